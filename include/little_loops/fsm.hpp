@@ -1,0 +1,14 @@
+// little_loops — umbrella header: every core part of the library
+// SPDX-License-Identifier: MIT
+#ifndef LITTLE_LOOPS_FSM_HPP
+#define LITTLE_LOOPS_FSM_HPP
+
+#include <little_loops/version.hpp>
+#include <little_loops/config.hpp>
+#include <little_loops/expected.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/error.hpp>
+#include <little_loops/schema.hpp>
+#include <little_loops/results.hpp>
+
+#endif  // LITTLE_LOOPS_FSM_HPP
