@@ -19,8 +19,9 @@
 
 // The ABI tag encodes the version and the expected backend, so translation units that
 // picked different backends fail to link instead of silently mixing types.
-#define LITTLE_LOOPS_DETAIL_CAT3(a, b, c) a##b##c
-#define LITTLE_LOOPS_DETAIL_ABI_VERSION(maj, min) LITTLE_LOOPS_DETAIL_CAT3(v, maj, _##min)
+// (maj/min are not operands of ## here, so the version macros expand before pasting.)
+#define LITTLE_LOOPS_DETAIL_CAT4(a, b, c, d) a##b##c##d
+#define LITTLE_LOOPS_DETAIL_ABI_VERSION(maj, min) LITTLE_LOOPS_DETAIL_CAT4(v, maj, _, min)
 
 #if LITTLE_LOOPS_USE_STD_EXPECTED
 #  define LITTLE_LOOPS_DETAIL_ABI_BACKEND _std
