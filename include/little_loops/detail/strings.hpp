@@ -1,0 +1,219 @@
+// little_loops — string helpers: edit distance, "did you mean" hints, UTF-8 checks, paths
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// ASCII lower-case copy (keys and enum values are ASCII; other bytes pass through).
+inline std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+/// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions) between
+/// `a` and `b`. Returns `limit + 1` as soon as the distance is known to exceed `limit`, so
+/// comparing a long junk key against short candidates stays cheap.
+inline std::size_t edit_distance(std::string_view a, std::string_view b,
+                                 std::size_t limit = static_cast<std::size_t>(-1) - 1) {
+  const std::size_t n = a.size();
+  const std::size_t m = b.size();
+  const std::size_t length_gap = n > m ? n - m : m - n;
+  if (length_gap > limit) return limit + 1;
+  if (n == 0) return m;
+  if (m == 0) return n;
+  // Three rolling rows: two rows back (for transpositions), previous, current.
+  std::vector<std::size_t> before(m + 1), previous(m + 1), current(m + 1);
+  for (std::size_t j = 0; j <= m; ++j) previous[j] = j;
+  for (std::size_t i = 1; i <= n; ++i) {
+    current[0] = i;
+    std::size_t row_min = current[0];
+    for (std::size_t j = 1; j <= m; ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      std::size_t best = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        best = std::min(best, before[j - 2] + 1);
+      current[j] = best;
+      row_min = std::min(row_min, best);
+    }
+    if (row_min > limit) return limit + 1;
+    std::swap(before, previous);
+    std::swap(previous, current);
+  }
+  return previous[m];
+}
+
+/// The candidate closest to `value` when it is close enough to be a plausible typo:
+/// case-insensitively equal, or within an edit distance of 1 for short names (≤ 4 chars),
+/// 2 for names up to 8 chars and 3 beyond. Ties go to the first candidate.
+template <class Range>
+std::optional<std::string_view> closest_match(std::string_view value, const Range& candidates) {
+  const std::string lowered = ascii_lower(value);
+  std::optional<std::string_view> best;
+  std::size_t best_distance = static_cast<std::size_t>(-1);
+  for (const auto& candidate_ref : candidates) {
+    const std::string_view candidate{candidate_ref};
+    if (candidate == value) continue;
+    const std::size_t size = candidate.size();
+    const std::size_t threshold = size <= 4 ? 1 : (size <= 8 ? 2 : 3);
+    const std::size_t distance = edit_distance(lowered, ascii_lower(candidate), threshold);
+    if (distance <= threshold && distance < best_distance) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+/// ` (did you mean "x"?)` when a close candidate exists, else an empty string.
+template <class Range>
+std::string did_you_mean(std::string_view value, const Range& candidates) {
+  const auto match = closest_match(value, candidates);
+  if (!match) return {};
+  std::string hint = " (did you mean \"";
+  hint += *match;
+  hint += "\"?)";
+  return hint;
+}
+
+/// `a, b, c` — the candidates joined for "expected one of" messages.
+template <class Range>
+std::string join_names(const Range& names, std::string_view separator = ", ") {
+  std::string out;
+  bool first = true;
+  for (const auto& name : names) {
+    if (!first) out += separator;
+    out += std::string_view{name};
+    first = false;
+  }
+  return out;
+}
+
+/// True when `text` is well-formed UTF-8 (no overlongs, surrogates or code points
+/// above U+10FFFF).
+inline bool is_valid_utf8(std::string_view text) noexcept {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    std::size_t extra = 0;
+    unsigned char low = 0x80;
+    unsigned char high = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      extra = 1;
+    } else if (c == 0xE0) {
+      extra = 2;
+      low = 0xA0;
+    } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+      extra = 2;
+    } else if (c == 0xED) {
+      extra = 2;
+      high = 0x9F;
+    } else if (c == 0xF0) {
+      extra = 3;
+      low = 0x90;
+    } else if (c >= 0xF1 && c <= 0xF3) {
+      extra = 3;
+    } else if (c == 0xF4) {
+      extra = 3;
+      high = 0x8F;
+    } else {
+      return false;
+    }
+    if (static_cast<std::size_t>(end - p) <= extra) return false;
+    if (p[1] < low || p[1] > high) return false;
+    for (std::size_t k = 2; k <= extra; ++k)
+      if (p[k] < 0x80 || p[k] > 0xBF) return false;
+    p += extra + 1;
+  }
+  return true;
+}
+
+/// Dotted document path: `join_path("states.fix", "evaluate")` → `states.fix.evaluate`;
+/// an empty base yields the key alone.
+inline std::string join_path(std::string_view base, std::string_view key) {
+  std::string out;
+  out.reserve(base.size() + key.size() + 1);
+  out += base;
+  if (!base.empty()) out += '.';
+  out += key;
+  return out;
+}
+
+/// Array element path: `index_path("scope", 2)` → `scope[2]`.
+inline std::string index_path(std::string_view base, std::size_t index) {
+  std::string out(base);
+  out += '[';
+  out += std::to_string(index);
+  out += ']';
+  return out;
+}
+
+/// `text` with every ill-formed UTF-8 sequence replaced by U+FFFD, so user data can be put
+/// into messages and paths that are later serialised as JSON.
+inline std::string sanitize_utf8(std::string_view text) {
+  if (is_valid_utf8(text)) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 8);
+  std::size_t i = 0;
+  while (i < text.size()) {
+    // Find the longest valid prefix starting at i of length 1..4.
+    std::size_t taken = 0;
+    for (std::size_t len = 1; len <= 4 && i + len <= text.size(); ++len) {
+      if (is_valid_utf8(text.substr(i, len))) {
+        taken = len;
+        break;
+      }
+    }
+    if (taken == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out += text.substr(i, taken);
+      i += taken;
+    }
+  }
+  return out;
+}
+
+/// `text` shortened to at most `max_bytes` bytes (on a UTF-8 boundary) with `…` appended
+/// when cut; used to quote user values in messages without flooding them.
+inline std::string quote_excerpt(std::string_view text, std::size_t max_bytes = 60) {
+  const std::string clean = sanitize_utf8(text);
+  const std::string_view view{clean};
+  std::string out = "\"";
+  if (view.size() <= max_bytes) {
+    out += view;
+  } else {
+    std::size_t cut = max_bytes;
+    while (cut > 0 && (static_cast<unsigned char>(view[cut]) & 0xC0) == 0x80) --cut;
+    out += view.substr(0, cut);
+    out += "\xE2\x80\xA6";  // …
+  }
+  out += '"';
+  return out;
+}
+
+/// True when a route target is resolved at run time: `$current` or a `${...}` template.
+inline bool is_dynamic_target(std::string_view target) noexcept {
+  return target == "$current" || target.find("${") != std::string_view::npos;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
