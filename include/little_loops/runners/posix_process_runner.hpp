@@ -1,0 +1,655 @@
+// little_loops — POSIX process runner: runs actions with posix_spawn, bounded capture, timeouts, cancellation
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Opt-in adapter (CMake target little_loops::posix); fsm.hpp never includes it.
+
+#include <little_loops/config.hpp>
+#include <little_loops/error.hpp>
+#include <little_loops/expected.hpp>
+#include <little_loops/results.hpp>
+#include <little_loops/schema.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#  include <sys/syscall.h>
+#endif
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+extern "C" char** environ;  // NOLINT: POSIX global, declared by <unistd.h> only with _GNU_SOURCE
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// Settings of a posix_process_runner. Every field has a working default.
+struct posix_runner_options {
+  /// argv prefix of shell actions; the action text is appended as one argument.
+  std::vector<std::string> shell_command{"/bin/sh", "-c"};
+  /// argv prefix of `prompt` actions; the prompt is appended as one argument (no shell).
+  /// argv[0] is looked up on PATH. The default is seed 002's Claude CLI invocation.
+  std::vector<std::string> prompt_command{"claude", "--dangerously-skip-permissions", "-p"};
+  /// argv prefix of `slash_command` actions; empty means "same as prompt_command".
+  std::vector<std::string> slash_command;
+  /// Working directory of every action; empty inherits the host's.
+  std::string working_directory;
+  /// Variables set (or overridden) in every action's environment.
+  std::vector<std::pair<std::string, std::string>> environment;
+  /// false: actions see only `environment`, not the host's environment.
+  bool inherit_environment = true;
+  /// Timeout of actions whose request has none (seed 002: 120 s); nullopt = no limit.
+  std::optional<std::chrono::milliseconds> default_timeout = std::chrono::seconds(120);
+  /// Stop an action that writes nothing (stdout or stderr) for this long; nullopt = off.
+  std::optional<std::chrono::milliseconds> idle_timeout;
+  /// After SIGTERM to the action's process group, wait this long before SIGKILL.
+  std::chrono::milliseconds kill_grace{2000};
+  /// Once the direct child has exited, keep reading pipes held open by its descendants
+  /// for at most this long.
+  std::chrono::milliseconds drain_window{100};
+  /// Bytes kept per stream (stdout, stderr). Longer output keeps its first and last halves
+  /// with `truncation_marker` between them; the rest is read and dropped.
+  std::size_t output_limit = std::size_t{16} << 20;
+  /// Inserted where output was cut.
+  std::string truncation_marker = "\n[... output truncated by little_loops ...]\n";
+  /// After the direct child exits, SIGKILL what is left of its process group (background
+  /// jobs). false leaves them running (pipes they hold are still abandoned after
+  /// drain_window).
+  bool kill_leftover_processes = true;
+};
+
+namespace detail {
+
+/// An owned file descriptor.
+class unique_fd {
+ public:
+  unique_fd() = default;
+  explicit unique_fd(int fd) noexcept : fd_(fd) {}
+  unique_fd(const unique_fd&) = delete;
+  unique_fd& operator=(const unique_fd&) = delete;
+  unique_fd(unique_fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  unique_fd& operator=(unique_fd&& other) noexcept {
+    if (this != &other) reset(std::exchange(other.fd_, -1));
+    return *this;
+  }
+  ~unique_fd() { reset(); }
+
+  [[nodiscard]] int get() const noexcept { return fd_; }
+  [[nodiscard]] bool valid() const noexcept { return fd_ >= 0; }
+  void reset(int fd = -1) noexcept {
+    if (fd_ >= 0) ::close(fd_);  // close() is not retried on EINTR (Linux frees the fd)
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+/// Moves `fd` above the standard descriptors (a host that closed 0/1/2 would otherwise get
+/// pipe ends there, and `dup2(fd, fd)` would keep close-on-exec set).
+inline int lift_fd(int fd) noexcept {
+  if (fd > 2) return fd;
+  const int lifted = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  ::close(fd);
+  return lifted;
+}
+
+/// A close-on-exec pipe. Returns false (errno set) on failure.
+inline bool make_pipe(unique_fd& read_end, unique_fd& write_end) noexcept {
+  int fds[2];
+#if defined(__linux__) || defined(__FreeBSD__) || defined(__NetBSD__) || defined(__OpenBSD__)
+  if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+#else
+  if (::pipe(fds) != 0) return false;
+  ::fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+  ::fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+#endif
+  fds[0] = lift_fd(fds[0]);
+  fds[1] = lift_fd(fds[1]);
+  read_end.reset(fds[0]);
+  write_end.reset(fds[1]);
+  return read_end.valid() && write_end.valid();
+}
+
+inline void set_nonblocking(int fd) noexcept {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+inline std::string errno_text(int err) { return std::string(std::strerror(err)); }
+
+/// A byte sink that keeps at most `limit` bytes: the first half verbatim and the most
+/// recent half in a ring. Memory never exceeds `limit` (plus the marker at the end).
+class capped_buffer {
+ public:
+  explicit capped_buffer(std::size_t limit) noexcept
+      : head_cap_(limit - limit / 2), tail_cap_(limit / 2) {}
+
+  void append(const char* data, std::size_t n) {
+    total_ += n;
+    if (head_.size() < head_cap_) {
+      const std::size_t take = std::min(n, head_cap_ - head_.size());
+      if (head_.size() + take > head_.capacity())
+        head_.reserve(std::min(head_cap_, std::max(head_.capacity() * 2, head_.size() + take)));
+      head_.append(data, take);
+      data += take;
+      n -= take;
+    }
+    if (n == 0 || tail_cap_ == 0) return;
+    if (ring_.size() < tail_cap_) {
+      // Still filling: plain append, growing to at most tail_cap_.
+      const std::size_t take = std::min(n, tail_cap_ - ring_.size());
+      if (ring_.size() + take > ring_.capacity())
+        ring_.reserve(std::min(tail_cap_, std::max(ring_.capacity() * 2, ring_.size() + take)));
+      ring_.append(data, take);
+      data += take;
+      n -= take;
+      if (n == 0) return;
+    }
+    // Ring is full: overwrite the oldest bytes; only the last tail_cap_ bytes matter.
+    if (n >= tail_cap_) {
+      data += n - tail_cap_;
+      n = tail_cap_;
+    }
+    const std::size_t first = std::min(n, tail_cap_ - ring_pos_);
+    std::memcpy(ring_.data() + ring_pos_, data, first);
+    std::memcpy(ring_.data(), data + first, n - first);
+    ring_pos_ = (ring_pos_ + n) % tail_cap_;
+  }
+
+  [[nodiscard]] bool truncated() const noexcept { return total_ > head_cap_ + tail_cap_; }
+  [[nodiscard]] std::size_t total() const noexcept { return total_; }
+
+  /// The kept bytes, with `marker` where bytes were dropped.
+  [[nodiscard]] std::string finish(std::string_view marker) {
+    if (!truncated()) {
+      std::string out = std::move(head_);
+      out += ring_;
+      return out;
+    }
+    std::string out;
+    out.reserve(head_.size() + marker.size() + ring_.size());
+    out += head_;
+    out += marker;
+    out.append(ring_, ring_pos_, std::string::npos);
+    out.append(ring_, 0, ring_pos_);
+    return out;
+  }
+
+ private:
+  std::size_t head_cap_;
+  std::size_t tail_cap_;
+  std::size_t total_ = 0;
+  std::size_t ring_pos_ = 0;
+  std::string head_;
+  std::string ring_;
+};
+
+/// An environment block (`NAME=value` strings plus the null-terminated pointer array).
+struct env_block {
+  std::vector<std::string> entries;
+  std::vector<char*> pointers;
+};
+
+/// Builds the environment of spawned processes: the host's (optionally) with `overrides`
+/// set on top. Returns null when the host environment can be passed unchanged.
+inline std::shared_ptr<const env_block> make_env_block(
+    const std::vector<std::pair<std::string, std::string>>& overrides, bool inherit) {
+  if (inherit && overrides.empty()) return nullptr;
+  auto block = std::make_shared<env_block>();
+  auto overridden = [&](std::string_view entry) {
+    const auto eq = entry.find('=');
+    const std::string_view name = entry.substr(0, eq);
+    for (const auto& [k, v] : overrides)
+      if (k == name) return true;
+    return false;
+  };
+  if (inherit && environ != nullptr)
+    for (char** e = environ; *e != nullptr; ++e)
+      if (!overridden(*e)) block->entries.emplace_back(*e);
+  for (const auto& [k, v] : overrides) {
+    bool seen = false;  // a later duplicate of the same name wins
+    for (auto& entry : block->entries)
+      if (entry.size() > k.size() && entry.compare(0, k.size(), k) == 0 && entry[k.size()] == '=') {
+        entry = k + "=" + v;
+        seen = true;
+      }
+    if (!seen) block->entries.push_back(k + "=" + v);
+  }
+  block->pointers.reserve(block->entries.size() + 1);
+  for (auto& entry : block->entries) block->pointers.push_back(entry.data());
+  block->pointers.push_back(nullptr);
+  return block;
+}
+
+/// Everything run_process needs to start and supervise one process.
+struct process_request {
+  std::vector<std::string> argv;           ///< argv[0] is searched on PATH
+  const char* working_directory = nullptr; ///< null: inherit
+  char* const* envp = nullptr;             ///< null: the host's environment
+  const std::string* stdin_data = nullptr; ///< null: stdin is /dev/null
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::optional<std::chrono::milliseconds> idle_timeout;
+  std::chrono::milliseconds kill_grace{2000};
+  std::chrono::milliseconds drain_window{100};
+  std::size_t output_limit = std::size_t{16} << 20;
+  std::string_view truncation_marker;
+  bool kill_leftover_processes = true;
+  std::stop_token stop;
+};
+
+/// Writes one byte to a pipe when a stop is requested (wakes up poll()).
+struct stop_notifier {
+  int fd;
+  void operator()() const noexcept {
+    const char byte = 1;
+    ssize_t n;
+    do {
+      n = ::write(fd, &byte, 1);
+    } while (n < 0 && errno == EINTR);
+  }
+};
+
+/// write() that never raises SIGPIPE in the host: SIGPIPE is blocked in this thread for
+/// the call, and a SIGPIPE it generated is consumed before unblocking.
+inline ssize_t write_no_sigpipe(int fd, const char* data, std::size_t n) noexcept {
+  sigset_t pipe_set, old_set, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  sigemptyset(&pending);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+  ssize_t written;
+  do {
+    written = ::write(fd, data, n);
+  } while (written < 0 && errno == EINTR);
+  const int saved = errno;
+  if (written < 0 && saved == EPIPE && !was_pending) {
+    const timespec zero{0, 0};
+    while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
+  errno = saved;
+  return written;
+}
+
+/// RAII for posix_spawn attribute objects.
+struct spawn_attributes {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attributes;
+  spawn_attributes() noexcept {
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attributes);
+  }
+  spawn_attributes(const spawn_attributes&) = delete;
+  spawn_attributes& operator=(const spawn_attributes&) = delete;
+  ~spawn_attributes() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+  }
+};
+
+/// Opens a descriptor that becomes readable when `pid` exits (Linux pidfd); -1 elsewhere.
+inline int open_exit_fd(pid_t pid) noexcept {
+#if defined(__linux__) && defined(SYS_pidfd_open)
+  const long fd = ::syscall(SYS_pidfd_open, pid, 0);
+  if (fd < 0) return -1;
+  const int lifted = lift_fd(static_cast<int>(fd));
+  if (lifted >= 0) ::fcntl(lifted, F_SETFD, FD_CLOEXEC);
+  return lifted;
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+/// True when `pid` has exited (it stays a zombie: the caller reaps it later).
+inline bool peek_exited(pid_t pid) noexcept {
+  siginfo_t info;
+  std::memset(&info, 0, sizeof info);
+  int rc;
+  do {
+    rc = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+  } while (rc < 0 && errno == EINTR);
+  return rc == 0 && info.si_pid == pid;
+}
+
+/// Spawns `req.argv` in a new process group and supervises it: captures stdout/stderr
+/// (capped), feeds stdin, enforces the deadline / idle timeout / stop token (TERM to the
+/// group, KILL after the grace period), abandons pipes held by descendants once the child
+/// has exited, and reaps the child. Failing to start the program is reported like a shell
+/// would (exit 127 not found, 126 not executable); other system failures are errors.
+inline expected<action_result, error> run_process(const process_request& req) {
+  using clock = std::chrono::steady_clock;
+  using std::chrono::milliseconds;
+  const auto start = clock::now();
+  action_result result;
+
+  if (req.argv.empty() || req.argv.front().empty())
+    return unexpected(error{errc::action_failed, "empty command line"});
+  if (req.stop.stop_requested()) {
+    result.cancelled = true;
+    result.exit_code = 130;
+    result.stderr_output = "Action cancelled";
+    return result;
+  }
+
+  unique_fd out_r, out_w, err_r, err_w, in_r, in_w;
+  if (!make_pipe(out_r, out_w) || !make_pipe(err_r, err_w) ||
+      (req.stdin_data != nullptr && !make_pipe(in_r, in_w)))
+    return unexpected(error{errc::io_error, "cannot create a pipe: " + errno_text(errno)});
+
+  spawn_attributes spawn;
+  if (req.working_directory != nullptr && *req.working_directory != '\0') {
+#if defined(__GLIBC__) || defined(__APPLE__)
+    posix_spawn_file_actions_addchdir_np(&spawn.actions, req.working_directory);
+#else
+    return unexpected(error{errc::action_failed,
+                            "working_directory needs posix_spawn_file_actions_addchdir_np"});
+#endif
+  }
+  if (in_r.valid())
+    posix_spawn_file_actions_adddup2(&spawn.actions, in_r.get(), 0);
+  else
+    posix_spawn_file_actions_addopen(&spawn.actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&spawn.actions, out_w.get(), 1);
+  posix_spawn_file_actions_adddup2(&spawn.actions, err_w.get(), 2);
+
+  // Own process group (so the whole tree can be signalled), default signal dispositions
+  // (a host ignoring SIGPIPE must not make `yes | head` spin) and an empty signal mask.
+  sigset_t defaults, empty_mask;
+  sigfillset(&defaults);
+  sigdelset(&defaults, SIGKILL);
+  sigdelset(&defaults, SIGSTOP);
+  sigemptyset(&empty_mask);
+  posix_spawnattr_setflags(&spawn.attributes,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&spawn.attributes, 0);
+  posix_spawnattr_setsigdefault(&spawn.attributes, &defaults);
+  posix_spawnattr_setsigmask(&spawn.attributes, &empty_mask);
+
+  std::vector<char*> argv;
+  argv.reserve(req.argv.size() + 1);
+  for (const auto& arg : req.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+
+  pid_t pid = -1;
+  const int spawn_rc = ::posix_spawnp(&pid, argv[0], &spawn.actions, &spawn.attributes,
+                                      argv.data(), req.envp != nullptr ? req.envp : environ);
+  if (spawn_rc != 0) {
+    if (spawn_rc == ENOENT || spawn_rc == ENOTDIR || spawn_rc == EACCES || spawn_rc == ENOEXEC ||
+        spawn_rc == EPERM) {
+      const bool not_found = spawn_rc == ENOENT || spawn_rc == ENOTDIR;
+      result.exit_code = not_found ? 127 : 126;
+      result.stderr_output = "little_loops: cannot run \"" + req.argv.front() + "\"";
+      if (req.working_directory != nullptr && *req.working_directory != '\0')
+        result.stderr_output += std::string(" in \"") + req.working_directory + "\"";
+      result.stderr_output += ": " + errno_text(spawn_rc);
+      result.duration = std::chrono::duration_cast<milliseconds>(clock::now() - start);
+      return result;
+    }
+    return unexpected(error{errc::action_failed,
+                            "posix_spawn(" + req.argv.front() + ") failed: " + errno_text(spawn_rc)});
+  }
+  ::setpgid(pid, pid);  // no-op where posix_spawn already did it; closes the race elsewhere
+
+  out_w.reset();
+  err_w.reset();
+  in_r.reset();
+  set_nonblocking(out_r.get());
+  set_nonblocking(err_r.get());
+  std::size_t stdin_offset = 0;
+  if (in_w.valid()) {
+    set_nonblocking(in_w.get());
+    if (req.stdin_data->empty()) in_w.reset();
+  }
+
+  unique_fd exit_fd(open_exit_fd(pid));
+  unique_fd stop_r, stop_w;
+  std::optional<std::stop_callback<stop_notifier>> stop_cb;
+  if (req.stop.stop_possible() && make_pipe(stop_r, stop_w)) {
+    set_nonblocking(stop_w.get());
+    stop_cb.emplace(req.stop, stop_notifier{stop_w.get()});
+  }
+
+  capped_buffer out_buf(req.output_limit), err_buf(req.output_limit);
+  enum class stop_reason { none, wall, idle, cancel };
+  stop_reason reason = stop_reason::none;
+  std::optional<clock::time_point> kill_at;
+  bool killed_hard = false;
+  bool exited = false;
+  std::optional<clock::time_point> drain_until;
+  auto last_output = start;
+
+  auto begin_stop = [&](stop_reason why, clock::time_point now) {
+    reason = why;
+    ::kill(-pid, SIGTERM);
+    kill_at = now + req.kill_grace;
+  };
+  auto read_into = [&](unique_fd& fd, capped_buffer& buf, clock::time_point now) {
+    char chunk[65536];
+    ssize_t n;
+    do {
+      n = ::read(fd.get(), chunk, sizeof chunk);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0) {
+      buf.append(chunk, static_cast<std::size_t>(n));
+      last_output = now;
+    } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+      fd.reset();
+    }
+  };
+
+  for (;;) {
+    auto now = clock::now();
+    if (!exited && reason == stop_reason::none) {
+      if (req.stop.stop_requested())
+        begin_stop(stop_reason::cancel, now);
+      else if (req.deadline && now >= *req.deadline)
+        begin_stop(stop_reason::wall, now);
+      else if (req.idle_timeout && now - last_output >= *req.idle_timeout)
+        begin_stop(stop_reason::idle, now);
+    }
+    if (kill_at && !killed_hard && !exited && now >= *kill_at) {
+      ::kill(-pid, SIGKILL);
+      killed_hard = true;
+    }
+    if (!exited && !exit_fd.valid()) exited = peek_exited(pid);
+    if (exited && !drain_until) drain_until = now + req.drain_window;
+    if (exited && ((!out_r.valid() && !err_r.valid()) || now >= *drain_until)) break;
+
+    // Sleep until something happens or the nearest deadline.
+    std::optional<clock::time_point> wake;
+    auto consider = [&](clock::time_point t) {
+      if (!wake || t < *wake) wake = t;
+    };
+    if (!exited && reason == stop_reason::none) {
+      if (req.deadline) consider(*req.deadline);
+      if (req.idle_timeout) consider(last_output + *req.idle_timeout);
+    }
+    if (kill_at && !killed_hard && !exited) consider(*kill_at);
+    if (drain_until) consider(*drain_until);
+    if (!exited && !exit_fd.valid()) consider(now + milliseconds(20));  // no pidfd: poll
+
+    pollfd fds[5];
+    nfds_t count = 0;
+    int out_i = -1, err_i = -1, in_i = -1, exit_i = -1, stop_i = -1;
+    if (out_r.valid()) { out_i = static_cast<int>(count); fds[count++] = {out_r.get(), POLLIN, 0}; }
+    if (err_r.valid()) { err_i = static_cast<int>(count); fds[count++] = {err_r.get(), POLLIN, 0}; }
+    if (in_w.valid()) { in_i = static_cast<int>(count); fds[count++] = {in_w.get(), POLLOUT, 0}; }
+    if (exit_fd.valid() && !exited) { exit_i = static_cast<int>(count); fds[count++] = {exit_fd.get(), POLLIN, 0}; }
+    if (stop_r.valid() && reason == stop_reason::none && !exited) {
+      stop_i = static_cast<int>(count);
+      fds[count++] = {stop_r.get(), POLLIN, 0};
+    }
+
+    int timeout_ms = -1;
+    if (wake) {
+      const auto left = std::chrono::ceil<milliseconds>(*wake - now).count();
+      timeout_ms = static_cast<int>(std::clamp<long long>(left, 0, 60'000));
+    }
+    const int ready = ::poll(fds, count, timeout_ms);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      ::kill(-pid, SIGKILL);  // cannot supervise any more: do not leave it running
+      int status;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return unexpected(error{errc::io_error, "poll failed: " + errno_text(errno)});
+    }
+    if (ready == 0) continue;
+    now = clock::now();
+    if (out_i >= 0 && fds[out_i].revents != 0) read_into(out_r, out_buf, now);
+    if (err_i >= 0 && fds[err_i].revents != 0) read_into(err_r, err_buf, now);
+    if (in_i >= 0 && fds[in_i].revents != 0) {
+      if ((fds[in_i].revents & POLLOUT) != 0) {
+        const std::string& data = *req.stdin_data;
+        const ssize_t n = write_no_sigpipe(in_w.get(), data.data() + stdin_offset,
+                                           std::min<std::size_t>(data.size() - stdin_offset, 65536));
+        if (n > 0) stdin_offset += static_cast<std::size_t>(n);
+        if ((n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) || stdin_offset >= data.size())
+          in_w.reset();
+      } else {
+        in_w.reset();  // reader gone
+      }
+    }
+    if (exit_i >= 0 && fds[exit_i].revents != 0) exited = true;
+    if (stop_i >= 0 && fds[stop_i].revents != 0 && reason == stop_reason::none)
+      begin_stop(stop_reason::cancel, now);
+  }
+
+  // Descendants that outlived the child (and possibly still hold our pipes) go now; the
+  // child is still an unreaped zombie, so its process-group id cannot have been reused.
+  if (req.kill_leftover_processes) ::kill(-pid, SIGKILL);
+  stop_cb.reset();
+  int status = 0;
+  pid_t waited;
+  do {
+    waited = ::waitpid(pid, &status, 0);
+  } while (waited < 0 && errno == EINTR);
+
+  if (waited == pid && WIFEXITED(status)) {
+    result.exit_code = WEXITSTATUS(status);
+  } else if (waited == pid && WIFSIGNALED(status)) {
+    result.signal = WTERMSIG(status);
+    result.exit_code = 128 + result.signal;
+  }
+  result.truncated = out_buf.truncated() || err_buf.truncated();
+  result.output = out_buf.finish(req.truncation_marker);
+  result.stderr_output = err_buf.finish(req.truncation_marker);
+  switch (reason) {
+    case stop_reason::none:
+      break;
+    case stop_reason::wall:
+      result.timed_out = true;
+      result.exit_code = 124;
+      if (result.stderr_output.empty()) result.stderr_output = "Action timed out";
+      break;
+    case stop_reason::idle:
+      result.timed_out = true;
+      result.idle_timeout = true;
+      result.exit_code = 124;
+      if (result.stderr_output.empty())
+        result.stderr_output = "Action timed out (no output for " +
+                               std::to_string(req.idle_timeout ? req.idle_timeout->count() : 0) +
+                               " ms)";
+      break;
+    case stop_reason::cancel:
+      result.cancelled = true;
+      if (result.stderr_output.empty()) result.stderr_output = "Action cancelled";
+      break;
+  }
+  result.duration = std::chrono::duration_cast<milliseconds>(clock::now() - start);
+  return result;
+}
+
+}  // namespace detail
+
+/// Runs actions as child processes with posix_spawn (models ActionRunner).
+///
+/// Shell actions run as `shell_command + [text]` (default `/bin/sh -c text`); prompt and
+/// slash-command actions as `prompt_command + [text]` (default `claude
+/// --dangerously-skip-permissions -p text`, no shell). Each action gets its own process group;
+/// on timeout (request.timeout or options.default_timeout, and request.deadline — whichever
+/// comes first), idle timeout or a stop request the group receives SIGTERM, then SIGKILL
+/// after options.kill_grace. Exit status: the exit code, or 128+signal with `signal` set;
+/// timeouts report exit code 124 with `timed_out` (and `idle_timeout`) set. `run` is const
+/// and may be called from several threads at once.
+class posix_process_runner {
+ public:
+  posix_process_runner() : posix_process_runner(posix_runner_options{}) {}
+  explicit posix_process_runner(posix_runner_options options)
+      : options_(std::move(options)),
+        env_(detail::make_env_block(options_.environment, options_.inherit_environment)) {}
+
+  /// Runs one action to completion (or timeout / cancellation).
+  [[nodiscard]] expected<action_result, error> run(const action_request& request) const {
+    const std::vector<std::string>* prefix = &options_.shell_command;
+    if (request.kind == action_kind::prompt)
+      prefix = &options_.prompt_command;
+    else if (request.kind == action_kind::slash_command)
+      prefix = options_.slash_command.empty() ? &options_.prompt_command : &options_.slash_command;
+    if (prefix->empty())
+      return unexpected(error{errc::action_failed, "no command configured for this action kind",
+                              std::string(request.state)});
+
+    detail::process_request proc = make_process_request(request.stop);
+    proc.argv.reserve(prefix->size() + 1);
+    proc.argv.assign(prefix->begin(), prefix->end());
+    proc.argv.emplace_back(request.text);
+
+    const auto now = std::chrono::steady_clock::now();
+    if (request.timeout)
+      proc.deadline = now + *request.timeout;
+    else if (options_.default_timeout)
+      proc.deadline = now + *options_.default_timeout;
+    if (request.deadline && (!proc.deadline || *request.deadline < *proc.deadline))
+      proc.deadline = request.deadline;
+    return detail::run_process(proc);
+  }
+
+  /// The options this runner was built with.
+  [[nodiscard]] const posix_runner_options& options() const noexcept { return options_; }
+
+  /// A process request pre-filled with this runner's directory, environment and limits
+  /// (used by adapters that spawn other commands, e.g. the command judge).
+  [[nodiscard]] detail::process_request make_process_request(std::stop_token stop = {}) const {
+    detail::process_request proc;
+    proc.working_directory =
+        options_.working_directory.empty() ? nullptr : options_.working_directory.c_str();
+    proc.envp = env_ ? env_->pointers.data() : nullptr;
+    proc.idle_timeout = options_.idle_timeout;
+    proc.kill_grace = options_.kill_grace;
+    proc.drain_window = options_.drain_window;
+    proc.output_limit = options_.output_limit;
+    proc.truncation_marker = options_.truncation_marker;
+    proc.kill_leftover_processes = options_.kill_leftover_processes;
+    proc.stop = std::move(stop);
+    return proc;
+  }
+
+ private:
+  posix_runner_options options_;
+  std::shared_ptr<const detail::env_block> env_;
+};
+
+LITTLE_LOOPS_NAMESPACE_END

@@ -1,0 +1,380 @@
+// little_loops — tests of the POSIX process runner (runners/posix_process_runner.hpp)
+// SPDX-License-Identifier: MIT
+#include <little_loops/runners/posix_process_runner.hpp>
+
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#if __has_include(<little_loops/concepts.hpp>)
+#  include <little_loops/concepts.hpp>
+#endif
+
+namespace ll = little_loops;
+using namespace std::chrono_literals;
+
+namespace {
+
+ll::action_result run_shell(const ll::posix_process_runner& runner, std::string_view text,
+                            std::optional<std::chrono::milliseconds> timeout = std::nullopt,
+                            std::stop_token stop = {}) {
+  ll::action_request req;
+  req.state = "test";
+  req.text = text;
+  req.kind = ll::action_kind::shell;
+  req.timeout = timeout;
+  req.stop = std::move(stop);
+  auto r = runner.run(req);
+  REQUIRE(r.has_value());
+  return *r;
+}
+
+bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+/// Waits up to 2 s for `pid` to disappear (it may still be a zombie of init for a moment).
+bool gone_soon(pid_t pid) {
+  for (int i = 0; i < 200; ++i) {
+    if (!process_exists(pid)) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+long max_rss_kb() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+}  // namespace
+
+#if __has_include(<little_loops/concepts.hpp>)
+TEST_CASE("posix_process_runner models ActionRunner") {
+  static_assert(ll::ActionRunner<ll::posix_process_runner>);
+  static_assert(ll::ActionRunner<const ll::posix_process_runner>);
+}
+#endif
+
+TEST_CASE("exit codes and captured streams") {
+  const ll::posix_process_runner runner;
+  auto ok = run_shell(runner, "echo hello; echo oops >&2");
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.output == "hello\n");
+  CHECK(ok.stderr_output == "oops\n");
+  CHECK_FALSE(ok.abnormal());
+  CHECK_FALSE(ok.truncated);
+
+  auto three = run_shell(runner, "exit 3");
+  CHECK(three.exit_code == 3);
+  CHECK(three.signal == 0);
+  CHECK_FALSE(three.timed_out);
+
+  auto missing = run_shell(runner, "definitely-not-a-command-xyz");
+  CHECK(missing.exit_code == 127);
+  CHECK(missing.stderr_output.find("not found") != std::string::npos);
+}
+
+TEST_CASE("a program that does not exist reports 127 like sh; not executable reports 126") {
+  ll::posix_runner_options opts;
+  opts.prompt_command = {"/nonexistent/little-loops-cli"};
+  const ll::posix_process_runner runner(opts);
+  ll::action_request req;
+  req.text = "hello";
+  req.kind = ll::action_kind::prompt;
+  auto r = runner.run(req);
+  REQUIRE(r.has_value());
+  CHECK(r->exit_code == 127);
+  CHECK(r->stderr_output.find("/nonexistent/little-loops-cli") != std::string::npos);
+
+  opts.prompt_command = {"/etc/hostname"};
+  auto r2 = ll::posix_process_runner(opts).run(req);
+  REQUIRE(r2.has_value());
+  CHECK(r2->exit_code == 126);
+}
+
+TEST_CASE("prompt actions pass the text as one argument, without a shell") {
+  ll::posix_runner_options opts;
+  opts.prompt_command = {"/bin/sh", "-c", "printf '%s|' \"$@\"", "fake-claude", "-p"};
+  const ll::posix_process_runner runner(opts);
+  ll::action_request req;
+  req.text = "fix it; rm -rf / $(boom) 'quoted'";
+  req.kind = ll::action_kind::prompt;
+  auto r = runner.run(req);
+  REQUIRE(r.has_value());
+  CHECK(r->output == "-p|fix it; rm -rf / $(boom) 'quoted'|");
+
+  req.kind = ll::action_kind::slash_command;  // falls back to prompt_command
+  req.text = "/ll:check";
+  auto s = runner.run(req);
+  REQUIRE(s.has_value());
+  CHECK(s->output == "-p|/ll:check|");
+}
+
+TEST_CASE("killed by a signal: signal set, exit code 128+sig") {
+  const ll::posix_process_runner runner;
+  auto r = run_shell(runner, "kill -KILL $$");
+  CHECK(r.signal == SIGKILL);
+  CHECK(r.exit_code == 128 + SIGKILL);
+  CHECK(r.abnormal());
+  CHECK_FALSE(r.timed_out);
+}
+
+TEST_CASE("working directory and extra environment") {
+  const auto dir = std::filesystem::temp_directory_path() / "ll_runner_cwd_test";
+  std::filesystem::create_directories(dir);
+  ll::posix_runner_options opts;
+  opts.working_directory = dir.string();
+  opts.environment = {{"LL_TEST_VAR", "forty two"}, {"HOME", "/nowhere"}};
+  const ll::posix_process_runner runner(opts);
+  auto r = run_shell(runner, "pwd; echo \"$LL_TEST_VAR\"; echo \"$HOME\"; echo \"${PATH:+has-path}\"");
+  CHECK(r.output == std::filesystem::canonical(dir).string() + "\nforty two\n/nowhere\nhas-path\n");
+
+  opts.inherit_environment = false;
+  opts.environment = {{"ONLY", "1"}};
+  auto clean = run_shell(ll::posix_process_runner(opts), "echo \"${ONLY}-${HOME:-no-home}\"");
+  CHECK(clean.output == "1-no-home\n");
+
+  opts.working_directory = (dir / "missing").string();
+  auto bad = run_shell(ll::posix_process_runner(opts), "true");
+  CHECK(bad.exit_code == 127);
+  CHECK(bad.stderr_output.find("missing") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("stdin of actions is /dev/null") {
+  const ll::posix_process_runner runner;
+  auto r = run_shell(runner, "cat; echo done", 5s);
+  CHECK(r.output == "done\n");
+  CHECK_FALSE(r.timed_out);
+}
+
+TEST_CASE("output is capped with a marker, head and tail kept") {
+  ll::posix_runner_options opts;
+  opts.output_limit = 100;
+  opts.truncation_marker = "<CUT>";
+  const ll::posix_process_runner runner(opts);
+  auto r = run_shell(runner, "i=0; while [ $i -lt 100 ]; do printf '%03d' $i; i=$((i+1)); done; printf END");
+  CHECK(r.truncated);
+  CHECK(r.exit_code == 0);
+  REQUIRE(r.output.size() == 100 + 5);
+  CHECK(r.output.substr(0, 9) == "000001002");
+  CHECK(r.output.substr(50, 5) == "<CUT>");
+  CHECK(r.output.substr(r.output.size() - 6) == "099END");
+
+  auto exact = run_shell(runner, "printf '%0100d' 7");
+  CHECK_FALSE(exact.truncated);
+  CHECK(exact.output.size() == 100);
+
+  auto err = run_shell(runner, "printf '%0200d' 1 >&2");
+  CHECK(err.truncated);
+  CHECK(err.output.empty());
+  CHECK(err.stderr_output.find("<CUT>") == 50);
+}
+
+TEST_CASE("100 MB of output: drained to the end, memory bounded by the cap") {
+  ll::posix_runner_options opts;
+  opts.output_limit = 1 << 20;
+  const ll::posix_process_runner runner(opts);
+  const long before = max_rss_kb();
+  auto r = run_shell(runner, "head -c 100000000 /dev/zero; echo; echo tail-marker", 60s);
+  const long after = max_rss_kb();
+  CHECK(r.exit_code == 0);
+  CHECK(r.truncated);
+  CHECK(r.output.size() == (1u << 20) + opts.truncation_marker.size());
+  CHECK(r.output.substr(r.output.size() - 12) == "tail-marker\n");
+  CHECK(after - before < 16 * 1024);  // KiB: far below the 100 MB that went through
+
+  auto yes = run_shell(runner, "yes | head -c 50000000 | wc -c", 60s);
+  CHECK(yes.output == "50000000\n");
+}
+
+TEST_CASE("wall-clock timeout and idle timeout are reported distinctly") {
+  const ll::posix_process_runner runner;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto wall = run_shell(runner, "while true; do echo tick; sleep 0.05; done", 400ms);
+  CHECK(std::chrono::steady_clock::now() - t0 < 3s);
+  CHECK(wall.timed_out);
+  CHECK_FALSE(wall.idle_timeout);
+  CHECK_FALSE(wall.cancelled);
+  CHECK(wall.exit_code == 124);
+  CHECK(wall.output.find("tick") == 0);
+
+  ll::posix_runner_options opts;
+  opts.idle_timeout = 300ms;
+  const ll::posix_process_runner idle_runner(opts);
+  auto idle = run_shell(idle_runner, "echo start; sleep 30", 10s);
+  CHECK(idle.timed_out);
+  CHECK(idle.idle_timeout);
+  CHECK(idle.exit_code == 124);
+  CHECK(idle.output == "start\n");
+  CHECK(idle.stderr_output.find("no output") != std::string::npos);
+
+  // Steady output keeps an idle timeout from firing.
+  auto busy = run_shell(idle_runner, "for i in 1 2 3 4 5 6; do echo $i; sleep 0.1; done", 10s);
+  CHECK_FALSE(busy.timed_out);
+  CHECK(busy.exit_code == 0);
+}
+
+TEST_CASE("the loop deadline stops an action like a timeout") {
+  const ll::posix_process_runner runner;
+  ll::action_request req;
+  req.text = "sleep 30";
+  req.timeout = 60s;
+  req.deadline = std::chrono::steady_clock::now() + 200ms;
+  auto r = runner.run(req);
+  REQUIRE(r.has_value());
+  CHECK(r->timed_out);
+  CHECK(r->duration < 5s);
+}
+
+TEST_CASE("TERM is followed by KILL after the grace period") {
+  ll::posix_runner_options opts;
+  opts.kill_grace = 200ms;
+  const ll::posix_process_runner runner(opts);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run_shell(runner, "trap '' TERM; echo ready; sleep 30", 300ms);
+  CHECK(std::chrono::steady_clock::now() - t0 < 5s);
+  CHECK(r.timed_out);
+  CHECK(r.signal == SIGKILL);
+}
+
+TEST_CASE("a grandchild holding the pipe neither blocks the result nor survives") {
+  const auto pid_file = std::filesystem::temp_directory_path() / "ll_runner_grandchild.pid";
+  std::filesystem::remove(pid_file);
+  const ll::posix_process_runner runner;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string cmd = "sleep 100 & echo $! > '" + pid_file.string() + "'; echo parent-done";
+  auto r = run_shell(runner, cmd, 30s);
+  CHECK(std::chrono::steady_clock::now() - t0 < 3s);
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.output == "parent-done\n");
+  std::string text;
+  {
+    FILE* f = std::fopen(pid_file.c_str(), "r");
+    REQUIRE(f != nullptr);
+    char buf[32] = {};
+    CHECK(std::fgets(buf, sizeof buf, f) != nullptr);
+    std::fclose(f);
+    text = buf;
+  }
+  const pid_t grandchild = static_cast<pid_t>(std::atol(text.c_str()));
+  REQUIRE(grandchild > 0);
+  CHECK(gone_soon(grandchild));
+  std::filesystem::remove(pid_file);
+}
+
+TEST_CASE("a timeout kills the whole process group") {
+  const auto pid_file = std::filesystem::temp_directory_path() / "ll_runner_group.pid";
+  std::filesystem::remove(pid_file);
+  const ll::posix_process_runner runner;
+  const std::string cmd = "sleep 100 > /dev/null 2>&1 & echo $! > '" + pid_file.string() + "'; sleep 100";
+  auto r = run_shell(runner, cmd, 300ms);
+  CHECK(r.timed_out);
+  FILE* f = std::fopen(pid_file.c_str(), "r");
+  REQUIRE(f != nullptr);
+  char buf[32] = {};
+  CHECK(std::fgets(buf, sizeof buf, f) != nullptr);
+  std::fclose(f);
+  const pid_t grandchild = static_cast<pid_t>(std::atol(buf));
+  REQUIRE(grandchild > 0);
+  CHECK(gone_soon(grandchild));
+  std::filesystem::remove(pid_file);
+}
+
+TEST_CASE("leftover background jobs can be kept") {
+  const auto pid_file = std::filesystem::temp_directory_path() / "ll_runner_keep.pid";
+  ll::posix_runner_options opts;
+  opts.kill_leftover_processes = false;
+  const ll::posix_process_runner runner(opts);
+  auto r = run_shell(runner, "sleep 100 > /dev/null 2>&1 & echo $! > '" + pid_file.string() + "'", 10s);
+  CHECK(r.exit_code == 0);
+  FILE* f = std::fopen(pid_file.c_str(), "r");
+  REQUIRE(f != nullptr);
+  char buf[32] = {};
+  CHECK(std::fgets(buf, sizeof buf, f) != nullptr);
+  std::fclose(f);
+  const pid_t job = static_cast<pid_t>(std::atol(buf));
+  REQUIRE(job > 0);
+  CHECK(process_exists(job));
+  ::kill(job, SIGKILL);
+  std::filesystem::remove(pid_file);
+}
+
+TEST_CASE("cancellation from another thread") {
+  const ll::posix_process_runner runner;
+  std::stop_source source;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(200ms);
+    source.request_stop();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run_shell(runner, "echo started; sleep 30", 30s, source.get_token());
+  canceller.join();
+  CHECK(std::chrono::steady_clock::now() - t0 < 5s);
+  CHECK(r.cancelled);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.signal == SIGTERM);
+  CHECK(r.output == "started\n");
+
+  // Already cancelled: nothing is started.
+  auto pre = run_shell(runner, "echo never", 30s, source.get_token());
+  CHECK(pre.cancelled);
+  CHECK(pre.output.empty());
+}
+
+TEST_CASE("no zombies are left behind") {
+  const ll::posix_process_runner runner;
+  for (int i = 0; i < 20; ++i) (void)run_shell(runner, "exit 0");
+  int status = 0;
+  CHECK(::waitpid(-1, &status, WNOHANG) == -1);  // ECHILD: every child was reaped
+  CHECK(errno == ECHILD);
+}
+
+TEST_CASE("stdin data is fed without deadlock and a vanished reader raises no SIGPIPE") {
+  const ll::posix_process_runner runner;
+  auto req = runner.make_process_request();
+  std::string big(1 << 20, 'x');
+  req.argv = {"/bin/sh", "-c", "wc -c"};
+  req.stdin_data = &big;
+  req.deadline = std::chrono::steady_clock::now() + 30s;
+  auto r = ll::detail::run_process(req);
+  REQUIRE(r.has_value());
+  CHECK(r->output.find("1048576") != std::string::npos);
+
+  req.argv = {"/bin/sh", "-c", "exec 0<&-; echo closed"};
+  auto gone = ll::detail::run_process(req);
+  REQUIRE(gone.has_value());
+  CHECK(gone->output == "closed\n");
+}
+
+TEST_CASE("runner descriptors are not inherited by actions") {
+  const ll::posix_process_runner runner;
+  // Every descriptor the action sees beyond 0/1/2 must be one the host itself lets children
+  // inherit (a test harness may pass some down); none of the runner's pipes may leak.
+  auto r = run_shell(runner, "ls /proc/$$/fd");  // the shell's descriptors, listed by a child
+  REQUIRE(!r.output.empty());
+  std::size_t pos = 0;
+  int extra = 0;
+  while (pos < r.output.size()) {
+    const auto nl = r.output.find('\n', pos);
+    const std::string line = r.output.substr(pos, nl - pos);
+    pos = nl + 1;
+    const int fd = std::atoi(line.c_str());
+    if (fd <= 2) continue;
+    ++extra;
+    const int flags = ::fcntl(fd, F_GETFD);
+    INFO("descriptor " << fd);
+    CHECK(flags >= 0);
+    CHECK((flags & FD_CLOEXEC) == 0);
+  }
+  MESSAGE("inherited descriptors beyond stdio: " << extra);
+}
