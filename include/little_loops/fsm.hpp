@@ -9,6 +9,7 @@
 #include <little_loops/json.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/schema.hpp>
+#include <little_loops/validation.hpp>
 #include <little_loops/results.hpp>
 
 #endif  // LITTLE_LOOPS_FSM_HPP

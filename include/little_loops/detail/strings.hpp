@@ -57,7 +57,8 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b,
 
 /// The candidate closest to `value` when it is close enough to be a plausible typo:
 /// case-insensitively equal, or within an edit distance of 1 for short names (≤ 4 chars),
-/// 2 for names up to 8 chars and 3 beyond. Ties go to the first candidate.
+/// 2 for names up to 8 chars and 3 beyond, and never a complete replacement. Ties go to the
+/// first candidate.
 template <class Range>
 std::optional<std::string_view> closest_match(std::string_view value, const Range& candidates) {
   const std::string lowered = ascii_lower(value);
@@ -69,7 +70,9 @@ std::optional<std::string_view> closest_match(std::string_view value, const Rang
     const std::size_t size = candidate.size();
     const std::size_t threshold = size <= 4 ? 1 : (size <= 8 ? 2 : 3);
     const std::size_t distance = edit_distance(lowered, ascii_lower(candidate), threshold);
-    if (distance <= threshold && distance < best_distance) {
+    // A complete replacement ("c" for "a") is not a typo.
+    const std::size_t longest = std::max(size, value.size());
+    if (distance <= threshold && distance < longest && distance < best_distance) {
       best = candidate;
       best_distance = distance;
     }

@@ -1,0 +1,427 @@
+// little_loops — structural rules and lints for loops: every finding is a diagnostic
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/detail/strings.hpp>
+#include <little_loops/error.hpp>
+#include <little_loops/expected.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/schema.hpp>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// Durations (`timeout`, `backoff`, `llm.timeout`) above this many seconds are rejected, so
+/// converting them to clock durations can never overflow (about 31 years).
+inline constexpr double max_duration_seconds = 1e9;
+
+namespace detail {
+
+/// Verdicts the built-in evaluators produce (seed 000, design §3.2) plus the common judge
+/// verdicts; used to flag likely typos in `on_<verdict>` and route keys.
+inline constexpr std::array<std::string_view, 10> well_known_verdicts{
+    "success", "failure", "error", "target", "progress", "stall",
+    "yes",     "no",      "partial", "blocked"};
+
+/// One transition target of a state and the document path that names it.
+struct state_reference {
+  std::string path;
+  const std::string* target;
+};
+
+/// Every target a state names, in document order: next, route entries, `_`, `_error`,
+/// on_<verdict> shorthands, on_maintain.
+inline std::vector<state_reference> state_references(const state_config& state,
+                                                     const std::string& state_path) {
+  std::vector<state_reference> refs;
+  if (state.next) refs.push_back({join_path(state_path, "next"), &*state.next});
+  if (state.route) {
+    const std::string route_path = join_path(state_path, "route");
+    for (const auto& [verdict, target] : state.route->routes)
+      refs.push_back({member_path(route_path, verdict), &target});
+    if (state.route->default_target)
+      refs.push_back({join_path(route_path, "_"), &*state.route->default_target});
+    if (state.route->error_target)
+      refs.push_back({join_path(route_path, "_error"), &*state.route->error_target});
+  }
+  for (const auto& [verdict, target] : state.on)
+    refs.push_back({member_path(state_path, "on_" + verdict), &target});
+  if (state.on_maintain)
+    refs.push_back({join_path(state_path, "on_maintain"), &*state.on_maintain});
+  return refs;
+}
+
+inline bool has_route_entries(const state_config& state) noexcept {
+  return state.route &&
+         (!state.route->routes.empty() || state.route->default_target || state.route->error_target);
+}
+
+/// True when `text` (surrounding whitespace allowed) is a plain decimal number.
+inline bool looks_numeric(std::string_view text) noexcept {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\n' ||
+                           text.front() == '\r'))
+    text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' ||
+                           text.back() == '\r'))
+    text.remove_suffix(1);
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  if (text.empty()) return false;
+  double value = 0;
+  const auto result = std::from_chars(text.data(), text.data() + text.size(), value);
+  return result.ec == std::errc{} && result.ptr == text.data() + text.size();
+}
+
+inline void check_evaluator(const evaluate_config& config, const std::string& path,
+                            const fsm_loop& loop, diagnostics& out) {
+  const std::string type_name{to_string(config.type)};
+  auto require = [&](bool present, std::string_view field) {
+    if (!present)
+      report(out, path, "evaluator-missing-field",
+             fmt::format("Evaluator type '{}' requires '{}' field", type_name, field));
+  };
+  // Which optional fields each type reads; anything else set is dead configuration.
+  bool uses_operator = false, uses_target = false, uses_tolerance = false,
+       uses_pattern = false, uses_path = false, uses_llm = false, uses_previous = false,
+       uses_direction = false, uses_source = true;
+  switch (config.type) {
+    case evaluator_type::exit_code:
+      uses_source = false;
+      break;
+    case evaluator_type::output_numeric:
+      require(config.op.has_value(), "operator");
+      require(config.target.has_value(), "target");
+      uses_operator = uses_target = true;
+      break;
+    case evaluator_type::output_json:
+      require(config.path.has_value(), "path");
+      require(config.op.has_value(), "operator");
+      require(config.target.has_value(), "target");
+      uses_path = uses_operator = uses_target = true;
+      break;
+    case evaluator_type::output_contains:
+      require(config.pattern.has_value(), "pattern");
+      uses_pattern = true;
+      break;
+    case evaluator_type::convergence:
+      require(config.target.has_value(), "target");
+      uses_target = uses_tolerance = uses_previous = uses_direction = true;
+      break;
+    case evaluator_type::llm_structured:
+      uses_llm = true;
+      break;
+  }
+
+  // Numeric targets: output_numeric and convergence compare numbers.
+  if (config.target && (config.type == evaluator_type::output_numeric ||
+                        config.type == evaluator_type::convergence)) {
+    const json& target = *config.target;
+    const bool ok = target.is_number() ||
+                    (target.is_string() &&
+                     (target.get_ref<const std::string&>().find("${") != std::string::npos ||
+                      looks_numeric(target.get_ref<const std::string&>())));
+    if (!ok)
+      report(out, join_path(path, "target"), "evaluator-target",
+             fmt::format("Evaluator type '{}' compares numbers: target must be a number or a "
+                         "template string, got {}",
+                         type_name, describe_value(target)));
+  }
+  if (config.tolerance && config.tolerance->is_number() && config.tolerance->get<double>() < 0)
+    report(out, join_path(path, "tolerance"), "negative-tolerance",
+           "Tolerance cannot be negative");
+  if (config.tolerance && config.tolerance->is_string()) {
+    const auto& text = config.tolerance->get_ref<const std::string&>();
+    if (text.find("${") == std::string::npos && !looks_numeric(text))
+      report(out, join_path(path, "tolerance"), "evaluator-target",
+             fmt::format("tolerance must be a number or a template string, got {}",
+                         quote_excerpt(text)));
+  }
+  if (!(config.min_confidence >= 0.0 && config.min_confidence <= 1.0))
+    report(out, join_path(path, "min_confidence"), "min-confidence-range",
+           "min_confidence must be between 0 and 1");
+  if (config.type == evaluator_type::llm_structured && !loop.llm.enabled)
+    report(out, path, "llm-disabled",
+           "llm_structured evaluator while llm.enabled is false: the verdict is always 'error'",
+           severity::warning);
+
+  auto unused = [&](bool set, bool used, std::string_view field) {
+    if (set && !used)
+      report(out, join_path(path, field), "unused-evaluator-field",
+             fmt::format("'{}' is not used by evaluator type '{}'", field, type_name),
+             severity::warning);
+  };
+  unused(config.op.has_value(), uses_operator, "operator");
+  unused(config.target.has_value(), uses_target, "target");
+  unused(config.tolerance.has_value(), uses_tolerance, "tolerance");
+  unused(config.pattern.has_value(), uses_pattern, "pattern");
+  unused(config.negate, uses_pattern, "negate");
+  unused(config.path.has_value(), uses_path, "path");
+  unused(config.prompt.has_value(), uses_llm, "prompt");
+  unused(config.schema.has_value(), uses_llm, "schema");
+  unused(config.min_confidence != 0.5, uses_llm, "min_confidence");
+  unused(config.uncertain_suffix, uses_llm, "uncertain_suffix");
+  unused(config.source.has_value(), uses_source, "source");
+  unused(config.previous.has_value(), uses_previous, "previous");
+  unused(config.direction != convergence_direction::minimize, uses_direction, "direction");
+}
+
+inline void check_duration(std::optional<double> value, const std::string& path,
+                           std::string_view label, std::string_view code, diagnostics& out) {
+  if (!value) return;
+  if (!(*value > 0))
+    report(out, path, code, fmt::format("{} must be > 0, got {}", label, *value));
+  else if (*value > max_duration_seconds)
+    report(out, path, code,
+           fmt::format("{} must be at most {} seconds, got {}", label, max_duration_seconds,
+                       *value));
+}
+
+inline void check_verdict_spelling(std::string_view verdict, const std::string& path,
+                                   diagnostics& out) {
+  for (const auto known : well_known_verdicts)
+    if (known == verdict) return;
+  const auto close = closest_match(verdict, well_known_verdicts);
+  if (!close) return;
+  report(out, path, "suspicious-verdict",
+         fmt::format("no built-in evaluator produces the verdict {} (did you mean \"{}\"?)",
+                     quote_excerpt(verdict), *close),
+         severity::warning);
+}
+
+}  // namespace detail
+
+/// Checks a parsed loop and returns every finding, errors and warnings, in document order.
+/// A loop with no error-level diagnostic can be run. Rules and their stable codes:
+///
+/// | code | level | rule |
+/// |---|---|---|
+/// | `no-states` | error | `states` is empty |
+/// | `unknown-initial` | error | `initial` names no state |
+/// | `no-terminal` | error | no state has `terminal: true` |
+/// | `unknown-state` | error | a target (next, route, `_`, `_error`, on_*, on_maintain, on_max_iterations) names no state; `$current` and `${…}` targets are exempt |
+/// | `evaluator-missing-field` | error | output_numeric: operator+target; output_json: path+operator+target; output_contains: pattern; convergence: target |
+/// | `evaluator-target` | error | numeric evaluators need a number or template target/tolerance |
+/// | `negative-tolerance` | error | numeric tolerance < 0 |
+/// | `min-confidence-range` | error | min_confidence outside [0, 1] |
+/// | `no-transition` | error | non-terminal state without next, route or on_* |
+/// | `max-iterations-range` | error | max_iterations ≤ 0 |
+/// | `timeout-range` | error | loop or state timeout ≤ 0 or > max_duration_seconds |
+/// | `backoff-range` | error | backoff < 0 or > max_duration_seconds |
+/// | `llm-max-tokens-range` / `llm-timeout-range` | error | llm.max_tokens ≤ 0 / llm.timeout ≤ 0 |
+/// | `route-conflict` | warning | shorthands and a route table in one state |
+/// | `next-with-routing` | warning | `next` with route or on_* other than on_error |
+/// | `terminal-action` | warning | a terminal state's action never runs |
+/// | `terminal-transitions` | warning | a terminal state's transitions are never used |
+/// | `failure-not-terminal` | warning | `failure: true` on a non-terminal state |
+/// | `capture-without-action` | warning | `capture` on a state without an action |
+/// | `unused-evaluator-field` | warning | an evaluator field its type does not read |
+/// | `llm-disabled` | warning | llm_structured while `llm.enabled: false` |
+/// | `suspicious-verdict` | warning | on_<verdict>/route key close to a built-in verdict |
+/// | `unreachable-state` | warning | not reachable from `initial` (or on_max_iterations) |
+inline diagnostics validate(const fsm_loop& loop) {
+  using detail::report;
+  diagnostics out;
+
+  std::unordered_map<std::string_view, std::size_t> index;
+  index.reserve(loop.states.size());
+  std::size_t position = 0;
+  for (const auto& entry : loop.states) index.emplace(entry.first, position++);
+  const auto exists = [&](const std::string& name) { return index.count(name) != 0; };
+
+  if (loop.states.empty())
+    report(out, "states", "no-states", "No states defined. A loop needs at least one state");
+
+  if (!exists(loop.initial))
+    report(out, "initial", "unknown-initial",
+           fmt::format("Initial state '{}' not found in states",
+                       detail::sanitize_utf8(loop.initial)));
+
+  bool any_terminal = false;
+  for (const auto& entry : loop.states) any_terminal = any_terminal || entry.second.terminal;
+  if (!any_terminal)
+    report(out, "states", "no-terminal",
+           "No terminal state defined. At least one state must have 'terminal: true'");
+
+  for (const auto& [name, state] : loop.states) {
+    const std::string path = detail::member_path("states", name);
+
+    for (const auto& ref : detail::state_references(state, path)) {
+      if (detail::is_dynamic_target(*ref.target) || exists(*ref.target)) continue;
+      report(out, ref.path, "unknown-state",
+             fmt::format("References unknown state '{}'{}", detail::sanitize_utf8(*ref.target),
+                         detail::did_you_mean(*ref.target, [&] {
+                           std::vector<std::string_view> names;
+                           names.reserve(loop.states.size());
+                           for (const auto& s : loop.states) names.push_back(s.first);
+                           return names;
+                         }())));
+    }
+
+    detail::check_duration(state.timeout, detail::join_path(path, "timeout"), "timeout",
+                           "timeout-range", out);
+
+    if (state.evaluate)
+      detail::check_evaluator(*state.evaluate, detail::join_path(path, "evaluate"), loop, out);
+
+    const bool has_shorthand = !state.on.empty();
+    const bool has_route = detail::has_route_entries(state);
+    if (has_shorthand && has_route)
+      report(out, path, "route-conflict",
+             state.route->default_target
+                 ? "Both shorthand routing (on_<verdict>) and a route table with a '_' default "
+                   "are defined: the route table answers every verdict, so the shorthands are "
+                   "never used"
+                 : "Both shorthand routing (on_<verdict>) and a route table are defined. Route "
+                   "table will take precedence; shorthands only apply to verdicts it does not "
+                   "route",
+             severity::warning);
+    if (!has_shorthand && !has_route && !state.next && !state.terminal)
+      report(out, path, "no-transition",
+             "State has no transition defined. Add routing, 'next', or mark as 'terminal: true'");
+
+    if (state.next && !state.terminal) {
+      bool shadowed = has_route;
+      for (const auto& entry : state.on) shadowed = shadowed || entry.first != "error";
+      if (shadowed)
+        report(out, detail::join_path(path, "next"), "next-with-routing",
+               "'next' is unconditional: the route table and on_<verdict> shorthands of this "
+               "state are never used (only on_error applies, when the action fails)",
+               severity::warning);
+    }
+    if (state.terminal && state.action)
+      report(out, detail::join_path(path, "action"), "terminal-action",
+             "Terminal state has an action, but terminal actions never run: the loop ends when "
+             "it enters a terminal state",
+             severity::warning);
+    if (state.terminal && (state.next || has_shorthand || has_route))
+      report(out, path, "terminal-transitions",
+             "Terminal state has transitions (next/route/on_<verdict>) that are never used",
+             severity::warning);
+    if (state.failure && !state.terminal)
+      report(out, detail::join_path(path, "failure"), "failure-not-terminal",
+             "'failure: true' only has an effect on terminal states", severity::warning);
+    if (state.capture && !state.action)
+      report(out, detail::join_path(path, "capture"), "capture-without-action",
+             "'capture' on a state without an action captures nothing", severity::warning);
+
+    for (const auto& entry : state.on)
+      detail::check_verdict_spelling(entry.first, detail::join_path(path, "on_" + entry.first),
+                                     out);
+    if (state.route)
+      for (const auto& entry : state.route->routes)
+        detail::check_verdict_spelling(
+            entry.first, detail::join_path(detail::join_path(path, "route"), entry.first), out);
+  }
+
+  if (loop.max_iterations <= 0)
+    report(out, "max_iterations", "max-iterations-range",
+           fmt::format("max_iterations must be > 0, got {}", loop.max_iterations));
+  if (loop.backoff) {
+    if (*loop.backoff < 0 || !(*loop.backoff == *loop.backoff))
+      report(out, "backoff", "backoff-range",
+             fmt::format("backoff must be >= 0, got {}", *loop.backoff));
+    else if (*loop.backoff > max_duration_seconds)
+      report(out, "backoff", "backoff-range",
+             fmt::format("backoff must be at most {} seconds, got {}", max_duration_seconds,
+                         *loop.backoff));
+  }
+  detail::check_duration(loop.timeout, "timeout", "timeout", "timeout-range", out);
+  if (loop.llm.max_tokens <= 0)
+    report(out, "llm.max_tokens", "llm-max-tokens-range",
+           fmt::format("llm.max_tokens must be > 0, got {}", loop.llm.max_tokens));
+  detail::check_duration(loop.llm.timeout, "llm.timeout", "llm.timeout", "llm-timeout-range",
+                         out);
+
+  if (loop.on_max_iterations && !exists(*loop.on_max_iterations))
+    report(out, "on_max_iterations", "unknown-state",
+           fmt::format("on_max_iterations references unknown state '{}' (must be a declared "
+                       "state)",
+                       detail::sanitize_utf8(*loop.on_max_iterations)));
+
+  // Unreachable states: breadth-first from initial (and on_max_iterations, which the
+  // executor enters when the cap is hit). A reachable state with an interpolated target
+  // could go anywhere, so then nothing is reported.
+  if (exists(loop.initial)) {
+    std::vector<const state_config*> states;
+    states.reserve(loop.states.size());
+    for (const auto& entry : loop.states) states.push_back(&entry.second);
+    std::vector<char> seen(states.size(), 0);
+    std::vector<std::size_t> queue;
+    queue.push_back(index.at(loop.initial));
+    seen[queue.back()] = 1;
+    if (loop.on_max_iterations && exists(*loop.on_max_iterations)) {
+      const std::size_t extra = index.at(*loop.on_max_iterations);
+      if (!seen[extra]) {
+        seen[extra] = 1;
+        queue.push_back(extra);
+      }
+    }
+    bool dynamic = false;
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+      for (const auto& ref : detail::state_references(*states[queue[head]], std::string{})) {
+        if (*ref.target == "$current") continue;
+        if (detail::is_dynamic_target(*ref.target)) {
+          dynamic = true;
+          continue;
+        }
+        const auto found = index.find(*ref.target);
+        if (found == index.end() || seen[found->second]) continue;
+        seen[found->second] = 1;
+        queue.push_back(found->second);
+      }
+    }
+    if (!dynamic) {
+      std::size_t i = 0;
+      for (const auto& entry : loop.states) {
+        if (!seen[i++])
+          report(out, detail::member_path("states", entry.first), "unreachable-state",
+                 "State is not reachable from initial state", severity::warning);
+      }
+    }
+  }
+
+  // ---- template rules (interpolation.hpp, issue 3) -------------------------------------
+  // The "eval" engineer adds `validate_templates(loop, out);` here.
+  // ---------------------------------------------------------------------------------------
+
+  return out;
+}
+
+/// parse_loop() followed by validate(). Any error-level finding gives errc::invalid_loop
+/// with every diagnostic (warnings included) in error::details; on success the warnings are
+/// appended to `*warnings` when it is given.
+inline expected<fsm_loop, error> load_loop(const json& doc, diagnostics* warnings = nullptr) {
+  auto parsed = parse_loop(doc);
+  if (!parsed) return parsed;
+  diagnostics found = validate(*parsed);
+  if (has_errors(found)) return unexpected(detail::invalid_loop_error(std::move(found)));
+  if (warnings)
+    for (auto& d : found) warnings->push_back(std::move(d));
+  return parsed;
+}
+
+/// parse_loop_text() followed by validate(); see load_loop().
+inline expected<fsm_loop, error> load_loop_text(std::string_view json_text,
+                                                diagnostics* warnings = nullptr) {
+  auto parsed = parse_loop_text(json_text);
+  if (!parsed) return parsed;
+  diagnostics found = validate(*parsed);
+  if (has_errors(found)) return unexpected(detail::invalid_loop_error(std::move(found)));
+  if (warnings)
+    for (auto& d : found) warnings->push_back(std::move(d));
+  return parsed;
+}
+
+LITTLE_LOOPS_NAMESPACE_END
