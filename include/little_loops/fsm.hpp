@@ -11,5 +11,7 @@
 #include <little_loops/schema.hpp>
 #include <little_loops/validation.hpp>
 #include <little_loops/results.hpp>
+#include <little_loops/interpolation.hpp>
+#include <little_loops/evaluators.hpp>
 
 #endif  // LITTLE_LOOPS_FSM_HPP

@@ -1,0 +1,135 @@
+// little_loops — the seed-004 evaluator → director feedback record built from `prev`
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/detail/numbers.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/results.hpp>
+
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// Compact, deterministic text of a JSON scalar for feedback sentences (strings raw,
+// floats as Python prints them).
+inline void append_feedback_value(std::string& out, const json& v) {
+  if (v.is_string()) {
+    out += v.get_ref<const std::string&>();
+  } else if (v.is_number_float()) {
+    append_py_float(out, v.get<double>());
+  } else if (v.is_null()) {
+    out += "none";
+  } else {
+    out += v.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+}
+
+inline std::string_view operator_symbol(std::string_view op) noexcept {
+  if (op == "eq") return "==";
+  if (op == "ne") return "!=";
+  if (op == "lt") return "<";
+  if (op == "le") return "<=";
+  if (op == "gt") return ">";
+  if (op == "ge") return ">=";
+  return op;
+}
+
+inline const json* find_key(const json& obj, std::string_view key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+// The human-readable `feedback` sentence for an evaluation (see feedback_record).
+inline std::string feedback_text(std::string_view verdict, const json& details) {
+  std::string s;
+  if (const json* e = find_key(details, "error"); e && e->is_string()) {
+    s = e->get<std::string>();
+    return s;
+  }
+  if (const json* r = find_key(details, "reason"); r && r->is_string() && !r->empty()) {
+    s = r->get<std::string>();
+    return s;
+  }
+  const json* matched = find_key(details, "matched");
+  const json* pattern = find_key(details, "pattern");
+  if (matched && pattern && matched->is_boolean()) {
+    s = "pattern '";
+    append_feedback_value(s, *pattern);
+    s += matched->get<bool>() ? "' found in output" : "' not found in output";
+    const json* neg = find_key(details, "negate");
+    if (neg && neg->is_boolean() && neg->get<bool>()) s += " (negated)";
+    return s;
+  }
+  const json* current = find_key(details, "current");
+  if (current) {
+    s = "value ";
+    append_feedback_value(s, *current);
+    if (verdict == "target") {
+      s += " reached the target ";
+    } else {
+      s += verdict == "progress" ? " made progress towards " : " stalled short of ";
+      s += "the target ";
+    }
+    if (const json* t = find_key(details, "target")) append_feedback_value(s, *t);
+    if (const json* p = find_key(details, "previous"); p && !p->is_null()) {
+      s += " (previous ";
+      append_feedback_value(s, *p);
+      s += ')';
+    }
+    return s;
+  }
+  const json* value = find_key(details, "value");
+  const json* op = find_key(details, "operator");
+  const json* target = find_key(details, "target");
+  if (value && target) {
+    s = "value ";
+    if (const json* path = find_key(details, "path"); path && path->is_string()) {
+      s += "at ";
+      s += path->get<std::string>();
+      s += ' ';
+    }
+    append_feedback_value(s, *value);
+    s += ' ';
+    s += op && op->is_string() ? operator_symbol(op->get<std::string>()) : std::string_view{"=="};
+    s += ' ';
+    append_feedback_value(s, *target);
+    s += verdict == "success" ? ": condition met" : ": condition not met";
+    return s;
+  }
+  if (const json* ec = find_key(details, "exit_code"); ec && ec->is_number()) {
+    s = "command exited with code ";
+    append_feedback_value(s, *ec);
+    return s;
+  }
+  s = "verdict: ";
+  s += verdict;
+  return s;
+}
+
+}  // namespace detail
+
+/// @brief The seed-004 feedback record of an evaluation:
+/// `{success, feedback, details, scriptOutput{stdout, stderr, exitCode}}`.
+///
+/// `success` is true for the verdicts `success` and `target`; `feedback` is `details.error`
+/// when present, else the judge's `details.reason`, else a sentence derived from the
+/// deterministic evaluator's details (e.g. `value 3 < 5: condition met`). The executor exposes
+/// it as `${prev.evaluation}`.
+inline json feedback_record(const prev_record& prev) {
+  json rec = json::object();
+  rec["success"] = prev.verdict == "success" || prev.verdict == "target";
+  rec["feedback"] = detail::feedback_text(prev.verdict, prev.details);
+  rec["details"] = prev.details.is_object() ? prev.details : json::object();
+  json script = json::object();
+  script["stdout"] = prev.output;
+  script["stderr"] = prev.stderr_output;
+  script["exitCode"] = prev.exit_code;
+  rec["scriptOutput"] = std::move(script);
+  return rec;
+}
+
+LITTLE_LOOPS_NAMESPACE_END

@@ -1,0 +1,388 @@
+// little_loops — evaluators: compiled evaluator configs and the default evaluator
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/detail/feedback.hpp>
+#include <little_loops/detail/json_path.hpp>
+#include <little_loops/detail/numbers.hpp>
+#include <little_loops/error.hpp>
+#include <little_loops/evaluators/convergence.hpp>
+#include <little_loops/evaluators/exit_code.hpp>
+#include <little_loops/evaluators/llm_judge.hpp>
+#include <little_loops/evaluators/output_contains.hpp>
+#include <little_loops/evaluators/output_json.hpp>
+#include <little_loops/evaluators/output_numeric.hpp>
+#include <little_loops/expected.hpp>
+#include <little_loops/interpolation.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/results.hpp>
+#include <little_loops/schema.hpp>
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+namespace detail {
+
+// Small cache of matchers for templated patterns, keyed by the rendered pattern text.
+class pattern_cache {
+ public:
+  std::shared_ptr<const pattern_matcher> get(const std::string& pattern) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& e : entries_)
+      if (e.first == pattern) return e.second;
+    auto m = std::make_shared<const pattern_matcher>(pattern);
+    if (entries_.size() >= capacity) entries_.erase(entries_.begin());
+    entries_.emplace_back(pattern, m);
+    return m;
+  }
+
+  static constexpr std::size_t capacity = 8;
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<std::string, std::shared_ptr<const pattern_matcher>>> entries_;
+};
+
+}  // namespace detail
+
+/// @brief An evaluate_config prepared at load time: every templated string field compiled,
+/// literal `output_contains` patterns compiled (RE2 or substring), literal JSON paths split
+/// and literal numeric targets parsed. Built by compile_evaluator(); cheap to copy (shared
+/// immutable parts).
+struct compiled_evaluator {
+  evaluate_config config;                          ///< the configuration it was built from
+  std::optional<compiled_template> target;         ///< `target` when it is a string
+  std::optional<compiled_template> tolerance;      ///< `tolerance` when it is a string
+  std::optional<compiled_template> pattern;        ///< `pattern`
+  std::optional<compiled_template> path;           ///< `path`
+  std::optional<compiled_template> prompt;         ///< `prompt`
+  std::optional<compiled_template> source;         ///< `source`
+  std::optional<compiled_template> previous;       ///< `previous`
+  std::shared_ptr<const pattern_matcher> matcher;  ///< literal pattern, compiled once
+  std::shared_ptr<detail::pattern_cache> pattern_cache;  ///< templated patterns
+  detail::path_segments json_path;                 ///< literal `path`, split once
+};
+
+namespace detail {
+
+inline expected<void, error> compile_field(const std::optional<std::string>& text,
+                                           std::optional<compiled_template>& out,
+                                           std::string_view field) {
+  if (!text) return {};
+  auto t = compile_template(*text);
+  if (!t) {
+    error e = std::move(t.error());
+    e.path = fmt::format("evaluate.{}", field);
+    return unexpected(std::move(e));
+  }
+  out = std::move(*t);
+  return {};
+}
+
+inline expected<void, error> compile_json_field(const std::optional<json>& value,
+                                                std::optional<compiled_template>& out,
+                                                std::string_view field) {
+  if (!value || !value->is_string()) return {};
+  return compile_field(value->get<std::string>(), out, field);
+}
+
+}  // namespace detail
+
+/// @brief Prepares `config` for repeated evaluation (templates parsed, patterns compiled).
+/// @return errc::template_syntax (path `evaluate.<field>`) when a templated field is
+/// malformed.
+inline expected<compiled_evaluator, error> compile_evaluator(const evaluate_config& config) {
+  compiled_evaluator c;
+  c.config = config;
+  expected<void, error> r;
+  if (!(r = detail::compile_json_field(config.target, c.target, "target")))
+    return unexpected(std::move(r.error()));
+  if (!(r = detail::compile_json_field(config.tolerance, c.tolerance, "tolerance")))
+    return unexpected(std::move(r.error()));
+  if (!(r = detail::compile_field(config.pattern, c.pattern, "pattern")))
+    return unexpected(std::move(r.error()));
+  if (!(r = detail::compile_field(config.path, c.path, "path")))
+    return unexpected(std::move(r.error()));
+  if (!(r = detail::compile_field(config.prompt, c.prompt, "prompt")))
+    return unexpected(std::move(r.error()));
+  if (!(r = detail::compile_field(config.source, c.source, "source")))
+    return unexpected(std::move(r.error()));
+  if (!(r = detail::compile_field(config.previous, c.previous, "previous")))
+    return unexpected(std::move(r.error()));
+  if (c.pattern) {
+    if (c.pattern->is_literal())
+      c.matcher = std::make_shared<const pattern_matcher>(std::string(c.pattern->literal()));
+    else
+      c.pattern_cache = std::make_shared<detail::pattern_cache>();
+  }
+  if (c.path && c.path->is_literal()) c.json_path = detail::parse_json_path(c.path->literal());
+  return c;
+}
+
+namespace detail {
+
+// Renders an optional compiled template (literal fast path, no copy needed by callers that
+// only read). Missing context → an empty context.
+inline expected<std::string, error> render_field(const compiled_template& t,
+                                                 const interpolation_context* ctx) {
+  if (t.is_literal()) return std::string(t.literal());
+  static const interpolation_context empty{};
+  return render(t, ctx ? *ctx : empty);
+}
+
+// The verdict for an action that did not exit normally (design §3.4).
+inline evaluation_result abnormal_action_result(const action_result& a) {
+  evaluation_result r;
+  r.verdict = "error";
+  r.details = json::object();
+  if (a.cancelled) {
+    r.details["error"] = "action cancelled";
+    r.details["cancelled"] = true;
+  } else if (a.timed_out) {
+    r.details["error"] = a.idle_timeout ? "action timed out (no output)" : "action timed out";
+    r.details["timed_out"] = true;
+    if (a.idle_timeout) r.details["idle_timeout"] = true;
+  } else {
+    r.details["error"] = fmt::format("action killed by signal {}", a.signal);
+  }
+  if (a.signal != 0) r.details["signal"] = a.signal;
+  r.details["exit_code"] = a.exit_code;
+  r.details["duration_ms"] = static_cast<std::int64_t>(a.duration.count());
+  return r;
+}
+
+// A number from a config field: JSON number/bool, or a (templated) string that parses.
+// `what` names the field in messages.
+inline expected<std::optional<double>, std::string> resolve_number(
+    const std::optional<json>& value, const std::optional<compiled_template>& tpl,
+    const interpolation_context* ctx) {
+  if (!value || value->is_null()) return std::optional<double>{};
+  if (value->is_number()) return std::optional<double>{value->get<double>()};
+  if (value->is_boolean()) return std::optional<double>{value->get<bool>() ? 1.0 : 0.0};
+  if (value->is_string() && tpl) {
+    auto text = render_field(*tpl, ctx);
+    if (!text) return unexpected(text.error().message);
+    auto n = parse_number(*text);
+    if (!n) return unexpected(fmt::format("could not convert string to float: '{}'", *text));
+    return std::optional<double>{*n};
+  }
+  return unexpected(std::string("not a number"));
+}
+
+inline const compiled_evaluator& default_llm_evaluator() {
+  static const compiled_evaluator c = [] {
+    evaluate_config cfg;
+    cfg.type = evaluator_type::llm_structured;
+    auto r = compile_evaluator(cfg);
+    return r ? std::move(*r) : compiled_evaluator{};
+  }();
+  return c;
+}
+
+inline const compiled_evaluator& default_exit_code_evaluator() {
+  static const compiled_evaluator c = [] {
+    evaluate_config cfg;
+    cfg.type = evaluator_type::exit_code;
+    auto r = compile_evaluator(cfg);
+    return r ? std::move(*r) : compiled_evaluator{};
+  }();
+  return c;
+}
+
+inline evaluation_result run_output_numeric(const compiled_evaluator& c, std::string_view input,
+                                            const interpolation_context* ctx) {
+  auto target = resolve_number(c.config.target, c.target, ctx);
+  if (!target) return error_result("Cannot resolve target: " + target.error());
+  return evaluate_output_numeric(input, c.config.op.value_or(comparison_op::eq),
+                                 target->value_or(0.0));
+}
+
+inline evaluation_result run_output_json(const compiled_evaluator& c, std::string_view input,
+                                         const interpolation_context* ctx) {
+  std::string path_text;
+  path_segments rendered_path;
+  const path_segments* segs = &c.json_path;
+  if (c.path && !c.path->is_literal()) {
+    auto p = render_field(*c.path, ctx);
+    if (!p) return error_result("Cannot resolve path: " + p.error().message);
+    path_text = std::move(*p);
+    rendered_path = parse_json_path(path_text);
+    segs = &rendered_path;
+  } else if (c.path) {
+    path_text = std::string(c.path->literal());
+  }
+  json target = c.config.target.value_or(json(nullptr));
+  if (c.target && !c.target->is_literal()) {
+    auto t = render_field(*c.target, ctx);
+    if (!t) return error_result("Cannot resolve target: " + t.error().message);
+    // A templated target that renders as a JSON number compares as a number.
+    json parsed = json::parse(*t, nullptr, false);
+    target = (!parsed.is_discarded() && parsed.is_number()) ? std::move(parsed) : json(*t);
+  }
+  std::string message;
+  auto doc = parse_output_document(input, message);
+  if (!doc) return error_result("Invalid JSON: " + message);
+  auto found = lookup_json_path(*doc, *segs);
+  if (!found.value) return error_result(fmt::format("Path not found: {}", path_text));
+  return compare_json_value(*found.value, path_text, c.config.op.value_or(comparison_op::eq),
+                            target);
+}
+
+inline evaluation_result run_output_contains(const compiled_evaluator& c, std::string_view input,
+                                             const interpolation_context* ctx) {
+  if (c.matcher) {
+    return contains_result(c.matcher->search(input), c.matcher->pattern(), c.config.negate);
+  }
+  if (c.pattern && c.pattern_cache) {
+    auto p = render_field(*c.pattern, ctx);
+    if (!p) return error_result("Cannot resolve pattern: " + p.error().message);
+    auto m = c.pattern_cache->get(*p);
+    return contains_result(m->search(input), m->pattern(), c.config.negate);
+  }
+  // No pattern: the empty pattern matches everything (Python `re.search("", s)`).
+  return contains_result(true, "", c.config.negate);
+}
+
+inline evaluation_result run_convergence(const compiled_evaluator& c, std::string_view input,
+                                         const interpolation_context* ctx,
+                                         std::optional<double>* memory) {
+  std::optional<double> previous;
+  if (c.previous) {
+    // An unresolvable `previous:` means "no previous value" (design §3.16).
+    auto text = render_field(*c.previous, ctx);
+    if (text) previous = parse_number(*text);
+  } else if (memory) {
+    previous = *memory;
+  }
+  auto current = parse_number(input);
+  if (!current) {
+    std::string msg = "Cannot parse output as number: ";
+    msg += utf8_prefix(input, 100);
+    return error_result(std::move(msg));
+  }
+  if (memory) *memory = *current;
+  auto target = resolve_number(c.config.target, c.target, ctx);
+  if (!target) return error_result("Cannot resolve target: " + target.error());
+  double tolerance = 0.0;
+  if (auto tol = resolve_number(c.config.tolerance, c.tolerance, ctx); tol && *tol)
+    tolerance = **tol;
+  return evaluate_convergence(*current, previous, target->value_or(0.0), tolerance,
+                              c.config.direction);
+}
+
+}  // namespace detail
+
+/// @brief The library's Evaluator: runs the deterministic evaluators in-library and sends
+/// `llm_structured` to the `Judge` backend.
+///
+/// Rules (design §3.4, §3.10, §3.16):
+/// - an action that timed out, was cancelled or killed by a signal → `error` with details
+///   saying why, whatever the evaluator;
+/// - no `evaluate:` → `llm_structured` with the default prompt for prompt/slash-command
+///   actions (request.kind), `exit_code` for shell actions;
+/// - no action and no `evaluate:` → `success` with empty details (the executor normally
+///   short-circuits this case and emits no evaluate event);
+/// - `source:` (a template) replaces the action output as the evaluated input;
+/// - template failures in evaluator fields → `error` with the reason in details.
+/// @tparam Judge a JudgeBackend; no_judge_backend makes every judge evaluation `error`.
+template <class Judge>
+class basic_evaluator {
+  static_assert(JudgeBackend<Judge>, "basic_evaluator<Judge>: Judge must model JudgeBackend");
+
+ public:
+  /// Wraps `judge` (default-constructed when omitted).
+  explicit basic_evaluator(Judge judge = {}) : judge_(std::move(judge)) {}
+
+  /// Evaluates one state execution. Never fails for evaluator problems (they are the verdict
+  /// `error`); the expected is kept for the Evaluator concept.
+  expected<evaluation_result, error> evaluate(const evaluation_request& request) {
+    const action_result* action = request.action;
+    if (!request.config && !action) {
+      evaluation_result r;
+      r.verdict = "success";
+      return r;
+    }
+    if (action && action->abnormal()) return detail::abnormal_action_result(*action);
+
+    const compiled_evaluator* compiled = request.compiled;
+    std::optional<compiled_evaluator> local;
+    if (!request.config) {
+      compiled = (request.kind == action_kind::prompt ||
+                  request.kind == action_kind::slash_command)
+                     ? &detail::default_llm_evaluator()
+                     : &detail::default_exit_code_evaluator();
+    } else if (!compiled) {
+      auto c = compile_evaluator(*request.config);
+      if (!c) return detail::error_result(c.error().message);
+      local = std::move(*c);
+      compiled = &*local;
+    }
+    const evaluate_config& cfg = compiled->config;
+    const interpolation_context* ctx = request.context;
+
+    std::string_view input = action ? std::string_view{action->output} : std::string_view{};
+    std::string source_text;
+    if (compiled->source) {
+      auto s = detail::render_field(*compiled->source, ctx);
+      if (!s) return detail::error_result("Cannot resolve source: " + s.error().message);
+      source_text = std::move(*s);
+      input = source_text;
+    }
+
+    switch (cfg.type) {
+      case evaluator_type::exit_code:
+        return evaluate_exit_code(action ? action->exit_code : 0);
+      case evaluator_type::output_numeric:
+        return detail::run_output_numeric(*compiled, input, ctx);
+      case evaluator_type::output_json:
+        return detail::run_output_json(*compiled, input, ctx);
+      case evaluator_type::output_contains:
+        return detail::run_output_contains(*compiled, input, ctx);
+      case evaluator_type::convergence:
+        return detail::run_convergence(*compiled, input, ctx, request.convergence_memory);
+      case evaluator_type::llm_structured: {
+        static const llm_config default_llm{};
+        const llm_config& llm = request.llm ? *request.llm : default_llm;
+        if (!llm.enabled)
+          return detail::judge_error_result("LLM evaluation disabled", "disabled");
+        if constexpr (std::is_same_v<Judge, no_judge_backend>) {
+          return detail::judge_error_result("no judge backend", "missing_dependency");
+        } else {
+          std::string instruction;
+          if (compiled->prompt) {
+            auto p = detail::render_field(*compiled->prompt, ctx);
+            if (!p) return detail::error_result("Cannot resolve prompt: " + p.error().message);
+            instruction = std::move(*p);
+          }
+          const json* schema = cfg.schema ? &*cfg.schema : nullptr;
+          return evaluate_llm_structured(judge_, input, instruction, schema, cfg.min_confidence,
+                                         cfg.uncertain_suffix, llm);
+        }
+      }
+    }
+    return detail::error_result("unknown evaluator type");
+  }
+
+  /// The judge backend.
+  [[nodiscard]] Judge& judge() noexcept { return judge_; }
+  [[nodiscard]] const Judge& judge() const noexcept { return judge_; }
+
+ private:
+  Judge judge_;
+};
+
+/// The default evaluator: deterministic evaluators only; llm_structured yields `error`
+/// ("no judge backend").
+using default_evaluator = basic_evaluator<no_judge_backend>;
+
+LITTLE_LOOPS_NAMESPACE_END

@@ -1,0 +1,351 @@
+// little_loops — llm_structured: the JudgeBackend concept, prompt building, tolerant and
+// fail-closed reply parsing
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/detail/numbers.hpp>
+#include <little_loops/evaluators/output_numeric.hpp>
+#include <little_loops/expected.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/results.hpp>
+#include <little_loops/schema.hpp>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <concepts>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// The default judge instruction (the original's default prompt).
+inline constexpr std::string_view default_judge_prompt =
+    "Evaluate whether this action succeeded based on its output.";
+
+/// The action output handed to the judge is cut to its last this-many characters.
+inline constexpr std::size_t judge_output_tail_chars = 4000;
+
+/// @brief The default verdict schema: `verdict` ∈ success/failure/blocked/partial,
+/// `confidence` in [0, 1] and a short `reason`, all required.
+inline json default_judge_schema() {
+  return json::parse(R"json({
+  "type": "object",
+  "properties": {
+    "verdict": {
+      "type": "string",
+      "enum": ["success", "failure", "blocked", "partial"],
+      "description": "- success: The action completed its goal\n- failure: The action failed, should retry\n- blocked: Cannot proceed without external help\n- partial: Made progress but not complete"
+    },
+    "confidence": {
+      "type": "number",
+      "minimum": 0,
+      "maximum": 1,
+      "description": "Confidence in this verdict (0-1)"
+    },
+    "reason": {"type": "string", "description": "Brief explanation"}
+  },
+  "required": ["verdict", "confidence", "reason"]
+})json");
+}
+
+/// What the library asks a judge backend.
+struct judge_request {
+  std::string_view prompt;       ///< the full user prompt (instruction + `<action_output>` block)
+  std::string_view instruction;  ///< the instruction alone (the evaluator's `prompt`)
+  std::string_view output_tail;  ///< the last 4000 characters of the evaluated output
+  const json* schema = nullptr;  ///< the JSON schema the reply must follow
+  std::string_view model;        ///< `llm.model`
+  int max_tokens = 256;          ///< `llm.max_tokens`
+  std::chrono::milliseconds timeout{1800000};  ///< `llm.timeout`
+};
+
+/// Kinds of judge backend failures.
+enum class judge_errc {
+  unavailable,  ///< no backend / backend not installed or not configured
+  timeout,      ///< the backend gave up after `timeout`
+  failed,       ///< the call failed (API error, non-zero exit, ...)
+  malformed,    ///< the backend got a reply it could not interpret
+};
+
+/// A typed judge backend failure.
+struct judge_error {
+  judge_errc kind = judge_errc::failed;
+  std::string message;
+};
+
+/// @brief A host-supplied LLM judge: `j.ask(const judge_request&)` returns the raw reply text
+/// (the library parses it) or a judge_error.
+///
+/// @code
+/// struct my_judge {
+///   ll::expected<std::string, ll::judge_error> ask(const ll::judge_request& r) {
+///     return call_my_llm(r.prompt, *r.schema, r.model, r.timeout);
+///   }
+/// };
+/// static_assert(ll::JudgeBackend<my_judge>);
+/// @endcode
+template <class Judge>
+concept JudgeBackend = requires(Judge& j, const judge_request& r) {
+  { j.ask(r) } -> std::same_as<expected<std::string, judge_error>>;
+};
+
+/// The "no backend configured" judge: every llm_structured evaluation yields `error`
+/// ("no judge backend") — fail closed.
+struct no_judge_backend {
+  expected<std::string, judge_error> ask(const judge_request&) const {
+    return unexpected(judge_error{judge_errc::unavailable, "no judge backend"});
+  }
+};
+
+static_assert(JudgeBackend<no_judge_backend>);
+
+/// @brief The user prompt sent to the judge: `<instruction>\n\n<action_output>\n<tail>\n
+/// </action_output>` with the output cut to its last 4000 characters.
+inline std::string build_judge_prompt(std::string_view instruction, std::string_view output) {
+  std::string_view tail = detail::utf8_suffix(output, judge_output_tail_chars);
+  std::string p;
+  p.reserve(instruction.size() + tail.size() + 40);
+  p += instruction;
+  p += "\n\n<action_output>\n";
+  p += tail;
+  p += "\n</action_output>";
+  return p;
+}
+
+/// Outcome of parsing a judge reply.
+struct judge_reply {
+  json object;        ///< the verdict object
+  std::string error;  ///< non-empty: the reply was unusable (and why)
+};
+
+namespace detail {
+
+// Finds the end (one past the matching `}`) of the object starting at `start`, skipping
+// braces inside strings. Returns npos when unbalanced.
+inline std::size_t match_object_end(std::string_view text, std::size_t start) noexcept {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = start; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}') {
+      if (depth == 0) return std::string_view::npos;
+      if (--depth == 0) return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+inline bool has_verdict(const json& j) {
+  if (!j.is_object()) return false;
+  auto it = j.find("verdict");
+  return it != j.end() && it->is_string();
+}
+
+inline void collect_candidates(std::string_view text, std::vector<json>& out, int depth);
+
+// Unwraps CLI envelopes (`{"result": "<json text>" | {...}}`, `{"structured_output": {...}}`)
+// into candidates.
+inline bool unwrap_envelope(const json& j, std::vector<json>& out, int depth) {
+  if (!j.is_object() || has_verdict(j) || depth > 3) return false;
+  for (const char* key : {"structured_output", "result"}) {
+    auto it = j.find(key);
+    if (it == j.end()) continue;
+    if (it->is_object()) {
+      if (has_verdict(*it)) {
+        out.push_back(*it);
+        return true;
+      }
+    } else if (it->is_string()) {
+      std::size_t before = out.size();
+      collect_candidates(it->get_ref<const std::string&>(), out, depth + 1);
+      if (out.size() != before) return true;
+    }
+  }
+  return false;
+}
+
+inline void collect_candidates(std::string_view text, std::vector<json>& out, int depth) {
+  std::string_view trimmed = trim_py(text);
+  if (trimmed.empty()) return;
+  if (trimmed.front() == '{') {
+    json whole = json::parse(trimmed.begin(), trimmed.end(), nullptr, false);
+    if (!whole.is_discarded() && whole.is_object()) {
+      if (unwrap_envelope(whole, out, depth)) return;
+      out.push_back(std::move(whole));
+      return;
+    }
+  }
+  std::size_t pos = 0;
+  while ((pos = text.find('{', pos)) != std::string_view::npos) {
+    std::size_t end = match_object_end(text, pos);
+    if (end == std::string_view::npos) {
+      ++pos;
+      continue;
+    }
+    json j = json::parse(text.begin() + static_cast<std::ptrdiff_t>(pos),
+                         text.begin() + static_cast<std::ptrdiff_t>(end), nullptr, false);
+    if (!j.is_discarded() && j.is_object()) {
+      if (!unwrap_envelope(j, out, depth)) out.push_back(std::move(j));
+      pos = end;
+    } else {
+      ++pos;
+    }
+  }
+}
+
+}  // namespace detail
+
+/// @brief Extracts the verdict object from a judge's raw reply, tolerantly: bare JSON, JSON in
+/// ``` fences, JSON after a preamble (string-aware brace matching), CLI envelopes
+/// (`{"result": ...}`). Fails closed: empty or garbage replies, objects without a string
+/// `verdict`, and several verdict objects that disagree all give an `error` text.
+inline judge_reply parse_judge_reply(std::string_view raw) {
+  judge_reply reply;
+  if (detail::trim_py(raw).empty()) {
+    reply.error = "empty judge reply";
+    return reply;
+  }
+  std::vector<json> candidates;
+  detail::collect_candidates(raw, candidates, 0);
+  const json* chosen = nullptr;
+  for (const auto& c : candidates) {
+    if (!detail::has_verdict(c)) continue;
+    if (!chosen) {
+      chosen = &c;
+      continue;
+    }
+    if (c["verdict"] != (*chosen)["verdict"]) {
+      reply.error = fmt::format("judge reply holds disagreeing verdicts (\"{}\" and \"{}\")",
+                                (*chosen)["verdict"].get<std::string>(),
+                                c["verdict"].get<std::string>());
+      return reply;
+    }
+  }
+  if (!chosen) {
+    reply.error = candidates.empty() ? "no JSON object in judge reply"
+                                     : "judge reply has no verdict";
+    return reply;
+  }
+  reply.object = *chosen;
+  return reply;
+}
+
+namespace detail {
+
+inline evaluation_result judge_error_result(std::string message, const char* flag,
+                                            std::string_view raw = {}) {
+  evaluation_result r;
+  r.verdict = "error";
+  r.details = json::object();
+  r.details["error"] = message;
+  r.details["reason"] = std::move(message);
+  if (flag) r.details[flag] = true;
+  if (!raw.empty()) r.details["raw_preview"] = std::string(utf8_prefix(raw, 300));
+  return r;
+}
+
+}  // namespace detail
+
+/// @brief Turns a judge's raw reply into a verdict: the reply's `verdict`, with
+/// `<verdict>_uncertain` when `uncertain_suffix` is set and `confidence < min_confidence`.
+/// Details `{"confidence", "confident", "reason", "raw"}`; unusable replies give `error` with
+/// `{"error", "reason", "raw_preview"}`. A missing confidence counts as 1.0.
+inline evaluation_result judge_verdict(std::string_view raw, double min_confidence,
+                                       bool uncertain_suffix) {
+  judge_reply reply = parse_judge_reply(raw);
+  if (!reply.error.empty())
+    return detail::judge_error_result("Failed to parse LLM response: " + reply.error,
+                                      "malformed", raw);
+  const json& obj = reply.object;
+  std::string verdict = obj["verdict"].get<std::string>();
+  if (verdict.empty())
+    return detail::judge_error_result("Failed to parse LLM response: empty verdict",
+                                      "malformed", raw);
+  double confidence = 1.0;
+  if (auto it = obj.find("confidence"); it != obj.end() && !it->is_null()) {
+    std::optional<double> c;
+    if (it->is_number()) c = it->get<double>();
+    else if (it->is_string()) c = detail::parse_number(it->get_ref<const std::string&>());
+    if (!c)
+      return detail::judge_error_result(
+          "Failed to parse LLM response: confidence is not a number", "malformed", raw);
+    confidence = *c;
+  }
+  const bool confident = confidence >= min_confidence;
+  if (uncertain_suffix && !confident) verdict += "_uncertain";
+  evaluation_result r;
+  r.verdict = std::move(verdict);
+  r.details = json::object();
+  r.details["confidence"] = confidence;
+  r.details["confident"] = confident;
+  auto reason = obj.find("reason");
+  r.details["reason"] = reason != obj.end() && !reason->is_null() ? *reason : json("");
+  r.details["raw"] = obj;
+  return r;
+}
+
+/// @brief Runs an llm_structured evaluation against `judge`: builds the prompt from
+/// `instruction` (default prompt when empty) and the tail of `output`, asks the backend and
+/// parses the reply. Every failure is the verdict `error` (fail closed): `llm.enabled: false`
+/// ("LLM evaluation disabled"), no backend ("no judge backend"), backend errors and timeouts
+/// ("LLM evaluation timeout", details `timeout: true`), malformed replies.
+template <JudgeBackend Judge>
+evaluation_result evaluate_llm_structured(Judge& judge, std::string_view output,
+                                          std::string_view instruction, const json* schema,
+                                          double min_confidence, bool uncertain_suffix,
+                                          const llm_config& llm) {
+  if (!llm.enabled) return detail::judge_error_result("LLM evaluation disabled", "disabled");
+  if (instruction.empty()) instruction = default_judge_prompt;
+  static const json default_schema = default_judge_schema();
+  const json& effective_schema = schema && !schema->is_null() ? *schema : default_schema;
+  std::string prompt = build_judge_prompt(instruction, output);
+  judge_request req;
+  req.prompt = prompt;
+  req.instruction = instruction;
+  req.output_tail = detail::utf8_suffix(output, judge_output_tail_chars);
+  req.schema = &effective_schema;
+  req.model = llm.model;
+  req.max_tokens = llm.max_tokens;
+  req.timeout = std::chrono::milliseconds(
+      static_cast<std::chrono::milliseconds::rep>(llm.timeout * 1000.0));
+  expected<std::string, judge_error> reply = judge.ask(req);
+  if (!reply) {
+    const judge_error& e = reply.error();
+    switch (e.kind) {
+      case judge_errc::timeout:
+        return detail::judge_error_result(
+            e.message.empty() ? std::string("LLM evaluation timeout")
+                              : "LLM evaluation timeout: " + e.message,
+            "timeout");
+      case judge_errc::unavailable:
+        return detail::judge_error_result(
+            e.message.empty() ? std::string("no judge backend") : e.message,
+            "missing_dependency");
+      case judge_errc::malformed:
+        return detail::judge_error_result("Failed to parse LLM response: " + e.message,
+                                          "malformed");
+      case judge_errc::failed:
+        break;
+    }
+    return detail::judge_error_result("judge backend error: " + e.message, "api_error");
+  }
+  return judge_verdict(*reply, min_confidence, uncertain_suffix);
+}
+
+LITTLE_LOOPS_NAMESPACE_END

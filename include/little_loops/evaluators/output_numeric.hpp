@@ -1,0 +1,99 @@
+// little_loops — output_numeric evaluator: parse the output as a number and compare
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/detail/numbers.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/results.hpp>
+#include <little_loops/schema.hpp>
+
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// `eq`, `ne`, ... as written in documents.
+inline constexpr std::string_view comparison_name(comparison_op op) noexcept {
+  switch (op) {
+    case comparison_op::eq: return "eq";
+    case comparison_op::ne: return "ne";
+    case comparison_op::lt: return "lt";
+    case comparison_op::le: return "le";
+    case comparison_op::gt: return "gt";
+    case comparison_op::ge: return "ge";
+  }
+  return "eq";
+}
+
+template <class T>
+inline constexpr bool compare_values(T v, comparison_op op, T t) noexcept {
+  switch (op) {
+    case comparison_op::eq: return v == t;
+    case comparison_op::ne: return v != t;
+    case comparison_op::lt: return v < t;
+    case comparison_op::le: return v <= t;
+    case comparison_op::gt: return v > t;
+    case comparison_op::ge: return v >= t;
+  }
+  return false;
+}
+
+// The first `n` code points of a UTF-8 string (Python's `s[:n]`).
+inline std::string_view utf8_prefix(std::string_view s, std::size_t n) noexcept {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      if (count == n) return s.substr(0, i);
+      ++count;
+    }
+  }
+  return s;
+}
+
+// The last `n` code points of a UTF-8 string (Python's `s[-n:]`).
+inline std::string_view utf8_suffix(std::string_view s, std::size_t n) noexcept {
+  if (n == 0) return s.substr(s.size());
+  std::size_t count = 0;
+  for (std::size_t i = s.size(); i-- > 0;) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      if (++count == n) return s.substr(i);
+    }
+  }
+  return s;
+}
+
+inline evaluation_result error_result(std::string message) {
+  evaluation_result r;
+  r.verdict = "error";
+  r.details = json::object();
+  r.details["error"] = std::move(message);
+  return r;
+}
+
+}  // namespace detail
+
+/// @brief Parses `output` as a number (Python float() grammar, surrounding whitespace allowed)
+/// and compares it with `target` (seed 000).
+///
+/// Verdict `success`/`failure` with details `{"value", "target", "operator"}`; `error` with
+/// `{"error": "Cannot parse as number: <first 100 chars>"}` when the output is not a number.
+inline evaluation_result evaluate_output_numeric(std::string_view output, comparison_op op,
+                                                 double target) {
+  auto value = detail::parse_number(output);
+  if (!value) {
+    std::string msg = "Cannot parse as number: ";
+    msg += detail::utf8_prefix(output, 100);
+    return detail::error_result(std::move(msg));
+  }
+  evaluation_result r;
+  r.verdict = detail::compare_values(*value, op, target) ? "success" : "failure";
+  r.details = json::object();
+  r.details["value"] = *value;
+  r.details["target"] = target;
+  r.details["operator"] = detail::comparison_name(op);
+  return r;
+}
+
+LITTLE_LOOPS_NAMESPACE_END

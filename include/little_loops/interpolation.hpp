@@ -1,0 +1,522 @@
+// little_loops — `${namespace.path}` templates: compiled once, rendered without parsing
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/detail/feedback.hpp>
+#include <little_loops/detail/json_path.hpp>
+#include <little_loops/detail/numbers.hpp>
+#include <little_loops/error.hpp>
+#include <little_loops/expected.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/results.hpp>
+#include <little_loops/schema.hpp>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// The namespaces a template variable can read (design §3.8).
+enum class template_namespace { context, captured, prev, result, state, loop, env };
+
+namespace detail {
+
+inline constexpr std::array<std::string_view, 7> namespace_names{
+    "context", "captured", "prev", "result", "state", "loop", "env"};
+inline constexpr std::array<std::string_view, 2> template_state_keys{"name", "iteration"};
+inline constexpr std::array<std::string_view, 4> template_loop_keys{"name", "started_at", "elapsed_ms",
+                                                           "elapsed"};
+inline constexpr std::array<std::string_view, 7> template_prev_keys{
+    "state", "output", "stderr", "exit_code", "verdict", "details", "evaluation"};
+inline constexpr std::array<std::string_view, 5> template_captured_keys{"output", "stderr", "exit_code",
+                                                               "duration_ms", "verdict"};
+inline constexpr std::array<std::string_view, 2> template_result_keys{"verdict", "details"};
+
+// Bash parameter-expansion operators that are never valid inside `${ns.path}`.
+inline constexpr std::array<std::string_view, 8> bash_operators{":-", ":+", ":=", ":?",
+                                                                "##", "%%", "[@]", "[*]"};
+
+template <std::size_t N>
+inline std::string join_names(const std::array<std::string_view, N>& names) {
+  std::string s;
+  for (auto n : names) {
+    if (!s.empty()) s += ", ";
+    s += n;
+  }
+  return s;
+}
+
+// One piece of a compiled template: literal text, or a variable reference.
+struct template_part {
+  bool is_variable = false;
+  std::string text;  // literal: the text to append; variable: `ns.path` as written
+  // --- variables only ---
+  template_namespace ns = template_namespace::context;
+  path_segments path;                        // segments after the namespace
+  std::string env_name;                      // env: the variable name
+  std::optional<std::string> default_value;  // `:default=VALUE`
+  bool optional = false;                     // `?`
+  bool shell = false;                        // `:shell`
+  std::size_t offset = 0;                    // position of `${` in the source
+  std::size_t length = 0;                    // length of `${...}` in the source
+};
+
+}  // namespace detail
+
+/// @brief A template parsed once: literal runs and variable references.
+///
+/// Build with compile_template(); render with render_to() as often as needed, without any
+/// parsing. Literal-only templates can skip rendering entirely: see is_literal()/literal().
+class compiled_template {
+ public:
+  compiled_template() = default;
+
+  /// The template text as written.
+  [[nodiscard]] const std::string& source() const noexcept { return source_; }
+  /// True when the template has no variables (its rendering is literal()).
+  [[nodiscard]] bool is_literal() const noexcept { return variables_ == 0; }
+  /// The rendered text of a literal-only template (`$${` already unescaped).
+  [[nodiscard]] std::string_view literal() const noexcept {
+    return parts_.empty() ? std::string_view{} : std::string_view{parts_.front().text};
+  }
+  /// Number of variable references.
+  [[nodiscard]] std::size_t variable_count() const noexcept { return variables_; }
+  /// The parsed parts (literal runs and variables), in order.
+  [[nodiscard]] const std::vector<detail::template_part>& parts() const noexcept {
+    return parts_;
+  }
+
+ private:
+  friend expected<compiled_template, error> compile_template(std::string_view text);
+  std::string source_;
+  std::vector<detail::template_part> parts_;
+  std::size_t variables_ = 0;
+};
+
+namespace detail {
+
+inline std::optional<template_namespace> parse_namespace(std::string_view s) noexcept {
+  for (std::size_t i = 0; i < namespace_names.size(); ++i)
+    if (namespace_names[i] == s) return static_cast<template_namespace>(i);
+  return std::nullopt;
+}
+
+inline bool ends_with(std::string_view s, std::string_view suffix) noexcept {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+template <std::size_t N>
+inline bool contains_name(const std::array<std::string_view, N>& names, std::string_view s) {
+  for (auto n : names)
+    if (n == s) return true;
+  return false;
+}
+
+inline error template_error(std::string_view source, std::string message) {
+  return error{errc::template_syntax,
+               fmt::format("invalid template \"{}\": {}", source, message)};
+}
+
+// Parses the inside of one `${...}` into `part`. Returns an error message on failure.
+inline std::optional<std::string> parse_variable(std::string_view expr, template_part& part) {
+  if (expr.empty()) return std::string("empty ${}");
+  std::string_view var = expr;
+  if (auto pos = expr.find(":default="); pos != std::string_view::npos) {
+    var = expr.substr(0, pos);
+    part.default_value = std::string(expr.substr(pos + 9));
+  }
+  for (auto op : bash_operators) {
+    if (var.find(op) != std::string_view::npos) {
+      return fmt::format("bash operator \"{}\" inside ${{{}}} is not supported; write "
+                         "$${{{}}} to pass a literal ${{...}} to the shell",
+                         op, expr, expr);
+    }
+  }
+  // Suffixes `?` and `:shell`, in either order.
+  for (int round = 0; round < 2; ++round) {
+    if (ends_with(var, "?") && !part.optional) {
+      part.optional = true;
+      var.remove_suffix(1);
+    } else if (ends_with(var, ":shell") && !part.shell) {
+      part.shell = true;
+      var.remove_suffix(6);
+    }
+  }
+  if (part.optional && part.default_value)
+    return fmt::format("ambiguous suffix in ${{{}}}: `?` and `:default=` are mutually exclusive",
+                       expr);
+  auto dot = var.find('.');
+  if (dot == std::string_view::npos) {
+    return fmt::format("invalid variable ${{{}}} (expected namespace.path); write $${{{}}} "
+                       "for a literal ${{...}}",
+                       expr, expr);
+  }
+  std::string_view ns_text = var.substr(0, dot);
+  std::string_view rest = var.substr(dot + 1);
+  auto ns = parse_namespace(ns_text);
+  if (!ns) {
+    return fmt::format("unknown namespace \"{}\" in ${{{}}} (known: {})", ns_text, expr,
+                       join_names(namespace_names));
+  }
+  part.ns = *ns;
+  part.text = std::string(var);
+  if (rest.empty()) return fmt::format("empty path in ${{{}}}", expr);
+  if (*ns == template_namespace::env) {
+    part.env_name = std::string(rest);
+    return std::nullopt;
+  }
+  part.path = parse_json_path(rest);
+  for (const auto& seg : part.path)
+    if (seg.key.empty()) return fmt::format("empty path segment in ${{{}}}", expr);
+  if (*ns == template_namespace::state) {
+    if (part.path.size() != 1 || !contains_name(template_state_keys, part.path[0].key))
+      return fmt::format("unknown state key \"{}\" in ${{{}}} (known: {})", rest, expr,
+                         join_names(template_state_keys));
+  } else if (*ns == template_namespace::loop) {
+    if (part.path.size() != 1 || !contains_name(template_loop_keys, part.path[0].key))
+      return fmt::format("unknown loop key \"{}\" in ${{{}}} (known: {})", rest, expr,
+                         join_names(template_loop_keys));
+  }
+  return std::nullopt;
+}
+
+}  // namespace detail
+
+/// @brief Parses `text` into a compiled_template.
+///
+/// Syntax: `${ns.path}` with suffixes `?` (empty when missing), `:shell` (POSIX single-quote
+/// escaping) and `:default=VALUE` (used when missing); `$${` renders a literal `${`.
+/// @return the template, or errc::template_syntax for an unterminated or empty `${`, an
+/// unknown namespace, an unknown `state.`/`loop.` key, a missing `namespace.` prefix or a bash
+/// operator inside `${...}` (the message suggests `$${...}`).
+inline expected<compiled_template, error> compile_template(std::string_view text) {
+  compiled_template t;
+  t.source_ = std::string(text);
+  std::string literal;
+  std::size_t i = 0;
+  auto flush = [&] {
+    if (!literal.empty()) {
+      detail::template_part p;
+      p.text = std::move(literal);
+      t.parts_.push_back(std::move(p));
+      literal.clear();
+    }
+  };
+  while (i < text.size()) {
+    char c = text[i];
+    if (c == '$' && text.compare(i, 3, "$${") == 0) {
+      literal += "${";
+      i += 3;
+      continue;
+    }
+    if (c == '$' && i + 1 < text.size() && text[i + 1] == '{') {
+      std::size_t close = text.find('}', i + 2);
+      if (close == std::string_view::npos)
+        return unexpected(detail::template_error(
+            text, fmt::format("unterminated ${{ at offset {}", i)));
+      detail::template_part part;
+      part.is_variable = true;
+      part.offset = i;
+      part.length = close + 1 - i;
+      if (auto msg = detail::parse_variable(text.substr(i + 2, close - i - 2), part))
+        return unexpected(detail::template_error(text, std::move(*msg)));
+      flush();
+      t.parts_.push_back(std::move(part));
+      ++t.variables_;
+      i = close + 1;
+      continue;
+    }
+    literal += c;
+    ++i;
+  }
+  flush();
+  return t;
+}
+
+namespace detail {
+
+// Appends the deterministic text form of a JSON value (design §3.8).
+template <class Json>
+inline void append_json_value(std::string& out, const Json& v) {
+  switch (v.type()) {
+    case nlohmann::json::value_t::string:
+      out += v.template get_ref<const std::string&>();
+      break;
+    case nlohmann::json::value_t::boolean:
+      out += v.template get<bool>() ? "true" : "false";
+      break;
+    case nlohmann::json::value_t::number_integer:
+      append_integer(out, v.template get<std::int64_t>());
+      break;
+    case nlohmann::json::value_t::number_unsigned:
+      append_integer(out, v.template get<std::uint64_t>());
+      break;
+    case nlohmann::json::value_t::number_float:
+      append_py_float(out, v.template get<double>());
+      break;
+    case nlohmann::json::value_t::null:
+    case nlohmann::json::value_t::discarded:
+      break;
+    default:
+      out += v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      break;
+  }
+}
+
+inline void append_shell_quoted(std::string& out, std::string_view s) {
+  out += '\'';
+  for (char c : s) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  out += '\'';
+}
+
+inline std::string available_keys(const json& obj) {
+  std::string s;
+  if (obj.is_object()) {
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      if (!s.empty()) s += ", ";
+      s += it.key();
+    }
+  } else if (obj.is_array()) {
+    if (!obj.empty()) s = fmt::format("indices 0..{}", obj.size() - 1);
+  }
+  return s.empty() ? std::string("none") : s;
+}
+
+template <std::size_t N>
+inline std::string available_names(const std::array<std::string_view, N>& names) {
+  return join_names(names);
+}
+
+// Resolves `part` and appends the value; returns an error message when missing.
+inline std::optional<std::string> resolve_walk(std::string& out, const json& root,
+                                               const path_segments& path, std::size_t first,
+                                               std::string_view where) {
+  auto r = lookup_json_path(root, path, first);
+  if (r.value) {
+    append_json_value(out, *r.value);
+    return std::nullopt;
+  }
+  return fmt::format("\"{}\" not found in {} (available: {})",
+                     join_path(path, r.failed_at + 1), where, available_keys(*r.parent));
+}
+
+inline json captured_as_json(const captured_record& c) {
+  json j = json::object();
+  j["output"] = c.output;
+  j["stderr"] = c.stderr_output;
+  j["exit_code"] = c.exit_code;
+  j["duration_ms"] = c.duration_ms;
+  j["verdict"] = c.verdict;
+  return j;
+}
+
+inline std::optional<std::string> leaf_error(const path_segments& path, std::size_t leaf,
+                                             std::string_view where, std::string_view kind) {
+  return fmt::format("\"{}\" not found in {} ({} is {})", join_path(path, path.size()), where,
+                     join_path(path, leaf + 1), kind);
+}
+
+// Appends a string field at path[leaf]; deeper segments cannot resolve.
+inline std::optional<std::string> append_leaf_string(std::string& out, const path_segments& path,
+                                                     std::size_t leaf, std::string_view value,
+                                                     std::string_view where) {
+  if (path.size() > leaf + 1) return leaf_error(path, leaf, where, "a string");
+  out += value;
+  return std::nullopt;
+}
+
+inline std::optional<std::string> append_leaf_int(std::string& out, const path_segments& path,
+                                                  std::size_t leaf, std::int64_t value,
+                                                  std::string_view where) {
+  if (path.size() > leaf + 1) return leaf_error(path, leaf, where, "a number");
+  append_integer(out, value);
+  return std::nullopt;
+}
+
+inline std::string format_elapsed(std::int64_t ms) {
+  if (ms < 1000) return fmt::format("{}ms", ms);
+  std::int64_t seconds = ms / 1000;
+  if (seconds < 60) return fmt::format("{}s", seconds);
+  std::int64_t minutes = seconds / 60;
+  std::int64_t rest = seconds % 60;
+  if (rest == 0) return fmt::format("{}m", minutes);
+  return fmt::format("{}m {}s", minutes, rest);
+}
+
+inline std::optional<std::string> resolve_part(std::string& out, const template_part& p,
+                                               const interpolation_context& ctx) {
+  const auto& path = p.path;
+  switch (p.ns) {
+    case template_namespace::context: {
+      if (!ctx.context) return std::string("no context available");
+      return resolve_walk(out, *ctx.context, path, 0, "context");
+    }
+    case template_namespace::captured: {
+      if (!ctx.captured || ctx.captured->empty())
+        return fmt::format("\"{}\" not found in captured (available: none)", path[0].key);
+      auto it = ctx.captured->find(path[0].key);
+      if (it == ctx.captured->end()) {
+        std::string names;
+        for (const auto& kv : *ctx.captured) {
+          if (!names.empty()) names += ", ";
+          names += kv.first;
+        }
+        return fmt::format("\"{}\" not found in captured (available: {})", path[0].key, names);
+      }
+      const captured_record& c = it->second;
+      if (path.size() == 1) {
+        append_json_value(out, captured_as_json(c));
+        return std::nullopt;
+      }
+      const std::string& field = path[1].key;
+      constexpr std::string_view where = "captured";
+      if (field == "output") return append_leaf_string(out, path, 1, c.output, where);
+      if (field == "stderr") return append_leaf_string(out, path, 1, c.stderr_output, where);
+      if (field == "verdict") return append_leaf_string(out, path, 1, c.verdict, where);
+      if (field == "exit_code") return append_leaf_int(out, path, 1, c.exit_code, where);
+      if (field == "duration_ms") return append_leaf_int(out, path, 1, c.duration_ms, where);
+      return fmt::format("\"{}\" not found in captured.{} (available: {})", field, path[0].key,
+                         available_names(template_captured_keys));
+    }
+    case template_namespace::prev: {
+      if (!ctx.prev) return std::string("no previous state result available");
+      const prev_record& pr = *ctx.prev;
+      const std::string& field = path[0].key;
+      if (field == "state") return append_leaf_string(out, path, 0, pr.state, "prev");
+      if (field == "output") return append_leaf_string(out, path, 0, pr.output, "prev");
+      if (field == "stderr") return append_leaf_string(out, path, 0, pr.stderr_output, "prev");
+      if (field == "verdict") return append_leaf_string(out, path, 0, pr.verdict, "prev");
+      if (field == "exit_code") return append_leaf_int(out, path, 0, pr.exit_code, "prev");
+      if (field == "details") return resolve_walk(out, pr.details, path, 1, "prev.details");
+      if (field == "evaluation") {
+        json rec = feedback_record(pr);
+        return resolve_walk(out, rec, path, 1, "prev.evaluation");
+      }
+      return fmt::format("\"{}\" not found in prev (available: {})", field,
+                         available_names(template_prev_keys));
+    }
+    case template_namespace::result: {
+      if (!ctx.result) return std::string("no evaluation result available");
+      const std::string& field = path[0].key;
+      if (field == "verdict") return append_leaf_string(out, path, 0, ctx.result->verdict, "result");
+      if (field == "details")
+        return resolve_walk(out, ctx.result->details, path, 1, "result.details");
+      return fmt::format("\"{}\" not found in result (available: {})", field,
+                         available_names(template_result_keys));
+    }
+    case template_namespace::state: {
+      if (path[0].key == "name") {
+        out += ctx.state_name;
+      } else {
+        append_integer(out, ctx.iteration);
+      }
+      return std::nullopt;
+    }
+    case template_namespace::loop: {
+      const std::string& k = path[0].key;
+      if (k == "name")
+        out += ctx.loop_name;
+      else if (k == "started_at")
+        out += ctx.started_at;
+      else if (k == "elapsed_ms")
+        append_integer(out, ctx.elapsed_ms);
+      else
+        out += format_elapsed(ctx.elapsed_ms);
+      return std::nullopt;
+    }
+    case template_namespace::env: {
+      if (ctx.env) {
+        auto v = ctx.env(p.env_name, ctx.env_user);
+        if (!v) return fmt::format("environment variable \"{}\" is not set", p.env_name);
+        out += *v;
+      } else {
+        const char* v = std::getenv(p.env_name.c_str());
+        if (!v) return fmt::format("environment variable \"{}\" is not set", p.env_name);
+        out += v;
+      }
+      return std::nullopt;
+    }
+  }
+  return std::string("unknown namespace");
+}
+
+}  // namespace detail
+
+/// @brief Renders `tpl` against `ctx`, appending to `out` (no parsing happens here).
+/// @return errc::missing_variable naming the template, the variable and the keys available
+/// where the lookup stopped, unless the variable has `?` or `:default=`. On error `out` keeps
+/// whatever was appended before the failing variable.
+inline expected<void, error> render_to(const compiled_template& tpl,
+                                       const interpolation_context& ctx, std::string& out) {
+  for (const auto& p : tpl.parts()) {
+    if (!p.is_variable) {
+      out += p.text;
+      continue;
+    }
+    const std::size_t start = out.size();
+    auto missing = detail::resolve_part(out, p, ctx);
+    if (missing) {
+      out.resize(start);
+      if (p.default_value) {
+        out += *p.default_value;
+      } else if (!p.optional) {
+        return unexpected(error{
+            errc::missing_variable,
+            fmt::format("cannot resolve ${{{}}} in template \"{}\": {}", p.text, tpl.source(),
+                        *missing)});
+      }
+    }
+    if (p.shell) {
+      std::string value = out.substr(start);
+      out.resize(start);
+      detail::append_shell_quoted(out, value);
+    }
+  }
+  return {};
+}
+
+/// @brief Renders `tpl` into a new string.
+inline expected<std::string, error> render(const compiled_template& tpl,
+                                           const interpolation_context& ctx) {
+  if (tpl.is_literal()) return std::string(tpl.literal());
+  std::string out;
+  auto r = render_to(tpl, ctx, out);
+  if (!r) return unexpected(std::move(r.error()));
+  return out;
+}
+
+/// @brief Compiles and renders `text` in one go (convenience; parses every call).
+inline expected<std::string, error> interpolate(std::string_view text,
+                                                const interpolation_context& ctx) {
+  auto tpl = compile_template(text);
+  if (!tpl) return unexpected(std::move(tpl.error()));
+  return render(*tpl, ctx);
+}
+
+/// True when `text` contains a `${` that is not the `$${` escape.
+inline bool has_template(std::string_view text) noexcept {
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] == '$' && text[i + 1] == '$' && i + 2 < text.size() && text[i + 2] == '{') {
+      i += 2;
+      continue;
+    }
+    if (text[i] == '$' && text[i + 1] == '{') return true;
+  }
+  return false;
+}
+
+LITTLE_LOOPS_NAMESPACE_END
