@@ -13,5 +13,11 @@
 #include <little_loops/results.hpp>
 #include <little_loops/interpolation.hpp>
 #include <little_loops/evaluators.hpp>
+#include <little_loops/events.hpp>
+#include <little_loops/concepts.hpp>
+#include <little_loops/snapshot.hpp>
+#include <little_loops/compiled_loop.hpp>
+#include <little_loops/executor.hpp>
+#include <little_loops/scripted_runner.hpp>
 
 #endif  // LITTLE_LOOPS_FSM_HPP

@@ -1,0 +1,271 @@
+// little_loops — compiled_loop: a validated loop with templates, evaluators and routes compiled once
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/error.hpp>
+#include <little_loops/evaluators.hpp>
+#include <little_loops/expected.hpp>
+#include <little_loops/interpolation.hpp>
+#include <little_loops/schema.hpp>
+#include <little_loops/snapshot.hpp>
+#include <little_loops/validation.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// A route target compiled at load time: a state index, `$current`, or a template rendered
+/// at run time (and then looked up by name).
+struct compiled_target {
+  /// What the target is.
+  enum class kind : unsigned char {
+    state,    ///< a known state: `index`
+    current,  ///< `$current`: re-enter the state being executed
+    dynamic,  ///< a `${...}` template: rendered and checked when taken
+  };
+  kind type = kind::state;
+  std::size_t index = 0;          ///< kind::state
+  compiled_template tmpl;         ///< kind::dynamic
+  std::string source;             ///< the target as written
+};
+
+/// One state with everything the executor needs per step precomputed.
+struct compiled_state {
+  std::string name;
+  const state_config* config = nullptr;      ///< points into compiled_loop::loop()
+  bool terminal = false;
+  bool failure = false;                      ///< terminal marked `failure: true`
+  std::optional<compiled_template> action;   ///< the action text, parsed
+  action_kind kind = action_kind::shell;     ///< effective action kind
+  std::optional<std::chrono::milliseconds> timeout;  ///< the state's `timeout:`
+  std::optional<compiled_evaluator> evaluator;        ///< set when `evaluate:` is present
+  std::string_view evaluator_name = "default";        ///< `evaluate` event `type`
+  std::optional<compiled_target> next;
+  std::vector<std::pair<std::string, compiled_target>> routes;  ///< route table, exact keys
+  std::optional<compiled_target> route_default;                 ///< `_`
+  std::optional<compiled_target> route_error;                   ///< `_error`
+  std::vector<std::pair<std::string, compiled_target>> on;      ///< `on_<verdict>`
+  std::optional<std::size_t> on_error;     ///< index into `on` of `on_error`
+  std::size_t maintain_target = 0;         ///< `on_maintain` or the initial state
+  std::optional<std::string> capture;      ///< `capture:` name
+  bool dynamic_targets = false;            ///< some target is a template
+
+  /// True when the action runs as an LLM prompt (prompt or slash command).
+  [[nodiscard]] bool is_prompt() const noexcept { return kind != action_kind::shell; }
+};
+
+/// @brief A loop compiled for execution: validated, every template and evaluator compiled,
+/// every static route target resolved to a state index. Immutable and shareable between
+/// executors (`std::shared_ptr<const compiled_loop>`), so many runs pay the cost once.
+class compiled_loop {
+ public:
+  compiled_loop(const compiled_loop&) = delete;
+  compiled_loop& operator=(const compiled_loop&) = delete;
+
+  /// @brief Validate and compile `loop`.
+  /// @return the compiled loop, or `errc::invalid_loop` (all validation diagnostics in
+  /// `details`), `errc::template_syntax`, `errc::unknown_state`, or an evaluator's compile
+  /// error, each with the path of the offending field.
+  static expected<std::shared_ptr<const compiled_loop>, error> compile(fsm_loop loop) {
+    diagnostics found = validate(loop);
+    if (has_errors(found)) {
+      std::string first;
+      for (const auto& d : found)
+        if (d.level == severity::error) {
+          first = to_string(d);
+          break;
+        }
+      return unexpected(error{errc::invalid_loop, "the loop is invalid: " + first, "",
+                              std::move(found)});
+    }
+    std::shared_ptr<compiled_loop> out(new compiled_loop(std::move(loop)));
+    if (auto r = out->build(); !r) return unexpected(r.error());
+    return std::shared_ptr<const compiled_loop>(std::move(out));
+  }
+
+  /// The loop definition this was compiled from.
+  [[nodiscard]] const fsm_loop& loop() const noexcept { return loop_; }
+  /// The compiled states, in document order.
+  [[nodiscard]] const std::vector<compiled_state>& states() const noexcept { return states_; }
+  /// The state at `index`.
+  [[nodiscard]] const compiled_state& state(std::size_t index) const noexcept {
+    return states_[index];
+  }
+  /// The index of the state called `name`, if any.
+  [[nodiscard]] std::optional<std::size_t> find(std::string_view name) const noexcept {
+    auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
+                               [](const auto& entry, std::string_view n) { return entry.first < n; });
+    if (it == by_name_.end() || it->first != name) return std::nullopt;
+    return it->second;
+  }
+  /// The index of the initial state.
+  [[nodiscard]] std::size_t initial() const noexcept { return initial_; }
+  /// The index of the `on_max_iterations` state, if the loop has one.
+  [[nodiscard]] std::optional<std::size_t> on_max_iterations() const noexcept {
+    return on_max_iterations_;
+  }
+  /// loop_digest() of the definition (computed once).
+  [[nodiscard]] const std::string& digest() const noexcept { return digest_; }
+
+ private:
+  explicit compiled_loop(fsm_loop loop) : loop_(std::move(loop)) {}
+
+  static error at(errc code, std::string path, std::string message) {
+    return error{code, std::move(message), std::move(path)};
+  }
+
+  expected<std::size_t, error> lookup(std::string_view name, const std::string& path) const {
+    if (auto i = find(name)) return *i;
+    return unexpected(at(errc::unknown_state, path, fmt::format("unknown state \"{}\"", name)));
+  }
+
+  expected<compiled_target, error> compile_target(const std::string& text, const std::string& path) {
+    compiled_target t;
+    t.source = text;
+    if (text == "$current") {
+      t.type = compiled_target::kind::current;
+      return t;
+    }
+    auto tpl = compile_template(text);
+    if (!tpl) {
+      error e = tpl.error();
+      e.path = path;
+      return unexpected(std::move(e));
+    }
+    if (tpl->is_literal()) {
+      auto idx = lookup(tpl->literal(), path);
+      if (!idx) return unexpected(idx.error());
+      t.index = *idx;
+      return t;
+    }
+    t.type = compiled_target::kind::dynamic;
+    t.tmpl = std::move(*tpl);
+    return t;
+  }
+
+  expected<void, error> build() {
+    states_.reserve(loop_.states.size());
+    by_name_.reserve(loop_.states.size());
+    for (const auto& [name, cfg] : loop_.states) {
+      compiled_state s;
+      s.name = name;
+      s.config = &cfg;
+      states_.push_back(std::move(s));
+    }
+    for (std::size_t i = 0; i < states_.size(); ++i) by_name_.emplace_back(states_[i].name, i);
+    std::sort(by_name_.begin(), by_name_.end());
+
+    auto init = lookup(loop_.initial, "initial");
+    if (!init) return unexpected(init.error());
+    initial_ = *init;
+    if (loop_.on_max_iterations) {
+      auto m = lookup(*loop_.on_max_iterations, "on_max_iterations");
+      if (!m) return unexpected(m.error());
+      on_max_iterations_ = *m;
+    }
+    digest_ = loop_digest(loop_);
+
+    for (auto& s : states_) {
+      const state_config& cfg = *s.config;
+      const std::string base = "states." + s.name;
+      s.terminal = cfg.terminal;
+      s.failure = cfg.failure;
+      s.capture = cfg.capture;
+      if (cfg.timeout)
+        s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*cfg.timeout * 1000.0));
+      if (cfg.action) {
+        auto tpl = compile_template(*cfg.action);
+        if (!tpl) {
+          error e = tpl.error();
+          e.path = base + ".action";
+          return unexpected(std::move(e));
+        }
+        s.action = std::move(*tpl);
+        if (cfg.action_type)
+          s.kind = *cfg.action_type;
+        else if (!cfg.action->empty() && cfg.action->front() == '/')
+          s.kind = action_kind::slash_command;
+      } else if (cfg.action_type) {
+        s.kind = *cfg.action_type;
+      }
+      if (cfg.evaluate) {
+        auto ev = compile_evaluator(*cfg.evaluate);
+        if (!ev) {
+          error e = ev.error();
+          if (e.path.empty()) e.path = base + ".evaluate";
+          else if (e.path.rfind("states.", 0) != 0) e.path = base + ".evaluate." + e.path;
+          return unexpected(std::move(e));
+        }
+        s.evaluator.emplace(std::move(*ev));
+        s.evaluator_name = to_string(cfg.evaluate->type);
+      }
+      auto add = [&](const std::string& text, const std::string& path)
+          -> expected<compiled_target, error> {
+        auto t = compile_target(text, path);
+        if (t && t->type == compiled_target::kind::dynamic) s.dynamic_targets = true;
+        return t;
+      };
+      if (cfg.next) {
+        auto t = add(*cfg.next, base + ".next");
+        if (!t) return unexpected(t.error());
+        s.next = std::move(*t);
+      }
+      if (cfg.route) {
+        for (const auto& [verdict, target] : cfg.route->routes) {
+          auto t = add(target, base + ".route." + verdict);
+          if (!t) return unexpected(t.error());
+          s.routes.emplace_back(verdict, std::move(*t));
+        }
+        if (cfg.route->default_target) {
+          auto t = add(*cfg.route->default_target, base + ".route._");
+          if (!t) return unexpected(t.error());
+          s.route_default = std::move(*t);
+        }
+        if (cfg.route->error_target) {
+          auto t = add(*cfg.route->error_target, base + ".route._error");
+          if (!t) return unexpected(t.error());
+          s.route_error = std::move(*t);
+        }
+      }
+      for (const auto& [verdict, target] : cfg.on) {
+        auto t = add(target, base + ".on_" + verdict);
+        if (!t) return unexpected(t.error());
+        if (verdict == "error") s.on_error = s.on.size();
+        s.on.emplace_back(verdict, std::move(*t));
+      }
+      s.maintain_target = initial_;
+      if (cfg.on_maintain) {
+        auto m = lookup(*cfg.on_maintain, base + ".on_maintain");
+        if (!m) return unexpected(m.error());
+        s.maintain_target = *m;
+      }
+    }
+    return {};
+  }
+
+  fsm_loop loop_;
+  std::vector<compiled_state> states_;
+  std::vector<std::pair<std::string_view, std::size_t>> by_name_;
+  std::size_t initial_ = 0;
+  std::optional<std::size_t> on_max_iterations_;
+  std::string digest_;
+};
+
+/// Validate and compile a loop (same as `compiled_loop::compile`).
+inline expected<std::shared_ptr<const compiled_loop>, error> compile_loop(fsm_loop loop) {
+  return compiled_loop::compile(std::move(loop));
+}
+
+LITTLE_LOOPS_NAMESPACE_END

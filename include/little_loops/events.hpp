@@ -1,0 +1,322 @@
+// little_loops — typed executor events, the loop_event variant, null_event_sink and to_json
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/json.hpp>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// Wall-clock time stamp of an event (UTC). Rendered as ISO 8601 with microseconds and an
+/// explicit `+00:00` offset, like Python's `datetime.now(UTC).isoformat()`.
+using event_time = std::chrono::system_clock::time_point;
+
+// Every event is a small aggregate whose string members are *views* into the executor's own
+// data: they are valid only during the `on_event` call. A sink that keeps events must copy
+// them (e.g. `to_json(event)`). Field names follow seed 002's JSON shape.
+
+/// `loop_start {loop}`: the run begins.
+struct loop_start_event {
+  static constexpr std::string_view name = "loop_start";
+  event_time ts;
+  std::string_view loop;
+};
+
+/// `loop_resume {loop, from_state, iteration}`: a run continues from a snapshot.
+struct loop_resume_event {
+  static constexpr std::string_view name = "loop_resume";
+  event_time ts;
+  std::string_view loop;
+  std::string_view from_state;
+  std::int64_t iteration = 0;
+};
+
+/// `state_enter {state, iteration}`: a state starts executing (iteration is 1-based).
+struct state_enter_event {
+  static constexpr std::string_view name = "state_enter";
+  event_time ts;
+  std::string_view state;
+  std::int64_t iteration = 0;
+};
+
+/// `action_start {action, is_prompt}`: the interpolated action is handed to the runner.
+struct action_start_event {
+  static constexpr std::string_view name = "action_start";
+  event_time ts;
+  std::string_view state;
+  std::string_view action;
+  bool is_prompt = false;
+};
+
+/// `action_complete {exit_code, duration_ms, output_preview, is_prompt[, timed_out, signal,
+/// cancelled]}`: the runner returned. `output_preview` is the output's last 2000 characters,
+/// whitespace-trimmed (null when the output is empty).
+struct action_complete_event {
+  static constexpr std::string_view name = "action_complete";
+  event_time ts;
+  std::string_view state;
+  int exit_code = 0;
+  std::int64_t duration_ms = 0;
+  std::string_view output;
+  bool is_prompt = false;
+  bool timed_out = false;
+  bool cancelled = false;
+  int signal = 0;
+};
+
+/// `evaluate {type, verdict, ...details}`: the verdict of a state. `type` is the evaluator
+/// type name, or `"default"` when the state has no `evaluate:` block.
+struct evaluate_event {
+  static constexpr std::string_view name = "evaluate";
+  event_time ts;
+  std::string_view state;
+  std::string_view type;
+  std::string_view verdict;
+  const json* details = nullptr;  ///< an object whose keys are merged into the JSON
+};
+
+/// `route {from, to[, reason]}`: a transition. `reason` is `"maintain"` for a maintain-mode
+/// restart and empty otherwise.
+struct route_event {
+  static constexpr std::string_view name = "route";
+  event_time ts;
+  std::string_view from;
+  std::string_view to;
+  std::string_view reason;
+};
+
+/// `max_iterations_summary {summary_state, iterations}`: the cap was hit and the loop's
+/// `on_max_iterations` state runs once.
+struct max_iterations_event {
+  static constexpr std::string_view name = "max_iterations_summary";
+  event_time ts;
+  std::string_view summary_state;
+  std::int64_t iterations = 0;
+};
+
+/// `handoff_detected {state, iteration, continuation}`: an action printed the handoff
+/// signal; the run pauses and returns a resumable snapshot.
+struct handoff_event {
+  static constexpr std::string_view name = "handoff_detected";
+  event_time ts;
+  std::string_view state;
+  std::int64_t iteration = 0;
+  std::string_view continuation;
+};
+
+/// `error {state, kind, message}`: something failed while executing a state. `kind` is one
+/// of `interpolation`, `action`, `evaluator`, `route`, `signal`. Whether the run ends depends
+/// on routing (design §3.4); the final outcome is in `loop_complete`.
+struct error_event {
+  static constexpr std::string_view name = "error";
+  event_time ts;
+  std::string_view state;
+  std::string_view kind;
+  std::string_view message;
+};
+
+/// `loop_complete {final_state, iterations, terminated_by}`: the run ended.
+struct loop_complete_event {
+  static constexpr std::string_view name = "loop_complete";
+  event_time ts;
+  std::string_view final_state;
+  std::int64_t iterations = 0;
+  std::string_view terminated_by;
+};
+
+/// Every event the executor emits. Sinks receive this variant.
+using loop_event = std::variant<loop_start_event, loop_resume_event, state_enter_event,
+                                action_start_event, action_complete_event, evaluate_event,
+                                route_event, max_iterations_event, handoff_event, error_event,
+                                loop_complete_event>;
+
+/// The name of an event (`"loop_start"`, `"route"`, …): the JSON `event` field.
+inline std::string_view event_name(const loop_event& e) noexcept {
+  return std::visit([](const auto& ev) noexcept { return std::decay_t<decltype(ev)>::name; }, e);
+}
+
+/// The time stamp of an event.
+inline event_time event_timestamp(const loop_event& e) noexcept {
+  return std::visit([](const auto& ev) noexcept { return ev.ts; }, e);
+}
+
+/// The EventSink that discards everything. The executor detects it and skips building
+/// events and reading the wall clock, so it costs nothing.
+struct null_event_sink {
+  void on_event(const loop_event&) noexcept {}
+};
+
+/// An EventSink that keeps the seed-002 JSON of every event, in order (tests, debugging,
+/// simple journals). Conversion failures (out of memory) drop the event.
+struct recording_event_sink {
+  std::vector<json> events;  ///< one `{"event", "ts", ...}` object per event
+
+  void on_event(const loop_event& e) noexcept;
+  /// The `event` names, in order.
+  [[nodiscard]] std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    out.reserve(events.size());
+    for (const auto& e : events) out.push_back(e.value("event", std::string{}));
+    return out;
+  }
+};
+
+/// `2026-11-22T05:06:21.123456+00:00` (UTC, microseconds).
+inline std::string format_timestamp(event_time t) {
+  using namespace std::chrono;
+  const auto us = floor<microseconds>(t);
+  const auto day = floor<days>(us);
+  const year_month_day ymd{day};
+  const hh_mm_ss<microseconds> hms{us - day};
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}+00:00",
+                     static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                     static_cast<unsigned>(ymd.day()), hms.hours().count(),
+                     hms.minutes().count(), hms.seconds().count(), hms.subseconds().count());
+}
+
+namespace detail {
+
+inline json event_header(std::string_view name, event_time ts) {
+  json j = json::object();
+  j["event"] = name;
+  j["ts"] = format_timestamp(ts);
+  return j;
+}
+
+// The last `max` characters of `s`, with surrounding whitespace removed.
+inline std::string_view output_tail(std::string_view s, std::size_t max = 2000) noexcept {
+  if (s.size() > max) s.remove_prefix(s.size() - max);
+  constexpr std::string_view ws = " \t\r\n\f\v";
+  const auto b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+}  // namespace detail
+
+/// Seed-002 JSON of one event: `{"event": name, "ts": ISO-8601, ...fields}`.
+inline json to_json(const loop_start_event& e) {
+  json j = detail::event_header(e.name, e.ts);
+  j["loop"] = e.loop;
+  return j;
+}
+
+/// @copydoc to_json(const loop_start_event&)
+inline json to_json(const loop_resume_event& e) {
+  json j = detail::event_header(e.name, e.ts);
+  j["loop"] = e.loop;
+  j["from_state"] = e.from_state;
+  j["iteration"] = e.iteration;
+  return j;
+}
+
+/// @copydoc to_json(const loop_start_event&)
+inline json to_json(const state_enter_event& e) {
+  json j = detail::event_header(e.name, e.ts);
+  j["state"] = e.state;
+  j["iteration"] = e.iteration;
+  return j;
+}
+
+/// @copydoc to_json(const loop_start_event&)
+inline json to_json(const action_start_event& e) {
+  json j = detail::event_header(e.name, e.ts);
+  j["action"] = e.action;
+  j["is_prompt"] = e.is_prompt;
+  return j;
+}
+
+/// @copydoc to_json(const loop_start_event&)
+inline json to_json(const action_complete_event& e) {
+  json j = detail::event_header(e.name, e.ts);
+  j["exit_code"] = e.exit_code;
+  j["duration_ms"] = e.duration_ms;
+  const auto preview = detail::output_tail(e.output);
+  if (preview.empty())
+    j["output_preview"] = nullptr;
+  else
+    j["output_preview"] = preview;
+  j["is_prompt"] = e.is_prompt;
+  if (e.timed_out) j["timed_out"] = true;
+  if (e.cancelled) j["cancelled"] = true;
+  if (e.signal != 0) j["signal"] = e.signal;
+  return j;
+}
+
+/// @copydoc to_json(const loop_start_event&)
+inline json to_json(const evaluate_event& e) {
+  json j = detail::event_header(e.name, e.ts);
+  j["type"] = e.type;
+  j["verdict"] = e.verdict;
+  if (e.details != nullptr && e.details->is_object())
+    for (auto it = e.details->begin(); it != e.details->end(); ++it) j[it.key()] = it.value();
+  return j;
+}
+
+/// @copydoc to_json(const loop_start_event&)
+inline json to_json(const route_event& e) {
+  json j = detail::event_header(e.name, e.ts);
+  j["from"] = e.from;
+  j["to"] = e.to;
+  if (!e.reason.empty()) j["reason"] = e.reason;
+  return j;
+}
+
+/// @copydoc to_json(const loop_start_event&)
+inline json to_json(const max_iterations_event& e) {
+  json j = detail::event_header(e.name, e.ts);
+  j["summary_state"] = e.summary_state;
+  j["iterations"] = e.iterations;
+  return j;
+}
+
+/// @copydoc to_json(const loop_start_event&)
+inline json to_json(const handoff_event& e) {
+  json j = detail::event_header(e.name, e.ts);
+  j["state"] = e.state;
+  j["iteration"] = e.iteration;
+  j["continuation"] = e.continuation;
+  return j;
+}
+
+/// @copydoc to_json(const loop_start_event&)
+inline json to_json(const error_event& e) {
+  json j = detail::event_header(e.name, e.ts);
+  j["state"] = e.state;
+  j["kind"] = e.kind;
+  j["error"] = e.message;
+  return j;
+}
+
+/// @copydoc to_json(const loop_start_event&)
+inline json to_json(const loop_complete_event& e) {
+  json j = detail::event_header(e.name, e.ts);
+  j["final_state"] = e.final_state;
+  j["iterations"] = e.iterations;
+  j["terminated_by"] = e.terminated_by;
+  return j;
+}
+
+/// Seed-002 JSON of any event: `{"event": name, "ts": ISO-8601, ...fields}`.
+inline json to_json(const loop_event& e) {
+  return std::visit([](const auto& ev) { return to_json(ev); }, e);
+}
+
+inline void recording_event_sink::on_event(const loop_event& e) noexcept {
+  try {
+    events.push_back(to_json(e));
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a sink must not throw
+  }
+}
+
+LITTLE_LOOPS_NAMESPACE_END

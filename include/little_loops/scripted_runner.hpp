@@ -1,0 +1,256 @@
+// little_loops — scripted_runner: an ActionRunner that replays scripted results (simulation, tests)
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/concepts.hpp>
+#include <little_loops/config.hpp>
+#include <little_loops/error.hpp>
+#include <little_loops/expected.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/results.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// One scripted outcome: either an action result or a runner error ("could not run").
+struct scripted_response {
+  action_result result;        ///< what the action "did"
+  std::optional<error> failure;  ///< set: the runner reports this error instead
+
+  scripted_response() = default;
+  scripted_response(action_result r) : result(std::move(r)) {}  // NOLINT: implicit on purpose
+  scripted_response(error e) : failure(std::move(e)) {}          // NOLINT: implicit on purpose
+
+  /// An action that exited with `exit_code` and printed `output`.
+  static scripted_response exit(int exit_code, std::string output = {},
+                                std::string stderr_output = {}) {
+    action_result r;
+    r.exit_code = exit_code;
+    r.output = std::move(output);
+    r.stderr_output = std::move(stderr_output);
+    return r;
+  }
+  /// An action stopped by its timeout (exit code 124, `timed_out`).
+  static scripted_response timeout(std::string output = {}) {
+    action_result r;
+    r.exit_code = 124;
+    r.timed_out = true;
+    r.output = std::move(output);
+    return r;
+  }
+};
+
+/// What a scripted_runner was asked to run (copied from the request).
+struct recorded_call {
+  std::string state;
+  std::string text;
+  action_kind kind = action_kind::shell;
+  std::optional<std::chrono::milliseconds> timeout;
+  bool had_deadline = false;
+
+  friend bool operator==(const recorded_call&, const recorded_call&) = default;
+};
+
+/// @brief An ActionRunner that replays scripted results; it never runs anything.
+///
+/// Lookup order for the k-th call (0-based) of the run:
+///  1. the call-index script (`by_index`), if it has an entry k;
+///  2. the script for the exact action text (`on_action`): the n-th call with that text gets
+///     the n-th entry, the last entry repeats;
+///  3. the default (`otherwise`; initially exit code 0 with empty output).
+///
+/// Every call is recorded (`calls()`, `last_action()`). A hook (`on_call`) may run first, e.g.
+/// to request a stop or advance a fake clock. `ll-loop simulate --responses FILE` maps onto
+/// `from_json`.
+///
+/// @code
+/// ll::scripted_runner runner;
+/// runner.on_action("pytest", {ll::scripted_response::exit(1), ll::scripted_response::exit(0)})
+///       .otherwise(ll::scripted_response::exit(0));
+/// @endcode
+class scripted_runner {
+ public:
+  /// Results by global call index (call k gets entry k; beyond the end the other rules apply).
+  scripted_runner& by_index(std::vector<scripted_response> responses) {
+    sequence_ = std::move(responses);
+    return *this;
+  }
+  /// Results for one exact (interpolated) action text; the last entry repeats.
+  scripted_runner& on_action(std::string text, std::vector<scripted_response> responses) {
+    per_action_[std::move(text)] = per_action_entry{std::move(responses), 0};
+    return *this;
+  }
+  /// Convenience: one result for an action text, returned for every call.
+  scripted_runner& on_action(std::string text, scripted_response response) {
+    return on_action(std::move(text), std::vector<scripted_response>{std::move(response)});
+  }
+  /// The result when no other rule applies.
+  scripted_runner& otherwise(scripted_response response) {
+    default_ = std::move(response);
+    return *this;
+  }
+  /// A hook called with each request before the scripted result is chosen.
+  scripted_runner& on_call(std::function<void(const action_request&)> hook) {
+    hook_ = std::move(hook);
+    return *this;
+  }
+  /// Whether calls are recorded (default true; turn off for benchmarks).
+  scripted_runner& record(bool on) {
+    record_ = on;
+    return *this;
+  }
+
+  /// The ActionRunner entry point.
+  expected<action_result, error> run(const action_request& request) {
+    if (hook_) hook_(request);
+    if (record_)
+      calls_.push_back(recorded_call{std::string(request.state), std::string(request.text),
+                                     request.kind, request.timeout,
+                                     request.deadline.has_value()});
+    const std::size_t index = call_count_++;
+    const scripted_response* chosen = &default_;
+    if (index < sequence_.size()) {
+      chosen = &sequence_[index];
+    } else if (auto it = per_action_.find(request.text); it != per_action_.end()) {
+      auto& entry = it->second;
+      if (!entry.responses.empty()) {
+        const std::size_t n = entry.next < entry.responses.size() ? entry.next
+                                                                  : entry.responses.size() - 1;
+        ++entry.next;
+        chosen = &entry.responses[n];
+      }
+    }
+    if (chosen->failure) return unexpected(*chosen->failure);
+    return chosen->result;
+  }
+
+  /// Every call so far, in order.
+  [[nodiscard]] const std::vector<recorded_call>& calls() const noexcept { return calls_; }
+  /// The number of calls so far (counted even when recording is off).
+  [[nodiscard]] std::size_t call_count() const noexcept { return call_count_; }
+  /// The text of the last call ("" before the first).
+  [[nodiscard]] std::string_view last_action() const noexcept {
+    return calls_.empty() ? std::string_view{} : std::string_view{calls_.back().text};
+  }
+  /// Forget the calls and restart every script from its first entry.
+  void reset() {
+    calls_.clear();
+    call_count_ = 0;
+    for (auto& [text, entry] : per_action_) entry.next = 0;
+  }
+
+  /// @brief Build a runner from JSON (the `--responses` file of `ll-loop simulate`).
+  ///
+  /// Shape: `{"sequence": [R...], "actions": {"<text>": R | [R...]}, "default": R}` where
+  /// `R = {"output": str, "stderr": str, "exit_code": int, "duration_ms": int,
+  /// "timed_out": bool, "signal": int, "error": str}` (all optional; `error` makes the runner
+  /// fail with that message). A bare integer R is an exit code. Unknown keys are errors.
+  static expected<scripted_runner, error> from_json(const json& doc) {
+    if (!doc.is_object())
+      return unexpected(error{errc::parse_error, "responses must be a JSON object"});
+    scripted_runner runner;
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
+      const std::string& key = it.key();
+      if (key == "sequence") {
+        if (!it.value().is_array())
+          return unexpected(error{errc::parse_error, "must be an array", "sequence"});
+        std::size_t i = 0;
+        for (const auto& item : it.value()) {
+          auto r = parse_response(item, "sequence." + std::to_string(i++));
+          if (!r) return unexpected(r.error());
+          runner.sequence_.push_back(std::move(*r));
+        }
+      } else if (key == "actions") {
+        if (!it.value().is_object())
+          return unexpected(error{errc::parse_error, "must be an object", "actions"});
+        for (auto a = it.value().begin(); a != it.value().end(); ++a) {
+          std::vector<scripted_response> list;
+          const std::string path = "actions." + a.key();
+          if (a.value().is_array()) {
+            std::size_t i = 0;
+            for (const auto& item : a.value()) {
+              auto r = parse_response(item, path + "." + std::to_string(i++));
+              if (!r) return unexpected(r.error());
+              list.push_back(std::move(*r));
+            }
+          } else {
+            auto r = parse_response(a.value(), path);
+            if (!r) return unexpected(r.error());
+            list.push_back(std::move(*r));
+          }
+          runner.on_action(a.key(), std::move(list));
+        }
+      } else if (key == "default") {
+        auto r = parse_response(it.value(), "default");
+        if (!r) return unexpected(r.error());
+        runner.default_ = std::move(*r);
+      } else {
+        return unexpected(error{errc::parse_error,
+                                "unknown key \"" + key + "\" (expected sequence, actions, default)",
+                                key});
+      }
+    }
+    return runner;
+  }
+
+ private:
+  struct per_action_entry {
+    std::vector<scripted_response> responses;
+    std::size_t next = 0;
+  };
+
+  static expected<scripted_response, error> parse_response(const json& j, const std::string& path) {
+    if (j.is_number_integer()) return scripted_response::exit(j.get<int>());
+    if (!j.is_object())
+      return unexpected(error{errc::parse_error, "must be an object or an exit code", path});
+    scripted_response out;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const std::string& k = it.key();
+      const json& v = it.value();
+      const std::string where = path + "." + k;
+      if (k == "output" || k == "stderr" || k == "error") {
+        if (!v.is_string()) return unexpected(error{errc::parse_error, "must be a string", where});
+        if (k == "output") out.result.output = v.get<std::string>();
+        else if (k == "stderr") out.result.stderr_output = v.get<std::string>();
+        else out.failure = error{errc::action_failed, v.get<std::string>()};
+      } else if (k == "exit_code" || k == "signal" || k == "duration_ms") {
+        if (!v.is_number_integer())
+          return unexpected(error{errc::parse_error, "must be an integer", where});
+        if (k == "exit_code") out.result.exit_code = v.get<int>();
+        else if (k == "signal") out.result.signal = v.get<int>();
+        else out.result.duration = std::chrono::milliseconds(v.get<std::int64_t>());
+      } else if (k == "timed_out") {
+        if (!v.is_boolean()) return unexpected(error{errc::parse_error, "must be a boolean", where});
+        out.result.timed_out = v.get<bool>();
+      } else {
+        return unexpected(error{errc::parse_error,
+                                "unknown key \"" + k +
+                                    "\" (expected output, stderr, exit_code, duration_ms, "
+                                    "timed_out, signal, error)",
+                                where});
+      }
+    }
+    return out;
+  }
+
+  std::vector<scripted_response> sequence_;
+  std::map<std::string, per_action_entry, std::less<>> per_action_;
+  scripted_response default_;
+  std::function<void(const action_request&)> hook_;
+  std::vector<recorded_call> calls_;
+  std::size_t call_count_ = 0;
+  bool record_ = true;
+};
+
+static_assert(ActionRunner<scripted_runner>);
+
+LITTLE_LOOPS_NAMESPACE_END

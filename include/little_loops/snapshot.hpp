@@ -1,0 +1,312 @@
+// little_loops — snapshot: the serialisable state of a run at a state boundary, and the loop digest
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/error.hpp>
+#include <little_loops/expected.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/results.hpp>
+#include <little_loops/schema.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// @brief Everything needed to continue a run later (design §3.13).
+///
+/// Taken at a state boundary (`fsm_executor::snapshot()`, or `execution_result::snapshot`
+/// when a run pauses), serialised with `to_json` / `snapshot_from_json`, and handed to
+/// `fsm_executor::resume`. `current_state` is the state that runs *next*: a completed action
+/// is never re-run. `digest` identifies the loop definition; resuming against a different loop
+/// is refused with `errc::snapshot_mismatch`.
+struct snapshot {
+  /// Version of the JSON layout (the `version` key).
+  static constexpr int format_version = 1;
+
+  std::string loop_name;                   ///< `loop`
+  std::string digest;                      ///< `digest`: loop_digest() of the loop
+  std::string current_state;               ///< `current_state`: the next state to run
+  std::int64_t iteration = 0;              ///< `iteration`: state executions so far
+  bool summary_executed = false;           ///< `summary_executed`: on_max_iterations ran
+  json context = json::object();           ///< `context`
+  captured_map captured;                   ///< `captured`
+  std::optional<prev_record> prev;         ///< `prev` (null before the first state ran)
+  ordered_map<std::string, double> convergence;  ///< `convergence`: state → previous value
+  std::int64_t elapsed_ms = 0;             ///< `elapsed_ms`: run time before the snapshot
+  std::string started_at;                  ///< `started_at`: ISO 8601 start of the first run
+
+  friend bool operator==(const snapshot&, const snapshot&) = default;
+};
+
+namespace detail {
+
+inline constexpr std::uint64_t fnv1a_offset = 14695981039346656037ULL;
+inline constexpr std::uint64_t fnv1a_prime = 1099511628211ULL;
+
+inline std::uint64_t fnv1a_64(std::string_view data) noexcept {
+  std::uint64_t h = fnv1a_offset;
+  for (const char c : data) {
+    h ^= static_cast<unsigned char>(c);
+    h *= fnv1a_prime;
+  }
+  return h;
+}
+
+inline json captured_record_to_json(const captured_record& r) {
+  json j = json::object();
+  j["output"] = r.output;
+  j["stderr"] = r.stderr_output;
+  j["exit_code"] = r.exit_code;
+  j["duration_ms"] = r.duration_ms;
+  j["verdict"] = r.verdict;
+  return j;
+}
+
+inline json captured_to_json(const captured_map& m) {
+  json j = json::object();
+  for (const auto& [name, rec] : m) j[name] = captured_record_to_json(rec);
+  return j;
+}
+
+inline json prev_record_to_json(const prev_record& p) {
+  json j = json::object();
+  j["state"] = p.state;
+  j["output"] = p.output;
+  j["stderr"] = p.stderr_output;
+  j["exit_code"] = p.exit_code;
+  j["verdict"] = p.verdict;
+  j["details"] = p.details;
+  return j;
+}
+
+inline error snapshot_error(std::string path, std::string message) {
+  return error{errc::invalid_snapshot, std::move(message), std::move(path)};
+}
+
+inline std::string_view snapshot_json_kind(const json& v) noexcept {
+  if (v.is_object()) return "an object";
+  if (v.is_array()) return "an array";
+  if (v.is_string()) return "a string";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  return "null";
+}
+
+// Strict field readers: the key must exist with the right type.
+inline expected<std::string, error> read_string(const json& obj, std::string_view key,
+                                                 const std::string& path) {
+  auto it = obj.find(key);
+  const std::string where = path.empty() ? std::string(key) : path + "." + std::string(key);
+  if (it == obj.end()) return unexpected(snapshot_error(where, "missing"));
+  if (!it->is_string())
+    return unexpected(
+        snapshot_error(where, fmt::format("must be a string, not {}", snapshot_json_kind(*it))));
+  return it->get<std::string>();
+}
+
+inline expected<std::int64_t, error> read_int(const json& obj, std::string_view key,
+                                               const std::string& path) {
+  auto it = obj.find(key);
+  const std::string where = path.empty() ? std::string(key) : path + "." + std::string(key);
+  if (it == obj.end()) return unexpected(snapshot_error(where, "missing"));
+  if (!it->is_number_integer())
+    return unexpected(
+        snapshot_error(where, fmt::format("must be an integer, not {}", snapshot_json_kind(*it))));
+  return it->get<std::int64_t>();
+}
+
+inline expected<int, error> read_int32(const json& obj, std::string_view key,
+                                       const std::string& path) {
+  auto v = read_int(obj, key, path);
+  if (!v) return unexpected(v.error());
+  if (*v < INT32_MIN || *v > INT32_MAX)
+    return unexpected(snapshot_error(path + "." + std::string(key), "out of range"));
+  return static_cast<int>(*v);
+}
+
+inline expected<void, error> check_keys(const json& obj, std::initializer_list<std::string_view> known,
+                                        const std::string& path) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool ok = false;
+    for (auto k : known) ok = ok || it.key() == k;
+    if (!ok) {
+      const std::string where = path.empty() ? it.key() : path + "." + it.key();
+      return unexpected(snapshot_error(where, fmt::format("unknown key \"{}\"", it.key())));
+    }
+  }
+  return {};
+}
+
+}  // namespace detail
+
+/// @brief A stable digest of a loop definition: FNV-1a 64 of the canonical JSON
+/// (`to_json(json&, const fsm_loop&)`, defaults omitted), as 16 lowercase hex digits.
+template <class Loop = fsm_loop>
+std::string loop_digest(const Loop& loop) {
+  json canonical;
+  to_json(canonical, loop);
+  return fmt::format("{:016x}",
+                     detail::fnv1a_64(canonical.dump(-1, ' ', false, json::error_handler_t::replace)));
+}
+
+/// The snapshot's JSON: `{"version", "loop", "digest", "current_state", "iteration",
+/// "summary_executed", "context", "captured", "prev", "convergence", "elapsed_ms",
+/// "started_at"}`.
+inline json to_json(const snapshot& s) {
+  json j = json::object();
+  j["version"] = snapshot::format_version;
+  j["loop"] = s.loop_name;
+  j["digest"] = s.digest;
+  j["current_state"] = s.current_state;
+  j["iteration"] = s.iteration;
+  j["summary_executed"] = s.summary_executed;
+  j["context"] = s.context;
+  j["captured"] = detail::captured_to_json(s.captured);
+  j["prev"] = s.prev ? detail::prev_record_to_json(*s.prev) : json(nullptr);
+  json conv = json::object();
+  for (const auto& [state, value] : s.convergence) conv[state] = value;
+  j["convergence"] = std::move(conv);
+  j["elapsed_ms"] = s.elapsed_ms;
+  j["started_at"] = s.started_at;
+  return j;
+}
+
+/// ADL hook so `json j = snap;` works.
+inline void to_json(json& j, const snapshot& s) { j = to_json(s); }
+
+/// @brief Read a snapshot strictly: every key required, no unknown keys, types checked.
+/// @return the snapshot, or `errc::invalid_snapshot` with the path of the offending field.
+inline expected<snapshot, error> snapshot_from_json(const json& j) {
+  using detail::snapshot_error;
+  if (!j.is_object())
+    return unexpected(snapshot_error("", "a snapshot must be a JSON object"));
+  if (auto k = detail::check_keys(j,
+                                  {"version", "loop", "digest", "current_state", "iteration",
+                                   "summary_executed", "context", "captured", "prev",
+                                   "convergence", "elapsed_ms", "started_at"},
+                                  "");
+      !k)
+    return unexpected(k.error());
+  auto version = detail::read_int(j, "version", "");
+  if (!version) return unexpected(version.error());
+  if (*version != snapshot::format_version)
+    return unexpected(snapshot_error(
+        "version", fmt::format("unsupported snapshot version {} (this library reads {})",
+                               *version, snapshot::format_version)));
+  snapshot s;
+  auto name = detail::read_string(j, "loop", "");
+  if (!name) return unexpected(name.error());
+  s.loop_name = std::move(*name);
+  auto digest = detail::read_string(j, "digest", "");
+  if (!digest) return unexpected(digest.error());
+  s.digest = std::move(*digest);
+  auto current = detail::read_string(j, "current_state", "");
+  if (!current) return unexpected(current.error());
+  s.current_state = std::move(*current);
+  auto iteration = detail::read_int(j, "iteration", "");
+  if (!iteration) return unexpected(iteration.error());
+  if (*iteration < 0) return unexpected(snapshot_error("iteration", "must not be negative"));
+  s.iteration = *iteration;
+  auto summary = j.find("summary_executed");
+  if (summary == j.end() || !summary->is_boolean())
+    return unexpected(snapshot_error("summary_executed", "must be a boolean"));
+  s.summary_executed = summary->get<bool>();
+  auto context = j.find("context");
+  if (context == j.end() || !context->is_object())
+    return unexpected(snapshot_error("context", "must be an object"));
+  s.context = *context;
+
+  auto captured = j.find("captured");
+  if (captured == j.end() || !captured->is_object())
+    return unexpected(snapshot_error("captured", "must be an object"));
+  for (auto it = captured->begin(); it != captured->end(); ++it) {
+    const std::string path = "captured." + it.key();
+    if (!it->is_object()) return unexpected(snapshot_error(path, "must be an object"));
+    if (auto k = detail::check_keys(*it, {"output", "stderr", "exit_code", "duration_ms", "verdict"},
+                                    path);
+        !k)
+      return unexpected(k.error());
+    captured_record rec;
+    auto out = detail::read_string(*it, "output", path);
+    if (!out) return unexpected(out.error());
+    rec.output = std::move(*out);
+    auto err = detail::read_string(*it, "stderr", path);
+    if (!err) return unexpected(err.error());
+    rec.stderr_output = std::move(*err);
+    auto code = detail::read_int32(*it, "exit_code", path);
+    if (!code) return unexpected(code.error());
+    rec.exit_code = *code;
+    auto dur = detail::read_int(*it, "duration_ms", path);
+    if (!dur) return unexpected(dur.error());
+    rec.duration_ms = *dur;
+    auto verdict = detail::read_string(*it, "verdict", path);
+    if (!verdict) return unexpected(verdict.error());
+    rec.verdict = std::move(*verdict);
+    s.captured[it.key()] = std::move(rec);
+  }
+
+  auto prev = j.find("prev");
+  if (prev == j.end()) return unexpected(snapshot_error("prev", "missing"));
+  if (!prev->is_null()) {
+    if (!prev->is_object()) return unexpected(snapshot_error("prev", "must be an object or null"));
+    if (auto k = detail::check_keys(
+            *prev, {"state", "output", "stderr", "exit_code", "verdict", "details"}, "prev");
+        !k)
+      return unexpected(k.error());
+    prev_record p;
+    auto st = detail::read_string(*prev, "state", "prev");
+    if (!st) return unexpected(st.error());
+    p.state = std::move(*st);
+    auto out = detail::read_string(*prev, "output", "prev");
+    if (!out) return unexpected(out.error());
+    p.output = std::move(*out);
+    auto err = detail::read_string(*prev, "stderr", "prev");
+    if (!err) return unexpected(err.error());
+    p.stderr_output = std::move(*err);
+    auto code = detail::read_int32(*prev, "exit_code", "prev");
+    if (!code) return unexpected(code.error());
+    p.exit_code = *code;
+    auto verdict = detail::read_string(*prev, "verdict", "prev");
+    if (!verdict) return unexpected(verdict.error());
+    p.verdict = std::move(*verdict);
+    auto details = prev->find("details");
+    if (details == prev->end() || !details->is_object())
+      return unexpected(snapshot_error("prev.details", "must be an object"));
+    p.details = *details;
+    s.prev = std::move(p);
+  }
+
+  auto conv = j.find("convergence");
+  if (conv == j.end() || !conv->is_object())
+    return unexpected(snapshot_error("convergence", "must be an object"));
+  for (auto it = conv->begin(); it != conv->end(); ++it) {
+    if (!it->is_number())
+      return unexpected(snapshot_error("convergence." + it.key(), "must be a number"));
+    s.convergence[it.key()] = it->get<double>();
+  }
+  auto elapsed = detail::read_int(j, "elapsed_ms", "");
+  if (!elapsed) return unexpected(elapsed.error());
+  if (*elapsed < 0) return unexpected(snapshot_error("elapsed_ms", "must not be negative"));
+  s.elapsed_ms = *elapsed;
+  auto started = detail::read_string(j, "started_at", "");
+  if (!started) return unexpected(started.error());
+  s.started_at = std::move(*started);
+  return s;
+}
+
+/// Parse snapshot text (`json::parse` without exceptions, then snapshot_from_json).
+inline expected<snapshot, error> snapshot_from_json_text(std::string_view text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded())
+    return unexpected(error{errc::parse_error, "snapshot text is not valid JSON"});
+  return snapshot_from_json(j);
+}
+
+LITTLE_LOOPS_NAMESPACE_END

@@ -1,0 +1,364 @@
+// little_loops — executor core: seed 002's test list and the basic data model
+// SPDX-License-Identifier: MIT
+#include "executor_test_support.hpp"
+
+using namespace executor_test;
+
+namespace {
+
+constexpr std::string_view check_fix_loop = R"({
+  "name": "test", "initial": "check",
+  "states": {
+    "check": {"action": "pytest", "on_success": "done", "on_failure": "fix"},
+    "fix":   {"action": "fix.sh", "next": "check"},
+    "done":  {"terminal": true}
+  }})";
+
+}  // namespace
+
+TEST_SUITE("executor") {
+  TEST_CASE("simple success path: check -> done on first success") {
+    ll::scripted_runner runner;
+    runner.on_action("pytest", exit_with(0));
+    auto ex = ll::make_executor(loop_from(R"({
+      "name": "test", "initial": "check",
+      "states": {"check": {"action": "pytest", "on_success": "done", "on_failure": "fix"},
+                 "fix": {"action": "fix.sh", "next": "check"},
+                 "done": {"terminal": true}}})"),
+                                runner);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.final_state == "done");
+    CHECK(r.iterations == 1);
+    CHECK(r.terminated_by == ll::termination::terminal);
+    CHECK(r.succeeded());
+    CHECK_FALSE(r.snapshot.has_value());
+    CHECK(runner.call_count() == 1);
+  }
+
+  TEST_CASE("fix retry loop: check -> fix -> check -> done") {
+    ll::scripted_runner runner;
+    runner.by_index({exit_with(1), exit_with(0), exit_with(0)});
+    ll::recording_event_sink sink;
+    auto ex = ll::make_executor(compiled(check_fix_loop), runner, ll::default_evaluator{}, sink);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.final_state == "done");
+    CHECK(r.iterations == 3);
+    CHECK(r.terminated_by == ll::termination::terminal);
+    REQUIRE(runner.calls().size() == 3);
+    CHECK(runner.calls()[0].text == "pytest");
+    CHECK(runner.calls()[1].text == "fix.sh");
+    CHECK(runner.calls()[2].text == "pytest");
+
+    // The full event sequence of seed 002 (a `next:` state emits no evaluate event).
+    CHECK(sink.names() == std::vector<std::string>{
+                              "loop_start",                                       //
+                              "state_enter", "action_start", "action_complete",   // check
+                              "evaluate", "route",                                //
+                              "state_enter", "action_start", "action_complete",   // fix
+                              "route",                                            //
+                              "state_enter", "action_start", "action_complete",   // check
+                              "evaluate", "route",                                //
+                              "loop_complete"});
+    const auto& ev = sink.events;
+    CHECK(ev[0]["loop"] == "test");
+    CHECK(ev[1]["state"] == "check");
+    CHECK(ev[1]["iteration"] == 1);
+    CHECK(ev[2]["action"] == "pytest");
+    CHECK(ev[3]["exit_code"] == 1);
+    CHECK(ev[4]["type"] == "default");
+    CHECK(ev[4]["verdict"] == "failure");
+    CHECK(ev[5]["from"] == "check");
+    CHECK(ev[5]["to"] == "fix");
+    CHECK(ev[9]["from"] == "fix");
+    CHECK(ev[9]["to"] == "check");
+    CHECK(ev[10]["iteration"] == 3);
+    CHECK(ev[13]["verdict"] == "success");
+    CHECK(ev.back()["final_state"] == "done");
+    CHECK(ev.back()["iterations"] == 3);
+    CHECK(ev.back()["terminated_by"] == "terminal");
+    for (const auto& e : ev) {
+      CHECK(e.begin().key() == "event");
+      CHECK(std::next(e.begin()).key() == "ts");
+    }
+  }
+
+  TEST_CASE("max_iterations respected") {
+    ll::scripted_runner runner;
+    runner.otherwise(exit_with(1));
+    auto ex = ll::make_executor(loop_from(R"({
+      "name": "test", "initial": "loop", "max_iterations": 3,
+      "states": {"loop": {"action": "fail.sh", "on_failure": "loop", "on_success": "done"},
+                 "done": {"terminal": true}}})"),
+                                runner);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.iterations == 3);
+    CHECK(r.terminated_by == ll::termination::max_iterations);
+    CHECK(r.final_state == "loop");
+    CHECK(runner.call_count() == 3);
+  }
+
+  TEST_CASE("variable interpolation: ${context.*} resolves in the action") {
+    ll::scripted_runner runner;
+    runner.on_action("mypy src/", exit_with(0));
+    auto ex = ll::make_executor(loop_from(R"({
+      "name": "test", "initial": "check", "context": {"target_dir": "src/"},
+      "states": {"check": {"action": "mypy ${context.target_dir}", "on_success": "done"},
+                 "done": {"terminal": true}}})"),
+                                runner);
+    REQUIRE(ex.has_value());
+    ex->run();
+    CHECK(runner.last_action() == "mypy src/");
+    CHECK(ex->result().terminated_by == ll::termination::terminal);
+  }
+
+  TEST_CASE("capture stores the action result, trailing CR/LF stripped") {
+    ll::scripted_runner runner;
+    ll::action_result r42;
+    r42.output = "42\r\n\n";
+    r42.stderr_output = "warn\n";
+    r42.duration = std::chrono::milliseconds(7);
+    runner.on_action("count.sh", r42);
+    auto ex = ll::make_executor(loop_from(R"({
+      "name": "test", "initial": "measure",
+      "states": {"measure": {"action": "count.sh", "capture": "errors", "next": "report"},
+                 "report": {"action": "echo ${captured.errors.output} ${captured.errors.verdict}",
+                            "next": "done"},
+                 "done": {"terminal": true}}})"),
+                                runner);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    REQUIRE(r.captured.count("errors") == 1);
+    const auto& c = r.captured.at("errors");
+    CHECK(c.output == "42");
+    CHECK(c.stderr_output == "warn\n");
+    CHECK(c.exit_code == 0);
+    CHECK(c.duration_ms == 7);
+    CHECK(c.verdict == "success");
+    CHECK(runner.last_action() == "echo 42 success");
+    const ll::json j = ll::to_json(r);
+    CHECK(j["captured"]["errors"]["output"] == "42");
+    CHECK(j["captured"]["errors"]["stderr"] == "warn\n");
+  }
+
+  TEST_CASE("events emitted for all lifecycle points") {
+    ll::scripted_runner runner;
+    ll::recording_event_sink sink;
+    auto ex = ll::make_executor(compiled(check_fix_loop), runner, ll::default_evaluator{}, sink);
+    REQUIRE(ex.has_value());
+    ex->run();
+    const auto n = sink.names();
+    for (const char* kind : {"loop_start", "state_enter", "action_start", "action_complete",
+                             "evaluate", "route", "loop_complete"})
+      CHECK(std::find(n.begin(), n.end(), kind) != n.end());
+  }
+
+  TEST_CASE("explicit evaluate config overrides the default") {
+    ll::scripted_runner runner;
+    runner.on_action("count", exit_with(3, "7\n"));
+    ll::recording_event_sink sink;
+    auto ex = ll::make_executor(loop_from(R"({
+      "name": "t", "initial": "count",
+      "states": {"count": {"action": "count",
+                           "evaluate": {"type": "output_numeric", "operator": "lt", "target": 10},
+                           "on_success": "done", "on_failure": "count"},
+                 "done": {"terminal": true}}})"),
+                                runner, ll::default_evaluator{}, sink);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.final_state == "done");
+    auto it = std::find_if(sink.events.begin(), sink.events.end(),
+                           [](const ll::json& e) { return e["event"] == "evaluate"; });
+    REQUIRE(it != sink.events.end());
+    CHECK((*it)["type"] == "output_numeric");
+    CHECK((*it)["verdict"] == "success");
+  }
+
+  TEST_CASE("slash commands are prompt actions and use the LLM default (no backend -> error)") {
+    ll::scripted_runner runner;
+    auto ex = ll::make_executor(loop_from(R"({
+      "name": "t", "initial": "ask",
+      "states": {"ask": {"action": "/ll:check", "on_success": "done", "on_error": "failed"},
+                 "done": {"terminal": true}, "failed": {"terminal": true, "failure": true}}})"),
+                                runner);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    REQUIRE(runner.calls().size() == 1);
+    CHECK(runner.calls()[0].kind == ll::action_kind::slash_command);
+    CHECK(r.final_state == "failed");
+    CHECK(r.terminated_by == ll::termination::terminal);
+    CHECK(r.failure);
+    CHECK_FALSE(r.succeeded());
+    CHECK(ll::to_json(r)["failure"] == true);
+  }
+
+  TEST_CASE("a state with neither action nor evaluate yields success and no evaluate event") {
+    ll::scripted_runner runner;
+    ll::recording_event_sink sink;
+    auto ex = ll::make_executor(loop_from(R"({
+      "name": "t", "initial": "hub",
+      "states": {"hub": {"on_success": "done", "on_failure": "hub"},
+                 "done": {"terminal": true}}})"),
+                                runner, ll::default_evaluator{}, sink);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.final_state == "done");
+    CHECK(r.iterations == 1);
+    CHECK(runner.call_count() == 0);
+    CHECK(sink.names() ==
+          std::vector<std::string>{"loop_start", "state_enter", "route", "loop_complete"});
+  }
+
+  TEST_CASE("prev is updated after every state, including next: states") {
+    ll::scripted_runner runner;
+    runner.on_action("first", exit_with(0, "one\n"));
+    runner.on_action("second", exit_with(0, "two"));
+    auto ex = ll::make_executor(loop_from(R"({
+      "name": "t", "initial": "a",
+      "states": {"a": {"action": "first", "next": "b"},
+                 "b": {"action": "second", "next": "c"},
+                 "c": {"action": "echo ${prev.state}:${prev.output}:${prev.verdict}", "next": "done"},
+                 "done": {"terminal": true}}})"),
+                                runner);
+    REQUIRE(ex.has_value());
+    ex->run();
+    CHECK(runner.last_action() == "echo b:two:success");
+    REQUIRE(ex->prev() != nullptr);
+    CHECK(ex->prev()->state == "c");
+  }
+
+  TEST_CASE("${prev.evaluation} hands the evaluator's feedback record to the next action") {
+    ll::scripted_runner runner;
+    runner.on_action("pytest", exit_with(1, "boom"));
+    auto ex = ll::make_executor(loop_from(R"({
+      "name": "t", "initial": "check", "max_iterations": 2,
+      "states": {"check": {"action": "pytest", "on_success": "done", "on_failure": "fix"},
+                 "fix": {"action": "fix ${prev.evaluation}", "next": "done"},
+                 "done": {"terminal": true}}})"),
+                                runner);
+    REQUIRE(ex.has_value());
+    ex->run();
+    REQUIRE(runner.calls().size() == 2);
+    const std::string& text = runner.calls()[1].text;
+    REQUIRE(text.rfind("fix ", 0) == 0);
+    const ll::json record = ll::json::parse(text.substr(4), nullptr, false);
+    REQUIRE_FALSE(record.is_discarded());
+    CHECK(record["success"] == false);
+    CHECK(record.contains("feedback"));
+    CHECK(record["scriptOutput"]["stdout"] == "boom");
+    CHECK(record["scriptOutput"]["exitCode"] == 1);
+  }
+
+  TEST_CASE("state, loop and result namespaces are visible") {
+    ll::scripted_runner runner;
+    ll::manual_clock clock;
+    ll::executor_options opts;
+    opts.clock = &clock;
+    auto ex = ll::make_executor(loop_from(R"({
+      "name": "demo", "initial": "a",
+      "states": {"a": {"action": "run ${state.name} ${state.iteration} ${loop.name} ${loop.started_at}",
+                       "next": "done"},
+                 "done": {"terminal": true}}})"),
+                                runner, ll::default_evaluator{}, ll::null_event_sink{}, opts);
+    REQUIRE(ex.has_value());
+    ex->run();
+    CHECK(runner.last_action() == "run a 1 demo 2026-01-01T00:00:00.000000+00:00");
+  }
+
+  TEST_CASE("step() advances one state at a time") {
+    ll::scripted_runner runner;
+    runner.by_index({exit_with(1), exit_with(0), exit_with(0)});
+    auto ex = ll::make_executor(compiled(check_fix_loop), runner);
+    REQUIRE(ex.has_value());
+    CHECK(ex->current_state() == "check");
+    CHECK(ex->step());
+    CHECK(ex->current_state() == "fix");
+    CHECK(ex->iteration() == 1);
+    CHECK(ex->step());
+    CHECK(ex->current_state() == "check");
+    CHECK(ex->step());
+    CHECK(ex->current_state() == "done");
+    CHECK_FALSE(ex->finished());
+    CHECK_FALSE(ex->step());  // reaching the terminal ends the run
+    CHECK(ex->finished());
+    CHECK(ex->result().terminated_by == ll::termination::terminal);
+    CHECK_FALSE(ex->step());
+  }
+
+  TEST_CASE("a compiled loop is shared between executors; reset() runs again") {
+    auto loop = compiled(check_fix_loop);
+    ll::scripted_runner a, b;
+    b.otherwise(exit_with(1));
+    auto ea = ll::make_executor(loop, a);
+    auto eb = ll::make_executor(loop, b);
+    REQUIRE(ea.has_value());
+    REQUIRE(eb.has_value());
+    CHECK(ea->run().terminated_by == ll::termination::terminal);
+    CHECK(eb->run().terminated_by == ll::termination::max_iterations);
+    CHECK(eb->result().iterations == 50);
+    ea->reset();
+    CHECK(ea->run().iterations == 1);
+    CHECK(a.call_count() == 2);
+  }
+
+  TEST_CASE("execution_result to_json") {
+    ll::scripted_runner runner;
+    auto ex = ll::make_executor(compiled(check_fix_loop), runner);
+    REQUIRE(ex.has_value());
+    const ll::json j = ll::to_json(ex->run());
+    CHECK(j["final_state"] == "done");
+    CHECK(j["iterations"] == 1);
+    CHECK(j["terminated_by"] == "terminal");
+    CHECK(j["failure"] == false);
+    CHECK(j["error"].is_null());
+    CHECK(j["captured"].is_object());
+    CHECK(j.contains("duration_ms"));
+    CHECK_FALSE(j.contains("snapshot"));
+  }
+
+  TEST_CASE("invalid loops are refused at construction with diagnostics") {
+    ll::fsm_loop loop;
+    loop.name = "bad";
+    loop.initial = "nowhere";
+    ll::scripted_runner runner;
+    auto ex = ll::make_executor(loop, runner);
+    REQUIRE_FALSE(ex.has_value());
+    CHECK(ex.error().code == ll::errc::invalid_loop);
+    CHECK_FALSE(ex.error().details.empty());
+  }
+
+  TEST_CASE("a malformed action template is refused at construction") {
+    ll::fsm_loop loop;
+    loop.name = "bad";
+    loop.initial = "a";
+    ll::state_config a;
+    a.action = "echo ${context.x";
+    a.next = "done";
+    ll::state_config done;
+    done.terminal = true;
+    loop.states["a"] = std::move(a);
+    loop.states["done"] = std::move(done);
+    auto c = ll::compile_loop(loop);
+    REQUIRE_FALSE(c.has_value());
+  }
+
+  TEST_CASE("runner and evaluator errors become the error verdict") {
+    ll::scripted_runner runner;
+    runner.on_action("broken", ll::scripted_response(ll::error{ll::errc::action_failed, "no shell"}));
+    ll::recording_event_sink sink;
+    auto ex = ll::make_executor(loop_from(R"({
+      "name": "t", "initial": "a",
+      "states": {"a": {"action": "broken", "on_success": "done", "on_error": "recover"},
+                 "recover": {"terminal": true}, "done": {"terminal": true}}})"),
+                                runner, ll::default_evaluator{}, sink);
+    REQUIRE(ex.has_value());
+    CHECK(ex->run().final_state == "recover");
+    auto it = std::find_if(sink.events.begin(), sink.events.end(),
+                           [](const ll::json& e) { return e["event"] == "error"; });
+    REQUIRE(it != sink.events.end());
+    CHECK((*it)["kind"] == "action");
+    CHECK((*it)["error"] == "no shell");
+  }
+}
