@@ -1,17 +1,393 @@
-// little_loops — tests: the deterministic evaluators (seed 000)
+// little_loops — tests: the deterministic evaluators (seed 000) and the default evaluator
 // SPDX-License-Identifier: MIT
 #include <little_loops/evaluators.hpp>
 
 #include <doctest/doctest.h>
 
+#include <string>
+
 namespace ll = little_loops;
 
+namespace {
+
+ll::evaluate_config cfg(ll::evaluator_type t) {
+  ll::evaluate_config c;
+  c.type = t;
+  return c;
+}
+
+struct runner {
+  ll::default_evaluator eval;
+  ll::action_result action;
+  ll::json context = ll::json::object();
+  ll::interpolation_context ctx;
+  std::optional<double> memory;
+
+  runner() { ctx.context = &context; }
+
+  ll::evaluation_result run(const ll::evaluate_config* c, std::string output, int exit_code = 0,
+                            ll::action_kind kind = ll::action_kind::shell) {
+    action.output = std::move(output);
+    action.exit_code = exit_code;
+    std::optional<ll::compiled_evaluator> compiled;
+    ll::evaluation_request req;
+    req.state = "s";
+    req.config = c;
+    if (c) {
+      auto ce = ll::compile_evaluator(*c);
+      REQUIRE(ce);
+      compiled = std::move(*ce);
+      req.compiled = &*compiled;
+    }
+    req.kind = kind;
+    req.action = &action;
+    req.context = &ctx;
+    req.convergence_memory = &memory;
+    auto r = eval.evaluate(req);
+    REQUIRE(r);
+    return *r;
+  }
+};
+
+}  // namespace
+
 TEST_SUITE("evaluators") {
-  TEST_CASE("exit code mapping") {
+  TEST_CASE("exit code mapping (seed)") {
     CHECK(ll::evaluate_exit_code(0).verdict == "success");
     CHECK(ll::evaluate_exit_code(1).verdict == "failure");
     CHECK(ll::evaluate_exit_code(2).verdict == "error");
     CHECK(ll::evaluate_exit_code(127).verdict == "error");
+    CHECK(ll::evaluate_exit_code(-1).verdict == "error");
     CHECK(ll::evaluate_exit_code(127).details == ll::json{{"exit_code", 127}});
+  }
+
+  TEST_CASE("output_numeric (seed)") {
+    auto r = ll::evaluate_output_numeric("3", ll::comparison_op::lt, 5);
+    CHECK(r.verdict == "success");
+    CHECK(r.details.dump() == R"({"value":3.0,"target":5.0,"operator":"lt"})");
+    auto e = ll::evaluate_output_numeric("not a number", ll::comparison_op::eq, 5);
+    CHECK(e.verdict == "error");
+    CHECK(e.details == ll::json{{"error", "Cannot parse as number: not a number"}});
+  }
+
+  TEST_CASE("output_numeric operators") {
+    using op = ll::comparison_op;
+    struct row { const char* out; op o; double t; const char* verdict; };
+    for (auto [out, o, t, v] : {row{"5", op::eq, 5, "success"}, row{"5", op::ne, 5, "failure"},
+                                row{"4", op::lt, 5, "success"}, row{"5", op::lt, 5, "failure"},
+                                row{"5", op::le, 5, "success"}, row{"6", op::le, 5, "failure"},
+                                row{"6", op::gt, 5, "success"}, row{"5", op::gt, 5, "failure"},
+                                row{"5", op::ge, 5, "success"}, row{"4", op::ge, 5, "failure"}}) {
+      CAPTURE(out);
+      CHECK(ll::evaluate_output_numeric(out, o, t).verdict == std::string(v));
+    }
+  }
+
+  TEST_CASE("numeric parsing: whitespace, signs, decimals, exponents") {
+    using ll::detail::parse_number;
+    CHECK(parse_number("  42\n") == 42.0);
+    CHECK(parse_number("\t-3.5 ") == -3.5);
+    CHECK(parse_number("+7") == 7.0);
+    CHECK(parse_number(".5") == 0.5);
+    CHECK(parse_number("5.") == 5.0);
+    CHECK(parse_number("1e3") == 1000.0);
+    CHECK(parse_number("1.5E-2") == 0.015);
+    CHECK(parse_number("-2e+2") == -200.0);
+    CHECK(parse_number("inf") == HUGE_VAL);
+    CHECK(parse_number("-Infinity") == -HUGE_VAL);
+    CHECK(std::isnan(*parse_number("nan")));
+    CHECK(parse_number("1e999") == HUGE_VAL);
+    for (const char* bad : {"", "   ", "1_000", "0x10", "1e", "e5", ".", "+", "1.2.3", "12abc",
+                            "1 2", "--1", "infinit", "١"}) {
+      CAPTURE(bad);
+      CHECK_FALSE(parse_number(bad).has_value());
+    }
+    CHECK(ll::evaluate_output_numeric("1_000", ll::comparison_op::eq, 1000).verdict == "error");
+    CHECK(ll::evaluate_output_numeric(" 2.5e1 \n", ll::comparison_op::eq, 25).verdict ==
+          "success");
+  }
+
+  TEST_CASE("output_numeric error text keeps the first 100 characters") {
+    std::string junk(150, 'x');
+    auto e = ll::evaluate_output_numeric(junk, ll::comparison_op::eq, 1);
+    CHECK(e.details["error"] == "Cannot parse as number: " + std::string(100, 'x'));
+  }
+
+  TEST_CASE("output_json (seed)") {
+    auto r = ll::evaluate_output_json(R"({"summary": {"failed": 0}})", ".summary.failed",
+                                      ll::comparison_op::eq, 0);
+    CHECK(r.verdict == "success");
+    CHECK(r.details.dump() == R"({"value":0,"path":".summary.failed","target":0,"operator":"eq"})");
+  }
+
+  TEST_CASE("output_json path forms") {
+    const char* doc = R"({"a": {"b": [{"c": 1}, {"c": 2}]}, "0": "zero", "list": [10, 20]})";
+    using op = ll::comparison_op;
+    CHECK(ll::evaluate_output_json(doc, ".a.b.1.c", op::eq, 2).verdict == "success");
+    CHECK(ll::evaluate_output_json(doc, ".a.b[1].c", op::eq, 2).verdict == "success");
+    CHECK(ll::evaluate_output_json(doc, "a.b.0.c", op::eq, 1).verdict == "success");
+    CHECK(ll::evaluate_output_json(doc, ".list[0]", op::eq, 10).verdict == "success");
+    CHECK(ll::evaluate_output_json(doc, ".0", op::eq, "zero").verdict == "success");
+    CHECK(ll::evaluate_output_json("[1,2]", ".1", op::eq, 2).verdict == "success");
+    CHECK(ll::evaluate_output_json("42", ".", op::eq, 42).verdict == "success");
+    CHECK(ll::evaluate_output_json("42", "", op::gt, 41).verdict == "success");
+    auto whole = ll::evaluate_output_json(R"({"x":1})", ".", op::eq, ll::json{{"x", 1}});
+    CHECK(whole.verdict == "success");
+    auto nf = ll::evaluate_output_json(doc, ".a.b.5.c", op::eq, 1);
+    CHECK(nf.verdict == "error");
+    CHECK(nf.details == ll::json{{"error", "Path not found: .a.b.5.c"}});
+    CHECK(ll::evaluate_output_json(doc, ".a.x", op::eq, 1).details["error"] ==
+          "Path not found: .a.x");
+    CHECK(ll::evaluate_output_json(doc, ".list.-1", op::eq, 20).verdict == "error");
+    CHECK(ll::evaluate_output_json(doc, ".a.b.c", op::eq, 1).verdict == "error");
+  }
+
+  TEST_CASE("output_json comparisons by type") {
+    using op = ll::comparison_op;
+    const char* doc = R"({"n": 5, "f": 2.5, "s": "ok", "b": true, "z": null, "l": [1, 2],
+                         "o": {"x": 1, "y": [true]}, "big": 18446744073709551615})";
+    CHECK(ll::evaluate_output_json(doc, ".n", op::lt, 6).verdict == "success");
+    CHECK(ll::evaluate_output_json(doc, ".n", op::ge, 6).verdict == "failure");
+    CHECK(ll::evaluate_output_json(doc, ".n", op::eq, 5.0).verdict == "success");
+    CHECK(ll::evaluate_output_json(doc, ".f", op::gt, 2).verdict == "success");
+    CHECK(ll::evaluate_output_json(doc, ".big", op::gt, 1).verdict == "success");
+    CHECK(ll::evaluate_output_json(doc, ".big", op::lt, -1).verdict == "failure");
+    CHECK(ll::evaluate_output_json(doc, ".s", op::eq, "ok").verdict == "success");
+    CHECK(ll::evaluate_output_json(doc, ".s", op::ne, "ok").verdict == "failure");
+    CHECK(ll::evaluate_output_json(doc, ".s", op::ne, "nope").verdict == "success");
+    // bool is an int in Python: True == 1, True > 0
+    CHECK(ll::evaluate_output_json(doc, ".b", op::eq, true).verdict == "success");
+    CHECK(ll::evaluate_output_json(doc, ".b", op::eq, 1).verdict == "success");
+    CHECK(ll::evaluate_output_json(doc, ".b", op::gt, 0).verdict == "success");
+    CHECK(ll::evaluate_output_json(doc, ".z", op::eq, nullptr).verdict == "success");
+    CHECK(ll::evaluate_output_json(doc, ".l", op::eq, ll::json::array({1, 2.0})).verdict ==
+          "success");
+    CHECK(ll::evaluate_output_json(doc, ".o", op::eq, ll::json::parse(R"({"y":[1],"x":1})"))
+              .verdict == "success");
+    // number vs string: not equal, and ordering is unsupported
+    CHECK(ll::evaluate_output_json(doc, ".n", op::eq, "5").verdict == "failure");
+    auto e = ll::evaluate_output_json(doc, ".s", op::lt, "z");
+    CHECK(e.verdict == "error");
+    CHECK(e.details == ll::json{{"error", "Operator lt not supported for non-numeric values"}});
+    auto s = ll::evaluate_output_json(doc, ".s", op::eq, "ok");
+    CHECK(s.details.dump() == R"({"value":"ok","path":".s","target":"ok"})");
+  }
+
+  TEST_CASE("output_json invalid input") {
+    auto e = ll::evaluate_output_json("not json", ".a", ll::comparison_op::eq, 1);
+    CHECK(e.verdict == "error");
+    CHECK(e.details["error"].get<std::string>().rfind("Invalid JSON: ", 0) == 0);
+    CHECK(ll::evaluate_output_json("", ".a", ll::comparison_op::eq, 1).verdict == "error");
+    CHECK(ll::evaluate_output_json("{\"a\":1} trailing", ".a", ll::comparison_op::eq, 1)
+              .verdict == "error");
+    std::string deep(100000, '[');
+    auto d = ll::evaluate_output_json(deep, ".", ll::comparison_op::eq, 1);
+    CHECK(d.verdict == "error");
+    CHECK(d.details["error"].get<std::string>().find("nesting") != std::string::npos);
+    std::string ok_deep = std::string(500, '[') + std::string(500, ']');
+    CHECK(ll::evaluate_output_json(ok_deep, ".0.0.0", ll::comparison_op::eq, 1).verdict ==
+          "error");
+  }
+
+  TEST_CASE("output_contains (seed)") {
+    auto r = ll::evaluate_output_contains("Error: 5 failures", R"(\d+ failures)");
+    CHECK(r.verdict == "success");
+    CHECK(r.details.dump() == R"({"matched":true,"pattern":"\\d+ failures","negate":false})");
+    CHECK(ll::evaluate_output_contains("All tests passed", "Error", true).verdict == "success");
+    CHECK(ll::evaluate_output_contains("Error here", "Error", true).verdict == "failure");
+    CHECK(ll::evaluate_output_contains("nothing", "Error").verdict == "failure");
+  }
+
+  TEST_CASE("output_contains matching modes") {
+    ll::pattern_matcher lit("tests passed");
+    CHECK(lit.match_mode() == ll::pattern_matcher::mode::literal);
+    CHECK(lit.search("all tests passed!"));
+    CHECK_FALSE(lit.search("all tests failed"));
+    ll::pattern_matcher re("^ok$");
+    CHECK(re.match_mode() == ll::pattern_matcher::mode::regex);
+    CHECK(re.search("ok"));
+    CHECK(re.search("ok\n"));  // Python: $ matches before a final newline
+    CHECK_FALSE(re.search("ok\nmore"));
+    ll::pattern_matcher bad("[unclosed");
+    CHECK(bad.match_mode() == ll::pattern_matcher::mode::substring_fallback);
+    CHECK_FALSE(bad.regex_error().empty());
+    CHECK(bad.search("x [unclosed y"));
+    CHECK_FALSE(bad.search("unclosed"));
+    CHECK(ll::evaluate_output_contains("a (b", "(b").verdict == "success");  // fallback
+    ll::pattern_matcher z(R"(done\Z)");
+    CHECK(z.match_mode() == ll::pattern_matcher::mode::regex);
+    CHECK(z.search("all done"));
+    CHECK_FALSE(z.search("done later"));
+    ll::pattern_matcher alt("PASS|OK");
+    CHECK(alt.search("status: OK"));
+    CHECK(ll::evaluate_output_contains("anything", "").verdict == "success");
+    CHECK(ll::evaluate_output_contains(std::string("a\0b", 3), std::string("\0b", 2)).verdict ==
+          "success");
+  }
+
+  TEST_CASE("convergence (seed)") {
+    CHECK(ll::evaluate_convergence(0, 5, 0).verdict == "target");
+    CHECK(ll::evaluate_convergence(3, 5, 0).verdict == "progress");
+    CHECK(ll::evaluate_convergence(5, 5, 0).verdict == "stall");
+    CHECK(ll::evaluate_convergence(8, 5, 10, 0, ll::convergence_direction::maximize).verdict ==
+          "progress");
+    CHECK(ll::evaluate_convergence(4, 5, 10, 0, ll::convergence_direction::maximize).verdict ==
+          "stall");
+    CHECK(ll::evaluate_convergence(7, 5, 0).verdict == "stall");
+  }
+
+  TEST_CASE("convergence details") {
+    CHECK(ll::evaluate_convergence(0, 5, 0).details.dump() ==
+          R"({"current":0.0,"target":0.0,"delta":0})");
+    CHECK(ll::evaluate_convergence(3, std::nullopt, 0).details.dump() ==
+          R"({"current":3.0,"previous":null,"target":0.0,"delta":null})");
+    CHECK(ll::evaluate_convergence(3, 5, 0).details.dump() ==
+          R"({"current":3.0,"previous":5.0,"target":0.0,"delta":-2.0,"direction":"minimize"})");
+    CHECK(ll::evaluate_convergence(0.5, 5, 0, 1).verdict == "target");
+    CHECK(ll::evaluate_convergence(1.5, 5, 0, 1).verdict == "progress");
+  }
+}
+
+TEST_SUITE("default evaluator") {
+  TEST_CASE("no evaluate: shell → exit_code, prompt → judge") {
+    runner r;
+    CHECK(r.run(nullptr, "", 0).verdict == "success");
+    CHECK(r.run(nullptr, "", 1).verdict == "failure");
+    CHECK(r.run(nullptr, "", 3).verdict == "error");
+    auto j = r.run(nullptr, "text", 0, ll::action_kind::prompt);
+    CHECK(j.verdict == "error");
+    CHECK(j.details["error"] == "no judge backend");
+    CHECK(r.run(nullptr, "text", 0, ll::action_kind::slash_command).details["error"] ==
+          "no judge backend");
+  }
+
+  TEST_CASE("no action and no evaluate → success") {
+    ll::default_evaluator e;
+    ll::evaluation_request req;
+    auto res = e.evaluate(req);
+    REQUIRE(res);
+    CHECK(res->verdict == "success");
+  }
+
+  TEST_CASE("abnormal actions are errors for every evaluator") {
+    runner r;
+    for (auto t : {ll::evaluator_type::exit_code, ll::evaluator_type::output_numeric,
+                   ll::evaluator_type::output_contains, ll::evaluator_type::convergence,
+                   ll::evaluator_type::output_json, ll::evaluator_type::llm_structured}) {
+      auto c = cfg(t);
+      c.pattern = "x";
+      c.target = 0;
+      r.action = {};
+      r.action.timed_out = true;
+      ll::evaluation_request req;
+      auto ce = ll::compile_evaluator(c);
+      REQUIRE(ce);
+      req.config = &c;
+      req.compiled = &*ce;
+      req.action = &r.action;
+      auto res = r.eval.evaluate(req);
+      REQUIRE(res);
+      CHECK(res->verdict == "error");
+      CHECK(res->details["timed_out"] == true);
+      CHECK(res->details["error"] == "action timed out");
+    }
+    ll::evaluation_request req;
+    r.action = {};
+    r.action.signal = 9;
+    r.action.exit_code = -9;
+    req.action = &r.action;
+    auto res = r.eval.evaluate(req);
+    CHECK(res->verdict == "error");
+    CHECK(res->details["error"] == "action killed by signal 9");
+    CHECK(res->details["signal"] == 9);
+    r.action = {};
+    r.action.cancelled = true;
+    res = r.eval.evaluate(req);
+    CHECK(res->details["error"] == "action cancelled");
+    r.action = {};
+    r.action.timed_out = r.action.idle_timeout = true;
+    res = r.eval.evaluate(req);
+    CHECK(res->details["idle_timeout"] == true);
+  }
+
+  TEST_CASE("templated fields") {
+    runner r;
+    r.context = {{"max", 5}, {"word", "PASS"}, {"path", ".result.count"}, {"tol", "0.5"},
+                 {"goal", 0}, {"alt", "{\"x\": 7}"}};
+    auto c = cfg(ll::evaluator_type::output_numeric);
+    c.op = ll::comparison_op::le;
+    c.target = "${context.max}";
+    CHECK(r.run(&c, "5").verdict == "success");
+    CHECK(r.run(&c, "6").verdict == "failure");
+    c.target = "${context.nope}";
+    auto e = r.run(&c, "6");
+    CHECK(e.verdict == "error");
+    CHECK(e.details["error"].get<std::string>().rfind("Cannot resolve target: ", 0) == 0);
+    c.target = "${context.word}";
+    CHECK(r.run(&c, "6").verdict == "error");
+
+    auto p = cfg(ll::evaluator_type::output_contains);
+    p.pattern = "${context.word}";
+    CHECK(r.run(&p, "result: PASS").verdict == "success");
+    CHECK(r.run(&p, "result: FAIL").verdict == "failure");
+    CHECK(r.run(&p, "result: PASS").details["pattern"] == "PASS");
+
+    auto j = cfg(ll::evaluator_type::output_json);
+    j.path = "${context.path}";
+    j.op = ll::comparison_op::eq;
+    j.target = "${context.max}";  // renders "5" → compared as a number
+    auto jr = r.run(&j, R"({"result": {"count": 5}})");
+    CHECK(jr.verdict == "success");
+    CHECK(jr.details["path"] == ".result.count");
+    j.target = "5";  // a literal string stays a string
+    CHECK(r.run(&j, R"({"result": {"count": 5}})").verdict == "failure");
+
+    auto s = cfg(ll::evaluator_type::output_json);
+    s.source = "${context.alt}";
+    s.path = ".x";
+    s.op = ll::comparison_op::eq;
+    s.target = 7;
+    CHECK(r.run(&s, "not json at all").verdict == "success");
+
+    auto cv = cfg(ll::evaluator_type::convergence);
+    cv.target = "${context.goal}";
+    cv.tolerance = "${context.tol}";
+    r.memory.reset();
+    CHECK(r.run(&cv, "0.4").verdict == "target");
+  }
+
+  TEST_CASE("convergence keeps its own memory") {
+    runner r;
+    auto c = cfg(ll::evaluator_type::convergence);
+    c.target = 0;
+    auto a = r.run(&c, "10");
+    CHECK(a.verdict == "progress");
+    CHECK(a.details["previous"].is_null());
+    CHECK(r.memory == 10.0);
+    auto b = r.run(&c, "7");
+    CHECK(b.verdict == "progress");
+    CHECK(b.details["previous"] == 10.0);
+    CHECK(r.run(&c, "7").verdict == "stall");
+    CHECK(r.run(&c, "9").verdict == "stall");
+    CHECK(r.run(&c, "0").verdict == "target");
+    auto bad = r.run(&c, "n/a");
+    CHECK(bad.verdict == "error");
+    CHECK(bad.details["error"] == "Cannot parse output as number: n/a");
+  }
+
+  TEST_CASE("convergence previous: template wins; unresolvable means no previous") {
+    runner r;
+    r.context = {{"last", "4"}};
+    auto c = cfg(ll::evaluator_type::convergence);
+    c.target = 10;
+    c.direction = ll::convergence_direction::maximize;
+    c.previous = "${context.last}";
+    r.memory = 100.0;
+    CHECK(r.run(&c, "5").verdict == "progress");
+    CHECK(r.run(&c, "3").verdict == "stall");
+    c.previous = "${prev.output}";  // no prev yet → no previous value
+    auto x = r.run(&c, "3");
+    CHECK(x.verdict == "progress");
+    CHECK(x.details["previous"].is_null());
   }
 }

@@ -4,6 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
+#include <string>
+
 namespace ll = little_loops;
 
 namespace {
@@ -14,16 +17,249 @@ std::string render_ok(std::string_view text, const ll::interpolation_context& ct
   return *r;
 }
 
+ll::error render_err(std::string_view text, const ll::interpolation_context& ctx) {
+  auto r = ll::interpolate(text, ctx);
+  REQUIRE_FALSE(r.has_value());
+  return r.error();
+}
+
+std::optional<std::string> fake_env(std::string_view name, void* user) {
+  auto* vars = static_cast<std::map<std::string, std::string>*>(user);
+  auto it = vars->find(std::string(name));
+  if (it == vars->end()) return std::nullopt;
+  return it->second;
+}
+
+struct fixture {
+  ll::json context = ll::json::parse(R"({
+    "name": "world", "n": 3, "pi": 3.5, "whole": 3.0, "big": 1e16, "small": 0.00001,
+    "yes": true, "no": false, "nothing": null,
+    "items": [{"name": "a"}, {"name": "b"}],
+    "obj": {"k": [1, 2], "s": "x"},
+    "quote": "it's"
+  })");
+  ll::captured_map captured;
+  ll::prev_record prev;
+  ll::evaluation_result result;
+  std::map<std::string, std::string> env{{"HOME_DIR", "/home/u"}};
+  ll::interpolation_context ctx;
+
+  fixture() {
+    ll::captured_record c;
+    c.output = "out text";
+    c.stderr_output = "err text";
+    c.exit_code = 2;
+    c.duration_ms = 15;
+    c.verdict = "failure";
+    captured["lint"] = c;
+    prev.state = "check";
+    prev.output = "5 failures";
+    prev.exit_code = 1;
+    prev.verdict = "failure";
+    prev.details = {{"exit_code", 1}};
+    result.verdict = "success";
+    result.details = {{"value", 3.0}, {"nested", {{"x", 1}}}};
+    ctx.context = &context;
+    ctx.captured = &captured;
+    ctx.prev = &prev;
+    ctx.result = &result;
+    ctx.state_name = "fix";
+    ctx.iteration = 4;
+    ctx.loop_name = "demo";
+    ctx.started_at = "2026-01-01T00:00:00Z";
+    ctx.elapsed_ms = 135000;
+    ctx.env = &fake_env;
+    ctx.env_user = &env;
+  }
+};
+
 }  // namespace
 
 TEST_SUITE("interpolation") {
-  TEST_CASE("basic namespaces") {
-    ll::json context = {{"name", "world"}, {"n", 3}};
-    ll::interpolation_context ctx;
-    ctx.context = &context;
-    ctx.state_name = "fix";
-    ctx.iteration = 2;
-    CHECK(render_ok("hello ${context.name} ${context.n} ${state.name}/${state.iteration}", ctx) ==
-          "hello world 3 fix/2");
+  TEST_CASE("namespaces") {
+    fixture f;
+    CHECK(render_ok("hello ${context.name}", f.ctx) == "hello world");
+    CHECK(render_ok("${state.name}#${state.iteration}", f.ctx) == "fix#4");
+    CHECK(render_ok("${loop.name} ${loop.started_at} ${loop.elapsed_ms} ${loop.elapsed}",
+                    f.ctx) == "demo 2026-01-01T00:00:00Z 135000 2m 15s");
+    CHECK(render_ok("${captured.lint.output}|${captured.lint.stderr}|${captured.lint.exit_code}"
+                    "|${captured.lint.duration_ms}|${captured.lint.verdict}",
+                    f.ctx) == "out text|err text|2|15|failure");
+    CHECK(render_ok("${prev.state} ${prev.output} ${prev.exit_code} ${prev.verdict}", f.ctx) ==
+          "check 5 failures 1 failure");
+    CHECK(render_ok("${prev.details.exit_code}", f.ctx) == "1");
+    CHECK(render_ok("${prev.details}", f.ctx) == R"({"exit_code":1})");
+    CHECK(render_ok("${result.verdict} ${result.details.value} ${result.details.nested.x}",
+                    f.ctx) == "success 3.0 1");
+    CHECK(render_ok("${env.HOME_DIR}", f.ctx) == "/home/u");
+    CHECK(render_ok("${prev.evaluation.success}", f.ctx) == "false");
+    CHECK(render_ok("${prev.evaluation.scriptOutput.exitCode}", f.ctx) == "1");
+  }
+
+  TEST_CASE("captured record as a whole renders as JSON") {
+    fixture f;
+    CHECK(render_ok("${captured.lint}", f.ctx) ==
+          R"({"output":"out text","stderr":"err text","exit_code":2,"duration_ms":15,"verdict":"failure"})");
+  }
+
+  TEST_CASE("loop.elapsed formats like the original") {
+    fixture f;
+    auto elapsed = [&](std::int64_t ms) {
+      f.ctx.elapsed_ms = ms;
+      return render_ok("${loop.elapsed}", f.ctx);
+    };
+    CHECK(elapsed(0) == "0ms");
+    CHECK(elapsed(500) == "500ms");
+    CHECK(elapsed(999) == "999ms");
+    CHECK(elapsed(1000) == "1s");
+    CHECK(elapsed(30500) == "30s");
+    CHECK(elapsed(120000) == "2m");
+    CHECK(elapsed(135000) == "2m 15s");
+    CHECK(elapsed(3725000) == "62m 5s");  // no hours unit, as in the original
+  }
+
+  TEST_CASE("value formatting") {
+    fixture f;
+    CHECK(render_ok("${context.n}", f.ctx) == "3");
+    CHECK(render_ok("${context.pi}", f.ctx) == "3.5");
+    CHECK(render_ok("${context.whole}", f.ctx) == "3.0");
+    CHECK(render_ok("${context.big}", f.ctx) == "1e+16");
+    CHECK(render_ok("${context.small}", f.ctx) == "1e-05");
+    CHECK(render_ok("${context.yes}/${context.no}", f.ctx) == "true/false");
+    CHECK(render_ok("[${context.nothing}]", f.ctx) == "[]");
+    CHECK(render_ok("${context.obj}", f.ctx) == R"({"k":[1,2],"s":"x"})");
+    CHECK(render_ok("${context.obj.k}", f.ctx) == "[1,2]");
+  }
+
+  TEST_CASE("python float repr") {
+    using ll::detail::py_float_string;
+    CHECK(py_float_string(0.0) == "0.0");
+    CHECK(py_float_string(-0.0) == "-0.0");
+    CHECK(py_float_string(1.0) == "1.0");
+    CHECK(py_float_string(0.1) == "0.1");
+    CHECK(py_float_string(1e15) == "1000000000000000.0");
+    CHECK(py_float_string(1e16) == "1e+16");
+    CHECK(py_float_string(1.5e16) == "1.5e+16");
+    CHECK(py_float_string(0.0001) == "0.0001");
+    CHECK(py_float_string(0.00015) == "0.00015");
+    CHECK(py_float_string(1.5e-7) == "1.5e-07");
+    CHECK(py_float_string(1e100) == "1e+100");
+    CHECK(py_float_string(123456.789) == "123456.789");
+    CHECK(py_float_string(-2.5) == "-2.5");
+  }
+
+  TEST_CASE("array indices in paths") {
+    fixture f;
+    CHECK(render_ok("${context.items.0.name}", f.ctx) == "a");
+    CHECK(render_ok("${context.items[1].name}", f.ctx) == "b");
+    CHECK(render_ok("${context.obj.k.1}", f.ctx) == "2");
+    auto e = render_err("${context.items.5.name}", f.ctx);
+    CHECK(e.code == ll::errc::missing_variable);
+    CHECK(e.message.find("indices 0..1") != std::string::npos);
+  }
+
+  TEST_CASE("escapes") {
+    fixture f;
+    CHECK(render_ok("$${context.name}", f.ctx) == "${context.name}");
+    CHECK(render_ok("echo $${HOME:-x}", f.ctx) == "echo ${HOME:-x}");
+    CHECK(render_ok("$$${context.name}", f.ctx) == "$${context.name}");
+    CHECK(render_ok("cost: $5 and $$ and $", f.ctx) == "cost: $5 and $$ and $");
+    CHECK(render_ok("${context.name}$${x}${context.n}", f.ctx) == "world${x}3");
+    auto t = ll::compile_template("a $${b} c");
+    REQUIRE(t);
+    CHECK(t->is_literal());
+    CHECK(t->literal() == "a ${b} c");
+    CHECK(t->source() == "a $${b} c");
+  }
+
+  TEST_CASE("malformed templates") {
+    for (const char* bad : {"echo ${context.x", "${", "a ${}", "${nonamespace}",
+                            "${foo.bar}", "${state.nope}", "${loop.nope}", "${context.}",
+                            "${context.a..b}", "${context.x?:default=1}"}) {
+      CAPTURE(bad);
+      auto t = ll::compile_template(bad);
+      REQUIRE_FALSE(t.has_value());
+      CHECK(t.error().code == ll::errc::template_syntax);
+      CHECK(t.error().message.find(bad) != std::string::npos);
+    }
+    auto t = ll::compile_template("${foo.bar}");
+    CHECK(t.error().message.find("unknown namespace \"foo\"") != std::string::npos);
+  }
+
+  TEST_CASE("bash operators are rejected with a $${ hint") {
+    for (const char* bad : {"${context.x:-fallback}", "${context.x:+set}", "${context.x##*/}",
+                            "${context.x%%.*}", "${context.arr[@]}"}) {
+      CAPTURE(bad);
+      auto t = ll::compile_template(bad);
+      REQUIRE_FALSE(t.has_value());
+      CHECK(t.error().message.find("$${") != std::string::npos);
+      CHECK(t.error().message.find("bash operator") != std::string::npos);
+    }
+    auto t = ll::compile_template("${HOME}");
+    REQUIRE_FALSE(t.has_value());
+    CHECK(t.error().message.find("$${HOME}") != std::string::npos);
+  }
+
+  TEST_CASE("missing values name template, variable and available keys") {
+    fixture f;
+    auto e = render_err("echo ${context.nme}", f.ctx);
+    CHECK(e.code == ll::errc::missing_variable);
+    CHECK(e.message.find("${context.nme}") != std::string::npos);
+    CHECK(e.message.find("echo ${context.nme}") != std::string::npos);
+    CHECK(e.message.find("available: name, n, pi") != std::string::npos);
+    auto e2 = render_err("${captured.nope.output}", f.ctx);
+    CHECK(e2.message.find("available: lint") != std::string::npos);
+    auto e3 = render_err("${captured.lint.nope}", f.ctx);
+    CHECK(e3.message.find("output, stderr, exit_code") != std::string::npos);
+    auto e4 = render_err("${prev.output.deeper}", f.ctx);
+    CHECK(e4.code == ll::errc::missing_variable);
+    auto e5 = render_err("${env.NOPE_NOT_SET}", f.ctx);
+    CHECK(e5.message.find("NOPE_NOT_SET") != std::string::npos);
+    ll::interpolation_context empty;
+    CHECK(render_err("${prev.output}", empty).message.find("no previous state") !=
+          std::string::npos);
+    CHECK(render_err("${result.verdict}", empty).message.find("no evaluation result") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("suffixes: ?, :default=, :shell") {
+    fixture f;
+    CHECK(render_ok("[${context.missing?}]", f.ctx) == "[]");
+    CHECK(render_ok("[${context.name?}]", f.ctx) == "[world]");
+    CHECK(render_ok("${context.missing:default=fallback value}", f.ctx) == "fallback value");
+    CHECK(render_ok("${context.name:default=x}", f.ctx) == "world");
+    CHECK(render_ok("${context.missing:default=}", f.ctx).empty());
+    CHECK(render_ok("${context.missing:default=a?b:-c}", f.ctx) == "a?b:-c");
+    CHECK(render_ok("${context.nothing:default=x}", f.ctx).empty());  // present null → ""
+    CHECK(render_ok("echo ${context.quote:shell}", f.ctx) == R"(echo 'it'\''s')");
+    CHECK(render_ok("echo ${context.name:shell}", f.ctx) == "echo 'world'");
+    CHECK(render_ok("${context.missing?:shell}", f.ctx) == "''");
+    CHECK(render_ok("${context.missing:shell?}", f.ctx) == "''");
+    CHECK(render_ok("${context.missing:shell:default=it's}", f.ctx) == R"('it'\''s')");
+    CHECK(render_ok("${prev.output:shell}", f.ctx) == "'5 failures'");
+    ll::interpolation_context empty;
+    CHECK(render_ok("[${prev.output?}]", empty) == "[]");
+    CHECK(render_ok("${env.NOT_SET_ANYWHERE_42:default=d}", empty) == "d");
+  }
+
+  TEST_CASE("render_to appends and reuses the compiled form") {
+    fixture f;
+    auto t = ll::compile_template("n=${context.n}, s=${state.name}");
+    REQUIRE(t);
+    CHECK_FALSE(t->is_literal());
+    CHECK(t->variable_count() == 2);
+    std::string out = "> ";
+    REQUIRE(ll::render_to(*t, f.ctx, out));
+    CHECK(out == "> n=3, s=fix");
+    f.ctx.state_name = "other";
+    out.clear();
+    REQUIRE(ll::render_to(*t, f.ctx, out));
+    CHECK(out == "n=3, s=other");
+  }
+
+  TEST_CASE("has_template") {
+    CHECK(ll::has_template("a ${b.c}"));
+    CHECK_FALSE(ll::has_template("a $${b.c}"));
+    CHECK_FALSE(ll::has_template("plain $ text"));
   }
 }
