@@ -186,7 +186,7 @@ TEST_SUITE("evaluators") {
     CHECK(d.details["error"].get<std::string>().find("nesting") != std::string::npos);
     std::string ok_deep = std::string(500, '[') + std::string(500, ']');
     CHECK(ll::evaluate_output_json(ok_deep, ".0.0.0", ll::comparison_op::eq, 1).verdict ==
-          "error");
+          "failure");
   }
 
   TEST_CASE("output_contains (seed)") {
