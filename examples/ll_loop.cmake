@@ -1,0 +1,15 @@
+# ll-loop: the reference command-line host (runs loops with the POSIX runner, loads YAML).
+if(UNIX AND TARGET little_loops::yaml)
+  little_loops_add_example(ll-loop
+    FILES
+      ll_loop/main.cpp
+      ll_loop/args.cpp
+      ll_loop/display.cpp
+      ll_loop/loading.cpp
+      ll_loop/runs.cpp
+      ll_loop/verbs_inspect.cpp
+      ll_loop/verbs_run.cpp
+      ll_loop/verbs_state.cpp
+    LIBS little_loops::posix little_loops::yaml)
+  target_include_directories(ll-loop PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/ll_loop")
+endif()

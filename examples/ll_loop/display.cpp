@@ -1,0 +1,202 @@
+// little_loops — ll-loop: terminal output (progress display, colours, messages, durations)
+// SPDX-License-Identifier: MIT
+#include "display.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <unistd.h>
+
+namespace ll_loop {
+
+style style::for_stream(std::FILE* stream) {
+  const char* no_color = std::getenv("NO_COLOR");
+  style s;
+  s.enabled = ::isatty(::fileno(stream)) == 1 && (no_color == nullptr || *no_color == '\0');
+  return s;
+}
+
+namespace {
+std::string wrap(bool on, std::string_view code, std::string_view s) {
+  if (!on) return std::string(s);
+  return fmt::format("\033[{}m{}\033[0m", code, s);
+}
+}  // namespace
+
+std::string style::bold(std::string_view s) const { return wrap(enabled, "1", s); }
+std::string style::dim(std::string_view s) const { return wrap(enabled, "2", s); }
+std::string style::green(std::string_view s) const { return wrap(enabled, "32", s); }
+std::string style::red(std::string_view s) const { return wrap(enabled, "31", s); }
+std::string style::yellow(std::string_view s) const { return wrap(enabled, "33", s); }
+std::string style::cyan(std::string_view s) const { return wrap(enabled, "36", s); }
+
+void say(std::string_view message) {
+  std::fwrite(message.data(), 1, message.size(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+void say_error(std::string_view message) {
+  const style s = style::for_stream(stderr);
+  std::string line = fmt::format("{} {}\n", s.red("error:"), message);
+  std::fflush(stdout);
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
+void say_warning(std::string_view message) {
+  const style s = style::for_stream(stderr);
+  std::string line = fmt::format("{} {}\n", s.yellow("warning:"), message);
+  std::fflush(stdout);
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
+std::string format_duration_summary(std::int64_t ms) {
+  const double seconds = static_cast<double>(ms) / 1000.0;
+  if (seconds < 60) return fmt::format("{:.1f}s", seconds);
+  const auto minutes = ms / 60000;
+  const double rest = static_cast<double>(ms % 60000) / 1000.0;
+  return fmt::format("{}m {:.0f}s", minutes, rest);
+}
+
+std::string format_duration_short(std::int64_t ms) {
+  if (ms < 1000) return fmt::format("{}ms", ms);
+  if (ms < 60000) return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000.0);
+  return fmt::format("{}m {}s", ms / 60000, (ms % 60000) / 1000);
+}
+
+std::string one_line(std::string_view text, std::size_t max) {
+  std::string out;
+  out.reserve(std::min(text.size(), max + 3));
+  bool space = false;
+  for (char c : text) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    if (c == ' ') {
+      if (space) continue;
+      space = true;
+    } else {
+      space = false;
+    }
+    out.push_back(c);
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  if (out.size() > max) {
+    // do not cut a UTF-8 sequence in half
+    std::size_t cut = max;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0U) == 0x80U) --cut;
+    out.resize(cut);
+    out += "...";
+  }
+  return out;
+}
+
+bool is_positive_verdict(std::string_view verdict) {
+  return verdict == "success" || verdict == "target" || verdict == "progress";
+}
+
+void progress_display::on_event(const ll::loop_event& event) noexcept {
+  try {
+    handle(event);
+    std::fflush(out_);
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a display failure must not stop the run
+  }
+}
+
+void progress_display::flush_pending_action() {
+  if (!action_pending_) return;
+  action_pending_ = false;
+  std::string line;
+  if (pending_abnormal_ || pending_exit_ != 0)
+    line = fmt::format("       {} {} ({})", style_.red("\u2717"),
+                       pending_note_.empty() ? fmt::format("exit {}", pending_exit_)
+                                             : pending_note_,
+                       format_duration_short(pending_ms_));
+  else
+    line = fmt::format("       {} done ({})", style_.green("\u2713"),
+                       format_duration_short(pending_ms_));
+  fmt::print(out_, "{}\n", line);
+}
+
+void progress_display::handle(const ll::loop_event& event) {
+  const bool continues_line = std::holds_alternative<ll::action_start_event>(event);
+  if (line_open_ && !continues_line) {
+    std::fputc('\n', out_);
+    line_open_ = false;
+  }
+  std::visit(
+      [&](const auto& e) {
+        using E = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<E, ll::loop_resume_event>) {
+          fmt::print(out_, "Resuming {} at {} (iteration {})\n", style_.bold(e.loop),
+                     style_.cyan(e.from_state), e.iteration);
+        } else if constexpr (std::is_same_v<E, ll::state_enter_event>) {
+          action_pending_ = false;
+          fmt::print(out_, "{} {}",
+                     style_.dim(fmt::format("[{}/{}]", e.iteration, max_iterations_)),
+                     style_.bold(style_.cyan(e.state)));
+          line_open_ = true;
+        } else if constexpr (std::is_same_v<E, ll::action_start_event>) {
+          fmt::print(out_, "{}\u2192 {}{}\n", line_open_ ? " " : "       ",
+                     e.is_prompt ? "(prompt) " : "", one_line(e.action, 70));
+          line_open_ = false;
+        } else if constexpr (std::is_same_v<E, ll::action_complete_event>) {
+          action_pending_ = true;
+          pending_exit_ = e.exit_code;
+          pending_ms_ = e.duration_ms;
+          pending_abnormal_ = e.timed_out || e.cancelled || e.signal != 0;
+          pending_note_.clear();
+          if (e.timed_out) pending_note_ = "timed out";
+          else if (e.cancelled) pending_note_ = "cancelled";
+          else if (e.signal != 0) pending_note_ = fmt::format("killed by signal {}", e.signal);
+        } else if constexpr (std::is_same_v<E, ll::evaluate_event>) {
+          const bool had_action = action_pending_;
+          action_pending_ = false;
+          const bool ok = is_positive_verdict(e.verdict);
+          std::string mark = ok ? style_.green("\u2713") : style_.red("\u2717");
+          std::string extra;
+          if (e.details != nullptr && e.details->is_object()) {
+            if (auto c = e.details->find("confidence"); c != e.details->end() && c->is_number())
+              extra += fmt::format(", confidence {:.2f}", c->template get<double>());
+          }
+          if (had_action && !pending_note_.empty()) extra += ", " + pending_note_;
+          if (!ok && e.details != nullptr && e.details->is_object()) {
+            for (const char* key : {"error", "reason"}) {
+              auto r = e.details->find(key);
+              if (r != e.details->end() && r->is_string() && !r->template get<std::string>().empty()) {
+                extra += ": " + one_line(r->template get<std::string>(), 120);
+                break;
+              }
+            }
+          }
+          if (had_action)
+            fmt::print(out_, "       {} {} ({}{})\n", mark, e.verdict,
+                       format_duration_short(pending_ms_), extra);
+          else if (!extra.empty())
+            fmt::print(out_, "       {} {} ({})\n", mark, e.verdict, extra.substr(2));
+          else
+            fmt::print(out_, "       {} {}\n", mark, e.verdict);
+        } else if constexpr (std::is_same_v<E, ll::route_event>) {
+          flush_pending_action();
+          if (e.reason.empty())
+            fmt::print(out_, "       {} {}\n", style_.dim("\u2192"), e.to);
+          else
+            fmt::print(out_, "       {} {} ({})\n", style_.dim("\u2192"), e.to, e.reason);
+        } else if constexpr (std::is_same_v<E, ll::error_event>) {
+          fmt::print(out_, "       {} {}\n", style_.yellow("!"),
+                     one_line(fmt::format("{} error: {}", e.kind, e.message), 200));
+        } else if constexpr (std::is_same_v<E, ll::handoff_event>) {
+          flush_pending_action();
+          fmt::print(out_, "       {} context handoff: {}\n", style_.yellow("\u21bb"),
+                     one_line(e.continuation, 200));
+        } else if constexpr (std::is_same_v<E, ll::max_iterations_event>) {
+          fmt::print(out_, "{} max iterations ({}) reached, running {}\n", style_.yellow("!"),
+                     e.iterations, e.summary_state);
+        } else if constexpr (std::is_same_v<E, ll::loop_complete_event>) {
+          flush_pending_action();
+        }
+      },
+      event);
+}
+
+}  // namespace ll_loop

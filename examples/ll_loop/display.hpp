@@ -1,0 +1,75 @@
+// little_loops — ll-loop: terminal output (progress display, colours, messages, durations)
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/events.hpp>
+#include <little_loops/json.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace ll_loop {
+
+namespace ll = little_loops;
+
+/// ANSI styling that is active only on a terminal with NO_COLOR unset or empty.
+struct style {
+  bool enabled = false;
+
+  /// Colour decision for a stream: isatty(fd) and NO_COLOR unset/empty.
+  static style for_stream(std::FILE* stream);
+
+  [[nodiscard]] std::string bold(std::string_view s) const;
+  [[nodiscard]] std::string dim(std::string_view s) const;
+  [[nodiscard]] std::string green(std::string_view s) const;
+  [[nodiscard]] std::string red(std::string_view s) const;
+  [[nodiscard]] std::string yellow(std::string_view s) const;
+  [[nodiscard]] std::string cyan(std::string_view s) const;
+};
+
+/// Messages in the Python original's wording: success/info on stdout, errors on stderr.
+void say(std::string_view message);
+void say_error(std::string_view message);
+void say_warning(std::string_view message);
+
+/// `0.4s`, `12.0s`, `3m 5s` (the Python original's run summary format).
+std::string format_duration_summary(std::int64_t ms);
+/// `12ms`, `1.5s`, `2m 3s`: short form for per-action durations.
+std::string format_duration_short(std::int64_t ms);
+/// One display line: newlines → spaces, cut to `max` characters with "..." appended.
+std::string one_line(std::string_view text, std::size_t max);
+/// True for verdicts shown with ✓ (success, target, progress).
+bool is_positive_verdict(std::string_view verdict);
+
+/// @brief The live progress display of `ll-loop run` / `resume` / `simulate` (an EventSink).
+///
+/// ```
+/// [1/6] check → grep -qx 'mode=ready' demo.conf
+///        ✗ failure (3ms)
+///        → fix
+/// ```
+class progress_display {
+ public:
+  progress_display(std::FILE* out, style s, std::int64_t max_iterations)
+      : out_(out), style_(s), max_iterations_(max_iterations) {}
+
+  void on_event(const ll::loop_event& event) noexcept;
+
+ private:
+  void handle(const ll::loop_event& event);
+  void flush_pending_action();
+
+  std::FILE* out_;
+  style style_;
+  std::int64_t max_iterations_;
+  bool line_open_ = false;        // "[i/N] state" printed, waiting for " → action"
+  bool action_pending_ = false;   // action_complete seen, no verdict line printed yet
+  int pending_exit_ = 0;
+  std::int64_t pending_ms_ = 0;
+  bool pending_abnormal_ = false;
+  std::string pending_note_;
+};
+
+}  // namespace ll_loop

@@ -1,0 +1,80 @@
+// little_loops — ll-loop: finding, reading, compiling and validating loop files
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/error.hpp>
+#include <little_loops/expected.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/schema.hpp>
+#include <little_loops/yaml_loader.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ll_loop {
+
+namespace ll = little_loops;
+namespace fs = std::filesystem;
+
+/// Where a loop named on the command line lives: the path itself when it exists, else
+/// `.loops/<name>.yaml`, `.loops/<name>.yml`, `.loops/<name>.json` (relative to the cwd).
+/// `tried` receives every candidate looked at.
+std::optional<fs::path> resolve_loop_path(std::string_view name_or_path,
+                                          std::vector<std::string>* tried = nullptr);
+
+/// Reads a YAML or JSON document (`.yaml`/`.yml` YAML, `.json` JSON, else by content).
+/// Errors carry the file and, for syntax errors, line and column; positions of every value go
+/// to `*map` when given.
+ll::expected<ll::json, ll::error> read_document(const fs::path& path,
+                                                ll::yaml_source_map* map = nullptr);
+
+/// True when the document is a paradigm spec (`paradigm:` other than `fsm`).
+bool is_paradigm_document(const ll::json& doc);
+
+/// A loop ready to run: parsed (or compiled from a paradigm) and validated.
+struct loaded_loop {
+  ll::fsm_loop loop;
+  fs::path path;                ///< absolute path of the file
+  ll::json document;            ///< the document as read
+  std::string paradigm;         ///< "" for a hand-written loop
+  ll::diagnostics diagnostics;  ///< validation findings (warnings when the load succeeded)
+  ll::yaml_source_map positions;  ///< file:line:col of every value (for messages)
+
+  /// `file:line:col: warning: path: message` for a finding of this loop.
+  [[nodiscard]] std::string describe(const ll::diagnostic& d) const {
+    return ll::format_diagnostic(d, &positions);
+  }
+};
+
+/// Why a load failed: the message for the user, and every diagnostic.
+struct load_failure {
+  enum class kind { not_found, unreadable, invalid } what = kind::invalid;
+  std::string message;
+  ll::diagnostics diagnostics;
+  std::vector<std::string> lines;  ///< each diagnostic with its file:line:col
+  fs::path path;
+};
+
+/// Resolves, reads, compiles (paradigms) and validates a loop. `context_overrides` are
+/// merged into the loop's context before validation (so templates see them).
+ll::expected<loaded_loop, load_failure> load_loop(std::string_view name_or_path,
+                                                  const ll::json& context_overrides = {});
+
+/// Loads a loop from an already resolved path.
+ll::expected<loaded_loop, load_failure> load_loop_file(const fs::path& path,
+                                                       const ll::json& context_overrides = {});
+
+/// Prints a load failure the way every verb reports it (stderr).
+void report_load_failure(const load_failure& failure, std::string_view shown_name);
+
+/// Parses `K=V` words into a JSON object (values stay strings; `K` may be dotted to set
+/// nested keys). Error: the offending word.
+ll::expected<ll::json, std::string> parse_context_overrides(const std::vector<std::string>& kvs);
+
+/// The loop document back as YAML text (block style, key order kept).
+std::string to_yaml_text(const ll::json& doc);
+
+}  // namespace ll_loop

@@ -1,0 +1,209 @@
+// little_loops — ll-loop: the command-line host that runs loops for real
+// SPDX-License-Identifier: MIT
+//
+//   ll-loop run LOOP [--context K=V]... [--max-iterations N] [--no-llm] [--quiet] [--json]
+//   ll-loop validate | compile | show | simulate | resume | status | history | stop ...
+//   ll-loop LOOP ...            (shorthand for `ll-loop run LOOP ...`)
+//
+// Every verb has `--help`. See examples/loops/ for loops to try.
+#include "args.hpp"
+#include "display.hpp"
+#include "verbs.hpp"
+
+#include <little_loops/version.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace ll_loop {
+namespace {
+
+struct verb_entry {
+  verb_spec spec;
+  int (*fn)(const parsed_args&);
+};
+
+const std::vector<verb_entry>& verbs() {
+  static const std::vector<verb_entry> table = {
+      {{"run",
+        "Run a loop with real processes and a live progress display.",
+        {"LOOP"},
+        {{"context", 0, "K=V", "set context variable K (repeatable; overrides the file)", true, {}},
+         {"max-iterations", 'n', "N", "override the iteration limit", false, {}},
+         {"no-llm", 0, "", "disable LLM evaluation (llm_structured yields error)", false, {}},
+         {"quiet", 'q', "", "no progress output", false, {}},
+         {"json", 0, "", "print the result as JSON (no progress output)", false, {}},
+         {"journal-dir", 0, "DIR", "where runs are journaled (default .loops/.running)", false, {}},
+         {"prompt-command", 0, "CMD", "command for prompt actions (default: claude "
+                                      "--dangerously-skip-permissions -p)", false, {}},
+         {"judge-command", 0, "CMD", "command for the LLM judge, prompt on stdin (default: "
+                                     "claude -p)", false, {}},
+         {"output-limit", 0, "BYTES", "cap on captured output per stream (default 16 MiB)",
+          false, {}}},
+        "LOOP is a file path, or a NAME found as .loops/NAME.yaml, .yml or .json.\n"
+        "Paradigm files (goal, convergence, invariants, imperative) are compiled first.\n"
+        "Ctrl-C stops gracefully: the running action's process group is killed and the run\n"
+        "is journaled as interrupted; `ll-loop resume NAME` continues it.\n"
+        "Exit status: 0 success terminal, 2 failure terminal, 1 otherwise."},
+       verb_run},
+      {{"resume",
+        "Resume an interrupted (or handed-off) run from its journal.",
+        {"NAME"},
+        {{"quiet", 'q', "", "no progress output", false, {}},
+         {"json", 0, "", "print the result as JSON", false, {}},
+         {"journal-dir", 0, "DIR", "journal directory (default .loops/.running)", false, {}},
+         {"prompt-command", 0, "CMD", "command for prompt actions", false, {}},
+         {"judge-command", 0, "CMD", "command for the LLM judge", false, {}},
+         {"output-limit", 0, "BYTES", "cap on captured output per stream", false, {}}},
+        "NAME is the loop's name (as shown by `ll-loop status`). Completed actions are never\n"
+        "run again. Exit status as for `run`."},
+       verb_resume},
+      {{"validate",
+        "Validate a loop definition (paradigm specs are compiled first).",
+        {"LOOP"},
+        {{"json", 0, "", "print {valid, name, diagnostics} as JSON", false, {}}},
+        "Exit status: 0 valid (warnings allowed), 1 invalid or not found."},
+       verb_validate},
+      {{"compile",
+        "Compile a paradigm spec to a full loop (FSM) document.",
+        {"SPEC"},
+        {{"output", 'o', "FILE", "output file ('-' for stdout; default SPEC with .fsm.yaml "
+                                 "or .fsm.json)", false, {}}},
+        "The output format follows the output file's extension: .json writes JSON, anything\n"
+        "else YAML. A full loop document (no paradigm) is normalised."},
+       verb_compile},
+      {{"show",
+        "Show a loop: states and transitions, or a DOT / Mermaid diagram, or JSON.",
+        {"LOOP"},
+        {{"format", 'f', "FMT", "output format", false, {"text", "dot", "mermaid", "json"}}},
+        ""},
+       verb_show},
+      {{"simulate",
+        "Trace a loop with scripted action results; no process is started.",
+        {"LOOP"},
+        {{"scenario", 's', "NAME", "scripted exit codes",
+          false, {"all-pass", "all-fail", "all-error", "first-fail", "alternating"}},
+         {"responses", 'r', "FILE", "JSON file of scripted responses (see below)", false, {}},
+         {"events", 'e', "FILE", "write every event as JSON lines to FILE ('-': stdout)",
+          false, {}},
+         {"json", 0, "", "print {final_state, iterations, terminated_by, duration_ms, "
+                         "captured, error}", false, {}},
+         {"context", 0, "K=V", "set context variable K (repeatable)", true, {}},
+         {"max-iterations", 'n', "N", "override the iteration limit (default: the loop's, at "
+                                      "most 20)", false, {}},
+         {"quiet", 'q', "", "no trace output", false, {}}},
+        "Scenarios (exit codes of the simulated actions, in call order):\n"
+        "  all-pass     every action exits 0\n"
+        "  all-fail     every action exits 1\n"
+        "  all-error    every action exits 2 (the exit_code evaluator's error verdict)\n"
+        "  first-fail   the first action exits 1, every later one 0\n"
+        "  alternating  1, 0, 1, 0, ... (odd calls fail)\n"
+        "Without --scenario or --responses every action exits 0 with empty output.\n"
+        "--responses FILE: {\"by_index\": [R...], \"by_action\": {\"<action>\": R | [R...]},\n"
+        "  \"default\": R} with R = {\"output\": \"\", \"stderr\": \"\", \"exit_code\": 0} (fields\n"
+        "  optional). Call n (0-based) with action text A uses by_index[n] if present, else\n"
+        "  by_action[A] (a list's k-th entry on A's k-th call, the last entry repeating), else\n"
+        "  default, else the scenario, else exit 0 with empty output."},
+       verb_simulate},
+      {{"status",
+        "Show the journaled state of a run (or of every run).",
+        {"[NAME]"},
+        {{"json", 0, "", "print the state as JSON", false, {}},
+         {"journal-dir", 0, "DIR", "journal directory (default .loops/.running)", false, {}}},
+        ""},
+       verb_status},
+      {{"history",
+        "Show the events of a run.",
+        {"NAME"},
+        {{"tail", 'n', "N", "last N events (default 50)", false, {}},
+         {"journal-dir", 0, "DIR", "journal directory (default .loops/.running)", false, {}}},
+        ""},
+       verb_history},
+      {{"stop",
+        "Stop a running loop (it is journaled as interrupted and can be resumed).",
+        {"NAME"},
+        {{"journal-dir", 0, "DIR", "journal directory (default .loops/.running)", false, {}}},
+        ""},
+       verb_stop},
+  };
+  return table;
+}
+
+void print_global_help(std::FILE* out) {
+  std::string text =
+      "usage: ll-loop <command> [options]   (ll-loop LOOP ... is short for ll-loop run LOOP ...)\n\n"
+      "Execute FSM-based automation loops.\n\ncommands:\n";
+  for (const auto& v : verbs()) text += fmt::format("  {:<10}{}\n", v.spec.name, v.spec.summary);
+  text +=
+      "\nExamples:\n"
+      "  ll-loop run examples/loops/goal_config_file.yaml   # run a loop file\n"
+      "  ll-loop fix-types                 # run .loops/fix-types.yaml\n"
+      "  ll-loop validate fix-types        # validate a loop definition\n"
+      "  ll-loop simulate fix-types --scenario first-fail\n"
+      "  ll-loop compile paradigm.yaml     # compile a paradigm to a loop\n"
+      "  ll-loop show fix-types --format mermaid\n"
+      "  ll-loop status                    # journaled runs\n"
+      "  ll-loop stop fix-types            # stop a running loop\n"
+      "  ll-loop resume fix-types          # resume an interrupted loop\n"
+      "  ll-loop history fix-types         # show execution history\n"
+      "\nRun `ll-loop <command> --help` for a command's options.\n";
+  std::fputs(text.c_str(), out);
+}
+
+int dispatch(int argc, char** argv) {
+  std::vector<std::string> words(argv + 1, argv + argc);
+  if (words.empty()) {
+    print_global_help(stdout);
+    return exit_failed;
+  }
+  if (words[0] == "-h" || words[0] == "--help" || words[0] == "help") {
+    print_global_help(stdout);
+    return exit_ok;
+  }
+  if (words[0] == "--version") {
+    fmt::print("ll-loop (little_loops) {}.{}.{}\n", LITTLE_LOOPS_VERSION_MAJOR,
+               LITTLE_LOOPS_VERSION_MINOR, LITTLE_LOOPS_VERSION_PATCH);
+    return exit_ok;
+  }
+  const verb_entry* entry = nullptr;
+  for (const auto& v : verbs())
+    if (v.spec.name == words[0]) entry = &v;
+  if (entry == nullptr) {
+    if (words[0].rfind('-', 0) == 0) {
+      print_global_help(stderr);
+      std::fprintf(stderr, "ll-loop: error: unrecognized argument: %s\n", words[0].c_str());
+      return exit_usage;
+    }
+    // `ll-loop NAME ...` is short for `ll-loop run NAME ...` (as in the Python original).
+    words.insert(words.begin(), "run");
+    entry = &verbs().front();
+  }
+  words.erase(words.begin());
+  parse_outcome parsed = parse_verb_args(entry->spec, words);
+  if (!parsed.args) {
+    std::fprintf(stderr, "%s\nll-loop %s: error: %s\n", usage_line(entry->spec).c_str(),
+                 std::string(entry->spec.name).c_str(), parsed.error.c_str());
+    return exit_usage;
+  }
+  if (parsed.args->help) {
+    std::fputs(verb_help(entry->spec).c_str(), stdout);
+    return exit_ok;
+  }
+  return entry->fn(*parsed.args);
+}
+
+}  // namespace
+}  // namespace ll_loop
+
+int main(int argc, char** argv) {
+  try {
+    return ll_loop::dispatch(argc, argv);
+  } catch (const std::exception& e) {
+    ll_loop::say_error(fmt::format("internal error: {}", e.what()));
+    return ll_loop::exit_failed;
+  }
+}

@@ -1,0 +1,29 @@
+// little_loops — ll-loop: the verbs (one function per verb) and their exit codes
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "args.hpp"
+
+namespace ll_loop {
+
+/// Exit codes of ll-loop.
+/// `run`/`resume`: 0 = the loop reached a success terminal, 2 = a failure terminal
+/// (`failure: true`), 1 = anything else (limit, timeout, error, interruption, handoff).
+/// Other verbs: 0 = ok, 1 = failed (invalid loop, not found, …).
+/// Usage errors (unknown option, missing argument) exit with 2, like argparse.
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failed = 1;
+inline constexpr int exit_failure_terminal = 2;
+inline constexpr int exit_usage = 2;
+
+int verb_run(const parsed_args& args);
+int verb_resume(const parsed_args& args);
+int verb_validate(const parsed_args& args);
+int verb_compile(const parsed_args& args);
+int verb_show(const parsed_args& args);
+int verb_simulate(const parsed_args& args);
+int verb_status(const parsed_args& args);
+int verb_history(const parsed_args& args);
+int verb_stop(const parsed_args& args);
+
+}  // namespace ll_loop

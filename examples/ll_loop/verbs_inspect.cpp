@@ -1,0 +1,190 @@
+// little_loops — ll-loop: validate, compile, show
+// SPDX-License-Identifier: MIT
+#include "display.hpp"
+#include "loading.hpp"
+#include "verbs.hpp"
+
+#include <little_loops/paradigms.hpp>
+#include <little_loops/render.hpp>
+#include <little_loops/validation.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace ll_loop {
+
+namespace {
+
+ll::json diagnostics_json(const ll::diagnostics& list) {
+  ll::json out = ll::json::array();
+  for (const auto& d : list)
+    out.push_back({{"level", std::string(ll::to_string(d.level))},
+                   {"path", d.path},
+                   {"message", d.message},
+                   {"code", d.code}});
+  return out;
+}
+
+void print_warnings(const ll::diagnostics& list) {
+  for (const auto& d : list)
+    if (d.level == ll::severity::warning)
+      say_warning(d.path.empty() ? d.message : fmt::format("{}: {}", d.path, d.message));
+}
+
+std::string state_list(const ll::fsm_loop& loop) {
+  std::string out;
+  for (const auto& [name, state] : loop.states) out += fmt::format("{}{}", out.empty() ? "" : ", ", name);
+  return out;
+}
+
+bool write_text_file(const fs::path& path, const std::string& text, std::string& why) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    why = "cannot open for writing";
+    return false;
+  }
+  out << text;
+  out.flush();
+  if (!out) {
+    why = "write failed";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int verb_validate(const parsed_args& args) {
+  const std::string name = args.positional(0);
+  const bool as_json = args.has("json");
+  auto loaded = load_loop(name);
+  if (!loaded) {
+    const load_failure& f = loaded.error();
+    if (as_json) {
+      ll::json out = {{"valid", false},
+                      {"loop", name},
+                      {"error", f.message},
+                      {"diagnostics", diagnostics_json(f.diagnostics)}};
+      fmt::print("{}\n", out.dump(2));
+      if (f.what == load_failure::kind::not_found) say_error(f.message);
+      return exit_failed;
+    }
+    report_load_failure(f, name);
+    return exit_failed;
+  }
+  const ll::fsm_loop& loop = loaded->loop;
+  if (as_json) {
+    ll::json states = ll::json::array();
+    for (const auto& [state_name, state] : loop.states) states.push_back(state_name);
+    ll::json out = {{"valid", true},
+                    {"loop", name},
+                    {"name", loop.name},
+                    {"path", loaded->path.string()},
+                    {"paradigm", loaded->paradigm.empty() ? "fsm" : loaded->paradigm},
+                    {"initial", loop.initial},
+                    {"states", states},
+                    {"max_iterations", loop.max_iterations},
+                    {"diagnostics", diagnostics_json(loaded->diagnostics)}};
+    fmt::print("{}\n", out.dump(2));
+    return exit_ok;
+  }
+  print_warnings(loaded->diagnostics);
+  if (!loaded->paradigm.empty())
+    say(fmt::format("Compiled {} paradigm for validation: {}", loaded->paradigm,
+                    loaded->path.string()));
+  const style s = style::for_stream(stdout);
+  say(fmt::format("{} {} is valid", s.green("\u2713"), name));
+  say(fmt::format("  States: {}", state_list(loop)));
+  say(fmt::format("  Initial: {}", loop.initial));
+  say(fmt::format("  Max iterations: {}", loop.max_iterations));
+  return exit_ok;
+}
+
+int verb_compile(const parsed_args& args) {
+  const fs::path input{args.positional(0)};
+  std::error_code ec;
+  if (!fs::is_regular_file(input, ec)) {
+    say_error(fmt::format("Input file not found: {}", input.string()));
+    return exit_failed;
+  }
+  auto doc = read_document(input);
+  if (!doc) {
+    say_error(fmt::format("Compilation error: {}", ll::to_string(doc.error())));
+    return exit_failed;
+  }
+  ll::diagnostics warnings;
+  auto loop = ll::compile_paradigm(*doc, &warnings);
+  if (!loop) {
+    say_error(fmt::format("Compilation error: {}", loop.error().message));
+    for (const auto& d : loop.error().details)
+      std::fprintf(stderr, "  %s\n", ll::to_string(d).c_str());
+    return exit_failed;
+  }
+  print_warnings(warnings);
+  ll::json out;
+  ll::to_json(out, *loop);
+
+  std::string target = args.value("output").value_or("");
+  if (target.empty()) {
+    // foo.yaml → foo.fsm.yaml, foo.json → foo.fsm.json (the Python original's naming)
+    fs::path p = input;
+    const std::string ext = p.extension().string();
+    p.replace_extension();
+    target = p.string() + (ext == ".json" ? ".fsm.json" : ".fsm.yaml");
+  }
+  const bool json_out = target != "-" && fs::path(target).extension() == ".json";
+  const std::string text = json_out ? out.dump(2) + "\n" : to_yaml_text(out);
+  if (target == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return exit_ok;
+  }
+  std::string why;
+  if (!write_text_file(target, text, why)) {
+    say_error(fmt::format("cannot write {}: {}", target, why));
+    return exit_failed;
+  }
+  const style s = style::for_stream(stdout);
+  say(fmt::format("{} Compiled to: {}", s.green("\u2713"), target));
+  return exit_ok;
+}
+
+int verb_show(const parsed_args& args) {
+  const std::string name = args.positional(0);
+  auto loaded = load_loop(name);
+  if (!loaded) {
+    report_load_failure(loaded.error(), name);
+    return exit_failed;
+  }
+  const ll::fsm_loop& loop = loaded->loop;
+  const std::string format = args.value("format").value_or("text");
+  if (format == "dot") {
+    fmt::print("{}", ll::render_dot(loop));
+  } else if (format == "mermaid") {
+    fmt::print("{}", ll::render_mermaid(loop));
+  } else if (format == "json") {
+    ll::json out;
+    ll::to_json(out, loop);
+    fmt::print("{}\n", out.dump(2));
+  } else {
+    const style s = style::for_stream(stdout);
+    fmt::print("{} {}\n", s.bold("Loop:"), loop.name);
+    if (loop.description) fmt::print("{} {}\n", s.bold("Description:"), *loop.description);
+    fmt::print("{} {}\n", s.bold("Source:"), loaded->path.string());
+    if (!loaded->paradigm.empty()) fmt::print("{} {}\n", s.bold("Paradigm:"), loaded->paradigm);
+    if (loop.context.is_object() && !loop.context.empty()) {
+      fmt::print("{}\n", s.bold("Context:"));
+      for (auto it = loop.context.begin(); it != loop.context.end(); ++it)
+        fmt::print("  {} = {}\n", it.key(),
+                   it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
+    }
+    fmt::print("\n{}", ll::render_preview(loop));
+    std::string preview_end = ll::render_preview(loop);
+    if (!preview_end.empty() && preview_end.back() != '\n') fmt::print("\n");
+    fmt::print("\n{} ll-loop run {}\n", s.bold("Run:"), name);
+  }
+  return exit_ok;
+}
+
+}  // namespace ll_loop

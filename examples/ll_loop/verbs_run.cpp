@@ -1,0 +1,667 @@
+// little_loops — ll-loop: run, resume (real processes, journal, signals) and simulate
+// SPDX-License-Identifier: MIT
+#include "display.hpp"
+#include "loading.hpp"
+#include "runs.hpp"
+#include "verbs.hpp"
+
+#include <little_loops/evaluators.hpp>
+#include <little_loops/executor.hpp>
+#include <little_loops/runners/posix_process_runner.hpp>
+#include <little_loops/scripted_runner.hpp>
+#include <little_loops/snapshot.hpp>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stop_token>
+#include <thread>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+namespace ll_loop {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Ctrl-C / SIGTERM: the handler only writes a byte to a self-pipe; a watcher thread turns it
+// into a stop request on the executor (stop_source is not async-signal-safe). A second signal
+// gets the default action (so a second Ctrl-C ends ll-loop at once).
+
+std::atomic<int> g_signal_pipe_write{-1};
+std::atomic<int> g_signal_count{0};
+
+extern "C" void on_stop_signal(int sig) {
+  const int saved = errno;
+  if (g_signal_count.fetch_add(1) >= 1) {
+    std::signal(sig, SIG_DFL);
+    ::raise(sig);
+  }
+  const int fd = g_signal_pipe_write.load();
+  if (fd >= 0) {
+    const char byte = 's';
+    [[maybe_unused]] const auto n = ::write(fd, &byte, 1);
+  }
+  errno = saved;
+}
+
+/// Installs the handlers for its lifetime; calls `source.request_stop()` from a watcher
+/// thread when SIGINT/SIGTERM arrives or the stop-request file appears.
+class stop_signals {
+ public:
+  stop_signals(std::stop_source source, fs::path stop_file)
+      : source_(std::move(source)), stop_file_(std::move(stop_file)) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return;
+    read_fd_ = fds[0];
+    write_fd_ = fds[1];
+    g_signal_count = 0;
+    g_signal_pipe_write = write_fd_;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    ::sigaction(SIGINT, &sa, &old_int_);
+    ::sigaction(SIGTERM, &sa, &old_term_);
+    ::sigaction(SIGHUP, &sa, &old_hup_);
+    watcher_ = std::thread([this] { watch(); });
+  }
+  stop_signals(const stop_signals&) = delete;
+  stop_signals& operator=(const stop_signals&) = delete;
+  ~stop_signals() {
+    if (write_fd_ < 0) return;
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+    ::sigaction(SIGHUP, &old_hup_, nullptr);
+    g_signal_pipe_write = -1;
+    done_ = true;
+    const char byte = 'q';
+    [[maybe_unused]] const auto n = ::write(write_fd_, &byte, 1);
+    if (watcher_.joinable()) watcher_.join();
+    ::close(read_fd_);
+    ::close(write_fd_);
+  }
+  [[nodiscard]] bool signalled() const noexcept { return signalled_; }
+
+ private:
+  void watch() {
+    while (!done_) {
+      pollfd p{read_fd_, POLLIN, 0};
+      const int n = ::poll(&p, 1, 200);  // also look for the stop file 5× a second
+      if (n > 0) {
+        char byte = 0;
+        if (::read(read_fd_, &byte, 1) == 1 && byte == 's') {
+          signalled_ = true;
+          source_.request_stop();
+        }
+        continue;
+      }
+      std::error_code ec;
+      if (!stop_file_.empty() && fs::exists(stop_file_, ec)) {
+        signalled_ = true;
+        source_.request_stop();
+      }
+    }
+  }
+
+  std::stop_source source_;
+  fs::path stop_file_;
+  int read_fd_ = -1;
+  int write_fd_ = -1;
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+  struct sigaction old_hup_ {};
+  std::atomic<bool> done_{false};
+  std::atomic<bool> signalled_{false};
+  std::thread watcher_;
+};
+
+// ---------------------------------------------------------------------------------------
+// The sink of a real run: progress display + event journal.
+
+struct run_sink {
+  progress_display* display = nullptr;
+  event_log* journal = nullptr;
+
+  void on_event(const ll::loop_event& event) noexcept {
+    if (journal != nullptr) {
+      try {
+        journal->append(ll::to_json(event));
+      } catch (...) {  // NOLINT(bugprone-empty-catch): journaling must not stop the run
+      }
+    }
+    if (display != nullptr) display->on_event(event);
+  }
+};
+
+load_failure failure_of(const ll::error& e, const loaded_loop& loaded) {
+  load_failure f;
+  f.message = e.message;
+  f.diagnostics = e.details;
+  for (const auto& d : e.details) f.lines.push_back(loaded.describe(d));
+  f.path = loaded.path;
+  return f;
+}
+
+std::vector<std::string> split_command(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string word;
+  while (in >> word) out.push_back(word);
+  return out;
+}
+
+/// Everything `run` and `resume` share.
+struct run_settings {
+  std::string shown_name;             ///< what the user typed (for messages)
+  loaded_loop loaded;
+  ll::json context_overrides = ll::json::object();
+  std::optional<long long> max_iterations;
+  bool no_llm = false;
+  bool quiet = false;
+  bool as_json = false;
+  fs::path journal_dir = default_journal_dir;
+  std::optional<std::string> prompt_command;
+  std::optional<std::string> judge_command;
+  std::optional<long long> output_limit;
+  std::optional<ll::snapshot> resume_from;
+  std::string started_at;             ///< kept across resumes
+};
+
+std::string status_for(const ll::execution_result& r) {
+  switch (r.terminated_by) {
+    case ll::termination::terminal: return r.failure ? "failed" : "completed";
+    case ll::termination::max_iterations: return "max_iterations";
+    case ll::termination::timeout: return "timed_out";
+    case ll::termination::cancelled: return "interrupted";
+    case ll::termination::error: return "error";
+    case ll::termination::handoff: return "awaiting_continuation";
+  }
+  return "error";
+}
+
+int exit_code_for(const ll::execution_result& r) {
+  if (r.terminated_by == ll::termination::terminal) return r.failure ? exit_failure_terminal : exit_ok;
+  return exit_failed;
+}
+
+ll::json result_json(const ll::execution_result& r) {
+  ll::json full = ll::to_json(r);
+  ll::json out = ll::json::object();
+  for (const char* key : {"final_state", "iterations", "terminated_by", "duration_ms", "captured", "error"})
+    out[key] = full[key];
+  return out;
+}
+
+int execute(run_settings& s) {
+  ll::fsm_loop& loop = s.loaded.loop;
+  if (s.max_iterations) loop.max_iterations = static_cast<int>(*s.max_iterations);
+  if (s.no_llm) loop.llm.enabled = false;
+
+  // Refuse to run the same loop twice at once.
+  std::string why;
+  auto existing = load_record(s.journal_dir, loop.name, &why);
+  if (existing && existing->status == "running" && existing->pid != static_cast<long>(::getpid()) &&
+      process_alive(existing->pid)) {
+    say_error(fmt::format("Loop already running: {} (pid {})", loop.name, existing->pid));
+    return exit_failed;
+  }
+
+  ll::posix_runner_options opts;
+  if (s.prompt_command) {
+    opts.prompt_command = split_command(*s.prompt_command);
+    if (opts.prompt_command.empty()) {
+      say_error("--prompt-command is empty");
+      return exit_failed;
+    }
+  }
+  if (s.output_limit) opts.output_limit = static_cast<std::size_t>(*s.output_limit);
+  ll::posix_process_runner runner(std::move(opts));
+  ll::default_evaluator evaluator;
+
+  const run_paths paths = paths_of(s.journal_dir, loop.name);
+  std::error_code ec;
+  fs::remove(paths.stop, ec);
+  event_log journal;
+  if (auto err = journal.open(paths.events, !s.resume_from.has_value())) {
+    say_error(fmt::format("cannot journal the run: {}", *err));
+    return exit_failed;
+  }
+
+  const style out_style = style::for_stream(stdout);
+  progress_display display(stdout, out_style, loop.max_iterations);
+  run_sink sink{(s.quiet || s.as_json) ? nullptr : &display, &journal};
+
+  auto made = ll::make_executor(loop, runner, evaluator, sink);
+  if (!made) {
+    report_load_failure(failure_of(made.error(), s.loaded), s.shown_name);
+    return exit_failed;
+  }
+  auto& ex = *made;
+  if (s.resume_from) {
+    if (auto ok = ex.resume(*s.resume_from); !ok) {
+      say_error(fmt::format("Cannot resume {}: {}", loop.name, ok.error().message));
+      return exit_failed;
+    }
+  }
+
+  run_record record;
+  record.name = loop.name;
+  record.status = "running";
+  record.pid = static_cast<long>(::getpid());
+  record.loop_path = s.loaded.path.string();
+  record.started_at = s.started_at.empty() ? now_iso() : s.started_at;
+  record.extra = {{"context", s.context_overrides}, {"no_llm", s.no_llm}};
+  if (s.max_iterations) record.extra["max_iterations"] = *s.max_iterations;
+  auto save = [&](const std::string& status) {
+    record.status = status;
+    record.updated_at = now_iso();
+    record.iteration = ex.iteration();
+    record.current_state = std::string(ex.current_state());
+    record.snapshot = ll::to_json(ex.snapshot());
+    if (auto err = save_record(s.journal_dir, record))
+      say_warning(fmt::format("journal: {}", *err));
+  };
+  save("running");
+
+  if (!s.quiet && !s.as_json) {
+    if (!s.resume_from) {
+      say(fmt::format("Running loop: {}", out_style.bold(loop.name)));
+      say(fmt::format("Max iterations: {}", loop.max_iterations));
+      say("");
+    }
+  }
+
+  std::stop_source stop;
+  std::stop_callback forward(stop.get_token(), [&ex]() noexcept { ex.request_stop(); });
+  {
+    stop_signals signals(stop, paths.stop);
+    while (ex.step()) save("running");
+  }
+  const ll::execution_result& result = ex.result();
+
+  record.extra["terminated_by"] = std::string(ll::to_string(result.terminated_by));
+  record.extra["error"] = result.error ? ll::json(result.error->message) : ll::json(nullptr);
+  if (result.signal && *result.signal == ll::signal_kind::handoff)
+    record.extra["continuation"] = result.signal_payload;
+  record.status = status_for(result);
+  record.updated_at = now_iso();
+  record.iteration = result.iterations;
+  record.current_state = result.snapshot ? result.snapshot->current_state : result.final_state;
+  record.snapshot = result.snapshot ? ll::to_json(*result.snapshot) : ll::json(nullptr);
+  if (auto err = save_record(s.journal_dir, record)) say_warning(fmt::format("journal: {}", *err));
+  fs::remove(paths.stop, ec);
+
+  if (s.as_json) {
+    ll::json out = result_json(result);
+    out["failure"] = result.failure;
+    out["status"] = record.status;
+    fmt::print("{}\n", out.dump(2));
+  } else if (!s.quiet) {
+    const std::string summary = fmt::format("{} iterations, {}", result.iterations,
+                                            format_duration_summary(result.duration_ms));
+    say("");
+    switch (result.terminated_by) {
+      case ll::termination::terminal:
+        if (result.failure)
+          say(fmt::format("{} Loop failed: {} ({})", out_style.red("\u2717"), result.final_state, summary));
+        else
+          say(fmt::format("{}: {} ({})", s.resume_from ? "Resumed and completed" : "Loop completed",
+                          result.final_state, summary));
+        break;
+      case ll::termination::cancelled:
+        say(fmt::format("Loop interrupted at {} ({})", record.current_state, summary));
+        say(fmt::format("Resume with: ll-loop resume {}", loop.name));
+        break;
+      case ll::termination::handoff:
+        say(fmt::format("Context handoff at {} ({}): {}", record.current_state, summary,
+                        result.signal_payload));
+        say(fmt::format("Resume with: ll-loop resume {}", loop.name));
+        break;
+      default:
+        say(fmt::format("Loop stopped by {} at {} ({})", ll::to_string(result.terminated_by),
+                        result.final_state, summary));
+        break;
+    }
+    if (result.error) say_error(result.error->message);
+  }
+  return exit_code_for(result);
+}
+
+bool read_common_run_options(const parsed_args& args, run_settings& s) {
+  s.quiet = args.has("quiet");
+  s.as_json = args.has("json");
+  if (auto dir = args.value("journal-dir")) s.journal_dir = *dir;
+  s.prompt_command = args.value("prompt-command");
+  s.judge_command = args.value("judge-command");
+  if (auto v = args.value("output-limit")) {
+    s.output_limit = parse_count(*v);
+    if (!s.output_limit || *s.output_limit == 0) {
+      std::fprintf(stderr, "ll-loop %s: error: argument --output-limit: expected a positive "
+                           "number of bytes, got '%s'\n", args.verb.c_str(), v->c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int verb_run(const parsed_args& args) {
+  run_settings s;
+  s.shown_name = args.positional(0);
+  if (!read_common_run_options(args, s)) return exit_usage;
+  auto overrides = parse_context_overrides(args.all("context"));
+  if (!overrides) {
+    std::fprintf(stderr, "ll-loop run: error: argument --context: expected K=V, got '%s'\n",
+                 overrides.error().c_str());
+    return exit_usage;
+  }
+  s.context_overrides = *overrides;
+  if (auto v = args.value("max-iterations")) {
+    s.max_iterations = parse_count(*v);
+    if (!s.max_iterations || *s.max_iterations < 1 || *s.max_iterations > 1000000000) {
+      std::fprintf(stderr, "ll-loop run: error: argument --max-iterations: invalid value: '%s' "
+                           "(a positive integer)\n", v->c_str());
+      return exit_usage;
+    }
+  }
+  s.no_llm = args.has("no-llm");
+  auto loaded = load_loop(s.shown_name, s.context_overrides);
+  if (!loaded) {
+    report_load_failure(loaded.error(), s.shown_name);
+    return exit_failed;
+  }
+  for (const auto& d : loaded->diagnostics)
+    if (d.level == ll::severity::warning && !s.quiet && !s.as_json)
+      say_warning(d.path.empty() ? d.message : fmt::format("{}: {}", d.path, d.message));
+  if (!loaded->paradigm.empty() && !s.quiet && !s.as_json)
+    say(fmt::format("Auto-compiling paradigm file: {}", loaded->path.string()));
+  s.loaded = std::move(*loaded);
+  return execute(s);
+}
+
+int verb_resume(const parsed_args& args) {
+  run_settings s;
+  s.shown_name = args.positional(0);
+  if (!read_common_run_options(args, s)) return exit_usage;
+  std::string why;
+  auto record = load_record(s.journal_dir, s.shown_name, &why);
+  if (!record) {
+    say_error(why.empty() ? fmt::format("Nothing to resume for: {}", s.shown_name) : why);
+    return exit_failed;
+  }
+  const bool crashed = record->status == "running" && !process_alive(record->pid);
+  if (record->status == "running" && !crashed) {
+    say_error(fmt::format("Loop is still running: {} (pid {})", s.shown_name, record->pid));
+    return exit_failed;
+  }
+  const bool resumable = crashed || record->status == "interrupted" ||
+                         record->status == "awaiting_continuation";
+  if (!resumable || record->snapshot.is_null()) {
+    say_error(fmt::format("Nothing to resume for: {} (status: {})", s.shown_name, record->status));
+    return exit_failed;
+  }
+  auto snap = ll::snapshot_from_json(record->snapshot);
+  if (!snap) {
+    say_error(fmt::format("Cannot resume {}: bad snapshot: {}", s.shown_name,
+                          ll::to_string(snap.error())));
+    return exit_failed;
+  }
+  const ll::json& extra = record->extra;
+  if (auto it = extra.find("context"); it != extra.end() && it->is_object()) s.context_overrides = *it;
+  if (auto it = extra.find("max_iterations"); it != extra.end() && it->is_number_integer())
+    s.max_iterations = it->get<long long>();
+  if (auto it = extra.find("no_llm"); it != extra.end() && it->is_boolean()) s.no_llm = it->get<bool>();
+  auto loaded = load_loop_file(record->loop_path, s.context_overrides);
+  if (!loaded) {
+    report_load_failure(loaded.error(), record->loop_path);
+    return exit_failed;
+  }
+  if (record->status == "awaiting_continuation" && !s.quiet && !s.as_json) {
+    if (auto it = extra.find("continuation"); it != extra.end() && it->is_string())
+      say(fmt::format("Resuming from context handoff (iteration {})...\nContext: {}",
+                      record->iteration, one_line(it->get<std::string>(), 500)));
+  }
+  s.loaded = std::move(*loaded);
+  s.resume_from = std::move(*snap);
+  s.started_at = record->started_at;
+  return execute(s);
+}
+
+// ---------------------------------------------------------------------------------------
+// simulate
+
+namespace {
+
+/// Scripted exit codes of `--scenario` (call index is 0-based).
+int scenario_exit_code(std::string_view scenario, std::size_t index) {
+  if (scenario == "all-fail") return 1;
+  if (scenario == "all-error") return 2;
+  if (scenario == "first-fail") return index == 0 ? 1 : 0;
+  if (scenario == "alternating") return index % 2 == 0 ? 1 : 0;
+  return 0;  // all-pass
+}
+
+/// The library's scripted_runner with the `--scenario` as the last fallback.
+class simulation_runner {
+ public:
+  simulation_runner(ll::scripted_runner script, std::size_t index_count,
+                    std::vector<std::string> action_keys, bool has_default,
+                    std::optional<std::string> scenario)
+      : script_(std::move(script)),
+        index_count_(index_count),
+        action_keys_(std::move(action_keys)),
+        has_default_(has_default),
+        scenario_(std::move(scenario)) {}
+
+  ll::expected<ll::action_result, ll::error> run(const ll::action_request& request) {
+    const std::size_t index = calls_++;
+    auto scripted = script_.run(request);  // keeps the script's own counters in step
+    const bool matched =
+        index < index_count_ || has_default_ ||
+        std::find(action_keys_.begin(), action_keys_.end(), request.text) != action_keys_.end();
+    if (matched || !scenario_) return scripted;
+    ll::action_result r;
+    r.exit_code = scenario_exit_code(*scenario_, index);
+    return r;
+  }
+  [[nodiscard]] std::size_t calls() const noexcept { return calls_; }
+
+ private:
+  ll::scripted_runner script_;
+  std::size_t index_count_;
+  std::vector<std::string> action_keys_;
+  bool has_default_;
+  std::optional<std::string> scenario_;
+  std::size_t calls_ = 0;
+};
+
+/// The trace printed by `simulate` (the Python original's layout).
+struct simulation_sink {
+  bool print = true;
+  std::FILE* events_out = nullptr;
+  std::vector<std::string> visited;
+
+  void on_event(const ll::loop_event& event) noexcept {
+    try {
+      if (events_out != nullptr) {
+        const std::string line = ll::to_json(event).dump(-1, ' ', false,
+                                                          ll::json::error_handler_t::replace);
+        std::fprintf(events_out, "%s\n", line.c_str());
+      }
+      std::visit(
+          [&](const auto& e) {
+            using E = std::decay_t<decltype(e)>;
+            if constexpr (std::is_same_v<E, ll::state_enter_event>) {
+              visited.emplace_back(e.state);
+              if (print) fmt::print("\n[{}] State: {}\n", e.iteration, e.state);
+            } else if constexpr (std::is_same_v<E, ll::action_start_event>) {
+              if (print) fmt::print("    Action: {}\n", one_line(e.action, 70));
+            } else if constexpr (std::is_same_v<E, ll::evaluate_event>) {
+              if (print) {
+                std::string upper(e.verdict);
+                for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+                fmt::print("    Evaluator: {}\n    Result: {}\n", e.type, upper);
+              }
+            } else if constexpr (std::is_same_v<E, ll::route_event>) {
+              if (print) fmt::print("    Transition: {} \u2192 {}\n", e.from, e.to);
+            } else if constexpr (std::is_same_v<E, ll::error_event>) {
+              if (print) fmt::print("    Error ({}): {}\n", e.kind, one_line(e.message, 200));
+            }
+          },
+          event);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a display failure must not stop the run
+    }
+  }
+};
+
+}  // namespace
+
+int verb_simulate(const parsed_args& args) {
+  const std::string name = args.positional(0);
+  const bool as_json = args.has("json");
+  const std::optional<std::string> events_target = args.value("events");
+  const bool quiet = args.has("quiet") || as_json || (events_target && *events_target == "-");
+  auto overrides = parse_context_overrides(args.all("context"));
+  if (!overrides) {
+    std::fprintf(stderr, "ll-loop simulate: error: argument --context: expected K=V, got '%s'\n",
+                 overrides.error().c_str());
+    return exit_usage;
+  }
+  std::optional<long long> max_iterations;
+  if (auto v = args.value("max-iterations")) {
+    max_iterations = parse_count(*v);
+    if (!max_iterations || *max_iterations < 1 || *max_iterations > 1000000000) {
+      std::fprintf(stderr, "ll-loop simulate: error: argument --max-iterations: invalid value: "
+                           "'%s' (a positive integer)\n", v->c_str());
+      return exit_usage;
+    }
+  }
+  auto loaded = load_loop(name, *overrides);
+  if (!loaded) {
+    report_load_failure(loaded.error(), name);
+    return exit_failed;
+  }
+  ll::fsm_loop& loop = loaded->loop;
+  if (max_iterations) {
+    loop.max_iterations = static_cast<int>(*max_iterations);
+  } else if (loop.max_iterations > 20) {
+    if (!quiet)
+      say(fmt::format("Limiting simulation to 20 iterations (loop config: {})", loop.max_iterations));
+    loop.max_iterations = 20;
+  }
+
+  // --responses FILE
+  ll::scripted_runner script;
+  std::size_t index_count = 0;
+  std::vector<std::string> action_keys;
+  bool has_default = false;
+  const std::optional<std::string> responses_file = args.value("responses");
+  if (responses_file) {
+    std::ifstream in(*responses_file, std::ios::binary);
+    if (!in) {
+      say_error(fmt::format("cannot read responses file: {}", *responses_file));
+      return exit_failed;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto doc = ll::parse_json_text(text.str());
+    if (!doc) {
+      say_error(fmt::format("{}: {}", *responses_file, doc.error().message));
+      return exit_failed;
+    }
+    // The key names (by_index, by_action) → the library's (sequence, actions).
+    ll::json mapped = ll::json::object();
+    if (doc->is_object()) {
+      for (auto it = doc->begin(); it != doc->end(); ++it) {
+        std::string key = it.key();
+        if (key == "by_index") key = "sequence";
+        else if (key == "by_action") key = "actions";
+        else if (key != "default") {
+          say_error(fmt::format("{}: unknown key \"{}\" (expected by_index, by_action, default)",
+                                *responses_file, it.key()));
+          return exit_failed;
+        }
+        mapped[key] = it.value();
+      }
+    } else {
+      mapped = *doc;
+    }
+    auto built = ll::scripted_runner::from_json(mapped);
+    if (!built) {
+      ll::error e = built.error();
+      if (e.path.rfind("sequence", 0) == 0) e.path.replace(0, 8, "by_index");
+      if (e.path.rfind("actions", 0) == 0) e.path.replace(0, 7, "by_action");
+      say_error(fmt::format("{}: {}{}{}", *responses_file, e.path, e.path.empty() ? "" : ": ",
+                            e.message));
+      return exit_failed;
+    }
+    script = std::move(*built);
+    if (auto it = mapped.find("sequence"); it != mapped.end()) index_count = it->size();
+    if (auto it = mapped.find("actions"); it != mapped.end())
+      for (auto a = it->begin(); a != it->end(); ++a) action_keys.push_back(a.key());
+    has_default = mapped.contains("default");
+  }
+  const std::optional<std::string> scenario = args.value("scenario");
+  simulation_runner runner(std::move(script), index_count, std::move(action_keys), has_default,
+                           scenario);
+
+  std::FILE* events_out = nullptr;
+  bool close_events = false;
+  if (events_target) {
+    if (*events_target == "-") {
+      events_out = stdout;
+    } else {
+      events_out = std::fopen(events_target->c_str(), "w");
+      if (events_out == nullptr) {
+        say_error(fmt::format("cannot write events file: {}", *events_target));
+        return exit_failed;
+      }
+      close_events = true;
+    }
+  }
+  simulation_sink sink;
+  sink.print = !quiet;
+  sink.events_out = events_out;
+
+  ll::default_evaluator evaluator;
+  auto made = ll::make_executor(loop, runner, evaluator, sink);
+  if (!made) {
+    report_load_failure(failure_of(made.error(), *loaded), name);
+    if (close_events) std::fclose(events_out);
+    return exit_failed;
+  }
+  std::string mode = scenario ? fmt::format("scenario={}", *scenario) : std::string{};
+  if (responses_file) mode += fmt::format("{}responses={}", mode.empty() ? "" : ", ", *responses_file);
+  if (mode.empty()) mode = "every action exits 0";
+  if (!quiet) fmt::print("=== SIMULATION: {} ({}) ===\n", loop.name, mode);
+
+  const ll::execution_result& result = made->run();
+  if (close_events) std::fclose(events_out);
+
+  if (as_json) {
+    fmt::print("{}\n", result_json(result).dump(2));
+  } else if (!quiet) {
+    std::string path;
+    for (const auto& v : made->sink().visited) path += fmt::format("{}{}", path.empty() ? "" : " \u2192 ", v);
+    fmt::print("\n=== Summary ===\n");
+    fmt::print("States visited: {}\n", path);
+    fmt::print("Iterations: {}\n", result.iterations);
+    fmt::print("Would have executed {} commands\n", made->runner().calls());
+    fmt::print("Terminated by: {}\n", ll::to_string(result.terminated_by));
+    fmt::print("Final state: {}\n", result.final_state);
+    if (result.error) fmt::print("Error: {}\n", result.error->message);
+  }
+  std::fflush(stdout);
+  return exit_ok;
+}
+
+}  // namespace ll_loop

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+# little_loops — e2e: Ctrl-C mid-action and kill -9 of ll-loop, then `resume` to completion
+# SPDX-License-Identifier: MIT
+import os
+import signal
+import time
+
+from harness import (Workdir, expect, expect_exit, expect_in, lines, ll, main,
+                     pids_with_marker, spawn, wait_for, write)
+
+# Each action appends to log: "<state>" when it completes (and "two-start" when the slow
+# action begins), so the log proves what ran and how often.
+LOOP = """\
+name: steps
+initial: one
+states:
+  one:
+    action: echo one >> log
+    next: two
+  two:
+    action: echo two-start >> log; sleep {sleep}; echo two >> log
+    next: three
+  three:
+    action: echo three >> log
+    next: done
+  done:
+    terminal: true
+"""
+
+
+def start_and_wait_for_two(wd, sleep):
+    write(wd / ".loops" / "steps.yaml", LOOP.format(sleep=sleep))
+    proc = spawn("run", "steps", cwd=wd)
+    wait_for(lambda: "two-start" in lines(wd / "log"), what="the slow action")
+    return proc
+
+
+def test_ctrl_c_mid_action_then_resume():
+    with Workdir() as wd:
+        proc = start_and_wait_for_two(wd, "4.321")
+        t0 = time.monotonic()
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=8)
+        expect(time.monotonic() - t0 < 4, "Ctrl-C stops promptly")
+        expect(proc.returncode == 1, f"interrupted run exits 1, got {proc.returncode}\n{out}\n{err}")
+        expect(not pids_with_marker("sleep 4.321"), "the action's process group was killed")
+        r = ll("status", "steps", "--json", cwd=wd)
+        expect(r.json()["status"] == "interrupted", "journaled as interrupted", r)
+        r = ll("resume", "steps", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("Resum", r.out, r)
+        log = lines(wd / "log")
+        expect(log.count("one") == 1, f"'one' ran once: {log}")
+        expect(log.count("two") == 1, f"'two' completed once: {log}")
+        expect(log.count("three") == 1, f"'three' ran once: {log}")
+        expect(log[-1] == "three", f"order: {log}")
+        r = ll("status", "steps", "--json", cwd=wd)
+        expect(r.json()["status"] == "completed", "completed after resume", r)
+
+
+def test_sigterm_is_graceful_too():
+    with Workdir() as wd:
+        proc = start_and_wait_for_two(wd, "4.322")
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.communicate(timeout=8)
+        expect(proc.returncode == 1, f"exit 1, got {proc.returncode}")
+        r = ll("status", "steps", "--json", cwd=wd)
+        expect(r.json()["status"] == "interrupted", "journaled as interrupted", r)
+
+
+def test_kill_9_then_resume():
+    with Workdir() as wd:
+        proc = start_and_wait_for_two(wd, "1.234")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=5)
+        # the orphaned action finishes on its own (nobody is left to kill it)
+        wait_for(lambda: not pids_with_marker("sleep 1.234"), what="the orphaned action")
+        r = ll("status", "steps", "--json", cwd=wd)
+        expect_exit(r, 0)
+        expect(r.json()["status"] in ("running", "interrupted", "crashed"),
+               "a crashed run is visible", r)
+        r = ll("resume", "steps", cwd=wd)
+        expect_exit(r, 0)
+        log = lines(wd / "log")
+        expect(log.count("one") == 1, f"'one' (completed before the crash) ran once: {log}")
+        expect(log.count("three") == 1, f"'three' ran once: {log}")
+        expect(log[-1] == "three", f"order: {log}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+# little_loops — e2e: every ll-loop verb, its options, messages and exit codes
+# SPDX-License-Identifier: MIT
+import json
+
+from harness import (EXAMPLES, Workdir, expect, expect_exit, expect_in, ll, main, spawn,
+                     wait_for, write)
+
+CHECK_FIX = """\
+name: check-fix
+initial: check
+states:
+  check:
+    action: test -f ready
+    on_success: done
+    on_failure: fix
+    on_error: broken
+  fix:
+    action: touch ready
+    next: check
+  done:
+    terminal: true
+  broken:
+    terminal: true
+    failure: true
+"""
+
+
+def test_global_help_and_version():
+    r = ll("--help")
+    expect_exit(r, 0)
+    for verb in ("run", "validate", "compile", "show", "simulate", "resume", "status",
+                 "history", "stop"):
+        expect_in(verb, r.out, r)
+    r = ll()
+    expect_exit(r, 1)
+    expect_in("usage: ll-loop", r.out, r)
+    r = ll("--version")
+    expect_exit(r, 0)
+    expect_in("ll-loop", r.out, r)
+
+
+def test_verb_help():
+    for verb, option in (("run", "--max-iterations"), ("simulate", "--scenario"),
+                         ("show", "--format"), ("history", "--tail"), ("compile", "--output"),
+                         ("validate", "--json"), ("status", "--json"), ("stop", "NAME"),
+                         ("resume", "NAME")):
+        r = ll(verb, "--help")
+        expect_exit(r, 0)
+        expect_in(f"usage: ll-loop {verb}", r.out, r)
+        expect_in(option, r.out, r)
+
+
+def test_usage_errors():
+    r = ll("run", "x.yaml", "--max-iteration", "3")
+    expect_exit(r, 2)
+    expect_in("unrecognized argument: --max-iteration (did you mean --max-iterations?)", r.err, r)
+    r = ll("run")
+    expect_exit(r, 2)
+    expect_in("the following arguments are required: LOOP", r.err, r)
+    r = ll("simulate", "x", "--scenario", "sometimes")
+    expect_exit(r, 2)
+    expect_in("invalid choice: 'sometimes'", r.err, r)
+    r = ll("run", "x", "--max-iterations")
+    expect_exit(r, 2)
+    expect_in("expected one argument", r.err, r)
+    r = ll("run", "x", "--max-iterations", "many")
+    expect_exit(r, 2)
+    expect_in("--max-iterations", r.err, r)
+    r = ll("run", "x", "--context", "novalue")
+    expect_exit(r, 2)
+    expect_in("K=V", r.err, r)
+    r = ll("--frobnicate")
+    expect_exit(r, 2)
+
+
+def test_loop_not_found():
+    with Workdir() as wd:
+        for verb in ("run", "validate", "show", "simulate"):
+            r = ll(verb, "no-such-loop", cwd=wd)
+            expect_exit(r, 1)
+            expect_in("Loop not found: no-such-loop", r.err, r)
+
+
+def test_validate_examples():
+    for path in sorted(EXAMPLES.glob("*.yaml")):
+        r = ll("validate", path)
+        expect_exit(r, 0)
+        expect_in("is valid", r.out, r)
+        expect_in("Initial:", r.out, r)
+        r = ll("validate", path, "--json")
+        expect_exit(r, 0)
+        doc = r.json()
+        expect(doc["valid"] is True, "valid must be true", r)
+
+
+def test_validate_invalid():
+    with Workdir() as wd:
+        bad = write(wd / "bad.yaml", """\
+name: bad
+initial: start
+states:
+  start:
+    action: echo hi
+    on_success: nowhere
+    evaluate:
+      type: exit_code
+      operater: eq
+""")
+        r = ll("validate", bad)
+        expect_exit(r, 1)
+        expect_in("is invalid", r.err + r.out, r)
+        expect_in("states.start", r.err + r.out, r)
+        r = ll("validate", bad, "--json")
+        expect_exit(r, 1)
+        doc = r.json()
+        expect(doc["valid"] is False and doc["diagnostics"], "diagnostics expected", r)
+        expect(all("path" in d and "message" in d for d in doc["diagnostics"]),
+               "diagnostics carry path and message", r)
+        broken = write(wd / "broken.yaml", "name: x\nstates: [unclosed\n")
+        r = ll("validate", broken)
+        expect_exit(r, 1)
+        expect_in("broken.yaml:3:1:", r.err, r)   # file:line:column
+        notjson = write(wd / "broken.json", "{\"name\": ")
+        r = ll("validate", notjson)
+        expect_exit(r, 1)
+
+
+def test_compile():
+    with Workdir() as wd:
+        spec = write(wd / "goal.yaml", (EXAMPLES / "goal_config_file.yaml").read_text())
+        r = ll("compile", spec)
+        expect_exit(r, 0)
+        expect_in("Compiled to:", r.out, r)
+        out = wd / "goal.fsm.yaml"
+        expect(out.exists(), "default output goal.fsm.yaml", r)
+        r2 = ll("validate", out)
+        expect_exit(r2, 0)
+        r = ll("compile", spec, "-o", wd / "g.json")
+        expect_exit(r, 0)
+        doc = json.loads((wd / "g.json").read_text())
+        expect(doc["initial"] == "evaluate" and "fix" in doc["states"], "compiled goal", r)
+        r = ll("compile", spec, "-o", "-")
+        expect_exit(r, 0)
+        expect_in("initial:", r.out, r)
+        r = ll("compile", wd / "missing.yaml")
+        expect_exit(r, 1)
+        expect_in("Input file not found", r.err, r)
+        bad = write(wd / "bad_spec.yaml", "paradigm: goal\nname: g\n")
+        r = ll("compile", bad)
+        expect_exit(r, 1)
+        expect_in("goal", r.err, r)
+
+
+def test_show_formats():
+    path = EXAMPLES / "fsm_cache_warmup.yaml"
+    r = ll("show", path)
+    expect_exit(r, 0)
+    for state in ("prepare", "probe", "warm", "report", "done", "broken"):
+        expect_in(state, r.out, r)
+    r = ll("show", path, "--format", "dot")
+    expect_exit(r, 0)
+    expect_in("digraph", r.out, r)
+    r = ll("show", path, "--format", "mermaid")
+    expect_exit(r, 0)
+    expect_in("stateDiagram-v2", r.out, r)
+    r = ll("show", path, "-f", "json")
+    expect_exit(r, 0)
+    expect(r.json()["initial"] == "prepare", "json initial", r)
+
+
+def simulate_json(path, *extra, cwd=None):
+    r = ll("simulate", path, "--json", *extra, cwd=cwd)
+    return r, r.json()
+
+
+def test_simulate_scenarios():
+    with Workdir() as wd:
+        path = write(wd / "cf.yaml", CHECK_FIX)
+        r, doc = simulate_json(path, "--scenario", "all-pass")
+        expect_exit(r, 0)
+        expect(set(doc) == {"final_state", "iterations", "terminated_by", "duration_ms",
+                            "captured", "error"}, "result keys", r)
+        expect(doc["final_state"] == "done" and doc["iterations"] == 1, "all-pass", r)
+        r, doc = simulate_json(path, "--scenario", "first-fail")
+        expect(doc["final_state"] == "done" and doc["iterations"] == 3, "first-fail", r)
+        r, doc = simulate_json(path, "--scenario", "all-error")
+        expect(doc["final_state"] == "broken", "all-error routes on_error", r)
+        r, doc = simulate_json(path, "--scenario", "all-fail", "--max-iterations", "5")
+        expect(doc["terminated_by"] == "max_iterations" and doc["iterations"] == 5, "all-fail", r)
+        # alternating: check(1) fail → fix(0) → check(1) fail → fix(0) ...
+        r, doc = simulate_json(path, "--scenario", "alternating", "-n", "6")
+        expect(doc["terminated_by"] == "max_iterations", "alternating never passes here", r)
+        r = ll("simulate", path, "--scenario", "first-fail")
+        expect_exit(r, 0)
+        expect_in("SIMULATION", r.out, r)
+        expect_in("check", r.out, r)
+
+
+def test_simulate_events_and_responses():
+    with Workdir() as wd:
+        path = write(wd / "cf.yaml", CHECK_FIX)
+        r = ll("simulate", path, "--scenario", "first-fail", "--events", "-", "--quiet")
+        expect_exit(r, 0)
+        events = [json.loads(line) for line in r.out.splitlines() if line.strip()]
+        names = [e["event"] for e in events]
+        expect(names[0] == "loop_start" and names[-1] == "loop_complete", "event order", r)
+        expect(all("ts" in e for e in events), "every event has ts", r)
+        expect(names.count("action_start") == 3, "three actions", r)
+        r = ll("simulate", path, "--events", wd / "ev.jsonl", "--quiet")
+        expect_exit(r, 0)
+        expect(len((wd / "ev.jsonl").read_text().splitlines()) >= 5, "events file", r)
+        responses = write(wd / "resp.json", json.dumps({
+            "by_action": {"test -f ready": [{"exit_code": 1}, {"exit_code": 1}, 0],
+                          "touch ready": {"exit_code": 0, "output": "touched"}},
+        }))
+        # check fails twice (the list), then passes (its last entry repeats)
+        r, doc = simulate_json(path, "--responses", responses)
+        expect(doc["final_state"] == "done" and doc["iterations"] == 5, "by_action", r)
+        responses = write(wd / "resp2.json", json.dumps({
+            "by_index": [{"exit_code": 1}, {"exit_code": 0}, {"exit_code": 2}],
+            "default": {"exit_code": 0}}))
+        # call 0 fails, call 1 (fix) passes, call 2 errors → broken
+        r, doc = simulate_json(path, "--responses", responses)
+        expect(doc["final_state"] == "broken" and doc["iterations"] == 3, "by_index", r)
+        # a responses file without a matching rule falls back to the scenario
+        responses = write(wd / "resp3.json", json.dumps({"by_action": {"touch ready": 0}}))
+        r, doc = simulate_json(path, "--responses", responses, "--scenario", "all-error")
+        expect(doc["final_state"] == "broken", "scenario fallback", r)
+        bad = write(wd / "bad.json", json.dumps({"by_index": "nope"}))
+        r = ll("simulate", path, "--responses", bad)
+        expect_exit(r, 1)
+        expect_in("by_index", r.err, r)
+
+
+def test_run_exit_codes_and_options():
+    with Workdir() as wd:
+        ok = write(wd / "ok.yaml", CHECK_FIX)
+        r = ll("run", ok, cwd=wd)
+        expect_exit(r, 0)
+        expect_in("[1/50] check", r.out, r)
+        expect_in("Loop completed: done", r.out, r)
+        fail = write(wd / "fail.yaml", CHECK_FIX.replace("test -f ready", "exit 7"))
+        r = ll("run", fail, cwd=wd)
+        expect_exit(r, 2)
+        spin = write(wd / "spin.yaml", CHECK_FIX.replace("test -f ready", "exit 1")
+                     .replace("touch ready", "exit 0").replace("check-fix", "spin"))
+        r = ll("run", spin, "--max-iterations", "4", "--json", cwd=wd)
+        expect_exit(r, 1)
+        doc = r.json()
+        expect(doc["terminated_by"] == "max_iterations" and doc["iterations"] == 4, "cap", r)
+        ctx = write(wd / "ctx.yaml", """\
+name: ctx
+initial: greet
+context:
+  who: nobody
+states:
+  greet:
+    action: echo hello ${context.who:shell}
+    capture: greeting
+    next: done
+  done:
+    terminal: true
+""")
+        r = ll("run", ctx, "--context", "who=big world", "--json", cwd=wd)
+        expect_exit(r, 0)
+        doc = r.json()
+        expect(doc["captured"]["greeting"]["output"] == "hello big world", "context override", r)
+        r = ll("run", ctx, "--quiet", cwd=wd)
+        expect_exit(r, 0)
+        expect(r.out == "", "quiet prints nothing", r)
+
+
+def test_name_lookup_and_shorthand():
+    with Workdir() as wd:
+        write(wd / ".loops" / "hello.yaml", CHECK_FIX.replace("check-fix", "hello"))
+        write(wd / ".loops" / "viajson.json", json.dumps({
+            "name": "viajson", "initial": "a",
+            "states": {"a": {"action": "true", "next": "b"}, "b": {"terminal": True}}}))
+        r = ll("run", "hello", cwd=wd)
+        expect_exit(r, 0)
+        r = ll("hello", "--quiet", cwd=wd)
+        expect_exit(r, 0)
+        r = ll("validate", "viajson", cwd=wd)
+        expect_exit(r, 0)
+        r = ll("run", "viajson", "-q", cwd=wd)
+        expect_exit(r, 0)
+
+
+def test_status_history_stop():
+    with Workdir() as wd:
+        write(wd / ".loops" / "hello.yaml", CHECK_FIX.replace("check-fix", "hello"))
+        r = ll("status", "hello", cwd=wd)
+        expect_exit(r, 1)
+        expect_in("No state found for: hello", r.err, r)
+        r = ll("run", "hello", "-q", cwd=wd)
+        expect_exit(r, 0)
+        r = ll("status", "hello", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("Loop: hello", r.out, r)
+        expect_in("Status: completed", r.out, r)
+        r = ll("status", "hello", "--json", cwd=wd)
+        expect_exit(r, 0)
+        expect(r.json()["status"] == "completed", "status json", r)
+        r = ll("status", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("hello", r.out, r)
+        r = ll("history", "hello", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("loop_start", r.out, r)
+        expect_in("loop_complete", r.out, r)
+        r = ll("history", "hello", "--tail", "1", cwd=wd)
+        expect_exit(r, 0)
+        expect(len(r.out.strip().splitlines()) == 1, "tail 1", r)
+        expect_in("loop_complete", r.out, r)
+        r = ll("history", "nobody", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("No history for: nobody", r.out, r)
+        r = ll("stop", "hello", cwd=wd)
+        expect_exit(r, 1)
+        expect_in("Loop not running: hello", r.err, r)
+        r = ll("stop", "nobody", cwd=wd)
+        expect_exit(r, 1)
+        expect_in("No state found for: nobody", r.err, r)
+        r = ll("resume", "hello", cwd=wd)
+        expect_exit(r, 1)
+        expect_in("Nothing to resume for: hello", r.err, r)
+
+
+def test_stop_running_loop_then_resume():
+    with Workdir() as wd:
+        write(wd / ".loops" / "slow.yaml", """\
+name: slow
+initial: wait
+states:
+  wait:
+    action: echo started >> log; sleep 5; echo finished >> log
+    next: after
+  after:
+    action: echo after >> log
+    next: done
+  done:
+    terminal: true
+""")
+        proc = spawn("run", "slow", cwd=wd)
+        wait_for(lambda: (wd / "log").exists(), what="the action to start")
+        r = ll("status", "slow", cwd=wd)
+        expect_in("Status: running", r.out, r)
+        r = ll("stop", "slow", cwd=wd)
+        expect_exit(r, 0)
+        proc.wait(timeout=8)
+        expect(proc.returncode == 1, f"stopped run exits 1, got {proc.returncode}")
+        r = ll("status", "slow", "--json", cwd=wd)
+        expect(r.json()["status"] == "interrupted", "interrupted after stop", r)
+        log = (wd / "log").read_text().split()
+        expect("finished" not in log, f"the action was killed: {log}")
+
+
+if __name__ == "__main__":
+    main()
