@@ -1,0 +1,165 @@
+// little_loops — what the paradigm compilers share: common keys, required fields, results
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/error.hpp>
+#include <little_loops/expected.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/schema.hpp>
+#include <little_loops/validation.hpp>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstddef>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// Name of the failure terminal every compiled check routes its `error` verdict to
+/// (an evaluator that cannot decide — exit code other than 0/1, timeout, unparsable
+/// output, judge failure — ends the loop as failed instead of spinning through the fix).
+inline constexpr std::string_view paradigm_error_state = "failed";
+
+namespace detail {
+
+/// Keys every paradigm spec accepts besides its own.
+inline constexpr std::array<std::string_view, 10> paradigm_common_keys{
+    "paradigm", "name",    "description", "max_iterations", "backoff",
+    "timeout",  "context", "scope",       "llm",            "on_handoff"};
+
+/// `key` with `extra` paradigm keys appended, for "did you mean" candidates.
+inline std::vector<std::string_view> paradigm_keys(std::initializer_list<std::string_view> extra) {
+  std::vector<std::string_view> keys(paradigm_common_keys.begin(), paradigm_common_keys.end());
+  keys.insert(keys.end(), extra.begin(), extra.end());
+  return keys;
+}
+
+/// Dotted path of array element `index` under `base`: `constraints.0`.
+inline std::string paradigm_index_path(std::string_view base, std::size_t index) {
+  return fmt::format("{}.{}", base, index);
+}
+
+/// Reads one of the keys every paradigm shares into `loop`. Returns false when `key` is not
+/// a shared key (the caller then tries its own keys). `paradigm` is checked against
+/// `expected_paradigm`; `name` is read by the caller because its default differs.
+inline bool read_paradigm_common(std::string_view expected_paradigm, const std::string& key,
+                                 const json& field, fsm_loop& loop, diagnostics& out) {
+  const std::string path = member_path("", key);
+  if (key == "paradigm") {
+    if (auto v = read_string(field, path, out); v && *v != expected_paradigm)
+      report(out, path, "wrong-paradigm",
+             fmt::format("this spec says paradigm {} but was given to the {} compiler",
+                         quote_excerpt(*v), expected_paradigm));
+  } else if (key == "description") {
+    if (auto v = read_string(field, path, out)) loop.description = std::move(*v);
+  } else if (key == "max_iterations") {
+    if (auto v = read_int(field, path, out)) loop.max_iterations = *v;
+  } else if (key == "backoff") {
+    if (auto v = read_number(field, path, out)) loop.backoff = *v;
+  } else if (key == "timeout") {
+    if (auto v = read_number(field, path, out)) loop.timeout = *v;
+  } else if (key == "context") {
+    if (expect_object(field, path, out) && check_value_tree(field, path, out)) loop.context = field;
+  } else if (key == "scope") {
+    if (!field.is_array()) {
+      report_type(out, path, "an array of strings", field);
+    } else {
+      for (std::size_t i = 0; i < field.size(); ++i)
+        if (auto v = read_string(field[i], paradigm_index_path(path, i), out))
+          loop.scope.push_back(std::move(*v));
+    }
+  } else if (key == "llm") {
+    loop.llm = parse_llm(field, path, out);
+  } else if (key == "on_handoff") {
+    if (auto v = parse_enum<handoff_policy>(field, path, out)) loop.on_handoff = *v;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// Reports, as ONE diagnostic at the document root, every key of `required` that `spec`
+/// lacks: `Goal paradigm requires: goal, tools`. Returns true when none is missing.
+inline bool require_paradigm_fields(const json& spec, std::string_view title,
+                                    std::initializer_list<std::string_view> required,
+                                    diagnostics& out) {
+  std::vector<std::string_view> missing;
+  for (const auto key : required)
+    if (!spec.contains(key)) missing.push_back(key);
+  if (missing.empty()) return true;
+  report(out, "", "missing-field",
+         fmt::format("{} paradigm requires: {}", title, fmt::join(missing, ", ")));
+  return false;
+}
+
+/// A string-valued spec field that must not be empty (an action or a name).
+inline std::optional<std::string> read_paradigm_text(const json& field, const std::string& path,
+                                                     diagnostics& out) {
+  auto v = read_string(field, path, out);
+  if (v && v->empty()) {
+    report(out, path, "empty-value", "must not be empty");
+    return std::nullopt;
+  }
+  return v;
+}
+
+/// `text` for a message: at most 60 bytes, without surrounding quotes.
+inline std::string paradigm_excerpt(std::string_view text) {
+  const std::string quoted = quote_excerpt(text);
+  return quoted.substr(1, quoted.size() - 2);
+}
+
+/// A `failure: true` terminal.
+inline state_config paradigm_failure_terminal() {
+  state_config s;
+  s.terminal = true;
+  s.failure = true;
+  return s;
+}
+
+/// A plain terminal.
+inline state_config paradigm_terminal() {
+  state_config s;
+  s.terminal = true;
+  return s;
+}
+
+/// The result of a compiler: errc::invalid_spec with every spec diagnostic when there is an
+/// error; otherwise the loop goes through validate() like a hand-written one (errors there
+/// are errc::invalid_spec too). Warnings are appended to `warnings` when given.
+inline expected<fsm_loop, error> finish_paradigm(std::string_view title, fsm_loop loop,
+                                                 diagnostics found, diagnostics* warnings) {
+  if (!has_errors(found)) {
+    diagnostics checked = validate(loop);
+    found.insert(found.end(), checked.begin(), checked.end());
+  }
+  if (!has_errors(found)) {
+    if (warnings != nullptr) warnings->insert(warnings->end(), found.begin(), found.end());
+    return loop;
+  }
+  std::size_t errors = 0;
+  const diagnostic* first = nullptr;
+  for (const auto& d : found)
+    if (d.level == severity::error && ++errors == 1) first = &d;
+  std::string message =
+      errors == 1 ? first->message
+                  : fmt::format("invalid {} paradigm spec: {} errors, first: {}", title, errors,
+                                first->message);
+  std::string where = first->path;
+  if (errors != 1) where.clear();
+  if (warnings != nullptr)
+    for (const auto& d : found)
+      if (d.level == severity::warning) warnings->push_back(d);
+  return unexpected(error{errc::invalid_spec, std::move(message), std::move(where),
+                          std::move(found)});
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END

@@ -1,0 +1,142 @@
+// little_loops — the convergence paradigm: drive a measured value toward a target
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/paradigms/common.hpp>
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// Name of the failure terminal a convergence loop ends in when the value stops improving.
+inline constexpr std::string_view paradigm_stall_state = "stalled";
+
+namespace detail {
+
+/// `toward` / `tolerance`: a finite number (a string holding one is accepted and converted).
+inline std::optional<json> read_convergence_number(const json& field, const std::string& path,
+                                                   diagnostics& out) {
+  if (field.is_string()) {
+    const auto& text = field.get_ref<const std::string&>();
+    const json parsed = json::parse(text, nullptr, false);
+    if (!parsed.is_discarded() && parsed.is_number() && std::isfinite(parsed.get<double>()))
+      return parsed;
+    report(out, path, "wrong-type",
+           fmt::format("expected a number, got string {}", quote_excerpt(text)));
+    return std::nullopt;
+  }
+  if (!read_number(field, path, out)) return std::nullopt;
+  return field;
+}
+
+}  // namespace detail
+
+/// Compiles a convergence spec:
+/// ```yaml
+/// paradigm: convergence
+/// name: reduce-lint-errors                        # required
+/// check: "ruff check src/ | grep -c error"        # required; prints the value
+/// toward: 0                                       # required; the target value
+/// using: "/ll:check-code fix"                     # required; the fix action
+/// tolerance: 0                                    # optional, >= 0, default 0
+/// direction: minimize                             # optional, minimize | maximize
+/// description, max_iterations, backoff, timeout, context, scope, llm, on_handoff
+/// ```
+/// into `measure` (runs the check, captures it as `current_value`, convergence evaluator on
+/// its output: target → `done`, progress → `apply`, stall → `stalled`, error → `failed`),
+/// `apply` (next → `measure`), `done` (terminal), `stalled` and `failed` (failure
+/// terminals). The check itself is `measure`'s action (so a `/slash` check is still run as
+/// a prompt); as in the original, the context gets `metric_cmd`, `target` and
+/// `tolerance` (user context keys are kept; these three are reserved) and the evaluator
+/// reads `${context.target}` / `${context.tolerance}`. The previous value is the
+/// evaluator's own per-state memory (the original's `${prev.output}` would have read the
+/// fix's output).
+inline expected<fsm_loop, error> compile_convergence(const json& spec,
+                                                     diagnostics* warnings = nullptr) {
+  using namespace detail;
+  diagnostics out;
+  fsm_loop loop;
+  if (!spec.is_object()) {
+    report_type(out, "", "a convergence spec (a JSON object)", spec);
+    return finish_paradigm("convergence", std::move(loop), std::move(out), warnings);
+  }
+  require_paradigm_fields(spec, "Convergence", {"name", "check", "toward", "using"}, out);
+  std::optional<std::string> name, check, fix;
+  std::optional<json> toward;
+  json tolerance = 0;
+  convergence_direction direction = convergence_direction::minimize;
+  const auto keys = paradigm_keys({"check", "toward", "using", "tolerance", "direction"});
+  for (auto it = spec.begin(); it != spec.end(); ++it) {
+    const std::string& key = it.key();
+    const json& field = it.value();
+    const std::string path = member_path("", key);
+    if (read_paradigm_common("convergence", key, field, loop, out)) continue;
+    if (key == "name") {
+      name = read_paradigm_text(field, path, out);
+    } else if (key == "check") {
+      check = read_paradigm_text(field, path, out);
+    } else if (key == "using") {
+      fix = read_paradigm_text(field, path, out);
+    } else if (key == "toward") {
+      toward = read_convergence_number(field, path, out);
+    } else if (key == "tolerance") {
+      if (auto v = read_convergence_number(field, path, out)) {
+        if (v->get<double>() < 0)
+          report(out, path, "out-of-range", "tolerance must not be negative");
+        else
+          tolerance = std::move(*v);
+      }
+    } else if (key == "direction") {
+      if (auto v = parse_enum<convergence_direction>(field, path, out)) direction = *v;
+    } else {
+      report_unknown_key(out, "", key, keys);
+    }
+  }
+  for (const char* reserved : {"metric_cmd", "target", "tolerance"})
+    if (loop.context.is_object() && loop.context.contains(reserved))
+      report(out, member_path("context", reserved), "reserved-key",
+             fmt::format("context key \"{}\" is set by the convergence paradigm", reserved));
+  if (has_errors(out) || !name || !check || !fix || !toward)
+    return finish_paradigm("convergence", std::move(loop), std::move(out), warnings);
+
+  loop.name = std::move(*name);
+  loop.initial = "measure";
+  loop.context["metric_cmd"] = *check;
+  loop.context["target"] = *toward;
+  loop.context["tolerance"] = tolerance;
+  const std::string failed{paradigm_error_state};
+  const std::string stalled{paradigm_stall_state};
+
+  state_config measure;
+  measure.action = *check;
+  measure.capture = "current_value";
+  evaluate_config converge;
+  converge.type = evaluator_type::convergence;
+  converge.target = "${context.target}";
+  converge.tolerance = "${context.tolerance}";
+  converge.direction = direction;
+  measure.evaluate = std::move(converge);
+  route_config route;
+  route.routes["target"] = "done";
+  route.routes["progress"] = "apply";
+  route.routes["stall"] = stalled;
+  route.error_target = failed;
+  measure.route = std::move(route);
+
+  state_config apply;
+  apply.action = std::move(*fix);
+  apply.next = "measure";
+
+  loop.states["measure"] = std::move(measure);
+  loop.states["apply"] = std::move(apply);
+  loop.states["done"] = paradigm_terminal();
+  loop.states[stalled] = paradigm_failure_terminal();
+  loop.states[failed] = paradigm_failure_terminal();
+  return finish_paradigm("convergence", std::move(loop), std::move(out), warnings);
+}
+
+LITTLE_LOOPS_NAMESPACE_END

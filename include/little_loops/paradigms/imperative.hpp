@@ -1,0 +1,113 @@
+// little_loops — the imperative paradigm: run steps in order until a check passes
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/paradigms/common.hpp>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// Compiles an imperative spec:
+/// ```yaml
+/// paradigm: imperative
+/// name: fix-all-types                 # required
+/// steps: ["/ll:check-code types", "/ll:manage-issue bug fix"]   # required, at least one
+/// until:                              # required
+///   check: "mypy src/"                # required
+///   passes: true                      # optional: false = done when the check FAILS
+///   evaluator: {type: output_contains, pattern: Success}   # optional, any evaluate object
+/// description, max_iterations, backoff, timeout, context, scope, llm, on_handoff
+/// ```
+/// into `step_0` … `step_<n-1>` (next → the following step, the last → `check_done`),
+/// `check_done` (success → `done`, failure → `step_0`, swapped with `passes: false`;
+/// error → `failed`), `done` (terminal) and `failed` (failure terminal). The evaluator is
+/// parsed by parse_evaluate_config() with paths below `until.evaluator`.
+inline expected<fsm_loop, error> compile_imperative(const json& spec,
+                                                    diagnostics* warnings = nullptr) {
+  using namespace detail;
+  diagnostics out;
+  fsm_loop loop;
+  if (!spec.is_object()) {
+    report_type(out, "", "an imperative spec (a JSON object)", spec);
+    return finish_paradigm("imperative", std::move(loop), std::move(out), warnings);
+  }
+  require_paradigm_fields(spec, "Imperative", {"name", "steps", "until"}, out);
+  std::optional<std::string> name;
+  std::vector<std::string> steps;
+  bool steps_ok = false;
+  std::optional<std::string> until_check;
+  std::optional<evaluate_config> evaluator;
+  bool passes = true;
+  const auto keys = paradigm_keys({"steps", "until"});
+  for (auto it = spec.begin(); it != spec.end(); ++it) {
+    const std::string& key = it.key();
+    const json& field = it.value();
+    const std::string path = member_path("", key);
+    if (read_paradigm_common("imperative", key, field, loop, out)) continue;
+    if (key == "name") {
+      name = read_paradigm_text(field, path, out);
+    } else if (key == "steps") {
+      if (!field.is_array()) {
+        report_type(out, path, "an array of step actions", field);
+      } else if (field.empty()) {
+        report(out, path, "empty-value", "Imperative paradigm 'steps' requires at least one step");
+      } else {
+        steps_ok = true;
+        for (std::size_t i = 0; i < field.size(); ++i) {
+          if (auto v = read_paradigm_text(field[i], paradigm_index_path(path, i), out))
+            steps.push_back(std::move(*v));
+          else
+            steps_ok = false;
+        }
+      }
+    } else if (key == "until") {
+      if (!expect_object(field, path, out)) continue;
+      if (!field.contains("check"))
+        report(out, path, "missing-field", "Imperative paradigm 'until' requires 'check' field");
+      static constexpr std::array<std::string_view, 3> until_keys{"check", "passes", "evaluator"};
+      for (auto u = field.begin(); u != field.end(); ++u) {
+        const std::string until_path = member_path(path, u.key());
+        if (u.key() == "check") {
+          until_check = read_paradigm_text(u.value(), until_path, out);
+        } else if (u.key() == "passes") {
+          if (auto v = read_bool(u.value(), until_path, out)) passes = *v;
+        } else if (u.key() == "evaluator") {
+          evaluator = parse_evaluate_config(u.value(), until_path, out);
+        } else {
+          report_unknown_key(out, path, u.key(), until_keys);
+        }
+      }
+    } else {
+      report_unknown_key(out, "", key, keys);
+    }
+  }
+  if (has_errors(out) || !name || !steps_ok || !until_check)
+    return finish_paradigm("imperative", std::move(loop), std::move(out), warnings);
+
+  loop.name = std::move(*name);
+  loop.initial = "step_0";
+  const std::string failed{paradigm_error_state};
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    state_config step;
+    step.action = std::move(steps[i]);
+    step.next = i + 1 < steps.size() ? fmt::format("step_{}", i + 1) : std::string("check_done");
+    loop.states[fmt::format("step_{}", i)] = std::move(step);
+  }
+  state_config check;
+  check.action = std::move(*until_check);
+  check.evaluate = std::move(evaluator);
+  check.on["success"] = passes ? "done" : "step_0";
+  check.on["failure"] = passes ? "step_0" : "done";
+  check.on["error"] = failed;
+  loop.states["check_done"] = std::move(check);
+  loop.states["done"] = paradigm_terminal();
+  loop.states[failed] = paradigm_failure_terminal();
+  return finish_paradigm("imperative", std::move(loop), std::move(out), warnings);
+}
+
+LITTLE_LOOPS_NAMESPACE_END

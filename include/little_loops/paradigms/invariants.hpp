@@ -1,0 +1,185 @@
+// little_loops — the invariants paradigm: a chain of check/fix pairs that must all hold
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/paradigms/common.hpp>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+namespace detail {
+
+struct invariant_constraint {
+  std::string name;
+  std::string check;
+  std::string fix;
+  std::optional<evaluate_config> evaluator;
+};
+
+/// `'a'`, `'a' and 'b'`, `'a', 'b' and 'c'`.
+inline std::string quoted_field_list(const std::vector<std::string_view>& fields) {
+  std::string out;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) out += i + 1 == fields.size() ? " and " : ", ";
+    out += fmt::format("'{}'", fields[i]);
+  }
+  return out;
+}
+
+inline std::optional<invariant_constraint> read_constraint(const json& entry, std::size_t index,
+                                                           const std::string& path,
+                                                           diagnostics& out) {
+  if (!entry.is_object()) {
+    report_type(out, path, "a constraint object with name, check and fix", entry);
+    return std::nullopt;
+  }
+  // The original names the constraint by its name when it has one, else by its index.
+  std::string label = std::to_string(index);
+  if (auto it = entry.find("name"); it != entry.end() && it->is_string())
+    label = "'" + paradigm_excerpt(it->get_ref<const std::string&>()) + "'";
+  std::vector<std::string_view> missing;
+  for (const char* field : {"name", "check", "fix"})
+    if (!entry.contains(field)) missing.emplace_back(field);
+  if (!missing.empty())
+    report(out, path, "missing-field",
+           fmt::format("Constraint {} requires {} field{}", label, quoted_field_list(missing),
+                       missing.size() > 1 ? "s" : ""));
+  invariant_constraint c;
+  bool ok = missing.empty();
+  static constexpr std::array<std::string_view, 4> keys{"name", "check", "fix", "evaluator"};
+  for (auto it = entry.begin(); it != entry.end(); ++it) {
+    const std::string field_path = member_path(path, it.key());
+    std::optional<std::string> text;
+    if (it.key() == "name" || it.key() == "check" || it.key() == "fix") {
+      text = read_paradigm_text(it.value(), field_path, out);
+      if (!text) {
+        ok = false;
+        continue;
+      }
+    }
+    if (it.key() == "name") {
+      c.name = std::move(*text);
+    } else if (it.key() == "check") {
+      c.check = std::move(*text);
+    } else if (it.key() == "fix") {
+      c.fix = std::move(*text);
+    } else if (it.key() == "evaluator") {
+      c.evaluator = parse_evaluate_config(it.value(), field_path, out);
+      if (!c.evaluator) ok = false;
+    } else {
+      report_unknown_key(out, path, it.key(), keys);
+      ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  return c;
+}
+
+}  // namespace detail
+
+/// Compiles an invariants spec:
+/// ```yaml
+/// paradigm: invariants
+/// name: code-quality-guardian            # required
+/// constraints:                           # required, at least one
+///   - name: tests                        # each: name, check, fix required
+///     check: pytest
+///     fix: "/ll:manage-issue bug fix"
+///     evaluator: {type: output_contains, pattern: passed}   # optional, any evaluate object
+/// maintain: true                         # optional: restart from the first check
+/// description, max_iterations, backoff, timeout, context, scope, llm, on_handoff
+/// ```
+/// into, per constraint in order, `check_<name>` (success → the next check or `all_valid`,
+/// failure → `fix_<name>`, error → `failed`) and `fix_<name>` (next → `check_<name>`),
+/// then `all_valid` (terminal; with maintain its `on_maintain` is the first check) and
+/// `failed` (failure terminal). Each constraint's evaluator is parsed by
+/// parse_evaluate_config() with paths such as `constraints.0.evaluator.operator`.
+inline expected<fsm_loop, error> compile_invariants(const json& spec,
+                                                    diagnostics* warnings = nullptr) {
+  using namespace detail;
+  diagnostics out;
+  fsm_loop loop;
+  if (!spec.is_object()) {
+    report_type(out, "", "an invariants spec (a JSON object)", spec);
+    return finish_paradigm("invariants", std::move(loop), std::move(out), warnings);
+  }
+  require_paradigm_fields(spec, "Invariants", {"name", "constraints"}, out);
+  std::optional<std::string> name;
+  std::vector<invariant_constraint> constraints;
+  bool constraints_ok = false;
+  const auto keys = paradigm_keys({"constraints", "maintain"});
+  for (auto it = spec.begin(); it != spec.end(); ++it) {
+    const std::string& key = it.key();
+    const json& field = it.value();
+    const std::string path = member_path("", key);
+    if (read_paradigm_common("invariants", key, field, loop, out)) continue;
+    if (key == "name") {
+      name = read_paradigm_text(field, path, out);
+    } else if (key == "maintain") {
+      if (auto v = read_bool(field, path, out)) loop.maintain = *v;
+    } else if (key == "constraints") {
+      if (!field.is_array()) {
+        report_type(out, path, "an array of constraints", field);
+        continue;
+      }
+      if (field.empty()) {
+        report(out, path, "empty-value",
+               "Invariants paradigm 'constraints' requires at least one constraint");
+        continue;
+      }
+      constraints_ok = true;
+      for (std::size_t i = 0; i < field.size(); ++i) {
+        const std::string item_path = paradigm_index_path(path, i);
+        auto c = read_constraint(field[i], i, item_path, out);
+        if (!c) {
+          constraints_ok = false;
+          continue;
+        }
+        for (std::size_t k = 0; k < constraints.size(); ++k)
+          if (constraints[k].name == c->name)
+            report(out, member_path(item_path, "name"), "duplicate-name",
+                   fmt::format("duplicate constraint name {} (constraints.{} has it too)",
+                               quote_excerpt(c->name), k));
+        constraints.push_back(std::move(*c));
+      }
+    } else {
+      report_unknown_key(out, "", key, keys);
+    }
+  }
+  if (has_errors(out) || !name || !constraints_ok)
+    return finish_paradigm("invariants", std::move(loop), std::move(out), warnings);
+
+  loop.name = std::move(*name);
+  const std::string first_check = "check_" + constraints.front().name;
+  loop.initial = first_check;
+  const std::string failed{paradigm_error_state};
+  for (std::size_t i = 0; i < constraints.size(); ++i) {
+    auto& c = constraints[i];
+    const std::string check_name = "check_" + c.name;
+    const std::string fix_name = "fix_" + c.name;
+    state_config check;
+    check.action = std::move(c.check);
+    check.evaluate = std::move(c.evaluator);
+    check.on["success"] =
+        i + 1 < constraints.size() ? "check_" + constraints[i + 1].name : std::string("all_valid");
+    check.on["failure"] = fix_name;
+    check.on["error"] = failed;
+    state_config fix;
+    fix.action = std::move(c.fix);
+    fix.next = check_name;
+    loop.states[check_name] = std::move(check);
+    loop.states[fix_name] = std::move(fix);
+  }
+  state_config all_valid = paradigm_terminal();
+  if (loop.maintain) all_valid.on_maintain = first_check;
+  loop.states["all_valid"] = std::move(all_valid);
+  loop.states[failed] = paradigm_failure_terminal();
+  return finish_paradigm("invariants", std::move(loop), std::move(out), warnings);
+}
+
+LITTLE_LOOPS_NAMESPACE_END

@@ -1,0 +1,125 @@
+// little_loops — compile_paradigm(): dispatch on `paradigm:`, fsm pass-through, slugify
+// SPDX-License-Identifier: MIT
+#include "test_paradigms_support.hpp"
+
+#include <little_loops/paradigms.hpp>
+
+using namespace little_loops;
+using paradigm_test::spec;
+
+TEST_CASE("compile_paradigm routes on `paradigm`") {
+  auto loop = compile_paradigm(spec(R"({"paradigm": "goal", "goal": "No errors", "tools": ["check", "fix"]})"));
+  REQUIRE(loop);
+  CHECK(loop->initial == "evaluate");
+  loop = compile_paradigm(spec(R"({"paradigm": "convergence", "name": "test", "check": "cmd", "toward": 0, "using": "fix"})"));
+  REQUIRE(loop);
+  CHECK(loop->initial == "measure");
+  loop = compile_paradigm(spec(R"({"paradigm": "invariants", "name": "test", "constraints": [{"name": "c1", "check": "cmd", "fix": "fix"}]})"));
+  REQUIRE(loop);
+  CHECK(loop->initial == "check_c1");
+  loop = compile_paradigm(spec(R"({"paradigm": "imperative", "name": "test", "steps": ["step1"], "until": {"check": "cmd"}})"));
+  REQUIRE(loop);
+  CHECK(loop->initial == "step_0");
+}
+
+TEST_CASE("compile_paradigm: fsm documents, with or without the key, are loops") {
+  auto loop = compile_paradigm(spec(R"({"paradigm": "fsm", "name": "test", "initial": "start",
+      "states": {"start": {"terminal": true}}})"));
+  REQUIRE(loop);
+  CHECK(loop->name == "test");
+  CHECK(loop->states.at("start").terminal);
+  auto plain = compile_paradigm(spec(R"({"name": "test", "initial": "start", "states": {"start": {"terminal": true}}})"));
+  REQUIRE(plain);
+  CHECK(*plain == *loop);
+
+  // parse errors come from the schema parser
+  auto bad = compile_paradigm(spec(R"({"paradigm": "fsm", "name": "t", "initial": "s",
+      "states": {"s": {"terminal": true, "evaluate": {"type": "exit_code", "operator": "eqq"}}}})"));
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == errc::invalid_loop);
+  CHECK(paradigm_test::has_diagnostic(bad.error(), "states.s.evaluate.operator", R"(did you mean "eq"?)"));
+
+  // and structural errors from validate()
+  bad = compile_paradigm(spec(R"({"name": "t", "initial": "nowhere", "states": {"s": {"terminal": true}}})"));
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == errc::invalid_loop);
+  CHECK(bad.error().path == "initial");
+  CHECK(bad.error().details[0].code == "unknown-initial");
+
+  // warnings are reported, not fatal
+  diagnostics warnings;
+  loop = compile_paradigm(spec(R"({"name": "t", "initial": "s", "states": {"s": {"terminal": true},
+      "orphan": {"terminal": true}}})"), &warnings);
+  REQUIRE(loop);
+  CHECK_FALSE(warnings.empty());
+  CHECK_FALSE(has_errors(warnings));
+}
+
+TEST_CASE("compile_paradigm: unknown paradigm lists the known ones") {
+  auto e = compile_paradigm(spec(R"({"paradigm": "unknown"})"));
+  REQUIRE_FALSE(e);
+  CHECK(e.error().code == errc::invalid_spec);
+  CHECK(e.error().path == "paradigm");
+  CHECK(e.error().message ==
+        "Unknown paradigm: 'unknown'. Must be one of: convergence, fsm, goal, imperative, invariants");
+  REQUIRE(e.error().details.size() == 1);
+  CHECK(e.error().details[0].code == "unknown-paradigm");
+
+  e = compile_paradigm(spec(R"({"paradigm": "invariant"})"));
+  REQUIRE_FALSE(e);
+  CHECK(e.error().message ==
+        "Unknown paradigm: 'invariant'. Must be one of: convergence, fsm, goal, imperative, "
+        "invariants (did you mean \"invariants\"?)");
+
+  e = compile_paradigm(spec(R"({"paradigm": 3})"));
+  REQUIRE_FALSE(e);
+  CHECK(e.error().path == "paradigm");
+  CHECK(e.error().details[0].code == "wrong-type");
+
+  e = compile_paradigm(json("goal"));
+  REQUIRE_FALSE(e);
+  CHECK(e.error().code == errc::invalid_spec);
+}
+
+TEST_CASE("compile_paradigm_text: JSON text in, syntax errors out") {
+  auto loop = compile_paradigm_text(R"({"paradigm": "goal", "goal": "x", "tools": ["c"]})");
+  REQUIRE(loop);
+  CHECK(loop->name == "goal-x");
+  auto bad = compile_paradigm_text(R"({"paradigm": "goal", "goal": )");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == errc::parse_error);
+  bad = compile_paradigm_text(R"({"paradigm": "goal", "goal": "a", "goal": "b", "tools": ["c"]})");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == errc::parse_error);
+}
+
+TEST_CASE("slugify follows the original's rules") {
+  using detail::slugify;
+  CHECK(slugify("No Type Errors in src/") == "no-type-errors-in-src");
+  CHECK(slugify("  --Hello__World--  ") == "hello__world");
+  CHECK(slugify("a -/- b") == "a-b");
+  CHECK(slugify("a/b") == "ab");
+  CHECK(slugify("tab\tsep\nnl") == "tab-sep-nl");
+  CHECK(slugify(std::string(60, 'x')) == std::string(50, 'x'));
+  // The cut comes after trimming, so it may leave a trailing '-', as in the original.
+  CHECK(slugify(std::string(49, 'a') + " b") == std::string(49, 'a') + "-");
+  CHECK(slugify("") == "");
+  CHECK(slugify("!!!") == "");
+  CHECK(slugify("x", 0) == "");
+  // Unicode: letters are kept and lower-cased, symbols and emoji dropped, the cut counts
+  // characters, not bytes.
+  CHECK(slugify("Caf\xC3\xA9 \xC3\x9Cn\xC3\xAF" "code \xE2\x80\x94 test") ==
+        "caf\xC3\xA9-\xC3\xBCn\xC3\xAF" "code-test");
+  CHECK(slugify("\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E \xE3\x83\x86\xE3\x82\xB9\xE3\x83\x88") ==
+        "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E-\xE3\x83\x86\xE3\x82\xB9\xE3\x83\x88");
+  CHECK(slugify("emoji \xF0\x9F\x8E\x89 ok") == "emoji-ok");
+  CHECK(slugify("\xC5\xB8" "es \xC4\x80" "B") == "\xC3\xBF" "es-\xC4\x81" "b");
+  CHECK(slugify("\xCE\xA3\xCE\x9F\xCE\xA6\xCE\x99\xCE\x91 \xD0\x9C\xD0\x98\xD0\xA0") ==
+        "\xCF\x83\xCE\xBF\xCF\x86\xCE\xB9\xCE\xB1-\xD0\xBC\xD0\xB8\xD1\x80");
+  CHECK(slugify(std::string(60, '\xC3') ) == "");  // invalid UTF-8 bytes are dropped
+  std::string accented;
+  for (int i = 0; i < 60; ++i) accented += "\xC3\xA9";
+  std::string expected;
+  for (int i = 0; i < 50; ++i) expected += "\xC3\xA9";
+  CHECK(slugify(accented) == expected);
+}
