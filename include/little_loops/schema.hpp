@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,36 @@
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// The insertion-ordered map of the schema types (verdict → target, name → state). It is
+/// nlohmann's ordered_map (a vector of `pair<const Key, Value>` with a map interface) made
+/// copy-assignable: the base's element type has no copy assignment, so a plain
+/// ordered_map member would make `state = other_state` ill-formed.
+template <class Key, class Value>
+class ordered_table : public ordered_map<Key, Value> {
+ public:
+  using base_type = ordered_map<Key, Value>;
+  using value_type = typename base_type::value_type;
+
+  ordered_table() = default;
+  ordered_table(std::initializer_list<value_type> init) : base_type(init) {}
+  template <class It>
+  ordered_table(It first, It last) : base_type(first, last) {}
+  ordered_table(const base_type& other) : base_type(other) {}  // NOLINT: implicit by design
+  ordered_table(base_type&& other) noexcept : base_type(std::move(other)) {}
+  ordered_table(const ordered_table&) = default;
+  ordered_table(ordered_table&&) noexcept = default;
+  ~ordered_table() = default;
+
+  ordered_table& operator=(ordered_table&& other) noexcept = default;
+  ordered_table& operator=(const ordered_table& other) {
+    if (this != &other) {
+      base_type copy(other);
+      static_cast<base_type&>(*this) = std::move(copy);  // vector move: no element assignment
+    }
+    return *this;
+  }
+};
 
 /// Which evaluator turns an action result into a verdict (seed 000, design §3.9–3.10).
 enum class evaluator_type {
@@ -72,7 +103,7 @@ struct evaluate_config {
 /// Verdict → target routing table of a state (`route:`). `_` is the default route and
 /// `_error` the route for the `error` verdict.
 struct route_config {
-  ordered_map<std::string, std::string> routes;  ///< verdict → target, in document order
+  ordered_table<std::string, std::string> routes;  ///< verdict → target, in document order
   std::optional<std::string> default_target;     ///< `_`
   std::optional<std::string> error_target;       ///< `_error`
 
@@ -85,7 +116,7 @@ struct state_config {
   std::optional<action_kind> action_type;      ///< absent: slash_command when the action starts with `/`, else shell
   std::optional<evaluate_config> evaluate;     ///< default evaluator when absent
   std::optional<route_config> route;
-  ordered_map<std::string, std::string> on;    ///< `on_<verdict>: target` shorthands
+  ordered_table<std::string, std::string> on;  ///< `on_<verdict>: target` shorthands
   std::optional<std::string> next;             ///< unconditional transition (happy path)
   bool terminal = false;
   bool failure = false;                        ///< a terminal that means "failed"
@@ -111,7 +142,7 @@ struct fsm_loop {
   std::string name;
   std::optional<std::string> description;
   std::string initial;
-  ordered_map<std::string, state_config> states;  ///< in document order
+  ordered_table<std::string, state_config> states;  ///< in document order
   json context = json::object();                   ///< user variables, `${context.*}`
   std::vector<std::string> scope;                  ///< paths the loop works on
   int max_iterations = 50;                         ///< state executions allowed
@@ -380,6 +411,11 @@ inline std::optional<int> read_int(const json& value, const std::string& path,
   return std::nullopt;
 }
 
+/// null, boolean or number: nothing to check inside.
+inline bool is_plain_scalar(const json& value) noexcept {
+  return value.is_null() || value.is_boolean() || value.is_number();
+}
+
 /// Checks an arbitrary JSON value kept verbatim (context, schema, target): nesting depth at
 /// most max_value_depth and every string and key well-formed UTF-8. Iterative (no
 /// recursion). Returns false after reporting.
@@ -417,13 +453,13 @@ inline bool check_value_tree(const json& root, const std::string& path, diagnost
         const std::string& key = it.key();
         if (!is_valid_utf8(key)) report(out, member_path(current.path, key), "invalid-utf8",
                                         "key is not valid UTF-8");
-        if (it.value().is_primitive() && !it.value().is_string()) continue;
+        if (is_plain_scalar(it.value())) continue;
         stack.push_back(frame{&it.value(), current.depth + 1, member_path(current.path, key)});
       }
     } else {
       for (std::size_t i = value.size(); i-- > 0;) {
         const json& element = value[i];
-        if (element.is_primitive() && !element.is_string()) continue;
+        if (is_plain_scalar(element)) continue;
         stack.push_back(frame{&element, current.depth + 1, index_path(current.path, i)});
       }
     }

@@ -1,0 +1,507 @@
+// little_loops — tests for validation.hpp: every rule, and a table of malformed documents
+// SPDX-License-Identifier: MIT
+#include <little_loops/validation.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+namespace ll = little_loops;
+using ll::json;
+
+namespace {
+
+std::string dump_all(const ll::diagnostics& list) {
+  std::string out;
+  for (const auto& d : list) out += ll::to_string(d) + " [" + d.code + "]\n";
+  return out;
+}
+
+const ll::diagnostic* find_diagnostic(const ll::diagnostics& list, const std::string& path,
+                                      const std::string& code) {
+  for (const auto& d : list)
+    if (d.path == path && d.code == code) return &d;
+  return nullptr;
+}
+
+std::size_t count_code(const ll::diagnostics& list, const std::string& code) {
+  std::size_t n = 0;
+  for (const auto& d : list) n += d.code == code ? 1 : 0;
+  return n;
+}
+
+/// A loop document: `states` are the states before a terminal `done`; `top` are extra
+/// top-level members (with a trailing comma).
+std::string loop_doc(const std::string& states, const std::string& top = "") {
+  return R"({"name": "t", "initial": "a", )" + top + R"("states": {)" + states +
+         (states.empty() ? "" : ", ") + R"("done": {"terminal": true}}})";
+}
+
+/// Parses (strictly) and validates; the test fails if the document does not parse.
+ll::diagnostics check(const std::string& text) {
+  auto loop = ll::parse_loop_text(text);
+  REQUIRE_MESSAGE(loop.has_value(), (loop ? "" : dump_all(loop.error().details)));
+  return ll::validate(*loop);
+}
+
+}  // namespace
+
+TEST_CASE("a well-formed loop has no diagnostics") {
+  const auto found = check(loop_doc(R"("a": {"action": "make", "on_success": "done",
+                                                "on_failure": "a"})"));
+  CHECK_MESSAGE(found.empty(), dump_all(found));
+}
+
+// ---------------------------------------------------------------------------------------
+// The table: malformed documents, each with the exact diagnostic it must produce.
+// ---------------------------------------------------------------------------------------
+
+struct malformed_case {
+  const char* label;
+  std::string text;
+  ll::errc code;
+  const char* path;
+  const char* rule;
+};
+
+TEST_CASE("malformed documents give the right diagnostic and never crash") {
+  const std::string deep = std::string(10000, '[') + std::string(10000, ']');
+  const std::string deep_objects = [] {
+    std::string s;
+    for (int i = 0; i < 10000; ++i) s += R"({"k":)";
+    s += "1";
+    s += std::string(10000, '}');
+    return s;
+  }();
+  const std::string ok_a = R"("a": {"action": "x", "on_success": "done"})";
+  const auto E = ll::errc::invalid_loop;
+  const auto P = ll::errc::parse_error;
+
+  const std::vector<malformed_case> cases{
+      // not a loop at all
+      {"root array", "[]", E, "", "wrong-type"},
+      {"root string", R"("loop")", E, "", "wrong-type"},
+      {"root null", "null", E, "", "null-value"},
+      {"root number", "42", E, "", "wrong-type"},
+      {"empty text", "", P, "", "parse-error"},
+      {"truncated", R"({"name": "t", "states": {)", P, "", "parse-error"},
+      {"trailing garbage", loop_doc(ok_a) + " x", P, "", "parse-error"},
+      {"single quotes", "{'name': 't'}", P, "", "parse-error"},
+      {"invalid UTF-8 in a string", "{\"name\": \"\xff\xfe\"}", P, "", "parse-error"},
+      {"number overflow", loop_doc(ok_a, R"("timeout": 1e400, )"), P, "", "parse-error"},
+      {"deep junk (10000 arrays) unclosed", std::string(10000, '['), P, "", "parse-error"},
+      // missing fields
+      {"missing name", R"({"initial": "a", "states": {"a": {"terminal": true}}})", E, "",
+       "missing-field"},
+      {"missing initial", R"({"name": "t", "states": {"a": {"terminal": true}}})", E, "",
+       "missing-field"},
+      {"missing states", R"({"name": "t", "initial": "a"})", E, "", "missing-field"},
+      {"evaluate without type", loop_doc(R"("a": {"action": "x", "evaluate": {"operator": "eq"},
+                                              "on_success": "done"})"),
+       E, "states.a.evaluate", "missing-field"},
+      {"output_numeric without target",
+       loop_doc(R"("a": {"action": "x", "evaluate": {"type": "output_numeric", "operator": "eq"},
+                    "on_success": "done"})"),
+       E, "states.a.evaluate", "evaluator-missing-field"},
+      {"output_json without path",
+       loop_doc(R"("a": {"action": "x", "evaluate": {"type": "output_json", "operator": "eq",
+                    "target": 1}, "on_success": "done"})"),
+       E, "states.a.evaluate", "evaluator-missing-field"},
+      {"output_contains without pattern",
+       loop_doc(R"("a": {"action": "x", "evaluate": {"type": "output_contains"},
+                    "on_success": "done"})"),
+       E, "states.a.evaluate", "evaluator-missing-field"},
+      // wrong types
+      {"name is a number", R"({"name": 7, "initial": "a", "states": {"a": {"terminal": true}}})",
+       E, "name", "wrong-type"},
+      {"states is an array", R"({"name": "t", "initial": "a", "states": []})", E, "states",
+       "wrong-type"},
+      {"state is a string", loop_doc(R"("a": "run tests")"), E, "states.a", "wrong-type"},
+      {"terminal is a string", loop_doc(ok_a + R"(, "z": {"terminal": "yes"})"), E,
+       "states.z.terminal", "wrong-type"},
+      {"action is null", loop_doc(R"("a": {"action": null, "on_success": "done"})"), E,
+       "states.a.action", "null-value"},
+      {"max_iterations is a string", loop_doc(ok_a, R"("max_iterations": "10", )"), E,
+       "max_iterations", "wrong-type"},
+      {"max_iterations is fractional", loop_doc(ok_a, R"("max_iterations": 2.5, )"), E,
+       "max_iterations", "wrong-type"},
+      {"max_iterations huge", loop_doc(ok_a, R"("max_iterations": 99999999999999999999999, )"),
+       E, "max_iterations", "out-of-range"},
+      {"timeout as text", loop_doc(ok_a, R"("timeout": "10s", )"), E, "timeout", "wrong-type"},
+      {"context is an array", loop_doc(ok_a, R"("context": [1, 2], )"), E, "context",
+       "wrong-type"},
+      {"scope is a string", loop_doc(ok_a, R"("scope": "src/", )"), E, "scope", "wrong-type"},
+      {"scope holds a number", loop_doc(ok_a, R"("scope": ["src/", 3], )"), E, "scope[1]",
+       "wrong-type"},
+      {"llm is a string", loop_doc(ok_a, R"("llm": "sonnet", )"), E, "llm", "wrong-type"},
+      {"schema is an array",
+       loop_doc(R"("a": {"action": "/x", "evaluate": {"type": "llm_structured", "schema": []},
+                    "on_success": "done"})"),
+       E, "states.a.evaluate.schema", "wrong-type"},
+      {"tolerance is a boolean",
+       loop_doc(R"("a": {"action": "x", "evaluate": {"type": "convergence", "target": 0,
+                    "tolerance": true}, "on_target": "done"})"),
+       E, "states.a.evaluate.tolerance", "wrong-type"},
+      {"route target is a number", loop_doc(R"("a": {"action": "x", "route": {"success": 1}})"),
+       E, "states.a.route.success", "wrong-type"},
+      {"target is null",
+       loop_doc(R"("a": {"action": "x", "evaluate": {"type": "output_numeric", "operator": "eq",
+                    "target": null}, "on_success": "done"})"),
+       E, "states.a.evaluate.target", "null-value"},
+      {"numeric target is a word",
+       loop_doc(R"("a": {"action": "x", "evaluate": {"type": "output_numeric", "operator": "eq",
+                    "target": "five"}, "on_success": "done"})"),
+       E, "states.a.evaluate.target", "evaluator-target"},
+      // unknown keys
+      {"unknown top-level key", loop_doc(ok_a, R"("maxiterations": 5, )"), E, "maxiterations",
+       "unknown-key"},
+      {"paradigm key", loop_doc(ok_a, R"("paradigm": "goal", )"), E, "paradigm",
+       "unknown-key"},
+      {"unknown state key", loop_doc(R"("a": {"actoin": "x", "on_success": "done"})"), E,
+       "states.a.actoin", "unknown-key"},
+      {"unknown evaluate key",
+       loop_doc(R"("a": {"action": "x", "evaluate": {"type": "output_contains", "pattern": "y",
+                    "negated": true}, "on_success": "done"})"),
+       E, "states.a.evaluate.negated", "unknown-key"},
+      {"unknown llm key", loop_doc(ok_a, R"("llm": {"modle": "opus"}, )"), E, "llm.modle",
+       "unknown-key"},
+      {"reserved route key", loop_doc(R"("a": {"action": "x", "route": {"_default": "done"}})"),
+       E, "states.a.route._default", "unknown-key"},
+      {"bare on_", loop_doc(R"("a": {"action": "x", "on_": "done", "next": "done"})"), E,
+       "states.a.on_", "invalid-key"},
+      {"empty state name", loop_doc(ok_a + R"(, "": {"terminal": true})"), E, "states.",
+       "invalid-key"},
+      {"duplicate key", loop_doc(R"("a": {"action": "x", "action": "y", "next": "done"})"), E,
+       "states.a.action", "duplicate-key"},
+      // unknown enum values
+      {"evaluator type", loop_doc(R"("a": {"action": "x", "evaluate": {"type": "exitcode"},
+                                       "on_success": "done"})"),
+       E, "states.a.evaluate.type", "unknown-value"},
+      {"operator", loop_doc(R"("a": {"action": "x", "evaluate": {"type": "output_numeric",
+                                 "operator": "gte", "target": 1}, "on_success": "done"})"),
+       E, "states.a.evaluate.operator", "unknown-value"},
+      {"direction", loop_doc(R"("a": {"action": "x", "evaluate": {"type": "convergence",
+                                  "target": 1, "direction": "maximise"}, "on_target": "done"})"),
+       E, "states.a.evaluate.direction", "unknown-value"},
+      {"action_type", loop_doc(R"("a": {"action": "x", "action_type": "bash",
+                                    "on_success": "done"})"),
+       E, "states.a.action_type", "unknown-value"},
+      {"on_handoff", loop_doc(ok_a, R"("on_handoff": "stop", )"), E, "on_handoff",
+       "unknown-value"},
+      // dangling references and structure
+      {"dangling on_success", loop_doc(R"("a": {"action": "x", "on_success": "dne"})"), E,
+       "states.a.on_success", "unknown-state"},
+      {"dangling route entry", loop_doc(R"("a": {"action": "x", "route": {"failure": "fix"}})"),
+       E, "states.a.route.failure", "unknown-state"},
+      {"dangling default route", loop_doc(R"("a": {"action": "x", "route": {"_": "nowhere"}})"),
+       E, "states.a.route._", "unknown-state"},
+      {"dangling next", loop_doc(R"("a": {"action": "x", "next": "b"})"), E, "states.a.next",
+       "unknown-state"},
+      {"dangling on_maintain",
+       loop_doc(R"("a": {"action": "x", "next": "done", "on_maintain": "zz"})"), E,
+       "states.a.on_maintain", "unknown-state"},
+      {"dangling on_max_iterations", loop_doc(ok_a, R"("on_max_iterations": "summary", )"), E,
+       "on_max_iterations", "unknown-state"},
+      {"unknown initial", R"({"name": "t", "initial": "start", "states": {"done":
+                               {"terminal": true}}})",
+       E, "initial", "unknown-initial"},
+      {"empty states", R"({"name": "t", "initial": "a", "states": {}})", E, "states",
+       "no-states"},
+      {"no terminal", R"({"name": "t", "initial": "a", "states": {"a": {"action": "x",
+                           "next": "a"}}})",
+       E, "states", "no-terminal"},
+      {"state without transition", loop_doc(R"("a": {"action": "x"})"), E, "states.a",
+       "no-transition"},
+      // ranges
+      {"max_iterations zero", loop_doc(ok_a, R"("max_iterations": 0, )"), E, "max_iterations",
+       "max-iterations-range"},
+      {"negative timeout", loop_doc(ok_a, R"("timeout": -5, )"), E, "timeout", "timeout-range"},
+      {"zero state timeout", loop_doc(R"("a": {"action": "x", "timeout": 0, "next": "done"})"),
+       E, "states.a.timeout", "timeout-range"},
+      {"absurd timeout", loop_doc(ok_a, R"("timeout": 1e300, )"), E, "timeout",
+       "timeout-range"},
+      {"negative backoff", loop_doc(ok_a, R"("backoff": -1, )"), E, "backoff", "backoff-range"},
+      {"llm.max_tokens zero", loop_doc(ok_a, R"("llm": {"max_tokens": 0}, )"), E,
+       "llm.max_tokens", "llm-max-tokens-range"},
+      {"llm.timeout negative", loop_doc(ok_a, R"("llm": {"timeout": -1}, )"), E, "llm.timeout",
+       "llm-timeout-range"},
+      {"negative tolerance",
+       loop_doc(R"("a": {"action": "x", "evaluate": {"type": "convergence", "target": 0,
+                    "tolerance": -0.5}, "on_target": "done"})"),
+       E, "states.a.evaluate.tolerance", "negative-tolerance"},
+      {"min_confidence above 1",
+       loop_doc(R"("a": {"action": "/x", "evaluate": {"type": "llm_structured",
+                    "min_confidence": 1.5}, "on_success": "done"})"),
+       E, "states.a.evaluate.min_confidence", "min-confidence-range"},
+      // deep nesting
+      {"deep junk under an unknown key", loop_doc(ok_a, R"("junk": )" + deep + ", "), E, "junk",
+       "unknown-key"},
+      {"deep junk as a state", loop_doc(R"("a": )" + deep), E, "states.a", "wrong-type"},
+      {"deep junk as a name", R"({"name": )" + deep_objects + "}", E, "name", "wrong-type"},
+      {"deep junk as a target",
+       loop_doc(R"("a": {"action": "x", "evaluate": {"type": "output_json", "path": ".a",
+                    "operator": "eq", "target": )" +
+                deep_objects + R"(}, "on_success": "done"})"),
+       E, "", "too-deep"},
+  };
+  CHECK(cases.size() >= 30);
+
+  for (const auto& c : cases) {
+    CAPTURE(c.label);
+    const auto result = ll::load_loop_text(c.text);
+    REQUIRE_FALSE(result.has_value());
+    CHECK(result.error().code == c.code);
+    const auto& found = result.error().details;
+    bool matched = false;
+    for (const auto& d : found) {
+      CHECK_FALSE(d.message.empty());
+      // Deep paths are long: the "too-deep" row checks the code and the path prefix.
+      const bool path_ok = std::string(c.rule) == "too-deep"
+                               ? d.path.rfind("states.a.evaluate.target", 0) == 0
+                               : d.path == c.path;
+      if (path_ok && d.code == c.rule) matched = true;
+    }
+    CHECK_MESSAGE(matched, "expected [" << c.rule << "] at \"" << c.path << "\", got:\n"
+                                        << dump_all(found));
+  }
+}
+
+TEST_CASE("did-you-mean hints name the closest key or value") {
+  auto first_message = [](const std::string& text) {
+    auto r = ll::load_loop_text(text);
+    REQUIRE_FALSE(r.has_value());
+    return r.error().details.at(0).message;
+  };
+  CHECK(first_message(loop_doc(R"("a": {"actoin": "x", "next": "done"})")) ==
+        "unknown key \"actoin\" (did you mean \"action\"?)");
+  CHECK(first_message(loop_doc(R"("a": {"action": "x", "evalute": {"type": "exit_code"},
+                                        "next": "done"})")) ==
+        "unknown key \"evalute\" (did you mean \"evaluate\"?)");
+  CHECK(first_message(loop_doc(R"("a": {"action": "x", "Terminal": true})")) ==
+        "unknown key \"Terminal\" (did you mean \"terminal\"?)");
+  CHECK(first_message(loop_doc(R"("a": {"action": "x", "action_type": "promt",
+                                        "next": "done"})")) ==
+        "unknown action_type \"promt\" (did you mean \"prompt\"?); expected one of: shell, "
+        "prompt, slash_command");
+  CHECK(first_message(loop_doc(R"("a": {"action": "x", "next": "done"})",
+                               R"("on_handof": "spawn", )")) ==
+        "unknown key \"on_handof\" (did you mean \"on_handoff\"?)");
+  CHECK(first_message(loop_doc(R"("a": {"action": "x", "next": "done"})",
+                               R"("max_steps": 5, )")) ==
+        "unknown key \"max_steps\"; use \"max_iterations\" (it counts state executions)");
+  CHECK(first_message(loop_doc(R"("a": {"action": "x", "next": "done"})",
+                               R"("zzzz": 5, )")) == "unknown key \"zzzz\"");
+  CHECK(first_message(loop_doc(R"("a": {"action": "x", "next": "dnoe"})")) ==
+        "References unknown state 'dnoe' (did you mean \"done\"?)");
+}
+
+// ---------------------------------------------------------------------------------------
+// Rules one by one (messages follow the Python reference where it has the rule).
+// ---------------------------------------------------------------------------------------
+
+TEST_CASE("reference messages match the Python validator") {
+  auto found = check(R"({"name": "t", "initial": "start", "states": {"a": {"action": "x"}}})");
+  const auto* initial = find_diagnostic(found, "initial", "unknown-initial");
+  REQUIRE(initial);
+  CHECK(initial->message == "Initial state 'start' not found in states");
+  const auto* terminal = find_diagnostic(found, "states", "no-terminal");
+  REQUIRE(terminal);
+  CHECK(terminal->message ==
+        "No terminal state defined. At least one state must have 'terminal: true'");
+  const auto* none = find_diagnostic(found, "states.a", "no-transition");
+  REQUIRE(none);
+  CHECK(none->message ==
+        "State has no transition defined. Add routing, 'next', or mark as 'terminal: true'");
+  // initial missing: no reachability analysis (everything would be unreachable)
+  CHECK(count_code(found, "unreachable-state") == 0);
+
+  found = check(loop_doc(R"("a": {"action": "x", "on_success": "done"})",
+                         R"("max_iterations": -1, "backoff": -2, "timeout": 0,
+                            "llm": {"max_tokens": 0, "timeout": 0}, "on_max_iterations": "q", )"));
+  CHECK(find_diagnostic(found, "max_iterations", "max-iterations-range")->message ==
+        "max_iterations must be > 0, got -1");
+  CHECK(find_diagnostic(found, "backoff", "backoff-range")->message ==
+        "backoff must be >= 0, got -2");
+  CHECK(find_diagnostic(found, "timeout", "timeout-range")->message ==
+        "timeout must be > 0, got 0");
+  CHECK(find_diagnostic(found, "llm.max_tokens", "llm-max-tokens-range")->message ==
+        "llm.max_tokens must be > 0, got 0");
+  CHECK(find_diagnostic(found, "llm.timeout", "llm-timeout-range")->message ==
+        "llm.timeout must be > 0, got 0");
+  CHECK(find_diagnostic(found, "on_max_iterations", "unknown-state")->message ==
+        "on_max_iterations references unknown state 'q' (must be a declared state)");
+  CHECK(found.size() == 6);
+
+  found = check(loop_doc(R"("a": {"action": "x", "on_success": "elsewhere", "on_failure": "done"})"));
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].message == "References unknown state 'elsewhere'");
+  CHECK(found[0].level == ll::severity::error);
+
+  found = check(loop_doc(R"("a": {"action": "x", "evaluate": {"type": "output_json"},
+                                  "on_success": "done"})"));
+  REQUIRE(found.size() == 3);
+  CHECK(found[0].message == "Evaluator type 'output_json' requires 'path' field");
+  CHECK(found[1].message == "Evaluator type 'output_json' requires 'operator' field");
+  CHECK(found[2].message == "Evaluator type 'output_json' requires 'target' field");
+
+  found = check(loop_doc(R"("a": {"action": "x", "evaluate": {"type": "convergence",
+                                  "target": 1, "tolerance": -1}, "on_target": "done"})"));
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].message == "Tolerance cannot be negative");
+  found = check(loop_doc(R"("a": {"action": "/x", "evaluate": {"type": "llm_structured",
+                                  "min_confidence": -0.1}, "on_success": "done"})"));
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].message == "min_confidence must be between 0 and 1");
+}
+
+TEST_CASE("evaluator requirements per type") {
+  struct row {
+    const char* evaluate;
+    std::size_t missing;
+  };
+  const row rows[] = {
+      {R"({"type": "exit_code"})", 0},
+      {R"({"type": "output_numeric"})", 2},
+      {R"({"type": "output_numeric", "operator": "lt", "target": 3})", 0},
+      {R"({"type": "output_json", "operator": "lt"})", 2},
+      {R"({"type": "output_json", "path": ".a", "operator": "eq", "target": {"x": [1]}})", 0},
+      {R"({"type": "output_contains"})", 1},
+      {R"({"type": "output_contains", "pattern": "ok"})", 0},
+      {R"({"type": "convergence"})", 1},
+      {R"({"type": "convergence", "target": "${context.goal}"})", 0},
+      {R"({"type": "llm_structured"})", 0},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.evaluate);
+    const auto found = check(loop_doc(std::string(R"("a": {"action": "x", "evaluate": )") +
+                                      r.evaluate + R"(, "route": {"_": "done"}})"));
+    CHECK_MESSAGE(count_code(found, "evaluator-missing-field") == r.missing, dump_all(found));
+    CHECK(count_code(found, "evaluator-missing-field") == found.size());
+  }
+}
+
+TEST_CASE("numeric targets and tolerances must be numbers or templates") {
+  auto codes = [](const std::string& evaluate) {
+    return check(loop_doc(R"("a": {"action": "x", "evaluate": )" + evaluate +
+                          R"(, "route": {"_": "done"}})"));
+  };
+  CHECK(codes(R"({"type": "output_numeric", "operator": "eq", "target": " 4.5e1 "})").empty());
+  CHECK(codes(R"({"type": "convergence", "target": 0, "tolerance": "0.1"})").empty());
+  CHECK(codes(R"({"type": "convergence", "target": 0, "tolerance": "${context.t}"})").empty());
+  CHECK(count_code(codes(R"({"type": "convergence", "target": true})"), "evaluator-target") == 1);
+  CHECK(count_code(codes(R"({"type": "convergence", "target": 0, "tolerance": "lots"})"),
+                   "evaluator-target") == 1);
+  // output_json compares any JSON value.
+  CHECK(codes(R"({"type": "output_json", "path": ".", "operator": "eq", "target": "done"})")
+            .empty());
+}
+
+TEST_CASE("dynamic targets are exempt from reference checks") {
+  const auto found = check(loop_doc(
+      R"("a": {"action": "x", "on_success": "$current", "on_failure": "${context.next}",
+               "route": {"_": "${result.verdict}_state"}, "next": "done"})"));
+  CHECK(count_code(found, "unknown-state") == 0);
+  CHECK(count_code(found, "unreachable-state") == 0);  // anything may be reached
+}
+
+TEST_CASE("warnings: conflicts, dead configuration and unreachable states") {
+  auto found = check(loop_doc(R"("a": {"action": "x", "on_success": "done",
+                                       "route": {"failure": "a"}})"));
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].code == "route-conflict");
+  CHECK(found[0].level == ll::severity::warning);
+  CHECK(found[0].path == "states.a");
+
+  found = check(loop_doc(R"("a": {"action": "x", "on_success": "done", "route": {"_": "a"}})"));
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].message.find("never used") != std::string::npos);
+
+  // next + on_error is the documented happy-path/error split: no warning.
+  CHECK(check(loop_doc(R"("a": {"action": "x", "next": "done", "on_error": "a"})")).empty());
+  found = check(loop_doc(R"("a": {"action": "x", "next": "done", "on_failure": "a"})"));
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].code == "next-with-routing");
+  CHECK(found[0].path == "states.a.next");
+
+  found = check(loop_doc(R"("a": {"action": "x", "next": "z", "on_error": "done"},
+                            "z": {"terminal": true, "action": "echo bye", "failure": true})"));
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].code == "terminal-action");
+  CHECK(found[0].path == "states.z.action");
+  CHECK(found[0].level == ll::severity::warning);
+
+  found = check(loop_doc(R"("a": {"action": "x", "next": "z", "on_error": "done"},
+                            "z": {"terminal": true, "on_success": "a"})"));
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].code == "terminal-transitions");
+
+  found = check(loop_doc(R"("a": {"next": "done", "failure": true, "capture": "c"})"));
+  CHECK(find_diagnostic(found, "states.a.failure", "failure-not-terminal"));
+  CHECK(find_diagnostic(found, "states.a.capture", "capture-without-action"));
+  CHECK_FALSE(ll::has_errors(found));
+
+  found = check(loop_doc(R"("a": {"action": "x", "evaluate": {"type": "exit_code",
+                                  "pattern": "p", "direction": "maximize"}, "next": "done"})"));
+  CHECK(find_diagnostic(found, "states.a.evaluate.pattern", "unused-evaluator-field"));
+  CHECK(find_diagnostic(found, "states.a.evaluate.direction", "unused-evaluator-field"));
+
+  found = check(loop_doc(R"("a": {"action": "/x", "evaluate": {"type": "llm_structured"},
+                                  "on_success": "done"})",
+                         R"("llm": {"enabled": false}, )"));
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].code == "llm-disabled");
+
+  found = check(loop_doc(R"("a": {"action": "x", "on_sucess": "done", "on_failure": "a",
+                                  "route": {"eror": "a"}})"));
+  CHECK(find_diagnostic(found, "states.a.on_sucess", "suspicious-verdict")->message ==
+        "no built-in evaluator produces the verdict \"sucess\" (did you mean \"success\"?)");
+  CHECK(find_diagnostic(found, "states.a.route.eror", "suspicious-verdict"));
+
+  found = check(loop_doc(R"("a": {"action": "x", "next": "done"},
+                            "island": {"action": "y", "next": "done"},
+                            "summary": {"action": "z", "next": "done"})",
+                         R"("on_max_iterations": "summary", )"));
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].code == "unreachable-state");
+  CHECK(found[0].path == "states.island");
+  CHECK(found[0].message == "State is not reachable from initial state");
+}
+
+TEST_CASE("load_loop separates errors from warnings") {
+  ll::diagnostics warnings;
+  auto ok = ll::load_loop_text(loop_doc(R"("a": {"action": "x", "next": "done"},
+                                           "spare": {"terminal": true})"),
+                               &warnings);
+  REQUIRE(ok.has_value());
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].code == "unreachable-state");
+
+  auto bad = ll::load_loop(json::parse(loop_doc(R"("a": {"action": "x", "next": "nope"},
+                                                   "spare": {"terminal": true})")));
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().code == ll::errc::invalid_loop);
+  CHECK(bad.error().details.size() == 3);  // the error and two unreachable warnings
+  CHECK(bad.error().message ==
+        "invalid loop document: 1 error (first: states.a.next: References unknown state "
+        "'nope')");
+}
+
+TEST_CASE("validation of a large loop finds every problem once") {
+  ll::fsm_loop loop;
+  loop.name = "big";
+  loop.initial = "s0";
+  for (int i = 0; i < 200; ++i) {
+    ll::state_config s;
+    s.action = "step " + std::to_string(i);
+    s.on["success"] = i + 1 < 200 ? "s" + std::to_string(i + 1) : "done";
+    s.on["failure"] = i % 50 == 49 ? "missing" + std::to_string(i) : "s0";
+    loop.states["s" + std::to_string(i)] = s;
+  }
+  ll::state_config done;
+  done.terminal = true;
+  loop.states["done"] = done;
+  const auto found = ll::validate(loop);
+  CHECK(found.size() == 4);
+  CHECK(count_code(found, "unknown-state") == 4);
+}
