@@ -19,5 +19,7 @@
 #include <little_loops/compiled_loop.hpp>
 #include <little_loops/executor.hpp>
 #include <little_loops/scripted_runner.hpp>
+#include <little_loops/paradigms.hpp>
+#include <little_loops/render.hpp>
 
 #endif  // LITTLE_LOOPS_FSM_HPP
