@@ -3,3 +3,11 @@ find_package(Threads REQUIRED)
 little_loops_add_suite(test_adapters
   FILES unit/test_posix_process_runner.cpp
   LIBS little_loops::posix Threads::Threads)
+
+# The YAML loader needs yaml-cpp; its tests are a separate program so the POSIX tests build
+# without it.
+if(TARGET little_loops_yaml)
+  little_loops_add_suite(test_adapters_yaml
+    FILES unit/test_yaml_loader.cpp
+    LIBS little_loops::yaml)
+endif()

@@ -1,0 +1,273 @@
+// little_loops — tests of the YAML loader (yaml_loader.hpp)
+// SPDX-License-Identifier: MIT
+#include <little_loops/yaml_loader.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+namespace ll = little_loops;
+
+namespace {
+
+const std::filesystem::path fixtures = std::filesystem::path(LITTLE_LOOPS_FIXTURES_DIR) / "adapters";
+
+ll::json yaml(std::string_view text) {
+  auto doc = ll::yaml_to_json(text, "t.yaml");
+  if (!doc) FAIL_CHECK(ll::to_string(doc.error()));
+  REQUIRE(doc.has_value());
+  return *doc;
+}
+
+ll::error yaml_error(std::string_view text, ll::yaml_source_map* map = nullptr) {
+  auto doc = ll::yaml_to_json(text, "t.yaml", map);
+  REQUIRE_FALSE(doc.has_value());
+  return doc.error();
+}
+
+}  // namespace
+
+TEST_CASE("key order is preserved") {
+  auto doc = yaml("zeta: 1\nalpha: 2\nmid:\n  y: 1\n  b: 2\n");
+  CHECK(doc.dump() == R"({"zeta":1,"alpha":2,"mid":{"y":1,"b":2}})");
+}
+
+TEST_CASE("scalars resolve like PyYAML safe_load") {
+  auto doc = yaml(R"(
+a: true
+b: False
+c: yes
+d: No
+e: on
+f: OFF
+g: y
+h: 42
+i: -17
+j: 0x1F
+k: 017
+l: 0b101
+m: 1_000
+n: 1:30
+o: 3.25
+p: 1.0e+3
+q: 1e3
+r: 1.5e3
+s: .5
+t: -.inf
+u: ~
+v: null
+w:
+x: "true"
+y: '42'
+z: !!str 7
+aa: 09
+ab: 2024-01-15
+ac: 1.
+ad: +12
+ae: |
+  block
+af: !!float 3
+ag: -.5
+)");
+  CHECK(doc["a"] == true);
+  CHECK(doc["b"] == false);
+  CHECK(doc["c"] == true);
+  CHECK(doc["d"] == false);
+  CHECK(doc["e"] == true);
+  CHECK(doc["f"] == false);
+  CHECK(doc["g"] == "y");
+  CHECK(doc["h"] == 42);
+  CHECK(doc["h"].is_number_integer());
+  CHECK(doc["i"] == -17);
+  CHECK(doc["j"] == 31);
+  CHECK(doc["k"] == 15);
+  CHECK(doc["l"] == 5);
+  CHECK(doc["m"] == 1000);
+  CHECK(doc["n"] == 90);
+  CHECK(doc["o"] == 3.25);
+  CHECK(doc["o"].is_number_float());
+  CHECK(doc["p"] == 1000.0);
+  CHECK(doc["q"] == "1e3");    // PyYAML: a float needs a dot
+  CHECK(doc["r"] == "1.5e3");  // PyYAML: an exponent needs a sign
+  CHECK(doc["s"] == 0.5);
+  CHECK(std::isinf(doc["t"].get<double>()));
+  CHECK(doc["t"].get<double>() < 0);
+  CHECK(doc["u"].is_null());
+  CHECK(doc["v"].is_null());
+  CHECK(doc["w"].is_null());
+  CHECK(doc["x"] == "true");
+  CHECK(doc["y"] == "42");
+  CHECK(doc["z"] == "7");
+  CHECK(doc["aa"] == "09");
+  CHECK(doc["ab"] == "2024-01-15");
+  CHECK(doc["ac"] == 1.0);
+  CHECK(doc["ad"] == 12);
+  CHECK(doc["ae"] == "block\n");
+  CHECK(doc["af"] == 3.0);
+  CHECK(doc["ag"] == "-.5");
+}
+
+TEST_CASE("keys are their source text") {
+  auto doc = yaml("yes: a\n1: b\ntrue: c\n");
+  CHECK(doc.dump() == R"({"yes":"a","1":"b","true":"c"})");
+}
+
+TEST_CASE("anchors, aliases and merge keys") {
+  auto doc = yaml(R"(
+base: &base
+  action: make
+  timeout: 10
+list: &l [1, 2]
+copy: *l
+derived:
+  <<: *base
+  timeout: 20
+  extra: x
+multi:
+  <<: [{a: 1, b: 1}, {b: 2, c: 2}]
+)");
+  CHECK(doc["copy"] == ll::json::array({1, 2}));
+  CHECK(doc["derived"].dump() == R"({"action":"make","timeout":20,"extra":"x"})");
+  CHECK(doc["multi"].dump() == R"({"b":1,"c":2,"a":1})");
+}
+
+TEST_CASE("an empty document is null; several documents are an error") {
+  CHECK(yaml("").is_null());
+  CHECK(yaml("# just a comment\n").is_null());
+  auto e = yaml_error("a: 1\n---\nb: 2\n");
+  CHECK(e.code == ll::errc::parse_error);
+  CHECK(e.message.find("single document") != std::string::npos);
+}
+
+TEST_CASE("syntax errors carry file, line and column and never throw") {
+  auto e = yaml_error("name: x\nstates:\n  a: {action: [1, 2\n  b: 3\n");
+  CHECK(e.code == ll::errc::parse_error);
+  CHECK(e.message.rfind("t.yaml:", 0) == 0);
+  CHECK(e.path == "t.yaml");
+  REQUIRE(e.details.size() == 1);
+  CHECK(e.details[0].code == "parse-error");
+
+  auto tab = yaml_error("a:\n\t- b\n");
+  CHECK(tab.message.find("t.yaml:2:") == 0);
+
+  for (std::string_view bad : {"[", "{", "a: 'x", "a: \"x", "- a\nb: c", "*nope", "&a", "? : :", "a: b: c",
+                               "\x01\x02\xff", "!<!> x", "%YAML 9.9\n---\na", "a: !!binary |\n  ***"}) {
+    auto r = ll::yaml_to_json(bad, "fuzz.yaml");
+    (void)r;  // any outcome but a crash or an exception is fine
+  }
+}
+
+TEST_CASE("duplicate keys, complex keys and unknown tags are diagnostics with positions") {
+  ll::yaml_source_map map;
+  auto dup = yaml_error("a: 1\nb:\n  c: 1\n  c: 2\n", &map);
+  REQUIRE(dup.details.size() == 1);
+  CHECK(dup.details[0].code == "duplicate-key");
+  CHECK(dup.details[0].path == "b.c");
+  CHECK(dup.details[0].message.find("line 4, column 3") != std::string::npos);
+
+  auto complex = yaml_error("? [a]\n: v\n");
+  CHECK(complex.details[0].code == "complex-key");
+
+  auto tag = yaml_error("a: !custom x\nb: !!binary aGk=\nc: !!int abc\n");
+  REQUIRE(tag.details.size() == 3);
+  CHECK(tag.details[0].path == "a");
+  CHECK(tag.details[0].code == "yaml-tag");
+  CHECK(tag.details[1].path == "b");
+  CHECK(tag.details[2].message.find("not a valid !!int") != std::string::npos);
+
+  auto merge = yaml_error("a:\n  <<: 3\n");
+  CHECK(merge.details[0].code == "yaml-merge");
+}
+
+TEST_CASE("deep nesting and alias bombs are refused, not crashed on") {
+  const std::string deep_flow(100000, '[');
+  auto e = yaml_error(deep_flow);
+  CHECK(e.code == ll::errc::parse_error);
+
+  std::string deep_block;
+  for (int i = 0; i < 400; ++i) deep_block += std::string(static_cast<std::size_t>(i) * 2, ' ') + "k:\n";
+  auto b = yaml_error(deep_block);
+  CHECK(b.details.front().code == "too-deep");
+
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  char prev = 'a';
+  for (char c = 'b'; c <= 'k'; ++c, ++prev)
+    bomb += fmt::format("{0}: &{0} [*{1}, *{1}, *{1}, *{1}, *{1}, *{1}, *{1}, *{1}, *{1}, *{1}]\n", c, prev);
+  auto big = yaml_error(bomb);
+  CHECK(big.details.front().code == "yaml-too-large");
+}
+
+TEST_CASE("source map: paths to positions") {
+  ll::yaml_source_map map;
+  auto doc = ll::yaml_to_json("name: x\nstates:\n  fix:\n    evaluate:\n      operator: eqq\nscope:\n  - src\n  - lib\n",
+                              "loop.yaml", &map);
+  REQUIRE(doc.has_value());
+  CHECK(map.file_name() == "loop.yaml");
+  auto at = map.locate("states.fix.evaluate.operator");
+  REQUIRE(at.has_value());
+  CHECK(*at == ll::source_location{"loop.yaml", 5, 7});
+  CHECK(map.locate("scope[1]") == ll::source_location{"loop.yaml", 8, 5});
+  // A missing member points at its nearest present ancestor.
+  CHECK(map.locate("states.fix.evaluate.target") == ll::source_location{"loop.yaml", 4, 5});
+  CHECK(map.locate("") == ll::source_location{"loop.yaml", 1, 1});
+
+  ll::diagnostic d{ll::severity::error, "states.fix.evaluate.operator", "unknown operator", "x"};
+  CHECK(ll::format_diagnostic(d, &map) ==
+        "loop.yaml:5:7: error: states.fix.evaluate.operator: unknown operator");
+  CHECK(ll::format_diagnostic(d, nullptr) == "error: states.fix.evaluate.operator: unknown operator");
+}
+
+TEST_CASE("YAML and JSON files load to the same loop") {
+  auto from_yaml = ll::load_loop_file(fixtures / "valid_loop.yaml");
+  auto from_json = ll::load_loop_file(fixtures / "valid_loop.json");
+  if (!from_yaml) FAIL_CHECK(ll::to_string(from_yaml.error()));
+  REQUIRE(from_yaml.has_value());
+  REQUIRE(from_json.has_value());
+  CHECK(*from_yaml == *from_json);
+  CHECK(from_yaml->name == "fix-tests");
+  CHECK(from_yaml->context["verbose"] == true);
+  CHECK(from_yaml->states.size() == 3);
+}
+
+TEST_CASE("schema diagnostics are the same as for JSON, with positions") {
+  ll::yaml_source_map ymap, jmap;
+  auto y = ll::load_loop_file(fixtures / "bad_operator.yaml", nullptr, &ymap);
+  auto j = ll::load_loop_file(fixtures / "bad_operator.json", nullptr, &jmap);
+  REQUIRE_FALSE(y.has_value());
+  REQUIRE_FALSE(j.has_value());
+  CHECK(y.error().code == ll::errc::invalid_loop);
+  CHECK(y.error().details == j.error().details);
+  REQUIRE_FALSE(y.error().details.empty());
+  const auto& d = y.error().details.front();
+  CHECK(d.path == "states.count.evaluate.operator");
+  const std::string yfile = (fixtures / "bad_operator.yaml").string();
+  CHECK(ll::format_diagnostic(d, &ymap).rfind(yfile + ":8:7: error: states.count.evaluate.operator: ", 0) == 0);
+  CHECK(y.error().message.rfind(yfile + ":8:7: ", 0) == 0);
+  // JSON files get positions as well.
+  const std::string jfile = (fixtures / "bad_operator.json").string();
+  CHECK(ll::format_diagnostic(d, &jmap).rfind(jfile + ":9:9: ", 0) == 0);
+}
+
+TEST_CASE("paradigm specs in YAML compile") {
+  auto loop = ll::load_loop_file(fixtures / "goal_spec.yaml");
+  if (!loop) FAIL_CHECK(ll::to_string(loop.error()));
+  REQUIRE(loop.has_value());
+  CHECK(loop->name == "lint-clean");
+  CHECK(loop->states.size() >= 2);
+}
+
+TEST_CASE("file errors") {
+  auto missing = ll::load_loop_file(fixtures / "does-not-exist.yaml");
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().code == ll::errc::io_error);
+
+  auto malformed = ll::load_loop_file(fixtures / "malformed.yaml");
+  REQUIRE_FALSE(malformed.has_value());
+  CHECK(malformed.error().code == ll::errc::parse_error);
+  CHECK(malformed.error().message.find("malformed.yaml:") != std::string::npos);
+
+  auto not_loop = ll::load_loop_yaml("- just\n- a list\n", "list.yaml");
+  REQUIRE_FALSE(not_loop.has_value());
+}
