@@ -6,6 +6,7 @@
 #include <little_loops/detail/feedback.hpp>
 #include <little_loops/detail/json_path.hpp>
 #include <little_loops/detail/numbers.hpp>
+#include <little_loops/detail/strings.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
 #include <little_loops/json.hpp>
@@ -311,7 +312,7 @@ inline std::optional<std::string> resolve_walk(std::string& out, const json& roo
     return std::nullopt;
   }
   return fmt::format("\"{}\" not found in {} (available: {})",
-                     join_path(path, r.failed_at + 1), where, available_keys(*r.parent));
+                     segments_text(path, r.failed_at + 1), where, available_keys(*r.parent));
 }
 
 inline json captured_as_json(const captured_record& c) {
@@ -326,8 +327,8 @@ inline json captured_as_json(const captured_record& c) {
 
 inline std::optional<std::string> leaf_error(const path_segments& path, std::size_t leaf,
                                              std::string_view where, std::string_view kind) {
-  return fmt::format("\"{}\" not found in {} ({} is {})", join_path(path, path.size()), where,
-                     join_path(path, leaf + 1), kind);
+  return fmt::format("\"{}\" not found in {} ({} is {})", segments_text(path, path.size()), where,
+                     segments_text(path, leaf + 1), kind);
 }
 
 // Appends a string field at path[leaf]; deeper segments cannot resolve.
@@ -517,6 +518,145 @@ inline bool has_template(std::string_view text) noexcept {
     if (text[i] == '$' && text[i + 1] == '{') return true;
   }
   return false;
+}
+
+namespace detail {
+
+// Classifies a compile_template() failure for its diagnostic code.
+inline std::string_view template_error_code(const std::string& message) {
+  if (message.find("bash operator") != std::string::npos) return "template-bash-operator";
+  if (message.find("unknown namespace") != std::string::npos) return "template-unknown-namespace";
+  if (message.find("unknown state key") != std::string::npos ||
+      message.find("unknown loop key") != std::string::npos)
+    return "template-unknown-key";
+  return "template-syntax";
+}
+
+struct template_checker {
+  const std::vector<std::string>* captures = nullptr;
+  diagnostics* out = nullptr;
+
+  void add(std::string path, std::string code, std::string message,
+           severity level = severity::error) const {
+    out->push_back(diagnostic{level, std::move(path), sanitize_utf8(message), std::move(code)});
+  }
+
+  // Compiles `text` (reporting syntax problems) and checks `${captured.X}` references.
+  std::optional<compiled_template> check(std::string_view text, const std::string& path) const {
+    auto t = compile_template(text);
+    if (!t) {
+      add(path, std::string(template_error_code(t.error().message)), t.error().message);
+      return std::nullopt;
+    }
+    for (const auto& part : t->parts()) {
+      if (!part.is_variable || part.ns != template_namespace::captured) continue;
+      const std::string& name = part.path.front().key;
+      bool known = false;
+      for (const auto& c : *captures) known = known || c == name;
+      if (!known) {
+        std::string names;
+        for (const auto& c : *captures) {
+          if (!names.empty()) names += ", ";
+          names += c;
+        }
+        add(path, "template-unknown-capture",
+            fmt::format("${{{}}} reads captured.{}, but no state captures \"{}\" (captured: {})",
+                        part.text, name, name, names.empty() ? std::string("none") : names));
+      }
+    }
+    return std::move(*t);
+  }
+
+  // Warns about `${context.…}` pasted into shell text outside any quotes without `:shell`.
+  void check_shell_quoting(const compiled_template& t, const std::string& path) const {
+    const std::string& src = t.source();
+    char quote = 0;  // 0, '\'' or '"'
+    std::size_t pos = 0;
+    auto scan = [&](std::size_t end) {
+      for (; pos < end; ++pos) {
+        const char c = src[pos];
+        if (quote == '\'') {
+          if (c == '\'') quote = 0;
+        } else if (c == '\\') {
+          ++pos;
+        } else if (quote == '"') {
+          if (c == '"') quote = 0;
+        } else if (c == '\'' || c == '"') {
+          quote = c;
+        }
+      }
+    };
+    for (const auto& part : t.parts()) {
+      if (!part.is_variable) continue;
+      scan(part.offset);
+      pos = part.offset + part.length;
+      if (part.ns == template_namespace::context && !part.shell && quote == 0) {
+        add(path, "template-unquoted-context",
+            fmt::format("${{{}}} is pasted into the shell command unquoted; a value with "
+                        "spaces or metacharacters changes the command: write ${{{}:shell}}",
+                        part.text, part.text),
+            severity::warning);
+      }
+    }
+  }
+};
+
+}  // namespace detail
+
+/// @brief Template rules of validate(): every templated field (action, next, route targets,
+/// on_<verdict> targets, on_maintain, evaluator string fields) must compile; reports
+/// malformed templates (`template-syntax`), unknown namespaces
+/// (`template-unknown-namespace`), unknown `state.`/`loop.` keys (`template-unknown-key`),
+/// bash operators inside `${…}` with a `$${…}` hint (`template-bash-operator`),
+/// `${captured.X}` where no state captures X (`template-unknown-capture`), all errors, and
+/// warns about raw `${context.…}` outside quotes in shell actions
+/// (`template-unquoted-context`, suggesting `:shell`).
+inline void validate_templates(const fsm_loop& loop, diagnostics& out) {
+  std::vector<std::string> captures;
+  for (const auto& entry : loop.states)
+    if (entry.second.capture) captures.push_back(*entry.second.capture);
+  detail::template_checker checker{&captures, &out};
+  for (const auto& [name, state] : loop.states) {
+    const std::string base = detail::member_path("states", name);
+    if (state.action) {
+      const std::string path = detail::join_path(base, "action");
+      auto t = checker.check(*state.action, path);
+      const bool shell = state.action_type ? *state.action_type == action_kind::shell
+                                           : (state.action->empty() || state.action->front() != '/');
+      if (t && shell) checker.check_shell_quoting(*t, path);
+    }
+    if (state.next) checker.check(*state.next, detail::join_path(base, "next"));
+    if (state.route) {
+      const std::string route = detail::join_path(base, "route");
+      for (const auto& [verdict, target] : state.route->routes)
+        checker.check(target, detail::member_path(route, verdict));
+      if (state.route->default_target)
+        checker.check(*state.route->default_target, detail::join_path(route, "_"));
+      if (state.route->error_target)
+        checker.check(*state.route->error_target, detail::join_path(route, "_error"));
+    }
+    for (const auto& [verdict, target] : state.on)
+      checker.check(target, detail::member_path(base, "on_" + verdict));
+    if (state.on_maintain) checker.check(*state.on_maintain, detail::join_path(base, "on_maintain"));
+    if (state.evaluate) {
+      const evaluate_config& e = *state.evaluate;
+      const std::string ev = detail::join_path(base, "evaluate");
+      auto field = [&](const std::optional<std::string>& v, std::string_view key) {
+        if (v) checker.check(*v, detail::join_path(ev, key));
+      };
+      auto json_field = [&](const std::optional<json>& v, std::string_view key) {
+        if (v && v->is_string())
+          checker.check(v->get_ref<const std::string&>(), detail::join_path(ev, key));
+      };
+      json_field(e.target, "target");
+      json_field(e.tolerance, "tolerance");
+      field(e.pattern, "pattern");
+      field(e.path, "path");
+      field(e.prompt, "prompt");
+      field(e.source, "source");
+      field(e.previous, "previous");
+    }
+  }
 }
 
 LITTLE_LOOPS_NAMESPACE_END

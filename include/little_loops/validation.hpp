@@ -6,6 +6,7 @@
 #include <little_loops/detail/strings.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
+#include <little_loops/interpolation.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
 
@@ -393,7 +394,7 @@ inline diagnostics validate(const fsm_loop& loop) {
   }
 
   // ---- template rules (interpolation.hpp, issue 3) -------------------------------------
-  // The "eval" engineer adds `validate_templates(loop, out);` here.
+  validate_templates(loop, out);
   // ---------------------------------------------------------------------------------------
 
   return out;

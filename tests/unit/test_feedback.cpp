@@ -6,13 +6,72 @@
 
 namespace ll = little_loops;
 
+namespace {
+
+ll::prev_record from(const ll::evaluation_result& r, std::string out = "", int code = 0) {
+  ll::prev_record p;
+  p.state = "check";
+  p.output = std::move(out);
+  p.stderr_output = "warn";
+  p.exit_code = code;
+  p.verdict = r.verdict;
+  p.details = r.details;
+  return p;
+}
+
+}  // namespace
+
 TEST_SUITE("feedback") {
   TEST_CASE("record shape") {
-    ll::prev_record p;
-    p.verdict = "success";
-    p.details = {{"exit_code", 0}};
-    auto rec = ll::feedback_record(p);
-    CHECK(rec["success"] == true);
-    CHECK(rec.contains("scriptOutput"));
+    auto rec = ll::feedback_record(from(ll::evaluate_exit_code(0), "ok\n", 0));
+    CHECK(rec.dump() ==
+          R"({"success":true,"feedback":"command exited with code 0","details":{"exit_code":0},)"
+          R"("scriptOutput":{"stdout":"ok\n","stderr":"warn","exitCode":0}})");
+  }
+
+  TEST_CASE("feedback text per evaluator") {
+    using op = ll::comparison_op;
+    auto fb = [](const ll::evaluation_result& r) {
+      return ll::feedback_record(from(r))["feedback"].get<std::string>();
+    };
+    CHECK(fb(ll::evaluate_exit_code(1)) == "command exited with code 1");
+    CHECK(fb(ll::evaluate_output_numeric("3", op::lt, 5)) == "value 3.0 < 5.0: condition met");
+    CHECK(fb(ll::evaluate_output_numeric("7", op::lt, 5)) ==
+          "value 7.0 < 5.0: condition not met");
+    CHECK(fb(ll::evaluate_output_numeric("x", op::lt, 5)) == "Cannot parse as number: x");
+    CHECK(fb(ll::evaluate_output_json(R"({"a":2})", ".a", op::eq, 2)) ==
+          "value at .a 2 == 2: condition met");
+    CHECK(fb(ll::evaluate_output_contains("Error: x", "Error")) ==
+          "pattern 'Error' found in output");
+    CHECK(fb(ll::evaluate_output_contains("fine", "Error", true)) ==
+          "pattern 'Error' not found in output (negated)");
+    CHECK(fb(ll::evaluate_convergence(3, 5, 0)) ==
+          "value 3.0 made progress towards the target 0.0 (previous 5.0)");
+    CHECK(fb(ll::evaluate_convergence(0, 5, 0)) == "value 0.0 reached the target 0.0");
+    CHECK(fb(ll::evaluate_convergence(6, 5, 0)) ==
+          "value 6.0 stalled short of the target 0.0 (previous 5.0)");
+    auto judge = ll::judge_verdict(R"({"verdict":"failure","reason":"null check absent"})", 0.5,
+                                   false);
+    CHECK(fb(judge) == "null check absent");
+    ll::evaluation_result bare;
+    bare.verdict = "blocked";
+    CHECK(fb(bare) == "verdict: blocked");
+  }
+
+  TEST_CASE("success flag") {
+    CHECK(ll::feedback_record(from(ll::evaluate_convergence(0, 5, 0)))["success"] == true);
+    CHECK(ll::feedback_record(from(ll::evaluate_convergence(3, 5, 0)))["success"] == false);
+    CHECK(ll::feedback_record(from(ll::evaluate_exit_code(2)))["success"] == false);
+  }
+
+  TEST_CASE("exposed as ${prev.evaluation}") {
+    auto p = from(ll::evaluate_exit_code(1), "boom", 1);
+    ll::interpolation_context ctx;
+    ctx.prev = &p;
+    auto all = ll::interpolate("${prev.evaluation}", ctx);
+    REQUIRE(all);
+    CHECK(ll::json::parse(*all) == ll::feedback_record(p));
+    CHECK(*ll::interpolate("${prev.evaluation.feedback}", ctx) == "command exited with code 1");
+    CHECK(*ll::interpolate("${prev.evaluation.scriptOutput.stdout}", ctx) == "boom");
   }
 }

@@ -263,3 +263,93 @@ TEST_SUITE("interpolation") {
     CHECK_FALSE(ll::has_template("plain $ text"));
   }
 }
+
+#include <little_loops/validation.hpp>
+
+namespace {
+
+ll::fsm_loop loop_from(const char* text) {
+  auto l = ll::parse_loop_text(text);
+  REQUIRE_MESSAGE(l.has_value(), (l ? std::string() : ll::to_string(l.error())));
+  return *l;
+}
+
+ll::diagnostics template_findings(const ll::fsm_loop& loop) {
+  ll::diagnostics out;
+  ll::validate_templates(loop, out);
+  return out;
+}
+
+const ll::diagnostic* find_code(const ll::diagnostics& d, std::string_view code) {
+  for (const auto& x : d)
+    if (x.code == code) return &x;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_SUITE("template validation") {
+  TEST_CASE("clean loop has no template findings") {
+    auto loop = loop_from(R"({"name": "ok", "initial": "a", "context": {"f": "x"},
+      "states": {
+        "a": {"action": "echo ${context.f:shell} '${context.f}' \"${context.f}\" $${HOME}",
+              "capture": "out", "next": "b"},
+        "b": {"action": "cat ${captured.out.output:shell}", "evaluate": {"type":
+              "output_contains", "pattern": "${context.f}"}, "on_success": "done",
+              "on_failure": "a"},
+        "done": {"terminal": true}}})");
+    CHECK(template_findings(loop).empty());
+  }
+
+  TEST_CASE("each rule") {
+    auto loop = loop_from(R"({"name": "bad", "initial": "a",
+      "states": {
+        "a": {"action": "rm -rf ${context.dir}", "next": "${foo.bar}"},
+        "b": {"action": "echo ${HOME:-/tmp}", "on_success": "${state.nope}",
+              "on_failure": "a"},
+        "c": {"action": "echo ${captured.nothing.output:shell}",
+              "route": {"success": "${context.x", "_": "a"}},
+        "d": {"action": "/review ${context.dir}", "evaluate": {"type": "output_numeric",
+              "operator": "lt", "target": "${loop.nope}"}, "next": "done"},
+        "done": {"terminal": true}}})");
+    auto d = template_findings(loop);
+    const auto* unquoted = find_code(d, "template-unquoted-context");
+    REQUIRE(unquoted);
+    CHECK(unquoted->level == ll::severity::warning);
+    CHECK(unquoted->path == "states.a.action");
+    CHECK(unquoted->message.find("${context.dir:shell}") != std::string::npos);
+    const auto* ns = find_code(d, "template-unknown-namespace");
+    REQUIRE(ns);
+    CHECK(ns->path == "states.a.next");
+    const auto* bash = find_code(d, "template-bash-operator");
+    REQUIRE(bash);
+    CHECK(bash->path == "states.b.action");
+    CHECK(bash->message.find("$${") != std::string::npos);
+    const auto* key = find_code(d, "template-unknown-key");
+    REQUIRE(key);
+    CHECK(key->path == "states.b.on_success");
+    const auto* cap = find_code(d, "template-unknown-capture");
+    REQUIRE(cap);
+    CHECK(cap->path == "states.c.action");
+    CHECK(cap->level == ll::severity::error);
+    const auto* syn = find_code(d, "template-syntax");
+    REQUIRE(syn);
+    CHECK(syn->path == "states.c.route.success");
+    bool target_key = false;
+    int unquoted_count = 0;
+    for (const auto& x : d) {
+      target_key = target_key || x.path == "states.d.evaluate.target";
+      unquoted_count += x.code == "template-unquoted-context";
+    }
+    CHECK(target_key);
+    CHECK(unquoted_count == 1);  // the prompt action in d is not shell
+  }
+
+  TEST_CASE("validate() runs the template rules") {
+    auto loop = loop_from(R"({"name": "v", "initial": "a",
+      "states": {"a": {"action": "echo ${nope.x}", "next": "done"},
+                 "done": {"terminal": true}}})");
+    auto d = ll::validate(loop);
+    CHECK(find_code(d, "template-unknown-namespace") != nullptr);
+  }
+}

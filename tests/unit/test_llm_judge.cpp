@@ -1,15 +1,245 @@
-// little_loops — tests: the LLM judge (seed 003 behaviour)
+// little_loops — tests: the LLM judge (seed 003 behaviour, fail closed)
 // SPDX-License-Identifier: MIT
 #include <little_loops/evaluators.hpp>
 
 #include <doctest/doctest.h>
 
+#include <deque>
+#include <string>
+#include <vector>
+
 namespace ll = little_loops;
 
+namespace {
+
+// A backend scripted with one reply per call; records what it was asked.
+struct scripted_judge {
+  std::deque<ll::expected<std::string, ll::judge_error>> replies;
+  std::vector<std::string> prompts;
+  std::vector<std::string> tails;
+  std::vector<std::string> models;
+  std::vector<ll::json> schemas;
+  std::vector<std::chrono::milliseconds> timeouts;
+
+  ll::expected<std::string, ll::judge_error> ask(const ll::judge_request& r) {
+    prompts.emplace_back(r.prompt);
+    tails.emplace_back(r.output_tail);
+    models.emplace_back(r.model);
+    schemas.push_back(*r.schema);
+    timeouts.push_back(r.timeout);
+    REQUIRE_FALSE(replies.empty());
+    auto next = std::move(replies.front());
+    replies.pop_front();
+    return next;
+  }
+};
+
+static_assert(ll::JudgeBackend<scripted_judge>);
+
+struct not_a_judge {
+  int ask(const ll::judge_request&) { return 0; }
+};
+static_assert(!ll::JudgeBackend<not_a_judge>);
+
+ll::evaluation_result judge_once(ll::expected<std::string, ll::judge_error> reply,
+                                 ll::evaluate_config c = {}, ll::llm_config llm = {},
+                                 std::string output = "worker did the thing",
+                                 scripted_judge* out = nullptr) {
+  c.type = ll::evaluator_type::llm_structured;
+  ll::basic_evaluator<scripted_judge> e;
+  e.judge().replies.push_back(std::move(reply));
+  ll::action_result action;
+  action.output = std::move(output);
+  auto compiled = ll::compile_evaluator(c);
+  REQUIRE(compiled);
+  ll::evaluation_request req;
+  req.config = &c;
+  req.compiled = &*compiled;
+  req.action = &action;
+  req.kind = ll::action_kind::prompt;
+  req.llm = &llm;
+  auto r = e.evaluate(req);
+  REQUIRE(r);
+  if (out) *out = e.judge();
+  return *r;
+}
+
+std::string ok(std::string s) { return s; }
+
+}  // namespace
+
 TEST_SUITE("llm_judge") {
-  TEST_CASE("parse bare reply") {
+  TEST_CASE("parse: bare verdict objects") {
     auto r = ll::parse_judge_reply(R"({"verdict":"success","confidence":0.9,"reason":"ok"})");
     CHECK(r.error.empty());
     CHECK(r.object["verdict"] == "success");
+    auto f = ll::parse_judge_reply(R"({"verdict":"failure","reasons":["a","b"]})");
+    CHECK(f.error.empty());
+    CHECK(f.object["reasons"].size() == 2);
+    CHECK(ll::parse_judge_reply(R"(  {"verdict":"partial"}  )").error.empty());
+  }
+
+  TEST_CASE("parse: fenced JSON") {
+    auto r = ll::parse_judge_reply("```json\n{\"verdict\":\"success\",\"reason\":\"x\"}\n```");
+    CHECK(r.error.empty());
+    CHECK(r.object["verdict"] == "success");
+  }
+
+  TEST_CASE("parse: JSON after a preamble, braces inside strings") {
+    auto r = ll::parse_judge_reply(
+        "Sure {not json} here is my verdict:\n{\"verdict\": \"failure\", \"reason\": \"a } "
+        "inside and a \\\" quote {\"}\nThanks!");
+    CHECK(r.error.empty());
+    CHECK(r.object["verdict"] == "failure");
+    CHECK(r.object["reason"] == "a } inside and a \" quote {");
+  }
+
+  TEST_CASE("parse: several candidates") {
+    auto agree = ll::parse_judge_reply(
+        R"(first {"verdict":"success","confidence":0.9} then {"verdict":"success"})");
+    CHECK(agree.error.empty());
+    CHECK(agree.object["confidence"] == 0.9);
+    auto disagree = ll::parse_judge_reply(
+        R"(maybe {"verdict":"success"} or rather {"verdict":"failure"})");
+    CHECK_FALSE(disagree.error.empty());
+    CHECK(disagree.error.find("disagreeing") != std::string::npos);
+    auto with_noise = ll::parse_judge_reply(R"({"note": 1} {"verdict":"blocked"})");
+    CHECK(with_noise.error.empty());
+    CHECK(with_noise.object["verdict"] == "blocked");
+  }
+
+  TEST_CASE("parse: garbage fails closed") {
+    CHECK_FALSE(ll::parse_judge_reply("yes it passes").error.empty());
+    CHECK_FALSE(ll::parse_judge_reply("").error.empty());
+    CHECK_FALSE(ll::parse_judge_reply("   \n").error.empty());
+    CHECK_FALSE(ll::parse_judge_reply("{not_json").error.empty());
+    CHECK_FALSE(ll::parse_judge_reply(R"({"result": "fine"})").error.empty());
+    CHECK_FALSE(ll::parse_judge_reply(R"({"verdict": 1})").error.empty());
+    CHECK_FALSE(ll::parse_judge_reply(std::string(100000, '{')).error.empty());
+  }
+
+  TEST_CASE("parse: CLI envelopes") {
+    auto s = ll::parse_judge_reply(
+        R"({"type":"result","is_error":false,"result":"{\"verdict\":\"success\",\"confidence\":0.8}"})");
+    CHECK(s.error.empty());
+    CHECK(s.object["verdict"] == "success");
+    auto o = ll::parse_judge_reply(R"({"structured_output":{"verdict":"partial"}})");
+    CHECK(o.error.empty());
+    CHECK(o.object["verdict"] == "partial");
+  }
+
+  TEST_CASE("evaluate: verdict, confidence and details") {
+    auto r = judge_once(ok(R"({"verdict":"success","confidence":0.9,"reason":"looks done"})"));
+    CHECK(r.verdict == "success");
+    CHECK(r.details["confidence"] == 0.9);
+    CHECK(r.details["confident"] == true);
+    CHECK(r.details["reason"] == "looks done");
+    CHECK(r.details["raw"]["verdict"] == "success");
+    auto missing_conf = judge_once(ok(R"({"verdict":"failure"})"));
+    CHECK(missing_conf.verdict == "failure");
+    CHECK(missing_conf.details["confidence"] == 1.0);
+    CHECK(missing_conf.details["reason"] == "");
+  }
+
+  TEST_CASE("evaluate: min_confidence and uncertain_suffix") {
+    ll::evaluate_config c;
+    c.min_confidence = 0.7;
+    auto plain = judge_once(ok(R"({"verdict":"success","confidence":0.5,"reason":"?"})"), c);
+    CHECK(plain.verdict == "success");
+    CHECK(plain.details["confident"] == false);
+    c.uncertain_suffix = true;
+    auto unsure = judge_once(ok(R"({"verdict":"success","confidence":0.5,"reason":"?"})"), c);
+    CHECK(unsure.verdict == "success_uncertain");
+    auto sure = judge_once(ok(R"({"verdict":"failure","confidence":0.7,"reason":"?"})"), c);
+    CHECK(sure.verdict == "failure");
+    auto str_conf = judge_once(ok(R"({"verdict":"failure","confidence":"0.2"})"), c);
+    CHECK(str_conf.verdict == "failure_uncertain");
+    auto bad_conf = judge_once(ok(R"({"verdict":"failure","confidence":"very"})"), c);
+    CHECK(bad_conf.verdict == "error");
+  }
+
+  TEST_CASE("evaluate: fail closed") {
+    auto timeout = judge_once(ll::unexpected(ll::judge_error{ll::judge_errc::timeout, ""}));
+    CHECK(timeout.verdict == "error");
+    CHECK(timeout.details["error"] == "LLM evaluation timeout");
+    CHECK(timeout.details["timeout"] == true);
+    auto failed = judge_once(ll::unexpected(ll::judge_error{ll::judge_errc::failed, "HTTP 500"}));
+    CHECK(failed.verdict == "error");
+    CHECK(failed.details["error"] == "judge backend error: HTTP 500");
+    CHECK(failed.details["reason"] == "judge backend error: HTTP 500");
+    auto garbage = judge_once(ok("yeah looks good to me"));
+    CHECK(garbage.verdict == "error");
+    CHECK(garbage.details["error"].get<std::string>().find("Failed to parse LLM response") == 0);
+    CHECK(garbage.details["raw_preview"] == "yeah looks good to me");
+    CHECK(judge_once(ok("")).verdict == "error");
+    CHECK(judge_once(ok(R"({"verdict":"success"} {"verdict":"failure"})")).verdict == "error");
+    CHECK(judge_once(ok(R"({"confidence":0.9})")).verdict == "error");
+  }
+
+  TEST_CASE("evaluate: llm disabled, no backend") {
+    ll::llm_config off;
+    off.enabled = false;
+    auto r = judge_once(ok(R"({"verdict":"success"})"), {}, off);
+    CHECK(r.verdict == "error");
+    CHECK(r.details["error"] == "LLM evaluation disabled");
+    ll::default_evaluator d;
+    ll::evaluate_config c;
+    c.type = ll::evaluator_type::llm_structured;
+    ll::evaluation_request req;
+    ll::action_result a;
+    req.config = &c;
+    req.action = &a;
+    auto n = d.evaluate(req);
+    REQUIRE(n);
+    CHECK(n->verdict == "error");
+    CHECK(n->details["error"] == "no judge backend");
+  }
+
+  TEST_CASE("prompt building: default prompt, schema, tail, model") {
+    scripted_judge seen;
+    ll::llm_config llm;
+    llm.model = "haiku";
+    llm.timeout = 12.5;
+    std::string output = std::string(5000, 'a') + std::string(3000, 'b');
+    judge_once(ok(R"({"verdict":"success"})"), {}, llm, output, &seen);
+    REQUIRE(seen.prompts.size() == 1);
+    CHECK(seen.tails[0].size() == 4000);
+    CHECK(seen.tails[0] == std::string(1000, 'a') + std::string(3000, 'b'));
+    CHECK(seen.prompts[0] == "Evaluate whether this action succeeded based on its output."
+                             "\n\n<action_output>\n" + seen.tails[0] + "\n</action_output>");
+    CHECK(seen.models[0] == "haiku");
+    CHECK(seen.timeouts[0] == std::chrono::milliseconds(12500));
+    CHECK(seen.schemas[0]["properties"]["verdict"]["enum"] ==
+          ll::json::array({"success", "failure", "blocked", "partial"}));
+    CHECK(seen.schemas[0]["required"] == ll::json::array({"verdict", "confidence", "reason"}));
+  }
+
+  TEST_CASE("prompt building: custom templated prompt and schema; UTF-8 tail") {
+    scripted_judge seen;
+    ll::evaluate_config c;
+    c.prompt = "Did ${state.name} succeed?";
+    c.schema = ll::json{{"type", "object"}};
+    c.type = ll::evaluator_type::llm_structured;
+    ll::basic_evaluator<scripted_judge> e;
+    e.judge().replies.push_back(ok(R"({"verdict":"yes"})"));
+    ll::action_result action;
+    std::string euro = "\xe2\x82\xac";  // 3 bytes, 1 character
+    for (int i = 0; i < 4100; ++i) action.output += euro;
+    ll::interpolation_context ctx;
+    ctx.state_name = "build";
+    auto compiled = ll::compile_evaluator(c);
+    REQUIRE(compiled);
+    ll::evaluation_request req;
+    req.config = &c;
+    req.compiled = &*compiled;
+    req.action = &action;
+    req.context = &ctx;
+    auto r = e.evaluate(req);
+    REQUIRE(r);
+    CHECK(r->verdict == "yes");
+    CHECK(e.judge().prompts[0].rfind("Did build succeed?\n\n<action_output>\n", 0) == 0);
+    CHECK(e.judge().tails[0].size() == 4000 * 3);
+    CHECK(e.judge().schemas[0] == ll::json{{"type", "object"}});
+    CHECK(ll::build_judge_prompt("P", "out") == "P\n\n<action_output>\nout\n</action_output>");
   }
 }

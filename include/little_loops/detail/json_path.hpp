@@ -104,7 +104,7 @@ path_lookup<Json> lookup_json_path(const Json& doc, const path_segments& segs,
 }
 
 // `a.b[0].c` text of the first `n` segments (for messages).
-inline std::string join_path(const path_segments& segs, std::size_t n) {
+inline std::string segments_text(const path_segments& segs, std::size_t n) {
   std::string s;
   for (std::size_t i = 0; i < n && i < segs.size(); ++i) {
     if (segs[i].bracket) {

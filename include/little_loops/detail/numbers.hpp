@@ -28,14 +28,14 @@ inline std::string_view trim_py(std::string_view s) noexcept {
   return s;
 }
 
-inline constexpr char ascii_lower(char c) noexcept {
+inline constexpr char lower_ascii_char(char c) noexcept {
   return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
 }
 
 inline bool iequals(std::string_view a, std::string_view b) noexcept {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+    if (lower_ascii_char(a[i]) != lower_ascii_char(b[i])) return false;
   return true;
 }
 

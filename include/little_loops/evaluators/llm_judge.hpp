@@ -191,11 +191,16 @@ inline void collect_candidates(std::string_view text, std::vector<json>& out, in
       return;
     }
   }
+  // Each failed start costs a scan to the end of the text: bound the attempts so hostile
+  // replies ("{{{{...") stay linear. Replies are small; a judge that needs more is malformed.
+  constexpr int max_failed_starts = 64;
+  int failed = 0;
   std::size_t pos = 0;
-  while ((pos = text.find('{', pos)) != std::string_view::npos) {
+  while ((pos = text.find('{', pos)) != std::string_view::npos && failed < max_failed_starts) {
     std::size_t end = match_object_end(text, pos);
     if (end == std::string_view::npos) {
       ++pos;
+      ++failed;
       continue;
     }
     json j = json::parse(text.begin() + static_cast<std::ptrdiff_t>(pos),
@@ -205,6 +210,7 @@ inline void collect_candidates(std::string_view text, std::vector<json>& out, in
       pos = end;
     } else {
       ++pos;
+      ++failed;
     }
   }
 }
