@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# little_loops — the CI build matrix beyond the main job (called by .ci/run; runnable by hand)
+# SPDX-License-Identifier: MIT
+#
+#   tools/ci_matrix.sh [job...]      jobs: fresh cxx23 clang14 single_header (default: all)
+#
+# The main job (GCC 12, C++20 = tl::expected, Debug, ASan+UBSan, -Werror, with the dist
+# checks: header standalone, single-header smoke, ABI, consumers) is the README's test command
+# run by .ci/run. Every job here builds in build-ci-<job>/ and runs ctest without the `dist`
+# label (the main job ran those).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+jobs=("$@")
+if [ ${#jobs[@]} -eq 0 ]; then
+  jobs=(fresh cxx23 clang14 single_header)
+fi
+
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
+fi
+parallel="${LITTLE_LOOPS_CI_PARALLEL:-2}"
+
+stamp() { date -u +%H:%M:%S; }
+
+# build_and_test <job> <cmake args...>
+build_and_test() {
+  local job=$1 dir=build-ci-$1
+  shift
+  local start=$SECONDS
+  echo "=== [$(stamp)] job ${job}: cmake $*"
+  cmake -S . -B "${dir}" -G Ninja "${launcher[@]}" -DLITTLE_LOOPS_TEST_DIST=OFF "$@" >"${dir}.configure.log" 2>&1 \
+    || { cat "${dir}.configure.log"; return 1; }
+  cmake --build "${dir}" -j"${parallel}"
+  ctest --test-dir "${dir}" --output-on-failure -j"${parallel}" -LE dist
+  echo "=== [$(stamp)] job ${job} passed in $((SECONDS - start)) s"
+}
+
+for job in "${jobs[@]}"; do
+  case "${job}" in
+    fresh)
+      # The committed single header must be what tools/amalgamate.py generates.
+      python3 tools/amalgamate.py --check
+      ;;
+    cxx23)
+      # GCC 12, C++23: std::expected (202202L, no monadic operations); benchmarks compiled.
+      bench=OFF
+      if [ -f tests/bench/CMakeLists.txt ]; then bench=ON; fi
+      build_and_test cxx23 -DCMAKE_CXX_COMPILER=g++ -DLITTLE_LOOPS_TEST_CXX_STANDARD=23 \
+        -DLITTLE_LOOPS_BUILD_BENCHMARKS=${bench}
+      ;;
+    clang14)
+      # Clang 14 + libstdc++ 12, C++20: tl::expected; also guards against std::views use.
+      build_and_test clang14 -DCMAKE_CXX_COMPILER=clang++-14 -DLITTLE_LOOPS_TEST_CXX_STANDARD=20
+      ;;
+    single_header)
+      # The whole suite against single_include/, with header-only fmt.
+      build_and_test single_header -DCMAKE_CXX_COMPILER=g++ -DLITTLE_LOOPS_TEST_SINGLE_HEADER=ON \
+        -DLITTLE_LOOPS_FMT_TARGET=fmt::fmt-header-only
+      ;;
+    *)
+      echo "ci_matrix.sh: unknown job '${job}' (fresh cxx23 clang14 single_header)" >&2
+      exit 2
+      ;;
+  esac
+done
+echo "ci_matrix.sh: all jobs passed (${jobs[*]})"
