@@ -1466,6 +1466,1208 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/detail/strings.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/feedback.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/numbers.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// ASCII whitespace as Python's str.strip() sees it (plus the information separators).
+inline constexpr bool is_py_space(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' ||
+         (c >= '\x1c' && c <= '\x1f');
+}
+
+inline std::string_view trim_py(std::string_view s) noexcept {
+  while (!s.empty() && is_py_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_py_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+inline constexpr char lower_ascii_char(char c) noexcept {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+inline bool iequals(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (lower_ascii_char(a[i]) != lower_ascii_char(b[i])) return false;
+  return true;
+}
+
+// Parses `text` like Python's float(): surrounding whitespace, an optional sign, decimal
+// digits with an optional fraction and exponent, or inf/infinity/nan (any case). Unlike
+// Python, digit-group underscores (`1_000`) are rejected (design §3.9), and so are hex and
+// anything else. Returns std::nullopt when the text is not a number.
+inline std::optional<double> parse_number(std::string_view text) noexcept {
+  std::string_view s = trim_py(text);
+  if (s.empty()) return std::nullopt;
+  bool negative = false;
+  if (s.front() == '+' || s.front() == '-') {
+    negative = s.front() == '-';
+    s.remove_prefix(1);
+  }
+  if (s.empty()) return std::nullopt;
+  if (iequals(s, "inf") || iequals(s, "infinity")) {
+    return negative ? -HUGE_VAL : HUGE_VAL;
+  }
+  if (iequals(s, "nan")) return negative ? -std::nan("") : std::nan("");
+  // Validate the grammar strictly before handing the text to from_chars.
+  std::size_t i = 0;
+  std::size_t int_digits = 0;
+  std::size_t frac_digits = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++int_digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++frac_digits;
+  }
+  if (int_digits + frac_digits == 0) return std::nullopt;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    std::size_t exp_digits = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++exp_digits;
+    if (exp_digits == 0) return std::nullopt;
+  }
+  if (i != s.size()) return std::nullopt;
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ptr != s.data() + s.size()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) {
+    // Python: overflow gives inf, underflow gives 0 (with the sign).
+    bool big = false;
+    // Decide by the decimal exponent magnitude: a leading non-zero digit with a large
+    // exponent overflows, otherwise it underflowed.
+    std::size_t e = s.find_first_of("eE");
+    long long exp10 = 0;
+    if (e != std::string_view::npos) {
+      auto [p2, ec2] = std::from_chars(s.data() + e + 1 + (s[e + 1] == '+' ? 1 : 0),
+                                       s.data() + s.size(), exp10);
+      (void)p2;
+      if (ec2 == std::errc::result_out_of_range) exp10 = s[e + 1] == '-' ? -400000 : 400000;
+    }
+    big = exp10 + static_cast<long long>(int_digits) > 0;
+    value = big ? HUGE_VAL : 0.0;
+  } else if (ec != std::errc{}) {
+    return std::nullopt;
+  }
+  return negative ? -value : value;
+}
+
+// Appends `v` the way Python's repr(float) prints it: shortest round-trip digits, fixed
+// notation for decimal exponents in [-4, 16) with at least one fractional digit ("3.0"),
+// scientific notation otherwise ("1e+16", "1.5e-07"); "inf", "-inf", "nan".
+inline void append_py_float(std::string& out, double v) {
+  if (std::isnan(v)) {
+    out += "nan";
+    return;
+  }
+  if (std::isinf(v)) {
+    out += v < 0 ? "-inf" : "inf";
+    return;
+  }
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<std::size_t>(res.ptr - buf));
+  // sci looks like "-1.2345e+02" or "5e-07".
+  bool negative = false;
+  if (!sci.empty() && sci.front() == '-') {
+    negative = true;
+    sci.remove_prefix(1);
+  }
+  std::size_t epos = sci.find('e');
+  std::string_view mant = sci.substr(0, epos);
+  int exp10 = 0;
+  {
+    std::string_view es = sci.substr(epos + 1);
+    if (!es.empty() && es.front() == '+') es.remove_prefix(1);
+    std::from_chars(es.data(), es.data() + es.size(), exp10);
+  }
+  char digits[32];
+  std::size_t nd = 0;
+  for (char c : mant)
+    if (c != '.' && nd < sizeof digits) digits[nd++] = c;
+  if (negative) out += '-';
+  if (exp10 >= -4 && exp10 < 16) {
+    if (exp10 >= 0) {
+      auto int_len = static_cast<std::size_t>(exp10) + 1;
+      for (std::size_t k = 0; k < int_len; ++k) out += k < nd ? digits[k] : '0';
+      out += '.';
+      if (nd > int_len)
+        out.append(digits + int_len, nd - int_len);
+      else
+        out += '0';
+    } else {
+      out += "0.";
+      out.append(static_cast<std::size_t>(-exp10 - 1), '0');
+      out.append(digits, nd);
+    }
+    return;
+  }
+  out += digits[0];
+  if (nd > 1) {
+    out += '.';
+    out.append(digits + 1, nd - 1);
+  }
+  out += 'e';
+  out += exp10 < 0 ? '-' : '+';
+  int a = exp10 < 0 ? -exp10 : exp10;
+  if (a < 10) out += '0';
+  char eb[8];
+  auto r2 = std::to_chars(eb, eb + sizeof eb, a);
+  out.append(eb, static_cast<std::size_t>(r2.ptr - eb));
+}
+
+inline std::string py_float_string(double v) {
+  std::string s;
+  append_py_float(s, v);
+  return s;
+}
+
+template <class Int>
+inline void append_integer(std::string& out, Int v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/numbers.hpp>
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/results.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// What the executor asks an ActionRunner to run.
+struct action_request {
+  std::string_view state;          ///< the state whose action this is
+  std::string_view text;           ///< the interpolated action text
+  action_kind kind = action_kind::shell;
+  /// Per-action timeout (the state's `timeout:`), if any.
+  std::optional<std::chrono::milliseconds> timeout;
+  /// Absolute loop deadline (from the loop's `timeout:`), if any: the runner must stop the
+  /// action at this point and report `timed_out`.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  /// Cancellation: when stop is requested the runner stops the action and reports
+  /// `cancelled`.
+  std::stop_token stop;
+};
+
+/// What an ActionRunner reports back.
+struct action_result {
+  std::string output;         ///< stdout
+  std::string stderr_output;  ///< stderr (JSON key "stderr")
+  int exit_code = 0;
+  std::chrono::milliseconds duration{0};
+  bool timed_out = false;     ///< stopped by a timeout or the loop deadline
+  bool idle_timeout = false;  ///< stopped for producing no output (implies timed_out)
+  bool cancelled = false;     ///< stopped because a stop was requested
+  int signal = 0;             ///< non-zero: killed by this signal
+  bool truncated = false;     ///< output was capped by the runner
+
+  /// True when the action did not run to a normal exit (timeout, signal, cancellation).
+  [[nodiscard]] bool abnormal() const noexcept { return timed_out || cancelled || signal != 0; }
+};
+
+/// An evaluator's verdict and its evaluator-specific details (a JSON object).
+struct evaluation_result {
+  std::string verdict;
+  json details = json::object();
+};
+
+/// `captured.<name>`: an action result saved by a state's `capture:` (design §3.6).
+struct captured_record {
+  std::string output;         ///< trailing CR/LF stripped
+  std::string stderr_output;
+  int exit_code = 0;
+  std::int64_t duration_ms = 0;
+  std::string verdict;
+
+  friend bool operator==(const captured_record&, const captured_record&) = default;
+};
+
+/// All captured records of a run, in capture order.
+using captured_map = ordered_map<std::string, captured_record>;
+
+/// `prev`: the last executed state's data (design §3.6), updated after every state.
+struct prev_record {
+  std::string state;
+  std::string output;
+  std::string stderr_output;
+  int exit_code = 0;
+  std::string verdict;
+  json details = json::object();
+
+  friend bool operator==(const prev_record&, const prev_record&) = default;
+};
+
+/// Host function that looks up an environment variable for `${env.NAME}`.
+/// Returns std::nullopt when the variable is not set.
+using env_lookup_fn = std::optional<std::string> (*)(std::string_view name, void* user);
+
+/// Everything a template can read. All pointers are optional (null: namespace empty).
+/// The executor builds one per step without copying the data.
+struct interpolation_context {
+  const json* context = nullptr;          ///< `${context.*}` (an object)
+  const captured_map* captured = nullptr; ///< `${captured.<name>.<field>}`
+  const prev_record* prev = nullptr;      ///< `${prev.*}`; null before the first state ran
+  const evaluation_result* result = nullptr; ///< `${result.*}`: the current evaluation
+  std::string_view state_name;            ///< `${state.name}`
+  std::int64_t iteration = 0;             ///< `${state.iteration}`
+  std::string_view loop_name;             ///< `${loop.name}`
+  std::string_view started_at;            ///< `${loop.started_at}` (ISO 8601)
+  std::int64_t elapsed_ms = 0;            ///< `${loop.elapsed_ms}`, `${loop.elapsed}`
+  env_lookup_fn env = nullptr;            ///< `${env.NAME}`; null → std::getenv
+  void* env_user = nullptr;               ///< passed to `env`
+};
+
+struct compiled_evaluator;  // defined in evaluators.hpp: templates and patterns compiled at load
+
+/// What the executor hands an Evaluator for one state execution.
+struct evaluation_request {
+  std::string_view state;                         ///< the state being evaluated
+  const evaluate_config* config = nullptr;        ///< null: the state has no `evaluate:`
+  const compiled_evaluator* compiled = nullptr;   ///< library-compiled form of `config`
+  action_kind kind = action_kind::shell;          ///< the action's kind (default choice)
+  const action_result* action = nullptr;          ///< null: the state ran no action
+  const interpolation_context* context = nullptr; ///< for templated fields
+  const llm_config* llm = nullptr;                ///< the loop's LLM settings
+  /// Convergence memory of this state (owned by the executor, kept in snapshots): the
+  /// previous value seen, updated by the convergence evaluator.
+  std::optional<double>* convergence_memory = nullptr;
+};
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/results.hpp>
+
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// Compact, deterministic text of a JSON scalar for feedback sentences (strings raw,
+// floats as Python prints them).
+inline void append_feedback_value(std::string& out, const json& v) {
+  if (v.is_string()) {
+    out += v.get_ref<const std::string&>();
+  } else if (v.is_number_float()) {
+    append_py_float(out, v.get<double>());
+  } else if (v.is_null()) {
+    out += "none";
+  } else {
+    out += v.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+}
+
+inline std::string_view operator_symbol(std::string_view op) noexcept {
+  if (op == "eq") return "==";
+  if (op == "ne") return "!=";
+  if (op == "lt") return "<";
+  if (op == "le") return "<=";
+  if (op == "gt") return ">";
+  if (op == "ge") return ">=";
+  return op;
+}
+
+inline const json* find_key(const json& obj, std::string_view key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+// The human-readable `feedback` sentence for an evaluation (see feedback_record).
+inline std::string feedback_text(std::string_view verdict, const json& details) {
+  std::string s;
+  if (const json* e = find_key(details, "error"); e && e->is_string()) {
+    s = e->get<std::string>();
+    return s;
+  }
+  if (const json* r = find_key(details, "reason"); r && r->is_string() && !r->empty()) {
+    s = r->get<std::string>();
+    return s;
+  }
+  const json* matched = find_key(details, "matched");
+  const json* pattern = find_key(details, "pattern");
+  if (matched && pattern && matched->is_boolean()) {
+    s = "pattern '";
+    append_feedback_value(s, *pattern);
+    s += matched->get<bool>() ? "' found in output" : "' not found in output";
+    const json* neg = find_key(details, "negate");
+    if (neg && neg->is_boolean() && neg->get<bool>()) s += " (negated)";
+    return s;
+  }
+  const json* current = find_key(details, "current");
+  if (current) {
+    s = "value ";
+    append_feedback_value(s, *current);
+    if (verdict == "target") {
+      s += " reached the target ";
+    } else {
+      s += verdict == "progress" ? " made progress towards " : " stalled short of ";
+      s += "the target ";
+    }
+    if (const json* t = find_key(details, "target")) append_feedback_value(s, *t);
+    if (const json* p = find_key(details, "previous"); p && !p->is_null()) {
+      s += " (previous ";
+      append_feedback_value(s, *p);
+      s += ')';
+    }
+    return s;
+  }
+  const json* value = find_key(details, "value");
+  const json* op = find_key(details, "operator");
+  const json* target = find_key(details, "target");
+  if (value && target) {
+    s = "value ";
+    if (const json* path = find_key(details, "path"); path && path->is_string()) {
+      s += "at ";
+      s += path->get<std::string>();
+      s += ' ';
+    }
+    append_feedback_value(s, *value);
+    s += ' ';
+    s += op && op->is_string() ? operator_symbol(op->get<std::string>()) : std::string_view{"=="};
+    s += ' ';
+    append_feedback_value(s, *target);
+    s += verdict == "success" ? ": condition met" : ": condition not met";
+    return s;
+  }
+  if (const json* ec = find_key(details, "exit_code"); ec && ec->is_number()) {
+    s = "command exited with code ";
+    append_feedback_value(s, *ec);
+    return s;
+  }
+  s = "verdict: ";
+  s += verdict;
+  return s;
+}
+
+}  // namespace detail
+
+/// @brief The seed-004 feedback record of an evaluation:
+/// `{success, feedback, details, scriptOutput{stdout, stderr, exitCode}}`.
+///
+/// `success` is true for the verdicts `success` and `target`; `feedback` is `details.error`
+/// when present, else the judge's `details.reason`, else a sentence derived from the
+/// deterministic evaluator's details (e.g. `value 3 < 5: condition met`). The executor exposes
+/// it as `${prev.evaluation}`.
+inline json feedback_record(const prev_record& prev) {
+  json rec = json::object();
+  rec["success"] = prev.verdict == "success" || prev.verdict == "target";
+  rec["feedback"] = detail::feedback_text(prev.verdict, prev.details);
+  rec["details"] = prev.details.is_object() ? prev.details : json::object();
+  json script = json::object();
+  script["stdout"] = prev.output;
+  script["stderr"] = prev.stderr_output;
+  script["exitCode"] = prev.exit_code;
+  rec["scriptOutput"] = std::move(script);
+  return rec;
+}
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/feedback.hpp>
+// #include <little_loops/detail/json_path.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// One step of a path: an object key, or (when all digits) also an array index.
+struct path_segment {
+  std::string key;
+  bool bracket = false;  // written as `[N]`
+
+  friend bool operator==(const path_segment&, const path_segment&) = default;
+};
+
+using path_segments = std::vector<path_segment>;
+
+inline bool all_digits(std::string_view s) noexcept {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
+// Splits a path into segments. "" and "." select the root (no segments). A leading "." is
+// optional; `[N]` (digits only) is an index segment; any other `[` is part of a key.
+// Empty keys (`a..b`) are kept and simply never match.
+inline path_segments parse_json_path(std::string_view path) {
+  path_segments out;
+  if (path.empty() || path == ".") return out;
+  if (path.front() == '.') path.remove_prefix(1);
+  std::string current;
+  bool pending = true;  // a key segment is open (possibly empty)
+  std::size_t i = 0;
+  while (i < path.size()) {
+    char c = path[i];
+    if (c == '.') {
+      if (pending) out.push_back({std::move(current), false});
+      current.clear();
+      pending = true;
+      ++i;
+      continue;
+    }
+    if (c == '[') {
+      std::size_t close = path.find(']', i + 1);
+      if (close != std::string_view::npos && all_digits(path.substr(i + 1, close - i - 1))) {
+        if (pending && !current.empty()) out.push_back({std::move(current), false});
+        current.clear();
+        out.push_back({std::string(path.substr(i + 1, close - i - 1)), true});
+        pending = false;
+        i = close + 1;
+        continue;
+      }
+    }
+    current += c;
+    pending = true;
+    ++i;
+  }
+  if (pending) out.push_back({std::move(current), false});
+  return out;
+}
+
+// Result of a lookup: the value, or where the walk stopped.
+template <class Json>
+struct path_lookup {
+  const Json* value = nullptr;   // null: not found
+  const Json* parent = nullptr;  // the value at which the walk stopped (when not found)
+  std::size_t failed_at = 0;     // index of the segment that did not resolve
+};
+
+// Walks `segs` from `doc`: objects by key, arrays by a non-negative decimal index.
+template <class Json>
+path_lookup<Json> lookup_json_path(const Json& doc, const path_segments& segs,
+                                   std::size_t first = 0) {
+  const Json* cur = &doc;
+  for (std::size_t i = first; i < segs.size(); ++i) {
+    const auto& seg = segs[i];
+    if (cur->is_object()) {
+      auto it = cur->find(seg.key);
+      if (it != cur->end()) {
+        cur = &*it;
+        continue;
+      }
+      return {nullptr, cur, i};
+    }
+    if (cur->is_array() && all_digits(seg.key) && seg.key.size() < 19) {
+      std::size_t idx = 0;
+      for (char c : seg.key) idx = idx * 10 + static_cast<std::size_t>(c - '0');
+      if (idx < cur->size()) {
+        cur = &(*cur)[idx];
+        continue;
+      }
+    }
+    return {nullptr, cur, i};
+  }
+  return {cur, nullptr, segs.size()};
+}
+
+// `a.b[0].c` text of the first `n` segments (for messages).
+inline std::string segments_text(const path_segments& segs, std::size_t n) {
+  std::string s;
+  for (std::size_t i = 0; i < n && i < segs.size(); ++i) {
+    if (segs[i].bracket) {
+      s += '[';
+      s += segs[i].key;
+      s += ']';
+    } else {
+      if (!s.empty()) s += '.';
+      s += segs[i].key;
+    }
+  }
+  return s;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/json_path.hpp>
+// #include <little_loops/detail/numbers.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// The namespaces a template variable can read (design §3.8).
+enum class template_namespace { context, captured, prev, result, state, loop, env };
+
+namespace detail {
+
+inline constexpr std::array<std::string_view, 7> namespace_names{
+    "context", "captured", "prev", "result", "state", "loop", "env"};
+inline constexpr std::array<std::string_view, 2> template_state_keys{"name", "iteration"};
+inline constexpr std::array<std::string_view, 4> template_loop_keys{"name", "started_at", "elapsed_ms",
+                                                           "elapsed"};
+inline constexpr std::array<std::string_view, 7> template_prev_keys{
+    "state", "output", "stderr", "exit_code", "verdict", "details", "evaluation"};
+inline constexpr std::array<std::string_view, 5> template_captured_keys{"output", "stderr", "exit_code",
+                                                               "duration_ms", "verdict"};
+inline constexpr std::array<std::string_view, 2> template_result_keys{"verdict", "details"};
+
+// Bash parameter-expansion operators that are never valid inside `${ns.path}`.
+inline constexpr std::array<std::string_view, 8> bash_operators{":-", ":+", ":=", ":?",
+                                                                "##", "%%", "[@]", "[*]"};
+
+template <std::size_t N>
+inline std::string join_names(const std::array<std::string_view, N>& names) {
+  std::string s;
+  for (auto n : names) {
+    if (!s.empty()) s += ", ";
+    s += n;
+  }
+  return s;
+}
+
+// One piece of a compiled template: literal text, or a variable reference.
+struct template_part {
+  bool is_variable = false;
+  std::string text;  // literal: the text to append; variable: `ns.path` as written
+  // --- variables only ---
+  template_namespace ns = template_namespace::context;
+  path_segments path;                        // segments after the namespace
+  std::string env_name;                      // env: the variable name
+  std::optional<std::string> default_value;  // `:default=VALUE`
+  bool optional = false;                     // `?`
+  bool shell = false;                        // `:shell`
+  std::size_t offset = 0;                    // position of `${` in the source
+  std::size_t length = 0;                    // length of `${...}` in the source
+};
+
+}  // namespace detail
+
+/// @brief A template parsed once: literal runs and variable references.
+///
+/// Build with compile_template(); render with render_to() as often as needed, without any
+/// parsing. Literal-only templates can skip rendering entirely: see is_literal()/literal().
+class compiled_template {
+ public:
+  compiled_template() = default;
+
+  /// The template text as written.
+  [[nodiscard]] const std::string& source() const noexcept { return source_; }
+  /// True when the template has no variables (its rendering is literal()).
+  [[nodiscard]] bool is_literal() const noexcept { return variables_ == 0; }
+  /// The rendered text of a literal-only template (`$${` already unescaped).
+  [[nodiscard]] std::string_view literal() const noexcept {
+    return parts_.empty() ? std::string_view{} : std::string_view{parts_.front().text};
+  }
+  /// Number of variable references.
+  [[nodiscard]] std::size_t variable_count() const noexcept { return variables_; }
+  /// The parsed parts (literal runs and variables), in order.
+  [[nodiscard]] const std::vector<detail::template_part>& parts() const noexcept {
+    return parts_;
+  }
+
+ private:
+  friend expected<compiled_template, error> compile_template(std::string_view text);
+  std::string source_;
+  std::vector<detail::template_part> parts_;
+  std::size_t variables_ = 0;
+};
+
+namespace detail {
+
+inline std::optional<template_namespace> parse_namespace(std::string_view s) noexcept {
+  for (std::size_t i = 0; i < namespace_names.size(); ++i)
+    if (namespace_names[i] == s) return static_cast<template_namespace>(i);
+  return std::nullopt;
+}
+
+inline bool ends_with(std::string_view s, std::string_view suffix) noexcept {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+template <std::size_t N>
+inline bool contains_name(const std::array<std::string_view, N>& names, std::string_view s) {
+  for (auto n : names)
+    if (n == s) return true;
+  return false;
+}
+
+inline error template_error(std::string_view source, std::string message) {
+  return error{errc::template_syntax,
+               fmt::format("invalid template \"{}\": {}", source, message)};
+}
+
+// Parses the inside of one `${...}` into `part`. Returns an error message on failure.
+inline std::optional<std::string> parse_variable(std::string_view expr, template_part& part) {
+  if (expr.empty()) return std::string("empty ${}");
+  std::string_view var = expr;
+  if (auto pos = expr.find(":default="); pos != std::string_view::npos) {
+    var = expr.substr(0, pos);
+    part.default_value = std::string(expr.substr(pos + 9));
+  }
+  for (auto op : bash_operators) {
+    if (var.find(op) != std::string_view::npos) {
+      return fmt::format("bash operator \"{}\" inside ${{{}}} is not supported; write "
+                         "$${{{}}} to pass a literal ${{...}} to the shell",
+                         op, expr, expr);
+    }
+  }
+  // Suffixes `?` and `:shell`, in either order.
+  for (int round = 0; round < 2; ++round) {
+    if (ends_with(var, "?") && !part.optional) {
+      part.optional = true;
+      var.remove_suffix(1);
+    } else if (ends_with(var, ":shell") && !part.shell) {
+      part.shell = true;
+      var.remove_suffix(6);
+    }
+  }
+  if (part.optional && part.default_value)
+    return fmt::format("ambiguous suffix in ${{{}}}: `?` and `:default=` are mutually exclusive",
+                       expr);
+  auto dot = var.find('.');
+  if (dot == std::string_view::npos) {
+    return fmt::format("invalid variable ${{{}}} (expected namespace.path); write $${{{}}} "
+                       "for a literal ${{...}}",
+                       expr, expr);
+  }
+  std::string_view ns_text = var.substr(0, dot);
+  std::string_view rest = var.substr(dot + 1);
+  auto ns = parse_namespace(ns_text);
+  if (!ns) {
+    return fmt::format("unknown namespace \"{}\" in ${{{}}} (known: {})", ns_text, expr,
+                       join_names(namespace_names));
+  }
+  part.ns = *ns;
+  part.text = std::string(var);
+  if (rest.empty()) return fmt::format("empty path in ${{{}}}", expr);
+  if (*ns == template_namespace::env) {
+    part.env_name = std::string(rest);
+    return std::nullopt;
+  }
+  part.path = parse_json_path(rest);
+  for (const auto& seg : part.path)
+    if (seg.key.empty()) return fmt::format("empty path segment in ${{{}}}", expr);
+  if (*ns == template_namespace::state) {
+    if (part.path.size() != 1 || !contains_name(template_state_keys, part.path[0].key))
+      return fmt::format("unknown state key \"{}\" in ${{{}}} (known: {})", rest, expr,
+                         join_names(template_state_keys));
+  } else if (*ns == template_namespace::loop) {
+    if (part.path.size() != 1 || !contains_name(template_loop_keys, part.path[0].key))
+      return fmt::format("unknown loop key \"{}\" in ${{{}}} (known: {})", rest, expr,
+                         join_names(template_loop_keys));
+  }
+  return std::nullopt;
+}
+
+}  // namespace detail
+
+/// @brief Parses `text` into a compiled_template.
+///
+/// Syntax: `${ns.path}` with suffixes `?` (empty when missing), `:shell` (POSIX single-quote
+/// escaping) and `:default=VALUE` (used when missing); `$${` renders a literal `${`.
+/// @return the template, or errc::template_syntax for an unterminated or empty `${`, an
+/// unknown namespace, an unknown `state.`/`loop.` key, a missing `namespace.` prefix or a bash
+/// operator inside `${...}` (the message suggests `$${...}`).
+inline expected<compiled_template, error> compile_template(std::string_view text) {
+  compiled_template t;
+  t.source_ = std::string(text);
+  std::string literal;
+  std::size_t i = 0;
+  auto flush = [&] {
+    if (!literal.empty()) {
+      detail::template_part p;
+      p.text = std::move(literal);
+      t.parts_.push_back(std::move(p));
+      literal.clear();
+    }
+  };
+  while (i < text.size()) {
+    char c = text[i];
+    if (c == '$' && text.compare(i, 3, "$${") == 0) {
+      literal += "${";
+      i += 3;
+      continue;
+    }
+    if (c == '$' && i + 1 < text.size() && text[i + 1] == '{') {
+      std::size_t close = text.find('}', i + 2);
+      if (close == std::string_view::npos)
+        return unexpected(detail::template_error(
+            text, fmt::format("unterminated ${{ at offset {}", i)));
+      detail::template_part part;
+      part.is_variable = true;
+      part.offset = i;
+      part.length = close + 1 - i;
+      if (auto msg = detail::parse_variable(text.substr(i + 2, close - i - 2), part))
+        return unexpected(detail::template_error(text, std::move(*msg)));
+      flush();
+      t.parts_.push_back(std::move(part));
+      ++t.variables_;
+      i = close + 1;
+      continue;
+    }
+    literal += c;
+    ++i;
+  }
+  flush();
+  return t;
+}
+
+namespace detail {
+
+// Appends the deterministic text form of a JSON value (design §3.8).
+template <class Json>
+inline void append_json_value(std::string& out, const Json& v) {
+  switch (v.type()) {
+    case nlohmann::json::value_t::string:
+      out += v.template get_ref<const std::string&>();
+      break;
+    case nlohmann::json::value_t::boolean:
+      out += v.template get<bool>() ? "true" : "false";
+      break;
+    case nlohmann::json::value_t::number_integer:
+      append_integer(out, v.template get<std::int64_t>());
+      break;
+    case nlohmann::json::value_t::number_unsigned:
+      append_integer(out, v.template get<std::uint64_t>());
+      break;
+    case nlohmann::json::value_t::number_float:
+      append_py_float(out, v.template get<double>());
+      break;
+    case nlohmann::json::value_t::null:
+    case nlohmann::json::value_t::discarded:
+      break;
+    default:
+      out += v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      break;
+  }
+}
+
+inline void append_shell_quoted(std::string& out, std::string_view s) {
+  out += '\'';
+  for (char c : s) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  out += '\'';
+}
+
+inline std::string available_keys(const json& obj) {
+  std::string s;
+  if (obj.is_object()) {
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      if (!s.empty()) s += ", ";
+      s += it.key();
+    }
+  } else if (obj.is_array()) {
+    if (!obj.empty()) s = fmt::format("indices 0..{}", obj.size() - 1);
+  }
+  return s.empty() ? std::string("none") : s;
+}
+
+template <std::size_t N>
+inline std::string available_names(const std::array<std::string_view, N>& names) {
+  return join_names(names);
+}
+
+// Resolves `part` and appends the value; returns an error message when missing.
+inline std::optional<std::string> resolve_walk(std::string& out, const json& root,
+                                               const path_segments& path, std::size_t first,
+                                               std::string_view where) {
+  auto r = lookup_json_path(root, path, first);
+  if (r.value) {
+    append_json_value(out, *r.value);
+    return std::nullopt;
+  }
+  return fmt::format("\"{}\" not found in {} (available: {})",
+                     segments_text(path, r.failed_at + 1), where, available_keys(*r.parent));
+}
+
+inline json captured_as_json(const captured_record& c) {
+  json j = json::object();
+  j["output"] = c.output;
+  j["stderr"] = c.stderr_output;
+  j["exit_code"] = c.exit_code;
+  j["duration_ms"] = c.duration_ms;
+  j["verdict"] = c.verdict;
+  return j;
+}
+
+inline std::optional<std::string> leaf_error(const path_segments& path, std::size_t leaf,
+                                             std::string_view where, std::string_view kind) {
+  return fmt::format("\"{}\" not found in {} ({} is {})", segments_text(path, path.size()), where,
+                     segments_text(path, leaf + 1), kind);
+}
+
+// Appends a string field at path[leaf]; deeper segments cannot resolve.
+inline std::optional<std::string> append_leaf_string(std::string& out, const path_segments& path,
+                                                     std::size_t leaf, std::string_view value,
+                                                     std::string_view where) {
+  if (path.size() > leaf + 1) return leaf_error(path, leaf, where, "a string");
+  out += value;
+  return std::nullopt;
+}
+
+inline std::optional<std::string> append_leaf_int(std::string& out, const path_segments& path,
+                                                  std::size_t leaf, std::int64_t value,
+                                                  std::string_view where) {
+  if (path.size() > leaf + 1) return leaf_error(path, leaf, where, "a number");
+  append_integer(out, value);
+  return std::nullopt;
+}
+
+inline std::string format_elapsed(std::int64_t ms) {
+  if (ms < 1000) return fmt::format("{}ms", ms);
+  std::int64_t seconds = ms / 1000;
+  if (seconds < 60) return fmt::format("{}s", seconds);
+  std::int64_t minutes = seconds / 60;
+  std::int64_t rest = seconds % 60;
+  if (rest == 0) return fmt::format("{}m", minutes);
+  return fmt::format("{}m {}s", minutes, rest);
+}
+
+inline std::optional<std::string> resolve_part(std::string& out, const template_part& p,
+                                               const interpolation_context& ctx) {
+  const auto& path = p.path;
+  switch (p.ns) {
+    case template_namespace::context: {
+      if (!ctx.context) return std::string("no context available");
+      return resolve_walk(out, *ctx.context, path, 0, "context");
+    }
+    case template_namespace::captured: {
+      if (!ctx.captured || ctx.captured->empty())
+        return fmt::format("\"{}\" not found in captured (available: none)", path[0].key);
+      auto it = ctx.captured->find(path[0].key);
+      if (it == ctx.captured->end()) {
+        std::string names;
+        for (const auto& kv : *ctx.captured) {
+          if (!names.empty()) names += ", ";
+          names += kv.first;
+        }
+        return fmt::format("\"{}\" not found in captured (available: {})", path[0].key, names);
+      }
+      const captured_record& c = it->second;
+      if (path.size() == 1) {
+        append_json_value(out, captured_as_json(c));
+        return std::nullopt;
+      }
+      const std::string& field = path[1].key;
+      constexpr std::string_view where = "captured";
+      if (field == "output") return append_leaf_string(out, path, 1, c.output, where);
+      if (field == "stderr") return append_leaf_string(out, path, 1, c.stderr_output, where);
+      if (field == "verdict") return append_leaf_string(out, path, 1, c.verdict, where);
+      if (field == "exit_code") return append_leaf_int(out, path, 1, c.exit_code, where);
+      if (field == "duration_ms") return append_leaf_int(out, path, 1, c.duration_ms, where);
+      return fmt::format("\"{}\" not found in captured.{} (available: {})", field, path[0].key,
+                         available_names(template_captured_keys));
+    }
+    case template_namespace::prev: {
+      if (!ctx.prev) return std::string("no previous state result available");
+      const prev_record& pr = *ctx.prev;
+      const std::string& field = path[0].key;
+      if (field == "state") return append_leaf_string(out, path, 0, pr.state, "prev");
+      if (field == "output") return append_leaf_string(out, path, 0, pr.output, "prev");
+      if (field == "stderr") return append_leaf_string(out, path, 0, pr.stderr_output, "prev");
+      if (field == "verdict") return append_leaf_string(out, path, 0, pr.verdict, "prev");
+      if (field == "exit_code") return append_leaf_int(out, path, 0, pr.exit_code, "prev");
+      if (field == "details") return resolve_walk(out, pr.details, path, 1, "prev.details");
+      if (field == "evaluation") {
+        json rec = feedback_record(pr);
+        return resolve_walk(out, rec, path, 1, "prev.evaluation");
+      }
+      return fmt::format("\"{}\" not found in prev (available: {})", field,
+                         available_names(template_prev_keys));
+    }
+    case template_namespace::result: {
+      if (!ctx.result) return std::string("no evaluation result available");
+      const std::string& field = path[0].key;
+      if (field == "verdict") return append_leaf_string(out, path, 0, ctx.result->verdict, "result");
+      if (field == "details")
+        return resolve_walk(out, ctx.result->details, path, 1, "result.details");
+      return fmt::format("\"{}\" not found in result (available: {})", field,
+                         available_names(template_result_keys));
+    }
+    case template_namespace::state: {
+      if (path[0].key == "name") {
+        out += ctx.state_name;
+      } else {
+        append_integer(out, ctx.iteration);
+      }
+      return std::nullopt;
+    }
+    case template_namespace::loop: {
+      const std::string& k = path[0].key;
+      if (k == "name")
+        out += ctx.loop_name;
+      else if (k == "started_at")
+        out += ctx.started_at;
+      else if (k == "elapsed_ms")
+        append_integer(out, ctx.elapsed_ms);
+      else
+        out += format_elapsed(ctx.elapsed_ms);
+      return std::nullopt;
+    }
+    case template_namespace::env: {
+      if (ctx.env) {
+        auto v = ctx.env(p.env_name, ctx.env_user);
+        if (!v) return fmt::format("environment variable \"{}\" is not set", p.env_name);
+        out += *v;
+      } else {
+        const char* v = std::getenv(p.env_name.c_str());
+        if (!v) return fmt::format("environment variable \"{}\" is not set", p.env_name);
+        out += v;
+      }
+      return std::nullopt;
+    }
+  }
+  return std::string("unknown namespace");
+}
+
+}  // namespace detail
+
+/// @brief Renders `tpl` against `ctx`, appending to `out` (no parsing happens here).
+/// @return errc::missing_variable naming the template, the variable and the keys available
+/// where the lookup stopped, unless the variable has `?` or `:default=`. On error `out` keeps
+/// whatever was appended before the failing variable.
+inline expected<void, error> render_to(const compiled_template& tpl,
+                                       const interpolation_context& ctx, std::string& out) {
+  for (const auto& p : tpl.parts()) {
+    if (!p.is_variable) {
+      out += p.text;
+      continue;
+    }
+    const std::size_t start = out.size();
+    auto missing = detail::resolve_part(out, p, ctx);
+    if (missing) {
+      out.resize(start);
+      if (p.default_value) {
+        out += *p.default_value;
+      } else if (!p.optional) {
+        return unexpected(error{
+            errc::missing_variable,
+            fmt::format("cannot resolve ${{{}}} in template \"{}\": {}", p.text, tpl.source(),
+                        *missing)});
+      }
+    }
+    if (p.shell) {
+      std::string value = out.substr(start);
+      out.resize(start);
+      detail::append_shell_quoted(out, value);
+    }
+  }
+  return {};
+}
+
+/// @brief Renders `tpl` into a new string.
+inline expected<std::string, error> render(const compiled_template& tpl,
+                                           const interpolation_context& ctx) {
+  if (tpl.is_literal()) return std::string(tpl.literal());
+  std::string out;
+  auto r = render_to(tpl, ctx, out);
+  if (!r) return unexpected(std::move(r.error()));
+  return out;
+}
+
+/// @brief Compiles and renders `text` in one go (convenience; parses every call).
+inline expected<std::string, error> interpolate(std::string_view text,
+                                                const interpolation_context& ctx) {
+  auto tpl = compile_template(text);
+  if (!tpl) return unexpected(std::move(tpl.error()));
+  return render(*tpl, ctx);
+}
+
+/// True when `text` contains a `${` that is not the `$${` escape.
+inline bool has_template(std::string_view text) noexcept {
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] == '$' && text[i + 1] == '$' && i + 2 < text.size() && text[i + 2] == '{') {
+      i += 2;
+      continue;
+    }
+    if (text[i] == '$' && text[i + 1] == '{') return true;
+  }
+  return false;
+}
+
+namespace detail {
+
+// Classifies a compile_template() failure for its diagnostic code.
+inline std::string_view template_error_code(const std::string& message) {
+  if (message.find("bash operator") != std::string::npos) return "template-bash-operator";
+  if (message.find("unknown namespace") != std::string::npos) return "template-unknown-namespace";
+  if (message.find("unknown state key") != std::string::npos ||
+      message.find("unknown loop key") != std::string::npos)
+    return "template-unknown-key";
+  return "template-syntax";
+}
+
+struct template_checker {
+  const std::vector<std::string>* captures = nullptr;
+  diagnostics* out = nullptr;
+
+  void add(std::string path, std::string code, std::string message,
+           severity level = severity::error) const {
+    out->push_back(diagnostic{level, std::move(path), sanitize_utf8(message), std::move(code)});
+  }
+
+  // Compiles `text` (reporting syntax problems) and checks `${captured.X}` references.
+  std::optional<compiled_template> check(std::string_view text, const std::string& path) const {
+    auto t = compile_template(text);
+    if (!t) {
+      add(path, std::string(template_error_code(t.error().message)), t.error().message);
+      return std::nullopt;
+    }
+    for (const auto& part : t->parts()) {
+      if (!part.is_variable || part.ns != template_namespace::captured) continue;
+      const std::string& name = part.path.front().key;
+      bool known = false;
+      for (const auto& c : *captures) known = known || c == name;
+      if (!known) {
+        std::string names;
+        for (const auto& c : *captures) {
+          if (!names.empty()) names += ", ";
+          names += c;
+        }
+        add(path, "template-unknown-capture",
+            fmt::format("${{{}}} reads captured.{}, but no state captures \"{}\" (captured: {})",
+                        part.text, name, name, names.empty() ? std::string("none") : names));
+      }
+    }
+    return std::move(*t);
+  }
+
+  // Warns about `${context.…}` pasted into shell text outside any quotes without `:shell`.
+  void check_shell_quoting(const compiled_template& t, const std::string& path) const {
+    const std::string& src = t.source();
+    char quote = 0;  // 0, '\'' or '"'
+    std::size_t pos = 0;
+    auto scan = [&](std::size_t end) {
+      for (; pos < end; ++pos) {
+        const char c = src[pos];
+        if (quote == '\'') {
+          if (c == '\'') quote = 0;
+        } else if (c == '\\') {
+          ++pos;
+        } else if (quote == '"') {
+          if (c == '"') quote = 0;
+        } else if (c == '\'' || c == '"') {
+          quote = c;
+        }
+      }
+    };
+    for (const auto& part : t.parts()) {
+      if (!part.is_variable) continue;
+      scan(part.offset);
+      pos = part.offset + part.length;
+      if (part.ns == template_namespace::context && !part.shell && quote == 0) {
+        add(path, "template-unquoted-context",
+            fmt::format("${{{}}} is pasted into the shell command unquoted; a value with "
+                        "spaces or metacharacters changes the command: write ${{{}:shell}}",
+                        part.text, part.text),
+            severity::warning);
+      }
+    }
+  }
+};
+
+}  // namespace detail
+
+/// @brief Template rules of validate(): every templated field (action, next, route targets,
+/// on_<verdict> targets, on_maintain, evaluator string fields) must compile; reports
+/// malformed templates (`template-syntax`), unknown namespaces
+/// (`template-unknown-namespace`), unknown `state.`/`loop.` keys (`template-unknown-key`),
+/// bash operators inside `${…}` with a `$${…}` hint (`template-bash-operator`),
+/// `${captured.X}` where no state captures X (`template-unknown-capture`), all errors, and
+/// warns about raw `${context.…}` outside quotes in shell actions
+/// (`template-unquoted-context`, suggesting `:shell`).
+inline void validate_templates(const fsm_loop& loop, diagnostics& out) {
+  std::vector<std::string> captures;
+  for (const auto& entry : loop.states)
+    if (entry.second.capture) captures.push_back(*entry.second.capture);
+  detail::template_checker checker{&captures, &out};
+  for (const auto& [name, state] : loop.states) {
+    const std::string base = detail::member_path("states", name);
+    if (state.action) {
+      const std::string path = detail::join_path(base, "action");
+      auto t = checker.check(*state.action, path);
+      const bool shell = state.action_type ? *state.action_type == action_kind::shell
+                                           : (state.action->empty() || state.action->front() != '/');
+      if (t && shell) checker.check_shell_quoting(*t, path);
+    }
+    if (state.next) checker.check(*state.next, detail::join_path(base, "next"));
+    if (state.route) {
+      const std::string route = detail::join_path(base, "route");
+      for (const auto& [verdict, target] : state.route->routes)
+        checker.check(target, detail::member_path(route, verdict));
+      if (state.route->default_target)
+        checker.check(*state.route->default_target, detail::join_path(route, "_"));
+      if (state.route->error_target)
+        checker.check(*state.route->error_target, detail::join_path(route, "_error"));
+    }
+    for (const auto& [verdict, target] : state.on)
+      checker.check(target, detail::member_path(base, "on_" + verdict));
+    if (state.on_maintain) checker.check(*state.on_maintain, detail::join_path(base, "on_maintain"));
+    if (state.evaluate) {
+      const evaluate_config& e = *state.evaluate;
+      const std::string ev = detail::join_path(base, "evaluate");
+      auto field = [&](const std::optional<std::string>& v, std::string_view key) {
+        if (v) checker.check(*v, detail::join_path(ev, key));
+      };
+      auto json_field = [&](const std::optional<json>& v, std::string_view key) {
+        if (v && v->is_string())
+          checker.check(v->get_ref<const std::string&>(), detail::join_path(ev, key));
+      };
+      json_field(e.target, "target");
+      json_field(e.tolerance, "tolerance");
+      field(e.pattern, "pattern");
+      field(e.path, "path");
+      field(e.prompt, "prompt");
+      field(e.source, "source");
+      field(e.previous, "previous");
+    }
+  }
+}
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/interpolation.hpp>
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/schema.hpp> (already inlined above)
 
@@ -1853,7 +3055,7 @@ inline diagnostics validate(const fsm_loop& loop) {
   }
 
   // ---- template rules (interpolation.hpp, issue 3) -------------------------------------
-  // The "eval" engineer adds `validate_templates(loop, out);` here.
+  validate_templates(loop, out);
   // ---------------------------------------------------------------------------------------
 
   return out;
@@ -1886,1069 +3088,8 @@ inline expected<fsm_loop, error> load_loop_text(std::string_view json_text,
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/validation.hpp>
-// #include <little_loops/results.hpp>
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/json.hpp> (already inlined above)
-// #include <little_loops/schema.hpp> (already inlined above)
-
-#include <chrono>
-#include <cstdint>
-#include <optional>
-#include <stop_token>
-#include <string>
-#include <string_view>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-
-/// What the executor asks an ActionRunner to run.
-struct action_request {
-  std::string_view state;          ///< the state whose action this is
-  std::string_view text;           ///< the interpolated action text
-  action_kind kind = action_kind::shell;
-  /// Per-action timeout (the state's `timeout:`), if any.
-  std::optional<std::chrono::milliseconds> timeout;
-  /// Absolute loop deadline (from the loop's `timeout:`), if any: the runner must stop the
-  /// action at this point and report `timed_out`.
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-  /// Cancellation: when stop is requested the runner stops the action and reports
-  /// `cancelled`.
-  std::stop_token stop;
-};
-
-/// What an ActionRunner reports back.
-struct action_result {
-  std::string output;         ///< stdout
-  std::string stderr_output;  ///< stderr (JSON key "stderr")
-  int exit_code = 0;
-  std::chrono::milliseconds duration{0};
-  bool timed_out = false;     ///< stopped by a timeout or the loop deadline
-  bool idle_timeout = false;  ///< stopped for producing no output (implies timed_out)
-  bool cancelled = false;     ///< stopped because a stop was requested
-  int signal = 0;             ///< non-zero: killed by this signal
-  bool truncated = false;     ///< output was capped by the runner
-
-  /// True when the action did not run to a normal exit (timeout, signal, cancellation).
-  [[nodiscard]] bool abnormal() const noexcept { return timed_out || cancelled || signal != 0; }
-};
-
-/// An evaluator's verdict and its evaluator-specific details (a JSON object).
-struct evaluation_result {
-  std::string verdict;
-  json details = json::object();
-};
-
-/// `captured.<name>`: an action result saved by a state's `capture:` (design §3.6).
-struct captured_record {
-  std::string output;         ///< trailing CR/LF stripped
-  std::string stderr_output;
-  int exit_code = 0;
-  std::int64_t duration_ms = 0;
-  std::string verdict;
-
-  friend bool operator==(const captured_record&, const captured_record&) = default;
-};
-
-/// All captured records of a run, in capture order.
-using captured_map = ordered_map<std::string, captured_record>;
-
-/// `prev`: the last executed state's data (design §3.6), updated after every state.
-struct prev_record {
-  std::string state;
-  std::string output;
-  std::string stderr_output;
-  int exit_code = 0;
-  std::string verdict;
-  json details = json::object();
-
-  friend bool operator==(const prev_record&, const prev_record&) = default;
-};
-
-/// Host function that looks up an environment variable for `${env.NAME}`.
-/// Returns std::nullopt when the variable is not set.
-using env_lookup_fn = std::optional<std::string> (*)(std::string_view name, void* user);
-
-/// Everything a template can read. All pointers are optional (null: namespace empty).
-/// The executor builds one per step without copying the data.
-struct interpolation_context {
-  const json* context = nullptr;          ///< `${context.*}` (an object)
-  const captured_map* captured = nullptr; ///< `${captured.<name>.<field>}`
-  const prev_record* prev = nullptr;      ///< `${prev.*}`; null before the first state ran
-  const evaluation_result* result = nullptr; ///< `${result.*}`: the current evaluation
-  std::string_view state_name;            ///< `${state.name}`
-  std::int64_t iteration = 0;             ///< `${state.iteration}`
-  std::string_view loop_name;             ///< `${loop.name}`
-  std::string_view started_at;            ///< `${loop.started_at}` (ISO 8601)
-  std::int64_t elapsed_ms = 0;            ///< `${loop.elapsed_ms}`, `${loop.elapsed}`
-  env_lookup_fn env = nullptr;            ///< `${env.NAME}`; null → std::getenv
-  void* env_user = nullptr;               ///< passed to `env`
-};
-
-struct compiled_evaluator;  // defined in evaluators.hpp: templates and patterns compiled at load
-
-/// What the executor hands an Evaluator for one state execution.
-struct evaluation_request {
-  std::string_view state;                         ///< the state being evaluated
-  const evaluate_config* config = nullptr;        ///< null: the state has no `evaluate:`
-  const compiled_evaluator* compiled = nullptr;   ///< library-compiled form of `config`
-  action_kind kind = action_kind::shell;          ///< the action's kind (default choice)
-  const action_result* action = nullptr;          ///< null: the state ran no action
-  const interpolation_context* context = nullptr; ///< for templated fields
-  const llm_config* llm = nullptr;                ///< the loop's LLM settings
-  /// Convergence memory of this state (owned by the executor, kept in snapshots): the
-  /// previous value seen, updated by the convergence evaluator.
-  std::optional<double>* convergence_memory = nullptr;
-};
-
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/results.hpp>
-// #include <little_loops/interpolation.hpp>
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/detail/feedback.hpp>
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/detail/numbers.hpp>
-// #include <little_loops/config.hpp> (already inlined above)
-
-#include <charconv>
-#include <cmath>
-#include <cstdint>
-#include <cstdlib>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <system_error>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-// ASCII whitespace as Python's str.strip() sees it (plus the information separators).
-inline constexpr bool is_py_space(char c) noexcept {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' ||
-         (c >= '\x1c' && c <= '\x1f');
-}
-
-inline std::string_view trim_py(std::string_view s) noexcept {
-  while (!s.empty() && is_py_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_py_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-inline constexpr char ascii_lower(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-inline bool iequals(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
-  return true;
-}
-
-// Parses `text` like Python's float(): surrounding whitespace, an optional sign, decimal
-// digits with an optional fraction and exponent, or inf/infinity/nan (any case). Unlike
-// Python, digit-group underscores (`1_000`) are rejected (design §3.9), and so are hex and
-// anything else. Returns std::nullopt when the text is not a number.
-inline std::optional<double> parse_number(std::string_view text) noexcept {
-  std::string_view s = trim_py(text);
-  if (s.empty()) return std::nullopt;
-  bool negative = false;
-  if (s.front() == '+' || s.front() == '-') {
-    negative = s.front() == '-';
-    s.remove_prefix(1);
-  }
-  if (s.empty()) return std::nullopt;
-  if (iequals(s, "inf") || iequals(s, "infinity")) {
-    return negative ? -HUGE_VAL : HUGE_VAL;
-  }
-  if (iequals(s, "nan")) return negative ? -std::nan("") : std::nan("");
-  // Validate the grammar strictly before handing the text to from_chars.
-  std::size_t i = 0;
-  std::size_t int_digits = 0;
-  std::size_t frac_digits = 0;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++int_digits;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++frac_digits;
-  }
-  if (int_digits + frac_digits == 0) return std::nullopt;
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-    std::size_t exp_digits = 0;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++exp_digits;
-    if (exp_digits == 0) return std::nullopt;
-  }
-  if (i != s.size()) return std::nullopt;
-  double value = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ptr != s.data() + s.size()) return std::nullopt;
-  if (ec == std::errc::result_out_of_range) {
-    // Python: overflow gives inf, underflow gives 0 (with the sign).
-    bool big = false;
-    // Decide by the decimal exponent magnitude: a leading non-zero digit with a large
-    // exponent overflows, otherwise it underflowed.
-    std::size_t e = s.find_first_of("eE");
-    long long exp10 = 0;
-    if (e != std::string_view::npos) {
-      auto [p2, ec2] = std::from_chars(s.data() + e + 1 + (s[e + 1] == '+' ? 1 : 0),
-                                       s.data() + s.size(), exp10);
-      (void)p2;
-      if (ec2 == std::errc::result_out_of_range) exp10 = s[e + 1] == '-' ? -400000 : 400000;
-    }
-    big = exp10 + static_cast<long long>(int_digits) > 0;
-    value = big ? HUGE_VAL : 0.0;
-  } else if (ec != std::errc{}) {
-    return std::nullopt;
-  }
-  return negative ? -value : value;
-}
-
-// Appends `v` the way Python's repr(float) prints it: shortest round-trip digits, fixed
-// notation for decimal exponents in [-4, 16) with at least one fractional digit ("3.0"),
-// scientific notation otherwise ("1e+16", "1.5e-07"); "inf", "-inf", "nan".
-inline void append_py_float(std::string& out, double v) {
-  if (std::isnan(v)) {
-    out += "nan";
-    return;
-  }
-  if (std::isinf(v)) {
-    out += v < 0 ? "-inf" : "inf";
-    return;
-  }
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  std::string_view sci(buf, static_cast<std::size_t>(res.ptr - buf));
-  // sci looks like "-1.2345e+02" or "5e-07".
-  bool negative = false;
-  if (!sci.empty() && sci.front() == '-') {
-    negative = true;
-    sci.remove_prefix(1);
-  }
-  std::size_t epos = sci.find('e');
-  std::string_view mant = sci.substr(0, epos);
-  int exp10 = 0;
-  {
-    std::string_view es = sci.substr(epos + 1);
-    if (!es.empty() && es.front() == '+') es.remove_prefix(1);
-    std::from_chars(es.data(), es.data() + es.size(), exp10);
-  }
-  char digits[32];
-  std::size_t nd = 0;
-  for (char c : mant)
-    if (c != '.' && nd < sizeof digits) digits[nd++] = c;
-  if (negative) out += '-';
-  if (exp10 >= -4 && exp10 < 16) {
-    if (exp10 >= 0) {
-      auto int_len = static_cast<std::size_t>(exp10) + 1;
-      for (std::size_t k = 0; k < int_len; ++k) out += k < nd ? digits[k] : '0';
-      out += '.';
-      if (nd > int_len)
-        out.append(digits + int_len, nd - int_len);
-      else
-        out += '0';
-    } else {
-      out += "0.";
-      out.append(static_cast<std::size_t>(-exp10 - 1), '0');
-      out.append(digits, nd);
-    }
-    return;
-  }
-  out += digits[0];
-  if (nd > 1) {
-    out += '.';
-    out.append(digits + 1, nd - 1);
-  }
-  out += 'e';
-  out += exp10 < 0 ? '-' : '+';
-  int a = exp10 < 0 ? -exp10 : exp10;
-  if (a < 10) out += '0';
-  char eb[8];
-  auto r2 = std::to_chars(eb, eb + sizeof eb, a);
-  out.append(eb, static_cast<std::size_t>(r2.ptr - eb));
-}
-
-inline std::string py_float_string(double v) {
-  std::string s;
-  append_py_float(s, v);
-  return s;
-}
-
-template <class Int>
-inline void append_integer(std::string& out, Int v) {
-  char buf[32];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/numbers.hpp>
-// #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
-
-#include <string>
-#include <string_view>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-// Compact, deterministic text of a JSON scalar for feedback sentences (strings raw,
-// floats as Python prints them).
-inline void append_feedback_value(std::string& out, const json& v) {
-  if (v.is_string()) {
-    out += v.get_ref<const std::string&>();
-  } else if (v.is_number_float()) {
-    append_py_float(out, v.get<double>());
-  } else if (v.is_null()) {
-    out += "none";
-  } else {
-    out += v.dump(-1, ' ', false, json::error_handler_t::replace);
-  }
-}
-
-inline std::string_view operator_symbol(std::string_view op) noexcept {
-  if (op == "eq") return "==";
-  if (op == "ne") return "!=";
-  if (op == "lt") return "<";
-  if (op == "le") return "<=";
-  if (op == "gt") return ">";
-  if (op == "ge") return ">=";
-  return op;
-}
-
-inline const json* find_key(const json& obj, std::string_view key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  return it == obj.end() ? nullptr : &*it;
-}
-
-// The human-readable `feedback` sentence for an evaluation (see feedback_record).
-inline std::string feedback_text(std::string_view verdict, const json& details) {
-  std::string s;
-  if (const json* e = find_key(details, "error"); e && e->is_string()) {
-    s = e->get<std::string>();
-    return s;
-  }
-  if (const json* r = find_key(details, "reason"); r && r->is_string() && !r->empty()) {
-    s = r->get<std::string>();
-    return s;
-  }
-  const json* matched = find_key(details, "matched");
-  const json* pattern = find_key(details, "pattern");
-  if (matched && pattern && matched->is_boolean()) {
-    s = "pattern '";
-    append_feedback_value(s, *pattern);
-    s += matched->get<bool>() ? "' found in output" : "' not found in output";
-    const json* neg = find_key(details, "negate");
-    if (neg && neg->is_boolean() && neg->get<bool>()) s += " (negated)";
-    return s;
-  }
-  const json* current = find_key(details, "current");
-  if (current) {
-    s = "value ";
-    append_feedback_value(s, *current);
-    if (verdict == "target") {
-      s += " reached the target ";
-    } else {
-      s += verdict == "progress" ? " made progress towards " : " stalled short of ";
-      s += "the target ";
-    }
-    if (const json* t = find_key(details, "target")) append_feedback_value(s, *t);
-    if (const json* p = find_key(details, "previous"); p && !p->is_null()) {
-      s += " (previous ";
-      append_feedback_value(s, *p);
-      s += ')';
-    }
-    return s;
-  }
-  const json* value = find_key(details, "value");
-  const json* op = find_key(details, "operator");
-  const json* target = find_key(details, "target");
-  if (value && target) {
-    s = "value ";
-    if (const json* path = find_key(details, "path"); path && path->is_string()) {
-      s += "at ";
-      s += path->get<std::string>();
-      s += ' ';
-    }
-    append_feedback_value(s, *value);
-    s += ' ';
-    s += op && op->is_string() ? operator_symbol(op->get<std::string>()) : std::string_view{"=="};
-    s += ' ';
-    append_feedback_value(s, *target);
-    s += verdict == "success" ? ": condition met" : ": condition not met";
-    return s;
-  }
-  if (const json* ec = find_key(details, "exit_code"); ec && ec->is_number()) {
-    s = "command exited with code ";
-    append_feedback_value(s, *ec);
-    return s;
-  }
-  s = "verdict: ";
-  s += verdict;
-  return s;
-}
-
-}  // namespace detail
-
-/// @brief The seed-004 feedback record of an evaluation:
-/// `{success, feedback, details, scriptOutput{stdout, stderr, exitCode}}`.
-///
-/// `success` is true for the verdicts `success` and `target`; `feedback` is `details.error`
-/// when present, else the judge's `details.reason`, else a sentence derived from the
-/// deterministic evaluator's details (e.g. `value 3 < 5: condition met`). The executor exposes
-/// it as `${prev.evaluation}`.
-inline json feedback_record(const prev_record& prev) {
-  json rec = json::object();
-  rec["success"] = prev.verdict == "success" || prev.verdict == "target";
-  rec["feedback"] = detail::feedback_text(prev.verdict, prev.details);
-  rec["details"] = prev.details.is_object() ? prev.details : json::object();
-  json script = json::object();
-  script["stdout"] = prev.output;
-  script["stderr"] = prev.stderr_output;
-  script["exitCode"] = prev.exit_code;
-  rec["scriptOutput"] = std::move(script);
-  return rec;
-}
-
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/feedback.hpp>
-// #include <little_loops/detail/json_path.hpp>
-// #include <little_loops/config.hpp> (already inlined above)
-
-#include <cstddef>
-#include <string>
-#include <string_view>
-#include <vector>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-// One step of a path: an object key, or (when all digits) also an array index.
-struct path_segment {
-  std::string key;
-  bool bracket = false;  // written as `[N]`
-
-  friend bool operator==(const path_segment&, const path_segment&) = default;
-};
-
-using path_segments = std::vector<path_segment>;
-
-inline bool all_digits(std::string_view s) noexcept {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (c < '0' || c > '9') return false;
-  return true;
-}
-
-// Splits a path into segments. "" and "." select the root (no segments). A leading "." is
-// optional; `[N]` (digits only) is an index segment; any other `[` is part of a key.
-// Empty keys (`a..b`) are kept and simply never match.
-inline path_segments parse_json_path(std::string_view path) {
-  path_segments out;
-  if (path.empty() || path == ".") return out;
-  if (path.front() == '.') path.remove_prefix(1);
-  std::string current;
-  bool pending = true;  // a key segment is open (possibly empty)
-  std::size_t i = 0;
-  while (i < path.size()) {
-    char c = path[i];
-    if (c == '.') {
-      if (pending) out.push_back({std::move(current), false});
-      current.clear();
-      pending = true;
-      ++i;
-      continue;
-    }
-    if (c == '[') {
-      std::size_t close = path.find(']', i + 1);
-      if (close != std::string_view::npos && all_digits(path.substr(i + 1, close - i - 1))) {
-        if (pending && !current.empty()) out.push_back({std::move(current), false});
-        current.clear();
-        out.push_back({std::string(path.substr(i + 1, close - i - 1)), true});
-        pending = false;
-        i = close + 1;
-        continue;
-      }
-    }
-    current += c;
-    pending = true;
-    ++i;
-  }
-  if (pending) out.push_back({std::move(current), false});
-  return out;
-}
-
-// Result of a lookup: the value, or where the walk stopped.
-template <class Json>
-struct path_lookup {
-  const Json* value = nullptr;   // null: not found
-  const Json* parent = nullptr;  // the value at which the walk stopped (when not found)
-  std::size_t failed_at = 0;     // index of the segment that did not resolve
-};
-
-// Walks `segs` from `doc`: objects by key, arrays by a non-negative decimal index.
-template <class Json>
-path_lookup<Json> lookup_json_path(const Json& doc, const path_segments& segs,
-                                   std::size_t first = 0) {
-  const Json* cur = &doc;
-  for (std::size_t i = first; i < segs.size(); ++i) {
-    const auto& seg = segs[i];
-    if (cur->is_object()) {
-      auto it = cur->find(seg.key);
-      if (it != cur->end()) {
-        cur = &*it;
-        continue;
-      }
-      return {nullptr, cur, i};
-    }
-    if (cur->is_array() && all_digits(seg.key) && seg.key.size() < 19) {
-      std::size_t idx = 0;
-      for (char c : seg.key) idx = idx * 10 + static_cast<std::size_t>(c - '0');
-      if (idx < cur->size()) {
-        cur = &(*cur)[idx];
-        continue;
-      }
-    }
-    return {nullptr, cur, i};
-  }
-  return {cur, nullptr, segs.size()};
-}
-
-// `a.b[0].c` text of the first `n` segments (for messages).
-inline std::string join_path(const path_segments& segs, std::size_t n) {
-  std::string s;
-  for (std::size_t i = 0; i < n && i < segs.size(); ++i) {
-    if (segs[i].bracket) {
-      s += '[';
-      s += segs[i].key;
-      s += ']';
-    } else {
-      if (!s.empty()) s += '.';
-      s += segs[i].key;
-    }
-  }
-  return s;
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/json_path.hpp>
-// #include <little_loops/detail/numbers.hpp> (already inlined above)
-// #include <little_loops/error.hpp> (already inlined above)
-// #include <little_loops/expected.hpp> (already inlined above)
-// #include <little_loops/json.hpp> (already inlined above)
-// #include <little_loops/results.hpp> (already inlined above)
-// #include <little_loops/schema.hpp> (already inlined above)
-
-#include <fmt/format.h>
-
-#include <array>
-#include <cstdint>
-#include <cstdlib>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-
-/// The namespaces a template variable can read (design §3.8).
-enum class template_namespace { context, captured, prev, result, state, loop, env };
-
-namespace detail {
-
-inline constexpr std::array<std::string_view, 7> namespace_names{
-    "context", "captured", "prev", "result", "state", "loop", "env"};
-inline constexpr std::array<std::string_view, 2> template_state_keys{"name", "iteration"};
-inline constexpr std::array<std::string_view, 4> template_loop_keys{"name", "started_at", "elapsed_ms",
-                                                           "elapsed"};
-inline constexpr std::array<std::string_view, 7> template_prev_keys{
-    "state", "output", "stderr", "exit_code", "verdict", "details", "evaluation"};
-inline constexpr std::array<std::string_view, 5> template_captured_keys{"output", "stderr", "exit_code",
-                                                               "duration_ms", "verdict"};
-inline constexpr std::array<std::string_view, 2> template_result_keys{"verdict", "details"};
-
-// Bash parameter-expansion operators that are never valid inside `${ns.path}`.
-inline constexpr std::array<std::string_view, 8> bash_operators{":-", ":+", ":=", ":?",
-                                                                "##", "%%", "[@]", "[*]"};
-
-template <std::size_t N>
-inline std::string join_names(const std::array<std::string_view, N>& names) {
-  std::string s;
-  for (auto n : names) {
-    if (!s.empty()) s += ", ";
-    s += n;
-  }
-  return s;
-}
-
-// One piece of a compiled template: literal text, or a variable reference.
-struct template_part {
-  bool is_variable = false;
-  std::string text;  // literal: the text to append; variable: `ns.path` as written
-  // --- variables only ---
-  template_namespace ns = template_namespace::context;
-  path_segments path;                        // segments after the namespace
-  std::string env_name;                      // env: the variable name
-  std::optional<std::string> default_value;  // `:default=VALUE`
-  bool optional = false;                     // `?`
-  bool shell = false;                        // `:shell`
-  std::size_t offset = 0;                    // position of `${` in the source
-  std::size_t length = 0;                    // length of `${...}` in the source
-};
-
-}  // namespace detail
-
-/// @brief A template parsed once: literal runs and variable references.
-///
-/// Build with compile_template(); render with render_to() as often as needed, without any
-/// parsing. Literal-only templates can skip rendering entirely: see is_literal()/literal().
-class compiled_template {
- public:
-  compiled_template() = default;
-
-  /// The template text as written.
-  [[nodiscard]] const std::string& source() const noexcept { return source_; }
-  /// True when the template has no variables (its rendering is literal()).
-  [[nodiscard]] bool is_literal() const noexcept { return variables_ == 0; }
-  /// The rendered text of a literal-only template (`$${` already unescaped).
-  [[nodiscard]] std::string_view literal() const noexcept {
-    return parts_.empty() ? std::string_view{} : std::string_view{parts_.front().text};
-  }
-  /// Number of variable references.
-  [[nodiscard]] std::size_t variable_count() const noexcept { return variables_; }
-  /// The parsed parts (literal runs and variables), in order.
-  [[nodiscard]] const std::vector<detail::template_part>& parts() const noexcept {
-    return parts_;
-  }
-
- private:
-  friend expected<compiled_template, error> compile_template(std::string_view text);
-  std::string source_;
-  std::vector<detail::template_part> parts_;
-  std::size_t variables_ = 0;
-};
-
-namespace detail {
-
-inline std::optional<template_namespace> parse_namespace(std::string_view s) noexcept {
-  for (std::size_t i = 0; i < namespace_names.size(); ++i)
-    if (namespace_names[i] == s) return static_cast<template_namespace>(i);
-  return std::nullopt;
-}
-
-inline bool ends_with(std::string_view s, std::string_view suffix) noexcept {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-template <std::size_t N>
-inline bool contains_name(const std::array<std::string_view, N>& names, std::string_view s) {
-  for (auto n : names)
-    if (n == s) return true;
-  return false;
-}
-
-inline error template_error(std::string_view source, std::string message) {
-  return error{errc::template_syntax,
-               fmt::format("invalid template \"{}\": {}", source, message)};
-}
-
-// Parses the inside of one `${...}` into `part`. Returns an error message on failure.
-inline std::optional<std::string> parse_variable(std::string_view expr, template_part& part) {
-  if (expr.empty()) return std::string("empty ${}");
-  std::string_view var = expr;
-  if (auto pos = expr.find(":default="); pos != std::string_view::npos) {
-    var = expr.substr(0, pos);
-    part.default_value = std::string(expr.substr(pos + 9));
-  }
-  for (auto op : bash_operators) {
-    if (var.find(op) != std::string_view::npos) {
-      return fmt::format("bash operator \"{}\" inside ${{{}}} is not supported; write "
-                         "$${{{}}} to pass a literal ${{...}} to the shell",
-                         op, expr, expr);
-    }
-  }
-  // Suffixes `?` and `:shell`, in either order.
-  for (int round = 0; round < 2; ++round) {
-    if (ends_with(var, "?") && !part.optional) {
-      part.optional = true;
-      var.remove_suffix(1);
-    } else if (ends_with(var, ":shell") && !part.shell) {
-      part.shell = true;
-      var.remove_suffix(6);
-    }
-  }
-  if (part.optional && part.default_value)
-    return fmt::format("ambiguous suffix in ${{{}}}: `?` and `:default=` are mutually exclusive",
-                       expr);
-  auto dot = var.find('.');
-  if (dot == std::string_view::npos) {
-    return fmt::format("invalid variable ${{{}}} (expected namespace.path); write $${{{}}} "
-                       "for a literal ${{...}}",
-                       expr, expr);
-  }
-  std::string_view ns_text = var.substr(0, dot);
-  std::string_view rest = var.substr(dot + 1);
-  auto ns = parse_namespace(ns_text);
-  if (!ns) {
-    return fmt::format("unknown namespace \"{}\" in ${{{}}} (known: {})", ns_text, expr,
-                       join_names(namespace_names));
-  }
-  part.ns = *ns;
-  part.text = std::string(var);
-  if (rest.empty()) return fmt::format("empty path in ${{{}}}", expr);
-  if (*ns == template_namespace::env) {
-    part.env_name = std::string(rest);
-    return std::nullopt;
-  }
-  part.path = parse_json_path(rest);
-  for (const auto& seg : part.path)
-    if (seg.key.empty()) return fmt::format("empty path segment in ${{{}}}", expr);
-  if (*ns == template_namespace::state) {
-    if (part.path.size() != 1 || !contains_name(template_state_keys, part.path[0].key))
-      return fmt::format("unknown state key \"{}\" in ${{{}}} (known: {})", rest, expr,
-                         join_names(template_state_keys));
-  } else if (*ns == template_namespace::loop) {
-    if (part.path.size() != 1 || !contains_name(template_loop_keys, part.path[0].key))
-      return fmt::format("unknown loop key \"{}\" in ${{{}}} (known: {})", rest, expr,
-                         join_names(template_loop_keys));
-  }
-  return std::nullopt;
-}
-
-}  // namespace detail
-
-/// @brief Parses `text` into a compiled_template.
-///
-/// Syntax: `${ns.path}` with suffixes `?` (empty when missing), `:shell` (POSIX single-quote
-/// escaping) and `:default=VALUE` (used when missing); `$${` renders a literal `${`.
-/// @return the template, or errc::template_syntax for an unterminated or empty `${`, an
-/// unknown namespace, an unknown `state.`/`loop.` key, a missing `namespace.` prefix or a bash
-/// operator inside `${...}` (the message suggests `$${...}`).
-inline expected<compiled_template, error> compile_template(std::string_view text) {
-  compiled_template t;
-  t.source_ = std::string(text);
-  std::string literal;
-  std::size_t i = 0;
-  auto flush = [&] {
-    if (!literal.empty()) {
-      detail::template_part p;
-      p.text = std::move(literal);
-      t.parts_.push_back(std::move(p));
-      literal.clear();
-    }
-  };
-  while (i < text.size()) {
-    char c = text[i];
-    if (c == '$' && text.compare(i, 3, "$${") == 0) {
-      literal += "${";
-      i += 3;
-      continue;
-    }
-    if (c == '$' && i + 1 < text.size() && text[i + 1] == '{') {
-      std::size_t close = text.find('}', i + 2);
-      if (close == std::string_view::npos)
-        return unexpected(detail::template_error(
-            text, fmt::format("unterminated ${{ at offset {}", i)));
-      detail::template_part part;
-      part.is_variable = true;
-      part.offset = i;
-      part.length = close + 1 - i;
-      if (auto msg = detail::parse_variable(text.substr(i + 2, close - i - 2), part))
-        return unexpected(detail::template_error(text, std::move(*msg)));
-      flush();
-      t.parts_.push_back(std::move(part));
-      ++t.variables_;
-      i = close + 1;
-      continue;
-    }
-    literal += c;
-    ++i;
-  }
-  flush();
-  return t;
-}
-
-namespace detail {
-
-// Appends the deterministic text form of a JSON value (design §3.8).
-template <class Json>
-inline void append_json_value(std::string& out, const Json& v) {
-  switch (v.type()) {
-    case nlohmann::json::value_t::string:
-      out += v.template get_ref<const std::string&>();
-      break;
-    case nlohmann::json::value_t::boolean:
-      out += v.template get<bool>() ? "true" : "false";
-      break;
-    case nlohmann::json::value_t::number_integer:
-      append_integer(out, v.template get<std::int64_t>());
-      break;
-    case nlohmann::json::value_t::number_unsigned:
-      append_integer(out, v.template get<std::uint64_t>());
-      break;
-    case nlohmann::json::value_t::number_float:
-      append_py_float(out, v.template get<double>());
-      break;
-    case nlohmann::json::value_t::null:
-    case nlohmann::json::value_t::discarded:
-      break;
-    default:
-      out += v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      break;
-  }
-}
-
-inline void append_shell_quoted(std::string& out, std::string_view s) {
-  out += '\'';
-  for (char c : s) {
-    if (c == '\'')
-      out += "'\\''";
-    else
-      out += c;
-  }
-  out += '\'';
-}
-
-inline std::string available_keys(const json& obj) {
-  std::string s;
-  if (obj.is_object()) {
-    for (auto it = obj.begin(); it != obj.end(); ++it) {
-      if (!s.empty()) s += ", ";
-      s += it.key();
-    }
-  } else if (obj.is_array()) {
-    if (!obj.empty()) s = fmt::format("indices 0..{}", obj.size() - 1);
-  }
-  return s.empty() ? std::string("none") : s;
-}
-
-template <std::size_t N>
-inline std::string available_names(const std::array<std::string_view, N>& names) {
-  return join_names(names);
-}
-
-// Resolves `part` and appends the value; returns an error message when missing.
-inline std::optional<std::string> resolve_walk(std::string& out, const json& root,
-                                               const path_segments& path, std::size_t first,
-                                               std::string_view where) {
-  auto r = lookup_json_path(root, path, first);
-  if (r.value) {
-    append_json_value(out, *r.value);
-    return std::nullopt;
-  }
-  return fmt::format("\"{}\" not found in {} (available: {})",
-                     join_path(path, r.failed_at + 1), where, available_keys(*r.parent));
-}
-
-inline json captured_as_json(const captured_record& c) {
-  json j = json::object();
-  j["output"] = c.output;
-  j["stderr"] = c.stderr_output;
-  j["exit_code"] = c.exit_code;
-  j["duration_ms"] = c.duration_ms;
-  j["verdict"] = c.verdict;
-  return j;
-}
-
-inline std::optional<std::string> leaf_error(const path_segments& path, std::size_t leaf,
-                                             std::string_view where, std::string_view kind) {
-  return fmt::format("\"{}\" not found in {} ({} is {})", join_path(path, path.size()), where,
-                     join_path(path, leaf + 1), kind);
-}
-
-// Appends a string field at path[leaf]; deeper segments cannot resolve.
-inline std::optional<std::string> append_leaf_string(std::string& out, const path_segments& path,
-                                                     std::size_t leaf, std::string_view value,
-                                                     std::string_view where) {
-  if (path.size() > leaf + 1) return leaf_error(path, leaf, where, "a string");
-  out += value;
-  return std::nullopt;
-}
-
-inline std::optional<std::string> append_leaf_int(std::string& out, const path_segments& path,
-                                                  std::size_t leaf, std::int64_t value,
-                                                  std::string_view where) {
-  if (path.size() > leaf + 1) return leaf_error(path, leaf, where, "a number");
-  append_integer(out, value);
-  return std::nullopt;
-}
-
-inline std::string format_elapsed(std::int64_t ms) {
-  if (ms < 1000) return fmt::format("{}ms", ms);
-  std::int64_t seconds = ms / 1000;
-  if (seconds < 60) return fmt::format("{}s", seconds);
-  std::int64_t minutes = seconds / 60;
-  std::int64_t rest = seconds % 60;
-  if (rest == 0) return fmt::format("{}m", minutes);
-  return fmt::format("{}m {}s", minutes, rest);
-}
-
-inline std::optional<std::string> resolve_part(std::string& out, const template_part& p,
-                                               const interpolation_context& ctx) {
-  const auto& path = p.path;
-  switch (p.ns) {
-    case template_namespace::context: {
-      if (!ctx.context) return std::string("no context available");
-      return resolve_walk(out, *ctx.context, path, 0, "context");
-    }
-    case template_namespace::captured: {
-      if (!ctx.captured || ctx.captured->empty())
-        return fmt::format("\"{}\" not found in captured (available: none)", path[0].key);
-      auto it = ctx.captured->find(path[0].key);
-      if (it == ctx.captured->end()) {
-        std::string names;
-        for (const auto& kv : *ctx.captured) {
-          if (!names.empty()) names += ", ";
-          names += kv.first;
-        }
-        return fmt::format("\"{}\" not found in captured (available: {})", path[0].key, names);
-      }
-      const captured_record& c = it->second;
-      if (path.size() == 1) {
-        append_json_value(out, captured_as_json(c));
-        return std::nullopt;
-      }
-      const std::string& field = path[1].key;
-      constexpr std::string_view where = "captured";
-      if (field == "output") return append_leaf_string(out, path, 1, c.output, where);
-      if (field == "stderr") return append_leaf_string(out, path, 1, c.stderr_output, where);
-      if (field == "verdict") return append_leaf_string(out, path, 1, c.verdict, where);
-      if (field == "exit_code") return append_leaf_int(out, path, 1, c.exit_code, where);
-      if (field == "duration_ms") return append_leaf_int(out, path, 1, c.duration_ms, where);
-      return fmt::format("\"{}\" not found in captured.{} (available: {})", field, path[0].key,
-                         available_names(template_captured_keys));
-    }
-    case template_namespace::prev: {
-      if (!ctx.prev) return std::string("no previous state result available");
-      const prev_record& pr = *ctx.prev;
-      const std::string& field = path[0].key;
-      if (field == "state") return append_leaf_string(out, path, 0, pr.state, "prev");
-      if (field == "output") return append_leaf_string(out, path, 0, pr.output, "prev");
-      if (field == "stderr") return append_leaf_string(out, path, 0, pr.stderr_output, "prev");
-      if (field == "verdict") return append_leaf_string(out, path, 0, pr.verdict, "prev");
-      if (field == "exit_code") return append_leaf_int(out, path, 0, pr.exit_code, "prev");
-      if (field == "details") return resolve_walk(out, pr.details, path, 1, "prev.details");
-      if (field == "evaluation") {
-        json rec = feedback_record(pr);
-        return resolve_walk(out, rec, path, 1, "prev.evaluation");
-      }
-      return fmt::format("\"{}\" not found in prev (available: {})", field,
-                         available_names(template_prev_keys));
-    }
-    case template_namespace::result: {
-      if (!ctx.result) return std::string("no evaluation result available");
-      const std::string& field = path[0].key;
-      if (field == "verdict") return append_leaf_string(out, path, 0, ctx.result->verdict, "result");
-      if (field == "details")
-        return resolve_walk(out, ctx.result->details, path, 1, "result.details");
-      return fmt::format("\"{}\" not found in result (available: {})", field,
-                         available_names(template_result_keys));
-    }
-    case template_namespace::state: {
-      if (path[0].key == "name") {
-        out += ctx.state_name;
-      } else {
-        append_integer(out, ctx.iteration);
-      }
-      return std::nullopt;
-    }
-    case template_namespace::loop: {
-      const std::string& k = path[0].key;
-      if (k == "name")
-        out += ctx.loop_name;
-      else if (k == "started_at")
-        out += ctx.started_at;
-      else if (k == "elapsed_ms")
-        append_integer(out, ctx.elapsed_ms);
-      else
-        out += format_elapsed(ctx.elapsed_ms);
-      return std::nullopt;
-    }
-    case template_namespace::env: {
-      if (ctx.env) {
-        auto v = ctx.env(p.env_name, ctx.env_user);
-        if (!v) return fmt::format("environment variable \"{}\" is not set", p.env_name);
-        out += *v;
-      } else {
-        const char* v = std::getenv(p.env_name.c_str());
-        if (!v) return fmt::format("environment variable \"{}\" is not set", p.env_name);
-        out += v;
-      }
-      return std::nullopt;
-    }
-  }
-  return std::string("unknown namespace");
-}
-
-}  // namespace detail
-
-/// @brief Renders `tpl` against `ctx`, appending to `out` (no parsing happens here).
-/// @return errc::missing_variable naming the template, the variable and the keys available
-/// where the lookup stopped, unless the variable has `?` or `:default=`. On error `out` keeps
-/// whatever was appended before the failing variable.
-inline expected<void, error> render_to(const compiled_template& tpl,
-                                       const interpolation_context& ctx, std::string& out) {
-  for (const auto& p : tpl.parts()) {
-    if (!p.is_variable) {
-      out += p.text;
-      continue;
-    }
-    const std::size_t start = out.size();
-    auto missing = detail::resolve_part(out, p, ctx);
-    if (missing) {
-      out.resize(start);
-      if (p.default_value) {
-        out += *p.default_value;
-      } else if (!p.optional) {
-        return unexpected(error{
-            errc::missing_variable,
-            fmt::format("cannot resolve ${{{}}} in template \"{}\": {}", p.text, tpl.source(),
-                        *missing)});
-      }
-    }
-    if (p.shell) {
-      std::string value = out.substr(start);
-      out.resize(start);
-      detail::append_shell_quoted(out, value);
-    }
-  }
-  return {};
-}
-
-/// @brief Renders `tpl` into a new string.
-inline expected<std::string, error> render(const compiled_template& tpl,
-                                           const interpolation_context& ctx) {
-  if (tpl.is_literal()) return std::string(tpl.literal());
-  std::string out;
-  auto r = render_to(tpl, ctx, out);
-  if (!r) return unexpected(std::move(r.error()));
-  return out;
-}
-
-/// @brief Compiles and renders `text` in one go (convenience; parses every call).
-inline expected<std::string, error> interpolate(std::string_view text,
-                                                const interpolation_context& ctx) {
-  auto tpl = compile_template(text);
-  if (!tpl) return unexpected(std::move(tpl.error()));
-  return render(*tpl, ctx);
-}
-
-/// True when `text` contains a `${` that is not the `$${` escape.
-inline bool has_template(std::string_view text) noexcept {
-  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
-    if (text[i] == '$' && text[i + 1] == '$' && i + 2 < text.size() && text[i + 2] == '{') {
-      i += 2;
-      continue;
-    }
-    if (text[i] == '$' && text[i + 1] == '{') return true;
-  }
-  return false;
-}
-
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/interpolation.hpp>
+// #include <little_loops/interpolation.hpp> (already inlined above)
 // #include <little_loops/evaluators.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/feedback.hpp> (already inlined above)
@@ -3314,11 +3455,16 @@ inline void collect_candidates(std::string_view text, std::vector<json>& out, in
       return;
     }
   }
+  // Each failed start costs a scan to the end of the text: bound the attempts so hostile
+  // replies ("{{{{...") stay linear. Replies are small; a judge that needs more is malformed.
+  constexpr int max_failed_starts = 64;
+  int failed = 0;
   std::size_t pos = 0;
-  while ((pos = text.find('{', pos)) != std::string_view::npos) {
+  while ((pos = text.find('{', pos)) != std::string_view::npos && failed < max_failed_starts) {
     std::size_t end = match_object_end(text, pos);
     if (end == std::string_view::npos) {
       ++pos;
+      ++failed;
       continue;
     }
     json j = json::parse(text.begin() + static_cast<std::ptrdiff_t>(pos),
@@ -3328,6 +3474,7 @@ inline void collect_candidates(std::string_view text, std::vector<json>& out, in
       pos = end;
     } else {
       ++pos;
+      ++failed;
     }
   }
 }
