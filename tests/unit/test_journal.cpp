@@ -1,0 +1,338 @@
+// little_loops — tests of the journal (journal.hpp)
+// SPDX-License-Identifier: MIT
+#include <little_loops/journal.hpp>
+
+#include <little_loops/fsm.hpp>
+#include <little_loops/scripted_runner.hpp>
+
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace ll = little_loops;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct temp_dir {
+  fs::path path;
+  explicit temp_dir(const char* tag) {
+    path = fs::temp_directory_path() / (std::string("ll_journal_") + tag + "_" + std::to_string(::getpid()));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+ll::fsm_loop counting_loop() {
+  auto loop = ll::parse_loop_text(R"({
+    "name": "counter",
+    "initial": "a",
+    "states": {
+      "a": {"action": "step-a", "capture": "first", "next": "b"},
+      "b": {"action": "step-b", "on_success": "done", "on_failure": "a"},
+      "done": {"terminal": true}
+    }
+  })");
+  REQUIRE(loop.has_value());
+  return *loop;
+}
+
+}  // namespace
+
+TEST_CASE("file names are per loop and file-system safe") {
+  auto p = ll::journal_paths_for("/tmp/j", "fix tests/../x");
+  CHECK(p.state == fs::path("/tmp/j/fix_tests_.._x.state.json"));
+  CHECK(p.events == fs::path("/tmp/j/fix_tests_.._x.events.jsonl"));
+  CHECK(p.stop == fs::path("/tmp/j/fix_tests_.._x.stop"));
+  CHECK(ll::journal_paths_for("d", ".hidden").state == fs::path("d/_.hidden.state.json"));
+  CHECK(ll::default_journal_dir == ".loops/.running");
+}
+
+TEST_CASE("atomic writes: the old or the new file, never a partial one") {
+  temp_dir dir("atomic");
+  const fs::path file = dir.path / "x.state.json";
+  REQUIRE(ll::write_file_atomic(file, "{\"v\": 1}\n").has_value());
+  CHECK(slurp(file) == "{\"v\": 1}\n");
+
+  // A reader running concurrently with many rewrites only ever sees whole documents.
+  std::atomic<bool> done{false};
+  std::atomic<int> torn{0};
+  std::thread reader([&] {
+    while (!done.load()) {
+      const std::string text = slurp(file);
+      if (text != std::string(2000, 'a') + "\n" && text != std::string(3000, 'b') + "\n" &&
+          text != "{\"v\": 1}\n")
+        ++torn;
+    }
+  });
+  for (int i = 0; i < 200; ++i)
+    REQUIRE(ll::write_file_atomic(file, i % 2 ? std::string(2000, 'a') + "\n" : std::string(3000, 'b') + "\n",
+                                  i % 10 == 0)
+                .has_value());
+  done = true;
+  reader.join();
+  CHECK(torn.load() == 0);
+
+  // No temp files are left behind.
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(dir.path)) {
+    (void)e;
+    ++entries;
+  }
+  CHECK(entries == 1);
+
+  // Writing into a directory that does not exist fails cleanly.
+  auto bad = ll::write_file_atomic(dir.path / "missing" / "f.json", "x");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().code == ll::errc::io_error);
+}
+
+TEST_CASE("a crash mid-write leaves the previous state readable (temp file ignored)") {
+  temp_dir dir("crash");
+  ll::loop_journal journal(dir.path, "crashy");
+  REQUIRE(journal.open(true).has_value());
+  ll::journal_record rec;
+  rec.status = "running";
+  rec.current_state = "b";
+  rec.iteration = 3;
+  rec.snapshot = ll::json{{"k", 1}};
+  REQUIRE(journal.save(rec).has_value());
+  // Simulate a writer killed between creating its temp file and renaming it.
+  {
+    std::ofstream partial(dir.path / ".crashy.state.json.tmp.99999.0");
+    partial << "{\"name\": \"crashy\", \"status\": \"comp";
+  }
+  auto loaded = ll::load_journal(dir.path, "crashy");
+  REQUIRE(loaded.has_value());
+  REQUIRE(loaded->has_value());
+  CHECK((*loaded)->current_state == "b");
+  CHECK((*loaded)->iteration == 3);
+  CHECK((*loaded)->snapshot == ll::json{{"k", 1}});
+  CHECK(ll::list_journals(dir.path).size() == 1);
+
+  // A real child process killed with SIGKILL while rewriting the state in a loop.
+  const pid_t child = ::fork();  // test only: the library never forks
+  if (child == 0) {
+    ll::loop_journal j(dir.path, "crashy");
+    ll::journal_record r = rec;
+    r.pid = 0;  // save() records this (child) process
+    for (int i = 0;; ++i) {
+      r.iteration = i;
+      r.extra = ll::json{{"pad", std::string(static_cast<std::size_t>(i % 50) * 100, 'x')}};
+      (void)j.save(r);
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  auto after = ll::load_journal(dir.path, "crashy");
+  REQUIRE(after.has_value());
+  REQUIRE(after->has_value());
+  CHECK((*after)->name == "crashy");
+  // The dead writer's pid is in the record: a reader reports the run as interrupted.
+  CHECK((*after)->status == "interrupted");
+  CHECK((*after)->stale);
+}
+
+TEST_CASE("records round-trip; malformed state files are errors, not crashes") {
+  temp_dir dir("roundtrip");
+  ll::loop_journal journal(dir.path, "rt");
+  REQUIRE(journal.open(true).has_value());
+  ll::journal_record rec;
+  rec.status = "interrupted";
+  rec.loop_path = "/work/loops/rt.yaml";
+  rec.iteration = 7;
+  rec.current_state = "fix";
+  rec.snapshot = ll::json{{"current_state", "fix"}};
+  rec.extra = ll::json{{"context", {{"k", "v"}}}};
+  REQUIRE(journal.save(rec).has_value());
+  CHECK(rec.pid == ::getpid());
+  CHECK_FALSE(rec.updated_at.empty());
+  auto back = ll::load_journal(dir.path, "rt");
+  REQUIRE(back.has_value());
+  REQUIRE(back->has_value());
+  CHECK((*back)->to_json() == rec.to_json());
+
+  auto none = ll::load_journal(dir.path, "absent");
+  REQUIRE(none.has_value());
+  CHECK_FALSE(none->has_value());
+
+  std::ofstream(ll::journal_paths_for(dir.path, "junk").state) << "{not json";
+  auto junk = ll::load_journal(dir.path, "junk");
+  REQUIRE_FALSE(junk.has_value());
+  CHECK(junk.error().code == ll::errc::invalid_snapshot);
+  std::ofstream(ll::journal_paths_for(dir.path, "typed").state) << R"({"name": 3, "status": "x"})";
+  CHECK_FALSE(ll::load_journal(dir.path, "typed").has_value());
+  CHECK(ll::list_journals(dir.path).size() == 1);  // the bad ones are skipped
+}
+
+TEST_CASE("event log: appended lines, history tail, torn last line skipped") {
+  temp_dir dir("events");
+  {
+    ll::loop_journal journal(dir.path, "ev");
+    REQUIRE(journal.open(true).has_value());
+    for (int i = 0; i < 100; ++i) journal.append_event(ll::json{{"event", "tick"}, {"n", i}});
+  }
+  {
+    std::ofstream torn(ll::journal_paths_for(dir.path, "ev").events, std::ios::app);
+    torn << "{\"event\": \"cut";
+  }
+  auto all = ll::read_journal_events(dir.path, "ev");
+  REQUIRE(all.size() == 100);
+  CHECK(all.front()["n"] == 0);
+  auto tail = ll::read_journal_events(dir.path, "ev", 5);
+  REQUIRE(tail.size() == 5);
+  CHECK(tail.front()["n"] == 95);
+  CHECK(tail.back()["n"] == 99);
+
+  // Reopening for a resume appends; a fresh run truncates.
+  {
+    ll::loop_journal journal(dir.path, "ev");
+    REQUIRE(journal.open(false).has_value());
+    journal.append_event(ll::json{{"event", "resumed"}});
+  }
+  CHECK(ll::read_journal_events(dir.path, "ev", 1).front()["event"] == "resumed");
+  {
+    ll::loop_journal journal(dir.path, "ev");
+    REQUIRE(journal.open(true).has_value());
+  }
+  CHECK(ll::read_journal_events(dir.path, "ev").empty());
+  CHECK(ll::read_journal_events(dir.path, "never-ran").empty());
+}
+
+TEST_CASE("stop requests: stop file, and SIGTERM only for a live running owner") {
+  temp_dir dir("stop");
+  ll::loop_journal journal(dir.path, "st");
+  REQUIRE(journal.open(true).has_value());
+  CHECK_FALSE(journal.stop_requested());
+  CHECK_FALSE(ll::request_stop(dir.path, "nobody").has_value());
+
+  ll::journal_record rec;
+  rec.status = "running";
+  REQUIRE(journal.save(rec).has_value());  // pid = this process: never signalled
+  auto out = ll::request_stop(dir.path, "st");
+  REQUIRE(out.has_value());
+  CHECK(out->stop_file_written);
+  CHECK_FALSE(out->signalled);
+  CHECK(journal.stop_requested());
+  journal.clear_stop_request();
+  CHECK_FALSE(journal.stop_requested());
+
+  // A live owner gets SIGTERM.
+  const pid_t child = ::fork();  // test only
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  rec.pid = child;
+  REQUIRE(journal.save(rec).has_value());
+  auto sent = ll::request_stop(dir.path, "st");
+  REQUIRE(sent.has_value());
+  CHECK(sent->signalled);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);
+}
+
+TEST_CASE("run_journaled: snapshot at every boundary, events, final status, exact resume") {
+  temp_dir dir("run");
+  ll::loop_journal journal(dir.path, "counter");
+  journal.durable = false;
+  REQUIRE(journal.open(true).has_value());
+
+  ll::scripted_runner runner;
+  runner.by_index({ll::scripted_response::exit(0, "A1"), ll::scripted_response::exit(1),
+                   ll::scripted_response::exit(0, "A2"), ll::scripted_response::exit(0)});
+  using sink_t = ll::journal_event_sink<>;
+  auto ex = ll::fsm_executor<ll::scripted_runner&, ll::default_evaluator, sink_t>::create(
+      counting_loop(), runner, ll::default_evaluator{}, sink_t(journal));
+  REQUIRE(ex.has_value());
+
+  // Two states run, then a stop (as Ctrl-C would): run_journaled journals the boundary.
+  ll::journal_record rec;
+  rec.loop_path = "/loops/counter.json";
+  ex->step();
+  ex->step();
+  ex->request_stop();
+  const auto& first = ll::run_journaled(*ex, journal, rec);
+  CHECK(first.terminated_by == ll::termination::cancelled);
+  auto saved = ll::load_journal(dir.path, "counter");
+  REQUIRE(saved.has_value());
+  REQUIRE(saved->has_value());
+  const ll::journal_record& r = **saved;
+  CHECK(r.status == "interrupted");
+  CHECK(r.loop_path == "/loops/counter.json");
+  CHECK(r.iteration == 2);
+  CHECK(r.current_state == "a");
+  REQUIRE(r.snapshot.is_object());
+  auto snap = ll::snapshot_from_json(r.snapshot);
+  REQUIRE(snap.has_value());
+  CHECK(snap->current_state == "a");
+  CHECK(snap->captured.at("first").output == "A1");
+
+  auto events = ll::read_journal_events(dir.path, "counter");
+  REQUIRE_FALSE(events.empty());
+  CHECK(events.front()["event"] == "loop_start");
+  CHECK(events.back()["event"] == "loop_complete");
+
+  // Resume in a fresh executor from the journaled snapshot: nothing runs twice.
+  REQUIRE(journal.open(false).has_value());
+  auto ex2 = ll::fsm_executor<ll::scripted_runner&, ll::default_evaluator, sink_t>::create(
+      counting_loop(), runner, ll::default_evaluator{}, sink_t(journal));
+  REQUIRE(ex2.has_value());
+  REQUIRE(ex2->resume(*snap).has_value());
+  ll::journal_record rec2 = r;
+  const auto& second = ll::run_journaled(*ex2, journal, rec2);
+  CHECK(second.terminated_by == ll::termination::terminal);
+  CHECK(second.final_state == "done");
+  CHECK(second.iterations == 4);
+  CHECK(runner.calls().size() == 4);
+  auto done = ll::load_journal(dir.path, "counter");
+  REQUIRE(done.has_value());
+  CHECK((*done)->status == "completed");
+  CHECK((*done)->snapshot.is_null());
+  CHECK((*done)->started_at == r.started_at);
+  CHECK(ll::read_journal_events(dir.path, "counter", 1).front()["event"] == "loop_complete");
+}
+
+TEST_CASE("run_journaled stops at the next boundary when a stop file appears") {
+  temp_dir dir("stopfile");
+  ll::loop_journal journal(dir.path, "counter");
+  journal.durable = false;
+  REQUIRE(journal.open(true).has_value());
+  ll::scripted_runner runner;
+  runner.otherwise(ll::scripted_response::exit(1));  // b fails forever: a <-> b
+  auto ex = ll::fsm_executor<ll::scripted_runner&, ll::default_evaluator, ll::null_event_sink>::create(
+      counting_loop(), runner);
+  REQUIRE(ex.has_value());
+  ll::journal_record rec;
+  rec.status = "running";
+  REQUIRE(journal.save(rec).has_value());
+  REQUIRE(ll::request_stop(dir.path, "counter").has_value());
+  REQUIRE(journal.open(false).has_value());  // open() clears a stale stop request...
+  REQUIRE(ll::request_stop(dir.path, "counter").has_value());  // ...so ask again
+  const auto& result = ll::run_journaled(*ex, journal, rec);
+  CHECK(result.terminated_by == ll::termination::cancelled);
+  CHECK(result.iterations == 1);
+  CHECK_FALSE(journal.stop_requested());
+  CHECK(ll::load_journal(dir.path, "counter").value()->status == "interrupted");
+}
