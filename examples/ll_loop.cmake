@@ -6,7 +6,6 @@ if(UNIX AND TARGET little_loops::yaml)
       ll_loop/args.cpp
       ll_loop/display.cpp
       ll_loop/loading.cpp
-      ll_loop/runs.cpp
       ll_loop/verbs_inspect.cpp
       ll_loop/verbs_run.cpp
       ll_loop/verbs_state.cpp

@@ -95,9 +95,53 @@ bool is_positive_verdict(std::string_view verdict) {
   return verdict == "success" || verdict == "target" || verdict == "progress";
 }
 
+progress_display::progress_display(std::FILE* out, style s, std::int64_t max_iterations)
+    : out_(out), style_(s), max_iterations_(max_iterations) {
+  const char* term = std::getenv("TERM");
+  live_ = ::isatty(::fileno(out)) == 1 && !(term != nullptr && std::string_view(term) == "dumb");
+}
+
+progress_display::~progress_display() {
+  {
+    std::lock_guard lock(mutex_);
+    quit_ = true;
+  }
+  wake_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+}
+
+void progress_display::tick() {
+  std::unique_lock lock(mutex_);
+  while (!quit_) {
+    wake_.wait_for(lock, std::chrono::milliseconds(200));
+    if (quit_ || !action_running_) continue;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - action_started_)
+                        .count();
+    if (ms < 1000) continue;
+    fmt::print(out_, "\r       {} {}\033[K", style_.dim("\u2026"), format_duration_short(ms));
+    std::fflush(out_);
+    ticker_shown_ = true;
+  }
+}
+
+void progress_display::erase_ticker() {
+  if (!ticker_shown_) return;
+  std::fputs("\r\033[K", out_);
+  ticker_shown_ = false;
+}
+
 void progress_display::on_event(const ll::loop_event& event) noexcept {
   try {
+    std::unique_lock lock(mutex_);
+    erase_ticker();
+    action_running_ = false;
     handle(event);
+    if (live_ && std::holds_alternative<ll::action_start_event>(event)) {
+      action_running_ = true;
+      action_started_ = std::chrono::steady_clock::now();
+      if (!ticker_.joinable()) ticker_ = std::thread([this] { tick(); });
+    }
     std::fflush(out_);
   } catch (...) {  // NOLINT(bugprone-empty-catch): a display failure must not stop the run
   }
@@ -160,22 +204,23 @@ void progress_display::handle(const ll::loop_event& event) {
               extra += fmt::format(", confidence {:.2f}", c->template get<double>());
           }
           if (had_action && !pending_note_.empty()) extra += ", " + pending_note_;
+          std::string reason;
           if (!ok && e.details != nullptr && e.details->is_object()) {
             for (const char* key : {"error", "reason"}) {
               auto r = e.details->find(key);
               if (r != e.details->end() && r->is_string() && !r->template get<std::string>().empty()) {
-                extra += ": " + one_line(r->template get<std::string>(), 120);
+                reason = " \u2014 " + one_line(r->template get<std::string>(), 120);
                 break;
               }
             }
           }
           if (had_action)
-            fmt::print(out_, "       {} {} ({}{})\n", mark, e.verdict,
-                       format_duration_short(pending_ms_), extra);
+            fmt::print(out_, "       {} {} ({}{}){}\n", mark, e.verdict,
+                       format_duration_short(pending_ms_), extra, reason);
           else if (!extra.empty())
-            fmt::print(out_, "       {} {} ({})\n", mark, e.verdict, extra.substr(2));
+            fmt::print(out_, "       {} {} ({}){}\n", mark, e.verdict, extra.substr(2), reason);
           else
-            fmt::print(out_, "       {} {}\n", mark, e.verdict);
+            fmt::print(out_, "       {} {}{}\n", mark, e.verdict, reason);
         } else if constexpr (std::is_same_v<E, ll::route_event>) {
           flush_pending_action();
           if (e.reason.empty())

@@ -5,10 +5,14 @@
 #include <little_loops/events.hpp>
 #include <little_loops/json.hpp>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 
 namespace ll_loop {
 
@@ -50,16 +54,31 @@ bool is_positive_verdict(std::string_view verdict);
 ///        ✗ failure (3ms)
 ///        → fix
 /// ```
+/// On a terminal, an action running for more than a second gets a live elapsed-time line
+/// (`… 3.2s`) that is erased when it ends.
 class progress_display {
  public:
-  progress_display(std::FILE* out, style s, std::int64_t max_iterations)
-      : out_(out), style_(s), max_iterations_(max_iterations) {}
+  progress_display(std::FILE* out, style s, std::int64_t max_iterations);
+  progress_display(const progress_display&) = delete;
+  progress_display& operator=(const progress_display&) = delete;
+  ~progress_display();
 
   void on_event(const ll::loop_event& event) noexcept;
 
  private:
   void handle(const ll::loop_event& event);
   void flush_pending_action();
+  void erase_ticker();
+  void tick();
+
+  bool live_ = false;             // a terminal: show the elapsed-time ticker
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::thread ticker_;
+  bool quit_ = false;
+  bool action_running_ = false;
+  bool ticker_shown_ = false;
+  std::chrono::steady_clock::time_point action_started_;
 
   std::FILE* out_;
   style style_;

@@ -2,11 +2,12 @@
 // SPDX-License-Identifier: MIT
 #include "display.hpp"
 #include "loading.hpp"
-#include "runs.hpp"
 #include "verbs.hpp"
 
 #include <little_loops/evaluators.hpp>
 #include <little_loops/executor.hpp>
+#include <little_loops/journal.hpp>
+#include <little_loops/judges/command_judge.hpp>
 #include <little_loops/runners/posix_process_runner.hpp>
 #include <little_loops/scripted_runner.hpp>
 #include <little_loops/snapshot.hpp>
@@ -126,20 +127,14 @@ class stop_signals {
 // ---------------------------------------------------------------------------------------
 // The sink of a real run: progress display + event journal.
 
-struct run_sink {
+struct display_forward {
   progress_display* display = nullptr;
-  event_log* journal = nullptr;
-
   void on_event(const ll::loop_event& event) noexcept {
-    if (journal != nullptr) {
-      try {
-        journal->append(ll::to_json(event));
-      } catch (...) {  // NOLINT(bugprone-empty-catch): journaling must not stop the run
-      }
-    }
     if (display != nullptr) display->on_event(event);
   }
 };
+
+using run_sink = ll::journal_event_sink<display_forward>;
 
 load_failure failure_of(const ll::error& e, const loaded_loop& loaded) {
   load_failure f;
@@ -167,25 +162,13 @@ struct run_settings {
   bool no_llm = false;
   bool quiet = false;
   bool as_json = false;
-  fs::path journal_dir = default_journal_dir;
+  fs::path journal_dir{std::string(ll::default_journal_dir)};
   std::optional<std::string> prompt_command;
   std::optional<std::string> judge_command;
   std::optional<long long> output_limit;
   std::optional<ll::snapshot> resume_from;
   std::string started_at;             ///< kept across resumes
 };
-
-std::string status_for(const ll::execution_result& r) {
-  switch (r.terminated_by) {
-    case ll::termination::terminal: return r.failure ? "failed" : "completed";
-    case ll::termination::max_iterations: return "max_iterations";
-    case ll::termination::timeout: return "timed_out";
-    case ll::termination::cancelled: return "interrupted";
-    case ll::termination::error: return "error";
-    case ll::termination::handoff: return "awaiting_continuation";
-  }
-  return "error";
-}
 
 int exit_code_for(const ll::execution_result& r) {
   if (r.terminated_by == ll::termination::terminal) return r.failure ? exit_failure_terminal : exit_ok;
@@ -206,12 +189,12 @@ int execute(run_settings& s) {
   if (s.no_llm) loop.llm.enabled = false;
 
   // Refuse to run the same loop twice at once.
-  std::string why;
-  auto existing = load_record(s.journal_dir, loop.name, &why);
-  if (existing && existing->status == "running" && existing->pid != static_cast<long>(::getpid()) &&
-      process_alive(existing->pid)) {
-    say_error(fmt::format("Loop already running: {} (pid {})", loop.name, existing->pid));
-    return exit_failed;
+  if (auto existing = ll::load_journal(s.journal_dir, loop.name); existing && existing->has_value()) {
+    const ll::journal_record& r = **existing;
+    if (r.status == ll::journal_status::running && r.pid != static_cast<long>(::getpid())) {
+      say_error(fmt::format("Loop already running: {} (pid {})", loop.name, r.pid));
+      return exit_failed;
+    }
   }
 
   ll::posix_runner_options opts;
@@ -224,20 +207,30 @@ int execute(run_settings& s) {
   }
   if (s.output_limit) opts.output_limit = static_cast<std::size_t>(*s.output_limit);
   ll::posix_process_runner runner(std::move(opts));
-  ll::default_evaluator evaluator;
 
-  const run_paths paths = paths_of(s.journal_dir, loop.name);
-  std::error_code ec;
-  fs::remove(paths.stop, ec);
-  event_log journal;
-  if (auto err = journal.open(paths.events, !s.resume_from.has_value())) {
-    say_error(fmt::format("cannot journal the run: {}", *err));
+  // The LLM judge: a command with the prompt on stdin (default: the Claude CLI). Ctrl-C
+  // cancels a running judge command too.
+  std::stop_source stop;
+  ll::command_judge_options judge_opts;
+  if (s.judge_command) {
+    judge_opts.command = split_command(*s.judge_command);
+    if (judge_opts.command.empty()) {
+      say_error("--judge-command is empty");
+      return exit_failed;
+    }
+  }
+  judge_opts.stop = stop.get_token();
+  ll::basic_evaluator<ll::command_judge> evaluator{ll::command_judge(std::move(judge_opts))};
+
+  ll::loop_journal journal(s.journal_dir, loop.name);
+  if (auto opened = journal.open(!s.resume_from.has_value()); !opened) {
+    say_error(fmt::format("cannot journal the run: {}", ll::to_string(opened.error())));
     return exit_failed;
   }
 
   const style out_style = style::for_stream(stdout);
   progress_display display(stdout, out_style, loop.max_iterations);
-  run_sink sink{(s.quiet || s.as_json) ? nullptr : &display, &journal};
+  run_sink sink(journal, display_forward{(s.quiet || s.as_json) ? nullptr : &display});
 
   auto made = ll::make_executor(loop, runner, evaluator, sink);
   if (!made) {
@@ -252,24 +245,30 @@ int execute(run_settings& s) {
     }
   }
 
-  run_record record;
+  ll::journal_record record;
   record.name = loop.name;
-  record.status = "running";
   record.pid = static_cast<long>(::getpid());
   record.loop_path = s.loaded.path.string();
-  record.started_at = s.started_at.empty() ? now_iso() : s.started_at;
+  record.started_at = s.started_at;
   record.extra = {{"context", s.context_overrides}, {"no_llm", s.no_llm}};
   if (s.max_iterations) record.extra["max_iterations"] = *s.max_iterations;
-  auto save = [&](const std::string& status) {
-    record.status = status;
-    record.updated_at = now_iso();
-    record.iteration = ex.iteration();
-    record.current_state = std::string(ex.current_state());
-    record.snapshot = ll::to_json(ex.snapshot());
-    if (auto err = save_record(s.journal_dir, record))
-      say_warning(fmt::format("journal: {}", *err));
+  auto save = [&](std::string_view status, ll::json snapshot) {
+    record.status = std::string(status);
+    record.snapshot = std::move(snapshot);
+    if (auto saved = journal.save(record); !saved)
+      say_warning(fmt::format("journal: {}", ll::to_string(saved.error())));
   };
-  save("running");
+  auto boundary = [&](bool durable) {
+    ll::snapshot snap = ex.snapshot();
+    record.iteration = snap.iteration;
+    record.current_state = snap.current_state;
+    journal.durable = durable;
+    save(ll::journal_status::running, ll::to_json(snap));
+    journal.durable = true;
+  };
+  // Nothing has run yet: no fsync before the first action (time to first action matters);
+  // the write is still atomic.
+  boundary(false);
 
   if (!s.quiet && !s.as_json) {
     if (!s.resume_from) {
@@ -279,11 +278,13 @@ int execute(run_settings& s) {
     }
   }
 
-  std::stop_source stop;
   std::stop_callback forward(stop.get_token(), [&ex]() noexcept { ex.request_stop(); });
   {
-    stop_signals signals(stop, paths.stop);
-    while (ex.step()) save("running");
+    stop_signals signals(stop, journal.paths().stop);
+    while (ex.step()) {
+      boundary(true);
+      if (journal.stop_requested()) stop.request_stop();
+    }
   }
   const ll::execution_result& result = ex.result();
 
@@ -291,13 +292,11 @@ int execute(run_settings& s) {
   record.extra["error"] = result.error ? ll::json(result.error->message) : ll::json(nullptr);
   if (result.signal && *result.signal == ll::signal_kind::handoff)
     record.extra["continuation"] = result.signal_payload;
-  record.status = status_for(result);
-  record.updated_at = now_iso();
   record.iteration = result.iterations;
   record.current_state = result.snapshot ? result.snapshot->current_state : result.final_state;
-  record.snapshot = result.snapshot ? ll::to_json(*result.snapshot) : ll::json(nullptr);
-  if (auto err = save_record(s.journal_dir, record)) say_warning(fmt::format("journal: {}", *err));
-  fs::remove(paths.stop, ec);
+  save(ll::journal_status_for(result),
+       result.snapshot ? ll::to_json(*result.snapshot) : ll::json(nullptr));
+  journal.clear_stop_request();
 
   if (s.as_json) {
     ll::json out = result_json(result);
@@ -392,20 +391,21 @@ int verb_resume(const parsed_args& args) {
   run_settings s;
   s.shown_name = args.positional(0);
   if (!read_common_run_options(args, s)) return exit_usage;
-  std::string why;
-  auto record = load_record(s.journal_dir, s.shown_name, &why);
-  if (!record) {
-    say_error(why.empty() ? fmt::format("Nothing to resume for: {}", s.shown_name) : why);
+  auto loaded_record = ll::load_journal(s.journal_dir, s.shown_name);
+  if (!loaded_record) {
+    say_error(ll::to_string(loaded_record.error()));
     return exit_failed;
   }
-  const bool crashed = record->status == "running" && !process_alive(record->pid);
-  if (record->status == "running" && !crashed) {
+  if (!loaded_record->has_value()) {
+    say_error(fmt::format("Nothing to resume for: {}", s.shown_name));
+    return exit_failed;
+  }
+  const ll::journal_record* record = &**loaded_record;
+  if (record->status == ll::journal_status::running) {  // the readers mark dead owners stale
     say_error(fmt::format("Loop is still running: {} (pid {})", s.shown_name, record->pid));
     return exit_failed;
   }
-  const bool resumable = crashed || record->status == "interrupted" ||
-                         record->status == "awaiting_continuation";
-  if (!resumable || record->snapshot.is_null()) {
+  if (!ll::journal_resumable(record->status) || record->snapshot.is_null()) {
     say_error(fmt::format("Nothing to resume for: {} (status: {})", s.shown_name, record->status));
     return exit_failed;
   }
@@ -425,7 +425,7 @@ int verb_resume(const parsed_args& args) {
     report_load_failure(loaded.error(), record->loop_path);
     return exit_failed;
   }
-  if (record->status == "awaiting_continuation" && !s.quiet && !s.as_json) {
+  if (record->status == ll::journal_status::handoff && !s.quiet && !s.as_json) {
     if (auto it = extra.find("continuation"); it != extra.end() && it->is_string())
       say(fmt::format("Resuming from context handoff (iteration {})...\nContext: {}",
                       record->iteration, one_line(it->get<std::string>(), 500)));

@@ -1,14 +1,16 @@
 // little_loops — ll-loop: status, history, stop (reading and signalling journaled runs)
 // SPDX-License-Identifier: MIT
 #include "display.hpp"
-#include "runs.hpp"
 #include "verbs.hpp"
+
+#include <little_loops/journal.hpp>
 
 #include <fmt/format.h>
 
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <string>
 #include <thread>
 
 #include <unistd.h>
@@ -17,24 +19,47 @@ namespace ll_loop {
 
 namespace {
 
+namespace ll = little_loops;
+namespace fs = std::filesystem;
+
 fs::path journal_dir_of(const parsed_args& args) {
-  return fs::path(args.value("journal-dir").value_or(default_journal_dir));
+  return fs::path(args.value("journal-dir").value_or(std::string(ll::default_journal_dir)));
 }
 
-/// A run whose process died without writing its end (kill -9, crash, reboot) is shown as
-/// interrupted: `resume` continues it from its last state boundary.
-bool is_stale(const run_record& r) { return r.status == "running" && !process_alive(r.pid); }
+/// Alive and not a zombie (a finished child its parent has not reaped yet is gone for us).
+bool process_running(long pid) {
+  if (!ll::journal_process_alive(pid)) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (stat && std::getline(stat, line)) {
+    const auto close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return false;
+  }
+  return true;
+}
 
-ll::json status_json(const run_record& r, const fs::path& dir) {
+ll::json status_json(const ll::journal_record& r, const fs::path& dir) {
   ll::json j = r.to_json();
-  const bool stale = is_stale(r);
-  if (stale) j["status"] = "interrupted";
-  j["stale"] = stale;
-  j["pid_alive"] = process_alive(r.pid);
-  const run_paths p = paths_of(dir, r.name);
+  j["stale"] = r.stale;
+  j["pid_alive"] = process_running(r.pid);
+  const auto p = ll::journal_paths_for(dir, r.name);
   j["state_file"] = p.state.string();
   j["events_file"] = p.events.string();
   return j;
+}
+
+/// The record of `name`, or an error message already printed.
+std::optional<ll::journal_record> find_record(const fs::path& dir, const std::string& name) {
+  auto loaded = ll::load_journal(dir, name);
+  if (!loaded) {
+    say_error(ll::to_string(loaded.error()));
+    return std::nullopt;
+  }
+  if (!loaded->has_value()) {
+    say_error(fmt::format("No state found for: {}", name));
+    return std::nullopt;
+  }
+  return std::move(**loaded);
 }
 
 }  // namespace
@@ -43,7 +68,7 @@ int verb_status(const parsed_args& args) {
   const fs::path dir = journal_dir_of(args);
   const bool as_json = args.has("json");
   if (args.positionals.empty()) {
-    auto records = list_records(dir);
+    auto records = ll::list_journals(dir);
     if (as_json) {
       ll::json out = ll::json::array();
       for (const auto& r : records) out.push_back(status_json(r, dir));
@@ -56,42 +81,37 @@ int verb_status(const parsed_args& args) {
     }
     const style s = style::for_stream(stdout);
     for (const auto& r : records) {
-      const std::string status = is_stale(r) ? "interrupted" : r.status;
-      say(fmt::format("  {:<24} {:<22} {} (iteration {})", s.bold(r.name), status,
+      say(fmt::format("  {:<24} {:<22} {} (iteration {})", s.bold(r.name), r.status,
                       r.current_state, r.iteration));
     }
     return exit_ok;
   }
   const std::string name = args.positional(0);
-  std::string why;
-  auto record = load_record(dir, name, &why);
-  if (!record) {
-    say_error(why.empty() ? fmt::format("No state found for: {}", name) : why);
-    return exit_failed;
-  }
+  auto record = find_record(dir, name);
+  if (!record) return exit_failed;
   if (as_json) {
     fmt::print("{}\n", status_json(*record, dir).dump(2));
     return exit_ok;
   }
-  const bool stale = is_stale(*record);
   say(fmt::format("Loop: {}", record->name));
-  say(fmt::format("Status: {}", stale ? "interrupted" : record->status));
+  say(fmt::format("Status: {}", record->status));
   say(fmt::format("Current state: {}", record->current_state));
   say(fmt::format("Iteration: {}", record->iteration));
   say(fmt::format("Started: {}", record->started_at));
   say(fmt::format("Updated: {}", record->updated_at));
   if (record->pid > 0) {
-    if (process_alive(record->pid))
-      say(fmt::format("PID: {} ({})", record->pid, record->status == "running" ? "running" : "alive"));
-    else if (record->status == "running")
-      say(fmt::format("PID: {} (not running - stale state; resume with: ll-loop resume {})",
+    if (record->status == ll::journal_status::running && process_running(record->pid))
+      say(fmt::format("PID: {} (running)", record->pid));
+    else if (record->stale)
+      say(fmt::format("PID: {} (not running - stale PID; resume with: ll-loop resume {})",
                       record->pid, record->name));
   }
   say(fmt::format("Loop file: {}", record->loop_path));
-  const run_paths p = paths_of(dir, record->name);
+  const auto p = ll::journal_paths_for(dir, record->name);
   std::error_code ec;
   if (fs::exists(p.events, ec))
-    say(fmt::format("Events: {}  ({} events)", p.events.string(), read_events(p.events, 0).size()));
+    say(fmt::format("Events: {}  ({} events)", p.events.string(),
+                    ll::read_journal_events(dir, record->name, 0).size()));
   if (auto it = record->extra.find("error"); it != record->extra.end() && it->is_string())
     say(fmt::format("Error: {}", it->get<std::string>()));
   if (auto it = record->extra.find("continuation"); it != record->extra.end() && it->is_string())
@@ -113,7 +133,7 @@ int verb_history(const parsed_args& args) {
     tail = static_cast<std::size_t>(*n);
     if (tail == 0) return exit_ok;
   }
-  auto events = read_events(paths_of(dir, name).events, tail);
+  auto events = ll::read_journal_events(dir, name, tail);
   if (events.empty()) {
     say(fmt::format("No history for: {}", name));
     return exit_ok;
@@ -135,48 +155,39 @@ int verb_history(const parsed_args& args) {
 int verb_stop(const parsed_args& args) {
   const fs::path dir = journal_dir_of(args);
   const std::string name = args.positional(0);
-  std::string why;
-  auto record = load_record(dir, name, &why);
-  if (!record) {
-    say_error(why.empty() ? fmt::format("No state found for: {}", name) : why);
-    return exit_failed;
-  }
-  if (record->status != "running") {
-    say_error(fmt::format("Loop not running: {} (status: {})", name, record->status));
-    return exit_failed;
-  }
-  const run_paths p = paths_of(dir, record->name);
+  auto record = find_record(dir, name);
+  if (!record) return exit_failed;
   const style s = style::for_stream(stdout);
-  if (!process_alive(record->pid)) {
-    record->status = "interrupted";
-    record->updated_at = now_iso();
-    if (auto err = save_record(dir, *record)) {
-      say_error(*err);
+  if (record->stale) {
+    // Its process died without journaling the end (kill -9, crash): just record that.
+    record->status = std::string(ll::journal_status::interrupted);
+    ll::loop_journal journal(dir, record->name);
+    if (auto saved = journal.save(*record); !saved) {
+      say_error(ll::to_string(saved.error()));
       return exit_failed;
     }
     say(fmt::format("{} Marked {} as interrupted (its process {} was gone)", s.green("\u2713"),
                     name, record->pid));
     return exit_ok;
   }
-  // Ask politely: a stop-request file (seen between states) and SIGTERM (stops the running
-  // action's process group at once). The run journals itself as interrupted.
-  {
-    std::ofstream(p.stop) << ::getpid() << "\n";
-  }
-  ::kill(static_cast<pid_t>(record->pid), SIGTERM);
-  say(fmt::format("Stopping {} (pid {})...", name, record->pid));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-  while (process_alive(record->pid) && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  if (process_alive(record->pid)) {
-    say_error(fmt::format("{} (pid {}) did not stop within 15 s", name, record->pid));
+  if (record->status != ll::journal_status::running) {
+    say_error(fmt::format("Loop not running: {} (status: {})", name, record->status));
     return exit_failed;
   }
-  auto after = load_record(dir, name, &why);
-  if (after && after->status == "running") {
-    after->status = "interrupted";
-    after->updated_at = now_iso();
-    save_record(dir, *after);
+  // A stop-request file (checked between states) and SIGTERM (stops the running action's
+  // process group at once). The run journals itself as interrupted.
+  auto outcome = ll::request_stop(dir, name);
+  if (!outcome) {
+    say_error(ll::to_string(outcome.error()));
+    return exit_failed;
+  }
+  say(fmt::format("Stopping {} (pid {})...", name, record->pid));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (process_running(record->pid) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (process_running(record->pid)) {
+    say_error(fmt::format("{} (pid {}) did not stop within 15 s", name, record->pid));
+    return exit_failed;
   }
   say(fmt::format("{} Marked {} as interrupted", s.green("\u2713"), name));
   return exit_ok;

@@ -60,9 +60,10 @@ def test_missing_claude_is_an_error_verdict():
     with Workdir() as wd:
         loop = write(wd / "prompt.yaml", LOOP)
         r = ll("run", loop, "--json", "--prompt-command", "/nonexistent/claude -p",
-               cwd=wd, env=fake_env(wd))
+               "--judge-command", "/nonexistent/claude -p", cwd=wd, env=fake_env(wd))
         expect_exit(r, 2)
-        expect(r.json()["final_state"] == "broken", "unrunnable action → error → broken", r)
+        expect(r.json()["final_state"] == "broken", "unrunnable judge → error → broken", r)
+        expect(not (wd / "claude.log").exists(), "the fake claude on PATH was not used", r)
 
 
 if __name__ == "__main__":

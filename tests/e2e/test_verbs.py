@@ -271,6 +271,42 @@ states:
         expect(r.out == "", "quiet prints nothing", r)
 
 
+def run_on_a_terminal(args, cwd, env_extra):
+    """Runs ll-loop with stdout on a pseudo-terminal; returns (exit code, output)."""
+    import os
+    import pty
+    import subprocess
+    from harness import LL_LOOP, base_env
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([LL_LOOP, *map(str, args)], cwd=cwd, env=base_env(env_extra),
+                            stdout=slave, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO once the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=10), b"".join(chunks).decode(errors="replace")
+
+
+def test_colour_only_on_a_terminal():
+    with Workdir() as wd:
+        loop = write(wd / "cf.yaml", CHECK_FIX)
+        code, out = run_on_a_terminal(["run", loop], wd, {"TERM": "xterm"})
+        expect(code == 0, f"exit {code}: {out}")
+        expect("\x1b[" in out, f"colour on a terminal: {out!r}")
+        code, out = run_on_a_terminal(["run", loop], wd, {"TERM": "xterm", "NO_COLOR": "1"})
+        expect(code == 0 and "\x1b[3" not in out and "\x1b[1m" not in out,
+               f"NO_COLOR disables colour: {out!r}")
+        r = ll("run", loop, cwd=wd)
+        expect("\x1b[" not in r.out, "no colour when stdout is a pipe", r)
+
+
 def test_name_lookup_and_shorthand():
     with Workdir() as wd:
         write(wd / ".loops" / "hello.yaml", CHECK_FIX.replace("check-fix", "hello"))
