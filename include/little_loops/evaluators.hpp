@@ -5,6 +5,7 @@
 #include <little_loops/config.hpp>
 #include <little_loops/detail/feedback.hpp>
 #include <little_loops/detail/json_path.hpp>
+#include <little_loops/detail/json_scan.hpp>
 #include <little_loops/detail/numbers.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/evaluators/convergence.hpp>
@@ -229,12 +230,14 @@ inline evaluation_result run_output_json(const compiled_evaluator& c, std::strin
     json parsed = json::parse(*t, nullptr, false);
     target = (!parsed.is_discarded() && parsed.is_number()) ? std::move(parsed) : json(*t);
   }
+  output_document value;
   std::string message;
-  auto doc = parse_output_document(input, message);
-  if (!doc) return error_result("Invalid JSON: " + message);
-  auto found = lookup_json_path(*doc, *segs);
-  if (!found.value) return error_result(fmt::format("Path not found: {}", path_text));
-  return compare_json_value(*found.value, path_text, c.config.op.value_or(comparison_op::eq),
+  switch (extract_json_path(input, *segs, value, message)) {
+    case json_extract::invalid: return error_result("Invalid JSON: " + message);
+    case json_extract::not_found: return error_result(fmt::format("Path not found: {}", path_text));
+    case json_extract::found: break;
+  }
+  return compare_json_value(value, path_text, c.config.op.value_or(comparison_op::eq),
                             target);
 }
 

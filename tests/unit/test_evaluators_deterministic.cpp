@@ -183,7 +183,7 @@ TEST_SUITE("evaluators") {
     std::string deep(100000, '[');
     auto d = ll::evaluate_output_json(deep, ".", ll::comparison_op::eq, 1);
     CHECK(d.verdict == "error");
-    CHECK(d.details["error"].get<std::string>().find("nesting") != std::string::npos);
+    CHECK(d.details["error"].get<std::string>().find("Nesting too deep") != std::string::npos);
     std::string ok_deep = std::string(500, '[') + std::string(500, ']');
     CHECK(ll::evaluate_output_json(ok_deep, ".0.0.0", ll::comparison_op::eq, 1).verdict ==
           "failure");
@@ -223,6 +223,49 @@ TEST_SUITE("evaluators") {
     CHECK(ll::evaluate_output_contains("anything", "").verdict == "success");
     CHECK(ll::evaluate_output_contains(std::string("a\0b", 3), std::string("\0b", 2)).verdict ==
           "success");
+  }
+
+  TEST_CASE("regex prefilter literal") {
+    using ll::detail::required_literal;
+    CHECK(required_literal("[0-9]+ failures") == " failures");
+    CHECK(required_literal(R"(\d+ tests? passed)") == " passed");
+    CHECK(required_literal("abc(def)+ghij") == "ghij");
+    CHECK(required_literal("abcd?") == "abc");
+    CHECK(required_literal(R"(a\.b\.c)") == "a.b.c");
+    CHECK(required_literal("x[abc]yz") == "yz");
+    CHECK(required_literal("PASS|OK").empty());
+    CHECK(required_literal("(?i)error").empty());
+    ll::pattern_matcher m("[0-9]+ failures");
+    CHECK(m.required_literal() == " failures");
+    CHECK(m.search("ran: 12 failures"));
+    CHECK_FALSE(m.search("ran: no failures"));
+    CHECK_FALSE(m.search("ran: 12 passed"));
+  }
+
+  TEST_CASE("output_json error messages follow Python") {
+    using op = ll::comparison_op;
+    CHECK(ll::evaluate_output_json("not json", ".a", op::eq, 1).details["error"] ==
+          "Invalid JSON: Expecting value: line 1 column 1 (char 0)");
+    CHECK(ll::evaluate_output_json("{\"a\": 1} x", ".a", op::eq, 1).details["error"] ==
+          "Invalid JSON: Extra data: line 1 column 10 (char 9)");
+    CHECK(ll::evaluate_output_json("{\n\"a\" 1}", ".a", op::eq, 1).details["error"] ==
+          "Invalid JSON: Expecting ':' delimiter: line 2 column 5 (char 6)");
+    CHECK(ll::evaluate_output_json("{'a': 1}", ".a", op::eq, 1).details["error"] ==
+          "Invalid JSON: Expecting property name enclosed in double quotes: line 1 column 2 "
+          "(char 1)");
+    CHECK(ll::evaluate_output_json("[1, 2", ".0", op::eq, 1).details["error"] ==
+          "Invalid JSON: Expecting ',' delimiter: line 1 column 6 (char 5)");
+    CHECK(ll::evaluate_output_json("\"abc", ".", op::eq, 1).details["error"] ==
+          "Invalid JSON: Unterminated string starting at: line 1 column 1 (char 0)");
+    // duplicate keys: the last one wins, as in Python
+    CHECK(ll::evaluate_output_json(R"({"a": 1, "a": 2})", ".a", op::eq, 2).verdict == "success");
+    // escaped keys
+    CHECK(ll::evaluate_output_json(R"({"a\u0062": 3})", ".ab", op::eq, 3).verdict == "success");
+    CHECK(ll::evaluate_output_json(" \n {\"a\": [1, {\"b\": -2.5e1}]} \n", ".a.1.b", op::eq, -25)
+              .verdict == "success");
+    CHECK(ll::evaluate_output_json("[01]", ".0", op::eq, 1).verdict == "error");
+    CHECK(ll::evaluate_output_json("[1,]", ".0", op::eq, 1).verdict == "error");
+    CHECK(ll::evaluate_output_json("[\"\\x\"]", ".0", op::eq, 1).verdict == "error");
   }
 
   TEST_CASE("convergence (seed)") {

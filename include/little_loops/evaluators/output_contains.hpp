@@ -49,6 +49,67 @@ inline std::string python_to_re2(std::string_view pattern) {
   return out;
 }
 
+// The longest run of literal bytes every match of `pattern` must contain (outside groups,
+// classes and quantified atoms), or "" when none is known. Patterns with alternation or
+// inline flags get "". Used as a memmem prefilter: when the run is absent, there is no match.
+inline std::string required_literal(std::string_view pattern) {
+  if (pattern.find('|') != std::string_view::npos ||
+      pattern.find("(?") != std::string_view::npos)
+    return {};
+  std::string best, cur;
+  int depth = 0;
+  auto end_run = [&] {
+    if (cur.size() > best.size()) best = cur;
+    cur.clear();
+  };
+  const std::size_t n = pattern.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = pattern[i];
+    char literal = 0;
+    if (c == '\\') {
+      if (i + 1 >= n) return {};
+      const char e = pattern[++i];
+      const bool word = (e >= '0' && e <= '9') || (e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z');
+      if (word) {
+        end_run();
+        continue;
+      }
+      literal = e;
+    } else if (c == '[') {
+      std::size_t j = i + 1;
+      if (j < n && pattern[j] == '^') ++j;
+      if (j < n && pattern[j] == ']') ++j;
+      while (j < n && pattern[j] != ']') {
+        if (pattern[j] == '\\') ++j;
+        ++j;
+      }
+      i = j;
+      end_run();
+      continue;
+    } else if (c == '(') {
+      ++depth;
+      end_run();
+      continue;
+    } else if (c == ')') {
+      --depth;
+      end_run();
+      continue;
+    } else if (c == '.' || c == '^' || c == '$') {
+      end_run();
+      continue;
+    } else if (c == '*' || c == '?' || c == '+' || c == '{') {
+      if (!cur.empty()) cur.pop_back();
+      end_run();
+      continue;
+    } else {
+      literal = c;
+    }
+    if (depth == 0) cur += literal;
+  }
+  end_run();
+  return best;
+}
+
 }  // namespace detail
 
 /// @brief An output_contains pattern compiled once: a literal (substring search), an RE2
@@ -74,6 +135,7 @@ class pattern_matcher {
     }
     mode_ = mode::regex;
     dollar_ = pattern_.find('$') != std::string::npos;
+    required_ = detail::required_literal(pattern_);
     re_ = std::move(re);
   }
 
@@ -84,6 +146,7 @@ class pattern_matcher {
       case mode::literal:
       case mode::substring_fallback: return detail::contains_substring(text, pattern_);
       case mode::regex: {
+        if (!required_.empty() && !detail::contains_substring(text, required_)) return false;
         if (RE2::PartialMatch(text, *re_)) return true;
         if (dollar_ && !text.empty() && text.back() == '\n') {
           text.remove_suffix(1);
@@ -99,6 +162,8 @@ class pattern_matcher {
   [[nodiscard]] const std::string& pattern() const noexcept { return pattern_; }
   /// How it is matched.
   [[nodiscard]] mode match_mode() const noexcept { return mode_; }
+  /// The literal every match must contain (checked with memmem before running RE2).
+  [[nodiscard]] const std::string& required_literal() const noexcept { return required_; }
   /// RE2's message when the pattern did not compile (mode substring_fallback).
   [[nodiscard]] const std::string& regex_error() const noexcept { return regex_error_; }
 
@@ -108,6 +173,7 @@ class pattern_matcher {
   bool dollar_ = false;
   std::shared_ptr<const RE2> re_;
   std::string regex_error_;
+  std::string required_;  // literal every match contains (prefilter), may be empty
 };
 
 /// @brief Verdict of a match (seed 000): found → `success` (`failure` when negated), not

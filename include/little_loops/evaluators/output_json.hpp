@@ -4,6 +4,7 @@
 
 #include <little_loops/config.hpp>
 #include <little_loops/detail/json_path.hpp>
+#include <little_loops/detail/json_scan.hpp>
 #include <little_loops/evaluators/output_numeric.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/results.hpp>
@@ -148,48 +149,26 @@ inline json to_library_json(const output_document& v) {
 // Maximum nesting depth of an output document (Python's json module stops near 1000 too).
 inline constexpr std::size_t max_output_depth = 1000;
 
-// String-aware scan for the deepest `[`/`{` nesting, stopping once `limit` is exceeded.
-inline std::size_t json_nesting_depth(std::string_view text, std::size_t limit) noexcept {
-  std::size_t depth = 0, deepest = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > deepest) {
-        deepest = depth;
-        if (deepest > limit) return deepest;
-      }
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
+enum class json_extract { found, invalid, not_found };
 
-// Parses `output` as JSON; on failure `message` describes where it failed.
-inline std::optional<output_document> parse_output_document(std::string_view output,
-                                                            std::string& message) {
-  if (json_nesting_depth(output, max_output_depth) > max_output_depth) {
-    message = fmt::format("nesting deeper than {} levels", max_output_depth);
-    return std::nullopt;
+// Validates `output` as JSON and extracts the value at `segs` without building a DOM of the
+// whole document (only the selected value is materialised). On `invalid`, `message` says
+// where, in the words of Python's json module.
+inline json_extract extract_json_path(std::string_view output, const path_segments& segs,
+                                      output_document& value, std::string& message) {
+  json_path_scanner scanner(output, segs, max_output_depth);
+  if (!scanner.scan()) {
+    message = scanner.error();
+    return json_extract::invalid;
   }
-  try {
-    return output_document::parse(output.begin(), output.end());
-  } catch (const nlohmann::json::exception& e) {
-    std::string_view what = e.what();
-    if (auto pos = what.find("] "); pos != std::string_view::npos) what.remove_prefix(pos + 2);
-    message = std::string(what);
-    return std::nullopt;
+  if (!scanner.found()) return json_extract::not_found;
+  std::string_view span = scanner.match();
+  value = output_document::parse(span.begin(), span.end(), nullptr, false);
+  if (value.is_discarded()) {
+    message = "invalid UTF-8 in a string";
+    return json_extract::invalid;
   }
+  return json_extract::found;
 }
 
 // The comparison step of output_json, given the extracted value.
@@ -229,13 +208,16 @@ inline evaluation_result compare_json_value(const output_document& value, std::s
 /// `{"error": "Operator lt not supported for non-numeric values"}`.
 inline evaluation_result evaluate_output_json(std::string_view output, std::string_view path,
                                               comparison_op op, const json& target) {
-  std::string message;
-  auto doc = detail::parse_output_document(output, message);
-  if (!doc) return detail::error_result("Invalid JSON: " + message);
   auto segs = detail::parse_json_path(path);
-  auto found = detail::lookup_json_path(*doc, segs);
-  if (!found.value) return detail::error_result(fmt::format("Path not found: {}", path));
-  return detail::compare_json_value(*found.value, path, op, target);
+  detail::output_document value;
+  std::string message;
+  switch (detail::extract_json_path(output, segs, value, message)) {
+    case detail::json_extract::invalid: return detail::error_result("Invalid JSON: " + message);
+    case detail::json_extract::not_found:
+      return detail::error_result(fmt::format("Path not found: {}", path));
+    case detail::json_extract::found: break;
+  }
+  return detail::compare_json_value(value, path, op, target);
 }
 
 LITTLE_LOOPS_NAMESPACE_END
