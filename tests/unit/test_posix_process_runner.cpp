@@ -14,9 +14,7 @@
 #include <string>
 #include <thread>
 
-#if __has_include(<little_loops/concepts.hpp>)
-#  include <little_loops/concepts.hpp>
-#endif
+#include <little_loops/concepts.hpp>
 
 namespace ll = little_loops;
 using namespace std::chrono_literals;
@@ -56,12 +54,10 @@ long max_rss_kb() {
 
 }  // namespace
 
-#if __has_include(<little_loops/concepts.hpp>)
 TEST_CASE("posix_process_runner models ActionRunner") {
   static_assert(ll::ActionRunner<ll::posix_process_runner>);
   static_assert(ll::ActionRunner<const ll::posix_process_runner>);
 }
-#endif
 
 TEST_CASE("exit codes and captured streams") {
   const ll::posix_process_runner runner;

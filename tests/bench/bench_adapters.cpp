@@ -1,0 +1,148 @@
+// little_loops — benchmarks of the adapters: process runner overhead, YAML loading, journal saves
+// SPDX-License-Identifier: MIT
+//
+// Design §4 target: the process runner costs ≤ 5% over a bare posix_spawn + waitpid of the
+// same command. Compare BM_runner_sh_true with BM_bare_spawn_sh_true (real time per
+// iteration); run with --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+// on a quiet machine.
+#include <little_loops/journal.hpp>
+#include <little_loops/runners/posix_process_runner.hpp>
+#if LITTLE_LOOPS_BENCH_YAML
+#  include <little_loops/yaml_loader.hpp>
+#endif
+
+#include <benchmark/benchmark.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <stop_token>
+#include <string>
+
+namespace ll = little_loops;
+
+namespace {
+
+// The baseline: what any host must do at the least to run `/bin/sh -c true`.
+void BM_bare_spawn_sh_true(benchmark::State& state) {
+  char sh[] = "/bin/sh", dash_c[] = "-c", cmd[] = "true";
+  char* argv[] = {sh, dash_c, cmd, nullptr};
+  for (auto _ : state) {
+    pid_t pid;
+    if (posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv, environ) != 0) state.SkipWithError("spawn");
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    benchmark::DoNotOptimize(status);
+  }
+}
+BENCHMARK(BM_bare_spawn_sh_true)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// Baseline with the same plumbing a capturing host needs: stdout/stderr pipes read to EOF.
+void BM_bare_spawn_pipes_sh_true(benchmark::State& state) {
+  char sh[] = "/bin/sh", dash_c[] = "-c", cmd[] = "true";
+  char* argv[] = {sh, dash_c, cmd, nullptr};
+  for (auto _ : state) {
+    int out[2], err[2];
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) state.SkipWithError("pipe");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    pid_t pid;
+    if (posix_spawn(&pid, "/bin/sh", &fa, nullptr, argv, environ) != 0) state.SkipWithError("spawn");
+    posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    close(err[1]);
+    char buf[256];
+    while (read(out[0], buf, sizeof buf) > 0) {
+    }
+    while (read(err[0], buf, sizeof buf) > 0) {
+    }
+    close(out[0]);
+    close(err[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    benchmark::DoNotOptimize(status);
+  }
+}
+BENCHMARK(BM_bare_spawn_pipes_sh_true)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_runner_sh_true(benchmark::State& state) {
+  const ll::posix_process_runner runner;
+  ll::action_request req;
+  req.text = "true";
+  for (auto _ : state) {
+    auto r = runner.run(req);
+    if (!r || r->exit_code != 0) state.SkipWithError("run failed");
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_runner_sh_true)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// The same with a stop token (as the executor passes one): adds the wake-up pipe.
+void BM_runner_sh_true_cancellable(benchmark::State& state) {
+  const ll::posix_process_runner runner;
+  std::stop_source source;
+  ll::action_request req;
+  req.text = "true";
+  req.stop = source.get_token();
+  for (auto _ : state) {
+    auto r = runner.run(req);
+    if (!r || r->exit_code != 0) state.SkipWithError("run failed");
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_runner_sh_true_cancellable)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+void BM_journal_save(benchmark::State& state) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ll_bench_journal_" + std::to_string(getpid()));
+  ll::loop_journal journal(dir, "bench");
+  journal.durable = state.range(0) != 0;
+  if (!journal.open(true)) state.SkipWithError("open");
+  ll::journal_record rec;
+  rec.status = "running";
+  rec.snapshot = ll::json{{"current_state", "check"}, {"context", {{"k", std::string(200, 'x')}}}};
+  for (auto _ : state) {
+    ++rec.iteration;
+    if (!journal.save(rec)) state.SkipWithError("save");
+  }
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_journal_save)->Arg(0)->Arg(1)->ArgNames({"durable"})->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+#if LITTLE_LOOPS_BENCH_YAML
+std::string loop_yaml(int states) {
+  std::string y = "name: big\ninitial: s0\nmax_iterations: 1000\nstates:\n";
+  for (int i = 0; i < states; ++i) {
+    y += "  s" + std::to_string(i) + ":\n";
+    y += "    action: echo ${context.x} " + std::to_string(i) + "\n";
+    y += "    evaluate:\n      type: output_numeric\n      operator: ge\n      target: 3\n";
+    y += "    on_success: s" + std::to_string(i + 1) + "\n";
+    y += "    on_failure: s0\n";
+  }
+  y += "  s" + std::to_string(states) + ":\n    terminal: true\ncontext:\n  x: 1\n";
+  return y;
+}
+
+// Design §4: load + validate of a 200-state loop ≤ 5 ms.
+void BM_yaml_load_200_states(benchmark::State& state) {
+  const std::string text = loop_yaml(200);
+  for (auto _ : state) {
+    auto loop = ll::load_loop_yaml(text, "big.yaml");
+    if (!loop) state.SkipWithError("load failed");
+    benchmark::DoNotOptimize(loop);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(text.size()));
+}
+BENCHMARK(BM_yaml_load_200_states)->Unit(benchmark::kMillisecond);
+#endif
+
+}  // namespace
+
+BENCHMARK_MAIN();
