@@ -5,6 +5,7 @@ little_loops_add_suite(test_paradigms FILES
   unit/test_paradigms_convergence.cpp
   unit/test_paradigms_invariants.cpp
   unit/test_paradigms_imperative.cpp
+  unit/test_paradigms_run.cpp
   unit/test_render.cpp)
 
 # Graphviz must accept every DOT golden file (the goldens are what render_dot() produces;

@@ -271,11 +271,11 @@ TEST_CASE("seed 001: an explicit exit_code stays explicit, absence stays the def
 TEST_CASE("seed 001: the whole evaluator object is passed, not only type/pattern/target/operator") {
   // The seed's _build_evaluate_config copied four fields and dropped the rest.
   auto loop = compile_ok(spec(R"({"goal": "Clean", "tools": ["check"], "evaluator": {
-      "type": "output_contains", "pattern": "ERROR", "negate": true, "source": "${captured.log.output}"}})"));
+      "type": "output_contains", "pattern": "ERROR", "negate": true, "source": "${prev.output}"}})"));
   auto ev = *loop.states.at("evaluate").evaluate;
   CHECK(ev.pattern == "ERROR");
   CHECK(ev.negate);
-  CHECK(ev.source == "${captured.log.output}");
+  CHECK(ev.source == "${prev.output}");
 
   loop = compile_ok(spec(R"({"goal": "Clean", "tools": ["check"], "evaluator": {
       "type": "output_json", "path": ".summary.errors", "operator": "le", "target": 2}})"));
@@ -286,11 +286,11 @@ TEST_CASE("seed 001: the whole evaluator object is passed, not only type/pattern
 
   loop = compile_ok(spec(R"({"goal": "Clean", "tools": ["check"], "evaluator": {
       "type": "convergence", "target": 0, "tolerance": 0.5, "direction": "maximize",
-      "previous": "${captured.before.output}"}})"));
+      "previous": "${prev.output}"}})"));
   ev = *loop.states.at("evaluate").evaluate;
   CHECK(ev.direction == convergence_direction::maximize);
   CHECK(ev.tolerance == json(0.5));
-  CHECK(ev.previous == "${captured.before.output}");
+  CHECK(ev.previous == "${prev.output}");
 
   loop = compile_ok(spec(R"({"goal": "Clean", "tools": ["check"], "evaluator": {
       "type": "llm_structured", "prompt": "Is it clean?", "min_confidence": 0.8,

@@ -103,11 +103,11 @@ TEST_CASE("seed 001: imperative passes the until evaluator to check_done") {
   CHECK(loop.states.at("check_done").evaluate->target == json(0));
 
   loop = compile_ok(spec(R"({"name": "t", "steps": ["cmd1"], "until": {"check": "verify",
-      "evaluator": {"type": "output_contains", "pattern": "SUCCESS", "negate": true, "source": "${captured.log.output}"}}})"));
+      "evaluator": {"type": "output_contains", "pattern": "SUCCESS", "negate": true, "source": "${prev.output}"}}})"));
   CHECK(loop.states.at("check_done").evaluate->type == evaluator_type::output_contains);
   CHECK(loop.states.at("check_done").evaluate->pattern == "SUCCESS");
   CHECK(loop.states.at("check_done").evaluate->negate);
-  CHECK(loop.states.at("check_done").evaluate->source == "${captured.log.output}");
+  CHECK(loop.states.at("check_done").evaluate->source == "${prev.output}");
 
   loop = compile_ok(spec(R"({"name": "t", "steps": ["cmd1"], "until": {"check": "/verify", "evaluator": {"type": "exit_code"}}})"));
   REQUIRE(loop.states.at("check_done").evaluate.has_value());

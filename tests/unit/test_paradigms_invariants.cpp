@@ -128,14 +128,14 @@ TEST_CASE("seed 001: invariants pass each constraint's evaluator") {
 TEST_CASE("seed 001: invariants with mixed evaluator types, every field kept") {
   const auto loop = compile_ok(spec(R"({"name": "test", "constraints": [
       {"name": "c1", "check": "cmd1", "fix": "fix1", "evaluator": {"type": "output_contains", "pattern": "OK", "negate": true}},
-      {"name": "c2", "check": "cmd2", "fix": "fix2", "evaluator": {"type": "output_numeric", "operator": "lt", "target": 5, "source": "${captured.x.output}"}},
+      {"name": "c2", "check": "cmd2", "fix": "fix2", "evaluator": {"type": "output_numeric", "operator": "lt", "target": 5, "source": "${prev.output}"}},
       {"name": "c3", "check": "cmd3", "fix": "fix3", "evaluator": {"type": "llm_structured", "prompt": "ok?", "min_confidence": 0.9}},
       {"name": "c4", "check": "cmd4", "fix": "fix4", "evaluator": {"type": "output_json", "path": ".a[0].b", "operator": "eq", "target": "yes"}},
       {"name": "c5", "check": "/judge", "fix": "fix5", "evaluator": {"type": "exit_code"}}]})"));
   CHECK(loop.states.at("check_c1").evaluate->negate);
   CHECK(loop.states.at("check_c2").evaluate->op == comparison_op::lt);
   CHECK(loop.states.at("check_c2").evaluate->target == json(5));
-  CHECK(loop.states.at("check_c2").evaluate->source == "${captured.x.output}");
+  CHECK(loop.states.at("check_c2").evaluate->source == "${prev.output}");
   CHECK(loop.states.at("check_c3").evaluate->type == evaluator_type::llm_structured);
   CHECK(loop.states.at("check_c3").evaluate->prompt == "ok?");
   CHECK(loop.states.at("check_c3").evaluate->min_confidence == 0.9);

@@ -77,8 +77,8 @@ TEST_CASE("seed 001 phase 7: evaluator lines per type") {
                      "  check_types: output_contains [pattern: \"Success\"]\n"
                      "  check_lint: exit_code (default)\n") != std::string::npos);
   loop = *compile_goal(spec(R"({"goal": "g", "tools": ["c"], "evaluator": {"type": "output_json",
-      "path": ".a", "operator": "ge", "target": 3, "source": "${captured.x.output}"}})"));
-  CHECK(render_preview(loop).find("Evaluator: output_json [path: .a, operator: ge, target: 3, source: ${captured.x.output}]\n") !=
+      "path": ".a", "operator": "ge", "target": 3, "source": "${prev.output}"}})"));
+  CHECK(render_preview(loop).find("Evaluator: output_json [path: .a, operator: ge, target: 3, source: ${prev.output}]\n") !=
         std::string::npos);
   loop = *compile_goal(spec(R"({"goal": "g", "tools": ["c"], "evaluator": {"type": "output_contains",
       "pattern": "say \"hi\"", "negate": true}})"));
