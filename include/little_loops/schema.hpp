@@ -265,6 +265,11 @@ inline void to_json(json& j, handoff_policy v) { j = std::string(to_string(v)); 
 /// (`too-deep`), so nothing downstream (copies, dumps, comparisons) recurses unboundedly.
 inline constexpr std::size_t max_value_depth = 256;
 
+/// JSON text nested deeper than this is rejected before a document is built (`too-deep`,
+/// errc::parse_error): nlohmann copies nested values recursively while building ordered
+/// objects, so unbounded depth would exhaust the stack.
+inline constexpr std::size_t max_document_depth = 512;
+
 namespace detail {
 
 /// `object`, `array`, `string`, `integer`, `number`, `boolean`, `null`, `binary`.
@@ -788,6 +793,7 @@ inline error invalid_loop_error(diagnostics found) {
 
 /// SAX consumer that builds nothing: it records where a syntax error is and which object
 /// keys repeat (JSON keeps only the last of duplicate keys, which would silently drop data).
+/// Memory is linear in the nesting depth: paths are only built when a duplicate is found.
 class document_scanner {
  public:
   using number_integer_t = json::number_integer_t;
@@ -798,6 +804,7 @@ class document_scanner {
 
   diagnostics duplicates;
   std::optional<std::string> syntax_error;
+  std::optional<std::string> too_deep_path;  ///< where max_document_depth was exceeded
   std::size_t error_byte = 0;
 
   bool null() { return element(); }
@@ -809,14 +816,15 @@ class document_scanner {
   bool binary(binary_t&) { return element(); }
   bool start_object(std::size_t) {
     element();
-    frames_.push_back(frame{true, 0, {}, {}, path_here()});
+    if (frames_.size() >= max_document_depth) return refuse_depth();
+    frames_.push_back(frame{true, 0, {}, {}});
     return true;
   }
   bool key(string_t& name) {
     frame& top = frames_.back();
     top.key = name;
     if (!top.keys.insert(name).second)
-      report(duplicates, member_path(top.path, name), "duplicate-key",
+      report(duplicates, current_path(), "duplicate-key",
              "duplicate key " + quote_excerpt(name) +
                  ": JSON keeps only the last value; remove the other occurrence");
     return true;
@@ -827,7 +835,8 @@ class document_scanner {
   }
   bool start_array(std::size_t) {
     element();
-    frames_.push_back(frame{false, 0, {}, {}, path_here()});
+    if (frames_.size() >= max_document_depth) return refuse_depth();
+    frames_.push_back(frame{false, 0, {}, {}});
     return true;
   }
   bool end_array() {
@@ -844,24 +853,31 @@ class document_scanner {
  private:
   struct frame {
     bool is_object;
-    std::size_t next_index;
-    std::string key;
+    std::size_t next_index;           // arrays: elements seen so far
+    std::string key;                  // objects: the member being read
     std::unordered_set<std::string> keys;
-    std::string path;
   };
   std::vector<frame> frames_;
 
+  bool refuse_depth() {
+    too_deep_path = current_path();
+    return false;  // stops the parse
+  }
   // Called for every value: in an array, advances the element index.
   bool element() {
     if (!frames_.empty() && !frames_.back().is_object) ++frames_.back().next_index;
     return true;
   }
-  // The path of the value that is being started (after element() was called).
-  std::string path_here() const {
-    if (frames_.empty()) return {};
-    const frame& top = frames_.back();
-    if (top.is_object) return member_path(top.path, top.key);
-    return index_path(top.path, top.next_index - 1);
+  // The dotted path of the member or element being read.
+  std::string current_path() const {
+    std::string path;
+    for (const auto& f : frames_) {
+      if (f.is_object)
+        path = member_path(path, f.key);
+      else
+        path = index_path(path, f.next_index - 1);
+    }
+    return path;
   }
 };
 
@@ -875,6 +891,13 @@ inline expected<json, error> scan_json_text(std::string_view text, diagnostics& 
   document_scanner scanner;
   const bool ok = json::sax_parse(text.begin(), text.end(), &scanner,
                                   nlohmann::detail::input_format_t::json, true);
+  if (scanner.too_deep_path) {
+    std::string message =
+        fmt::format("JSON nested deeper than {} levels", max_document_depth);
+    diagnostics found{diagnostic{severity::error, *scanner.too_deep_path, message, "too-deep"}};
+    return unexpected(error{errc::parse_error, std::move(message), *scanner.too_deep_path,
+                            std::move(found)});
+  }
   if (!ok || scanner.syntax_error) {
     std::string message = "invalid JSON";
     if (scanner.syntax_error) {
@@ -899,7 +922,8 @@ inline expected<json, error> scan_json_text(std::string_view text, diagnostics& 
                             diagnostics{diagnostic{severity::error, "", "invalid JSON",
                                                    "parse-error"}}});
   for (auto& d : scanner.duplicates) duplicates.push_back(std::move(d));
-  return doc;
+  // Explicit move: a copy of a deeply nested document would recurse once per level.
+  return expected<json, error>(std::move(doc));
 }
 
 }  // namespace detail

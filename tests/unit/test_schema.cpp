@@ -425,14 +425,15 @@ TEST_CASE("numbers: integers, ranges and non-finite values") {
 }
 
 TEST_CASE("deep nesting is bounded and never crashes") {
-  const std::string deep = std::string(10000, '[') + std::string(10000, ']');
   auto base = [](const std::string& extra) {
     return R"({"name": "n", "initial": "a", "states": {"a": {"terminal": true}}, )" + extra +
            "}";
   };
-  // Inside a kept value: rejected at max_value_depth.
-  auto r = ll::parse_loop_text(base(R"("context": {"x": )" + deep + "}"));
+  // Deeper than max_value_depth inside a kept value: rejected while reading.
+  const std::string nested300 = std::string(300, '[') + std::string(300, ']');
+  auto r = ll::parse_loop_text(base(R"("context": {"x": )" + nested300 + "}"));
   REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().code == ll::errc::invalid_loop);
   REQUIRE(r.error().details.size() == 1);
   std::string expected_path = "context.x";
   for (std::size_t i = 1; i < ll::max_value_depth; ++i) expected_path += "[0]";
@@ -445,9 +446,26 @@ TEST_CASE("deep nesting is bounded and never crashes") {
   REQUIRE(r.has_value());
   CHECK(json(*r).at("context").at("x").is_array());
 
-  // 100000 levels in a place the parser never keeps.
-  const std::string deeper = std::string(100000, '[') + std::string(100000, ']');
+  // Deeper than max_document_depth anywhere: refused before a document is built, also
+  // 100000 levels of objects (no recursion, memory linear in the depth).
+  std::string deeper;
+  for (int i = 0; i < 100000; ++i) deeper += R"({"k":)";
+  deeper += "0" + std::string(100000, '}');
   r = ll::parse_loop_text(base(R"("junk": )" + deeper));
   REQUIRE_FALSE(r.has_value());
-  CHECK(r.error().details.at(0).code == "unknown-key");
+  CHECK(r.error().code == ll::errc::parse_error);
+  REQUIRE(r.error().details.size() == 1);
+  CHECK(r.error().details[0].code == "too-deep");
+  CHECK(r.error().details[0].path.rfind("junk.k.k.k", 0) == 0);
+  CHECK(r.error().message == "JSON nested deeper than 512 levels");
+
+  const auto unclosed = ll::parse_json_text(std::string(100000, '['));
+  REQUIRE_FALSE(unclosed.has_value());
+  CHECK(unclosed.error().details.at(0).code == "too-deep");
+
+  // Exactly at the limit is fine.
+  const std::size_t limit = ll::max_document_depth;
+  CHECK(ll::parse_json_text(std::string(limit, '[') + std::string(limit, ']')).has_value());
+  CHECK_FALSE(
+      ll::parse_json_text(std::string(limit + 1, '[') + std::string(limit + 1, ']')).has_value());
 }

@@ -90,7 +90,8 @@ TEST_CASE("malformed documents give the right diagnostic and never crash") {
       {"single quotes", "{'name': 't'}", P, "", "parse-error"},
       {"invalid UTF-8 in a string", "{\"name\": \"\xff\xfe\"}", P, "", "parse-error"},
       {"number overflow", loop_doc(ok_a, R"("timeout": 1e400, )"), P, "", "parse-error"},
-      {"deep junk (10000 arrays) unclosed", std::string(10000, '['), P, "", "parse-error"},
+      {"deep junk (10000 arrays) unclosed", std::string(10000, '['), P, "[0]", "too-deep"},
+      {"unclosed shallow array", "[[[", P, "", "parse-error"},
       // missing fields
       {"missing name", R"({"initial": "a", "states": {"a": {"terminal": true}}})", E, "",
        "missing-field"},
@@ -234,16 +235,22 @@ TEST_CASE("malformed documents give the right diagnostic and never crash") {
        loop_doc(R"("a": {"action": "/x", "evaluate": {"type": "llm_structured",
                     "min_confidence": 1.5}, "on_success": "done"})"),
        E, "states.a.evaluate.min_confidence", "min-confidence-range"},
-      // deep nesting
-      {"deep junk under an unknown key", loop_doc(ok_a, R"("junk": )" + deep + ", "), E, "junk",
-       "unknown-key"},
-      {"deep junk as a state", loop_doc(R"("a": )" + deep), E, "states.a", "wrong-type"},
-      {"deep junk as a name", R"({"name": )" + deep_objects + "}", E, "name", "wrong-type"},
+      // deep nesting: documents deeper than max_document_depth are refused while parsing,
+      // values deeper than max_value_depth while reading (rows check a path prefix)
+      {"deep junk under an unknown key", loop_doc(ok_a, R"("junk": )" + deep + ", "), P, "junk",
+       "too-deep"},
+      {"deep junk as a state", loop_doc(R"("a": )" + deep), P, "states.a", "too-deep"},
+      {"deep junk as a name", R"({"name": )" + deep_objects + "}", P, "name", "too-deep"},
       {"deep junk as a target",
        loop_doc(R"("a": {"action": "x", "evaluate": {"type": "output_json", "path": ".a",
                     "operator": "eq", "target": )" +
                 deep_objects + R"(}, "on_success": "done"})"),
-       E, "", "too-deep"},
+       P, "states.a.evaluate.target", "too-deep"},
+      {"deep value as a target",
+       loop_doc(R"("a": {"action": "x", "evaluate": {"type": "output_json", "path": ".a",
+                    "operator": "eq", "target": )" +
+                std::string(300, '[') + std::string(300, ']') + R"(}, "on_success": "done"})"),
+       E, "states.a.evaluate.target", "too-deep"},
   };
   CHECK(cases.size() >= 30);
 
@@ -256,10 +263,9 @@ TEST_CASE("malformed documents give the right diagnostic and never crash") {
     bool matched = false;
     for (const auto& d : found) {
       CHECK_FALSE(d.message.empty());
-      // Deep paths are long: the "too-deep" row checks the code and the path prefix.
-      const bool path_ok = std::string(c.rule) == "too-deep"
-                               ? d.path.rfind("states.a.evaluate.target", 0) == 0
-                               : d.path == c.path;
+      // Deep paths are long: the "too-deep" rows check the code and the path prefix.
+      const bool path_ok = std::string(c.rule) == "too-deep" ? d.path.rfind(c.path, 0) == 0
+                                                              : d.path == c.path;
       if (path_ok && d.code == c.rule) matched = true;
     }
     CHECK_MESSAGE(matched, "expected [" << c.rule << "] at \"" << c.path << "\", got:\n"
