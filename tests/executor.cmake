@@ -1,7 +1,13 @@
 # Executor area: concepts, events, executor, snapshot, scripted runner (issue 4).
 little_loops_add_suite(test_executor FILES
   unit/test_executor.cpp
-)
+  unit/test_executor_routing.cpp
+  unit/test_executor_limits.cpp
+  unit/test_executor_signals.cpp
+  unit/test_events.cpp
+  unit/test_concepts.cpp
+  unit/test_snapshot.cpp
+  unit/test_scripted_runner.cpp)
 
 # Compile-fail tests (style.md §3.11): each file violates one concept; the test builds it and
 # passes only when the compiler output matches the file's `// expected error: <regex>` line.

@@ -340,8 +340,10 @@ class fsm_executor {
     const fsm_loop& def = loop_->loop();
     {
       const compiled_state& st = loop_->state(current_);
-      if (st.terminal) {
-        if (def.maintain) {
+      // Terminal before the cap: a terminal reached on the last allowed step ends as
+      // `terminal` (design §3.5). A maintain restart is an iteration, so it obeys the cap.
+      if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations)) {
+        if (def.maintain && !summary_executed_) {
           // A maintain restart counts as one iteration (design §3.16).
           ++iteration_;
           const std::size_t to = st.maintain_target;

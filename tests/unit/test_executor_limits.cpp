@@ -1,0 +1,250 @@
+// little_loops — executor limits: iterations cap, on_max_iterations, timeout, backoff, cancellation
+// SPDX-License-Identifier: MIT
+#include "executor_test_support.hpp"
+
+#include <chrono>
+#include <stop_token>
+
+using namespace executor_test;
+using namespace std::chrono_literals;
+
+TEST_SUITE("executor.limits") {
+  TEST_CASE("a terminal reached on the last allowed step ends as terminal") {
+    ll::scripted_runner runner;
+    runner.by_index({exit_with(1), exit_with(0), exit_with(0)});
+    auto ex = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "check", "max_iterations": 3,
+      "states": {"check": {"action": "pytest", "on_success": "done", "on_failure": "fix"},
+                 "fix": {"action": "fix", "next": "check"},
+                 "done": {"terminal": true}}})"),
+                                runner);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.iterations == 3);
+    CHECK(r.terminated_by == ll::termination::terminal);
+    CHECK(r.final_state == "done");
+  }
+
+  TEST_CASE("on_max_iterations runs once when the cap is hit") {
+    ll::scripted_runner runner;
+    runner.otherwise(exit_with(1));
+    runner.on_action("summarise", exit_with(0));
+    ll::recording_event_sink sink;
+    constexpr std::string_view text = R"({
+      "name": "t", "initial": "work", "max_iterations": 3, "on_max_iterations": "summary",
+      "states": {"work": {"action": "work", "on_failure": "work", "on_success": "done"},
+                 "summary": {"action": "summarise", "next": "BACK"},
+                 "done": {"terminal": true}}})";
+    SUBCASE("summary then terminal: max_iterations") {
+      std::string t(text);
+      t.replace(t.find("BACK"), 4, "done");
+      auto ex = ll::make_executor(compiled(t), runner, ll::default_evaluator{}, sink);
+      REQUIRE(ex.has_value());
+      const auto& r = ex->run();
+      CHECK(runner.call_count() == 4);
+      CHECK(runner.calls().back().text == "summarise");
+      CHECK(r.terminated_by == ll::termination::max_iterations);
+      CHECK(r.final_state == "done");
+      CHECK(r.iterations == 4);
+      auto it = std::find_if(sink.events.begin(), sink.events.end(), [](const ll::json& e) {
+        return e["event"] == "max_iterations_summary";
+      });
+      REQUIRE(it != sink.events.end());
+      CHECK((*it)["summary_state"] == "summary");
+      CHECK((*it)["iterations"] == 3);
+    }
+    SUBCASE("summary routes back into the loop: it still runs only once") {
+      std::string t(text);
+      t.replace(t.find("BACK"), 4, "work");
+      auto ex = ll::make_executor(compiled(t), runner);
+      REQUIRE(ex.has_value());
+      const auto& r = ex->run();
+      CHECK(runner.call_count() == 4);
+      CHECK(r.terminated_by == ll::termination::max_iterations);
+      CHECK(r.final_state == "work");
+    }
+  }
+
+  TEST_CASE("loop timeout is checked between steps (injectable clock)") {
+    ll::manual_clock clock;
+    ll::scripted_runner runner;
+    runner.otherwise(exit_with(1));
+    runner.on_call([&](const ll::action_request& req) {
+      CHECK(req.deadline.has_value());
+      clock.advance(600ms);
+    });
+    ll::executor_options opts;
+    opts.clock = &clock;
+    auto ex = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "a", "timeout": 1,
+      "states": {"a": {"action": "x", "on_failure": "a", "on_success": "done"},
+                 "done": {"terminal": true}}})"),
+                                runner, ll::default_evaluator{}, ll::null_event_sink{}, opts);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.terminated_by == ll::termination::timeout);
+    CHECK(runner.call_count() == 2);  // 1200 ms > 1000 ms after the second action
+    CHECK(r.duration_ms == 1200);
+    REQUIRE(r.snapshot.has_value());
+    CHECK(r.snapshot->current_state == "a");
+    CHECK(r.snapshot->elapsed_ms == 1200);
+  }
+
+  TEST_CASE("a loop timeout hit inside an action ends the run as timeout") {
+    ll::manual_clock clock;
+    ll::scripted_runner runner;
+    runner.on_action("slow", ll::scripted_response::timeout("partial"));
+    std::optional<std::chrono::steady_clock::time_point> seen_deadline;
+    runner.on_call([&](const ll::action_request& req) {
+      if (req.text == "slow") {
+        seen_deadline = req.deadline;
+        REQUIRE(req.deadline.has_value());
+        clock.advance(*req.deadline - clock.now() + 1ms);  // the runner stops at the deadline
+      } else {
+        clock.advance(2s);
+      }
+    });
+    ll::executor_options opts;
+    opts.clock = &clock;
+    ll::recording_event_sink sink;
+    auto ex = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "fast", "timeout": 10,
+      "states": {"fast": {"action": "quick", "next": "slow"},
+                 "slow": {"action": "slow", "capture": "s", "on_success": "done", "on_error": "done"},
+                 "done": {"terminal": true}}})"),
+                                runner, ll::default_evaluator{}, sink, opts);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    REQUIRE(seen_deadline.has_value());
+    CHECK(r.terminated_by == ll::termination::timeout);
+    CHECK(r.final_state == "slow");
+    CHECK(r.iterations == 2);
+    CHECK(r.captured.count("s") == 0);  // the action did not complete
+    REQUIRE(r.snapshot.has_value());
+    CHECK(r.snapshot->current_state == "slow");  // re-run on resume: it never completed
+    CHECK(sink.events.back()["terminated_by"] == "timeout");
+    CHECK(sink.events[sink.events.size() - 2]["event"] == "action_complete");
+    CHECK(sink.events[sink.events.size() - 2]["timed_out"] == true);
+  }
+
+  TEST_CASE("an action timeout without the loop deadline is just the error verdict") {
+    ll::scripted_runner runner;
+    runner.on_action("slow", ll::scripted_response::timeout());
+    auto ex = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "slow",
+      "states": {"slow": {"action": "slow", "timeout": 2, "on_success": "done", "on_error": "failed"},
+                 "done": {"terminal": true}, "failed": {"terminal": true, "failure": true}}})"),
+                                runner);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.final_state == "failed");
+    CHECK(r.failure);
+    REQUIRE(runner.calls().size() == 1);
+    REQUIRE(runner.calls()[0].timeout.has_value());
+    CHECK(*runner.calls()[0].timeout == 2000ms);
+    CHECK_FALSE(runner.calls()[0].had_deadline);
+  }
+
+  TEST_CASE("backoff sleeps between steps through the injectable clock") {
+    ll::manual_clock clock;
+    ll::scripted_runner runner;
+    runner.by_index({exit_with(1), exit_with(0), exit_with(0)});
+    ll::executor_options opts;
+    opts.clock = &clock;
+    auto ex = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "check", "backoff": 2.5,
+      "states": {"check": {"action": "pytest", "on_success": "done", "on_failure": "fix"},
+                 "fix": {"action": "fix", "next": "check"},
+                 "done": {"terminal": true}}})"),
+                                runner, ll::default_evaluator{}, ll::null_event_sink{}, opts);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.terminated_by == ll::termination::terminal);
+    REQUIRE(clock.sleeps.size() == 3);
+    for (auto d : clock.sleeps) CHECK(d == 2500ms);
+    CHECK(r.duration_ms == 7500);
+  }
+
+  TEST_CASE("cancellation mid-run: honoured at the next state boundary") {
+    std::stop_source source;
+    ll::scripted_runner runner;
+    runner.by_index({exit_with(1), exit_with(0), exit_with(0)});
+    runner.on_call([&](const ll::action_request& req) {
+      if (req.text == "fix") source.request_stop();
+    });
+    ll::recording_event_sink sink;
+    auto ex = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "check",
+      "states": {"check": {"action": "pytest", "on_success": "done", "on_failure": "fix"},
+                 "fix": {"action": "fix", "next": "check"},
+                 "done": {"terminal": true}}})"),
+                                runner, ll::default_evaluator{}, sink);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run(source.get_token());
+    CHECK(r.terminated_by == ll::termination::cancelled);
+    CHECK(runner.call_count() == 2);
+    CHECK(r.final_state == "check");  // fix completed and routed; check is next
+    REQUIRE(r.snapshot.has_value());
+    CHECK(r.snapshot->current_state == "check");
+    CHECK(sink.events.back()["terminated_by"] == "cancelled");
+  }
+
+  TEST_CASE("the stop token reaches the runner; a cancelled action is re-run on resume") {
+    ll::scripted_runner runner;
+    ll::action_result stopped;
+    stopped.cancelled = true;
+    stopped.exit_code = -15;
+    stopped.signal = 15;
+    runner.on_action("long", stopped);
+    bool token_seen = false;
+    auto ex = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "first",
+      "states": {"first": {"action": "short", "next": "second"},
+                 "second": {"action": "long", "next": "done"},
+                 "done": {"terminal": true}}})"),
+                                runner);
+    REQUIRE(ex.has_value());
+    runner.on_call([&](const ll::action_request& req) {
+      if (req.text == "long") {
+        ex->request_stop();
+        token_seen = req.stop.stop_requested();
+      }
+    });
+    const auto& r = ex->run();
+    CHECK(token_seen);
+    CHECK(r.terminated_by == ll::termination::cancelled);
+    CHECK(r.final_state == "second");
+    REQUIRE(r.snapshot.has_value());
+    CHECK(r.snapshot->current_state == "second");
+  }
+
+  TEST_CASE("a stop requested before the run ends it before any state") {
+    ll::scripted_runner runner;
+    auto ex = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "a",
+      "states": {"a": {"action": "x", "next": "done"}, "done": {"terminal": true}}})"),
+                                runner);
+    REQUIRE(ex.has_value());
+    ex->request_stop();
+    const auto& r = ex->run();
+    CHECK(r.terminated_by == ll::termination::cancelled);
+    CHECK(r.iterations == 0);
+    CHECK(runner.call_count() == 0);
+  }
+
+  TEST_CASE("duration and elapsed come from the injected clock") {
+    ll::manual_clock clock;
+    clock.auto_advance = 1ms;
+    ll::scripted_runner runner;
+    ll::executor_options opts;
+    opts.clock = &clock;
+    auto ex = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "a",
+      "states": {"a": {"action": "t=${loop.elapsed_ms}", "next": "done"}, "done": {"terminal": true}}})"),
+                                runner, ll::default_evaluator{}, ll::null_event_sink{}, opts);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.duration_ms > 0);
+    CHECK(runner.last_action().substr(0, 2) == "t=");
+  }
+}

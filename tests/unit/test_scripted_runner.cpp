@@ -1,0 +1,91 @@
+// little_loops — scripted_runner: replay by call index, by action text, default; from_json
+// SPDX-License-Identifier: MIT
+#include <little_loops/fsm.hpp>
+
+#include <doctest/doctest.h>
+
+namespace ll = little_loops;
+
+namespace {
+ll::action_request req(std::string_view text) {
+  ll::action_request r;
+  r.state = "s";
+  r.text = text;
+  return r;
+}
+}  // namespace
+
+TEST_SUITE("scripted_runner") {
+  TEST_CASE("by action text: k-th call gets the k-th entry, the last repeats") {
+    ll::scripted_runner r;
+    r.on_action("t", {ll::scripted_response::exit(1), ll::scripted_response::exit(2)});
+    CHECK(r.run(req("t"))->exit_code == 1);
+    CHECK(r.run(req("other"))->exit_code == 0);  // default
+    CHECK(r.run(req("t"))->exit_code == 2);
+    CHECK(r.run(req("t"))->exit_code == 2);
+    CHECK(r.call_count() == 4);
+    CHECK(r.last_action() == "t");
+    CHECK(r.calls()[1].text == "other");
+  }
+
+  TEST_CASE("by call index first, then by text, then the default") {
+    ll::scripted_runner r;
+    r.by_index({ll::scripted_response::exit(7)})
+        .on_action("t", ll::scripted_response::exit(3))
+        .otherwise(ll::scripted_response::exit(9, "dflt"));
+    CHECK(r.run(req("t"))->exit_code == 7);
+    CHECK(r.run(req("t"))->exit_code == 3);
+    auto d = r.run(req("u"));
+    CHECK(d->exit_code == 9);
+    CHECK(d->output == "dflt");
+    r.reset();
+    CHECK(r.call_count() == 0);
+    CHECK(r.run(req("t"))->exit_code == 7);
+  }
+
+  TEST_CASE("scripted runner errors and abnormal results") {
+    ll::scripted_runner r;
+    r.on_action("x", ll::scripted_response(ll::error{ll::errc::action_failed, "cannot spawn"}));
+    r.on_action("slow", ll::scripted_response::timeout());
+    auto e = r.run(req("x"));
+    REQUIRE_FALSE(e.has_value());
+    CHECK(e.error().message == "cannot spawn");
+    auto t = r.run(req("slow"));
+    CHECK(t->timed_out);
+    CHECK(t->exit_code == 124);
+    r.record(false);
+    r.run(req("y"));
+    CHECK(r.calls().size() == 2);
+    CHECK(r.call_count() == 3);
+  }
+
+  TEST_CASE("from_json") {
+    auto r = ll::scripted_runner::from_json(ll::json::parse(R"({
+      "sequence": [1, {"output": "first"}],
+      "actions": {"pytest": [{"exit_code": 1, "stderr": "E"}, 0], "lint": {"timed_out": true}},
+      "default": {"exit_code": 0, "output": "ok", "duration_ms": 5}})"));
+    REQUIRE(r.has_value());
+    CHECK(r->run(req("a"))->exit_code == 1);
+    CHECK(r->run(req("a"))->output == "first");
+    auto p = r->run(req("pytest"));
+    CHECK(p->exit_code == 1);
+    CHECK(p->stderr_output == "E");
+    CHECK(r->run(req("pytest"))->exit_code == 0);
+    CHECK(r->run(req("lint"))->timed_out);
+    auto d = r->run(req("zzz"));
+    CHECK(d->output == "ok");
+    CHECK(d->duration.count() == 5);
+
+    auto bad = ll::scripted_runner::from_json(ll::json::parse(R"({"actions": {"x": {"exitcode": 1}}})"));
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().path == "actions.x.exitcode");
+    auto bad2 = ll::scripted_runner::from_json(ll::json::parse(R"({"sequence": {}})"));
+    REQUIRE_FALSE(bad2.has_value());
+    CHECK(bad2.error().path == "sequence");
+    auto bad3 = ll::scripted_runner::from_json(ll::json::parse(R"({"seq": []})"));
+    REQUIRE_FALSE(bad3.has_value());
+    auto bad4 = ll::scripted_runner::from_json(ll::json::parse(R"({"default": {"output": 3}})"));
+    REQUIRE_FALSE(bad4.has_value());
+    CHECK(bad4.error().path == "default.output");
+  }
+}

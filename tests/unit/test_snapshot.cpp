@@ -1,0 +1,228 @@
+// little_loops — snapshot: JSON round-trip, strict reading, loop digest, resume at any boundary
+// SPDX-License-Identifier: MIT
+#include "executor_test_support.hpp"
+
+using namespace executor_test;
+
+namespace {
+
+constexpr std::string_view fix_loop = R"({
+  "name": "fixer", "initial": "check", "context": {"dir": "src"},
+  "states": {"check": {"action": "pytest ${context.dir}", "capture": "tests",
+                       "on_success": "done", "on_failure": "fix"},
+             "fix": {"action": "fix ${prev.exit_code}", "next": "check"},
+             "done": {"terminal": true}}})";
+
+ll::snapshot sample() {
+  ll::snapshot s;
+  s.loop_name = "fixer";
+  s.digest = "0123456789abcdef";
+  s.current_state = "fix";
+  s.iteration = 3;
+  s.summary_executed = true;
+  s.context = ll::json{{"dir", "src"}, {"n", 2}};
+  s.captured["tests"] = ll::captured_record{"out", "err", 1, 12, "failure"};
+  ll::prev_record p;
+  p.state = "check";
+  p.output = "o";
+  p.stderr_output = "e";
+  p.exit_code = 1;
+  p.verdict = "failure";
+  p.details = ll::json{{"exit_code", 1}};
+  s.prev = p;
+  s.convergence["measure"] = 4.5;
+  s.elapsed_ms = 1234;
+  s.started_at = "2026-01-01T00:00:00.000000+00:00";
+  return s;
+}
+
+}  // namespace
+
+TEST_SUITE("snapshot") {
+  TEST_CASE("JSON round-trip") {
+    const ll::snapshot s = sample();
+    const ll::json j = ll::to_json(s);
+    CHECK(j["version"] == 1);
+    CHECK(j["current_state"] == "fix");
+    CHECK(j["captured"]["tests"]["stderr"] == "err");
+    CHECK(j["prev"]["stderr"] == "e");
+    auto back = ll::snapshot_from_json(j);
+    REQUIRE(back.has_value());
+    CHECK(*back == s);
+    auto text = ll::snapshot_from_json_text(j.dump());
+    REQUIRE(text.has_value());
+    CHECK(*text == s);
+
+    ll::snapshot empty_prev = s;
+    empty_prev.prev.reset();
+    auto again = ll::snapshot_from_json(ll::to_json(empty_prev));
+    REQUIRE(again.has_value());
+    CHECK_FALSE(again->prev.has_value());
+  }
+
+  TEST_CASE("strict reading: paths in errors") {
+    const ll::json good = ll::to_json(sample());
+    auto expect_error = [](const ll::json& j, std::string_view path) {
+      auto r = ll::snapshot_from_json(j);
+      REQUIRE_FALSE(r.has_value());
+      CHECK(r.error().code == ll::errc::invalid_snapshot);
+      CHECK(r.error().path == path);
+    };
+    SUBCASE("unknown key") {
+      ll::json j = good;
+      j["extra"] = 1;
+      expect_error(j, "extra");
+    }
+    SUBCASE("missing key") {
+      ll::json j = good;
+      j.erase("iteration");
+      expect_error(j, "iteration");
+    }
+    SUBCASE("wrong type") {
+      ll::json j = good;
+      j["iteration"] = "3";
+      expect_error(j, "iteration");
+    }
+    SUBCASE("nested wrong type") {
+      ll::json j = good;
+      j["captured"]["tests"]["exit_code"] = "1";
+      expect_error(j, "captured.tests.exit_code");
+    }
+    SUBCASE("nested unknown key") {
+      ll::json j = good;
+      j["prev"]["evaluation"] = 1;
+      expect_error(j, "prev.evaluation");
+    }
+    SUBCASE("version") {
+      ll::json j = good;
+      j["version"] = 99;
+      expect_error(j, "version");
+    }
+    SUBCASE("not an object") { expect_error(ll::json::array(), ""); }
+    SUBCASE("not JSON") {
+      auto r = ll::snapshot_from_json_text("{nope");
+      REQUIRE_FALSE(r.has_value());
+      CHECK(r.error().code == ll::errc::parse_error);
+    }
+  }
+
+  TEST_CASE("loop digest: stable, 16 hex digits, changes with the definition") {
+    const ll::fsm_loop a = loop_from(fix_loop);
+    const ll::fsm_loop b = loop_from(fix_loop);
+    const std::string da = ll::loop_digest(a);
+    CHECK(da.size() == 16);
+    CHECK(da.find_first_not_of("0123456789abcdef") == std::string::npos);
+    CHECK(da == ll::loop_digest(b));
+    ll::fsm_loop c = a;
+    c.max_iterations = 7;
+    CHECK(ll::loop_digest(c) != da);
+    auto compiled_a = ll::compile_loop(a);
+    REQUIRE(compiled_a.has_value());
+    CHECK((*compiled_a)->digest() == da);
+    CHECK(ll::detail::fnv1a_64("") == 14695981039346656037ULL);
+    CHECK(ll::detail::fnv1a_64("a") == 0xaf63dc4c8601ec8cULL);
+  }
+
+  TEST_CASE("resume refuses a snapshot whose digest does not match the loop") {
+    ll::scripted_runner runner;
+    auto ex = ll::make_executor(compiled(fix_loop), runner);
+    REQUIRE(ex.has_value());
+    ll::snapshot s = ex->snapshot();
+    s.digest = "ffffffffffffffff";
+    auto r = ex->resume(s);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == ll::errc::snapshot_mismatch);
+
+    ll::snapshot other = ex->snapshot();
+    other.current_state = "ghost";
+    auto r2 = ex->resume(other);
+    REQUIRE_FALSE(r2.has_value());
+    CHECK(r2.error().code == ll::errc::snapshot_mismatch);
+
+    // A snapshot of a changed definition is refused too.
+    ll::fsm_loop changed = loop_from(fix_loop);
+    changed.max_iterations = 9;
+    ll::scripted_runner runner2;
+    auto ex2 = ll::make_executor(changed, runner2);
+    REQUIRE(ex2.has_value());
+    auto r3 = ex2->resume(ex->snapshot());
+    REQUIRE_FALSE(r3.has_value());
+    CHECK(r3.error().code == ll::errc::snapshot_mismatch);
+  }
+
+  TEST_CASE("a snapshot taken at any boundary resumes exactly where it stopped") {
+    auto loop = compiled(fix_loop);
+    auto script = [](ll::scripted_runner& r) {
+      r.by_index({exit_with(1, "1 failed\n"), exit_with(0), exit_with(1, "still\n"), exit_with(0),
+                  exit_with(0, "ok\n")});
+    };
+    // Uninterrupted reference run.
+    ll::scripted_runner ref_runner;
+    script(ref_runner);
+    auto ref = ll::make_executor(loop, ref_runner);
+    REQUIRE(ref.has_value());
+    const auto& expected_result = ref->run();
+
+    for (int stop_after = 0; stop_after <= 4; ++stop_after) {
+      CAPTURE(stop_after);
+      ll::scripted_runner r1;
+      script(r1);
+      auto ex1 = ll::make_executor(loop, r1);
+      REQUIRE(ex1.has_value());
+      for (int i = 0; i < stop_after; ++i) REQUIRE(ex1->step());
+      const ll::json saved = ll::to_json(ex1->snapshot());
+
+      // Continue with a runner whose script starts where the first one stopped.
+      ll::scripted_runner r2;
+      std::vector<ll::scripted_response> rest;
+      const std::vector<ll::scripted_response> all{exit_with(1, "1 failed\n"), exit_with(0),
+                                                   exit_with(1, "still\n"), exit_with(0),
+                                                   exit_with(0, "ok\n")};
+      for (std::size_t k = r1.call_count(); k < all.size(); ++k) rest.push_back(all[k]);
+      r2.by_index(rest);
+      auto ex2 = ll::make_executor(loop, r2);
+      REQUIRE(ex2.has_value());
+      auto snap = ll::snapshot_from_json(saved);
+      REQUIRE(snap.has_value());
+      REQUIRE(ex2->resume(*snap).has_value());
+      const auto& got = ex2->run();
+      CHECK(got.final_state == expected_result.final_state);
+      CHECK(got.iterations == expected_result.iterations);
+      CHECK(got.terminated_by == expected_result.terminated_by);
+      CHECK(got.captured == expected_result.captured);
+      CHECK(r1.call_count() + r2.call_count() == ref_runner.call_count());
+      std::vector<std::string> texts;
+      for (const auto& c : r1.calls()) texts.push_back(c.text);
+      for (const auto& c : r2.calls()) texts.push_back(c.text);
+      std::vector<std::string> ref_texts;
+      for (const auto& c : ref_runner.calls()) ref_texts.push_back(c.text);
+      CHECK(texts == ref_texts);  // prev/context survived: same interpolated actions
+    }
+  }
+
+  TEST_CASE("convergence memory is kept in snapshots") {
+    ll::scripted_runner runner;
+    runner.on_action("measure", {exit_with(0, "10"), exit_with(0, "8"), exit_with(0, "8")});
+    auto loop = compiled(R"({
+      "name": "conv", "initial": "measure",
+      "states": {"measure": {"action": "measure",
+                             "evaluate": {"type": "convergence", "target": 0},
+                             "route": {"target": "done", "progress": "measure", "stall": "stuck"}},
+                 "done": {"terminal": true}, "stuck": {"terminal": true, "failure": true}}})");
+    auto ex = ll::make_executor(loop, runner);
+    REQUIRE(ex.has_value());
+    REQUIRE(ex->step());
+    const ll::snapshot s = ex->snapshot();
+    REQUIRE(s.convergence.count("measure") == 1);
+    CHECK(s.convergence.at("measure") == doctest::Approx(10.0));
+
+    ll::scripted_runner runner2;
+    runner2.on_action("measure", {exit_with(0, "8"), exit_with(0, "8")});
+    auto ex2 = ll::make_executor(loop, runner2);
+    REQUIRE(ex2.has_value());
+    REQUIRE(ex2->resume(s).has_value());
+    const auto& r = ex2->run();
+    CHECK(r.final_state == "stuck");  // 10 -> 8 progress, 8 -> 8 stall
+    CHECK(r.iterations == 3);
+  }
+}
