@@ -16,8 +16,13 @@ if(Python3_Interpreter_FOUND)
            COMMAND "${Python3_EXECUTABLE}" "${_ll_root}/tools/amalgamate.py" --check
            WORKING_DIRECTORY "${_ll_root}")
   set_tests_properties(single_include_fresh PROPERTIES LABELS dist)
+  # The vcpkg port and the Conan recipe can't run here: check their shape and version.
+  add_test(NAME packaging_recipes
+           COMMAND "${Python3_EXECUTABLE}" "${CMAKE_CURRENT_SOURCE_DIR}/cmake/check_packaging.py"
+                   "${_ll_root}" "${PROJECT_VERSION}")
+  set_tests_properties(packaging_recipes PROPERTIES LABELS dist)
 else()
-  message(WARNING "python3 not found: single_include_fresh is not registered")
+  message(WARNING "python3 not found: single_include_fresh and packaging_recipes are not registered")
 endif()
 
 # The dependencies a user of the single header puts next to it (no little_loops target).
