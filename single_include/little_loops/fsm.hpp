@@ -698,6 +698,11 @@ inline void to_json(json& j, handoff_policy v) { j = std::string(to_string(v)); 
 /// (`too-deep`), so nothing downstream (copies, dumps, comparisons) recurses unboundedly.
 inline constexpr std::size_t max_value_depth = 256;
 
+/// JSON text nested deeper than this is rejected before a document is built (`too-deep`,
+/// errc::parse_error): nlohmann copies nested values recursively while building ordered
+/// objects, so unbounded depth would exhaust the stack.
+inline constexpr std::size_t max_document_depth = 512;
+
 namespace detail {
 
 /// `object`, `array`, `string`, `integer`, `number`, `boolean`, `null`, `binary`.
@@ -1221,6 +1226,7 @@ inline error invalid_loop_error(diagnostics found) {
 
 /// SAX consumer that builds nothing: it records where a syntax error is and which object
 /// keys repeat (JSON keeps only the last of duplicate keys, which would silently drop data).
+/// Memory is linear in the nesting depth: paths are only built when a duplicate is found.
 class document_scanner {
  public:
   using number_integer_t = json::number_integer_t;
@@ -1231,6 +1237,7 @@ class document_scanner {
 
   diagnostics duplicates;
   std::optional<std::string> syntax_error;
+  std::optional<std::string> too_deep_path;  ///< where max_document_depth was exceeded
   std::size_t error_byte = 0;
 
   bool null() { return element(); }
@@ -1242,14 +1249,15 @@ class document_scanner {
   bool binary(binary_t&) { return element(); }
   bool start_object(std::size_t) {
     element();
-    frames_.push_back(frame{true, 0, {}, {}, path_here()});
+    if (frames_.size() >= max_document_depth) return refuse_depth();
+    frames_.push_back(frame{true, 0, {}, {}});
     return true;
   }
   bool key(string_t& name) {
     frame& top = frames_.back();
     top.key = name;
     if (!top.keys.insert(name).second)
-      report(duplicates, member_path(top.path, name), "duplicate-key",
+      report(duplicates, current_path(), "duplicate-key",
              "duplicate key " + quote_excerpt(name) +
                  ": JSON keeps only the last value; remove the other occurrence");
     return true;
@@ -1260,7 +1268,8 @@ class document_scanner {
   }
   bool start_array(std::size_t) {
     element();
-    frames_.push_back(frame{false, 0, {}, {}, path_here()});
+    if (frames_.size() >= max_document_depth) return refuse_depth();
+    frames_.push_back(frame{false, 0, {}, {}});
     return true;
   }
   bool end_array() {
@@ -1277,24 +1286,31 @@ class document_scanner {
  private:
   struct frame {
     bool is_object;
-    std::size_t next_index;
-    std::string key;
+    std::size_t next_index;           // arrays: elements seen so far
+    std::string key;                  // objects: the member being read
     std::unordered_set<std::string> keys;
-    std::string path;
   };
   std::vector<frame> frames_;
 
+  bool refuse_depth() {
+    too_deep_path = current_path();
+    return false;  // stops the parse
+  }
   // Called for every value: in an array, advances the element index.
   bool element() {
     if (!frames_.empty() && !frames_.back().is_object) ++frames_.back().next_index;
     return true;
   }
-  // The path of the value that is being started (after element() was called).
-  std::string path_here() const {
-    if (frames_.empty()) return {};
-    const frame& top = frames_.back();
-    if (top.is_object) return member_path(top.path, top.key);
-    return index_path(top.path, top.next_index - 1);
+  // The dotted path of the member or element being read.
+  std::string current_path() const {
+    std::string path;
+    for (const auto& f : frames_) {
+      if (f.is_object)
+        path = member_path(path, f.key);
+      else
+        path = index_path(path, f.next_index - 1);
+    }
+    return path;
   }
 };
 
@@ -1308,6 +1324,13 @@ inline expected<json, error> scan_json_text(std::string_view text, diagnostics& 
   document_scanner scanner;
   const bool ok = json::sax_parse(text.begin(), text.end(), &scanner,
                                   nlohmann::detail::input_format_t::json, true);
+  if (scanner.too_deep_path) {
+    std::string message =
+        fmt::format("JSON nested deeper than {} levels", max_document_depth);
+    diagnostics found{diagnostic{severity::error, *scanner.too_deep_path, message, "too-deep"}};
+    return unexpected(error{errc::parse_error, std::move(message), *scanner.too_deep_path,
+                            std::move(found)});
+  }
   if (!ok || scanner.syntax_error) {
     std::string message = "invalid JSON";
     if (scanner.syntax_error) {
@@ -1332,7 +1355,8 @@ inline expected<json, error> scan_json_text(std::string_view text, diagnostics& 
                             diagnostics{diagnostic{severity::error, "", "invalid JSON",
                                                    "parse-error"}}});
   for (auto& d : scanner.duplicates) duplicates.push_back(std::move(d));
-  return doc;
+  // Explicit move: a copy of a deeply nested document would recurse once per level.
+  return expected<json, error>(std::move(doc));
 }
 
 }  // namespace detail
@@ -3094,6 +3118,296 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/feedback.hpp> (already inlined above)
 // #include <little_loops/detail/json_path.hpp> (already inlined above)
+// #include <little_loops/detail/json_scan.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/json_path.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// Scans a whole JSON document (RFC 8259 grammar, nesting limited to `max_depth`), and
+// records the byte span of the value at `path` (the last one when an object repeats a key,
+// as Python's json module keeps the last). Nothing is allocated except for keys with escapes.
+// Error messages follow Python's json module: "Expecting value: line 1 column 5 (char 4)".
+class json_path_scanner {
+ public:
+  json_path_scanner(std::string_view text, const path_segments& path, std::size_t max_depth)
+      : s_(text), path_(path), max_depth_(max_depth) {}
+
+  // True when the document is valid; then found() tells whether the path exists.
+  bool scan() {
+    skip_ws();
+    if (!value(0, 0)) return false;
+    skip_ws();
+    if (i_ != s_.size()) return fail("Extra data", i_);
+    return true;
+  }
+
+  [[nodiscard]] bool found() const noexcept { return found_; }
+  [[nodiscard]] std::string_view match() const noexcept {
+    return s_.substr(match_begin_, match_end_ - match_begin_);
+  }
+  [[nodiscard]] const std::string& error() const noexcept { return error_; }
+
+ private:
+  static constexpr std::size_t off_path = static_cast<std::size_t>(-1);
+
+  bool fail(std::string_view what, std::size_t pos) {
+    std::size_t line = 1, col = 1;
+    for (std::size_t k = 0; k < pos && k < s_.size(); ++k) {
+      if (s_[k] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    error_ = fmt::format("{}: line {} column {} (char {})", what, line, col, pos);
+    return false;
+  }
+
+  void skip_ws() noexcept {
+    while (i_ < s_.size()) {
+      const char c = s_[i_];
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
+      ++i_;
+    }
+  }
+
+  // `matched`: number of path segments matched by the position of this value, or off_path.
+  bool value(std::size_t matched, std::size_t depth) {
+    const bool target = matched == path_.size();
+    const std::size_t begin = i_;
+    if (!any_value(target ? off_path : matched, depth)) return false;
+    if (target) {
+      found_ = true;
+      match_begin_ = begin;
+      match_end_ = i_;
+    }
+    return true;
+  }
+
+  bool any_value(std::size_t matched, std::size_t depth) {
+    if (i_ >= s_.size()) return fail("Expecting value", i_);
+    const char c = s_[i_];
+    switch (c) {
+      case '{': return object(matched, depth + 1);
+      case '[': return array(matched, depth + 1);
+      case '"': return string(nullptr);
+      case 't': return literal("true");
+      case 'f': return literal("false");
+      case 'n': return literal("null");
+      default: return number();
+    }
+  }
+
+  bool literal(std::string_view word) {
+    if (s_.compare(i_, word.size(), word) != 0) return fail("Expecting value", i_);
+    i_ += word.size();
+    return true;
+  }
+
+  static bool digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+  bool number() {
+    const std::size_t start = i_;
+    if (i_ < s_.size() && s_[i_] == '-') ++i_;
+    if (i_ >= s_.size() || !digit(s_[i_])) return fail("Expecting value", start);
+    if (s_[i_] == '0') {
+      ++i_;
+    } else {
+      while (i_ < s_.size() && digit(s_[i_])) ++i_;
+    }
+    if (i_ < s_.size() && s_[i_] == '.' && i_ + 1 < s_.size() && digit(s_[i_ + 1])) {
+      ++i_;
+      while (i_ < s_.size() && digit(s_[i_])) ++i_;
+    }
+    if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
+      std::size_t k = i_ + 1;
+      if (k < s_.size() && (s_[k] == '+' || s_[k] == '-')) ++k;
+      if (k < s_.size() && digit(s_[k])) {
+        i_ = k;
+        while (i_ < s_.size() && digit(s_[i_])) ++i_;
+      }
+    }
+    return true;
+  }
+
+  static int hex(char c) noexcept {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
+
+  // Scans a string starting at the opening quote. When `decoded` is given, stores the raw
+  // contents (escapes decoded only if present; see key()).
+  bool string(std::string_view* raw) {
+    const std::size_t start = i_;
+    ++i_;
+    const std::size_t body = i_;
+    while (i_ < s_.size()) {
+      const char c = s_[i_];
+      if (c == '"') {
+        if (raw) *raw = s_.substr(body, i_ - body);
+        ++i_;
+        return true;
+      }
+      if (c == '\\') {
+        if (i_ + 1 >= s_.size()) break;
+        const char e = s_[i_ + 1];
+        if (e == 'u') {
+          if (i_ + 6 > s_.size() || hex(s_[i_ + 2]) < 0 || hex(s_[i_ + 3]) < 0 ||
+              hex(s_[i_ + 4]) < 0 || hex(s_[i_ + 5]) < 0)
+            return fail("Invalid \\uXXXX escape", i_);
+          i_ += 6;
+          continue;
+        }
+        if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' && e != 'r' &&
+            e != 't')
+          return fail("Invalid \\escape", i_);
+        i_ += 2;
+        continue;
+      }
+      if (static_cast<unsigned char>(c) < 0x20) return fail("Invalid control character at", i_);
+      ++i_;
+    }
+    return fail("Unterminated string starting at", start);
+  }
+
+  // Decodes simple escapes of a key for comparison (keys with \u escapes are compared after
+  // decoding the BMP code point as UTF-8).
+  static std::string decode_key(std::string_view raw) {
+    std::string out;
+    out.reserve(raw.size());
+    for (std::size_t k = 0; k < raw.size(); ++k) {
+      if (raw[k] != '\\') {
+        out += raw[k];
+        continue;
+      }
+      const char e = raw[++k];
+      switch (e) {
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          unsigned cp = 0;
+          for (int h = 1; h <= 4; ++h) cp = cp * 16 + static_cast<unsigned>(hex(raw[k + h]));
+          k += 4;
+          if (cp < 0x80) {
+            out += static_cast<char>(cp);
+          } else if (cp < 0x800) {
+            out += static_cast<char>(0xC0 | (cp >> 6));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+          } else {
+            out += static_cast<char>(0xE0 | (cp >> 12));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+          }
+          break;
+        }
+        default: out += e; break;
+      }
+    }
+    return out;
+  }
+
+  bool key_matches(std::string_view raw, std::size_t matched) const {
+    const std::string& want = path_[matched].key;
+    if (raw.find('\\') == std::string_view::npos) return raw == want;
+    return decode_key(raw) == want;
+  }
+
+  bool object(std::size_t matched, std::size_t depth) {
+    if (depth > max_depth_) return fail("Nesting too deep", i_);
+    ++i_;
+    skip_ws();
+    if (i_ < s_.size() && s_[i_] == '}') {
+      ++i_;
+      return true;
+    }
+    while (true) {
+      if (i_ >= s_.size() || s_[i_] != '"')
+        return fail("Expecting property name enclosed in double quotes", i_);
+      std::string_view raw;
+      if (!string(&raw)) return false;
+      skip_ws();
+      if (i_ >= s_.size() || s_[i_] != ':') return fail("Expecting ':' delimiter", i_);
+      ++i_;
+      skip_ws();
+      std::size_t child = off_path;
+      if (matched != off_path && key_matches(raw, matched)) child = matched + 1;
+      if (!value(child, depth)) return false;
+      skip_ws();
+      if (i_ < s_.size() && s_[i_] == ',') {
+        ++i_;
+        skip_ws();
+        continue;
+      }
+      if (i_ < s_.size() && s_[i_] == '}') {
+        ++i_;
+        return true;
+      }
+      return fail("Expecting ',' delimiter", i_);
+    }
+  }
+
+  bool array(std::size_t matched, std::size_t depth) {
+    if (depth > max_depth_) return fail("Nesting too deep", i_);
+    ++i_;
+    skip_ws();
+    if (i_ < s_.size() && s_[i_] == ']') {
+      ++i_;
+      return true;
+    }
+    // The wanted index, if this array is on the path.
+    std::size_t want = off_path;
+    if (matched != off_path) {
+      const std::string& seg = path_[matched].key;
+      if (all_digits(seg) && seg.size() < 19) {
+        want = 0;
+        for (char c : seg) want = want * 10 + static_cast<std::size_t>(c - '0');
+      }
+    }
+    std::size_t index = 0;
+    while (true) {
+      if (!value(index == want ? matched + 1 : off_path, depth)) return false;
+      ++index;
+      skip_ws();
+      if (i_ < s_.size() && s_[i_] == ',') {
+        ++i_;
+        skip_ws();
+        continue;
+      }
+      if (i_ < s_.size() && s_[i_] == ']') {
+        ++i_;
+        return true;
+      }
+      return fail("Expecting ',' delimiter", i_);
+    }
+  }
+
+  std::string_view s_;
+  const path_segments& path_;
+  std::size_t max_depth_;
+  std::size_t i_ = 0;
+  bool found_ = false;
+  std::size_t match_begin_ = 0;
+  std::size_t match_end_ = 0;
+  std::string error_;
+};
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/json_scan.hpp>
 // #include <little_loops/detail/numbers.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/evaluators/convergence.hpp>
@@ -3668,6 +3982,67 @@ inline std::string python_to_re2(std::string_view pattern) {
   return out;
 }
 
+// The longest run of literal bytes every match of `pattern` must contain (outside groups,
+// classes and quantified atoms), or "" when none is known. Patterns with alternation or
+// inline flags get "". Used as a memmem prefilter: when the run is absent, there is no match.
+inline std::string required_literal(std::string_view pattern) {
+  if (pattern.find('|') != std::string_view::npos ||
+      pattern.find("(?") != std::string_view::npos)
+    return {};
+  std::string best, cur;
+  int depth = 0;
+  auto end_run = [&] {
+    if (cur.size() > best.size()) best = cur;
+    cur.clear();
+  };
+  const std::size_t n = pattern.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = pattern[i];
+    char literal = 0;
+    if (c == '\\') {
+      if (i + 1 >= n) return {};
+      const char e = pattern[++i];
+      const bool word = (e >= '0' && e <= '9') || (e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z');
+      if (word) {
+        end_run();
+        continue;
+      }
+      literal = e;
+    } else if (c == '[') {
+      std::size_t j = i + 1;
+      if (j < n && pattern[j] == '^') ++j;
+      if (j < n && pattern[j] == ']') ++j;
+      while (j < n && pattern[j] != ']') {
+        if (pattern[j] == '\\') ++j;
+        ++j;
+      }
+      i = j;
+      end_run();
+      continue;
+    } else if (c == '(') {
+      ++depth;
+      end_run();
+      continue;
+    } else if (c == ')') {
+      --depth;
+      end_run();
+      continue;
+    } else if (c == '.' || c == '^' || c == '$') {
+      end_run();
+      continue;
+    } else if (c == '*' || c == '?' || c == '+' || c == '{') {
+      if (!cur.empty()) cur.pop_back();
+      end_run();
+      continue;
+    } else {
+      literal = c;
+    }
+    if (depth == 0) cur += literal;
+  }
+  end_run();
+  return best;
+}
+
 }  // namespace detail
 
 /// @brief An output_contains pattern compiled once: a literal (substring search), an RE2
@@ -3693,6 +4068,7 @@ class pattern_matcher {
     }
     mode_ = mode::regex;
     dollar_ = pattern_.find('$') != std::string::npos;
+    required_ = detail::required_literal(pattern_);
     re_ = std::move(re);
   }
 
@@ -3703,6 +4079,7 @@ class pattern_matcher {
       case mode::literal:
       case mode::substring_fallback: return detail::contains_substring(text, pattern_);
       case mode::regex: {
+        if (!required_.empty() && !detail::contains_substring(text, required_)) return false;
         if (RE2::PartialMatch(text, *re_)) return true;
         if (dollar_ && !text.empty() && text.back() == '\n') {
           text.remove_suffix(1);
@@ -3718,6 +4095,8 @@ class pattern_matcher {
   [[nodiscard]] const std::string& pattern() const noexcept { return pattern_; }
   /// How it is matched.
   [[nodiscard]] mode match_mode() const noexcept { return mode_; }
+  /// The literal every match must contain (checked with memmem before running RE2).
+  [[nodiscard]] const std::string& required_literal() const noexcept { return required_; }
   /// RE2's message when the pattern did not compile (mode substring_fallback).
   [[nodiscard]] const std::string& regex_error() const noexcept { return regex_error_; }
 
@@ -3727,6 +4106,7 @@ class pattern_matcher {
   bool dollar_ = false;
   std::shared_ptr<const RE2> re_;
   std::string regex_error_;
+  std::string required_;  // literal every match contains (prefilter), may be empty
 };
 
 /// @brief Verdict of a match (seed 000): found → `success` (`failure` when negated), not
@@ -3755,6 +4135,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/evaluators/output_json.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/json_path.hpp> (already inlined above)
+// #include <little_loops/detail/json_scan.hpp> (already inlined above)
 // #include <little_loops/evaluators/output_numeric.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
@@ -3899,48 +4280,26 @@ inline json to_library_json(const output_document& v) {
 // Maximum nesting depth of an output document (Python's json module stops near 1000 too).
 inline constexpr std::size_t max_output_depth = 1000;
 
-// String-aware scan for the deepest `[`/`{` nesting, stopping once `limit` is exceeded.
-inline std::size_t json_nesting_depth(std::string_view text, std::size_t limit) noexcept {
-  std::size_t depth = 0, deepest = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > deepest) {
-        deepest = depth;
-        if (deepest > limit) return deepest;
-      }
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
+enum class json_extract { found, invalid, not_found };
 
-// Parses `output` as JSON; on failure `message` describes where it failed.
-inline std::optional<output_document> parse_output_document(std::string_view output,
-                                                            std::string& message) {
-  if (json_nesting_depth(output, max_output_depth) > max_output_depth) {
-    message = fmt::format("nesting deeper than {} levels", max_output_depth);
-    return std::nullopt;
+// Validates `output` as JSON and extracts the value at `segs` without building a DOM of the
+// whole document (only the selected value is materialised). On `invalid`, `message` says
+// where, in the words of Python's json module.
+inline json_extract extract_json_path(std::string_view output, const path_segments& segs,
+                                      output_document& value, std::string& message) {
+  json_path_scanner scanner(output, segs, max_output_depth);
+  if (!scanner.scan()) {
+    message = scanner.error();
+    return json_extract::invalid;
   }
-  try {
-    return output_document::parse(output.begin(), output.end());
-  } catch (const nlohmann::json::exception& e) {
-    std::string_view what = e.what();
-    if (auto pos = what.find("] "); pos != std::string_view::npos) what.remove_prefix(pos + 2);
-    message = std::string(what);
-    return std::nullopt;
+  if (!scanner.found()) return json_extract::not_found;
+  std::string_view span = scanner.match();
+  value = output_document::parse(span.begin(), span.end(), nullptr, false);
+  if (value.is_discarded()) {
+    message = "invalid UTF-8 in a string";
+    return json_extract::invalid;
   }
+  return json_extract::found;
 }
 
 // The comparison step of output_json, given the extracted value.
@@ -3980,13 +4339,16 @@ inline evaluation_result compare_json_value(const output_document& value, std::s
 /// `{"error": "Operator lt not supported for non-numeric values"}`.
 inline evaluation_result evaluate_output_json(std::string_view output, std::string_view path,
                                               comparison_op op, const json& target) {
-  std::string message;
-  auto doc = detail::parse_output_document(output, message);
-  if (!doc) return detail::error_result("Invalid JSON: " + message);
   auto segs = detail::parse_json_path(path);
-  auto found = detail::lookup_json_path(*doc, segs);
-  if (!found.value) return detail::error_result(fmt::format("Path not found: {}", path));
-  return detail::compare_json_value(*found.value, path, op, target);
+  detail::output_document value;
+  std::string message;
+  switch (detail::extract_json_path(output, segs, value, message)) {
+    case detail::json_extract::invalid: return detail::error_result("Invalid JSON: " + message);
+    case detail::json_extract::not_found:
+      return detail::error_result(fmt::format("Path not found: {}", path));
+    case detail::json_extract::found: break;
+  }
+  return detail::compare_json_value(value, path, op, target);
 }
 
 LITTLE_LOOPS_NAMESPACE_END
@@ -4208,12 +4570,14 @@ inline evaluation_result run_output_json(const compiled_evaluator& c, std::strin
     json parsed = json::parse(*t, nullptr, false);
     target = (!parsed.is_discarded() && parsed.is_number()) ? std::move(parsed) : json(*t);
   }
+  output_document value;
   std::string message;
-  auto doc = parse_output_document(input, message);
-  if (!doc) return error_result("Invalid JSON: " + message);
-  auto found = lookup_json_path(*doc, *segs);
-  if (!found.value) return error_result(fmt::format("Path not found: {}", path_text));
-  return compare_json_value(*found.value, path_text, c.config.op.value_or(comparison_op::eq),
+  switch (extract_json_path(input, *segs, value, message)) {
+    case json_extract::invalid: return error_result("Invalid JSON: " + message);
+    case json_extract::not_found: return error_result(fmt::format("Path not found: {}", path_text));
+    case json_extract::found: break;
+  }
+  return compare_json_value(value, path_text, c.config.op.value_or(comparison_op::eq),
                             target);
 }
 
@@ -5724,8 +6088,10 @@ class fsm_executor {
     const fsm_loop& def = loop_->loop();
     {
       const compiled_state& st = loop_->state(current_);
-      if (st.terminal) {
-        if (def.maintain) {
+      // Terminal before the cap: a terminal reached on the last allowed step ends as
+      // `terminal` (design §3.5). A maintain restart is an iteration, so it obeys the cap.
+      if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations)) {
+        if (def.maintain && !summary_executed_) {
           // A maintain restart counts as one iteration (design §3.16).
           ++iteration_;
           const std::size_t to = st.maintain_target;

@@ -8,6 +8,7 @@
 // Opt-in adapter (CMake target little_loops::posix); fsm.hpp never includes it.
 
 #include <little_loops/fsm.hpp>
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/results.hpp> (in <little_loops/fsm.hpp>)
@@ -654,5 +655,8 @@ class posix_process_runner {
   posix_runner_options options_;
   std::shared_ptr<const detail::env_block> env_;
 };
+
+static_assert(ActionRunner<posix_process_runner>);
+static_assert(ActionRunner<const posix_process_runner>);
 
 LITTLE_LOOPS_NAMESPACE_END
