@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -270,7 +271,7 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
   auto current = parse_number(input);
   if (!current) {
     std::string msg = "Cannot parse output as number: ";
-    msg += utf8_prefix(input, 100);
+    msg += sanitize_utf8(utf8_prefix(input, 100));
     return error_result(std::move(msg));
   }
   if (memory) *memory = *current;

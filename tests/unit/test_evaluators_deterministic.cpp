@@ -73,13 +73,13 @@ TEST_SUITE("evaluators") {
   TEST_CASE("output_numeric operators") {
     using op = ll::comparison_op;
     struct row { const char* out; op o; double t; const char* verdict; };
-    for (auto [out, o, t, v] : {row{"5", op::eq, 5, "success"}, row{"5", op::ne, 5, "failure"},
+    for (const row& r : {row{"5", op::eq, 5, "success"}, row{"5", op::ne, 5, "failure"},
                                 row{"4", op::lt, 5, "success"}, row{"5", op::lt, 5, "failure"},
                                 row{"5", op::le, 5, "success"}, row{"6", op::le, 5, "failure"},
                                 row{"6", op::gt, 5, "success"}, row{"5", op::gt, 5, "failure"},
                                 row{"5", op::ge, 5, "success"}, row{"4", op::ge, 5, "failure"}}) {
-      CAPTURE(out);
-      CHECK(ll::evaluate_output_numeric(out, o, t).verdict == std::string(v));
+      CAPTURE(r.out);
+      CHECK(ll::evaluate_output_numeric(r.out, r.o, r.t).verdict == std::string(r.verdict));
     }
   }
 
@@ -111,6 +111,14 @@ TEST_SUITE("evaluators") {
     std::string junk(150, 'x');
     auto e = ll::evaluate_output_numeric(junk, ll::comparison_op::eq, 1);
     CHECK(e.details["error"] == "Cannot parse as number: " + std::string(100, 'x'));
+  }
+
+  TEST_CASE("invalid UTF-8 in outputs never makes details unserialisable") {
+    auto e = ll::evaluate_output_numeric("\xff\xfe oops", ll::comparison_op::eq, 1);
+    CHECK(e.verdict == "error");
+    CHECK_NOTHROW((void)e.details.dump());
+    auto c = ll::evaluate_output_contains("abc", "\xff", false);
+    CHECK_NOTHROW((void)c.details.dump());
   }
 
   TEST_CASE("output_json (seed)") {

@@ -5,6 +5,7 @@
 
 #include <little_loops/config.hpp>
 #include <little_loops/detail/numbers.hpp>
+#include <little_loops/detail/strings.hpp>
 #include <little_loops/evaluators/output_numeric.hpp>
 #include <little_loops/expected.hpp>
 #include <little_loops/json.hpp>
@@ -262,7 +263,7 @@ inline evaluation_result judge_error_result(std::string message, const char* fla
   r.details["error"] = message;
   r.details["reason"] = std::move(message);
   if (flag) r.details[flag] = true;
-  if (!raw.empty()) r.details["raw_preview"] = std::string(utf8_prefix(raw, 300));
+  if (!raw.empty()) r.details["raw_preview"] = sanitize_utf8(utf8_prefix(raw, 300));
   return r;
 }
 

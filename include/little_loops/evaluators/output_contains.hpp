@@ -3,6 +3,7 @@
 #pragma once
 
 #include <little_loops/config.hpp>
+#include <little_loops/detail/strings.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/results.hpp>
 
@@ -183,7 +184,7 @@ inline evaluation_result contains_result(bool matched, std::string_view pattern,
   r.verdict = (matched != negate) ? "success" : "failure";
   r.details = json::object();
   r.details["matched"] = matched;
-  r.details["pattern"] = pattern;
+  r.details["pattern"] = detail::sanitize_utf8(pattern);
   r.details["negate"] = negate;
   return r;
 }

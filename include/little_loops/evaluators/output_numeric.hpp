@@ -4,6 +4,7 @@
 
 #include <little_loops/config.hpp>
 #include <little_loops/detail/numbers.hpp>
+#include <little_loops/detail/strings.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/results.hpp>
 #include <little_loops/schema.hpp>
@@ -84,7 +85,7 @@ inline evaluation_result evaluate_output_numeric(std::string_view output, compar
   auto value = detail::parse_number(output);
   if (!value) {
     std::string msg = "Cannot parse as number: ";
-    msg += detail::utf8_prefix(output, 100);
+    msg += detail::sanitize_utf8(detail::utf8_prefix(output, 100));
     return detail::error_result(std::move(msg));
   }
   evaluation_result r;
