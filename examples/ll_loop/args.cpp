@@ -202,8 +202,8 @@ std::string usage_line(const verb_spec& spec) {
 }
 
 std::string verb_help(const verb_spec& spec) {
-  std::string text = usage_line(spec) + "\n\n" + std::string(spec.summary) + "\n";
-  if (!spec.details.empty()) text += "\n" + std::string(spec.details) + "\n";
+  std::string text = fmt::format("{}\n\n{}\n", usage_line(spec), spec.summary);
+  if (!spec.details.empty()) text += fmt::format("\n{}\n", spec.details);
   text += "\noptions:\n";
   std::vector<std::pair<std::string, std::string>> rows;
   rows.emplace_back("-h, --help", "show this help message and exit");

@@ -209,7 +209,7 @@ void progress_display::handle(const ll::loop_event& event) {
             for (const char* key : {"error", "reason"}) {
               auto r = e.details->find(key);
               if (r != e.details->end() && r->is_string() && !r->template get<std::string>().empty()) {
-                reason = " \u2014 " + one_line(r->template get<std::string>(), 120);
+                reason = fmt::format(" \u2014 {}", one_line(r->template get<std::string>(), 120));
                 break;
               }
             }
