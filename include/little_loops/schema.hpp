@@ -846,7 +846,7 @@ class document_scanner {
   template <class Exception>
   bool parse_error(std::size_t position, const std::string&, const Exception& ex) {
     error_byte = position;
-    syntax_error = ex.what();
+    syntax_error = sanitize_utf8(ex.what());  // "last read: '…'" quotes raw input bytes
     return false;
   }
 

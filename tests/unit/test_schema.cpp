@@ -344,6 +344,13 @@ TEST_CASE("parse_json_text reports line, column and byte offset") {
   CHECK(dup.error().details[1].path == "a.b");
 
   CHECK(ll::parse_json_text(R"([1, {"a": [{"a": 1}]}, {"a": 2}])").has_value());
+
+  // The message quotes the input near the error: ill-formed bytes are replaced so the
+  // message itself can be serialised.
+  const auto raw = ll::parse_json_text("{\"a\": 1,\n \xef\"b\": 2}");
+  REQUIRE_FALSE(raw.has_value());
+  CHECK_NOTHROW((void)json(raw.error().message).dump());
+  CHECK(raw.error().message.find("\xEF\xBF\xBD") != std::string::npos);
 }
 
 TEST_CASE("invalid loops list every problem in error.details") {
