@@ -16,6 +16,11 @@
 
 namespace ll = little_loops;
 
+// GCC pairs the replaced operator new with free() and warns; the pairing is correct here.
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
 namespace {
 std::atomic<std::uint64_t> g_allocations{0};
 }  // namespace

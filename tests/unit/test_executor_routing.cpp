@@ -8,6 +8,7 @@ namespace {
 
 // An Evaluator that returns scripted verdicts in order (the last repeats) and records requests.
 struct verdict_script {
+  explicit verdict_script(std::vector<std::string> v) : verdicts(std::move(v)) {}
   std::vector<std::string> verdicts;
   std::size_t calls = 0;
   std::vector<bool> had_config;
