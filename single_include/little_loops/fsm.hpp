@@ -1279,7 +1279,7 @@ class document_scanner {
   template <class Exception>
   bool parse_error(std::size_t position, const std::string&, const Exception& ex) {
     error_byte = position;
-    syntax_error = ex.what();
+    syntax_error = sanitize_utf8(ex.what());  // "last read: '…'" quotes raw input bytes
     return false;
   }
 
@@ -3487,9 +3487,11 @@ LITTLE_LOOPS_NAMESPACE_END
 
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/numbers.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
 // #include <little_loops/evaluators/output_numeric.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/numbers.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
 // #include <little_loops/schema.hpp> (already inlined above)
@@ -3570,7 +3572,7 @@ inline evaluation_result evaluate_output_numeric(std::string_view output, compar
   auto value = detail::parse_number(output);
   if (!value) {
     std::string msg = "Cannot parse as number: ";
-    msg += detail::utf8_prefix(output, 100);
+    msg += detail::sanitize_utf8(detail::utf8_prefix(output, 100));
     return detail::error_result(std::move(msg));
   }
   evaluation_result r;
@@ -3840,7 +3842,7 @@ inline evaluation_result judge_error_result(std::string message, const char* fla
   r.details["error"] = message;
   r.details["reason"] = std::move(message);
   if (flag) r.details[flag] = true;
-  if (!raw.empty()) r.details["raw_preview"] = std::string(utf8_prefix(raw, 300));
+  if (!raw.empty()) r.details["raw_preview"] = sanitize_utf8(utf8_prefix(raw, 300));
   return r;
 }
 
@@ -3936,6 +3938,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/evaluators/llm_judge.hpp>
 // #include <little_loops/evaluators/output_contains.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
 
@@ -4116,7 +4119,7 @@ inline evaluation_result contains_result(bool matched, std::string_view pattern,
   r.verdict = (matched != negate) ? "success" : "failure";
   r.details = json::object();
   r.details["matched"] = matched;
-  r.details["pattern"] = pattern;
+  r.details["pattern"] = detail::sanitize_utf8(pattern);
   r.details["negate"] = negate;
   return r;
 }
@@ -4367,6 +4370,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -4610,7 +4614,7 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
   auto current = parse_number(input);
   if (!current) {
     std::string msg = "Cannot parse output as number: ";
-    msg += utf8_prefix(input, 100);
+    msg += sanitize_utf8(utf8_prefix(input, 100));
     return error_result(std::move(msg));
   }
   if (memory) *memory = *current;
