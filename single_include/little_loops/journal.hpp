@@ -24,6 +24,8 @@
 // #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/snapshot.hpp> (in <little_loops/fsm.hpp>)
 
+#include <fmt/format.h>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -223,8 +225,8 @@ inline expected<void, little_loops::error> write_file_atomic(const std::filesyst
   static std::atomic<unsigned> counter{0};
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   const std::filesystem::path tmp =
-      dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()) + "." +
-             std::to_string(counter.fetch_add(1)));
+      dir / fmt::format(".{}.tmp.{}.{}", path.filename().string(), ::getpid(),
+                        counter.fetch_add(1));
   const int fd = detail::open_cloexec(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL);
   if (fd < 0) return unexpected(detail::journal_io_error(tmp, "cannot create temp file", errno));
   bool ok = detail::write_all(fd, content.data(), content.size());
