@@ -2,7 +2,8 @@
 # little_loops — the CI build matrix beyond the main job (called by .ci/run; runnable by hand)
 # SPDX-License-Identifier: MIT
 #
-#   tools/ci_matrix.sh [job...]      jobs: fresh cxx23 clang14 single_header (default: all)
+#   tools/ci_matrix.sh [job...]      jobs: fresh cxx23 clang14 single_header clang14_single_header
+#                                    (default: fresh cxx23 clang14_single_header)
 #
 # The main job (GCC 12, C++20 = tl::expected, Debug, ASan+UBSan, -Werror, with the dist
 # checks: header standalone, single-header smoke, ABI, consumers) is the README's test command
@@ -13,7 +14,7 @@ cd "$(dirname "$0")/.."
 
 jobs=("$@")
 if [ ${#jobs[@]} -eq 0 ]; then
-  jobs=(fresh cxx23 clang14 single_header)
+  jobs=(fresh cxx23 clang14_single_header)
 fi
 
 launcher=()
@@ -56,6 +57,13 @@ for job in "${jobs[@]}"; do
       # Clang 14 + libstdc++ 12, C++20: tl::expected; also guards against std::views use.
       build_and_test clang14 -DCMAKE_CXX_COMPILER=clang++-14 -DLITTLE_LOOPS_TEST_CXX_STANDARD=20
       ;;
+    clang14_single_header)
+      # Clang 14 + libstdc++ 12, C++20 (tl::expected) against single_include/ with header-only
+      # fmt: the second compiler and the amalgamated header in one build (keeps CI < 20 min).
+      build_and_test clang14_single_header -DCMAKE_CXX_COMPILER=clang++-14 \
+        -DLITTLE_LOOPS_TEST_CXX_STANDARD=20 -DLITTLE_LOOPS_TEST_SINGLE_HEADER=ON \
+        -DLITTLE_LOOPS_FMT_TARGET=fmt::fmt-header-only -DLITTLE_LOOPS_BUILD_EXAMPLES=OFF
+      ;;
     single_header)
       # The whole unit suite against single_include/, with header-only fmt (the examples and
       # the ll-loop end-to-end tests ran in the main job).
@@ -63,7 +71,7 @@ for job in "${jobs[@]}"; do
         -DLITTLE_LOOPS_FMT_TARGET=fmt::fmt-header-only -DLITTLE_LOOPS_BUILD_EXAMPLES=OFF
       ;;
     *)
-      echo "ci_matrix.sh: unknown job '${job}' (fresh cxx23 clang14 single_header)" >&2
+      echo "ci_matrix.sh: unknown job '${job}' (fresh cxx23 clang14 single_header clang14_single_header)" >&2
       exit 2
       ;;
   esac

@@ -578,35 +578,17 @@ int verb_simulate(const parsed_args& args) {
       say_error(fmt::format("{}: {}", *responses_file, doc.error().message));
       return exit_failed;
     }
-    // The key names (by_index, by_action) → the library's (sequence, actions).
-    ll::json mapped = ll::json::object();
-    if (doc->is_object()) {
-      for (auto it = doc->begin(); it != doc->end(); ++it) {
-        std::string key = it.key();
-        if (key == "by_index") key = "sequence";
-        else if (key == "by_action") key = "actions";
-        else if (key != "default") {
-          say_error(fmt::format("{}: unknown key \"{}\" (expected by_index, by_action, default)",
-                                *responses_file, it.key()));
-          return exit_failed;
-        }
-        mapped[key] = it.value();
-      }
-    } else {
-      mapped = *doc;
-    }
+    const ll::json& mapped = *doc;
     auto built = ll::scripted_runner::from_json(mapped);
     if (!built) {
-      ll::error e = built.error();
-      if (e.path.rfind("sequence", 0) == 0) e.path.replace(0, 8, "by_index");
-      if (e.path.rfind("actions", 0) == 0) e.path.replace(0, 7, "by_action");
+      const ll::error& e = built.error();
       say_error(fmt::format("{}: {}{}{}", *responses_file, e.path, e.path.empty() ? "" : ": ",
                             e.message));
       return exit_failed;
     }
     script = std::move(*built);
-    if (auto it = mapped.find("sequence"); it != mapped.end()) index_count = it->size();
-    if (auto it = mapped.find("actions"); it != mapped.end())
+    if (auto it = mapped.find("by_index"); it != mapped.end()) index_count = it->size();
+    if (auto it = mapped.find("by_action"); it != mapped.end())
       for (auto a = it->begin(); a != it->end(); ++a) action_keys.push_back(a.key());
     has_default = mapped.contains("default");
   }

@@ -6798,7 +6798,7 @@ class scripted_runner {
 
   /// @brief Build a runner from JSON (the `--responses` file of `ll-loop simulate`).
   ///
-  /// Shape: `{"sequence": [R...], "actions": {"<text>": R | [R...]}, "default": R}` where
+  /// Shape: `{"by_index": [R...], "by_action": {"<text>": R | [R...]}, "default": R}` where
   /// `R = {"output": str, "stderr": str, "exit_code": int, "duration_ms": int,
   /// "timed_out": bool, "signal": int, "error": str}` (all optional; `error` makes the runner
   /// fail with that message). A bare integer R is an exit code. Unknown keys are errors.
@@ -6808,21 +6808,21 @@ class scripted_runner {
     scripted_runner runner;
     for (auto it = doc.begin(); it != doc.end(); ++it) {
       const std::string& key = it.key();
-      if (key == "sequence") {
+      if (key == "by_index") {
         if (!it.value().is_array())
-          return unexpected(error{errc::parse_error, "must be an array", "sequence"});
+          return unexpected(error{errc::parse_error, "must be an array", "by_index"});
         std::size_t i = 0;
         for (const auto& item : it.value()) {
-          auto r = parse_response(item, "sequence." + std::to_string(i++));
+          auto r = parse_response(item, "by_index." + std::to_string(i++));
           if (!r) return unexpected(r.error());
           runner.sequence_.push_back(std::move(*r));
         }
-      } else if (key == "actions") {
+      } else if (key == "by_action") {
         if (!it.value().is_object())
-          return unexpected(error{errc::parse_error, "must be an object", "actions"});
+          return unexpected(error{errc::parse_error, "must be an object", "by_action"});
         for (auto a = it.value().begin(); a != it.value().end(); ++a) {
           std::vector<scripted_response> list;
-          const std::string path = "actions." + a.key();
+          const std::string path = "by_action." + a.key();
           if (a.value().is_array()) {
             std::size_t i = 0;
             for (const auto& item : a.value()) {
@@ -6843,7 +6843,7 @@ class scripted_runner {
         runner.default_ = std::move(*r);
       } else {
         return unexpected(error{errc::parse_error,
-                                "unknown key \"" + key + "\" (expected sequence, actions, default)",
+                                "unknown key \"" + key + "\" (expected by_index, by_action, default)",
                                 key});
       }
     }

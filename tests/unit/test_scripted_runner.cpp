@@ -61,8 +61,8 @@ TEST_SUITE("scripted_runner") {
 
   TEST_CASE("from_json") {
     auto r = ll::scripted_runner::from_json(ll::json::parse(R"({
-      "sequence": [1, {"output": "first"}],
-      "actions": {"pytest": [{"exit_code": 1, "stderr": "E"}, 0], "lint": {"timed_out": true}},
+      "by_index": [1, {"output": "first"}],
+      "by_action": {"pytest": [{"exit_code": 1, "stderr": "E"}, 0], "lint": {"timed_out": true}},
       "default": {"exit_code": 0, "output": "ok", "duration_ms": 5}})"));
     REQUIRE(r.has_value());
     CHECK(r->run(req("a"))->exit_code == 1);
@@ -76,12 +76,12 @@ TEST_SUITE("scripted_runner") {
     CHECK(d->output == "ok");
     CHECK(d->duration.count() == 5);
 
-    auto bad = ll::scripted_runner::from_json(ll::json::parse(R"({"actions": {"x": {"exitcode": 1}}})"));
+    auto bad = ll::scripted_runner::from_json(ll::json::parse(R"({"by_action": {"x": {"exitcode": 1}}})"));
     REQUIRE_FALSE(bad.has_value());
-    CHECK(bad.error().path == "actions.x.exitcode");
-    auto bad2 = ll::scripted_runner::from_json(ll::json::parse(R"({"sequence": {}})"));
+    CHECK(bad.error().path == "by_action.x.exitcode");
+    auto bad2 = ll::scripted_runner::from_json(ll::json::parse(R"({"by_index": {}})"));
     REQUIRE_FALSE(bad2.has_value());
-    CHECK(bad2.error().path == "sequence");
+    CHECK(bad2.error().path == "by_index");
     auto bad3 = ll::scripted_runner::from_json(ll::json::parse(R"({"seq": []})"));
     REQUIRE_FALSE(bad3.has_value());
     auto bad4 = ll::scripted_runner::from_json(ll::json::parse(R"({"default": {"output": 3}})"));
