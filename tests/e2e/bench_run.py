@@ -3,15 +3,24 @@
 # SPDX-License-Identifier: MIT
 """Measures, for a 200-step loop whose actions are `true`:
 
-* per-iteration cost of `ll-loop run` vs a bare posix_spawn + wait of `/bin/sh -c true`
-  (done here with os.posix_spawn, i.e. in the measuring process, no shell in between);
+* per-iteration cost of `ll-loop run` vs a bare posix_spawn + wait of `/bin/sh -c true` done
+  in this process through libc (ctypes: no interpreter work between spawns beyond the call);
+  the per-iteration cost is the marginal one: (200-step run − the same loop stopped by
+  `--max-iterations 1`) / 199, so loading the 200-state file, start-up and exit cancel out;
+* the same with the journal on tmpfs (/dev/shm) and on a disk directory (default: the
+  benchmark's temporary directory; pass --disk-dir to choose);
 * time from starting ll-loop to its first action (a `date +%s%N` action, minus the same
   command spawned directly);
 * peak RSS of ll-loop (wait4 rusage).
 
-Usage: LL_LOOP=build/examples/ll-loop python3 tests/e2e/bench_run.py [rounds]
+Rounds alternate bare / tmpfs / disk / 1-step runs so that machine load hits all alike; the
+medians are reported.
+
+Usage: LL_LOOP=build/examples/ll-loop python3 tests/e2e/bench_run.py [--rounds N] [--disk-dir D]
 """
 
+import argparse
+import ctypes
 import os
 import statistics
 import subprocess
@@ -20,9 +29,13 @@ import tempfile
 import time
 from pathlib import Path
 
-LL = os.environ.get("LL_LOOP") or sys.exit("set LL_LOOP to the ll-loop executable")
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 10
 STEPS = 200
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.posix_spawn.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_void_p,
+                              ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_void_p]
+_libc.waitpid.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+_environ = ctypes.c_void_p.in_dll(_libc, "environ")
 
 
 def chain_loop(path: Path, steps: int, action: str) -> Path:
@@ -34,46 +47,74 @@ def chain_loop(path: Path, steps: int, action: str) -> Path:
     return path
 
 
-def run_ll(args, cwd):
+def run_ll(ll, args, cwd, ok_codes=(0,)):
     t0 = time.perf_counter_ns()
-    proc = subprocess.Popen([LL, *args], cwd=cwd, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen([ll, *args], cwd=cwd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter_ns() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
     err = proc.stderr.read().decode()
     proc.stderr.close()
-    if proc.returncode != 0:
+    if proc.returncode not in ok_codes:
         sys.exit(f"ll-loop failed ({proc.returncode}): {err}")
     return elapsed, usage.ru_maxrss
 
 
 def bare_spawn(n):
+    argv = (ctypes.c_char_p * 4)(b"/bin/sh", b"-c", b"true", None)
+    pid = ctypes.c_int()
+    status = ctypes.c_int()
     t0 = time.perf_counter_ns()
     for _ in range(n):
-        pid = os.posix_spawn("/bin/sh", ["/bin/sh", "-c", "true"], os.environ)
-        os.waitpid(pid, 0)
+        if _libc.posix_spawn(ctypes.byref(pid), b"/bin/sh", None, None, argv, _environ) != 0:
+            sys.exit("posix_spawn failed")
+        _libc.waitpid(pid.value, ctypes.byref(status), 0)
     return time.perf_counter_ns() - t0
 
 
+def fs_of(path: Path) -> str:
+    best, fstype = "", "?"
+    for line in Path("/proc/mounts").read_text().splitlines():
+        parts = line.split()
+        mnt = parts[1]
+        if str(path).startswith(mnt) and len(mnt) > len(best):
+            best, fstype = mnt, f"{parts[2]} on {parts[0]}"
+    return fstype
+
+
 def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("rounds", nargs="?", type=int, default=10)
+    ap.add_argument("--rounds", dest="rounds_opt", type=int)
+    ap.add_argument("--disk-dir", help="parent of the on-disk journal directory")
+    ap.add_argument("--ll-loop", default=os.environ.get("LL_LOOP"))
+    opts = ap.parse_args()
+    ll = opts.ll_loop or sys.exit("set LL_LOOP (or --ll-loop) to the ll-loop executable")
+    rounds = opts.rounds_opt or opts.rounds
+
     with tempfile.TemporaryDirectory(prefix="ll_bench_") as tmp:
         wd = Path(tmp)
         loop200 = chain_loop(wd / "chain200.yaml", STEPS, "'true'")
-        loop1 = chain_loop(wd / "chain1.yaml", 1, "'true'")
         shm = Path("/dev/shm") if Path("/dev/shm").is_dir() else wd
         shm_journal = Path(tempfile.mkdtemp(prefix="ll_bench_journal_", dir=shm))
+        disk_journal = Path(tempfile.mkdtemp(prefix="ll_bench_journal_", dir=opts.disk_dir or wd))
 
-        bare, ll_disk, ll_shm, ll_one, rss = [], [], [], [], []
-        for _ in range(ROUNDS):
+        bare, disk, disk1, tmpfs, tmpfs1, rss = [], [], [], [], [], []
+        for _ in range(rounds):
             bare.append(bare_spawn(STEPS))
-            t, r = run_ll(["run", str(loop200), "--quiet"], wd)
-            ll_disk.append(t)
+            t, r = run_ll(ll, ["run", str(loop200), "--quiet", "--journal-dir", str(disk_journal)], wd)
+            disk.append(t)
             rss.append(r)
-            t, _ = run_ll(["run", str(loop200), "--quiet", "--journal-dir", str(shm_journal)], wd)
-            ll_shm.append(t)
-            t, _ = run_ll(["run", str(loop1), "--quiet", "--journal-dir", str(shm_journal)], wd)
-            ll_one.append(t)
+            t, _ = run_ll(ll, ["run", str(loop200), "--quiet", "--journal-dir", str(shm_journal)], wd)
+            tmpfs.append(t)
+            # the same loop stopped after one iteration (exit 1: max_iterations)
+            t, _ = run_ll(ll, ["run", str(loop200), "--quiet", "--max-iterations", "1",
+                               "--journal-dir", str(shm_journal)], wd, ok_codes=(1,))
+            tmpfs1.append(t)
+            t, _ = run_ll(ll, ["run", str(loop200), "--quiet", "--max-iterations", "1",
+                               "--journal-dir", str(disk_journal)], wd, ok_codes=(1,))
+            disk1.append(t)
 
         # time to first action: the action prints CLOCK_REALTIME ns; compare with the same
         # command spawned directly
@@ -82,9 +123,9 @@ def main():
         probe.write_text(f"name: probe\ninitial: a\nstates:\n  a:\n    action: date +%s%N > {first}\n"
                          "    next: b\n  b:\n    terminal: true\n")
         ttfa, direct = [], []
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
             t0 = time.time_ns()
-            run_ll(["run", str(probe), "--quiet", "--journal-dir", str(shm_journal)], wd)
+            run_ll(ll, ["run", str(probe), "--quiet", "--journal-dir", str(disk_journal)], wd)
             ttfa.append(int(first.read_text()) - t0)
             t0 = time.time_ns()
             pid = os.posix_spawn("/bin/sh", ["/bin/sh", "-c", f"date +%s%N > {first}"], os.environ)
@@ -93,24 +134,26 @@ def main():
 
         med = statistics.median
         per_bare = med(bare) / STEPS / 1e3
-        # subtract the fixed start-up/teardown cost measured with a 1-step loop
-        per_disk = (med(ll_disk) - med(ll_one)) / (STEPS - 1) / 1e3
-        per_shm = (med(ll_shm) - med(ll_one)) / (STEPS - 1) / 1e3
-        print(f"rounds: {ROUNDS}, steps: {STEPS}")
-        print(f"bare posix_spawn+wait of /bin/sh -c true : {per_bare:8.1f} us/iteration")
-        print(f"ll-loop run, journal on {shm}           : {per_shm:8.1f} us/iteration "
-              f"({(per_shm / per_bare - 1) * 100:+.1f}%)")
-        print(f"ll-loop run, journal in .loops/.running  : {per_disk:8.1f} us/iteration "
-              f"({(per_disk / per_bare - 1) * 100:+.1f}%)")
-        print(f"ll-loop run, whole 200-step run          : {med(ll_shm) / 1e6:8.1f} ms (journal on shm), "
-              f"{med(ll_disk) / 1e6:.1f} ms (disk)")
-        print(f"ll-loop start-up + 1 step + exit         : {med(ll_one) / 1e6:8.2f} ms")
-        print(f"time to first action                     : {(med(ttfa) - med(direct)) / 1e6:8.2f} ms "
+        per_shm = (med(tmpfs) - med(tmpfs1)) / (STEPS - 1) / 1e3
+        per_disk = (med(disk) - med(disk1)) / (STEPS - 1) / 1e3
+        print(f"ll-loop: {ll}")
+        print(f"rounds: {rounds}, steps: {STEPS}, load average: {os.getloadavg()[0]:.2f}")
+        print(f"bare posix_spawn+wait of /bin/sh -c true   : {per_bare:8.1f} us/iteration")
+        print(f"ll-loop run, journal on tmpfs              : {per_shm:8.1f} us/iteration "
+              f"({(per_shm / per_bare - 1) * 100:+.1f}%)   [{shm_journal}: {fs_of(shm_journal)}]")
+        print(f"ll-loop run, journal on disk               : {per_disk:8.1f} us/iteration "
+              f"({(per_disk / per_bare - 1) * 100:+.1f}%)   [{disk_journal}: {fs_of(disk_journal)}]")
+        print(f"ll-loop run, whole 200-step run            : {med(tmpfs) / 1e6:8.1f} ms (tmpfs), "
+              f"{med(disk) / 1e6:.1f} ms (disk)")
+        print(f"ll-loop load 200 states + 1 step + exit    : {med(tmpfs1) / 1e6:8.2f} ms (tmpfs), "
+              f"{med(disk1) / 1e6:.2f} ms (disk)")
+        print(f"time to first action (journal on disk)     : {(med(ttfa) - med(direct)) / 1e6:8.2f} ms "
               f"(ll-loop {med(ttfa) / 1e6:.2f} ms - direct spawn {med(direct) / 1e6:.2f} ms)")
-        print(f"peak RSS of ll-loop (200 steps)          : {max(rss) / 1024:8.1f} MiB")
-        for f in shm_journal.iterdir():
-            f.unlink()
-        shm_journal.rmdir()
+        print(f"peak RSS of ll-loop (200 steps)            : {max(rss) / 1024:8.1f} MiB")
+        for d in (shm_journal, disk_journal):
+            for f in d.iterdir():
+                f.unlink()
+            d.rmdir()
 
 
 if __name__ == "__main__":
