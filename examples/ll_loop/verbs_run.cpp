@@ -258,17 +258,18 @@ int execute(run_settings& s) {
     if (auto saved = journal.save(record); !saved)
       say_warning(fmt::format("journal: {}", ll::to_string(saved.error())));
   };
-  auto boundary = [&](bool durable) {
+  auto boundary = [&]() {
     ll::snapshot snap = ex.snapshot();
     record.iteration = snap.iteration;
     record.current_state = snap.current_state;
-    journal.durable = durable;
     save(ll::journal_status::running, ll::to_json(snap));
-    journal.durable = true;
   };
-  // Nothing has run yet: no fsync before the first action (time to first action matters);
-  // the write is still atomic.
-  boundary(false);
+  // State boundaries: each record is appended to the journal's checkpoint log before the
+  // next action starts (a killed ll-loop loses nothing finished); the state file and its
+  // fsyncs are written by the journal's background thread, off the loop's path (a machine
+  // crash goes back at most one fsync round trip).
+  journal.sync = ll::journal_sync::background;
+  boundary();
 
   if (!s.quiet && !s.as_json) {
     if (!s.resume_from) {
@@ -282,11 +283,13 @@ int execute(run_settings& s) {
   {
     stop_signals signals(stop, journal.paths().stop);
     while (ex.step()) {
-      boundary(true);
+      boundary();
       if (journal.stop_requested()) stop.request_stop();
     }
   }
   const ll::execution_result& result = ex.result();
+  // The final record: the state file written durably here, the checkpoint logs removed.
+  journal.sync = ll::journal_sync::every_save;
 
   record.extra["terminated_by"] = std::string(ll::to_string(result.terminated_by));
   record.extra["error"] = result.error ? ll::json(result.error->message) : ll::json(nullptr);

@@ -258,7 +258,7 @@ TEST_CASE("stop requests: stop file, and SIGTERM only for a live running owner")
 TEST_CASE("run_journaled: snapshot at every boundary, events, final status, exact resume") {
   temp_dir dir("run");
   ll::loop_journal journal(dir.path, "counter");
-  journal.durable = false;
+  journal.sync = ll::journal_sync::none;
   REQUIRE(journal.open(true).has_value());
 
   ll::scripted_runner runner;
@@ -319,7 +319,7 @@ TEST_CASE("run_journaled: snapshot at every boundary, events, final status, exac
 TEST_CASE("run_journaled stops at the next boundary when a stop file appears") {
   temp_dir dir("stopfile");
   ll::loop_journal journal(dir.path, "counter");
-  journal.durable = false;
+  journal.sync = ll::journal_sync::none;
   REQUIRE(journal.open(true).has_value());
   ll::scripted_runner runner;
   runner.otherwise(ll::scripted_response::exit(1));  // b fails forever: a <-> b
@@ -337,4 +337,197 @@ TEST_CASE("run_journaled stops at the next boundary when a stop file appears") {
   CHECK(result.iterations == 1);
   CHECK_FALSE(journal.stop_requested());
   CHECK(ll::load_journal(dir.path, "counter").value()->status == "interrupted");
+}
+
+// ---------------------------------------------------------------------------------------
+// journal_sync::background: checkpoint logs on the calling thread, state file on a thread.
+
+namespace {
+
+std::size_t file_size_or_zero(const fs::path& p) {
+  std::error_code ec;
+  const auto n = fs::file_size(p, ec);
+  return ec ? 0 : static_cast<std::size_t>(n);
+}
+
+}  // namespace
+
+TEST_CASE("background sync: the state file catches up, flush waits, final every_save tidies up") {
+  temp_dir dir("bg");
+  const auto paths = ll::journal_paths_for(dir.path, "bg");
+  CHECK(paths.checkpoints[0] == dir.path / "bg.state.0.jsonl");
+  CHECK(paths.checkpoints[1] == dir.path / "bg.state.1.jsonl");
+  {
+    ll::loop_journal journal(dir.path, "bg");
+    journal.sync = ll::journal_sync::background;
+    REQUIRE(journal.open(true).has_value());
+    ll::journal_record rec;
+    rec.status = "running";
+    for (int i = 1; i <= 50; ++i) {
+      rec.iteration = i;
+      rec.snapshot = ll::json{{"i", i}};
+      REQUIRE(journal.save(rec).has_value());
+      // Readers see every save at once (from the log), before the thread has written it.
+      auto now = ll::load_journal(dir.path, "bg");
+      REQUIRE(now.has_value());
+      REQUIRE(now->has_value());
+      CHECK((*now)->iteration == i);
+    }
+    REQUIRE(journal.flush().has_value());
+    // After flush() the state file itself holds the last record.
+    const auto state = ll::json::parse(slurp(paths.state));
+    CHECK(state["iteration"] == 50);
+    CHECK(state["snapshot"]["i"] == 50);
+    CHECK(fs::exists(paths.checkpoints[0]));
+
+    // The final save with every_save: durable state file, logs removed.
+    journal.sync = ll::journal_sync::every_save;
+    rec.status = "completed";
+    rec.iteration = 51;
+    REQUIRE(journal.save(rec).has_value());
+    CHECK_FALSE(fs::exists(paths.checkpoints[0]));
+    CHECK_FALSE(fs::exists(paths.checkpoints[1]));
+    CHECK(ll::json::parse(slurp(paths.state))["status"] == "completed");
+  }
+  auto done = ll::load_journal(dir.path, "bg");
+  REQUIRE(done.has_value());
+  CHECK((*done)->status == "completed");
+  CHECK((*done)->iteration == 51);
+  CHECK(ll::list_journals(dir.path).size() == 1);
+}
+
+TEST_CASE("background sync: a killed process loses nothing save() returned from") {
+  temp_dir dir("bgkill");
+  const pid_t child = ::fork();  // test only: the child saves, then dies by SIGKILL
+  if (child == 0) {
+    ll::loop_journal journal(dir.path, "victim");
+    journal.sync = ll::journal_sync::background;
+    journal.checkpoint_log_limit = 300;  // switch logs often while dying
+    if (!journal.open(true)) ::_exit(3);
+    ll::journal_record rec;
+    rec.status = "running";
+    for (int i = 1; i <= 200; ++i) {
+      rec.iteration = i;
+      rec.current_state = "s" + std::to_string(i);
+      if (!journal.save(rec)) ::_exit(4);
+      // Actions take time: let the thread sync now and then (so the logs get switched).
+      if (i % 20 == 0 && !journal.flush()) ::_exit(6);
+    }
+    ::raise(SIGKILL);  // no flush, no destructor
+    ::_exit(5);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+  auto loaded = ll::load_journal(dir.path, "victim");
+  REQUIRE(loaded.has_value());
+  REQUIRE(loaded->has_value());
+  const ll::journal_record& r = **loaded;
+  CHECK(r.iteration == 200);
+  CHECK(r.current_state == "s200");
+  CHECK(r.status == "interrupted");  // `running` with a dead pid
+  CHECK(r.stale);
+  const auto paths = ll::journal_paths_for(dir.path, "victim");
+  // The logs were switched and emptied along the way: together they hold far fewer than
+  // the 200 records (at most the limit plus the ~20 saves between syncs, each).
+  ll::journal_record sample;
+  sample.name = "victim";
+  sample.status = "running";
+  sample.pid = child;
+  sample.iteration = 200;
+  sample.current_state = "s200";
+  sample.started_at = sample.updated_at = r.updated_at;
+  const std::size_t one_record = sample.to_text().size();
+  CHECK(file_size_or_zero(paths.checkpoints[0]) + file_size_or_zero(paths.checkpoints[1]) <
+        60 * one_record);
+}
+
+TEST_CASE("background sync: logs stay bounded; torn or garbage log tails are skipped") {
+  temp_dir dir("bglog");
+  const auto paths = ll::journal_paths_for(dir.path, "lg");
+  ll::loop_journal journal(dir.path, "lg");
+  journal.sync = ll::journal_sync::background;
+  journal.checkpoint_log_limit = 1000;
+  REQUIRE(journal.open(true).has_value());
+  ll::journal_record rec;
+  rec.status = "running";
+  std::size_t largest = 0, record_size = 0;
+  for (int i = 1; i <= 300; ++i) {
+    rec.iteration = i;
+    REQUIRE(journal.save(rec).has_value());
+    record_size = std::max(record_size, rec.to_text().size());
+    if (i % 10 == 0) REQUIRE(journal.flush().has_value());  // let the thread catch up
+    largest = std::max({largest, file_size_or_zero(paths.checkpoints[0]),
+                        file_size_or_zero(paths.checkpoints[1])});
+  }
+  // The limit plus what arrives before the thread has synced (at most 10 saves here).
+  CHECK(largest <= 1000 + 11 * record_size);
+  CHECK(largest >= 1000);
+  CHECK((*ll::load_journal(dir.path, "lg"))->iteration == 300);
+
+  // A save cut short by a crash, and bytes a machine crash left behind, are skipped.
+  for (const auto& log : paths.checkpoints) {
+    std::ofstream out(log, std::ios::app | std::ios::binary);
+    out << "{\"name\":\"lg\",\"status\":\"running\",\"iteration\":9999,\"updated_at\":\"9";
+  }
+  {
+    std::ofstream out(paths.checkpoints[0], std::ios::app | std::ios::binary);
+    out << "\n" << std::string(64, '\0') << "\n";
+  }
+  auto loaded = ll::load_journal(dir.path, "lg");
+  REQUIRE(loaded.has_value());
+  CHECK((*loaded)->iteration == 300);
+}
+
+TEST_CASE("readers take the newest whole record of the state file and the logs") {
+  temp_dir dir("newest");
+  const auto paths = ll::journal_paths_for(dir.path, "nw");
+  auto line = [](int iteration, const char* updated) {
+    ll::journal_record r;
+    r.name = "nw";
+    r.status = "interrupted";
+    r.iteration = iteration;
+    r.updated_at = updated;
+    return r.to_text();
+  };
+  REQUIRE(ll::write_file_atomic(paths.state, line(5, "2026-01-01T00:00:05.000000+00:00")).has_value());
+  {
+    std::ofstream out(paths.checkpoints[1], std::ios::binary);
+    out << line(6, "2026-01-01T00:00:06.000000+00:00") << line(7, "2026-01-01T00:00:07.000000+00:00");
+  }
+  {
+    std::ofstream out(paths.checkpoints[0], std::ios::binary);
+    out << line(4, "2026-01-01T00:00:04.000000+00:00");
+  }
+  CHECK((*ll::load_journal(dir.path, "nw"))->iteration == 7);
+  // A state file a machine crash left empty does not hide the logs.
+  { std::ofstream out(paths.state, std::ios::binary | std::ios::trunc); }
+  CHECK((*ll::load_journal(dir.path, "nw"))->iteration == 7);
+  // Only logs (the state file not written yet): still listed.
+  fs::remove(paths.state);
+  CHECK(ll::list_journals(dir.path).size() == 1);
+  // A newer state file wins over the logs.
+  REQUIRE(ll::write_file_atomic(paths.state, line(8, "2026-01-01T00:00:08.000000+00:00")).has_value());
+  CHECK((*ll::load_journal(dir.path, "nw"))->iteration == 8);
+}
+
+TEST_CASE("event lines are buffered until an action starts, a save or the end") {
+  temp_dir dir("evbuf");
+  ll::loop_journal journal(dir.path, "eb");
+  REQUIRE(journal.open(true).has_value());
+  ll::journal_event_sink<> sink(journal);
+  const auto ts = std::chrono::system_clock::now();
+  sink.on_event(ll::state_enter_event{ts, "a", 1});
+  CHECK(ll::read_journal_events(dir.path, "eb").empty());
+  sink.on_event(ll::action_start_event{ts, "a", "true", false});
+  auto events = ll::read_journal_events(dir.path, "eb");
+  REQUIRE(events.size() == 2);  // written before the action runs
+  CHECK(events[1]["event"] == "action_start");
+  sink.on_event(ll::route_event{ts, "a", "b", ""});
+  CHECK(ll::read_journal_events(dir.path, "eb").size() == 2);
+  ll::journal_record rec;
+  rec.status = "running";
+  REQUIRE(journal.save(rec).has_value());  // a save writes them first
+  CHECK(ll::read_journal_events(dir.path, "eb").size() == 3);
 }
