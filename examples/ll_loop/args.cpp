@@ -225,4 +225,62 @@ std::string verb_help(const verb_spec& spec) {
   return text;
 }
 
+std::optional<std::vector<std::string>> split_command_words(std::string_view text, std::string& error) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;  // a word has started (possibly empty: '' is an empty argument)
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+      continue;
+    }
+    in_word = true;
+    if (c == '\\') {
+      if (i + 1 == text.size()) {
+        error = "trailing backslash";
+        return std::nullopt;
+      }
+      const char next = text[++i];
+      if (next != '\n') word += next;  // backslash-newline joins lines
+    } else if (c == '\'') {
+      const auto end = text.find('\'', i + 1);
+      if (end == std::string_view::npos) {
+        error = "unterminated single quote";
+        return std::nullopt;
+      }
+      word.append(text.substr(i + 1, end - i - 1));
+      i = end;
+    } else if (c == '"') {
+      bool closed = false;
+      for (++i; i < text.size(); ++i) {
+        const char d = text[i];
+        if (d == '"') {
+          closed = true;
+          break;
+        }
+        if (d == '\\' && i + 1 < text.size()) {
+          const char next = text[i + 1];
+          if (next == '"' || next == '\\' || next == '$' || next == '`' || next == '\n') {
+            ++i;
+            if (next != '\n') word += next;
+            continue;
+          }
+        }
+        word += d;
+      }
+      if (!closed) {
+        error = "unterminated double quote";
+        return std::nullopt;
+      }
+    } else {
+      word += c;
+    }
+  }
+  if (in_word) words.push_back(std::move(word));
+  return words;
+}
+
 }  // namespace ll_loop

@@ -65,6 +65,14 @@ std::string verb_help(const verb_spec& spec);
 /// or "" when none is close.
 std::string closest_match(std::string_view word, const std::vector<std::string_view>& candidates);
 
+/// Splits a command given as one string (`--prompt-command`, `--judge-command`) into argv
+/// words the way a POSIX shell splits words, without any expansion: blanks separate words;
+/// '...' keeps everything literally; "..." keeps everything but lets a backslash escape
+/// `"`, `\`, `$`, `` ` `` and a newline; a backslash outside quotes makes the next character
+/// literal. So `my-llm --model 'big model' -p` is three words and an argument may contain
+/// spaces or quotes. On an unterminated quote or a trailing backslash: nullopt and `error`.
+std::optional<std::vector<std::string>> split_command_words(std::string_view text, std::string& error);
+
 /// Parses a non-negative integer argument; nullopt on junk or overflow.
 std::optional<long long> parse_count(std::string_view text);
 

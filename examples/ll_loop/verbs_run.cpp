@@ -145,14 +145,6 @@ load_failure failure_of(const ll::error& e, const loaded_loop& loaded) {
   return f;
 }
 
-std::vector<std::string> split_command(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string word;
-  while (in >> word) out.push_back(word);
-  return out;
-}
-
 /// Everything `run` and `resume` share.
 struct run_settings {
   std::string shown_name;             ///< what the user typed (for messages)
@@ -163,8 +155,8 @@ struct run_settings {
   bool quiet = false;
   bool as_json = false;
   fs::path journal_dir{std::string(ll::default_journal_dir)};
-  std::optional<std::string> prompt_command;
-  std::optional<std::string> judge_command;
+  std::optional<std::vector<std::string>> prompt_command;  ///< argv words (split_command_words)
+  std::optional<std::vector<std::string>> judge_command;
   std::optional<long long> output_limit;
   std::optional<ll::snapshot> resume_from;
   std::string started_at;             ///< kept across resumes
@@ -198,13 +190,7 @@ int execute(run_settings& s) {
   }
 
   ll::posix_runner_options opts;
-  if (s.prompt_command) {
-    opts.prompt_command = split_command(*s.prompt_command);
-    if (opts.prompt_command.empty()) {
-      say_error("--prompt-command is empty");
-      return exit_failed;
-    }
-  }
+  if (s.prompt_command) opts.prompt_command = *s.prompt_command;
   if (s.output_limit) opts.output_limit = static_cast<std::size_t>(*s.output_limit);
   ll::posix_process_runner runner(std::move(opts));
 
@@ -212,13 +198,7 @@ int execute(run_settings& s) {
   // cancels a running judge command too.
   std::stop_source stop;
   ll::command_judge_options judge_opts;
-  if (s.judge_command) {
-    judge_opts.command = split_command(*s.judge_command);
-    if (judge_opts.command.empty()) {
-      say_error("--judge-command is empty");
-      return exit_failed;
-    }
-  }
+  if (s.judge_command) judge_opts.command = *s.judge_command;
   judge_opts.stop = stop.get_token();
   ll::basic_evaluator<ll::command_judge> evaluator{ll::command_judge(std::move(judge_opts))};
 
@@ -252,6 +232,10 @@ int execute(run_settings& s) {
   record.started_at = s.started_at;
   record.extra = {{"context", s.context_overrides}, {"no_llm", s.no_llm}};
   if (s.max_iterations) record.extra["max_iterations"] = *s.max_iterations;
+  // Run settings `resume` reuses unless it is given its own.
+  if (s.prompt_command) record.extra["prompt_command"] = *s.prompt_command;
+  if (s.judge_command) record.extra["judge_command"] = *s.judge_command;
+  if (s.output_limit) record.extra["output_limit"] = *s.output_limit;
   auto save = [&](std::string_view status, ll::json snapshot) {
     record.status = std::string(status);
     record.snapshot = std::move(snapshot);
@@ -341,8 +325,20 @@ bool read_common_run_options(const parsed_args& args, run_settings& s) {
   s.quiet = args.has("quiet");
   s.as_json = args.has("json");
   if (auto dir = args.value("journal-dir")) s.journal_dir = *dir;
-  s.prompt_command = args.value("prompt-command");
-  s.judge_command = args.value("judge-command");
+  for (auto [option, target] : {std::pair{"prompt-command", &s.prompt_command},
+                                 std::pair{"judge-command", &s.judge_command}}) {
+    const auto text = args.value(option);
+    if (!text) continue;
+    std::string why;
+    auto words = split_command_words(*text, why);
+    if (words && words->empty()) why = "empty command";
+    if (!words || words->empty()) {
+      std::fprintf(stderr, "ll-loop %s: error: argument --%s: %s: %s\n", args.verb.c_str(), option,
+                   why.c_str(), text->c_str());
+      return false;
+    }
+    *target = std::move(*words);
+  }
   if (auto v = args.value("output-limit")) {
     s.output_limit = parse_count(*v);
     if (!s.output_limit || *s.output_limit == 0) {
@@ -423,6 +419,21 @@ int verb_resume(const parsed_args& args) {
   if (auto it = extra.find("max_iterations"); it != extra.end() && it->is_number_integer())
     s.max_iterations = it->get<long long>();
   if (auto it = extra.find("no_llm"); it != extra.end() && it->is_boolean()) s.no_llm = it->get<bool>();
+  auto stored_words = [&](const char* key, std::optional<std::vector<std::string>>& target) {
+    const auto it = extra.find(key);
+    if (target || it == extra.end() || !it->is_array() || it->empty()) return;
+    std::vector<std::string> words;
+    for (const auto& w : *it) {
+      if (!w.is_string()) return;
+      words.push_back(w.get<std::string>());
+    }
+    target = std::move(words);
+  };
+  stored_words("prompt_command", s.prompt_command);
+  stored_words("judge_command", s.judge_command);
+  if (auto it = extra.find("output_limit"); !s.output_limit && it != extra.end() &&
+                                            it->is_number_integer() && it->get<long long>() > 0)
+    s.output_limit = it->get<long long>();
   auto loaded = load_loop_file(record->loop_path, s.context_overrides);
   if (!loaded) {
     report_load_failure(loaded.error(), record->loop_path);

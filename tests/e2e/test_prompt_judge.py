@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # little_loops — e2e: a fake `claude` on PATH drives a prompt state and the command judge
 # SPDX-License-Identifier: MIT
+import json
 import os
 
 from harness import FIXTURES, Workdir, expect, expect_exit, expect_in, ll, main, write
@@ -64,6 +65,81 @@ def test_missing_claude_is_an_error_verdict():
         expect_exit(r, 2)
         expect(r.json()["final_state"] == "broken", "unrunnable judge → error → broken", r)
         expect(not (wd / "claude.log").exists(), "the fake claude on PATH was not used", r)
+
+
+QUOTED_LOOP = """\
+name: quoted
+initial: ask
+max_iterations: 3
+states:
+  ask:
+    action: the prompt
+    action_type: prompt
+    next: done
+  done:
+    terminal: true
+"""
+
+
+def test_prompt_command_words_follow_shell_quoting():
+    with Workdir() as wd:
+        loop = write(wd / "quoted.yaml", QUOTED_LOOP)
+        (wd / "dir with space").mkdir()
+        record = wd / "dir with space" / "record.sh"
+        write(record, '#!/bin/sh\nfor a in "$@"; do printf \'<%s>\' "$a"; done > "$(dirname "$0")/argv.txt"\n')
+        record.chmod(0o755)
+        cmd = f"'{record}' --model \"big model\" it\\'s '' -p"
+        r = ll("run", loop, "--prompt-command", cmd, cwd=wd)
+        expect_exit(r, 0)
+        argv = (wd / "dir with space" / "argv.txt").read_text()
+        expect(argv == "<--model><big model><it's><><-p><the prompt>",
+               f"argv words as a shell would split them: {argv!r}", r)
+        # resume keeps the run's command: interrupt-free check through the journal's extra
+        state = json.loads((wd / ".loops" / ".running" / "quoted.state.json").read_text())
+        expect(state["extra"]["prompt_command"] == [str(record), "--model", "big model", "it's", "", "-p"],
+               f"the command is journaled for resume: {state['extra']}", r)
+
+
+STOPPING_LOOP = """\
+name: quoted2
+initial: first
+states:
+  first:
+    action: touch .loops/.running/quoted2.stop
+    next: ask
+  ask:
+    action: the second prompt
+    action_type: prompt
+    next: done
+  done:
+    terminal: true
+"""
+
+
+def test_resume_reuses_the_runs_prompt_command():
+    with Workdir() as wd:
+        loop = write(wd / "quoted2.yaml", STOPPING_LOOP)
+        record = write(wd / "rec.sh", '#!/bin/sh\nprintf \'<%s>\' "$@" > argv.txt\n')
+        record.chmod(0o755)
+        r = ll("run", loop, "--prompt-command", f"'{record}' -x 'a b'", cwd=wd)
+        expect_exit(r, 1)  # stopped at the boundary after `first` (stop file)
+        expect(not (wd / "argv.txt").exists(), "the prompt did not run yet", r)
+        r = ll("resume", "quoted2", cwd=wd)
+        expect_exit(r, 0)
+        expect((wd / "argv.txt").read_text() == "<-x><a b><the second prompt>",
+               "resume ran the prompt with the run's --prompt-command", r)
+
+
+def test_unbalanced_quotes_in_a_command_are_a_usage_error():
+    with Workdir() as wd:
+        loop = write(wd / "quoted.yaml", QUOTED_LOOP)
+        for option in ("--prompt-command", "--judge-command"):
+            r = ll("run", loop, option, "claude -p 'oops", cwd=wd)
+            expect_exit(r, 2)
+            expect_in("unterminated single quote", r.err, r, "stderr")
+        r = ll("run", loop, "--prompt-command", "   ", cwd=wd)
+        expect_exit(r, 2)
+        expect_in("empty command", r.err, r, "stderr")
 
 
 if __name__ == "__main__":
