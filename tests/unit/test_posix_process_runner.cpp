@@ -374,3 +374,45 @@ TEST_CASE("runner descriptors are not inherited by actions") {
   }
   MESSAGE("inherited descriptors beyond stdio: " << extra);
 }
+
+TEST_CASE("actions get default signal dispositions and an empty mask, whatever the host set") {
+  // A host that ignores SIGPIPE (common), ignores SIGUSR1, handles SIGUSR2 and blocks SIGHUP
+  // must not pass any of that on (`yes | head` would spin with SIGPIPE ignored).
+  struct sigaction ignore {}, handle {}, old_pipe {}, old_usr1 {}, old_usr2 {};
+  ignore.sa_handler = SIG_IGN;
+  handle.sa_handler = [](int) {};
+  REQUIRE(::sigaction(SIGPIPE, &ignore, &old_pipe) == 0);
+  REQUIRE(::sigaction(SIGUSR1, &ignore, &old_usr1) == 0);
+  REQUIRE(::sigaction(SIGUSR2, &handle, &old_usr2) == 0);
+  sigset_t block, old_mask;
+  sigemptyset(&block);
+  sigaddset(&block, SIGHUP);
+  REQUIRE(::pthread_sigmask(SIG_BLOCK, &block, &old_mask) == 0);
+
+  const ll::posix_process_runner runner;
+  // `exec`: the spawned process itself reads its own status (dispositions and mask survive
+  // exec). Reading the shell's status from a child would race with the shell's own
+  // fork-time signal blocking.
+  auto r = run_shell(runner, "exec grep -E '^Sig(Ign|Blk|Cgt):' /proc/self/status");
+
+  ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  ::sigaction(SIGPIPE, &old_pipe, nullptr);
+  ::sigaction(SIGUSR1, &old_usr1, nullptr);
+  ::sigaction(SIGUSR2, &old_usr2, nullptr);
+
+  REQUIRE(r.exit_code == 0);
+  auto mask_of = [&](std::string_view key) {
+    const auto at = r.output.find(key);
+    REQUIRE(at != std::string::npos);
+    return std::stoull(r.output.substr(at + key.size()), nullptr, 16);
+  };
+  auto bit = [](int sig) { return 1ULL << (sig - 1); };
+  const unsigned long long ignored = mask_of("SigIgn:");
+  const unsigned long long blocked = mask_of("SigBlk:");
+  const unsigned long long caught = mask_of("SigCgt:");
+  CHECK((ignored & bit(SIGPIPE)) == 0);
+  CHECK((ignored & bit(SIGUSR1)) == 0);
+  CHECK((caught & bit(SIGUSR2)) == 0);
+  CHECK((blocked & bit(SIGHUP)) == 0);
+  CHECK(blocked == 0);
+}
