@@ -694,12 +694,23 @@ class loop_journal {
     deferred_.clear();  // superseded by this save
     defer_next_sync_ = false;
     std::optional<little_loops::error> sync_failure;
-    if (syncer_) {
-      if (auto flushed = syncer_->flush(); !flushed) sync_failure = std::move(flushed.error());
+    if (syncer_ && sync == journal_sync::every_save) {
+      // The thread writes this record durably after the one it may be busy with: one fsync
+      // round trip less than waiting for it and then writing here.
+      syncer_->submit(text, ++seq_);
+      auto flushed = syncer_->flush();
       syncer_.reset();
+      if (!flushed) {  // this record or an earlier one failed there: write it here
+        if (auto written = write_file_atomic(paths_.state, text, true); !written) return written;
+      }
+    } else {
+      if (syncer_) {
+        if (auto flushed = syncer_->flush(); !flushed) sync_failure = std::move(flushed.error());
+        syncer_.reset();
+      }
+      auto written = write_file_atomic(paths_.state, text, sync == journal_sync::every_save);
+      if (!written) return written;
     }
-    auto written = write_file_atomic(paths_.state, text, sync == journal_sync::every_save);
-    if (!written) return written;
     close_logs();
     // The state file now holds the newest record (durably with every_save): the logs have
     // served their purpose. With `none` they stay (still readable, older).
