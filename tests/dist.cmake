@@ -31,6 +31,16 @@ if(LITTLE_LOOPS_WITH_TL_EXPECTED)
   list(APPEND _ll_single_deps tl::expected)
 endif()
 
+# The dist checks are about packaging, includes, linkage and the ABI tag; the unit suites are
+# what runs under the sanitizers. Skipping the instrumentation a CI build adds globally
+# (CXXFLAGS=-fsanitize=...) halves their compile time; the objects still link against the
+# sanitizer runtime the global LDFLAGS bring.
+function(_ll_dist_no_sanitizers target)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    target_compile_options(${target} PRIVATE -fno-sanitize=all)
+  endif()
+endfunction()
+
 # --- 2. every public header compiles on its own -------------------------------------------
 # One generated TU per header (no precompiled headers: they would hide a missing include).
 # Headers that include yaml-cpp need little_loops::yaml; all others get little_loops::posix
@@ -58,10 +68,7 @@ if(NOT LITTLE_LOOPS_TEST_SINGLE_HEADER)
     target_compile_features(${name} PRIVATE cxx_std_${LITTLE_LOOPS_TEST_CXX_STANDARD})
     set_target_properties(${name} PROPERTIES CXX_EXTENSIONS OFF)
     target_compile_options(${name} PRIVATE ${LITTLE_LOOPS_WARNINGS})
-    if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
-      # Compile-only checks: skip sanitizer instrumentation a CI build may add globally.
-      target_compile_options(${name} PRIVATE -fno-sanitize=all)
-    endif()
+    _ll_dist_no_sanitizers(${name})
   endfunction()
   _ll_header_check_target(little_loops_header_checks little_loops_posix ${_ll_core_checks})
   if(_ll_yaml_checks AND TARGET little_loops_yaml)
@@ -113,6 +120,7 @@ foreach(_std 20 23)
   target_compile_features(${_exe} PRIVATE cxx_std_${_std})
   set_target_properties(${_exe} PROPERTIES CXX_EXTENSIONS OFF)
   target_compile_options(${_exe} PRIVATE ${LITTLE_LOOPS_WARNINGS})
+  _ll_dist_no_sanitizers(${_exe})
   add_test(NAME ${_exe} COMMAND ${_exe})
   set_tests_properties(${_exe} PROPERTIES LABELS dist)
 endforeach()
@@ -147,6 +155,7 @@ int main() { return 0; }" LITTLE_LOOPS_HAVE_STD_EXPECTED)
     target_compile_definitions(${_exe} PRIVATE LL_EXPECTED_ABI_TAG="${_ll_abi_prefix}_${_backend}")
     set_target_properties(${_exe} PROPERTIES CXX_EXTENSIONS OFF)
     target_compile_options(${_exe} PRIVATE ${LITTLE_LOOPS_WARNINGS})
+    _ll_dist_no_sanitizers(${_exe})
     add_test(NAME ${_exe} COMMAND ${_exe})
     set_tests_properties(${_exe} PROPERTIES LABELS dist)
   endforeach()
@@ -154,6 +163,7 @@ int main() { return 0; }" LITTLE_LOOPS_HAVE_STD_EXPECTED)
   add_executable(abi_same_backend cmake/abi/abi_use.cpp cmake/abi/abi_define.cpp)
   target_link_libraries(abi_same_backend PRIVATE little_loops)
   target_compile_options(abi_same_backend PRIVATE ${LITTLE_LOOPS_WARNINGS})
+  _ll_dist_no_sanitizers(abi_same_backend)
   add_test(NAME abi_same_backend COMMAND abi_same_backend)
   set_tests_properties(abi_same_backend PROPERTIES LABELS dist)
   if(LITTLE_LOOPS_HAVE_STD_EXPECTED)
@@ -163,11 +173,13 @@ int main() { return 0; }" LITTLE_LOOPS_HAVE_STD_EXPECTED)
     target_link_libraries(abi_define_std PRIVATE little_loops)
     target_compile_features(abi_define_std PRIVATE cxx_std_23)
     target_compile_definitions(abi_define_std PRIVATE LITTLE_LOOPS_USE_STD_EXPECTED=1)
+    _ll_dist_no_sanitizers(abi_define_std)
     add_executable(abi_mixed_backends EXCLUDE_FROM_ALL cmake/abi/abi_use.cpp
                    $<TARGET_OBJECTS:abi_define_std>)
     target_link_libraries(abi_mixed_backends PRIVATE little_loops)
     target_compile_features(abi_mixed_backends PRIVATE cxx_std_20)
     target_compile_definitions(abi_mixed_backends PRIVATE LITTLE_LOOPS_USE_STD_EXPECTED=0)
+    _ll_dist_no_sanitizers(abi_mixed_backends)
     add_test(NAME abi_mixed_backends_fail_to_link
              COMMAND "${CMAKE_COMMAND}" --build "${CMAKE_BINARY_DIR}" --target abi_mixed_backends)
     set_tests_properties(abi_mixed_backends_fail_to_link PROPERTIES LABELS dist

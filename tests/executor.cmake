@@ -23,5 +23,7 @@ foreach(_src IN LISTS _ll_compile_fail)
   set_target_properties(${_target} PROPERTIES CXX_EXTENSIONS OFF)
   add_test(NAME ${_target}
     COMMAND "${CMAKE_COMMAND}" --build "${CMAKE_BINARY_DIR}" --target ${_target})
-  set_tests_properties(${_target} PROPERTIES PASS_REGULAR_EXPRESSION "${_expect}")
+  # Runs a build in this build tree: one at a time (two ninja runs must not share a tree).
+  set_tests_properties(${_target} PROPERTIES PASS_REGULAR_EXPRESSION "${_expect}"
+    RESOURCE_LOCK little_loops_build_tree)
 endforeach()

@@ -13,24 +13,18 @@ namespace {
 const char* const basic = R"({"paradigm": "convergence", "name": "reduce-errors",
     "check": "mypy src/ | grep -c error", "toward": 0, "using": "/ll:check-code fix"})";
 
-fsm_loop compile_ok(const json& s) {
-  auto loop = compile_convergence(s);
-  INFO((loop ? std::string() : paradigm_test::messages(loop.error())));
-  REQUIRE(loop.has_value());
-  return *loop;
+fsm_loop convergence_ok(const json& s) {
+  return paradigm_test::compile_ok([](const json& j) { return compile_convergence(j); }, s);
 }
 
-error compile_err(const json& s) {
-  auto loop = compile_convergence(s);
-  REQUIRE_FALSE(loop.has_value());
-  CHECK(loop.error().code == errc::invalid_spec);
-  return loop.error();
+error convergence_err(const json& s) {
+  return paradigm_test::compile_err([](const json& j) { return compile_convergence(j); }, s);
 }
 
 }  // namespace
 
 TEST_CASE("convergence: measure -> apply -> done, stall and error end in failure terminals") {
-  const auto loop = compile_ok(spec(basic));
+  const auto loop = convergence_ok(spec(basic));
   CHECK(loop.name == "reduce-errors");
   CHECK(loop.initial == "measure");
   std::vector<std::string> names;
@@ -65,65 +59,65 @@ TEST_CASE("convergence: measure -> apply -> done, stall and error end in failure
 }
 
 TEST_CASE("convergence: context holds metric_cmd, target and tolerance (default 0)") {
-  auto loop = compile_ok(spec(basic));
+  auto loop = convergence_ok(spec(basic));
   CHECK(loop.context == json{{"metric_cmd", "mypy src/ | grep -c error"}, {"target", 0}, {"tolerance", 0}});
   CHECK(loop.max_iterations == 50);
 
-  loop = compile_ok(spec(R"({"name": "t", "check": "cmd", "toward": 10, "using": "fix",
+  loop = convergence_ok(spec(R"({"name": "t", "check": "cmd", "toward": 10, "using": "fix",
       "tolerance": 2, "context": {"dir": "src"}})"));
   CHECK(loop.context["tolerance"] == 2);
   CHECK(loop.context["target"] == 10);
   CHECK(loop.context["dir"] == "src");
 
   // Numbers written as strings are read as numbers.
-  loop = compile_ok(spec(R"({"name": "t", "check": "cmd", "toward": "80.5", "using": "fix", "tolerance": "1"})"));
+  loop = convergence_ok(spec(R"({"name": "t", "check": "cmd", "toward": "80.5", "using": "fix", "tolerance": "1"})"));
   CHECK(loop.context["target"] == 80.5);
   CHECK(loop.context["tolerance"] == 1);
 }
 
 TEST_CASE("convergence: direction is passed to the evaluator") {
-  auto loop = compile_ok(spec(R"({"name": "coverage", "check": "cov.sh", "toward": 80,
+  auto loop = convergence_ok(spec(R"({"name": "coverage", "check": "cov.sh", "toward": 80,
       "using": "/improve", "direction": "maximize"})"));
   CHECK(loop.states.at("measure").evaluate->direction == convergence_direction::maximize);
   CHECK(render_preview(loop).find("Evaluator: convergence [toward: 80, tolerance: 0, direction: maximize]") !=
         std::string::npos);
 
-  auto e = compile_err(spec(R"({"name": "c", "check": "c", "toward": 1, "using": "f", "direction": "maximise"})"));
+  auto e = convergence_err(spec(R"({"name": "c", "check": "c", "toward": 1, "using": "f", "direction": "maximise"})"));
   CHECK(e.path == "direction");
   CHECK(e.message.find(R"(did you mean "maximize"?)") != std::string::npos);
 }
 
 TEST_CASE("convergence: missing fields in ONE diagnostic, and the other messages") {
-  auto e = compile_err(spec(R"({"paradigm": "convergence", "check": "cmd", "toward": 0, "using": "fix"})"));
+  auto e = convergence_err(spec(R"({"paradigm": "convergence", "check": "cmd", "toward": 0, "using": "fix"})"));
   CHECK(e.message == "Convergence paradigm requires: name");
-  e = compile_err(spec(R"({"paradigm": "convergence", "name": "t", "toward": 0, "using": "fix"})"));
+  e = convergence_err(spec(R"({"paradigm": "convergence", "name": "t", "toward": 0, "using": "fix"})"));
   CHECK(e.message == "Convergence paradigm requires: check");
-  e = compile_err(spec(R"({"paradigm": "convergence", "name": "t", "check": "c", "using": "fix"})"));
+  e = convergence_err(spec(R"({"paradigm": "convergence", "name": "t", "check": "c", "using": "fix"})"));
   CHECK(e.message == "Convergence paradigm requires: toward");
-  e = compile_err(spec(R"({"paradigm": "convergence", "name": "t", "check": "c", "toward": 0})"));
+  e = convergence_err(spec(R"({"paradigm": "convergence", "name": "t", "check": "c", "toward": 0})"));
   CHECK(e.message == "Convergence paradigm requires: using");
-  e = compile_err(spec(R"({"paradigm": "convergence"})"));
+  e = convergence_err(spec(R"({"paradigm": "convergence"})"));
   REQUIRE(e.details.size() == 1);
   CHECK(e.message == "Convergence paradigm requires: name, check, toward, using");
 
-  e = compile_err(spec(R"({"name": "t", "check": "c", "toward": "zero", "using": "f"})"));
+  e = convergence_err(spec(R"({"name": "t", "check": "c", "toward": "zero", "using": "f"})"));
   CHECK(e.path == "toward");
   CHECK(e.message == R"(expected a number, got string "zero")");
-  e = compile_err(spec(R"({"name": "t", "check": "c", "toward": 0, "using": "f", "tolerance": -1})"));
+  e = convergence_err(spec(R"({"name": "t", "check": "c", "toward": 0, "using": "f", "tolerance": -1})"));
   CHECK(e.path == "tolerance");
   CHECK(e.message == "tolerance must not be negative");
-  e = compile_err(spec(R"({"name": "t", "check": "c", "toward": 0, "using": "f", "context": {"target": 5}})"));
+  e = convergence_err(spec(R"({"name": "t", "check": "c", "toward": 0, "using": "f", "context": {"target": 5}})"));
   CHECK(e.path == "context.target");
   CHECK(e.details[0].code == "reserved-key");
-  e = compile_err(spec(R"({"name": "t", "check": "c", "toward": 0, "using": "f", "evaluator": {"type": "exit_code"}})"));
+  e = convergence_err(spec(R"({"name": "t", "check": "c", "toward": 0, "using": "f", "evaluator": {"type": "exit_code"}})"));
   CHECK(e.path == "evaluator");
   CHECK(e.details[0].code == "unknown-key");
-  e = compile_err(spec(R"({"name": "t", "check": "c", "toward": 0, "usng": "f"})"));
+  e = convergence_err(spec(R"({"name": "t", "check": "c", "toward": 0, "usng": "f"})"));
   CHECK(paradigm_test::has_diagnostic(e, "usng", R"(did you mean "using"?)"));
 }
 
 TEST_CASE("convergence: settings carried, round-trip equal") {
-  const auto loop = compile_ok(spec(R"({"name": "t", "check": "c", "toward": 3, "using": "f",
+  const auto loop = convergence_ok(spec(R"({"name": "t", "check": "c", "toward": 3, "using": "f",
       "max_iterations": 9, "backoff": 0.5, "timeout": 120, "scope": ["a"], "on_handoff": "terminate",
       "llm": {"max_tokens": 100}, "direction": "maximize", "tolerance": 0.25})"));
   CHECK(loop.max_iterations == 9);

@@ -9,24 +9,18 @@ using paradigm_test::spec;
 
 namespace {
 
-fsm_loop compile_ok(const json& s) {
-  auto loop = compile_imperative(s);
-  INFO((loop ? std::string() : paradigm_test::messages(loop.error())));
-  REQUIRE(loop.has_value());
-  return *loop;
+fsm_loop imperative_ok(const json& s) {
+  return paradigm_test::compile_ok([](const json& j) { return compile_imperative(j); }, s);
 }
 
-error compile_err(const json& s) {
-  auto loop = compile_imperative(s);
-  REQUIRE_FALSE(loop.has_value());
-  CHECK(loop.error().code == errc::invalid_spec);
-  return loop.error();
+error imperative_err(const json& s) {
+  return paradigm_test::compile_err([](const json& j) { return compile_imperative(j); }, s);
 }
 
 }  // namespace
 
 TEST_CASE("imperative: three steps chain into check_done") {
-  const auto loop = compile_ok(spec(R"({"paradigm": "imperative", "name": "fix-all",
+  const auto loop = imperative_ok(spec(R"({"paradigm": "imperative", "name": "fix-all",
       "steps": ["cmd1", "cmd2", "cmd3"], "until": {"check": "verify"}})"));
   CHECK(loop.name == "fix-all");
   CHECK(loop.initial == "step_0");
@@ -48,10 +42,10 @@ TEST_CASE("imperative: three steps chain into check_done") {
 }
 
 TEST_CASE("imperative: single step, defaults, settings") {
-  auto loop = compile_ok(spec(R"({"name": "t", "steps": ["cmd"], "until": {"check": "mypy src/"}})"));
+  auto loop = imperative_ok(spec(R"({"name": "t", "steps": ["cmd"], "until": {"check": "mypy src/"}})"));
   CHECK(loop.states.at("step_0").next == "check_done");
   CHECK(loop.max_iterations == 50);
-  loop = compile_ok(spec(R"({"name": "t", "steps": ["cmd"], "until": {"check": "v"},
+  loop = imperative_ok(spec(R"({"name": "t", "steps": ["cmd"], "until": {"check": "v"},
       "backoff": 2, "timeout": 600, "max_iterations": 10})"));
   CHECK(loop.backoff == 2);
   CHECK(loop.timeout == 600);
@@ -59,68 +53,68 @@ TEST_CASE("imperative: single step, defaults, settings") {
 }
 
 TEST_CASE("imperative: until.passes false finishes when the check fails") {
-  const auto loop = compile_ok(spec(R"({"name": "t", "steps": ["s"], "until": {"check": "grep TODO src", "passes": false}})"));
+  const auto loop = imperative_ok(spec(R"({"name": "t", "steps": ["s"], "until": {"check": "grep TODO src", "passes": false}})"));
   CHECK(loop.states.at("check_done").on.at("success") == "step_0");
   CHECK(loop.states.at("check_done").on.at("failure") == "done");
   CHECK(loop.states.at("check_done").on.at("error") == "failed");
-  CHECK(compile_ok(spec(R"({"name": "t", "steps": ["s"], "until": {"check": "c", "passes": true}})"))
+  CHECK(imperative_ok(spec(R"({"name": "t", "steps": ["s"], "until": {"check": "c", "passes": true}})"))
             .states.at("check_done").on.at("success") == "done");
 }
 
 TEST_CASE("imperative: messages") {
-  auto e = compile_err(spec(R"({"paradigm": "imperative", "steps": ["cmd"], "until": {"check": "x"}})"));
+  auto e = imperative_err(spec(R"({"paradigm": "imperative", "steps": ["cmd"], "until": {"check": "x"}})"));
   CHECK(e.message == "Imperative paradigm requires: name");
-  e = compile_err(spec(R"({"paradigm": "imperative", "name": "test", "until": {"check": "x"}})"));
+  e = imperative_err(spec(R"({"paradigm": "imperative", "name": "test", "until": {"check": "x"}})"));
   CHECK(e.message == "Imperative paradigm requires: steps");
-  e = compile_err(spec(R"({"paradigm": "imperative", "name": "test", "steps": ["cmd"]})"));
+  e = imperative_err(spec(R"({"paradigm": "imperative", "name": "test", "steps": ["cmd"]})"));
   CHECK(e.message == "Imperative paradigm requires: until");
-  e = compile_err(spec(R"({"paradigm": "imperative"})"));
+  e = imperative_err(spec(R"({"paradigm": "imperative"})"));
   REQUIRE(e.details.size() == 1);
   CHECK(e.message == "Imperative paradigm requires: name, steps, until");
-  e = compile_err(spec(R"({"name": "test", "steps": [], "until": {"check": "x"}})"));
+  e = imperative_err(spec(R"({"name": "test", "steps": [], "until": {"check": "x"}})"));
   CHECK(e.message == "Imperative paradigm 'steps' requires at least one step");
   CHECK(e.path == "steps");
-  e = compile_err(spec(R"({"name": "test", "steps": ["cmd"], "until": {}})"));
+  e = imperative_err(spec(R"({"name": "test", "steps": ["cmd"], "until": {}})"));
   CHECK(e.message == "Imperative paradigm 'until' requires 'check' field");
   CHECK(e.path == "until");
-  e = compile_err(spec(R"({"name": "test", "steps": ["cmd", 3], "until": {"check": "x"}})"));
+  e = imperative_err(spec(R"({"name": "test", "steps": ["cmd", 3], "until": {"check": "x"}})"));
   CHECK(e.path == "steps.1");
-  e = compile_err(spec(R"({"name": "test", "steps": ["cmd"], "until": "x"})"));
+  e = imperative_err(spec(R"({"name": "test", "steps": ["cmd"], "until": "x"})"));
   CHECK(e.path == "until");
-  e = compile_err(spec(R"({"name": "test", "steps": ["cmd"], "until": {"check": "x", "pass": true}})"));
+  e = imperative_err(spec(R"({"name": "test", "steps": ["cmd"], "until": {"check": "x", "pass": true}})"));
   CHECK(e.path == "until.pass");
   CHECK(e.message.find(R"(did you mean "passes"?)") != std::string::npos);
-  e = compile_err(spec(R"({"name": "test", "step": ["cmd"], "until": {"check": "x"}})"));
+  e = imperative_err(spec(R"({"name": "test", "step": ["cmd"], "until": {"check": "x"}})"));
   CHECK(paradigm_test::has_diagnostic(e, "step", R"(did you mean "steps"?)"));
 }
 
 TEST_CASE("seed 001: imperative passes the until evaluator to check_done") {
-  auto loop = compile_ok(spec(R"({"paradigm": "imperative", "name": "build-loop", "steps": ["npm run build"],
+  auto loop = imperative_ok(spec(R"({"paradigm": "imperative", "name": "build-loop", "steps": ["npm run build"],
       "until": {"check": "npm test", "evaluator": {"type": "output_numeric", "operator": "eq", "target": 0}}})"));
   REQUIRE(loop.states.at("check_done").evaluate.has_value());
   CHECK(loop.states.at("check_done").evaluate->type == evaluator_type::output_numeric);
   CHECK(loop.states.at("check_done").evaluate->op == comparison_op::eq);
   CHECK(loop.states.at("check_done").evaluate->target == json(0));
 
-  loop = compile_ok(spec(R"({"name": "t", "steps": ["cmd1"], "until": {"check": "verify",
+  loop = imperative_ok(spec(R"({"name": "t", "steps": ["cmd1"], "until": {"check": "verify",
       "evaluator": {"type": "output_contains", "pattern": "SUCCESS", "negate": true, "source": "${prev.output}"}}})"));
   CHECK(loop.states.at("check_done").evaluate->type == evaluator_type::output_contains);
   CHECK(loop.states.at("check_done").evaluate->pattern == "SUCCESS");
   CHECK(loop.states.at("check_done").evaluate->negate);
   CHECK(loop.states.at("check_done").evaluate->source == "${prev.output}");
 
-  loop = compile_ok(spec(R"({"name": "t", "steps": ["cmd1"], "until": {"check": "/verify", "evaluator": {"type": "exit_code"}}})"));
+  loop = imperative_ok(spec(R"({"name": "t", "steps": ["cmd1"], "until": {"check": "/verify", "evaluator": {"type": "exit_code"}}})"));
   REQUIRE(loop.states.at("check_done").evaluate.has_value());
   CHECK(loop.states.at("check_done").evaluate->type == evaluator_type::exit_code);
 }
 
 TEST_CASE("imperative: evaluator diagnostics under until.evaluator; round-trip") {
-  auto e = compile_err(spec(R"({"name": "t", "steps": ["s"], "until": {"check": "c",
+  auto e = imperative_err(spec(R"({"name": "t", "steps": ["s"], "until": {"check": "c",
       "evaluator": {"type": "output_json", "path": ".x", "operator": "eqq", "target": 1}}})"));
   REQUIRE(e.details.size() == 1);
   CHECK(e.path == "until.evaluator.operator");
 
-  const auto loop = compile_ok(spec(R"({"name": "t", "steps": ["a", "b"], "until": {"check": "c", "passes": false,
+  const auto loop = imperative_ok(spec(R"({"name": "t", "steps": ["a", "b"], "until": {"check": "c", "passes": false,
       "evaluator": {"type": "output_json", "path": ".ok", "operator": "eq", "target": true}},
       "context": {"x": 1}, "scope": ["s"], "llm": {"enabled": false}, "on_handoff": "spawn", "backoff": 3})"));
   const json doc = loop;

@@ -9,24 +9,18 @@ using paradigm_test::spec;
 
 namespace {
 
-fsm_loop compile_ok(const json& s) {
-  auto loop = compile_invariants(s);
-  INFO((loop ? std::string() : paradigm_test::messages(loop.error())));
-  REQUIRE(loop.has_value());
-  return *loop;
+fsm_loop invariants_ok(const json& s) {
+  return paradigm_test::compile_ok([](const json& j) { return compile_invariants(j); }, s);
 }
 
-error compile_err(const json& s) {
-  auto loop = compile_invariants(s);
-  REQUIRE_FALSE(loop.has_value());
-  CHECK(loop.error().code == errc::invalid_spec);
-  return loop.error();
+error invariants_err(const json& s) {
+  return paradigm_test::compile_err([](const json& j) { return compile_invariants(j); }, s);
 }
 
 }  // namespace
 
 TEST_CASE("invariants: two constraints chain check/fix pairs into all_valid") {
-  const auto loop = compile_ok(spec(R"({"paradigm": "invariants", "name": "guardian", "constraints": [
+  const auto loop = invariants_ok(spec(R"({"paradigm": "invariants", "name": "guardian", "constraints": [
       {"name": "tests", "check": "pytest", "fix": "fix1"},
       {"name": "lint", "check": "ruff", "fix": "fix2"}]})"));
   CHECK(loop.name == "guardian");
@@ -53,68 +47,68 @@ TEST_CASE("invariants: two constraints chain check/fix pairs into all_valid") {
 }
 
 TEST_CASE("invariants: three constraints and a single one") {
-  auto loop = compile_ok(spec(R"({"name": "t", "constraints": [{"name": "c1", "check": "1", "fix": "f1"},
+  auto loop = invariants_ok(spec(R"({"name": "t", "constraints": [{"name": "c1", "check": "1", "fix": "f1"},
       {"name": "c2", "check": "2", "fix": "f2"}, {"name": "c3", "check": "3", "fix": "f3"}]})"));
   CHECK(loop.states.at("check_c1").on.at("success") == "check_c2");
   CHECK(loop.states.at("check_c2").on.at("success") == "check_c3");
   CHECK(loop.states.at("check_c3").on.at("success") == "all_valid");
-  loop = compile_ok(spec(R"({"name": "t", "constraints": [{"name": "c1", "check": "cmd", "fix": "fix"}]})"));
+  loop = invariants_ok(spec(R"({"name": "t", "constraints": [{"name": "c1", "check": "cmd", "fix": "fix"}]})"));
   CHECK(loop.initial == "check_c1");
   CHECK(loop.states.at("check_c1").on.at("success") == "all_valid");
 }
 
 TEST_CASE("invariants: maintain loops all_valid back to the first check") {
-  auto loop = compile_ok(spec(R"({"name": "t", "maintain": true, "constraints": [
+  auto loop = invariants_ok(spec(R"({"name": "t", "maintain": true, "constraints": [
       {"name": "c1", "check": "cmd", "fix": "fix"}, {"name": "c2", "check": "cmd", "fix": "fix"}]})"));
   CHECK(loop.maintain);
   CHECK(loop.states.at("all_valid").on_maintain == "check_c1");
   CHECK(loop.states.at("all_valid").terminal);
-  loop = compile_ok(spec(R"({"name": "t", "maintain": false, "constraints": [{"name": "c1", "check": "cmd", "fix": "fix"}]})"));
+  loop = invariants_ok(spec(R"({"name": "t", "maintain": false, "constraints": [{"name": "c1", "check": "cmd", "fix": "fix"}]})"));
   CHECK_FALSE(loop.maintain);
   CHECK_FALSE(loop.states.at("all_valid").on_maintain.has_value());
 }
 
 TEST_CASE("invariants: messages") {
-  auto e = compile_err(spec(R"({"paradigm": "invariants", "constraints": [{"name": "a", "check": "b", "fix": "c"}]})"));
+  auto e = invariants_err(spec(R"({"paradigm": "invariants", "constraints": [{"name": "a", "check": "b", "fix": "c"}]})"));
   CHECK(e.message == "Invariants paradigm requires: name");
-  e = compile_err(spec(R"({"paradigm": "invariants", "name": "test"})"));
+  e = invariants_err(spec(R"({"paradigm": "invariants", "name": "test"})"));
   CHECK(e.message == "Invariants paradigm requires: constraints");
-  e = compile_err(spec(R"({"paradigm": "invariants"})"));
+  e = invariants_err(spec(R"({"paradigm": "invariants"})"));
   REQUIRE(e.details.size() == 1);
   CHECK(e.message == "Invariants paradigm requires: name, constraints");
-  e = compile_err(spec(R"({"name": "test", "constraints": []})"));
+  e = invariants_err(spec(R"({"name": "test", "constraints": []})"));
   CHECK(e.message == "Invariants paradigm 'constraints' requires at least one constraint");
   CHECK(e.path == "constraints");
-  e = compile_err(spec(R"({"name": "test", "constraints": [{"check": "cmd", "fix": "fix"}]})"));
+  e = invariants_err(spec(R"({"name": "test", "constraints": [{"check": "cmd", "fix": "fix"}]})"));
   CHECK(e.message == "Constraint 0 requires 'name' field");
   CHECK(e.path == "constraints.0");
-  e = compile_err(spec(R"({"name": "test", "constraints": [{"name": "c1", "fix": "fix"}]})"));
+  e = invariants_err(spec(R"({"name": "test", "constraints": [{"name": "c1", "fix": "fix"}]})"));
   CHECK(e.message == "Constraint 'c1' requires 'check' field");
-  e = compile_err(spec(R"({"name": "test", "constraints": [{"name": "c1", "check": "cmd"}]})"));
+  e = invariants_err(spec(R"({"name": "test", "constraints": [{"name": "c1", "check": "cmd"}]})"));
   CHECK(e.message == "Constraint 'c1' requires 'fix' field");
-  e = compile_err(spec(R"({"name": "test", "constraints": [{"name": "ok", "check": "a", "fix": "b"}, {}]})"));
+  e = invariants_err(spec(R"({"name": "test", "constraints": [{"name": "ok", "check": "a", "fix": "b"}, {}]})"));
   REQUIRE(e.details.size() == 1);
   CHECK(e.message == "Constraint 1 requires 'name', 'check' and 'fix' fields");
   CHECK(e.path == "constraints.1");
-  e = compile_err(spec(R"({"name": "test", "constraints": [{"name": "c1"}]})"));
+  e = invariants_err(spec(R"({"name": "test", "constraints": [{"name": "c1"}]})"));
   CHECK(e.message == "Constraint 'c1' requires 'check' and 'fix' fields");
-  e = compile_err(spec(R"({"name": "t", "constraints": [{"name": "a", "check": "1", "fix": "2"},
+  e = invariants_err(spec(R"({"name": "t", "constraints": [{"name": "a", "check": "1", "fix": "2"},
       {"name": "a", "check": "3", "fix": "4"}]})"));
   CHECK(e.path == "constraints.1.name");
   CHECK(e.message == R"(duplicate constraint name "a" (constraints.0 has it too))");
-  e = compile_err(spec(R"({"name": "t", "constraints": [{"name": "a", "check": "1", "fix": "2", "evaluater": {}}]})"));
+  e = invariants_err(spec(R"({"name": "t", "constraints": [{"name": "a", "check": "1", "fix": "2", "evaluater": {}}]})"));
   CHECK(e.path == "constraints.0.evaluater");
   CHECK(e.message.find(R"(did you mean "evaluator"?)") != std::string::npos);
-  e = compile_err(spec(R"({"name": "t", "constraints": ["pytest"]})"));
+  e = invariants_err(spec(R"({"name": "t", "constraints": ["pytest"]})"));
   CHECK(e.path == "constraints.0");
-  e = compile_err(spec(R"({"name": "t", "constraints": [{"name": "a", "check": "1", "fix": "2"}], "maintian": true})"));
+  e = invariants_err(spec(R"({"name": "t", "constraints": [{"name": "a", "check": "1", "fix": "2"}], "maintian": true})"));
   CHECK(paradigm_test::has_diagnostic(e, "maintian", R"(did you mean "maintain"?)"));
-  e = compile_err(spec(R"({"name": "t", "constraints": [{"name": "a", "check": "1", "fix": "2"}], "maintain": "yes"})"));
+  e = invariants_err(spec(R"({"name": "t", "constraints": [{"name": "a", "check": "1", "fix": "2"}], "maintain": "yes"})"));
   CHECK(e.path == "maintain");
 }
 
 TEST_CASE("seed 001: invariants pass each constraint's evaluator") {
-  const auto loop = compile_ok(spec(R"({"paradigm": "invariants", "name": "quality-gate", "constraints": [
+  const auto loop = invariants_ok(spec(R"({"paradigm": "invariants", "name": "quality-gate", "constraints": [
       {"name": "lint", "check": "ruff check src/", "fix": "ruff check --fix src/",
        "evaluator": {"type": "output_contains", "pattern": "0 errors"}},
       {"name": "types", "check": "mypy src/", "fix": "/ll:manage-issue bug fix"}]})"));
@@ -126,7 +120,7 @@ TEST_CASE("seed 001: invariants pass each constraint's evaluator") {
 }
 
 TEST_CASE("seed 001: invariants with mixed evaluator types, every field kept") {
-  const auto loop = compile_ok(spec(R"({"name": "test", "constraints": [
+  const auto loop = invariants_ok(spec(R"({"name": "test", "constraints": [
       {"name": "c1", "check": "cmd1", "fix": "fix1", "evaluator": {"type": "output_contains", "pattern": "OK", "negate": true}},
       {"name": "c2", "check": "cmd2", "fix": "fix2", "evaluator": {"type": "output_numeric", "operator": "lt", "target": 5, "source": "${prev.output}"}},
       {"name": "c3", "check": "cmd3", "fix": "fix3", "evaluator": {"type": "llm_structured", "prompt": "ok?", "min_confidence": 0.9}},
@@ -150,7 +144,7 @@ TEST_CASE("seed 001: invariants with mixed evaluator types, every field kept") {
 }
 
 TEST_CASE("invariants: evaluator diagnostics carry the constraint path") {
-  auto e = compile_err(spec(R"({"name": "t", "constraints": [{"name": "a", "check": "1", "fix": "2"},
+  auto e = invariants_err(spec(R"({"name": "t", "constraints": [{"name": "a", "check": "1", "fix": "2"},
       {"name": "b", "check": "1", "fix": "2", "evaluator": {"type": "output_numeric", "operator": "eqq", "target": 1}}]})"));
   REQUIRE(e.details.size() == 1);
   CHECK(e.path == "constraints.1.evaluator.operator");
@@ -158,7 +152,7 @@ TEST_CASE("invariants: evaluator diagnostics carry the constraint path") {
 }
 
 TEST_CASE("invariants: settings carried, round-trip equal") {
-  const auto loop = compile_ok(spec(R"({"name": "t", "maintain": true, "max_iterations": 30, "backoff": 2,
+  const auto loop = invariants_ok(spec(R"({"name": "t", "maintain": true, "max_iterations": 30, "backoff": 2,
       "timeout": 900, "context": {"k": "v"}, "scope": ["src/"], "llm": {"model": "opus"}, "on_handoff": "spawn",
       "constraints": [{"name": "types", "check": "mypy", "fix": "/fix", "evaluator": {"type": "output_contains", "pattern": "Success"}}]})"));
   CHECK(loop.max_iterations == 30);

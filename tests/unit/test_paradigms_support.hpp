@@ -50,6 +50,25 @@ inline std::string messages(const little_loops::error& e) {
   return out;
 }
 
+/// The loop `compile` (a paradigm compiler) makes of `s`; fails the test, printing the
+/// diagnostics, when the spec is refused.
+template <class Compile>
+little_loops::fsm_loop compile_ok(Compile compile, const json& s) {
+  auto loop = compile(s);
+  INFO((loop ? std::string() : messages(loop.error())));
+  REQUIRE(loop.has_value());
+  return *loop;
+}
+
+/// The error `compile` reports for `s`; fails the test unless the spec is refused as invalid.
+template <class Compile>
+little_loops::error compile_err(Compile compile, const json& s) {
+  auto loop = compile(s);
+  REQUIRE_FALSE(loop.has_value());
+  CHECK(loop.error().code == little_loops::errc::invalid_spec);
+  return loop.error();
+}
+
 /// True when some diagnostic has exactly this path and a message containing `text`.
 inline bool has_diagnostic(const little_loops::error& e, const std::string& path,
                            const std::string& text) {

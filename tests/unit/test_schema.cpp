@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include "core_test_support.hpp"
+
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -12,6 +14,8 @@
 
 namespace ll = little_loops;
 using ll::json;
+using core_test::dump_all;
+using core_test::find_diagnostic;
 
 namespace {
 
@@ -26,19 +30,6 @@ std::string read_fixture(const std::string& name) {
 /// Order-insensitive comparison of two documents (nlohmann::json sorts object keys).
 bool same_document(const json& a, const json& b) {
   return nlohmann::json::parse(a.dump()) == nlohmann::json::parse(b.dump());
-}
-
-const ll::diagnostic* find_diagnostic(const ll::diagnostics& list, const std::string& path,
-                                      const std::string& code) {
-  for (const auto& d : list)
-    if (d.path == path && d.code == code) return &d;
-  return nullptr;
-}
-
-std::string dump_all(const ll::diagnostics& list) {
-  std::string out;
-  for (const auto& d : list) out += ll::to_string(d) + " [" + d.code + "]\n";
-  return out;
 }
 
 }  // namespace

@@ -4,26 +4,17 @@
 
 #include <doctest/doctest.h>
 
+#include "core_test_support.hpp"
+
 #include <string>
 #include <vector>
 
 namespace ll = little_loops;
 using ll::json;
+using core_test::dump_all;
+using core_test::find_diagnostic;
 
 namespace {
-
-std::string dump_all(const ll::diagnostics& list) {
-  std::string out;
-  for (const auto& d : list) out += ll::to_string(d) + " [" + d.code + "]\n";
-  return out;
-}
-
-const ll::diagnostic* find_diagnostic(const ll::diagnostics& list, const std::string& path,
-                                      const std::string& code) {
-  for (const auto& d : list)
-    if (d.path == path && d.code == code) return &d;
-  return nullptr;
-}
 
 std::size_t count_code(const ll::diagnostics& list, const std::string& code) {
   std::size_t n = 0;
