@@ -387,9 +387,11 @@ inline expected<std::optional<journal_record>, little_loops::error> load_journal
   auto primary = detail::read_journal_file(paths.state);
   std::optional<journal_record> chosen;
   if (primary && primary->has_value()) chosen = std::move(**primary);
+  // Every record of the state file was appended to a log first, so on a tie (two saves in
+  // the same microsecond) the log's record is at least as new.
   for (const auto& log : paths.checkpoints)
     if (auto record = detail::last_checkpoint(log);
-        record && (!chosen || record->updated_at > chosen->updated_at))
+        record && (!chosen || record->updated_at >= chosen->updated_at))
       chosen = std::move(*record);
   if (!chosen) {
     if (!primary) return unexpected(std::move(primary.error()));

@@ -10,11 +10,35 @@
 // Files, per loop NAME in a directory DIR (default `.loops/.running`); NAME is made
 // file-system safe (characters other than [A-Za-z0-9._-] become `_`, a leading `.` gets a
 // `_` in front):
-//   DIR/NAME.state.json    journal_record, replaced atomically (temp file in DIR, fsync,
-//                          rename, fsync DIR) at every state boundary
-//   DIR/NAME.events.jsonl  one seed-002 event object per line (`{"event","ts",...}`),
-//                          appended with one write() per line
-//   DIR/NAME.stop          present = a stop was requested (request_stop())
+//   DIR/NAME.state.json     journal_record, replaced atomically (temp file in DIR, fsync,
+//                           rename, fsync DIR)
+//   DIR/NAME.state.0.jsonl  journal_sync::background only: checkpoint logs, one
+//   DIR/NAME.state.1.jsonl  journal_record per line, appended at every save (used in turn)
+//   DIR/NAME.events.jsonl   one seed-002 event object per line (`{"event","ts",...}`),
+//                           written by whole lines before every action starts and at every
+//                           save
+//   DIR/NAME.stop           present = a stop was requested (request_stop())
+//
+// Durability (loop_journal::sync):
+//   - every_save (default): every save writes the state file (temp file, fsync, rename,
+//     fsync DIR) on the calling thread. After a crash of the process or of the machine the
+//     state file holds the last saved record.
+//   - background: a save appends the record as one line to a checkpoint log with a single
+//     write() on the calling thread (no file created, renamed or synced), and hands it to a
+//     background thread that writes the state file as above, coalescing the saves that
+//     arrive while it is busy. A log that has grown past a limit is emptied and reused once
+//     the state file durably holds a newer record, so the logs stay small. flush() waits
+//     for the thread; the destructor flushes. Guarantees:
+//       * crash of the process (kill -9, abort, OOM kill): nothing save() returned from is
+//         lost — the line is in the kernel before save() returns, so a host that saves at
+//         every state boundary before the next action starts loses at most the action in
+//         flight (a save cut short leaves a torn last line, which readers skip);
+//       * crash of the machine (power loss, kernel panic): the state file is whole (never
+//         torn) and at most one fsync round trip behind the last save (the saves made while
+//         the thread's fsync was in progress and after it); resume re-runs those steps.
+//     load_journal() reads the newest whole record of the state file and the two logs.
+//   - none: the state file is replaced (temp file, rename) without fsync: atomic against a
+//     crash of the process, not of the machine.
 
 #include <little_loops/fsm.hpp>
 // #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
@@ -33,21 +57,27 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <tuple>
 #include <utility>
+#include <variant>
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
@@ -60,6 +90,14 @@ struct journal_paths {
   std::filesystem::path state;   ///< `DIR/NAME.state.json`
   std::filesystem::path events;  ///< `DIR/NAME.events.jsonl`
   std::filesystem::path stop;    ///< `DIR/NAME.stop`
+  std::filesystem::path checkpoints[2];  ///< `DIR/NAME.state.0.jsonl`, `DIR/NAME.state.1.jsonl`
+};
+
+/// How loop_journal::save() makes the state file survive a crash (see the file comment).
+enum class journal_sync {
+  every_save,  ///< temp file, fsync, rename, fsync of the directory, on the calling thread
+  background,  ///< one append to a checkpoint log on the calling thread; a thread syncs
+  none,        ///< temp file + rename: atomic against a crash of the process only
 };
 
 /// Status values written by run_journaled() (hosts may write others).
@@ -126,6 +164,29 @@ struct journal_record {
     j["snapshot"] = snapshot;
     j["extra"] = extra;
     return j;
+  }
+
+  /// The state file's text: to_json() on one line plus a newline, built without copying
+  /// the snapshot or `extra` (the per-boundary cost of a save).
+  [[nodiscard]] std::string to_text() const {
+    json head = json::object();
+    head["name"] = name;
+    head["status"] = status;
+    head["pid"] = pid;
+    head["loop_path"] = loop_path;
+    head["started_at"] = started_at;
+    head["updated_at"] = updated_at;
+    head["iteration"] = iteration;
+    head["current_state"] = current_state;
+    constexpr auto replace = json::error_handler_t::replace;
+    std::string text = head.dump(-1, ' ', false, replace);
+    text.pop_back();  // the closing brace
+    text += ",\"snapshot\":";
+    text += snapshot.dump(-1, ' ', false, replace);
+    text += ",\"extra\":";
+    text += extra.dump(-1, ' ', false, replace);
+    text += "}\n";
+    return text;
   }
 
   /// Reads a state file's JSON; `name` and `status` are required, the rest optional.
@@ -212,7 +273,8 @@ inline int open_cloexec(const char* path, int flags, mode_t mode = 0644) noexcep
 inline journal_paths journal_paths_for(const std::filesystem::path& dir, std::string_view name) {
   const std::string safe = detail::journal_safe_name(name);
   return journal_paths{dir / (safe + ".state.json"), dir / (safe + ".events.jsonl"),
-                       dir / (safe + ".stop")};
+                       dir / (safe + ".stop"),
+                       {dir / (safe + ".state.0.jsonl"), dir / (safe + ".state.1.jsonl")}};
 }
 
 /// Replaces `path` with `content` atomically: a reader sees the old file or the new one,
@@ -263,32 +325,86 @@ inline bool journal_process_alive(long pid) noexcept {
   return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
-/// Reads `DIR/NAME.state.json`. nullopt when there is none; errc::io_error / invalid_snapshot
-/// when it cannot be read. A `running` record whose pid is dead comes back `interrupted`
-/// with `stale` set (the file itself is not changed).
-inline expected<std::optional<journal_record>, little_loops::error> load_journal(
-    const std::filesystem::path& dir, std::string_view name) {
-  const auto paths = journal_paths_for(dir, name);
-  std::error_code ec;
-  if (!std::filesystem::exists(paths.state, ec)) return std::optional<journal_record>{};
-  std::ifstream in(paths.state, std::ios::binary);
-  if (!in) return unexpected(detail::journal_io_error(paths.state, "cannot open", errno));
+namespace detail {
+
+/// Reads and parses one state file: nullopt when it does not exist.
+inline expected<std::optional<journal_record>, little_loops::error> read_journal_file(
+    const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return std::optional<journal_record>{};
+    return unexpected(journal_io_error(path, "cannot open", err));
+  }
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const json j = json::parse(text, nullptr, false);
   if (j.is_discarded())
     return unexpected(little_loops::error{errc::invalid_snapshot, "journal state is not valid JSON",
-                                          paths.state.string()});
+                                          path.string()});
   auto record = journal_record::from_json(j);
   if (!record) {
     little_loops::error e = std::move(record.error());
-    e.message = paths.state.string() + ": " + e.message;
+    e.message = path.string() + ": " + e.message;
     return unexpected(std::move(e));
   }
-  if (record->status == journal_status::running && !journal_process_alive(record->pid)) {
-    record->status = std::string(journal_status::interrupted);
-    record->stale = true;
-  }
   return std::optional<journal_record>(std::move(*record));
+}
+
+}  // namespace detail
+
+namespace detail {
+
+/// The newest whole record of a checkpoint log: the last line that parses (a torn or
+/// garbage tail is skipped). nullopt when there is none.
+inline std::optional<journal_record> last_checkpoint(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t end = text.size();
+  while (end > 0) {
+    const std::size_t nl = end >= 2 ? text.rfind('\n', end - 2) : std::string::npos;
+    const std::size_t begin = nl == std::string::npos ? 0 : nl + 1;
+    const std::string_view line(text.data() + begin, end - begin);
+    if (!line.empty() && line.back() == '\n') {
+      const json j = json::parse(line, nullptr, false);
+      if (!j.is_discarded()) {
+        if (auto record = journal_record::from_json(j)) return std::move(*record);
+      }
+    }
+    end = begin;
+  }
+  return std::nullopt;
+}
+
+}  // namespace detail
+
+/// Reads the journal of `name` in `dir`: the newest (`updated_at`) whole record of
+/// `DIR/NAME.state.json` and the checkpoint logs of journal_sync::background. nullopt when
+/// there is none; errc::io_error / invalid_snapshot when the state file cannot be read and
+/// no log has a record. A `running` record whose pid is dead comes back `interrupted` with
+/// `stale` set (the files themselves are not changed).
+inline expected<std::optional<journal_record>, little_loops::error> load_journal(
+    const std::filesystem::path& dir, std::string_view name) {
+  const auto paths = journal_paths_for(dir, name);
+  auto primary = detail::read_journal_file(paths.state);
+  std::optional<journal_record> chosen;
+  if (primary && primary->has_value()) chosen = std::move(**primary);
+  // Every record of the state file was appended to a log first, so on a tie (two saves in
+  // the same microsecond) the log's record is at least as new.
+  for (const auto& log : paths.checkpoints)
+    if (auto record = detail::last_checkpoint(log);
+        record && (!chosen || record->updated_at >= chosen->updated_at))
+      chosen = std::move(*record);
+  if (!chosen) {
+    if (!primary) return unexpected(std::move(primary.error()));
+    return std::optional<journal_record>{};
+  }
+  if (chosen->status == journal_status::running && !journal_process_alive(chosen->pid)) {
+    chosen->status = std::string(journal_status::interrupted);
+    chosen->stale = true;
+  }
+  return chosen;
 }
 
 /// Every readable journal in `dir`, sorted by file name (unreadable ones are skipped).
@@ -297,12 +413,14 @@ inline std::vector<journal_record> list_journals(const std::filesystem::path& di
   std::error_code ec;
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string file = it->path().filename().string();
-    constexpr std::string_view suffix = ".state.json";
-    if (file.size() > suffix.size() && file[0] != '.' &&
-        file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0)
-      stems.push_back(file.substr(0, file.size() - suffix.size()));
+    for (std::string_view suffix : {std::string_view(".state.json"), std::string_view(".state.0.jsonl"),
+                                     std::string_view(".state.1.jsonl")})
+      if (file.size() > suffix.size() && file[0] != '.' &&
+          file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0)
+        stems.push_back(file.substr(0, file.size() - suffix.size()));
   }
   std::sort(stems.begin(), stems.end());
+  stems.erase(std::unique(stems.begin(), stems.end()), stems.end());
   std::vector<journal_record> out;
   for (const auto& stem : stems) {
     auto r = load_journal(dir, stem);
@@ -365,6 +483,94 @@ inline expected<stop_outcome, little_loops::error> request_stop(const std::files
   return outcome;
 }
 
+namespace detail {
+
+/// The background half of journal_sync::background: writes the latest record to the state
+/// file durably (after fdatasync of the event log), coalescing records that arrive while
+/// it is busy.
+class journal_syncer {
+ public:
+  journal_syncer(std::filesystem::path target, int events_fd)
+      : target_(std::move(target)),
+        events_fd_(events_fd >= 0 ? ::fcntl(events_fd, F_DUPFD_CLOEXEC, 0) : -1),
+        thread_([this] { loop(); }) {}
+  journal_syncer(const journal_syncer&) = delete;
+  journal_syncer& operator=(const journal_syncer&) = delete;
+  ~journal_syncer() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();  // the loop writes the last submitted record before it returns
+    if (events_fd_ >= 0) ::close(events_fd_);
+  }
+
+  /// Queues record number `seq` (replacing a queued one the thread has not started on).
+  void submit(std::string text, std::uint64_t seq) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      pending_ = std::move(text);
+      submitted_ = seq;
+    }
+    wake_.notify_all();
+  }
+
+  /// The newest record number the state file durably holds (0: none yet).
+  [[nodiscard]] std::uint64_t durable() const noexcept { return durable_.load(std::memory_order_acquire); }
+
+  /// Waits until everything submitted so far is written; returns (and clears) the last
+  /// failure of the background writes.
+  expected<void, little_loops::error> flush() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return finished_ == submitted_; });
+    if (failure_) {
+      little_loops::error e = std::move(*failure_);
+      failure_.reset();
+      return unexpected(std::move(e));
+    }
+    return {};
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stopping_ || taken_ != submitted_; });
+      if (taken_ == submitted_) return;  // stopping, nothing left
+      std::string text = std::move(pending_);
+      pending_.clear();
+      const std::uint64_t seq = submitted_;
+      taken_ = seq;
+      lock.unlock();
+      // The event log first, so that the durable state never runs ahead of the history.
+      if (events_fd_ >= 0) ::fdatasync(events_fd_);
+      auto written = write_file_atomic(target_, text, true);
+      if (written) durable_.store(seq, std::memory_order_release);
+      lock.lock();
+      if (!written) failure_ = std::move(written.error());
+      finished_ = seq;
+      done_.notify_all();
+    }
+  }
+
+  std::filesystem::path target_;
+  int events_fd_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  std::string pending_;
+  std::uint64_t submitted_ = 0;  // the newest record submitted
+  std::uint64_t taken_ = 0;      // the newest record the thread has started on
+  std::uint64_t finished_ = 0;   // the newest record written (or failed)
+  std::atomic<std::uint64_t> durable_{0};
+  std::optional<little_loops::error> failure_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: started once every other member is ready
+};
+
+}  // namespace detail
+
 /// The writer side of one loop's journal.
 class loop_journal {
  public:
@@ -375,23 +581,52 @@ class loop_journal {
   loop_journal(const loop_journal&) = delete;
   loop_journal& operator=(const loop_journal&) = delete;
   loop_journal(loop_journal&& other) noexcept
-      : dir_(std::move(other.dir_)), name_(std::move(other.name_)), paths_(std::move(other.paths_)),
-        events_fd_(std::exchange(other.events_fd_, -1)) {
-    durable = other.durable;
-  }
+      : sync(other.sync),
+        checkpoint_log_limit(other.checkpoint_log_limit),
+        dir_(std::move(other.dir_)),
+        name_(std::move(other.name_)),
+        paths_(std::move(other.paths_)),
+        events_fd_(std::exchange(other.events_fd_, -1)),
+        pending_events_(std::move(other.pending_events_)),
+        logs_(std::exchange(other.logs_, std::array<int, 2>{-1, -1})),
+        log_info_(other.log_info_),
+        current_log_(other.current_log_),
+        seq_(other.seq_),
+        defer_next_sync_(other.defer_next_sync_),
+        deferred_(std::move(other.deferred_)),
+        syncer_(std::move(other.syncer_)) {}
   loop_journal& operator=(loop_journal&&) = delete;
+  /// Writes buffered events and waits for the background thread (journal_sync::background).
   ~loop_journal() {
+    try {
+      (void)flush();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw
+    }
+    syncer_.reset();
+    close_logs();
     if (events_fd_ >= 0) ::close(events_fd_);
   }
 
-  /// fsync the state file and the directory on every save (default). false keeps the
-  /// writes atomic against a crash of the process, not of the machine, and is faster.
-  bool durable = true;
+  /// How save() makes the state file survive a crash; see journal_sync and the file
+  /// comment. every_save (default) fsyncs on every save; background appends to a log and
+  /// syncs on a thread; none never fsyncs.
+  journal_sync sync = journal_sync::every_save;
+
+  /// journal_sync::background: a checkpoint log longer than this many bytes is emptied and
+  /// the other one used, once the state file durably holds a newer record.
+  std::size_t checkpoint_log_limit = std::size_t{1} << 20;
 
   /// Creates the directory and opens the event log for appending. `fresh` starts a new run:
-  /// the log is truncated; otherwise (resume) it is appended to, after terminating a line
-  /// a crash cut short. Either way a leftover stop request is removed.
+  /// the event log is truncated and checkpoint logs of an earlier run are removed;
+  /// otherwise (resume) the log is appended to, after terminating a line a crash cut short.
+  /// Either way a leftover stop request is removed. After a fresh open, the first
+  /// journal_sync::background save is appended to the log but handed to the background
+  /// thread only with the next save or flush(): a record saying that nothing has run yet is
+  /// not worth an fsync, which would only compete with the start of the first action.
   expected<void, little_loops::error> open(bool fresh) {
+    flush_events();
+    syncer_.reset();  // it holds a descriptor of the old log
+    close_logs();
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     if (ec) return unexpected(little_loops::error{errc::io_error, "cannot create journal directory: " + ec.message(), dir_.string()});
@@ -399,7 +634,11 @@ class loop_journal {
     events_fd_ = detail::open_cloexec(paths_.events.c_str(),
                                       O_WRONLY | O_CREAT | O_APPEND | (fresh ? O_TRUNC : 0));
     if (events_fd_ < 0) return unexpected(detail::journal_io_error(paths_.events, "cannot open event log", errno));
-    if (!fresh) {
+    deferred_.clear();
+    defer_next_sync_ = fresh;
+    if (fresh) {
+      for (const auto& log : paths_.checkpoints) ::unlink(log.c_str());
+    } else {
       // A crash may have cut the last line: terminate it so the next event starts clean.
       struct stat st;
       if (::fstat(events_fd_, &st) == 0 && st.st_size > 0) {
@@ -416,33 +655,86 @@ class loop_journal {
     return {};
   }
 
-  /// Appends one event object as a line (a single write, so lines never interleave).
+  /// Appends one event object as a line to the log's buffer; the buffer is written (one
+  /// write(), so lines never interleave) by flush_events(), save() and the destructor.
   /// Failures are ignored: journaling never stops a run.
   void append_event(const json& event) noexcept {
     if (events_fd_ < 0) return;
     try {
-      line_ = event.dump(-1, ' ', false, json::error_handler_t::replace);
-      line_ += '\n';
-      (void)detail::write_all(events_fd_, line_.data(), line_.size());
+      pending_events_ += event.dump(-1, ' ', false, json::error_handler_t::replace);
+      pending_events_ += '\n';
     } catch (...) {  // NOLINT(bugprone-empty-catch): out of memory: drop the event
     }
   }
 
-  /// Writes the state file atomically; sets `record.updated_at` (and `started_at`, `pid`
-  /// when empty).
-  expected<void, little_loops::error> save(journal_record& record) const {
+  /// Writes the buffered events to the log (journal_event_sink calls it before every
+  /// action starts and when the loop ends).
+  void flush_events() noexcept {
+    if (pending_events_.empty()) return;
+    if (events_fd_ >= 0) (void)detail::write_all(events_fd_, pending_events_.data(), pending_events_.size());
+    pending_events_.clear();
+  }
+
+  /// Writes buffered events, then saves `record` (see `sync`); sets `record.updated_at`
+  /// (and `started_at`, `pid`, `name` when empty). With journal_sync::background the result
+  /// reports this save's append; failures of the background writes are reported by flush()
+  /// and by the next save that is not background. That save (e.g. a host's final one, with
+  /// every_save) waits for the background thread, stops it, writes the state file and, when
+  /// that is durable, removes the checkpoint logs.
+  expected<void, little_loops::error> save(journal_record& record) {
+    flush_events();
     record.updated_at = journal_now();
     if (record.started_at.empty()) record.started_at = record.updated_at;
     if (record.pid == 0) record.pid = static_cast<long>(::getpid());
     if (record.name.empty()) record.name = name_;
     std::string text;
     try {
-      text = record.to_json().dump(2, ' ', false, json::error_handler_t::replace);
+      text = record.to_text();
     } catch (const std::exception& e) {
       return unexpected(little_loops::error{errc::io_error, e.what(), paths_.state.string()});
     }
-    text += '\n';
-    return write_file_atomic(paths_.state, text, durable);
+    if (sync == journal_sync::background) return save_background(std::move(text));
+
+    const bool had_logs = syncer_ != nullptr || logs_[0] >= 0 || logs_[1] >= 0;
+    deferred_.clear();  // superseded by this save
+    defer_next_sync_ = false;
+    std::optional<little_loops::error> sync_failure;
+    if (syncer_ && sync == journal_sync::every_save) {
+      // The thread writes this record durably after the one it may be busy with: one fsync
+      // round trip less than waiting for it and then writing here.
+      syncer_->submit(text, ++seq_);
+      auto flushed = syncer_->flush();
+      syncer_.reset();
+      if (!flushed) {  // this record or an earlier one failed there: write it here
+        if (auto written = write_file_atomic(paths_.state, text, true); !written) return written;
+      }
+    } else {
+      if (syncer_) {
+        if (auto flushed = syncer_->flush(); !flushed) sync_failure = std::move(flushed.error());
+        syncer_.reset();
+      }
+      auto written = write_file_atomic(paths_.state, text, sync == journal_sync::every_save);
+      if (!written) return written;
+    }
+    close_logs();
+    // The state file now holds the newest record (durably with every_save): the logs have
+    // served their purpose. With `none` they stay (still readable, older).
+    if (had_logs && sync == journal_sync::every_save)
+      for (const auto& log : paths_.checkpoints) ::unlink(log.c_str());
+    if (sync_failure) return unexpected(std::move(*sync_failure));
+    return {};
+  }
+
+  /// Waits until every save so far is written to the state file (journal_sync::background;
+  /// only writes buffered events otherwise) and reports the last failure of the background
+  /// writes.
+  expected<void, little_loops::error> flush() {
+    flush_events();
+    if (!deferred_.empty()) {
+      if (auto submitted = submit(std::exchange(deferred_, std::string()), seq_); !submitted) return submitted;
+    }
+    if (!syncer_) return {};
+    return syncer_->flush();
   }
 
   /// True when request_stop() asked this loop to stop.
@@ -453,9 +745,15 @@ class loop_journal {
   /// Removes a stop request.
   void clear_stop_request() const noexcept { ::unlink(paths_.stop.c_str()); }
 
-  /// Removes the state file and the event log (e.g. after archiving a finished run).
-  void remove_files() const noexcept {
+  /// Removes the state file, the checkpoint logs and the event log (e.g. after archiving a
+  /// finished run).
+  void remove_files() noexcept {
+    pending_events_.clear();
+    deferred_.clear();
+    syncer_.reset();
+    close_logs();
     ::unlink(paths_.state.c_str());
+    for (const auto& log : paths_.checkpoints) ::unlink(log.c_str());
     ::unlink(paths_.events.c_str());
     ::unlink(paths_.stop.c_str());
   }
@@ -465,15 +763,90 @@ class loop_journal {
   [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
 
  private:
+  struct log_state {
+    std::size_t size = 0;          // bytes in the log
+    std::uint64_t last_seq = 0;    // the newest record in it (0: only older runs' records)
+  };
+
+  expected<void, little_loops::error> save_background(std::string text) {
+    const std::uint64_t seq = ++seq_;
+    if (!open_log(current_log_))
+      return unexpected(detail::journal_io_error(paths_.checkpoints[current_log_], "cannot open checkpoint log", errno));
+    // Switch logs when this one is long and the other one holds nothing the state file
+    // does not durably hold (so emptying it can lose nothing, even in a machine crash).
+    const int other = 1 - current_log_;
+    const std::uint64_t durable = syncer_ ? syncer_->durable() : 0;
+    if (log_info_[current_log_].size >= checkpoint_log_limit && durable > 0 && open_log(other) &&
+        durable >= log_info_[other].last_seq && ::ftruncate(logs_[other], 0) == 0) {
+      log_info_[other] = log_state{};
+      current_log_ = other;
+    }
+    log_state& log = log_info_[current_log_];
+    if (!detail::write_all(logs_[current_log_], text.data(), text.size()))
+      return unexpected(detail::journal_io_error(paths_.checkpoints[current_log_], "cannot append checkpoint", errno));
+    log.size += text.size();
+    log.last_seq = seq;
+    if (defer_next_sync_) {  // the first save of a fresh run: see open()
+      defer_next_sync_ = false;
+      deferred_ = std::move(text);
+      return {};
+    }
+    deferred_.clear();  // superseded
+    return submit(std::move(text), seq);
+  }
+
+  expected<void, little_loops::error> submit(std::string text, std::uint64_t seq) {
+    if (!syncer_) {
+      try {
+        syncer_ = std::make_unique<detail::journal_syncer>(paths_.state, events_fd_);
+      } catch (...) {  // no thread (std::system_error): write the state file here instead
+        if (events_fd_ >= 0) ::fdatasync(events_fd_);
+        return write_file_atomic(paths_.state, text, true);
+      }
+    }
+    syncer_->submit(std::move(text), seq);
+    return {};
+  }
+
+  /// Opens checkpoint log `i` for appending (once); false when it cannot be opened.
+  bool open_log(int i) noexcept {
+    if (logs_[i] >= 0) return true;
+    logs_[i] = detail::open_cloexec(paths_.checkpoints[i].c_str(), O_WRONLY | O_CREAT | O_APPEND);
+    if (logs_[i] < 0) return false;
+    struct stat st;
+    // Records already in it are an earlier process's (last_seq 0: older than any of ours).
+    log_info_[i] = log_state{::fstat(logs_[i], &st) == 0 ? static_cast<std::size_t>(st.st_size) : 0, 0};
+    return true;
+  }
+
+  void close_logs() noexcept {
+    for (int& fd : logs_) {
+      if (fd >= 0) ::close(fd);
+      fd = -1;
+    }
+    log_info_ = {};
+    current_log_ = 0;
+  }
+
   std::filesystem::path dir_;
   std::string name_;
   journal_paths paths_;
   int events_fd_ = -1;
-  std::string line_;
+  std::string pending_events_;
+  std::array<int, 2> logs_{-1, -1};
+  std::array<log_state, 2> log_info_{};
+  int current_log_ = 0;
+  std::uint64_t seq_ = 0;
+  bool defer_next_sync_ = false;
+  std::string deferred_;  // a record not handed to the thread yet (defer_next_sync_)
+  std::unique_ptr<detail::journal_syncer> syncer_;
 };
 
 /// An EventSink that appends every event (seed-002 JSON) to a journal's event log and then
-/// forwards it to `Next` (e.g. a progress display).
+/// forwards it to `Next` (e.g. a progress display). Lines are buffered and written with one
+/// write() when an action starts, when the loop ends (loop_complete, handoff,
+/// max_iterations, error events) and at every loop_journal::save(): a process killed during
+/// an action leaves every event up to that action's `action_start` in the log.
 template <class Next = null_event_sink>
 class journal_event_sink {
  public:
@@ -485,6 +858,13 @@ class journal_event_sink {
       journal_->append_event(to_json(event));
     } catch (...) {  // NOLINT(bugprone-empty-catch): journaling never stops a run
     }
+    const bool routine = std::holds_alternative<state_enter_event>(event) ||
+                         std::holds_alternative<action_complete_event>(event) ||
+                         std::holds_alternative<evaluate_event>(event) ||
+                         std::holds_alternative<route_event>(event) ||
+                         std::holds_alternative<loop_start_event>(event) ||
+                         std::holds_alternative<loop_resume_event>(event);
+    if (!routine) journal_->flush_events();
     next_.on_event(event);
   }
 
@@ -497,7 +877,8 @@ class journal_event_sink {
 
 /// Runs `executor` to the end, saving `record` (status `running`, snapshot, iteration,
 /// current state) atomically after every state boundary, and the final status (see
-/// journal_status_for) with the resumable snapshot (null after a terminal) at the end. A
+/// journal_status_for) with the resumable snapshot (null after a terminal) at the end,
+/// which is durable when it returns (journal.flush()). A
 /// stop file (request_stop()) or `stop` stops the run at the next boundary, like a
 /// cancellation. Journal write failures do not stop the run; the last one is returned in
 /// `*write_error` when given.
@@ -528,6 +909,7 @@ const execution_result& run_journaled(Executor& executor, loop_journal& journal,
   record.iteration = result.iterations;
   record.current_state = result.snapshot ? result.snapshot->current_state : result.final_state;
   save(journal_status_for(result), result.snapshot ? to_json(*result.snapshot) : json(nullptr));
+  if (auto r = journal.flush(); !r && write_error != nullptr) *write_error = r.error();
   journal.clear_stop_request();
   return result;
 }

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #if defined(__linux__)
+#  include <sys/eventfd.h>
 #  include <sys/syscall.h>
 #endif
 
@@ -31,6 +32,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -132,10 +134,9 @@ inline bool make_pipe(unique_fd& read_end, unique_fd& write_end) noexcept {
   return read_end.valid() && write_end.valid();
 }
 
-inline void set_nonblocking(int fd) noexcept {
-  const int flags = ::fcntl(fd, F_GETFL);
-  if (flags >= 0) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-}
+/// Makes a fresh pipe end non-blocking. One fcntl: a new pipe end has no file status flags
+/// besides its access mode, which F_SETFL ignores.
+inline void set_nonblocking(int fd) noexcept { ::fcntl(fd, F_SETFL, O_NONBLOCK); }
 
 inline std::string errno_text(int err) { return std::string(std::strerror(err)); }
 
@@ -259,17 +260,34 @@ struct process_request {
   std::stop_token stop;
 };
 
-/// Writes one byte to a pipe when a stop is requested (wakes up poll()).
+/// Makes `fd` (an eventfd, or a pipe's write end) readable when a stop is requested (wakes
+/// up poll()).
 struct stop_notifier {
   int fd;
   void operator()() const noexcept {
-    const char byte = 1;
+    const std::uint64_t one = 1;  // an eventfd takes exactly 8 bytes; a pipe takes any
     ssize_t n;
     do {
-      n = ::write(fd, &byte, 1);
+      n = ::write(fd, &one, sizeof one);
     } while (n < 0 && errno == EINTR);
   }
 };
+
+/// The wake-up descriptor of a stop request: one non-blocking eventfd on Linux (`read_end`
+/// only), a pipe elsewhere. False when it cannot be created.
+inline bool make_stop_fd(unique_fd& read_end, unique_fd& write_end) noexcept {
+#if defined(__linux__)
+  (void)write_end;
+  const int fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (fd < 0) return false;
+  read_end.reset(lift_fd(fd));
+  return read_end.valid();
+#else
+  if (!make_pipe(read_end, write_end)) return false;
+  set_nonblocking(write_end.get());
+  return true;
+#endif
+}
 
 /// write() that never raises SIGPIPE in the host: SIGPIPE is blocked in this thread for
 /// the call, and a SIGPIPE it generated is consumed before unblocking.
@@ -317,9 +335,7 @@ inline int open_exit_fd(pid_t pid) noexcept {
 #if defined(__linux__) && defined(SYS_pidfd_open)
   const long fd = ::syscall(SYS_pidfd_open, pid, 0);
   if (fd < 0) return -1;
-  const int lifted = lift_fd(static_cast<int>(fd));
-  if (lifted >= 0) ::fcntl(lifted, F_SETFD, FD_CLOEXEC);
-  return lifted;
+  return lift_fd(static_cast<int>(fd));  // pidfds are close-on-exec; lift_fd keeps that
 #else
   (void)pid;
   return -1;
@@ -414,7 +430,10 @@ inline expected<action_result, error> run_process(const process_request& req) {
     return unexpected(error{errc::action_failed,
                             "posix_spawn(" + req.argv.front() + ") failed: " + errno_text(spawn_rc)});
   }
-  ::setpgid(pid, pid);  // no-op where posix_spawn already did it; closes the race elsewhere
+#if !defined(__GLIBC__)
+  ::setpgid(pid, pid);  // closes the race where posix_spawn may return before the child's
+                        // setpgid (glibc's returns after the exec, with the group set)
+#endif
 
   out_w.reset();
   err_w.reset();
@@ -430,10 +449,8 @@ inline expected<action_result, error> run_process(const process_request& req) {
   unique_fd exit_fd(open_exit_fd(pid));
   unique_fd stop_r, stop_w;
   std::optional<std::stop_callback<stop_notifier>> stop_cb;
-  if (req.stop.stop_possible() && make_pipe(stop_r, stop_w)) {
-    set_nonblocking(stop_w.get());
-    stop_cb.emplace(req.stop, stop_notifier{stop_w.get()});
-  }
+  if (req.stop.stop_possible() && make_stop_fd(stop_r, stop_w))
+    stop_cb.emplace(req.stop, stop_notifier{stop_w.valid() ? stop_w.get() : stop_r.get()});
 
   capped_buffer out_buf(req.output_limit), err_buf(req.output_limit);
   enum class stop_reason { none, wall, idle, cancel };
