@@ -652,17 +652,17 @@ class fsm_executor {
         result_eval_.verdict = action_.exit_code == 0   ? "success"
                                : action_.exit_code == 1 ? "failure"
                                                         : "error";
-        result_eval_.details = json::object();
+        result_eval_.details = evaluation_details{};
       } else {
         // Neither action nor evaluate (or a `next:` state without action): success, no event.
         result_eval_.verdict = "success";
-        result_eval_.details = json::object();
+        result_eval_.details = evaluation_details{};
       }
     }
     if constexpr (emits_events) {
       if (emit_evaluate)
         emit(evaluate_event{wall(), st.name, st.evaluator_name, result_eval_.verdict,
-                            &result_eval_.details});
+                            &result_eval_.details.materialize()});
     }
     if (st.capture && ran) captured_[*st.capture].verdict = result_eval_.verdict;
 
