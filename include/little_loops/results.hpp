@@ -64,12 +64,17 @@ class evaluation_details {
   /// Empty details: `{}`.
   evaluation_details() noexcept = default;
   /// Details given as JSON (an object; a null value means empty).
-  evaluation_details(json value) noexcept : value_(std::move(value)) {}  // NOLINT: implicit
+  evaluation_details(json value) noexcept {  // NOLINT: implicit, as a json member was
+    if (!value.is_null()) value_.emplace(std::move(value));
+  }
   /// Details written as a braced JSON literal, as with `json` (`{{"key", value}}`).
-  evaluation_details(json::initializer_list_t init) : value_(init) {}
+  evaluation_details(json::initializer_list_t init) : evaluation_details(json(init)) {}
   /// Replace the details by `value`.
   evaluation_details& operator=(json value) noexcept {
-    value_ = std::move(value);
+    if (value.is_null())
+      value_.reset();
+    else
+      value_ = std::move(value);
     has_exit_code_ = false;
     return *this;
   }
@@ -86,7 +91,7 @@ class evaluation_details {
 
   /// The JSON the details read as (a new value).
   [[nodiscard]] json to_json() const {
-    if (!value_.is_null()) return value_;
+    if (value_) return *value_;
     json j = json::object();
     if (has_exit_code_) j["exit_code"] = exit_code_;
     return j;
@@ -96,7 +101,7 @@ class evaluation_details {
   /// returns what `f` returns.
   template <class F>
   decltype(auto) visit(F&& f) const {
-    if (!value_.is_null()) return std::forward<F>(f)(static_cast<const json&>(value_));
+    if (value_) return std::forward<F>(f)(static_cast<const json&>(*value_));
     if (!has_exit_code_) return std::forward<F>(f)(empty_object());
     const json built = to_json();
     return std::forward<F>(f)(built);
@@ -105,33 +110,33 @@ class evaluation_details {
   /// The details as a stored JSON value (compact forms are built in place; empty details stay
   /// unallocated and are lent as a shared `{}`).
   const json& materialize() {
-    if (value_.is_null()) {
+    if (!value_) {
       if (!has_exit_code_) return empty_object();
-      value_ = to_json();
+      value_.emplace(to_json());
       has_exit_code_ = false;
     }
-    return value_;
+    return *value_;
   }
 
   /// Member `key` of the details, inserted when missing (the details become a stored
   /// object first, as with `json::operator[]`).
   json& operator[](std::string_view key) {
-    if (value_.is_null()) {
-      json j = to_json();
-      value_ = std::move(j);
+    if (!value_) {
+      value_.emplace(to_json());
       has_exit_code_ = false;
     }
-    return value_[key];
+    return (*value_)[key];
   }
 
-  /// `to_json().dump(...)`.
+  /// `to_json().dump(indent)`.
   [[nodiscard]] std::string dump(int indent = -1) const {
     return visit([indent](const json& j) { return j.dump(indent); });
   }
 
   friend bool operator==(const evaluation_details& a, const evaluation_details& b) {
-    if (a.value_.is_null() && b.value_.is_null())
-      return a.has_exit_code_ == b.has_exit_code_ && (!a.has_exit_code_ || a.exit_code_ == b.exit_code_);
+    if (!a.value_ && !b.value_)
+      return a.has_exit_code_ == b.has_exit_code_ &&
+             (!a.has_exit_code_ || a.exit_code_ == b.exit_code_);
     return a.visit([&b](const json& ja) { return b == ja; });
   }
   friend bool operator==(const evaluation_details& a, const json& b) {
@@ -144,7 +149,9 @@ class evaluation_details {
     return empty;
   }
 
-  json value_;  // null: a compact form
+  // Engaged: the stored form. Disengaged: empty or the exit-code form. (An optional rather
+  // than a null json: moving and destroying compact details then never calls into json.)
+  std::optional<json> value_;
   int exit_code_ = 0;
   bool has_exit_code_ = false;
 };
