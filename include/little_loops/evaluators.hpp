@@ -319,17 +319,18 @@ class basic_evaluator {
     if (action && action->abnormal()) return detail::abnormal_action_result(*action);
 
     const compiled_evaluator* compiled = request.compiled;
-    std::optional<compiled_evaluator> local;
     if (!request.config) {
       compiled = (request.kind == action_kind::prompt ||
                   request.kind == action_kind::slash_command)
                      ? &detail::default_llm_evaluator()
                      : &detail::default_exit_code_evaluator();
     } else if (!compiled) {
+      // Not compiled by the host: compile it for this evaluation.
       auto c = compile_evaluator(*request.config);
       if (!c) return detail::error_result(c.error().message);
-      local = std::move(*c);
-      compiled = &*local;
+      evaluation_request with = request;
+      with.compiled = &*c;
+      return evaluate(with);
     }
     const evaluate_config& cfg = compiled->config;
     const interpolation_context* ctx = request.context;

@@ -236,6 +236,7 @@ struct found_signal {
 inline std::optional<found_signal> find_output_signal(std::string_view out,
                                                       const std::vector<output_signal>& signals) {
   constexpr std::string_view ws = " \t\r\n\f\v";
+  if (out.empty()) return std::nullopt;  // markers are never empty
   for (const auto& sig : signals) {
     if (sig.marker.empty()) continue;
     std::size_t from = 0;
@@ -256,6 +257,18 @@ inline std::optional<found_signal> find_output_signal(std::string_view out,
     }
   }
   return std::nullopt;
+}
+
+// Moves the text of `from` into `to` (whose old text is dropped) without allocating in steady
+// state: short texts are copied into `to`'s buffer, long ones are swapped (O(1)); `from` is
+// left with unspecified contents.
+inline void take_text(std::string& to, std::string& from) {
+  if (from.empty())
+    to.clear();
+  else if (from.size() <= 64)
+    to.assign(from);
+  else
+    to.swap(from);
 }
 
 inline std::string_view strip_trailing_newlines(std::string_view s) noexcept {
@@ -481,6 +494,8 @@ class fsm_executor {
     resume_state_.reset();
     result_ = execution_result{};
     if (stop_.stop_requested()) stop_ = std::stop_source{};
+    request_ = action_request{};
+    request_.stop = stop_.get_token();
   }
 
  private:
@@ -545,84 +560,85 @@ class fsm_executor {
     if constexpr (emits_events) emit(error_event{wall(), st.name, kind, message});
   }
 
-  // Execute one (non-terminal) state: action, evaluation, capture, prev, routing.
+  // Execute one (non-terminal) state: action, then conclude() (evaluation, capture, prev,
+  // routing). The runner's result stays where the runner returned it: it is not moved.
   void execute(const compiled_state& st) {
     ++iteration_;
     if constexpr (emits_events) emit(state_enter_event{wall(), st.name, iteration_});
     interpolation_context ctx = make_context(st);
-
-    action_ = action_result{};
-    bool ran = false;
-    bool decided = false;  // verdict already fixed (error before evaluation)
-    std::optional<detail::found_signal> signal;
-
-    if (st.action) {
-      std::string_view text;
-      bool rendered = true;
-      if (st.action->is_literal()) {
-        text = st.action->literal();
-      } else {
-        action_text_.clear();
-        auto r = render_to(*st.action, ctx, action_text_);
-        if (!r) {
-          rendered = false;
-          report_error(st, "interpolation", r.error().message);
-          set_error_verdict(r.error().message);
-          decided = true;
-        } else {
-          text = action_text_;
-        }
+    if (!st.action) {
+      conclude(st, ctx, nullptr, false);
+      return;
+    }
+    std::string_view text;
+    if (st.action->is_literal()) {
+      text = st.action->literal();
+    } else {
+      action_text_.clear();
+      auto r = render_to(*st.action, ctx, action_text_);
+      if (!r) {
+        report_error(st, "interpolation", r.error().message);
+        set_error_verdict(r.error().message);
+        conclude(st, ctx, nullptr, true);
+        return;
       }
-      if (rendered) {
-        if constexpr (emits_events)
-          emit(action_start_event{wall(), st.name, text, st.is_prompt()});
-        action_request req;
-        req.state = st.name;
-        req.text = text;
-        req.kind = st.kind;
-        req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
-        req.deadline = deadline_;
-        req.stop = stop_.get_token();
-        auto res = runner_.run(req);
-        if (!res) {
-          report_error(st, "action", res.error().message);
-          set_error_verdict(res.error().message);
-          decided = true;
-        } else {
-          action_ = std::move(*res);
-          ran = true;
-          if constexpr (emits_events)
-            emit(action_complete_event{wall(), st.name, action_.exit_code,
-                                       static_cast<std::int64_t>(action_.duration.count()),
-                                       action_.output, st.is_prompt(), action_.timed_out,
-                                       action_.cancelled, action_.signal});
-          // A cancelled action did not complete: stop here and re-run it on resume.
-          if (action_.cancelled || (stop_.stop_requested() && action_.abnormal())) {
-            finish(termination::cancelled);
-            return;
-          }
-          // The loop deadline expired inside the action: the run ends as `timeout`.
-          if (action_.timed_out && deadline_ && clock_->now() >= *deadline_) {
-            finish(termination::timeout);
-            return;
-          }
-          if (st.capture) {
-            captured_record& rec = captured_[*st.capture];
-            rec.output.assign(detail::strip_trailing_newlines(action_.output));
-            rec.stderr_output.assign(action_.stderr_output);
-            rec.exit_code = action_.exit_code;
-            rec.duration_ms = static_cast<std::int64_t>(action_.duration.count());
-            rec.verdict.clear();
-          }
-          if (!options_.signals.empty())
-            signal = detail::find_output_signal(action_.output, options_.signals);
-          if (action_.abnormal()) {
-            // Timeouts and signal deaths are the verdict `error` (design §3.4), whatever the
-            // evaluator would say.
-            result_eval_ = detail::abnormal_action_result(action_);
-            decided = true;
-          }
-        }
+      text = action_text_;
+    }
+    if constexpr (emits_events) emit(action_start_event{wall(), st.name, text, st.is_prompt()});
+    // The request is a member so its stop token is not copied (two atomic operations) per
+    // step.
+    action_request& req = request_;
+    req.state = st.name;
+    req.text = text;
+    req.kind = st.kind;
+    req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
+    req.deadline = deadline_;
+    auto res = runner_.run(req);
+    req.text = {};  // may view action_text_
+    if (!res) {
+      report_error(st, "action", res.error().message);
+      set_error_verdict(res.error().message);
+      conclude(st, ctx, nullptr, true);
+      return;
+    }
+    conclude(st, ctx, &*res, false);
+  }
+
+  // The rest of a state execution. `action` is the action's result (null: no action ran);
+  // `decided`: the verdict is already set (an error before evaluation).
+  void conclude(const compiled_state& st, interpolation_context& ctx, action_result* action,
+                bool decided) {
+    const bool ran = action != nullptr;
+    std::optional<detail::found_signal> signal;
+    if (ran) {
+      const action_result& a = *action;
+      if constexpr (emits_events)
+        emit(action_complete_event{wall(), st.name, a.exit_code,
+                                   static_cast<std::int64_t>(a.duration.count()), a.output,
+                                   st.is_prompt(), a.timed_out, a.cancelled, a.signal});
+      // A cancelled action did not complete: stop here and re-run it on resume.
+      if (a.cancelled || (a.abnormal() && stop_.stop_requested())) {
+        finish(termination::cancelled);
+        return;
+      }
+      // The loop deadline expired inside the action: the run ends as `timeout`.
+      if (a.timed_out && deadline_ && clock_->now() >= *deadline_) {
+        finish(termination::timeout);
+        return;
+      }
+      if (st.capture) {
+        captured_record& rec = captured_[*st.capture];
+        rec.output.assign(detail::strip_trailing_newlines(a.output));
+        rec.stderr_output.assign(a.stderr_output);
+        rec.exit_code = a.exit_code;
+        rec.duration_ms = static_cast<std::int64_t>(a.duration.count());
+        rec.verdict.clear();
+      }
+      if (a.abnormal()) {
+        // Timeouts and signal deaths are the verdict `error` (design §3.4), whatever the
+        // evaluator would say.
+        result_eval_ = detail::abnormal_action_result(a);
+        decided = true;
       }
     }
 
@@ -634,7 +650,7 @@ class fsm_executor {
         req.config = st.evaluator ? &*st.config->evaluate : nullptr;
         req.compiled = st.evaluator ? &*st.evaluator : nullptr;
         req.kind = st.kind;
-        req.action = ran ? &action_ : nullptr;
+        req.action = action;
         req.context = &ctx;
         req.llm = &loop_->loop().llm;
         req.convergence_memory = &convergence_[current_];
@@ -649,29 +665,33 @@ class fsm_executor {
         emit_evaluate = true;
       } else if (ran) {
         // A `next:` state without `evaluate:`: the exit code decides, silently (seed 002).
-        result_eval_.verdict = action_.exit_code == 0   ? "success"
-                               : action_.exit_code == 1 ? "failure"
-                                                        : "error";
-        result_eval_.details = json::object();
+        result_eval_.verdict.assign(action->exit_code == 0   ? std::string_view("success")
+                                    : action->exit_code == 1 ? std::string_view("failure")
+                                                             : std::string_view("error"));
+        result_eval_.details = evaluation_details{};
       } else {
         // Neither action nor evaluate (or a `next:` state without action): success, no event.
         result_eval_.verdict = "success";
-        result_eval_.details = json::object();
+        result_eval_.details = evaluation_details{};
       }
     }
     if constexpr (emits_events) {
       if (emit_evaluate)
         emit(evaluate_event{wall(), st.name, st.evaluator_name, result_eval_.verdict,
-                            &result_eval_.details});
+                            &result_eval_.details.materialize()});
     }
     if (st.capture && ran) captured_[*st.capture].verdict = result_eval_.verdict;
 
-    // prev = this state (visible to route targets, like `result`).
+    // prev = this state (visible to route targets, like `result`). The action's output moves
+    // into prev (the action result is not read again).
     prev_.state.assign(st.name);
     if (ran) {
-      prev_.output.assign(action_.output);
-      prev_.stderr_output.assign(action_.stderr_output);
-      prev_.exit_code = action_.exit_code;
+      detail::take_text(prev_.output, action->output);
+      detail::take_text(prev_.stderr_output, action->stderr_output);
+      prev_.exit_code = action->exit_code;
+      // Output signals (design §3.14); payloads view prev_.output.
+      if (!options_.signals.empty())
+        signal = detail::find_output_signal(prev_.output, options_.signals);
     } else {
       prev_.output.clear();
       prev_.stderr_output.clear();
@@ -697,7 +717,8 @@ class fsm_executor {
     ctx.prev = &prev_;
     ctx.result = &result_eval_;
     const bool failed_action =
-        (ran && (action_.exit_code != 0 || action_.abnormal())) || result_eval_.verdict == "error";
+        (ran && (prev_.exit_code != 0 || action->abnormal())) ||
+        std::string_view(result_eval_.verdict) == "error";
     auto next = route(st, result_eval_.verdict, failed_action, ctx);
 
     if (signal && signal->kind == signal_kind::handoff) {
@@ -777,7 +798,7 @@ class fsm_executor {
     }
     for (const auto& [key, target] : st.routes)
       if (key == verdict) return take(st, target, ctx);
-    if (verdict == "error" && st.route_error) return take(st, *st.route_error, ctx);
+    if (st.route_error && verdict == "error") return take(st, *st.route_error, ctx);
     if (st.route_default) return take(st, *st.route_default, ctx);
     for (const auto& [key, target] : st.on)
       if (key == verdict) return take(st, target, ctx);
@@ -831,7 +852,7 @@ class fsm_executor {
   std::string started_at_;
   std::string action_text_;
   std::string target_text_;
-  action_result action_;
+  action_request request_;  // reused per action (keeps one stop token)
   evaluation_result result_eval_;
   std::stop_source stop_;
   execution_result result_;

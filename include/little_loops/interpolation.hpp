@@ -402,7 +402,9 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
       if (field == "stderr") return append_leaf_string(out, path, 0, pr.stderr_output, "prev");
       if (field == "verdict") return append_leaf_string(out, path, 0, pr.verdict, "prev");
       if (field == "exit_code") return append_leaf_int(out, path, 0, pr.exit_code, "prev");
-      if (field == "details") return resolve_walk(out, pr.details, path, 1, "prev.details");
+      if (field == "details")
+        return pr.details.visit(
+            [&](const json& d) { return resolve_walk(out, d, path, 1, "prev.details"); });
       if (field == "evaluation") {
         json rec = feedback_record(pr);
         return resolve_walk(out, rec, path, 1, "prev.evaluation");
@@ -415,7 +417,8 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
       const std::string& field = path[0].key;
       if (field == "verdict") return append_leaf_string(out, path, 0, ctx.result->verdict, "result");
       if (field == "details")
-        return resolve_walk(out, ctx.result->details, path, 1, "result.details");
+        return ctx.result->details.visit(
+            [&](const json& d) { return resolve_walk(out, d, path, 1, "result.details"); });
       return fmt::format("\"{}\" not found in result (available: {})", field,
                          available_names(template_result_keys));
     }

@@ -12,6 +12,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <utility>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
@@ -46,10 +47,120 @@ struct action_result {
   [[nodiscard]] bool abnormal() const noexcept { return timed_out || cancelled || signal != 0; }
 };
 
-/// An evaluator's verdict and its evaluator-specific details (a JSON object).
+/// @brief An evaluation's details (a JSON object, seed 000), built only when someone reads
+/// them.
+///
+/// In a running loop most details are never looked at: with a null event sink and no
+/// template reading `${prev.details}`, `${result.details}` or `${prev.evaluation}`, building
+/// a JSON object per step would be the executor's main cost. So the details have three forms:
+///  - empty (the default, and a null JSON value): reads as `{}`; nothing allocated;
+///  - the exit-code form (exit_code()): reads as `{"exit_code": N}`; nothing allocated;
+///  - a JSON value given by an evaluator (normally an object), stored as given.
+/// Reading: to_json() builds a copy; visit() lends a `const json&` (built only for the compact
+/// forms); materialize() and operator[] turn the details into the stored form in place.
+/// Equality compares what the details read as, whatever the forms.
+class evaluation_details {
+ public:
+  /// Empty details: `{}`.
+  evaluation_details() noexcept = default;
+  /// Details given as JSON (an object; a null value means empty).
+  evaluation_details(json value) noexcept {  // NOLINT: implicit, as a json member was
+    if (!value.is_null()) value_.emplace(std::move(value));
+  }
+  /// Details written as a braced JSON literal, as with `json` (`{{"key", value}}`).
+  evaluation_details(json::initializer_list_t init) : evaluation_details(json(init)) {}
+  /// Replace the details by `value`.
+  evaluation_details& operator=(json value) noexcept {
+    if (value.is_null())
+      value_.reset();
+    else
+      value_ = std::move(value);
+    has_exit_code_ = false;
+    return *this;
+  }
+  /// Replace the details by a braced JSON literal.
+  evaluation_details& operator=(json::initializer_list_t init) { return *this = json(init); }
+
+  /// `{"exit_code": code}` without allocating.
+  [[nodiscard]] static evaluation_details exit_code(int code) noexcept {
+    evaluation_details d;
+    d.exit_code_ = code;
+    d.has_exit_code_ = true;
+    return d;
+  }
+
+  /// The JSON the details read as (a new value).
+  [[nodiscard]] json to_json() const {
+    if (value_) return *value_;
+    json j = json::object();
+    if (has_exit_code_) j["exit_code"] = exit_code_;
+    return j;
+  }
+
+  /// Calls `f(const json&)` with the details, building them only for the compact forms, and
+  /// returns what `f` returns.
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    if (value_) return std::forward<F>(f)(static_cast<const json&>(*value_));
+    if (!has_exit_code_) return std::forward<F>(f)(empty_object());
+    const json built = to_json();
+    return std::forward<F>(f)(built);
+  }
+
+  /// The details as a stored JSON value (compact forms are built in place; empty details stay
+  /// unallocated and are lent as a shared `{}`).
+  const json& materialize() {
+    if (!value_) {
+      if (!has_exit_code_) return empty_object();
+      value_.emplace(to_json());
+      has_exit_code_ = false;
+    }
+    return *value_;
+  }
+
+  /// Member `key` of the details, inserted when missing (the details become a stored
+  /// object first, as with `json::operator[]`).
+  json& operator[](std::string_view key) {
+    if (!value_) {
+      value_.emplace(to_json());
+      has_exit_code_ = false;
+    }
+    return (*value_)[key];
+  }
+
+  /// `to_json().dump(indent)`.
+  [[nodiscard]] std::string dump(int indent = -1) const {
+    return visit([indent](const json& j) { return j.dump(indent); });
+  }
+
+  friend bool operator==(const evaluation_details& a, const evaluation_details& b) {
+    if (!a.value_ && !b.value_)
+      return a.has_exit_code_ == b.has_exit_code_ &&
+             (!a.has_exit_code_ || a.exit_code_ == b.exit_code_);
+    return a.visit([&b](const json& ja) { return b == ja; });
+  }
+  friend bool operator==(const evaluation_details& a, const json& b) {
+    return a.visit([&b](const json& ja) { return ja == b; });
+  }
+
+ private:
+  static const json& empty_object() {
+    static const json empty = json::object();
+    return empty;
+  }
+
+  // Engaged: the stored form. Disengaged: empty or the exit-code form. (An optional rather
+  // than a null json: moving and destroying compact details then never calls into json.)
+  std::optional<json> value_;
+  int exit_code_ = 0;
+  bool has_exit_code_ = false;
+};
+
+/// An evaluator's verdict and its evaluator-specific details (a JSON object, see
+/// evaluation_details).
 struct evaluation_result {
   std::string verdict;
-  json details = json::object();
+  evaluation_details details;
 };
 
 /// `captured.<name>`: an action result saved by a state's `capture:` (design §3.6).
@@ -73,7 +184,7 @@ struct prev_record {
   std::string stderr_output;
   int exit_code = 0;
   std::string verdict;
-  json details = json::object();
+  evaluation_details details;  ///< the evaluation's details (read as a JSON object)
 
   friend bool operator==(const prev_record&, const prev_record&) = default;
 };

@@ -82,7 +82,7 @@ inline json prev_record_to_json(const prev_record& p) {
   j["stderr"] = p.stderr_output;
   j["exit_code"] = p.exit_code;
   j["verdict"] = p.verdict;
-  j["details"] = p.details;
+  j["details"] = p.details.to_json();
   return j;
 }
 

@@ -61,6 +61,53 @@ TEST_SUITE("evaluators") {
     CHECK(ll::evaluate_exit_code(127).details == ll::json{{"exit_code", 127}});
   }
 
+  TEST_CASE("evaluation_details: every form reads as the same JSON") {
+    const ll::evaluation_details empty;
+    CHECK(empty.to_json() == ll::json::object());
+    CHECK(empty == ll::json::object());
+    CHECK(empty.dump() == "{}");
+    CHECK(ll::evaluation_details(ll::json(nullptr)) == empty);  // null reads as {}
+
+    const auto compact = ll::evaluation_details::exit_code(3);
+    CHECK(compact.to_json() == ll::json{{"exit_code", 3}});
+    CHECK(compact.dump() == R"({"exit_code":3})");
+    // Equality is by content across forms, and tells different codes apart.
+    const ll::evaluation_details stored = ll::json{{"exit_code", 3}};
+    CHECK(compact == stored);
+    CHECK(stored == compact);
+    CHECK_FALSE(compact == ll::evaluation_details::exit_code(4));
+    CHECK_FALSE(compact == empty);
+    CHECK_FALSE(empty == compact);
+    CHECK_FALSE(stored == ll::evaluation_details::exit_code(0));
+
+    // materialize() builds the compact form in place; empty details stay empty.
+    auto m = ll::evaluation_details::exit_code(7);
+    const ll::json& built = m.materialize();
+    CHECK(built == ll::json{{"exit_code", 7}});
+    CHECK(m == ll::evaluation_details::exit_code(7));
+    ll::evaluation_details e2;
+    CHECK(e2.materialize() == ll::json::object());
+
+    // operator[] keeps what was there and adds the member.
+    auto w = ll::evaluation_details::exit_code(2);
+    w["note"] = "x";
+    CHECK(w.dump() == R"({"exit_code":2,"note":"x"})");
+    ll::evaluation_details fresh;
+    fresh["a"] = 1;
+    CHECK(fresh == ll::json{{"a", 1}});
+
+    // Braced JSON literals assign as with json; assigning JSON replaces a compact form.
+    ll::evaluation_details b = ll::evaluation_details::exit_code(1);
+    b = {{"k", "v"}};
+    CHECK(b == ll::json{{"k", "v"}});
+    b = ll::json::object();
+    CHECK(b == empty);
+
+    // visit() lends the JSON without building stored details.
+    CHECK(compact.visit([](const ll::json& j) { return j.at("exit_code").get<int>(); }) == 3);
+    CHECK(empty.visit([](const ll::json& j) { return j.is_object() && j.empty(); }));
+  }
+
   TEST_CASE("output_numeric (seed)") {
     auto r = ll::evaluate_output_numeric("3", ll::comparison_op::lt, 5);
     CHECK(r.verdict == "success");

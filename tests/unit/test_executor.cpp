@@ -251,6 +251,51 @@ TEST_SUITE("executor") {
     CHECK(record["scriptOutput"]["exitCode"] == 1);
   }
 
+  TEST_CASE("exit-code details read the same in events, templates, prev and snapshots") {
+    // The exit_code evaluator keeps its details unbuilt; every observer still sees
+    // {"exit_code": N}.
+    ll::scripted_runner runner;
+    runner.by_index({exit_with(1), exit_with(0)});
+    ll::recording_event_sink sink;
+    auto ex = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "check", "max_iterations": 3,
+      "states": {"check": {"action": "pytest", "route": {"success": "done",
+                             "failure": "c${result.details.exit_code}"}},
+                 "c1": {"action": "fix ${prev.details} ${prev.details.exit_code} ${prev.evaluation}",
+                        "next": "done"},
+                 "done": {"terminal": true}}})"),
+                                runner, ll::default_evaluator{}, sink);
+    REQUIRE(ex.has_value());
+    REQUIRE(ex->step());  // check: failure, routed through ${result.details.exit_code}
+    CHECK(ex->current_state() == "c1");
+    REQUIRE(ex->prev() != nullptr);
+    CHECK(ex->prev()->details == ll::json{{"exit_code", 1}});
+    CHECK(ex->prev()->details.to_json() == ll::json{{"exit_code", 1}});
+    const ll::json snap = ll::to_json(ex->snapshot());
+    CHECK(snap["prev"]["details"] == ll::json{{"exit_code", 1}});
+    // The evaluate event carries the details' keys.
+    REQUIRE(sink.events.size() >= 5);
+    CHECK(sink.events[4]["event"] == "evaluate");
+    CHECK(sink.events[4]["exit_code"] == 1);
+    CHECK(sink.events[4].size() == 5);  // event, ts, type, verdict, exit_code
+
+    // A snapshot read back resumes with equal prev data (stored vs compact details).
+    auto back = ll::snapshot_from_json(snap);
+    REQUIRE(back.has_value());
+    REQUIRE(back->prev.has_value());
+    CHECK(*back->prev == *ex->prev());
+
+    ex->run();
+    REQUIRE(runner.calls().size() == 2);
+    const std::string& text = runner.calls()[1].text;
+    const std::string prefix = R"(fix {"exit_code":1} 1 )";
+    REQUIRE(text.rfind(prefix, 0) == 0);
+    const ll::json record = ll::json::parse(text.substr(prefix.size()), nullptr, false);
+    REQUIRE_FALSE(record.is_discarded());
+    CHECK(record["details"] == ll::json{{"exit_code", 1}});
+    CHECK(record["feedback"] == "command exited with code 1");
+  }
+
   TEST_CASE("state, loop and result namespaces are visible") {
     ll::scripted_runner runner;
     ll::manual_clock clock;

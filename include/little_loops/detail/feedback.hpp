@@ -122,8 +122,10 @@ inline std::string feedback_text(std::string_view verdict, const json& details) 
 inline json feedback_record(const prev_record& prev) {
   json rec = json::object();
   rec["success"] = prev.verdict == "success" || prev.verdict == "target";
-  rec["feedback"] = detail::feedback_text(prev.verdict, prev.details);
-  rec["details"] = prev.details.is_object() ? prev.details : json::object();
+  prev.details.visit([&](const json& details) {
+    rec["feedback"] = detail::feedback_text(prev.verdict, details);
+    rec["details"] = details.is_object() ? details : json::object();
+  });
   json script = json::object();
   script["stdout"] = prev.output;
   script["stderr"] = prev.stderr_output;

@@ -6,16 +6,19 @@
 #include <little_loops/json.hpp>
 #include <little_loops/results.hpp>
 
+#include <string>
+#include <string_view>
+
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
 /// @brief Maps a Unix exit code to a verdict (seed 000): 0 → `success`, 1 → `failure`,
-/// anything else → `error`; details `{"exit_code": N}`.
+/// anything else → `error`; details `{"exit_code": N}` (held in evaluation_details' compact
+/// form: nothing is allocated unless they are read).
 inline evaluation_result evaluate_exit_code(int exit_code) {
-  evaluation_result r;
-  r.verdict = exit_code == 0 ? "success" : exit_code == 1 ? "failure" : "error";
-  r.details = json::object();
-  r.details["exit_code"] = exit_code;
-  return r;
+  const std::string_view verdict = exit_code == 0   ? std::string_view("success")
+                                   : exit_code == 1 ? std::string_view("failure")
+                                                    : std::string_view("error");
+  return evaluation_result{std::string(verdict), evaluation_details::exit_code(exit_code)};
 }
 
 LITTLE_LOOPS_NAMESPACE_END
