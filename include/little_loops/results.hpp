@@ -98,7 +98,8 @@ class evaluation_details {
   }
 
   /// Calls `f(const json&)` with the details, building them only for the compact forms, and
-  /// returns what `f` returns.
+  /// returns what `f` returns. `f` must return a value, never a reference or view into its
+  /// argument: for the exit-code form that JSON is a temporary that dies when visit() returns.
   template <class F>
   decltype(auto) visit(F&& f) const {
     if (value_) return std::forward<F>(f)(static_cast<const json&>(*value_));

@@ -1683,6 +1683,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <utility>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
@@ -1717,10 +1718,121 @@ struct action_result {
   [[nodiscard]] bool abnormal() const noexcept { return timed_out || cancelled || signal != 0; }
 };
 
-/// An evaluator's verdict and its evaluator-specific details (a JSON object).
+/// @brief An evaluation's details (a JSON object, seed 000), built only when someone reads
+/// them.
+///
+/// In a running loop most details are never looked at: with a null event sink and no
+/// template reading `${prev.details}`, `${result.details}` or `${prev.evaluation}`, building
+/// a JSON object per step would be the executor's main cost. So the details have three forms:
+///  - empty (the default, and a null JSON value): reads as `{}`; nothing allocated;
+///  - the exit-code form (exit_code()): reads as `{"exit_code": N}`; nothing allocated;
+///  - a JSON value given by an evaluator (normally an object), stored as given.
+/// Reading: to_json() builds a copy; visit() lends a `const json&` (built only for the compact
+/// forms); materialize() and operator[] turn the details into the stored form in place.
+/// Equality compares what the details read as, whatever the forms.
+class evaluation_details {
+ public:
+  /// Empty details: `{}`.
+  evaluation_details() noexcept = default;
+  /// Details given as JSON (an object; a null value means empty).
+  evaluation_details(json value) noexcept {  // NOLINT: implicit, as a json member was
+    if (!value.is_null()) value_.emplace(std::move(value));
+  }
+  /// Details written as a braced JSON literal, as with `json` (`{{"key", value}}`).
+  evaluation_details(json::initializer_list_t init) : evaluation_details(json(init)) {}
+  /// Replace the details by `value`.
+  evaluation_details& operator=(json value) noexcept {
+    if (value.is_null())
+      value_.reset();
+    else
+      value_ = std::move(value);
+    has_exit_code_ = false;
+    return *this;
+  }
+  /// Replace the details by a braced JSON literal.
+  evaluation_details& operator=(json::initializer_list_t init) { return *this = json(init); }
+
+  /// `{"exit_code": code}` without allocating.
+  [[nodiscard]] static evaluation_details exit_code(int code) noexcept {
+    evaluation_details d;
+    d.exit_code_ = code;
+    d.has_exit_code_ = true;
+    return d;
+  }
+
+  /// The JSON the details read as (a new value).
+  [[nodiscard]] json to_json() const {
+    if (value_) return *value_;
+    json j = json::object();
+    if (has_exit_code_) j["exit_code"] = exit_code_;
+    return j;
+  }
+
+  /// Calls `f(const json&)` with the details, building them only for the compact forms, and
+  /// returns what `f` returns. `f` must return a value, never a reference or view into its
+  /// argument: for the exit-code form that JSON is a temporary that dies when visit() returns.
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    if (value_) return std::forward<F>(f)(static_cast<const json&>(*value_));
+    if (!has_exit_code_) return std::forward<F>(f)(empty_object());
+    const json built = to_json();
+    return std::forward<F>(f)(built);
+  }
+
+  /// The details as a stored JSON value (compact forms are built in place; empty details stay
+  /// unallocated and are lent as a shared `{}`).
+  const json& materialize() {
+    if (!value_) {
+      if (!has_exit_code_) return empty_object();
+      value_.emplace(to_json());
+      has_exit_code_ = false;
+    }
+    return *value_;
+  }
+
+  /// Member `key` of the details, inserted when missing (the details become a stored
+  /// object first, as with `json::operator[]`).
+  json& operator[](std::string_view key) {
+    if (!value_) {
+      value_.emplace(to_json());
+      has_exit_code_ = false;
+    }
+    return (*value_)[key];
+  }
+
+  /// `to_json().dump(indent)`.
+  [[nodiscard]] std::string dump(int indent = -1) const {
+    return visit([indent](const json& j) { return j.dump(indent); });
+  }
+
+  friend bool operator==(const evaluation_details& a, const evaluation_details& b) {
+    if (!a.value_ && !b.value_)
+      return a.has_exit_code_ == b.has_exit_code_ &&
+             (!a.has_exit_code_ || a.exit_code_ == b.exit_code_);
+    return a.visit([&b](const json& ja) { return b == ja; });
+  }
+  friend bool operator==(const evaluation_details& a, const json& b) {
+    return a.visit([&b](const json& ja) { return ja == b; });
+  }
+
+ private:
+  static const json& empty_object() {
+    static const json empty = json::object();
+    return empty;
+  }
+
+  // Engaged: the stored form. Disengaged: empty or the exit-code form. (An optional rather
+  // than a null json: moving and destroying compact details then never calls into json.)
+  std::optional<json> value_;
+  int exit_code_ = 0;
+  bool has_exit_code_ = false;
+};
+
+/// An evaluator's verdict and its evaluator-specific details (a JSON object, see
+/// evaluation_details).
 struct evaluation_result {
   std::string verdict;
-  json details = json::object();
+  evaluation_details details;
 };
 
 /// `captured.<name>`: an action result saved by a state's `capture:` (design §3.6).
@@ -1744,7 +1856,7 @@ struct prev_record {
   std::string stderr_output;
   int exit_code = 0;
   std::string verdict;
-  json details = json::object();
+  evaluation_details details;  ///< the evaluation's details (read as a JSON object)
 
   friend bool operator==(const prev_record&, const prev_record&) = default;
 };
@@ -1903,8 +2015,10 @@ inline std::string feedback_text(std::string_view verdict, const json& details) 
 inline json feedback_record(const prev_record& prev) {
   json rec = json::object();
   rec["success"] = prev.verdict == "success" || prev.verdict == "target";
-  rec["feedback"] = detail::feedback_text(prev.verdict, prev.details);
-  rec["details"] = prev.details.is_object() ? prev.details : json::object();
+  prev.details.visit([&](const json& details) {
+    rec["feedback"] = detail::feedback_text(prev.verdict, details);
+    rec["details"] = details.is_object() ? details : json::object();
+  });
   json script = json::object();
   script["stdout"] = prev.output;
   script["stderr"] = prev.stderr_output;
@@ -2433,7 +2547,9 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
       if (field == "stderr") return append_leaf_string(out, path, 0, pr.stderr_output, "prev");
       if (field == "verdict") return append_leaf_string(out, path, 0, pr.verdict, "prev");
       if (field == "exit_code") return append_leaf_int(out, path, 0, pr.exit_code, "prev");
-      if (field == "details") return resolve_walk(out, pr.details, path, 1, "prev.details");
+      if (field == "details")
+        return pr.details.visit(
+            [&](const json& d) { return resolve_walk(out, d, path, 1, "prev.details"); });
       if (field == "evaluation") {
         json rec = feedback_record(pr);
         return resolve_walk(out, rec, path, 1, "prev.evaluation");
@@ -2446,7 +2562,8 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
       const std::string& field = path[0].key;
       if (field == "verdict") return append_leaf_string(out, path, 0, ctx.result->verdict, "result");
       if (field == "details")
-        return resolve_walk(out, ctx.result->details, path, 1, "result.details");
+        return ctx.result->details.visit(
+            [&](const json& d) { return resolve_walk(out, d, path, 1, "result.details"); });
       return fmt::format("\"{}\" not found in result (available: {})", field,
                          available_names(template_result_keys));
     }
@@ -3467,16 +3584,19 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
 
+#include <string>
+#include <string_view>
+
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
 /// @brief Maps a Unix exit code to a verdict (seed 000): 0 → `success`, 1 → `failure`,
-/// anything else → `error`; details `{"exit_code": N}`.
+/// anything else → `error`; details `{"exit_code": N}` (held in evaluation_details' compact
+/// form: nothing is allocated unless they are read).
 inline evaluation_result evaluate_exit_code(int exit_code) {
-  evaluation_result r;
-  r.verdict = exit_code == 0 ? "success" : exit_code == 1 ? "failure" : "error";
-  r.details = json::object();
-  r.details["exit_code"] = exit_code;
-  return r;
+  const std::string_view verdict = exit_code == 0   ? std::string_view("success")
+                                   : exit_code == 1 ? std::string_view("failure")
+                                                    : std::string_view("error");
+  return evaluation_result{std::string(verdict), evaluation_details::exit_code(exit_code)};
 }
 
 LITTLE_LOOPS_NAMESPACE_END
@@ -4662,17 +4782,18 @@ class basic_evaluator {
     if (action && action->abnormal()) return detail::abnormal_action_result(*action);
 
     const compiled_evaluator* compiled = request.compiled;
-    std::optional<compiled_evaluator> local;
     if (!request.config) {
       compiled = (request.kind == action_kind::prompt ||
                   request.kind == action_kind::slash_command)
                      ? &detail::default_llm_evaluator()
                      : &detail::default_exit_code_evaluator();
     } else if (!compiled) {
+      // Not compiled by the host: compile it for this evaluation.
       auto c = compile_evaluator(*request.config);
       if (!c) return detail::error_result(c.error().message);
-      local = std::move(*c);
-      compiled = &*local;
+      evaluation_request with = request;
+      with.compiled = &*c;
+      return evaluate(with);
     }
     const evaluate_config& cfg = compiled->config;
     const interpolation_context* ctx = request.context;
@@ -5255,7 +5376,7 @@ inline json prev_record_to_json(const prev_record& p) {
   j["stderr"] = p.stderr_output;
   j["exit_code"] = p.exit_code;
   j["verdict"] = p.verdict;
-  j["details"] = p.details;
+  j["details"] = p.details.to_json();
   return j;
 }
 
@@ -5988,6 +6109,7 @@ struct found_signal {
 inline std::optional<found_signal> find_output_signal(std::string_view out,
                                                       const std::vector<output_signal>& signals) {
   constexpr std::string_view ws = " \t\r\n\f\v";
+  if (out.empty()) return std::nullopt;  // markers are never empty
   for (const auto& sig : signals) {
     if (sig.marker.empty()) continue;
     std::size_t from = 0;
@@ -6008,6 +6130,18 @@ inline std::optional<found_signal> find_output_signal(std::string_view out,
     }
   }
   return std::nullopt;
+}
+
+// Moves the text of `from` into `to` (whose old text is dropped) without allocating in steady
+// state: short texts are copied into `to`'s buffer, long ones are swapped (O(1)); `from` is
+// left with unspecified contents.
+inline void take_text(std::string& to, std::string& from) {
+  if (from.empty())
+    to.clear();
+  else if (from.size() <= 64)
+    to.assign(from);
+  else
+    to.swap(from);
 }
 
 inline std::string_view strip_trailing_newlines(std::string_view s) noexcept {
@@ -6233,6 +6367,8 @@ class fsm_executor {
     resume_state_.reset();
     result_ = execution_result{};
     if (stop_.stop_requested()) stop_ = std::stop_source{};
+    request_ = action_request{};
+    request_.stop = stop_.get_token();
   }
 
  private:
@@ -6297,84 +6433,85 @@ class fsm_executor {
     if constexpr (emits_events) emit(error_event{wall(), st.name, kind, message});
   }
 
-  // Execute one (non-terminal) state: action, evaluation, capture, prev, routing.
+  // Execute one (non-terminal) state: action, then conclude() (evaluation, capture, prev,
+  // routing). The runner's result stays where the runner returned it: it is not moved.
   void execute(const compiled_state& st) {
     ++iteration_;
     if constexpr (emits_events) emit(state_enter_event{wall(), st.name, iteration_});
     interpolation_context ctx = make_context(st);
-
-    action_ = action_result{};
-    bool ran = false;
-    bool decided = false;  // verdict already fixed (error before evaluation)
-    std::optional<detail::found_signal> signal;
-
-    if (st.action) {
-      std::string_view text;
-      bool rendered = true;
-      if (st.action->is_literal()) {
-        text = st.action->literal();
-      } else {
-        action_text_.clear();
-        auto r = render_to(*st.action, ctx, action_text_);
-        if (!r) {
-          rendered = false;
-          report_error(st, "interpolation", r.error().message);
-          set_error_verdict(r.error().message);
-          decided = true;
-        } else {
-          text = action_text_;
-        }
+    if (!st.action) {
+      conclude(st, ctx, nullptr, false);
+      return;
+    }
+    std::string_view text;
+    if (st.action->is_literal()) {
+      text = st.action->literal();
+    } else {
+      action_text_.clear();
+      auto r = render_to(*st.action, ctx, action_text_);
+      if (!r) {
+        report_error(st, "interpolation", r.error().message);
+        set_error_verdict(r.error().message);
+        conclude(st, ctx, nullptr, true);
+        return;
       }
-      if (rendered) {
-        if constexpr (emits_events)
-          emit(action_start_event{wall(), st.name, text, st.is_prompt()});
-        action_request req;
-        req.state = st.name;
-        req.text = text;
-        req.kind = st.kind;
-        req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
-        req.deadline = deadline_;
-        req.stop = stop_.get_token();
-        auto res = runner_.run(req);
-        if (!res) {
-          report_error(st, "action", res.error().message);
-          set_error_verdict(res.error().message);
-          decided = true;
-        } else {
-          action_ = std::move(*res);
-          ran = true;
-          if constexpr (emits_events)
-            emit(action_complete_event{wall(), st.name, action_.exit_code,
-                                       static_cast<std::int64_t>(action_.duration.count()),
-                                       action_.output, st.is_prompt(), action_.timed_out,
-                                       action_.cancelled, action_.signal});
-          // A cancelled action did not complete: stop here and re-run it on resume.
-          if (action_.cancelled || (stop_.stop_requested() && action_.abnormal())) {
-            finish(termination::cancelled);
-            return;
-          }
-          // The loop deadline expired inside the action: the run ends as `timeout`.
-          if (action_.timed_out && deadline_ && clock_->now() >= *deadline_) {
-            finish(termination::timeout);
-            return;
-          }
-          if (st.capture) {
-            captured_record& rec = captured_[*st.capture];
-            rec.output.assign(detail::strip_trailing_newlines(action_.output));
-            rec.stderr_output.assign(action_.stderr_output);
-            rec.exit_code = action_.exit_code;
-            rec.duration_ms = static_cast<std::int64_t>(action_.duration.count());
-            rec.verdict.clear();
-          }
-          if (!options_.signals.empty())
-            signal = detail::find_output_signal(action_.output, options_.signals);
-          if (action_.abnormal()) {
-            // Timeouts and signal deaths are the verdict `error` (design §3.4), whatever the
-            // evaluator would say.
-            result_eval_ = detail::abnormal_action_result(action_);
-            decided = true;
-          }
-        }
+      text = action_text_;
+    }
+    if constexpr (emits_events) emit(action_start_event{wall(), st.name, text, st.is_prompt()});
+    // The request is a member so its stop token is not copied (two atomic operations) per
+    // step.
+    action_request& req = request_;
+    req.state = st.name;
+    req.text = text;
+    req.kind = st.kind;
+    req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
+    req.deadline = deadline_;
+    auto res = runner_.run(req);
+    req.text = {};  // may view action_text_
+    if (!res) {
+      report_error(st, "action", res.error().message);
+      set_error_verdict(res.error().message);
+      conclude(st, ctx, nullptr, true);
+      return;
+    }
+    conclude(st, ctx, &*res, false);
+  }
+
+  // The rest of a state execution. `action` is the action's result (null: no action ran);
+  // `decided`: the verdict is already set (an error before evaluation).
+  void conclude(const compiled_state& st, interpolation_context& ctx, action_result* action,
+                bool decided) {
+    const bool ran = action != nullptr;
+    std::optional<detail::found_signal> signal;
+    if (ran) {
+      const action_result& a = *action;
+      if constexpr (emits_events)
+        emit(action_complete_event{wall(), st.name, a.exit_code,
+                                   static_cast<std::int64_t>(a.duration.count()), a.output,
+                                   st.is_prompt(), a.timed_out, a.cancelled, a.signal});
+      // A cancelled action did not complete: stop here and re-run it on resume.
+      if (a.cancelled || (a.abnormal() && stop_.stop_requested())) {
+        finish(termination::cancelled);
+        return;
+      }
+      // The loop deadline expired inside the action: the run ends as `timeout`.
+      if (a.timed_out && deadline_ && clock_->now() >= *deadline_) {
+        finish(termination::timeout);
+        return;
+      }
+      if (st.capture) {
+        captured_record& rec = captured_[*st.capture];
+        rec.output.assign(detail::strip_trailing_newlines(a.output));
+        rec.stderr_output.assign(a.stderr_output);
+        rec.exit_code = a.exit_code;
+        rec.duration_ms = static_cast<std::int64_t>(a.duration.count());
+        rec.verdict.clear();
+      }
+      if (a.abnormal()) {
+        // Timeouts and signal deaths are the verdict `error` (design §3.4), whatever the
+        // evaluator would say.
+        result_eval_ = detail::abnormal_action_result(a);
+        decided = true;
       }
     }
 
@@ -6386,7 +6523,7 @@ class fsm_executor {
         req.config = st.evaluator ? &*st.config->evaluate : nullptr;
         req.compiled = st.evaluator ? &*st.evaluator : nullptr;
         req.kind = st.kind;
-        req.action = ran ? &action_ : nullptr;
+        req.action = action;
         req.context = &ctx;
         req.llm = &loop_->loop().llm;
         req.convergence_memory = &convergence_[current_];
@@ -6401,29 +6538,33 @@ class fsm_executor {
         emit_evaluate = true;
       } else if (ran) {
         // A `next:` state without `evaluate:`: the exit code decides, silently (seed 002).
-        result_eval_.verdict = action_.exit_code == 0   ? "success"
-                               : action_.exit_code == 1 ? "failure"
-                                                        : "error";
-        result_eval_.details = json::object();
+        result_eval_.verdict.assign(action->exit_code == 0   ? std::string_view("success")
+                                    : action->exit_code == 1 ? std::string_view("failure")
+                                                             : std::string_view("error"));
+        result_eval_.details = evaluation_details{};
       } else {
         // Neither action nor evaluate (or a `next:` state without action): success, no event.
         result_eval_.verdict = "success";
-        result_eval_.details = json::object();
+        result_eval_.details = evaluation_details{};
       }
     }
     if constexpr (emits_events) {
       if (emit_evaluate)
         emit(evaluate_event{wall(), st.name, st.evaluator_name, result_eval_.verdict,
-                            &result_eval_.details});
+                            &result_eval_.details.materialize()});
     }
     if (st.capture && ran) captured_[*st.capture].verdict = result_eval_.verdict;
 
-    // prev = this state (visible to route targets, like `result`).
+    // prev = this state (visible to route targets, like `result`). The action's output moves
+    // into prev (the action result is not read again).
     prev_.state.assign(st.name);
     if (ran) {
-      prev_.output.assign(action_.output);
-      prev_.stderr_output.assign(action_.stderr_output);
-      prev_.exit_code = action_.exit_code;
+      detail::take_text(prev_.output, action->output);
+      detail::take_text(prev_.stderr_output, action->stderr_output);
+      prev_.exit_code = action->exit_code;
+      // Output signals (design §3.14); payloads view prev_.output.
+      if (!options_.signals.empty())
+        signal = detail::find_output_signal(prev_.output, options_.signals);
     } else {
       prev_.output.clear();
       prev_.stderr_output.clear();
@@ -6449,7 +6590,8 @@ class fsm_executor {
     ctx.prev = &prev_;
     ctx.result = &result_eval_;
     const bool failed_action =
-        (ran && (action_.exit_code != 0 || action_.abnormal())) || result_eval_.verdict == "error";
+        (ran && (prev_.exit_code != 0 || action->abnormal())) ||
+        std::string_view(result_eval_.verdict) == "error";
     auto next = route(st, result_eval_.verdict, failed_action, ctx);
 
     if (signal && signal->kind == signal_kind::handoff) {
@@ -6529,7 +6671,7 @@ class fsm_executor {
     }
     for (const auto& [key, target] : st.routes)
       if (key == verdict) return take(st, target, ctx);
-    if (verdict == "error" && st.route_error) return take(st, *st.route_error, ctx);
+    if (st.route_error && verdict == "error") return take(st, *st.route_error, ctx);
     if (st.route_default) return take(st, *st.route_default, ctx);
     for (const auto& [key, target] : st.on)
       if (key == verdict) return take(st, target, ctx);
@@ -6583,7 +6725,7 @@ class fsm_executor {
   std::string started_at_;
   std::string action_text_;
   std::string target_text_;
-  action_result action_;
+  action_request request_;  // reused per action (keeps one stop token)
   evaluation_result result_eval_;
   std::stop_source stop_;
   execution_result result_;
