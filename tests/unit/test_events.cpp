@@ -80,6 +80,53 @@ TEST_SUITE("events") {
     CHECK(j.size() == 4);
   }
 
+  TEST_CASE("append_json_line writes exactly the text of to_json(e).dump(), one line each") {
+    // Hostile strings: quotes, backslashes, control characters, DEL, UTF-8, invalid UTF-8
+    // (replaced by U+FFFD, as the journal's dump does) and a lone continuation byte.
+    const std::vector<std::string> texts{"plain", "", "say \"hi\"\\n", "tab\there\nnew\x01\x1f\x7f",
+                                         "caf\xc3\xa9 \xe2\x9c\x93", "bad \xff\xfe end", "\x80",
+                                         "trunc \xe2\x9c", std::string("nul\0in", 6)};
+    const ll::json details = {{"exit_code", 3}, {"value", 1.5}, {"nested", {{"a", {1, "x"}}}},
+                              {"k\"ey", nullptr}, {"caf\xc3\xa9", true}};
+    const ll::json shadowing = {{"verdict", "mine"}, {"extra", 1}};
+    const ll::json not_object = ll::json::array({1, 2});
+    std::vector<std::string> outputs;  // the events hold views: keep the texts alive
+    outputs.reserve(texts.size());
+    for (const auto& t : texts) outputs.push_back("  " + t + "\n");
+    std::vector<ll::loop_event> events;
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      const std::string& t = texts[i];
+      events.push_back(ll::loop_start_event{t0, t});
+      events.push_back(ll::loop_resume_event{t0, t, t, -7});
+      events.push_back(ll::state_enter_event{t0, t, 2});
+      events.push_back(ll::action_start_event{t0, t, t, true});
+      events.push_back(ll::action_complete_event{t0, t, -1, 12345678901, outputs[i], false, true,
+                                                 true, 15});
+      events.push_back(ll::evaluate_event{t0, t, t, t, &details});
+      events.push_back(ll::route_event{t0, t, t, t});
+      events.push_back(ll::max_iterations_event{t0, t, 1});
+      events.push_back(ll::handoff_event{t0, t, 3, t});
+      events.push_back(ll::error_event{t0, t, t, t});
+      events.push_back(ll::loop_complete_event{t0, t, 4, t});
+    }
+    events.push_back(ll::evaluate_event{t0, "s", "exit_code", "failure", nullptr});
+    events.push_back(ll::evaluate_event{t0, "s", "exit_code", "failure", &shadowing});
+    events.push_back(ll::evaluate_event{t0, "s", "exit_code", "failure", &not_object});
+    events.push_back(ll::action_complete_event{t0, "s", 0, 0, " \n", false, false, false, 0});
+    std::string all;
+    std::string expected_all;
+    for (const auto& e : events) {
+      const std::string want = ll::to_json(e).dump(-1, ' ', false, ll::json::error_handler_t::replace) + "\n";
+      std::string got;
+      ll::append_json_line(got, e);
+      CAPTURE(want);
+      CHECK(got == want);
+      ll::append_json_line(all, e);
+      expected_all += want;
+    }
+    CHECK(all == expected_all);  // appends, never overwrites
+  }
+
   TEST_CASE("sinks") {
     static_assert(ll::EventSink<ll::null_event_sink>);
     static_assert(ll::EventSink<ll::recording_event_sink>);
