@@ -593,7 +593,9 @@ class fsm_executor {
     req.kind = st.kind;
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
-    auto res = runner_.run(req);
+    // Declared with its type: a runner may return anything convertible (ActionRunner), e.g. a
+    // plain action_result; one returning this type exactly is constructed in place.
+    expected<action_result, error> res = runner_.run(req);
     req.text = {};  // may view action_text_
     if (!res) {
       report_error(st, "action", res.error().message);
@@ -654,7 +656,7 @@ class fsm_executor {
         req.context = &ctx;
         req.llm = &loop_->loop().llm;
         req.convergence_memory = &convergence_[current_];
-        auto ev = eval_.evaluate(req);
+        expected<evaluation_result, error> ev = eval_.evaluate(req);  // see execute()
         if (ev) {
           result_eval_.verdict = std::move(ev->verdict);
           result_eval_.details = std::move(ev->details);

@@ -14,6 +14,13 @@ struct good_runner {
 struct const_runner {  // a const member function is fine
   ll::expected<ll::action_result, ll::error> run(const ll::action_request&) const { return {}; }
 };
+struct plain_result_runner {  // returns a value convertible to expected<action_result, error>
+  ll::action_result run(const ll::action_request&) {
+    ll::action_result r;
+    r.exit_code = 1;
+    return r;
+  }
+};
 struct runner_without_run {};
 struct runner_wrong_return {
   int run(const ll::action_request&) { return 0; }
@@ -25,6 +32,12 @@ struct runner_wrong_param {
 struct good_eval {
   ll::expected<ll::evaluation_result, ll::error> evaluate(const ll::evaluation_request&) {
     return ll::evaluation_result{"success", ll::json::object()};
+  }
+};
+struct plain_result_eval {  // returns a value convertible to expected<evaluation_result, error>
+  ll::evaluation_result evaluate(const ll::evaluation_request& req) {
+    return ll::evaluation_result{req.action != nullptr && req.action->exit_code == 1 ? "blocked" : "success",
+                                 ll::json::object()};
   }
 };
 struct eval_returning_verdict_string {
@@ -61,10 +74,12 @@ static_assert(ll::EventSink<ll::recording_event_sink>);
 static_assert(ll::ActionRunner<good_runner>);
 static_assert(ll::ActionRunner<const_runner>);
 static_assert(ll::ActionRunner<good_runner&>);
+static_assert(ll::ActionRunner<plain_result_runner>);
 static_assert(!ll::ActionRunner<runner_without_run>);
 static_assert(!ll::ActionRunner<runner_wrong_return>);
 static_assert(!ll::ActionRunner<runner_wrong_param>);
 static_assert(ll::Evaluator<good_eval>);
+static_assert(ll::Evaluator<plain_result_eval>);
 static_assert(!ll::Evaluator<eval_returning_verdict_string>);
 static_assert(!ll::Evaluator<eval_old_signature>);
 static_assert(ll::EventSink<good_sink>);
@@ -85,5 +100,16 @@ TEST_SUITE("concepts") {
     REQUIRE(ex.has_value());
     CHECK(ex->run().terminated_by == ll::termination::terminal);
     CHECK(sink.n == 7);  // start, enter, action start/complete, evaluate, route, complete
+  }
+
+  TEST_CASE("a runner and an evaluator returning plain results (convertible) run") {
+    auto loop = ll::load_loop_text(R"({"name": "t", "initial": "a",
+      "states": {"a": {"action": "x", "on_blocked": "done"}, "done": {"terminal": true}}})");
+    REQUIRE(loop.has_value());
+    auto ex = ll::make_executor(*loop, plain_result_runner{}, plain_result_eval{});
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.terminated_by == ll::termination::terminal);
+    CHECK(r.final_state == "done");
   }
 }

@@ -352,6 +352,35 @@ TEST_CASE("stdin data is fed without deadlock and a vanished reader raises no SI
   CHECK(gone->output == "closed\n");
 }
 
+TEST_CASE("consecutive actions each get their own stdin and working directory") {
+  // The spawn's file actions are reused while the descriptors and directory repeat: changing
+  // either between actions must change what the next action sees.
+  const ll::posix_process_runner runner;
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string cwd = dir.string();
+  const std::string data = "fed\n";
+  auto req = runner.make_process_request();
+  req.deadline = std::chrono::steady_clock::now() + 30s;
+  req.argv = {"/bin/sh", "-c", "pwd; cat"};
+  for (int round = 0; round < 2; ++round) {
+    req.stdin_data = nullptr;
+    req.working_directory = nullptr;
+    auto plain = ll::detail::run_process(req);
+    REQUIRE(plain.has_value());
+    CHECK(plain->output == std::filesystem::current_path().string() + "\n");  // stdin is /dev/null
+    req.stdin_data = &data;
+    req.working_directory = cwd.c_str();
+    auto fed = ll::detail::run_process(req);
+    REQUIRE(fed.has_value());
+    CHECK(fed->output == std::filesystem::canonical(dir).string() + "\nfed\n");
+    const std::string root = "/";
+    req.working_directory = root.c_str();
+    auto at_root = ll::detail::run_process(req);
+    REQUIRE(at_root.has_value());
+    CHECK(at_root->output == "/\nfed\n");
+  }
+}
+
 TEST_CASE("runner descriptors are not inherited by actions") {
   const ll::posix_process_runner runner;
   // Every descriptor the action sees beyond 0/1/2 must be one the host itself lets children
