@@ -4863,6 +4863,7 @@ LITTLE_LOOPS_NAMESPACE_END
 
 #include <chrono>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -5024,17 +5025,28 @@ struct recording_event_sink {
   }
 };
 
-/// `2026-11-22T05:06:21.123456+00:00` (UTC, microseconds).
-inline std::string format_timestamp(event_time t) {
+namespace detail {
+
+/// Appends `t` as ISO 8601 UTC with microseconds (see format_timestamp).
+inline void append_timestamp(std::string& out, event_time t) {
   using namespace std::chrono;
   const auto us = floor<microseconds>(t);
   const auto day = floor<days>(us);
   const year_month_day ymd{day};
   const hh_mm_ss<microseconds> hms{us - day};
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}+00:00",
-                     static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                     static_cast<unsigned>(ymd.day()), hms.hours().count(),
-                     hms.minutes().count(), hms.seconds().count(), hms.subseconds().count());
+  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}+00:00",
+                 static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                 static_cast<unsigned>(ymd.day()), hms.hours().count(), hms.minutes().count(),
+                 hms.seconds().count(), hms.subseconds().count());
+}
+
+}  // namespace detail
+
+/// `2026-11-22T05:06:21.123456+00:00` (UTC, microseconds).
+inline std::string format_timestamp(event_time t) {
+  std::string out;
+  detail::append_timestamp(out, t);
+  return out;
 }
 
 namespace detail {
@@ -5164,6 +5176,154 @@ inline json to_json(const loop_complete_event& e) {
 /// Seed-002 JSON of any event: `{"event": name, "ts": ISO-8601, ...fields}`.
 inline json to_json(const loop_event& e) {
   return std::visit([](const auto& ev) { return to_json(ev); }, e);
+}
+
+namespace detail {
+
+/// Appends `s` as a JSON string exactly as `json(s).dump(-1, ' ', false, replace)` writes it:
+/// printable ASCII without `"` or `\\` is copied as is; anything else goes through
+/// nlohmann's serializer (escapes, UTF-8 checks, U+FFFD for invalid bytes).
+inline void append_json_string(std::string& out, std::string_view s) {
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') {
+      out += json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+      return;
+    }
+  }
+  out += '"';
+  out.append(s);
+  out += '"';
+}
+
+/// Writes one event object member by member (keys are the fixed ASCII names of seed 002).
+class event_line_writer {
+ public:
+  event_line_writer(std::string& out, std::string_view name, event_time ts) : out_(out) {
+    out_ += "{\"event\":";
+    append_json_string(out_, name);
+    out_ += ",\"ts\":\"";
+    append_timestamp(out_, ts);
+    out_ += '"';
+  }
+  void string(std::string_view key, std::string_view value) {
+    name(key);
+    append_json_string(out_, value);
+  }
+  void integer(std::string_view key, std::int64_t value) {
+    name(key);
+    fmt::format_to(std::back_inserter(out_), "{}", value);
+  }
+  void boolean(std::string_view key, bool value) {
+    name(key);
+    out_ += value ? "true" : "false";
+  }
+  void null(std::string_view key) {
+    name(key);
+    out_ += "null";
+  }
+  void value(std::string_view key, const json& v) {
+    out_ += ',';
+    append_json_string(out_, key);
+    out_ += ':';
+    out_ += v.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  void finish() { out_ += "}\n"; }
+
+ private:
+  void name(std::string_view key) {
+    out_ += ",\"";
+    out_ += key;
+    out_ += "\":";
+  }
+  std::string& out_;
+};
+
+inline void write_event(event_line_writer& w, const loop_start_event& e) { w.string("loop", e.loop); }
+inline void write_event(event_line_writer& w, const loop_resume_event& e) {
+  w.string("loop", e.loop);
+  w.string("from_state", e.from_state);
+  w.integer("iteration", e.iteration);
+}
+inline void write_event(event_line_writer& w, const state_enter_event& e) {
+  w.string("state", e.state);
+  w.integer("iteration", e.iteration);
+}
+inline void write_event(event_line_writer& w, const action_start_event& e) {
+  w.string("action", e.action);
+  w.boolean("is_prompt", e.is_prompt);
+}
+inline void write_event(event_line_writer& w, const action_complete_event& e) {
+  w.integer("exit_code", e.exit_code);
+  w.integer("duration_ms", e.duration_ms);
+  const auto preview = output_tail(e.output);
+  if (preview.empty())
+    w.null("output_preview");
+  else
+    w.string("output_preview", preview);
+  w.boolean("is_prompt", e.is_prompt);
+  if (e.timed_out) w.boolean("timed_out", true);
+  if (e.cancelled) w.boolean("cancelled", true);
+  if (e.signal != 0) w.integer("signal", e.signal);
+}
+inline void write_event(event_line_writer& w, const evaluate_event& e) {
+  w.string("type", e.type);
+  w.string("verdict", e.verdict);
+  if (e.details != nullptr && e.details->is_object())
+    for (auto it = e.details->begin(); it != e.details->end(); ++it) w.value(it.key(), it.value());
+}
+inline void write_event(event_line_writer& w, const route_event& e) {
+  w.string("from", e.from);
+  w.string("to", e.to);
+  if (!e.reason.empty()) w.string("reason", e.reason);
+}
+inline void write_event(event_line_writer& w, const max_iterations_event& e) {
+  w.string("summary_state", e.summary_state);
+  w.integer("iterations", e.iterations);
+}
+inline void write_event(event_line_writer& w, const handoff_event& e) {
+  w.string("state", e.state);
+  w.integer("iteration", e.iteration);
+  w.string("continuation", e.continuation);
+}
+inline void write_event(event_line_writer& w, const error_event& e) {
+  w.string("state", e.state);
+  w.string("kind", e.kind);
+  w.string("error", e.message);
+}
+inline void write_event(event_line_writer& w, const loop_complete_event& e) {
+  w.string("final_state", e.final_state);
+  w.integer("iterations", e.iterations);
+  w.string("terminated_by", e.terminated_by);
+}
+
+/// True when evaluation details would overwrite a member of the evaluate event itself (the
+/// JSON object then keeps the member's first position, which the line writer cannot).
+inline bool details_shadow_event_members(const evaluate_event& e) {
+  if (e.details == nullptr || !e.details->is_object()) return false;
+  for (std::string_view k : {"event", "ts", "type", "verdict"})
+    if (e.details->contains(k)) return true;
+  return false;
+}
+
+}  // namespace detail
+
+/// Appends the event as one line of JSON Lines: the same text as
+/// `to_json(e).dump(-1, ' ', false, json::error_handler_t::replace)` followed by `\n`, written
+/// straight into `out` without building the JSON object (a journal writes one per event).
+inline void append_json_line(std::string& out, const loop_event& e) {
+  if (const auto* ev = std::get_if<evaluate_event>(&e); ev && detail::details_shadow_event_members(*ev)) {
+    out += to_json(e).dump(-1, ' ', false, json::error_handler_t::replace);
+    out += '\n';
+    return;
+  }
+  std::visit(
+      [&out](const auto& ev) {
+        detail::event_line_writer w(out, ev.name, ev.ts);
+        detail::write_event(w, ev);
+        w.finish();
+      },
+      e);
 }
 
 inline void recording_event_sink::on_event(const loop_event& e) noexcept {
@@ -6466,7 +6626,9 @@ class fsm_executor {
     req.kind = st.kind;
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
-    auto res = runner_.run(req);
+    // Declared with its type: a runner may return anything convertible (ActionRunner), e.g. a
+    // plain action_result; one returning this type exactly is constructed in place.
+    expected<action_result, error> res = runner_.run(req);
     req.text = {};  // may view action_text_
     if (!res) {
       report_error(st, "action", res.error().message);
@@ -6527,7 +6689,7 @@ class fsm_executor {
         req.context = &ctx;
         req.llm = &loop_->loop().llm;
         req.convergence_memory = &convergence_[current_];
-        auto ev = eval_.evaluate(req);
+        expected<evaluation_result, error> ev = eval_.evaluate(req);  // see execute()
         if (ev) {
           result_eval_.verdict = std::move(ev->verdict);
           result_eval_.details = std::move(ev->details);

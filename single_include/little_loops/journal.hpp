@@ -508,12 +508,16 @@ class journal_syncer {
 
   /// Queues record number `seq` (replacing a queued one the thread has not started on).
   void submit(std::string text, std::uint64_t seq) {
+    bool asleep = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       pending_ = std::move(text);
       submitted_ = seq;
+      asleep = asleep_;
     }
-    wake_.notify_all();
+    // A busy thread looks for a newer record before it sleeps: no wake-up (a futex call on
+    // the loop's path between two actions) is needed then.
+    if (asleep) wake_.notify_one();
   }
 
   /// The newest record number the state file durably holds (0: none yet).
@@ -536,7 +540,9 @@ class journal_syncer {
   void loop() {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
+      asleep_ = true;
       wake_.wait(lock, [&] { return stopping_ || taken_ != submitted_; });
+      asleep_ = false;
       if (taken_ == submitted_) return;  // stopping, nothing left
       std::string text = std::move(pending_);
       pending_.clear();
@@ -566,6 +572,7 @@ class journal_syncer {
   std::atomic<std::uint64_t> durable_{0};
   std::optional<little_loops::error> failure_;
   bool stopping_ = false;
+  bool asleep_ = false;  // the thread waits on wake_ (guarded by mutex_)
   std::thread thread_;  // last: started once every other member is ready
 };
 
@@ -664,6 +671,18 @@ class loop_journal {
       pending_events_ += event.dump(-1, ' ', false, json::error_handler_t::replace);
       pending_events_ += '\n';
     } catch (...) {  // NOLINT(bugprone-empty-catch): out of memory: drop the event
+    }
+  }
+  /// @copydoc append_event(const json&)
+  /// The line is written straight from the typed event (append_json_line: the same text,
+  /// without building a JSON object).
+  void append_event(const loop_event& event) noexcept {
+    if (events_fd_ < 0) return;
+    const std::size_t size = pending_events_.size();
+    try {
+      append_json_line(pending_events_, event);
+    } catch (...) {  // out of memory: drop the event, keep the buffer whole
+      pending_events_.resize(size);
     }
   }
 
@@ -854,10 +873,7 @@ class journal_event_sink {
       : journal_(&journal), next_(std::move(next)) {}
 
   void on_event(const loop_event& event) noexcept {
-    try {
-      journal_->append_event(to_json(event));
-    } catch (...) {  // NOLINT(bugprone-empty-catch): journaling never stops a run
-    }
+    journal_->append_event(event);
     const bool routine = std::holds_alternative<state_enter_event>(event) ||
                          std::holds_alternative<action_complete_event>(event) ||
                          std::holds_alternative<evaluate_event>(event) ||
@@ -878,8 +894,8 @@ class journal_event_sink {
 /// Runs `executor` to the end, saving `record` (status `running`, snapshot, iteration,
 /// current state) atomically after every state boundary, and the final status (see
 /// journal_status_for) with the resumable snapshot (null after a terminal) at the end,
-/// which is durable when it returns (journal.flush()). A
-/// stop file (request_stop()) or `stop` stops the run at the next boundary, like a
+/// which is durable when it returns (journal.flush()). A stop file (request_stop(); looked for
+/// at a boundary at most every 10 ms) or `stop` stops the run at the next boundary, like a
 /// cancellation. Journal write failures do not stop the run; the last one is returned in
 /// `*write_error` when given.
 template <class Executor>
@@ -901,9 +917,16 @@ const execution_result& run_journaled(Executor& executor, loop_journal& journal,
     save(journal_status::running, to_json(s));
   };
   boundary();
+  // The stop file is looked for at a boundary at most every 10 ms (a stat() per step would
+  // be on the path between two actions; a stop request is a human-scale event).
+  using stop_clock = std::chrono::steady_clock;
+  stop_clock::time_point next_stop_check{};
   while (executor.step()) {
     boundary();
-    if (journal.stop_requested()) executor.request_stop();
+    if (const auto now = stop_clock::now(); now >= next_stop_check) {
+      next_stop_check = now + std::chrono::milliseconds(10);
+      if (journal.stop_requested()) executor.request_stop();
+    }
   }
   const execution_result& result = executor.result();
   record.iteration = result.iterations;

@@ -314,20 +314,59 @@ inline ssize_t write_no_sigpipe(int fd, const char* data, std::size_t n) noexcep
   return written;
 }
 
-/// RAII for posix_spawn attribute objects.
+/// RAII for a posix_spawn attribute object.
 struct spawn_attributes {
-  posix_spawn_file_actions_t actions;
   posix_spawnattr_t attributes;
-  spawn_attributes() noexcept {
-    posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attributes);
-  }
+  spawn_attributes() noexcept { posix_spawnattr_init(&attributes); }
   spawn_attributes(const spawn_attributes&) = delete;
   spawn_attributes& operator=(const spawn_attributes&) = delete;
-  ~spawn_attributes() {
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
+  ~spawn_attributes() { posix_spawnattr_destroy(&attributes); }
+};
+
+/// The child's file actions (optional chdir; stdin from a pipe or /dev/null; stdout and
+/// stderr to pipes), rebuilt only when the descriptors or the directory differ from the
+/// last call's.
+class spawn_file_actions_cache {
+ public:
+  spawn_file_actions_cache() noexcept { posix_spawn_file_actions_init(&actions_); }
+  spawn_file_actions_cache(const spawn_file_actions_cache&) = delete;
+  spawn_file_actions_cache& operator=(const spawn_file_actions_cache&) = delete;
+  ~spawn_file_actions_cache() { posix_spawn_file_actions_destroy(&actions_); }
+
+  /// The actions for these descriptors (`in` = -1: stdin from /dev/null) and directory
+  /// (nullptr: the host's); nullptr when they cannot be built (out of memory).
+  const posix_spawn_file_actions_t* get(int in, int out, int err, const char* cwd) {
+    if (valid_ && in == in_ && out == out_ && err == err_ &&
+        (cwd == nullptr ? !has_cwd_ : has_cwd_ && cwd_ == cwd))
+      return &actions_;
+    posix_spawn_file_actions_destroy(&actions_);
+    posix_spawn_file_actions_init(&actions_);
+    valid_ = false;
+    int rc = 0;
+#if defined(__GLIBC__) || defined(__APPLE__)
+    if (cwd != nullptr) rc = posix_spawn_file_actions_addchdir_np(&actions_, cwd);
+#endif
+    if (rc == 0)
+      rc = in >= 0 ? posix_spawn_file_actions_adddup2(&actions_, in, 0)
+                   : posix_spawn_file_actions_addopen(&actions_, 0, "/dev/null", O_RDONLY, 0);
+    if (rc == 0) rc = posix_spawn_file_actions_adddup2(&actions_, out, 1);
+    if (rc == 0) rc = posix_spawn_file_actions_adddup2(&actions_, err, 2);
+    if (rc != 0) return nullptr;
+    in_ = in;
+    out_ = out;
+    err_ = err;
+    has_cwd_ = cwd != nullptr;
+    cwd_ = cwd != nullptr ? cwd : "";
+    valid_ = true;
+    return &actions_;
   }
+
+ private:
+  posix_spawn_file_actions_t actions_;
+  bool valid_ = false;
+  int in_ = -1, out_ = -1, err_ = -1;
+  bool has_cwd_ = false;
+  std::string cwd_;
 };
 
 /// Opens a descriptor that becomes readable when `pid` exits (Linux pidfd); -1 elsewhere.
@@ -378,21 +417,24 @@ inline expected<action_result, error> run_process(const process_request& req) {
       (req.stdin_data != nullptr && !make_pipe(in_r, in_w)))
     return unexpected(error{errc::io_error, "cannot create a pipe: " + errno_text(errno)});
 
-  spawn_attributes spawn;
-  if (req.working_directory != nullptr && *req.working_directory != '\0') {
-#if defined(__GLIBC__) || defined(__APPLE__)
-    posix_spawn_file_actions_addchdir_np(&spawn.actions, req.working_directory);
-#else
+  // The file actions depend only on the descriptor numbers and the working directory, which
+  // repeat from one action to the next: they are kept per thread and rebuilt when those
+  // change (glibc checks every descriptor of an action against RLIMIT_NOFILE, one
+  // getrlimit() system call each, on the path between two actions).
+  const char* cwd = req.working_directory != nullptr && *req.working_directory != '\0'
+                        ? req.working_directory
+                        : nullptr;
+#if !defined(__GLIBC__) && !defined(__APPLE__)
+  if (cwd != nullptr)
     return unexpected(error{errc::action_failed,
                             "working_directory needs posix_spawn_file_actions_addchdir_np"});
 #endif
-  }
-  if (in_r.valid())
-    posix_spawn_file_actions_adddup2(&spawn.actions, in_r.get(), 0);
-  else
-    posix_spawn_file_actions_addopen(&spawn.actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&spawn.actions, out_w.get(), 1);
-  posix_spawn_file_actions_adddup2(&spawn.actions, err_w.get(), 2);
+  thread_local spawn_file_actions_cache actions_cache;
+  const posix_spawn_file_actions_t* file_actions =
+      actions_cache.get(in_r.valid() ? in_r.get() : -1, out_w.get(), err_w.get(), cwd);
+  if (file_actions == nullptr)
+    return unexpected(error{errc::io_error, "cannot set up the spawn: out of memory"});
+  spawn_attributes spawn;
 
   // Own process group (so the whole tree can be signalled), default signal dispositions
   // (a host ignoring SIGPIPE must not make `yes | head` spin) and an empty signal mask.
@@ -413,7 +455,7 @@ inline expected<action_result, error> run_process(const process_request& req) {
   argv.push_back(nullptr);
 
   pid_t pid = -1;
-  const int spawn_rc = ::posix_spawnp(&pid, argv[0], &spawn.actions, &spawn.attributes,
+  const int spawn_rc = ::posix_spawnp(&pid, argv[0], file_actions, &spawn.attributes,
                                       argv.data(), req.envp != nullptr ? req.envp : environ);
   if (spawn_rc != 0) {
     if (spawn_rc == ENOENT || spawn_rc == ENOTDIR || spawn_rc == EACCES || spawn_rc == ENOEXEC ||
