@@ -197,13 +197,6 @@ inline std::string format_timestamp(event_time t) {
 
 namespace detail {
 
-inline json event_header(std::string_view name, event_time ts) {
-  json j = json::object();
-  j["event"] = name;
-  j["ts"] = format_timestamp(ts);
-  return j;
-}
-
 // The last `max` characters of `s`, with surrounding whitespace removed.
 inline std::string_view output_tail(std::string_view s, std::size_t max = 2000) noexcept {
   if (s.size() > max) s.remove_prefix(s.size() - max);
@@ -215,114 +208,6 @@ inline std::string_view output_tail(std::string_view s, std::size_t max = 2000) 
 }
 
 }  // namespace detail
-
-/// Seed-002 JSON of one event: `{"event": name, "ts": ISO-8601, ...fields}`.
-inline json to_json(const loop_start_event& e) {
-  json j = detail::event_header(e.name, e.ts);
-  j["loop"] = e.loop;
-  return j;
-}
-
-/// @copydoc to_json(const loop_start_event&)
-inline json to_json(const loop_resume_event& e) {
-  json j = detail::event_header(e.name, e.ts);
-  j["loop"] = e.loop;
-  j["from_state"] = e.from_state;
-  j["iteration"] = e.iteration;
-  return j;
-}
-
-/// @copydoc to_json(const loop_start_event&)
-inline json to_json(const state_enter_event& e) {
-  json j = detail::event_header(e.name, e.ts);
-  j["state"] = e.state;
-  j["iteration"] = e.iteration;
-  return j;
-}
-
-/// @copydoc to_json(const loop_start_event&)
-inline json to_json(const action_start_event& e) {
-  json j = detail::event_header(e.name, e.ts);
-  j["action"] = e.action;
-  j["is_prompt"] = e.is_prompt;
-  return j;
-}
-
-/// @copydoc to_json(const loop_start_event&)
-inline json to_json(const action_complete_event& e) {
-  json j = detail::event_header(e.name, e.ts);
-  j["exit_code"] = e.exit_code;
-  j["duration_ms"] = e.duration_ms;
-  const auto preview = detail::output_tail(e.output);
-  if (preview.empty())
-    j["output_preview"] = nullptr;
-  else
-    j["output_preview"] = preview;
-  j["is_prompt"] = e.is_prompt;
-  if (e.timed_out) j["timed_out"] = true;
-  if (e.cancelled) j["cancelled"] = true;
-  if (e.signal != 0) j["signal"] = e.signal;
-  return j;
-}
-
-/// @copydoc to_json(const loop_start_event&)
-inline json to_json(const evaluate_event& e) {
-  json j = detail::event_header(e.name, e.ts);
-  j["type"] = e.type;
-  j["verdict"] = e.verdict;
-  if (e.details != nullptr && e.details->is_object())
-    for (auto it = e.details->begin(); it != e.details->end(); ++it) j[it.key()] = it.value();
-  return j;
-}
-
-/// @copydoc to_json(const loop_start_event&)
-inline json to_json(const route_event& e) {
-  json j = detail::event_header(e.name, e.ts);
-  j["from"] = e.from;
-  j["to"] = e.to;
-  if (!e.reason.empty()) j["reason"] = e.reason;
-  return j;
-}
-
-/// @copydoc to_json(const loop_start_event&)
-inline json to_json(const max_iterations_event& e) {
-  json j = detail::event_header(e.name, e.ts);
-  j["summary_state"] = e.summary_state;
-  j["iterations"] = e.iterations;
-  return j;
-}
-
-/// @copydoc to_json(const loop_start_event&)
-inline json to_json(const handoff_event& e) {
-  json j = detail::event_header(e.name, e.ts);
-  j["state"] = e.state;
-  j["iteration"] = e.iteration;
-  j["continuation"] = e.continuation;
-  return j;
-}
-
-/// @copydoc to_json(const loop_start_event&)
-inline json to_json(const error_event& e) {
-  json j = detail::event_header(e.name, e.ts);
-  j["state"] = e.state;
-  j["kind"] = e.kind;
-  j["error"] = e.message;
-  return j;
-}
-
-/// @copydoc to_json(const loop_start_event&)
-inline json to_json(const loop_complete_event& e) {
-  json j = detail::event_header(e.name, e.ts);
-  j["final_state"] = e.final_state;
-  j["iterations"] = e.iterations;
-  j["terminated_by"] = e.terminated_by;
-  return j;
-}
-
-/// Seed-002 JSON of any event: `{"event": name, "ts": ISO-8601, ...fields}`.
-inline json to_json(const loop_event& e) {
-  return std::visit([](const auto& ev) { return to_json(ev); }, e);
-}
 
 namespace detail {
 
@@ -342,7 +227,31 @@ inline void append_json_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
-/// Writes one event object member by member (keys are the fixed ASCII names of seed 002).
+// Each event's members are listed once, in write_event(W&, const event&), for two writers
+// with the same interface (string, integer, boolean, null, value):
+//  - event_json_builder builds the JSON object (to_json);
+//  - event_line_writer appends the same object's text (append_json_line) without building it.
+
+/// Builds the `{"event", "ts", ...}` object member by member.
+class event_json_builder {
+ public:
+  event_json_builder(std::string_view name, event_time ts) {
+    j_["event"] = name;
+    j_["ts"] = format_timestamp(ts);
+  }
+  void string(std::string_view key, std::string_view value) { j_[std::string(key)] = value; }
+  void integer(std::string_view key, std::int64_t value) { j_[std::string(key)] = value; }
+  void boolean(std::string_view key, bool value) { j_[std::string(key)] = value; }
+  void null(std::string_view key) { j_[std::string(key)] = nullptr; }
+  void value(std::string_view key, const json& v) { j_[std::string(key)] = v; }
+  json take() { return std::move(j_); }
+
+ private:
+  json j_ = json::object();
+};
+
+/// Appends the text of one event object member by member (keys are seed 002's fixed ASCII
+/// names, except evaluation detail keys, which are escaped).
 class event_line_writer {
  public:
   event_line_writer(std::string& out, std::string_view name, event_time ts) : out_(out) {
@@ -385,21 +294,26 @@ class event_line_writer {
   std::string& out_;
 };
 
-inline void write_event(event_line_writer& w, const loop_start_event& e) { w.string("loop", e.loop); }
-inline void write_event(event_line_writer& w, const loop_resume_event& e) {
+template <class W>
+inline void write_event(W& w, const loop_start_event& e) { w.string("loop", e.loop); }
+template <class W>
+inline void write_event(W& w, const loop_resume_event& e) {
   w.string("loop", e.loop);
   w.string("from_state", e.from_state);
   w.integer("iteration", e.iteration);
 }
-inline void write_event(event_line_writer& w, const state_enter_event& e) {
+template <class W>
+inline void write_event(W& w, const state_enter_event& e) {
   w.string("state", e.state);
   w.integer("iteration", e.iteration);
 }
-inline void write_event(event_line_writer& w, const action_start_event& e) {
+template <class W>
+inline void write_event(W& w, const action_start_event& e) {
   w.string("action", e.action);
   w.boolean("is_prompt", e.is_prompt);
 }
-inline void write_event(event_line_writer& w, const action_complete_event& e) {
+template <class W>
+inline void write_event(W& w, const action_complete_event& e) {
   w.integer("exit_code", e.exit_code);
   w.integer("duration_ms", e.duration_ms);
   const auto preview = output_tail(e.output);
@@ -412,32 +326,38 @@ inline void write_event(event_line_writer& w, const action_complete_event& e) {
   if (e.cancelled) w.boolean("cancelled", true);
   if (e.signal != 0) w.integer("signal", e.signal);
 }
-inline void write_event(event_line_writer& w, const evaluate_event& e) {
+template <class W>
+inline void write_event(W& w, const evaluate_event& e) {
   w.string("type", e.type);
   w.string("verdict", e.verdict);
   if (e.details != nullptr && e.details->is_object())
     for (auto it = e.details->begin(); it != e.details->end(); ++it) w.value(it.key(), it.value());
 }
-inline void write_event(event_line_writer& w, const route_event& e) {
+template <class W>
+inline void write_event(W& w, const route_event& e) {
   w.string("from", e.from);
   w.string("to", e.to);
   if (!e.reason.empty()) w.string("reason", e.reason);
 }
-inline void write_event(event_line_writer& w, const max_iterations_event& e) {
+template <class W>
+inline void write_event(W& w, const max_iterations_event& e) {
   w.string("summary_state", e.summary_state);
   w.integer("iterations", e.iterations);
 }
-inline void write_event(event_line_writer& w, const handoff_event& e) {
+template <class W>
+inline void write_event(W& w, const handoff_event& e) {
   w.string("state", e.state);
   w.integer("iteration", e.iteration);
   w.string("continuation", e.continuation);
 }
-inline void write_event(event_line_writer& w, const error_event& e) {
+template <class W>
+inline void write_event(W& w, const error_event& e) {
   w.string("state", e.state);
   w.string("kind", e.kind);
   w.string("error", e.message);
 }
-inline void write_event(event_line_writer& w, const loop_complete_event& e) {
+template <class W>
+inline void write_event(W& w, const loop_complete_event& e) {
   w.string("final_state", e.final_state);
   w.integer("iterations", e.iterations);
   w.string("terminated_by", e.terminated_by);
@@ -453,6 +373,20 @@ inline bool details_shadow_event_members(const evaluate_event& e) {
 }
 
 }  // namespace detail
+
+/// Seed-002 JSON of one event: `{"event": name, "ts": ISO-8601, ...fields}`.
+template <class Event>
+  requires requires(detail::event_json_builder& b, const Event& e) { detail::write_event(b, e); }
+json to_json(const Event& e) {
+  detail::event_json_builder b(e.name, e.ts);
+  detail::write_event(b, e);
+  return b.take();
+}
+
+/// Seed-002 JSON of any event: `{"event": name, "ts": ISO-8601, ...fields}`.
+inline json to_json(const loop_event& e) {
+  return std::visit([](const auto& ev) { return to_json(ev); }, e);
+}
 
 /// Appends the event as one line of JSON Lines: the same text as
 /// `to_json(e).dump(-1, ' ', false, json::error_handler_t::replace)` followed by `\n`, written
