@@ -503,13 +503,14 @@ struct simulation_sink {
   bool print = true;
   std::FILE* events_out = nullptr;
   std::vector<std::string> visited;
+  std::string line;  // reused for every event line
 
   void on_event(const ll::loop_event& event) noexcept {
     try {
       if (events_out != nullptr) {
-        const std::string line = ll::to_json(event).dump(-1, ' ', false,
-                                                          ll::json::error_handler_t::replace);
-        std::fprintf(events_out, "%s\n", line.c_str());
+        line.clear();
+        ll::append_json_line(line, event);
+        std::fwrite(line.data(), 1, line.size(), events_out);
       }
       std::visit(
           [&](const auto& e) {
