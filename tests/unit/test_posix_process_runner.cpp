@@ -361,7 +361,7 @@ TEST_CASE("consecutive actions each get their own stdin and working directory") 
   const std::string data = "fed\n";
   auto req = runner.make_process_request();
   req.deadline = std::chrono::steady_clock::now() + 30s;
-  req.argv = {"/bin/sh", "-c", "pwd; cat"};
+  req.argv = {"/bin/sh", "-c", "pwd -P; cat"};  // -P: physical, like current_path()
   for (int round = 0; round < 2; ++round) {
     req.stdin_data = nullptr;
     req.working_directory = nullptr;
