@@ -157,7 +157,7 @@ TEST_SUITE("evaluators") {
   TEST_CASE("output_numeric error text keeps the first 100 characters") {
     std::string junk(150, 'x');
     auto e = ll::evaluate_output_numeric(junk, ll::comparison_op::eq, 1);
-    CHECK(e.details["error"] == "Cannot parse as number: " + std::string(100, 'x'));
+    CHECK(e.details["error"] == std::string("Cannot parse as number: ").append(100, 'x'));
   }
 
   TEST_CASE("invalid UTF-8 in outputs never makes details unserialisable") {

@@ -6,6 +6,7 @@
 #include <little_loops/scripted_runner.hpp>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -75,10 +76,12 @@ TEST_CASE("atomic writes: the old or the new file, never a partial one") {
   // A reader running concurrently with many rewrites only ever sees whole documents.
   std::atomic<bool> done{false};
   std::atomic<int> torn{0};
+  const std::string a_line = std::string(2000, 'a').append("\n");
+  const std::string b_line = std::string(3000, 'b').append("\n");
   std::thread reader([&] {
     while (!done.load()) {
       const std::string text = slurp(file);
-      if (text != std::string(2000, 'a') + "\n" && text != std::string(3000, 'b') + "\n" &&
+      if (text != a_line && text != b_line &&
           text != "{\"v\": 1}\n")
         ++torn;
     }
@@ -408,7 +411,7 @@ TEST_CASE("background sync: a killed process loses nothing save() returned from"
     rec.status = "running";
     for (int i = 1; i <= 200; ++i) {
       rec.iteration = i;
-      rec.current_state = "s" + std::to_string(i);
+      rec.current_state = fmt::format("s{}", i);
       if (!journal.save(rec)) ::_exit(4);
       // Actions take time: let the thread sync now and then (so the logs get switched).
       if (i % 20 == 0 && !journal.flush()) ::_exit(6);

@@ -19,7 +19,7 @@ using little_loops::json;
 inline json spec(const char* text) { return json::parse(text); }
 
 inline std::string fixture_path(const std::string& relative) {
-  return std::string(LITTLE_LOOPS_FIXTURES_DIR) + "/paradigms/" + relative;
+  return std::string(LITTLE_LOOPS_FIXTURES_DIR).append("/paradigms/").append(relative);
 }
 
 inline std::string read_text(const std::string& path) {
