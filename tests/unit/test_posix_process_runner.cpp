@@ -78,6 +78,19 @@ TEST_CASE("exit codes and captured streams") {
   CHECK(missing.stderr_output.find("not found") != std::string::npos);
 }
 
+TEST_CASE("output written up to the exit is captured whole on both streams") {
+  // More than a pipe holds (read while the action runs) and a last part still in the pipes
+  // when the child exits (read after its exit is seen).
+  const ll::posix_process_runner runner;
+  for (int i = 0; i < 20; ++i) {
+    auto r = run_shell(runner, "head -c 100000 /dev/zero | tr '\\0' a; printf end; printf 'e%s' rr >&2");
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.output.size() == 100003);
+    CHECK(r.output.substr(r.output.size() - 4) == "aend");
+    CHECK(r.stderr_output == "err");
+  }
+}
+
 TEST_CASE("a program that does not exist reports 127 like sh; not executable reports 126") {
   ll::posix_runner_options opts;
   opts.prompt_command = {"/nonexistent/little-loops-cli"};
