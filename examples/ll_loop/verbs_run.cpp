@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -243,10 +244,12 @@ int execute(run_settings& s) {
       say_warning(fmt::format("journal: {}", ll::to_string(saved.error())));
   };
   auto boundary = [&]() {
-    ll::snapshot snap = ex.snapshot();
+    const ll::snapshot snap = ex.snapshot();
     record.iteration = snap.iteration;
     record.current_state = snap.current_state;
-    save(ll::journal_status::running, ll::to_json(snap));
+    record.status = std::string(ll::journal_status::running);
+    if (auto saved = journal.save(record, snap); !saved)
+      say_warning(fmt::format("journal: {}", ll::to_string(saved.error())));
   };
   // State boundaries: each record is appended to the journal's checkpoint log before the
   // next action starts (a killed ll-loop loses nothing finished); the state file and its
@@ -265,10 +268,17 @@ int execute(run_settings& s) {
 
   std::stop_callback forward(stop.get_token(), [&ex]() noexcept { ex.request_stop(); });
   {
+    // The stop file (`ll-loop stop`): the watcher thread looks for it 5× a second; between
+    // two actions it is looked for at most every 10 ms (not one stat() per step).
     stop_signals signals(stop, journal.paths().stop);
+    using stop_clock = std::chrono::steady_clock;
+    stop_clock::time_point next_stop_check{};
     while (ex.step()) {
       boundary();
-      if (journal.stop_requested()) stop.request_stop();
+      if (const auto now = stop_clock::now(); now >= next_stop_check) {
+        next_stop_check = now + std::chrono::milliseconds(10);
+        if (journal.stop_requested()) stop.request_stop();
+      }
     }
   }
   const ll::execution_result& result = ex.result();

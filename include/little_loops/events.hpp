@@ -211,22 +211,6 @@ inline std::string_view output_tail(std::string_view s, std::size_t max = 2000) 
 
 namespace detail {
 
-/// Appends `s` as a JSON string exactly as `json(s).dump(-1, ' ', false, replace)` writes it:
-/// printable ASCII without `"` or `\\` is copied as is; anything else goes through
-/// nlohmann's serializer (escapes, UTF-8 checks, U+FFFD for invalid bytes).
-inline void append_json_string(std::string& out, std::string_view s) {
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') {
-      out += json(s).dump(-1, ' ', false, json::error_handler_t::replace);
-      return;
-    }
-  }
-  out += '"';
-  out.append(s);
-  out += '"';
-}
-
 // Each event's members are listed once, in write_event(W&, const event&), for two writers
 // with the same interface (string, integer, boolean, null, value):
 //  - event_json_builder builds the JSON object (to_json);
@@ -267,7 +251,7 @@ class event_line_writer {
   }
   void integer(std::string_view key, std::int64_t value) {
     name(key);
-    fmt::format_to(std::back_inserter(out_), "{}", value);
+    append_json_integer(out_, value);
   }
   void boolean(std::string_view key, bool value) {
     name(key);
@@ -281,7 +265,7 @@ class event_line_writer {
     out_ += ',';
     append_json_string(out_, key);
     out_ += ':';
-    out_ += v.dump(-1, ' ', false, json::error_handler_t::replace);
+    append_json_text(out_, v);
   }
   void finish() { out_ += "}\n"; }
 

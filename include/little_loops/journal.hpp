@@ -31,8 +31,9 @@
 //         every state boundary before the next action starts loses at most the action in
 //         flight (a save cut short leaves a torn last line, which readers skip);
 //       * crash of the machine (power loss, kernel panic): the state file is whole (never
-//         torn) and at most one fsync round trip behind the last save (the saves made while
-//         the thread's fsync was in progress and after it); resume re-runs those steps.
+//         torn) and behind the last save by at most `sync_interval` (default 100 ms: the
+//         thread writes the state file at most that often, the newest record each time)
+//         plus one fsync round trip; resume re-runs those steps.
 //     load_journal() reads the newest whole record of the state file and the two logs.
 //   - none: the state file is replaced (temp file, rename) without fsync: atomic against a
 //     crash of the process, not of the machine.
@@ -163,29 +164,52 @@ struct journal_record {
     return j;
   }
 
-  /// The state file's text: to_json() on one line plus a newline, built without copying
-  /// the snapshot or `extra` (the per-boundary cost of a save).
+  /// The state file's text: to_json() on one line plus a newline, written without building
+  /// a JSON object (the per-boundary cost of a save).
   [[nodiscard]] std::string to_text() const {
-    json head = json::object();
-    head["name"] = name;
-    head["status"] = status;
-    head["pid"] = pid;
-    head["loop_path"] = loop_path;
-    head["started_at"] = started_at;
-    head["updated_at"] = updated_at;
-    head["iteration"] = iteration;
-    head["current_state"] = current_state;
-    constexpr auto replace = json::error_handler_t::replace;
-    std::string text = head.dump(-1, ' ', false, replace);
-    text.pop_back();  // the closing brace
+    std::string text = text_head();
+    detail::append_json_text(text, snapshot);
+    return text_tail(std::move(text));
+  }
+  /// The text of this record with `snap` as its snapshot (`snapshot` is not read): the
+  /// same bytes as with `snapshot = to_json(snap)`, written straight from the typed snapshot.
+  [[nodiscard]] std::string to_text(const little_loops::snapshot& snap) const {
+    std::string text = text_head();
+    append_snapshot_json(text, snap);
+    return text_tail(std::move(text));
+  }
+
+ private:
+  // to_text() is to_json().dump(-1, ' ', false, replace) + "\n": the members up to
+  // "snapshot", then the snapshot, then the rest.
+  [[nodiscard]] std::string text_head() const {
+    std::string text = "{\"name\":";
+    detail::append_json_string(text, name);
+    text += ",\"status\":";
+    detail::append_json_string(text, status);
+    text += ",\"pid\":";
+    detail::append_json_integer(text, pid);
+    text += ",\"loop_path\":";
+    detail::append_json_string(text, loop_path);
+    text += ",\"started_at\":";
+    detail::append_json_string(text, started_at);
+    text += ",\"updated_at\":";
+    detail::append_json_string(text, updated_at);
+    text += ",\"iteration\":";
+    detail::append_json_integer(text, iteration);
+    text += ",\"current_state\":";
+    detail::append_json_string(text, current_state);
     text += ",\"snapshot\":";
-    text += snapshot.dump(-1, ' ', false, replace);
+    return text;
+  }
+  [[nodiscard]] std::string text_tail(std::string text) const {
     text += ",\"extra\":";
-    text += extra.dump(-1, ' ', false, replace);
+    detail::append_json_text(text, extra);
     text += "}\n";
     return text;
   }
 
+ public:
   /// Reads a state file's JSON; `name` and `status` are required, the rest optional.
   static expected<journal_record, little_loops::error> from_json(const json& j) {
     auto bad = [](std::string path, std::string message) {
@@ -484,12 +508,15 @@ namespace detail {
 
 /// The background half of journal_sync::background: writes the latest record to the state
 /// file durably (after fdatasync of the event log), coalescing records that arrive while
-/// it is busy.
+/// it is busy or waiting out `interval` (a record is taken at least `interval` after the
+/// previous one was; flush() and the destructor do not wait for it).
 class journal_syncer {
  public:
-  journal_syncer(std::filesystem::path target, int events_fd)
+  using clock = std::chrono::steady_clock;
+  journal_syncer(std::filesystem::path target, int events_fd, clock::duration interval)
       : target_(std::move(target)),
         events_fd_(events_fd >= 0 ? ::fcntl(events_fd, F_DUPFD_CLOEXEC, 0) : -1),
+        interval_(interval),
         thread_([this] { loop(); }) {}
   journal_syncer(const journal_syncer&) = delete;
   journal_syncer& operator=(const journal_syncer&) = delete;
@@ -512,8 +539,8 @@ class journal_syncer {
       submitted_ = seq;
       asleep = asleep_;
     }
-    // A busy thread looks for a newer record before it sleeps: no wake-up (a futex call on
-    // the loop's path between two actions) is needed then.
+    // A busy thread, or one waiting out the interval, takes the newest record when it is
+    // done: no wake-up (a futex call on the loop's path between two actions) is needed.
     if (asleep) wake_.notify_one();
   }
 
@@ -524,7 +551,12 @@ class journal_syncer {
   /// failure of the background writes.
   expected<void, little_loops::error> flush() {
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return finished_ == submitted_; });
+    if (finished_ != submitted_) {
+      ++flushing_;  // no waiting out the interval now
+      wake_.notify_one();
+      done_.wait(lock, [&] { return finished_ == submitted_; });
+      --flushing_;
+    }
     if (failure_) {
       little_loops::error e = std::move(*failure_);
       failure_.reset();
@@ -536,11 +568,20 @@ class journal_syncer {
  private:
   void loop() {
     std::unique_lock<std::mutex> lock(mutex_);
+    clock::time_point next_take{};
     for (;;) {
-      asleep_ = true;
-      wake_.wait(lock, [&] { return stopping_ || taken_ != submitted_; });
-      asleep_ = false;
-      if (taken_ == submitted_) return;  // stopping, nothing left
+      if (taken_ == submitted_) {
+        if (stopping_) return;
+        asleep_ = true;
+        wake_.wait(lock);
+        asleep_ = false;
+        continue;
+      }
+      if (!stopping_ && flushing_ == 0 && clock::now() < next_take) {
+        wake_.wait_until(lock, next_take);
+        continue;
+      }
+      next_take = clock::now() + interval_;
       std::string text = std::move(pending_);
       pending_.clear();
       const std::uint64_t seq = submitted_;
@@ -559,6 +600,7 @@ class journal_syncer {
 
   std::filesystem::path target_;
   int events_fd_;
+  clock::duration interval_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
@@ -569,7 +611,8 @@ class journal_syncer {
   std::atomic<std::uint64_t> durable_{0};
   std::optional<little_loops::error> failure_;
   bool stopping_ = false;
-  bool asleep_ = false;  // the thread waits on wake_ (guarded by mutex_)
+  int flushing_ = 0;     // callers waiting in flush()
+  bool asleep_ = false;  // the thread waits on wake_ for a record (guarded by mutex_)
   std::thread thread_;  // last: started once every other member is ready
 };
 
@@ -587,6 +630,7 @@ class loop_journal {
   loop_journal(loop_journal&& other) noexcept
       : sync(other.sync),
         checkpoint_log_limit(other.checkpoint_log_limit),
+        sync_interval(other.sync_interval),
         dir_(std::move(other.dir_)),
         name_(std::move(other.name_)),
         paths_(std::move(other.paths_)),
@@ -619,6 +663,12 @@ class loop_journal {
   /// journal_sync::background: a checkpoint log longer than this many bytes is emptied and
   /// the other one used, once the state file durably holds a newer record.
   std::size_t checkpoint_log_limit = std::size_t{1} << 20;
+
+  /// journal_sync::background: the thread writes the state file at most once per interval
+  /// (the newest record each time), so fast loops do not pay a state-file write and fsync
+  /// per step; a step that comes after a quiet interval is written at once. flush() and
+  /// a save with every_save do not wait for it. Set before the first background save.
+  std::chrono::milliseconds sync_interval{100};
 
   /// Creates the directory and opens the event log for appending. `fresh` starts a new run:
   /// the event log is truncated and checkpoint logs of an earlier run are removed;
@@ -698,6 +748,18 @@ class loop_journal {
   /// every_save) waits for the background thread, stops it, writes the state file and, when
   /// that is durable, removes the checkpoint logs.
   expected<void, little_loops::error> save(journal_record& record) {
+    return save_with(record, [&] { return record.to_text(); });
+  }
+  /// save(record) with `snap` as the record's snapshot (record.snapshot is neither read nor
+  /// changed): the same file contents as after `record.snapshot = to_json(snap)`, written
+  /// straight from the typed snapshot, without building its JSON (a save per boundary).
+  expected<void, little_loops::error> save(journal_record& record, const snapshot& snap) {
+    return save_with(record, [&] { return record.to_text(snap); });
+  }
+
+ private:
+  template <class MakeText>
+  expected<void, little_loops::error> save_with(journal_record& record, MakeText make_text) {
     flush_events();
     record.updated_at = journal_now();
     if (record.started_at.empty()) record.started_at = record.updated_at;
@@ -705,7 +767,7 @@ class loop_journal {
     if (record.name.empty()) record.name = name_;
     std::string text;
     try {
-      text = record.to_text();
+      text = make_text();
     } catch (const std::exception& e) {
       return unexpected(little_loops::error{errc::io_error, e.what(), paths_.state.string()});
     }
@@ -741,6 +803,7 @@ class loop_journal {
     return {};
   }
 
+ public:
   /// Waits until every save so far is written to the state file (journal_sync::background;
   /// only writes buffered events otherwise) and reports the last failure of the background
   /// writes.
@@ -814,7 +877,7 @@ class loop_journal {
   expected<void, little_loops::error> submit(std::string text, std::uint64_t seq) {
     if (!syncer_) {
       try {
-        syncer_ = std::make_unique<detail::journal_syncer>(paths_.state, events_fd_);
+        syncer_ = std::make_unique<detail::journal_syncer>(paths_.state, events_fd_, sync_interval);
       } catch (...) {  // no thread (std::system_error): write the state file here instead
         if (events_fd_ >= 0) ::fdatasync(events_fd_);
         return write_file_atomic(paths_.state, text, true);
@@ -907,11 +970,13 @@ const execution_result& run_journaled(Executor& executor, loop_journal& journal,
     if (auto r = journal.save(record); !r && write_error != nullptr) *write_error = r.error();
   };
   auto boundary = [&]() {
-    little_loops::snapshot s = executor.snapshot();
+    const little_loops::snapshot s = executor.snapshot();
     record.iteration = s.iteration;
     record.current_state = s.current_state;
     if (record.started_at.empty()) record.started_at = s.started_at;
-    save(journal_status::running, to_json(s));
+    record.status = std::string(journal_status::running);
+    record.pid = static_cast<long>(::getpid());
+    if (auto r = journal.save(record, s); !r && write_error != nullptr) *write_error = r.error();
   };
   boundary();
   // The stop file is looked for at a boundary at most every 10 ms (a stat() per step would

@@ -181,6 +181,86 @@ inline json to_json(const snapshot& s) {
 /// ADL hook so `json j = snap;` works.
 inline void to_json(json& j, const snapshot& s) { j = to_json(s); }
 
+namespace detail {
+
+inline void append_captured_record_json(std::string& out, const captured_record& r) {
+  out += "{\"output\":";
+  append_json_string(out, r.output);
+  out += ",\"stderr\":";
+  append_json_string(out, r.stderr_output);
+  out += ",\"exit_code\":";
+  append_json_integer(out, r.exit_code);
+  out += ",\"duration_ms\":";
+  append_json_integer(out, r.duration_ms);
+  out += ",\"verdict\":";
+  append_json_string(out, r.verdict);
+  out += '}';
+}
+
+inline void append_prev_record_json(std::string& out, const prev_record& p) {
+  out += "{\"state\":";
+  append_json_string(out, p.state);
+  out += ",\"output\":";
+  append_json_string(out, p.output);
+  out += ",\"stderr\":";
+  append_json_string(out, p.stderr_output);
+  out += ",\"exit_code\":";
+  append_json_integer(out, p.exit_code);
+  out += ",\"verdict\":";
+  append_json_string(out, p.verdict);
+  out += ",\"details\":";
+  append_json_text(out, p.details.to_json());
+  out += '}';
+}
+
+}  // namespace detail
+
+/// Appends the snapshot's JSON text: the same bytes as
+/// `to_json(s).dump(-1, ' ', false, json::error_handler_t::replace)`, written straight from
+/// the typed snapshot (a journal writes one at every state boundary).
+inline void append_snapshot_json(std::string& out, const snapshot& s) {
+  out += "{\"version\":";
+  detail::append_json_integer(out, snapshot::format_version);
+  out += ",\"loop\":";
+  detail::append_json_string(out, s.loop_name);
+  out += ",\"digest\":";
+  detail::append_json_string(out, s.digest);
+  out += ",\"current_state\":";
+  detail::append_json_string(out, s.current_state);
+  out += ",\"iteration\":";
+  detail::append_json_integer(out, s.iteration);
+  out += ",\"summary_executed\":";
+  out += s.summary_executed ? "true" : "false";
+  out += ",\"context\":";
+  detail::append_json_text(out, s.context);
+  out += ",\"captured\":{";
+  bool first = true;
+  for (const auto& [name, rec] : s.captured) {
+    if (!std::exchange(first, false)) out += ',';
+    detail::append_json_string(out, name);
+    out += ':';
+    detail::append_captured_record_json(out, rec);
+  }
+  out += "},\"prev\":";
+  if (s.prev)
+    detail::append_prev_record_json(out, *s.prev);
+  else
+    out += "null";
+  out += ",\"convergence\":{";
+  first = true;
+  for (const auto& [state, value] : s.convergence) {
+    if (!std::exchange(first, false)) out += ',';
+    detail::append_json_string(out, state);
+    out += ':';
+    detail::append_json_text(out, json(value));
+  }
+  out += "},\"elapsed_ms\":";
+  detail::append_json_integer(out, s.elapsed_ms);
+  out += ",\"started_at\":";
+  detail::append_json_string(out, s.started_at);
+  out += '}';
+}
+
 /// @brief Read a snapshot strictly: every key required, no unknown keys, types checked.
 /// @return the snapshot, or `errc::invalid_snapshot` with the path of the offending field.
 inline expected<snapshot, error> snapshot_from_json(const json& j) {

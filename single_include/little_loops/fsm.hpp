@@ -92,6 +92,11 @@ LITTLE_LOOPS_NAMESPACE_END
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
 /// The library's JSON value: key order is preserved (documents round-trip in the order they
@@ -101,6 +106,42 @@ using json = nlohmann::ordered_json;
 /// An insertion-ordered string map (a vector of pairs with a map interface).
 template <class Key, class Value>
 using ordered_map = nlohmann::ordered_map<Key, Value>;
+
+namespace detail {
+
+// Writers of JSON text that match the library's one-line dump,
+// `dump(-1, ' ', false, json::error_handler_t::replace)`, byte for byte, for the records
+// written on the loop's path (event lines, journal records) without building JSON objects.
+
+/// Appends `v` as that dump writes it.
+inline void append_json_text(std::string& out, const json& v) {
+  out += v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+/// Appends `s` as a JSON string exactly as that dump writes it: printable ASCII without `"`
+/// or `\\` is copied as is; anything else goes through nlohmann's serializer (escapes,
+/// UTF-8 checks, U+FFFD for invalid bytes).
+inline void append_json_string(std::string& out, std::string_view s) {
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') {
+      append_json_text(out, json(s));
+      return;
+    }
+  }
+  out += '"';
+  out.append(s);
+  out += '"';
+}
+
+/// Appends an integer as that dump writes it.
+inline void append_json_integer(std::string& out, std::int64_t v) {
+  char buf[24];
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  out.append(buf, end);
+}
+
+}  // namespace detail
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/json.hpp>
@@ -5065,22 +5106,6 @@ inline std::string_view output_tail(std::string_view s, std::size_t max = 2000) 
 
 namespace detail {
 
-/// Appends `s` as a JSON string exactly as `json(s).dump(-1, ' ', false, replace)` writes it:
-/// printable ASCII without `"` or `\\` is copied as is; anything else goes through
-/// nlohmann's serializer (escapes, UTF-8 checks, U+FFFD for invalid bytes).
-inline void append_json_string(std::string& out, std::string_view s) {
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') {
-      out += json(s).dump(-1, ' ', false, json::error_handler_t::replace);
-      return;
-    }
-  }
-  out += '"';
-  out.append(s);
-  out += '"';
-}
-
 // Each event's members are listed once, in write_event(W&, const event&), for two writers
 // with the same interface (string, integer, boolean, null, value):
 //  - event_json_builder builds the JSON object (to_json);
@@ -5121,7 +5146,7 @@ class event_line_writer {
   }
   void integer(std::string_view key, std::int64_t value) {
     name(key);
-    fmt::format_to(std::back_inserter(out_), "{}", value);
+    append_json_integer(out_, value);
   }
   void boolean(std::string_view key, bool value) {
     name(key);
@@ -5135,7 +5160,7 @@ class event_line_writer {
     out_ += ',';
     append_json_string(out_, key);
     out_ += ':';
-    out_ += v.dump(-1, ' ', false, json::error_handler_t::replace);
+    append_json_text(out_, v);
   }
   void finish() { out_ += "}\n"; }
 
@@ -5568,6 +5593,86 @@ inline json to_json(const snapshot& s) {
 
 /// ADL hook so `json j = snap;` works.
 inline void to_json(json& j, const snapshot& s) { j = to_json(s); }
+
+namespace detail {
+
+inline void append_captured_record_json(std::string& out, const captured_record& r) {
+  out += "{\"output\":";
+  append_json_string(out, r.output);
+  out += ",\"stderr\":";
+  append_json_string(out, r.stderr_output);
+  out += ",\"exit_code\":";
+  append_json_integer(out, r.exit_code);
+  out += ",\"duration_ms\":";
+  append_json_integer(out, r.duration_ms);
+  out += ",\"verdict\":";
+  append_json_string(out, r.verdict);
+  out += '}';
+}
+
+inline void append_prev_record_json(std::string& out, const prev_record& p) {
+  out += "{\"state\":";
+  append_json_string(out, p.state);
+  out += ",\"output\":";
+  append_json_string(out, p.output);
+  out += ",\"stderr\":";
+  append_json_string(out, p.stderr_output);
+  out += ",\"exit_code\":";
+  append_json_integer(out, p.exit_code);
+  out += ",\"verdict\":";
+  append_json_string(out, p.verdict);
+  out += ",\"details\":";
+  append_json_text(out, p.details.to_json());
+  out += '}';
+}
+
+}  // namespace detail
+
+/// Appends the snapshot's JSON text: the same bytes as
+/// `to_json(s).dump(-1, ' ', false, json::error_handler_t::replace)`, written straight from
+/// the typed snapshot (a journal writes one at every state boundary).
+inline void append_snapshot_json(std::string& out, const snapshot& s) {
+  out += "{\"version\":";
+  detail::append_json_integer(out, snapshot::format_version);
+  out += ",\"loop\":";
+  detail::append_json_string(out, s.loop_name);
+  out += ",\"digest\":";
+  detail::append_json_string(out, s.digest);
+  out += ",\"current_state\":";
+  detail::append_json_string(out, s.current_state);
+  out += ",\"iteration\":";
+  detail::append_json_integer(out, s.iteration);
+  out += ",\"summary_executed\":";
+  out += s.summary_executed ? "true" : "false";
+  out += ",\"context\":";
+  detail::append_json_text(out, s.context);
+  out += ",\"captured\":{";
+  bool first = true;
+  for (const auto& [name, rec] : s.captured) {
+    if (!std::exchange(first, false)) out += ',';
+    detail::append_json_string(out, name);
+    out += ':';
+    detail::append_captured_record_json(out, rec);
+  }
+  out += "},\"prev\":";
+  if (s.prev)
+    detail::append_prev_record_json(out, *s.prev);
+  else
+    out += "null";
+  out += ",\"convergence\":{";
+  first = true;
+  for (const auto& [state, value] : s.convergence) {
+    if (!std::exchange(first, false)) out += ',';
+    detail::append_json_string(out, state);
+    out += ':';
+    detail::append_json_text(out, json(value));
+  }
+  out += "},\"elapsed_ms\":";
+  detail::append_json_integer(out, s.elapsed_ms);
+  out += ",\"started_at\":";
+  detail::append_json_string(out, s.started_at);
+  out += '}';
+}
 
 /// @brief Read a snapshot strictly: every key required, no unknown keys, types checked.
 /// @return the snapshot, or `errc::invalid_snapshot` with the path of the offending field.

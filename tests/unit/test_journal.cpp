@@ -156,6 +156,35 @@ TEST_CASE("a crash mid-write leaves the previous state readable (temp file ignor
   CHECK((*after)->stale);
 }
 
+TEST_CASE("record text: to_json() on one line; to_text(snapshot) as with snapshot = to_json(snapshot)") {
+  ll::journal_record r;
+  r.name = "n\"a\xff";
+  r.status = "running";
+  r.pid = 42;
+  r.loop_path = "/p/\n";
+  r.started_at = "s";
+  r.updated_at = "u";
+  r.iteration = -7;
+  r.current_state = "st";
+  r.extra = {{"context", {{"k", "v\x01"}}}, {"no_llm", true}, {"output_limit", 10}};
+  ll::snapshot snap;
+  snap.loop_name = "n";
+  snap.digest = "0123456789abcdef";
+  snap.current_state = "st";
+  snap.iteration = 3;
+  snap.context = ll::json{{"dir", "src"}};
+  snap.captured["c"] = ll::captured_record{"o\"", "e", 1, 2, "failure"};
+  snap.started_at = "2026-01-01T00:00:00.000000+00:00";
+  r.snapshot = ll::to_json(snap);
+  const std::string expected = r.to_json().dump(-1, ' ', false, ll::json::error_handler_t::replace) + "\n";
+  CHECK(r.to_text() == expected);
+  ll::journal_record other = r;
+  other.snapshot = nullptr;
+  CHECK(other.to_text(snap) == expected);
+  r.snapshot = nullptr;
+  CHECK(r.to_text() == r.to_json().dump(-1, ' ', false, ll::json::error_handler_t::replace) + "\n");
+}
+
 TEST_CASE("records round-trip; malformed state files are errors, not crashes") {
   temp_dir dir("roundtrip");
   ll::loop_journal journal(dir.path, "rt");
@@ -397,6 +426,45 @@ TEST_CASE("background sync: the state file catches up, flush waits, final every_
   CHECK((*done)->status == "completed");
   CHECK((*done)->iteration == 51);
   CHECK(ll::list_journals(dir.path).size() == 1);
+}
+
+TEST_CASE("background sync: the state file is written at most once per sync_interval; flush() and the destructor do not wait for it") {
+  temp_dir dir("bgint");
+  const auto paths = ll::journal_paths_for(dir.path, "iv");
+  const auto state_iteration = [&]() -> long long {
+    const auto parsed = ll::json::parse(slurp(paths.state), nullptr, false);
+    return parsed.is_object() && parsed.contains("iteration") ? parsed["iteration"].get<long long>() : -1;
+  };
+  const auto started = std::chrono::steady_clock::now();
+  {
+    ll::loop_journal journal(dir.path, "iv");
+    journal.sync = ll::journal_sync::background;
+    journal.sync_interval = std::chrono::hours(1);
+    REQUIRE(journal.open(true).has_value());
+    ll::journal_record rec;
+    rec.status = "running";
+    rec.iteration = 1;  // a fresh run's first record is held back (see open())
+    REQUIRE(journal.save(rec).has_value());
+    rec.iteration = 2;  // the first one handed to the thread is written at once
+    REQUIRE(journal.save(rec).has_value());
+    for (int i = 0; i < 1000 && state_iteration() != 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE(state_iteration() == 2);
+
+    for (int i = 3; i <= 20; ++i) {
+      rec.iteration = i;
+      REQUIRE(journal.save(rec).has_value());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    CHECK(state_iteration() == 2);                                 // the interval is not over
+    CHECK((*ll::load_journal(dir.path, "iv"))->iteration == 20);  // readers see the log
+
+    REQUIRE(journal.flush().has_value());
+    CHECK(state_iteration() == 20);
+    rec.iteration = 21;
+    REQUIRE(journal.save(rec).has_value());
+  }
+  CHECK(state_iteration() == 21);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::minutes(1));
 }
 
 TEST_CASE("background sync: a killed process loses nothing save() returned from") {

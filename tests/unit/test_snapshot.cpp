@@ -2,6 +2,9 @@
 // SPDX-License-Identifier: MIT
 #include "executor_test_support.hpp"
 
+#include <cstdint>
+#include <limits>
+
 using namespace executor_test;
 
 namespace {
@@ -58,6 +61,51 @@ TEST_SUITE("snapshot") {
     auto again = ll::snapshot_from_json(ll::to_json(empty_prev));
     REQUIRE(again.has_value());
     CHECK_FALSE(again->prev.has_value());
+  }
+
+  TEST_CASE("append_snapshot_json writes exactly the text of to_json(s).dump()") {
+    const auto dumped = [](const ll::snapshot& snap) {
+      return ll::to_json(snap).dump(-1, ' ', false, ll::json::error_handler_t::replace);
+    };
+    const auto appended = [](const ll::snapshot& snap) {
+      std::string out = "prefix";
+      ll::append_snapshot_json(out, snap);
+      REQUIRE(out.rfind("prefix", 0) == 0);
+      return out.substr(6);
+    };
+    ll::snapshot s = sample();
+    CHECK(appended(s) == dumped(s));
+
+    // Hostile strings (quotes, controls, invalid UTF-8, non-ASCII), several captures,
+    // awkward numbers, nested context, no prev, compact exit-code details.
+    const std::string hostile = std::string("q\"b\\s\n\t\x01\x7f\xff\xc3(") + "\xe2\x82\xac end";
+    s.loop_name = hostile;
+    s.current_state = "st\"ate";
+    s.started_at = hostile;
+    s.context = ll::json{{"k\n", {1, 2.5, nullptr, "x\x80"}}, {"empty", ll::json::object()}};
+    s.captured[hostile] = ll::captured_record{hostile, "", -1, 0, "err\"or"};
+    s.captured["third"] = ll::captured_record{"", hostile, 255, 9007199254740993LL, ""};
+    s.convergence["a"] = 0.1;
+    s.convergence[hostile] = -0.0;
+    s.convergence["big"] = 1e300;
+    s.convergence["int"] = 3.0;
+    s.iteration = -5;
+    s.elapsed_ms = std::numeric_limits<std::int64_t>::max();
+    CHECK(appended(s) == dumped(s));
+    s.prev->output = hostile;
+    s.prev->details = ll::json{{"nested", {{"a", hostile}}}};
+    CHECK(appended(s) == dumped(s));
+    s.prev->details = ll::evaluation_details::exit_code(7);
+    CHECK(appended(s) == dumped(s));
+    s.prev.reset();
+    s.captured.clear();
+    s.convergence.clear();
+    s.context = ll::json::object();
+    CHECK(appended(s) == dumped(s));
+    // And the text reads back as the same snapshot.
+    auto back = ll::snapshot_from_json_text(appended(sample()));
+    REQUIRE(back.has_value());
+    CHECK(*back == sample());
   }
 
   TEST_CASE("strict reading: paths in errors") {

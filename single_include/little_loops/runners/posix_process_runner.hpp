@@ -477,8 +477,15 @@ inline expected<action_result, error> run_process(const process_request& req) {
                         // setpgid (glibc's returns after the exec, with the group set)
 #endif
 
-  out_w.reset();
-  err_w.reset();
+  // With a pidfd the exit is seen there, and the output pipes' write ends stay open here
+  // until it is: the pipes cannot reach end-of-file while the child is exiting, so the end
+  // of an action is one wake-up (as for a plain wait) rather than one per pipe plus one
+  // for the exit. Without a pidfd they are closed now and end-of-file is watched for.
+  unique_fd exit_fd(open_exit_fd(pid));
+  if (!exit_fd.valid()) {
+    out_w.reset();
+    err_w.reset();
+  }
   in_r.reset();
   set_nonblocking(out_r.get());
   set_nonblocking(err_r.get());
@@ -488,7 +495,6 @@ inline expected<action_result, error> run_process(const process_request& req) {
     if (req.stdin_data->empty()) in_w.reset();
   }
 
-  unique_fd exit_fd(open_exit_fd(pid));
   unique_fd stop_r, stop_w;
   std::optional<std::stop_callback<stop_notifier>> stop_cb;
   if (req.stop.stop_possible() && make_stop_fd(stop_r, stop_w))
@@ -595,7 +601,15 @@ inline expected<action_result, error> run_process(const process_request& req) {
         in_w.reset();  // reader gone
       }
     }
-    if (exit_i >= 0 && fds[exit_i].revents != 0) exited = true;
+    if (exit_i >= 0 && fds[exit_i].revents != 0) {
+      exited = true;
+      // Our write ends go: the pipes now end as soon as no descendant holds them (usually
+      // at once). Read what is there without waiting; poll() takes over if more is coming.
+      out_w.reset();
+      err_w.reset();
+      if (out_r.valid()) read_into(out_r, out_buf, now);
+      if (err_r.valid()) read_into(err_r, err_buf, now);
+    }
     if (stop_i >= 0 && fds[stop_i].revents != 0 && reason == stop_reason::none)
       begin_stop(stop_reason::cancel, now);
   }
