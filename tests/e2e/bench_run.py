@@ -136,13 +136,20 @@ def main():
         per_bare = med(bare) / STEPS / 1e3
         per_shm = (med(tmpfs) - med(tmpfs1)) / (STEPS - 1) / 1e3
         per_disk = (med(disk) - med(disk1)) / (STEPS - 1) / 1e3
+
+        def paired(full, one):
+            # the overhead within each round (runs next to each other see the same machine
+            # load), then the median and quartiles over the rounds
+            ratios = sorted(((f - o) / (STEPS - 1)) / (b / STEPS) - 1 for f, o, b in zip(full, one, bare))
+            q = statistics.quantiles(ratios, n=4) if len(ratios) >= 2 else [ratios[0]] * 3
+            return f"per round: median {q[1] * 100:+.1f}%, quartiles {q[0] * 100:+.1f}%..{q[2] * 100:+.1f}%"
         print(f"ll-loop: {ll}")
         print(f"rounds: {rounds}, steps: {STEPS}, load average: {os.getloadavg()[0]:.2f}")
         print(f"bare posix_spawn+wait of /bin/sh -c true   : {per_bare:8.1f} us/iteration")
         print(f"ll-loop run, journal on tmpfs              : {per_shm:8.1f} us/iteration "
-              f"({(per_shm / per_bare - 1) * 100:+.1f}%)   [{shm_journal}: {fs_of(shm_journal)}]")
+              f"({(per_shm / per_bare - 1) * 100:+.1f}%; {paired(tmpfs, tmpfs1)})   [{fs_of(shm_journal)}]")
         print(f"ll-loop run, journal on disk               : {per_disk:8.1f} us/iteration "
-              f"({(per_disk / per_bare - 1) * 100:+.1f}%)   [{disk_journal}: {fs_of(disk_journal)}]")
+              f"({(per_disk / per_bare - 1) * 100:+.1f}%; {paired(disk, disk1)})   [{fs_of(disk_journal)}]")
         print(f"ll-loop run, whole 200-step run            : {med(tmpfs) / 1e6:8.1f} ms (tmpfs), "
               f"{med(disk) / 1e6:.1f} ms (disk)")
         print(f"ll-loop load 200 states + 1 step + exit    : {med(tmpfs1) / 1e6:8.2f} ms (tmpfs), "

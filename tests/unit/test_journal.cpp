@@ -602,3 +602,37 @@ TEST_CASE("event lines are buffered until an action starts, a save or the end") 
   REQUIRE(journal.save(rec).has_value());  // a save writes them first
   CHECK(ll::read_journal_events(dir.path, "eb").size() == 3);
 }
+
+TEST_CASE("background sync: a save's events go out with the next action start, before the thread gets the record") {
+  temp_dir dir("evbg");
+  const auto paths = ll::journal_paths_for(dir.path, "eg");
+  ll::loop_journal journal(dir.path, "eg");
+  journal.sync = ll::journal_sync::background;
+  journal.sync_interval = std::chrono::milliseconds(0);
+  REQUIRE(journal.open(true).has_value());
+  ll::journal_event_sink<> sink(journal);
+  const auto ts = std::chrono::system_clock::now();
+  ll::journal_record rec;
+  rec.status = "running";
+  rec.iteration = 0;
+  REQUIRE(journal.save(rec).has_value());  // a fresh run's first record: held back
+  for (int i = 1; i <= 3; ++i) {
+    sink.on_event(ll::state_enter_event{ts, "a", i});
+    sink.on_event(ll::action_start_event{ts, "a", "true", false});
+    CHECK(ll::read_journal_events(dir.path, "eg").size() == static_cast<std::size_t>(4 * i - 2));
+    sink.on_event(ll::evaluate_event{ts, "a", "exit_code", "success", nullptr});
+    sink.on_event(ll::route_event{ts, "a", "a", ""});
+    rec.iteration = i;
+    REQUIRE(journal.save(rec).has_value());
+    // The record is in the checkpoint log at once (readers see it) ...
+    CHECK((*ll::load_journal(dir.path, "eg"))->iteration == i);
+    // ... its events are not written yet, and the thread has not been given the record.
+    CHECK(ll::read_journal_events(dir.path, "eg").size() == static_cast<std::size_t>(4 * i - 2));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (fs::exists(paths.state)) CHECK(ll::json::parse(slurp(paths.state))["iteration"] != i);
+  }
+  journal.flush_events();  // as the next action_start does: events, then the hand-over
+  CHECK(ll::read_journal_events(dir.path, "eg").size() == 12);
+  REQUIRE(journal.flush().has_value());
+  CHECK(ll::json::parse(slurp(paths.state))["iteration"] == 3);
+}

@@ -338,6 +338,28 @@ TEST_CASE("cancellation from another thread") {
   auto pre = run_shell(runner, "echo never", 30s, source.get_token());
   CHECK(pre.cancelled);
   CHECK(pre.output.empty());
+
+  // The stop reached this thread's (reused) wake-up descriptor: the next actions, with
+  // tokens that are not stopped, run to their end.
+  std::stop_source fresh;
+  for (int i = 0; i < 3; ++i) {
+    auto next = run_shell(runner, "sleep 0.05; echo next", 30s, fresh.get_token());
+    CHECK_FALSE(next.cancelled);
+    CHECK(next.exit_code == 0);
+    CHECK(next.output == "next\n");
+  }
+  // A stop requested while the action runs, then again a run that is not stopped.
+  std::stop_source second;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(100ms);
+    second.request_stop();
+  });
+  auto stopped = run_shell(runner, "sleep 30", 30s, second.get_token());
+  stopper.join();
+  CHECK(stopped.cancelled);
+  auto after = run_shell(runner, "sleep 0.05; echo after", 30s, fresh.get_token());
+  CHECK_FALSE(after.cancelled);
+  CHECK(after.output == "after\n");
 }
 
 TEST_CASE("no zombies are left behind") {
