@@ -16,7 +16,7 @@
 //   DIR/NAME.state.1.jsonl  journal_record per line, appended at every save (used in turn)
 //   DIR/NAME.events.jsonl   one seed-002 event object per line (`{"event","ts",...}`),
 //                           written by whole lines before every action starts and at every
-//                           save
+//                           save (journal_sync::background: after the save's append)
 //   DIR/NAME.stop           present = a stop was requested (request_stop())
 //
 // Durability (loop_journal::sync):
@@ -645,6 +645,8 @@ class loop_journal {
         seq_(other.seq_),
         defer_next_sync_(other.defer_next_sync_),
         deferred_(std::move(other.deferred_)),
+        submit_after_events_(other.submit_after_events_),
+        deferred_failure_(std::move(other.deferred_failure_)),
         syncer_(std::move(other.syncer_)) {}
   loop_journal& operator=(loop_journal&&) = delete;
   /// Writes buffered events and waits for the background thread (journal_sync::background).
@@ -692,6 +694,7 @@ class loop_journal {
                                       O_WRONLY | O_CREAT | O_APPEND | (fresh ? O_TRUNC : 0));
     if (events_fd_ < 0) return unexpected(detail::journal_io_error(paths_.events, "cannot open event log", errno));
     deferred_.clear();
+    submit_after_events_ = false;
     defer_next_sync_ = fresh;
     if (fresh) {
       for (const auto& log : paths_.checkpoints) ::unlink(log.c_str());
@@ -737,19 +740,33 @@ class loop_journal {
   }
 
   /// Writes the buffered events to the log (journal_event_sink calls it before every
-  /// action starts and when the loop ends).
+  /// action starts and when the loop ends); then, with journal_sync::background, hands the
+  /// record a save appended meanwhile to the background thread (the state file never gets
+  /// ahead of the event log).
   void flush_events() noexcept {
-    if (pending_events_.empty()) return;
-    if (events_fd_ >= 0) (void)detail::write_all(events_fd_, pending_events_.data(), pending_events_.size());
-    pending_events_.clear();
+    if (!pending_events_.empty()) {
+      if (events_fd_ >= 0) (void)detail::write_all(events_fd_, pending_events_.data(), pending_events_.size());
+      pending_events_.clear();
+    }
+    if (submit_after_events_) {
+      submit_after_events_ = false;
+      try {
+        if (auto submitted = submit(std::exchange(deferred_, std::string()), seq_); !submitted)
+          deferred_failure_ = std::move(submitted.error());
+      } catch (...) {  // NOLINT(bugprone-empty-catch): out of memory: the next save retries
+      }
+    }
   }
 
-  /// Writes buffered events, then saves `record` (see `sync`); sets `record.updated_at`
-  /// (and `started_at`, `pid`, `name` when empty). With journal_sync::background the result
-  /// reports this save's append; failures of the background writes are reported by flush()
-  /// and by the next save that is not background. That save (e.g. a host's final one, with
-  /// every_save) waits for the background thread, stops it, writes the state file and, when
-  /// that is durable, removes the checkpoint logs.
+  /// Saves `record` (see `sync`); sets `record.updated_at` (and `started_at`, `pid`, `name`
+  /// when empty). Buffered events are written first — with journal_sync::background, right
+  /// after the record's one append instead (one write() less between two actions: the
+  /// record reaches the thread once they are written, by the next flush_events(), save or
+  /// flush()). With journal_sync::background the result reports this save's append;
+  /// failures of the background writes are reported by flush() and by the next save that is
+  /// not background. That save (e.g. a host's final one, with every_save) waits for the
+  /// background thread, stops it, writes the state file and, when that is durable, removes
+  /// the checkpoint logs.
   expected<void, little_loops::error> save(journal_record& record) {
     return save_with(record, [&] { return record.to_text(); });
   }
@@ -763,7 +780,7 @@ class loop_journal {
  private:
   template <class MakeText>
   expected<void, little_loops::error> save_with(journal_record& record, MakeText make_text) {
-    flush_events();
+    if (sync != journal_sync::background) flush_events();
     record.updated_at = journal_now();
     if (record.started_at.empty()) record.started_at = record.updated_at;
     if (record.pid == 0) record.pid = static_cast<long>(::getpid());
@@ -779,7 +796,7 @@ class loop_journal {
     const bool had_logs = syncer_ != nullptr || logs_[0] >= 0 || logs_[1] >= 0;
     deferred_.clear();  // superseded by this save
     defer_next_sync_ = false;
-    std::optional<little_loops::error> sync_failure;
+    std::optional<little_loops::error> sync_failure = std::exchange(deferred_failure_, std::nullopt);
     if (syncer_ && sync == journal_sync::every_save) {
       // The thread writes this record durably after the one it may be busy with: one fsync
       // round trip less than waiting for it and then writing here.
@@ -812,9 +829,11 @@ class loop_journal {
   /// writes.
   expected<void, little_loops::error> flush() {
     flush_events();
+    submit_after_events_ = false;
     if (!deferred_.empty()) {
       if (auto submitted = submit(std::exchange(deferred_, std::string()), seq_); !submitted) return submitted;
     }
+    if (deferred_failure_) return unexpected(*std::exchange(deferred_failure_, std::nullopt));
     if (!syncer_) return {};
     return syncer_->flush();
   }
@@ -832,6 +851,7 @@ class loop_journal {
   void remove_files() noexcept {
     pending_events_.clear();
     deferred_.clear();
+    submit_after_events_ = false;
     syncer_.reset();
     close_logs();
     ::unlink(paths_.state.c_str());
@@ -873,7 +893,13 @@ class loop_journal {
       deferred_ = std::move(text);
       return {};
     }
+    if (!pending_events_.empty()) {  // handed over once the events are written
+      deferred_ = std::move(text);
+      submit_after_events_ = true;
+      return {};
+    }
     deferred_.clear();  // superseded
+    submit_after_events_ = false;
     return submit(std::move(text), seq);
   }
 
@@ -920,15 +946,18 @@ class loop_journal {
   int current_log_ = 0;
   std::uint64_t seq_ = 0;
   bool defer_next_sync_ = false;
-  std::string deferred_;  // a record not handed to the thread yet (defer_next_sync_)
+  std::string deferred_;  // a record not handed to the thread yet (see save_background)
+  bool submit_after_events_ = false;  // hand deferred_ over when the events are written
+  std::optional<little_loops::error> deferred_failure_;  // of a hand-over in flush_events()
   std::unique_ptr<detail::journal_syncer> syncer_;
 };
 
 /// An EventSink that appends every event (seed-002 JSON) to a journal's event log and then
 /// forwards it to `Next` (e.g. a progress display). Lines are buffered and written with one
 /// write() when an action starts, when the loop ends (loop_complete, handoff,
-/// max_iterations, error events) and at every loop_journal::save(): a process killed during
-/// an action leaves every event up to that action's `action_start` in the log.
+/// max_iterations, error events) and at every loop_journal::save() (journal_sync::background:
+/// with the next action's start): a process killed during an action leaves every event up
+/// to that action's `action_start` in the log.
 template <class Next = null_event_sink>
 class journal_event_sink {
  public:

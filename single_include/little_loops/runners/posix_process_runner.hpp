@@ -273,21 +273,39 @@ struct stop_notifier {
   }
 };
 
-/// The wake-up descriptor of a stop request: one non-blocking eventfd on Linux (`read_end`
-/// only), a pipe elsewhere. False when it cannot be created.
-inline bool make_stop_fd(unique_fd& read_end, unique_fd& write_end) noexcept {
+/// The wake-up descriptor of stop requests, one per thread, made on first use and reused
+/// by every action the thread runs: a non-blocking eventfd on Linux, a pipe elsewhere.
+class stop_wakeup {
+ public:
+  /// False when it cannot be created.
+  bool ready() noexcept {
+    if (read_end_.valid()) return true;
 #if defined(__linux__)
-  (void)write_end;
-  const int fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (fd < 0) return false;
-  read_end.reset(lift_fd(fd));
-  return read_end.valid();
+    read_end_.reset(lift_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)));
 #else
-  if (!make_pipe(read_end, write_end)) return false;
-  set_nonblocking(write_end.get());
-  return true;
+    if (make_pipe(read_end_, write_end_)) {
+      set_nonblocking(read_end_.get());
+      set_nonblocking(write_end_.get());
+    }
 #endif
-}
+    return read_end_.valid();
+  }
+  [[nodiscard]] int read_fd() const noexcept { return read_end_.get(); }
+  [[nodiscard]] int write_fd() const noexcept {
+    return write_end_.valid() ? write_end_.get() : read_end_.get();
+  }
+  /// Empties it after a stop request woke it (no stop callback may run any more).
+  void drain() noexcept {
+    char buf[64];
+    ssize_t n;
+    do {
+      n = ::read(read_end_.get(), buf, sizeof buf);
+    } while (n > 0 || (n < 0 && errno == EINTR));
+  }
+
+ private:
+  unique_fd read_end_, write_end_;
+};
 
 /// write() that never raises SIGPIPE in the host: SIGPIPE is blocked in this thread for
 /// the call, and a SIGPIPE it generated is consumed before unblocking.
@@ -487,18 +505,30 @@ inline expected<action_result, error> run_process(const process_request& req) {
     err_w.reset();
   }
   in_r.reset();
-  set_nonblocking(out_r.get());
-  set_nonblocking(err_r.get());
+  // The output pipes stay blocking: they are read only after poll() reports them ready,
+  // when read() does not wait.
   std::size_t stdin_offset = 0;
   if (in_w.valid()) {
     set_nonblocking(in_w.get());
     if (req.stdin_data->empty()) in_w.reset();
   }
 
-  unique_fd stop_r, stop_w;
-  std::optional<std::stop_callback<stop_notifier>> stop_cb;
-  if (req.stop.stop_possible() && make_stop_fd(stop_r, stop_w))
-    stop_cb.emplace(req.stop, stop_notifier{stop_w.valid() ? stop_w.get() : stop_r.get()});
+  thread_local stop_wakeup wakeup;
+  // On every way out: deregister, then empty the wake-up descriptor if a stop may have
+  // written to it (the next action must not see this one's stop).
+  struct stop_registration {
+    stop_wakeup& wakeup;
+    const std::stop_token& token;
+    std::optional<std::stop_callback<stop_notifier>> callback;
+    void reset() noexcept {
+      if (!callback) return;
+      callback.reset();
+      if (token.stop_requested()) wakeup.drain();
+    }
+    ~stop_registration() { reset(); }
+  } stop_cb{wakeup, req.stop, std::nullopt};
+  if (req.stop.stop_possible() && wakeup.ready()) stop_cb.callback.emplace(req.stop, stop_notifier{wakeup.write_fd()});
+  const int stop_fd = stop_cb.callback ? wakeup.read_fd() : -1;
 
   capped_buffer out_buf(req.output_limit), err_buf(req.output_limit);
   enum class stop_reason { none, wall, idle, cancel };
@@ -566,9 +596,9 @@ inline expected<action_result, error> run_process(const process_request& req) {
     if (err_r.valid()) { err_i = static_cast<int>(count); fds[count++] = {err_r.get(), POLLIN, 0}; }
     if (in_w.valid()) { in_i = static_cast<int>(count); fds[count++] = {in_w.get(), POLLOUT, 0}; }
     if (exit_fd.valid() && !exited) { exit_i = static_cast<int>(count); fds[count++] = {exit_fd.get(), POLLIN, 0}; }
-    if (stop_r.valid() && reason == stop_reason::none && !exited) {
+    if (stop_fd >= 0 && reason == stop_reason::none && !exited) {
       stop_i = static_cast<int>(count);
-      fds[count++] = {stop_r.get(), POLLIN, 0};
+      fds[count++] = {stop_fd, POLLIN, 0};
     }
 
     int timeout_ms = -1;
@@ -604,11 +634,9 @@ inline expected<action_result, error> run_process(const process_request& req) {
     if (exit_i >= 0 && fds[exit_i].revents != 0) {
       exited = true;
       // Our write ends go: the pipes now end as soon as no descendant holds them (usually
-      // at once). Read what is there without waiting; poll() takes over if more is coming.
+      // at once; the next poll() sees it).
       out_w.reset();
       err_w.reset();
-      if (out_r.valid()) read_into(out_r, out_buf, now);
-      if (err_r.valid()) read_into(err_r, err_buf, now);
     }
     if (stop_i >= 0 && fds[stop_i].revents != 0 && reason == stop_reason::none)
       begin_stop(stop_reason::cancel, now);
