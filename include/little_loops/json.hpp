@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
@@ -46,6 +47,14 @@ inline void append_json_string(std::string& out, std::string_view s) {
   out += '"';
   out.append(s);
   out += '"';
+}
+
+/// Appends `key` → `value` to an ordered map (e.g. a JSON object's `object_t`) without
+/// looking for `key` first, for callers that know it is new (the keys of one JSON object
+/// are unique): n keys cost O(n), where `map[key] = value` costs O(n²) in all.
+template <class Map, class Key, class Value>
+void append_new_key(Map& map, Key&& key, Value&& value) {
+  map.Container::emplace_back(std::forward<Key>(key), std::forward<Value>(value));
 }
 
 /// Appends an integer as that dump writes it.

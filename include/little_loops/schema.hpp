@@ -730,8 +730,8 @@ inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
           report(out, state_path, "invalid-utf8", "state name is not valid UTF-8");
           continue;
         }
-        if (auto state = parse_state(s.value(), state_path, out))
-          loop.states[state_name] = std::move(*state);
+        if (auto state = parse_state(s.value(), state_path, out))  // names are unique: JSON keys
+          detail::append_new_key(loop.states, state_name, std::move(*state));
       }
     } else if (key == "context") {
       if (expect_object(field, field_path, out) && check_value_tree(field, field_path, out))
@@ -1036,7 +1036,11 @@ inline void to_json(json& j, const fsm_loop& loop) {
   j["initial"] = loop.initial;
   json& states = j["states"];
   states = json::object();
-  for (const auto& [name, state] : loop.states) to_json(states[name], state);
+  for (const auto& [name, state] : loop.states) {  // names are unique: map keys
+    json state_json;
+    to_json(state_json, state);
+    detail::append_new_key(states.get_ref<json::object_t&>(), name, std::move(state_json));
+  }
   if (!(loop.context.is_object() && loop.context.empty())) j["context"] = loop.context;
   if (!loop.scope.empty()) j["scope"] = loop.scope;
   if (loop.max_iterations != 50) j["max_iterations"] = loop.max_iterations;

@@ -96,6 +96,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
@@ -132,6 +133,14 @@ inline void append_json_string(std::string& out, std::string_view s) {
   out += '"';
   out.append(s);
   out += '"';
+}
+
+/// Appends `key` → `value` to an ordered map (e.g. a JSON object's `object_t`) without
+/// looking for `key` first, for callers that know it is new (the keys of one JSON object
+/// are unique): n keys cost O(n), where `map[key] = value` costs O(n²) in all.
+template <class Map, class Key, class Value>
+void append_new_key(Map& map, Key&& key, Value&& value) {
+  map.Container::emplace_back(std::forward<Key>(key), std::forward<Value>(value));
 }
 
 /// Appends an integer as that dump writes it.
@@ -1204,8 +1213,8 @@ inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
           report(out, state_path, "invalid-utf8", "state name is not valid UTF-8");
           continue;
         }
-        if (auto state = parse_state(s.value(), state_path, out))
-          loop.states[state_name] = std::move(*state);
+        if (auto state = parse_state(s.value(), state_path, out))  // names are unique: JSON keys
+          detail::append_new_key(loop.states, state_name, std::move(*state));
       }
     } else if (key == "context") {
       if (expect_object(field, field_path, out) && check_value_tree(field, field_path, out))
@@ -1510,7 +1519,11 @@ inline void to_json(json& j, const fsm_loop& loop) {
   j["initial"] = loop.initial;
   json& states = j["states"];
   states = json::object();
-  for (const auto& [name, state] : loop.states) to_json(states[name], state);
+  for (const auto& [name, state] : loop.states) {  // names are unique: map keys
+    json state_json;
+    to_json(state_json, state);
+    detail::append_new_key(states.get_ref<json::object_t&>(), name, std::move(state_json));
+  }
   if (!(loop.context.is_object() && loop.context.empty())) j["context"] = loop.context;
   if (!loop.scope.empty()) j["scope"] = loop.scope;
   if (loop.max_iterations != 50) j["max_iterations"] = loop.max_iterations;

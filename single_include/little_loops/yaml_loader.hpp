@@ -406,6 +406,7 @@ class yaml_json_builder final : public YAML::EventHandler {
     bool is_map = false;
     bool has_key = false;
     bool key_is_merge = false;
+    bool key_is_duplicate = false;  // the current key appeared before (diagnosed; first value kept)
     std::string key;
     std::string path;
     YAML::anchor_t anchor = 0;
@@ -449,7 +450,8 @@ class yaml_json_builder final : public YAML::EventHandler {
     top.key_is_merge = plain && text == "<<";
     if (top.key_is_merge) return;
     const std::string path = member_path(top.path, text);
-    if (!top.keys.insert(text).second)
+    top.key_is_duplicate = !top.keys.insert(text).second;
+    if (top.key_is_duplicate)
       diag(path, mark, "duplicate-key",
            "duplicate key " + quote_excerpt(text) + ": a key may appear only once in a mapping");
     else
@@ -586,7 +588,9 @@ class yaml_json_builder final : public YAML::EventHandler {
       }
       return;
     }
-    if (!top.value.contains(top.key)) top.value[top.key] = std::move(value);
+    // Keys are unique here (top.keys): appended without a search (a mapping of n keys is
+    // O(n)); merged keys come in at close().
+    if (!top.key_is_duplicate) detail::append_new_key(top.value.get_ref<json::object_t&>(), top.key, std::move(value));
   }
 };
 
