@@ -614,8 +614,16 @@ inline expected<action_result, error> run_process(const process_request& req) {
     }
     if (ready == 0) continue;
     now = clock::now();
-    if (out_i >= 0 && fds[out_i].revents != 0) read_into(out_r, out_buf, now);
-    if (err_i >= 0 && fds[err_i].revents != 0) read_into(err_r, err_buf, now);
+    // A pipe that reports hang-up without data is at its end: closed without a read().
+    auto service = [&](int i, unique_fd& fd, capped_buffer& buf) {
+      if (i < 0 || fds[i].revents == 0) return;
+      if ((fds[i].revents & (POLLIN | POLLERR | POLLNVAL)) == 0 && (fds[i].revents & POLLHUP) != 0)
+        fd.reset();
+      else
+        read_into(fd, buf, now);
+    };
+    service(out_i, out_r, out_buf);
+    service(err_i, err_r, err_buf);
     if (in_i >= 0 && fds[in_i].revents != 0) {
       if ((fds[in_i].revents & POLLOUT) != 0) {
         const std::string& data = *req.stdin_data;
@@ -635,8 +643,12 @@ inline expected<action_result, error> run_process(const process_request& req) {
       out_w.reset();
       err_w.reset();
     }
-    if (stop_i >= 0 && fds[stop_i].revents != 0 && reason == stop_reason::none)
-      begin_stop(stop_reason::cancel, now);
+    if (stop_i >= 0 && fds[stop_i].revents != 0 && reason == stop_reason::none) {
+      if (req.stop.stop_requested())
+        begin_stop(stop_reason::cancel, now);
+      else
+        wakeup.drain();  // not this action's stop (e.g. a forked host shares the descriptor)
+    }
   }
 
   // Descendants that outlived the child (and possibly still hold our pipes) go now; the
