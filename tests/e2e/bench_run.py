@@ -16,12 +16,18 @@
 Rounds alternate bare / tmpfs / disk / 1-step runs so that machine load hits all alike; the
 medians are reported.
 
+With --compare OTHER (another ll-loop build, e.g. of an older commit), every round also runs
+both builds on tmpfs in random order and prints both per-round overheads: a before/after
+comparison under the same machine load.
+
 Usage: LL_LOOP=build/examples/ll-loop python3 tests/e2e/bench_run.py [--rounds N] [--disk-dir D]
+                                                                     [--compare OTHER_LL_LOOP]
 """
 
 import argparse
 import ctypes
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -89,6 +95,7 @@ def main():
     ap.add_argument("--rounds", dest="rounds_opt", type=int)
     ap.add_argument("--disk-dir", help="parent of the on-disk journal directory")
     ap.add_argument("--ll-loop", default=os.environ.get("LL_LOOP"))
+    ap.add_argument("--compare", help="another ll-loop build, measured in the same rounds")
     opts = ap.parse_args()
     ll = opts.ll_loop or sys.exit("set LL_LOOP (or --ll-loop) to the ll-loop executable")
     rounds = opts.rounds_opt or opts.rounds
@@ -101,8 +108,15 @@ def main():
         disk_journal = Path(tempfile.mkdtemp(prefix="ll_bench_journal_", dir=opts.disk_dir or wd))
 
         bare, disk, disk1, tmpfs, tmpfs1, rss = [], [], [], [], [], []
+        compared = {b: ([], []) for b in ([ll, opts.compare] if opts.compare else [])}
         for _ in range(rounds):
             bare.append(bare_spawn(STEPS))
+            for b in random.sample(list(compared), len(compared)):
+                t, _ = run_ll(b, ["run", str(loop200), "--quiet", "--journal-dir", str(shm_journal)], wd)
+                compared[b][0].append(t)
+                t, _ = run_ll(b, ["run", str(loop200), "--quiet", "--max-iterations", "1",
+                                  "--journal-dir", str(shm_journal)], wd, ok_codes=(1,))
+                compared[b][1].append(t)
             t, r = run_ll(ll, ["run", str(loop200), "--quiet", "--journal-dir", str(disk_journal)], wd)
             disk.append(t)
             rss.append(r)
@@ -157,6 +171,8 @@ def main():
         print(f"time to first action (journal on disk)     : {(med(ttfa) - med(direct)) / 1e6:8.2f} ms "
               f"(ll-loop {med(ttfa) / 1e6:.2f} ms - direct spawn {med(direct) / 1e6:.2f} ms)")
         print(f"peak RSS of ll-loop (200 steps)            : {max(rss) / 1024:8.1f} MiB")
+        for b, (full, one) in compared.items():
+            print(f"compare, tmpfs, same rounds                : {paired(full, one)}   [{b}]")
         for d in (shm_journal, disk_journal):
             for f in d.iterdir():
                 f.unlink()
