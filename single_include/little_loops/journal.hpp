@@ -744,10 +744,7 @@ class loop_journal {
   /// record a save appended meanwhile to the background thread (the state file never gets
   /// ahead of the event log).
   void flush_events() noexcept {
-    if (!pending_events_.empty()) {
-      if (events_fd_ >= 0) (void)detail::write_all(events_fd_, pending_events_.data(), pending_events_.size());
-      pending_events_.clear();
-    }
+    write_pending_events();
     if (submit_after_events_) {
       submit_after_events_ = false;
       try {
@@ -759,12 +756,14 @@ class loop_journal {
   }
 
   /// Saves `record` (see `sync`); sets `record.updated_at` (and `started_at`, `pid`, `name`
-  /// when empty). Buffered events are written first — with journal_sync::background, right
-  /// after the record's one append instead (one write() less between two actions: the
-  /// record reaches the thread once they are written, by the next flush_events(), save or
-  /// flush()). With journal_sync::background the result reports this save's append;
-  /// failures of the background writes are reported by flush() and by the next save that is
-  /// not background. That save (e.g. a host's final one, with every_save) waits for the
+  /// when empty). Buffered events are written first; journal_sync::background instead
+  /// leaves them to the next flush_events() (journal_event_sink: the next action's start),
+  /// which writes them and then hands this record to the thread — one write() less between
+  /// two actions, and the state file never gets ahead of the event log — unless a save is
+  /// already waiting for that (a host that saves without flushing): then they are written
+  /// here. With journal_sync::background the result reports this save's append; failures of
+  /// the background writes are reported by flush() and by the next save that is not
+  /// background. That save (e.g. a host's final one, with every_save) waits for the
   /// background thread, stops it, writes the state file and, when that is durable, removes
   /// the checkpoint logs.
   expected<void, little_loops::error> save(journal_record& record) {
@@ -893,14 +892,23 @@ class loop_journal {
       deferred_ = std::move(text);
       return {};
     }
-    if (!pending_events_.empty()) {  // handed over once the events are written
-      deferred_ = std::move(text);
-      submit_after_events_ = true;
-      return {};
+    if (!pending_events_.empty()) {
+      if (!submit_after_events_) {  // handed over once the events are written (flush_events)
+        deferred_ = std::move(text);
+        submit_after_events_ = true;
+        return {};
+      }
+      write_pending_events();  // no flush since the previous save: write them now
     }
     deferred_.clear();  // superseded
     submit_after_events_ = false;
     return submit(std::move(text), seq);
+  }
+
+  void write_pending_events() noexcept {
+    if (pending_events_.empty()) return;
+    if (events_fd_ >= 0) (void)detail::write_all(events_fd_, pending_events_.data(), pending_events_.size());
+    pending_events_.clear();
   }
 
   expected<void, little_loops::error> submit(std::string text, std::uint64_t seq) {

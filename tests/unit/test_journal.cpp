@@ -635,4 +635,22 @@ TEST_CASE("background sync: a save's events go out with the next action start, b
   CHECK(ll::read_journal_events(dir.path, "eg").size() == 12);
   REQUIRE(journal.flush().has_value());
   CHECK(ll::json::parse(slurp(paths.state))["iteration"] == 3);
+
+  // A host that saves again before any flush_events(): that save writes the events itself
+  // and hands its record over (a record never waits for more than one save).
+  sink.on_event(ll::route_event{ts, "a", "b", ""});
+  rec.iteration = 4;
+  REQUIRE(journal.save(rec).has_value());
+  CHECK(ll::read_journal_events(dir.path, "eg").size() == 12);
+  sink.on_event(ll::route_event{ts, "b", "c", ""});
+  rec.iteration = 5;
+  REQUIRE(journal.save(rec).has_value());
+  CHECK(ll::read_journal_events(dir.path, "eg").size() == 14);
+  long long state_iteration = -1;
+  for (int i = 0; i < 1000 && state_iteration != 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const auto parsed = ll::json::parse(slurp(paths.state), nullptr, false);
+    if (parsed.is_object() && parsed.contains("iteration")) state_iteration = parsed["iteration"].get<long long>();
+  }
+  CHECK(state_iteration == 5);
 }
