@@ -173,17 +173,35 @@ struct recording_event_sink {
 
 namespace detail {
 
-/// Appends `t` as ISO 8601 UTC with microseconds (see format_timestamp).
+/// Appends `t` as ISO 8601 UTC with microseconds (see format_timestamp). Digits are written
+/// directly (every event has a timestamp); years outside 0–9999 go through fmt.
 inline void append_timestamp(std::string& out, event_time t) {
   using namespace std::chrono;
   const auto us = floor<microseconds>(t);
   const auto day = floor<days>(us);
   const year_month_day ymd{day};
   const hh_mm_ss<microseconds> hms{us - day};
-  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}+00:00",
-                 static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                 static_cast<unsigned>(ymd.day()), hms.hours().count(), hms.minutes().count(),
-                 hms.seconds().count(), hms.subseconds().count());
+  const int y = static_cast<int>(ymd.year());
+  if (y < 0 || y > 9999) {
+    fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}+00:00", y,
+                   static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                   hms.hours().count(), hms.minutes().count(), hms.seconds().count(),
+                   hms.subseconds().count());
+    return;
+  }
+  char text[32] = {'0', '0', '0', '0', '-', '0', '0', '-', '0', '0', 'T', '0', '0', ':', '0', '0',
+                   ':', '0', '0', '.', '0', '0', '0', '0', '0', '0', '+', '0', '0', ':', '0', '0'};
+  const auto digits = [&text](int at, int width, long long value) {
+    for (int i = at + width - 1; i >= at; --i, value /= 10) text[i] = static_cast<char>('0' + value % 10);
+  };
+  digits(0, 4, y);
+  digits(5, 2, static_cast<unsigned>(ymd.month()));
+  digits(8, 2, static_cast<unsigned>(ymd.day()));
+  digits(11, 2, hms.hours().count());
+  digits(14, 2, hms.minutes().count());
+  digits(17, 2, hms.seconds().count());
+  digits(20, 6, hms.subseconds().count());
+  out.append(text, sizeof text);
 }
 
 }  // namespace detail

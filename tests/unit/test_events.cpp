@@ -19,6 +19,15 @@ TEST_SUITE("events") {
   TEST_CASE("timestamps are ISO 8601 UTC with microseconds") {
     CHECK(ll::format_timestamp(t0) == "2026-11-22T05:06:21.123456+00:00");
     CHECK(ll::format_timestamp(sys_days{year{1999} / 1 / 2}) == "1999-01-02T00:00:00.000000+00:00");
+    CHECK(ll::format_timestamp(sys_days{year{2024} / 2 / 29} + hours{23} + minutes{59} + seconds{59} +
+                               microseconds{999999} + nanoseconds{999}) ==
+          "2024-02-29T23:59:59.999999+00:00");  // truncated to microseconds
+    CHECK(ll::format_timestamp(ll::event_time{}) == "1970-01-01T00:00:00.000000+00:00");
+    CHECK(ll::format_timestamp(sys_days{year{1969} / 12 / 31} + hours{23} + microseconds{5}) ==
+          "1969-12-31T23:00:00.000005+00:00");
+    // The ends of what a nanosecond system_clock holds (about 1677–2262).
+    CHECK(ll::format_timestamp(sys_days{year{1700} / 3 / 1} + seconds{1}) == "1700-03-01T00:00:01.000000+00:00");
+    CHECK(ll::format_timestamp(sys_days{year{2262} / 1 / 1} + hours{10}) == "2262-01-01T10:00:00.000000+00:00");
   }
 
   TEST_CASE("every event serialises as {event, ts, ...fields}") {
