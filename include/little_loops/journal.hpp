@@ -183,7 +183,10 @@ struct journal_record {
   // to_text() is to_json().dump(-1, ' ', false, replace) + "\n": the members up to
   // "snapshot", then the snapshot, then the rest.
   [[nodiscard]] std::string text_head() const {
-    std::string text = "{\"name\":";
+    std::string text;
+    // One allocation for a typical record (the fixed members plus a small snapshot).
+    text.reserve(512 + name.size() + loop_path.size() + current_state.size());
+    text += "{\"name\":";
     detail::append_json_string(text, name);
     text += ",\"status\":";
     detail::append_json_string(text, status);

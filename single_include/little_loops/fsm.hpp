@@ -114,8 +114,8 @@ namespace detail {
 // `dump(-1, ' ', false, json::error_handler_t::replace)`, byte for byte, for the records
 // written on the loop's path (event lines, journal records) without building JSON objects.
 
-/// Appends `v` as that dump writes it.
-inline void append_json_text(std::string& out, const json& v) {
+/// Appends `v` exactly as nlohmann's serializer writes it (see append_json_text).
+inline void append_json_dump(std::string& out, const json& v) {
   out += v.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -126,7 +126,7 @@ inline void append_json_string(std::string& out, std::string_view s) {
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
     if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') {
-      append_json_text(out, json(s));
+      append_json_dump(out, json(s));
       return;
     }
   }
@@ -135,19 +135,76 @@ inline void append_json_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
+/// Appends an integer as that dump writes it.
+inline void append_json_integer(std::string& out, std::int64_t v) {
+  char buf[24];
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  out.append(buf, end);
+}
+
+/// Appends `v` as that dump writes it. Containers, strings, integers, booleans and null are
+/// written here (no serializer is built per value: event details, contexts and records are
+/// written at every step); floating-point numbers and binary values go through nlohmann's
+/// serializer, whose number format this does not reimplement. Recursion follows the
+/// value's nesting, as the serializer's does.
+inline void append_json_text(std::string& out, const json& v) {
+  switch (v.type()) {
+    case json::value_t::null:
+      out += "null";
+      return;
+    case json::value_t::boolean:
+      out += v.get_ref<const json::boolean_t&>() ? "true" : "false";
+      return;
+    case json::value_t::number_integer:
+      append_json_integer(out, v.get_ref<const json::number_integer_t&>());
+      return;
+    case json::value_t::number_unsigned: {
+      char buf[24];
+      const auto end = std::to_chars(buf, buf + sizeof buf, v.get_ref<const json::number_unsigned_t&>()).ptr;
+      out.append(buf, end);
+      return;
+    }
+    case json::value_t::string:
+      append_json_string(out, v.get_ref<const json::string_t&>());
+      return;
+    case json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const json& element : v.get_ref<const json::array_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        append_json_text(out, element);
+      }
+      out += ']';
+      return;
+    }
+    case json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, value] : v.get_ref<const json::object_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        append_json_string(out, key);
+        out += ':';
+        append_json_text(out, value);
+      }
+      out += '}';
+      return;
+    }
+    case json::value_t::number_float:
+    case json::value_t::binary:
+    case json::value_t::discarded:
+      break;
+  }
+  append_json_dump(out, v);
+}
+
 /// Appends `key` → `value` to an ordered map (e.g. a JSON object's `object_t`) without
 /// looking for `key` first, for callers that know it is new (the keys of one JSON object
 /// are unique): n keys cost O(n), where `map[key] = value` costs O(n²) in all.
 template <class Map, class Key, class Value>
 void append_new_key(Map& map, Key&& key, Value&& value) {
   map.Container::emplace_back(std::forward<Key>(key), std::forward<Value>(value));
-}
-
-/// Appends an integer as that dump writes it.
-inline void append_json_integer(std::string& out, std::int64_t v) {
-  char buf[24];
-  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
-  out.append(buf, end);
 }
 
 }  // namespace detail

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <vector>
 
 using namespace executor_test;
 
@@ -61,6 +63,39 @@ TEST_SUITE("snapshot") {
     auto again = ll::snapshot_from_json(ll::to_json(empty_prev));
     REQUIRE(again.has_value());
     CHECK_FALSE(again->prev.has_value());
+  }
+
+  TEST_CASE("append_json_text writes any JSON value exactly as dump(-1, ' ', false, replace)") {
+    const auto dumped = [](const ll::json& v) {
+      return v.dump(-1, ' ', false, ll::json::error_handler_t::replace);
+    };
+    const auto appended = [](const ll::json& v) {
+      std::string out = "<";
+      ll::detail::append_json_text(out, v);
+      REQUIRE(out.front() == '<');
+      return out.substr(1);
+    };
+    const std::string bad_utf8 = std::string("a\xff\xc3(") + "\xe2\x82\xac\x01\"\\/";
+    const std::vector<ll::json> values = {
+        nullptr, true, false, 0, -1, std::numeric_limits<std::int64_t>::min(),
+        std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::uint64_t>::max(),
+        ll::json(std::uint64_t{0}), 0.0, -0.0, 1.5, 3.0, 1e300, -2.5e-300, 0.1, "", "plain",
+        bad_utf8, ll::json::array(), ll::json::object(),
+        ll::json::array({1, "two", nullptr, ll::json::array({ll::json::array()}), 2.25}),
+        ll::json{{"k", "v"}, {bad_utf8, {{"nested", ll::json::array({bad_utf8, -0.0})}}},
+                 {"", ll::json::object()}, {"u", std::numeric_limits<std::uint64_t>::max()}},
+        ll::json::binary({1, 2, 3}), ll::json::binary({255}, 7)};
+    for (const ll::json& v : values) {
+      INFO(dumped(v));
+      CHECK(appended(v) == dumped(v));
+    }
+    // Key order is insertion order, as in the dump.
+    ll::json ordered = ll::json::object();
+    ordered["z"] = 1;
+    ordered["a"] = 2;
+    ordered["m"] = ll::json::object({{"y", 1}, {"b", 2}});
+    CHECK(appended(ordered) == R"({"z":1,"a":2,"m":{"y":1,"b":2}})");
+    CHECK(appended(ordered) == dumped(ordered));
   }
 
   TEST_CASE("append_snapshot_json writes exactly the text of to_json(s).dump()") {
