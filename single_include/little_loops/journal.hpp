@@ -576,15 +576,19 @@ class journal_syncer {
     std::unique_lock<std::mutex> lock(mutex_);
     clock::time_point next_take{};
     for (;;) {
+      // Within the interval since the last write, the thread waits it out whether or not a
+      // record is pending: records that arrive meanwhile need no wake-up, and a fast loop
+      // costs one (timer) wake-up per interval. Past it, with nothing pending, it sleeps
+      // until a save wakes it.
+      if (!stopping_ && flushing_ == 0 && clock::now() < next_take) {
+        wake_.wait_until(lock, next_take);
+        continue;
+      }
       if (taken_ == submitted_) {
         if (stopping_) return;
         asleep_ = true;
         wake_.wait(lock);
         asleep_ = false;
-        continue;
-      }
-      if (!stopping_ && flushing_ == 0 && clock::now() < next_take) {
-        wake_.wait_until(lock, next_take);
         continue;
       }
       next_take = clock::now() + interval_;

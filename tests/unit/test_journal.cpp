@@ -467,6 +467,49 @@ TEST_CASE("background sync: the state file is written at most once per sync_inte
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::minutes(1));
 }
 
+TEST_CASE("background sync: saves within the interval reach the state file when it ends, unflushed; a save after a quiet spell is written at once") {
+  using clock = std::chrono::steady_clock;
+  using std::chrono::milliseconds;
+  temp_dir dir("bgwake");
+  const auto paths = ll::journal_paths_for(dir.path, "wk");
+  const auto state_iteration = [&]() -> long long {
+    const auto parsed = ll::json::parse(slurp(paths.state), nullptr, false);
+    return parsed.is_object() && parsed.contains("iteration") ? parsed["iteration"].get<long long>() : -1;
+  };
+  const auto wait_for = [&](long long iteration) {
+    for (int i = 0; i < 2000 && state_iteration() != iteration; ++i) std::this_thread::sleep_for(milliseconds(5));
+    return state_iteration() == iteration;
+  };
+  const auto interval = milliseconds(1000);
+  ll::loop_journal journal(dir.path, "wk");
+  journal.sync = ll::journal_sync::background;
+  journal.sync_interval = interval;
+  REQUIRE(journal.open(true).has_value());
+  ll::journal_record rec;
+  rec.status = "running";
+  rec.iteration = 1;  // held back (a fresh run's first record)
+  REQUIRE(journal.save(rec).has_value());
+  rec.iteration = 2;
+  REQUIRE(journal.save(rec).has_value());
+  REQUIRE(wait_for(2));
+  const auto written = clock::now();
+
+  for (int i = 3; i <= 10; ++i) {  // a burst inside the interval: no write until it ends
+    rec.iteration = i;
+    REQUIRE(journal.save(rec).has_value());
+  }
+  if (clock::now() - written < interval / 2) CHECK(state_iteration() == 2);
+  REQUIRE(wait_for(10));  // no flush(): the thread takes the newest record at the interval's end
+  CHECK(clock::now() - written >= interval - milliseconds(100));
+
+  std::this_thread::sleep_for(interval + milliseconds(200));  // a quiet spell: the thread sleeps
+  const auto saved = clock::now();
+  rec.iteration = 11;
+  REQUIRE(journal.save(rec).has_value());
+  REQUIRE(wait_for(11));
+  CHECK(clock::now() - saved < interval - milliseconds(200));  // woken by the save, not a timer
+}
+
 TEST_CASE("background sync: a killed process loses nothing save() returned from") {
   temp_dir dir("bgkill");
   const pid_t child = ::fork();  // test only: the child saves, then dies by SIGKILL
