@@ -34,7 +34,7 @@
 //         every state boundary before the next action starts loses at most the action in
 //         flight (a save cut short leaves a torn last line, which readers skip);
 //       * crash of the machine (power loss, kernel panic): the state file is whole (never
-//         torn) and behind the last save by at most `sync_interval` (default 20 ms: the
+//         torn) and behind the last save by at most `sync_interval` (default 100 ms: the
 //         thread writes the state file at most that often, the newest record each time)
 //         plus one fsync round trip; resume re-runs those steps.
 //     load_journal() reads the newest whole record of the state file and the two logs.
@@ -680,7 +680,10 @@ class loop_journal {
   /// (the newest record each time), so fast loops do not pay a state-file write and fsync
   /// per step; a step that comes after a quiet interval is written at once. flush() and
   /// a save with every_save do not wait for it. Set before the first background save.
-  std::chrono::milliseconds sync_interval{20};
+  /// 100 ms: on a disk, each write costs three fsyncs, and at 20 ms (50 times a second in a
+  /// loop of fast steps) they slowed such a loop by about 2 % more (bench_adapters,
+  /// BM_step_overhead_paired); a step longer than the interval is still written at once.
+  std::chrono::milliseconds sync_interval{100};
 
   /// Creates the directory and opens the event log for appending. `fresh` starts a new run:
   /// the event log is truncated and checkpoint logs of an earlier run are removed;
