@@ -1010,10 +1010,10 @@ const execution_result& run_journaled(Executor& executor, loop_journal& journal,
                                       journal_record& record, std::stop_token stop = {},
                                       std::optional<little_loops::error>* write_error = nullptr) {
   std::stop_callback forward(stop, [&executor]() noexcept { executor.request_stop(); });
+  record.pid = static_cast<long>(::getpid());  // once: getpid() is a system call
   auto save = [&](std::string_view status, json snap) {
     record.status = std::string(status);
     record.snapshot = std::move(snap);
-    record.pid = static_cast<long>(::getpid());
     if (auto r = journal.save(record); !r && write_error != nullptr) *write_error = r.error();
   };
   auto boundary = [&]() {
@@ -1022,7 +1022,6 @@ const execution_result& run_journaled(Executor& executor, loop_journal& journal,
     record.current_state = s.current_state;
     if (record.started_at.empty()) record.started_at = s.started_at;
     record.status = std::string(journal_status::running);
-    record.pid = static_cast<long>(::getpid());
     if (auto r = journal.save(record, s); !r && write_error != nullptr) *write_error = r.error();
   };
   boundary();

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <charconv>
+#include <concepts>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -50,7 +51,9 @@ inline void append_json_string(std::string& out, std::string_view s) {
 }
 
 /// Appends an integer as that dump writes it.
-inline void append_json_integer(std::string& out, std::int64_t v) {
+template <class Int>
+  requires std::integral<Int>
+void append_json_integer(std::string& out, Int v) {
   char buf[24];
   const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
   out.append(buf, end);
@@ -72,12 +75,9 @@ inline void append_json_text(std::string& out, const json& v) {
     case json::value_t::number_integer:
       append_json_integer(out, v.get_ref<const json::number_integer_t&>());
       return;
-    case json::value_t::number_unsigned: {
-      char buf[24];
-      const auto end = std::to_chars(buf, buf + sizeof buf, v.get_ref<const json::number_unsigned_t&>()).ptr;
-      out.append(buf, end);
+    case json::value_t::number_unsigned:
+      append_json_integer(out, v.get_ref<const json::number_unsigned_t&>());
       return;
-    }
     case json::value_t::string:
       append_json_string(out, v.get_ref<const json::string_t&>());
       return;
