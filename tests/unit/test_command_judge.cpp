@@ -80,6 +80,13 @@ TEST_CASE("typed failures") {
     CHECK(std::chrono::steady_clock::now() - t0 < 5s);
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().kind == ll::judge_errc::timeout);
+    ll::llm_config llm;
+    ll::command_judge slow(opts);
+    auto e = ll::evaluate_llm_structured(slow, "out", "", nullptr, 0.5, false, llm);
+    CHECK(e.verdict == "error");
+    CHECK(e.details["error"] == "LLM evaluation timeout");
+    CHECK(e.details["timeout"] == true);
+    CHECK(e.details["reason"] == "LLM evaluation timeout: /bin/sh did not answer within 200 ms");
   }
   SUBCASE("program not installed") {
     ll::command_judge_options opts;
@@ -90,16 +97,33 @@ TEST_CASE("typed failures") {
     CHECK(r.error().message.find("little-loops-no-such-claude-cli") != std::string::npos);
   }
   SUBCASE("empty output") {
-    auto r = shell_judge("cat >/dev/null; echo '   '").ask(request("p"));
+    auto r = shell_judge("cat >/dev/null; echo '   '; echo ' warn ' >&2").ask(request("p"));
     REQUIRE_FALSE(r.has_value());
-    CHECK(r.error().kind == ll::judge_errc::failed);
-    CHECK(r.error().message.find("empty output") != std::string::npos);
+    CHECK(r.error().kind == ll::judge_errc::empty_output);
+    CHECK(r.error().message == "/bin/sh returned empty output (stderr: warn)");
+    ll::llm_config llm;
+    auto judge = shell_judge("cat >/dev/null; echo '   '");
+    auto e = ll::evaluate_llm_structured(judge, "out", "", nullptr, 0.5, false, llm);
+    CHECK(e.verdict == "error");
+    CHECK(e.details["error"] == "/bin/sh returned empty output");
+    CHECK(e.details["empty_output"] == true);
   }
   SUBCASE("error envelope") {
     auto r = shell_judge(R"(cat >/dev/null; echo '{"is_error":true,"result":"API overloaded"}')").ask(request("p"));
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().kind == ll::judge_errc::failed);
-    CHECK(r.error().message.find("API overloaded") != std::string::npos);
+    CHECK(r.error().message == "judge reported an error: API overloaded");
+  }
+  SUBCASE("error envelope: any truthy is_error, or the last line of a JSONL stream") {
+    auto s = shell_judge(R"(cat >/dev/null; echo '{"is_error":"yes","result":"quota"}')").ask(request("p"));
+    REQUIRE_FALSE(s.has_value());
+    CHECK(s.error().message == "judge reported an error: quota");
+    auto l = shell_judge(
+        R"(cat >/dev/null; echo '{"type":"system"}'; echo '{"is_error":true,"result":"quota"}'; echo)")
+        .ask(request("p"));
+    REQUIRE_FALSE(l.has_value());
+    CHECK(l.error().kind == ll::judge_errc::failed);
+    CHECK(l.error().message == "judge reported an error: quota");
   }
   SUBCASE("oversized reply") {
     ll::command_judge_options opts;

@@ -126,6 +126,51 @@ TEST_SUITE("llm_judge") {
     auto o = ll::parse_judge_reply(R"({"structured_output":{"verdict":"partial"}})");
     CHECK(o.error.empty());
     CHECK(o.object["verdict"] == "partial");
+    for (const char* falsy : {"false", "null", "0", "\"\"", "[]"}) {
+      auto f = ll::parse_judge_reply(std::string(R"({"is_error":)") + falsy +
+                                     R"(,"result":"{\"verdict\":\"success\"}"})");
+      CHECK_MESSAGE(f.error.empty(), falsy);
+      CHECK_FALSE(f.backend_error);
+    }
+  }
+
+  TEST_CASE("parse: a CLI envelope reporting an error fails closed, whatever it wraps") {
+    // `is_error` is read as the original read it: any truthy value.
+    for (const char* truthy : {"true", "\"yes\"", "1", "[1]"}) {
+      auto e = ll::parse_judge_reply(std::string(R"({"is_error":)") + truthy +
+                                     R"(,"result":"{\"verdict\":\"success\"}"})");
+      CHECK_MESSAGE(e.backend_error, truthy);
+      CHECK(e.error == R"(judge reported an error: {"verdict":"success"})");
+    }
+    auto plain = ll::parse_judge_reply(R"({"is_error":true,"result":"  API overloaded\n"})");
+    CHECK(plain.error == "judge reported an error: API overloaded");
+    auto no_text = ll::parse_judge_reply(R"({"is_error":true})");
+    CHECK(no_text.error == "judge reported an error: ");
+    // A JSONL stream whose last line is the error envelope.
+    auto stream = ll::parse_judge_reply(
+        "{\"type\":\"system\"}\n{\"type\":\"result\",\"is_error\":true,\"result\":\"quota\"}\n");
+    CHECK(stream.backend_error);
+    CHECK(stream.error == "judge reported an error: quota");
+    // Even an object that carries a verdict.
+    CHECK(ll::parse_judge_reply(R"({"verdict":"success","is_error":true})").backend_error);
+    // The text is cut to 200 bytes.
+    auto longer = ll::parse_judge_reply(R"({"is_error":true,"result":")" + std::string(500, 'x') + "\"}");
+    CHECK(longer.error == "judge reported an error: " + std::string(200, 'x'));
+  }
+
+  TEST_CASE("parse: prose or code with many braces before the verdict is still searched") {
+    std::string reply;
+    for (int i = 0; i < 300; ++i) reply += "if (x) { y(); }\n";
+    reply += "```json\n{\"verdict\":\"success\"}\n```\n";
+    auto r = ll::parse_judge_reply(reply);
+    CHECK(r.error.empty());
+    CHECK(r.object["verdict"] == "success");
+    std::string braces;
+    for (int i = 0; i < 100; ++i) braces += "{x} ";
+    CHECK(ll::parse_judge_reply(braces + R"({"verdict":"failure"})").object["verdict"] == "failure");
+    // Nested and unbalanced starts stay bounded (linear) and fail closed.
+    CHECK_FALSE(ll::parse_judge_reply(std::string(50000, '{') + std::string(50000, '}')).error.empty());
+    CHECK_FALSE(ll::parse_judge_reply(std::string(100000, '{') + R"({"verdict":"x"})").error.empty());
   }
 
   TEST_CASE("evaluate: verdict, confidence and details") {
@@ -156,6 +201,12 @@ TEST_SUITE("llm_judge") {
     CHECK(str_conf.verdict == "failure_uncertain");
     auto bad_conf = judge_once(ok(R"({"verdict":"failure","confidence":"very"})"), c);
     CHECK(bad_conf.verdict == "error");
+    // Only an absent confidence counts as 1.0: a null one must not pass min_confidence.
+    auto null_conf = judge_once(ok(R"({"verdict":"success","confidence":null,"reason":"r"})"), c);
+    CHECK(null_conf.verdict == "error");
+    CHECK(null_conf.details["error"] ==
+          "Failed to parse LLM response: confidence is not a number");
+    CHECK(null_conf.details["malformed"] == true);
   }
 
   TEST_CASE("evaluate: fail closed") {
@@ -163,6 +214,25 @@ TEST_SUITE("llm_judge") {
     CHECK(timeout.verdict == "error");
     CHECK(timeout.details["error"] == "LLM evaluation timeout");
     CHECK(timeout.details["timeout"] == true);
+    auto said = judge_once(
+        ll::unexpected(ll::judge_error{ll::judge_errc::timeout, "claude did not answer in 30 s"}));
+    CHECK(said.details["error"] == "LLM evaluation timeout");  // exactly, whatever the backend says
+    CHECK(said.details["reason"] == "LLM evaluation timeout: claude did not answer in 30 s");
+    auto empty = judge_once(ll::unexpected(
+        ll::judge_error{ll::judge_errc::empty_output, "claude returned empty output (stderr: 429)"}));
+    CHECK(empty.verdict == "error");
+    CHECK(empty.details["error"] == "claude returned empty output (stderr: 429)");
+    CHECK(empty.details["empty_output"] == true);
+    for (const char* blank : {"", "  \n\t"}) {
+      auto b = judge_once(ok(blank));
+      CHECK(b.verdict == "error");
+      CHECK(b.details["error"] == "judge returned empty output");
+      CHECK(b.details["empty_output"] == true);
+    }
+    auto envelope = judge_once(ok(R"({"is_error":true,"result":"Overloaded"})"));
+    CHECK(envelope.verdict == "error");
+    CHECK(envelope.details["error"] == "judge reported an error: Overloaded");
+    CHECK(envelope.details["api_error"] == true);
     auto failed = judge_once(ll::unexpected(ll::judge_error{ll::judge_errc::failed, "HTTP 500"}));
     CHECK(failed.verdict == "error");
     CHECK(failed.details["error"] == "judge backend error: HTTP 500");
@@ -241,5 +311,14 @@ TEST_SUITE("llm_judge") {
     CHECK(e.judge().tails[0].size() == 4000 * 3);
     CHECK(e.judge().schemas[0] == ll::json{{"type", "object"}});
     CHECK(ll::build_judge_prompt("P", "out") == "P\n\n<action_output>\nout\n</action_output>");
+  }
+
+  TEST_CASE("prompt building: an empty schema means the default one") {
+    scripted_judge seen;
+    ll::evaluate_config c;
+    c.schema = ll::json::object();
+    judge_once(ok(R"({"verdict":"success"})"), c, {}, "out", &seen);
+    REQUIRE(seen.schemas.size() == 1);
+    CHECK(seen.schemas[0] == ll::default_judge_schema());
   }
 }

@@ -71,6 +71,7 @@ enum class judge_errc {
   timeout,      ///< the backend gave up after `timeout`
   failed,       ///< the call failed (API error, non-zero exit, ...)
   malformed,    ///< the backend got a reply it could not interpret
+  empty_output, ///< the call succeeded but answered nothing (an API error a CLI hid)
 };
 
 /// A typed judge backend failure.
@@ -122,6 +123,8 @@ inline std::string build_judge_prompt(std::string_view instruction, std::string_
 struct judge_reply {
   json object;        ///< the verdict object
   std::string error;  ///< non-empty: the reply was unusable (and why)
+  /// The reply was a CLI envelope reporting an error (`"is_error"` set), not a bad answer.
+  bool backend_error = false;
 };
 
 namespace detail {
@@ -158,60 +161,104 @@ inline bool has_verdict(const json& j) {
   return it != j.end() && it->is_string();
 }
 
-inline void collect_candidates(std::string_view text, std::vector<json>& out, int depth);
-
-// Unwraps CLI envelopes (`{"result": "<json text>" | {...}}`, `{"structured_output": {...}}`)
-// into candidates.
-inline bool unwrap_envelope(const json& j, std::vector<json>& out, int depth) {
-  if (!j.is_object() || has_verdict(j) || depth > 3) return false;
-  for (const char* key : {"structured_output", "result"}) {
-    auto it = j.find(key);
-    if (it == j.end()) continue;
-    if (it->is_object()) {
-      if (has_verdict(*it)) {
-        out.push_back(*it);
-        return true;
-      }
-    } else if (it->is_string()) {
-      std::size_t before = out.size();
-      collect_candidates(it->get_ref<const std::string&>(), out, depth + 1);
-      if (out.size() != before) return true;
-    }
+// Python truthiness of a JSON value (the original tests `envelope.get("is_error")`).
+inline bool truthy(const json& j) {
+  switch (j.type()) {
+    case json::value_t::null: return false;
+    case json::value_t::boolean: return j.get<bool>();
+    case json::value_t::number_integer: return j.get<std::int64_t>() != 0;
+    case json::value_t::number_unsigned: return j.get<std::uint64_t>() != 0;
+    case json::value_t::number_float: return j.get<double>() != 0.0;
+    case json::value_t::string: return !j.get_ref<const std::string&>().empty();
+    case json::value_t::array:
+    case json::value_t::object: return !j.empty();
+    default: return true;
   }
-  return false;
 }
 
-inline void collect_candidates(std::string_view text, std::vector<json>& out, int depth) {
+/// The text of a CLI error envelope (`{"is_error": <truthy>, "result": ...}`), cut to 200
+/// bytes; nullopt when `j` is not one.
+inline std::optional<std::string> error_envelope_text(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  const auto flag = j.find("is_error");
+  if (flag == j.end() || !truthy(*flag)) return std::nullopt;
+  std::string text;
+  if (const auto res = j.find("result"); res != j.end() && !res->is_null())
+    text = res->is_string() ? res->get<std::string>()
+                            : res->dump(-1, ' ', false, json::error_handler_t::replace);
+  const auto first = text.find_first_not_of(" \t\r\n");
+  const auto last = text.find_last_not_of(" \t\r\n");
+  text = first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
+  return sanitize_utf8(utf8_prefix(text, 200));
+}
+
+// What a reply holds: candidate objects, and the first error envelope met, if any.
+struct judge_candidates {
+  std::vector<json> objects;
+  std::optional<std::string> envelope_error;
+};
+
+inline void collect_candidates(std::string_view text, judge_candidates& out, int depth);
+
+// Takes one parsed object: an error envelope is noted; a CLI envelope (`{"result":
+// "<json text>" | {...}}`, `{"structured_output": {...}}`) is unwrapped into its candidates;
+// anything else is a candidate itself.
+inline void take_object(json j, judge_candidates& out, int depth) {
+  if (auto err = error_envelope_text(j)) {
+    if (!out.envelope_error) out.envelope_error = std::move(*err);
+    return;
+  }
+  if (!has_verdict(j) && depth <= 3) {
+    for (const char* key : {"structured_output", "result"}) {
+      auto it = j.find(key);
+      if (it == j.end()) continue;
+      if (it->is_object()) {
+        if (has_verdict(*it)) {
+          out.objects.push_back(*it);
+          return;
+        }
+      } else if (it->is_string()) {
+        const std::size_t before = out.objects.size();
+        collect_candidates(it->get_ref<const std::string&>(), out, depth + 1);
+        if (out.objects.size() != before) return;
+      }
+    }
+  }
+  out.objects.push_back(std::move(j));
+}
+
+inline void collect_candidates(std::string_view text, judge_candidates& out, int depth) {
   std::string_view trimmed = trim_py(text);
   if (trimmed.empty()) return;
   if (trimmed.front() == '{') {
     json whole = json::parse(trimmed.begin(), trimmed.end(), nullptr, false);
     if (!whole.is_discarded() && whole.is_object()) {
-      if (unwrap_envelope(whole, out, depth)) return;
-      out.push_back(std::move(whole));
+      take_object(std::move(whole), out, depth);
       return;
     }
   }
-  // Each failed start costs a scan to the end of the text: bound the attempts so hostile
-  // replies ("{{{{...") stay linear. Replies are small; a judge that needs more is malformed.
-  constexpr int max_failed_starts = 64;
-  int failed = 0;
+  // Each start that is not an object costs a scan (to its matching brace, or to the end of
+  // the text when unbalanced): the bytes scanned are bounded by a budget proportional to the
+  // text, so hostile replies ("{{{{...") stay linear while prose or code with many braces
+  // before the answer is still searched.
+  std::size_t budget = 16 * text.size() + 65536;
   std::size_t pos = 0;
-  while ((pos = text.find('{', pos)) != std::string_view::npos && failed < max_failed_starts) {
-    std::size_t end = match_object_end(text, pos);
+  while ((pos = text.find('{', pos)) != std::string_view::npos) {
+    const std::size_t end = match_object_end(text, pos);
+    const std::size_t cost = (end == std::string_view::npos ? text.size() : end) - pos;
+    if (cost > budget) break;
+    budget -= cost;
     if (end == std::string_view::npos) {
       ++pos;
-      ++failed;
       continue;
     }
     json j = json::parse(text.begin() + static_cast<std::ptrdiff_t>(pos),
                          text.begin() + static_cast<std::ptrdiff_t>(end), nullptr, false);
     if (!j.is_discarded() && j.is_object()) {
-      if (!unwrap_envelope(j, out, depth)) out.push_back(std::move(j));
+      take_object(std::move(j), out, depth);
       pos = end;
     } else {
       ++pos;
-      ++failed;
     }
   }
 }
@@ -220,18 +267,25 @@ inline void collect_candidates(std::string_view text, std::vector<json>& out, in
 
 /// @brief Extracts the verdict object from a judge's raw reply, tolerantly: bare JSON, JSON in
 /// ``` fences, JSON after a preamble (string-aware brace matching), CLI envelopes
-/// (`{"result": ...}`). Fails closed: empty or garbage replies, objects without a string
-/// `verdict`, and several verdict objects that disagree all give an `error` text.
+/// (`{"result": ...}`, `{"structured_output": ...}`). Fails closed: empty or garbage replies,
+/// objects without a string `verdict`, several verdict objects that disagree, and a CLI
+/// envelope reporting an error (`"is_error"` set; then `backend_error` is true) all give an
+/// `error` text.
 inline judge_reply parse_judge_reply(std::string_view raw) {
   judge_reply reply;
   if (detail::trim_py(raw).empty()) {
     reply.error = "empty judge reply";
     return reply;
   }
-  std::vector<json> candidates;
+  detail::judge_candidates candidates;
   detail::collect_candidates(raw, candidates, 0);
+  if (candidates.envelope_error) {
+    reply.error = "judge reported an error: " + *candidates.envelope_error;
+    reply.backend_error = true;
+    return reply;
+  }
   const json* chosen = nullptr;
-  for (const auto& c : candidates) {
+  for (const auto& c : candidates.objects) {
     if (!detail::has_verdict(c)) continue;
     if (!chosen) {
       chosen = &c;
@@ -245,8 +299,8 @@ inline judge_reply parse_judge_reply(std::string_view raw) {
     }
   }
   if (!chosen) {
-    reply.error = candidates.empty() ? "no JSON object in judge reply"
-                                     : "judge reply has no verdict";
+    reply.error = candidates.objects.empty() ? "no JSON object in judge reply"
+                                             : "judge reply has no verdict";
     return reply;
   }
   reply.object = *chosen;
@@ -272,10 +326,13 @@ inline evaluation_result judge_error_result(std::string message, const char* fla
 /// @brief Turns a judge's raw reply into a verdict: the reply's `verdict`, with
 /// `<verdict>_uncertain` when `uncertain_suffix` is set and `confidence < min_confidence`.
 /// Details `{"confidence", "confident", "reason", "raw"}`; unusable replies give `error` with
-/// `{"error", "reason", "raw_preview"}`. A missing confidence counts as 1.0.
+/// `{"error", "reason", "raw_preview"}` and a flag: `malformed`, or `api_error` for a CLI
+/// envelope reporting an error. A missing confidence counts as 1.0; a `null` one, or one
+/// that is not a number (numeric strings are numbers), is malformed.
 inline evaluation_result judge_verdict(std::string_view raw, double min_confidence,
                                        bool uncertain_suffix) {
   judge_reply reply = parse_judge_reply(raw);
+  if (reply.backend_error) return detail::judge_error_result(reply.error, "api_error", raw);
   if (!reply.error.empty())
     return detail::judge_error_result("Failed to parse LLM response: " + reply.error,
                                       "malformed", raw);
@@ -284,8 +341,8 @@ inline evaluation_result judge_verdict(std::string_view raw, double min_confiden
   if (verdict.empty())
     return detail::judge_error_result("Failed to parse LLM response: empty verdict",
                                       "malformed", raw);
-  double confidence = 1.0;
-  if (auto it = obj.find("confidence"); it != obj.end() && !it->is_null()) {
+  double confidence = 1.0;  // only when absent: a null confidence is malformed (fail closed)
+  if (auto it = obj.find("confidence"); it != obj.end()) {
     std::optional<double> c;
     if (it->is_number()) c = it->get<double>();
     else if (it->is_string()) c = detail::parse_number(it->get_ref<const std::string&>());
@@ -310,8 +367,10 @@ inline evaluation_result judge_verdict(std::string_view raw, double min_confiden
 /// @brief Runs an llm_structured evaluation against `judge`: builds the prompt from
 /// `instruction` (default prompt when empty) and the tail of `output`, asks the backend and
 /// parses the reply. Every failure is the verdict `error` (fail closed): `llm.enabled: false`
-/// ("LLM evaluation disabled"), no backend ("no judge backend"), backend errors and timeouts
-/// ("LLM evaluation timeout", details `timeout: true`), malformed replies.
+/// ("LLM evaluation disabled"), no backend ("no judge backend", `missing_dependency`),
+/// backend errors (`api_error`), timeouts ("LLM evaluation timeout", `timeout`), empty
+/// answers (`empty_output`), malformed replies (`malformed`). An absent, null or empty
+/// `schema` means default_judge_schema().
 template <JudgeBackend Judge>
 evaluation_result evaluate_llm_structured(Judge& judge, std::string_view output,
                                           std::string_view instruction, const json* schema,
@@ -320,7 +379,9 @@ evaluation_result evaluate_llm_structured(Judge& judge, std::string_view output,
   if (!llm.enabled) return detail::judge_error_result("LLM evaluation disabled", "disabled");
   if (instruction.empty()) instruction = default_judge_prompt;
   static const json default_schema = default_judge_schema();
-  const json& effective_schema = schema && !schema->is_null() ? *schema : default_schema;
+  // An absent, null or empty schema means the default one (as `schema or DEFAULT` did).
+  const json& effective_schema =
+      schema && !schema->is_null() && !schema->empty() ? *schema : default_schema;
   std::string prompt = build_judge_prompt(instruction, output);
   judge_request req;
   req.prompt = prompt;
@@ -335,11 +396,16 @@ evaluation_result evaluate_llm_structured(Judge& judge, std::string_view output,
   if (!reply) {
     const judge_error& e = reply.error();
     switch (e.kind) {
-      case judge_errc::timeout:
+      case judge_errc::timeout: {
+        // `error` is exactly the original's text; the backend's words go to `reason`.
+        evaluation_result r = detail::judge_error_result("LLM evaluation timeout", "timeout");
+        if (!e.message.empty()) r.details["reason"] = "LLM evaluation timeout: " + e.message;
+        return r;
+      }
+      case judge_errc::empty_output:
         return detail::judge_error_result(
-            e.message.empty() ? std::string("LLM evaluation timeout")
-                              : "LLM evaluation timeout: " + e.message,
-            "timeout");
+            e.message.empty() ? std::string("judge returned empty output") : e.message,
+            "empty_output");
       case judge_errc::unavailable:
         return detail::judge_error_result(
             e.message.empty() ? std::string("no judge backend") : e.message,
@@ -352,6 +418,8 @@ evaluation_result evaluate_llm_structured(Judge& judge, std::string_view output,
     }
     return detail::judge_error_result("judge backend error: " + e.message, "api_error");
   }
+  if (detail::trim_py(*reply).empty())  // an answer of nothing: the call failed silently
+    return detail::judge_error_result("judge returned empty output", "empty_output");
   return judge_verdict(*reply, min_confidence, uncertain_suffix);
 }
 
