@@ -184,6 +184,12 @@ TEST_SUITE("llm_judge") {
     CHECK(missing_conf.verdict == "failure");
     CHECK(missing_conf.details["confidence"] == 1.0);
     CHECK(missing_conf.details["reason"] == "");
+    // Seed 003's shape: `reasons` joined when there is no `reason`.
+    auto reasons = judge_once(ok(R"({"verdict":"fail","reasons":["null check absent","no regression test"]})"));
+    CHECK(reasons.verdict == "fail");
+    CHECK(reasons.details["reason"] == "null check absent; no regression test");
+    CHECK(judge_once(ok(R"({"verdict":"pass","reasons":[]})")).details["reason"] == "");
+    CHECK(judge_once(ok(R"({"verdict":"fail","reason":"r","reasons":["x"]})")).details["reason"] == "r");
   }
 
   TEST_CASE("evaluate: min_confidence and uncertain_suffix") {

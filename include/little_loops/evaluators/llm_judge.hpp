@@ -325,7 +325,8 @@ inline evaluation_result judge_error_result(std::string message, const char* fla
 
 /// @brief Turns a judge's raw reply into a verdict: the reply's `verdict`, with
 /// `<verdict>_uncertain` when `uncertain_suffix` is set and `confidence < min_confidence`.
-/// Details `{"confidence", "confident", "reason", "raw"}`; unusable replies give `error` with
+/// Details `{"confidence", "confident", "reason", "raw"}` (`reason` is the reply's, else its
+/// `reasons` strings joined with "; ", else ""); unusable replies give `error` with
 /// `{"error", "reason", "raw_preview"}` and a flag: `malformed`, or `api_error` for a CLI
 /// envelope reporting an error. A missing confidence counts as 1.0; a `null` one, or one
 /// that is not a number (numeric strings are numbers), is malformed.
@@ -359,7 +360,19 @@ inline evaluation_result judge_verdict(std::string_view raw, double min_confiden
   r.details["confidence"] = confidence;
   r.details["confident"] = confident;
   auto reason = obj.find("reason");
-  r.details["reason"] = reason != obj.end() && !reason->is_null() ? *reason : json("");
+  if (reason != obj.end() && !reason->is_null()) {
+    r.details["reason"] = *reason;
+  } else {
+    // Seed 003's judges answer `{"verdict": ..., "reasons": [...]}`: joined with "; ".
+    std::string joined;
+    if (auto reasons = obj.find("reasons"); reasons != obj.end() && reasons->is_array())
+      for (const auto& item : *reasons) {
+        if (!item.is_string()) continue;
+        if (!joined.empty()) joined += "; ";
+        joined += item.get_ref<const std::string&>();
+      }
+    r.details["reason"] = std::move(joined);
+  }
   r.details["raw"] = obj;
   return r;
 }
