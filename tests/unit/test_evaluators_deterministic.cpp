@@ -3,8 +3,14 @@
 #include <little_loops/evaluators.hpp>
 
 #include <doctest/doctest.h>
+#include <re2/re2.h>
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
 #include <string>
+#include <vector>
 
 namespace ll = little_loops;
 
@@ -487,5 +493,360 @@ TEST_SUITE("default evaluator") {
     auto x = r.run(&c, "3");
     CHECK(x.verdict == "progress");
     CHECK(x.details["previous"].is_null());
+  }
+}
+
+// Python fidelity of the deterministic evaluators. Expected values were checked with Python
+// 3.11: `re.search(pattern, text)`, `json.loads(text)` (and its error messages),
+// `float(text.strip())`, and Python's exact int/float comparison.
+TEST_SUITE("evaluators: Python fidelity") {
+  struct contains_case {
+    const char* pattern;
+    const char* text;
+    bool python;  // bool(re.search(pattern, text))
+  };
+
+  // Every case: the verdict with the memmem prefilter equals Python's, equals RE2's own
+  // PartialMatch on the translated pattern, and a match always contains the literal.
+  TEST_CASE("output_contains: prefilter verdicts equal re.search and RE2") {
+    const contains_case cases[] = {
+        {R"(\d{3} errors)", "123 errors", true},  // the prefilter picked "3} errors"
+        {R"(\d{3} errors)", "12 errors", false},
+        {"[0-9]{2,} failed", "12 failed", true},
+        {"[0-9]{2,} failed", "1 failed", false},
+        {"x{2}", "xx", true},
+        {"x{2}", "x", false},
+        {"a{0}b", "b", true},
+        {"a{1}b", "b", false},
+        {R"(\x41BC)", "ABC", true},  // the prefilter took "41BC" as literal text
+        {R"(\x41BC)", "xBC", false},
+        {R"(\x{41}1)", "A1", true},
+        {R"(\101BC)", "ABC", true},  // octal escape
+        {"ab{2,3}c", "abbc", true},
+        {"ab{2,3}c", "abc", false},
+        {"ab{,2}c", "ac", true},  // Python: {,2} is {0,2}
+        {"ab{,2}c", "abbbc", false},
+        {"x{,2}y", "xxy", true},
+        {"x{,}y", "y", true},
+        {"x{}y", "x{}y", true},  // {} is literal text
+        {"x{}y", "xy", false},
+        {"a{b", "a{b", true},
+        {"a{,b}", "a{,b}", true},
+        {"colou?r", "color", true},
+        {"colou?r", "colour", true},
+        {"ab*c", "ac", true},
+        {"ab+c", "abbc", true},
+        {"ab+c", "ac", false},
+        {"caf\xC3\xA9?s", "cafs", true},  // the optional atom is a whole UTF-8 character
+        {"caf\xC3\xA9+", "caf\xC3\xA9\xC3\xA9", true},
+        {R"(\.{2}x)", "..x", true},
+        {R"(a\.?b)", "ab", true},
+        {"(ab)+c", "ababc", true},
+        {"(?:ab){2}c", "ababc", true},
+        {"x(a|b)y", "xby", true},
+        {"PASS|OK", "OK", true},
+        {"(?i)error", "ERROR", true},
+        {"[[]x", "[x", true},
+        {"[]a]+z", "]]z", true},
+        {"[^]]z", "az", true},
+        {R"(\d+\s+tests? passed)", "5  test passed", true},
+        {R"(v\d\.\d)", "v1.2", true},
+        {R"(\t x)", "\t x", true},
+        {"a.c", "abc", true},
+        {R"(^\w+: \d{1,3}%$)", "cov: 85%", true},
+        {R"(\bend\b)", "the end.", true},
+        {R"((\d{2}):(\d{2}))", "12:34", true},
+        {R"(\{2\})", "{2}", true},
+        {R"(a\{,2\})", "a{,2}", true},  // escaped braces stay literal
+        {"[{,2}]x", ",x", true},        // so do braces in a class
+    };
+    RE2::Options opts;
+    opts.set_log_errors(false);
+    for (const auto& c : cases) {
+      CAPTURE(c.pattern);
+      CAPTURE(c.text);
+      ll::pattern_matcher m(c.pattern);
+      REQUIRE(m.match_mode() == ll::pattern_matcher::mode::regex);
+      CHECK(m.search(c.text) == c.python);
+      RE2 re(ll::detail::python_to_re2(c.pattern), opts);
+      REQUIRE(re.ok());
+      CHECK(RE2::PartialMatch(c.text, re) == c.python);
+      if (c.python) CHECK(std::string_view(c.text).find(m.required_literal()) != std::string::npos);
+    }
+  }
+
+  // Random patterns over a small alphabet (repetitions, escapes with arguments, classes,
+  // groups, anchors, UTF-8): whenever RE2 compiles the pattern, search() with the prefilter
+  // gives RE2's own PartialMatch verdict on random texts, and every match contains the
+  // required literal. Deterministic (fixed seed; mt19937's output is standardised).
+  TEST_CASE("output_contains: prefilter property over generated patterns") {
+    const std::vector<std::string> tokens = {
+        "a", "b", "x", "1", "\xC3\xA9", " ", "{2}", "{,2}", "{0}", "{1,}", "{0,1}", "?", "*",
+        "+", R"(\d)", R"(\w)", "[ab]", "[^a]", "(", ")", ".", R"(\x61)", R"(\x{62})", R"(\.)",
+        "{", "}", ",", R"(\{)", "^", "$", R"(\b)", R"(\141)", R"(\pL)", "|"};
+    const std::vector<std::string> letters = {"a", "b", "x", "1", "{", "}", ",", ".", " ",
+                                              "\xC3\xA9"};
+    std::mt19937 rng(20240611);
+    const auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+    RE2::Options opts;
+    opts.set_log_errors(false);
+    int compiled = 0, filtered = 0, matches = 0, filtered_matches = 0;
+    for (int p = 0; p < 3000; ++p) {
+      std::string pattern;
+      for (std::size_t k = 1 + pick(7); k > 0; --k) pattern += tokens[pick(tokens.size())];
+      ll::pattern_matcher m(pattern);
+      if (m.match_mode() != ll::pattern_matcher::mode::regex) continue;
+      RE2 re(ll::detail::python_to_re2(pattern), opts);
+      REQUIRE(re.ok());
+      ++compiled;
+      if (!m.required_literal().empty()) ++filtered;
+      for (int t = 0; t < 16; ++t) {
+        std::string text;
+        for (std::size_t k = pick(9); k > 0; --k) text += letters[pick(letters.size())];
+        const bool expected = RE2::PartialMatch(text, re);  // texts have no final newline
+        matches += expected ? 1 : 0;
+        filtered_matches += expected && !m.required_literal().empty() ? 1 : 0;
+        if (m.search(text) != expected || (expected && text.find(m.required_literal()) ==
+                                                            std::string::npos)) {
+          CAPTURE(pattern);
+          CAPTURE(text);
+          CAPTURE(m.required_literal());
+          CHECK(m.search(text) == expected);
+          CHECK(text.find(m.required_literal()) != std::string::npos);
+        }
+      }
+    }
+    // The property is exercised: many patterns compile, have a literal, and match.
+    CHECK(compiled > 1000);
+    CHECK(filtered > 300);
+    CHECK(matches > 2000);
+    CHECK(filtered_matches > 300);
+  }
+
+  TEST_CASE("output_contains: required literal of repetitions and escapes") {
+    using ll::detail::required_literal;
+    CHECK(required_literal(R"(\d{3} errors)") == " errors");
+    CHECK(required_literal("[0-9]{2,} failed") == " failed");
+    CHECK(required_literal("x{2}").empty());
+    CHECK(required_literal("a{0}b") == "b");
+    CHECK(required_literal("abc{2}d") == "ab");
+    CHECK(required_literal(R"(\x41BC)") == "BC");
+    CHECK(required_literal(R"(\x{41}BC)") == "BC");
+    CHECK(required_literal(R"(\p{Greek}xy)") == "xy");
+    CHECK(required_literal(R"(\pLxy)") == "xy");
+    CHECK(required_literal(R"(\101BCD)") == "BCD");
+    CHECK(required_literal(R"(ab\Qcd\E)") == "ab");
+    CHECK(required_literal("caf\xC3\xA9?") == "caf");  // never half a UTF-8 character
+    CHECK(required_literal("ab{b") == "ab");           // a literal brace just ends the run
+    CHECK(required_literal("x[[:alpha:]]yz") == "x");  // RE2's nested class: stop there
+    CHECK(required_literal("(a|b)cd") == "");          // `|` anywhere: no literal
+    CHECK(required_literal("ab(?i)cd") == "");
+  }
+
+  TEST_CASE("output_contains: {,n} means {0,n} as in Python") {
+    using ll::detail::python_to_re2;
+    CHECK(python_to_re2("x{,2}y") == "x{0,2}y");
+    CHECK(python_to_re2("x{,}y") == "x{0,}y");
+    CHECK(python_to_re2("(ab){,2}") == "(ab){0,2}");
+    CHECK(python_to_re2("[ab]{,3}") == "[ab]{0,3}");
+    CHECK(python_to_re2(R"(\d{,3})") == R"(\d{0,3})");
+    CHECK(python_to_re2("x{2,3}{,2}") == "x{2,3}{,2}");  // not after an atom: Python rejects
+    CHECK(python_to_re2("{,2}") == "{,2}");
+    CHECK(python_to_re2("(|{,2})") == "(|{,2})");
+    CHECK(python_to_re2(R"(a\{,2})") == R"(a\{,2})");  // escaped: literal
+    CHECK(python_to_re2("[{,2}]") == "[{,2}]");        // in a class: literal
+    CHECK(python_to_re2("[]{,2}]") == "[]{,2}]");
+    CHECK(python_to_re2("x{}{,2}") == "x{}{0,2}");     // `x{}` is literal text, `}` an atom
+    CHECK(python_to_re2(R"(end\Z)") == R"(end\z)");
+    CHECK(ll::evaluate_output_contains("xxy", "x{,2}y").verdict == "success");
+    CHECK(ll::evaluate_output_contains("xxxy", "^x{,2}y").verdict == "failure");
+  }
+
+  TEST_CASE("output_json: numbers beyond a double are ±inf as in json.loads") {
+    using op = ll::comparison_op;
+    auto big = ll::evaluate_output_json(R"({"a": 1e400})", ".a", op::gt, 0);
+    CHECK(big.verdict == "success");  // Python: value inf
+    CHECK(big.details["value"].get<double>() == HUGE_VAL);
+    auto neg = ll::evaluate_output_json(R"({"a": -1e400})", ".a", op::lt, 0);
+    CHECK(neg.verdict == "success");  // Python: value -inf
+    CHECK(neg.details["value"].get<double>() == -HUGE_VAL);
+    CHECK(ll::evaluate_output_json(R"({"a": 1e-400})", ".a", op::eq, 0).verdict == "success");
+    CHECK(ll::evaluate_output_json(R"({"a": 1e400, "b": 2})", ".b", op::eq, 2).verdict ==
+          "success");
+    CHECK(ll::evaluate_output_json(R"({"a": [1e400]})", ".a", op::eq,
+                                   ll::json::array({HUGE_VAL}))
+              .verdict == "success");
+  }
+
+  TEST_CASE("output_json: NaN, Infinity and -Infinity are values as in json.loads") {
+    using op = ll::comparison_op;
+    CHECK(ll::evaluate_output_json(R"({"a": NaN})", ".a", op::ne, 0).verdict == "success");
+    CHECK(ll::evaluate_output_json(R"({"a": NaN})", ".a", op::eq, 0).verdict == "failure");
+    CHECK(ll::evaluate_output_json(R"({"a": NaN})", ".a", op::ge, 0).verdict == "failure");
+    CHECK(ll::evaluate_output_json(R"({"a": Infinity})", ".a", op::gt, 5).verdict == "success");
+    CHECK(ll::evaluate_output_json("[-Infinity]", ".0", op::lt, 0).verdict == "success");
+    CHECK(ll::evaluate_output_json("NaN", ".", op::ne, 1).verdict == "success");
+    // Skipped over, not selected.
+    CHECK(ll::evaluate_output_json(R"({"x": NaN, "y": [Infinity, -Infinity], "a": 1})", ".a",
+                                   op::eq, 1)
+              .verdict == "success");
+    // Inside a selected container: kept as doubles (NaN equals nothing, as in Python); in
+    // serialised details they read null, as nlohmann writes non-finite numbers.
+    auto whole = ll::evaluate_output_json(R"({"a": [1, NaN, -Infinity]})", ".a", op::eq,
+                                          ll::json::array({1, 0, 0}));
+    CHECK(whole.verdict == "failure");
+    CHECK(std::isnan(whole.details["value"][1].get<double>()));
+    CHECK(whole.details["value"][2].get<double>() == -HUGE_VAL);
+    CHECK(whole.details.dump() == R"({"value":[1,null,null],"path":".a","target":[1,0,0]})");
+    CHECK(ll::evaluate_output_json(R"({"a": {"b": NaN}})", ".a", op::ne,
+                                   ll::json{{"b", 0}})
+              .verdict == "success");
+    CHECK(ll::evaluate_output_json(R"({"a": [Infinity]})", ".a", op::eq,
+                                   ll::json::array({HUGE_VAL}))
+              .verdict == "success");
+    // What json.loads rejects stays an error, with its message.
+    CHECK(ll::evaluate_output_json("[-NaN]", ".0", op::eq, 0).details["error"] ==
+          "Invalid JSON: Expecting value: line 1 column 2 (char 1)");
+    CHECK(ll::evaluate_output_json("[nan]", ".0", op::eq, 0).details["error"] ==
+          "Invalid JSON: Expecting value: line 1 column 2 (char 1)");
+    CHECK(ll::evaluate_output_json("[Infinit]", ".0", op::eq, 0).details["error"] ==
+          "Invalid JSON: Expecting value: line 1 column 2 (char 1)");
+    CHECK(ll::evaluate_output_json("[-Inf]", ".0", op::eq, 0).details["error"] ==
+          "Invalid JSON: Expecting value: line 1 column 2 (char 1)");
+    CHECK(ll::evaluate_output_json("[NaN", ".0", op::eq, 0).details["error"] ==
+          "Invalid JSON: Expecting ',' delimiter: line 1 column 5 (char 4)");
+  }
+
+  TEST_CASE("output_json: surrogate escapes") {
+    using op = ll::comparison_op;
+    // A pair is one code point (json.loads gives '😀'), in keys and in values.
+    CHECK(ll::evaluate_output_json(R"({"\ud83d\ude00": 1})", ".\xF0\x9F\x98\x80", op::eq, 1)
+              .verdict == "success");
+    CHECK(ll::evaluate_output_json(R"({"a": "x\ud83d\ude00"})", ".a", op::eq,
+                                   "x\xF0\x9F\x98\x80")
+              .verdict == "success");
+    // A lone surrogate differs from every string (Python: '\ud800' != 'x'); details show it
+    // as U+FFFD.
+    auto lone = ll::evaluate_output_json(R"({"a": "\ud800"})", ".a", op::eq, "x");
+    CHECK(lone.verdict == "failure");
+    CHECK(lone.details["value"] == "\xEF\xBF\xBD");
+    CHECK(ll::evaluate_output_json(R"({"a": "\ud800"})", ".a", op::eq, "\xEF\xBF\xBD")
+              .verdict == "failure");
+    CHECK(ll::evaluate_output_json(R"({"a": "\ud800"})", ".a", op::ne, "x").verdict ==
+          "success");
+    CHECK(ll::evaluate_output_json(R"({"a": "\ud83dA"})", ".a", op::eq, "\xEF\xBF\xBD" "A")
+              .verdict == "failure");
+    auto in_key = ll::evaluate_output_json(R"({"o": {"\udc00": 1}})", ".o", op::ne, 0);
+    CHECK(in_key.verdict == "success");
+    CHECK(in_key.details["value"] == ll::json{{"\xEF\xBF\xBD", 1}});
+    CHECK(ll::evaluate_output_json(R"({"\ud800": 1})", ".\xEF\xBF\xBD", op::eq, 1).verdict ==
+          "error");  // Path not found
+  }
+
+  TEST_CASE("output_json: error positions count characters as json.loads does") {
+    using op = ll::comparison_op;
+    const auto err = [](const char* doc) {
+      return ll::evaluate_output_json(doc, ".0", op::eq, 0).details["error"].get<std::string>();
+    };
+    CHECK(err("{\"\xC3\xA9\": }") == "Invalid JSON: Expecting value: line 1 column 7 (char 6)");
+    CHECK(err("[\"\xC3\xA9\", x]") == "Invalid JSON: Expecting value: line 1 column 7 (char 6)");
+    CHECK(err("[\"\xF0\x9F\x98\x80\", x]") ==
+          "Invalid JSON: Expecting value: line 1 column 7 (char 6)");
+    CHECK(err("{\"\xC3\xA9\":\n \"\xC3\xBC\" x}") ==
+          "Invalid JSON: Expecting ',' delimiter: line 2 column 6 (char 11)");
+    // Invalid \uXXXX escapes point at the `u`.
+    CHECK(err(R"(["\u12"])") == R"(Invalid JSON: Invalid \uXXXX escape: line 1 column 4 (char 3))");
+    CHECK(err(R"(["\u12)") == R"(Invalid JSON: Invalid \uXXXX escape: line 1 column 4 (char 3))");
+    CHECK(err(R"(["\u1234)") ==
+          R"(Invalid JSON: Invalid \uXXXX escape: line 1 column 4 (char 3))");
+    CHECK(ll::evaluate_output_json(R"("\u1234")", ".", op::ne, 0).verdict == "success");
+    CHECK(err(R"("\ud800\u12")") ==
+          R"(Invalid JSON: Invalid \uXXXX escape: line 1 column 9 (char 8))");
+    CHECK(err(R"({"a":"\uZZZZ"})") ==
+          R"(Invalid JSON: Invalid \uXXXX escape: line 1 column 8 (char 7))");
+    CHECK(err(R"(["\x"])") == R"(Invalid JSON: Invalid \escape: line 1 column 3 (char 2))");
+    CHECK(err("[\"a\t\"]") ==
+          "Invalid JSON: Invalid control character at: line 1 column 4 (char 3)");
+    CHECK(err("\xEF\xBB\xBF{\"a\":1}") ==
+          "Invalid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 "
+          "(char 0)");
+  }
+
+  TEST_CASE("exact int/float comparison as Python") {
+    using ll::detail::compare_int_double;
+    constexpr auto i64max = std::numeric_limits<std::int64_t>::max();
+    constexpr auto i64min = std::numeric_limits<std::int64_t>::min();
+    constexpr auto u64max = std::numeric_limits<std::uint64_t>::max();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double two53 = 9007199254740992.0, two63 = 9223372036854775808.0,
+                 two64 = 18446744073709551616.0;
+    CHECK(compare_int_double(std::int64_t{9007199254740993}, two53) == 1);
+    CHECK(compare_int_double(std::int64_t{9007199254740992}, two53) == 0);
+    CHECK(compare_int_double(i64max, two63) == -1);  // 2**63 - 1 < 2.0**63
+    CHECK(compare_int_double(i64min, -two63) == 0);
+    CHECK(compare_int_double(i64min, -HUGE_VAL) == 1);
+    CHECK(compare_int_double(i64max, HUGE_VAL) == -1);
+    CHECK(compare_int_double(std::int64_t{0}, -0.0) == 0);
+    CHECK(compare_int_double(std::int64_t{-1}, -0.5) == -1);
+    CHECK(compare_int_double(std::int64_t{-1}, -1.5) == 1);
+    CHECK(compare_int_double(std::int64_t{2}, 2.5) == -1);
+    CHECK(compare_int_double(std::int64_t{5}, nan) == 2);
+    CHECK(compare_int_double(u64max, two64) == -1);
+    CHECK(compare_int_double(u64max, 1.8446744073709550e19) == 1);
+    CHECK(compare_int_double(std::uint64_t{0}, -0.0) == 0);
+    CHECK(compare_int_double(std::uint64_t{0}, -0.5) == 1);
+    CHECK(compare_int_double(std::uint64_t{1}, 0.5) == 1);
+    CHECK(compare_int_double(std::uint64_t{1}, 1.5) == -1);
+    CHECK(compare_int_double(std::uint64_t{1}, nan) == 2);
+
+    using op = ll::comparison_op;
+    // Python: 9007199254740993 == 9007199254740992.0 is False.
+    CHECK(ll::evaluate_output_json(R"({"a": 9007199254740993})", ".a", op::eq, two53).verdict ==
+          "failure");
+    CHECK(ll::evaluate_output_json(R"({"a": 9007199254740993})", ".a", op::gt, two53).verdict ==
+          "success");
+    CHECK(ll::evaluate_output_json(R"({"a": 9007199254740992})", ".a", op::eq, two53).verdict ==
+          "success");
+    CHECK(ll::evaluate_output_json(R"({"a": 9007199254740992.0})", ".a", op::eq,
+                                   std::int64_t{9007199254740993})
+              .verdict == "failure");
+    CHECK(ll::evaluate_output_json(R"({"a": -9007199254740993})", ".a", op::lt, -two53)
+              .verdict == "success");
+    CHECK(ll::evaluate_output_json(R"({"a": 18446744073709551615})", ".a", op::lt, two64)
+              .verdict == "success");
+    CHECK(ll::evaluate_output_json(R"({"a": -0})", ".a", op::eq, -0.0).verdict == "success");
+    CHECK(ll::evaluate_output_json(R"({"a": 1})", ".a", op::ne, nan).verdict == "success");
+    CHECK(ll::evaluate_output_json(R"({"a": 1})", ".a", op::lt, HUGE_VAL).verdict == "success");
+    CHECK(ll::evaluate_output_json(R"({"a": true})", ".a", op::eq, 1.0).verdict == "success");
+    CHECK(ll::evaluate_output_json(R"({"a": [9007199254740993]})", ".a", op::eq,
+                                   ll::json::array({two53}))
+              .verdict == "failure");
+  }
+
+  TEST_CASE("numbers: float(text.strip()) strips Unicode whitespace") {
+    using ll::detail::parse_number;
+    using ll::detail::trim_py;
+    CHECK(parse_number("5\xC2\xA0") == 5.0);                  // U+00A0
+    CHECK(parse_number("\xE2\x80\x83 7 ") == 7.0);            // U+2003
+    CHECK(parse_number("\xC2\x85" "5") == 5.0);               // U+0085
+    CHECK(parse_number("\xE1\x9A\x80" "1\xE2\x80\xA9") == 1.0);  // U+1680, U+2029
+    CHECK(parse_number("\xE2\x80\x80\xE2\x80\x8A" "2\xE2\x80\xA8") == 2.0);  // U+2000, U+200A
+    CHECK(parse_number("\xE2\x80\xAF" "3\xE2\x81\x9F") == 3.0);  // U+202F, U+205F
+    CHECK(parse_number("\xE3\x80\x80-4\xE3\x80\x80\x1c") == -4.0);  // U+3000
+    // Not whitespace for Python: U+200B, U+180E, U+2010; and à (C3 A0) is a letter.
+    CHECK_FALSE(parse_number("5\xE2\x80\x8B").has_value());
+    CHECK_FALSE(parse_number("\xE1\xA0\x8E" "5").has_value());
+    CHECK_FALSE(parse_number("5\xE2\x80\x90").has_value());
+    CHECK(trim_py("x\xC3\xA0") == "x\xC3\xA0");
+    CHECK(trim_py("\xC2\xA0 x \xC2\xA0") == "x");
+    CHECK(trim_py("\xE3\x80\x80\xC2\xA0").empty());
+    CHECK(ll::evaluate_output_numeric("5\xC2\xA0", ll::comparison_op::eq, 5).verdict ==
+          "success");
+    runner r;
+    auto c = cfg(ll::evaluator_type::convergence);
+    c.target = 0;
+    auto first = r.run(&c, "\xE2\x80\x83 7 \xE3\x80\x80");
+    CHECK(first.verdict == "progress");
+    CHECK(first.details["current"] == 7.0);
   }
 }

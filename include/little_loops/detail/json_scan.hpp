@@ -14,10 +14,102 @@
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
-// Scans a whole JSON document (RFC 8259 grammar, nesting limited to `max_depth`), and
+inline int json_hex_digit(char c) noexcept {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Appends code point `cp` as UTF-8. A surrogate (U+D800–U+DFFF, which only a lone `\uXXXX`
+// escape can produce) gets the generalised 3-byte form ("WTF-8"): that is not valid UTF-8,
+// so it never equals a well-formed string, just as Python's lone-surrogate str differs
+// from every string that can be written in a loop file. See replace_lone_surrogates().
+inline void append_code_point(std::string& out, unsigned cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// Decodes the contents of a JSON string (the text between the quotes, already validated by
+// json_path_scanner) like Python's json module: the simple escapes, `\uXXXX`, and a high
+// surrogate escape followed by a low one (`\ud83d\ude00`) as one code point (U+1F600).
+// Other surrogates stay lone (see append_code_point).
+inline void decode_json_string(std::string_view raw, std::string& out) {
+  out.reserve(out.size() + raw.size());
+  const auto hex4 = [&](std::size_t at) {
+    unsigned cp = 0;
+    for (std::size_t h = 0; h < 4; ++h)
+      cp = cp * 16 + static_cast<unsigned>(json_hex_digit(raw[at + h]));
+    return cp;
+  };
+  for (std::size_t k = 0; k < raw.size(); ++k) {
+    if (raw[k] != '\\') {
+      out += raw[k];
+      continue;
+    }
+    const char e = raw[++k];
+    switch (e) {
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'u': {
+        unsigned cp = hex4(k + 1);
+        k += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF && k + 6 < raw.size() && raw[k + 1] == '\\' &&
+            raw[k + 2] == 'u') {
+          const unsigned low = hex4(k + 3);
+          if (low >= 0xDC00 && low <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            k += 6;
+          }
+        }
+        append_code_point(out, cp);
+        break;
+      }
+      default: out += e; break;  // " \ /
+    }
+  }
+}
+
+// `text` with every lone surrogate decode_json_string produced (ED A0–BF 80–BF) replaced by
+// U+FFFD, so the value can be shown in details (which must be valid UTF-8).
+inline std::string replace_lone_surrogates(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t k = 0; k < text.size(); ++k) {
+    if (text[k] == '\xED' && k + 2 < text.size() &&
+        static_cast<unsigned char>(text[k + 1]) >= 0xA0 &&
+        static_cast<unsigned char>(text[k + 1]) <= 0xBF) {
+      out += "\xEF\xBF\xBD";
+      k += 2;
+      continue;
+    }
+    out += text[k];
+  }
+  return out;
+}
+
+// Scans a whole JSON document (RFC 8259 grammar plus the `NaN`, `Infinity` and `-Infinity`
+// that Python's json module accepts; nesting limited to `max_depth`), and
 // records the byte span of the value at `path` (the last one when an object repeats a key,
 // as Python's json module keeps the last). Nothing is allocated except for keys with escapes.
-// Error messages follow Python's json module: "Expecting value: line 1 column 5 (char 4)".
+// Error messages follow Python's json module: "Expecting value: line 1 column 5 (char 4)",
+// with positions counted in characters.
 class json_path_scanner {
  public:
   json_path_scanner(std::string_view text, const path_segments& path, std::size_t max_depth)
@@ -25,6 +117,8 @@ class json_path_scanner {
 
   // True when the document is valid; then found() tells whether the path exists.
   bool scan() {
+    if (s_.starts_with("\xEF\xBB\xBF"))
+      return fail("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0);
     skip_ws();
     if (!value(0, 0)) return false;
     skip_ws();
@@ -41,9 +135,31 @@ class json_path_scanner {
  private:
   static constexpr std::size_t off_path = static_cast<std::size_t>(-1);
 
+  // Length of the character starting at byte `k`: a well-formed UTF-8 sequence, or the
+  // maximal ill-formed prefix of one, or one stray byte (each of which Python's
+  // decode(errors="replace") turns into one character).
+  std::size_t char_length(std::size_t k) const noexcept {
+    const auto byte = [&](std::size_t at) { return static_cast<unsigned char>(s_[at]); };
+    const unsigned char c = byte(k);
+    if (c < 0xC2 || c > 0xF4) return 1;
+    const std::size_t extra = c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
+    const unsigned char low = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+    const unsigned char high = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    std::size_t len = 1;
+    if (k + 1 < s_.size() && byte(k + 1) >= low && byte(k + 1) <= high) {
+      len = 2;
+      while (len <= extra && k + len < s_.size() && byte(k + len) >= 0x80 &&
+             byte(k + len) <= 0xBF)
+        ++len;
+    }
+    return len;
+  }
+
+  // Python's json module reports positions in characters (code points), not bytes.
   bool fail(std::string_view what, std::size_t pos) {
-    std::size_t line = 1, col = 1;
-    for (std::size_t k = 0; k < pos && k < s_.size(); ++k) {
+    std::size_t line = 1, col = 1, chars = 0;
+    for (std::size_t k = 0; k < pos && k < s_.size(); k += char_length(k)) {
+      ++chars;
       if (s_[k] == '\n') {
         ++line;
         col = 1;
@@ -51,7 +167,7 @@ class json_path_scanner {
         ++col;
       }
     }
-    error_ = fmt::format("{}: line {} column {} (char {})", what, line, col, pos);
+    error_ = fmt::format("{}: line {} column {} (char {})", what, line, col, chars);
     return false;
   }
 
@@ -86,6 +202,8 @@ class json_path_scanner {
       case 't': return literal("true");
       case 'f': return literal("false");
       case 'n': return literal("null");
+      case 'N': return literal("NaN");  // Python's json.loads accepts NaN and ±Infinity
+      case 'I': return literal("Infinity");
       default: return number();
     }
   }
@@ -100,6 +218,10 @@ class json_path_scanner {
 
   bool number() {
     const std::size_t start = i_;
+    if (s_.compare(i_, 9, "-Infinity") == 0) {
+      i_ += 9;
+      return true;
+    }
     if (i_ < s_.size() && s_[i_] == '-') ++i_;
     if (i_ >= s_.size() || !digit(s_[i_])) return fail("Expecting value", start);
     if (s_[i_] == '0') {
@@ -122,15 +244,10 @@ class json_path_scanner {
     return true;
   }
 
-  static int hex(char c) noexcept {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  }
+  static int hex(char c) noexcept { return json_hex_digit(c); }
 
-  // Scans a string starting at the opening quote. When `decoded` is given, stores the raw
-  // contents (escapes decoded only if present; see key()).
+  // Scans a string starting at the opening quote. When `raw` is given, stores the contents
+  // between the quotes (escapes not decoded; see key_matches()).
   bool string(std::string_view* raw) {
     const std::size_t start = i_;
     ++i_;
@@ -146,9 +263,11 @@ class json_path_scanner {
         if (i_ + 1 >= s_.size()) break;
         const char e = s_[i_ + 1];
         if (e == 'u') {
-          if (i_ + 6 > s_.size() || hex(s_[i_ + 2]) < 0 || hex(s_[i_ + 3]) < 0 ||
+          // Python requires a character after the four digits (its `end >= len` test), so
+          // `"\u1234` at the end of the text is an invalid escape, not an unterminated string.
+          if (i_ + 6 >= s_.size() || hex(s_[i_ + 2]) < 0 || hex(s_[i_ + 3]) < 0 ||
               hex(s_[i_ + 4]) < 0 || hex(s_[i_ + 5]) < 0)
-            return fail("Invalid \\uXXXX escape", i_);
+            return fail("Invalid \\uXXXX escape", i_ + 1);  // Python points at the `u`
           i_ += 6;
           continue;
         }
@@ -164,49 +283,12 @@ class json_path_scanner {
     return fail("Unterminated string starting at", start);
   }
 
-  // Decodes simple escapes of a key for comparison (keys with \u escapes are compared after
-  // decoding the BMP code point as UTF-8).
-  static std::string decode_key(std::string_view raw) {
-    std::string out;
-    out.reserve(raw.size());
-    for (std::size_t k = 0; k < raw.size(); ++k) {
-      if (raw[k] != '\\') {
-        out += raw[k];
-        continue;
-      }
-      const char e = raw[++k];
-      switch (e) {
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          unsigned cp = 0;
-          for (int h = 1; h <= 4; ++h) cp = cp * 16 + static_cast<unsigned>(hex(raw[k + h]));
-          k += 4;
-          if (cp < 0x80) {
-            out += static_cast<char>(cp);
-          } else if (cp < 0x800) {
-            out += static_cast<char>(0xC0 | (cp >> 6));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-          } else {
-            out += static_cast<char>(0xE0 | (cp >> 12));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-          }
-          break;
-        }
-        default: out += e; break;
-      }
-    }
-    return out;
-  }
-
   bool key_matches(std::string_view raw, std::size_t matched) const {
     const std::string& want = path_[matched].key;
     if (raw.find('\\') == std::string_view::npos) return raw == want;
-    return decode_key(raw) == want;
+    std::string key;
+    decode_json_string(raw, key);
+    return key == want;
   }
 
   bool object(std::size_t matched, std::size_t depth) {

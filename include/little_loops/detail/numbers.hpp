@@ -22,9 +22,49 @@ inline constexpr bool is_py_space(char c) noexcept {
          (c >= '\x1c' && c <= '\x1f');
 }
 
+// Length in bytes of the UTF-8 encoded non-ASCII character that Python's str.isspace()
+// accepts, starting at `s[0]`, or 0: U+0085, U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029,
+// U+202F, U+205F, U+3000 (the whole list, checked against Python 3.11).
+inline constexpr std::size_t py_unicode_space_len(std::string_view s) noexcept {
+  auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  if (s.size() >= 2 && at(0) == 0xC2 && (at(1) == 0x85 || at(1) == 0xA0)) return 2;
+  if (s.size() < 3) return 0;
+  const unsigned a = at(0), b = at(1), c = at(2);
+  if (a == 0xE1 && b == 0x9A && c == 0x80) return 3;  // U+1680
+  if (a == 0xE2 && b == 0x80 && ((c >= 0x80 && c <= 0x8A) || c == 0xA8 || c == 0xA9 || c == 0xAF))
+    return 3;                                         // U+2000–U+200A, U+2028, U+2029, U+202F
+  if (a == 0xE2 && b == 0x81 && c == 0x9F) return 3;  // U+205F
+  if (a == 0xE3 && b == 0x80 && c == 0x80) return 3;  // U+3000
+  return 0;
+}
+
+// `s` without the leading and trailing characters Python's str.strip() removes: the ASCII
+// ones of is_py_space and the Unicode spaces of py_unicode_space_len (UTF-8 encoded).
 inline std::string_view trim_py(std::string_view s) noexcept {
-  while (!s.empty() && is_py_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_py_space(s.back())) s.remove_suffix(1);
+  while (!s.empty()) {
+    if (is_py_space(s.front())) {
+      s.remove_prefix(1);
+    } else if (const std::size_t n = py_unicode_space_len(s)) {
+      s.remove_prefix(n);
+    } else {
+      break;
+    }
+  }
+  while (!s.empty()) {
+    if (is_py_space(s.back())) {
+      s.remove_suffix(1);
+      continue;
+    }
+    // The spaces are 2 or 3 bytes long and start with a lead byte, so a match on the last
+    // 2 or 3 bytes is a whole character.
+    if (s.size() >= 2 && py_unicode_space_len(s.substr(s.size() - 2)) == 2) {
+      s.remove_suffix(2);
+    } else if (s.size() >= 3 && py_unicode_space_len(s.substr(s.size() - 3)) == 3) {
+      s.remove_suffix(3);
+    } else {
+      break;
+    }
+  }
   return s;
 }
 
@@ -96,6 +136,31 @@ inline std::optional<double> parse_number(std::string_view text) noexcept {
     return std::nullopt;
   }
   return negative ? -value : value;
+}
+
+// Three-way comparison of an integer with a double, exact as Python compares int and float
+// (the integer is never rounded to a double: 2**53 + 1 > 2.0**53). Returns -1, 0 or 1, or 2
+// when `d` is NaN (unordered: only `!=` holds). -0.0 equals 0.
+inline int compare_int_double(std::int64_t i, double d) noexcept {
+  if (std::isnan(d)) return 2;
+  constexpr double two63 = 9223372036854775808.0;
+  if (d >= two63) return -1;  // also +inf
+  if (d < -two63) return 1;   // also -inf
+  const double t = std::trunc(d);  // in [-2**63, 2**63): exact as an int64
+  const auto ti = static_cast<std::int64_t>(t);
+  if (i != ti) return i < ti ? -1 : 1;
+  return d > t ? -1 : d < t ? 1 : 0;  // i == trunc(d): the fraction decides
+}
+
+inline int compare_int_double(std::uint64_t u, double d) noexcept {
+  if (std::isnan(d)) return 2;
+  constexpr double two64 = 18446744073709551616.0;
+  if (d >= two64) return -1;  // also +inf
+  if (d < 0) return 1;        // also -inf; -0.0 is not < 0
+  const double t = std::trunc(d);  // in [0, 2**64): exact as a uint64
+  const auto tu = static_cast<std::uint64_t>(t);
+  if (u != tu) return u < tu ? -1 : 1;
+  return d > t ? -1 : 0;  // d >= 0, so only a positive fraction is possible
 }
 
 // Appends `v` the way Python's repr(float) prints it: shortest round-trip digits, fixed

@@ -5,6 +5,8 @@
 #include <little_loops/config.hpp>
 #include <little_loops/detail/json_path.hpp>
 #include <little_loops/detail/json_scan.hpp>
+#include <little_loops/detail/numbers.hpp>
+#include <little_loops/detail/strings.hpp>
 #include <little_loops/evaluators/output_numeric.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/results.hpp>
@@ -12,7 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,53 +34,59 @@ inline bool py_numeric(const Json& v) noexcept {
   return v.is_number() || v.is_boolean();
 }
 
-template <class Json>
-inline bool py_integral(const Json& v) noexcept {
-  return v.is_number_integer() || v.is_boolean();
-}
+// A Python-numeric JSON value as the C++ type that holds it exactly.
+struct py_number {
+  enum class kind { signed_int, unsigned_int, floating } type = kind::signed_int;
+  std::int64_t i = 0;
+  std::uint64_t u = 0;
+  double f = 0;
+};
 
 template <class Json>
-inline double py_as_double(const Json& v) {
-  if (v.is_boolean()) return v.template get<bool>() ? 1.0 : 0.0;
-  return v.template get<double>();
+inline py_number as_py_number(const Json& v) {
+  py_number n;
+  if (v.is_boolean()) {
+    n.i = v.template get<bool>() ? 1 : 0;
+  } else if (v.is_number_unsigned()) {
+    n.type = py_number::kind::unsigned_int;
+    n.u = v.template get<std::uint64_t>();
+  } else if (v.is_number_integer()) {
+    n.i = v.template get<std::int64_t>();
+  } else {
+    n.type = py_number::kind::floating;
+    n.f = v.template get<double>();
+  }
+  return n;
 }
 
-// Three-way comparison of two Python-numeric JSON values; exact for integers.
+// Three-way comparison of two numbers as Python compares int and float: exactly, without
+// rounding integers to doubles. -1, 0, 1, or 2 when unordered (NaN).
+inline int py_number_cmp(const py_number& a, const py_number& b) noexcept {
+  using k = py_number::kind;
+  const auto three_way = [](auto x, auto y) { return x < y ? -1 : x > y ? 1 : 0; };
+  const auto flip = [](int c) { return c == 2 ? 2 : -c; };
+  if (a.type == k::floating && b.type == k::floating) {
+    if (a.f < b.f) return -1;
+    if (a.f > b.f) return 1;
+    return a.f == b.f ? 0 : 2;
+  }
+  if (a.type == k::floating)
+    return flip(b.type == k::unsigned_int ? compare_int_double(b.u, a.f)
+                                          : compare_int_double(b.i, a.f));
+  if (b.type == k::floating)
+    return a.type == k::unsigned_int ? compare_int_double(a.u, b.f)
+                                     : compare_int_double(a.i, b.f);
+  if (a.type == k::signed_int && b.type == k::signed_int) return three_way(a.i, b.i);
+  if (a.type == k::unsigned_int && b.type == k::unsigned_int) return three_way(a.u, b.u);
+  if (a.type == k::unsigned_int)
+    return b.i < 0 ? 1 : three_way(a.u, static_cast<std::uint64_t>(b.i));
+  return a.i < 0 ? -1 : three_way(static_cast<std::uint64_t>(a.i), b.u);
+}
+
+// Three-way comparison of two Python-numeric JSON values (see py_number_cmp).
 template <class A, class B>
 inline int py_numeric_cmp(const A& a, const B& b) {
-  if (py_integral(a) && py_integral(b)) {
-    auto as_signed = [](const auto& v) -> std::int64_t {
-      if (v.is_boolean()) return v.template get<bool>() ? 1 : 0;
-      return v.template get<std::int64_t>();
-    };
-    const bool au = a.is_number_unsigned();
-    const bool bu = b.is_number_unsigned();
-    if (!au && !bu) {
-      auto x = as_signed(a), y = as_signed(b);
-      return x < y ? -1 : x > y ? 1 : 0;
-    }
-    if (au && bu) {
-      auto x = a.template get<std::uint64_t>(), y = b.template get<std::uint64_t>();
-      return x < y ? -1 : x > y ? 1 : 0;
-    }
-    if (au) {
-      auto y = as_signed(b);
-      if (y < 0) return 1;
-      auto x = a.template get<std::uint64_t>();
-      auto yy = static_cast<std::uint64_t>(y);
-      return x < yy ? -1 : x > yy ? 1 : 0;
-    }
-    auto x = as_signed(a);
-    if (x < 0) return -1;
-    auto xx = static_cast<std::uint64_t>(x);
-    auto y = b.template get<std::uint64_t>();
-    return xx < y ? -1 : xx > y ? 1 : 0;
-  }
-  const double x = py_as_double(a), y = py_as_double(b);
-  if (x < y) return -1;
-  if (x > y) return 1;
-  if (x == y) return 0;
-  return 2;  // unordered (NaN)
+  return py_number_cmp(as_py_number(a), as_py_number(b));
 }
 
 inline bool cmp_matches(int c, comparison_op op) noexcept {
@@ -117,6 +127,13 @@ inline bool py_equal(const A& a, const B& b) {
   return false;
 }
 
+// A decoded output string as shown in details: a lone surrogate (see append_code_point)
+// becomes U+FFFD. Strings are otherwise valid UTF-8 (json_value_builder checks).
+inline std::string shown_string(const std::string& s) {
+  if (s.find('\xED') == std::string::npos || is_valid_utf8(s)) return s;
+  return replace_lone_surrogates(s);
+}
+
 // Converts a parsed output value to the library json type (for details). Object members
 // are appended directly (keys are already unique), keeping the conversion linear.
 inline json to_library_json(const output_document& v) {
@@ -126,8 +143,8 @@ inline json to_library_json(const output_document& v) {
       auto& members = out.get_ref<json::object_t&>();
       members.reserve(v.size());
       for (auto it = v.begin(); it != v.end(); ++it)
-        static_cast<json::object_t::Container&>(members).emplace_back(it.key(),
-                                                                       to_library_json(*it));
+        static_cast<json::object_t::Container&>(members).emplace_back(
+            shown_string(it.key()), to_library_json(*it));
       return out;
     }
     case nlohmann::json::value_t::array: {
@@ -137,7 +154,8 @@ inline json to_library_json(const output_document& v) {
       for (const auto& item : v) items.push_back(to_library_json(item));
       return out;
     }
-    case nlohmann::json::value_t::string: return json(v.get_ref<const std::string&>());
+    case nlohmann::json::value_t::string:
+      return json(shown_string(v.get_ref<const std::string&>()));
     case nlohmann::json::value_t::boolean: return json(v.get<bool>());
     case nlohmann::json::value_t::number_integer: return json(v.get<std::int64_t>());
     case nlohmann::json::value_t::number_unsigned: return json(v.get<std::uint64_t>());
@@ -148,6 +166,148 @@ inline json to_library_json(const output_document& v) {
 
 // Maximum nesting depth of an output document (Python's json module stops near 1000 too).
 inline constexpr std::size_t max_output_depth = 1000;
+
+// Builds the value of a span json_path_scanner has validated, so the grammar is trusted and
+// not checked again, with Python json.loads semantics: integers stay exact when they fit 64
+// bits (beyond that they become doubles; Python keeps them exact), other numbers parse like
+// float() — `1e400` is inf, `-1e400` -inf, `1e-400` 0.0 — and `NaN`, `Infinity`, `-Infinity`
+// are doubles; strings are decoded by decode_json_string; a repeated key keeps its last
+// value. A selected NaN or infinity stays a double (it compares as Python's does; in
+// serialised details it reads `null`, which is how nlohmann writes non-finite numbers).
+class json_value_builder {
+ public:
+  explicit json_value_builder(std::string_view text) : s_(text) {}
+
+  // False when a string holds ill-formed UTF-8.
+  bool build(output_document& out) { return value(out); }
+
+ private:
+  void skip_ws() noexcept {
+    while (i_ < s_.size() &&
+           (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
+      ++i_;
+  }
+
+  bool value(output_document& out) {
+    switch (s_[i_]) {
+      case '{': return object(out);
+      case '[': return array(out);
+      case '"': {
+        std::string text;
+        if (!string(text)) return false;
+        out = std::move(text);
+        return true;
+      }
+      case 't': out = true; i_ += 4; break;
+      case 'f': out = false; i_ += 5; break;
+      case 'n': out = nullptr; i_ += 4; break;
+      case 'N': out = std::numeric_limits<double>::quiet_NaN(); i_ += 3; break;
+      case 'I': out = std::numeric_limits<double>::infinity(); i_ += 8; break;
+      default: number(out); break;
+    }
+    return true;
+  }
+
+  void number(output_document& out) {
+    if (s_.compare(i_, 9, "-Infinity") == 0) {
+      i_ += 9;
+      out = -std::numeric_limits<double>::infinity();
+      return;
+    }
+    const std::size_t start = i_;
+    bool integral = true;
+    while (i_ < s_.size()) {
+      const char c = s_[i_];
+      if (c == '.' || c == 'e' || c == 'E' || c == '+') {
+        integral = false;
+      } else if (c != '-' && (c < '0' || c > '9')) {
+        break;
+      }
+      ++i_;
+    }
+    const std::string_view text = s_.substr(start, i_ - start);
+    if (integral) {
+      const char* first = text.data();
+      const char* last = text.data() + text.size();
+      if (text.front() == '-') {
+        std::int64_t v = 0;
+        if (std::from_chars(first, last, v).ec == std::errc{}) {
+          out = v;
+          return;
+        }
+      } else {
+        std::uint64_t v = 0;
+        if (std::from_chars(first, last, v).ec == std::errc{}) {
+          out = v;
+          return;
+        }
+      }
+    }
+    out = parse_number(text).value_or(0.0);  // valid JSON numbers always parse
+  }
+
+  // Reads a string at the opening quote into `out`, decoded; false on ill-formed UTF-8.
+  bool string(std::string& out) {
+    const std::size_t body = ++i_;
+    bool escaped = false;
+    while (true) {
+      i_ = s_.find_first_of("\"\\", i_);
+      if (s_[i_] == '"') break;
+      escaped = true;
+      i_ += 2;
+    }
+    const std::string_view raw = s_.substr(body, i_ - body);
+    ++i_;
+    if (!is_valid_utf8(raw)) return false;  // escapes are ASCII: this checks the text
+    if (escaped)
+      decode_json_string(raw, out);
+    else
+      out.assign(raw);
+    return true;
+  }
+
+  bool object(output_document& out) {
+    out = output_document::object();
+    ++i_;
+    skip_ws();
+    if (s_[i_] == '}') {
+      ++i_;
+      return true;
+    }
+    while (true) {
+      std::string key;
+      if (!string(key)) return false;
+      skip_ws();
+      ++i_;  // ':'
+      skip_ws();
+      if (!value(out[key])) return false;
+      skip_ws();
+      if (s_[i_++] == '}') return true;  // else ','
+      skip_ws();
+    }
+  }
+
+  bool array(output_document& out) {
+    out = output_document::array();
+    auto& items = out.get_ref<output_document::array_t&>();
+    ++i_;
+    skip_ws();
+    if (s_[i_] == ']') {
+      ++i_;
+      return true;
+    }
+    while (true) {
+      items.emplace_back();
+      if (!value(items.back())) return false;
+      skip_ws();
+      if (s_[i_++] == ']') return true;  // else ','
+      skip_ws();
+    }
+  }
+
+  std::string_view s_;
+  std::size_t i_ = 0;
+};
 
 enum class json_extract { found, invalid, not_found };
 
@@ -162,9 +322,7 @@ inline json_extract extract_json_path(std::string_view output, const path_segmen
     return json_extract::invalid;
   }
   if (!scanner.found()) return json_extract::not_found;
-  std::string_view span = scanner.match();
-  value = output_document::parse(span.begin(), span.end(), nullptr, false);
-  if (value.is_discarded()) {
+  if (!json_value_builder(scanner.match()).build(value)) {
     message = "invalid UTF-8 in a string";
     return json_extract::invalid;
   }
