@@ -168,11 +168,15 @@ int exit_code_for(const ll::execution_result& r) {
   return exit_failed;
 }
 
+// The `--json` result: the fixed key set, `error` null when the run has none
+// (to_json(execution_result) leaves it out then, as the original's to_dict does).
 ll::json result_json(const ll::execution_result& r) {
-  ll::json full = ll::to_json(r);
+  const ll::json full = ll::to_json(r);
   ll::json out = ll::json::object();
-  for (const char* key : {"final_state", "iterations", "terminated_by", "duration_ms", "captured", "error"})
-    out[key] = full[key];
+  for (const char* key : {"final_state", "iterations", "terminated_by", "duration_ms", "captured"})
+    out[key] = full.at(key);
+  const auto error = full.find("error");
+  out["error"] = error != full.end() ? *error : ll::json(nullptr);
   return out;
 }
 

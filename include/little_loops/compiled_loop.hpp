@@ -26,19 +26,21 @@
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
-/// A route target compiled at load time: a state index, `$current`, or a template rendered
-/// at run time (and then looked up by name).
+/// A route target compiled at load time: a state index, `$current`, a template rendered
+/// at run time (and then looked up by name), or a name that is not a state.
 struct compiled_target {
   /// What the target is.
   enum class kind : unsigned char {
     state,    ///< a known state: `index`
     current,  ///< `$current`: re-enter the state being executed
     dynamic,  ///< a `${...}` template: rendered and checked when taken
+    unknown,  ///< names no state: taking it ends the run with errc::unknown_state
   };
   kind type = kind::state;
   std::size_t index = 0;          ///< kind::state
   compiled_template tmpl;         ///< kind::dynamic
   std::string source;             ///< the target as written
+  std::string path;               ///< where it is written, e.g. `states.check.on_failure`
 };
 
 /// One state with everything the executor needs per step precomputed.
@@ -58,7 +60,7 @@ struct compiled_state {
   std::optional<compiled_target> route_error;                   ///< `_error`
   std::vector<std::pair<std::string, compiled_target>> on;      ///< `on_<verdict>`
   std::optional<std::size_t> on_error;     ///< index into `on` of `on_error`
-  std::size_t maintain_target = 0;         ///< `on_maintain` or the initial state
+  compiled_target maintain_target;         ///< `on_maintain` or the initial state
   std::optional<std::string> capture;      ///< `capture:` name
   bool dynamic_targets = false;            ///< some target is a template
 
@@ -75,20 +77,21 @@ class compiled_loop {
   compiled_loop& operator=(const compiled_loop&) = delete;
 
   /// @brief Validate and compile `loop`.
+  ///
+  /// Only problems that make running impossible refuse the loop (see
+  /// compile_blocking()): a loop without a terminal state is compiled (it ends by
+  /// `max_iterations`, `timeout` or a stop), and a target naming an unknown state is compiled
+  /// into one that ends the run with `errc::unknown_state` if it is ever taken. validate()
+  /// and load_loop() still report both as errors: loading a document stays strict.
   /// @return the compiled loop, or `errc::invalid_loop` (all validation diagnostics in
-  /// `details`), `errc::template_syntax`, `errc::unknown_state`, or an evaluator's compile
-  /// error, each with the path of the offending field.
+  /// `details`), `errc::template_syntax`, `errc::unknown_state` (unknown `initial`), or an
+  /// evaluator's compile error, each with the path of the offending field.
   static expected<std::shared_ptr<const compiled_loop>, error> compile(fsm_loop loop) {
     diagnostics found = validate(loop);
-    if (has_errors(found)) {
-      std::string first;
-      for (const auto& d : found)
-        if (d.level == severity::error) {
-          first = to_string(d);
-          break;
-        }
-      return unexpected(error{errc::invalid_loop, "the loop is invalid: " + first, "",
-                              std::move(found)});
+    for (const auto& d : found) {
+      if (!compile_blocking(d)) continue;
+      std::string first = "the loop is invalid: " + to_string(d);
+      return unexpected(error{errc::invalid_loop, std::move(first), "", std::move(found)});
     }
     std::shared_ptr<compiled_loop> out(new compiled_loop(std::move(loop)));
     if (auto r = out->build(); !r) return unexpected(r.error());
@@ -112,9 +115,17 @@ class compiled_loop {
   }
   /// The index of the initial state.
   [[nodiscard]] std::size_t initial() const noexcept { return initial_; }
-  /// The index of the `on_max_iterations` state, if the loop has one.
-  [[nodiscard]] std::optional<std::size_t> on_max_iterations() const noexcept {
+  /// The loop's `on_max_iterations` target, if it has one (kind::state, or kind::unknown
+  /// when it names no state).
+  [[nodiscard]] const std::optional<compiled_target>& on_max_iterations() const noexcept {
     return on_max_iterations_;
+  }
+
+  /// @brief True when the validation finding `d` stops a loop from being compiled: every
+  /// error except `no-terminal` and `unknown-state`, which only matter if the run gets there
+  /// (a loop without a terminal ends by a limit; an unknown target fails when taken).
+  [[nodiscard]] static bool compile_blocking(const diagnostic& d) noexcept {
+    return d.level == severity::error && d.code != "no-terminal" && d.code != "unknown-state";
   }
   /// loop_digest() of the definition (computed once).
   [[nodiscard]] const std::string& digest() const noexcept { return digest_; }
@@ -131,9 +142,23 @@ class compiled_loop {
     return unexpected(at(errc::unknown_state, path, fmt::format("unknown state \"{}\"", name)));
   }
 
+  // A target naming a state as written (no template): kind::state, or kind::unknown.
+  compiled_target static_target(std::string_view name, const std::string& source,
+                                const std::string& path) const {
+    compiled_target t;
+    t.source = source;
+    t.path = path;
+    if (auto i = find(name))
+      t.index = *i;
+    else
+      t.type = compiled_target::kind::unknown;
+    return t;
+  }
+
   expected<compiled_target, error> compile_target(const std::string& text, const std::string& path) {
     compiled_target t;
     t.source = text;
+    t.path = path;
     if (text == "$current") {
       t.type = compiled_target::kind::current;
       return t;
@@ -144,12 +169,7 @@ class compiled_loop {
       e.path = path;
       return unexpected(std::move(e));
     }
-    if (tpl->is_literal()) {
-      auto idx = lookup(tpl->literal(), path);
-      if (!idx) return unexpected(idx.error());
-      t.index = *idx;
-      return t;
-    }
+    if (tpl->is_literal()) return static_target(tpl->literal(), text, path);
     t.type = compiled_target::kind::dynamic;
     t.tmpl = std::move(*tpl);
     return t;
@@ -170,11 +190,9 @@ class compiled_loop {
     auto init = lookup(loop_.initial, "initial");
     if (!init) return unexpected(init.error());
     initial_ = *init;
-    if (loop_.on_max_iterations) {
-      auto m = lookup(*loop_.on_max_iterations, "on_max_iterations");
-      if (!m) return unexpected(m.error());
-      on_max_iterations_ = *m;
-    }
+    if (loop_.on_max_iterations)
+      on_max_iterations_ =
+          static_target(*loop_.on_max_iterations, *loop_.on_max_iterations, "on_max_iterations");
     digest_ = loop_digest(loop_);
 
     for (auto& s : states_) {
@@ -245,11 +263,13 @@ class compiled_loop {
         if (verdict == "error") s.on_error = s.on.size();
         s.on.emplace_back(verdict, std::move(*t));
       }
-      s.maintain_target = initial_;
       if (cfg.on_maintain) {
-        auto m = lookup(*cfg.on_maintain, base + ".on_maintain");
-        if (!m) return unexpected(m.error());
-        s.maintain_target = *m;
+        s.maintain_target =
+            static_target(*cfg.on_maintain, *cfg.on_maintain, base + ".on_maintain");
+      } else {
+        s.maintain_target.index = initial_;
+        s.maintain_target.source = loop_.initial;
+        s.maintain_target.path = "initial";
       }
     }
     return {};
@@ -259,7 +279,7 @@ class compiled_loop {
   std::vector<compiled_state> states_;
   std::vector<std::pair<std::string_view, std::size_t>> by_name_;
   std::size_t initial_ = 0;
-  std::optional<std::size_t> on_max_iterations_;
+  std::optional<compiled_target> on_max_iterations_;
   std::string digest_;
 };
 

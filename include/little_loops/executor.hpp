@@ -198,7 +198,9 @@ struct execution_result {
 };
 
 /// JSON of a result: `{final_state, iterations, terminated_by, failure, duration_ms, captured,
-/// error[, error_code], [signal, continuation, on_handoff], [snapshot]}`.
+/// [error, error_code], [signal, continuation, on_handoff], [snapshot]}`. `error` and
+/// `error_code` are present only when the run has an error (as the seed's `to_dict()` omits
+/// an `error` that is None).
 inline json to_json(const execution_result& r) {
   json j = json::object();
   j["final_state"] = r.final_state;
@@ -210,8 +212,6 @@ inline json to_json(const execution_result& r) {
   if (r.error) {
     j["error"] = r.error->message;
     j["error_code"] = error_id(r.error->code);
-  } else {
-    j["error"] = nullptr;
   }
   if (r.signal) {
     j["signal"] = to_string(*r.signal);
@@ -369,9 +369,15 @@ class fsm_executor {
       // `terminal` (design §3.5). A maintain restart is an iteration, so it obeys the cap.
       if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations)) {
         if (def.maintain && !summary_executed_) {
+          auto target = take_static(st, st.maintain_target);
+          if (!target) {  // `on_maintain` names no state
+            report_error(st, "route", target.error().message);
+            finish(termination::error, std::move(target.error()));
+            return false;
+          }
           // A maintain restart counts as one iteration (design §3.16).
           ++iteration_;
-          const std::size_t to = st.maintain_target;
+          const std::size_t to = *target;
           if constexpr (emits_events)
             emit(route_event{wall(), st.name, loop_->state(to).name, "maintain"});
           current_ = to;
@@ -382,15 +388,24 @@ class fsm_executor {
       }
     }
     if (iteration_ >= def.max_iterations) {
-      const auto summary = loop_->on_max_iterations();
+      const auto& summary = loop_->on_max_iterations();
       if (!summary || summary_executed_) {
         finish(termination::max_iterations);
         return false;
       }
       summary_executed_ = true;
+      if (summary->type != compiled_target::kind::state) {
+        little_loops::error err{
+            errc::unknown_state,
+            fmt::format("on_max_iterations names \"{}\", which is not a state", summary->source),
+            summary->path};
+        report_error(loop_->state(current_), "route", err.message);
+        finish(termination::error, std::move(err));
+        return false;
+      }
       if constexpr (emits_events)
-        emit(max_iterations_event{wall(), loop_->state(*summary).name, iteration_});
-      current_ = *summary;
+        emit(max_iterations_event{wall(), loop_->state(summary->index).name, iteration_});
+      current_ = summary->index;
       if (loop_->state(current_).terminal) {
         finish(termination::max_iterations);
         return false;
@@ -733,7 +748,10 @@ class fsm_executor {
     const bool failed_action =
         (ran && (prev_.exit_code != 0 || action->abnormal())) ||
         std::string_view(result_eval_.verdict) == "error";
-    auto next = route(st, result_eval_.verdict, failed_action, ctx);
+    // The state has an action that could not be run at all (interpolation failure, runner
+    // error): the verdict is `error`, set in execute().
+    const bool unrunnable = st.action.has_value() && !ran;
+    auto next = route(st, result_eval_.verdict, failed_action, unrunnable, ctx);
 
     if (signal && signal->kind == signal_kind::handoff) {
       const std::string payload(signal->payload);
@@ -748,12 +766,8 @@ class fsm_executor {
     }
 
     if (!next) {
-      now_ = clock_->now();
-      if (loop_->loop().timeout &&
-          elapsed_ms() > static_cast<std::int64_t>(*loop_->loop().timeout * 1000.0)) {
-        finish(termination::timeout);
-        return;
-      }
+      // Unrouted is an error even when the loop timeout has passed meanwhile (as in the
+      // original: the routing failure is reported, not the limit).
       report_error(st, "route", next.error().message);
       finish(termination::error, std::move(next.error()));
       return;
@@ -775,15 +789,31 @@ class fsm_executor {
     }
   }
 
-  // Resolve a compiled target to a state index.
-  expected<std::size_t, little_loops::error> take(const compiled_state& st,
-                                                  const compiled_target& t,
-                                                  const interpolation_context& ctx) {
+  // Resolve a target that needs no rendering (state, $current, unknown) to a state index.
+  expected<std::size_t, little_loops::error> take_static(const compiled_state& st,
+                                                         const compiled_target& t) const {
     switch (t.type) {
       case compiled_target::kind::state: return t.index;
       case compiled_target::kind::current: return current_;
       case compiled_target::kind::dynamic: break;
+      case compiled_target::kind::unknown:
+        return unexpected(little_loops::error{
+            errc::unknown_state,
+            fmt::format("route target \"{}\" of state \"{}\" is not a state ({})", t.source,
+                        st.name, t.path),
+            t.path});
     }
+    return unexpected(little_loops::error{
+        errc::unknown_state,
+        fmt::format("route target \"{}\" of state \"{}\" is not resolved", t.source, st.name),
+        t.path});
+  }
+
+  // Resolve a compiled target to a state index.
+  expected<std::size_t, little_loops::error> take(const compiled_state& st,
+                                                  const compiled_target& t,
+                                                  const interpolation_context& ctx) {
+    if (t.type != compiled_target::kind::dynamic) return take_static(st, t);
     target_text_.clear();
     auto r = render_to(t.tmpl, ctx, target_text_);
     if (!r)
@@ -802,25 +832,45 @@ class fsm_executor {
   }
 
   // Design §3.3: next (happy path) → exact route key → `_error` → `_` → on_<verdict> →
-  // maintain fallback → error naming state and verdict.
+  // maintain fallback → error naming state and verdict (and, for `error`, its cause).
+  // In a `next:` state a failed action goes to on_error when there is one, else to `next`;
+  // an action that could not be run at all (`unrunnable`) without on_error is unrouted.
   expected<std::size_t, little_loops::error> route(const compiled_state& st, std::string_view verdict,
-                                                   bool failed_action,
+                                                   bool failed_action, bool unrunnable,
                                                    const interpolation_context& ctx) {
     if (st.next) {
       if (failed_action && st.on_error) return take(st, st.on[*st.on_error].second, ctx);
-      return take(st, *st.next, ctx);
+      if (!unrunnable) return take(st, *st.next, ctx);
+    } else {
+      for (const auto& [key, target] : st.routes)
+        if (key == verdict) return take(st, target, ctx);
+      if (st.route_error && verdict == "error") return take(st, *st.route_error, ctx);
+      if (st.route_default) return take(st, *st.route_default, ctx);
+      for (const auto& [key, target] : st.on)
+        if (key == verdict) return take(st, target, ctx);
     }
-    for (const auto& [key, target] : st.routes)
-      if (key == verdict) return take(st, target, ctx);
-    if (st.route_error && verdict == "error") return take(st, *st.route_error, ctx);
-    if (st.route_default) return take(st, *st.route_default, ctx);
-    for (const auto& [key, target] : st.on)
-      if (key == verdict) return take(st, target, ctx);
-    if (loop_->loop().maintain) return st.maintain_target;
-    return unexpected(little_loops::error{
-        errc::no_transition,
-        fmt::format("no valid transition from state \"{}\" for verdict \"{}\"", st.name, verdict),
-        "states." + st.name});
+    if (loop_->loop().maintain) return take_static(st, st.maintain_target);
+    return unexpected(no_transition_error(st, verdict));
+  }
+
+  // "No valid transition from state "s" for verdict "v"", followed for the `error` verdict by
+  // its cause (the evaluation details' "error": runner error, interpolation failure,
+  // evaluator error, timeout, ...) when there is one. The details are in prev_ by now.
+  little_loops::error no_transition_error(const compiled_state& st,
+                                          std::string_view verdict) const {
+    std::string message =
+        fmt::format("No valid transition from state \"{}\" for verdict \"{}\"", st.name, verdict);
+    if (verdict == "error") {
+      prev_.details.visit([&message](const json& d) {
+        if (const auto it = d.find("error");
+            it != d.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
+          message += ": ";
+          message += it->get_ref<const std::string&>();
+        }
+        return 0;
+      });
+    }
+    return little_loops::error{errc::no_transition, std::move(message), "states." + st.name};
   }
 
   void finish(termination how, std::optional<little_loops::error> err = std::nullopt) {

@@ -544,7 +544,9 @@ struct template_checker {
     out->push_back(diagnostic{level, std::move(path), sanitize_utf8(message), std::move(code)});
   }
 
-  // Compiles `text` (reporting syntax problems) and checks `${captured.X}` references.
+  // Compiles `text` (reporting syntax problems) and checks `${captured.X}` references. A
+  // reference with a fallback (`?` or `:default=`) may read a capture that never happens, so
+  // it is not checked (design §3.8).
   std::optional<compiled_template> check(std::string_view text, const std::string& path) const {
     auto t = compile_template(text);
     if (!t) {
@@ -553,6 +555,7 @@ struct template_checker {
     }
     for (const auto& part : t->parts()) {
       if (!part.is_variable || part.ns != template_namespace::captured) continue;
+      if (part.optional || part.default_value) continue;
       const std::string& name = part.path.front().key;
       bool known = false;
       for (const auto& c : *captures) known = known || c == name;
@@ -611,7 +614,8 @@ struct template_checker {
 /// malformed templates (`template-syntax`), unknown namespaces
 /// (`template-unknown-namespace`), unknown `state.`/`loop.` keys (`template-unknown-key`),
 /// bash operators inside `${…}` with a `$${…}` hint (`template-bash-operator`),
-/// `${captured.X}` where no state captures X (`template-unknown-capture`), all errors, and
+/// `${captured.X}` where no state captures X (`template-unknown-capture`; not for references
+/// with `?` or `:default=`), all errors, and
 /// warns about raw `${context.…}` outside quotes in shell actions
 /// (`template-unquoted-context`, suggesting `:shell`).
 inline void validate_templates(const fsm_loop& loop, diagnostics& out) {

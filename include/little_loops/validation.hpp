@@ -204,7 +204,11 @@ inline void check_verdict_spelling(std::string_view verdict, const std::string& 
 }  // namespace detail
 
 /// Checks a parsed loop and returns every finding, errors and warnings, in document order.
-/// A loop with no error-level diagnostic can be run. Rules and their stable codes:
+/// A loop with no error-level diagnostic is valid: load_loop() / load_loop_text() refuse any
+/// other. Building an executor from an in-memory loop (compile_loop(), make_executor()) is
+/// more lenient: `no-terminal` and `unknown-state` do not stop it, since a loop without a
+/// terminal ends by a limit and an unknown target only fails, as the run's error, if taken
+/// (compiled_loop::compile_blocking()). Rules and their stable codes:
 ///
 /// | code | level | rule |
 /// |---|---|---|

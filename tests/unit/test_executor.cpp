@@ -6,6 +6,21 @@ using namespace executor_test;
 
 namespace {
 
+// Seed 002 builds its loops in memory (FSMLoop(...)), without load-time validation.
+ll::state_config action_state(std::string action,
+                              std::initializer_list<std::pair<const char*, const char*>> on) {
+  ll::state_config s;
+  s.action = std::move(action);
+  for (const auto& [verdict, target] : on) s.on[verdict] = target;
+  return s;
+}
+
+ll::state_config terminal_state() {
+  ll::state_config s;
+  s.terminal = true;
+  return s;
+}
+
 constexpr std::string_view check_fix_loop = R"({
   "name": "test", "initial": "check",
   "states": {
@@ -18,14 +33,15 @@ constexpr std::string_view check_fix_loop = R"({
 
 TEST_SUITE("executor") {
   TEST_CASE("simple success path: check -> done on first success") {
+    // Exactly the seed's loop: `on_failure: fix` names no state, and is never taken.
+    ll::fsm_loop loop;
+    loop.name = "test";
+    loop.initial = "check";
+    loop.states["check"] = action_state("pytest", {{"success", "done"}, {"failure", "fix"}});
+    loop.states["done"] = terminal_state();
     ll::scripted_runner runner;
     runner.on_action("pytest", exit_with(0));
-    auto ex = ll::make_executor(loop_from(R"({
-      "name": "test", "initial": "check",
-      "states": {"check": {"action": "pytest", "on_success": "done", "on_failure": "fix"},
-                 "fix": {"action": "fix.sh", "next": "check"},
-                 "done": {"terminal": true}}})"),
-                                runner);
+    auto ex = ll::make_executor(loop, runner);
     REQUIRE(ex.has_value());
     const auto& r = ex->run();
     CHECK(r.final_state == "done");
@@ -85,13 +101,15 @@ TEST_SUITE("executor") {
   }
 
   TEST_CASE("max_iterations respected") {
+    // Exactly the seed's loop: one state and no terminal state; the cap ends it.
+    ll::fsm_loop loop;
+    loop.name = "test";
+    loop.initial = "loop";
+    loop.max_iterations = 3;
+    loop.states["loop"] = action_state("fail.sh", {{"failure", "loop"}});
     ll::scripted_runner runner;
     runner.otherwise(exit_with(1));
-    auto ex = ll::make_executor(loop_from(R"({
-      "name": "test", "initial": "loop", "max_iterations": 3,
-      "states": {"loop": {"action": "fail.sh", "on_failure": "loop", "on_success": "done"},
-                 "done": {"terminal": true}}})"),
-                                runner);
+    auto ex = ll::make_executor(loop, runner);
     REQUIRE(ex.has_value());
     const auto& r = ex->run();
     CHECK(r.iterations == 3);
@@ -357,10 +375,142 @@ TEST_SUITE("executor") {
     CHECK(j["iterations"] == 1);
     CHECK(j["terminated_by"] == "terminal");
     CHECK(j["failure"] == false);
-    CHECK(j["error"].is_null());
     CHECK(j["captured"].is_object());
     CHECK(j.contains("duration_ms"));
     CHECK_FALSE(j.contains("snapshot"));
+  }
+
+  TEST_CASE("to_json has error and error_code only when the run has an error") {
+    // Seed 002's to_dict() leaves out an `error` that is None.
+    ll::scripted_runner ok;
+    auto good = ll::make_executor(compiled(check_fix_loop), ok);
+    REQUIRE(good.has_value());
+    const ll::json j = ll::to_json(good->run());
+    CHECK_FALSE(j.contains("error"));
+    CHECK_FALSE(j.contains("error_code"));
+    CHECK(j.contains("failure"));
+
+    ll::scripted_runner broken;
+    broken.otherwise(ll::error{ll::errc::action_failed, "Connection failed"});
+    auto bad = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "check",
+      "states": {"check": {"action": "x", "on_success": "done"}, "done": {"terminal": true}}})"),
+                                 broken);
+    REQUIRE(bad.has_value());
+    const ll::json e = ll::to_json(bad->run());
+    CHECK(e["terminated_by"] == "error");
+    CHECK(e["error"] == "No valid transition from state \"check\" for verdict \"error\": Connection failed");
+    CHECK(e["error_code"] == ll::error_id(ll::errc::no_transition));
+  }
+
+  TEST_CASE("an in-memory loop is built unless running it is impossible") {
+    ll::scripted_runner runner;
+    SUBCASE("no terminal state: runs until max_iterations") {
+      ll::fsm_loop loop;
+      loop.name = "t";
+      loop.initial = "a";
+      loop.max_iterations = 2;
+      loop.states["a"] = action_state("x", {{"success", "a"}, {"failure", "a"}});
+      auto ex = ll::make_executor(loop, runner);
+      REQUIRE(ex.has_value());
+      CHECK(ex->run().terminated_by == ll::termination::max_iterations);
+      CHECK(runner.call_count() == 2);
+    }
+    SUBCASE("unknown initial state: refused") {
+      ll::fsm_loop loop;
+      loop.name = "t";
+      loop.initial = "nowhere";
+      loop.states["a"] = terminal_state();
+      auto ex = ll::make_executor(loop, runner);
+      REQUIRE_FALSE(ex.has_value());
+      CHECK(ex.error().code == ll::errc::invalid_loop);
+      CHECK(ex.error().message.find("Initial state 'nowhere' not found") != std::string::npos);
+    }
+    SUBCASE("bad evaluator config: refused") {
+      ll::fsm_loop loop;
+      loop.name = "t";
+      loop.initial = "a";
+      loop.states["a"] = action_state("x", {{"success", "done"}});
+      loop.states["a"].evaluate.emplace();
+      loop.states["a"].evaluate->type = ll::evaluator_type::output_numeric;  // no operator/target
+      loop.states["done"] = terminal_state();
+      auto ex = ll::make_executor(loop, runner);
+      REQUIRE_FALSE(ex.has_value());
+      CHECK(ex.error().code == ll::errc::invalid_loop);
+      CHECK(ex.error().message.find("states.a.evaluate") != std::string::npos);
+    }
+    SUBCASE("the refusal still lists every diagnostic, lenient ones included") {
+      ll::fsm_loop loop;
+      loop.name = "t";
+      loop.initial = "nowhere";
+      loop.states["a"] = action_state("x", {{"success", "ghost"}});
+      auto ex = ll::make_executor(loop, runner);
+      REQUIRE_FALSE(ex.has_value());
+      int lenient = 0;
+      for (const auto& d : ex.error().details) lenient += d.code == "no-terminal" || d.code == "unknown-state";
+      CHECK(lenient == 2);
+    }
+  }
+
+  TEST_CASE("a target naming an unknown state ends the run as error only if taken") {
+    ll::fsm_loop loop;
+    loop.name = "test";
+    loop.initial = "check";
+    loop.states["check"] = action_state("pytest", {{"success", "done"}, {"failure", "fix"}});
+    loop.states["done"] = terminal_state();
+    ll::scripted_runner runner;
+    runner.otherwise(exit_with(1));
+    ll::recording_event_sink sink;
+    auto ex = ll::make_executor(loop, runner, ll::default_evaluator{}, sink);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.terminated_by == ll::termination::error);
+    CHECK(r.final_state == "check");
+    CHECK(r.iterations == 1);
+    REQUIRE(r.error.has_value());
+    CHECK(r.error->code == ll::errc::unknown_state);  // as for an interpolated target
+    CHECK(r.error->message ==
+          "route target \"fix\" of state \"check\" is not a state (states.check.on_failure)");
+    CHECK(r.error->path == "states.check.on_failure");
+    const auto n = sink.names();
+    REQUIRE(n.size() >= 2);
+    CHECK(n[n.size() - 2] == "error");
+    CHECK(n.back() == "loop_complete");
+  }
+
+  TEST_CASE("loading stays strict: validate and load_loop_text report what the executor allows") {
+    constexpr std::string_view text = R"({
+      "name": "test", "initial": "check",
+      "states": {"check": {"action": "pytest", "on_success": "check", "on_failure": "fix"}}})";
+    auto parsed = ll::parse_loop_text(text);
+    REQUIRE(parsed.has_value());
+    const auto found = ll::validate(*parsed);
+    int no_terminal = 0, unknown = 0;
+    for (const auto& d : found) {
+      no_terminal += d.code == "no-terminal" && d.level == ll::severity::error;
+      unknown += d.code == "unknown-state" && d.level == ll::severity::error &&
+                 d.message == "References unknown state 'fix'";
+    }
+    CHECK(no_terminal == 1);
+    CHECK(unknown == 1);
+    auto loaded = ll::load_loop_text(text);
+    REQUIRE_FALSE(loaded.has_value());
+    CHECK(loaded.error().code == ll::errc::invalid_loop);
+    ll::scripted_runner runner;
+    CHECK(ll::make_executor(*parsed, runner).has_value());
+  }
+
+  TEST_CASE("captured references with a fallback load, and render the fallback") {
+    ll::scripted_runner runner;
+    auto ex = ll::make_executor(loop_from(R"({
+      "name": "t", "initial": "a",
+      "states": {"a": {"action": "echo ${captured.x.output:default=none} [${captured.x.output?}]",
+                       "on_success": "done"},
+                 "done": {"terminal": true}}})"),
+                                runner);
+    REQUIRE(ex.has_value());
+    CHECK(ex->run().terminated_by == ll::termination::terminal);
+    CHECK(runner.last_action() == "echo none []");
   }
 
   TEST_CASE("invalid loops are refused at construction with diagnostics") {

@@ -127,6 +127,46 @@ TEST_SUITE("executor.limits") {
     CHECK(sink.events[sink.events.size() - 2]["timed_out"] == true);
   }
 
+  TEST_CASE("an unrouted verdict after the loop timeout passed is the error, not timeout") {
+    ll::manual_clock clock;
+    ll::scripted_runner runner;
+    runner.otherwise(exit_with(1));
+    runner.on_call([&](const ll::action_request&) { clock.advance(5s); });  // exits normally
+    ll::executor_options opts;
+    opts.clock = &clock;
+    auto ex = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "check", "timeout": 1,
+      "states": {"check": {"action": "x", "on_success": "done"}, "done": {"terminal": true}}})"),
+                                runner, ll::default_evaluator{}, ll::null_event_sink{}, opts);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.terminated_by == ll::termination::error);
+    REQUIRE(r.error.has_value());
+    CHECK(r.error->code == ll::errc::no_transition);
+    CHECK(r.error->message == "No valid transition from state \"check\" for verdict \"failure\"");
+  }
+
+  TEST_CASE("a terminal reached after the loop timeout passed ends as terminal") {
+    // Decision (design §3.5 spirit): reaching a terminal wins over a limit, as on the last
+    // allowed iteration; the timeout only stops the run before another state executes.
+    ll::manual_clock clock;
+    ll::scripted_runner runner;
+    runner.on_call([&](const ll::action_request&) { clock.advance(5s); });
+    ll::executor_options opts;
+    opts.clock = &clock;
+    auto ex = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "check", "timeout": 1,
+      "states": {"check": {"action": "x", "on_success": "done", "on_failure": "done"},
+                 "done": {"terminal": true}}})"),
+                                runner, ll::default_evaluator{}, ll::null_event_sink{}, opts);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.terminated_by == ll::termination::terminal);
+    CHECK(r.final_state == "done");
+    CHECK(r.duration_ms == 5000);
+    CHECK_FALSE(r.error.has_value());
+  }
+
   TEST_CASE("an action timeout without the loop deadline is just the error verdict") {
     ll::scripted_runner runner;
     runner.on_action("slow", ll::scripted_response::timeout());

@@ -117,6 +117,63 @@ TEST_SUITE("executor.routing") {
       runner.otherwise(exit_with(1));
       CHECK(run_loop(without_on_error, runner).final_state == "ok");
     }
+    SUBCASE("without on_error, next is taken after a timeout or a signal death too") {
+      // The action ran and ended badly: that is the original's and the design's behaviour.
+      ll::action_result killed;
+      killed.exit_code = -9;
+      killed.signal = 9;
+      runner.by_index({ll::scripted_response::timeout(), killed, exit_with(2)});
+      constexpr std::string_view chain = R"({
+        "name": "t", "initial": "a",
+        "states": {"a": {"action": "x", "next": "b"}, "b": {"action": "y", "next": "c"},
+                   "c": {"action": "z", "next": "ok"}, "ok": {"terminal": true}}})";
+      const auto r = run_loop(chain, runner);
+      CHECK(r.terminated_by == ll::termination::terminal);
+      CHECK(r.final_state == "ok");
+      CHECK(runner.call_count() == 3);
+    }
+  }
+
+  TEST_CASE("next: an action that could not be run at all is an unrouted error without on_error") {
+    ll::scripted_runner runner;
+    SUBCASE("interpolation failure: the run ends as error, the action never ran") {
+      ll::recording_event_sink sink;
+      const auto r = run_loop(R"({
+        "name": "t", "initial": "a",
+        "states": {"a": {"action": "echo ${env.LITTLE_LOOPS_TEST_UNSET_VARIABLE}", "next": "done"},
+                   "done": {"terminal": true}}})",
+                              runner, ll::default_evaluator{}, &sink);
+      CHECK(runner.call_count() == 0);
+      CHECK(r.terminated_by == ll::termination::error);
+      CHECK(r.final_state == "a");
+      REQUIRE(r.error.has_value());
+      CHECK(r.error->code == ll::errc::no_transition);
+      CHECK(r.error->message.rfind("No valid transition from state \"a\" for verdict \"error\": ", 0) == 0);
+      CHECK(r.error->message.find("LITTLE_LOOPS_TEST_UNSET_VARIABLE") != std::string::npos);
+      const auto n = sink.names();
+      CHECK(std::find(n.begin(), n.end(), "route") == n.end());
+    }
+    SUBCASE("runner error: the run ends as error with the runner's message") {
+      runner.otherwise(ll::error{ll::errc::action_failed, "cannot spawn"});
+      const auto r = run_loop(R"({
+        "name": "t", "initial": "a",
+        "states": {"a": {"action": "x", "next": "done"}, "done": {"terminal": true}}})",
+                              runner);
+      CHECK(r.terminated_by == ll::termination::error);
+      REQUIRE(r.error.has_value());
+      CHECK(r.error->message ==
+            "No valid transition from state \"a\" for verdict \"error\": cannot spawn");
+    }
+    SUBCASE("with on_error, it goes there") {
+      runner.otherwise(ll::error{ll::errc::action_failed, "cannot spawn"});
+      const auto r = run_loop(R"({
+        "name": "t", "initial": "a",
+        "states": {"a": {"action": "x", "next": "done", "on_error": "recover"},
+                   "done": {"terminal": true}, "recover": {"terminal": true}}})",
+                              runner);
+      CHECK(r.terminated_by == ll::termination::terminal);
+      CHECK(r.final_state == "recover");
+    }
   }
 
   TEST_CASE("a next: state without evaluate emits no evaluate event; with evaluate it does") {
@@ -186,7 +243,7 @@ TEST_SUITE("executor.routing") {
     }
   }
 
-  TEST_CASE("no valid transition: error naming state and verdict") {
+  TEST_CASE("No valid transition: error naming state and verdict") {
     ll::scripted_runner runner;
     runner.otherwise(exit_with(1));
     auto r = run_loop(R"({
@@ -198,9 +255,90 @@ TEST_SUITE("executor.routing") {
     CHECK(r.iterations == 1);
     REQUIRE(r.error.has_value());
     CHECK(r.error->code == ll::errc::no_transition);
-    CHECK(r.error->message == "no valid transition from state \"a\" for verdict \"failure\"");
+    CHECK(r.error->message == "No valid transition from state \"a\" for verdict \"failure\"");
     REQUIRE(r.snapshot.has_value());
     CHECK(r.snapshot->current_state == "a");
+  }
+
+  TEST_CASE("an unrouted error verdict names its cause") {
+    ll::scripted_runner runner;
+    constexpr std::string_view only_success = R"({
+      "name": "test", "initial": "check",
+      "states": {"check": {"action": "test.sh", "on_success": "done"}, "done": {"terminal": true}}})";
+    SUBCASE("runner error (the seed's 'Connection failed' in result.error)") {
+      runner.otherwise(ll::error{ll::errc::action_failed, "Connection failed"});
+      const auto r = run_loop(only_success, runner);
+      CHECK(r.terminated_by == ll::termination::error);
+      REQUIRE(r.error.has_value());
+      CHECK(r.error->code == ll::errc::no_transition);
+      CHECK(r.error->message ==
+            "No valid transition from state \"check\" for verdict \"error\": Connection failed");
+    }
+    SUBCASE("action timeout") {
+      runner.otherwise(ll::scripted_response::timeout());
+      const auto r = run_loop(only_success, runner);
+      REQUIRE(r.error.has_value());
+      CHECK(r.error->message ==
+            "No valid transition from state \"check\" for verdict \"error\": action timed out");
+    }
+    SUBCASE("evaluator error") {
+      const auto r = run_loop(only_success, runner, verdict_script{{"!fail"}});
+      REQUIRE(r.error.has_value());
+      CHECK(r.error->message ==
+            "No valid transition from state \"check\" for verdict \"error\": judge exploded");
+    }
+    SUBCASE("no known cause (exit code 2): the message ends at the verdict") {
+      runner.otherwise(exit_with(2));
+      const auto r = run_loop(only_success, runner);
+      REQUIRE(r.error.has_value());
+      CHECK(r.error->message == "No valid transition from state \"check\" for verdict \"error\"");
+    }
+    SUBCASE("other verdicts have no cause appended") {
+      runner.otherwise(exit_with(1));
+      const auto r = run_loop(only_success, runner);
+      REQUIRE(r.error.has_value());
+      CHECK(r.error->message == "No valid transition from state \"check\" for verdict \"failure\"");
+    }
+  }
+
+  TEST_CASE("unknown on_maintain / on_max_iterations targets fail only when taken") {
+    ll::scripted_runner runner;
+    SUBCASE("on_maintain") {
+      ll::fsm_loop loop;
+      loop.name = "t";
+      loop.initial = "a";
+      loop.maintain = true;
+      loop.states["a"].action = "x";
+      loop.states["a"].on["success"] = "done";
+      loop.states["done"].terminal = true;
+      loop.states["done"].on_maintain = "ghost";
+      auto ex = ll::make_executor(loop, runner);
+      REQUIRE(ex.has_value());
+      const auto& r = ex->run();
+      CHECK(r.terminated_by == ll::termination::error);
+      CHECK(r.final_state == "done");
+      REQUIRE(r.error.has_value());
+      CHECK(r.error->code == ll::errc::unknown_state);
+      CHECK(r.error->path == "states.done.on_maintain");
+      CHECK(r.error->message.find("\"ghost\"") != std::string::npos);
+    }
+    SUBCASE("on_max_iterations") {
+      ll::fsm_loop loop;
+      loop.name = "t";
+      loop.initial = "a";
+      loop.max_iterations = 2;
+      loop.on_max_iterations = "ghost";
+      loop.states["a"].action = "x";
+      loop.states["a"].on["success"] = "a";
+      auto ex = ll::make_executor(loop, runner);
+      REQUIRE(ex.has_value());
+      const auto& r = ex->run();
+      CHECK(runner.call_count() == 2);
+      CHECK(r.terminated_by == ll::termination::error);
+      REQUIRE(r.error.has_value());
+      CHECK(r.error->code == ll::errc::unknown_state);
+      CHECK(r.error->message == "on_max_iterations names \"ghost\", which is not a state");
+    }
   }
 
   TEST_CASE("maintain: an unrouted verdict falls back to on_maintain, else the initial state") {
@@ -275,6 +413,7 @@ TEST_SUITE("executor.routing") {
       CHECK(r.terminated_by == ll::termination::error);
       REQUIRE(r.error.has_value());
       CHECK(r.error->message.find("\"error\"") != std::string::npos);
+      CHECK(r.error->message.find("LITTLE_LOOPS_TEST_UNSET_VARIABLE") != std::string::npos);
     }
   }
 

@@ -345,6 +345,26 @@ TEST_SUITE("template validation") {
     CHECK(unquoted_count == 1);  // the prompt action in d is not shell
   }
 
+  TEST_CASE("captured references with ? or :default= need no capturing state") {
+    // Design §3.8: `?` and `:default=` are first-class fallbacks for a capture not made yet.
+    auto loop = loop_from(R"({"name": "c", "initial": "a",
+      "states": {
+        "a": {"action": "echo ${captured.x.output?} ${captured.x.output:default=none}",
+              "on_success": "b"},
+        "b": {"action": "echo ${captured.y.output:default=none} ${captured.z.exit_code}",
+              "capture": "y", "on_success": "done"},
+        "done": {"terminal": true}}})");
+    auto d = template_findings(loop);
+    int unknown = 0;
+    for (const auto& x : d)
+      if (x.code == "template-unknown-capture") {
+        ++unknown;
+        CHECK(x.path == "states.b.action");
+        CHECK(x.message.find("captured.z") != std::string::npos);
+      }
+    CHECK(unknown == 1);  // only the plain ${captured.z.exit_code}
+  }
+
   TEST_CASE("validate() runs the template rules") {
     auto loop = loop_from(R"({"name": "v", "initial": "a",
       "states": {"a": {"action": "echo ${nope.x}", "next": "done"},
