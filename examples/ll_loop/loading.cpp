@@ -39,7 +39,7 @@ ll::expected<ll::json, ll::error> read_document(const fs::path& path, ll::yaml_s
 bool is_paradigm_document(const ll::json& doc) {
   if (!doc.is_object()) return false;
   auto it = doc.find("paradigm");
-  if (it == doc.end()) return false;
+  if (it == doc.end() || doc.contains("initial")) return false;
   return !(it->is_string() && it->get<std::string>() == "fsm");
 }
 

@@ -31,7 +31,8 @@ std::optional<fs::path> resolve_loop_path(std::string_view name_or_path,
 ll::expected<ll::json, ll::error> read_document(const fs::path& path,
                                                 ll::yaml_source_map* map = nullptr);
 
-/// True when the document is a paradigm spec (`paradigm:` other than `fsm`).
+/// True when the document is a paradigm spec: `paradigm:` other than `fsm`, and no
+/// `initial` (a loop compiled earlier keeps its `paradigm` as provenance).
 bool is_paradigm_document(const ll::json& doc);
 
 /// A loop ready to run: parsed (or compiled from a paradigm) and validated.

@@ -8,6 +8,7 @@
 #include <little_loops/json.hpp>
 #include <little_loops/detail/strings.hpp>
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <cmath>
@@ -152,6 +153,10 @@ struct fsm_loop {
   llm_config llm;
   handoff_policy on_handoff = handoff_policy::pause;
   std::optional<std::string> on_max_iterations;    ///< state run once when the cap is hit
+  /// The paradigm the loop was compiled from (`goal`, `convergence`, `invariants`,
+  /// `imperative`; `fsm` when a document says so). Provenance only: it changes nothing in
+  /// how the loop runs. A document with both `paradigm` and `initial` is a loop.
+  std::optional<std::string> paradigm;
 
   friend bool operator==(const fsm_loop&, const fsm_loop&) = default;
 };
@@ -270,7 +275,25 @@ inline constexpr std::size_t max_value_depth = 256;
 /// objects, so unbounded depth would exhaust the stack.
 inline constexpr std::size_t max_document_depth = 512;
 
+/// The values `paradigm:` accepts, sorted (the order of the "Must be one of" message).
+inline constexpr std::array<std::string_view, 5> paradigm_names{
+    "convergence", "fsm", "goal", "imperative", "invariants"};
+
 namespace detail {
+
+/// The "Unknown paradigm" message (as the original words it), with a "did you mean".
+inline std::string unknown_paradigm_message(std::string_view value) {
+  const std::string quoted = quote_excerpt(value);
+  std::string message = "Unknown paradigm: '";
+  message.append(quoted, 1, quoted.size() - 2);
+  message += "'. Must be one of: ";
+  for (std::size_t i = 0; i < paradigm_names.size(); ++i) {
+    if (i != 0) message += ", ";
+    message += paradigm_names[i];
+  }
+  message += did_you_mean(value, paradigm_names);
+  return message;
+}
 
 /// `object`, `array`, `string`, `integer`, `number`, `boolean`, `null`, `binary`.
 inline std::string_view json_kind(const json& value) noexcept {
@@ -496,10 +519,10 @@ inline constexpr std::array<std::string_view, 13> state_keys{
     "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
     "on_error"};
 
-inline constexpr std::array<std::string_view, 13> loop_keys{
+inline constexpr std::array<std::string_view, 14> loop_keys{
     "name",    "description",    "initial", "states", "context",    "scope",
     "max_iterations", "backoff", "timeout", "maintain", "llm",     "on_handoff",
-    "on_max_iterations"};
+    "on_max_iterations", "paradigm"};
 
 inline constexpr std::array<std::string_view, 4> llm_keys{"enabled", "model", "max_tokens",
                                                            "timeout"};
@@ -759,9 +782,12 @@ inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
     } else if (key == "on_max_iterations") {
       if (auto v = read_string(field, field_path, out)) loop.on_max_iterations = std::move(*v);
     } else if (key == "paradigm") {
-      report(out, field_path, "unknown-key",
-             "unknown key \"paradigm\": this is a paradigm spec, not a loop; compile it with "
-             "the paradigm compiler (compile_paradigm) instead of parse_loop");
+      if (auto v = read_string(field, field_path, out)) {
+        if (std::find(paradigm_names.begin(), paradigm_names.end(), *v) == paradigm_names.end())
+          report(out, field_path, "unknown-paradigm", unknown_paradigm_message(*v));
+        else
+          loop.paradigm = std::move(*v);
+      }
     } else if (key == "max_steps") {
       report_unknown_key(out, "", key, std::array<std::string_view, 1>{"max_iterations"},
                          "use \"max_iterations\" (it counts state executions)");
@@ -774,7 +800,11 @@ inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
   }
   if (!has_name) report(out, "", "missing-field", "missing required key \"name\"");
   if (!has_initial)
-    report(out, "", "missing-field", "missing required key \"initial\" (the first state)");
+    report(out, "", "missing-field",
+           loop.paradigm && *loop.paradigm != "fsm"
+               ? "missing required key \"initial\" (the first state): a " + *loop.paradigm +
+                     " paradigm spec is compiled with compile_paradigm, not parsed as a loop"
+               : std::string("missing required key \"initial\" (the first state)"));
   if (!has_states)
     report(out, "", "missing-field", "missing required key \"states\" (an object of states)");
 }
@@ -1027,11 +1057,12 @@ inline void to_json(json& j, const llm_config& l) {
   if (l.timeout != defaults.timeout) j["timeout"] = detail::number_json(l.timeout);
 }
 
-/// name, description, initial, states, context, scope, max_iterations, backoff, timeout,
+/// name, paradigm, description, initial, states, context, scope, max_iterations, backoff, timeout,
 /// maintain, llm, on_handoff, on_max_iterations — defaults omitted.
 inline void to_json(json& j, const fsm_loop& loop) {
   j = json::object();
   j["name"] = loop.name;
+  if (loop.paradigm) j["paradigm"] = *loop.paradigm;
   if (loop.description) j["description"] = *loop.description;
   j["initial"] = loop.initial;
   json& states = j["states"];

@@ -140,6 +140,11 @@ def test_compile():
         expect_exit(r, 0)
         doc = json.loads((wd / "g.json").read_text())
         expect(doc["initial"] == "evaluate" and "fix" in doc["states"], "compiled goal", r)
+        # The paradigm is kept as provenance; with `initial` the file is a loop, not a spec.
+        expect(doc.get("paradigm") == "goal", "compiled goal keeps paradigm: goal", r)
+        r2 = ll("validate", wd / "g.json")
+        expect_exit(r2, 0)
+        expect("paradigm for validation" not in r2.out, "a compiled loop is not compiled again", r2)
         r = ll("compile", spec, "-o", "-")
         expect_exit(r, 0)
         expect_in("initial:", r.out, r)

@@ -23,13 +23,14 @@ error convergence_err(const json& s) {
 
 }  // namespace
 
-TEST_CASE("convergence: measure -> apply -> done, stall and error end in failure terminals") {
+TEST_CASE("convergence: measure -> apply -> done; stall ends in done, error is unrouted (as the original)") {
   const auto loop = convergence_ok(spec(basic));
   CHECK(loop.name == "reduce-errors");
+  CHECK(loop.paradigm == "convergence");
   CHECK(loop.initial == "measure");
   std::vector<std::string> names;
   for (const auto& [name, state] : loop.states) names.push_back(name);
-  CHECK(names == std::vector<std::string>{"measure", "apply", "done", "stalled", "failed"});
+  CHECK(names == std::vector<std::string>{"measure", "apply", "done"});
 
   const auto& measure = loop.states.at("measure");
   CHECK(measure.action == "mypy src/ | grep -c error");
@@ -43,9 +44,9 @@ TEST_CASE("convergence: measure -> apply -> done, stall and error end in failure
   REQUIRE(measure.route.has_value());
   CHECK(measure.route->routes.at("target") == "done");
   CHECK(measure.route->routes.at("progress") == "apply");
-  CHECK(measure.route->routes.at("stall") == "stalled");
+  CHECK(measure.route->routes.at("stall") == "done");
   CHECK(measure.route->routes.size() == 3);
-  CHECK(measure.route->error_target == "failed");
+  CHECK_FALSE(measure.route->error_target.has_value());
   CHECK_FALSE(measure.route->default_target.has_value());
   CHECK(measure.on.empty());
 
@@ -53,9 +54,6 @@ TEST_CASE("convergence: measure -> apply -> done, stall and error end in failure
   CHECK(loop.states.at("apply").next == "measure");
   CHECK(loop.states.at("done").terminal);
   CHECK_FALSE(loop.states.at("done").failure);
-  CHECK(loop.states.at("stalled").terminal);
-  CHECK(loop.states.at("stalled").failure);
-  CHECK(loop.states.at("failed").failure);
 }
 
 TEST_CASE("convergence: context holds metric_cmd, target and tolerance (default 0)") {

@@ -30,6 +30,9 @@ TEST_CASE("compile_paradigm: fsm documents, with or without the key, are loops")
   CHECK(loop->states.at("start").terminal);
   auto plain = compile_paradigm(spec(R"({"name": "test", "initial": "start", "states": {"start": {"terminal": true}}})"));
   REQUIRE(plain);
+  CHECK(loop->paradigm == "fsm");  // kept, as the original's FSMLoop.from_dict keeps it
+  CHECK_FALSE(plain->paradigm.has_value());
+  loop->paradigm.reset();
   CHECK(*plain == *loop);
 
   // parse errors come from the schema parser
@@ -53,6 +56,37 @@ TEST_CASE("compile_paradigm: fsm documents, with or without the key, are loops")
   REQUIRE(loop);
   CHECK_FALSE(warnings.empty());
   CHECK_FALSE(has_errors(warnings));
+}
+
+TEST_CASE("compile_paradigm: a compiled loop keeps its paradigm and loads back as a loop") {
+  for (const char* text :
+       {R"({"paradigm": "goal", "goal": "No errors", "tools": ["check", "fix"]})",
+        R"({"paradigm": "convergence", "name": "c", "check": "cmd", "toward": 0, "using": "fix"})",
+        R"({"paradigm": "invariants", "name": "i", "constraints": [{"name": "c1", "check": "cmd", "fix": "fix"}]})",
+        R"({"paradigm": "imperative", "name": "m", "steps": ["s"], "until": {"check": "cmd"}})"}) {
+    auto compiled = compile_paradigm(spec(text));
+    REQUIRE(compiled);
+    const json doc = *compiled;
+    CHECK(doc["paradigm"] == spec(text)["paradigm"]);
+    // With `initial` the document is a loop (as the original's loader decides), not a spec.
+    auto back = compile_paradigm(doc);
+    INFO((back ? std::string() : paradigm_test::messages(back.error())));
+    REQUIRE(back);
+    CHECK(*back == *compiled);
+    auto parsed = parse_loop(doc);
+    REQUIRE(parsed);
+    CHECK(*parsed == *compiled);
+  }
+  // A hand-written loop has none; parse_loop checks the value like an enum.
+  CHECK_FALSE(parse_loop(spec(R"({"name": "t", "initial": "s", "states": {"s": {"terminal": true}}})"))->paradigm);
+  auto bad = parse_loop(spec(R"({"paradigm": "gaol", "name": "t", "initial": "s", "states": {"s": {"terminal": true}}})"));
+  REQUIRE_FALSE(bad);
+  CHECK(paradigm_test::has_diagnostic(bad.error(), "paradigm", R"(did you mean "goal"?)"));
+  CHECK(paradigm_test::has_diagnostic(bad.error(), "paradigm", "Unknown paradigm: 'gaol'"));
+  // A paradigm spec handed to parse_loop says what to do.
+  bad = parse_loop(spec(R"({"paradigm": "goal", "goal": "x", "tools": ["c"]})"));
+  REQUIRE_FALSE(bad);
+  CHECK(paradigm_test::has_diagnostic(bad.error(), "", "compiled with compile_paradigm"));
 }
 
 TEST_CASE("compile_paradigm: unknown paradigm lists the known ones") {

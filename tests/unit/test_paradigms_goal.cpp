@@ -24,6 +24,7 @@ TEST_CASE("goal: two tools give evaluate -> fix -> done, with the error verdict 
   const auto loop = goal_ok(spec(R"({"paradigm": "goal", "goal": "No type errors",
       "tools": ["/ll:check-code types", "/ll:manage-issue bug fix"], "max_iterations": 20})"));
   CHECK(loop.name.rfind("goal-", 0) == 0);
+  CHECK(loop.paradigm == "goal");
   CHECK(loop.initial == "evaluate");
   CHECK(loop.max_iterations == 20);
   REQUIRE(loop.states.size() == 4);
@@ -260,6 +261,18 @@ TEST_CASE("seed 001: an explicit exit_code stays explicit, absence stays the def
   loop = goal_ok(spec(R"({"goal": "Tests pass", "tools": ["/ll:run-tests", "fix_tests.sh"]})"));
   CHECK_FALSE(loop.states.at("evaluate").evaluate.has_value());
   CHECK(render_preview(loop).find("Evaluator: llm_structured (default)\n") != std::string::npos);
+}
+
+TEST_CASE("seed 001: an empty or null evaluator means none (`if evaluator_spec:`)") {
+  for (const char* none : {"null", "{}"}) {
+    const std::string text =
+        std::string(R"({"goal": "Clean", "tools": ["check"], "evaluator": )") + none + "}";
+    auto loop = goal_ok(spec(text.c_str()));
+    CHECK_FALSE_MESSAGE(loop.states.at("evaluate").evaluate.has_value(), none);
+  }
+  // A non-empty object without a type is still an error (the seed reads evaluator_spec["type"]).
+  auto e = goal_err(spec(R"({"goal": "Clean", "tools": ["check"], "evaluator": {"pattern": "x"}})"));
+  CHECK(e.path == "evaluator");
 }
 
 TEST_CASE("seed 001: the whole evaluator object is passed, not only type/pattern/target/operator") {

@@ -76,13 +76,14 @@ TEST_CASE("run goal: the passed-through evaluator decides") {
   CHECK(r.iterations == 3);
 }
 
-TEST_CASE("run convergence: progress, then stall ends in `stalled`") {
+TEST_CASE("run convergence: progress, then a stall ends in `done` (as the original routes it)") {
   scripted_runner runner;
   runner.on_action("count", {R::exit(0, "5\n"), R::exit(0, "3\n"), R::exit(0, "3\n")});
   const auto r = run(compiled(R"({"paradigm": "convergence", "name": "c", "check": "count", "toward": 0, "using": "fix"})"),
                      runner);
-  CHECK(r.final_state == "stalled");
-  CHECK(r.failure);
+  CHECK(r.final_state == "done");
+  CHECK(r.terminated_by == termination::terminal);
+  CHECK_FALSE(r.failure);
   CHECK(r.iterations == 5);
   REQUIRE(r.captured.count("current_value") == 1);
   CHECK(r.captured.at("current_value").output == "3");
@@ -108,9 +109,31 @@ TEST_CASE("run convergence: reaching the target, maximize, and unreadable values
   junk.on_action("count", R::exit(0, "n/a"));
   r = run(compiled(R"({"paradigm": "convergence", "name": "c", "check": "count", "toward": 0, "using": "fix"})"),
           junk);
-  CHECK(r.final_state == "failed");
-  CHECK(r.failure);
+  // `error` is unrouted: the run ends as an error naming the state, the verdict and why.
+  CHECK(r.terminated_by == termination::error);
+  CHECK(r.final_state == "measure");
   CHECK(r.iterations == 1);
+  REQUIRE(r.error.has_value());
+  CHECK(r.error->message.find("No valid transition from state \"measure\" for verdict \"error\"") == 0);
+  CHECK(r.error->message.find("Cannot parse output as number: n/a") != std::string::npos);
+}
+
+TEST_CASE("run invariants and imperative: an evaluator error ends the run as an error, unrouted") {
+  scripted_runner runner;
+  runner.on_action("lint", R::exit(2));
+  auto r = run(compiled(R"({"paradigm": "invariants", "name": "g", "constraints": [
+      {"name": "lint", "check": "lint", "fix": "fix-lint"}]})"), runner);
+  CHECK(r.terminated_by == termination::error);
+  CHECK(r.final_state == "check_lint");
+  CHECK(runner.call_count() == 1);  // the fix never ran
+
+  scripted_runner steps;
+  steps.on_action("verify", R::exit(3));
+  r = run(compiled(R"({"paradigm": "imperative", "name": "i", "steps": ["a"], "until": {"check": "verify"}})"),
+          steps);
+  CHECK(r.terminated_by == termination::error);
+  CHECK(r.final_state == "check_done");
+  CHECK(steps.call_count() == 2);
 }
 
 TEST_CASE("run invariants: each constraint is checked and fixed in order") {

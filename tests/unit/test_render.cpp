@@ -54,19 +54,18 @@ TEST_CASE("seed 001 phase 7: evaluator lines per type") {
   loop = *compile_imperative(spec(R"({"name": "t", "steps": ["a", "b", "c"], "max_iterations": 20,
       "until": {"check": "v", "evaluator": {"type": "output_numeric", "operator": "eq", "target": 0}}})"));
   CHECK(render_preview(loop) ==
-        "States: step_0 \u2192 step_1 \u2192 step_2 \u2192 check_done \u2192 done \u2192 failed\n"
+        "States: step_0 \u2192 step_1 \u2192 step_2 \u2192 check_done \u2192 done\n"
         "Transitions:\n"
         "  step_0: next\u2192step_1\n"
         "  step_1: next\u2192step_2\n"
         "  step_2: next\u2192check_done\n"
-        "  check_done: success\u2192done, failure\u2192step_0, error\u2192failed\n"
+        "  check_done: success\u2192done, failure\u2192step_0\n"
         "  done: [terminal]\n"
-        "  failed: [terminal, failure]\n"
         "Initial: step_0\n"
         "Max iterations: 20\n"
         "Evaluator: output_numeric [operator: eq, target: 0]\n");
   loop = compiled_fixture("convergence");
-  CHECK(render_preview(loop).find("  measure: target\u2192done, progress\u2192apply, stall\u2192stalled, error\u2192failed\n") !=
+  CHECK(render_preview(loop).find("  measure: target\u2192done, progress\u2192apply, stall\u2192done\n") !=
         std::string::npos);
   CHECK(render_preview(loop).find("\nEvaluator: convergence [toward: 0, tolerance: 0]\n") != std::string::npos);
   loop = compiled_fixture("invariants");
@@ -123,18 +122,18 @@ TEST_CASE("DOT and Mermaid keep every label; several verdicts to one target shar
 }
 
 TEST_CASE("initial, terminal and failure terminals are marked distinctly") {
-  const auto loop = compiled_fixture("convergence");
+  const auto loop = compiled_fixture("goal");
   const auto dot = render_dot(loop);
   CHECK(dot.find(R"("init" [shape=point)") != std::string::npos);
   CHECK(dot.find(R"("init" -> "s0";)") != std::string::npos);
-  CHECK(dot.find(R"("s0" [label="measure", penwidth=2];)") != std::string::npos);
+  CHECK(dot.find(R"("s0" [label="evaluate", penwidth=2];)") != std::string::npos);
   CHECK(dot.find(R"("s2" [label="done", peripheries=2, style="rounded,filled", fillcolor="#d8f0d8"];)") != std::string::npos);
-  CHECK(dot.find(R"("s3" [label="stalled", peripheries=2, style="rounded,filled", fillcolor="#f8d0d0", color="#b00000"];)") !=
+  CHECK(dot.find(R"("s3" [label="failed", peripheries=2, style="rounded,filled", fillcolor="#f8d0d0", color="#b00000"];)") !=
         std::string::npos);
   const auto mmd = render_mermaid(loop);
   CHECK(mmd.find("    class s0 initial\n") != std::string::npos);
   CHECK(mmd.find("    class s2 terminal\n") != std::string::npos);
-  CHECK(mmd.find("    class s3,s4 failure\n") != std::string::npos);
+  CHECK(mmd.find("    class s3 failure\n") != std::string::npos);
   CHECK(mmd.rfind("stateDiagram-v2\n", 0) == 0);
 }
 

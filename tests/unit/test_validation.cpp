@@ -149,8 +149,8 @@ TEST_CASE("malformed documents give the right diagnostic and never crash") {
       // unknown keys
       {"unknown top-level key", loop_doc(ok_a, R"("maxiterations": 5, )"), E, "maxiterations",
        "unknown-key"},
-      {"paradigm key", loop_doc(ok_a, R"("paradigm": "goal", )"), E, "paradigm",
-       "unknown-key"},
+      {"paradigm key with an unknown value", loop_doc(ok_a, R"("paradigm": "gaol", )"), E, "paradigm",
+       "unknown-paradigm"},
       {"unknown state key", loop_doc(R"("a": {"actoin": "x", "on_success": "done"})"), E,
        "states.a.actoin", "unknown-key"},
       {"unknown evaluate key",

@@ -22,9 +22,11 @@
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
-/// Name of the failure terminal every compiled check routes its `error` verdict to
-/// (an evaluator that cannot decide — exit code other than 0/1, timeout, unparsable
-/// output, judge failure — ends the loop as failed instead of spinning through the fix).
+/// Name of the failure terminal a goal's check routes its `error` verdict to (an evaluator
+/// that cannot decide — exit code other than 0/1, timeout, unparsable output, judge
+/// failure — ends the loop as failed instead of spinning through the fix; design §15).
+/// The other paradigms, as in the original, leave `error` unrouted: the run then ends with
+/// terminated_by `error` and a message naming the state, the verdict and the cause.
 inline constexpr std::string_view paradigm_error_state = "failed";
 
 namespace detail {
@@ -97,6 +99,17 @@ inline bool require_paradigm_fields(const json& spec, std::string_view title,
   report(out, "", "missing-field",
          fmt::format("{} paradigm requires: {}", title, fmt::join(missing, ", ")));
   return false;
+}
+
+/// An `evaluator:` field. `null` and `{}` mean no evaluator (the state's default one), as
+/// the original reads them (`if evaluator_spec:`); anything else is parsed strictly by
+/// parse_evaluate_config() and kept whole. Returns false when it is invalid.
+inline bool read_paradigm_evaluator(const json& field, const std::string& path,
+                                    std::optional<evaluate_config>& into, diagnostics& out) {
+  into.reset();
+  if (field.is_null() || (field.is_object() && field.empty())) return true;
+  into = parse_evaluate_config(field, path, out);
+  return into.has_value();
 }
 
 /// A string-valued spec field that must not be empty (an action or a name).

@@ -12,9 +12,6 @@
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
-/// Name of the failure terminal a convergence loop ends in when the value stops improving.
-inline constexpr std::string_view paradigm_stall_state = "stalled";
-
 namespace detail {
 
 /// `toward` / `tolerance`: a finite number (a string holding one is accepted and converted).
@@ -47,10 +44,11 @@ inline std::optional<json> read_convergence_number(const json& field, const std:
 /// description, max_iterations, backoff, timeout, context, scope, llm, on_handoff
 /// ```
 /// into `measure` (runs the check, captures it as `current_value`, convergence evaluator on
-/// its output: target → `done`, progress → `apply`, stall → `stalled`, error → `failed`),
-/// `apply` (next → `measure`), `done` (terminal), `stalled` and `failed` (failure
-/// terminals). The check itself is `measure`'s action (so a `/slash` check is still run as
-/// a prompt); as in the original, the context gets `metric_cmd`, `target` and
+/// its output: target → `done`, progress → `apply`, stall → `done` as in the original — the
+/// value stopped improving, so the loop ends there; the `stall` verdict is in the events
+/// and `prev`; `error` unrouted, so it ends the run as an error), `apply` (next →
+/// `measure`) and `done` (terminal). The check itself is `measure`'s action (so a `/slash`
+/// check is still run as a prompt); as in the original, the context gets `metric_cmd`, `target` and
 /// `tolerance` (user context keys are kept; these three are reserved) and the evaluator
 /// reads `${context.target}` / `${context.tolerance}`. The previous value is the
 /// evaluator's own per-state memory (the original's `${prev.output}` would have read the
@@ -104,13 +102,11 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
     return finish_paradigm("convergence", std::move(loop), std::move(out), warnings);
 
   loop.name = std::move(*name);
+  loop.paradigm = "convergence";
   loop.initial = "measure";
   loop.context["metric_cmd"] = *check;
   loop.context["target"] = *toward;
   loop.context["tolerance"] = tolerance;
-  const std::string failed{paradigm_error_state};
-  const std::string stalled{paradigm_stall_state};
-
   state_config measure;
   measure.action = *check;
   measure.capture = "current_value";
@@ -123,8 +119,7 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
   route_config route;
   route.routes["target"] = "done";
   route.routes["progress"] = "apply";
-  route.routes["stall"] = stalled;
-  route.error_target = failed;
+  route.routes["stall"] = "done";
   measure.route = std::move(route);
 
   state_config apply;
@@ -134,8 +129,6 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
   loop.states["measure"] = std::move(measure);
   loop.states["apply"] = std::move(apply);
   loop.states["done"] = paradigm_terminal();
-  loop.states[stalled] = paradigm_failure_terminal();
-  loop.states[failed] = paradigm_failure_terminal();
   return finish_paradigm("convergence", std::move(loop), std::move(out), warnings);
 }
 

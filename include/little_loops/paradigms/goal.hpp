@@ -80,7 +80,7 @@ inline std::optional<goal_tool> read_goal_tool(const json& entry, const std::str
 /// into `evaluate` (the check: success → `done`, failure → `fix`, error → `failed`),
 /// `fix` (next → `evaluate`), `done` (terminal) and `failed` (failure terminal).
 /// The `evaluator` object is parsed by parse_evaluate_config() with paths below
-/// `evaluator` and kept whole, an explicit `exit_code` included.
+/// `evaluator` and kept whole, an explicit `exit_code` included; `null` or `{}` mean none.
 inline expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* warnings = nullptr) {
   using namespace detail;
   diagnostics out;
@@ -122,7 +122,7 @@ inline expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* war
     } else if (key == "action_type") {
       default_type = read_tool_action_type(field, path, out);
     } else if (key == "evaluator") {
-      evaluator = parse_evaluate_config(field, path, out);
+      read_paradigm_evaluator(field, path, evaluator, out);
     } else {
       report_unknown_key(out, "", key, keys);
     }
@@ -131,6 +131,7 @@ inline expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* war
     return finish_paradigm("goal", std::move(loop), std::move(out), warnings);
 
   loop.name = name ? std::move(*name) : "goal-" + slugify(*goal);
+  loop.paradigm = "goal";
   loop.initial = "evaluate";
   const std::string failed{paradigm_error_state};
 

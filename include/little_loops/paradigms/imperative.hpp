@@ -25,8 +25,9 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// ```
 /// into `step_0` … `step_<n-1>` (next → the following step, the last → `check_done`),
 /// `check_done` (success → `done`, failure → `step_0`, swapped with `passes: false`;
-/// error → `failed`), `done` (terminal) and `failed` (failure terminal). The evaluator is
-/// parsed by parse_evaluate_config() with paths below `until.evaluator`.
+/// `error` unrouted, so it ends the run as an error) and `done` (terminal). The evaluator
+/// is parsed by parse_evaluate_config() with paths below `until.evaluator`; `null` or `{}`
+/// mean none.
 inline expected<fsm_loop, error> compile_imperative(const json& spec,
                                                     diagnostics* warnings = nullptr) {
   using namespace detail;
@@ -77,7 +78,7 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
         } else if (u.key() == "passes") {
           if (auto v = read_bool(u.value(), until_path, out)) passes = *v;
         } else if (u.key() == "evaluator") {
-          evaluator = parse_evaluate_config(u.value(), until_path, out);
+          read_paradigm_evaluator(u.value(), until_path, evaluator, out);
         } else {
           report_unknown_key(out, path, u.key(), until_keys);
         }
@@ -90,8 +91,8 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
     return finish_paradigm("imperative", std::move(loop), std::move(out), warnings);
 
   loop.name = std::move(*name);
+  loop.paradigm = "imperative";
   loop.initial = "step_0";
-  const std::string failed{paradigm_error_state};
   for (std::size_t i = 0; i < steps.size(); ++i) {
     state_config step;
     step.action = std::move(steps[i]);
@@ -103,10 +104,8 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
   check.evaluate = std::move(evaluator);
   check.on["success"] = passes ? "done" : "step_0";
   check.on["failure"] = passes ? "step_0" : "done";
-  check.on["error"] = failed;
   loop.states["check_done"] = std::move(check);
   loop.states["done"] = paradigm_terminal();
-  loop.states[failed] = paradigm_failure_terminal();
   return finish_paradigm("imperative", std::move(loop), std::move(out), warnings);
 }
 

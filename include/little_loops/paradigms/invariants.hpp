@@ -21,16 +21,6 @@ struct invariant_constraint {
   std::optional<evaluate_config> evaluator;
 };
 
-/// `'a'`, `'a' and 'b'`, `'a', 'b' and 'c'`.
-inline std::string quoted_field_list(const std::vector<std::string_view>& fields) {
-  std::string out;
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0) out += i + 1 == fields.size() ? " and " : ", ";
-    out += fmt::format("'{}'", fields[i]);
-  }
-  return out;
-}
-
 inline std::optional<invariant_constraint> read_constraint(const json& entry, std::size_t index,
                                                            const std::string& path,
                                                            diagnostics& out) {
@@ -38,19 +28,21 @@ inline std::optional<invariant_constraint> read_constraint(const json& entry, st
     report_type(out, path, "a constraint object with name, check and fix", entry);
     return std::nullopt;
   }
-  // The original names the constraint by its name when it has one, else by its index.
+  // One diagnostic per missing field, in the original's words: a missing name names the
+  // constraint by its index, a missing check or fix by its name (by its index when it has
+  // none).
   std::string label = std::to_string(index);
   if (auto it = entry.find("name"); it != entry.end() && it->is_string())
     label = "'" + paradigm_excerpt(it->get_ref<const std::string&>()) + "'";
-  std::vector<std::string_view> missing;
-  for (const char* field : {"name", "check", "fix"})
-    if (!entry.contains(field)) missing.emplace_back(field);
-  if (!missing.empty())
+  bool ok = true;
+  for (const char* field : {"name", "check", "fix"}) {
+    if (entry.contains(field)) continue;
     report(out, path, "missing-field",
-           fmt::format("Constraint {} requires {} field{}", label, quoted_field_list(missing),
-                       missing.size() > 1 ? "s" : ""));
+           fmt::format("Constraint {} requires '{}' field",
+                       std::string_view(field) == "name" ? std::to_string(index) : label, field));
+    ok = false;
+  }
   invariant_constraint c;
-  bool ok = missing.empty();
   static constexpr std::array<std::string_view, 4> keys{"name", "check", "fix", "evaluator"};
   for (auto it = entry.begin(); it != entry.end(); ++it) {
     const std::string field_path = member_path(path, it.key());
@@ -69,8 +61,7 @@ inline std::optional<invariant_constraint> read_constraint(const json& entry, st
     } else if (it.key() == "fix") {
       c.fix = std::move(*text);
     } else if (it.key() == "evaluator") {
-      c.evaluator = parse_evaluate_config(it.value(), field_path, out);
-      if (!c.evaluator) ok = false;
+      if (!read_paradigm_evaluator(it.value(), field_path, c.evaluator, out)) ok = false;
     } else {
       report_unknown_key(out, path, it.key(), keys);
       ok = false;
@@ -95,9 +86,9 @@ inline std::optional<invariant_constraint> read_constraint(const json& entry, st
 /// description, max_iterations, backoff, timeout, context, scope, llm, on_handoff
 /// ```
 /// into, per constraint in order, `check_<name>` (success → the next check or `all_valid`,
-/// failure → `fix_<name>`, error → `failed`) and `fix_<name>` (next → `check_<name>`),
-/// then `all_valid` (terminal; with maintain its `on_maintain` is the first check) and
-/// `failed` (failure terminal). Each constraint's evaluator is parsed by
+/// failure → `fix_<name>`; `error` unrouted, so it ends the run as an error) and
+/// `fix_<name>` (next → `check_<name>`), then `all_valid` (terminal; with maintain its
+/// `on_maintain` is the first check). Each constraint's evaluator is parsed by
 /// parse_evaluate_config() with paths such as `constraints.0.evaluator.operator`.
 inline expected<fsm_loop, error> compile_invariants(const json& spec,
                                                     diagnostics* warnings = nullptr) {
@@ -155,9 +146,9 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
     return finish_paradigm("invariants", std::move(loop), std::move(out), warnings);
 
   loop.name = std::move(*name);
+  loop.paradigm = "invariants";
   const std::string first_check = "check_" + constraints.front().name;
   loop.initial = first_check;
-  const std::string failed{paradigm_error_state};
   for (std::size_t i = 0; i < constraints.size(); ++i) {
     auto& c = constraints[i];
     const std::string check_name = "check_" + c.name;
@@ -168,7 +159,6 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
     check.on["success"] =
         i + 1 < constraints.size() ? "check_" + constraints[i + 1].name : std::string("all_valid");
     check.on["failure"] = fix_name;
-    check.on["error"] = failed;
     state_config fix;
     fix.action = std::move(c.fix);
     fix.next = check_name;
@@ -178,7 +168,6 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
   state_config all_valid = paradigm_terminal();
   if (loop.maintain) all_valid.on_maintain = first_check;
   loop.states["all_valid"] = std::move(all_valid);
-  loop.states[failed] = paradigm_failure_terminal();
   return finish_paradigm("invariants", std::move(loop), std::move(out), warnings);
 }
 
