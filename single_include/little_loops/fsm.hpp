@@ -548,6 +548,7 @@ inline bool is_dynamic_target(std::string_view target) noexcept {
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/strings.hpp>
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <cmath>
@@ -692,6 +693,10 @@ struct fsm_loop {
   llm_config llm;
   handoff_policy on_handoff = handoff_policy::pause;
   std::optional<std::string> on_max_iterations;    ///< state run once when the cap is hit
+  /// The paradigm the loop was compiled from (`goal`, `convergence`, `invariants`,
+  /// `imperative`; `fsm` when a document says so). Provenance only: it changes nothing in
+  /// how the loop runs. A document with both `paradigm` and `initial` is a loop.
+  std::optional<std::string> paradigm;
 
   friend bool operator==(const fsm_loop&, const fsm_loop&) = default;
 };
@@ -810,7 +815,25 @@ inline constexpr std::size_t max_value_depth = 256;
 /// objects, so unbounded depth would exhaust the stack.
 inline constexpr std::size_t max_document_depth = 512;
 
+/// The values `paradigm:` accepts, sorted (the order of the "Must be one of" message).
+inline constexpr std::array<std::string_view, 5> paradigm_names{
+    "convergence", "fsm", "goal", "imperative", "invariants"};
+
 namespace detail {
+
+/// The "Unknown paradigm" message (as the original words it), with a "did you mean".
+inline std::string unknown_paradigm_message(std::string_view value) {
+  const std::string quoted = quote_excerpt(value);
+  std::string message = "Unknown paradigm: '";
+  message.append(quoted, 1, quoted.size() - 2);
+  message += "'. Must be one of: ";
+  for (std::size_t i = 0; i < paradigm_names.size(); ++i) {
+    if (i != 0) message += ", ";
+    message += paradigm_names[i];
+  }
+  message += did_you_mean(value, paradigm_names);
+  return message;
+}
 
 /// `object`, `array`, `string`, `integer`, `number`, `boolean`, `null`, `binary`.
 inline std::string_view json_kind(const json& value) noexcept {
@@ -1036,10 +1059,10 @@ inline constexpr std::array<std::string_view, 13> state_keys{
     "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
     "on_error"};
 
-inline constexpr std::array<std::string_view, 13> loop_keys{
+inline constexpr std::array<std::string_view, 14> loop_keys{
     "name",    "description",    "initial", "states", "context",    "scope",
     "max_iterations", "backoff", "timeout", "maintain", "llm",     "on_handoff",
-    "on_max_iterations"};
+    "on_max_iterations", "paradigm"};
 
 inline constexpr std::array<std::string_view, 4> llm_keys{"enabled", "model", "max_tokens",
                                                            "timeout"};
@@ -1299,9 +1322,12 @@ inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
     } else if (key == "on_max_iterations") {
       if (auto v = read_string(field, field_path, out)) loop.on_max_iterations = std::move(*v);
     } else if (key == "paradigm") {
-      report(out, field_path, "unknown-key",
-             "unknown key \"paradigm\": this is a paradigm spec, not a loop; compile it with "
-             "the paradigm compiler (compile_paradigm) instead of parse_loop");
+      if (auto v = read_string(field, field_path, out)) {
+        if (std::find(paradigm_names.begin(), paradigm_names.end(), *v) == paradigm_names.end())
+          report(out, field_path, "unknown-paradigm", unknown_paradigm_message(*v));
+        else
+          loop.paradigm = std::move(*v);
+      }
     } else if (key == "max_steps") {
       report_unknown_key(out, "", key, std::array<std::string_view, 1>{"max_iterations"},
                          "use \"max_iterations\" (it counts state executions)");
@@ -1314,7 +1340,11 @@ inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
   }
   if (!has_name) report(out, "", "missing-field", "missing required key \"name\"");
   if (!has_initial)
-    report(out, "", "missing-field", "missing required key \"initial\" (the first state)");
+    report(out, "", "missing-field",
+           loop.paradigm && *loop.paradigm != "fsm"
+               ? "missing required key \"initial\" (the first state): a " + *loop.paradigm +
+                     " paradigm spec is compiled with compile_paradigm, not parsed as a loop"
+               : std::string("missing required key \"initial\" (the first state)"));
   if (!has_states)
     report(out, "", "missing-field", "missing required key \"states\" (an object of states)");
 }
@@ -1567,11 +1597,12 @@ inline void to_json(json& j, const llm_config& l) {
   if (l.timeout != defaults.timeout) j["timeout"] = detail::number_json(l.timeout);
 }
 
-/// name, description, initial, states, context, scope, max_iterations, backoff, timeout,
+/// name, paradigm, description, initial, states, context, scope, max_iterations, backoff, timeout,
 /// maintain, llm, on_handoff, on_max_iterations — defaults omitted.
 inline void to_json(json& j, const fsm_loop& loop) {
   j = json::object();
   j["name"] = loop.name;
+  if (loop.paradigm) j["paradigm"] = *loop.paradigm;
   if (loop.description) j["description"] = *loop.description;
   j["initial"] = loop.initial;
   json& states = j["states"];
@@ -1626,9 +1657,49 @@ inline constexpr bool is_py_space(char c) noexcept {
          (c >= '\x1c' && c <= '\x1f');
 }
 
+// Length in bytes of the UTF-8 encoded non-ASCII character that Python's str.isspace()
+// accepts, starting at `s[0]`, or 0: U+0085, U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029,
+// U+202F, U+205F, U+3000 (the whole list, checked against Python 3.11).
+inline constexpr std::size_t py_unicode_space_len(std::string_view s) noexcept {
+  auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  if (s.size() >= 2 && at(0) == 0xC2 && (at(1) == 0x85 || at(1) == 0xA0)) return 2;
+  if (s.size() < 3) return 0;
+  const unsigned a = at(0), b = at(1), c = at(2);
+  if (a == 0xE1 && b == 0x9A && c == 0x80) return 3;  // U+1680
+  if (a == 0xE2 && b == 0x80 && ((c >= 0x80 && c <= 0x8A) || c == 0xA8 || c == 0xA9 || c == 0xAF))
+    return 3;                                         // U+2000–U+200A, U+2028, U+2029, U+202F
+  if (a == 0xE2 && b == 0x81 && c == 0x9F) return 3;  // U+205F
+  if (a == 0xE3 && b == 0x80 && c == 0x80) return 3;  // U+3000
+  return 0;
+}
+
+// `s` without the leading and trailing characters Python's str.strip() removes: the ASCII
+// ones of is_py_space and the Unicode spaces of py_unicode_space_len (UTF-8 encoded).
 inline std::string_view trim_py(std::string_view s) noexcept {
-  while (!s.empty() && is_py_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_py_space(s.back())) s.remove_suffix(1);
+  while (!s.empty()) {
+    if (is_py_space(s.front())) {
+      s.remove_prefix(1);
+    } else if (const std::size_t n = py_unicode_space_len(s)) {
+      s.remove_prefix(n);
+    } else {
+      break;
+    }
+  }
+  while (!s.empty()) {
+    if (is_py_space(s.back())) {
+      s.remove_suffix(1);
+      continue;
+    }
+    // The spaces are 2 or 3 bytes long and start with a lead byte, so a match on the last
+    // 2 or 3 bytes is a whole character.
+    if (s.size() >= 2 && py_unicode_space_len(s.substr(s.size() - 2)) == 2) {
+      s.remove_suffix(2);
+    } else if (s.size() >= 3 && py_unicode_space_len(s.substr(s.size() - 3)) == 3) {
+      s.remove_suffix(3);
+    } else {
+      break;
+    }
+  }
   return s;
 }
 
@@ -1700,6 +1771,31 @@ inline std::optional<double> parse_number(std::string_view text) noexcept {
     return std::nullopt;
   }
   return negative ? -value : value;
+}
+
+// Three-way comparison of an integer with a double, exact as Python compares int and float
+// (the integer is never rounded to a double: 2**53 + 1 > 2.0**53). Returns -1, 0 or 1, or 2
+// when `d` is NaN (unordered: only `!=` holds). -0.0 equals 0.
+inline int compare_int_double(std::int64_t i, double d) noexcept {
+  if (std::isnan(d)) return 2;
+  constexpr double two63 = 9223372036854775808.0;
+  if (d >= two63) return -1;  // also +inf
+  if (d < -two63) return 1;   // also -inf
+  const double t = std::trunc(d);  // in [-2**63, 2**63): exact as an int64
+  const auto ti = static_cast<std::int64_t>(t);
+  if (i != ti) return i < ti ? -1 : 1;
+  return d > t ? -1 : d < t ? 1 : 0;  // i == trunc(d): the fraction decides
+}
+
+inline int compare_int_double(std::uint64_t u, double d) noexcept {
+  if (std::isnan(d)) return 2;
+  constexpr double two64 = 18446744073709551616.0;
+  if (d >= two64) return -1;  // also +inf
+  if (d < 0) return 1;        // also -inf; -0.0 is not < 0
+  const double t = std::trunc(d);  // in [0, 2**64): exact as a uint64
+  const auto tu = static_cast<std::uint64_t>(t);
+  if (u != tu) return u < tu ? -1 : 1;
+  return d > t ? -1 : 0;  // d >= 0, so only a positive fraction is possible
 }
 
 // Appends `v` the way Python's repr(float) prints it: shortest round-trip digits, fixed
@@ -2800,7 +2896,9 @@ struct template_checker {
     out->push_back(diagnostic{level, std::move(path), sanitize_utf8(message), std::move(code)});
   }
 
-  // Compiles `text` (reporting syntax problems) and checks `${captured.X}` references.
+  // Compiles `text` (reporting syntax problems) and checks `${captured.X}` references. A
+  // reference with a fallback (`?` or `:default=`) may read a capture that never happens, so
+  // it is not checked (design §3.8).
   std::optional<compiled_template> check(std::string_view text, const std::string& path) const {
     auto t = compile_template(text);
     if (!t) {
@@ -2809,6 +2907,7 @@ struct template_checker {
     }
     for (const auto& part : t->parts()) {
       if (!part.is_variable || part.ns != template_namespace::captured) continue;
+      if (part.optional || part.default_value) continue;
       const std::string& name = part.path.front().key;
       bool known = false;
       for (const auto& c : *captures) known = known || c == name;
@@ -2867,7 +2966,8 @@ struct template_checker {
 /// malformed templates (`template-syntax`), unknown namespaces
 /// (`template-unknown-namespace`), unknown `state.`/`loop.` keys (`template-unknown-key`),
 /// bash operators inside `${…}` with a `$${…}` hint (`template-bash-operator`),
-/// `${captured.X}` where no state captures X (`template-unknown-capture`), all errors, and
+/// `${captured.X}` where no state captures X (`template-unknown-capture`; not for references
+/// with `?` or `:default=`), all errors, and
 /// warns about raw `${context.…}` outside quotes in shell actions
 /// (`template-unquoted-context`, suggesting `:shell`).
 inline void validate_templates(const fsm_loop& loop, diagnostics& out) {
@@ -3117,7 +3217,11 @@ inline void check_verdict_spelling(std::string_view verdict, const std::string& 
 }  // namespace detail
 
 /// Checks a parsed loop and returns every finding, errors and warnings, in document order.
-/// A loop with no error-level diagnostic can be run. Rules and their stable codes:
+/// A loop with no error-level diagnostic is valid: load_loop() / load_loop_text() refuse any
+/// other. Building an executor from an in-memory loop (compile_loop(), make_executor()) is
+/// more lenient: `no-terminal` and `unknown-state` do not stop it, since a loop without a
+/// terminal ends by a limit and an unknown target only fails, as the run's error, if taken
+/// (compiled_loop::compile_blocking()). Rules and their stable codes:
 ///
 /// | code | level | rule |
 /// |---|---|---|
@@ -3359,10 +3463,102 @@ LITTLE_LOOPS_NAMESPACE_END
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
-// Scans a whole JSON document (RFC 8259 grammar, nesting limited to `max_depth`), and
+inline int json_hex_digit(char c) noexcept {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Appends code point `cp` as UTF-8. A surrogate (U+D800–U+DFFF, which only a lone `\uXXXX`
+// escape can produce) gets the generalised 3-byte form ("WTF-8"): that is not valid UTF-8,
+// so it never equals a well-formed string, just as Python's lone-surrogate str differs
+// from every string that can be written in a loop file. See replace_lone_surrogates().
+inline void append_code_point(std::string& out, unsigned cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// Decodes the contents of a JSON string (the text between the quotes, already validated by
+// json_path_scanner) like Python's json module: the simple escapes, `\uXXXX`, and a high
+// surrogate escape followed by a low one (`\ud83d\ude00`) as one code point (U+1F600).
+// Other surrogates stay lone (see append_code_point).
+inline void decode_json_string(std::string_view raw, std::string& out) {
+  out.reserve(out.size() + raw.size());
+  const auto hex4 = [&](std::size_t at) {
+    unsigned cp = 0;
+    for (std::size_t h = 0; h < 4; ++h)
+      cp = cp * 16 + static_cast<unsigned>(json_hex_digit(raw[at + h]));
+    return cp;
+  };
+  for (std::size_t k = 0; k < raw.size(); ++k) {
+    if (raw[k] != '\\') {
+      out += raw[k];
+      continue;
+    }
+    const char e = raw[++k];
+    switch (e) {
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'u': {
+        unsigned cp = hex4(k + 1);
+        k += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF && k + 6 < raw.size() && raw[k + 1] == '\\' &&
+            raw[k + 2] == 'u') {
+          const unsigned low = hex4(k + 3);
+          if (low >= 0xDC00 && low <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            k += 6;
+          }
+        }
+        append_code_point(out, cp);
+        break;
+      }
+      default: out += e; break;  // " \ /
+    }
+  }
+}
+
+// `text` with every lone surrogate decode_json_string produced (ED A0–BF 80–BF) replaced by
+// U+FFFD, so the value can be shown in details (which must be valid UTF-8).
+inline std::string replace_lone_surrogates(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t k = 0; k < text.size(); ++k) {
+    if (text[k] == '\xED' && k + 2 < text.size() &&
+        static_cast<unsigned char>(text[k + 1]) >= 0xA0 &&
+        static_cast<unsigned char>(text[k + 1]) <= 0xBF) {
+      out += "\xEF\xBF\xBD";
+      k += 2;
+      continue;
+    }
+    out += text[k];
+  }
+  return out;
+}
+
+// Scans a whole JSON document (RFC 8259 grammar plus the `NaN`, `Infinity` and `-Infinity`
+// that Python's json module accepts; nesting limited to `max_depth`), and
 // records the byte span of the value at `path` (the last one when an object repeats a key,
 // as Python's json module keeps the last). Nothing is allocated except for keys with escapes.
-// Error messages follow Python's json module: "Expecting value: line 1 column 5 (char 4)".
+// Error messages follow Python's json module: "Expecting value: line 1 column 5 (char 4)",
+// with positions counted in characters.
 class json_path_scanner {
  public:
   json_path_scanner(std::string_view text, const path_segments& path, std::size_t max_depth)
@@ -3370,6 +3566,8 @@ class json_path_scanner {
 
   // True when the document is valid; then found() tells whether the path exists.
   bool scan() {
+    if (s_.starts_with("\xEF\xBB\xBF"))
+      return fail("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0);
     skip_ws();
     if (!value(0, 0)) return false;
     skip_ws();
@@ -3386,9 +3584,31 @@ class json_path_scanner {
  private:
   static constexpr std::size_t off_path = static_cast<std::size_t>(-1);
 
+  // Length of the character starting at byte `k`: a well-formed UTF-8 sequence, or the
+  // maximal ill-formed prefix of one, or one stray byte (each of which Python's
+  // decode(errors="replace") turns into one character).
+  std::size_t char_length(std::size_t k) const noexcept {
+    const auto byte = [&](std::size_t at) { return static_cast<unsigned char>(s_[at]); };
+    const unsigned char c = byte(k);
+    if (c < 0xC2 || c > 0xF4) return 1;
+    const std::size_t extra = c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
+    const unsigned char low = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+    const unsigned char high = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    std::size_t len = 1;
+    if (k + 1 < s_.size() && byte(k + 1) >= low && byte(k + 1) <= high) {
+      len = 2;
+      while (len <= extra && k + len < s_.size() && byte(k + len) >= 0x80 &&
+             byte(k + len) <= 0xBF)
+        ++len;
+    }
+    return len;
+  }
+
+  // Python's json module reports positions in characters (code points), not bytes.
   bool fail(std::string_view what, std::size_t pos) {
-    std::size_t line = 1, col = 1;
-    for (std::size_t k = 0; k < pos && k < s_.size(); ++k) {
+    std::size_t line = 1, col = 1, chars = 0;
+    for (std::size_t k = 0; k < pos && k < s_.size(); k += char_length(k)) {
+      ++chars;
       if (s_[k] == '\n') {
         ++line;
         col = 1;
@@ -3396,7 +3616,7 @@ class json_path_scanner {
         ++col;
       }
     }
-    error_ = fmt::format("{}: line {} column {} (char {})", what, line, col, pos);
+    error_ = fmt::format("{}: line {} column {} (char {})", what, line, col, chars);
     return false;
   }
 
@@ -3431,6 +3651,8 @@ class json_path_scanner {
       case 't': return literal("true");
       case 'f': return literal("false");
       case 'n': return literal("null");
+      case 'N': return literal("NaN");  // Python's json.loads accepts NaN and ±Infinity
+      case 'I': return literal("Infinity");
       default: return number();
     }
   }
@@ -3445,6 +3667,10 @@ class json_path_scanner {
 
   bool number() {
     const std::size_t start = i_;
+    if (s_.compare(i_, 9, "-Infinity") == 0) {
+      i_ += 9;
+      return true;
+    }
     if (i_ < s_.size() && s_[i_] == '-') ++i_;
     if (i_ >= s_.size() || !digit(s_[i_])) return fail("Expecting value", start);
     if (s_[i_] == '0') {
@@ -3467,15 +3693,10 @@ class json_path_scanner {
     return true;
   }
 
-  static int hex(char c) noexcept {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  }
+  static int hex(char c) noexcept { return json_hex_digit(c); }
 
-  // Scans a string starting at the opening quote. When `decoded` is given, stores the raw
-  // contents (escapes decoded only if present; see key()).
+  // Scans a string starting at the opening quote. When `raw` is given, stores the contents
+  // between the quotes (escapes not decoded; see key_matches()).
   bool string(std::string_view* raw) {
     const std::size_t start = i_;
     ++i_;
@@ -3491,9 +3712,11 @@ class json_path_scanner {
         if (i_ + 1 >= s_.size()) break;
         const char e = s_[i_ + 1];
         if (e == 'u') {
-          if (i_ + 6 > s_.size() || hex(s_[i_ + 2]) < 0 || hex(s_[i_ + 3]) < 0 ||
+          // Python requires a character after the four digits (its `end >= len` test), so
+          // `"\u1234` at the end of the text is an invalid escape, not an unterminated string.
+          if (i_ + 6 >= s_.size() || hex(s_[i_ + 2]) < 0 || hex(s_[i_ + 3]) < 0 ||
               hex(s_[i_ + 4]) < 0 || hex(s_[i_ + 5]) < 0)
-            return fail("Invalid \\uXXXX escape", i_);
+            return fail("Invalid \\uXXXX escape", i_ + 1);  // Python points at the `u`
           i_ += 6;
           continue;
         }
@@ -3509,49 +3732,12 @@ class json_path_scanner {
     return fail("Unterminated string starting at", start);
   }
 
-  // Decodes simple escapes of a key for comparison (keys with \u escapes are compared after
-  // decoding the BMP code point as UTF-8).
-  static std::string decode_key(std::string_view raw) {
-    std::string out;
-    out.reserve(raw.size());
-    for (std::size_t k = 0; k < raw.size(); ++k) {
-      if (raw[k] != '\\') {
-        out += raw[k];
-        continue;
-      }
-      const char e = raw[++k];
-      switch (e) {
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          unsigned cp = 0;
-          for (int h = 1; h <= 4; ++h) cp = cp * 16 + static_cast<unsigned>(hex(raw[k + h]));
-          k += 4;
-          if (cp < 0x80) {
-            out += static_cast<char>(cp);
-          } else if (cp < 0x800) {
-            out += static_cast<char>(0xC0 | (cp >> 6));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-          } else {
-            out += static_cast<char>(0xE0 | (cp >> 12));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-          }
-          break;
-        }
-        default: out += e; break;
-      }
-    }
-    return out;
-  }
-
   bool key_matches(std::string_view raw, std::size_t matched) const {
     const std::string& want = path_[matched].key;
     if (raw.find('\\') == std::string_view::npos) return raw == want;
-    return decode_key(raw) == want;
+    std::string key;
+    decode_json_string(raw, key);
+    return key == want;
   }
 
   bool object(std::size_t matched, std::size_t depth) {
@@ -3881,6 +4067,7 @@ enum class judge_errc {
   timeout,      ///< the backend gave up after `timeout`
   failed,       ///< the call failed (API error, non-zero exit, ...)
   malformed,    ///< the backend got a reply it could not interpret
+  empty_output, ///< the call succeeded but answered nothing (an API error a CLI hid)
 };
 
 /// A typed judge backend failure.
@@ -3932,6 +4119,8 @@ inline std::string build_judge_prompt(std::string_view instruction, std::string_
 struct judge_reply {
   json object;        ///< the verdict object
   std::string error;  ///< non-empty: the reply was unusable (and why)
+  /// The reply was a CLI envelope reporting an error (`"is_error"` set), not a bad answer.
+  bool backend_error = false;
 };
 
 namespace detail {
@@ -3968,60 +4157,104 @@ inline bool has_verdict(const json& j) {
   return it != j.end() && it->is_string();
 }
 
-inline void collect_candidates(std::string_view text, std::vector<json>& out, int depth);
-
-// Unwraps CLI envelopes (`{"result": "<json text>" | {...}}`, `{"structured_output": {...}}`)
-// into candidates.
-inline bool unwrap_envelope(const json& j, std::vector<json>& out, int depth) {
-  if (!j.is_object() || has_verdict(j) || depth > 3) return false;
-  for (const char* key : {"structured_output", "result"}) {
-    auto it = j.find(key);
-    if (it == j.end()) continue;
-    if (it->is_object()) {
-      if (has_verdict(*it)) {
-        out.push_back(*it);
-        return true;
-      }
-    } else if (it->is_string()) {
-      std::size_t before = out.size();
-      collect_candidates(it->get_ref<const std::string&>(), out, depth + 1);
-      if (out.size() != before) return true;
-    }
+// Python truthiness of a JSON value (the original tests `envelope.get("is_error")`).
+inline bool truthy(const json& j) {
+  switch (j.type()) {
+    case json::value_t::null: return false;
+    case json::value_t::boolean: return j.get<bool>();
+    case json::value_t::number_integer: return j.get<std::int64_t>() != 0;
+    case json::value_t::number_unsigned: return j.get<std::uint64_t>() != 0;
+    case json::value_t::number_float: return j.get<double>() != 0.0;
+    case json::value_t::string: return !j.get_ref<const std::string&>().empty();
+    case json::value_t::array:
+    case json::value_t::object: return !j.empty();
+    default: return true;
   }
-  return false;
 }
 
-inline void collect_candidates(std::string_view text, std::vector<json>& out, int depth) {
+/// The text of a CLI error envelope (`{"is_error": <truthy>, "result": ...}`), cut to 200
+/// bytes; nullopt when `j` is not one.
+inline std::optional<std::string> error_envelope_text(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  const auto flag = j.find("is_error");
+  if (flag == j.end() || !truthy(*flag)) return std::nullopt;
+  std::string text;
+  if (const auto res = j.find("result"); res != j.end() && !res->is_null())
+    text = res->is_string() ? res->get<std::string>()
+                            : res->dump(-1, ' ', false, json::error_handler_t::replace);
+  const auto first = text.find_first_not_of(" \t\r\n");
+  const auto last = text.find_last_not_of(" \t\r\n");
+  text = first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
+  return sanitize_utf8(utf8_prefix(text, 200));
+}
+
+// What a reply holds: candidate objects, and the first error envelope met, if any.
+struct judge_candidates {
+  std::vector<json> objects;
+  std::optional<std::string> envelope_error;
+};
+
+inline void collect_candidates(std::string_view text, judge_candidates& out, int depth);
+
+// Takes one parsed object: an error envelope is noted; a CLI envelope (`{"result":
+// "<json text>" | {...}}`, `{"structured_output": {...}}`) is unwrapped into its candidates;
+// anything else is a candidate itself.
+inline void take_object(json j, judge_candidates& out, int depth) {
+  if (auto err = error_envelope_text(j)) {
+    if (!out.envelope_error) out.envelope_error = std::move(*err);
+    return;
+  }
+  if (!has_verdict(j) && depth <= 3) {
+    for (const char* key : {"structured_output", "result"}) {
+      auto it = j.find(key);
+      if (it == j.end()) continue;
+      if (it->is_object()) {
+        if (has_verdict(*it)) {
+          out.objects.push_back(*it);
+          return;
+        }
+      } else if (it->is_string()) {
+        const std::size_t before = out.objects.size();
+        collect_candidates(it->get_ref<const std::string&>(), out, depth + 1);
+        if (out.objects.size() != before) return;
+      }
+    }
+  }
+  out.objects.push_back(std::move(j));
+}
+
+inline void collect_candidates(std::string_view text, judge_candidates& out, int depth) {
   std::string_view trimmed = trim_py(text);
   if (trimmed.empty()) return;
   if (trimmed.front() == '{') {
     json whole = json::parse(trimmed.begin(), trimmed.end(), nullptr, false);
     if (!whole.is_discarded() && whole.is_object()) {
-      if (unwrap_envelope(whole, out, depth)) return;
-      out.push_back(std::move(whole));
+      take_object(std::move(whole), out, depth);
       return;
     }
   }
-  // Each failed start costs a scan to the end of the text: bound the attempts so hostile
-  // replies ("{{{{...") stay linear. Replies are small; a judge that needs more is malformed.
-  constexpr int max_failed_starts = 64;
-  int failed = 0;
+  // Each start that is not an object costs a scan (to its matching brace, or to the end of
+  // the text when unbalanced): the bytes scanned are bounded by a budget proportional to the
+  // text, so hostile replies ("{{{{...") stay linear while prose or code with many braces
+  // before the answer is still searched.
+  std::size_t budget = 16 * text.size() + 65536;
   std::size_t pos = 0;
-  while ((pos = text.find('{', pos)) != std::string_view::npos && failed < max_failed_starts) {
-    std::size_t end = match_object_end(text, pos);
+  while ((pos = text.find('{', pos)) != std::string_view::npos) {
+    const std::size_t end = match_object_end(text, pos);
+    const std::size_t cost = (end == std::string_view::npos ? text.size() : end) - pos;
+    if (cost > budget) break;
+    budget -= cost;
     if (end == std::string_view::npos) {
       ++pos;
-      ++failed;
       continue;
     }
     json j = json::parse(text.begin() + static_cast<std::ptrdiff_t>(pos),
                          text.begin() + static_cast<std::ptrdiff_t>(end), nullptr, false);
     if (!j.is_discarded() && j.is_object()) {
-      if (!unwrap_envelope(j, out, depth)) out.push_back(std::move(j));
+      take_object(std::move(j), out, depth);
       pos = end;
     } else {
       ++pos;
-      ++failed;
     }
   }
 }
@@ -4030,18 +4263,25 @@ inline void collect_candidates(std::string_view text, std::vector<json>& out, in
 
 /// @brief Extracts the verdict object from a judge's raw reply, tolerantly: bare JSON, JSON in
 /// ``` fences, JSON after a preamble (string-aware brace matching), CLI envelopes
-/// (`{"result": ...}`). Fails closed: empty or garbage replies, objects without a string
-/// `verdict`, and several verdict objects that disagree all give an `error` text.
+/// (`{"result": ...}`, `{"structured_output": ...}`). Fails closed: empty or garbage replies,
+/// objects without a string `verdict`, several verdict objects that disagree, and a CLI
+/// envelope reporting an error (`"is_error"` set; then `backend_error` is true) all give an
+/// `error` text.
 inline judge_reply parse_judge_reply(std::string_view raw) {
   judge_reply reply;
   if (detail::trim_py(raw).empty()) {
     reply.error = "empty judge reply";
     return reply;
   }
-  std::vector<json> candidates;
+  detail::judge_candidates candidates;
   detail::collect_candidates(raw, candidates, 0);
+  if (candidates.envelope_error) {
+    reply.error = "judge reported an error: " + *candidates.envelope_error;
+    reply.backend_error = true;
+    return reply;
+  }
   const json* chosen = nullptr;
-  for (const auto& c : candidates) {
+  for (const auto& c : candidates.objects) {
     if (!detail::has_verdict(c)) continue;
     if (!chosen) {
       chosen = &c;
@@ -4055,8 +4295,8 @@ inline judge_reply parse_judge_reply(std::string_view raw) {
     }
   }
   if (!chosen) {
-    reply.error = candidates.empty() ? "no JSON object in judge reply"
-                                     : "judge reply has no verdict";
+    reply.error = candidates.objects.empty() ? "no JSON object in judge reply"
+                                             : "judge reply has no verdict";
     return reply;
   }
   reply.object = *chosen;
@@ -4081,11 +4321,15 @@ inline evaluation_result judge_error_result(std::string message, const char* fla
 
 /// @brief Turns a judge's raw reply into a verdict: the reply's `verdict`, with
 /// `<verdict>_uncertain` when `uncertain_suffix` is set and `confidence < min_confidence`.
-/// Details `{"confidence", "confident", "reason", "raw"}`; unusable replies give `error` with
-/// `{"error", "reason", "raw_preview"}`. A missing confidence counts as 1.0.
+/// Details `{"confidence", "confident", "reason", "raw"}` (`reason` is the reply's, else its
+/// `reasons` strings joined with "; ", else ""); unusable replies give `error` with
+/// `{"error", "reason", "raw_preview"}` and a flag: `malformed`, or `api_error` for a CLI
+/// envelope reporting an error. A missing confidence counts as 1.0; a `null` one, or one
+/// that is not a number (numeric strings are numbers), is malformed.
 inline evaluation_result judge_verdict(std::string_view raw, double min_confidence,
                                        bool uncertain_suffix) {
   judge_reply reply = parse_judge_reply(raw);
+  if (reply.backend_error) return detail::judge_error_result(reply.error, "api_error", raw);
   if (!reply.error.empty())
     return detail::judge_error_result("Failed to parse LLM response: " + reply.error,
                                       "malformed", raw);
@@ -4094,8 +4338,8 @@ inline evaluation_result judge_verdict(std::string_view raw, double min_confiden
   if (verdict.empty())
     return detail::judge_error_result("Failed to parse LLM response: empty verdict",
                                       "malformed", raw);
-  double confidence = 1.0;
-  if (auto it = obj.find("confidence"); it != obj.end() && !it->is_null()) {
+  double confidence = 1.0;  // only when absent: a null confidence is malformed (fail closed)
+  if (auto it = obj.find("confidence"); it != obj.end()) {
     std::optional<double> c;
     if (it->is_number()) c = it->get<double>();
     else if (it->is_string()) c = detail::parse_number(it->get_ref<const std::string&>());
@@ -4112,7 +4356,19 @@ inline evaluation_result judge_verdict(std::string_view raw, double min_confiden
   r.details["confidence"] = confidence;
   r.details["confident"] = confident;
   auto reason = obj.find("reason");
-  r.details["reason"] = reason != obj.end() && !reason->is_null() ? *reason : json("");
+  if (reason != obj.end() && !reason->is_null()) {
+    r.details["reason"] = *reason;
+  } else {
+    // Seed 003's judges answer `{"verdict": ..., "reasons": [...]}`: joined with "; ".
+    std::string joined;
+    if (auto reasons = obj.find("reasons"); reasons != obj.end() && reasons->is_array())
+      for (const auto& item : *reasons) {
+        if (!item.is_string()) continue;
+        if (!joined.empty()) joined += "; ";
+        joined += item.get_ref<const std::string&>();
+      }
+    r.details["reason"] = std::move(joined);
+  }
   r.details["raw"] = obj;
   return r;
 }
@@ -4120,8 +4376,10 @@ inline evaluation_result judge_verdict(std::string_view raw, double min_confiden
 /// @brief Runs an llm_structured evaluation against `judge`: builds the prompt from
 /// `instruction` (default prompt when empty) and the tail of `output`, asks the backend and
 /// parses the reply. Every failure is the verdict `error` (fail closed): `llm.enabled: false`
-/// ("LLM evaluation disabled"), no backend ("no judge backend"), backend errors and timeouts
-/// ("LLM evaluation timeout", details `timeout: true`), malformed replies.
+/// ("LLM evaluation disabled"), no backend ("no judge backend", `missing_dependency`),
+/// backend errors (`api_error`), timeouts ("LLM evaluation timeout", `timeout`), empty
+/// answers (`empty_output`), malformed replies (`malformed`). An absent, null or empty
+/// `schema` means default_judge_schema().
 template <JudgeBackend Judge>
 evaluation_result evaluate_llm_structured(Judge& judge, std::string_view output,
                                           std::string_view instruction, const json* schema,
@@ -4130,7 +4388,9 @@ evaluation_result evaluate_llm_structured(Judge& judge, std::string_view output,
   if (!llm.enabled) return detail::judge_error_result("LLM evaluation disabled", "disabled");
   if (instruction.empty()) instruction = default_judge_prompt;
   static const json default_schema = default_judge_schema();
-  const json& effective_schema = schema && !schema->is_null() ? *schema : default_schema;
+  // An absent, null or empty schema means the default one (as `schema or DEFAULT` did).
+  const json& effective_schema =
+      schema && !schema->is_null() && !schema->empty() ? *schema : default_schema;
   std::string prompt = build_judge_prompt(instruction, output);
   judge_request req;
   req.prompt = prompt;
@@ -4145,11 +4405,16 @@ evaluation_result evaluate_llm_structured(Judge& judge, std::string_view output,
   if (!reply) {
     const judge_error& e = reply.error();
     switch (e.kind) {
-      case judge_errc::timeout:
+      case judge_errc::timeout: {
+        // `error` is exactly the original's text; the backend's words go to `reason`.
+        evaluation_result r = detail::judge_error_result("LLM evaluation timeout", "timeout");
+        if (!e.message.empty()) r.details["reason"] = "LLM evaluation timeout: " + e.message;
+        return r;
+      }
+      case judge_errc::empty_output:
         return detail::judge_error_result(
-            e.message.empty() ? std::string("LLM evaluation timeout")
-                              : "LLM evaluation timeout: " + e.message,
-            "timeout");
+            e.message.empty() ? std::string("judge returned empty output") : e.message,
+            "empty_output");
       case judge_errc::unavailable:
         return detail::judge_error_result(
             e.message.empty() ? std::string("no judge backend") : e.message,
@@ -4162,6 +4427,8 @@ evaluation_result evaluate_llm_structured(Judge& judge, std::string_view output,
     }
     return detail::judge_error_result("judge backend error: " + e.message, "api_error");
   }
+  if (detail::trim_py(*reply).empty())  // an answer of nothing: the call failed silently
+    return detail::judge_error_result("judge returned empty output", "empty_output");
   return judge_verdict(*reply, min_confidence, uncertain_suffix);
 }
 
@@ -4200,25 +4467,94 @@ inline bool contains_substring(std::string_view text, std::string_view needle) n
 #endif
 }
 
-// Rewrites the Python-only escape `\Z` (end of text) as RE2's `\z`.
+// Python's `re` reads a counted repetition `{m}`, `{m,}`, `{,n}`, `{m,n}` or `{,}` (but not
+// `{}`); the length of that form starting at `p[0] == '{'`, or 0 when the brace is literal
+// text. `min_empty` tells whether the minimum is omitted (`{,n}`, `{,}`).
+inline std::size_t py_repeat_length(std::string_view p, bool* min_empty = nullptr) noexcept {
+  std::size_t k = 1;
+  const auto digits = [&] {
+    const std::size_t from = k;
+    while (k < p.size() && p[k] >= '0' && p[k] <= '9') ++k;
+    return k - from;
+  };
+  const std::size_t lo = digits();
+  const bool comma = k < p.size() && p[k] == ',';
+  if (comma) {
+    ++k;
+    digits();
+  }
+  if (k >= p.size() || p[k] != '}' || (lo == 0 && !comma)) return 0;
+  if (min_empty) *min_empty = lo == 0;
+  return k + 1;
+}
+
+// Length of the character class starting at `p[0] == '['` as Python reads it (a `]` right
+// after `[` or `[^` is a member; `\` escapes one character), or 0 when it is unterminated.
+inline std::size_t py_class_length(std::string_view p) noexcept {
+  std::size_t k = 1;
+  if (k < p.size() && p[k] == '^') ++k;
+  if (k < p.size() && p[k] == ']') ++k;
+  while (k < p.size() && p[k] != ']') k += p[k] == '\\' ? 2 : 1;
+  return k < p.size() ? k + 1 : 0;
+}
+
+// Translates the Python spellings RE2 reads differently: the escape `\Z` (end of text)
+// becomes `\z`, and a repetition with the minimum omitted (`x{,n}`, `x{,}`, which Python
+// reads as `x{0,n}`, `x{0,}` and RE2 as literal text) gets an explicit 0 when it follows
+// an atom (a character, escape, class or group; after `(`, `|`, `^`, `$`, an anchor escape,
+// another repetition or at the start Python rejects it, and it is left as is). Escaped
+// braces and braces inside classes are untouched.
 inline std::string python_to_re2(std::string_view pattern) {
   std::string out;
-  out.reserve(pattern.size());
+  out.reserve(pattern.size() + 2);
+  bool after_atom = false;  // the previous token can take a repetition
   for (std::size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '\\' && i + 1 < pattern.size()) {
+    const char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      const char e = pattern[i + 1];
       out += '\\';
-      out += pattern[i + 1] == 'Z' ? 'z' : pattern[i + 1];
+      out += e == 'Z' ? 'z' : e;
       ++i;
+      after_atom = e != 'A' && e != 'b' && e != 'B' && e != 'Z';
       continue;
     }
-    out += pattern[i];
+    if (c == '[') {
+      if (const std::size_t len = py_class_length(pattern.substr(i))) {
+        out += pattern.substr(i, len);
+        i += len - 1;
+        after_atom = true;
+        continue;
+      }
+    }
+    if (c == '{') {
+      bool min_empty = false;
+      if (const std::size_t len = py_repeat_length(pattern.substr(i), &min_empty)) {
+        if (after_atom) {
+          out += '{';
+          if (min_empty) out += '0';
+          out += pattern.substr(i + 1, len - 1);
+          i += len - 1;
+          after_atom = false;
+          continue;
+        }
+      }
+    }
+    out += c;
+    // Anything else is an atom, including a brace that is not a repetition (literal text).
+    after_atom = !(c == '(' || c == '|' || c == '^' || c == '$' || c == '*' || c == '+' ||
+                   c == '?');
   }
   return out;
 }
 
-// The longest run of literal bytes every match of `pattern` must contain (outside groups,
-// classes and quantified atoms), or "" when none is known. Patterns with alternation or
-// inline flags get "". Used as a memmem prefilter: when the run is absent, there is no match.
+// The longest run of literal bytes that every match of `pattern` (RE2 syntax, as given by
+// python_to_re2) must contain, or "" when none is known. Used as a memmem prefilter: when
+// the run is absent from the text there is no match, so it must be sound, never complete.
+// Only the top-level concatenation is read: groups, classes, `.`, anchors and escapes other
+// than escaped punctuation end a run; a repeated atom (`?`, `*`, `+`, `{m,n}`, including
+// `{0}`) is dropped from its run and ends it; escapes with arguments (`\x41`, `\x{41}`,
+// `\pL`, `\p{Greek}`, octal `\123`, `\Q…\E`) are skipped whole. Alternation and inline
+// flags (`(?i)`) anywhere give "", and so does anything unexpected.
 inline std::string required_literal(std::string_view pattern) {
   if (pattern.find('|') != std::string_view::npos ||
       pattern.find("(?") != std::string_view::npos)
@@ -4229,49 +4565,106 @@ inline std::string required_literal(std::string_view pattern) {
     if (cur.size() > best.size()) best = cur;
     cur.clear();
   };
+  // Drops the last character (a whole UTF-8 sequence) of the run: the atom a repetition
+  // applies to. When the atom was not a literal (a class, a group, `\d`), the run is empty.
+  auto drop_atom = [&] {
+    while (!cur.empty() && (static_cast<unsigned char>(cur.back()) & 0xC0) == 0x80)
+      cur.pop_back();
+    if (!cur.empty()) cur.pop_back();
+  };
+  auto hex = [](char h) {
+    return (h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F');
+  };
   const std::size_t n = pattern.size();
   for (std::size_t i = 0; i < n; ++i) {
     const char c = pattern[i];
-    char literal = 0;
     if (c == '\\') {
       if (i + 1 >= n) return {};
       const char e = pattern[++i];
-      const bool word = (e >= '0' && e <= '9') || (e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z');
-      if (word) {
-        end_run();
+      const bool word = (e >= '0' && e <= '9') || (e >= 'a' && e <= 'z') ||
+                        (e >= 'A' && e <= 'Z') || e == '_';
+      if (!word) {  // escaped punctuation or a non-ASCII byte: a literal
+        if (depth == 0) cur += e;
         continue;
       }
-      literal = e;
-    } else if (c == '[') {
+      end_run();
+      // Skip the escape's argument, if it has one.
+      if (e == 'x' || e == 'p' || e == 'P' || e == 'N') {
+        if (i + 1 < n && pattern[i + 1] == '{') {
+          const std::size_t close = pattern.find('}', i + 1);
+          if (close == std::string_view::npos) return best;
+          i = close;
+        } else if (e == 'x') {
+          for (int k = 0; k < 2 && i + 1 < n && hex(pattern[i + 1]); ++k) ++i;
+        } else if (e != 'N') {
+          ++i;  // one-letter property name: \pL
+          if (i < n && (static_cast<unsigned char>(pattern[i]) & 0x80) != 0) return best;
+        }
+      } else if (e == 'u' || e == 'U') {
+        const int len = e == 'u' ? 4 : 8;
+        for (int k = 0; k < len && i + 1 < n && hex(pattern[i + 1]); ++k) ++i;
+      } else if (e >= '0' && e <= '9') {
+        for (int k = 0; k < 2 && i + 1 < n && pattern[i + 1] >= '0' && pattern[i + 1] <= '9';
+             ++k)
+          ++i;
+      } else if (e == 'Q') {
+        return best;  // quoted text up to \E: not worth reading
+      }
+      continue;
+    }
+    if (c == '[') {
+      // Skip the class. A `[` inside (RE2's `[[:alpha:]]`) or `\Q` makes the end uncertain.
       std::size_t j = i + 1;
       if (j < n && pattern[j] == '^') ++j;
       if (j < n && pattern[j] == ']') ++j;
       while (j < n && pattern[j] != ']') {
-        if (pattern[j] == '\\') ++j;
+        if (pattern[j] == '[') {
+          end_run();
+          return best;
+        }
+        if (pattern[j] == '\\') {
+          if (j + 1 < n && pattern[j + 1] == 'Q') {
+            end_run();
+            return best;
+          }
+          ++j;
+        }
         ++j;
       }
       i = j;
       end_run();
       continue;
-    } else if (c == '(') {
+    }
+    if (c == '{') {
+      if (const std::size_t len = py_repeat_length(pattern.substr(i))) {
+        drop_atom();
+        end_run();
+        i += len - 1;
+        continue;
+      }
+      end_run();  // a literal brace: fine to leave out
+      continue;
+    }
+    if (c == '*' || c == '?' || c == '+') {
+      drop_atom();
+      end_run();
+      continue;
+    }
+    if (c == '(') {
       ++depth;
       end_run();
       continue;
-    } else if (c == ')') {
+    }
+    if (c == ')') {
       --depth;
       end_run();
       continue;
-    } else if (c == '.' || c == '^' || c == '$') {
-      end_run();
-      continue;
-    } else if (c == '*' || c == '?' || c == '+' || c == '{') {
-      if (!cur.empty()) cur.pop_back();
-      end_run();
-      continue;
-    } else {
-      literal = c;
     }
-    if (depth == 0) cur += literal;
+    if (c == '.' || c == '^' || c == '$') {
+      end_run();
+      continue;
+    }
+    if (depth == 0) cur += c;
   }
   end_run();
   return best;
@@ -4282,6 +4675,12 @@ inline std::string required_literal(std::string_view pattern) {
 /// @brief An output_contains pattern compiled once: a literal (substring search), an RE2
 /// regex, or — when the pattern is not a valid regex — a substring search for the pattern
 /// text (seed 000's fallback).
+///
+/// Patterns use Python `re` syntax as far as RE2 can follow it (`\Z` and `{,n}` are
+/// translated); `\d`, `\w`, `\s` and `\b` are ASCII-only (RE2), unlike Python's Unicode
+/// classes, and patterns RE2 cannot compile (backreferences such as `(a)\1`, lookaround
+/// such as `(?!x)`) fall back to a substring search for the pattern text, as the seed does
+/// for invalid patterns.
 class pattern_matcher {
  public:
   /// How the pattern is matched.
@@ -4294,7 +4693,8 @@ class pattern_matcher {
     }
     RE2::Options opts;
     opts.set_log_errors(false);
-    auto re = std::make_shared<RE2>(detail::python_to_re2(pattern_), opts);
+    const std::string translated = detail::python_to_re2(pattern_);
+    auto re = std::make_shared<RE2>(translated, opts);
     if (!re->ok()) {
       mode_ = mode::substring_fallback;
       regex_error_ = re->error();
@@ -4302,7 +4702,7 @@ class pattern_matcher {
     }
     mode_ = mode::regex;
     dollar_ = pattern_.find('$') != std::string::npos;
-    required_ = detail::required_literal(pattern_);
+    required_ = detail::required_literal(translated);
     re_ = std::move(re);
   }
 
@@ -4370,6 +4770,8 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/json_path.hpp> (already inlined above)
 // #include <little_loops/detail/json_scan.hpp> (already inlined above)
+// #include <little_loops/detail/numbers.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
 // #include <little_loops/evaluators/output_numeric.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
@@ -4377,7 +4779,9 @@ LITTLE_LOOPS_NAMESPACE_END
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -4395,53 +4799,59 @@ inline bool py_numeric(const Json& v) noexcept {
   return v.is_number() || v.is_boolean();
 }
 
-template <class Json>
-inline bool py_integral(const Json& v) noexcept {
-  return v.is_number_integer() || v.is_boolean();
-}
+// A Python-numeric JSON value as the C++ type that holds it exactly.
+struct py_number {
+  enum class kind { signed_int, unsigned_int, floating } type = kind::signed_int;
+  std::int64_t i = 0;
+  std::uint64_t u = 0;
+  double f = 0;
+};
 
 template <class Json>
-inline double py_as_double(const Json& v) {
-  if (v.is_boolean()) return v.template get<bool>() ? 1.0 : 0.0;
-  return v.template get<double>();
+inline py_number as_py_number(const Json& v) {
+  py_number n;
+  if (v.is_boolean()) {
+    n.i = v.template get<bool>() ? 1 : 0;
+  } else if (v.is_number_unsigned()) {
+    n.type = py_number::kind::unsigned_int;
+    n.u = v.template get<std::uint64_t>();
+  } else if (v.is_number_integer()) {
+    n.i = v.template get<std::int64_t>();
+  } else {
+    n.type = py_number::kind::floating;
+    n.f = v.template get<double>();
+  }
+  return n;
 }
 
-// Three-way comparison of two Python-numeric JSON values; exact for integers.
+// Three-way comparison of two numbers as Python compares int and float: exactly, without
+// rounding integers to doubles. -1, 0, 1, or 2 when unordered (NaN).
+inline int py_number_cmp(const py_number& a, const py_number& b) noexcept {
+  using k = py_number::kind;
+  const auto three_way = [](auto x, auto y) { return x < y ? -1 : x > y ? 1 : 0; };
+  const auto flip = [](int c) { return c == 2 ? 2 : -c; };
+  if (a.type == k::floating && b.type == k::floating) {
+    if (a.f < b.f) return -1;
+    if (a.f > b.f) return 1;
+    return a.f == b.f ? 0 : 2;
+  }
+  if (a.type == k::floating)
+    return flip(b.type == k::unsigned_int ? compare_int_double(b.u, a.f)
+                                          : compare_int_double(b.i, a.f));
+  if (b.type == k::floating)
+    return a.type == k::unsigned_int ? compare_int_double(a.u, b.f)
+                                     : compare_int_double(a.i, b.f);
+  if (a.type == k::signed_int && b.type == k::signed_int) return three_way(a.i, b.i);
+  if (a.type == k::unsigned_int && b.type == k::unsigned_int) return three_way(a.u, b.u);
+  if (a.type == k::unsigned_int)
+    return b.i < 0 ? 1 : three_way(a.u, static_cast<std::uint64_t>(b.i));
+  return a.i < 0 ? -1 : three_way(static_cast<std::uint64_t>(a.i), b.u);
+}
+
+// Three-way comparison of two Python-numeric JSON values (see py_number_cmp).
 template <class A, class B>
 inline int py_numeric_cmp(const A& a, const B& b) {
-  if (py_integral(a) && py_integral(b)) {
-    auto as_signed = [](const auto& v) -> std::int64_t {
-      if (v.is_boolean()) return v.template get<bool>() ? 1 : 0;
-      return v.template get<std::int64_t>();
-    };
-    const bool au = a.is_number_unsigned();
-    const bool bu = b.is_number_unsigned();
-    if (!au && !bu) {
-      auto x = as_signed(a), y = as_signed(b);
-      return x < y ? -1 : x > y ? 1 : 0;
-    }
-    if (au && bu) {
-      auto x = a.template get<std::uint64_t>(), y = b.template get<std::uint64_t>();
-      return x < y ? -1 : x > y ? 1 : 0;
-    }
-    if (au) {
-      auto y = as_signed(b);
-      if (y < 0) return 1;
-      auto x = a.template get<std::uint64_t>();
-      auto yy = static_cast<std::uint64_t>(y);
-      return x < yy ? -1 : x > yy ? 1 : 0;
-    }
-    auto x = as_signed(a);
-    if (x < 0) return -1;
-    auto xx = static_cast<std::uint64_t>(x);
-    auto y = b.template get<std::uint64_t>();
-    return xx < y ? -1 : xx > y ? 1 : 0;
-  }
-  const double x = py_as_double(a), y = py_as_double(b);
-  if (x < y) return -1;
-  if (x > y) return 1;
-  if (x == y) return 0;
-  return 2;  // unordered (NaN)
+  return py_number_cmp(as_py_number(a), as_py_number(b));
 }
 
 inline bool cmp_matches(int c, comparison_op op) noexcept {
@@ -4482,6 +4892,13 @@ inline bool py_equal(const A& a, const B& b) {
   return false;
 }
 
+// A decoded output string as shown in details: a lone surrogate (see append_code_point)
+// becomes U+FFFD. Strings are otherwise valid UTF-8 (json_value_builder checks).
+inline std::string shown_string(const std::string& s) {
+  if (s.find('\xED') == std::string::npos || is_valid_utf8(s)) return s;
+  return replace_lone_surrogates(s);
+}
+
 // Converts a parsed output value to the library json type (for details). Object members
 // are appended directly (keys are already unique), keeping the conversion linear.
 inline json to_library_json(const output_document& v) {
@@ -4491,8 +4908,8 @@ inline json to_library_json(const output_document& v) {
       auto& members = out.get_ref<json::object_t&>();
       members.reserve(v.size());
       for (auto it = v.begin(); it != v.end(); ++it)
-        static_cast<json::object_t::Container&>(members).emplace_back(it.key(),
-                                                                       to_library_json(*it));
+        static_cast<json::object_t::Container&>(members).emplace_back(
+            shown_string(it.key()), to_library_json(*it));
       return out;
     }
     case nlohmann::json::value_t::array: {
@@ -4502,7 +4919,8 @@ inline json to_library_json(const output_document& v) {
       for (const auto& item : v) items.push_back(to_library_json(item));
       return out;
     }
-    case nlohmann::json::value_t::string: return json(v.get_ref<const std::string&>());
+    case nlohmann::json::value_t::string:
+      return json(shown_string(v.get_ref<const std::string&>()));
     case nlohmann::json::value_t::boolean: return json(v.get<bool>());
     case nlohmann::json::value_t::number_integer: return json(v.get<std::int64_t>());
     case nlohmann::json::value_t::number_unsigned: return json(v.get<std::uint64_t>());
@@ -4513,6 +4931,148 @@ inline json to_library_json(const output_document& v) {
 
 // Maximum nesting depth of an output document (Python's json module stops near 1000 too).
 inline constexpr std::size_t max_output_depth = 1000;
+
+// Builds the value of a span json_path_scanner has validated, so the grammar is trusted and
+// not checked again, with Python json.loads semantics: integers stay exact when they fit 64
+// bits (beyond that they become doubles; Python keeps them exact), other numbers parse like
+// float() — `1e400` is inf, `-1e400` -inf, `1e-400` 0.0 — and `NaN`, `Infinity`, `-Infinity`
+// are doubles; strings are decoded by decode_json_string; a repeated key keeps its last
+// value. A selected NaN or infinity stays a double (it compares as Python's does; in
+// serialised details it reads `null`, which is how nlohmann writes non-finite numbers).
+class json_value_builder {
+ public:
+  explicit json_value_builder(std::string_view text) : s_(text) {}
+
+  // False when a string holds ill-formed UTF-8.
+  bool build(output_document& out) { return value(out); }
+
+ private:
+  void skip_ws() noexcept {
+    while (i_ < s_.size() &&
+           (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
+      ++i_;
+  }
+
+  bool value(output_document& out) {
+    switch (s_[i_]) {
+      case '{': return object(out);
+      case '[': return array(out);
+      case '"': {
+        std::string text;
+        if (!string(text)) return false;
+        out = std::move(text);
+        return true;
+      }
+      case 't': out = true; i_ += 4; break;
+      case 'f': out = false; i_ += 5; break;
+      case 'n': out = nullptr; i_ += 4; break;
+      case 'N': out = std::numeric_limits<double>::quiet_NaN(); i_ += 3; break;
+      case 'I': out = std::numeric_limits<double>::infinity(); i_ += 8; break;
+      default: number(out); break;
+    }
+    return true;
+  }
+
+  void number(output_document& out) {
+    if (s_.compare(i_, 9, "-Infinity") == 0) {
+      i_ += 9;
+      out = -std::numeric_limits<double>::infinity();
+      return;
+    }
+    const std::size_t start = i_;
+    bool integral = true;
+    while (i_ < s_.size()) {
+      const char c = s_[i_];
+      if (c == '.' || c == 'e' || c == 'E' || c == '+') {
+        integral = false;
+      } else if (c != '-' && (c < '0' || c > '9')) {
+        break;
+      }
+      ++i_;
+    }
+    const std::string_view text = s_.substr(start, i_ - start);
+    if (integral) {
+      const char* first = text.data();
+      const char* last = text.data() + text.size();
+      if (text.front() == '-') {
+        std::int64_t v = 0;
+        if (std::from_chars(first, last, v).ec == std::errc{}) {
+          out = v;
+          return;
+        }
+      } else {
+        std::uint64_t v = 0;
+        if (std::from_chars(first, last, v).ec == std::errc{}) {
+          out = v;
+          return;
+        }
+      }
+    }
+    out = parse_number(text).value_or(0.0);  // valid JSON numbers always parse
+  }
+
+  // Reads a string at the opening quote into `out`, decoded; false on ill-formed UTF-8.
+  bool string(std::string& out) {
+    const std::size_t body = ++i_;
+    bool escaped = false;
+    while (true) {
+      i_ = s_.find_first_of("\"\\", i_);
+      if (s_[i_] == '"') break;
+      escaped = true;
+      i_ += 2;
+    }
+    const std::string_view raw = s_.substr(body, i_ - body);
+    ++i_;
+    if (!is_valid_utf8(raw)) return false;  // escapes are ASCII: this checks the text
+    if (escaped)
+      decode_json_string(raw, out);
+    else
+      out.assign(raw);
+    return true;
+  }
+
+  bool object(output_document& out) {
+    out = output_document::object();
+    ++i_;
+    skip_ws();
+    if (s_[i_] == '}') {
+      ++i_;
+      return true;
+    }
+    while (true) {
+      std::string key;
+      if (!string(key)) return false;
+      skip_ws();
+      ++i_;  // ':'
+      skip_ws();
+      if (!value(out[key])) return false;
+      skip_ws();
+      if (s_[i_++] == '}') return true;  // else ','
+      skip_ws();
+    }
+  }
+
+  bool array(output_document& out) {
+    out = output_document::array();
+    auto& items = out.get_ref<output_document::array_t&>();
+    ++i_;
+    skip_ws();
+    if (s_[i_] == ']') {
+      ++i_;
+      return true;
+    }
+    while (true) {
+      items.emplace_back();
+      if (!value(items.back())) return false;
+      skip_ws();
+      if (s_[i_++] == ']') return true;  // else ','
+      skip_ws();
+    }
+  }
+
+  std::string_view s_;
+  std::size_t i_ = 0;
+};
 
 enum class json_extract { found, invalid, not_found };
 
@@ -4527,9 +5087,7 @@ inline json_extract extract_json_path(std::string_view output, const path_segmen
     return json_extract::invalid;
   }
   if (!scanner.found()) return json_extract::not_found;
-  std::string_view span = scanner.match();
-  value = output_document::parse(span.begin(), span.end(), nullptr, false);
-  if (value.is_discarded()) {
+  if (!json_value_builder(scanner.match()).build(value)) {
     message = "invalid UTF-8 in a string";
     return json_extract::invalid;
   }
@@ -5917,19 +6475,21 @@ LITTLE_LOOPS_NAMESPACE_END
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
-/// A route target compiled at load time: a state index, `$current`, or a template rendered
-/// at run time (and then looked up by name).
+/// A route target compiled at load time: a state index, `$current`, a template rendered
+/// at run time (and then looked up by name), or a name that is not a state.
 struct compiled_target {
   /// What the target is.
   enum class kind : unsigned char {
     state,    ///< a known state: `index`
     current,  ///< `$current`: re-enter the state being executed
     dynamic,  ///< a `${...}` template: rendered and checked when taken
+    unknown,  ///< names no state: taking it ends the run with errc::unknown_state
   };
   kind type = kind::state;
   std::size_t index = 0;          ///< kind::state
   compiled_template tmpl;         ///< kind::dynamic
   std::string source;             ///< the target as written
+  std::string path;               ///< where it is written, e.g. `states.check.on_failure`
 };
 
 /// One state with everything the executor needs per step precomputed.
@@ -5949,7 +6509,7 @@ struct compiled_state {
   std::optional<compiled_target> route_error;                   ///< `_error`
   std::vector<std::pair<std::string, compiled_target>> on;      ///< `on_<verdict>`
   std::optional<std::size_t> on_error;     ///< index into `on` of `on_error`
-  std::size_t maintain_target = 0;         ///< `on_maintain` or the initial state
+  compiled_target maintain_target;         ///< `on_maintain` or the initial state
   std::optional<std::string> capture;      ///< `capture:` name
   bool dynamic_targets = false;            ///< some target is a template
 
@@ -5966,20 +6526,21 @@ class compiled_loop {
   compiled_loop& operator=(const compiled_loop&) = delete;
 
   /// @brief Validate and compile `loop`.
+  ///
+  /// Only problems that make running impossible refuse the loop (see
+  /// compile_blocking()): a loop without a terminal state is compiled (it ends by
+  /// `max_iterations`, `timeout` or a stop), and a target naming an unknown state is compiled
+  /// into one that ends the run with `errc::unknown_state` if it is ever taken. validate()
+  /// and load_loop() still report both as errors: loading a document stays strict.
   /// @return the compiled loop, or `errc::invalid_loop` (all validation diagnostics in
-  /// `details`), `errc::template_syntax`, `errc::unknown_state`, or an evaluator's compile
-  /// error, each with the path of the offending field.
+  /// `details`), `errc::template_syntax`, `errc::unknown_state` (unknown `initial`), or an
+  /// evaluator's compile error, each with the path of the offending field.
   static expected<std::shared_ptr<const compiled_loop>, error> compile(fsm_loop loop) {
     diagnostics found = validate(loop);
-    if (has_errors(found)) {
-      std::string first;
-      for (const auto& d : found)
-        if (d.level == severity::error) {
-          first = to_string(d);
-          break;
-        }
-      return unexpected(error{errc::invalid_loop, "the loop is invalid: " + first, "",
-                              std::move(found)});
+    for (const auto& d : found) {
+      if (!compile_blocking(d)) continue;
+      std::string first = "the loop is invalid: " + to_string(d);
+      return unexpected(error{errc::invalid_loop, std::move(first), "", std::move(found)});
     }
     std::shared_ptr<compiled_loop> out(new compiled_loop(std::move(loop)));
     if (auto r = out->build(); !r) return unexpected(r.error());
@@ -6003,9 +6564,17 @@ class compiled_loop {
   }
   /// The index of the initial state.
   [[nodiscard]] std::size_t initial() const noexcept { return initial_; }
-  /// The index of the `on_max_iterations` state, if the loop has one.
-  [[nodiscard]] std::optional<std::size_t> on_max_iterations() const noexcept {
+  /// The loop's `on_max_iterations` target, if it has one (kind::state, or kind::unknown
+  /// when it names no state).
+  [[nodiscard]] const std::optional<compiled_target>& on_max_iterations() const noexcept {
     return on_max_iterations_;
+  }
+
+  /// @brief True when the validation finding `d` stops a loop from being compiled: every
+  /// error except `no-terminal` and `unknown-state`, which only matter if the run gets there
+  /// (a loop without a terminal ends by a limit; an unknown target fails when taken).
+  [[nodiscard]] static bool compile_blocking(const diagnostic& d) noexcept {
+    return d.level == severity::error && d.code != "no-terminal" && d.code != "unknown-state";
   }
   /// loop_digest() of the definition (computed once).
   [[nodiscard]] const std::string& digest() const noexcept { return digest_; }
@@ -6022,9 +6591,23 @@ class compiled_loop {
     return unexpected(at(errc::unknown_state, path, fmt::format("unknown state \"{}\"", name)));
   }
 
+  // A target naming a state as written (no template): kind::state, or kind::unknown.
+  compiled_target static_target(std::string_view name, const std::string& source,
+                                const std::string& path) const {
+    compiled_target t;
+    t.source = source;
+    t.path = path;
+    if (auto i = find(name))
+      t.index = *i;
+    else
+      t.type = compiled_target::kind::unknown;
+    return t;
+  }
+
   expected<compiled_target, error> compile_target(const std::string& text, const std::string& path) {
     compiled_target t;
     t.source = text;
+    t.path = path;
     if (text == "$current") {
       t.type = compiled_target::kind::current;
       return t;
@@ -6035,12 +6618,7 @@ class compiled_loop {
       e.path = path;
       return unexpected(std::move(e));
     }
-    if (tpl->is_literal()) {
-      auto idx = lookup(tpl->literal(), path);
-      if (!idx) return unexpected(idx.error());
-      t.index = *idx;
-      return t;
-    }
+    if (tpl->is_literal()) return static_target(tpl->literal(), text, path);
     t.type = compiled_target::kind::dynamic;
     t.tmpl = std::move(*tpl);
     return t;
@@ -6061,11 +6639,9 @@ class compiled_loop {
     auto init = lookup(loop_.initial, "initial");
     if (!init) return unexpected(init.error());
     initial_ = *init;
-    if (loop_.on_max_iterations) {
-      auto m = lookup(*loop_.on_max_iterations, "on_max_iterations");
-      if (!m) return unexpected(m.error());
-      on_max_iterations_ = *m;
-    }
+    if (loop_.on_max_iterations)
+      on_max_iterations_ =
+          static_target(*loop_.on_max_iterations, *loop_.on_max_iterations, "on_max_iterations");
     digest_ = loop_digest(loop_);
 
     for (auto& s : states_) {
@@ -6136,11 +6712,13 @@ class compiled_loop {
         if (verdict == "error") s.on_error = s.on.size();
         s.on.emplace_back(verdict, std::move(*t));
       }
-      s.maintain_target = initial_;
       if (cfg.on_maintain) {
-        auto m = lookup(*cfg.on_maintain, base + ".on_maintain");
-        if (!m) return unexpected(m.error());
-        s.maintain_target = *m;
+        s.maintain_target =
+            static_target(*cfg.on_maintain, *cfg.on_maintain, base + ".on_maintain");
+      } else {
+        s.maintain_target.index = initial_;
+        s.maintain_target.source = loop_.initial;
+        s.maintain_target.path = "initial";
       }
     }
     return {};
@@ -6150,7 +6728,7 @@ class compiled_loop {
   std::vector<compiled_state> states_;
   std::vector<std::pair<std::string_view, std::size_t>> by_name_;
   std::size_t initial_ = 0;
-  std::optional<std::size_t> on_max_iterations_;
+  std::optional<compiled_target> on_max_iterations_;
   std::string digest_;
 };
 
@@ -6358,7 +6936,9 @@ struct execution_result {
 };
 
 /// JSON of a result: `{final_state, iterations, terminated_by, failure, duration_ms, captured,
-/// error[, error_code], [signal, continuation, on_handoff], [snapshot]}`.
+/// [error, error_code], [signal, continuation, on_handoff], [snapshot]}`. `error` and
+/// `error_code` are present only when the run has an error (as the seed's `to_dict()` omits
+/// an `error` that is None).
 inline json to_json(const execution_result& r) {
   json j = json::object();
   j["final_state"] = r.final_state;
@@ -6370,8 +6950,6 @@ inline json to_json(const execution_result& r) {
   if (r.error) {
     j["error"] = r.error->message;
     j["error_code"] = error_id(r.error->code);
-  } else {
-    j["error"] = nullptr;
   }
   if (r.signal) {
     j["signal"] = to_string(*r.signal);
@@ -6529,9 +7107,15 @@ class fsm_executor {
       // `terminal` (design §3.5). A maintain restart is an iteration, so it obeys the cap.
       if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations)) {
         if (def.maintain && !summary_executed_) {
+          auto target = take_static(st, st.maintain_target);
+          if (!target) {  // `on_maintain` names no state
+            report_error(st, "route", target.error().message);
+            finish(termination::error, std::move(target.error()));
+            return false;
+          }
           // A maintain restart counts as one iteration (design §3.16).
           ++iteration_;
-          const std::size_t to = st.maintain_target;
+          const std::size_t to = *target;
           if constexpr (emits_events)
             emit(route_event{wall(), st.name, loop_->state(to).name, "maintain"});
           current_ = to;
@@ -6542,15 +7126,24 @@ class fsm_executor {
       }
     }
     if (iteration_ >= def.max_iterations) {
-      const auto summary = loop_->on_max_iterations();
+      const auto& summary = loop_->on_max_iterations();
       if (!summary || summary_executed_) {
         finish(termination::max_iterations);
         return false;
       }
       summary_executed_ = true;
+      if (summary->type != compiled_target::kind::state) {
+        little_loops::error err{
+            errc::unknown_state,
+            fmt::format("on_max_iterations names \"{}\", which is not a state", summary->source),
+            summary->path};
+        report_error(loop_->state(current_), "route", err.message);
+        finish(termination::error, std::move(err));
+        return false;
+      }
       if constexpr (emits_events)
-        emit(max_iterations_event{wall(), loop_->state(*summary).name, iteration_});
-      current_ = *summary;
+        emit(max_iterations_event{wall(), loop_->state(summary->index).name, iteration_});
+      current_ = summary->index;
       if (loop_->state(current_).terminal) {
         finish(termination::max_iterations);
         return false;
@@ -6893,7 +7486,10 @@ class fsm_executor {
     const bool failed_action =
         (ran && (prev_.exit_code != 0 || action->abnormal())) ||
         std::string_view(result_eval_.verdict) == "error";
-    auto next = route(st, result_eval_.verdict, failed_action, ctx);
+    // The state has an action that could not be run at all (interpolation failure, runner
+    // error): the verdict is `error`, set in execute().
+    const bool unrunnable = st.action.has_value() && !ran;
+    auto next = route(st, result_eval_.verdict, failed_action, unrunnable, ctx);
 
     if (signal && signal->kind == signal_kind::handoff) {
       const std::string payload(signal->payload);
@@ -6908,12 +7504,8 @@ class fsm_executor {
     }
 
     if (!next) {
-      now_ = clock_->now();
-      if (loop_->loop().timeout &&
-          elapsed_ms() > static_cast<std::int64_t>(*loop_->loop().timeout * 1000.0)) {
-        finish(termination::timeout);
-        return;
-      }
+      // Unrouted is an error even when the loop timeout has passed meanwhile (as in the
+      // original: the routing failure is reported, not the limit).
       report_error(st, "route", next.error().message);
       finish(termination::error, std::move(next.error()));
       return;
@@ -6935,15 +7527,31 @@ class fsm_executor {
     }
   }
 
-  // Resolve a compiled target to a state index.
-  expected<std::size_t, little_loops::error> take(const compiled_state& st,
-                                                  const compiled_target& t,
-                                                  const interpolation_context& ctx) {
+  // Resolve a target that needs no rendering (state, $current, unknown) to a state index.
+  expected<std::size_t, little_loops::error> take_static(const compiled_state& st,
+                                                         const compiled_target& t) const {
     switch (t.type) {
       case compiled_target::kind::state: return t.index;
       case compiled_target::kind::current: return current_;
       case compiled_target::kind::dynamic: break;
+      case compiled_target::kind::unknown:
+        return unexpected(little_loops::error{
+            errc::unknown_state,
+            fmt::format("route target \"{}\" of state \"{}\" is not a state ({})", t.source,
+                        st.name, t.path),
+            t.path});
     }
+    return unexpected(little_loops::error{
+        errc::unknown_state,
+        fmt::format("route target \"{}\" of state \"{}\" is not resolved", t.source, st.name),
+        t.path});
+  }
+
+  // Resolve a compiled target to a state index.
+  expected<std::size_t, little_loops::error> take(const compiled_state& st,
+                                                  const compiled_target& t,
+                                                  const interpolation_context& ctx) {
+    if (t.type != compiled_target::kind::dynamic) return take_static(st, t);
     target_text_.clear();
     auto r = render_to(t.tmpl, ctx, target_text_);
     if (!r)
@@ -6962,25 +7570,45 @@ class fsm_executor {
   }
 
   // Design §3.3: next (happy path) → exact route key → `_error` → `_` → on_<verdict> →
-  // maintain fallback → error naming state and verdict.
+  // maintain fallback → error naming state and verdict (and, for `error`, its cause).
+  // In a `next:` state a failed action goes to on_error when there is one, else to `next`;
+  // an action that could not be run at all (`unrunnable`) without on_error is unrouted.
   expected<std::size_t, little_loops::error> route(const compiled_state& st, std::string_view verdict,
-                                                   bool failed_action,
+                                                   bool failed_action, bool unrunnable,
                                                    const interpolation_context& ctx) {
     if (st.next) {
       if (failed_action && st.on_error) return take(st, st.on[*st.on_error].second, ctx);
-      return take(st, *st.next, ctx);
+      if (!unrunnable) return take(st, *st.next, ctx);
+    } else {
+      for (const auto& [key, target] : st.routes)
+        if (key == verdict) return take(st, target, ctx);
+      if (st.route_error && verdict == "error") return take(st, *st.route_error, ctx);
+      if (st.route_default) return take(st, *st.route_default, ctx);
+      for (const auto& [key, target] : st.on)
+        if (key == verdict) return take(st, target, ctx);
     }
-    for (const auto& [key, target] : st.routes)
-      if (key == verdict) return take(st, target, ctx);
-    if (st.route_error && verdict == "error") return take(st, *st.route_error, ctx);
-    if (st.route_default) return take(st, *st.route_default, ctx);
-    for (const auto& [key, target] : st.on)
-      if (key == verdict) return take(st, target, ctx);
-    if (loop_->loop().maintain) return st.maintain_target;
-    return unexpected(little_loops::error{
-        errc::no_transition,
-        fmt::format("no valid transition from state \"{}\" for verdict \"{}\"", st.name, verdict),
-        "states." + st.name});
+    if (loop_->loop().maintain) return take_static(st, st.maintain_target);
+    return unexpected(no_transition_error(st, verdict));
+  }
+
+  // "No valid transition from state "s" for verdict "v"", followed for the `error` verdict by
+  // its cause (the evaluation details' "error": runner error, interpolation failure,
+  // evaluator error, timeout, ...) when there is one. The details are in prev_ by now.
+  little_loops::error no_transition_error(const compiled_state& st,
+                                          std::string_view verdict) const {
+    std::string message =
+        fmt::format("No valid transition from state \"{}\" for verdict \"{}\"", st.name, verdict);
+    if (verdict == "error") {
+      prev_.details.visit([&message](const json& d) {
+        if (const auto it = d.find("error");
+            it != d.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
+          message += ": ";
+          message += it->get_ref<const std::string&>();
+        }
+        return 0;
+      });
+    }
+    return little_loops::error{errc::no_transition, std::move(message), "states." + st.name};
   }
 
   void finish(termination how, std::optional<little_loops::error> err = std::nullopt) {
@@ -7369,9 +7997,11 @@ LITTLE_LOOPS_NAMESPACE_END
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
-/// Name of the failure terminal every compiled check routes its `error` verdict to
-/// (an evaluator that cannot decide — exit code other than 0/1, timeout, unparsable
-/// output, judge failure — ends the loop as failed instead of spinning through the fix).
+/// Name of the failure terminal a goal's check routes its `error` verdict to (an evaluator
+/// that cannot decide — exit code other than 0/1, timeout, unparsable output, judge
+/// failure — ends the loop as failed instead of spinning through the fix; design §15).
+/// The other paradigms, as in the original, leave `error` unrouted: the run then ends with
+/// terminated_by `error` and a message naming the state, the verdict and the cause.
 inline constexpr std::string_view paradigm_error_state = "failed";
 
 namespace detail {
@@ -7444,6 +8074,17 @@ inline bool require_paradigm_fields(const json& spec, std::string_view title,
   report(out, "", "missing-field",
          fmt::format("{} paradigm requires: {}", title, fmt::join(missing, ", ")));
   return false;
+}
+
+/// An `evaluator:` field. `null` and `{}` mean no evaluator (the state's default one), as
+/// the original reads them (`if evaluator_spec:`); anything else is parsed strictly by
+/// parse_evaluate_config() and kept whole. Returns false when it is invalid.
+inline bool read_paradigm_evaluator(const json& field, const std::string& path,
+                                    std::optional<evaluate_config>& into, diagnostics& out) {
+  into.reset();
+  if (field.is_null() || (field.is_object() && field.empty())) return true;
+  into = parse_evaluate_config(field, path, out);
+  return into.has_value();
 }
 
 /// A string-valued spec field that must not be empty (an action or a name).
@@ -7522,9 +8163,6 @@ LITTLE_LOOPS_NAMESPACE_END
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
-/// Name of the failure terminal a convergence loop ends in when the value stops improving.
-inline constexpr std::string_view paradigm_stall_state = "stalled";
-
 namespace detail {
 
 /// `toward` / `tolerance`: a finite number (a string holding one is accepted and converted).
@@ -7557,10 +8195,11 @@ inline std::optional<json> read_convergence_number(const json& field, const std:
 /// description, max_iterations, backoff, timeout, context, scope, llm, on_handoff
 /// ```
 /// into `measure` (runs the check, captures it as `current_value`, convergence evaluator on
-/// its output: target → `done`, progress → `apply`, stall → `stalled`, error → `failed`),
-/// `apply` (next → `measure`), `done` (terminal), `stalled` and `failed` (failure
-/// terminals). The check itself is `measure`'s action (so a `/slash` check is still run as
-/// a prompt); as in the original, the context gets `metric_cmd`, `target` and
+/// its output: target → `done`, progress → `apply`, stall → `done` as in the original — the
+/// value stopped improving, so the loop ends there; the `stall` verdict is in the events
+/// and `prev`; `error` unrouted, so it ends the run as an error), `apply` (next →
+/// `measure`) and `done` (terminal). The check itself is `measure`'s action (so a `/slash`
+/// check is still run as a prompt); as in the original, the context gets `metric_cmd`, `target` and
 /// `tolerance` (user context keys are kept; these three are reserved) and the evaluator
 /// reads `${context.target}` / `${context.tolerance}`. The previous value is the
 /// evaluator's own per-state memory (the original's `${prev.output}` would have read the
@@ -7614,13 +8253,11 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
     return finish_paradigm("convergence", std::move(loop), std::move(out), warnings);
 
   loop.name = std::move(*name);
+  loop.paradigm = "convergence";
   loop.initial = "measure";
   loop.context["metric_cmd"] = *check;
   loop.context["target"] = *toward;
   loop.context["tolerance"] = tolerance;
-  const std::string failed{paradigm_error_state};
-  const std::string stalled{paradigm_stall_state};
-
   state_config measure;
   measure.action = *check;
   measure.capture = "current_value";
@@ -7633,8 +8270,7 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
   route_config route;
   route.routes["target"] = "done";
   route.routes["progress"] = "apply";
-  route.routes["stall"] = stalled;
-  route.error_target = failed;
+  route.routes["stall"] = "done";
   measure.route = std::move(route);
 
   state_config apply;
@@ -7644,8 +8280,6 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
   loop.states["measure"] = std::move(measure);
   loop.states["apply"] = std::move(apply);
   loop.states["done"] = paradigm_terminal();
-  loop.states[stalled] = paradigm_failure_terminal();
-  loop.states[failed] = paradigm_failure_terminal();
   return finish_paradigm("convergence", std::move(loop), std::move(out), warnings);
 }
 
@@ -7909,7 +8543,7 @@ inline std::optional<goal_tool> read_goal_tool(const json& entry, const std::str
 /// into `evaluate` (the check: success → `done`, failure → `fix`, error → `failed`),
 /// `fix` (next → `evaluate`), `done` (terminal) and `failed` (failure terminal).
 /// The `evaluator` object is parsed by parse_evaluate_config() with paths below
-/// `evaluator` and kept whole, an explicit `exit_code` included.
+/// `evaluator` and kept whole, an explicit `exit_code` included; `null` or `{}` mean none.
 inline expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* warnings = nullptr) {
   using namespace detail;
   diagnostics out;
@@ -7951,7 +8585,7 @@ inline expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* war
     } else if (key == "action_type") {
       default_type = read_tool_action_type(field, path, out);
     } else if (key == "evaluator") {
-      evaluator = parse_evaluate_config(field, path, out);
+      read_paradigm_evaluator(field, path, evaluator, out);
     } else {
       report_unknown_key(out, "", key, keys);
     }
@@ -7960,6 +8594,7 @@ inline expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* war
     return finish_paradigm("goal", std::move(loop), std::move(out), warnings);
 
   loop.name = name ? std::move(*name) : "goal-" + slugify(*goal);
+  loop.paradigm = "goal";
   loop.initial = "evaluate";
   const std::string failed{paradigm_error_state};
 
@@ -8009,8 +8644,9 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// ```
 /// into `step_0` … `step_<n-1>` (next → the following step, the last → `check_done`),
 /// `check_done` (success → `done`, failure → `step_0`, swapped with `passes: false`;
-/// error → `failed`), `done` (terminal) and `failed` (failure terminal). The evaluator is
-/// parsed by parse_evaluate_config() with paths below `until.evaluator`.
+/// `error` unrouted, so it ends the run as an error) and `done` (terminal). The evaluator
+/// is parsed by parse_evaluate_config() with paths below `until.evaluator`; `null` or `{}`
+/// mean none.
 inline expected<fsm_loop, error> compile_imperative(const json& spec,
                                                     diagnostics* warnings = nullptr) {
   using namespace detail;
@@ -8061,7 +8697,7 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
         } else if (u.key() == "passes") {
           if (auto v = read_bool(u.value(), until_path, out)) passes = *v;
         } else if (u.key() == "evaluator") {
-          evaluator = parse_evaluate_config(u.value(), until_path, out);
+          read_paradigm_evaluator(u.value(), until_path, evaluator, out);
         } else {
           report_unknown_key(out, path, u.key(), until_keys);
         }
@@ -8074,8 +8710,8 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
     return finish_paradigm("imperative", std::move(loop), std::move(out), warnings);
 
   loop.name = std::move(*name);
+  loop.paradigm = "imperative";
   loop.initial = "step_0";
-  const std::string failed{paradigm_error_state};
   for (std::size_t i = 0; i < steps.size(); ++i) {
     state_config step;
     step.action = std::move(steps[i]);
@@ -8087,10 +8723,8 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
   check.evaluate = std::move(evaluator);
   check.on["success"] = passes ? "done" : "step_0";
   check.on["failure"] = passes ? "step_0" : "done";
-  check.on["error"] = failed;
   loop.states["check_done"] = std::move(check);
   loop.states["done"] = paradigm_terminal();
-  loop.states[failed] = paradigm_failure_terminal();
   return finish_paradigm("imperative", std::move(loop), std::move(out), warnings);
 }
 
@@ -8116,16 +8750,6 @@ struct invariant_constraint {
   std::optional<evaluate_config> evaluator;
 };
 
-/// `'a'`, `'a' and 'b'`, `'a', 'b' and 'c'`.
-inline std::string quoted_field_list(const std::vector<std::string_view>& fields) {
-  std::string out;
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0) out += i + 1 == fields.size() ? " and " : ", ";
-    out += fmt::format("'{}'", fields[i]);
-  }
-  return out;
-}
-
 inline std::optional<invariant_constraint> read_constraint(const json& entry, std::size_t index,
                                                            const std::string& path,
                                                            diagnostics& out) {
@@ -8133,19 +8757,21 @@ inline std::optional<invariant_constraint> read_constraint(const json& entry, st
     report_type(out, path, "a constraint object with name, check and fix", entry);
     return std::nullopt;
   }
-  // The original names the constraint by its name when it has one, else by its index.
+  // One diagnostic per missing field, in the original's words: a missing name names the
+  // constraint by its index, a missing check or fix by its name (by its index when it has
+  // none).
   std::string label = std::to_string(index);
   if (auto it = entry.find("name"); it != entry.end() && it->is_string())
     label = "'" + paradigm_excerpt(it->get_ref<const std::string&>()) + "'";
-  std::vector<std::string_view> missing;
-  for (const char* field : {"name", "check", "fix"})
-    if (!entry.contains(field)) missing.emplace_back(field);
-  if (!missing.empty())
+  bool ok = true;
+  for (const char* field : {"name", "check", "fix"}) {
+    if (entry.contains(field)) continue;
     report(out, path, "missing-field",
-           fmt::format("Constraint {} requires {} field{}", label, quoted_field_list(missing),
-                       missing.size() > 1 ? "s" : ""));
+           fmt::format("Constraint {} requires '{}' field",
+                       std::string_view(field) == "name" ? std::to_string(index) : label, field));
+    ok = false;
+  }
   invariant_constraint c;
-  bool ok = missing.empty();
   static constexpr std::array<std::string_view, 4> keys{"name", "check", "fix", "evaluator"};
   for (auto it = entry.begin(); it != entry.end(); ++it) {
     const std::string field_path = member_path(path, it.key());
@@ -8164,8 +8790,7 @@ inline std::optional<invariant_constraint> read_constraint(const json& entry, st
     } else if (it.key() == "fix") {
       c.fix = std::move(*text);
     } else if (it.key() == "evaluator") {
-      c.evaluator = parse_evaluate_config(it.value(), field_path, out);
-      if (!c.evaluator) ok = false;
+      if (!read_paradigm_evaluator(it.value(), field_path, c.evaluator, out)) ok = false;
     } else {
       report_unknown_key(out, path, it.key(), keys);
       ok = false;
@@ -8190,9 +8815,9 @@ inline std::optional<invariant_constraint> read_constraint(const json& entry, st
 /// description, max_iterations, backoff, timeout, context, scope, llm, on_handoff
 /// ```
 /// into, per constraint in order, `check_<name>` (success → the next check or `all_valid`,
-/// failure → `fix_<name>`, error → `failed`) and `fix_<name>` (next → `check_<name>`),
-/// then `all_valid` (terminal; with maintain its `on_maintain` is the first check) and
-/// `failed` (failure terminal). Each constraint's evaluator is parsed by
+/// failure → `fix_<name>`; `error` unrouted, so it ends the run as an error) and
+/// `fix_<name>` (next → `check_<name>`), then `all_valid` (terminal; with maintain its
+/// `on_maintain` is the first check). Each constraint's evaluator is parsed by
 /// parse_evaluate_config() with paths such as `constraints.0.evaluator.operator`.
 inline expected<fsm_loop, error> compile_invariants(const json& spec,
                                                     diagnostics* warnings = nullptr) {
@@ -8250,9 +8875,9 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
     return finish_paradigm("invariants", std::move(loop), std::move(out), warnings);
 
   loop.name = std::move(*name);
+  loop.paradigm = "invariants";
   const std::string first_check = "check_" + constraints.front().name;
   loop.initial = first_check;
-  const std::string failed{paradigm_error_state};
   for (std::size_t i = 0; i < constraints.size(); ++i) {
     auto& c = constraints[i];
     const std::string check_name = "check_" + c.name;
@@ -8263,7 +8888,6 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
     check.on["success"] =
         i + 1 < constraints.size() ? "check_" + constraints[i + 1].name : std::string("all_valid");
     check.on["failure"] = fix_name;
-    check.on["error"] = failed;
     state_config fix;
     fix.action = std::move(c.fix);
     fix.next = check_name;
@@ -8273,7 +8897,6 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
   state_config all_valid = paradigm_terminal();
   if (loop.maintain) all_valid.on_maintain = first_check;
   loop.states["all_valid"] = std::move(all_valid);
-  loop.states[failed] = paradigm_failure_terminal();
   return finish_paradigm("invariants", std::move(loop), std::move(out), warnings);
 }
 
@@ -8286,13 +8909,10 @@ LITTLE_LOOPS_NAMESPACE_END
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
-/// The values `paradigm:` accepts, sorted (the order of the "Must be one of" message).
-inline constexpr std::array<std::string_view, 5> paradigm_names{
-    "convergence", "fsm", "goal", "imperative", "invariants"};
-
 /// Compiles any spec by its `paradigm:` key: `goal`, `convergence`, `invariants` and
-/// `imperative` go to their compilers; `fsm`, or no `paradigm` key at all, means the
-/// document is a loop and is read by parse_loop() after the key is removed. Every result
+/// `imperative` go to their compilers, which record it in fsm_loop::paradigm; `fsm`, no
+/// `paradigm` key at all, or an `initial` key (a loop compiled earlier) mean the document
+/// is a loop and is read by parse_loop(), which keeps `paradigm` as provenance. Every result
 /// has gone through validate(). Errors: errc::invalid_spec (paradigm specs, unknown
 /// paradigm) or errc::invalid_loop / errc::parse_error (fsm documents), with every
 /// diagnostic in error::details. Validation warnings are appended to `warnings` if given.
@@ -8314,14 +8934,15 @@ inline expected<fsm_loop, error> compile_paradigm(const json& spec,
       return unexpected(error{errc::invalid_spec, std::move(message), "paradigm", std::move(out)});
     }
   }
-  if (paradigm == "goal") return compile_goal(spec, warnings);
-  if (paradigm == "convergence") return compile_convergence(spec, warnings);
-  if (paradigm == "invariants") return compile_invariants(spec, warnings);
-  if (paradigm == "imperative") return compile_imperative(spec, warnings);
-  if (paradigm == "fsm") {
-    json document = spec;
-    document.erase("paradigm");
-    auto loop = parse_loop(document);
+  // A document with `initial` is a loop whatever its `paradigm` says (a compiled loop keeps
+  // the paradigm it came from, as provenance), as the original's loader decides.
+  const bool is_loop = paradigm == "fsm" || spec.contains("initial");
+  if (!is_loop && paradigm == "goal") return compile_goal(spec, warnings);
+  if (!is_loop && paradigm == "convergence") return compile_convergence(spec, warnings);
+  if (!is_loop && paradigm == "invariants") return compile_invariants(spec, warnings);
+  if (!is_loop && paradigm == "imperative") return compile_imperative(spec, warnings);
+  if (is_loop) {
+    auto loop = parse_loop(spec);  // checks `paradigm` and keeps it
     if (!loop) return loop;
     diagnostics checked = validate(*loop);
     if (has_errors(checked)) {
@@ -8342,9 +8963,7 @@ inline expected<fsm_loop, error> compile_paradigm(const json& spec,
     return loop;
   }
   diagnostics out;
-  report(out, "paradigm", "unknown-paradigm",
-         fmt::format("Unknown paradigm: '{}'. Must be one of: {}{}", paradigm_excerpt(paradigm),
-                     fmt::join(paradigm_names, ", "), did_you_mean(paradigm, paradigm_names)));
+  report(out, "paradigm", "unknown-paradigm", unknown_paradigm_message(paradigm));
   std::string message = out.front().message;
   return unexpected(error{errc::invalid_spec, std::move(message), "paradigm", std::move(out)});
 }

@@ -52,7 +52,8 @@ struct command_judge_options {
   std::chrono::milliseconds kill_grace{2000};
   /// Largest reply accepted (bytes of stdout); a longer one is a `malformed` error.
   std::size_t max_reply_bytes = std::size_t{4} << 20;
-  /// When stdout is a CLI envelope `{"is_error": true, "result": ...}`, fail with its text.
+  /// When stdout (or its last line) is a CLI envelope `{"is_error": true, "result": ...}`,
+  /// fail with its text.
   bool check_error_envelope = true;
   /// Cancels a running judge command (e.g. the host's Ctrl-C); it then fails.
   std::stop_token stop;
@@ -62,8 +63,9 @@ struct command_judge_options {
 /// judge prompt on stdin and returns its stdout for the library's tolerant parser. Runs
 /// through the POSIX process runner's machinery (own process group, timeout with TERM then
 /// KILL, bounded capture). Failures are typed: program not found → `unavailable`, timeout →
-/// `timeout`, non-zero exit / empty reply / error envelope / cancellation → `failed`,
-/// oversized reply → `malformed`.
+/// `timeout`, blank stdout → `empty_output`, non-zero exit / error envelope (`"is_error"`
+/// truthy, in stdout or its last line) / cancellation → `failed`, oversized reply →
+/// `malformed`.
 class command_judge {
  public:
   command_judge() : command_judge(command_judge_options{}) {}
@@ -113,21 +115,20 @@ class command_judge {
       std::string message = fmt::format("{} returned empty output", program);
       const std::string err = trimmed(r.stderr_output, 200);
       if (!err.empty()) message += " (stderr: " + err + ")";
-      return unexpected(judge_error{judge_errc::failed, std::move(message)});
+      return unexpected(judge_error{judge_errc::empty_output, std::move(message)});
     }
     if (options_.check_error_envelope) {
-      const json envelope = json::parse(r.output, nullptr, false);
-      if (!envelope.is_discarded() && envelope.is_object()) {
-        const auto flag = envelope.find("is_error");
-        if (flag != envelope.end() && flag->is_boolean() && flag->get<bool>()) {
-          std::string text;
-          if (const auto res = envelope.find("result"); res != envelope.end())
-            text = res->is_string() ? res->get<std::string>() : res->dump(-1, ' ', false,
-                                                                          json::error_handler_t::replace);
-          return unexpected(judge_error{judge_errc::failed,
-                                        "judge reported an error: " + trimmed(text, 200)});
-        }
+      // The whole of stdout, else its last non-blank line (a JSONL stream ends with the
+      // envelope).
+      std::string_view text = r.output;
+      json envelope = json::parse(text, nullptr, false);
+      if (envelope.is_discarded()) {
+        const std::string last = trimmed(last_line(text), std::string::npos);
+        envelope = json::parse(last, nullptr, false);
       }
+      if (!envelope.is_discarded())
+        if (auto err = detail::error_envelope_text(envelope))
+          return unexpected(judge_error{judge_errc::failed, "judge reported an error: " + *err});
     }
     return r.output;
   }
@@ -177,6 +178,15 @@ class command_judge {
       out += arg[i++];
     }
     return out;
+  }
+
+  // The last line of `text` that is not blank.
+  static std::string_view last_line(std::string_view text) {
+    const auto end = text.find_last_not_of(" \t\r\n");
+    if (end == std::string_view::npos) return {};
+    const auto nl = text.rfind('\n', end);
+    const std::size_t begin = nl == std::string_view::npos ? 0 : nl + 1;
+    return text.substr(begin, end + 1 - begin);
   }
 
   // Whitespace-trimmed text, cut to at most `max` bytes.
