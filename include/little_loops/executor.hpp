@@ -198,9 +198,10 @@ struct execution_result {
 };
 
 /// JSON of a result: `{final_state, iterations, terminated_by, failure, duration_ms, captured,
-/// [error, error_code], [signal, continuation, on_handoff], [snapshot]}`. `error` and
-/// `error_code` are present only when the run has an error (as the seed's `to_dict()` omits
-/// an `error` that is None).
+/// [error, error_code], [signal, continuation, on_handoff, handoff, continuation_prompt],
+/// [snapshot]}`. `error` and `error_code` are present only when the run has an error (as the
+/// seed's `to_dict()` omits an `error` that is None); a handoff also has the original's
+/// `handoff: true` and `continuation_prompt`.
 inline json to_json(const execution_result& r) {
   json j = json::object();
   j["final_state"] = r.final_state;
@@ -218,6 +219,8 @@ inline json to_json(const execution_result& r) {
     if (*r.signal == signal_kind::handoff) {
       j["continuation"] = r.signal_payload;
       j["on_handoff"] = to_string(r.on_handoff);
+      j["handoff"] = true;
+      j["continuation_prompt"] = r.signal_payload;
     } else {
       j["signal_payload"] = r.signal_payload;
     }
@@ -251,6 +254,10 @@ inline std::optional<found_signal> find_output_signal(std::string_view out,
         payload = rest.substr(0, rest.find('\n'));
         const auto e = payload.find_last_not_of(ws);
         payload = payload.substr(0, e + 1);
+      } else if (rest.find_first_not_of('\n') != std::string_view::npos) {
+        // Only whitespace follows, but not only newlines (`MARKER: `, a CRLF line end): the
+        // original's `MARKER\s*(.+)` still matches, with an empty (stripped) payload.
+        return found_signal{sig.kind, payload};
       }
       if (!payload.empty() || !sig.payload_required) return found_signal{sig.kind, payload};
       from = pos + 1;
@@ -365,8 +372,17 @@ class fsm_executor {
     const fsm_loop& def = loop_->loop();
     {
       const compiled_state& st = loop_->state(current_);
-      // Terminal before the cap: a terminal reached on the last allowed step ends as
-      // `terminal` (design §3.5). A maintain restart is an iteration, so it obeys the cap.
+      // The loop timeout before the terminal, as in seed 002 (a terminal reached after the
+      // deadline ends as `timeout`, final state the terminal); design §3.5 reverses only the
+      // cap: a terminal reached on the last allowed step ends as `terminal`. A maintain
+      // restart is an iteration, so it obeys the cap.
+      if (st.terminal && def.timeout) {
+        now_ = clock_->now();
+        if (elapsed_ms() > static_cast<std::int64_t>(*def.timeout * 1000.0)) {
+          finish(termination::timeout);
+          return false;
+        }
+      }
       if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations)) {
         if (def.maintain && !summary_executed_) {
           auto target = take_static(st, st.maintain_target);
@@ -765,6 +781,15 @@ class fsm_executor {
       return;
     }
 
+    if (!next && signal && signal->kind == signal_kind::stop) {
+      // LOOP_STOP: asked for a stop: it is honoured even without a route (the original
+      // checks its stop request before reporting "No valid transition"); resume re-runs
+      // this state, as nothing says where to go.
+      result_.signal = signal_kind::stop;
+      result_.signal_payload.assign(signal->payload);
+      finish(termination::cancelled);
+      return;
+    }
     if (!next) {
       // Unrouted is an error even when the loop timeout has passed meanwhile (as in the
       // original: the routing failure is reported, not the limit).
@@ -886,8 +911,11 @@ class fsm_executor {
     result_.error = std::move(err);
     result_.on_handoff = loop_->loop().on_handoff;
     if (how != termination::terminal) result_.snapshot = snapshot();
+    // A handoff's last event is handoff_detected (as in the original, which returns the
+    // handoff result without finishing the run: the loop goes on after a resume).
     if constexpr (emits_events)
-      emit(loop_complete_event{wall(), result_.final_state, iteration_, to_string(how)});
+      if (how != termination::handoff)
+        emit(loop_complete_event{wall(), result_.final_state, iteration_, to_string(how)});
   }
 
   std::shared_ptr<const compiled_loop> loop_;

@@ -146,9 +146,9 @@ TEST_SUITE("executor.limits") {
     CHECK(r.error->message == "No valid transition from state \"check\" for verdict \"failure\"");
   }
 
-  TEST_CASE("a terminal reached after the loop timeout passed ends as terminal") {
-    // Decision (design §3.5 spirit): reaching a terminal wins over a limit, as on the last
-    // allowed iteration; the timeout only stops the run before another state executes.
+  TEST_CASE("a terminal reached after the loop timeout passed ends as timeout (seed 002's order)") {
+    // Seed 002 checks the timeout before the terminal; design §3.5 reverses only the
+    // iteration cap (a terminal on the last allowed step ends as `terminal`).
     ll::manual_clock clock;
     ll::scripted_runner runner;
     runner.on_call([&](const ll::action_request&) { clock.advance(5s); });
@@ -161,10 +161,39 @@ TEST_SUITE("executor.limits") {
                                 runner, ll::default_evaluator{}, ll::null_event_sink{}, opts);
     REQUIRE(ex.has_value());
     const auto& r = ex->run();
-    CHECK(r.terminated_by == ll::termination::terminal);
+    CHECK(r.terminated_by == ll::termination::timeout);
     CHECK(r.final_state == "done");
+    CHECK(r.iterations == 1);
     CHECK(r.duration_ms == 5000);
     CHECK_FALSE(r.error.has_value());
+
+    // The same with maintain: the timeout ends it before a restart.
+    ll::manual_clock clock2;
+    ll::scripted_runner runner2;
+    runner2.on_call([&](const ll::action_request&) { clock2.advance(5s); });
+    opts.clock = &clock2;
+    auto ex2 = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "check", "timeout": 1, "maintain": true,
+      "states": {"check": {"action": "x", "on_success": "done", "on_failure": "done"},
+                 "done": {"terminal": true}}})"),
+                                 runner2, ll::default_evaluator{}, ll::null_event_sink{}, opts);
+    REQUIRE(ex2.has_value());
+    const auto& r2 = ex2->run();
+    CHECK(r2.terminated_by == ll::termination::timeout);
+    CHECK(r2.final_state == "done");
+    CHECK(r2.iterations == 1);
+
+    // Within the timeout the terminal ends the run as usual.
+    ll::manual_clock clock3;
+    ll::scripted_runner runner3;
+    opts.clock = &clock3;
+    auto ex3 = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "check", "timeout": 1,
+      "states": {"check": {"action": "x", "on_success": "done", "on_failure": "done"},
+                 "done": {"terminal": true}}})"),
+                                 runner3, ll::default_evaluator{}, ll::null_event_sink{}, opts);
+    REQUIRE(ex3.has_value());
+    CHECK(ex3->run().terminated_by == ll::termination::terminal);
   }
 
   TEST_CASE("an action timeout without the loop deadline is just the error verdict") {

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 #include "executor_test_support.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 using namespace executor_test;
@@ -36,6 +37,41 @@ TEST_SUITE("executor.signals") {
     CHECK(both->kind == ll::signal_kind::error);  // earlier in the list wins
     CHECK(both->payload == "disk full");
     CHECK_FALSE(find_output_signal("all good", sigs).has_value());
+    // Only whitespace after the marker: the original's `MARKER\s*(.+)` still matches (empty
+    // payload) unless that whitespace is only newlines.
+    for (const char* text : {"CONTEXT_HANDOFF:   ", "CONTEXT_HANDOFF: \n", "CONTEXT_HANDOFF:\r\n",
+                             "x\nCONTEXT_HANDOFF:\t"}) {
+      auto w = find_output_signal(text, sigs);
+      REQUIRE_MESSAGE(w.has_value(), text);
+      CHECK(w->kind == ll::signal_kind::handoff);
+      CHECK(w->payload.empty());
+    }
+    CHECK_FALSE(find_output_signal("CONTEXT_HANDOFF:\n", sigs).has_value());
+    CHECK_FALSE(find_output_signal("CONTEXT_HANDOFF:\n\n", sigs).has_value());
+    auto fatal = find_output_signal("FATAL_ERROR:  ", sigs);
+    REQUIRE(fatal.has_value());
+    CHECK(fatal->kind == ll::signal_kind::error);
+    // A payload on a later line is taken (whitespace, newlines included, is skipped).
+    auto later = find_output_signal("CONTEXT_HANDOFF: \nnext steps", sigs);
+    REQUIRE(later.has_value());
+    CHECK(later->payload == "next steps");
+  }
+
+  TEST_CASE("LOOP_STOP: in a state with no route for its verdict still stops (cancelled)") {
+    ll::scripted_runner runner;
+    runner.on_action("x", ll::scripted_response::exit(1, "LOOP_STOP: bye"));
+    auto ex = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "a",
+      "states": {"a": {"action": "x", "on_success": "done"}, "done": {"terminal": true}}})"),
+                                runner);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.terminated_by == ll::termination::cancelled);
+    CHECK(r.final_state == "a");
+    CHECK_FALSE(r.error.has_value());
+    REQUIRE(r.signal.has_value());
+    CHECK(*r.signal == ll::signal_kind::stop);
+    CHECK(r.signal_payload == "bye");
   }
 
   TEST_CASE("handoff -> resume -> completion with the same captured data") {
@@ -64,12 +100,16 @@ TEST_SUITE("executor.signals") {
     CHECK(r1.snapshot->current_state == "c");  // b completed: never re-run
     CHECK(r1.snapshot->elapsed_ms == 200);
     const auto n1 = sink1.names();
-    CHECK(n1[n1.size() - 2] == "handoff_detected");
-    CHECK(sink1.events[n1.size() - 2]["continuation"] == "resume at c");
-    CHECK(sink1.events.back()["terminated_by"] == "handoff");
+    // handoff_detected is the last event: the run is handed off, not complete (as in the
+    // original).
+    CHECK(n1.back() == "handoff_detected");
+    CHECK(std::count(n1.begin(), n1.end(), "loop_complete") == 0);
+    CHECK(sink1.events.back()["continuation"] == "resume at c");
     const ll::json rj = ll::to_json(r1);
     CHECK(rj["continuation"] == "resume at c");
     CHECK(rj["on_handoff"] == "spawn");
+    CHECK(rj["handoff"] == true);  // the original's to_dict() keys
+    CHECK(rj["continuation_prompt"] == "resume at c");
     CHECK(rj["snapshot"]["current_state"] == "c");
 
     // The snapshot survives serialisation.
