@@ -183,7 +183,8 @@ TEST_SUITE("interpolation") {
       CHECK(t.error().message.find(bad) != std::string::npos);
     }
     auto t = ll::compile_template("${foo.bar}");
-    CHECK(t.error().message.find("unknown namespace \"foo\"") != std::string::npos);
+    CHECK(t.error().message.find("Unknown namespace: foo in ${foo.bar} (known: context,") !=
+          std::string::npos);
   }
 
   TEST_CASE("bash operators are rejected with a $${ hint") {
@@ -216,9 +217,9 @@ TEST_SUITE("interpolation") {
     auto e5 = render_err("${env.NOPE_NOT_SET}", f.ctx);
     CHECK(e5.message.find("NOPE_NOT_SET") != std::string::npos);
     ll::interpolation_context empty;
-    CHECK(render_err("${prev.output}", empty).message.find("no previous state") !=
+    CHECK(render_err("${prev.output}", empty).message.find("No previous state result available") !=
           std::string::npos);
-    CHECK(render_err("${result.verdict}", empty).message.find("no evaluation result") !=
+    CHECK(render_err("${result.verdict}", empty).message.find("No evaluation result available") !=
           std::string::npos);
   }
 
@@ -231,15 +232,160 @@ TEST_SUITE("interpolation") {
     CHECK(render_ok("${context.missing:default=}", f.ctx).empty());
     CHECK(render_ok("${context.missing:default=a?b:-c}", f.ctx) == "a?b:-c");
     CHECK(render_ok("${context.nothing:default=x}", f.ctx).empty());  // present null → ""
-    CHECK(render_ok("echo ${context.quote:shell}", f.ctx) == R"(echo 'it'\''s')");
-    CHECK(render_ok("echo ${context.name:shell}", f.ctx) == "echo 'world'");
+    CHECK(render_ok("echo ${context.quote:shell}", f.ctx) == R"(echo 'it'"'"'s')");
+    CHECK(render_ok("echo ${context.name:shell}", f.ctx) == "echo world");
     CHECK(render_ok("${context.missing?:shell}", f.ctx) == "''");
     CHECK(render_ok("${context.missing:shell?}", f.ctx) == "''");
-    CHECK(render_ok("${context.missing:shell:default=it's}", f.ctx) == R"('it'\''s')");
+    CHECK(render_ok("${context.missing:shell:default=it's}", f.ctx) == R"('it'"'"'s')");
     CHECK(render_ok("${prev.output:shell}", f.ctx) == "'5 failures'");
     ll::interpolation_context empty;
     CHECK(render_ok("[${prev.output?}]", empty) == "[]");
     CHECK(render_ok("${env.NOT_SET_ANYWHERE_42:default=d}", empty) == "d");
+  }
+
+  TEST_CASE(":shell quotes exactly like Python's shlex.quote") {
+    // Expected values are python3 -c "import shlex; print(shlex.quote(v))".
+    ll::json context = ll::json::object();
+    ll::interpolation_context ctx;
+    ctx.context = &context;
+    auto quoted = [&](ll::json v) {
+      context["v"] = std::move(v);
+      return render_ok("${context.v:shell}", ctx);
+    };
+    CHECK(quoted("") == "''");
+    CHECK(quoted(nullptr) == "''");
+    CHECK(quoted("world") == "world");
+    CHECK(quoted("abc-1.2/x") == "abc-1.2/x");
+    CHECK(quoted("abc-1.2/x:y=z@%+,") == "abc-1.2/x:y=z@%+,");
+    CHECK(quoted("A_b") == "A_b");
+    CHECK(quoted("-n") == "-n");
+    CHECK(quoted(3) == "3");
+    CHECK(quoted(3.5) == "3.5");
+    CHECK(quoted(true) == "true");
+    CHECK(quoted("it's") == R"('it'"'"'s')");
+    CHECK(quoted("''") == R"(''"'"''"'"'')");
+    CHECK(quoted("\xC3\xA9") == "'\xC3\xA9'");  // é: shlex's safe set is ASCII-only
+    CHECK(quoted("h\xC3\xA9llo") == "'h\xC3\xA9llo'");
+    CHECK(quoted("a\nb") == "'a\nb'");
+    CHECK(quoted("a\tb") == "'a\tb'");
+    CHECK(quoted("a b") == "'a b'");
+    CHECK(quoted("$HOME") == "'$HOME'");
+    CHECK(quoted("`id`") == "'`id`'");
+    CHECK(quoted("x;rm -rf /") == "'x;rm -rf /'");
+    CHECK(quoted("\"q\"") == "'\"q\"'");
+    CHECK(quoted("~") == "'~'");
+    CHECK(quoted("*") == "'*'");
+    CHECK(quoted(ll::json::array({1, 2})) == "'[1,2]'");
+    // In place after earlier output, several in one template.
+    context["q"] = "it's";
+    context["w"] = "world";
+    CHECK(render_ok("a ${context.w:shell}x${context.q:shell} ${context.q:shell}", ctx) ==
+          R"(a worldx'it'"'"'s' 'it'"'"'s')");
+    std::string out;
+    ll::detail::append_shell_quoted(out, "it's");
+    CHECK(out == R"('it'"'"'s')");
+  }
+
+  TEST_CASE(":shell after a default value is a suffix, as in the original") {
+    fixture f;
+    CHECK(render_ok("${context.missing:default=v:shell}", f.ctx) == "v");
+    CHECK(render_ok("${context.missing:default=y?:shell}", f.ctx) == "'y?'");
+    CHECK(render_ok("${context.missing:default=it's:shell}", f.ctx) == R"('it'"'"'s')");
+    CHECK(render_ok("${context.missing:default=:shell}", f.ctx) == "''");
+    CHECK(render_ok("${context.quote:default=v:shell}", f.ctx) == R"('it'"'"'s')");
+    CHECK(render_ok("${context.name:default=v:shell}", f.ctx) == "world");
+    // `:shell` inside the default text (not at the end) stays literal.
+    CHECK(render_ok("${context.missing:default=a:shell b}", f.ctx) == "a:shell b");
+    // The other positions keep working.
+    CHECK(render_ok("${context.missing:shell:default=y?}", f.ctx) == "'y?'");
+    CHECK(render_ok("${context.missing?:shell}", f.ctx) == "''");
+    CHECK(render_ok("${context.name:shell?}", f.ctx) == "world");
+    auto t = ll::compile_template("${context.missing:default=v:shell}");
+    REQUIRE(t);
+    CHECK(t->parts()[0].shell);
+    CHECK(t->parts()[0].default_value == std::optional<std::string>("v"));
+    for (const char* bad : {"${context.x?:shell:default=f}", "${context.x:shell?:default=f}"}) {
+      CAPTURE(bad);
+      auto b = ll::compile_template(bad);
+      REQUIRE_FALSE(b.has_value());
+      CHECK(b.error().message.find("Ambiguous suffix: ") != std::string::npos);
+      CHECK(b.error().message.find("mutually exclusive") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("unknown state./loop. keys resolve to their fallback") {
+    fixture f;
+    CHECK(render_ok("${state.unknown:default=dn}", f.ctx) == "dn");
+    CHECK(render_ok("${loop.unknown:default=n/a}", f.ctx) == "n/a");
+    CHECK(render_ok("[${state.unknown?}]", f.ctx) == "[]");
+    CHECK(render_ok("[${loop.unknown?}]", f.ctx) == "[]");
+    CHECK(render_ok("${state.name.x:default=d}", f.ctx) == "d");
+    CHECK(render_ok("${loop.elapsed.x?}", f.ctx).empty());
+    CHECK(render_ok("${state.unknown:default=a b:shell}", f.ctx) == "'a b'");
+    // Known keys still resolve through a fallback.
+    CHECK(render_ok("${state.iteration:default=0} ${loop.elapsed?}", f.ctx) == "4 2m 15s");
+    // Without a fallback they stay load-time errors, in the original's words.
+    auto s = ll::compile_template("${state.unknown}");
+    REQUIRE_FALSE(s.has_value());
+    CHECK(s.error().code == ll::errc::template_syntax);
+    CHECK(s.error().message.find("Unknown state property: unknown in ${state.unknown} "
+                                 "(known: name, iteration)") != std::string::npos);
+    auto l = ll::compile_template("${loop.unknown:shell}");
+    REQUIRE_FALSE(l.has_value());
+    CHECK(l.error().message.find("Unknown loop property: unknown") != std::string::npos);
+  }
+
+  TEST_CASE("error messages use the original's wording") {
+    fixture f;
+    ll::json nested = ll::json::parse(R"({"a": {"b": 1}})");
+    ll::interpolation_context c;
+    c.context = &nested;
+    auto e = render_err("${context.a.c}", c);
+    CHECK(e.code == ll::errc::missing_variable);
+    CHECK(e.message.find("Path 'a.c' not found in context (available: b)") != std::string::npos);
+    CHECK(e.message.find("${context.a.c}") != std::string::npos);
+    CHECK(render_err("${context.missing}", f.ctx)
+              .message.find("Path 'missing' not found in context (available: name,") !=
+          std::string::npos);
+    CHECK(render_err("${captured.lint.nope}", f.ctx)
+              .message.find("Path 'lint.nope' not found in captured (available: output,") !=
+          std::string::npos);
+    CHECK(render_err("${captured.missing.output}", f.ctx)
+              .message.find("Path 'missing' not found in captured (available: lint)") !=
+          std::string::npos);
+    CHECK(render_err("${captured.lint.output.x.y}", f.ctx)
+              .message.find("Path 'lint.output.x' not found in captured") != std::string::npos);
+    CHECK(render_err("${prev.nope}", f.ctx).message.find("Path 'nope' not found in prev") !=
+          std::string::npos);
+    CHECK(render_err("${prev.details.nope}", f.ctx)
+              .message.find("Path 'details.nope' not found in prev (available: exit_code)") !=
+          std::string::npos);
+    CHECK(render_err("${result.confidence}", f.ctx)
+              .message.find("Path 'confidence' not found in result") != std::string::npos);
+    CHECK(render_err("${result.details.nope}", f.ctx)
+              .message.find("Path 'details.nope' not found in result") != std::string::npos);
+    ll::interpolation_context empty;
+    CHECK(render_err("${captured.missing}", empty)
+              .message.find("Path 'missing' not found in captured") != std::string::npos);
+    CHECK(render_err("${context.x}", empty).message.find("Path 'x' not found in context") !=
+          std::string::npos);
+    auto ns = ll::compile_template("${bad.x}");
+    REQUIRE_FALSE(ns.has_value());
+    CHECK(ns.error().message.find("Unknown namespace: bad") != std::string::npos);
+    auto amb = ll::compile_template("${context.x?:default=f}");
+    REQUIRE_FALSE(amb.has_value());
+    CHECK(amb.error().message.find("Ambiguous suffix: ${context.x?:default=f} (:default=... "
+                                   "and ? are mutually exclusive)") != std::string::npos);
+  }
+
+  TEST_CASE("$${ inside a default value renders ${") {
+    fixture f;
+    CHECK(render_ok("${context.missing:default=$${x}}", f.ctx) == "${x}");
+    // The first `}` ends the variable, so the default is `${HOME:-x` and the `}` follows it.
+    CHECK(render_ok("echo ${context.missing:default=$${HOME:-x}}", f.ctx) == "echo ${HOME:-x}");
+    CHECK(render_ok("${context.missing:default=$$${x}}", f.ctx) == "$${x}");
+    CHECK(render_ok("${context.missing:default=$${x:shell}}", f.ctx) == "'${x'}");
+    CHECK(render_ok("${context.missing:default={x}", f.ctx) == "{x");
   }
 
   TEST_CASE("render_to appends and reuses the compiled form") {
@@ -363,6 +509,22 @@ TEST_SUITE("template validation") {
         CHECK(x.message.find("captured.z") != std::string::npos);
       }
     CHECK(unknown == 1);  // only the plain ${captured.z.exit_code}
+  }
+
+  TEST_CASE("fallbacks on unknown state./loop. keys and :shell after a default are clean") {
+    auto loop = loop_from(R"({"name": "f", "initial": "a",
+      "states": {
+        "a": {"action": "echo ${state.unknown:default=dn} ${loop.unknown?} ${context.d:default=v:shell}",
+              "next": "done"},
+        "done": {"terminal": true}}})");
+    CHECK(template_findings(loop).empty());
+    auto bad = loop_from(R"({"name": "f", "initial": "a",
+      "states": {"a": {"action": "echo ${state.unknown}", "next": "done"},
+                 "done": {"terminal": true}}})");
+    auto d = template_findings(bad);
+    const auto* key = find_code(d, "template-unknown-key");
+    REQUIRE(key);
+    CHECK(key->message.find("Unknown state property: unknown") != std::string::npos);
   }
 
   TEST_CASE("validate() runs the template rules") {
