@@ -24,7 +24,7 @@ std::optional<fs::path> resolve_loop_path(std::string_view name_or_path,
   if (fs::is_regular_file(direct, ec)) return direct;
   // A bare name: look in .loops/ (not for things that already look like paths).
   if (name_or_path.find('/') != std::string_view::npos) return std::nullopt;
-  for (const char* ext : {".yaml", ".yml", ".json"}) {
+  for (const char* ext : {".fsm.yaml", ".yaml", ".yml", ".fsm.json", ".json"}) {
     fs::path candidate = fs::path(".loops") / (std::string(name_or_path) + ext);
     if (tried != nullptr) tried->push_back(candidate.string());
     if (fs::is_regular_file(candidate, ec)) return candidate;
@@ -59,6 +59,7 @@ ll::expected<loaded_loop, load_failure> load_loop_file(const fs::path& path,
   std::error_code ec;
   out.path = fs::absolute(path, ec);
   if (ec) out.path = path;
+  out.shown_path = path;
 
   auto fail = [&](ll::error e, load_failure::kind what) {
     load_failure f;
@@ -67,6 +68,7 @@ ll::expected<loaded_loop, load_failure> load_loop_file(const fs::path& path,
     f.diagnostics = std::move(e.details);
     for (const auto& d : f.diagnostics) f.lines.push_back(ll::format_diagnostic(d, &out.positions));
     f.path = path;
+    f.paradigm = out.paradigm;
     return ll::unexpected(std::move(f));
   };
 
@@ -114,7 +116,8 @@ ll::expected<loaded_loop, load_failure> load_loop(std::string_view name_or_path,
   return load_loop_file(*path, context_overrides);
 }
 
-void report_load_failure(const load_failure& failure, std::string_view shown_name) {
+void report_load_failure(const load_failure& failure, std::string_view shown_name,
+                         failure_wording wording) {
   switch (failure.what) {
     case load_failure::kind::not_found:
       say_error(failure.message);
@@ -125,12 +128,28 @@ void report_load_failure(const load_failure& failure, std::string_view shown_nam
     case load_failure::kind::invalid:
       break;
   }
-  say_error(fmt::format("{} is invalid: {}", shown_name, failure.message));
+  if (wording == failure_wording::is_invalid)
+    say_error(fmt::format("{} is invalid: {}", shown_name, failure.message));
+  else
+    say_error(fmt::format("Validation error: {}", failure.message));
   for (const auto& line : failure.lines) {
     // a syntax error's single diagnostic repeats the message: print it once
     if (failure.lines.size() == 1 && line.find(failure.message) != std::string::npos) break;
     std::fprintf(stderr, "  %s\n", line.c_str());
   }
+}
+
+std::string display_path(const fs::path& path) {
+  if (!path.is_absolute()) return path.string();
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  if (ec) return path.string();
+  const fs::path rel = path.lexically_normal().lexically_proximate(cwd);
+  if (rel.empty() || rel.is_absolute() || *rel.begin() == "..") return path.string();
+  // lexically_normal folds `dir/..`, which a symlinked `dir` makes wrong: keep the
+  // relative form only when it names the same file.
+  if (!fs::equivalent(rel, path, ec) || ec) return path.string();
+  return rel.string();
 }
 
 namespace {

@@ -19,8 +19,11 @@ namespace ll_loop {
 namespace ll = little_loops;
 namespace fs = std::filesystem;
 
-/// Where a loop named on the command line lives: the path itself when it exists, else
-/// `.loops/<name>.yaml`, `.loops/<name>.yml`, `.loops/<name>.json` (relative to the cwd).
+/// Where a loop named on the command line lives: the path itself when it exists, else (for a
+/// bare name, relative to the cwd) `.loops/<name>.fsm.yaml`, `.loops/<name>.yaml`,
+/// `.loops/<name>.yml`, `.loops/<name>.fsm.json`, `.loops/<name>.json`. A compiled loop
+/// comes before its spec, as in the Python original's resolve_loop_path (`.fsm.yaml`, then
+/// `.yaml`): `ll-loop compile .loops/g.yaml` writes `.loops/g.fsm.yaml`, which then wins.
 /// `tried` receives every candidate looked at.
 std::optional<fs::path> resolve_loop_path(std::string_view name_or_path,
                                           std::vector<std::string>* tried = nullptr);
@@ -38,7 +41,8 @@ bool is_paradigm_document(const ll::json& doc);
 /// A loop ready to run: parsed (or compiled from a paradigm) and validated.
 struct loaded_loop {
   ll::fsm_loop loop;
-  fs::path path;                ///< absolute path of the file
+  fs::path path;                ///< absolute path of the file (journaled, for `resume`)
+  fs::path shown_path;          ///< the path as typed, or as resolved from a name (messages)
   ll::json document;            ///< the document as read
   std::string paradigm;         ///< "" for a hand-written loop
   ll::diagnostics diagnostics;  ///< validation findings (warnings when the load succeeded)
@@ -57,6 +61,7 @@ struct load_failure {
   ll::diagnostics diagnostics;
   std::vector<std::string> lines;  ///< each diagnostic with its file:line:col
   fs::path path;
+  std::string paradigm;            ///< the document's paradigm when it is a spec ("" else)
 };
 
 /// Resolves, reads, compiles (paradigms) and validates a loop. `context_overrides` are
@@ -68,8 +73,20 @@ ll::expected<loaded_loop, load_failure> load_loop(std::string_view name_or_path,
 ll::expected<loaded_loop, load_failure> load_loop_file(const fs::path& path,
                                                        const ll::json& context_overrides = {});
 
-/// Prints a load failure the way every verb reports it (stderr).
-void report_load_failure(const load_failure& failure, std::string_view shown_name);
+/// How the first line of an invalid-loop report reads.
+enum class failure_wording {
+  validation_error,  ///< `Validation error: <message>` (run, resume, simulate, show)
+  is_invalid,        ///< `<name> is invalid: <message>` (validate)
+};
+
+/// Prints a load failure (stderr): the not-found / unreadable message, or for an invalid
+/// loop the first line in `wording` followed by one line per diagnostic.
+void report_load_failure(const load_failure& failure, std::string_view shown_name,
+                         failure_wording wording = failure_wording::validation_error);
+
+/// A path for messages: relative to the cwd when the file lies under it (as the user would
+/// type it) and the relative form names the same file, else unchanged.
+std::string display_path(const fs::path& path);
 
 /// Parses `K=V` words into a JSON object (values stay strings; `K` may be dotted to set
 /// nested keys). Error: the offending word.

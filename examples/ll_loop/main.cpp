@@ -1,7 +1,7 @@
 // little_loops — ll-loop: the command-line host that runs loops for real
 // SPDX-License-Identifier: MIT
 //
-//   ll-loop run LOOP [--context K=V]... [--max-iterations N] [--no-llm] [--quiet] [--json]
+//   ll-loop run LOOP [--context K=V]... [--max-iterations N] [--no-llm] [--dry-run] [--quiet] [--json]
 //   ll-loop validate | compile | show | simulate | resume | status | history | stop ...
 //   ll-loop LOOP ...            (shorthand for `ll-loop run LOOP ...`)
 //
@@ -35,6 +35,8 @@ const std::vector<verb_entry>& verbs() {
         {{"context", 0, "K=V", "set context variable K (repeatable; overrides the file)", true, {}},
          {"max-iterations", 'n', "N", "override the iteration limit", false, {}},
          {"no-llm", 0, "", "disable LLM evaluation (llm_structured yields error)", false, {}},
+         {"dry-run", 0, "", "show the execution plan without running (nothing is journaled)",
+          false, {}},
          {"quiet", 'q', "", "no progress output", false, {}},
          {"json", 0, "", "print the result as JSON (no progress output)", false, {}},
          {"journal-dir", 0, "DIR", "where runs are journaled (default .loops/.running)", false, {}},
@@ -44,8 +46,11 @@ const std::vector<verb_entry>& verbs() {
                                      "claude -p)", false, {}},
          {"output-limit", 0, "BYTES", "cap on captured output per stream (default 16 MiB)",
           false, {}}},
-        "LOOP is a file path, or a NAME found as .loops/NAME.yaml, .yml or .json.\n"
+        "LOOP is a file path, or a NAME found as .loops/NAME.fsm.yaml, NAME.yaml, NAME.yml,\n"
+        "NAME.fsm.json or NAME.json (the first that exists: a compiled loop before its spec).\n"
         "Paradigm files (goal, convergence, invariants, imperative) are compiled first.\n"
+        "The run ends with `Loop completed: <final state> (N iterations, duration)`, followed\n"
+        "by how it ended when that was not a success terminal.\n"
         "Ctrl-C stops gracefully: the running action's process group is killed and the run\n"
         "is journaled as interrupted; `ll-loop resume NAME` continues it.\n"
         "Exit status: 0 success terminal, 2 failure terminal, 1 otherwise."},
@@ -141,7 +146,8 @@ void print_global_help(std::FILE* out) {
   text +=
       "\nExamples:\n"
       "  ll-loop run examples/loops/goal_config_file.yaml   # run a loop file\n"
-      "  ll-loop fix-types                 # run .loops/fix-types.yaml\n"
+      "  ll-loop fix-types                 # run .loops/fix-types.fsm.yaml or .yaml\n"
+      "  ll-loop run fix-types --dry-run   # show the execution plan\n"
       "  ll-loop validate fix-types        # validate a loop definition\n"
       "  ll-loop simulate fix-types --scenario first-fail\n"
       "  ll-loop compile paradigm.yaml     # compile a paradigm to a loop\n"

@@ -60,6 +60,11 @@ int verb_validate(const parsed_args& args) {
   const std::string name = args.positional(0);
   const bool as_json = args.has("json");
   auto loaded = load_loop(name);
+  // The Python original announces the compile before it happens, so it precedes a
+  // compile error too; the path is the one typed (or resolved from a name), not absolute.
+  const auto announce = [](const std::string& paradigm, const fs::path& shown) {
+    if (!paradigm.empty()) say(fmt::format("Compiling paradigm file for validation: {}", shown.string()));
+  };
   if (!loaded) {
     const load_failure& f = loaded.error();
     if (as_json) {
@@ -71,7 +76,8 @@ int verb_validate(const parsed_args& args) {
       if (f.what == load_failure::kind::not_found) say_error(f.message);
       return exit_failed;
     }
-    report_load_failure(f, name);
+    announce(f.paradigm, f.path);
+    report_load_failure(f, name, failure_wording::is_invalid);
     return exit_failed;
   }
   const ll::fsm_loop& loop = loaded->loop;
@@ -90,10 +96,8 @@ int verb_validate(const parsed_args& args) {
     fmt::print("{}\n", out.dump(2));
     return exit_ok;
   }
+  announce(loaded->paradigm, loaded->shown_path);
   print_warnings(loaded->diagnostics);
-  if (!loaded->paradigm.empty())
-    say(fmt::format("Compiled {} paradigm for validation: {}", loaded->paradigm,
-                    loaded->path.string()));
   const style s = style::for_stream(stdout);
   say(fmt::format("{} {} is valid", s.green("\u2713"), name));
   say(fmt::format("  States: {}", state_list(loop)));

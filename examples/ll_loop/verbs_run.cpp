@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cerrno>
@@ -180,6 +182,50 @@ ll::json result_json(const ll::execution_result& r) {
   return out;
 }
 
+/// The end of a run, for every outcome. The first line is the Python original's, whatever
+/// the outcome (`Loop completed: <final> (N iterations, T)`, or after `resume`
+/// `Resumed and completed: …`); when the run did not end in a success terminal, indented
+/// lines say how it ended (and how to go on), and an error's text follows on stderr.
+///   Loop completed: broken (2 iterations, 0.0s)
+///     ✗ failure terminal
+///   Loop completed: check (4 iterations, 0.0s)
+///     stopped by max_iterations
+///   Loop completed: build (2 iterations, 3.1s)
+///     interrupted at build
+///     Resume with: ll-loop resume my-loop
+///   Loop completed: plan (1 iterations, 0.2s)
+///     context handoff: <the continuation, on one line>
+///     Resume with: ll-loop resume my-loop (continues at build)
+void print_run_summary(const ll::execution_result& result, const std::string& resume_state,
+                       const std::string& loop_name, bool resumed, const style& out_style) {
+  say(fmt::format("{}: {} ({} iterations, {})", resumed ? "Resumed and completed" : "Loop completed",
+                  result.final_state, result.iterations,
+                  format_duration_summary(result.duration_ms)));
+  const std::string cross = out_style.red("\u2717");
+  switch (result.terminated_by) {
+    case ll::termination::terminal:
+      if (result.failure) say(fmt::format("  {} failure terminal", cross));
+      break;
+    case ll::termination::cancelled:
+      say(fmt::format("  interrupted at {}", resume_state));
+      say(fmt::format("  Resume with: ll-loop resume {}", loop_name));
+      break;
+    case ll::termination::handoff:
+      say(fmt::format("  context handoff: {}", one_line(result.signal_payload, 500)));
+      say(fmt::format("  Resume with: ll-loop resume {} (continues at {})", loop_name,
+                      resume_state));
+      break;
+    case ll::termination::error:
+      say(fmt::format("  {} stopped by error", cross));
+      break;
+    case ll::termination::max_iterations:
+    case ll::termination::timeout:
+      say(fmt::format("  stopped by {}", ll::to_string(result.terminated_by)));
+      break;
+  }
+  if (result.error) say_error(result.error->message);
+}
+
 int execute(run_settings& s) {
   ll::fsm_loop& loop = s.loaded.loop;
   if (s.max_iterations) loop.max_iterations = static_cast<int>(*s.max_iterations);
@@ -305,34 +351,73 @@ int execute(run_settings& s) {
     out["status"] = record.status;
     fmt::print("{}\n", out.dump(2));
   } else if (!s.quiet) {
-    const std::string summary = fmt::format("{} iterations, {}", result.iterations,
-                                            format_duration_summary(result.duration_ms));
     say("");
-    switch (result.terminated_by) {
-      case ll::termination::terminal:
-        if (result.failure)
-          say(fmt::format("{} Loop failed: {} ({})", out_style.red("\u2717"), result.final_state, summary));
-        else
-          say(fmt::format("{}: {} ({})", s.resume_from ? "Resumed and completed" : "Loop completed",
-                          result.final_state, summary));
-        break;
-      case ll::termination::cancelled:
-        say(fmt::format("Loop interrupted at {} ({})", record.current_state, summary));
-        say(fmt::format("Resume with: ll-loop resume {}", loop.name));
-        break;
-      case ll::termination::handoff:
-        say(fmt::format("Context handoff at {} ({}): {}", record.current_state, summary,
-                        result.signal_payload));
-        say(fmt::format("Resume with: ll-loop resume {}", loop.name));
-        break;
-      default:
-        say(fmt::format("Loop stopped by {} at {} ({})", ll::to_string(result.terminated_by),
-                        result.final_state, summary));
-        break;
-    }
-    if (result.error) say_error(result.error->message);
+    print_run_summary(result, record.current_state, loop.name, s.resume_from.has_value(),
+                      out_style);
   }
   return exit_code_for(result);
+}
+
+/// `run --dry-run`: the Python original's print_execution_plan, line for line:
+///
+///   Execution plan for: <name>
+///
+///   States:
+///     [<state>] [TERMINAL]
+///       action: <first 70 characters>...
+///       evaluate: <type>
+///       on_success -> <target>
+///       on_failure -> <target>
+///       on_error -> <target>
+///       next -> <target>
+///       route:
+///         <verdict> -> <target>
+///         _ -> <target>
+///
+///   Initial state: <initial>
+///   Max iterations: <n>
+///   Timeout: <seconds>s                      (only when the loop has one)
+///
+/// Our routing model onto that format: every routing key is printed as written in the file,
+/// so each line maps back to one key. The `on_<verdict>` shorthands come first,
+/// on_success / on_failure / on_error in the original's order, then any other verdict's
+/// shorthand (on_target, on_blocked, …) in document order; then `next`; then the route
+/// table in document order, its `_error` entry and its `_` default last (as the original
+/// prints `_`); then `on_maintain -> <target>` (maintain mode's way on from this state, which
+/// the original's plan leaves out). Shorthands a route table or `next` shadows are still
+/// listed (validation warns about them); the executor's precedence is next → route entry →
+/// `_error` → `_` → on_<verdict> (in a `next:` state only on_error still counts: an action
+/// that exits non-zero or yields `error` goes there instead of `next`). A terminal marked `failure: true` shows
+/// ` [TERMINAL] [FAILURE]`. The action is shown on one line (newlines as spaces) and, as in
+/// the original, cut at 70 characters with "..." appended.
+void print_execution_plan(const ll::fsm_loop& loop) {
+  std::string out = fmt::format("Execution plan for: {}\n\nStates:\n", loop.name);
+  for (const auto& [name, state] : loop.states) {
+    out += fmt::format("  [{}]{}{}\n", name, state.terminal ? " [TERMINAL]" : "",
+                       state.terminal && state.failure ? " [FAILURE]" : "");
+    if (state.action) out += fmt::format("    action: {}\n", one_line(*state.action, 70));
+    if (state.evaluate) out += fmt::format("    evaluate: {}\n", ll::to_string(state.evaluate->type));
+    constexpr std::array<std::string_view, 3> first{"success", "failure", "error"};
+    for (const std::string_view verdict : first)
+      if (const auto it = state.on.find(std::string(verdict)); it != state.on.end())
+        out += fmt::format("    on_{} -> {}\n", verdict, it->second);
+    for (const auto& [verdict, target] : state.on)
+      if (std::find(first.begin(), first.end(), verdict) == first.end())
+        out += fmt::format("    on_{} -> {}\n", verdict, target);
+    if (state.next) out += fmt::format("    next -> {}\n", *state.next);
+    if (state.route) {
+      out += "    route:\n";
+      for (const auto& [verdict, target] : state.route->routes)
+        out += fmt::format("      {} -> {}\n", verdict, target);
+      if (state.route->error_target) out += fmt::format("      _error -> {}\n", *state.route->error_target);
+      if (state.route->default_target) out += fmt::format("      _ -> {}\n", *state.route->default_target);
+    }
+    if (state.on_maintain) out += fmt::format("    on_maintain -> {}\n", *state.on_maintain);
+  }
+  out += fmt::format("\nInitial state: {}\nMax iterations: {}\n", loop.initial, loop.max_iterations);
+  if (loop.timeout) out += fmt::format("Timeout: {}s\n", *loop.timeout);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
 }
 
 bool read_common_run_options(const parsed_args& args, run_settings& s) {
@@ -386,16 +471,33 @@ int verb_run(const parsed_args& args) {
     }
   }
   s.no_llm = args.has("no-llm");
+  const bool dry_run = args.has("dry-run");
+  if (dry_run && s.as_json) {
+    std::fprintf(stderr, "ll-loop run: error: argument --dry-run: not allowed with argument "
+                         "--json\n");
+    return exit_usage;
+  }
+  const bool chatty = !s.quiet && !s.as_json;
   auto loaded = load_loop(s.shown_name, s.context_overrides);
+  // As in the Python original, the compile is announced before it happens (so the line also
+  // precedes a compile error), with the path as typed or as resolved from a name.
   if (!loaded) {
+    if (chatty && !loaded.error().paradigm.empty())
+      say(fmt::format("Auto-compiling paradigm file: {}", loaded.error().path.string()));
     report_load_failure(loaded.error(), s.shown_name);
     return exit_failed;
   }
+  if (chatty && !loaded->paradigm.empty())
+    say(fmt::format("Auto-compiling paradigm file: {}", loaded->shown_path.string()));
   for (const auto& d : loaded->diagnostics)
-    if (d.level == ll::severity::warning && !s.quiet && !s.as_json)
+    if (d.level == ll::severity::warning && chatty)
       say_warning(d.path.empty() ? d.message : fmt::format("{}: {}", d.path, d.message));
-  if (!loaded->paradigm.empty() && !s.quiet && !s.as_json)
-    say(fmt::format("Auto-compiling paradigm file: {}", loaded->path.string()));
+  if (dry_run) {
+    // The plan shows the loop as it would run: --max-iterations applies (as in the original).
+    if (s.max_iterations) loaded->loop.max_iterations = static_cast<int>(*s.max_iterations);
+    print_execution_plan(loaded->loop);
+    return exit_ok;
+  }
   s.loaded = std::move(*loaded);
   return execute(s);
 }
@@ -448,14 +550,23 @@ int verb_resume(const parsed_args& args) {
   if (auto it = extra.find("output_limit"); !s.output_limit && it != extra.end() &&
                                             it->is_number_integer() && it->get<long long>() > 0)
     s.output_limit = it->get<long long>();
-  auto loaded = load_loop_file(record->loop_path, s.context_overrides);
+  const bool chatty = !s.quiet && !s.as_json;
+  // The journal holds the absolute path; it is loaded (and so shown in messages) relative
+  // to the cwd when the file is under it, which gives back what was typed for a run started
+  // from the same directory. The run journals the absolute path again.
+  const std::string shown_path = display_path(record->loop_path);
+  auto loaded = load_loop_file(shown_path, s.context_overrides);
   if (!loaded) {
-    report_load_failure(loaded.error(), record->loop_path);
+    if (chatty && !loaded.error().paradigm.empty())
+      say(fmt::format("Auto-compiling paradigm file: {}", shown_path));
+    report_load_failure(loaded.error(), shown_path);
     return exit_failed;
   }
-  if (record->status == ll::journal_status::handoff && !s.quiet && !s.as_json) {
+  if (chatty && !loaded->paradigm.empty())
+    say(fmt::format("Auto-compiling paradigm file: {}", shown_path));
+  if (record->status == ll::journal_status::handoff && chatty) {
     if (auto it = extra.find("continuation"); it != extra.end() && it->is_string())
-      say(fmt::format("Resuming from context handoff (iteration {})...\nContext: {}",
+      say(fmt::format("Resuming from context handoff (iteration {})...\nContext: {}\n",
                       record->iteration, one_line(it->get<std::string>(), 500)));
   }
   s.loaded = std::move(*loaded);
