@@ -2479,13 +2479,44 @@ inline error template_error(std::string_view source, std::string message) {
                fmt::format("invalid template \"{}\": {}", source, message)};
 }
 
+// `$${` inside a `:default=` value renders `${`, as everywhere else in a template.
+inline std::string unescape_default(std::string_view v) {
+  std::string s;
+  s.reserve(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v[i] == '$' && v.compare(i, 3, "$${") == 0) {
+      s += "${";
+      i += 2;
+    } else {
+      s += v[i];
+    }
+  }
+  return s;
+}
+
 // Parses the inside of one `${...}` into `part`. Returns an error message on failure.
+//
+// Suffixes follow the original's parse_interpolation_suffixes: `:shell` is recognised right
+// before `:default=`, at the very end (also after a default value: `:default=v:shell` quotes
+// `v`) or right before a final `?`; then the text splits at the first `:default=`; otherwise
+// a final `?` makes the reference optional. `?` and `:default=` together are ambiguous.
 inline std::optional<std::string> parse_variable(std::string_view expr, template_part& part) {
   if (expr.empty()) return std::string("empty ${}");
-  std::string_view var = expr;
-  if (auto pos = expr.find(":default="); pos != std::string_view::npos) {
-    var = expr.substr(0, pos);
-    part.default_value = std::string(expr.substr(pos + 9));
+  std::string body(expr);
+  if (auto pos = body.find(":shell:default="); pos != std::string::npos) {
+    body.erase(pos, 6);
+    part.shell = true;
+  } else if (ends_with(body, ":shell?")) {
+    body.erase(body.size() - 7, 6);
+    part.shell = true;
+  } else if (ends_with(body, ":shell")) {
+    body.resize(body.size() - 6);
+    part.shell = true;
+  }
+  std::string_view var = body;
+  if (auto pos = var.find(":default="); pos != std::string_view::npos) {
+    part.default_value = unescape_default(var.substr(pos + 9));
+    var = var.substr(0, pos);
   }
   for (auto op : bash_operators) {
     if (var.find(op) != std::string_view::npos) {
@@ -2494,19 +2525,13 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
                          op, expr, expr);
     }
   }
-  // Suffixes `?` and `:shell`, in either order.
-  for (int round = 0; round < 2; ++round) {
-    if (ends_with(var, "?") && !part.optional) {
-      part.optional = true;
-      var.remove_suffix(1);
-    } else if (ends_with(var, ":shell") && !part.shell) {
-      part.shell = true;
-      var.remove_suffix(6);
-    }
+  if (ends_with(var, "?")) {
+    if (part.default_value)
+      return fmt::format("Ambiguous suffix: ${{{}}} (:default=... and ? are mutually exclusive)",
+                         expr);
+    part.optional = true;
+    var.remove_suffix(1);
   }
-  if (part.optional && part.default_value)
-    return fmt::format("ambiguous suffix in ${{{}}}: `?` and `:default=` are mutually exclusive",
-                       expr);
   auto dot = var.find('.');
   if (dot == std::string_view::npos) {
     return fmt::format("invalid variable ${{{}}} (expected namespace.path); write $${{{}}} "
@@ -2517,7 +2542,7 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
   std::string_view rest = var.substr(dot + 1);
   auto ns = parse_namespace(ns_text);
   if (!ns) {
-    return fmt::format("unknown namespace \"{}\" in ${{{}}} (known: {})", ns_text, expr,
+    return fmt::format("Unknown namespace: {} in ${{{}}} (known: {})", ns_text, expr,
                        join_names(namespace_names));
   }
   part.ns = *ns;
@@ -2530,13 +2555,18 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
   part.path = parse_json_path(rest);
   for (const auto& seg : part.path)
     if (seg.key.empty()) return fmt::format("empty path segment in ${{{}}}", expr);
+  // An unknown `state.`/`loop.` key never resolves: without a fallback the template is
+  // malformed; with `?` or `:default=` it renders the fallback, as in the original.
+  const bool fallback = part.optional || part.default_value.has_value();
   if (*ns == template_namespace::state) {
-    if (part.path.size() != 1 || !contains_name(template_state_keys, part.path[0].key))
-      return fmt::format("unknown state key \"{}\" in ${{{}}} (known: {})", rest, expr,
+    if (!fallback &&
+        (part.path.size() != 1 || !contains_name(template_state_keys, part.path[0].key)))
+      return fmt::format("Unknown state property: {} in ${{{}}} (known: {})", rest, expr,
                          join_names(template_state_keys));
   } else if (*ns == template_namespace::loop) {
-    if (part.path.size() != 1 || !contains_name(template_loop_keys, part.path[0].key))
-      return fmt::format("unknown loop key \"{}\" in ${{{}}} (known: {})", rest, expr,
+    if (!fallback &&
+        (part.path.size() != 1 || !contains_name(template_loop_keys, part.path[0].key)))
+      return fmt::format("Unknown loop property: {} in ${{{}}} (known: {})", rest, expr,
                          join_names(template_loop_keys));
   }
   return std::nullopt;
@@ -2547,10 +2577,12 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
 /// @brief Parses `text` into a compiled_template.
 ///
 /// Syntax: `${ns.path}` with suffixes `?` (empty when missing), `:shell` (POSIX single-quote
-/// escaping) and `:default=VALUE` (used when missing); `$${` renders a literal `${`.
+/// escaping, exactly as Python's shlex.quote; may also follow a default:
+/// `${x.y:default=v:shell}`) and `:default=VALUE` (used when missing); `$${` renders a
+/// literal `${`, also inside a default value.
 /// @return the template, or errc::template_syntax for an unterminated or empty `${`, an
-/// unknown namespace, an unknown `state.`/`loop.` key, a missing `namespace.` prefix or a bash
-/// operator inside `${...}` (the message suggests `$${...}`).
+/// unknown namespace, an unknown `state.`/`loop.` key without `?` or `:default=`, a missing
+/// `namespace.` prefix or a bash operator inside `${...}` (the message suggests `$${...}`).
 inline expected<compiled_template, error> compile_template(std::string_view text) {
   compiled_template t;
   t.source_ = std::string(text);
@@ -2625,15 +2657,48 @@ inline void append_json_value(std::string& out, const Json& v) {
   }
 }
 
-inline void append_shell_quoted(std::string& out, std::string_view s) {
-  out += '\'';
-  for (char c : s) {
-    if (c == '\'')
-      out += "'\\''";
-    else
-      out += c;
+// Python's shlex.quote safe set: ASCII letters, digits and `_@%+=:,./-`.
+constexpr bool shell_safe_char(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '_' || c == '@' || c == '%' || c == '+' || c == '=' || c == ':' || c == ',' ||
+         c == '.' || c == '/' || c == '-';
+}
+
+// Quotes out[start..] in place exactly as Python's shlex.quote: empty → `''`; only safe
+// characters → unchanged; otherwise `'…'` with each `'` written as `'"'"'`.
+inline void shell_quote_tail(std::string& out, std::size_t start) {
+  const std::size_t end = out.size();
+  if (start == end) {
+    out += "''";
+    return;
   }
-  out += '\'';
+  bool safe = true;
+  std::size_t quotes = 0;
+  for (std::size_t i = start; i < end; ++i) {
+    safe = safe && shell_safe_char(out[i]);
+    quotes += out[i] == '\'';
+  }
+  if (safe) return;
+  out.resize(end + 2 + 4 * quotes);
+  std::size_t dst = out.size();
+  out[--dst] = '\'';
+  for (std::size_t src = end; src > start;) {
+    const char c = out[--src];
+    if (c == '\'') {
+      dst -= 5;
+      out.replace(dst, 5, "'\"'\"'");
+    } else {
+      out[--dst] = c;
+    }
+  }
+  out[--dst] = '\'';
+}
+
+/// Appends `s` quoted exactly as Python's shlex.quote (the `:shell` suffix).
+inline void append_shell_quoted(std::string& out, std::string_view s) {
+  const std::size_t start = out.size();
+  out += s;
+  shell_quote_tail(out, start);
 }
 
 inline std::string available_keys(const json& obj) {
@@ -2663,7 +2728,7 @@ inline std::optional<std::string> resolve_walk(std::string& out, const json& roo
     append_json_value(out, *r.value);
     return std::nullopt;
   }
-  return fmt::format("\"{}\" not found in {} (available: {})",
+  return fmt::format("Path '{}' not found in {} (available: {})",
                      segments_text(path, r.failed_at + 1), where, available_keys(*r.parent));
 }
 
@@ -2679,7 +2744,7 @@ inline json captured_as_json(const captured_record& c) {
 
 inline std::optional<std::string> leaf_error(const path_segments& path, std::size_t leaf,
                                              std::string_view where, std::string_view kind) {
-  return fmt::format("\"{}\" not found in {} ({} is {})", segments_text(path, path.size()), where,
+  return fmt::format("Path '{}' not found in {} ({} is {})", segments_text(path, leaf + 2), where,
                      segments_text(path, leaf + 1), kind);
 }
 
@@ -2715,12 +2780,15 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
   const auto& path = p.path;
   switch (p.ns) {
     case template_namespace::context: {
-      if (!ctx.context) return std::string("no context available");
+      if (!ctx.context)
+        return fmt::format("Path '{}' not found in context (available: none)",
+                           segments_text(path, 1));
       return resolve_walk(out, *ctx.context, path, 0, "context");
     }
     case template_namespace::captured: {
       if (!ctx.captured || ctx.captured->empty())
-        return fmt::format("\"{}\" not found in captured (available: none)", path[0].key);
+        return fmt::format("Path '{}' not found in captured (available: none)",
+                           segments_text(path, 1));
       auto it = ctx.captured->find(path[0].key);
       if (it == ctx.captured->end()) {
         std::string names;
@@ -2728,7 +2796,8 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
           if (!names.empty()) names += ", ";
           names += kv.first;
         }
-        return fmt::format("\"{}\" not found in captured (available: {})", path[0].key, names);
+        return fmt::format("Path '{}' not found in captured (available: {})",
+                           segments_text(path, 1), names);
       }
       const captured_record& c = it->second;
       if (path.size() == 1) {
@@ -2742,11 +2811,11 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
       if (field == "verdict") return append_leaf_string(out, path, 1, c.verdict, where);
       if (field == "exit_code") return append_leaf_int(out, path, 1, c.exit_code, where);
       if (field == "duration_ms") return append_leaf_int(out, path, 1, c.duration_ms, where);
-      return fmt::format("\"{}\" not found in captured.{} (available: {})", field, path[0].key,
-                         available_names(template_captured_keys));
+      return fmt::format("Path '{}' not found in captured (available: {})",
+                         segments_text(path, 2), available_names(template_captured_keys));
     }
     case template_namespace::prev: {
-      if (!ctx.prev) return std::string("no previous state result available");
+      if (!ctx.prev) return std::string("No previous state result available");
       const prev_record& pr = *ctx.prev;
       const std::string& field = path[0].key;
       if (field == "state") return append_leaf_string(out, path, 0, pr.state, "prev");
@@ -2756,52 +2825,59 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
       if (field == "exit_code") return append_leaf_int(out, path, 0, pr.exit_code, "prev");
       if (field == "details")
         return pr.details.visit(
-            [&](const json& d) { return resolve_walk(out, d, path, 1, "prev.details"); });
+            [&](const json& d) { return resolve_walk(out, d, path, 1, "prev"); });
       if (field == "evaluation") {
         json rec = feedback_record(pr);
-        return resolve_walk(out, rec, path, 1, "prev.evaluation");
+        return resolve_walk(out, rec, path, 1, "prev");
       }
-      return fmt::format("\"{}\" not found in prev (available: {})", field,
+      return fmt::format("Path '{}' not found in prev (available: {})", segments_text(path, 1),
                          available_names(template_prev_keys));
     }
     case template_namespace::result: {
-      if (!ctx.result) return std::string("no evaluation result available");
+      if (!ctx.result) return std::string("No evaluation result available");
       const std::string& field = path[0].key;
       if (field == "verdict") return append_leaf_string(out, path, 0, ctx.result->verdict, "result");
       if (field == "details")
         return ctx.result->details.visit(
-            [&](const json& d) { return resolve_walk(out, d, path, 1, "result.details"); });
-      return fmt::format("\"{}\" not found in result (available: {})", field,
+            [&](const json& d) { return resolve_walk(out, d, path, 1, "result"); });
+      return fmt::format("Path '{}' not found in result (available: {})", segments_text(path, 1),
                          available_names(template_result_keys));
     }
     case template_namespace::state: {
-      if (path[0].key == "name") {
+      // Unknown keys compile only with a fallback (`?` / `:default=`), which replaces this.
+      const std::string& k = path[0].key;
+      if (path.size() == 1 && k == "name")
         out += ctx.state_name;
-      } else {
+      else if (path.size() == 1 && k == "iteration")
         append_integer(out, ctx.iteration);
-      }
+      else
+        return fmt::format("Unknown state property: {}", segments_text(path, path.size()));
       return std::nullopt;
     }
     case template_namespace::loop: {
       const std::string& k = path[0].key;
+      if (path.size() != 1)
+        return fmt::format("Unknown loop property: {}", segments_text(path, path.size()));
       if (k == "name")
         out += ctx.loop_name;
       else if (k == "started_at")
         out += ctx.started_at;
       else if (k == "elapsed_ms")
         append_integer(out, ctx.elapsed_ms);
-      else
+      else if (k == "elapsed")
         out += format_elapsed(ctx.elapsed_ms);
+      else
+        return fmt::format("Unknown loop property: {}", k);
       return std::nullopt;
     }
     case template_namespace::env: {
       if (ctx.env) {
         auto v = ctx.env(p.env_name, ctx.env_user);
-        if (!v) return fmt::format("environment variable \"{}\" is not set", p.env_name);
+        if (!v) return fmt::format("Environment variable '{}' not set", p.env_name);
         out += *v;
       } else {
         const char* v = std::getenv(p.env_name.c_str());
-        if (!v) return fmt::format("environment variable \"{}\" is not set", p.env_name);
+        if (!v) return fmt::format("Environment variable '{}' not set", p.env_name);
         out += v;
       }
       return std::nullopt;
@@ -2836,11 +2912,7 @@ inline expected<void, error> render_to(const compiled_template& tpl,
                         *missing)});
       }
     }
-    if (p.shell) {
-      std::string value = out.substr(start);
-      out.resize(start);
-      detail::append_shell_quoted(out, value);
-    }
+    if (p.shell) detail::shell_quote_tail(out, start);
   }
   return {};
 }
@@ -2880,9 +2952,9 @@ namespace detail {
 // Classifies a compile_template() failure for its diagnostic code.
 inline std::string_view template_error_code(const std::string& message) {
   if (message.find("bash operator") != std::string::npos) return "template-bash-operator";
-  if (message.find("unknown namespace") != std::string::npos) return "template-unknown-namespace";
-  if (message.find("unknown state key") != std::string::npos ||
-      message.find("unknown loop key") != std::string::npos)
+  if (message.find("Unknown namespace: ") != std::string::npos) return "template-unknown-namespace";
+  if (message.find("Unknown state property: ") != std::string::npos ||
+      message.find("Unknown loop property: ") != std::string::npos)
     return "template-unknown-key";
   return "template-syntax";
 }
@@ -6936,9 +7008,10 @@ struct execution_result {
 };
 
 /// JSON of a result: `{final_state, iterations, terminated_by, failure, duration_ms, captured,
-/// [error, error_code], [signal, continuation, on_handoff], [snapshot]}`. `error` and
-/// `error_code` are present only when the run has an error (as the seed's `to_dict()` omits
-/// an `error` that is None).
+/// [error, error_code], [signal, continuation, on_handoff, handoff, continuation_prompt],
+/// [snapshot]}`. `error` and `error_code` are present only when the run has an error (as the
+/// seed's `to_dict()` omits an `error` that is None); a handoff also has the original's
+/// `handoff: true` and `continuation_prompt`.
 inline json to_json(const execution_result& r) {
   json j = json::object();
   j["final_state"] = r.final_state;
@@ -6956,6 +7029,8 @@ inline json to_json(const execution_result& r) {
     if (*r.signal == signal_kind::handoff) {
       j["continuation"] = r.signal_payload;
       j["on_handoff"] = to_string(r.on_handoff);
+      j["handoff"] = true;
+      j["continuation_prompt"] = r.signal_payload;
     } else {
       j["signal_payload"] = r.signal_payload;
     }
@@ -6989,6 +7064,10 @@ inline std::optional<found_signal> find_output_signal(std::string_view out,
         payload = rest.substr(0, rest.find('\n'));
         const auto e = payload.find_last_not_of(ws);
         payload = payload.substr(0, e + 1);
+      } else if (rest.find_first_not_of('\n') != std::string_view::npos) {
+        // Only whitespace follows, but not only newlines (`MARKER: `, a CRLF line end): the
+        // original's `MARKER\s*(.+)` still matches, with an empty (stripped) payload.
+        return found_signal{sig.kind, payload};
       }
       if (!payload.empty() || !sig.payload_required) return found_signal{sig.kind, payload};
       from = pos + 1;
@@ -7103,8 +7182,17 @@ class fsm_executor {
     const fsm_loop& def = loop_->loop();
     {
       const compiled_state& st = loop_->state(current_);
-      // Terminal before the cap: a terminal reached on the last allowed step ends as
-      // `terminal` (design §3.5). A maintain restart is an iteration, so it obeys the cap.
+      // The loop timeout before the terminal, as in seed 002 (a terminal reached after the
+      // deadline ends as `timeout`, final state the terminal); design §3.5 reverses only the
+      // cap: a terminal reached on the last allowed step ends as `terminal`. A maintain
+      // restart is an iteration, so it obeys the cap.
+      if (st.terminal && def.timeout) {
+        now_ = clock_->now();
+        if (elapsed_ms() > static_cast<std::int64_t>(*def.timeout * 1000.0)) {
+          finish(termination::timeout);
+          return false;
+        }
+      }
       if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations)) {
         if (def.maintain && !summary_executed_) {
           auto target = take_static(st, st.maintain_target);
@@ -7503,6 +7591,15 @@ class fsm_executor {
       return;
     }
 
+    if (!next && signal && signal->kind == signal_kind::stop) {
+      // LOOP_STOP: asked for a stop: it is honoured even without a route (the original
+      // checks its stop request before reporting "No valid transition"); resume re-runs
+      // this state, as nothing says where to go.
+      result_.signal = signal_kind::stop;
+      result_.signal_payload.assign(signal->payload);
+      finish(termination::cancelled);
+      return;
+    }
     if (!next) {
       // Unrouted is an error even when the loop timeout has passed meanwhile (as in the
       // original: the routing failure is reported, not the limit).
@@ -7624,8 +7721,11 @@ class fsm_executor {
     result_.error = std::move(err);
     result_.on_handoff = loop_->loop().on_handoff;
     if (how != termination::terminal) result_.snapshot = snapshot();
+    // A handoff's last event is handoff_detected (as in the original, which returns the
+    // handoff result without finishing the run: the loop goes on after a resume).
     if constexpr (emits_events)
-      emit(loop_complete_event{wall(), result_.final_state, iteration_, to_string(how)});
+      if (how != termination::handoff)
+        emit(loop_complete_event{wall(), result_.final_state, iteration_, to_string(how)});
   }
 
   std::shared_ptr<const compiled_loop> loop_;
