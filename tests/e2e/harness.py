@@ -93,6 +93,27 @@ def wait_for(predicate, timeout=8.0, interval=0.02, what="condition"):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+# A loop whose check fails until its fix creates `ready` (shared by the verb tests).
+CHECK_FIX = """\
+name: check-fix
+initial: check
+states:
+  check:
+    action: test -f ready
+    on_success: done
+    on_failure: fix
+    on_error: broken
+  fix:
+    action: touch ready
+    next: check
+  done:
+    terminal: true
+  broken:
+    terminal: true
+    failure: true
+"""
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)

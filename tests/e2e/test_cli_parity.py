@@ -8,27 +8,8 @@ import os
 import re
 import signal
 
-from harness import (Workdir, expect, expect_exit, expect_in, lines, ll, main, spawn,
-                     wait_for, write)
-
-CHECK_FIX = """\
-name: check-fix
-initial: check
-states:
-  check:
-    action: test -f ready
-    on_success: done
-    on_failure: fix
-    on_error: broken
-  fix:
-    action: touch ready
-    next: check
-  done:
-    terminal: true
-  broken:
-    terminal: true
-    failure: true
-"""
+from harness import (CHECK_FIX, Workdir, expect, expect_exit, expect_in, lines, ll, main,
+                     spawn, wait_for, write)
 
 # A goal paradigm spec: the check fails until the fix has created `flag`.
 GOAL = """\

@@ -3,27 +3,8 @@
 # SPDX-License-Identifier: MIT
 import json
 
-from harness import (EXAMPLES, Workdir, expect, expect_exit, expect_in, ll, main, spawn,
-                     wait_for, write)
-
-CHECK_FIX = """\
-name: check-fix
-initial: check
-states:
-  check:
-    action: test -f ready
-    on_success: done
-    on_failure: fix
-    on_error: broken
-  fix:
-    action: touch ready
-    next: check
-  done:
-    terminal: true
-  broken:
-    terminal: true
-    failure: true
-"""
+from harness import (CHECK_FIX, EXAMPLES, Workdir, expect, expect_exit, expect_in, ll, main,
+                     spawn, wait_for, write)
 
 
 def test_global_help_and_version():
