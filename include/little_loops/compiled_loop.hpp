@@ -201,7 +201,7 @@ class compiled_loop {
       s.terminal = cfg.terminal;
       s.failure = cfg.failure;
       s.capture = cfg.capture;
-      if (cfg.timeout)
+      if (cfg.timeout && *cfg.timeout > 0)  // 0: the runner's default (seed 002)
         s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*cfg.timeout * 1000.0));
       if (cfg.action) {
         auto tpl = compile_template(*cfg.action);

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -531,6 +532,38 @@ inline constexpr std::array<std::string_view, 2> route_reserved_keys{"_", "_erro
 
 }  // namespace detail
 
+namespace detail {
+
+/// The message for an unknown enum value. Operator, direction and evaluator type use the
+/// original's sentences (`Invalid operator 'x'. Must be one of: eq, ge, gt, le, lt, ne`,
+/// `Invalid direction 'x'. Must be 'minimize' or 'maximize'`, `Unknown evaluator type 'x'.
+/// Must be one of: …`, names sorted as it sorts them); the others say `unknown <what> "x";
+/// expected one of: …`. Each ends with a "did you mean" when a name is close.
+template <class Enum>
+std::string unknown_enum_message(std::string_view text) {
+  const auto& names = enum_info<Enum>::names;
+  const std::string hint = did_you_mean(text, names);
+  const std::string quoted = quote_excerpt(text);
+  const std::string_view bare = std::string_view(quoted).substr(1, quoted.size() - 2);
+  auto sorted_names = [&] {
+    std::vector<std::string_view> v(names.begin(), names.end());
+    std::sort(v.begin(), v.end());
+    return join_names(v);
+  };
+  if constexpr (std::is_same_v<Enum, comparison_op>)
+    return fmt::format("Invalid operator '{}'. Must be one of: {}{}", bare, sorted_names(), hint);
+  else if constexpr (std::is_same_v<Enum, convergence_direction>)
+    return fmt::format("Invalid direction '{}'. Must be 'minimize' or 'maximize'{}", bare, hint);
+  else if constexpr (std::is_same_v<Enum, evaluator_type>)
+    return fmt::format("Unknown evaluator type '{}'. Must be one of: {}{}", bare, sorted_names(),
+                       hint);
+  else
+    return fmt::format("unknown {} {}{}; expected one of: {}", enum_info<Enum>::what, quoted,
+                       hint, join_names(names));
+}
+
+}  // namespace detail
+
 /// Reads a schema enum from `value` (a string), reporting `null-value`, `wrong-type` or
 /// `unknown-value` (with "did you mean" and the valid names) at `path` on failure.
 template <class Enum>
@@ -538,11 +571,7 @@ std::optional<Enum> parse_enum(const json& value, const std::string& path, diagn
   const auto text = detail::read_string(value, path, out);
   if (!text) return std::nullopt;
   if (auto parsed = enum_from_string<Enum>(*text)) return parsed;
-  const auto& names = detail::enum_info<Enum>::names;
-  detail::report(out, path, "unknown-value",
-                 fmt::format("unknown {} {}{}; expected one of: {}", detail::enum_info<Enum>::what,
-                             detail::quote_excerpt(*text), detail::did_you_mean(*text, names),
-                             detail::join_names(names)));
+  detail::report(out, path, "unknown-value", detail::unknown_enum_message<Enum>(*text));
   return std::nullopt;
 }
 
@@ -782,12 +811,9 @@ inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
     } else if (key == "on_max_iterations") {
       if (auto v = read_string(field, field_path, out)) loop.on_max_iterations = std::move(*v);
     } else if (key == "paradigm") {
-      if (auto v = read_string(field, field_path, out)) {
-        if (std::find(paradigm_names.begin(), paradigm_names.end(), *v) == paradigm_names.end())
-          report(out, field_path, "unknown-paradigm", unknown_paradigm_message(*v));
-        else
-          loop.paradigm = std::move(*v);
-      }
+      // Provenance only: any string is kept, as the original's FSMLoop keeps it (a spec
+      // naming an unknown paradigm, without `initial`, is refused by compile_paradigm).
+      if (auto v = read_string(field, field_path, out)) loop.paradigm = std::move(*v);
     } else if (key == "max_steps") {
       report_unknown_key(out, "", key, std::array<std::string_view, 1>{"max_iterations"},
                          "use \"max_iterations\" (it counts state executions)");

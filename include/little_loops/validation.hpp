@@ -139,17 +139,22 @@ inline void check_evaluator(const evaluate_config& config, const std::string& pa
                          "template string, got {}",
                          type_name, describe_value(target)));
   }
-  if (config.tolerance && config.tolerance->is_number() && config.tolerance->get<double>() < 0)
+  // Range checks only where the type reads the field (as the original); elsewhere the field
+  // is reported as unused below.
+  if (config.type == evaluator_type::convergence && config.tolerance &&
+      config.tolerance->is_number() && config.tolerance->get<double>() < 0)
     report(out, join_path(path, "tolerance"), "negative-tolerance",
            "Tolerance cannot be negative");
-  if (config.tolerance && config.tolerance->is_string()) {
+  if (config.type == evaluator_type::convergence && config.tolerance &&
+      config.tolerance->is_string()) {
     const auto& text = config.tolerance->get_ref<const std::string&>();
     if (text.find("${") == std::string::npos && !looks_numeric(text))
       report(out, join_path(path, "tolerance"), "evaluator-target",
              fmt::format("tolerance must be a number or a template string, got {}",
                          quote_excerpt(text)));
   }
-  if (!(config.min_confidence >= 0.0 && config.min_confidence <= 1.0))
+  if (config.type == evaluator_type::llm_structured &&
+      !(config.min_confidence >= 0.0 && config.min_confidence <= 1.0))
     report(out, join_path(path, "min_confidence"), "min-confidence-range",
            "min_confidence must be between 0 and 1");
   if (config.type == evaluator_type::llm_structured && !loop.llm.enabled)
@@ -222,7 +227,7 @@ inline void check_verdict_spelling(std::string_view verdict, const std::string& 
 /// | `min-confidence-range` | error | min_confidence outside [0, 1] |
 /// | `no-transition` | error | non-terminal state without next, route or on_* |
 /// | `max-iterations-range` | error | max_iterations ≤ 0 |
-/// | `timeout-range` | error | loop or state timeout ≤ 0 or > max_duration_seconds |
+/// | `timeout-range` | error | loop timeout ≤ 0, state timeout < 0 (0 = the runner's default), either > max_duration_seconds |
 /// | `backoff-range` | error | backoff < 0 or > max_duration_seconds |
 /// | `llm-max-tokens-range` / `llm-timeout-range` | error | llm.max_tokens ≤ 0 / llm.timeout ≤ 0 |
 /// | `route-conflict` | warning | shorthands and a route table in one state |
@@ -274,8 +279,10 @@ inline diagnostics validate(const fsm_loop& loop) {
                          }())));
     }
 
-    detail::check_duration(state.timeout, detail::join_path(path, "timeout"), "timeout",
-                           "timeout-range", out);
+    // A state timeout of 0 means the runner's default (seed 002: `state.timeout or 120`).
+    if (!(state.timeout && *state.timeout == 0))
+      detail::check_duration(state.timeout, detail::join_path(path, "timeout"), "timeout",
+                             "timeout-range", out);
 
     if (state.evaluate)
       detail::check_evaluator(*state.evaluate, detail::join_path(path, "evaluate"), loop, out);

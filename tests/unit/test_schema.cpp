@@ -67,7 +67,7 @@ TEST_CASE("parse_enum reports unknown values with a hint and the valid names") {
   CHECK(out[0].path == "states.fix.evaluate.operator");
   CHECK(out[0].code == "unknown-value");
   CHECK(out[0].message ==
-        "unknown operator \"eqq\" (did you mean \"eq\"?); expected one of: eq, ne, lt, le, gt, ge");
+        "Invalid operator 'eqq'. Must be one of: eq, ge, gt, le, lt, ne (did you mean \"eq\"?)");
 
   out.clear();
   CHECK_FALSE(ll::parse_enum<ll::convergence_direction>(json("sideways"), "d", out));

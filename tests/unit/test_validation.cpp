@@ -149,8 +149,8 @@ TEST_CASE("malformed documents give the right diagnostic and never crash") {
       // unknown keys
       {"unknown top-level key", loop_doc(ok_a, R"("maxiterations": 5, )"), E, "maxiterations",
        "unknown-key"},
-      {"paradigm key with an unknown value", loop_doc(ok_a, R"("paradigm": "gaol", )"), E, "paradigm",
-       "unknown-paradigm"},
+      {"paradigm key that is not a string", loop_doc(ok_a, R"("paradigm": 3, )"), E, "paradigm",
+       "wrong-type"},
       {"unknown state key", loop_doc(R"("a": {"actoin": "x", "on_success": "done"})"), E,
        "states.a.actoin", "unknown-key"},
       {"unknown evaluate key",
@@ -210,7 +210,7 @@ TEST_CASE("malformed documents give the right diagnostic and never crash") {
       {"max_iterations zero", loop_doc(ok_a, R"("max_iterations": 0, )"), E, "max_iterations",
        "max-iterations-range"},
       {"negative timeout", loop_doc(ok_a, R"("timeout": -5, )"), E, "timeout", "timeout-range"},
-      {"zero state timeout", loop_doc(R"("a": {"action": "x", "timeout": 0, "next": "done"})"),
+      {"negative state timeout", loop_doc(R"("a": {"action": "x", "timeout": -1, "next": "done"})"),
        E, "states.a.timeout", "timeout-range"},
       {"absurd timeout", loop_doc(ok_a, R"("timeout": 1e300, )"), E, "timeout",
        "timeout-range"},
@@ -351,6 +351,38 @@ TEST_CASE("reference messages match the Python validator") {
                                   "min_confidence": -0.1}, "on_success": "done"})"));
   REQUIRE(found.size() == 1);
   CHECK(found[0].message == "min_confidence must be between 0 and 1");
+
+  // As in the original, the ranges are checked only where the type reads the field; a field
+  // another type would read is dead configuration (a warning), not an error.
+  found = check(loop_doc(R"("a": {"action": "x", "evaluate": {"type": "exit_code",
+                                  "min_confidence": 1.5}, "on_success": "done"})"));
+  CHECK_FALSE(ll::has_errors(found));
+  CHECK(count_code(found, "min-confidence-range") == 0);
+  found = check(loop_doc(R"("a": {"action": "x", "evaluate": {"type": "output_numeric",
+                                  "operator": "eq", "target": 0, "tolerance": -1}, "on_success": "done"})"));
+  CHECK_FALSE(ll::has_errors(found));
+  CHECK(count_code(found, "negative-tolerance") == 0);
+
+  // A state timeout of 0 is the runner's default (seed 002: `state.timeout or 120`).
+  found = check(loop_doc(R"("a": {"action": "x", "timeout": 0, "next": "done"})"));
+  CHECK(count_code(found, "timeout-range") == 0);
+
+  // Unknown operator, direction and evaluator type in the original's sentences.
+  auto first_message = [](const std::string& text) {
+    auto r = ll::load_loop_text(text);
+    REQUIRE_FALSE(r.has_value());
+    return r.error().details.at(0).message;
+  };
+  CHECK(first_message(loop_doc(R"("a": {"action": "x", "evaluate": {"type": "output_numeric",
+                                 "operator": "invalid", "target": 0}, "on_success": "done"})")) ==
+        "Invalid operator 'invalid'. Must be one of: eq, ge, gt, le, lt, ne");
+  CHECK(first_message(loop_doc(R"("a": {"action": "x", "evaluate": {"type": "convergence",
+                                 "target": 0, "direction": "up"}, "on_target": "done"})")) ==
+        "Invalid direction 'up'. Must be 'minimize' or 'maximize'");
+  CHECK(first_message(loop_doc(R"("a": {"action": "x", "evaluate": {"type": "bogus"},
+                                 "on_success": "done"})")) ==
+        "Unknown evaluator type 'bogus'. Must be one of: convergence, exit_code, "
+        "llm_structured, output_contains, output_json, output_numeric");
 }
 
 TEST_CASE("evaluator requirements per type") {
