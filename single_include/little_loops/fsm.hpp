@@ -558,6 +558,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -1071,6 +1072,38 @@ inline constexpr std::array<std::string_view, 2> route_reserved_keys{"_", "_erro
 
 }  // namespace detail
 
+namespace detail {
+
+/// The message for an unknown enum value. Operator, direction and evaluator type use the
+/// original's sentences (`Invalid operator 'x'. Must be one of: eq, ge, gt, le, lt, ne`,
+/// `Invalid direction 'x'. Must be 'minimize' or 'maximize'`, `Unknown evaluator type 'x'.
+/// Must be one of: …`, names sorted as it sorts them); the others say `unknown <what> "x";
+/// expected one of: …`. Each ends with a "did you mean" when a name is close.
+template <class Enum>
+std::string unknown_enum_message(std::string_view text) {
+  const auto& names = enum_info<Enum>::names;
+  const std::string hint = did_you_mean(text, names);
+  const std::string quoted = quote_excerpt(text);
+  const std::string_view bare = std::string_view(quoted).substr(1, quoted.size() - 2);
+  auto sorted_names = [&] {
+    std::vector<std::string_view> v(names.begin(), names.end());
+    std::sort(v.begin(), v.end());
+    return join_names(v);
+  };
+  if constexpr (std::is_same_v<Enum, comparison_op>)
+    return fmt::format("Invalid operator '{}'. Must be one of: {}{}", bare, sorted_names(), hint);
+  else if constexpr (std::is_same_v<Enum, convergence_direction>)
+    return fmt::format("Invalid direction '{}'. Must be 'minimize' or 'maximize'{}", bare, hint);
+  else if constexpr (std::is_same_v<Enum, evaluator_type>)
+    return fmt::format("Unknown evaluator type '{}'. Must be one of: {}{}", bare, sorted_names(),
+                       hint);
+  else
+    return fmt::format("unknown {} {}{}; expected one of: {}", enum_info<Enum>::what, quoted,
+                       hint, join_names(names));
+}
+
+}  // namespace detail
+
 /// Reads a schema enum from `value` (a string), reporting `null-value`, `wrong-type` or
 /// `unknown-value` (with "did you mean" and the valid names) at `path` on failure.
 template <class Enum>
@@ -1078,11 +1111,7 @@ std::optional<Enum> parse_enum(const json& value, const std::string& path, diagn
   const auto text = detail::read_string(value, path, out);
   if (!text) return std::nullopt;
   if (auto parsed = enum_from_string<Enum>(*text)) return parsed;
-  const auto& names = detail::enum_info<Enum>::names;
-  detail::report(out, path, "unknown-value",
-                 fmt::format("unknown {} {}{}; expected one of: {}", detail::enum_info<Enum>::what,
-                             detail::quote_excerpt(*text), detail::did_you_mean(*text, names),
-                             detail::join_names(names)));
+  detail::report(out, path, "unknown-value", detail::unknown_enum_message<Enum>(*text));
   return std::nullopt;
 }
 
@@ -1322,12 +1351,9 @@ inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
     } else if (key == "on_max_iterations") {
       if (auto v = read_string(field, field_path, out)) loop.on_max_iterations = std::move(*v);
     } else if (key == "paradigm") {
-      if (auto v = read_string(field, field_path, out)) {
-        if (std::find(paradigm_names.begin(), paradigm_names.end(), *v) == paradigm_names.end())
-          report(out, field_path, "unknown-paradigm", unknown_paradigm_message(*v));
-        else
-          loop.paradigm = std::move(*v);
-      }
+      // Provenance only: any string is kept, as the original's FSMLoop keeps it (a spec
+      // naming an unknown paradigm, without `initial`, is refused by compile_paradigm).
+      if (auto v = read_string(field, field_path, out)) loop.paradigm = std::move(*v);
     } else if (key == "max_steps") {
       report_unknown_key(out, "", key, std::array<std::string_view, 1>{"max_iterations"},
                          "use \"max_iterations\" (it counts state executions)");
@@ -3224,17 +3250,22 @@ inline void check_evaluator(const evaluate_config& config, const std::string& pa
                          "template string, got {}",
                          type_name, describe_value(target)));
   }
-  if (config.tolerance && config.tolerance->is_number() && config.tolerance->get<double>() < 0)
+  // Range checks only where the type reads the field (as the original); elsewhere the field
+  // is reported as unused below.
+  if (config.type == evaluator_type::convergence && config.tolerance &&
+      config.tolerance->is_number() && config.tolerance->get<double>() < 0)
     report(out, join_path(path, "tolerance"), "negative-tolerance",
            "Tolerance cannot be negative");
-  if (config.tolerance && config.tolerance->is_string()) {
+  if (config.type == evaluator_type::convergence && config.tolerance &&
+      config.tolerance->is_string()) {
     const auto& text = config.tolerance->get_ref<const std::string&>();
     if (text.find("${") == std::string::npos && !looks_numeric(text))
       report(out, join_path(path, "tolerance"), "evaluator-target",
              fmt::format("tolerance must be a number or a template string, got {}",
                          quote_excerpt(text)));
   }
-  if (!(config.min_confidence >= 0.0 && config.min_confidence <= 1.0))
+  if (config.type == evaluator_type::llm_structured &&
+      !(config.min_confidence >= 0.0 && config.min_confidence <= 1.0))
     report(out, join_path(path, "min_confidence"), "min-confidence-range",
            "min_confidence must be between 0 and 1");
   if (config.type == evaluator_type::llm_structured && !loop.llm.enabled)
@@ -3307,7 +3338,7 @@ inline void check_verdict_spelling(std::string_view verdict, const std::string& 
 /// | `min-confidence-range` | error | min_confidence outside [0, 1] |
 /// | `no-transition` | error | non-terminal state without next, route or on_* |
 /// | `max-iterations-range` | error | max_iterations ≤ 0 |
-/// | `timeout-range` | error | loop or state timeout ≤ 0 or > max_duration_seconds |
+/// | `timeout-range` | error | loop timeout ≤ 0, state timeout < 0 (0 = the runner's default), either > max_duration_seconds |
 /// | `backoff-range` | error | backoff < 0 or > max_duration_seconds |
 /// | `llm-max-tokens-range` / `llm-timeout-range` | error | llm.max_tokens ≤ 0 / llm.timeout ≤ 0 |
 /// | `route-conflict` | warning | shorthands and a route table in one state |
@@ -3359,8 +3390,10 @@ inline diagnostics validate(const fsm_loop& loop) {
                          }())));
     }
 
-    detail::check_duration(state.timeout, detail::join_path(path, "timeout"), "timeout",
-                           "timeout-range", out);
+    // A state timeout of 0 means the runner's default (seed 002: `state.timeout or 120`).
+    if (!(state.timeout && *state.timeout == 0))
+      detail::check_duration(state.timeout, detail::join_path(path, "timeout"), "timeout",
+                             "timeout-range", out);
 
     if (state.evaluate)
       detail::check_evaluator(*state.evaluate, detail::join_path(path, "evaluate"), loop, out);
@@ -6722,7 +6755,7 @@ class compiled_loop {
       s.terminal = cfg.terminal;
       s.failure = cfg.failure;
       s.capture = cfg.capture;
-      if (cfg.timeout)
+      if (cfg.timeout && *cfg.timeout > 0)  // 0: the runner's default (seed 002)
         s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*cfg.timeout * 1000.0));
       if (cfg.action) {
         auto tpl = compile_template(*cfg.action);
