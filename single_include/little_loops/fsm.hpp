@@ -1364,15 +1364,21 @@ inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
       report_unknown_key(out, "", key, loop_keys);
     }
   }
-  if (!has_name) report(out, "", "missing-field", "missing required key \"name\"");
-  if (!has_initial)
-    report(out, "", "missing-field",
-           loop.paradigm && *loop.paradigm != "fsm"
-               ? "missing required key \"initial\" (the first state): a " + *loop.paradigm +
-                     " paradigm spec is compiled with compile_paradigm, not parsed as a loop"
-               : std::string("missing required key \"initial\" (the first state)"));
-  if (!has_states)
-    report(out, "", "missing-field", "missing required key \"states\" (an object of states)");
+  // One diagnostic for the missing top-level keys, in the original's words ("missing
+  // required fields: initial, states").
+  std::vector<std::string_view> missing;
+  if (!has_name) missing.emplace_back("name");
+  if (!has_initial) missing.emplace_back("initial");
+  if (!has_states) missing.emplace_back("states");
+  if (!missing.empty()) {
+    std::string message = "missing required fields: " + join_names(missing);
+    if (!has_initial && loop.paradigm && *loop.paradigm != "fsm")
+      message += " (a " + *loop.paradigm +
+                 " paradigm spec is compiled with compile_paradigm, not parsed as a loop)";
+    else if (!has_initial || !has_states)
+      message += " (`initial` names the first state; `states` is an object of states)";
+    report(out, "", "missing-field", std::move(message));
+  }
 }
 
 inline error invalid_loop_error(diagnostics found) {

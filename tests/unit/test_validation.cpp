@@ -311,6 +311,14 @@ TEST_CASE("reference messages match the Python validator") {
   REQUIRE(none);
   CHECK(none->message ==
         "State has no transition defined. Add routing, 'next', or mark as 'terminal: true'");
+  // Missing top-level keys: one diagnostic in the original's words.
+  {
+    auto r = ll::load_loop_text(R"({"name": "incomplete"})");
+    REQUIRE_FALSE(r.has_value());
+    REQUIRE(r.error().details.size() == 1);
+    CHECK(r.error().details[0].code == "missing-field");
+    CHECK(r.error().details[0].message.rfind("missing required fields: initial, states", 0) == 0);
+  }
   // initial missing: no reachability analysis (everything would be unreachable)
   CHECK(count_code(found, "unreachable-state") == 0);
 
