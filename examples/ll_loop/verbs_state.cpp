@@ -40,6 +40,12 @@ bool process_running(long pid) {
 
 ll::json status_json(const ll::journal_record& r, const fs::path& dir) {
   ll::json j = r.to_json();
+  // The original's status keys too (LoopState.to_dict): loop_name, captured, accumulated_ms.
+  j["loop_name"] = r.name;
+  if (r.snapshot.is_object()) {
+    if (const auto c = r.snapshot.find("captured"); c != r.snapshot.end()) j["captured"] = *c;
+    if (const auto e = r.snapshot.find("elapsed_ms"); e != r.snapshot.end()) j["accumulated_ms"] = *e;
+  }
   j["stale"] = r.stale;
   j["pid_alive"] = process_running(r.pid);
   const auto p = ll::journal_paths_for(dir, r.name);
