@@ -481,14 +481,13 @@ int verb_run(const parsed_args& args) {
   auto loaded = load_loop(s.shown_name, s.context_overrides);
   // As in the Python original, the compile is announced before it happens (so the line also
   // precedes a compile error), with the path as typed or as resolved from a name.
+  if (chatty && !(loaded ? loaded->paradigm : loaded.error().paradigm).empty())
+    say(fmt::format("Auto-compiling paradigm file: {}",
+                    (loaded ? loaded->shown_path : loaded.error().path).string()));
   if (!loaded) {
-    if (chatty && !loaded.error().paradigm.empty())
-      say(fmt::format("Auto-compiling paradigm file: {}", loaded.error().path.string()));
     report_load_failure(loaded.error(), s.shown_name);
     return exit_failed;
   }
-  if (chatty && !loaded->paradigm.empty())
-    say(fmt::format("Auto-compiling paradigm file: {}", loaded->shown_path.string()));
   for (const auto& d : loaded->diagnostics)
     if (d.level == ll::severity::warning && chatty)
       say_warning(d.path.empty() ? d.message : fmt::format("{}: {}", d.path, d.message));
@@ -556,14 +555,12 @@ int verb_resume(const parsed_args& args) {
   // from the same directory. The run journals the absolute path again.
   const std::string shown_path = display_path(record->loop_path);
   auto loaded = load_loop_file(shown_path, s.context_overrides);
+  if (chatty && !(loaded ? loaded->paradigm : loaded.error().paradigm).empty())
+    say(fmt::format("Auto-compiling paradigm file: {}", shown_path));
   if (!loaded) {
-    if (chatty && !loaded.error().paradigm.empty())
-      say(fmt::format("Auto-compiling paradigm file: {}", shown_path));
     report_load_failure(loaded.error(), shown_path);
     return exit_failed;
   }
-  if (chatty && !loaded->paradigm.empty())
-    say(fmt::format("Auto-compiling paradigm file: {}", shown_path));
   if (record->status == ll::journal_status::handoff && chatty) {
     if (auto it = extra.find("continuation"); it != extra.end() && it->is_string())
       say(fmt::format("Resuming from context handoff (iteration {})...\nContext: {}\n",

@@ -342,13 +342,6 @@ inline void shell_quote_tail(std::string& out, std::size_t start) {
   out[--dst] = '\'';
 }
 
-/// Appends `s` quoted exactly as Python's shlex.quote (the `:shell` suffix).
-inline void append_shell_quoted(std::string& out, std::string_view s) {
-  const std::size_t start = out.size();
-  out += s;
-  shell_quote_tail(out, start);
-}
-
 inline std::string available_keys(const json& obj) {
   std::string s;
   if (obj.is_object()) {

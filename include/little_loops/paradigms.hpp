@@ -15,6 +15,10 @@
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
+/// The values `paradigm:` accepts, sorted (the order of the "Must be one of" message).
+inline constexpr std::array<std::string_view, 5> paradigm_names{
+    "convergence", "fsm", "goal", "imperative", "invariants"};
+
 /// Compiles any spec by its `paradigm:` key: `goal`, `convergence`, `invariants` and
 /// `imperative` go to their compilers, which record it in fsm_loop::paradigm; `fsm`, no
 /// `paradigm` key at all, or an `initial` key (a loop compiled earlier) mean the document
@@ -43,12 +47,13 @@ inline expected<fsm_loop, error> compile_paradigm(const json& spec,
   // A document with `initial` is a loop whatever its `paradigm` says (a compiled loop keeps
   // the paradigm it came from, as provenance), as the original's loader decides.
   const bool is_loop = paradigm == "fsm" || spec.contains("initial");
-  if (!is_loop && paradigm == "goal") return compile_goal(spec, warnings);
-  if (!is_loop && paradigm == "convergence") return compile_convergence(spec, warnings);
-  if (!is_loop && paradigm == "invariants") return compile_invariants(spec, warnings);
-  if (!is_loop && paradigm == "imperative") return compile_imperative(spec, warnings);
-  if (is_loop) {
-    auto loop = parse_loop(spec);  // checks `paradigm` and keeps it
+  if (!is_loop) {
+    if (paradigm == "goal") return compile_goal(spec, warnings);
+    if (paradigm == "convergence") return compile_convergence(spec, warnings);
+    if (paradigm == "invariants") return compile_invariants(spec, warnings);
+    if (paradigm == "imperative") return compile_imperative(spec, warnings);
+  } else {
+    auto loop = parse_loop(spec);  // keeps `paradigm` as provenance
     if (!loop) return loop;
     diagnostics checked = validate(*loop);
     if (has_errors(checked)) {
@@ -69,7 +74,9 @@ inline expected<fsm_loop, error> compile_paradigm(const json& spec,
     return loop;
   }
   diagnostics out;
-  report(out, "paradigm", "unknown-paradigm", unknown_paradigm_message(paradigm));
+  report(out, "paradigm", "unknown-paradigm",
+         fmt::format("Unknown paradigm: '{}'. Must be one of: {}{}", paradigm_excerpt(paradigm),
+                     fmt::join(paradigm_names, ", "), did_you_mean(paradigm, paradigm_names)));
   std::string message = out.front().message;
   return unexpected(error{errc::invalid_spec, std::move(message), "paradigm", std::move(out)});
 }

@@ -276,25 +276,7 @@ inline constexpr std::size_t max_value_depth = 256;
 /// objects, so unbounded depth would exhaust the stack.
 inline constexpr std::size_t max_document_depth = 512;
 
-/// The values `paradigm:` accepts, sorted (the order of the "Must be one of" message).
-inline constexpr std::array<std::string_view, 5> paradigm_names{
-    "convergence", "fsm", "goal", "imperative", "invariants"};
-
 namespace detail {
-
-/// The "Unknown paradigm" message (as the original words it), with a "did you mean".
-inline std::string unknown_paradigm_message(std::string_view value) {
-  const std::string quoted = quote_excerpt(value);
-  std::string message = "Unknown paradigm: '";
-  message.append(quoted, 1, quoted.size() - 2);
-  message += "'. Must be one of: ";
-  for (std::size_t i = 0; i < paradigm_names.size(); ++i) {
-    if (i != 0) message += ", ";
-    message += paradigm_names[i];
-  }
-  message += did_you_mean(value, paradigm_names);
-  return message;
-}
 
 /// `object`, `array`, `string`, `integer`, `number`, `boolean`, `null`, `binary`.
 inline std::string_view json_kind(const json& value) noexcept {

@@ -816,25 +816,7 @@ inline constexpr std::size_t max_value_depth = 256;
 /// objects, so unbounded depth would exhaust the stack.
 inline constexpr std::size_t max_document_depth = 512;
 
-/// The values `paradigm:` accepts, sorted (the order of the "Must be one of" message).
-inline constexpr std::array<std::string_view, 5> paradigm_names{
-    "convergence", "fsm", "goal", "imperative", "invariants"};
-
 namespace detail {
-
-/// The "Unknown paradigm" message (as the original words it), with a "did you mean".
-inline std::string unknown_paradigm_message(std::string_view value) {
-  const std::string quoted = quote_excerpt(value);
-  std::string message = "Unknown paradigm: '";
-  message.append(quoted, 1, quoted.size() - 2);
-  message += "'. Must be one of: ";
-  for (std::size_t i = 0; i < paradigm_names.size(); ++i) {
-    if (i != 0) message += ", ";
-    message += paradigm_names[i];
-  }
-  message += did_you_mean(value, paradigm_names);
-  return message;
-}
 
 /// `object`, `array`, `string`, `integer`, `number`, `boolean`, `null`, `binary`.
 inline std::string_view json_kind(const json& value) noexcept {
@@ -2724,13 +2706,6 @@ inline void shell_quote_tail(std::string& out, std::size_t start) {
     }
   }
   out[--dst] = '\'';
-}
-
-/// Appends `s` quoted exactly as Python's shlex.quote (the `:shell` suffix).
-inline void append_shell_quoted(std::string& out, std::string_view s) {
-  const std::size_t start = out.size();
-  out += s;
-  shell_quote_tail(out, start);
 }
 
 inline std::string available_keys(const json& obj) {
@@ -9048,6 +9023,10 @@ LITTLE_LOOPS_NAMESPACE_END
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
+/// The values `paradigm:` accepts, sorted (the order of the "Must be one of" message).
+inline constexpr std::array<std::string_view, 5> paradigm_names{
+    "convergence", "fsm", "goal", "imperative", "invariants"};
+
 /// Compiles any spec by its `paradigm:` key: `goal`, `convergence`, `invariants` and
 /// `imperative` go to their compilers, which record it in fsm_loop::paradigm; `fsm`, no
 /// `paradigm` key at all, or an `initial` key (a loop compiled earlier) mean the document
@@ -9076,12 +9055,13 @@ inline expected<fsm_loop, error> compile_paradigm(const json& spec,
   // A document with `initial` is a loop whatever its `paradigm` says (a compiled loop keeps
   // the paradigm it came from, as provenance), as the original's loader decides.
   const bool is_loop = paradigm == "fsm" || spec.contains("initial");
-  if (!is_loop && paradigm == "goal") return compile_goal(spec, warnings);
-  if (!is_loop && paradigm == "convergence") return compile_convergence(spec, warnings);
-  if (!is_loop && paradigm == "invariants") return compile_invariants(spec, warnings);
-  if (!is_loop && paradigm == "imperative") return compile_imperative(spec, warnings);
-  if (is_loop) {
-    auto loop = parse_loop(spec);  // checks `paradigm` and keeps it
+  if (!is_loop) {
+    if (paradigm == "goal") return compile_goal(spec, warnings);
+    if (paradigm == "convergence") return compile_convergence(spec, warnings);
+    if (paradigm == "invariants") return compile_invariants(spec, warnings);
+    if (paradigm == "imperative") return compile_imperative(spec, warnings);
+  } else {
+    auto loop = parse_loop(spec);  // keeps `paradigm` as provenance
     if (!loop) return loop;
     diagnostics checked = validate(*loop);
     if (has_errors(checked)) {
@@ -9102,7 +9082,9 @@ inline expected<fsm_loop, error> compile_paradigm(const json& spec,
     return loop;
   }
   diagnostics out;
-  report(out, "paradigm", "unknown-paradigm", unknown_paradigm_message(paradigm));
+  report(out, "paradigm", "unknown-paradigm",
+         fmt::format("Unknown paradigm: '{}'. Must be one of: {}{}", paradigm_excerpt(paradigm),
+                     fmt::join(paradigm_names, ", "), did_you_mean(paradigm, paradigm_names)));
   std::string message = out.front().message;
   return unexpected(error{errc::invalid_spec, std::move(message), "paradigm", std::move(out)});
 }
