@@ -163,6 +163,11 @@ TEST_CASE("stdin of actions is /dev/null") {
   auto r = run_shell(runner, "cat; echo done", 5s);
   CHECK(r.output == "done\n");
   CHECK_FALSE(r.timed_out);
+  // The same /dev/null for each action (one descriptor kept by the runner's thread), read-only.
+  for (int i = 0; i < 2; ++i) {
+    auto fd0 = run_shell(runner, "readlink /proc/$$/fd/0; echo x 2>/dev/null >&0 || echo read-only");
+    CHECK(fd0.output == "/dev/null\nread-only\n");
+  }
 }
 
 TEST_CASE("output is capped with a marker, head and tail kept") {
