@@ -257,9 +257,10 @@ class event_json_builder {
 class event_line_writer {
  public:
   event_line_writer(std::string& out, std::string_view name, event_time ts) : out_(out) {
-    out_ += "{\"event\":";
+    using namespace std::string_view_literals;
+    out_ += "{\"event\":"sv;
     append_json_string(out_, name);
-    out_ += ",\"ts\":\"";
+    out_ += ",\"ts\":\""sv;
     append_timestamp(out_, ts);
     out_ += '"';
   }
@@ -272,12 +273,14 @@ class event_line_writer {
     append_json_integer(out_, value);
   }
   void boolean(std::string_view key, bool value) {
+    using namespace std::string_view_literals;
     name(key);
-    out_ += value ? "true" : "false";
+    out_ += value ? "true"sv : "false"sv;
   }
   void null(std::string_view key) {
+    using namespace std::string_view_literals;
     name(key);
-    out_ += "null";
+    out_ += "null"sv;
   }
   void value(std::string_view key, const json& v) {
     out_ += ',';
@@ -285,13 +288,14 @@ class event_line_writer {
     out_ += ':';
     append_json_text(out_, v);
   }
-  void finish() { out_ += "}\n"; }
+  void finish() { out_.append("}\n", 2); }
 
  private:
   void name(std::string_view key) {
-    out_ += ",\"";
+    using namespace std::string_view_literals;
+    out_ += ",\""sv;
     out_ += key;
-    out_ += "\":";
+    out_ += "\":"sv;
   }
   std::string& out_;
 };

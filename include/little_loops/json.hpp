@@ -9,6 +9,7 @@
 #include <charconv>
 #include <concepts>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,16 +35,37 @@ inline void append_json_dump(std::string& out, const json& v) {
   out += v.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+/// True when every byte of `s` is printable ASCII other than `"` and `\\` (a JSON string
+/// that needs no escape). Eight bytes per test: a control byte borrows when 0x20 is
+/// subtracted, a byte with the high bit set is seen directly, and `"` or `\\` make a zero
+/// byte when xor-ed with their own value (borrows only ever follow a byte that matched).
+inline bool json_plain_ascii(std::string_view s) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101ULL;
+  constexpr std::uint64_t highs = 0x8080808080808080ULL;
+  const auto has_zero_byte = [](std::uint64_t x) { return (x - ones) & ~x & highs; };
+  const char* p = s.data();
+  std::size_t n = s.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, sizeof w);
+    if (((w | (w - 0x20 * ones)) & highs) != 0 || has_zero_byte(w ^ ('"' * ones)) != 0 ||
+        has_zero_byte(w ^ ('\\' * ones)) != 0)
+      return false;
+  }
+  for (; n > 0; ++p, --n) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+
 /// Appends `s` as a JSON string exactly as that dump writes it: printable ASCII without `"`
 /// or `\\` is copied as is; anything else goes through nlohmann's serializer (escapes,
 /// UTF-8 checks, U+FFFD for invalid bytes).
 inline void append_json_string(std::string& out, std::string_view s) {
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') {
-      append_json_dump(out, json(s));
-      return;
-    }
+  if (!json_plain_ascii(s)) {
+    append_json_dump(out, json(s));
+    return;
   }
   out += '"';
   out.append(s);
@@ -65,12 +87,13 @@ void append_json_integer(std::string& out, Int v) {
 /// serializer, whose number format this does not reimplement. Recursion follows the
 /// value's nesting, as the serializer's does.
 inline void append_json_text(std::string& out, const json& v) {
+  using namespace std::string_view_literals;
   switch (v.type()) {
     case json::value_t::null:
-      out += "null";
+      out += "null"sv;
       return;
     case json::value_t::boolean:
-      out += v.get_ref<const json::boolean_t&>() ? "true" : "false";
+      out += v.get_ref<const json::boolean_t&>() ? "true"sv : "false"sv;
       return;
     case json::value_t::number_integer:
       append_json_integer(out, v.get_ref<const json::number_integer_t&>());

@@ -184,31 +184,33 @@ inline void to_json(json& j, const snapshot& s) { j = to_json(s); }
 namespace detail {
 
 inline void append_captured_record_json(std::string& out, const captured_record& r) {
-  out += "{\"output\":";
+  using namespace std::string_view_literals;
+  out += "{\"output\":"sv;
   append_json_string(out, r.output);
-  out += ",\"stderr\":";
+  out += ",\"stderr\":"sv;
   append_json_string(out, r.stderr_output);
-  out += ",\"exit_code\":";
+  out += ",\"exit_code\":"sv;
   append_json_integer(out, r.exit_code);
-  out += ",\"duration_ms\":";
+  out += ",\"duration_ms\":"sv;
   append_json_integer(out, r.duration_ms);
-  out += ",\"verdict\":";
+  out += ",\"verdict\":"sv;
   append_json_string(out, r.verdict);
   out += '}';
 }
 
 inline void append_prev_record_json(std::string& out, const prev_record& p) {
-  out += "{\"state\":";
+  using namespace std::string_view_literals;
+  out += "{\"state\":"sv;
   append_json_string(out, p.state);
-  out += ",\"output\":";
+  out += ",\"output\":"sv;
   append_json_string(out, p.output);
-  out += ",\"stderr\":";
+  out += ",\"stderr\":"sv;
   append_json_string(out, p.stderr_output);
-  out += ",\"exit_code\":";
+  out += ",\"exit_code\":"sv;
   append_json_integer(out, p.exit_code);
-  out += ",\"verdict\":";
+  out += ",\"verdict\":"sv;
   append_json_string(out, p.verdict);
-  out += ",\"details\":";
+  out += ",\"details\":"sv;
   append_json_text(out, p.details.to_json());
   out += '}';
 }
@@ -219,21 +221,22 @@ inline void append_prev_record_json(std::string& out, const prev_record& p) {
 /// `to_json(s).dump(-1, ' ', false, json::error_handler_t::replace)`, written straight from
 /// the typed snapshot (a journal writes one at every state boundary).
 inline void append_snapshot_json(std::string& out, const snapshot& s) {
-  out += "{\"version\":";
+  using namespace std::string_view_literals;
+  out += "{\"version\":"sv;
   detail::append_json_integer(out, snapshot::format_version);
-  out += ",\"loop\":";
+  out += ",\"loop\":"sv;
   detail::append_json_string(out, s.loop_name);
-  out += ",\"digest\":";
+  out += ",\"digest\":"sv;
   detail::append_json_string(out, s.digest);
-  out += ",\"current_state\":";
+  out += ",\"current_state\":"sv;
   detail::append_json_string(out, s.current_state);
-  out += ",\"iteration\":";
+  out += ",\"iteration\":"sv;
   detail::append_json_integer(out, s.iteration);
-  out += ",\"summary_executed\":";
-  out += s.summary_executed ? "true" : "false";
-  out += ",\"context\":";
+  out += ",\"summary_executed\":"sv;
+  out += s.summary_executed ? "true"sv : "false"sv;
+  out += ",\"context\":"sv;
   detail::append_json_text(out, s.context);
-  out += ",\"captured\":{";
+  out += ",\"captured\":{"sv;
   bool first = true;
   for (const auto& [name, rec] : s.captured) {
     if (!std::exchange(first, false)) out += ',';
@@ -241,12 +244,12 @@ inline void append_snapshot_json(std::string& out, const snapshot& s) {
     out += ':';
     detail::append_captured_record_json(out, rec);
   }
-  out += "},\"prev\":";
+  out += "},\"prev\":"sv;
   if (s.prev)
     detail::append_prev_record_json(out, *s.prev);
   else
-    out += "null";
-  out += ",\"convergence\":{";
+    out += "null"sv;
+  out += ",\"convergence\":{"sv;
   first = true;
   for (const auto& [state, value] : s.convergence) {
     if (!std::exchange(first, false)) out += ',';
@@ -254,9 +257,9 @@ inline void append_snapshot_json(std::string& out, const snapshot& s) {
     out += ':';
     detail::append_json_text(out, json(value));
   }
-  out += "},\"elapsed_ms\":";
+  out += "},\"elapsed_ms\":"sv;
   detail::append_json_integer(out, s.elapsed_ms);
-  out += ",\"started_at\":";
+  out += ",\"started_at\":"sv;
   detail::append_json_string(out, s.started_at);
   out += '}';
 }

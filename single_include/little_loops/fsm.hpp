@@ -95,6 +95,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <charconv>
 #include <concepts>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -120,16 +121,37 @@ inline void append_json_dump(std::string& out, const json& v) {
   out += v.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+/// True when every byte of `s` is printable ASCII other than `"` and `\\` (a JSON string
+/// that needs no escape). Eight bytes per test: a control byte borrows when 0x20 is
+/// subtracted, a byte with the high bit set is seen directly, and `"` or `\\` make a zero
+/// byte when xor-ed with their own value (borrows only ever follow a byte that matched).
+inline bool json_plain_ascii(std::string_view s) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101ULL;
+  constexpr std::uint64_t highs = 0x8080808080808080ULL;
+  const auto has_zero_byte = [](std::uint64_t x) { return (x - ones) & ~x & highs; };
+  const char* p = s.data();
+  std::size_t n = s.size();
+  for (; n >= 8; p += 8, n -= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, sizeof w);
+    if (((w | (w - 0x20 * ones)) & highs) != 0 || has_zero_byte(w ^ ('"' * ones)) != 0 ||
+        has_zero_byte(w ^ ('\\' * ones)) != 0)
+      return false;
+  }
+  for (; n > 0; ++p, --n) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+
 /// Appends `s` as a JSON string exactly as that dump writes it: printable ASCII without `"`
 /// or `\\` is copied as is; anything else goes through nlohmann's serializer (escapes,
 /// UTF-8 checks, U+FFFD for invalid bytes).
 inline void append_json_string(std::string& out, std::string_view s) {
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') {
-      append_json_dump(out, json(s));
-      return;
-    }
+  if (!json_plain_ascii(s)) {
+    append_json_dump(out, json(s));
+    return;
   }
   out += '"';
   out.append(s);
@@ -151,12 +173,13 @@ void append_json_integer(std::string& out, Int v) {
 /// serializer, whose number format this does not reimplement. Recursion follows the
 /// value's nesting, as the serializer's does.
 inline void append_json_text(std::string& out, const json& v) {
+  using namespace std::string_view_literals;
   switch (v.type()) {
     case json::value_t::null:
-      out += "null";
+      out += "null"sv;
       return;
     case json::value_t::boolean:
-      out += v.get_ref<const json::boolean_t&>() ? "true" : "false";
+      out += v.get_ref<const json::boolean_t&>() ? "true"sv : "false"sv;
       return;
     case json::value_t::number_integer:
       append_json_integer(out, v.get_ref<const json::number_integer_t&>());
@@ -5866,9 +5889,10 @@ class event_json_builder {
 class event_line_writer {
  public:
   event_line_writer(std::string& out, std::string_view name, event_time ts) : out_(out) {
-    out_ += "{\"event\":";
+    using namespace std::string_view_literals;
+    out_ += "{\"event\":"sv;
     append_json_string(out_, name);
-    out_ += ",\"ts\":\"";
+    out_ += ",\"ts\":\""sv;
     append_timestamp(out_, ts);
     out_ += '"';
   }
@@ -5881,12 +5905,14 @@ class event_line_writer {
     append_json_integer(out_, value);
   }
   void boolean(std::string_view key, bool value) {
+    using namespace std::string_view_literals;
     name(key);
-    out_ += value ? "true" : "false";
+    out_ += value ? "true"sv : "false"sv;
   }
   void null(std::string_view key) {
+    using namespace std::string_view_literals;
     name(key);
-    out_ += "null";
+    out_ += "null"sv;
   }
   void value(std::string_view key, const json& v) {
     out_ += ',';
@@ -5894,13 +5920,14 @@ class event_line_writer {
     out_ += ':';
     append_json_text(out_, v);
   }
-  void finish() { out_ += "}\n"; }
+  void finish() { out_.append("}\n", 2); }
 
  private:
   void name(std::string_view key) {
-    out_ += ",\"";
+    using namespace std::string_view_literals;
+    out_ += ",\""sv;
     out_ += key;
-    out_ += "\":";
+    out_ += "\":"sv;
   }
   std::string& out_;
 };
@@ -6329,31 +6356,33 @@ inline void to_json(json& j, const snapshot& s) { j = to_json(s); }
 namespace detail {
 
 inline void append_captured_record_json(std::string& out, const captured_record& r) {
-  out += "{\"output\":";
+  using namespace std::string_view_literals;
+  out += "{\"output\":"sv;
   append_json_string(out, r.output);
-  out += ",\"stderr\":";
+  out += ",\"stderr\":"sv;
   append_json_string(out, r.stderr_output);
-  out += ",\"exit_code\":";
+  out += ",\"exit_code\":"sv;
   append_json_integer(out, r.exit_code);
-  out += ",\"duration_ms\":";
+  out += ",\"duration_ms\":"sv;
   append_json_integer(out, r.duration_ms);
-  out += ",\"verdict\":";
+  out += ",\"verdict\":"sv;
   append_json_string(out, r.verdict);
   out += '}';
 }
 
 inline void append_prev_record_json(std::string& out, const prev_record& p) {
-  out += "{\"state\":";
+  using namespace std::string_view_literals;
+  out += "{\"state\":"sv;
   append_json_string(out, p.state);
-  out += ",\"output\":";
+  out += ",\"output\":"sv;
   append_json_string(out, p.output);
-  out += ",\"stderr\":";
+  out += ",\"stderr\":"sv;
   append_json_string(out, p.stderr_output);
-  out += ",\"exit_code\":";
+  out += ",\"exit_code\":"sv;
   append_json_integer(out, p.exit_code);
-  out += ",\"verdict\":";
+  out += ",\"verdict\":"sv;
   append_json_string(out, p.verdict);
-  out += ",\"details\":";
+  out += ",\"details\":"sv;
   append_json_text(out, p.details.to_json());
   out += '}';
 }
@@ -6364,21 +6393,22 @@ inline void append_prev_record_json(std::string& out, const prev_record& p) {
 /// `to_json(s).dump(-1, ' ', false, json::error_handler_t::replace)`, written straight from
 /// the typed snapshot (a journal writes one at every state boundary).
 inline void append_snapshot_json(std::string& out, const snapshot& s) {
-  out += "{\"version\":";
+  using namespace std::string_view_literals;
+  out += "{\"version\":"sv;
   detail::append_json_integer(out, snapshot::format_version);
-  out += ",\"loop\":";
+  out += ",\"loop\":"sv;
   detail::append_json_string(out, s.loop_name);
-  out += ",\"digest\":";
+  out += ",\"digest\":"sv;
   detail::append_json_string(out, s.digest);
-  out += ",\"current_state\":";
+  out += ",\"current_state\":"sv;
   detail::append_json_string(out, s.current_state);
-  out += ",\"iteration\":";
+  out += ",\"iteration\":"sv;
   detail::append_json_integer(out, s.iteration);
-  out += ",\"summary_executed\":";
-  out += s.summary_executed ? "true" : "false";
-  out += ",\"context\":";
+  out += ",\"summary_executed\":"sv;
+  out += s.summary_executed ? "true"sv : "false"sv;
+  out += ",\"context\":"sv;
   detail::append_json_text(out, s.context);
-  out += ",\"captured\":{";
+  out += ",\"captured\":{"sv;
   bool first = true;
   for (const auto& [name, rec] : s.captured) {
     if (!std::exchange(first, false)) out += ',';
@@ -6386,12 +6416,12 @@ inline void append_snapshot_json(std::string& out, const snapshot& s) {
     out += ':';
     detail::append_captured_record_json(out, rec);
   }
-  out += "},\"prev\":";
+  out += "},\"prev\":"sv;
   if (s.prev)
     detail::append_prev_record_json(out, *s.prev);
   else
-    out += "null";
-  out += ",\"convergence\":{";
+    out += "null"sv;
+  out += ",\"convergence\":{"sv;
   first = true;
   for (const auto& [state, value] : s.convergence) {
     if (!std::exchange(first, false)) out += ',';
@@ -6399,9 +6429,9 @@ inline void append_snapshot_json(std::string& out, const snapshot& s) {
     out += ':';
     detail::append_json_text(out, json(value));
   }
-  out += "},\"elapsed_ms\":";
+  out += "},\"elapsed_ms\":"sv;
   detail::append_json_integer(out, s.elapsed_ms);
-  out += ",\"started_at\":";
+  out += ",\"started_at\":"sv;
   detail::append_json_string(out, s.started_at);
   out += '}';
 }

@@ -186,32 +186,34 @@ struct journal_record {
   // to_text() is to_json().dump(-1, ' ', false, replace) + "\n": the members up to
   // "snapshot", then the snapshot, then the rest.
   [[nodiscard]] std::string text_head() const {
+    using namespace std::string_view_literals;
     std::string text;
     // One allocation for a typical record (the fixed members plus a small snapshot).
     text.reserve(512 + name.size() + loop_path.size() + current_state.size());
-    text += "{\"name\":";
+    text += "{\"name\":"sv;
     detail::append_json_string(text, name);
-    text += ",\"status\":";
+    text += ",\"status\":"sv;
     detail::append_json_string(text, status);
-    text += ",\"pid\":";
+    text += ",\"pid\":"sv;
     detail::append_json_integer(text, pid);
-    text += ",\"loop_path\":";
+    text += ",\"loop_path\":"sv;
     detail::append_json_string(text, loop_path);
-    text += ",\"started_at\":";
+    text += ",\"started_at\":"sv;
     detail::append_json_string(text, started_at);
-    text += ",\"updated_at\":";
+    text += ",\"updated_at\":"sv;
     detail::append_json_string(text, updated_at);
-    text += ",\"iteration\":";
+    text += ",\"iteration\":"sv;
     detail::append_json_integer(text, iteration);
-    text += ",\"current_state\":";
+    text += ",\"current_state\":"sv;
     detail::append_json_string(text, current_state);
-    text += ",\"snapshot\":";
+    text += ",\"snapshot\":"sv;
     return text;
   }
   [[nodiscard]] std::string text_tail(std::string text) const {
-    text += ",\"extra\":";
+    using namespace std::string_view_literals;
+    text += ",\"extra\":"sv;
     detail::append_json_text(text, extra);
-    text += "}\n";
+    text += "}\n"sv;
     return text;
   }
 

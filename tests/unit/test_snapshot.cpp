@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,51 @@ TEST_SUITE("snapshot") {
     ordered["m"] = ll::json::object({{"y", 1}, {"b", 2}});
     CHECK(appended(ordered) == R"({"z":1,"a":2,"m":{"y":1,"b":2}})");
     CHECK(appended(ordered) == dumped(ordered));
+  }
+
+  TEST_CASE("append_json_string: the eight-bytes-at-a-time test finds every byte that needs escaping") {
+    const auto plain = [](std::string_view v) {
+      for (const char ch : v) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') return false;
+      }
+      return true;
+    };
+    const auto dumped = [](const std::string& v) {
+      return ll::json(v).dump(-1, ' ', false, ll::json::error_handler_t::replace);
+    };
+    // Every byte value at every position of strings of 1 to 24 bytes, on a background of
+    // the bytes next to the boundaries (0x20 and 0x7e, which borrow and carry nothing).
+    for (const char background : {' ', '~', 'a'}) {
+      for (std::size_t len = 1; len <= 24; ++len) {
+        for (std::size_t pos = 0; pos < len; ++pos) {
+          for (int b = 0; b < 256; ++b) {
+            std::string v(len, background);
+            v[pos] = static_cast<char>(b);
+            INFO("len " << len << " pos " << pos << " byte " << b);
+            REQUIRE(ll::detail::json_plain_ascii(v) == plain(v));
+            if (b % 17 == 0 || b == '"' || b == '\\' || b == 0x1f || b == 0x20 || b == 0x7f || b == 0x80) {
+              std::string out;
+              ll::detail::append_json_string(out, v);
+              REQUIRE(out == dumped(v));
+            }
+          }
+        }
+      }
+    }
+    CHECK(ll::detail::json_plain_ascii(""));
+    // Random strings, mostly printable, some with a byte that needs escaping.
+    std::mt19937 rng(2026);
+    for (int i = 0; i < 20000; ++i) {
+      std::string v(rng() % 40, 'x');
+      for (char& c : v) c = static_cast<char>(0x20 + rng() % 0x5f);
+      if (!v.empty() && rng() % 2 == 0) v[rng() % v.size()] = static_cast<char>(rng() % 256);
+      INFO(dumped(v));
+      REQUIRE(ll::detail::json_plain_ascii(v) == plain(v));
+      std::string out;
+      ll::detail::append_json_string(out, v);
+      REQUIRE(out == dumped(v));
+    }
   }
 
   TEST_CASE("append_snapshot_json writes exactly the text of to_json(s).dump()") {
