@@ -174,7 +174,8 @@ struct recording_event_sink {
 namespace detail {
 
 /// Appends `t` as ISO 8601 UTC with microseconds (see format_timestamp). Digits are written
-/// directly (every event has a timestamp); years outside 0–9999 go through fmt.
+/// directly (every event has a timestamp); years outside 0–9999 go through fmt. As Python's
+/// `datetime.isoformat()` (seed 002), the fraction is left out when it is zero.
 inline void append_timestamp(std::string& out, event_time t) {
   using namespace std::chrono;
   const auto us = floor<microseconds>(t);
@@ -182,11 +183,13 @@ inline void append_timestamp(std::string& out, event_time t) {
   const year_month_day ymd{day};
   const hh_mm_ss<microseconds> hms{us - day};
   const int y = static_cast<int>(ymd.year());
+  const long long fraction = hms.subseconds().count();
   if (y < 0 || y > 9999) {
-    fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}+00:00", y,
+    fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", y,
                    static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                   hms.hours().count(), hms.minutes().count(), hms.seconds().count(),
-                   hms.subseconds().count());
+                   hms.hours().count(), hms.minutes().count(), hms.seconds().count());
+    if (fraction != 0) fmt::format_to(std::back_inserter(out), ".{:06}", fraction);
+    out += "+00:00";
     return;
   }
   char text[32] = {'0', '0', '0', '0', '-', '0', '0', '-', '0', '0', 'T', '0', '0', ':', '0', '0',
@@ -200,13 +203,19 @@ inline void append_timestamp(std::string& out, event_time t) {
   digits(11, 2, hms.hours().count());
   digits(14, 2, hms.minutes().count());
   digits(17, 2, hms.seconds().count());
-  digits(20, 6, hms.subseconds().count());
+  if (fraction == 0) {  // `2026-01-01T00:00:00+00:00`
+    out.append(text, 19);
+    out.append(text + 26, 6);
+    return;
+  }
+  digits(20, 6, fraction);
   out.append(text, sizeof text);
 }
 
 }  // namespace detail
 
-/// `2026-11-22T05:06:21.123456+00:00` (UTC, microseconds).
+/// `2026-11-22T05:06:21.123456+00:00` (UTC, microseconds; `2026-11-22T05:06:21+00:00` when
+/// the microseconds are 0, as Python's `datetime.isoformat()`).
 inline std::string format_timestamp(event_time t) {
   std::string out;
   detail::append_timestamp(out, t);

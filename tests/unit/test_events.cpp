@@ -16,18 +16,24 @@ const ll::event_time t0 = sys_days{year{2026} / 11 / 22} + hours{5} + minutes{6}
 }
 
 TEST_SUITE("events") {
-  TEST_CASE("timestamps are ISO 8601 UTC with microseconds") {
+  TEST_CASE("timestamps are ISO 8601 UTC with microseconds, none when zero (Python's isoformat)") {
     CHECK(ll::format_timestamp(t0) == "2026-11-22T05:06:21.123456+00:00");
-    CHECK(ll::format_timestamp(sys_days{year{1999} / 1 / 2}) == "1999-01-02T00:00:00.000000+00:00");
+    CHECK(ll::format_timestamp(sys_days{year{1999} / 1 / 2}) == "1999-01-02T00:00:00+00:00");
     CHECK(ll::format_timestamp(sys_days{year{2024} / 2 / 29} + hours{23} + minutes{59} + seconds{59} +
                                microseconds{999999} + nanoseconds{999}) ==
           "2024-02-29T23:59:59.999999+00:00");  // truncated to microseconds
-    CHECK(ll::format_timestamp(ll::event_time{}) == "1970-01-01T00:00:00.000000+00:00");
+    CHECK(ll::format_timestamp(ll::event_time{}) == "1970-01-01T00:00:00+00:00");
     CHECK(ll::format_timestamp(sys_days{year{1969} / 12 / 31} + hours{23} + microseconds{5}) ==
           "1969-12-31T23:00:00.000005+00:00");
+    CHECK(ll::format_timestamp(sys_days{year{2026} / 1 / 1} + nanoseconds{999}) ==
+          "2026-01-01T00:00:00+00:00");  // below a microsecond: zero
+    CHECK(ll::format_timestamp(sys_days{year{2026} / 1 / 1} + microseconds{1}) ==
+          "2026-01-01T00:00:00.000001+00:00");
+    CHECK(ll::format_timestamp(sys_days{year{2026} / 1 / 1} + milliseconds{500}) ==
+          "2026-01-01T00:00:00.500000+00:00");
     // The ends of what a nanosecond system_clock holds (about 1677–2262).
-    CHECK(ll::format_timestamp(sys_days{year{1700} / 3 / 1} + seconds{1}) == "1700-03-01T00:00:01.000000+00:00");
-    CHECK(ll::format_timestamp(sys_days{year{2262} / 1 / 1} + hours{10}) == "2262-01-01T10:00:00.000000+00:00");
+    CHECK(ll::format_timestamp(sys_days{year{1700} / 3 / 1} + seconds{1}) == "1700-03-01T00:00:01+00:00");
+    CHECK(ll::format_timestamp(sys_days{year{2262} / 1 / 1} + hours{10}) == "2262-01-01T10:00:00+00:00");
   }
 
   TEST_CASE("every event serialises as {event, ts, ...fields}") {

@@ -327,7 +327,7 @@ TEST_SUITE("executor") {
                                 runner, ll::default_evaluator{}, ll::null_event_sink{}, opts);
     REQUIRE(ex.has_value());
     ex->run();
-    CHECK(runner.last_action() == "run a 1 demo 2026-01-01T00:00:00.000000+00:00");
+    CHECK(runner.last_action() == "run a 1 demo 2026-01-01T00:00:00+00:00");
   }
 
   TEST_CASE("step() advances one state at a time") {
