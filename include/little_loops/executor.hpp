@@ -627,13 +627,17 @@ class fsm_executor {
       }
       text = action_text_;
     }
-    if constexpr (emits_events) emit(action_start_event{wall(), st.name, text, st.is_prompt()});
+    const action_kind kind = st.kind_from_rendered && !text.empty() && text.front() == '/'
+                                 ? action_kind::slash_command
+                                 : st.kind;
+    if constexpr (emits_events)
+      emit(action_start_event{wall(), st.name, text, kind != action_kind::shell});
     // The request is a member so its stop token is not copied (two atomic operations) per
     // step.
     action_request& req = request_;
     req.state = st.name;
     req.text = text;
-    req.kind = st.kind;
+    req.kind = kind;
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
     // Declared with its type: a runner may return anything convertible (ActionRunner), e.g. a
@@ -660,7 +664,8 @@ class fsm_executor {
       if constexpr (emits_events)
         emit(action_complete_event{wall(), st.name, a.exit_code,
                                    static_cast<std::int64_t>(a.duration.count()), a.output,
-                                   st.is_prompt(), a.timed_out, a.cancelled, a.signal});
+                                   request_.kind != action_kind::shell, a.timed_out,
+                                   a.cancelled, a.signal});
       // A cancelled action did not complete: stop here and re-run it on resume.
       if (a.cancelled || (a.abnormal() && stop_.stop_requested())) {
         finish(termination::cancelled);

@@ -212,6 +212,38 @@ TEST_SUITE("executor") {
     CHECK(ll::to_json(r)["failure"] == true);
   }
 
+  TEST_CASE("an action that renders to /... runs as a slash command; its evaluator follows the text as written") {
+    // Seed 002: the runner gets `is_slash_command=action.startswith("/")` on the interpolated
+    // action; the default evaluator tests `state.action` (the template), so it stays exit_code.
+    ll::scripted_runner runner;
+    ll::recording_event_sink sink;
+    auto ex = ll::make_executor(loop_from(R"({
+      "name": "t", "initial": "ask", "context": {"cmd": "/ll:check", "shell": "echo hi"},
+      "states": {"ask": {"action": "${context.cmd}", "on_success": "say"},
+                 "say": {"action": "${context.shell}", "next": "lit"},
+                 "lit": {"action": "$${context.cmd}", "next": "done"},
+                 "done": {"terminal": true}}})"),
+                                runner, ll::default_evaluator{}, sink);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.final_state == "done");
+    REQUIRE(runner.calls().size() == 3);
+    CHECK(runner.calls()[0].kind == ll::action_kind::slash_command);
+    CHECK(runner.calls()[0].text == "/ll:check");
+    CHECK(runner.calls()[1].kind == ll::action_kind::shell);
+    CHECK(runner.calls()[2].kind == ll::action_kind::shell);
+    CHECK(runner.calls()[2].text == "${context.cmd}");
+    std::vector<bool> prompt_flags;
+    for (const auto& e : sink.events)
+      if (e["event"] == "action_start" || e["event"] == "action_complete")
+        prompt_flags.push_back(e["is_prompt"].get<bool>());
+    CHECK(prompt_flags == std::vector<bool>{true, true, false, false, false, false});
+    const auto evaluate = std::find_if(sink.events.begin(), sink.events.end(),
+                                       [](const ll::json& e) { return e["event"] == "evaluate"; });
+    REQUIRE(evaluate != sink.events.end());
+    CHECK((*evaluate)["verdict"] == "success");  // exit_code; llm_structured has no backend here
+  }
+
   TEST_CASE("a state with neither action nor evaluate yields success and no evaluate event") {
     ll::scripted_runner runner;
     ll::recording_event_sink sink;
