@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: MIT
 //
 //   ll-loop run LOOP [--context K=V]... [--max-iterations N] [--no-llm] [--dry-run] [--quiet] [--json]
-//   ll-loop validate | compile | show | simulate | resume | status | history | stop ...
+//   ll-loop validate | compile | show | simulate | test | resume | status | history | stop ...
 //   ll-loop LOOP ...            (shorthand for `ll-loop run LOOP ...`)
 //
 // Every verb has `--help`. See examples/loops/ for loops to try.
@@ -114,6 +114,23 @@ const std::vector<verb_entry>& verbs() {
         "  by_action[A] (a list's k-th entry on A's k-th call, the last entry repeating), else\n"
         "  default, else the scenario, else exit 0 with empty output."},
        verb_simulate},
+      {{"test",
+        "Run one state of a loop for real and show what the loop would do next.",
+        {"LOOP"},
+        {{"state", 0, "STATE", "the state to test (default: the initial state)", false, {}},
+         {"context", 0, "K=V", "set context variable K (repeatable)", true, {}},
+         {"exit-code", 0, "N", "exit code of a simulated prompt action (default 0)", false, {}},
+         {"no-llm", 0, "", "disable LLM evaluation (llm_structured yields error)", false, {}},
+         {"judge-command", 0, "CMD", "command for the LLM judge, prompt on stdin (default: "
+                                     "claude -p)", false, {}},
+         {"output-limit", 0, "BYTES", "cap on captured output per stream (default 16 MiB)",
+          false, {}}},
+        "Runs the state's action (shell actions for real; prompt and slash-command actions\n"
+        "are simulated: output `[simulated output for: ACTION]`, exit code --exit-code),\n"
+        "evaluates it with the state's evaluator and prints the verdict and the transition\n"
+        "the loop would take. Nothing is journaled and the loop goes no further.\n"
+        "Exit status: 0 when the state evaluates and routes without error, 1 otherwise."},
+       verb_test},
       {{"status",
         "Show the journaled state of a run (or of every run).",
         {"[NAME]"},
@@ -150,6 +167,7 @@ void print_global_help(std::FILE* out) {
       "  ll-loop run fix-types --dry-run   # show the execution plan\n"
       "  ll-loop validate fix-types        # validate a loop definition\n"
       "  ll-loop simulate fix-types --scenario first-fail\n"
+      "  ll-loop test fix-types            # run the first state once, for real\n"
       "  ll-loop compile paradigm.yaml     # compile a paradigm to a loop\n"
       "  ll-loop show fix-types --format mermaid\n"
       "  ll-loop status                    # journaled runs\n"

@@ -22,6 +22,7 @@ int verb_validate(const parsed_args& args);
 int verb_compile(const parsed_args& args);
 int verb_show(const parsed_args& args);
 int verb_simulate(const parsed_args& args);
+int verb_test(const parsed_args& args);
 int verb_status(const parsed_args& args);
 int verb_history(const parsed_args& args);
 int verb_stop(const parsed_args& args);

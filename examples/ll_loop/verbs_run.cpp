@@ -784,3 +784,223 @@ int verb_simulate(const parsed_args& args) {
 }
 
 }  // namespace ll_loop
+
+// ---------------------------------------------------------------------------------------
+// test: one state, for real (the Python original's `ll-loop test`)
+
+namespace ll_loop {
+namespace {
+
+/// Runs shell actions with the process runner; prompt and slash-command actions are not
+/// run (no agent is started by a test): they yield `[simulated output for: ACTION]` and
+/// `--exit-code` (default 0), as in the original.
+class test_runner {
+ public:
+  test_runner(ll::posix_process_runner& real, int simulated_exit_code)
+      : real_(&real), simulated_exit_code_(simulated_exit_code) {}
+
+  ll::expected<ll::action_result, ll::error> run(const ll::action_request& request) {
+    if (request.kind == ll::action_kind::shell) {
+      auto r = real_->run(request);
+      if (r) last_ = *r;
+      return r;
+    }
+    simulated_ = true;
+    ll::action_result r;
+    r.output = fmt::format("[simulated output for: {}]", request.text);
+    r.exit_code = simulated_exit_code_;
+    last_ = r;
+    return r;
+  }
+  [[nodiscard]] const std::optional<ll::action_result>& last() const noexcept { return last_; }
+  [[nodiscard]] bool simulated() const noexcept { return simulated_; }
+
+ private:
+  ll::posix_process_runner* real_;
+  int simulated_exit_code_;
+  std::optional<ll::action_result> last_;
+  bool simulated_ = false;
+};
+
+/// What `test` reports of its one step (copied out of the events).
+struct test_sink {
+  std::string action;
+  std::optional<std::string> evaluator_type;
+  std::string verdict;
+  ll::json details = ll::json::object();
+  std::optional<std::string> target;
+  std::vector<std::string> errors;
+
+  void on_event(const ll::loop_event& event) noexcept {
+    try {
+      std::visit(
+          [&](const auto& e) {
+            using E = std::decay_t<decltype(e)>;
+            if constexpr (std::is_same_v<E, ll::action_start_event>) {
+              action = std::string(e.action);
+              fmt::print("Action: {}\n\n", action);
+              std::fflush(stdout);
+            } else if constexpr (std::is_same_v<E, ll::evaluate_event>) {
+              evaluator_type = std::string(e.type);
+              verdict = std::string(e.verdict);
+              if (e.details != nullptr && e.details->is_object()) details = *e.details;
+            } else if constexpr (std::is_same_v<E, ll::route_event>) {
+              target = std::string(e.to);
+            } else if constexpr (std::is_same_v<E, ll::error_event>) {
+              errors.push_back(fmt::format("{}: {}", e.kind, e.message));
+            }
+          },
+          event);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a display failure must not stop the test
+    }
+  }
+};
+
+/// The first `max_lines` lines of `text` (trimmed), with a count of the rest; "(empty)".
+std::string test_preview(std::string_view text, std::size_t max_lines) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return "(empty)";
+  text = text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+  std::size_t lines = 1, cut = std::string_view::npos;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\n') continue;
+    if (lines == max_lines && cut == std::string_view::npos) cut = i;
+    ++lines;
+  }
+  if (cut != std::string_view::npos)
+    return fmt::format("{}\n... ({} more lines)", text.substr(0, cut), lines - max_lines);
+  if (text.size() > 500) return fmt::format("{}...", text.substr(0, 500));
+  return std::string(text);
+}
+
+}  // namespace
+
+int verb_test(const parsed_args& args) {
+  const std::string name = args.positional(0);
+  run_settings s;
+  if (!read_common_run_options(args, s)) return exit_usage;
+  auto overrides = parse_context_overrides(args.all("context"));
+  if (!overrides) {
+    std::fprintf(stderr, "ll-loop test: error: argument --context: expected K=V, got '%s'\n",
+                 overrides.error().c_str());
+    return exit_usage;
+  }
+  int simulated_exit_code = 0;
+  if (auto v = args.value("exit-code")) {
+    const auto code = parse_count(*v);
+    if (!code || *code > 255) {
+      std::fprintf(stderr, "ll-loop test: error: argument --exit-code: invalid value: '%s' (an "
+                           "integer 0-255)\n", v->c_str());
+      return exit_usage;
+    }
+    simulated_exit_code = static_cast<int>(*code);
+  }
+  auto loaded = load_loop(name, *overrides);
+  if (!loaded) {
+    report_load_failure(loaded.error(), name);
+    return exit_failed;
+  }
+  ll::fsm_loop& loop = loaded->loop;
+  const std::string target = args.value("state").value_or(loop.initial);
+  const auto state = loop.states.find(target);
+  if (state == loop.states.end()) {
+    std::string names;
+    for (const auto& entry : loop.states) names += fmt::format("{}{}", names.empty() ? "" : ", ", entry.first);
+    say_error(fmt::format("State '{}' not found. Available: {}", target, names));
+    return exit_failed;
+  }
+  fmt::print("## Test Iteration: {}\n\nState: {}\n", loop.name, target);
+  if (state->second.terminal) {
+    fmt::print("State '{}' is a terminal state (nothing to test)\n", target);
+    return exit_ok;
+  }
+  if (!state->second.action) {
+    fmt::print("State '{}' has no action to test\n\n"
+               "\u2713 Loop structure is valid (no check action to execute)\n", target);
+    return exit_ok;
+  }
+  // One step from `target`: no journal, no maintain restart, no on_max_iterations state.
+  loop.initial = target;
+  loop.max_iterations = 1;
+  loop.on_max_iterations.reset();
+  loop.maintain = false;
+  if (args.has("no-llm")) loop.llm.enabled = false;
+
+  ll::posix_runner_options opts;
+  if (s.output_limit) opts.output_limit = static_cast<std::size_t>(*s.output_limit);
+  ll::posix_process_runner process_runner(std::move(opts));
+  test_runner runner(process_runner, simulated_exit_code);
+  std::stop_source stop;
+  ll::command_judge_options judge_opts;
+  if (s.judge_command) judge_opts.command = *s.judge_command;
+  judge_opts.stop = stop.get_token();
+  ll::basic_evaluator<ll::command_judge> evaluator{ll::command_judge(std::move(judge_opts))};
+  auto made = ll::make_executor(loop, runner, evaluator, test_sink{});
+  if (!made) {
+    report_load_failure(failure_of(made.error(), *loaded), name);
+    return exit_failed;
+  }
+  auto& ex = *made;
+  std::fflush(stdout);
+  {
+    std::stop_callback forward(stop.get_token(), [&ex]() noexcept { ex.request_stop(); });
+    stop_signals signals(stop, {});
+    ex.step();
+  }
+  const test_sink& sink = ex.sink();
+  const std::optional<ll::action_result>& result = ex.runner().last();
+  if (ex.runner().simulated())
+    fmt::print("[SIMULATED] prompt action not run; exit code {}{}\n\n", simulated_exit_code,
+               args.value("exit-code") ? " (--exit-code)" : "");
+  if (result) {
+    fmt::print("Exit code: {}\n", result->exit_code);
+    if (result->timed_out) fmt::print("Timed out\n");
+    fmt::print("Output:\n{}\n", test_preview(result->output, 10));
+    if (!result->stderr_output.empty())
+      fmt::print("Stderr:\n{}\n", test_preview(result->stderr_output, 5));
+    fmt::print("\n");
+  }
+  if (stop.stop_requested()) {
+    say_error("interrupted");
+    return exit_failed;
+  }
+  std::string verdict = sink.verdict;
+  if (sink.evaluator_type) {
+    const bool is_default = !state->second.evaluate;
+    const std::string shown =
+        is_default ? fmt::format("{} (default)",
+                                 ex.loop().state(ex.loop().initial()).is_prompt() ? "llm_structured"
+                                                                                  : "exit_code")
+                   : *sink.evaluator_type;
+    std::string upper = verdict;
+    for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    fmt::print("Evaluator: {}\nVerdict: {}\n", shown, upper);
+    for (auto it = sink.details.begin(); it != sink.details.end(); ++it) {
+      if (is_default && it.key() == "exit_code") continue;
+      fmt::print("  {}: {}\n", it.key(),
+                 it->is_string() ? it->get<std::string>()
+                                 : it->dump(-1, ' ', false, ll::json::error_handler_t::replace));
+    }
+  } else {
+    // A `next:` state without `evaluate:` is not evaluated (seed 002).
+    const ll::execution_result& r = ex.result();
+    if (verdict.empty() && !r.error) verdict = "success";
+    fmt::print("Evaluator: none (next:)\n");
+  }
+  fmt::print("\n");
+  if (sink.target)
+    fmt::print("Would transition: {} \u2192 {}\n", target, *sink.target);
+  else
+    fmt::print("Would transition: {} \u2192 (no route for '{}')\n", target, verdict);
+  for (const auto& e : sink.errors) fmt::print("Error: {}\n", one_line(e, 300));
+  fmt::print("\n");
+  const bool has_error = verdict == "error" || sink.details.contains("error") || !sink.target;
+  if (has_error) {
+    fmt::print("\u26a0 Loop has issues - review the error details above\n");
+    return exit_failed;
+  }
+  fmt::print("\u2713 Loop appears to be configured correctly\n");
+  return exit_ok;
+}
+
+}  // namespace ll_loop

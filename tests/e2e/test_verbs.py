@@ -10,7 +10,7 @@ from harness import (CHECK_FIX, EXAMPLES, Workdir, expect, expect_exit, expect_i
 def test_global_help_and_version():
     r = ll("--help")
     expect_exit(r, 0)
-    for verb in ("run", "validate", "compile", "show", "simulate", "resume", "status",
+    for verb in ("run", "validate", "compile", "show", "simulate", "test", "resume", "status",
                  "history", "stop"):
         expect_in(verb, r.out, r)
     r = ll()
@@ -25,7 +25,7 @@ def test_verb_help():
     for verb, option in (("run", "--max-iterations"), ("simulate", "--scenario"),
                          ("show", "--format"), ("history", "--tail"), ("compile", "--output"),
                          ("validate", "--json"), ("status", "--json"), ("stop", "NAME"),
-                         ("resume", "NAME")):
+                         ("resume", "NAME"), ("test", "--state")):
         r = ll(verb, "--help")
         expect_exit(r, 0)
         expect_in(f"usage: ll-loop {verb}", r.out, r)
@@ -57,7 +57,7 @@ def test_usage_errors():
 
 def test_loop_not_found():
     with Workdir() as wd:
-        for verb in ("run", "validate", "show", "simulate"):
+        for verb in ("run", "validate", "show", "simulate", "test"):
             r = ll(verb, "no-such-loop", cwd=wd)
             expect_exit(r, 1)
             expect_in("Loop not found: no-such-loop", r.err, r)
@@ -255,6 +255,91 @@ states:
         r = ll("run", ctx, "--quiet", cwd=wd)
         expect_exit(r, 0)
         expect(r.out == "", "quiet prints nothing", r)
+
+
+TESTED = """\
+name: tested
+initial: check
+context:
+  want: 0 errors
+states:
+  check:
+    action: printf '3 errors\\n'; echo oops >&2; exit 1
+    evaluate:
+      type: output_contains
+      pattern: ${context.want}
+    on_success: done
+    on_failure: fix
+  fix:
+    action: touch fixed
+    next: check
+  ask:
+    action: /ll:check
+    on_success: done
+    on_failure: fix
+  idle:
+    on_success: done
+  done:
+    terminal: true
+"""
+
+
+def test_test_verb():
+    """`ll-loop test`: one state for real, its verdict and the transition it would take."""
+    with Workdir() as wd:
+        loop = write(wd / "tested.yaml", TESTED)
+        r = ll("test", loop, cwd=wd)
+        expect_exit(r, 0)
+        for needle in ("## Test Iteration: tested", "State: check",
+                       "Action: printf '3 errors\\n'; echo oops >&2; exit 1", "Exit code: 1",
+                       "Output:\n3 errors\n", "Stderr:\noops\n", "Evaluator: output_contains",
+                       "Verdict: FAILURE", "  pattern: 0 errors",
+                       "Would transition: check \u2192 fix",
+                       "\u2713 Loop appears to be configured correctly"):
+            expect_in(needle, r.out, r)
+        expect(not (wd / "fixed").exists() and not (wd / ".loops").exists(),
+               "test runs one state and journals nothing", r)
+        # --context reaches the evaluator's template: now the pattern matches.
+        r = ll("test", loop, "--context", "want=3 errors", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("Verdict: SUCCESS", r.out, r)
+        expect_in("Would transition: check \u2192 done", r.out, r)
+        # --state: a `next:` state runs for real and goes where `next` says.
+        r = ll("test", loop, "--state", "fix", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("Would transition: fix \u2192 check", r.out, r)
+        expect((wd / "fixed").exists(), "the fix state's action ran", r)
+        # A prompt action is simulated, never run; without an LLM its verdict is an error.
+        r = ll("test", loop, "--state", "ask", "--no-llm", cwd=wd)
+        expect_exit(r, 1)
+        for needle in ("[simulated output for: /ll:check]", "Evaluator: llm_structured (default)",
+                       "Verdict: ERROR", "LLM evaluation disabled",
+                       "Would transition: ask \u2192 (no route for 'error')",
+                       "\u26a0 Loop has issues"):
+            expect_in(needle, r.out, r)
+        # A judge command that says the check failed, and a simulated exit code.
+        judge = write(wd / "judge.sh", "#!/bin/sh\ncat >/dev/null\n"
+                      "echo '{\"verdict\": \"failure\", \"confidence\": 0.9, \"reason\": \"no\"}'\n")
+        judge.chmod(0o755)
+        r = ll("test", loop, "--state", "ask", "--exit-code", "3", "--judge-command", judge, cwd=wd)
+        expect_exit(r, 0)
+        expect_in("exit code 3 (--exit-code)", r.out, r)
+        expect_in("Exit code: 3", r.out, r)
+        expect_in("Verdict: FAILURE", r.out, r)
+        expect_in("Would transition: ask \u2192 fix", r.out, r)
+        # No action; a terminal; an unknown state; a bad --exit-code.
+        r = ll("test", loop, "--state", "idle", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("State 'idle' has no action to test", r.out, r)
+        r = ll("test", loop, "--state", "done", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("terminal state", r.out, r)
+        r = ll("test", loop, "--state", "nope", cwd=wd)
+        expect_exit(r, 1)
+        expect_in("State 'nope' not found. Available: check, fix, ask, idle, done", r.err, r)
+        r = ll("test", loop, "--exit-code", "x", cwd=wd)
+        expect_exit(r, 2)
+        expect_in("--exit-code", r.err, r)
 
 
 def run_on_a_terminal(args, cwd, env_extra):
