@@ -151,10 +151,19 @@ TEST_SUITE("evaluators") {
     CHECK(std::isnan(*parse_number("nan")));
     CHECK(parse_number("1e999") == HUGE_VAL);
     for (const char* bad : {"", "   ", "1_000", "0x10", "1e", "e5", ".", "+", "1.2.3", "12abc",
-                            "1 2", "--1", "infinit", "١"}) {
+                            "1 2", "--1", "infinit", "١x", "²", "Ⅻ", "\xd9", "\xc0\xb1"}) {
       CAPTURE(bad);
       CHECK_FALSE(parse_number(bad).has_value());
     }
+    // Any Unicode decimal digit reads as its ASCII digit, as Python's float() reads it.
+    CHECK(parse_number("١") == 1.0);                 // U+0661 ARABIC-INDIC DIGIT ONE
+    CHECK(parse_number("３") == 3.0);                // U+FF13 FULLWIDTH DIGIT THREE
+    CHECK(parse_number("12٣") == 123.0);
+    CHECK(parse_number("٣.٥") == 3.5);
+    CHECK(parse_number("-٣e٢") == -300.0);
+    CHECK(parse_number("\u00a0४२\u3000") == 42.0);  // Devanagari, between Unicode spaces
+    CHECK(parse_number("𝟘𝟙") == 1.0);               // U+1D7D8..: mathematical digits
+    CHECK(ll::evaluate_output_numeric("٣\n", ll::comparison_op::eq, 3).verdict == "success");
     CHECK(ll::evaluate_output_numeric("1_000", ll::comparison_op::eq, 1000).verdict == "error");
     CHECK(ll::evaluate_output_numeric(" 2.5e1 \n", ll::comparison_op::eq, 25).verdict ==
           "success");

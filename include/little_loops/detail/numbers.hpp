@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,13 +80,74 @@ inline bool iequals(std::string_view a, std::string_view b) noexcept {
   return true;
 }
 
+// The zero of every run of ten Unicode decimal digits (category Nd) outside ASCII, in
+// order (Unicode 14.0, as Python 3.11's unicodedata): U+0660 ARABIC-INDIC DIGIT ZERO, ...
+inline constexpr char32_t unicode_decimal_zeros[] = {
+    0x660,   0x6F0,   0x7C0,   0x966,   0x9E6,   0xA66,   0xAE6,   0xB66,   0xBE6,   0xC66,
+    0xCE6,   0xD66,   0xDE6,   0xE50,   0xED0,   0xF20,   0x1040,  0x1090,  0x17E0,  0x1810,
+    0x1946,  0x19D0,  0x1A80,  0x1A90,  0x1B50,  0x1BB0,  0x1C40,  0x1C50,  0xA620,  0xA8D0,
+    0xA900,  0xA9D0,  0xA9F0,  0xAA50,  0xABF0,  0xFF10,  0x104A0, 0x10D30, 0x11066, 0x110F0,
+    0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950,
+    0x11C50, 0x11D50, 0x11DA0, 0x16A60, 0x16AC0, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC,
+    0x1D7F6, 0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0};
+
+// The value of the non-ASCII decimal digit `c`, or -1.
+inline int unicode_decimal_value(char32_t c) noexcept {
+  std::size_t lo = 0, hi = std::size(unicode_decimal_zeros);
+  while (lo < hi) {  // the last zero <= c
+    const std::size_t mid = (lo + hi) / 2;
+    if (unicode_decimal_zeros[mid] <= c) lo = mid + 1; else hi = mid;
+  }
+  if (lo == 0) return -1;
+  const char32_t offset = c - unicode_decimal_zeros[lo - 1];
+  return offset < 10 ? static_cast<int>(offset) : -1;
+}
+
+// `s` with every non-ASCII decimal digit (UTF-8) replaced by its ASCII digit, as Python's
+// float() reads them (`float("٣")` is 3.0); std::nullopt when `s` holds any other non-ASCII
+// character or is not UTF-8.
+inline std::optional<std::string> ascii_decimal_digits(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      out += s[i++];
+      continue;
+    }
+    const std::size_t len = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 ? 2 : 0;
+    if (len == 0 || b > 0xF4 || i + len > s.size()) return std::nullopt;
+    char32_t c = b & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+    for (std::size_t k = 1; k < len; ++k) {
+      const auto cont = static_cast<unsigned char>(s[i + k]);
+      if ((cont & 0xC0) != 0x80) return std::nullopt;
+      c = (c << 6) | (cont & 0x3F);
+    }
+    const int digit = unicode_decimal_value(c);  // overlong forms decode below U+0660: none
+    if (digit < 0) return std::nullopt;
+    out += static_cast<char>('0' + digit);
+    i += len;
+  }
+  return out;
+}
+
 // Parses `text` like Python's float(): surrounding whitespace, an optional sign, decimal
-// digits with an optional fraction and exponent, or inf/infinity/nan (any case). Unlike
-// Python, digit-group underscores (`1_000`) are rejected (design §3.9), and so are hex and
-// anything else. Returns std::nullopt when the text is not a number.
+// digits (any Unicode decimal digit, as Python) with an optional fraction and exponent, or
+// inf/infinity/nan (any case). Unlike Python, digit-group underscores (`1_000`) are rejected
+// (design §3.9), and so are hex and anything else. Returns std::nullopt when the text is not
+// a number.
 inline std::optional<double> parse_number(std::string_view text) noexcept {
   std::string_view s = trim_py(text);
   if (s.empty()) return std::nullopt;
+  for (const char c : s) {
+    if (static_cast<unsigned char>(c) < 0x80) continue;
+    try {  // rare: non-ASCII digits become ASCII ones, then the ASCII grammar below
+      const std::optional<std::string> ascii = ascii_decimal_digits(s);
+      return ascii ? parse_number(*ascii) : std::nullopt;
+    } catch (...) {  // out of memory
+      return std::nullopt;
+    }
+  }
   bool negative = false;
   if (s.front() == '+' || s.front() == '-') {
     negative = s.front() == '-';
