@@ -735,6 +735,7 @@ class fsm_executor {
     // prev = this state (visible to route targets, like `result`). The action's output moves
     // into prev (the action result is not read again).
     prev_.state.assign(st.name);
+    prev_.ran_action = ran;
     if (ran) {
       detail::take_text(prev_.output, action->output);
       detail::take_text(prev_.stderr_output, action->stderr_output);

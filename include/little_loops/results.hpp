@@ -186,6 +186,9 @@ struct prev_record {
   int exit_code = 0;
   std::string verdict;
   evaluation_details details;  ///< the evaluation's details (read as a JSON object)
+  /// False when the state ran no action (none, or its text failed to interpolate): output,
+  /// stderr and exit_code are then empty/0, and `${prev.evaluation}` has no scriptOutput.
+  bool ran_action = true;
 
   friend bool operator==(const prev_record&, const prev_record&) = default;
 };

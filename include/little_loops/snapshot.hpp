@@ -83,6 +83,7 @@ inline json prev_record_to_json(const prev_record& p) {
   j["exit_code"] = p.exit_code;
   j["verdict"] = p.verdict;
   j["details"] = p.details.to_json();
+  if (!p.ran_action) j["ran_action"] = false;  // only then: older snapshots stay valid
   return j;
 }
 
@@ -212,6 +213,7 @@ inline void append_prev_record_json(std::string& out, const prev_record& p) {
   append_json_string(out, p.verdict);
   out += ",\"details\":"sv;
   append_json_text(out, p.details.to_json());
+  if (!p.ran_action) out += ",\"ran_action\":false"sv;
   out += '}';
 }
 
@@ -340,7 +342,8 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
   if (!prev->is_null()) {
     if (!prev->is_object()) return unexpected(snapshot_error("prev", "must be an object or null"));
     if (auto k = detail::check_keys(
-            *prev, {"state", "output", "stderr", "exit_code", "verdict", "details"}, "prev");
+            *prev, {"state", "output", "stderr", "exit_code", "verdict", "details", "ran_action"},
+            "prev");
         !k)
       return unexpected(k.error());
     prev_record p;
@@ -363,6 +366,10 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
     if (details == prev->end() || !details->is_object())
       return unexpected(snapshot_error("prev.details", "must be an object"));
     p.details = *details;
+    if (auto ran = prev->find("ran_action"); ran != prev->end()) {  // absent: true
+      if (!ran->is_boolean()) return unexpected(snapshot_error("prev.ran_action", "must be a boolean"));
+      p.ran_action = ran->get<bool>();
+    }
     s.prev = std::move(p);
   }
 

@@ -301,6 +301,40 @@ TEST_SUITE("executor") {
     CHECK(record["scriptOutput"]["exitCode"] == 1);
   }
 
+  TEST_CASE("${prev.evaluation} of a state without an action has no scriptOutput, and resumes so") {
+    ll::scripted_runner runner;
+    auto loop = loop_from(R"({
+      "name": "t", "initial": "gate", "max_iterations": 3, "context": {"status": "pending"},
+      "states": {"gate": {"evaluate": {"type": "output_contains", "source": "${context.status}",
+                                       "pattern": "ready"},
+                          "on_success": "done", "on_failure": "fix"},
+                 "fix": {"action": "fix ${prev.evaluation}", "next": "done"},
+                 "done": {"terminal": true}}})");
+    auto ex = ll::make_executor(loop, runner);
+    REQUIRE(ex.has_value());
+    REQUIRE(ex->step());  // gate: evaluated, no action
+    const ll::snapshot snap = ex->snapshot();
+    REQUIRE(snap.prev.has_value());
+    CHECK_FALSE(snap.prev->ran_action);
+    ex->run();
+    REQUIRE(runner.calls().size() == 1);
+    const ll::json record = ll::json::parse(runner.calls()[0].text.substr(4), nullptr, false);
+    REQUIRE(record.is_object());
+    CHECK(record["success"] == false);
+    CHECK_FALSE(record.contains("scriptOutput"));
+
+    // The same from the snapshot, through its JSON text.
+    ll::scripted_runner again;
+    auto resumed = ll::make_executor(loop, again);
+    REQUIRE(resumed.has_value());
+    auto read = ll::snapshot_from_json_text(ll::to_json(snap).dump());
+    REQUIRE(read.has_value());
+    REQUIRE(resumed->resume(*read).has_value());
+    resumed->run();
+    REQUIRE(again.calls().size() == 1);
+    CHECK(again.calls()[0].text == runner.calls()[0].text);
+  }
+
   TEST_CASE("exit-code details read the same in events, templates, prev and snapshots") {
     // The exit_code evaluator keeps its details unbuilt; every observer still sees
     // {"exit_code": N}.

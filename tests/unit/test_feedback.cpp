@@ -29,6 +29,21 @@ TEST_SUITE("feedback") {
           R"("scriptOutput":{"stdout":"ok\n","stderr":"warn","exitCode":0}})");
   }
 
+  TEST_CASE("scriptOutput only when the state ran an action (seed 004: \"present when script execution is involved\")") {
+    auto p = from(ll::evaluate_output_contains("", "ready"));
+    p.output.clear();
+    p.stderr_output.clear();
+    p.ran_action = false;
+    auto rec = ll::feedback_record(p);
+    CHECK(rec.dump() ==
+          R"({"success":false,"feedback":"pattern 'ready' not found in output","details":)"
+          R"({"matched":false,"pattern":"ready","negate":false}})");
+    ll::interpolation_context ctx;
+    ctx.prev = &p;
+    CHECK_FALSE(ll::interpolate("${prev.evaluation.scriptOutput}", ctx).has_value());
+    CHECK(*ll::interpolate("${prev.evaluation.scriptOutput?}", ctx) == "");
+  }
+
   TEST_CASE("feedback text per evaluator") {
     using op = ll::comparison_op;
     auto fb = [](const ll::evaluation_result& r) {

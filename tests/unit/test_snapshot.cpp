@@ -64,6 +64,23 @@ TEST_SUITE("snapshot") {
     auto again = ll::snapshot_from_json(ll::to_json(empty_prev));
     REQUIRE(again.has_value());
     CHECK_FALSE(again->prev.has_value());
+
+    // A state that ran no action: `ran_action: false`, written only then (older snapshots,
+    // without the key, read as having run one).
+    CHECK_FALSE(j["prev"].contains("ran_action"));
+    ll::snapshot no_action = s;
+    no_action.prev->ran_action = false;
+    const ll::json k = ll::to_json(no_action);
+    CHECK(k["prev"]["ran_action"] == false);
+    auto read = ll::snapshot_from_json(k);
+    REQUIRE(read.has_value());
+    CHECK_FALSE(read->prev->ran_action);
+    CHECK(*read == no_action);
+    ll::json bad = k;
+    bad["prev"]["ran_action"] = "no";
+    auto refused = ll::snapshot_from_json(bad);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().path == "prev.ran_action");
   }
 
   TEST_CASE("append_json_text writes any JSON value exactly as dump(-1, ' ', false, replace)") {
@@ -177,6 +194,8 @@ TEST_SUITE("snapshot") {
     s.prev->details = ll::json{{"nested", {{"a", hostile}}}};
     CHECK(appended(s) == dumped(s));
     s.prev->details = ll::evaluation_details::exit_code(7);
+    CHECK(appended(s) == dumped(s));
+    s.prev->ran_action = false;
     CHECK(appended(s) == dumped(s));
     s.prev.reset();
     s.captured.clear();

@@ -113,7 +113,8 @@ inline std::string feedback_text(std::string_view verdict, const json& details) 
 }  // namespace detail
 
 /// @brief The seed-004 feedback record of an evaluation:
-/// `{success, feedback, details, scriptOutput{stdout, stderr, exitCode}}`.
+/// `{success, feedback, details, scriptOutput{stdout, stderr, exitCode}}`; scriptOutput only
+/// when the state ran an action.
 ///
 /// `success` is true for the verdicts `success` and `target`; `feedback` is `details.error`
 /// when present, else the judge's `details.reason`, else a sentence derived from the
@@ -126,11 +127,13 @@ inline json feedback_record(const prev_record& prev) {
     rec["feedback"] = detail::feedback_text(prev.verdict, details);
     rec["details"] = details.is_object() ? details : json::object();
   });
-  json script = json::object();
-  script["stdout"] = prev.output;
-  script["stderr"] = prev.stderr_output;
-  script["exitCode"] = prev.exit_code;
-  rec["scriptOutput"] = std::move(script);
+  if (prev.ran_action) {  // seed 004: "present when script execution is involved"
+    json script = json::object();
+    script["stdout"] = prev.output;
+    script["stderr"] = prev.stderr_output;
+    script["exitCode"] = prev.exit_code;
+    rec["scriptOutput"] = std::move(script);
+  }
   return rec;
 }
 
