@@ -456,7 +456,13 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
                          segments_text(path, 2), available_names(template_captured_keys));
     }
     case template_namespace::prev: {
-      if (!ctx.prev) return std::string("No previous state result available");
+      if (!ctx.prev) {
+        // Seed 004: before any evaluation the director's `last_evaluation` is null, which
+        // renders empty (a `:default=` still applies); any other prev path is missing.
+        if (path.size() == 1 && path[0].key == "evaluation" && !p.default_value)
+          return std::nullopt;
+        return std::string("No previous state result available");
+      }
       const prev_record& pr = *ctx.prev;
       const std::string& field = path[0].key;
       if (field == "state") return append_leaf_string(out, path, 0, pr.state, "prev");

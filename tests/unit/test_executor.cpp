@@ -301,6 +301,26 @@ TEST_SUITE("executor") {
     CHECK(record["scriptOutput"]["exitCode"] == 1);
   }
 
+  TEST_CASE("a director that runs first gets an empty ${prev.evaluation}, then the check's record") {
+    ll::scripted_runner runner;
+    runner.on_action("check", exit_with(1, "3 failing"));
+    auto ex = ll::make_executor(loop_from(R"({
+      "name": "t", "initial": "director", "max_iterations": 3,
+      "states": {"director": {"action": "gen [${prev.evaluation}]", "next": "check"},
+                 "check": {"action": "check", "on_success": "done", "on_failure": "director"},
+                 "done": {"terminal": true}}})"),
+                                runner);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.terminated_by == ll::termination::max_iterations);
+    REQUIRE(runner.calls().size() == 3);
+    CHECK(runner.calls()[0].text == "gen []");
+    const std::string& second = runner.calls()[2].text;
+    const ll::json record = ll::json::parse(second.substr(5, second.size() - 6), nullptr, false);
+    REQUIRE(record.is_object());
+    CHECK(record["scriptOutput"]["stdout"] == "3 failing");
+  }
+
   TEST_CASE("${prev.evaluation} of a state without an action has no scriptOutput, and resumes so") {
     ll::scripted_runner runner;
     auto loop = loop_from(R"({

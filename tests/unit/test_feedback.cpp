@@ -89,4 +89,16 @@ TEST_SUITE("feedback") {
     CHECK(*ll::interpolate("${prev.evaluation.feedback}", ctx) == "command exited with code 1");
     CHECK(*ll::interpolate("${prev.evaluation.scriptOutput.stdout}", ctx) == "boom");
   }
+
+  TEST_CASE("before any state ran, ${prev.evaluation} is null (seed 004: getLastEvaluation -> null)") {
+    const ll::interpolation_context none;
+    CHECK(*ll::interpolate("gen --last '${prev.evaluation}'", none) == "gen --last ''");
+    CHECK(*ll::interpolate("${prev.evaluation:default=first attempt}", none) == "first attempt");
+    CHECK(*ll::interpolate("${prev.evaluation?}", none) == "");
+    CHECK(*ll::interpolate("${prev.evaluation:shell}", none) == "''");
+    // Its fields, and the rest of prev, are missing as before.
+    CHECK_FALSE(ll::interpolate("${prev.evaluation.feedback}", none).has_value());
+    CHECK(*ll::interpolate("${prev.evaluation.feedback?}", none) == "");
+    CHECK_FALSE(ll::interpolate("${prev.output}", none).has_value());
+  }
 }
