@@ -1680,6 +1680,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -1751,13 +1752,74 @@ inline bool iequals(std::string_view a, std::string_view b) noexcept {
   return true;
 }
 
+// The zero of every run of ten Unicode decimal digits (category Nd) outside ASCII, in
+// order (Unicode 14.0, as Python 3.11's unicodedata): U+0660 ARABIC-INDIC DIGIT ZERO, ...
+inline constexpr char32_t unicode_decimal_zeros[] = {
+    0x660,   0x6F0,   0x7C0,   0x966,   0x9E6,   0xA66,   0xAE6,   0xB66,   0xBE6,   0xC66,
+    0xCE6,   0xD66,   0xDE6,   0xE50,   0xED0,   0xF20,   0x1040,  0x1090,  0x17E0,  0x1810,
+    0x1946,  0x19D0,  0x1A80,  0x1A90,  0x1B50,  0x1BB0,  0x1C40,  0x1C50,  0xA620,  0xA8D0,
+    0xA900,  0xA9D0,  0xA9F0,  0xAA50,  0xABF0,  0xFF10,  0x104A0, 0x10D30, 0x11066, 0x110F0,
+    0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950,
+    0x11C50, 0x11D50, 0x11DA0, 0x16A60, 0x16AC0, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC,
+    0x1D7F6, 0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0};
+
+// The value of the non-ASCII decimal digit `c`, or -1.
+inline int unicode_decimal_value(char32_t c) noexcept {
+  std::size_t lo = 0, hi = std::size(unicode_decimal_zeros);
+  while (lo < hi) {  // the last zero <= c
+    const std::size_t mid = (lo + hi) / 2;
+    if (unicode_decimal_zeros[mid] <= c) lo = mid + 1; else hi = mid;
+  }
+  if (lo == 0) return -1;
+  const char32_t offset = c - unicode_decimal_zeros[lo - 1];
+  return offset < 10 ? static_cast<int>(offset) : -1;
+}
+
+// `s` with every non-ASCII decimal digit (UTF-8) replaced by its ASCII digit, as Python's
+// float() reads them (`float("٣")` is 3.0); std::nullopt when `s` holds any other non-ASCII
+// character or is not UTF-8.
+inline std::optional<std::string> ascii_decimal_digits(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      out += s[i++];
+      continue;
+    }
+    const std::size_t len = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 ? 2 : 0;
+    if (len == 0 || b > 0xF4 || i + len > s.size()) return std::nullopt;
+    char32_t c = b & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+    for (std::size_t k = 1; k < len; ++k) {
+      const auto cont = static_cast<unsigned char>(s[i + k]);
+      if ((cont & 0xC0) != 0x80) return std::nullopt;
+      c = (c << 6) | (cont & 0x3F);
+    }
+    const int digit = unicode_decimal_value(c);  // overlong forms decode below U+0660: none
+    if (digit < 0) return std::nullopt;
+    out += static_cast<char>('0' + digit);
+    i += len;
+  }
+  return out;
+}
+
 // Parses `text` like Python's float(): surrounding whitespace, an optional sign, decimal
-// digits with an optional fraction and exponent, or inf/infinity/nan (any case). Unlike
-// Python, digit-group underscores (`1_000`) are rejected (design §3.9), and so are hex and
-// anything else. Returns std::nullopt when the text is not a number.
+// digits (any Unicode decimal digit, as Python) with an optional fraction and exponent, or
+// inf/infinity/nan (any case). Unlike Python, digit-group underscores (`1_000`) are rejected
+// (design §3.9), and so are hex and anything else. Returns std::nullopt when the text is not
+// a number.
 inline std::optional<double> parse_number(std::string_view text) noexcept {
   std::string_view s = trim_py(text);
   if (s.empty()) return std::nullopt;
+  for (const char c : s) {
+    if (static_cast<unsigned char>(c) < 0x80) continue;
+    try {  // rare: non-ASCII digits become ASCII ones, then the ASCII grammar below
+      const std::optional<std::string> ascii = ascii_decimal_digits(s);
+      return ascii ? parse_number(*ascii) : std::nullopt;
+    } catch (...) {  // out of memory
+      return std::nullopt;
+    }
+  }
   bool negative = false;
   if (s.front() == '+' || s.front() == '-') {
     negative = s.front() == '-';
@@ -2101,6 +2163,9 @@ struct prev_record {
   int exit_code = 0;
   std::string verdict;
   evaluation_details details;  ///< the evaluation's details (read as a JSON object)
+  /// False when the state ran no action (none, or its text failed to interpolate): output,
+  /// stderr and exit_code are then empty/0, and `${prev.evaluation}` has no scriptOutput.
+  bool ran_action = true;
 
   friend bool operator==(const prev_record&, const prev_record&) = default;
 };
@@ -2250,7 +2315,8 @@ inline std::string feedback_text(std::string_view verdict, const json& details) 
 }  // namespace detail
 
 /// @brief The seed-004 feedback record of an evaluation:
-/// `{success, feedback, details, scriptOutput{stdout, stderr, exitCode}}`.
+/// `{success, feedback, details, scriptOutput{stdout, stderr, exitCode}}`; scriptOutput only
+/// when the state ran an action.
 ///
 /// `success` is true for the verdicts `success` and `target`; `feedback` is `details.error`
 /// when present, else the judge's `details.reason`, else a sentence derived from the
@@ -2263,11 +2329,13 @@ inline json feedback_record(const prev_record& prev) {
     rec["feedback"] = detail::feedback_text(prev.verdict, details);
     rec["details"] = details.is_object() ? details : json::object();
   });
-  json script = json::object();
-  script["stdout"] = prev.output;
-  script["stderr"] = prev.stderr_output;
-  script["exitCode"] = prev.exit_code;
-  rec["scriptOutput"] = std::move(script);
+  if (prev.ran_action) {  // seed 004: "present when script execution is involved"
+    json script = json::object();
+    script["stdout"] = prev.output;
+    script["stderr"] = prev.stderr_output;
+    script["exitCode"] = prev.exit_code;
+    rec["scriptOutput"] = std::move(script);
+  }
   return rec;
 }
 
@@ -2845,7 +2913,13 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
                          segments_text(path, 2), available_names(template_captured_keys));
     }
     case template_namespace::prev: {
-      if (!ctx.prev) return std::string("No previous state result available");
+      if (!ctx.prev) {
+        // Seed 004: before any evaluation the director's `last_evaluation` is null, which
+        // renders empty (a `:default=` still applies); any other prev path is missing.
+        if (path.size() == 1 && path[0].key == "evaluation" && !p.default_value)
+          return std::nullopt;
+        return std::string("No previous state result available");
+      }
       const prev_record& pr = *ctx.prev;
       const std::string& field = path[0].key;
       if (field == "state") return append_leaf_string(out, path, 0, pr.state, "prev");
@@ -5806,7 +5880,8 @@ struct recording_event_sink {
 namespace detail {
 
 /// Appends `t` as ISO 8601 UTC with microseconds (see format_timestamp). Digits are written
-/// directly (every event has a timestamp); years outside 0–9999 go through fmt.
+/// directly (every event has a timestamp); years outside 0–9999 go through fmt. As Python's
+/// `datetime.isoformat()` (seed 002), the fraction is left out when it is zero.
 inline void append_timestamp(std::string& out, event_time t) {
   using namespace std::chrono;
   const auto us = floor<microseconds>(t);
@@ -5814,11 +5889,13 @@ inline void append_timestamp(std::string& out, event_time t) {
   const year_month_day ymd{day};
   const hh_mm_ss<microseconds> hms{us - day};
   const int y = static_cast<int>(ymd.year());
+  const long long fraction = hms.subseconds().count();
   if (y < 0 || y > 9999) {
-    fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}+00:00", y,
+    fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", y,
                    static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                   hms.hours().count(), hms.minutes().count(), hms.seconds().count(),
-                   hms.subseconds().count());
+                   hms.hours().count(), hms.minutes().count(), hms.seconds().count());
+    if (fraction != 0) fmt::format_to(std::back_inserter(out), ".{:06}", fraction);
+    out += "+00:00";
     return;
   }
   char text[32] = {'0', '0', '0', '0', '-', '0', '0', '-', '0', '0', 'T', '0', '0', ':', '0', '0',
@@ -5832,13 +5909,19 @@ inline void append_timestamp(std::string& out, event_time t) {
   digits(11, 2, hms.hours().count());
   digits(14, 2, hms.minutes().count());
   digits(17, 2, hms.seconds().count());
-  digits(20, 6, hms.subseconds().count());
+  if (fraction == 0) {  // `2026-01-01T00:00:00+00:00`
+    out.append(text, 19);
+    out.append(text + 26, 6);
+    return;
+  }
+  digits(20, 6, fraction);
   out.append(text, sizeof text);
 }
 
 }  // namespace detail
 
-/// `2026-11-22T05:06:21.123456+00:00` (UTC, microseconds).
+/// `2026-11-22T05:06:21.123456+00:00` (UTC, microseconds; `2026-11-22T05:06:21+00:00` when
+/// the microseconds are 0, as Python's `datetime.isoformat()`).
 inline std::string format_timestamp(event_time t) {
   std::string out;
   detail::append_timestamp(out, t);
@@ -6255,6 +6338,7 @@ inline json prev_record_to_json(const prev_record& p) {
   j["exit_code"] = p.exit_code;
   j["verdict"] = p.verdict;
   j["details"] = p.details.to_json();
+  if (!p.ran_action) j["ran_action"] = false;  // only then: older snapshots stay valid
   return j;
 }
 
@@ -6384,6 +6468,7 @@ inline void append_prev_record_json(std::string& out, const prev_record& p) {
   append_json_string(out, p.verdict);
   out += ",\"details\":"sv;
   append_json_text(out, p.details.to_json());
+  if (!p.ran_action) out += ",\"ran_action\":false"sv;
   out += '}';
 }
 
@@ -6512,7 +6597,8 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
   if (!prev->is_null()) {
     if (!prev->is_object()) return unexpected(snapshot_error("prev", "must be an object or null"));
     if (auto k = detail::check_keys(
-            *prev, {"state", "output", "stderr", "exit_code", "verdict", "details"}, "prev");
+            *prev, {"state", "output", "stderr", "exit_code", "verdict", "details", "ran_action"},
+            "prev");
         !k)
       return unexpected(k.error());
     prev_record p;
@@ -6535,6 +6621,10 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
     if (details == prev->end() || !details->is_object())
       return unexpected(snapshot_error("prev.details", "must be an object"));
     p.details = *details;
+    if (auto ran = prev->find("ran_action"); ran != prev->end()) {  // absent: true
+      if (!ran->is_boolean()) return unexpected(snapshot_error("prev.ran_action", "must be a boolean"));
+      p.ran_action = ran->get<bool>();
+    }
     s.prev = std::move(p);
   }
 
@@ -6616,6 +6706,10 @@ struct compiled_state {
   bool failure = false;                      ///< terminal marked `failure: true`
   std::optional<compiled_template> action;   ///< the action text, parsed
   action_kind kind = action_kind::shell;     ///< effective action kind
+  /// No `action_type` and the action starts with a variable: the runner gets a slash command
+  /// when the rendered text starts with `/` (seed 002 tests the interpolated action; the
+  /// default evaluator still goes by `kind`, from the text as written, as in the seed).
+  bool kind_from_rendered = false;
   std::optional<std::chrono::milliseconds> timeout;  ///< the state's `timeout:`
   std::optional<compiled_evaluator> evaluator;        ///< set when `evaluate:` is present
   std::string_view evaluator_name = "default";        ///< `evaluate` event `type`
@@ -6780,6 +6874,8 @@ class compiled_loop {
           s.kind = *cfg.action_type;
         else if (!cfg.action->empty() && cfg.action->front() == '/')
           s.kind = action_kind::slash_command;
+        else
+          s.kind_from_rendered = cfg.action->starts_with("${");
       } else if (cfg.action_type) {
         s.kind = *cfg.action_type;
       }
@@ -7481,13 +7577,17 @@ class fsm_executor {
       }
       text = action_text_;
     }
-    if constexpr (emits_events) emit(action_start_event{wall(), st.name, text, st.is_prompt()});
+    const action_kind kind = st.kind_from_rendered && !text.empty() && text.front() == '/'
+                                 ? action_kind::slash_command
+                                 : st.kind;
+    if constexpr (emits_events)
+      emit(action_start_event{wall(), st.name, text, kind != action_kind::shell});
     // The request is a member so its stop token is not copied (two atomic operations) per
     // step.
     action_request& req = request_;
     req.state = st.name;
     req.text = text;
-    req.kind = st.kind;
+    req.kind = kind;
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
     // Declared with its type: a runner may return anything convertible (ActionRunner), e.g. a
@@ -7514,7 +7614,8 @@ class fsm_executor {
       if constexpr (emits_events)
         emit(action_complete_event{wall(), st.name, a.exit_code,
                                    static_cast<std::int64_t>(a.duration.count()), a.output,
-                                   st.is_prompt(), a.timed_out, a.cancelled, a.signal});
+                                   request_.kind != action_kind::shell, a.timed_out,
+                                   a.cancelled, a.signal});
       // A cancelled action did not complete: stop here and re-run it on resume.
       if (a.cancelled || (a.abnormal() && stop_.stop_requested())) {
         finish(termination::cancelled);
@@ -7584,6 +7685,7 @@ class fsm_executor {
     // prev = this state (visible to route targets, like `result`). The action's output moves
     // into prev (the action result is not read again).
     prev_.state.assign(st.name);
+    prev_.ran_action = ran;
     if (ran) {
       detail::take_text(prev_.output, action->output);
       detail::take_text(prev_.stderr_output, action->stderr_output);
