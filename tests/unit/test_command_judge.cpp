@@ -86,7 +86,7 @@ TEST_CASE("typed failures") {
     CHECK(e.verdict == "error");
     CHECK(e.details["error"] == "LLM evaluation timeout");
     CHECK(e.details["timeout"] == true);
-    CHECK(e.details["reason"] == "LLM evaluation timeout: /bin/sh did not answer within 200 ms");
+    CHECK(e.details["reason"] == "LLM evaluation timeout: judge timed out: /bin/sh did not answer within 200 ms");
   }
   SUBCASE("program not installed") {
     ll::command_judge_options opts;

@@ -6,6 +6,7 @@
 
 #include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ll = little_loops;
@@ -220,10 +221,12 @@ TEST_SUITE("llm_judge") {
     CHECK(timeout.verdict == "error");
     CHECK(timeout.details["error"] == "LLM evaluation timeout");
     CHECK(timeout.details["timeout"] == true);
+    CHECK(timeout.details["reason"] == "LLM evaluation timeout: judge timed out");
     auto said = judge_once(
         ll::unexpected(ll::judge_error{ll::judge_errc::timeout, "claude did not answer in 30 s"}));
     CHECK(said.details["error"] == "LLM evaluation timeout");  // exactly, whatever the backend says
-    CHECK(said.details["reason"] == "LLM evaluation timeout: claude did not answer in 30 s");
+    CHECK(said.details["reason"] ==
+          "LLM evaluation timeout: judge timed out: claude did not answer in 30 s");
     auto empty = judge_once(ll::unexpected(
         ll::judge_error{ll::judge_errc::empty_output, "claude returned empty output (stderr: 429)"}));
     CHECK(empty.verdict == "error");
@@ -247,6 +250,9 @@ TEST_SUITE("llm_judge") {
     CHECK(garbage.verdict == "error");
     CHECK(garbage.details["error"].get<std::string>().find("Failed to parse LLM response") == 0);
     CHECK(garbage.details["raw_preview"] == "yeah looks good to me");
+    CHECK(garbage.details["error"] == "Failed to parse LLM response: no JSON object in judge reply");
+    CHECK(garbage.details["reason"] ==
+          "judge produced malformed JSON: no JSON object in judge reply");
     CHECK(judge_once(ok("")).verdict == "error");
     CHECK(judge_once(ok(R"({"verdict":"success"} {"verdict":"failure"})")).verdict == "error");
     CHECK(judge_once(ok(R"({"confidence":0.9})")).verdict == "error");
@@ -326,5 +332,90 @@ TEST_SUITE("llm_judge") {
     judge_once(ok(R"({"verdict":"success"})"), c, {}, "out", &seen);
     REQUIRE(seen.schemas.size() == 1);
     CHECK(seen.schemas[0] == ll::default_judge_schema());
+  }
+
+  // Seed 003's evaluator tests, on the verdict's `reason`.
+  TEST_CASE("seed 003: evaluator_timeout_treated_as_fail") {
+    auto r = judge_once(ll::unexpected(ll::judge_error{ll::judge_errc::timeout, ""}));
+    CHECK(r.verdict == "error");  // fail closed (design 3.10)
+    CHECK(r.details["reason"].get<std::string>().find("timed out") != std::string::npos);
+    auto said = judge_once(ll::unexpected(ll::judge_error{ll::judge_errc::timeout, "no answer"}));
+    CHECK(said.details["reason"].get<std::string>().find("timed out") != std::string::npos);
+  }
+
+  TEST_CASE("seed 003: evaluator_malformed_response_treated_as_fail") {
+    auto r = judge_once(ok("yeah looks good to me"));
+    CHECK(r.verdict == "error");
+    CHECK(r.details["malformed"] == true);
+    CHECK(r.details["reason"].get<std::string>().find("malformed") != std::string::npos);
+    // Every malformed reply says so, and why.
+    for (const char* bad : {R"({"verdict":""})", R"({"verdict":"pass","confidence":null})",
+                            R"({"confidence":0.9})", R"({"verdict":1})",
+                            R"({"verdict":"pass"} {"verdict":"fail"})"}) {
+      auto m = judge_once(ok(bad));
+      CHECK_MESSAGE(m.verdict == "error", bad);
+      CHECK_MESSAGE(m.details["malformed"] == true, bad);
+      const auto reason = m.details["reason"].get<std::string>();
+      CHECK_MESSAGE(reason.rfind("judge produced malformed JSON: ", 0) == 0, reason);
+      CHECK_MESSAGE(m.details["error"].get<std::string>().rfind("Failed to parse LLM response: ", 0) == 0,
+                    bad);
+    }
+    // A backend that could not interpret what it got says so too.
+    auto backend = judge_once(ll::unexpected(ll::judge_error{ll::judge_errc::malformed, "too big"}));
+    CHECK(backend.verdict == "error");
+    CHECK(backend.details["error"] == "Failed to parse LLM response: too big");
+    CHECK(backend.details["reason"] == "judge produced malformed output: too big");
+    CHECK(backend.details["malformed"] == true);
+  }
+
+  TEST_CASE("seed 003: evaluator_fail_without_reasons_surfaces_default_message") {
+    for (const char* bare : {R"({"verdict":"fail"})", R"({"verdict":"fail","reasons":[]})",
+                             R"({"verdict":"fail","reasons":null,"reason":null})",
+                             R"({"verdict":"fail","reason":""})"}) {
+      auto r = judge_once(ok(bare));
+      CHECK_MESSAGE(r.verdict == "fail", bare);
+      CHECK_MESSAGE(r.details["reason"] == "judge returned `fail` without reasons", bare);
+      CHECK(r.details["reason"].get<std::string>().find("without reasons") != std::string::npos);
+    }
+    // Also under the `_uncertain` suffix.
+    ll::evaluate_config c;
+    c.min_confidence = 0.8;
+    c.uncertain_suffix = true;
+    auto unsure = judge_once(ok(R"({"verdict":"fail","confidence":0.1})"), c);
+    CHECK(unsure.verdict == "fail_uncertain");
+    CHECK(unsure.details["reason"] == "judge returned `fail` without reasons");
+    // Reasons, when given, are the reason; other verdicts keep an empty one.
+    CHECK(judge_once(ok(R"({"verdict":"fail","reason":"","reasons":["a","b"]})")).details["reason"] ==
+          "a; b");
+    CHECK(judge_once(ok(R"({"verdict":"pass"})")).details["reason"] == "");
+    CHECK(judge_once(ok(R"({"verdict":"failure"})")).details["reason"] == "");
+  }
+
+  TEST_CASE("fail closed on badly shaped reason / reasons") {
+    const std::pair<const char*, const char*> cases[] = {
+        {R"({"verdict":"pass","reasons":"x"})", "reasons is not an array"},
+        {R"({"verdict":"pass","reasons":{"a":"b"}})", "reasons is not an array"},
+        {R"({"verdict":"pass","reasons":[1]})", "reasons holds an item that is not a string"},
+        {R"({"verdict":"fail","reasons":["ok",null]})",
+         "reasons holds an item that is not a string"},
+        // Even when a good `reason` makes `reasons` unneeded.
+        {R"({"verdict":"success","reason":"r","reasons":[["nested"]]})",
+         "reasons holds an item that is not a string"},
+        {R"({"verdict":"success","reason":5})", "reason is not a string"},
+        {R"({"verdict":"success","reason":{"why":"x"}})", "reason is not a string"},
+    };
+    for (const auto& [reply, why] : cases) {
+      auto r = judge_once(ok(reply));
+      CHECK_MESSAGE(r.verdict == "error", reply);
+      CHECK_MESSAGE(r.details["malformed"] == true, reply);
+      CHECK_MESSAGE(r.details["error"] == std::string("Failed to parse LLM response: ") + why, reply);
+      CHECK_MESSAGE(r.details["reason"] == std::string("judge produced malformed JSON: ") + why, reply);
+      CHECK_MESSAGE(r.details["raw_preview"] == reply, reply);
+    }
+    // Well-shaped ones pass through.
+    CHECK(judge_once(ok(R"({"verdict":"pass","reasons":[],"reason":null})")).verdict == "pass");
+    CHECK(judge_once(ok(R"({"verdict":"pass","reasons":null})")).verdict == "pass");
+    // Verdicts are free strings: not checked against the schema's enum (design 3.2).
+    CHECK(judge_once(ok(R"({"verdict":"pass"})")).verdict == "pass");
   }
 }

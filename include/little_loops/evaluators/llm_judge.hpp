@@ -321,37 +321,60 @@ inline evaluation_result judge_error_result(std::string message, const char* fla
   return r;
 }
 
+// A reply that cannot be used: `error` keeps the original's "Failed to parse LLM response:
+// <why>"; `reason` says it as seed 003 does ("judge produced malformed JSON: <why>").
+inline evaluation_result judge_malformed_result(const std::string& why, std::string_view raw) {
+  evaluation_result r = judge_error_result("Failed to parse LLM response: " + why, "malformed", raw);
+  r.details["reason"] = "judge produced malformed JSON: " + why;
+  return r;
+}
+
+// What is wrong with the shape of a verdict object's `reason` / `reasons`, or "" when
+// nothing is: `reason` must be a string (or null), `reasons` an array of strings (or null).
+inline std::string judge_reasons_shape_error(const json& obj) {
+  if (auto it = obj.find("reason"); it != obj.end() && !it->is_null() && !it->is_string())
+    return "reason is not a string";
+  if (auto it = obj.find("reasons"); it != obj.end() && !it->is_null()) {
+    if (!it->is_array()) return "reasons is not an array";
+    for (const auto& item : *it)
+      if (!item.is_string()) return "reasons holds an item that is not a string";
+  }
+  return {};
+}
+
 }  // namespace detail
 
 /// @brief Turns a judge's raw reply into a verdict: the reply's `verdict`, with
 /// `<verdict>_uncertain` when `uncertain_suffix` is set and `confidence < min_confidence`.
-/// Details `{"confidence", "confident", "reason", "raw"}` (`reason` is the reply's, else its
-/// `reasons` strings joined with "; ", else ""); unusable replies give `error` with
-/// `{"error", "reason", "raw_preview"}` and a flag: `malformed`, or `api_error` for a CLI
-/// envelope reporting an error. A missing confidence counts as 1.0; a `null` one, or one
-/// that is not a number (numeric strings are numbers), is malformed.
+/// Details `{"confidence", "confident", "reason", "raw"}` (`reason` is the reply's non-empty
+/// one, else its `reasons` joined with "; ", else — for the verdict `fail` — "judge returned
+/// `fail` without reasons", else ""); unusable replies give `error` with `{"error", "reason",
+/// "raw_preview"}` and a flag: `malformed` (`error` "Failed to parse LLM response: <why>",
+/// `reason` "judge produced malformed JSON: <why>"), or `api_error` for a CLI envelope
+/// reporting an error. A missing confidence counts as 1.0; a `null` one, or one that is not a
+/// number (numeric strings are numbers), is malformed; so are a `reason` that is not a string
+/// and a `reasons` that is not an array of strings (fail closed). Verdict values are not
+/// checked against the schema's enum (verdicts are free strings).
 inline evaluation_result judge_verdict(std::string_view raw, double min_confidence,
                                        bool uncertain_suffix) {
   judge_reply reply = parse_judge_reply(raw);
   if (reply.backend_error) return detail::judge_error_result(reply.error, "api_error", raw);
-  if (!reply.error.empty())
-    return detail::judge_error_result("Failed to parse LLM response: " + reply.error,
-                                      "malformed", raw);
+  if (!reply.error.empty()) return detail::judge_malformed_result(reply.error, raw);
   const json& obj = reply.object;
   std::string verdict = obj["verdict"].get<std::string>();
-  if (verdict.empty())
-    return detail::judge_error_result("Failed to parse LLM response: empty verdict",
-                                      "malformed", raw);
+  if (verdict.empty()) return detail::judge_malformed_result("empty verdict", raw);
   double confidence = 1.0;  // only when absent: a null confidence is malformed (fail closed)
   if (auto it = obj.find("confidence"); it != obj.end()) {
     std::optional<double> c;
     if (it->is_number()) c = it->get<double>();
     else if (it->is_string()) c = detail::parse_number(it->get_ref<const std::string&>());
-    if (!c)
-      return detail::judge_error_result(
-          "Failed to parse LLM response: confidence is not a number", "malformed", raw);
+    if (!c) return detail::judge_malformed_result("confidence is not a number", raw);
     confidence = *c;
   }
+  if (std::string bad = detail::judge_reasons_shape_error(obj); !bad.empty())
+    return detail::judge_malformed_result(bad, raw);
+  // Seed 003: a `fail` that gives no reasons says so (checked before the `_uncertain` suffix).
+  const bool bare_fail = verdict == "fail";
   const bool confident = confidence >= min_confidence;
   if (uncertain_suffix && !confident) verdict += "_uncertain";
   evaluation_result r;
@@ -359,20 +382,20 @@ inline evaluation_result judge_verdict(std::string_view raw, double min_confiden
   r.details = json::object();
   r.details["confidence"] = confidence;
   r.details["confident"] = confident;
-  auto reason = obj.find("reason");
-  if (reason != obj.end() && !reason->is_null()) {
-    r.details["reason"] = *reason;
-  } else {
+  // The shapes were checked above: `reason` is a string or null, `reasons` strings or null.
+  std::string reason;
+  if (auto it = obj.find("reason"); it != obj.end() && it->is_string())
+    reason = it->get<std::string>();
+  if (reason.empty()) {
     // Seed 003's judges answer `{"verdict": ..., "reasons": [...]}`: joined with "; ".
-    std::string joined;
     if (auto reasons = obj.find("reasons"); reasons != obj.end() && reasons->is_array())
       for (const auto& item : *reasons) {
-        if (!item.is_string()) continue;
-        if (!joined.empty()) joined += "; ";
-        joined += item.get_ref<const std::string&>();
+        if (!reason.empty()) reason += "; ";
+        reason += item.get_ref<const std::string&>();
       }
-    r.details["reason"] = std::move(joined);
   }
+  if (reason.empty() && bare_fail) reason = "judge returned `fail` without reasons";
+  r.details["reason"] = std::move(reason);
   r.details["raw"] = obj;
   return r;
 }
@@ -381,9 +404,11 @@ inline evaluation_result judge_verdict(std::string_view raw, double min_confiden
 /// `instruction` (default prompt when empty) and the tail of `output`, asks the backend and
 /// parses the reply. Every failure is the verdict `error` (fail closed): `llm.enabled: false`
 /// ("LLM evaluation disabled"), no backend ("no judge backend", `missing_dependency`),
-/// backend errors (`api_error`), timeouts ("LLM evaluation timeout", `timeout`), empty
-/// answers (`empty_output`), malformed replies (`malformed`). An absent, null or empty
-/// `schema` means default_judge_schema().
+/// backend errors (`api_error`), timeouts (`error` "LLM evaluation timeout", `reason` "LLM
+/// evaluation timeout: judge timed out[: <backend message>]", `timeout`), empty answers
+/// (`empty_output`), malformed replies (`malformed`, `reason` "judge produced malformed
+/// JSON: <why>", or "judge produced malformed output: <why>" when the backend says so). An
+/// absent, null or empty `schema` means default_judge_schema().
 template <JudgeBackend Judge>
 evaluation_result evaluate_llm_structured(Judge& judge, std::string_view output,
                                           std::string_view instruction, const json* schema,
@@ -410,9 +435,12 @@ evaluation_result evaluate_llm_structured(Judge& judge, std::string_view output,
     const judge_error& e = reply.error();
     switch (e.kind) {
       case judge_errc::timeout: {
-        // `error` is exactly the original's text; the backend's words go to `reason`.
+        // `error` is exactly the original's text; `reason` says the judge timed out (seed
+        // 003) and adds the backend's words.
         evaluation_result r = detail::judge_error_result("LLM evaluation timeout", "timeout");
-        if (!e.message.empty()) r.details["reason"] = "LLM evaluation timeout: " + e.message;
+        std::string reason = "LLM evaluation timeout: judge timed out";
+        if (!e.message.empty()) reason += ": " + e.message;
+        r.details["reason"] = std::move(reason);
         return r;
       }
       case judge_errc::empty_output:
@@ -423,9 +451,12 @@ evaluation_result evaluate_llm_structured(Judge& judge, std::string_view output,
         return detail::judge_error_result(
             e.message.empty() ? std::string("no judge backend") : e.message,
             "missing_dependency");
-      case judge_errc::malformed:
-        return detail::judge_error_result("Failed to parse LLM response: " + e.message,
-                                          "malformed");
+      case judge_errc::malformed: {
+        evaluation_result r = detail::judge_error_result(
+            "Failed to parse LLM response: " + e.message, "malformed");
+        r.details["reason"] = "judge produced malformed output: " + e.message;
+        return r;
+      }
       case judge_errc::failed:
         break;
     }
