@@ -106,8 +106,9 @@ inline std::string replace_lone_surrogates(std::string_view text) {
 
 // Scans a whole JSON document (RFC 8259 grammar plus the `NaN`, `Infinity` and `-Infinity`
 // that Python's json module accepts; nesting limited to `max_depth`), and
-// records the byte span of the value at `path` (the last one when an object repeats a key,
-// as Python's json module keeps the last). Nothing is allocated except for keys with escapes.
+// records the byte span of the value at `path` (when an object repeats a key on the path, at
+// any depth, only its last copy counts, as Python's json module keeps the last). Nothing is
+// allocated except for keys with escapes.
 // Error messages follow Python's json module: "Expecting value: line 1 column 5 (char 4)",
 // with positions counted in characters.
 class json_path_scanner {
@@ -309,7 +310,15 @@ class json_path_scanner {
       ++i_;
       skip_ws();
       std::size_t child = off_path;
-      if (matched != off_path && key_matches(raw, matched)) child = matched + 1;
+      if (matched != off_path && key_matches(raw, matched)) {
+        child = matched + 1;
+        // json.loads keeps the last copy of a repeated key, so this copy replaces whatever an
+        // earlier copy of the same key matched ({"a": {"b": 1}, "a": 5} has no `.a.b`). Only
+        // an earlier copy can have set found_: this object is reached through the last copy
+        // seen so far of each ancestor key (an earlier ancestor copy was forgotten the same
+        // way), array indices are unique, and off-path keys never get here.
+        found_ = false;
+      }
       if (!value(child, depth)) return false;
       skip_ws();
       if (i_ < s_.size() && s_[i_] == ',') {
