@@ -329,6 +329,32 @@ TEST_SUITE("evaluators") {
           "Invalid JSON: Unterminated string starting at: line 1 column 1 (char 0)");
     // duplicate keys: the last one wins, as in Python
     CHECK(ll::evaluate_output_json(R"({"a": 1, "a": 2})", ".a", op::eq, 2).verdict == "success");
+    // ... at every depth of the path: a later copy replaces what an earlier copy matched.
+    const auto not_found = [](const char* doc, const char* path) {
+      auto r = ll::evaluate_output_json(doc, path, op::eq, 1);
+      return r.verdict == "error" &&
+             r.details["error"] == std::string("Path not found: ") + path;
+    };
+    CHECK(not_found(R"({"a": {"b": 1}, "a": 5})", ".a.b"));
+    CHECK(not_found(R"({"a":[{"b":1}],"a":[{"c":1}]})", ".a.0.b"));
+    CHECK(not_found(R"({"x":{"a":{"b":1},"a":2}})", ".x.a.b"));
+    CHECK(not_found(R"({"x":{"a":{"b":1}},"x":{"a":{"b":3},"a":{"c":1}}})", ".x.a.b"));
+    CHECK(not_found(R"({"a":1,"a":{"b":1},"a":{"c":{"b":1}}})", ".a.b"));
+    CHECK(ll::evaluate_output_json(R"({"a": 1, "a": 2})", ".a", op::eq, 1).verdict ==
+          "failure");  // top level: value 2
+    auto later = ll::evaluate_output_json(R"({"a":{"b":1},"a":{"b":2}})", ".a.b", op::eq, 2);
+    CHECK(later.verdict == "success");
+    CHECK(later.details["value"] == 2);
+    CHECK(ll::evaluate_output_json(R"({"a":5,"a":{"b":1}})", ".a.b", op::eq, 1).verdict ==
+          "success");
+    CHECK(ll::evaluate_output_json(R"({"a":[{"b":1}],"a":[{"b":3}]})", ".a.0.b", op::eq, 3)
+              .verdict == "success");
+    // Repeated keys off the path do not disturb the match.
+    CHECK(ll::evaluate_output_json(R"({"a":{"b":1,"c":{"b":9,"b":8}},"z":{"a":1,"a":2}})",
+                                   ".a.b", op::eq, 1)
+              .verdict == "success");
+    CHECK(ll::evaluate_output_json(R"({"a":{"b":1},"b":2,"b":3})", ".a.b", op::eq, 1).verdict ==
+          "success");
     // escaped keys
     CHECK(ll::evaluate_output_json(R"({"a\u0062": 3})", ".ab", op::eq, 3).verdict == "success");
     CHECK(ll::evaluate_output_json(" \n {\"a\": [1, {\"b\": -2.5e1}]} \n", ".a.1.b", op::eq, -25)
@@ -529,7 +555,7 @@ TEST_SUITE("evaluators: Python fidelity") {
         {"a{1}b", "b", false},
         {R"(\x41BC)", "ABC", true},  // the prefilter took "41BC" as literal text
         {R"(\x41BC)", "xBC", false},
-        {R"(\x{41}1)", "A1", true},
+        {R"(\x411)", "A1", true},  // \x takes exactly two digits
         {R"(\101BC)", "ABC", true},  // octal escape
         {"ab{2,3}c", "abbc", true},
         {"ab{2,3}c", "abc", false},
@@ -664,11 +690,128 @@ TEST_SUITE("evaluators: Python fidelity") {
     CHECK(python_to_re2("(|{,2})") == "(|{,2})");
     CHECK(python_to_re2(R"(a\{,2})") == R"(a\{,2})");  // escaped: literal
     CHECK(python_to_re2("[{,2}]") == "[{,2}]");        // in a class: literal
-    CHECK(python_to_re2("[]{,2}]") == "[]{,2}]");
+    CHECK(python_to_re2("[]{,2}]") == R"([\]{,2}])");  // a leading `]` is escaped for RE2
     CHECK(python_to_re2("x{}{,2}") == "x{}{0,2}");     // `x{}` is literal text, `}` an atom
     CHECK(python_to_re2(R"(end\Z)") == R"(end\z)");
     CHECK(ll::evaluate_output_contains("xxy", "x{,2}y").verdict == "success");
     CHECK(ll::evaluate_output_contains("xxxy", "^x{,2}y").verdict == "failure");
+  }
+
+  // Python's `$` (no MULTILINE) matches at the end and before a newline that ends the text;
+  // `\Z` only at the very end. An escaped `\$` or a `$` in a class is a literal.
+  struct py_case {
+    std::string pattern;
+    std::string text;
+    bool python;    // bool(re.search(pattern, text)), or `pattern in text` after re.error
+    bool rejected;  // re.compile(pattern) raises re.error (→ substring search)
+  };
+  const auto check_py_cases = [](const std::vector<py_case>& cases) {
+    for (const auto& c : cases) {
+      CAPTURE(c.pattern);
+      CAPTURE(c.text);
+      ll::pattern_matcher m(c.pattern);
+      CHECK((m.match_mode() == ll::pattern_matcher::mode::substring_fallback) == c.rejected);
+      CHECK(m.search(c.text) == c.python);
+      CHECK(ll::evaluate_output_contains(c.text, c.pattern).verdict ==
+            (c.python ? "success" : "failure"));
+      if (c.rejected) CHECK_FALSE(m.regex_error().empty());
+    }
+  };
+
+  TEST_CASE("output_contains: `$` matches before a final newline only, as in Python") {
+    check_py_cases({
+        {"total: \\$\\d+\\Z", "total: $5\n", false, false},
+        {"total: \\$\\d+$", "total: $5\n", true, false},
+        {"a\\Z|b$", "a\n", false, false},
+        {"a\\Z|b$", "b\n", true, false},
+        {"a$\n", "a\n", true, false},
+        {"a$\n", "a\nb", false, false},
+        {"a$\nb", "a\nb", false, false},
+        {"a$\\n", "a\n", true, false},
+        {"^ok$", "ok\n", true, false},
+        {"^ok$", "ok\n\n", false, false},
+        {"^ok$", "ok\nmore", false, false},
+        {"[$]x", "$x", true, false},
+        {"\\$x", "$x", true, false},
+        {"x$$", "x\n", true, false},
+        {"x$\n$", "x\n", true, false},
+        {"x$\\Z", "x\n", false, false},
+        {"x$\\Z", "x", true, false},
+        {"(a$)?\n", "a\n", true, false},
+        {"(?:done|ok)$", "ok\n", true, false},
+        {"\\d\\Z", "5\n", false, false},
+        {"(?m)^ok$", "x\nok\ny", true, false},
+        {"(?m:ok$)\ny", "ok\ny", true, false},
+        {"(?-m:ok$)", "ok\ny", false, false},
+        {"(?im)OK$", "ok\ny", true, false},
+        {"a$\n*", "a\n", true, false},
+    });
+    using ll::detail::python_to_re2;
+    CHECK(python_to_re2("ok$") == R"(ok(?:\n?\z))");
+    CHECK(python_to_re2("a$\n") == R"(a\n\z)");
+    CHECK(python_to_re2(R"(a$\Z)") == R"(a\z\z)");
+    CHECK(python_to_re2(R"(\$[$])") == R"(\$[$])");
+    CHECK(python_to_re2("(?m)ok$") == "(?m)ok$");
+    CHECK(python_to_re2("(?m:a$)b$") == R"((?m:a$)b(?:\n?\z))");
+    // The translated `$` keeps the memmem prefilter.
+    CHECK(ll::pattern_matcher(R"(^\d+ passed$)").required_literal() == " passed");
+  }
+
+  TEST_CASE("output_contains: what Python's re rejects falls back to substring search") {
+    // Escapes Python does not know, malformed \x \u \U, group references, global flags
+    // after the start, extensions Python lacks: re.error, so the seed searches for the
+    // pattern text. Valid Python that RE2 reads differently is translated.
+    check_py_cases({
+        {"done\\z", "done", false, true},
+        {"done\\z", "done\\z", true, true},
+        {"\\pL", "x", false, true},
+        {"\\pL", "a\\pL", true, true},
+        {"[[:alpha:]]", "x", false, false},
+        {"[[:alpha:]]", "a]", true, false},
+        {"a(?i)BC", "abc", false, true},
+        {"a(?i)BC", "xa(?i)BC", true, true},
+        {"\\u0041", "A", true, false},
+        {"a(?#c)b", "ab", true, false},
+        {"a(?#c)*", "aa", true, false},
+        {"\\x{41}1", "A1", false, true},
+        {"\\x411", "A1", true, false},
+        {"\\u004", "A", false, true},
+        {"\\U00000041", "A", true, false},
+        {"\\U0041", "A", false, true},
+        {"[\\u0041]", "A", true, false},
+        {"\\e", "e", false, true},
+        {"[\\A]", "A", false, true},
+        {"[\\b]", "\b", true, false},
+        {"\\12", "\n", false, true},
+        {"\\12", "x\\12", true, true},
+        {"\\123", "S", true, false},
+        {"[\\1]", "\x01", true, false},
+        {"\\0", std::string("\0", 1), true, false},
+        {"a|(?i)b", "B", false, true},
+        {"(?i)(?m)abc", "ABC", true, false},
+        {"(?#c)(?i)a", "A", true, false},
+        {"(?<n>a)", "a", false, true},
+        {"(?U)a+", "a", false, true},
+        {"a**", "a**", true, true},
+        {"x{2}{,2}", "xx", false, true},
+        {"x\\", "x\\", true, true},
+        {"\\_x", "_x", true, false},
+        {"\\\xC3\xA9", "\xC3\xA9", true, false},
+    });
+    using ll::detail::python_to_re2;
+    CHECK(python_to_re2(R"(\u0041\U0001F600)") == R"(\x{41}\x{1F600})");
+    CHECK(python_to_re2(R"(\x41[\x42\b])") == R"(\x{41}[\x{42}\x08])");
+    CHECK(python_to_re2(R"(\101\0)") == R"(\x{41}\x{0})");
+    CHECK(python_to_re2("a(?#comment)b") == "ab");
+    CHECK(python_to_re2("[[:alpha:]]") == R"([\[:alpha:]])");
+    ll::pattern_matcher z(R"(done\z)");
+    CHECK(z.match_mode() == ll::pattern_matcher::mode::substring_fallback);
+    CHECK(z.regex_error() == R"(bad escape \z at position 4)");
+    // \N{NAME} is valid Python, but names are not resolved here: substring search (Python
+    // would match "a").
+    ll::pattern_matcher named(R"(\N{LATIN SMALL LETTER A})");
+    CHECK(named.match_mode() == ll::pattern_matcher::mode::substring_fallback);
+    CHECK_FALSE(named.search("a"));
   }
 
   TEST_CASE("output_json: numbers beyond a double are ±inf as in json.loads") {

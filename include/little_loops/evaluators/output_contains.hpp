@@ -7,12 +7,15 @@
 #include <little_loops/json.hpp>
 #include <little_loops/results.hpp>
 
+#include <fmt/format.h>
 #include <re2/re2.h>
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
@@ -65,53 +68,374 @@ inline std::size_t py_class_length(std::string_view p) noexcept {
   return k < p.size() ? k + 1 : 0;
 }
 
-// Translates the Python spellings RE2 reads differently: the escape `\Z` (end of text)
-// becomes `\z`, and a repetition with the minimum omitted (`x{,n}`, `x{,}`, which Python
-// reads as `x{0,n}`, `x{0,}` and RE2 as literal text) gets an explicit 0 when it follows
-// an atom (a character, escape, class or group; after `(`, `|`, `^`, `$`, an anchor escape,
-// another repetition or at the start Python rejects it, and it is left as is). Escaped
-// braces and braces inside classes are untouched.
-inline std::string python_to_re2(std::string_view pattern) {
-  std::string out;
-  out.reserve(pattern.size() + 2);
-  bool after_atom = false;  // the previous token can take a repetition
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    const char c = pattern[i];
-    if (c == '\\' && i + 1 < pattern.size()) {
-      const char e = pattern[i + 1];
+// The result of reading a Python `re` pattern for RE2: the RE2 pattern, and `error` (non-empty)
+// when Python's `re.compile` rejects the pattern or the pattern uses something that cannot be
+// translated; the matcher then falls back to a substring search, as seed 000 does on
+// `re.error`. The text of `re2` is still filled in (best effort) after an error.
+struct py_regex_translation {
+  std::string re2;
+  std::string error;
+};
+
+inline bool py_hex_digit(char c) noexcept {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+inline bool py_ascii_letter(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+inline bool py_octal_digit(char c) noexcept { return c >= '0' && c <= '7'; }
+
+// Translates a Python `re` pattern (Python 3.11, no flags argument, str pattern) to RE2
+// syntax, or reports why it cannot (see py_regex_translation). What it does:
+//
+// - Escapes are checked as Python's sre_parse does. An ASCII letter Python does not know
+//   (`\z`, `\pL`, `\Q`, `\e`, `\C`, …; inside a class also `\A`, `\B`, `\Z`), an incomplete
+//   `\xHH`, `\uXXXX` or `\UXXXXXXXX`, a `\U` beyond U+10FFFF, an octal escape above \377, a
+//   trailing `\` and a group reference (`\1`, `\12`: an error without that group, and a
+//   backreference RE2 cannot run otherwise) are errors. `\Z` becomes `\z`, `\b` inside a
+//   class becomes a backspace, and `\xHH`, `\uXXXX`, `\UXXXXXXXX` and octal escapes
+//   (`\0`, `\012`, `\123`, `[\1]`) become `\x{…}`. An escaped non-letter is a literal (an
+//   escaped non-ASCII character is written unescaped, which RE2 requires).
+//   `\N{NAME}` is valid Python (a named character), but there is no name table here, so it
+//   is reported as untranslatable: the pattern falls back to a substring search where
+//   Python would search for the named character (a known difference).
+// - A `[` or a leading `]` inside a class is escaped (`[[:alpha:]]` is Python's class
+//   {`[`, `:`, `a`, `l`, `p`, `h`} followed by a literal `]`, not RE2's POSIX class).
+// - Comments `(?#…)` are removed. Global flag groups (`(?i)`, `(?im)`) are errors unless
+//   they come before anything else (Python 3.11: "global flags not at the start of the
+//   expression"); `(?-i)`, `(?L)`, unknown flags and a flag turned both on and off are
+//   errors. Extensions Python does not know (`(?U)`, `(?<name>…)`) are errors. Python's
+//   `a`, `u` and `x` flags are passed on, so RE2 rejects them (substring fallback).
+// - A repetition with the minimum omitted (`x{,n}`, `x{,}`, which Python reads as
+//   `x{0,n}`, `x{0,}` and RE2 as literal text) gets an explicit 0. A repetition after
+//   nothing, after `(`, `|` or an anchor (`^`, `$`, `\A`, `\Z`, `\b`, `\B`) is "nothing to
+//   repeat", and one after another (other than the lazy `?` and possessive `+`) is "multiple
+//   repeat", as in Python.
+// - `$` outside multi-line mode: Python's `$` matches at the end and also before a newline
+//   that ends the text; RE2's only at the end, and RE2 has no lookahead to say "before a
+//   final newline". It becomes `(?:\n?\z)`, which consumes that final newline instead of
+//   looking at it. Only the verdict is reported (never the matched span), and when nothing
+//   after the `$` has to consume text the verdict is the same. `$\n` (a newline, not
+//   repeated, right after it) becomes `\n\z` and `$\Z` becomes `\z\z`, which are exact.
+//   Known differences, all for patterns that make little sense: text after `$` other than
+//   `\n` that would have to match the final newline (`a$\s` and `a$[^x]` match "a\n" in
+//   Python, not here), and `\b`, `\B`, `^`, `\A` right after a `$` that matched before a
+//   final newline. Under `(?m)` (global or scoped) `$` is left alone: RE2's multi-line `$`
+//   is Python's (before any newline, and at the end). `\Z` (RE2's `\z`) matches only at
+//   the very end, as in Python. (This replaces a retry without the final newline, which
+//   also let `\Z` match before it and broke `a$\n`.)
+inline py_regex_translation translate_python_regex(std::string_view pattern) {
+  py_regex_translation t;
+  std::string& out = t.re2;
+  out.reserve(pattern.size() + 8);
+  const std::size_t n = pattern.size();
+  const auto fail = [&](std::string what, std::size_t at) {
+    if (t.error.empty()) t.error = fmt::format("{} at position {}", what, at);
+  };
+  const auto emit_code_point = [&](unsigned long cp) { out += fmt::format("\\x{{{:X}}}", cp); };
+  // Reads `count` hex digits after `p[at]`; the value, or -1 when fewer are there.
+  const auto hex_run = [&](std::size_t at, std::size_t count) -> std::int64_t {
+    std::int64_t v = 0;
+    for (std::size_t h = 1; h <= count; ++h) {
+      const char d = at + h < n ? pattern[at + h] : '\0';
+      if (!py_hex_digit(d)) return -1;
+      v = v * 16 + (d <= '9' ? d - '0' : (d | 0x20) - 'a' + 10);
+    }
+    return v;
+  };
+
+  // Translates the escape at pattern[i] == '\\' (i + 1 < n) and returns the index of its
+  // last character. `in_class`: inside `[...]`. Sets `anchor` for \A \Z \b \B.
+  const auto escape = [&](std::size_t i, bool in_class, bool& anchor) -> std::size_t {
+    anchor = false;
+    const char e = pattern[i + 1];
+    switch (e) {
+      case 'd': case 'D': case 's': case 'S': case 'w': case 'W':
+      case 'a': case 'f': case 'n': case 'r': case 't': case 'v':
+        out += '\\';
+        out += e;
+        return i + 1;
+      case 'b':
+        if (in_class) {
+          out += "\\x08";  // backspace, as in Python
+          return i + 1;
+        }
+        [[fallthrough]];
+      case 'A': case 'B': case 'Z':
+        if (in_class) {
+          fail(fmt::format("bad escape \\{}", e), i);
+          return i + 1;
+        }
+        anchor = true;
+        out += '\\';
+        out += e == 'Z' ? 'z' : e;
+        return i + 1;
+      case 'x': case 'u': case 'U': {
+        const std::size_t len = e == 'x' ? 2 : e == 'u' ? 4 : 8;
+        const std::int64_t cp = hex_run(i + 1, len);
+        if (cp < 0) {
+          fail(fmt::format("incomplete escape \\{}", e), i);
+          return i + 1;
+        }
+        if (cp > 0x10FFFF) fail("bad escape \\U", i);
+        emit_code_point(static_cast<unsigned long>(cp));
+        return i + 1 + len;
+      }
+      case 'N':
+        // Valid Python when followed by {NAME}, but names cannot be resolved here.
+        if (i + 2 < n && pattern[i + 2] == '{')
+          fail("named character escapes \\N{...} are not supported", i);
+        else
+          fail("missing {", i + 2);
+        out += "\\N";
+        return i + 1;
+      default: break;
+    }
+    if (e >= '0' && e <= '9') {
+      // Octal: `\0` plus up to two octal digits; inside a class any octal digit starts one
+      // (up to three digits); outside, `\1`–`\7` followed by two more octal digits. Any
+      // other digit escape is a group reference (or "bad escape" inside a class).
+      std::size_t len = 0;
+      if (e == '0' || (in_class && py_octal_digit(e))) {
+        len = 1;
+        while (len < 3 && i + 1 + len < n && py_octal_digit(pattern[i + 1 + len])) ++len;
+      } else if (!in_class && py_octal_digit(e) && i + 3 < n &&
+                 py_octal_digit(pattern[i + 2]) && py_octal_digit(pattern[i + 3])) {
+        len = 3;
+      }
+      if (len == 0) {
+        fail(in_class ? fmt::format("bad escape \\{}", e)
+                      : std::string("group references (backreferences) are not supported"),
+             i);
+        out += '\\';
+        out += e;
+        return i + 1;
+      }
+      unsigned long cp = 0;
+      for (std::size_t k = 0; k < len; ++k)
+        cp = cp * 8 + static_cast<unsigned long>(pattern[i + 1 + k] - '0');
+      if (cp > 0377) fail("octal escape value outside of range 0-0o377", i);
+      emit_code_point(cp);
+      return i + len;
+    }
+    if (py_ascii_letter(e)) {
+      fail(fmt::format("bad escape \\{}", e), i);
       out += '\\';
-      out += e == 'Z' ? 'z' : e;
-      ++i;
-      after_atom = e != 'A' && e != 'b' && e != 'B' && e != 'Z';
+      out += e;
+      return i + 1;
+    }
+    // Any other character is itself. RE2 takes escaped ASCII punctuation and whitespace,
+    // but not an escaped non-ASCII character, which needs no escape.
+    if (static_cast<unsigned char>(e) < 0x80) out += '\\';
+    out += e;
+    return i + 1;
+  };
+
+  std::vector<bool> multiline_stack;  // multi-line mode outside each open group
+  bool multiline = false;             // (?m) in effect
+  bool flags_allowed = true;          // nothing but global flags and comments so far
+  // What the previous token was, for repetitions: an atom (can be repeated), a repetition
+  // (takes a lazy `?` or possessive `+`), or neither (start, `(`, `|`, an anchor).
+  enum class prev_kind { none, atom, repeat } prev = prev_kind::none;
+
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = pattern[i];
+    if (c == '\\') {
+      flags_allowed = false;
+      if (i + 1 >= n) {
+        fail("bad escape (end of pattern)", i);
+        out += c;
+        continue;
+      }
+      bool anchor = false;
+      i = escape(i, false, anchor);
+      prev = anchor ? prev_kind::none : prev_kind::atom;
       continue;
     }
     if (c == '[') {
-      if (const std::size_t len = py_class_length(pattern.substr(i))) {
-        out += pattern.substr(i, len);
-        i += len - 1;
-        after_atom = true;
-        continue;
+      flags_allowed = false;
+      const std::size_t len = py_class_length(pattern.substr(i));
+      if (len == 0) {
+        fail("unterminated character set", i);
+        out += pattern.substr(i);
+        break;
       }
+      const std::size_t end = i + len - 1;  // the closing `]`
+      out += '[';
+      std::size_t k = i + 1;
+      if (pattern[k] == '^') out += pattern[k++];
+      if (pattern[k] == ']') {
+        out += "\\]";
+        ++k;
+      }
+      for (; k < end; ++k) {
+        if (pattern[k] == '\\') {
+          bool anchor = false;
+          k = escape(k, true, anchor);
+        } else if (pattern[k] == '[') {
+          out += "\\[";
+        } else {
+          out += pattern[k];
+        }
+      }
+      out += ']';
+      i = end;
+      prev = prev_kind::atom;
+      continue;
     }
-    if (c == '{') {
-      bool min_empty = false;
-      if (const std::size_t len = py_repeat_length(pattern.substr(i), &min_empty)) {
-        if (after_atom) {
-          out += '{';
-          if (min_empty) out += '0';
-          out += pattern.substr(i + 1, len - 1);
-          i += len - 1;
-          after_atom = false;
+    if (c == '(' && i + 2 < n && pattern[i + 1] == '?' && pattern[i + 2] == '#') {
+      // A comment: dropped. An escape inside is one token, so `\)` does not end it.
+      std::size_t k = i + 3;
+      while (k < n && pattern[k] != ')') k += pattern[k] == '\\' ? 2 : 1;
+      if (k >= n) {
+        fail("missing ), unterminated comment", i);
+        break;
+      }
+      i = k;
+      continue;  // `prev` and `flags_allowed` unchanged: a comment is not an item
+    }
+    if (c == '(') {
+      std::size_t k = i + 1;
+      if (k < n && pattern[k] == '?') {
+        ++k;
+        const auto is_flag = [&](char f) { return std::strchr("aiLmsux", f) != nullptr; };
+        if (k < n && (is_flag(pattern[k]) || pattern[k] == '-')) {
+          // Inline flags: `(?flags)` (global) or `(?flags-flags:...)` (scoped).
+          std::string on, off;
+          while (k < n && is_flag(pattern[k])) on += pattern[k++];
+          const bool minus = k < n && pattern[k] == '-';
+          if (minus) {
+            ++k;
+            while (k < n && is_flag(pattern[k])) off += pattern[k++];
+          }
+          if (k >= n || (pattern[k] != ')' && pattern[k] != ':')) {
+            fail("unknown flag", k);
+          } else if (on.find('L') != std::string::npos) {
+            fail("bad inline flags: cannot use 'L' flag with a str pattern", k);
+          } else if (pattern[k] == ')') {
+            if (minus) fail("missing :", k);
+            if (!flags_allowed) fail("global flags not at the start of the expression", i);
+            if (on.find('m') != std::string::npos) multiline = true;
+            out += pattern.substr(i, k - i + 1);
+            i = k;
+            continue;  // not an item: `prev` and `flags_allowed` unchanged
+          } else {
+            for (char f : off)
+              if (on.find(f) != std::string::npos)
+                fail("bad inline flags: flag turned on and off", k);
+            if (minus && off.empty()) fail("missing flag", k);
+            multiline_stack.push_back(multiline);
+            if (on.find('m') != std::string::npos) multiline = true;
+            if (off.find('m') != std::string::npos) multiline = false;
+            out += pattern.substr(i, k - i + 1);
+            i = k;
+            flags_allowed = false;
+            prev = prev_kind::none;
+            continue;
+          }
+        }
+        // Python 3.11 also knows (?: (?= (?! (?> (?<= (?<! (?P<name> (?P=name) (?(…);
+        // they are passed on (RE2 rejects all but (?: and (?P<name>). Anything else, such
+        // as RE2's (?<name>…), is an error in Python.
+        std::size_t intro = 0;  // length of the introducer after `(?`
+        if (k < n && (pattern[k] == ':' || pattern[k] == '=' || pattern[k] == '!' ||
+                      pattern[k] == '>' || pattern[k] == '('))
+          intro = 1;
+        else if (k + 1 < n && pattern[k] == '<' && (pattern[k + 1] == '=' || pattern[k + 1] == '!'))
+          intro = 2;
+        else if (k + 1 < n && pattern[k] == 'P' && (pattern[k + 1] == '<' || pattern[k + 1] == '='))
+          intro = 2;
+        if (intro == 0) {
+          fail(fmt::format("unknown extension ?{}", k < n ? std::string(1, pattern[k]) : ""),
+               i + 1);
+        } else if (pattern[k] == '(' || (pattern[k] == 'P' && pattern[k + 1] == '=')) {
+          fail("backreferences and conditional groups are not supported", i);
+        }
+        out += pattern.substr(i, 2 + intro);
+        i = k + intro - 1;
+      } else {
+        out += c;
+      }
+      multiline_stack.push_back(multiline);
+      flags_allowed = false;
+      prev = prev_kind::none;
+      continue;
+    }
+    if (c == ')') {
+      if (multiline_stack.empty()) {
+        fail("unbalanced parenthesis", i);
+      } else {
+        multiline = multiline_stack.back();
+        multiline_stack.pop_back();
+      }
+      out += c;
+      flags_allowed = false;
+      prev = prev_kind::atom;
+      continue;
+    }
+    if (c == '$' && !multiline) {
+      flags_allowed = false;
+      prev = prev_kind::none;
+      // `$\n` with the newline not repeated: the newline that ends the text.
+      std::size_t nl = 0;
+      if (i + 1 < n && pattern[i + 1] == '\n') nl = 1;
+      if (i + 2 < n && pattern[i + 1] == '\\' && pattern[i + 2] == 'n') nl = 2;
+      if (nl != 0) {
+        const std::size_t after = i + 1 + nl;
+        const bool repeated =
+            after < n && (pattern[after] == '*' || pattern[after] == '+' ||
+                          pattern[after] == '?' ||
+                          (pattern[after] == '{' && py_repeat_length(pattern.substr(after))));
+        if (!repeated) {
+          out += "\\n\\z";
+          i = after - 1;
           continue;
         }
       }
+      // `$\Z`: the end itself (`\Z` fails before the final newline).
+      if (i + 2 < n && pattern[i + 1] == '\\' && pattern[i + 2] == 'Z') {
+        out += "\\z";
+        continue;
+      }
+      out += "(?:\\n?\\z)";
+      continue;
+    }
+    const bool brace_repeat = c == '{' && py_repeat_length(pattern.substr(i)) != 0;
+    if (c == '*' || c == '+' || c == '?' || brace_repeat) {
+      flags_allowed = false;
+      if (prev == prev_kind::repeat && (c == '?' || c == '+')) {
+        out += c;  // lazy (or possessive, which RE2 rejects) modifier
+        prev = prev_kind::none;
+        continue;
+      }
+      if (prev != prev_kind::atom)
+        fail(prev == prev_kind::repeat ? "multiple repeat" : "nothing to repeat", i);
+      if (brace_repeat) {
+        bool min_empty = false;
+        const std::size_t len = py_repeat_length(pattern.substr(i), &min_empty);
+        out += '{';
+        if (min_empty && prev == prev_kind::atom) out += '0';
+        out += pattern.substr(i + 1, len - 1);
+        i += len - 1;
+      } else {
+        out += c;
+      }
+      prev = prev_kind::repeat;
+      continue;
     }
     out += c;
-    // Anything else is an atom, including a brace that is not a repetition (literal text).
-    after_atom = !(c == '(' || c == '|' || c == '^' || c == '$' || c == '*' || c == '+' ||
-                   c == '?');
+    flags_allowed = false;
+    // `|` and the anchors `^` and (multi-line) `$` cannot be repeated; anything else is an
+    // atom, including a brace that is not a repetition (literal text).
+    prev = (c == '|' || c == '^' || c == '$') ? prev_kind::none : prev_kind::atom;
   }
-  return out;
+  if (t.error.empty() && !multiline_stack.empty()) fail("missing ), unterminated subpattern", n);
+  return t;
+}
+
+// The RE2 text of translate_python_regex() (without its verdict on validity).
+inline std::string python_to_re2(std::string_view pattern) {
+  return translate_python_regex(pattern).re2;
 }
 
 // The longest run of literal bytes that every match of `pattern` (RE2 syntax, as given by
@@ -123,9 +447,12 @@ inline std::string python_to_re2(std::string_view pattern) {
 // `\pL`, `\p{Greek}`, octal `\123`, `\Q…\E`) are skipped whole. Alternation and inline
 // flags (`(?i)`) anywhere give "", and so does anything unexpected.
 inline std::string required_literal(std::string_view pattern) {
-  if (pattern.find('|') != std::string_view::npos ||
-      pattern.find("(?") != std::string_view::npos)
-    return {};
+  if (pattern.find('|') != std::string_view::npos) return {};
+  // Non-capturing groups `(?:` (python_to_re2 writes `$` as `(?:\n?\z)`) are groups like
+  // any other; any other `(?` (flags, named groups) gives "".
+  for (std::size_t at = pattern.find("(?"); at != std::string_view::npos;
+       at = pattern.find("(?", at + 2))
+    if (at + 2 >= pattern.size() || pattern[at + 2] != ':') return {};
   std::string best, cur;
   int depth = 0;
   auto end_run = [&] {
@@ -243,11 +570,12 @@ inline std::string required_literal(std::string_view pattern) {
 /// regex, or — when the pattern is not a valid regex — a substring search for the pattern
 /// text (seed 000's fallback).
 ///
-/// Patterns use Python `re` syntax as far as RE2 can follow it (`\Z` and `{,n}` are
-/// translated); `\d`, `\w`, `\s` and `\b` are ASCII-only (RE2), unlike Python's Unicode
-/// classes, and patterns RE2 cannot compile (backreferences such as `(a)\1`, lookaround
-/// such as `(?!x)`) fall back to a substring search for the pattern text, as the seed does
-/// for invalid patterns.
+/// Patterns use Python `re` syntax as far as RE2 can follow it (see
+/// detail::translate_python_regex: `\Z`, `{,n}`, `$`, `\uXXXX`, comments, …); `\d`, `\w`,
+/// `\s` and `\b` are ASCII-only (RE2), unlike Python's Unicode classes. Patterns Python
+/// rejects fall back to a substring search for the pattern text, as the seed does on
+/// `re.error`; so do patterns RE2 cannot compile (backreferences such as `(a)\1`, lookaround
+/// such as `(?!x)`, `\N{NAME}`, the verbose flag `(?x)`).
 class pattern_matcher {
  public:
   /// How the pattern is matched.
@@ -258,36 +586,36 @@ class pattern_matcher {
       mode_ = mode::literal;
       return;
     }
+    // A pattern Python rejects (re.error) and one RE2 cannot compile both fall back.
+    detail::py_regex_translation translated = detail::translate_python_regex(pattern_);
+    if (!translated.error.empty()) {
+      mode_ = mode::substring_fallback;
+      regex_error_ = std::move(translated.error);
+      return;
+    }
     RE2::Options opts;
     opts.set_log_errors(false);
-    const std::string translated = detail::python_to_re2(pattern_);
-    auto re = std::make_shared<RE2>(translated, opts);
+    auto re = std::make_shared<RE2>(translated.re2, opts);
     if (!re->ok()) {
       mode_ = mode::substring_fallback;
       regex_error_ = re->error();
       return;
     }
     mode_ = mode::regex;
-    dollar_ = pattern_.find('$') != std::string::npos;
-    required_ = detail::required_literal(translated);
+    required_ = detail::required_literal(translated.re2);
     re_ = std::move(re);
   }
 
   /// True when the pattern occurs in `text` (Python `re.search` semantics as far as RE2
-  /// allows; `$` also matches before a final newline, as in Python).
+  /// allows; `$` also matches before a final newline, as in Python: see
+  /// detail::translate_python_regex).
   [[nodiscard]] bool search(std::string_view text) const {
     switch (mode_) {
       case mode::literal:
       case mode::substring_fallback: return detail::contains_substring(text, pattern_);
-      case mode::regex: {
+      case mode::regex:
         if (!required_.empty() && !detail::contains_substring(text, required_)) return false;
-        if (RE2::PartialMatch(text, *re_)) return true;
-        if (dollar_ && !text.empty() && text.back() == '\n') {
-          text.remove_suffix(1);
-          return RE2::PartialMatch(text, *re_);
-        }
-        return false;
-      }
+        return RE2::PartialMatch(text, *re_);
     }
     return false;
   }
@@ -298,13 +626,13 @@ class pattern_matcher {
   [[nodiscard]] mode match_mode() const noexcept { return mode_; }
   /// The literal every match must contain (checked with memmem before running RE2).
   [[nodiscard]] const std::string& required_literal() const noexcept { return required_; }
-  /// RE2's message when the pattern did not compile (mode substring_fallback).
+  /// Why the pattern is not used as a regex (mode substring_fallback): Python's `re` would
+  /// reject it (a message like Python's), or RE2's message when RE2 cannot compile it.
   [[nodiscard]] const std::string& regex_error() const noexcept { return regex_error_; }
 
  private:
   std::string pattern_;
   mode mode_ = mode::literal;
-  bool dollar_ = false;
   std::shared_ptr<const RE2> re_;
   std::string regex_error_;
   std::string required_;  // literal every match contains (prefilter), may be empty
