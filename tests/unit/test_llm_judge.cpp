@@ -404,7 +404,9 @@ TEST_SUITE("llm_judge") {
         {R"({"verdict":"success","reason":5})", "reason is not a string"},
         {R"({"verdict":"success","reason":{"why":"x"}})", "reason is not a string"},
     };
-    for (const auto& [reply, why] : cases) {
+    for (const auto& c : cases) {  // no structured binding: clang 14 cannot capture one
+      const std::string reply = c.first;
+      const std::string why = c.second;
       auto r = judge_once(ok(reply));
       CHECK_MESSAGE(r.verdict == "error", reply);
       CHECK_MESSAGE(r.details["malformed"] == true, reply);
