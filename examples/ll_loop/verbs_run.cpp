@@ -294,7 +294,7 @@ int execute(run_settings& s) {
       say_warning(fmt::format("journal: {}", ll::to_string(saved.error())));
   };
   auto boundary = [&]() {
-    const ll::snapshot snap = ex.snapshot();
+    const ll::snapshot_view snap = ex.snapshot_view();
     record.iteration = snap.iteration;
     record.current_state = snap.current_state;
     record.status = std::string(ll::journal_status::running);

@@ -464,21 +464,29 @@ class fsm_executor {
 
   /// @brief The run's state at the current boundary: resuming it continues with
   /// current_state() and never re-runs a completed action.
-  [[nodiscard]] little_loops::snapshot snapshot() const {
-    little_loops::snapshot s;
-    s.loop_name = loop_->loop().name;
-    s.digest = loop_->digest();
-    s.current_state = loop_->state(resume_state_ ? *resume_state_ : current_).name;
-    s.iteration = iteration_;
-    s.summary_executed = summary_executed_;
-    s.context = context_;
-    s.captured = captured_map(captured_);
-    if (has_prev_) s.prev = prev_;
+  [[nodiscard]] little_loops::snapshot snapshot() const { return snapshot_view().materialize(); }
+
+  /// @brief snapshot() by reference to the executor's state, without copying it (what a
+  /// journal writes at every boundary: `loop_journal::save(record, ex.snapshot_view())`).
+  /// Valid until the executor next changes (step(), run(), resume(), reset()); like the
+  /// other members, not to be called from two threads at once.
+  [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
+    little_loops::snapshot_view v;
+    v.loop_name = loop_->loop().name;
+    v.digest = loop_->digest();
+    v.current_state = loop_->state(resume_state_ ? *resume_state_ : current_).name;
+    v.iteration = iteration_;
+    v.summary_executed = summary_executed_;
+    v.context = &context_;
+    v.captured = &captured_;
+    v.prev = has_prev_ ? &prev_ : nullptr;
+    convergence_view_.clear();
     for (std::size_t i = 0; i < convergence_.size(); ++i)
-      if (convergence_[i]) s.convergence[loop_->state(i).name] = *convergence_[i];
-    s.elapsed_ms = started_ ? elapsed_ms_now() : elapsed_offset_ms_;
-    s.started_at = started_at_;
-    return s;
+      if (convergence_[i]) convergence_view_.emplace_back(loop_->state(i).name, *convergence_[i]);
+    v.convergence = convergence_view_;
+    v.elapsed_ms = started_ ? elapsed_ms_now() : elapsed_offset_ms_;
+    v.started_at = started_at_;
+    return v;
   }
 
   /// @brief Restore a snapshot; the next step()/run() continues from it (emitting
@@ -943,6 +951,7 @@ class fsm_executor {
   captured_map captured_;
   prev_record prev_;
   std::vector<std::optional<double>> convergence_;
+  mutable std::vector<std::pair<std::string_view, double>> convergence_view_;  // snapshot_view()
   std::int64_t elapsed_offset_ms_ = 0;
   std::chrono::steady_clock::time_point start_{};
   std::chrono::steady_clock::time_point now_{};

@@ -178,6 +178,12 @@ struct journal_record {
     append_snapshot_json(text, snap);
     return text_tail(std::move(text));
   }
+  /// @copydoc to_text(const little_loops::snapshot&) const
+  [[nodiscard]] std::string to_text(const little_loops::snapshot_view& snap) const {
+    std::string text = text_head();
+    append_snapshot_json(text, snap);
+    return text_tail(std::move(text));
+  }
 
  private:
   // to_text() is to_json().dump(-1, ' ', false, replace) + "\n": the members up to
@@ -784,6 +790,11 @@ class loop_journal {
   expected<void, little_loops::error> save(journal_record& record, const snapshot& snap) {
     return save_with(record, [&] { return record.to_text(snap); });
   }
+  /// save(record, snap.materialize()) without copying the snapshot out of its owner (e.g.
+  /// `journal.save(record, executor.snapshot_view())` at every boundary).
+  expected<void, little_loops::error> save(journal_record& record, const snapshot_view& snap) {
+    return save_with(record, [&] { return record.to_text(snap); });
+  }
 
  private:
   template <class MakeText>
@@ -1019,7 +1030,7 @@ const execution_result& run_journaled(Executor& executor, loop_journal& journal,
     if (auto r = journal.save(record); !r && write_error != nullptr) *write_error = r.error();
   };
   auto boundary = [&]() {
-    const little_loops::snapshot s = executor.snapshot();
+    const little_loops::snapshot_view s = executor.snapshot_view();
     record.iteration = s.iteration;
     record.current_state = s.current_state;
     if (record.started_at.empty()) record.started_at = s.started_at;

@@ -6636,6 +6636,7 @@ LITTLE_LOOPS_NAMESPACE_END
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -6666,6 +6667,44 @@ struct snapshot {
   std::string started_at;                  ///< `started_at`: ISO 8601 start of the first run
 
   friend bool operator==(const snapshot&, const snapshot&) = default;
+};
+
+/// @brief A snapshot's members by reference, for writing one without copying them.
+///
+/// `fsm_executor::snapshot_view()` makes one of the executor's own state; it is valid until
+/// the executor next changes (the next step(), resume() or reset()). `append_snapshot_json`,
+/// `journal_record::to_text` and `loop_journal::save` take it as they take a snapshot and
+/// write the same bytes (a journaled run saves one at every state boundary).
+struct snapshot_view {
+  std::string_view loop_name;
+  std::string_view digest;
+  std::string_view current_state;
+  std::int64_t iteration = 0;
+  bool summary_executed = false;
+  const json* context = nullptr;           ///< null: `{}`
+  const captured_map* captured = nullptr;  ///< null: `{}`
+  const prev_record* prev = nullptr;       ///< null: no state has run yet
+  /// State name → previous value, in the order they are written.
+  std::span<const std::pair<std::string_view, double>> convergence;
+  std::int64_t elapsed_ms = 0;
+  std::string_view started_at;
+
+  /// The snapshot itself (copies everything).
+  [[nodiscard]] snapshot materialize() const {
+    snapshot s;
+    s.loop_name = loop_name;
+    s.digest = digest;
+    s.current_state = current_state;
+    s.iteration = iteration;
+    s.summary_executed = summary_executed;
+    if (context != nullptr) s.context = *context;
+    if (captured != nullptr) s.captured = captured_map(*captured);
+    if (prev != nullptr) s.prev = *prev;
+    for (const auto& [state, value] : convergence) s.convergence[std::string(state)] = value;
+    s.elapsed_ms = elapsed_ms;
+    s.started_at = started_at;
+    return s;
+  }
 };
 
 namespace detail {
@@ -6842,51 +6881,77 @@ inline void append_prev_record_json(std::string& out, const prev_record& p) {
 
 }  // namespace detail
 
-/// Appends the snapshot's JSON text: the same bytes as
-/// `to_json(s).dump(-1, ' ', false, json::error_handler_t::replace)`, written straight from
-/// the typed snapshot (a journal writes one at every state boundary).
-inline void append_snapshot_json(std::string& out, const snapshot& s) {
+namespace detail {
+
+inline const json& snapshot_member(const json& j) noexcept { return j; }
+inline const json& snapshot_member(const json* j) noexcept {
+  static const json empty = json::object();
+  return j != nullptr ? *j : empty;
+}
+inline const captured_map& snapshot_member(const captured_map& c) noexcept { return c; }
+inline const captured_map& snapshot_member(const captured_map* c) noexcept {
+  static const captured_map empty;
+  return c != nullptr ? *c : empty;
+}
+
+/// The writer behind both append_snapshot_json overloads (`S`: snapshot or snapshot_view).
+template <class S>
+void append_snapshot_json_of(std::string& out, const S& s) {
   using namespace std::string_view_literals;
   out += "{\"version\":"sv;
-  detail::append_json_integer(out, snapshot::format_version);
+  append_json_integer(out, snapshot::format_version);
   out += ",\"loop\":"sv;
-  detail::append_json_string(out, s.loop_name);
+  append_json_string(out, s.loop_name);
   out += ",\"digest\":"sv;
-  detail::append_json_string(out, s.digest);
+  append_json_string(out, s.digest);
   out += ",\"current_state\":"sv;
-  detail::append_json_string(out, s.current_state);
+  append_json_string(out, s.current_state);
   out += ",\"iteration\":"sv;
-  detail::append_json_integer(out, s.iteration);
+  append_json_integer(out, s.iteration);
   out += ",\"summary_executed\":"sv;
   out += s.summary_executed ? "true"sv : "false"sv;
   out += ",\"context\":"sv;
-  detail::append_json_text(out, s.context);
+  append_json_text(out, snapshot_member(s.context));
   out += ",\"captured\":{"sv;
   bool first = true;
-  for (const auto& [name, rec] : s.captured) {
+  for (const auto& [name, rec] : snapshot_member(s.captured)) {
     if (!std::exchange(first, false)) out += ',';
-    detail::append_json_string(out, name);
+    append_json_string(out, name);
     out += ':';
-    detail::append_captured_record_json(out, rec);
+    append_captured_record_json(out, rec);
   }
   out += "},\"prev\":"sv;
   if (s.prev)
-    detail::append_prev_record_json(out, *s.prev);
+    append_prev_record_json(out, *s.prev);
   else
     out += "null"sv;
   out += ",\"convergence\":{"sv;
   first = true;
   for (const auto& [state, value] : s.convergence) {
     if (!std::exchange(first, false)) out += ',';
-    detail::append_json_string(out, state);
+    append_json_string(out, state);
     out += ':';
-    detail::append_json_text(out, json(value));
+    append_json_text(out, json(value));
   }
   out += "},\"elapsed_ms\":"sv;
-  detail::append_json_integer(out, s.elapsed_ms);
+  append_json_integer(out, s.elapsed_ms);
   out += ",\"started_at\":"sv;
-  detail::append_json_string(out, s.started_at);
+  append_json_string(out, s.started_at);
   out += '}';
+}
+
+}  // namespace detail
+
+/// Appends the snapshot's JSON text: the same bytes as
+/// `to_json(s).dump(-1, ' ', false, json::error_handler_t::replace)`, written straight from
+/// the typed snapshot (a journal writes one at every state boundary).
+inline void append_snapshot_json(std::string& out, const snapshot& s) {
+  detail::append_snapshot_json_of(out, s);
+}
+/// @copydoc append_snapshot_json(std::string&, const snapshot&)
+/// The same bytes as for `v.materialize()`.
+inline void append_snapshot_json(std::string& out, const snapshot_view& v) {
+  detail::append_snapshot_json_of(out, v);
 }
 
 /// @brief Read a snapshot strictly: every key required, no unknown keys, types checked.
@@ -7782,21 +7847,29 @@ class fsm_executor {
 
   /// @brief The run's state at the current boundary: resuming it continues with
   /// current_state() and never re-runs a completed action.
-  [[nodiscard]] little_loops::snapshot snapshot() const {
-    little_loops::snapshot s;
-    s.loop_name = loop_->loop().name;
-    s.digest = loop_->digest();
-    s.current_state = loop_->state(resume_state_ ? *resume_state_ : current_).name;
-    s.iteration = iteration_;
-    s.summary_executed = summary_executed_;
-    s.context = context_;
-    s.captured = captured_map(captured_);
-    if (has_prev_) s.prev = prev_;
+  [[nodiscard]] little_loops::snapshot snapshot() const { return snapshot_view().materialize(); }
+
+  /// @brief snapshot() by reference to the executor's state, without copying it (what a
+  /// journal writes at every boundary: `loop_journal::save(record, ex.snapshot_view())`).
+  /// Valid until the executor next changes (step(), run(), resume(), reset()); like the
+  /// other members, not to be called from two threads at once.
+  [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
+    little_loops::snapshot_view v;
+    v.loop_name = loop_->loop().name;
+    v.digest = loop_->digest();
+    v.current_state = loop_->state(resume_state_ ? *resume_state_ : current_).name;
+    v.iteration = iteration_;
+    v.summary_executed = summary_executed_;
+    v.context = &context_;
+    v.captured = &captured_;
+    v.prev = has_prev_ ? &prev_ : nullptr;
+    convergence_view_.clear();
     for (std::size_t i = 0; i < convergence_.size(); ++i)
-      if (convergence_[i]) s.convergence[loop_->state(i).name] = *convergence_[i];
-    s.elapsed_ms = started_ ? elapsed_ms_now() : elapsed_offset_ms_;
-    s.started_at = started_at_;
-    return s;
+      if (convergence_[i]) convergence_view_.emplace_back(loop_->state(i).name, *convergence_[i]);
+    v.convergence = convergence_view_;
+    v.elapsed_ms = started_ ? elapsed_ms_now() : elapsed_offset_ms_;
+    v.started_at = started_at_;
+    return v;
   }
 
   /// @brief Restore a snapshot; the next step()/run() continues from it (emitting
@@ -8261,6 +8334,7 @@ class fsm_executor {
   captured_map captured_;
   prev_record prev_;
   std::vector<std::optional<double>> convergence_;
+  mutable std::vector<std::pair<std::string_view, double>> convergence_view_;  // snapshot_view()
   std::int64_t elapsed_offset_ms_ = 0;
   std::chrono::steady_clock::time_point start_{};
   std::chrono::steady_clock::time_point now_{};

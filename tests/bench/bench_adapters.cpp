@@ -178,7 +178,7 @@ void BM_step_overhead_paired(benchmark::State& state) {
             if (!r || r->exit_code != 0) state.SkipWithError("run failed");
           } else {
             if (!ex.step()) state.SkipWithError("the loop stopped");
-            const ll::snapshot snap = ex.snapshot();
+            const ll::snapshot_view snap = ex.snapshot_view();  // as ll-loop run
             record.iteration = snap.iteration;
             record.current_state = snap.current_state;
             record.status = std::string(ll::journal_status::running);

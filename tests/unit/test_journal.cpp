@@ -183,6 +183,57 @@ TEST_CASE("record text: to_json() on one line; to_text(snapshot) as with snapsho
   CHECK(other.to_text(snap) == expected);
   r.snapshot = nullptr;
   CHECK(r.to_text() == r.to_json().dump(-1, ' ', false, ll::json::error_handler_t::replace) + "\n");
+
+  // A snapshot_view of the same members writes the same record.
+  const std::vector<std::pair<std::string_view, double>> conv;
+  ll::snapshot_view view;
+  view.loop_name = snap.loop_name;
+  view.digest = snap.digest;
+  view.current_state = snap.current_state;
+  view.iteration = snap.iteration;
+  view.context = &snap.context;
+  view.captured = &snap.captured;
+  view.convergence = conv;
+  view.started_at = snap.started_at;
+  CHECK(other.to_text(view) == expected);
+}
+
+TEST_CASE("save(record, executor.snapshot_view()) writes what save(record, snapshot()) writes") {
+  temp_dir dir("view");
+  ll::scripted_runner runner;
+  runner.by_index({ll::scripted_response::exit(0, "A1"), ll::scripted_response::exit(1, "x\"y")});
+  ll::manual_clock clock;  // elapsed_ms is the same for both
+  ll::executor_options options;
+  options.clock = &clock;
+  auto ex = ll::make_executor(counting_loop(), runner, ll::default_evaluator{}, ll::null_event_sink{}, options);
+  REQUIRE(ex.has_value());
+  for (int step = 0; step < 3; ++step) {
+    clock.advance(std::chrono::milliseconds(40));
+    CAPTURE(step);
+    if (step > 0) REQUIRE(ex->step());
+    const ll::snapshot copy = ex->snapshot();
+    std::string texts[2];
+    for (int k = 0; k < 2; ++k) {
+      ll::loop_journal journal(dir.path, k == 0 ? "copy" : "view");
+      journal.sync = ll::journal_sync::none;
+      REQUIRE(journal.open(true).has_value());
+      ll::journal_record rec;
+      rec.pid = 7;
+      rec.started_at = "2026-01-01T00:00:00+00:00";  // (before the first step, a save fills in its own time)
+      rec.updated_at = "fixed";
+      const auto saved = k == 0 ? journal.save(rec, copy) : journal.save(rec, ex->snapshot_view());
+      REQUIRE(saved.has_value());
+      auto loaded = ll::load_journal(dir.path, k == 0 ? "copy" : "view");
+      REQUIRE(loaded.has_value());
+      REQUIRE(loaded->has_value());
+      ll::journal_record back = **loaded;
+      back.name.clear();     // the journal's name differs on purpose
+      back.updated_at.clear();  // the save's own time
+      back.stale = false;
+      texts[k] = back.to_text();
+    }
+    CHECK(texts[0] == texts[1]);
+  }
 }
 
 TEST_CASE("records round-trip; malformed state files are errors, not crashes") {

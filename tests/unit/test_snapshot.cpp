@@ -348,6 +348,56 @@ TEST_SUITE("snapshot") {
     }
   }
 
+  TEST_CASE("snapshot_view: the executor's state by reference, written as its snapshot") {
+    // A run with context, a capture, prev, two convergence memories and a started clock:
+    // at every boundary the view writes the same bytes as snapshot(), and materializes to it.
+    ll::scripted_runner runner;
+    runner.on_action("measure a", {exit_with(0, "10"), exit_with(0, "7")});
+    runner.on_action("measure b", {exit_with(0, "5"), exit_with(0, "5")});
+    auto loop = compiled(R"({
+      "name": "views", "initial": "a", "context": {"dir": "src", "n": [1, 2]},
+      "states": {"a": {"action": "measure a", "capture": "first",
+                       "evaluate": {"type": "convergence", "target": 0},
+                       "route": {"target": "done", "progress": "b", "stall": "b"}},
+                 "b": {"action": "measure b",
+                       "evaluate": {"type": "convergence", "target": 0},
+                       "route": {"target": "done", "progress": "a", "stall": "a"}},
+                 "done": {"terminal": true}}})");
+    ll::manual_clock clock;
+    ll::executor_options options;
+    options.clock = &clock;
+    auto ex = ll::make_executor(loop, runner, ll::default_evaluator{}, ll::null_event_sink{}, options);
+    REQUIRE(ex.has_value());
+    const auto check_boundary = [&](int step) {
+      CAPTURE(step);
+      const ll::snapshot copy = ex->snapshot();
+      const ll::snapshot_view view = ex->snapshot_view();
+      std::string from_copy, from_view;
+      ll::append_snapshot_json(from_copy, copy);
+      ll::append_snapshot_json(from_view, view);
+      CHECK(from_view == from_copy);
+      CHECK(view.materialize() == copy);
+      CHECK((view.prev == nullptr) == !copy.prev.has_value());
+      CHECK(view.convergence.size() == copy.convergence.size());
+    };
+    check_boundary(0);  // nothing ran: no prev, no convergence, no captures
+    for (int step = 1; step <= 4; ++step) {
+      clock.advance(std::chrono::milliseconds(250));
+      REQUIRE(ex->step());
+      check_boundary(step);
+    }
+    const ll::snapshot last = ex->snapshot();
+    CHECK(last.convergence.size() == 2);
+    CHECK(last.captured.count("first") == 1);
+    CHECK(last.elapsed_ms == 750);  // the run's clock starts with the first step
+
+    // A view of an empty snapshot_view (null members) writes empty objects and a null prev.
+    std::string empty;
+    ll::append_snapshot_json(empty, ll::snapshot_view{});
+    CHECK(empty == ll::to_json(ll::snapshot{}).dump());
+    CHECK(ll::snapshot_view{}.materialize() == ll::snapshot{});
+  }
+
   TEST_CASE("convergence memory is kept in snapshots") {
     ll::scripted_runner runner;
     runner.on_action("measure", {exit_with(0, "10"), exit_with(0, "8"), exit_with(0, "8")});
