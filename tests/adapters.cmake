@@ -5,9 +5,9 @@ little_loops_add_suite(test_adapters
   LIBS little_loops::posix Threads::Threads)
 
 # The YAML loader needs yaml-cpp; its tests are a separate program so the POSIX tests build
-# without it.
+# without it. The fuzz corpus replay (every parser of untrusted text, YAML included) is there too.
 if(TARGET little_loops_yaml)
   little_loops_add_suite(test_adapters_yaml
-    FILES unit/test_yaml_loader.cpp
+    FILES unit/test_yaml_loader.cpp unit/test_fuzz_replay.cpp
     LIBS little_loops::yaml)
 endif()

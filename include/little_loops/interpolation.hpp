@@ -201,6 +201,8 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
     return std::nullopt;
   }
   part.path = parse_json_path(rest);
+  // (A path of only "." parses as the root, no segment: `${prev..}` has two empty segments.)
+  if (part.path.empty()) return fmt::format("empty path segment in ${{{}}}", expr);
   for (const auto& seg : part.path)
     if (seg.key.empty()) return fmt::format("empty path segment in ${{{}}}", expr);
   // An unknown `state.`/`loop.` key never resolves: without a fallback the template is

@@ -175,7 +175,10 @@ TEST_SUITE("interpolation") {
   TEST_CASE("malformed templates") {
     for (const char* bad : {"echo ${context.x", "${", "a ${}", "${nonamespace}",
                             "${foo.bar}", "${state.nope}", "${loop.nope}", "${context.}",
-                            "${context.a..b}", "${context.x?:default=1}"}) {
+                            "${context.a..b}", "${context.x?:default=1}",
+                            // only a "." after the namespace: no segment at all (the fuzzer's
+                            // first find: rendering it read past an empty path)
+                            "${prev..}", "${context..}", "${result..?}", "${captured..:default=x}"}) {
       CAPTURE(bad);
       auto t = ll::compile_template(bad);
       REQUIRE_FALSE(t.has_value());
