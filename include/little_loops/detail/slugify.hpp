@@ -3,9 +3,12 @@
 #pragma once
 
 #include <little_loops/config.hpp>
+#include <little_loops/detail/unicode_tables.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -79,63 +82,47 @@ inline bool slug_is_space(char32_t c) noexcept {
          c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
-/// A "word" character (`\w` of a Python str regex: letters, digits, numerics and `_`).
-/// ASCII and Latin-1 are exact; beyond them punctuation, symbol, mark, emoji and format
-/// blocks are non-word and other code points (letters of the world's scripts) are word.
+/// True when `c` is in `table` (sorted, disjoint ranges).
+template <std::size_t N>
+bool in_code_point_ranges(const unicode_tables::code_point_range (&table)[N], char32_t c) noexcept {
+  const auto* it = std::lower_bound(std::begin(table), std::end(table), c,
+                                    [](const unicode_tables::code_point_range& r, char32_t v) {
+                                      return r.hi < v;
+                                    });
+  return it != std::end(table) && it->lo <= c;
+}
+
+/// A "word" character: what `\w` matches in a Python str pattern (letters, digits and
+/// numerics of every script, and `_`), from the Unicode 14 tables Python 3.11 uses.
 inline bool slug_is_word(char32_t c) noexcept {
   if (c < 0x80)
     return (c >= U'a' && c <= U'z') || (c >= U'A' && c <= U'Z') || (c >= U'0' && c <= U'9') ||
            c == U'_';
-  if (c < 0x100)
-    return c == 0xAA || c == 0xB2 || c == 0xB3 || c == 0xB5 || c == 0xB9 || c == 0xBA ||
-           (c >= 0xBC && c <= 0xBE) || (c >= 0xC0 && c != 0xD7 && c != 0xF7);
-  if (slug_is_space(c)) return false;
-  struct range {
-    char32_t lo, hi;
-  };
-  // Blocks (or parts) that hold no letters or digits.
-  static constexpr range non_word[] = {
-      {0x2C2, 0x2C5},     {0x2D2, 0x2DF},     {0x2E5, 0x2EB},   {0x2ED, 0x2ED},
-      {0x2EF, 0x36F},     {0x375, 0x375},     {0x37E, 0x37E},   {0x384, 0x385},
-      {0x387, 0x387},     {0x3F6, 0x3F6},     {0x482, 0x489},   {0x55A, 0x55F},
-      {0x589, 0x58A},     {0x591, 0x5C7},     {0x5F3, 0x5F4},   {0x600, 0x61F},
-      {0x64B, 0x65F},     {0x66A, 0x66D},     {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF},
-      {0x200B, 0x206F},   {0x20A0, 0x20FF},   {0x2190, 0x245F}, {0x2500, 0x2775},
-      {0x2794, 0x2BFF},   {0x2E00, 0x2E7F},   {0x3001, 0x3004}, {0x3008, 0x3020},
-      {0x302A, 0x3030},   {0xD800, 0xF8FF},   {0xFE00, 0xFE6F}, {0xFEFF, 0xFEFF},
-      {0xFF01, 0xFF0F},   {0xFF1A, 0xFF20},   {0xFF3B, 0xFF40}, {0xFF5B, 0xFF65},
-      {0xFFF0, 0xFFFF},   {0x1F000, 0x1FAFF}, {0xE0000, 0x10FFFF},
-  };
-  for (const auto& r : non_word)
-    if (c >= r.lo && c <= r.hi) return false;
-  return true;
+  return in_code_point_ranges(unicode_tables::word, c);
 }
 
-/// Lower-cases one code point (ASCII, Latin-1, Latin Extended-A, Greek, Cyrillic,
-/// full-width Latin); other scripts are returned unchanged.
+/// Python's `str.lower()` of one code point that maps to one code point (every one but
+/// U+0130, which slugify() handles, and U+03A3 at the end of a word: see slug_final_sigma).
 inline char32_t slug_to_lower(char32_t c) noexcept {
-  if (c >= U'A' && c <= U'Z') return c + 0x20;
-  if (c < 0xC0) return c;
-  if (c <= 0xDE) return c == 0xD7 ? c : c + 0x20;
-  if (c >= 0x100 && c <= 0x12F) return (c % 2 == 0) ? c + 1 : c;
-  if (c >= 0x132 && c <= 0x137) return (c % 2 == 0) ? c + 1 : c;
-  if (c >= 0x139 && c <= 0x148) return (c % 2 == 1) ? c + 1 : c;
-  if (c >= 0x14A && c <= 0x177) return (c % 2 == 0) ? c + 1 : c;
-  if (c == 0x178) return 0xFF;
-  if (c >= 0x179 && c <= 0x17E) return (c % 2 == 1) ? c + 1 : c;
-  if (c == 0x386) return 0x3AC;
-  if (c >= 0x388 && c <= 0x38A) return c + 37;
-  if (c == 0x38C) return 0x3CC;
-  if (c == 0x38E || c == 0x38F) return c + 63;
-  if (c >= 0x391 && c <= 0x3AB && c != 0x3A2) return c + 0x20;
-  if (c >= 0x400 && c <= 0x40F) return c + 0x50;
-  if (c >= 0x410 && c <= 0x42F) return c + 0x20;
-  if ((c >= 0x460 && c <= 0x481) || (c >= 0x48A && c <= 0x4BF) || (c >= 0x4D0 && c <= 0x52F))
-    return (c % 2 == 0) ? c + 1 : c;
-  if (c == 0x4C0) return 0x4CF;
-  if (c >= 0x4C1 && c <= 0x4CE) return (c % 2 == 1) ? c + 1 : c;
-  if (c >= 0xFF21 && c <= 0xFF3A) return c + 0x20;
-  return c;
+  const auto* it = std::lower_bound(std::begin(unicode_tables::lower), std::end(unicode_tables::lower), c,
+                                    [](const unicode_tables::lower_run& r, char32_t v) {
+                                      return r.hi < v;
+                                    });
+  if (it == std::end(unicode_tables::lower) || c < it->lo || (c - it->lo) % it->stride != 0) return c;
+  return static_cast<char32_t>(static_cast<std::int64_t>(c) + it->delta);
+}
+
+/// True when the capital sigma at `text[i]` lower-cases to the final form ς, as in Python's
+/// `str.lower()`: a cased letter before it and none after it, case-ignorable characters
+/// (marks, modifier letters, apostrophes…) skipped on both sides.
+inline bool slug_final_sigma(const std::vector<char32_t>& text, std::size_t begin,
+                             std::size_t end, std::size_t i) noexcept {
+  std::size_t j = i;
+  while (j > begin && in_code_point_ranges(unicode_tables::case_ignorable, text[j - 1])) --j;
+  if (j == begin || !in_code_point_ranges(unicode_tables::cased, text[j - 1])) return false;
+  j = i + 1;
+  while (j < end && in_code_point_ranges(unicode_tables::case_ignorable, text[j])) ++j;
+  return j == end || !in_code_point_ranges(unicode_tables::cased, text[j]);
 }
 
 /// The slug of `text`, as the original's `_slugify`: drop every character that is not a
@@ -169,6 +156,8 @@ inline std::string slugify(std::string_view text, std::size_t max_length = 50) {
     if (kept[i] == 0x130) {  // İ lower-cases to "i" + combining dot above, as in Python
       lowered.push_back(U'i');
       lowered.push_back(0x307);
+    } else if (kept[i] == 0x3A3) {  // Σ: ς at the end of a word, σ elsewhere
+      lowered.push_back(slug_final_sigma(kept, begin, end, i) ? 0x3C2 : 0x3C3);
     } else {
       lowered.push_back(slug_to_lower(kept[i]));
     }
