@@ -9,12 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace little_loops_fuzz {
 
@@ -186,12 +188,75 @@ inline void snapshot_text(std::string_view text) {
   require(*again == *snap, "a snapshot's own JSON reads differently");
 }
 
+/// Resume is exact (design §13) for any loop: a loop document is run to its end with a
+/// scripted runner (results chosen from the input's bytes), then, at every state boundary,
+/// snapshotted to JSON, resumed in a fresh executor and run again; the resumed run must make
+/// the same calls and end the same way.
+inline void executor_resume(std::string_view text) {
+  auto loop = ll::load_loop_text(text);
+  if (!loop) return;
+  loop->max_iterations = std::min(loop->max_iterations, 24);
+  std::vector<ll::scripted_response> script;
+  static const char* const outputs[] = {"", "1", "3.5", "ok PASSED", "FAILED", "{\"n\": 2}",
+                                        "10", "CONTEXT_HANDOFF: next", "LOOP_STOP: now"};
+  for (std::size_t k = 0; k < 40; ++k) {
+    const auto b = static_cast<unsigned char>(text.empty() ? 0 : text[(k * 7) % text.size()]);
+    script.push_back(ll::scripted_response::exit(b % 3 == 0 ? 1 : 0,
+                                                 outputs[(b / 3) % std::size(outputs)]));
+  }
+  auto compiled = ll::compile_loop(*loop);
+  require(compiled.has_value(), "a validated loop failed to compile");
+  struct run_record {
+    ll::execution_result result;
+    std::vector<std::string> calls;
+  };
+  auto run_from = [&](std::size_t skip, const ll::snapshot* from) -> run_record {
+    ll::scripted_runner runner;
+    runner.by_index(std::vector<ll::scripted_response>(script.begin() + static_cast<std::ptrdiff_t>(
+                                                           std::min(skip, script.size())),
+                                                       script.end()));
+    ll::manual_clock clock;
+    ll::executor_options options;
+    options.clock = &clock;
+    auto ex = ll::make_executor(*compiled, runner, ll::default_evaluator{}, ll::null_event_sink{}, options);
+    require(ex.has_value(), "no executor for a compiled loop");
+    if (from != nullptr) require(ex->resume(*from).has_value(), "a snapshot of this loop does not resume");
+    run_record r{ex->run(), {}};
+    for (const auto& c : runner.calls()) r.calls.push_back(c.text);
+    return r;
+  };
+  const run_record whole = run_from(0, nullptr);
+  for (std::int64_t stop_after = 0; stop_after <= std::min<std::int64_t>(whole.result.iterations, 6); ++stop_after) {
+    ll::scripted_runner runner;
+    runner.by_index(script);
+    ll::manual_clock clock;
+    ll::executor_options options;
+    options.clock = &clock;
+    auto ex = ll::make_executor(*compiled, runner, ll::default_evaluator{}, ll::null_event_sink{}, options);
+    require(ex.has_value(), "no executor for a compiled loop");
+    bool more = true;
+    for (std::int64_t k = 0; k < stop_after && more; ++k) more = ex->step();
+    if (!more) break;
+    auto snap = ll::snapshot_from_json(ll::to_json(ex->snapshot()));
+    require(snap.has_value(), "a snapshot's JSON does not read back");
+    const run_record rest = run_from(runner.call_count(), &*snap);
+    std::vector<std::string> calls;
+    for (const auto& c : runner.calls()) calls.push_back(c.text);
+    calls.insert(calls.end(), rest.calls.begin(), rest.calls.end());
+    require(calls == whole.calls, "the resumed run made other calls");
+    require(rest.result.final_state == whole.result.final_state, "the resumed run ended elsewhere");
+    require(rest.result.iterations == whole.result.iterations, "the resumed run counted other iterations");
+    require(rest.result.terminated_by == whole.result.terminated_by, "the resumed run ended otherwise");
+    require(rest.result.captured == whole.result.captured, "the resumed run captured other values");
+  }
+}
+
 struct target {
   std::string_view name;
   void (*run)(std::string_view);
 };
 
-inline constexpr std::array<target, 8> targets{{
+inline constexpr std::array<target, 9> targets{{
     {"loop_json", loop_json},
     {"loop_yaml", loop_yaml},
     {"paradigm", paradigm},
@@ -200,6 +265,7 @@ inline constexpr std::array<target, 8> targets{{
     {"judge_reply", judge_reply},
     {"contains", contains},
     {"snapshot", snapshot_text},
+    {"executor_resume", executor_resume},
 }};
 
 }  // namespace little_loops_fuzz

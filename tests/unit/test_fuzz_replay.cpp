@@ -30,7 +30,7 @@ const fs::path examples = fixtures.parent_path().parent_path() / "examples" / "l
 /// The seed directories of a target (as tests/fuzz/README.md runs libFuzzer on them).
 std::vector<fs::path> seed_dirs(std::string_view target) {
   std::vector<fs::path> dirs{corpus / std::string(target)};
-  if (target == "loop_json") {
+  if (target == "loop_json" || target == "executor_resume") {
     dirs.push_back(fixtures / "core");
     dirs.push_back(fixtures / "adapters");
   } else if (target == "loop_yaml") {
