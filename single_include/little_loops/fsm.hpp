@@ -4802,13 +4802,49 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
     return v;
   };
 
+  // Python's classes are Unicode (a str pattern): `\d` is \p{Nd}, `\w` is [\p{L}\p{N}_]
+  // (exactly, in Unicode 14; RE2's tables are a later Unicode, which adds letters) and `\s`
+  // is str.isspace(); RE2's own `\d`, `\w`, `\s` are ASCII. The members of `\s`:
+  static constexpr std::string_view py_space =
+      "\\t\\n\\x0B\\f\\r\\x1C-\\x1F \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}"
+      "\\x{202F}\\x{205F}\\x{3000}";
+  static constexpr std::string_view py_word = "\\p{L}\\p{N}_";
+
   // Translates the escape at pattern[i] == '\\' (i + 1 < n) and returns the index of its
   // last character. `in_class`: inside `[...]`. Sets `anchor` for \A \Z \b \B.
   const auto escape = [&](std::size_t i, bool in_class, bool& anchor) -> std::size_t {
     anchor = false;
     const char e = pattern[i + 1];
     switch (e) {
-      case 'd': case 'D': case 's': case 'S': case 'w': case 'W':
+      case 'd': out += "\\p{Nd}"; return i + 1;
+      case 'D': out += "\\P{Nd}"; return i + 1;
+      case 'w':
+        if (!in_class) out += '[';
+        out += py_word;
+        if (!in_class) out += ']';
+        return i + 1;
+      case 's':
+        if (in_class) {
+          out += py_space;
+        } else {
+          out += '[';
+          out += py_space;
+          out += ']';
+        }
+        return i + 1;
+      case 'W': case 'S':
+        if (!in_class) {
+          out += "[^";
+          out += e == 'W' ? py_word : py_space;
+          out += ']';
+          return i + 1;
+        }
+        // Inside a class with other members a negated class is one side of a union, which
+        // RE2 can only write with its ASCII `\W` / `\S` (a known difference for non-ASCII
+        // letters and spaces; a class of `\W` or `\S` alone is translated exactly).
+        out += '\\';
+        out += e;
+        return i + 1;
       case 'a': case 'f': case 'n': case 'r': case 't': case 'v':
         out += '\\';
         out += e;
@@ -4919,6 +4955,17 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
         break;
       }
       const std::size_t end = i + len - 1;  // the closing `]`
+      const bool negated = pattern[i + 1] == '^';
+      const std::size_t body = i + 1 + (negated ? 1 : 0);
+      if (end == body + 2 && pattern[body] == '\\' && (pattern[body + 1] == 'W' || pattern[body + 1] == 'S')) {
+        // `[\W]`, `[^\S]`…: one negated class, written as the complement of its members.
+        out += negated ? "[" : "[^";
+        out += pattern[body + 1] == 'W' ? py_word : py_space;
+        out += ']';
+        i = end;
+        prev = prev_kind::atom;
+        continue;
+      }
       out += '[';
       std::size_t k = i + 1;
       if (pattern[k] == '^') out += pattern[k++];
@@ -5229,8 +5276,10 @@ inline std::string required_literal(std::string_view pattern) {
 /// text (seed 000's fallback).
 ///
 /// Patterns use Python `re` syntax as far as RE2 can follow it (see
-/// detail::translate_python_regex: `\Z`, `{,n}`, `$`, `\uXXXX`, comments, …); `\d`, `\w`,
-/// `\s` and `\b` are ASCII-only (RE2), unlike Python's Unicode classes. Patterns Python
+/// detail::translate_python_regex: `\Z`, `{,n}`, `$`, `\uXXXX`, comments, …). `\d`, `\w` and
+/// `\s` are Unicode, as in a Python str pattern (written as RE2's `\p{Nd}`, `[\p{L}\p{N}_]`
+/// and the str.isspace() set), except `\W` and `\S` inside a class with other members, which
+/// stay ASCII; `\b` and `\B` are ASCII word boundaries (RE2 has no other). Patterns Python
 /// rejects fall back to a substring search for the pattern text, as the seed does on
 /// `re.error`; so do patterns RE2 cannot compile (backreferences such as `(a)\1`, lookaround
 /// such as `(?!x)`, `\N{NAME}`, the verbose flag `(?x)`).

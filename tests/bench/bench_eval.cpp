@@ -77,6 +77,10 @@ void bm_contains(benchmark::State& state, const char* pattern) {
 }
 BENCHMARK_CAPTURE(bm_contains, literal_absent, "FAILED")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(bm_contains, regex_absent, "[0-9]+ failures")->Unit(benchmark::kMillisecond);
+// The regex runs over the whole text (its literal, "::case ", is on every line), with
+// Python's Unicode \d and \w and with ASCII classes.
+BENCHMARK_CAPTURE(bm_contains, regex_unicode_classes, R"(\d{3}::case \w+ in [1-9])")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(bm_contains, regex_ascii_classes, "[0-9]{3}::case [A-Za-z0-9_]+ in [1-9]")->Unit(benchmark::kMillisecond);
 
 void bm_contains_evaluator(benchmark::State& state) {
   const std::string& text = big_output();

@@ -678,13 +678,38 @@ TEST_SUITE("evaluators: Python fidelity") {
     CHECK(required_literal("ab(?i)cd") == "");
   }
 
+  TEST_CASE("output_contains: \\d, \\w and \\s are Unicode, as in a Python str pattern") {
+    const auto found = [](std::string_view text, std::string_view pattern) {
+      return ll::evaluate_output_contains(text, pattern).verdict == "success";
+    };
+    // (Python 3.11: re.search(pattern, text) for each of these.)
+    CHECK(found("na\xC3\xAFve", R"(^\w+$)"));           // ï is a word character
+    CHECK(found("\xD9\xA3 passed", R"(\d passed)"));    // ARABIC-INDIC DIGIT THREE
+    CHECK(found("\xE2\x85\xAB", R"(^\w$)"));             // Ⅻ (Nl) is \w, not \d
+    CHECK_FALSE(found("\xE2\x85\xAB", R"(\d)"));
+    CHECK(found("a\xC2\xA0" "b", R"(a\sb)"));              // NO-BREAK SPACE
+    CHECK(found("a\xE3\x80\x80" "b", R"(a[\s,]b)"));       // IDEOGRAPHIC SPACE, in a class
+    CHECK(found("a\x1C" "b", R"(a\sb)"));                // FILE SEPARATOR is whitespace too
+    CHECK_FALSE(found("\xC3\xA9", R"(\W)"));
+    CHECK_FALSE(found("\xC3\xA9", R"([\W])"));
+    CHECK(found("\xC3\xA9", R"([^\W])"));
+    CHECK_FALSE(found("\xE3\x80\x80", R"(\S)"));
+    CHECK_FALSE(found("\xE3\x80\x80", R"([\S])"));
+    CHECK(found("x\xE2\x80\x83y", R"(x[^\S]y)"));      // EM SPACE
+    CHECK(found("\xE6\x97\xA5\xE6\x9C\xAC", R"(^[\w-]+$)"));
+    CHECK_FALSE(found("\xF0\x9F\x8E\x89", R"(\w)"));   // an emoji is not a word character
+    using ll::detail::python_to_re2;
+    CHECK(python_to_re2(R"(\d+\D)") == R"(\p{Nd}+\P{Nd})");
+    CHECK(python_to_re2(R"([\w.])") == R"([\p{L}\p{N}_.])");
+  }
+
   TEST_CASE("output_contains: {,n} means {0,n} as in Python") {
     using ll::detail::python_to_re2;
     CHECK(python_to_re2("x{,2}y") == "x{0,2}y");
     CHECK(python_to_re2("x{,}y") == "x{0,}y");
     CHECK(python_to_re2("(ab){,2}") == "(ab){0,2}");
     CHECK(python_to_re2("[ab]{,3}") == "[ab]{0,3}");
-    CHECK(python_to_re2(R"(\d{,3})") == R"(\d{0,3})");
+    CHECK(python_to_re2(R"(\d{,3})") == R"(\p{Nd}{0,3})");
     CHECK(python_to_re2("x{2,3}{,2}") == "x{2,3}{,2}");  // not after an atom: Python rejects
     CHECK(python_to_re2("{,2}") == "{,2}");
     CHECK(python_to_re2("(|{,2})") == "(|{,2})");
