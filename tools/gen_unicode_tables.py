@@ -65,18 +65,22 @@ def lower_runs():
     return runs
 
 
-def emit_ranges(name, rs, comment):
-    items = [f"{{0x{lo:X}, 0x{hi:X}}}" for lo, hi in rs]
-    lines = [f"// {comment} ({len(rs)} ranges)", f"inline constexpr code_point_range {name}[] = {{"]
-    line = "   "
+def wrap(items):
+    """The items, comma-separated, in lines of at most 96 columns indented by 4."""
+    lines, line = [], "   "
     for it in items:
         if len(line) + len(it) + 2 > 96:
             lines.append(line.rstrip())
             line = "   "
         line += " " + it + ","
     lines.append(line.rstrip())
-    lines.append("};")
-    return "\n".join(lines)
+    return lines
+
+
+def emit_ranges(name, rs, comment):
+    items = [f"{{0x{lo:X}, 0x{hi:X}}}" for lo, hi in rs]
+    lines = [f"// {comment} ({len(rs)} ranges)", f"inline constexpr code_point_range {name}[] = {{"]
+    return "\n".join(lines + wrap(items) + ["};"])
 
 
 def generate():
@@ -88,15 +92,7 @@ def generate():
     low_items = [f"{{0x{lo:X}, 0x{hi:X}, {d}, {st}}}" for lo, hi, d, st in runs]
     low_lines = [f"// str.lower() of single code points ({len(runs)} runs: c -> c + delta for c in lo..hi step stride)",
                  "inline constexpr lower_run lower[] = {"]
-    line = "   "
-    for it in low_items:
-        if len(line) + len(it) + 2 > 96:
-            low_lines.append(line.rstrip())
-            line = "   "
-        line += " " + it + ","
-    low_lines.append(line.rstrip())
-    low_lines.append("};")
-    lower_table = "\n".join(low_lines)
+    lower_table = "\n".join(low_lines + wrap(low_items) + ["};"])
     word_table = emit_ranges("word", word, "non-ASCII code points matched by `\\w` in a Python str pattern")
     cased_table = emit_ranges("cased", cased, "cased for the final-sigma rule of str.lower() (and not case-ignorable)")
     ignorable_table = emit_ranges("case_ignorable", ignorable, "skipped by the final-sigma rule of str.lower()")
