@@ -464,13 +464,23 @@ class fsm_executor {
 
   /// @brief The run's state at the current boundary: resuming it continues with
   /// current_state() and never re-runs a completed action.
-  [[nodiscard]] little_loops::snapshot snapshot() const { return snapshot_view().materialize(); }
+  [[nodiscard]] little_loops::snapshot snapshot() const {
+    // Its own storage, not snapshot_view()'s: const callers may run at once.
+    std::vector<std::pair<std::string_view, double>> convergence;
+    return view_into(convergence).materialize();
+  }
 
   /// @brief snapshot() by reference to the executor's state, without copying it (what a
   /// journal writes at every boundary: `loop_journal::save(record, ex.snapshot_view())`).
-  /// Valid until the executor next changes (step(), run(), resume(), reset()); like the
-  /// other members, not to be called from two threads at once.
+  /// Valid until the executor next changes (step(), run(), resume(), reset()) or the next
+  /// snapshot_view() call; unlike snapshot(), not to be called from two threads at once.
   [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
+    return view_into(convergence_view_);
+  }
+
+ private:
+  little_loops::snapshot_view view_into(
+      std::vector<std::pair<std::string_view, double>>& convergence_storage) const {
     little_loops::snapshot_view v;
     v.loop_name = loop_->loop().name;
     v.digest = loop_->digest();
@@ -480,15 +490,16 @@ class fsm_executor {
     v.context = &context_;
     v.captured = &captured_;
     v.prev = has_prev_ ? &prev_ : nullptr;
-    convergence_view_.clear();
+    convergence_storage.clear();
     for (std::size_t i = 0; i < convergence_.size(); ++i)
-      if (convergence_[i]) convergence_view_.emplace_back(loop_->state(i).name, *convergence_[i]);
-    v.convergence = convergence_view_;
+      if (convergence_[i]) convergence_storage.emplace_back(loop_->state(i).name, *convergence_[i]);
+    v.convergence = convergence_storage;
     v.elapsed_ms = started_ ? elapsed_ms_now() : elapsed_offset_ms_;
     v.started_at = started_at_;
     return v;
   }
 
+ public:
   /// @brief Restore a snapshot; the next step()/run() continues from it (emitting
   /// `loop_resume` instead of `loop_start`).
   /// @return `errc::snapshot_mismatch` when the snapshot belongs to another loop definition
