@@ -97,13 +97,29 @@ TEST_SUITE("llm_judge") {
 
   TEST_CASE("parse: several candidates") {
     auto agree = ll::parse_judge_reply(
-        R"(first {"verdict":"success","confidence":0.9} then {"verdict":"success"})");
+        R"(first {"verdict":"success","confidence":0.9} then {"verdict":"success","confidence":"0.9"})");
     CHECK(agree.error.empty());
     CHECK(agree.object["confidence"] == 0.9);
+    CHECK(ll::parse_judge_reply(R"({"verdict":"pass"} and again {"verdict":"pass","confidence":1})")
+              .error.empty());
     auto disagree = ll::parse_judge_reply(
         R"(maybe {"verdict":"success"} or rather {"verdict":"failure"})");
     CHECK_FALSE(disagree.error.empty());
     CHECK(disagree.error.find("disagreeing") != std::string::npos);
+    // The same verdict with other confidences is a disagreement too: with min_confidence 0.5
+    // and uncertain_suffix, one says `success`, the other `success_uncertain`, and the
+    // result must not depend on which comes first.
+    for (const char* reply : {R"({"verdict":"success","confidence":0.9} {"verdict":"success","confidence":0.1})",
+                              R"({"verdict":"success","confidence":0.1} {"verdict":"success","confidence":0.9})",
+                              R"({"verdict":"success"} {"verdict":"success","confidence":0.2})",
+                              R"({"verdict":"success","confidence":0.9} {"verdict":"success","confidence":null})"}) {
+      CAPTURE(reply);
+      auto r = ll::parse_judge_reply(reply);
+      CHECK(r.error.find("disagreeing confidences") != std::string::npos);
+      auto v = ll::judge_verdict(reply, 0.5, true);
+      CHECK(v.verdict == "error");
+      CHECK(v.details["malformed"] == true);
+    }
     auto with_noise = ll::parse_judge_reply(R"({"note": 1} {"verdict":"blocked"})");
     CHECK(with_noise.error.empty());
     CHECK(with_noise.object["verdict"] == "blocked");

@@ -263,12 +263,28 @@ inline void collect_candidates(std::string_view text, judge_candidates& out, int
   }
 }
 
+// A verdict object's confidence as judge_verdict reads it: absent → 1.0; a number, or a
+// string holding one; anything else (null included) → nullopt.
+inline std::optional<double> candidate_confidence(const json& obj) {
+  auto it = obj.find("confidence");
+  if (it == obj.end()) return 1.0;
+  if (it->is_number()) return it->get<double>();
+  if (it->is_string()) return parse_number(it->get_ref<const std::string&>());
+  return std::nullopt;
+}
+
+inline std::string confidence_text(const json& obj) {
+  auto it = obj.find("confidence");
+  return it == obj.end() ? std::string("none") : it->dump();
+}
+
 }  // namespace detail
 
 /// @brief Extracts the verdict object from a judge's raw reply, tolerantly: bare JSON, JSON in
 /// ``` fences, JSON after a preamble (string-aware brace matching), CLI envelopes
 /// (`{"result": ...}`, `{"structured_output": ...}`). Fails closed: empty or garbage replies,
-/// objects without a string `verdict`, several verdict objects that disagree, and a CLI
+/// objects without a string `verdict`, several verdict objects that disagree (on the verdict,
+/// or on the confidence: missing counts as 1.0), and a CLI
 /// envelope reporting an error (`"is_error"` set; then `backend_error` is true) all give an
 /// `error` text.
 inline judge_reply parse_judge_reply(std::string_view raw) {
@@ -295,6 +311,17 @@ inline judge_reply parse_judge_reply(std::string_view raw) {
       reply.error = fmt::format("judge reply holds disagreeing verdicts (\"{}\" and \"{}\")",
                                 (*chosen)["verdict"].get<std::string>(),
                                 c["verdict"].get<std::string>());
+      return reply;
+    }
+    // The same verdict with another confidence may be another effective verdict
+    // (`_uncertain`): which one holds would depend on the order, so it is a disagreement too.
+    const auto a = detail::candidate_confidence(*chosen);
+    const auto b = detail::candidate_confidence(c);
+    if (!a || !b || *a != *b) {
+      reply.error = fmt::format(
+          "judge reply holds disagreeing confidences for the verdict \"{}\" ({} and {})",
+          c["verdict"].get<std::string>(), detail::confidence_text(*chosen),
+          detail::confidence_text(c));
       return reply;
     }
   }
@@ -364,10 +391,8 @@ inline evaluation_result judge_verdict(std::string_view raw, double min_confiden
   std::string verdict = obj["verdict"].get<std::string>();
   if (verdict.empty()) return detail::judge_malformed_result("empty verdict", raw);
   double confidence = 1.0;  // only when absent: a null confidence is malformed (fail closed)
-  if (auto it = obj.find("confidence"); it != obj.end()) {
-    std::optional<double> c;
-    if (it->is_number()) c = it->get<double>();
-    else if (it->is_string()) c = detail::parse_number(it->get_ref<const std::string&>());
+  if (obj.contains("confidence")) {
+    std::optional<double> c = detail::candidate_confidence(obj);
     if (!c) return detail::judge_malformed_result("confidence is not a number", raw);
     confidence = *c;
   }
