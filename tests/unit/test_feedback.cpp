@@ -77,6 +77,16 @@ TEST_SUITE("feedback") {
     CHECK(ll::feedback_record(from(ll::evaluate_convergence(0, 5, 0)))["success"] == true);
     CHECK(ll::feedback_record(from(ll::evaluate_convergence(3, 5, 0)))["success"] == false);
     CHECK(ll::feedback_record(from(ll::evaluate_exit_code(2)))["success"] == false);
+    // A judge's passing verdicts pass: seed 003's `pass`, and `yes`; uncertain ones do not.
+    auto judged = [](const char* reply) {
+      return ll::feedback_record(from(ll::judge_verdict(reply, 0.5, true)))["success"];
+    };
+    CHECK(judged(R"({"verdict":"pass","reasons":[]})") == true);
+    CHECK(judged(R"({"verdict":"yes"})") == true);
+    CHECK(judged(R"({"verdict":"success"})") == true);
+    CHECK(judged(R"({"verdict":"pass","confidence":0.2})") == false);
+    CHECK(judged(R"({"verdict":"fail","reasons":["x"]})") == false);
+    CHECK(judged(R"({"verdict":"partial"})") == false);
   }
 
   TEST_CASE("exposed as ${prev.evaluation}") {

@@ -116,13 +116,17 @@ inline std::string feedback_text(std::string_view verdict, const json& details) 
 /// `{success, feedback, details, scriptOutput{stdout, stderr, exitCode}}`; scriptOutput only
 /// when the state ran an action.
 ///
-/// `success` is true for the verdicts `success` and `target`; `feedback` is `details.error`
+/// `success` ("whether the evaluation passed", seed 004) is true for the passing verdicts:
+/// `success` (the deterministic evaluators and the default judge schema), `target`
+/// (convergence), and a judge's `pass` (seed 003's verdicts) or `yes`; `_uncertain` ones and
+/// all others are false; `feedback` is `details.error`
 /// when present, else the judge's `details.reason`, else a sentence derived from the
 /// deterministic evaluator's details (e.g. `value 3 < 5: condition met`). The executor exposes
 /// it as `${prev.evaluation}`.
 inline json feedback_record(const prev_record& prev) {
   json rec = json::object();
-  rec["success"] = prev.verdict == "success" || prev.verdict == "target";
+  const std::string_view v = prev.verdict;
+  rec["success"] = v == "success" || v == "target" || v == "pass" || v == "yes";
   prev.details.visit([&](const json& details) {
     rec["feedback"] = detail::feedback_text(prev.verdict, details);
     rec["details"] = details.is_object() ? details : json::object();
