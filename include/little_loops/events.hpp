@@ -3,6 +3,8 @@
 #pragma once
 
 #include <little_loops/config.hpp>
+#include <little_loops/detail/numbers.hpp>
+#include <little_loops/detail/strings.hpp>
 #include <little_loops/json.hpp>
 
 #include <fmt/format.h>
@@ -59,8 +61,9 @@ struct action_start_event {
 };
 
 /// `action_complete {exit_code, duration_ms, output_preview, is_prompt[, timed_out, signal,
-/// cancelled]}`: the runner returned. `output_preview` is the output's last 2000 characters,
-/// whitespace-trimmed (null when the output is empty).
+/// cancelled]}`: the runner returned. `output_preview` is the output's last 2000 characters
+/// (code points), then stripped of whitespace as Python's str.strip() does; null only when
+/// the output is empty (a blank output gives "").
 struct action_complete_event {
   static constexpr std::string_view name = "action_complete";
   event_time ts;
@@ -226,12 +229,7 @@ namespace detail {
 
 // The last `max` characters of `s`, with surrounding whitespace removed.
 inline std::string_view output_tail(std::string_view s, std::size_t max = 2000) noexcept {
-  if (s.size() > max) s.remove_prefix(s.size() - max);
-  constexpr std::string_view ws = " \t\r\n\f\v";
-  const auto b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return {};
-  const auto e = s.find_last_not_of(ws);
-  return s.substr(b, e - b + 1);
+  return trim_py(utf8_suffix(s, max));
 }
 
 }  // namespace detail
@@ -331,11 +329,11 @@ template <class W>
 inline void write_event(W& w, const action_complete_event& e) {
   w.integer("exit_code", e.exit_code);
   w.integer("duration_ms", e.duration_ms);
-  const auto preview = output_tail(e.output);
-  if (preview.empty())
+  // Python's `output[-2000:].strip() if output else None`: null only for an empty output.
+  if (e.output.empty())
     w.null("output_preview");
   else
-    w.string("output_preview", preview);
+    w.string("output_preview", output_tail(e.output));
   w.boolean("is_prompt", e.is_prompt);
   if (e.timed_out) w.boolean("timed_out", true);
   if (e.cancelled) w.boolean("cancelled", true);

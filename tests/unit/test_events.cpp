@@ -87,6 +87,26 @@ TEST_SUITE("events") {
     const ll::json empty =
         ll::to_json(ll::action_complete_event{t0, "s", 0, 0, "", false, false, false, 0});
     CHECK(empty["output_preview"].is_null());
+    // Only an empty output is null: a blank one strips to "".
+    const ll::json blank =
+        ll::to_json(ll::action_complete_event{t0, "s", 0, 0, "  \n", false, false, false, 0});
+    CHECK(blank["output_preview"] == "");
+  }
+
+  TEST_CASE("action_complete: the preview counts characters, and strips as str.strip()") {
+    // 2500 two-byte characters, then "END": the last 2000 characters are 1997 of them and
+    // "END" (Python slices code points, not bytes), never half a character.
+    std::string e_acute;
+    for (int i = 0; i < 2500; ++i) e_acute += "\u00e9";
+    const ll::json j = ll::to_json(
+        ll::action_complete_event{t0, "s", 0, 0, e_acute + "END", false, false, false, 0});
+    const std::string preview = j["output_preview"].get<std::string>();
+    CHECK(preview.size() == 1997 * 2 + 3);
+    CHECK(preview.substr(0, 2) == "\u00e9");
+    // U+3000 (ideographic space), U+00A0 and \x1f are whitespace to str.strip().
+    const ll::json u = ll::to_json(ll::action_complete_event{
+        t0, "s", 0, 0, "\u3000\u00a0 ok \x1f\n", false, false, false, 0});
+    CHECK(u["output_preview"] == "ok");
   }
 
   TEST_CASE("evaluate without details; default type") {

@@ -148,6 +148,30 @@ inline bool is_valid_utf8(std::string_view text) noexcept {
   return true;
 }
 
+// The first `n` code points of a UTF-8 string (Python's `s[:n]`).
+inline std::string_view utf8_prefix(std::string_view s, std::size_t n) noexcept {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      if (count == n) return s.substr(0, i);
+      ++count;
+    }
+  }
+  return s;
+}
+
+// The last `n` code points of a UTF-8 string (Python's `s[-n:]`).
+inline std::string_view utf8_suffix(std::string_view s, std::size_t n) noexcept {
+  if (n == 0) return s.substr(s.size());
+  std::size_t count = 0;
+  for (std::size_t i = s.size(); i-- > 0;) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      if (++count == n) return s.substr(i);
+    }
+  }
+  return s;
+}
+
 /// Dotted document path: `join_path("states.fix", "evaluate")` → `states.fix.evaluate`;
 /// an empty base yields the key alone.
 inline std::string join_path(std::string_view base, std::string_view key) {
