@@ -200,8 +200,11 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
     part.env_name = std::string(rest);
     return std::nullopt;
   }
+  // parse_json_path reads a leading "." as the root (output_json's `.a`), but here the dot
+  // after the namespace is already taken: `${context..a}` and `${prev..}` have an empty
+  // segment (the original looks the key "" up and fails).
+  if (rest.front() == '.') return fmt::format("empty path segment in ${{{}}}", expr);
   part.path = parse_json_path(rest);
-  // (A path of only "." parses as the root, no segment: `${prev..}` has two empty segments.)
   if (part.path.empty()) return fmt::format("empty path segment in ${{{}}}", expr);
   for (const auto& seg : part.path)
     if (seg.key.empty()) return fmt::format("empty path segment in ${{{}}}", expr);

@@ -178,7 +178,9 @@ TEST_SUITE("interpolation") {
                             "${context.a..b}", "${context.x?:default=1}",
                             // only a "." after the namespace: no segment at all (the fuzzer's
                             // first find: rendering it read past an empty path)
-                            "${prev..}", "${context..}", "${result..?}", "${captured..:default=x}"}) {
+                            "${prev..}", "${context..}", "${result..?}", "${captured..:default=x}",
+                            // an empty first segment: not the same as ${context.a}
+                            "${context..a}", "${prev..output}", "${captured..x.output?}"}) {
       CAPTURE(bad);
       auto t = ll::compile_template(bad);
       REQUIRE_FALSE(t.has_value());
