@@ -497,6 +497,30 @@ inline bool is_valid_utf8(std::string_view text) noexcept {
   return true;
 }
 
+// The first `n` code points of a UTF-8 string (Python's `s[:n]`).
+inline std::string_view utf8_prefix(std::string_view s, std::size_t n) noexcept {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      if (count == n) return s.substr(0, i);
+      ++count;
+    }
+  }
+  return s;
+}
+
+// The last `n` code points of a UTF-8 string (Python's `s[-n:]`).
+inline std::string_view utf8_suffix(std::string_view s, std::size_t n) noexcept {
+  if (n == 0) return s.substr(s.size());
+  std::size_t count = 0;
+  for (std::size_t i = s.size(); i-- > 0;) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
+      if (++count == n) return s.substr(i);
+    }
+  }
+  return s;
+}
+
 /// Dotted document path: `join_path("states.fix", "evaluate")` → `states.fix.evaluate`;
 /// an empty base yields the key alone.
 inline std::string join_path(std::string_view base, std::string_view key) {
@@ -2318,13 +2342,17 @@ inline std::string feedback_text(std::string_view verdict, const json& details) 
 /// `{success, feedback, details, scriptOutput{stdout, stderr, exitCode}}`; scriptOutput only
 /// when the state ran an action.
 ///
-/// `success` is true for the verdicts `success` and `target`; `feedback` is `details.error`
+/// `success` ("whether the evaluation passed", seed 004) is true for the passing verdicts:
+/// `success` (the deterministic evaluators and the default judge schema), `target`
+/// (convergence), and a judge's `pass` (seed 003's verdicts) or `yes`; `_uncertain` ones and
+/// all others are false; `feedback` is `details.error`
 /// when present, else the judge's `details.reason`, else a sentence derived from the
 /// deterministic evaluator's details (e.g. `value 3 < 5: condition met`). The executor exposes
 /// it as `${prev.evaluation}`.
 inline json feedback_record(const prev_record& prev) {
   json rec = json::object();
-  rec["success"] = prev.verdict == "success" || prev.verdict == "target";
+  const std::string_view v = prev.verdict;
+  rec["success"] = v == "success" || v == "target" || v == "pass" || v == "yes";
   prev.details.visit([&](const json& details) {
     rec["feedback"] = detail::feedback_text(prev.verdict, details);
     rec["details"] = details.is_object() ? details : json::object();
@@ -2657,8 +2685,11 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
     part.env_name = std::string(rest);
     return std::nullopt;
   }
+  // parse_json_path reads a leading "." as the root (output_json's `.a`), but here the dot
+  // after the namespace is already taken: `${context..a}` and `${prev..}` have an empty
+  // segment (the original looks the key "" up and fails).
+  if (rest.front() == '.') return fmt::format("empty path segment in ${{{}}}", expr);
   part.path = parse_json_path(rest);
-  // (A path of only "." parses as the root, no segment: `${prev..}` has two empty segments.)
   if (part.path.empty()) return fmt::format("empty path segment in ${{{}}}", expr);
   for (const auto& seg : part.path)
     if (seg.key.empty()) return fmt::format("empty path segment in ${{{}}}", expr);
@@ -4139,30 +4170,6 @@ inline constexpr bool compare_values(T v, comparison_op op, T t) noexcept {
   return false;
 }
 
-// The first `n` code points of a UTF-8 string (Python's `s[:n]`).
-inline std::string_view utf8_prefix(std::string_view s, std::size_t n) noexcept {
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
-      if (count == n) return s.substr(0, i);
-      ++count;
-    }
-  }
-  return s;
-}
-
-// The last `n` code points of a UTF-8 string (Python's `s[-n:]`).
-inline std::string_view utf8_suffix(std::string_view s, std::size_t n) noexcept {
-  if (n == 0) return s.substr(s.size());
-  std::size_t count = 0;
-  for (std::size_t i = s.size(); i-- > 0;) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
-      if (++count == n) return s.substr(i);
-    }
-  }
-  return s;
-}
-
 inline evaluation_result error_result(std::string message) {
   evaluation_result r;
   r.verdict = "error";
@@ -4453,12 +4460,28 @@ inline void collect_candidates(std::string_view text, judge_candidates& out, int
   }
 }
 
+// A verdict object's confidence as judge_verdict reads it: absent → 1.0; a number, or a
+// string holding one; anything else (null included) → nullopt.
+inline std::optional<double> candidate_confidence(const json& obj) {
+  auto it = obj.find("confidence");
+  if (it == obj.end()) return 1.0;
+  if (it->is_number()) return it->get<double>();
+  if (it->is_string()) return parse_number(it->get_ref<const std::string&>());
+  return std::nullopt;
+}
+
+inline std::string confidence_text(const json& obj) {
+  auto it = obj.find("confidence");
+  return it == obj.end() ? std::string("none") : it->dump();
+}
+
 }  // namespace detail
 
 /// @brief Extracts the verdict object from a judge's raw reply, tolerantly: bare JSON, JSON in
 /// ``` fences, JSON after a preamble (string-aware brace matching), CLI envelopes
 /// (`{"result": ...}`, `{"structured_output": ...}`). Fails closed: empty or garbage replies,
-/// objects without a string `verdict`, several verdict objects that disagree, and a CLI
+/// objects without a string `verdict`, several verdict objects that disagree (on the verdict,
+/// or on the confidence: missing counts as 1.0), and a CLI
 /// envelope reporting an error (`"is_error"` set; then `backend_error` is true) all give an
 /// `error` text.
 inline judge_reply parse_judge_reply(std::string_view raw) {
@@ -4485,6 +4508,17 @@ inline judge_reply parse_judge_reply(std::string_view raw) {
       reply.error = fmt::format("judge reply holds disagreeing verdicts (\"{}\" and \"{}\")",
                                 (*chosen)["verdict"].get<std::string>(),
                                 c["verdict"].get<std::string>());
+      return reply;
+    }
+    // The same verdict with another confidence may be another effective verdict
+    // (`_uncertain`): which one holds would depend on the order, so it is a disagreement too.
+    const auto a = detail::candidate_confidence(*chosen);
+    const auto b = detail::candidate_confidence(c);
+    if (!a || !b || *a != *b) {
+      reply.error = fmt::format(
+          "judge reply holds disagreeing confidences for the verdict \"{}\" ({} and {})",
+          c["verdict"].get<std::string>(), detail::confidence_text(*chosen),
+          detail::confidence_text(c));
       return reply;
     }
   }
@@ -4554,10 +4588,8 @@ inline evaluation_result judge_verdict(std::string_view raw, double min_confiden
   std::string verdict = obj["verdict"].get<std::string>();
   if (verdict.empty()) return detail::judge_malformed_result("empty verdict", raw);
   double confidence = 1.0;  // only when absent: a null confidence is malformed (fail closed)
-  if (auto it = obj.find("confidence"); it != obj.end()) {
-    std::optional<double> c;
-    if (it->is_number()) c = it->get<double>();
-    else if (it->is_string()) c = detail::parse_number(it->get_ref<const std::string&>());
+  if (obj.contains("confidence")) {
+    std::optional<double> c = detail::candidate_confidence(obj);
     if (!c) return detail::judge_malformed_result("confidence is not a number", raw);
     confidence = *c;
   }
@@ -6128,6 +6160,8 @@ LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/evaluators.hpp>
 // #include <little_loops/events.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/numbers.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
 
 #include <fmt/format.h>
@@ -6184,8 +6218,9 @@ struct action_start_event {
 };
 
 /// `action_complete {exit_code, duration_ms, output_preview, is_prompt[, timed_out, signal,
-/// cancelled]}`: the runner returned. `output_preview` is the output's last 2000 characters,
-/// whitespace-trimmed (null when the output is empty).
+/// cancelled]}`: the runner returned. `output_preview` is the output's last 2000 characters
+/// (code points), then stripped of whitespace as Python's str.strip() does; null only when
+/// the output is empty (a blank output gives "").
 struct action_complete_event {
   static constexpr std::string_view name = "action_complete";
   event_time ts;
@@ -6351,12 +6386,7 @@ namespace detail {
 
 // The last `max` characters of `s`, with surrounding whitespace removed.
 inline std::string_view output_tail(std::string_view s, std::size_t max = 2000) noexcept {
-  if (s.size() > max) s.remove_prefix(s.size() - max);
-  constexpr std::string_view ws = " \t\r\n\f\v";
-  const auto b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return {};
-  const auto e = s.find_last_not_of(ws);
-  return s.substr(b, e - b + 1);
+  return trim_py(utf8_suffix(s, max));
 }
 
 }  // namespace detail
@@ -6456,11 +6486,11 @@ template <class W>
 inline void write_event(W& w, const action_complete_event& e) {
   w.integer("exit_code", e.exit_code);
   w.integer("duration_ms", e.duration_ms);
-  const auto preview = output_tail(e.output);
-  if (preview.empty())
+  // Python's `output[-2000:].strip() if output else None`: null only for an empty output.
+  if (e.output.empty())
     w.null("output_preview");
   else
-    w.string("output_preview", preview);
+    w.string("output_preview", output_tail(e.output));
   w.boolean("is_prompt", e.is_prompt);
   if (e.timed_out) w.boolean("timed_out", true);
   if (e.cancelled) w.boolean("cancelled", true);
