@@ -109,6 +109,23 @@ ag: -.5
   CHECK(doc["ag"] == "-.5");
 }
 
+TEST_CASE("every escape of a double-quoted scalar is UTF-8, as PyYAML reads it") {
+  // yaml-cpp writes \N and \_ as the lone bytes 0x85 / 0xA0; the loader re-encodes them.
+  auto doc = yaml("a: \"non\\_breaking\"\nb: \"next\\Nline\"\nc: \"\\xe9\\_\\u00e9\"\n"
+                  "\"k\\_ey\": 1\nd: \"caf\u00e9\\_\"\n");
+  CHECK(doc["a"] == "non\u00a0breaking");
+  CHECK(doc["b"] == "next\u0085line");
+  CHECK(doc["c"] == "\u00e9\u00a0\u00e9");
+  CHECK(doc["k\u00a0ey"] == 1);
+  CHECK(doc["d"] == "caf\u00e9\u00a0");
+  CHECK(ll::detail::is_valid_utf8(doc.dump()));
+  // A loop using them loads.
+  auto loop = ll::load_loop_yaml(
+      "name: t\ndescription: \"non\\_breaking\"\ninitial: a\nstates:\n  a:\n    terminal: true\n",
+      "t.yaml");
+  CHECK(loop.has_value());
+}
+
 TEST_CASE("keys are their source text") {
   auto doc = yaml("yes: a\n1: b\ntrue: c\n");
   CHECK(doc.dump() == R"({"yes":"a","1":"b","true":"c"})");
