@@ -364,15 +364,19 @@ inline diagnostics validate(const fsm_loop& loop) {
 
   // Unreachable states: breadth-first from initial (and on_max_iterations, which the
   // executor enters when the cap is hit). A reachable state with an interpolated target
-  // could go anywhere, so then nothing is reported.
-  if (exists(loop.initial)) {
+  // could go anywhere, so then nothing is reported. An unknown initial reaches nothing: as
+  // in the original, every state (but on_max_iterations' and what it reaches) is then
+  // reported too, besides the unknown-initial error.
+  {
     std::vector<const state_config*> states;
     states.reserve(loop.states.size());
     for (const auto& entry : loop.states) states.push_back(&entry.second);
     std::vector<char> seen(states.size(), 0);
     std::vector<std::size_t> queue;
-    queue.push_back(index.at(loop.initial));
-    seen[queue.back()] = 1;
+    if (exists(loop.initial)) {
+      queue.push_back(index.at(loop.initial));
+      seen[queue.back()] = 1;
+    }
     if (loop.on_max_iterations && exists(*loop.on_max_iterations)) {
       const std::size_t extra = index.at(*loop.on_max_iterations);
       if (!seen[extra]) {

@@ -319,8 +319,17 @@ TEST_CASE("reference messages match the Python validator") {
     CHECK(r.error().details[0].code == "missing-field");
     CHECK(r.error().details[0].message.rfind("missing required fields: initial, states", 0) == 0);
   }
-  // initial missing: no reachability analysis (everything would be unreachable)
-  CHECK(count_code(found, "unreachable-state") == 0);
+  // initial missing: nothing is reached from it, so, as in the original, every state is
+  // also reported unreachable (warnings, beside the error)
+  REQUIRE(count_code(found, "unreachable-state") == 1);
+  CHECK(find_diagnostic(found, "states.a", "unreachable-state")->level == ll::severity::warning);
+  {
+    auto two = check(R"({"name": "t", "initial": "start", "on_max_iterations": "sum",
+                         "states": {"a": {"action": "x", "next": "b"}, "b": {"terminal": true},
+                                    "sum": {"action": "s", "next": "b"}}})");
+    CHECK(count_code(two, "unreachable-state") == 1);  // on_max_iterations reaches sum and b
+    CHECK(find_diagnostic(two, "states.a", "unreachable-state"));
+  }
 
   found = check(loop_doc(R"("a": {"action": "x", "on_success": "done"})",
                          R"("max_iterations": -1, "backoff": -2, "timeout": 0,
