@@ -453,46 +453,51 @@ std::string join_names(const Range& names, std::string_view separator = ", ") {
   return out;
 }
 
+// The length of the well-formed UTF-8 sequence at `p` (1 to 4), or 0 when none starts there
+// (a stray continuation byte, an overlong form, a surrogate, beyond U+10FFFF, truncated).
+inline std::size_t utf8_sequence_length(const unsigned char* p, const unsigned char* end) noexcept {
+  const unsigned char c = *p;
+  if (c < 0x80) return 1;
+  std::size_t extra = 0;
+  unsigned char low = 0x80;
+  unsigned char high = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    extra = 1;
+  } else if (c == 0xE0) {
+    extra = 2;
+    low = 0xA0;
+  } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+    extra = 2;
+  } else if (c == 0xED) {
+    extra = 2;
+    high = 0x9F;
+  } else if (c == 0xF0) {
+    extra = 3;
+    low = 0x90;
+  } else if (c >= 0xF1 && c <= 0xF3) {
+    extra = 3;
+  } else if (c == 0xF4) {
+    extra = 3;
+    high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (static_cast<std::size_t>(end - p) <= extra) return 0;
+  if (p[1] < low || p[1] > high) return 0;
+  for (std::size_t k = 2; k <= extra; ++k)
+    if (p[k] < 0x80 || p[k] > 0xBF) return 0;
+  return extra + 1;
+}
+
 /// True when `text` is well-formed UTF-8 (no overlongs, surrogates or code points
 /// above U+10FFFF).
 inline bool is_valid_utf8(std::string_view text) noexcept {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const auto* end = p + text.size();
   while (p < end) {
-    const unsigned char c = *p;
-    if (c < 0x80) {
-      ++p;
-      continue;
-    }
-    std::size_t extra = 0;
-    unsigned char low = 0x80;
-    unsigned char high = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-      extra = 1;
-    } else if (c == 0xE0) {
-      extra = 2;
-      low = 0xA0;
-    } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
-      extra = 2;
-    } else if (c == 0xED) {
-      extra = 2;
-      high = 0x9F;
-    } else if (c == 0xF0) {
-      extra = 3;
-      low = 0x90;
-    } else if (c >= 0xF1 && c <= 0xF3) {
-      extra = 3;
-    } else if (c == 0xF4) {
-      extra = 3;
-      high = 0x8F;
-    } else {
-      return false;
-    }
-    if (static_cast<std::size_t>(end - p) <= extra) return false;
-    if (p[1] < low || p[1] > high) return false;
-    for (std::size_t k = 2; k <= extra; ++k)
-      if (p[k] < 0x80 || p[k] > 0xBF) return false;
-    p += extra + 1;
+    const std::size_t n = utf8_sequence_length(p, end);
+    if (n == 0) return false;
+    p += n;
   }
   return true;
 }
@@ -3586,15 +3591,19 @@ inline diagnostics validate(const fsm_loop& loop) {
 
   // Unreachable states: breadth-first from initial (and on_max_iterations, which the
   // executor enters when the cap is hit). A reachable state with an interpolated target
-  // could go anywhere, so then nothing is reported.
-  if (exists(loop.initial)) {
+  // could go anywhere, so then nothing is reported. An unknown initial reaches nothing: as
+  // in the original, every state (but on_max_iterations' and what it reaches) is then
+  // reported too, besides the unknown-initial error.
+  {
     std::vector<const state_config*> states;
     states.reserve(loop.states.size());
     for (const auto& entry : loop.states) states.push_back(&entry.second);
     std::vector<char> seen(states.size(), 0);
     std::vector<std::size_t> queue;
-    queue.push_back(index.at(loop.initial));
-    seen[queue.back()] = 1;
+    if (exists(loop.initial)) {
+      queue.push_back(index.at(loop.initial));
+      seen[queue.back()] = 1;
+    }
     if (loop.on_max_iterations && exists(*loop.on_max_iterations)) {
       const std::size_t extra = index.at(*loop.on_max_iterations);
       if (!seen[extra]) {

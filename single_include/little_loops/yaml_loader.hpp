@@ -338,9 +338,36 @@ inline json resolve_plain_scalar(const std::string& text) {
 
 /// Builds a json value from yaml-cpp parser events without recursion, recording positions
 /// and diagnostics.
+// yaml-cpp writes the escapes `\N` and `\_` of a double-quoted scalar as the single bytes
+// 0x85 and 0xA0 instead of the UTF-8 of U+0085 and U+00A0 (its other escapes are UTF-8).
+// In a source that is well-formed UTF-8 such a lone byte can only come from those escapes:
+// it is re-encoded, so "non\_breaking" reads as PyYAML reads it. Anything else is kept (and
+// diagnosed by the schema parser when invalid).
+inline void reencode_yaml_escapes(std::string& text) {
+  if (is_valid_utf8(text)) return;
+  std::string out;
+  out.reserve(text.size() + 8);
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    std::size_t n = utf8_sequence_length(p, end);
+    if (n == 0 && (*p == 0x85 || *p == 0xA0)) {
+      out += static_cast<char>(0xC2);
+      out += static_cast<char>(*p);
+      ++p;
+      continue;
+    }
+    if (n == 0) n = 1;
+    out.append(reinterpret_cast<const char*>(p), n);
+    p += n;
+  }
+  text = std::move(out);
+}
+
 class yaml_json_builder final : public YAML::EventHandler {
  public:
-  yaml_json_builder(yaml_source_map* map, const yaml_limits& limits) : map_(map), limits_(limits) {}
+  yaml_json_builder(yaml_source_map* map, const yaml_limits& limits, bool utf8_source = false)
+      : map_(map), limits_(limits), utf8_source_(utf8_source) {}
 
   json root;
   bool have_root = false;
@@ -379,9 +406,11 @@ class yaml_json_builder final : public YAML::EventHandler {
   }
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
-                const std::string& value) override {
+                const std::string& text) override {
+    std::string value = text;
+    if (utf8_source_) reencode_yaml_escapes(value);
     if (key_expected()) {
-      begin_key(value, mark, tag == "?");
+      begin_key(std::move(value), mark, tag == "?");
       return;
     }
     const std::string path = value_path(mark);
@@ -421,6 +450,7 @@ class yaml_json_builder final : public YAML::EventHandler {
 
   yaml_source_map* map_;
   yaml_limits limits_;
+  bool utf8_source_ = false;  // the source is well-formed UTF-8 (see reencode_yaml_escapes)
   std::vector<frame> frames_;
   std::unordered_map<YAML::anchor_t, anchored> anchors_;
   std::size_t total_nodes_ = 0;
@@ -618,7 +648,7 @@ inline expected<json, error> yaml_to_json(std::string_view text, std::string_vie
     map->clear();
     map->set_file_name(std::string(file_name));
   }
-  detail::yaml_json_builder builder(map, limits);
+  detail::yaml_json_builder builder(map, limits, detail::is_valid_utf8(text));
   try {
     std::istringstream stream{std::string(text)};
     YAML::Parser parser(stream);
