@@ -22,8 +22,8 @@ std::optional<fs::path> resolve_loop_path(std::string_view name_or_path,
   fs::path direct{std::string(name_or_path)};
   if (tried != nullptr) tried->push_back(direct.string());
   if (fs::is_regular_file(direct, ec)) return direct;
-  // A bare name: look in .loops/ (not for things that already look like paths).
-  if (name_or_path.find('/') != std::string_view::npos) return std::nullopt;
+  // Else a name in .loops/, as in the original also one with a "/" (`sub/x` →
+  // .loops/sub/x.yaml).
   for (const char* ext : {".fsm.yaml", ".yaml", ".yml", ".fsm.json", ".json"}) {
     fs::path candidate = fs::path(".loops") / (std::string(name_or_path) + ext);
     if (tried != nullptr) tried->push_back(candidate.string());
@@ -43,12 +43,25 @@ bool is_paradigm_document(const ll::json& doc) {
   return !(it->is_string() && it->get<std::string>() == "fsm");
 }
 
+namespace {
+std::string_view strip_ascii_space(std::string_view s) {
+  constexpr std::string_view ws = " \t\n\r\f\v";
+  const auto b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+}  // namespace
+
 ll::expected<ll::json, std::string> parse_context_overrides(const std::vector<std::string>& kvs) {
   ll::json out = ll::json::object();
   for (const auto& kv : kvs) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) return ll::unexpected(kv);
-    out[kv.substr(0, eq)] = kv.substr(eq + 1);
+    // As the original: split at the first "=", strip both sides; the last of a key wins.
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos) return ll::unexpected(kv);
+    const std::string_view text = kv;
+    const std::string_view key = strip_ascii_space(text.substr(0, eq));
+    if (key.empty()) return ll::unexpected(kv);  // ${context.} cannot name it
+    out[std::string(key)] = std::string(strip_ascii_space(text.substr(eq + 1)));
   }
   return out;
 }
@@ -132,11 +145,15 @@ void report_load_failure(const load_failure& failure, std::string_view shown_nam
     say_error(fmt::format("{} is invalid: {}", shown_name, failure.message));
   else
     say_error(fmt::format("Validation error: {}", failure.message));
-  for (const auto& line : failure.lines) {
-    // a syntax error's single diagnostic repeats the message: print it once
-    if (failure.lines.size() == 1 && line.find(failure.message) != std::string::npos) break;
-    std::fprintf(stderr, "  %s\n", line.c_str());
-  }
+  // A single diagnostic that the message already says (a syntax error, a paradigm spec's
+  // missing field) is not printed again.
+  if (failure.lines.size() == 1 &&
+      (failure.lines[0].find(failure.message) != std::string::npos ||
+       (failure.diagnostics.size() == 1 && !failure.diagnostics[0].message.empty() &&
+        failure.message.find(failure.diagnostics[0].message) != std::string::npos &&
+        failure.message.find(failure.diagnostics[0].path) != std::string::npos)))
+    return;
+  for (const auto& line : failure.lines) std::fprintf(stderr, "  %s\n", line.c_str());
 }
 
 std::string display_path(const fs::path& path) {

@@ -19,8 +19,8 @@ namespace ll_loop {
 namespace ll = little_loops;
 namespace fs = std::filesystem;
 
-/// Where a loop named on the command line lives: the path itself when it exists, else (for a
-/// bare name, relative to the cwd) `.loops/<name>.fsm.yaml`, `.loops/<name>.yaml`,
+/// Where a loop named on the command line lives: the path itself when it exists, else (relative
+/// to the cwd; a name may hold "/", as `sub/x`) `.loops/<name>.fsm.yaml`, `.loops/<name>.yaml`,
 /// `.loops/<name>.yml`, `.loops/<name>.fsm.json`, `.loops/<name>.json`. A compiled loop
 /// comes before its spec, as in the Python original's resolve_loop_path (`.fsm.yaml`, then
 /// `.yaml`): `ll-loop compile .loops/g.yaml` writes `.loops/g.fsm.yaml`, which then wins.
@@ -88,8 +88,10 @@ void report_load_failure(const load_failure& failure, std::string_view shown_nam
 /// type it) and the relative form names the same file, else unchanged.
 std::string display_path(const fs::path& path);
 
-/// Parses `K=V` words into a JSON object (values stay strings; `K` may be dotted to set
-/// nested keys). Error: the offending word.
+/// Parses `K=V` words into a JSON object, as the original does: split at the first "=", key
+/// and value stripped of surrounding whitespace, values stay strings, the last of a key wins
+/// (a dotted `K` is one key: `${context.a.b}` does not reach it). Error: the offending word
+/// (no "=", or an empty key).
 ll::expected<ll::json, std::string> parse_context_overrides(const std::vector<std::string>& kvs);
 
 /// The loop document back as YAML text (block style, key order kept).

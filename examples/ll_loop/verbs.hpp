@@ -10,11 +10,13 @@ namespace ll_loop {
 /// `run`/`resume`: 0 = the loop reached a success terminal, 2 = a failure terminal
 /// (`failure: true`), 1 = anything else (limit, timeout, error, interruption, handoff).
 /// Other verbs: 0 = ok, 1 = failed (invalid loop, not found, …).
-/// Usage errors (unknown option, missing argument) exit with 2, like argparse.
+/// Usage errors (unknown option, missing argument) exit with 2, like argparse; a
+/// `--context` without "=" exits with 1, as in the original (which checks it after parsing).
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_failed = 1;
 inline constexpr int exit_failure_terminal = 2;
 inline constexpr int exit_usage = 2;
+inline constexpr int exit_bad_context = 1;
 
 int verb_run(const parsed_args& args);
 int verb_resume(const parsed_args& args);

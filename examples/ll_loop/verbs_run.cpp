@@ -457,9 +457,10 @@ int verb_run(const parsed_args& args) {
   if (!read_common_run_options(args, s)) return exit_usage;
   auto overrides = parse_context_overrides(args.all("context"));
   if (!overrides) {
-    std::fprintf(stderr, "ll-loop run: error: argument --context: expected K=V, got '%s'\n",
+    std::fprintf(stderr,
+                 "ll-loop run: error: Invalid --context format: '%s' (expected KEY=VALUE)\n",
                  overrides.error().c_str());
-    return exit_usage;
+    return exit_bad_context;
   }
   s.context_overrides = *overrides;
   if (auto v = args.value("max-iterations")) {
@@ -669,9 +670,10 @@ int verb_simulate(const parsed_args& args) {
   const bool quiet = args.has("quiet") || as_json || (events_target && *events_target == "-");
   auto overrides = parse_context_overrides(args.all("context"));
   if (!overrides) {
-    std::fprintf(stderr, "ll-loop simulate: error: argument --context: expected K=V, got '%s'\n",
+    std::fprintf(stderr,
+                 "ll-loop simulate: error: Invalid --context format: '%s' (expected KEY=VALUE)\n",
                  overrides.error().c_str());
-    return exit_usage;
+    return exit_bad_context;
   }
   std::optional<long long> max_iterations;
   if (auto v = args.value("max-iterations")) {
@@ -881,9 +883,10 @@ int verb_test(const parsed_args& args) {
   if (!read_common_run_options(args, s)) return exit_usage;
   auto overrides = parse_context_overrides(args.all("context"));
   if (!overrides) {
-    std::fprintf(stderr, "ll-loop test: error: argument --context: expected K=V, got '%s'\n",
+    std::fprintf(stderr,
+                 "ll-loop test: error: Invalid --context format: '%s' (expected KEY=VALUE)\n",
                  overrides.error().c_str());
-    return exit_usage;
+    return exit_bad_context;
   }
   int simulated_exit_code = 0;
   if (auto v = args.value("exit-code")) {

@@ -48,9 +48,11 @@ def test_usage_errors():
     r = ll("run", "x", "--max-iterations", "many")
     expect_exit(r, 2)
     expect_in("--max-iterations", r.err, r)
-    r = ll("run", "x", "--context", "novalue")
-    expect_exit(r, 2)
-    expect_in("K=V", r.err, r)
+    # A --context without "=" (or with an empty key) is the original's error, exit 1.
+    for bad in ("novalue", " =x"):
+        r = ll("run", "x", "--context", bad)
+        expect_exit(r, 1)
+        expect_in("Invalid --context format: '%s' (expected KEY=VALUE)" % bad, r.err, r)
     r = ll("--frobnicate")
     expect_exit(r, 2)
 
@@ -61,6 +63,12 @@ def test_loop_not_found():
             r = ll(verb, "no-such-loop", cwd=wd)
             expect_exit(r, 1)
             expect_in("Loop not found: no-such-loop", r.err, r)
+        # A name with "/" is looked up in .loops/ too, as in the original.
+        write(wd / ".loops" / "sub" / "x.yaml",
+              "name: x\ninitial: a\nstates:\n  a:\n    terminal: true\n")
+        r = ll("validate", "sub/x", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("is valid", r.out, r)
 
 
 def test_validate_examples():
@@ -252,6 +260,13 @@ states:
         expect_exit(r, 0)
         doc = r.json()
         expect(doc["captured"]["greeting"]["output"] == "hello big world", "context override", r)
+        # As in the original: split at the first "=", both sides stripped, the last one wins.
+        r = ll("run", ctx, "--context", " who = a=b ", "--json", cwd=wd)
+        expect_exit(r, 0)
+        expect(r.json()["captured"]["greeting"]["output"] == "hello a=b", "stripped", r)
+        r = ll("run", ctx, "--context", "who=x", "--context", "who=", "--json", cwd=wd)
+        expect_exit(r, 0)
+        expect(r.json()["captured"]["greeting"]["output"] == "hello ", "last wins", r)
         r = ll("run", ctx, "--quiet", cwd=wd)
         expect_exit(r, 0)
         expect(r.out == "", "quiet prints nothing", r)
