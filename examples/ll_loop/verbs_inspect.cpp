@@ -113,17 +113,22 @@ int verb_compile(const parsed_args& args) {
     say_error(fmt::format("Input file not found: {}", input.string()));
     return exit_failed;
   }
-  auto doc = read_document(input);
+  ll::yaml_source_map positions;
+  auto doc = read_document(input, &positions);
   if (!doc) {
-    say_error(fmt::format("Compilation error: {}", ll::to_string(doc.error())));
+    say_error(fmt::format("Compilation error: {}", doc.error().message));  // file:line:col: …
     return exit_failed;
   }
   ll::diagnostics warnings;
   auto loop = ll::compile_paradigm(*doc, &warnings);
   if (!loop) {
-    say_error(fmt::format("Compilation error: {}", loop.error().message));
-    for (const auto& d : loop.error().details)
-      std::fprintf(stderr, "  %s\n", ll::to_string(d).c_str());
+    const ll::error e = ll::annotate_error(std::move(loop.error()), positions);
+    say_error(fmt::format("Compilation error: {}", e.message));  // file:line:col: …
+    // each diagnostic with its position, unless the message already is the only one
+    if (!(e.details.size() == 1 && !e.details[0].message.empty() &&
+          e.message.find(e.details[0].message) != std::string::npos))
+      for (const auto& d : e.details)
+        std::fprintf(stderr, "  %s\n", ll::format_diagnostic(d, &positions).c_str());
     return exit_failed;
   }
   print_warnings(warnings);
