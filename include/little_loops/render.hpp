@@ -27,37 +27,55 @@ struct loop_transition {
 };
 
 /// The transitions of `state` (named `name`) that can actually be taken, in the order the
-/// renderers list them: `next`; the route table in document order; `_error` (labelled
-/// `error`); `_` (labelled `_`); the `on_<verdict>` shorthands the route table does not
-/// shadow (a `_` default shadows all of them, `_error` shadows `on_error`); `on_maintain`
-/// (labelled `maintain`).
+/// renderers list them. A `next:` state: `next`, then `on_error` (labelled `error`: a failed
+/// action goes there), then `on_maintain`; its route table and other shorthands are never
+/// used (validation warns) and are not drawn. Any other state: the route table in document
+/// order; `_error` (labelled `error`) unless the table has an exact `error` key, which is
+/// checked first; `_` (labelled `_`); the `on_<verdict>` shorthands the route table does not
+/// shadow (a `_` default shadows all of them, `_error` or an `error` key shadows
+/// `on_error`); `on_maintain` (labelled `maintain`).
 inline std::vector<loop_transition> transitions_of(const std::string& name,
                                                    const state_config& state) {
   std::vector<loop_transition> out;
   const auto add = [&](std::string label, const std::string& target) {
     out.push_back(loop_transition{name, std::move(label), target == "$current" ? name : target});
   };
-  if (state.next) add("next", *state.next);
-  bool has_default = false;
-  bool has_error = false;
-  if (state.route) {
-    for (const auto& [verdict, target] : state.route->routes) add(verdict, target);
-    if (state.route->error_target) {
-      has_error = true;
-      add("error", *state.route->error_target);
+  if (state.next) {
+    add("next", *state.next);
+    if (const auto it = state.on.find("error"); it != state.on.end()) add("error", it->second);
+  } else {
+    bool has_default = false;
+    bool has_error = false;
+    if (state.route) {
+      for (const auto& [verdict, target] : state.route->routes) add(verdict, target);
+      has_error = state.route->routes.find("error") != state.route->routes.end();
+      if (state.route->error_target && !has_error) {
+        has_error = true;
+        add("error", *state.route->error_target);
+      }
+      if (state.route->default_target) {
+        has_default = true;
+        add("_", *state.route->default_target);
+      }
     }
-    if (state.route->default_target) {
-      has_default = true;
-      add("_", *state.route->default_target);
+    for (const auto& [verdict, target] : state.on) {
+      if (has_default) break;
+      if (verdict == "error" && has_error) continue;
+      if (state.route && state.route->routes.find(verdict) != state.route->routes.end()) continue;
+      add(verdict, target);
     }
-  }
-  for (const auto& [verdict, target] : state.on) {
-    if (has_default) break;
-    if (verdict == "error" && has_error) continue;
-    if (state.route && state.route->routes.find(verdict) != state.route->routes.end()) continue;
-    add(verdict, target);
   }
   if (state.on_maintain) add("maintain", *state.on_maintain);
+  return out;
+}
+
+/// The transitions of `state` in `loop`: as above, plus, in a `maintain: true` loop, the
+/// restart of a terminal without `on_maintain` (labelled `maintain`, to `initial`).
+inline std::vector<loop_transition> transitions_of(const fsm_loop& loop, const std::string& name,
+                                                   const state_config& state) {
+  auto out = transitions_of(name, state);
+  if (loop.maintain && state.terminal && !state.on_maintain)
+    out.push_back(loop_transition{name, "maintain", loop.initial});
   return out;
 }
 
@@ -65,7 +83,7 @@ inline std::vector<loop_transition> transitions_of(const std::string& name,
 inline std::vector<loop_transition> transitions_of(const fsm_loop& loop) {
   std::vector<loop_transition> out;
   for (const auto& [name, state] : loop.states) {
-    auto part = transitions_of(name, state);
+    auto part = transitions_of(loop, name, state);
     out.insert(out.end(), part.begin(), part.end());
   }
   return out;
@@ -268,8 +286,9 @@ struct render_ids {
 /// Max iterations: 50
 /// Evaluator: output_contains [pattern: "0 errors"]
 /// ```
-/// Failure terminals show `[terminal, failure]`; a terminal with `on_maintain` adds
-/// `maintain→<target>`. With several deciding states the last line becomes an
+/// Failure terminals show `[terminal, failure]`; a terminal with `on_maintain` (or any
+/// terminal of a `maintain: true` loop: to `initial`) adds `maintain→<target>`; a loop with
+/// `on_max_iterations` gets an `On max iterations: <state>` line after `Max iterations`. With several deciding states the last line becomes an
 /// `Evaluators:` block with one `<state>: <evaluator>` line each. Control characters in
 /// names are shown escaped (`\n`).
 inline std::string render_preview(const fsm_loop& loop) {
@@ -285,13 +304,15 @@ inline std::string render_preview(const fsm_loop& loop) {
     out += "  " + detail::render_visible(name) + ": ";
     std::vector<std::string> items;
     if (state.terminal) items.emplace_back(state.failure ? "[terminal, failure]" : "[terminal]");
-    for (const auto& t : transitions_of(name, state))
+    for (const auto& t : transitions_of(loop, name, state))
       items.push_back(detail::render_visible(t.label) + "\u2192" + detail::render_visible(t.to));
     if (items.empty()) items.emplace_back("(no transitions)");
     out += fmt::format("{}\n", fmt::join(items, ", "));
   }
   out += "Initial: " + detail::render_visible(loop.initial) + "\n";
   out += fmt::format("Max iterations: {}\n", loop.max_iterations);
+  if (loop.on_max_iterations)
+    out += "On max iterations: " + detail::render_visible(*loop.on_max_iterations) + "\n";
   std::vector<std::pair<std::string, std::string>> checks;
   for (const auto& [name, state] : loop.states)
     if (detail::render_is_check(state))
@@ -308,7 +329,8 @@ inline std::string render_preview(const fsm_loop& loop) {
 /// Graphviz DOT of the loop. States are boxes; the initial state is drawn bold and entered
 /// from a point; terminals have a double border and a green fill, failure terminals a
 /// double border and a red fill and outline; transitions between the same two states are one edge whose label lists every
-/// verdict (`failure, error`); `maintain` edges are dotted; targets that name no state
+/// verdict (`failure, error`); `maintain` edges are dotted; `on_max_iterations` is entered
+/// from the start point by a dashed `max iterations` edge; targets that name no state
 /// (interpolated) become dashed note nodes. Every name is escaped, so any state name gives
 /// a graph `dot` accepts.
 inline std::string render_dot(const fsm_loop& loop) {
@@ -337,6 +359,10 @@ inline std::string render_dot(const fsm_loop& loop) {
     edge_lines += fmt::format("  \"{}\" -> \"{}\" [{}];\n", ids.of(e.from),
                               ids.of(e.to), attrs);
   }
+  // The executor enters on_max_iterations from wherever the cap is hit.
+  if (loop.on_max_iterations)
+    edge_lines += fmt::format("  \"init\" -> \"{}\" [label=\"max iterations\", style=dashed];\n",
+                              ids.of(*loop.on_max_iterations));
   for (std::size_t k = 0; k < ids.dynamic_targets.size(); ++k)
     out += fmt::format("  \"x{}\" [label={}, shape=note, style=dashed];\n", k,
                        detail::dot_quote(ids.dynamic_targets[k]));
@@ -346,8 +372,8 @@ inline std::string render_dot(const fsm_loop& loop) {
   return out;
 }
 
-/// Mermaid `stateDiagram-v2` of the loop: `[*] -->` marks the initial state, `--> [*]`
-/// every terminal; classes `initial`, `terminal` and `failure` style them distinctly;
+/// Mermaid `stateDiagram-v2` of the loop: `[*] -->` marks the initial state (and, labelled
+/// `max iterations`, the `on_max_iterations` state), `--> [*]` every terminal; classes `initial`, `terminal` and `failure` style them distinctly;
 /// transitions between the same two states are one edge whose label lists every verdict.
 /// Names and labels are escaped with Mermaid entity codes (`#34;`).
 inline std::string render_mermaid(const fsm_loop& loop) {
@@ -366,6 +392,8 @@ inline std::string render_mermaid(const fsm_loop& loop) {
   for (const auto& e : edges)
     edge_lines += fmt::format("    {} --> {} : {}\n", ids.of(e.from), ids.of(e.to),
                               detail::mermaid_escape(fmt::format("{}", fmt::join(e.labels, ", "))));
+  if (loop.on_max_iterations)  // entered from wherever the cap is hit
+    edge_lines += fmt::format("    [*] --> {} : max iterations\n", ids.of(*loop.on_max_iterations));
   for (std::size_t k = 0; k < ids.dynamic_targets.size(); ++k)
     out += fmt::format("    state \"{}\" as x{}\n", detail::mermaid_escape(ids.dynamic_targets[k]), k);
   out += fmt::format("    [*] --> {}\n", initial_id);

@@ -160,6 +160,46 @@ TEST_CASE("transitions_of: what can actually be taken, in resolution order") {
   CHECK(transitions_of(loop).size() == 6);
 }
 
+TEST_CASE("transitions_of: dead routes are not drawn, live loop-level ones are") {
+  const auto loop = *parse_loop(spec(R"({"name": "t", "initial": "a", "maintain": true,
+      "on_max_iterations": "report",
+      "states": {
+        "a": {"action": "x", "next": "b", "on_error": "fix", "on_success": "zz", "on_failure": "zz"},
+        "b": {"action": "y", "route": {"error": "fix", "_error": "zz", "success": "done"}},
+        "fix": {"action": "f", "next": "a"},
+        "zz": {"terminal": true, "failure": true},
+        "report": {"action": "r", "next": "done"},
+        "done": {"terminal": true}}})"));
+  // A next: state takes next, or on_error when its action fails; nothing else.
+  auto t = transitions_of("a", loop.states.at("a"));
+  REQUIRE(t.size() == 2);
+  CHECK(t[0].label == "next");
+  CHECK(t[1].label == "error");
+  CHECK(t[1].to == "fix");
+  // An exact `error` key is checked before `_error`, which can then never fire.
+  t = transitions_of("b", loop.states.at("b"));
+  REQUIRE(t.size() == 2);
+  CHECK(t[0].label == "error");
+  CHECK(t[0].to == "fix");
+  CHECK(t[1].label == "success");
+  // maintain: true restarts every terminal at the initial state.
+  t = transitions_of(loop, "done", loop.states.at("done"));
+  REQUIRE(t.size() == 1);
+  CHECK(t[0].label == "maintain");
+  CHECK(t[0].to == "a");
+  CHECK(transitions_of("done", loop.states.at("done")).empty());  // the state alone
+  const auto preview = render_preview(loop);
+  CHECK(preview.find("  a: next\u2192b, error\u2192fix\n") != std::string::npos);
+  CHECK(preview.find("  done: [terminal], maintain\u2192a\n") != std::string::npos);
+  CHECK(preview.find("Max iterations: 50\nOn max iterations: report\n") != std::string::npos);
+  const auto dot = render_dot(loop);
+  CHECK(dot.find(R"("init" -> "s4" [label="max iterations", style=dashed];)") != std::string::npos);
+  CHECK(dot.find(R"(-> "s3")") == std::string::npos);  // every way to zz is dead
+  const auto mmd = render_mermaid(loop);
+  CHECK(mmd.find("    [*] --> s4 : max iterations\n") != std::string::npos);
+  CHECK(mmd.find("    s5 --> s0 : maintain\n") != std::string::npos);
+}
+
 TEST_CASE("hostile names are escaped in every output") {
   const auto loop = hostile_loop();
   const auto dot = render_dot(loop);
