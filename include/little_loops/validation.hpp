@@ -5,6 +5,7 @@
 #include <little_loops/config.hpp>
 #include <little_loops/detail/strings.hpp>
 #include <little_loops/error.hpp>
+#include <little_loops/evaluators/output_contains.hpp>
 #include <little_loops/expected.hpp>
 #include <little_loops/interpolation.hpp>
 #include <little_loops/json.hpp>
@@ -153,6 +154,29 @@ inline void check_evaluator(const evaluate_config& config, const std::string& pa
              fmt::format("tolerance must be a number or a template string, got {}",
                          quote_excerpt(text)));
   }
+  // A pattern that is not run as a regex is searched for as plain text: say so, and whether
+  // the original would have done the same (Python's re rejects it too) or run it as a regex
+  // (a feature RE2 lacks). Interpolated patterns are only known at run time.
+  if (config.type == evaluator_type::output_contains && config.pattern &&
+      config.pattern->find("${") == std::string::npos) {
+    const pattern_matcher matcher(*config.pattern);
+    if (matcher.match_mode() == pattern_matcher::mode::substring_fallback) {
+      if (matcher.rejected_by_python())
+        report(out, join_path(path, "pattern"), "pattern-not-regex",
+               fmt::format("pattern {} is not a valid regular expression ({}): it is searched "
+                           "for as plain text, as the original does",
+                           quote_excerpt(*config.pattern), matcher.regex_error()),
+               severity::warning);
+      else
+        report(out, join_path(path, "pattern"), "pattern-not-regex",
+               fmt::format("pattern {} uses a regular-expression feature RE2 does not support "
+                           "({}; lookaround, backreferences, \\N{{...}} and (?x) are not): it "
+                           "is searched for as plain text, where the original's re would run "
+                           "it as a regex",
+                           quote_excerpt(*config.pattern), matcher.regex_error()),
+               severity::warning);
+    }
+  }
   if (config.type == evaluator_type::llm_structured &&
       !(config.min_confidence >= 0.0 && config.min_confidence <= 1.0))
     report(out, join_path(path, "min_confidence"), "min-confidence-range",
@@ -239,6 +263,7 @@ inline void check_verdict_spelling(std::string_view verdict, const std::string& 
 /// | `unused-evaluator-field` | warning | an evaluator field its type does not read |
 /// | `llm-disabled` | warning | llm_structured while `llm.enabled: false` |
 /// | `suspicious-verdict` | warning | on_<verdict>/route key close to a built-in verdict |
+/// | `pattern-not-regex` | warning | an output_contains pattern searched for as plain text: invalid for Python's re, or using a feature RE2 lacks (lookaround, backreferences) |
 /// | `unreachable-state` | warning | not reachable from `initial` (or on_max_iterations) |
 inline diagnostics validate(const fsm_loop& loop) {
   using detail::report;

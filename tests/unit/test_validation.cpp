@@ -452,6 +452,34 @@ TEST_CASE("dynamic targets are exempt from reference checks") {
   CHECK(count_code(found, "unreachable-state") == 0);  // anything may be reached
 }
 
+TEST_CASE("an output_contains pattern searched for as plain text is a warning") {
+  auto with = [](const std::string& pattern) {
+    return check(loop_doc(R"("a": {"action": "x", "evaluate": {"type": "output_contains",
+                          "pattern": )" + ll::json(pattern).dump() + R"(}, "on_success": "done",
+                          "on_failure": "done"})"));
+  };
+  // Python's re runs it, RE2 cannot: the verdict may differ from the original's.
+  for (const char* lookaround : {"error(?!s)", "(?<=a)x", "(ab)\\1", "(?x) h e"}) {
+    CAPTURE(lookaround);
+    const auto found = with(lookaround);
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].code == "pattern-not-regex");
+    CHECK(found[0].level == ll::severity::warning);
+    CHECK(found[0].path == "states.a.evaluate.pattern");
+    CHECK(found[0].message.find("RE2 does not support") != std::string::npos);
+  }
+  // Python's re rejects it too: the same plain-text search as the original, still reported.
+  const auto invalid = with("a(b");
+  REQUIRE(invalid.size() == 1);
+  CHECK(invalid[0].message.find("not a valid regular expression") != std::string::npos);
+  CHECK(invalid[0].message.find("as the original does") != std::string::npos);
+  // Literals, regexes and templates (known only at run time) are fine.
+  for (const char* fine : {"error", "err.r|fatal", "^ok$", "\\d+ passed", "${context.p}"}) {
+    CAPTURE(fine);
+    CHECK(with(fine).empty());
+  }
+}
+
 TEST_CASE("warnings: conflicts, dead configuration and unreachable states") {
   auto found = check(loop_doc(R"("a": {"action": "x", "on_success": "done",
                                        "route": {"failure": "a"}})"));

@@ -75,6 +75,9 @@ inline std::size_t py_class_length(std::string_view p) noexcept {
 struct py_regex_translation {
   std::string re2;
   std::string error;
+  /// `error` is about something Python accepts but RE2 cannot run (a backreference, `\N{…}`),
+  /// not something Python rejects.
+  bool unsupported = false;
 };
 
 inline bool py_hex_digit(char c) noexcept {
@@ -131,6 +134,11 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
   const std::size_t n = pattern.size();
   const auto fail = [&](std::string what, std::size_t at) {
     if (t.error.empty()) t.error = fmt::format("{} at position {}", what, at);
+  };
+  const auto unsupported = [&](std::string what, std::size_t at) {
+    if (!t.error.empty()) return;
+    t.error = fmt::format("{} at position {}", what, at);
+    t.unsupported = true;
   };
   const auto emit_code_point = [&](unsigned long cp) { out += fmt::format("\\x{{{:X}}}", cp); };
   // Reads `count` hex digits after `p[at]`; the value, or -1 when fewer are there.
@@ -220,7 +228,7 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
       case 'N':
         // Valid Python when followed by {NAME}, but names cannot be resolved here.
         if (i + 2 < n && pattern[i + 2] == '{')
-          fail("named character escapes \\N{...} are not supported", i);
+          unsupported("named character escapes \\N{...} are not supported", i);
         else
           fail("missing {", i + 2);
         out += "\\N";
@@ -240,9 +248,10 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
         len = 3;
       }
       if (len == 0) {
-        fail(in_class ? fmt::format("bad escape \\{}", e)
-                      : std::string("group references (backreferences) are not supported"),
-             i);
+        if (in_class)
+          fail(fmt::format("bad escape \\{}", e), i);
+        else
+          unsupported("group references (backreferences) are not supported", i);
         out += '\\';
         out += e;
         return i + 1;
@@ -396,7 +405,7 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
           fail(fmt::format("unknown extension ?{}", k < n ? std::string(1, pattern[k]) : ""),
                i + 1);
         } else if (pattern[k] == '(' || (pattern[k] == 'P' && pattern[k + 1] == '=')) {
-          fail("backreferences and conditional groups are not supported", i);
+          unsupported("backreferences and conditional groups are not supported", i);
         }
         out += pattern.substr(i, 2 + intro);
         i = k + intro - 1;
@@ -640,6 +649,7 @@ class pattern_matcher {
     if (!translated.error.empty()) {
       mode_ = mode::substring_fallback;
       regex_error_ = std::move(translated.error);
+      python_rejects_ = !translated.unsupported;
       return;
     }
     RE2::Options opts;
@@ -678,12 +688,17 @@ class pattern_matcher {
   /// Why the pattern is not used as a regex (mode substring_fallback): Python's `re` would
   /// reject it (a message like Python's), or RE2's message when RE2 cannot compile it.
   [[nodiscard]] const std::string& regex_error() const noexcept { return regex_error_; }
+  /// In mode substring_fallback: true when Python's `re` rejects the pattern too (the
+  /// original falls back as well), false when only RE2 cannot run it (the original would
+  /// run it as a regex, e.g. a lookahead).
+  [[nodiscard]] bool rejected_by_python() const noexcept { return python_rejects_; }
 
  private:
   std::string pattern_;
   mode mode_ = mode::literal;
   std::shared_ptr<const RE2> re_;
   std::string regex_error_;
+  bool python_rejects_ = false;
   std::string required_;  // literal every match contains (prefilter), may be empty
 };
 
