@@ -64,7 +64,8 @@ const std::vector<verb_entry>& verbs() {
          {"prompt-command", 0, "CMD", "command for prompt actions", false, {}},
          {"judge-command", 0, "CMD", "command for the LLM judge", false, {}},
          {"output-limit", 0, "BYTES", "cap on captured output per stream", false, {}}},
-        "NAME is the loop's name (as shown by `ll-loop status`). Completed actions are never\n"
+        "NAME is the loop's name (as shown by `ll-loop status`), or the loop itself (a file\n"
+        "or a .loops/ name), journaled under the name inside it. Completed actions are never\n"
         "run again. Exit status as for `run`."},
        verb_resume},
       {{"validate",

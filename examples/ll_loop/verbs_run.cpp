@@ -507,6 +507,17 @@ int verb_resume(const parsed_args& args) {
   s.shown_name = args.positional(0);
   if (!read_common_run_options(args, s)) return exit_usage;
   auto loaded_record = ll::load_journal(s.journal_dir, s.shown_name);
+  if (!loaded_record || !loaded_record->has_value()) {
+    // As in the original, NAME may also be the loop itself (a file, or a name in .loops/):
+    // its runs are journaled under the name inside it.
+    if (resolve_loop_path(s.shown_name)) {
+      if (auto loop = load_loop(s.shown_name, ll::json::object());
+          loop && loop->loop.name != s.shown_name) {
+        auto by_name = ll::load_journal(s.journal_dir, loop->loop.name);
+        if (by_name && by_name->has_value()) loaded_record = std::move(by_name);
+      }
+    }
+  }
   if (!loaded_record) {
     say_error(ll::to_string(loaded_record.error()));
     return exit_failed;

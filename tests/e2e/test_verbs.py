@@ -478,6 +478,12 @@ states:
         expect(r.json()["status"] == "interrupted", "interrupted after stop", r)
         log = (wd / "log").read_text().split()
         expect("finished" not in log, f"the action was killed: {log}")
+        # As in the original, resume also takes the loop's file: its journal is found by the
+        # name inside it. The killed action runs again, then the rest.
+        r = ll("resume", ".loops/slow.yaml", "--quiet", cwd=wd, timeout=20)
+        expect_exit(r, 0)
+        log = (wd / "log").read_text().split()
+        expect(log == ["started", "started", "finished", "after"], f"resumed to the end: {log}")
 
 
 if __name__ == "__main__":
