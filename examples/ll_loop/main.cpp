@@ -132,6 +132,16 @@ const std::vector<verb_entry>& verbs() {
         "the loop would take. Nothing is journaled and the loop goes no further.\n"
         "Exit status: 0 when the state evaluates and routes without error, 1 otherwise."},
        verb_test},
+      {{"list",
+        "List the loops in .loops/ (or, with --running, the journaled runs).",
+        {},
+        {{"running", 0, "", "list journaled runs: state, iteration, status, elapsed time",
+          false, {}},
+         {"json", 0, "", "print a JSON array ({name, path}, or the runs' status)", false, {}},
+         {"journal-dir", 0, "DIR", "journal directory (default .loops/.running)", false, {}}},
+        "Each loop is listed by the name `ll-loop run NAME` takes, with the first line of its\n"
+        "description."},
+       verb_list},
       {{"status",
         "Show the journaled state of a run (or of every run).",
         {"[NAME]"},
@@ -171,6 +181,7 @@ void print_global_help(std::FILE* out) {
       "  ll-loop test fix-types            # run the first state once, for real\n"
       "  ll-loop compile paradigm.yaml     # compile a paradigm to a loop\n"
       "  ll-loop show fix-types --format mermaid\n"
+      "  ll-loop list                      # loops in .loops/\n"
       "  ll-loop status                    # journaled runs\n"
       "  ll-loop stop fix-types            # stop a running loop\n"
       "  ll-loop resume fix-types          # resume an interrupted loop\n"

@@ -20,6 +20,7 @@ inline constexpr int exit_bad_context = 1;
 
 int verb_run(const parsed_args& args);
 int verb_resume(const parsed_args& args);
+int verb_list(const parsed_args& args);
 int verb_validate(const parsed_args& args);
 int verb_compile(const parsed_args& args);
 int verb_show(const parsed_args& args);

@@ -1,12 +1,14 @@
 // little_loops — ll-loop: status, history, stop (reading and signalling journaled runs)
 // SPDX-License-Identifier: MIT
 #include "display.hpp"
+#include "loading.hpp"
 #include "verbs.hpp"
 
 #include <little_loops/journal.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <fstream>
@@ -69,6 +71,80 @@ std::optional<ll::journal_record> find_record(const fs::path& dir, const std::st
 }
 
 }  // namespace
+
+namespace {
+
+// The first line of a loop file's `description`, or "" (unreadable files, no description).
+std::string description_of(const fs::path& path) {
+  auto doc = ll::load_document_file(path);
+  if (!doc || !doc->is_object()) return {};
+  const auto it = doc->find("description");
+  if (it == doc->end() || !it->is_string()) return {};
+  const std::string& text = it->get_ref<const std::string&>();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) return {};
+  return text.substr(0, text.find('\n'));
+}
+
+std::string elapsed_text(const ll::journal_record& r) {
+  std::int64_t ms = 0;
+  if (const auto it = r.snapshot.find("elapsed_ms");
+      r.snapshot.is_object() && it != r.snapshot.end() && it->is_number_integer())
+    ms = it->get<std::int64_t>();
+  const std::int64_t s = ms / 1000;
+  return s < 60 ? fmt::format("{}s", s) : fmt::format("{}m {}s", s / 60, s % 60);
+}
+
+}  // namespace
+
+int verb_list(const parsed_args& args) {
+  const bool as_json = args.has("json");
+  if (args.has("running")) {
+    const fs::path dir = journal_dir_of(args);
+    const auto records = ll::list_journals(dir);
+    if (as_json) {
+      ll::json out = ll::json::array();
+      for (const auto& r : records) out.push_back(status_json(r, dir));
+      fmt::print("{}\n", out.dump(2));
+      return exit_ok;
+    }
+    if (records.empty()) {
+      say("No running loops");
+      return exit_ok;
+    }
+    say("Running loops:");
+    for (const auto& r : records)
+      say(fmt::format("  {}: {} (iteration {}) [{}] {}", r.name, r.current_state, r.iteration,
+                      r.status, elapsed_text(r)));
+    return exit_ok;
+  }
+  // The loop files of .loops/ (what `ll-loop run NAME` finds), by name.
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(".loops", ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    const std::string ext = p.extension().string();
+    if ((ext == ".yaml" || ext == ".yml" || ext == ".json") && it->is_regular_file(ec))
+      files.push_back(p);
+  }
+  std::sort(files.begin(), files.end());
+  if (as_json) {
+    ll::json out = ll::json::array();
+    for (const auto& p : files)
+      out.push_back(ll::json{{"name", p.stem().string()}, {"path", p.string()}});
+    fmt::print("{}\n", out.dump(2));
+    return exit_ok;
+  }
+  if (files.empty()) {
+    say("No loops available");
+    return exit_ok;
+  }
+  say("Available loops:");
+  for (const auto& p : files) {
+    const std::string desc = description_of(p);
+    say(fmt::format("  {}{}", p.stem().string(), desc.empty() ? "" : "  " + desc));
+  }
+  return exit_ok;
+}
 
 int verb_status(const parsed_args& args) {
   const fs::path dir = journal_dir_of(args);

@@ -10,7 +10,7 @@ from harness import (CHECK_FIX, EXAMPLES, Workdir, expect, expect_exit, expect_i
 def test_global_help_and_version():
     r = ll("--help")
     expect_exit(r, 0)
-    for verb in ("run", "validate", "compile", "show", "simulate", "test", "resume", "status",
+    for verb in ("run", "validate", "compile", "show", "simulate", "test", "resume", "list", "status",
                  "history", "stop"):
         expect_in(verb, r.out, r)
     r = ll()
@@ -407,6 +407,30 @@ def test_name_lookup_and_shorthand():
         expect_exit(r, 0)
         r = ll("run", "viajson", "-q", cwd=wd)
         expect_exit(r, 0)
+
+
+def test_list():
+    with Workdir() as wd:
+        r = ll("list", cwd=wd)
+        expect_exit(r, 0)
+        expect(r.out.strip() == "No loops available", "no .loops/", r)
+        write(wd / ".loops" / "alpha.yaml", 'name: a\ndescription: "First line\\nmore"\n'
+              "initial: x\nstates:\n  x: {terminal: true}\n")
+        write(wd / ".loops" / "beta.json", '{"name": "b", "initial": "x", "states": {"x": {"terminal": true}}}')
+        write(wd / ".loops" / "notes.txt", "not a loop")
+        r = ll("list", cwd=wd)
+        expect_exit(r, 0)
+        expect(r.out.splitlines() == ["Available loops:", "  alpha  First line", "  beta"],
+               "every loop file by the name run takes, with its description's first line", r)
+        r = ll("list", "--json", cwd=wd)
+        expect(r.json() == [{"name": "alpha", "path": ".loops/alpha.yaml"},
+                            {"name": "beta", "path": ".loops/beta.json"}], "json", r)
+        r = ll("list", "--running", cwd=wd)
+        expect(r.out.strip() == "No running loops", "nothing journaled", r)
+        expect_exit(ll("run", "alpha", "--quiet", cwd=wd), 0)
+        r = ll("list", "--running", cwd=wd)
+        expect(r.out.splitlines() == ["Running loops:", "  a: x (iteration 0) [completed] 0s"],
+               "journaled runs", r)
 
 
 def test_status_history_stop():
