@@ -21,18 +21,88 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stop_token>
 #include <thread>
+#include <vector>
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 namespace ll_loop {
 
 namespace {
+
+// Every action of a run carries LL_LOOP_RUN_ID=<id of the run> in its environment (set once
+// in the runner's environment: nothing per step). When ll-loop dies without cleaning up
+// (kill -9, a crash), the action it was running lives on in its own process group;
+// `resume` finds such leftovers by this variable and stops them before it runs the state
+// again, so the same action never runs twice at once.
+constexpr std::string_view run_id_variable = "LL_LOOP_RUN_ID";
+
+std::string new_run_id() {
+  return fmt::format("{}-{}", ::getpid(),
+                     std::chrono::system_clock::now().time_since_epoch().count());
+}
+
+// Processes (other than this one, its group and its parent) whose environment holds
+// LL_LOOP_RUN_ID=<run_id>; zombies (empty environ) and other users' processes (unreadable)
+// are skipped.
+std::vector<pid_t> processes_of_run(const std::string& run_id) {
+  const std::string entry = fmt::format("{}={}", run_id_variable, run_id);
+  const pid_t self = ::getpid();
+  const pid_t parent = ::getppid();
+  const pid_t own_group = ::getpgrp();
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const auto pid = static_cast<pid_t>(std::stol(name));
+    if (pid == self || pid == parent || ::getpgid(pid) == own_group) continue;
+    std::ifstream in(it->path() / "environ", std::ios::binary);
+    if (!in) continue;
+    const std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (std::size_t pos = 0; pos < env.size();) {
+      std::size_t end_of = env.find('\0', pos);
+      if (end_of == std::string::npos) end_of = env.size();
+      if (std::string_view(env).substr(pos, end_of - pos) == entry) {
+        out.push_back(pid);
+        break;
+      }
+      pos = end_of + 1;
+    }
+  }
+  return out;
+}
+
+// Stops what a dead run left running: SIGTERM to each leftover's process group and to
+// itself, then SIGKILL after `grace` for whatever is still there. Returns how many were found.
+std::size_t stop_leftovers_of_run(const std::string& run_id,
+                                  std::chrono::milliseconds grace = std::chrono::seconds(2)) {
+  std::vector<pid_t> left = processes_of_run(run_id);
+  const std::size_t found = left.size();
+  const pid_t own_group = ::getpgrp();
+  for (const int sig : {SIGTERM, SIGKILL}) {
+    if (left.empty()) break;
+    for (const pid_t pid : left) {
+      const pid_t group = ::getpgid(pid);
+      if (group > 1 && group != own_group) ::kill(-group, sig);
+      ::kill(pid, sig);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      left = processes_of_run(run_id);
+    }
+  }
+  return found;
+}
 
 // ---------------------------------------------------------------------------------------
 // Ctrl-C / SIGTERM: the handler only writes a byte to a self-pipe; a watcher thread turns it
@@ -241,6 +311,8 @@ int execute(run_settings& s) {
   }
 
   ll::posix_runner_options opts;
+  const std::string run_id = new_run_id();
+  opts.environment.emplace_back(std::string(run_id_variable), run_id);
   if (s.prompt_command) opts.prompt_command = *s.prompt_command;
   if (s.output_limit) opts.output_limit = static_cast<std::size_t>(*s.output_limit);
   ll::posix_process_runner runner(std::move(opts));
@@ -281,7 +353,7 @@ int execute(run_settings& s) {
   record.pid = static_cast<long>(::getpid());
   record.loop_path = s.loaded.path.string();
   record.started_at = s.started_at;
-  record.extra = {{"context", s.context_overrides}, {"no_llm", s.no_llm}};
+  record.extra = {{"context", s.context_overrides}, {"no_llm", s.no_llm}, {"run_id", run_id}};
   if (s.max_iterations) record.extra["max_iterations"] = *s.max_iterations;
   // Run settings `resume` reuses unless it is given its own.
   if (s.prompt_command) record.extra["prompt_command"] = *s.prompt_command;
@@ -542,6 +614,13 @@ int verb_resume(const parsed_args& args) {
     return exit_failed;
   }
   const ll::json& extra = record->extra;
+  if (record->stale) {  // its ll-loop died (kill -9, a crash) and may have left its action
+    if (auto it = extra.find("run_id"); it != extra.end() && it->is_string()) {
+      if (const std::size_t n = stop_leftovers_of_run(it->get<std::string>()))
+        say_warning(fmt::format("stopped {} process{} the crashed run (pid {}) left running",
+                                n, n == 1 ? "" : "es", record->pid));
+    }
+  }
   if (auto it = extra.find("context"); it != extra.end() && it->is_object()) s.context_overrides = *it;
   if (auto it = extra.find("max_iterations"); it != extra.end() && it->is_number_integer())
     s.max_iterations = it->get<long long>();

@@ -87,5 +87,23 @@ def test_kill_9_then_resume():
         expect(log[-1] == "three", f"order: {log}")
 
 
+def test_kill_9_then_resume_stops_the_orphaned_action():
+    # The action outlives its killed ll-loop; `resume` finds it by LL_LOOP_RUN_ID and stops
+    # it before running the state again, so the two never run at once and the orphan never
+    # finishes (one "two" in the log, from the resumed run).
+    with Workdir() as wd:
+        proc = start_and_wait_for_two(wd, "2.468")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=5)
+        expect(pids_with_marker("sleep 2.468"), "the orphaned action is still running")
+        r = ll("resume", "steps", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("the crashed run (pid %d) left running" % proc.pid, r.err, r)
+        expect(not pids_with_marker("sleep 2.468"), "nothing is left running")
+        log = lines(wd / "log")
+        expect(log == ["one", "two-start", "two-start", "two", "three"],
+               f"the orphan was stopped, the state ran again to completion: {log}")
+
+
 if __name__ == "__main__":
     main()
