@@ -357,11 +357,13 @@ inline evaluation_result judge_malformed_result(const std::string& why, std::str
 }
 
 // What is wrong with the shape of a verdict object's `reason` / `reasons`, or "" when
-// nothing is: `reason` must be a string (or null), `reasons` an array of strings (or null).
+// nothing is: `reason` must be a string (or null: the original reads it with .get()),
+// `reasons` an array of strings — absent is empty, but null is not (seed 003 reads it as a
+// serde `#[serde(default)] Vec<String>`, which rejects null: the reply is malformed).
 inline std::string judge_reasons_shape_error(const json& obj) {
   if (auto it = obj.find("reason"); it != obj.end() && !it->is_null() && !it->is_string())
     return "reason is not a string";
-  if (auto it = obj.find("reasons"); it != obj.end() && !it->is_null()) {
+  if (auto it = obj.find("reasons"); it != obj.end()) {
     if (!it->is_array()) return "reasons is not an array";
     for (const auto& item : *it)
       if (!item.is_string()) return "reasons holds an item that is not a string";
@@ -380,7 +382,7 @@ inline std::string judge_reasons_shape_error(const json& obj) {
 /// `reason` "judge produced malformed JSON: <why>"), or `api_error` for a CLI envelope
 /// reporting an error. A missing confidence counts as 1.0; a `null` one, or one that is not a
 /// number (numeric strings are numbers), is malformed; so are a `reason` that is not a string
-/// and a `reasons` that is not an array of strings (fail closed). Verdict values are not
+/// (or null) and a `reasons` that is not an array of strings, null included (fail closed). Verdict values are not
 /// checked against the schema's enum (verdicts are free strings).
 inline evaluation_result judge_verdict(std::string_view raw, double min_confidence,
                                        bool uncertain_suffix) {
