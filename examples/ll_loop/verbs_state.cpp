@@ -141,7 +141,7 @@ int verb_list(const parsed_args& args) {
   say("Available loops:");
   for (const auto& p : files) {
     const std::string desc = description_of(p);
-    say(fmt::format("  {}{}", p.stem().string(), desc.empty() ? "" : "  " + desc));
+    say(fmt::format("  {}{}{}", p.stem().string(), desc.empty() ? "" : "  ", desc));
   }
   return exit_ok;
 }

@@ -294,7 +294,7 @@ inline std::optional<json> yaml11_float(std::string_view text) {
     return std::nullopt;
   }
   std::string clean = strip_underscores(int_part);
-  if (clean.empty()) clean = "0";
+  if (clean.empty()) clean.push_back('0');  // (not `= "0"`: a false -Wrestrict of GCC 12 at -O3)
   clean += '.';
   clean += strip_underscores(frac);
   if (clean.back() == '.') clean += '0';
