@@ -8226,7 +8226,11 @@ class fsm_executor {
       }
     }
 
-    bool emit_evaluate = decided;
+    // A verdict decided without the evaluator (timeout, signal death, an action that could
+    // not run) is reported as an evaluate event, except in a `next:` state without
+    // `evaluate:`, which never reports one (seed 002: such a state is not evaluated; the
+    // verdict only picks on_error).
+    bool emit_evaluate = decided && !(st.next && !st.evaluator);
     if (!decided) {
       if (st.evaluator || (ran && !st.next)) {
         evaluation_request req;

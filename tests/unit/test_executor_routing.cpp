@@ -189,6 +189,29 @@ TEST_SUITE("executor.routing") {
     CHECK(std::count(n.begin(), n.end(), "evaluate") == 1);
   }
 
+  TEST_CASE("a next: state without evaluate reports no evaluate event when its action fails") {
+    // Seed 002 never evaluates a next: state; a timeout, a signal death or an action that
+    // could not run only picks on_error (the error itself is an `error` event).
+    ll::action_result killed;
+    killed.exit_code = -9;
+    killed.signal = 9;
+    ll::scripted_runner runner;
+    runner.by_index({ll::scripted_response::timeout(), killed});
+    ll::recording_event_sink sink;
+    const auto r = run_loop(R"({
+      "name": "t", "initial": "a",
+      "states": {"a": {"action": "x", "next": "b", "on_error": "b"},
+                 "b": {"action": "y", "next": "c", "on_error": "c"},
+                 "c": {"action": "echo ${env.LITTLE_LOOPS_TEST_UNSET_VARIABLE}", "next": "done",
+                       "on_error": "done"},
+                 "done": {"terminal": true}}})",
+                            runner, ll::default_evaluator{}, &sink);
+    CHECK(r.final_state == "done");
+    const auto n = sink.names();
+    CHECK(std::count(n.begin(), n.end(), "evaluate") == 0);
+    CHECK(std::count(n.begin(), n.end(), "route") == 3);
+  }
+
   TEST_CASE("$current re-enters the state, in routes and in next") {
     ll::scripted_runner runner;
     runner.on_action("poll", {exit_with(1), exit_with(1), exit_with(0)});
