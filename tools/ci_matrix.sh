@@ -3,7 +3,8 @@
 # SPDX-License-Identifier: MIT
 #
 #   tools/ci_matrix.sh [job...]      jobs: fresh cxx23 clang14 single_header clang14_single_header
-#                                    (default: fresh cxx23 clang14_single_header)
+#                                    release_examples
+#                                    (default: fresh cxx23 clang14_single_header release_examples)
 #
 # The main job (GCC 12, C++20 = tl::expected, Debug, ASan+UBSan, -Werror, with the dist
 # checks: header standalone, single-header smoke, ABI, consumers) is the README's test command
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 jobs=("$@")
 if [ ${#jobs[@]} -eq 0 ]; then
-  jobs=(fresh cxx23 clang14_single_header)
+  jobs=(fresh cxx23 clang14_single_header release_examples)
 fi
 
 launcher=()
@@ -68,6 +69,21 @@ for job in "${jobs[@]}"; do
         -DLITTLE_LOOPS_TEST_CXX_STANDARD=20 -DLITTLE_LOOPS_TEST_SINGLE_HEADER=ON \
         -DLITTLE_LOOPS_FMT_TARGET=fmt::fmt-header-only -DLITTLE_LOOPS_BUILD_EXAMPLES=OFF
       ;;
+    release_examples)
+      # GCC 12 -O3 (Release) with -Werror: the examples and ll-loop, as a user's Release build
+      # compiles them. GCC's flow-based warnings (-Wrestrict, -Warray-bounds, ...) only run
+      # when optimising, and the other jobs do not optimise. ≈ 100 s; no tests, then one loop.
+      local_start=$SECONDS
+      echo "=== [$(stamp)] job release_examples: Release build of the examples"
+      cmake -S . -B build-ci-release_examples -G Ninja "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release \
+        -DLITTLE_LOOPS_BUILD_TESTS=OFF -DLITTLE_LOOPS_BUILD_BENCHMARKS=OFF \
+        >build-ci-release_examples.configure.log 2>&1 \
+        || { cat build-ci-release_examples.configure.log; exit 1; }
+      cmake --build build-ci-release_examples -j"${parallel}"
+      ./build-ci-release_examples/examples/ll-loop simulate examples/loops/goal_config_file.yaml \
+        --scenario first-fail --quiet --json >/dev/null
+      echo "=== [$(stamp)] job release_examples passed in $((SECONDS - local_start)) s"
+      ;;
     single_header)
       # The whole unit suite against single_include/, with header-only fmt (the examples and
       # the ll-loop end-to-end tests ran in the main job).
@@ -75,7 +91,7 @@ for job in "${jobs[@]}"; do
         -DLITTLE_LOOPS_FMT_TARGET=fmt::fmt-header-only -DLITTLE_LOOPS_BUILD_EXAMPLES=OFF
       ;;
     *)
-      echo "ci_matrix.sh: unknown job '${job}' (fresh cxx23 clang14 single_header clang14_single_header)" >&2
+      echo "ci_matrix.sh: unknown job '${job}' (fresh cxx23 clang14 single_header clang14_single_header release_examples)" >&2
       exit 2
       ;;
   esac
