@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <iterator>
 #include <unistd.h>
 
 namespace ll_loop {
@@ -95,8 +97,11 @@ bool is_positive_verdict(std::string_view verdict) {
   return verdict == "success" || verdict == "target" || verdict == "progress";
 }
 
-progress_display::progress_display(std::FILE* out, style s, std::int64_t max_iterations)
-    : out_(out), style_(s), max_iterations_(max_iterations) {
+progress_display::progress_display(std::FILE* out, style s, const ll::fsm_loop& loop)
+    : out_(out), style_(s), max_iterations_(loop.max_iterations),
+      backoff_(loop.backoff && *loop.backoff > 0) {
+  for (const auto& [name, state] : loop.states)
+    if (!state.action) no_action_.insert(name);
   const char* term = std::getenv("TERM");
   live_ = ::isatty(::fileno(out)) == 1 && !(term != nullptr && std::string_view(term) == "dumb");
 }
@@ -108,6 +113,45 @@ progress_display::~progress_display() {
   }
   wake_.notify_all();
   if (ticker_.joinable()) ticker_.join();
+  write_out();
+}
+
+void progress_display::flush() noexcept {
+  std::lock_guard lock(mutex_);
+  write_out();
+}
+
+void progress_display::write_out() noexcept {
+  if (buf_.empty()) return;
+  std::fflush(out_);  // whatever reached the stream through stdio goes first
+  const int fd = ::fileno(out_);
+  std::string_view left = buf_;
+  while (!left.empty()) {
+    const ssize_t n = ::write(fd, left.data(), left.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // a closed or failing stream: the display is dropped, the run goes on
+    left.remove_prefix(static_cast<std::size_t>(n));
+  }
+  buf_.clear();
+}
+
+// Whether the loop may wait (or end) after `event` before the next one: then the display
+// is written out. A state with an action goes on to action_start, an evaluation to its
+// route, a route to the next state (unless the loop backs off) — all without waiting.
+bool progress_display::waits_after(const ll::loop_event& event) const {
+  return std::visit(
+      [&](const auto& e) {
+        using E = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<E, ll::state_enter_event>)
+          return no_action_.find(e.state) != no_action_.end();
+        else if constexpr (std::is_same_v<E, ll::evaluate_event>)
+          return false;
+        else if constexpr (std::is_same_v<E, ll::route_event>)
+          return backoff_;
+        else
+          return true;
+      },
+      event);
 }
 
 void progress_display::tick() {
@@ -119,15 +163,16 @@ void progress_display::tick() {
                         std::chrono::steady_clock::now() - action_started_)
                         .count();
     if (ms < 1000) continue;
-    fmt::print(out_, "\r       {} {}\033[K", style_.dim("\u2026"), format_duration_short(ms));
-    std::fflush(out_);
+    fmt::format_to(std::back_inserter(buf_), "\r       {} {}\033[K", style_.dim("\u2026"),
+                   format_duration_short(ms));
+    write_out();
     ticker_shown_ = true;
   }
 }
 
 void progress_display::erase_ticker() {
   if (!ticker_shown_) return;
-  std::fputs("\r\033[K", out_);
+  buf_ += "\r\033[K";
   ticker_shown_ = false;
 }
 
@@ -142,7 +187,7 @@ void progress_display::on_event(const ll::loop_event& event) noexcept {
       action_started_ = std::chrono::steady_clock::now();
       if (!ticker_.joinable()) ticker_ = std::thread([this] { tick(); });
     }
-    std::fflush(out_);
+    if (waits_after(event)) write_out();
   } catch (...) {  // NOLINT(bugprone-empty-catch): a display failure must not stop the run
   }
 }
@@ -159,29 +204,29 @@ void progress_display::flush_pending_action() {
   else
     line = fmt::format("       {} done ({})", style_.green("\u2713"),
                        format_duration_short(pending_ms_));
-  fmt::print(out_, "{}\n", line);
+  fmt::format_to(std::back_inserter(buf_), "{}\n", line);
 }
 
 void progress_display::handle(const ll::loop_event& event) {
   const bool continues_line = std::holds_alternative<ll::action_start_event>(event);
   if (line_open_ && !continues_line) {
-    std::fputc('\n', out_);
+    buf_ += '\n';
     line_open_ = false;
   }
   std::visit(
       [&](const auto& e) {
         using E = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<E, ll::loop_resume_event>) {
-          fmt::print(out_, "Resuming {} at {} (iteration {})\n", style_.bold(e.loop),
+          fmt::format_to(std::back_inserter(buf_), "Resuming {} at {} (iteration {})\n", style_.bold(e.loop),
                      style_.cyan(e.from_state), e.iteration);
         } else if constexpr (std::is_same_v<E, ll::state_enter_event>) {
           action_pending_ = false;
-          fmt::print(out_, "{} {}",
+          fmt::format_to(std::back_inserter(buf_), "{} {}",
                      style_.dim(fmt::format("[{}/{}]", e.iteration, max_iterations_)),
                      style_.bold(style_.cyan(e.state)));
           line_open_ = true;
         } else if constexpr (std::is_same_v<E, ll::action_start_event>) {
-          fmt::print(out_, "{}\u2192 {}{}\n", line_open_ ? " " : "       ",
+          fmt::format_to(std::back_inserter(buf_), "{}\u2192 {}{}\n", line_open_ ? " " : "       ",
                      e.is_prompt ? "(prompt) " : "", one_line(e.action, 70));
           line_open_ = false;
         } else if constexpr (std::is_same_v<E, ll::action_complete_event>) {
@@ -215,27 +260,27 @@ void progress_display::handle(const ll::loop_event& event) {
             }
           }
           if (had_action)
-            fmt::print(out_, "       {} {} ({}{}){}\n", mark, e.verdict,
+            fmt::format_to(std::back_inserter(buf_), "       {} {} ({}{}){}\n", mark, e.verdict,
                        format_duration_short(pending_ms_), extra, reason);
           else if (!extra.empty())
-            fmt::print(out_, "       {} {} ({}){}\n", mark, e.verdict, extra.substr(2), reason);
+            fmt::format_to(std::back_inserter(buf_), "       {} {} ({}){}\n", mark, e.verdict, extra.substr(2), reason);
           else
-            fmt::print(out_, "       {} {}{}\n", mark, e.verdict, reason);
+            fmt::format_to(std::back_inserter(buf_), "       {} {}{}\n", mark, e.verdict, reason);
         } else if constexpr (std::is_same_v<E, ll::route_event>) {
           flush_pending_action();
           if (e.reason.empty())
-            fmt::print(out_, "       {} {}\n", style_.dim("\u2192"), e.to);
+            fmt::format_to(std::back_inserter(buf_), "       {} {}\n", style_.dim("\u2192"), e.to);
           else
-            fmt::print(out_, "       {} {} ({})\n", style_.dim("\u2192"), e.to, e.reason);
+            fmt::format_to(std::back_inserter(buf_), "       {} {} ({})\n", style_.dim("\u2192"), e.to, e.reason);
         } else if constexpr (std::is_same_v<E, ll::error_event>) {
-          fmt::print(out_, "       {} {}\n", style_.yellow("!"),
+          fmt::format_to(std::back_inserter(buf_), "       {} {}\n", style_.yellow("!"),
                      one_line(fmt::format("{} error: {}", e.kind, e.message), 200));
         } else if constexpr (std::is_same_v<E, ll::handoff_event>) {
           flush_pending_action();
-          fmt::print(out_, "       {} context handoff: {}\n", style_.yellow("\u21bb"),
+          fmt::format_to(std::back_inserter(buf_), "       {} context handoff: {}\n", style_.yellow("\u21bb"),
                      one_line(e.continuation, 200));
         } else if constexpr (std::is_same_v<E, ll::max_iterations_event>) {
-          fmt::print(out_, "{} max iterations ({}) reached, running {}\n", style_.yellow("!"),
+          fmt::format_to(std::back_inserter(buf_), "{} max iterations ({}) reached, running {}\n", style_.yellow("!"),
                      e.iterations, e.summary_state);
         } else if constexpr (std::is_same_v<E, ll::loop_complete_event>) {
           flush_pending_action();

@@ -4,6 +4,7 @@
 
 #include <little_loops/events.hpp>
 #include <little_loops/json.hpp>
+#include <little_loops/schema.hpp>
 
 #include <chrono>
 #include <condition_variable>
@@ -13,6 +14,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <functional>
+#include <set>
 
 namespace ll_loop {
 
@@ -56,17 +59,29 @@ bool is_positive_verdict(std::string_view verdict);
 /// ```
 /// On a terminal, an action running for more than a second gets a live elapsed-time line
 /// (`… 3.2s`) that is erased when it ends.
+///
+/// Output is written with one write() each time the loop is about to wait (an action
+/// starts, the evaluator runs, a backoff sleep, a state without an action) or stop, not per
+/// event: a step of a loop whose states have actions costs one write, so a terminal is woken
+/// once per step (`✓ done (3ms)` / `→ next` / `[2/6] next → cmd` arrive together). Anything
+/// else that writes to `out` meanwhile must call flush() first.
 class progress_display {
  public:
-  progress_display(std::FILE* out, style s, std::int64_t max_iterations);
+  /// `loop`: its max_iterations (shown as `[i/N]`), its backoff and which states have no
+  /// action (the display flushes before those waits).
+  progress_display(std::FILE* out, style s, const ll::fsm_loop& loop);
   progress_display(const progress_display&) = delete;
   progress_display& operator=(const progress_display&) = delete;
   ~progress_display();
 
   void on_event(const ll::loop_event& event) noexcept;
+  /// Writes what the display holds (before other output to the same stream).
+  void flush() noexcept;
 
  private:
   void handle(const ll::loop_event& event);
+  [[nodiscard]] bool waits_after(const ll::loop_event& event) const;
+  void write_out() noexcept;
   void flush_pending_action();
   void erase_ticker();
   void tick();
@@ -81,8 +96,11 @@ class progress_display {
   std::chrono::steady_clock::time_point action_started_;
 
   std::FILE* out_;
+  std::string buf_;               // written at the next wait (write_out)
   style style_;
   std::int64_t max_iterations_;
+  bool backoff_ = false;          // the loop sleeps after each route
+  std::set<std::string, std::less<>> no_action_;  // states that go to their evaluator directly
   bool line_open_ = false;        // "[i/N] state" printed, waiting for " → action"
   bool action_pending_ = false;   // action_complete seen, no verdict line printed yet
   int pending_exit_ = 0;

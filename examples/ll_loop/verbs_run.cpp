@@ -332,7 +332,7 @@ int execute(run_settings& s) {
   }
 
   const style out_style = style::for_stream(stdout);
-  progress_display display(stdout, out_style, loop.max_iterations);
+  progress_display display(stdout, out_style, loop);
   run_sink sink(journal, display_forward{(s.quiet || s.as_json) ? nullptr : &display});
 
   auto made = ll::make_executor(loop, runner, evaluator, sink);
@@ -362,16 +362,20 @@ int execute(run_settings& s) {
   auto save = [&](std::string_view status, ll::json snapshot) {
     record.status = std::string(status);
     record.snapshot = std::move(snapshot);
-    if (auto saved = journal.save(record); !saved)
+    if (auto saved = journal.save(record); !saved) {
+      display.flush();
       say_warning(fmt::format("journal: {}", ll::to_string(saved.error())));
+    }
   };
   auto boundary = [&]() {
     const ll::snapshot_view snap = ex.snapshot_view();
     record.iteration = snap.iteration;
     record.current_state = snap.current_state;
     record.status = std::string(ll::journal_status::running);
-    if (auto saved = journal.save(record, snap); !saved)
+    if (auto saved = journal.save(record, snap); !saved) {
+      display.flush();
       say_warning(fmt::format("journal: {}", ll::to_string(saved.error())));
+    }
   };
   // State boundaries: each record is appended to the journal's checkpoint log before the
   // next action starts (a killed ll-loop loses nothing finished); the state file and its
@@ -403,6 +407,7 @@ int execute(run_settings& s) {
       }
     }
   }
+  display.flush();  // (loop_complete has written it; this covers any other way out)
   const ll::execution_result& result = ex.result();
   // The final record: the state file written durably here, the checkpoint logs removed.
   journal.sync = ll::journal_sync::every_save;
