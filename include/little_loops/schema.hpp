@@ -929,6 +929,33 @@ class document_scanner {
 
 namespace detail {
 
+/// Where the bracket opening nesting level `level` (1-based) is in `text`, as "line L,
+/// column C (byte B)" (1-based, as nlohmann reports syntax errors). The text before it must
+/// be valid JSON (the scanner stopped there).
+inline std::string json_level_location(std::string_view text, std::size_t level) {
+  std::size_t depth = 0, at = text.size();
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size() && at == text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth == level) at = i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  const std::string_view before = text.substr(0, at);
+  const auto line = static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n')) + 1;
+  const auto line_start = before.rfind('\n');
+  const std::size_t column = line_start == std::string_view::npos ? at + 1 : at - line_start;
+  return fmt::format("line {}, column {} (byte {})", line, column, at + 1);
+}
+
 /// Parses `text`; syntax errors are returned as errc::parse_error, duplicate keys are
 /// appended to `duplicates` (the document keeps the last value of each).
 inline expected<json, error> scan_json_text(std::string_view text, diagnostics& duplicates) {
@@ -937,7 +964,8 @@ inline expected<json, error> scan_json_text(std::string_view text, diagnostics& 
                                   nlohmann::detail::input_format_t::json, true);
   if (scanner.too_deep_path) {
     std::string message =
-        fmt::format("JSON nested deeper than {} levels", max_document_depth);
+        fmt::format("JSON nested deeper than {} levels at {}", max_document_depth,
+                    json_level_location(text, max_document_depth + 1));
     diagnostics found{diagnostic{severity::error, *scanner.too_deep_path, message, "too-deep"}};
     return unexpected(error{errc::parse_error, std::move(message), *scanner.too_deep_path,
                             std::move(found)});

@@ -4,6 +4,7 @@
 #include <little_loops/validation.hpp>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "core_test_support.hpp"
 
@@ -449,13 +450,24 @@ TEST_CASE("deep nesting is bounded and never crashes") {
   std::string deeper;
   for (int i = 0; i < 100000; ++i) deeper += R"({"k":)";
   deeper += "0" + std::string(100000, '}');
-  r = ll::parse_loop_text(base(R"("junk": )" + deeper));
+  const std::string junk = base(R"("junk": )" + deeper);
+  r = ll::parse_loop_text(junk);
   REQUIRE_FALSE(r.has_value());
   CHECK(r.error().code == ll::errc::parse_error);
   REQUIRE(r.error().details.size() == 1);
   CHECK(r.error().details[0].code == "too-deep");
   CHECK(r.error().details[0].path.rfind("junk.k.k.k", 0) == 0);
-  CHECK(r.error().message == "JSON nested deeper than 512 levels");
+  // The location is the bracket that opens level 513: the document's own `{` is level 1,
+  // so it is the 512th `{"k":`.
+  const std::size_t level_513 = junk.find(R"("junk": )") + 8 + 511 * 5;
+  REQUIRE(junk.substr(level_513, 5) == R"({"k":)");
+  CHECK(r.error().message == fmt::format("JSON nested deeper than 512 levels at line 1, column {} (byte {})",
+                                         level_513 + 1, level_513 + 1));
+  // On a later line, brackets inside strings not counted.
+  const std::string multi = "{\"s\": \"[[{{\",\n  \"x\":\n" + std::string(600, '[') + std::string(600, ']') + "}";
+  auto m = ll::parse_json_text(multi);
+  REQUIRE_FALSE(m.has_value());
+  CHECK(m.error().message == "JSON nested deeper than 512 levels at line 3, column 512 (byte 533)");
 
   const auto unclosed = ll::parse_json_text(std::string(100000, '['));
   REQUIRE_FALSE(unclosed.has_value());
