@@ -294,11 +294,21 @@ inline bool write_all(int fd, const char* data, std::size_t n) noexcept {
   return true;
 }
 
+/// open() with close-on-exec, never on a standard descriptor: in a host that closed
+/// stdout (`prog >&-`), a journal file opened as descriptor 1 would receive everything the
+/// host prints. -1 with errno set on failure.
 inline int open_cloexec(const char* path, int flags, mode_t mode = 0644) noexcept {
   int fd;
   do {
     fd = ::open(path, flags | O_CLOEXEC, mode);
   } while (fd < 0 && errno == EINTR);
+  if (fd >= 0 && fd <= 2) {
+    const int lifted = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    fd = lifted;
+  }
   return fd;
 }
 

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -300,6 +301,37 @@ TEST_CASE("event log: appended lines, history tail, torn last line skipped") {
   }
   CHECK(ll::read_journal_events(dir.path, "ev").empty());
   CHECK(ll::read_journal_events(dir.path, "never-ran").empty());
+}
+
+TEST_CASE("journal files never take a standard descriptor a host has closed") {
+  temp_dir dir("stdfd");
+  const int saved_stdin = ::dup(0);
+  REQUIRE(saved_stdin >= 0);
+  ::close(0);  // as `prog <&-`: the next open() would get descriptor 0
+  {
+    ll::loop_journal journal(dir.path, "fd");
+    journal.sync = ll::journal_sync::background;  // keeps the checkpoint log open too
+    const bool opened = journal.open(true).has_value();
+    ll::journal_record record;
+    record.status = std::string(ll::journal_status::running);
+    const bool saved = journal.save(record).has_value();
+    journal.append_event(ll::json{{"event", "tick"}});
+    // What a host writes to its closed descriptor must not land in a journal file.
+    const bool fd0_free = ::write(0, "host output\n", 12) < 0 && errno == EBADF;
+    CHECK(journal.flush().has_value());
+    ::dup2(saved_stdin, 0);  // restore before any REQUIRE can leave the test
+    ::close(saved_stdin);
+    CHECK(opened);
+    CHECK(saved);
+    CHECK(fd0_free);
+  }
+  for (const auto& entry : fs::directory_iterator(dir.path)) {
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CAPTURE(entry.path().string());
+    CHECK(text.find("host output") == std::string::npos);
+  }
+  CHECK(ll::read_journal_events(dir.path, "fd").size() == 1);
 }
 
 TEST_CASE("stop requests: stop file, and SIGTERM only for a live running owner") {
