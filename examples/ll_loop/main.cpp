@@ -14,6 +14,10 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -236,6 +240,17 @@ int dispatch(int argc, char** argv) {
 }  // namespace ll_loop
 
 int main(int argc, char** argv) {
+  // A standard descriptor the caller closed (`ll-loop run LOOP >&-`) would be taken by the
+  // next file opened, the journal's event log, and the display would write into it:
+  // /dev/null takes its place first.
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+    const int null_fd = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (null_fd >= 0 && null_fd != fd) {
+      ::dup2(null_fd, fd);
+      ::close(null_fd);
+    }
+  }
   try {
     return ll_loop::dispatch(argc, argv);
   } catch (const std::exception& e) {

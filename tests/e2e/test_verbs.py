@@ -2,9 +2,11 @@
 # little_loops — e2e: every ll-loop verb, its options, messages and exit codes
 # SPDX-License-Identifier: MIT
 import json
+import os
+import subprocess
 
-from harness import (CHECK_FIX, EXAMPLES, Workdir, expect, expect_exit, expect_in, ll, main,
-                     spawn, wait_for, write)
+from harness import (CHECK_FIX, EXAMPLES, LL_LOOP, Workdir, base_env, expect, expect_exit,
+                     expect_in, ll, main, spawn, wait_for, write)
 
 
 def test_global_help_and_version():
@@ -225,6 +227,26 @@ def test_simulate_events_and_responses():
         r = ll("simulate", path, "--responses", bad)
         expect_exit(r, 1)
         expect_in("by_index", r.err, r)
+
+
+def test_run_with_closed_standard_descriptors():
+    # `>&-`, `2>&-`, `<&-`: the journal's files must not take descriptors 0-2, or the display
+    # (or an error message) would be written into the event log.
+    for closed in ((1,), (2,), (0, 1, 2)):
+        with Workdir() as wd:
+            loop = write(wd / "check.yaml", CHECK_FIX)
+            proc = subprocess.run([LL_LOOP, "run", str(loop)], cwd=wd, env=base_env(),
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, timeout=20,
+                                  preexec_fn=lambda fds=closed: [os.close(fd) for fd in fds])
+            expect(proc.returncode == 0, f"closed {closed}: exit {proc.returncode}")
+            events = (wd / ".loops" / ".running" / "check-fix.events.jsonl").read_text()
+            for line in events.splitlines():
+                try:
+                    json.loads(line)
+                except json.JSONDecodeError:
+                    raise AssertionError(f"closed {closed}: not an event: {line!r}") from None
+            expect('"event":"loop_complete"' in events, f"closed {closed}: the log is whole")
 
 
 def test_run_exit_codes_and_options():
