@@ -316,8 +316,10 @@ TEST_CASE("journal files never take a standard descriptor a host has closed") {
     record.status = std::string(ll::journal_status::running);
     const bool saved = journal.save(record).has_value();
     journal.append_event(ll::json{{"event", "tick"}});
+    const bool flushed = journal.flush().has_value();  // starts the background thread
     // What a host writes to its closed descriptor must not land in a journal file.
     const bool fd0_free = ::write(0, "host output\n", 12) < 0 && errno == EBADF;
+    CHECK(flushed);
     CHECK(journal.flush().has_value());
     ::dup2(saved_stdin, 0);  // restore before any REQUIRE can leave the test
     ::close(saved_stdin);
