@@ -21,7 +21,10 @@ std::optional<fs::path> resolve_loop_path(std::string_view name_or_path,
   std::error_code ec;
   fs::path direct{std::string(name_or_path)};
   if (tried != nullptr) tried->push_back(direct.string());
-  if (fs::is_regular_file(direct, ec)) return direct;
+  // A path that exists is the loop, unless it is a directory (a name may also be a folder
+  // here): a FIFO or device is refused by the loader ("not a regular file"), not searched.
+  if (const auto st = fs::status(direct, ec); !ec && fs::exists(st) && !fs::is_directory(st))
+    return direct;
   // Else a name in .loops/, as in the original also one with a "/" (`sub/x` →
   // .loops/sub/x.yaml).
   for (const char* ext : {".fsm.yaml", ".yaml", ".yml", ".fsm.json", ".json"}) {

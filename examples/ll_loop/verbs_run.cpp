@@ -24,7 +24,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <sstream>
 #include <stop_token>
 #include <thread>
 #include <vector>
@@ -800,14 +799,14 @@ int verb_simulate(const parsed_args& args) {
   bool has_default = false;
   const std::optional<std::string> responses_file = args.value("responses");
   if (responses_file) {
-    std::ifstream in(*responses_file, std::ios::binary);
-    if (!in) {
-      say_error(fmt::format("cannot read responses file: {}", *responses_file));
+    // As loop files: a regular file of at most max_document_file_bytes (never a FIFO).
+    auto text = ll::read_text_file(*responses_file);
+    if (!text) {
+      say_error(fmt::format("cannot read responses file: {}: {}", *responses_file,
+                            text.error().message));
       return exit_failed;
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto doc = ll::parse_json_text(text.str());
+    auto doc = ll::parse_json_text(*text);
     if (!doc) {
       say_error(fmt::format("{}: {}", *responses_file, doc.error().message));
       return exit_failed;

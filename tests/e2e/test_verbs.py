@@ -229,6 +229,27 @@ def test_simulate_events_and_responses():
         expect_in("by_index", r.err, r)
 
 
+def test_loop_files_that_are_not_regular_files_are_refused():
+    # A FIFO would block the read until a writer comes; /dev/zero would never end.
+    with Workdir() as wd:
+        os.mkfifo(wd / "fifo.yaml")
+        for verb in ("validate", "run"):
+            for path in (wd / "fifo.yaml", "/dev/zero"):
+                r = ll(verb, path, cwd=wd, timeout=10)
+                expect_exit(r, 1)
+                expect_in(f"cannot read {path}: not a regular file", r.err, r)
+        with open(wd / "big.yaml", "wb") as big:
+            big.truncate(64 * 1024 * 1024 + 1)
+        r = ll("validate", wd / "big.yaml", cwd=wd, timeout=10)
+        expect_exit(r, 1)
+        expect_in("file is larger than 64 MiB (67108865 bytes)", r.err, r)
+        loop = write(wd / "check.yaml", CHECK_FIX)
+        r = ll("simulate", loop, "--responses", wd / "fifo.yaml", cwd=wd, timeout=10)
+        expect_exit(r, 1)
+        expect_in("cannot read responses file: ", r.err, r)
+        expect_in("not a regular file", r.err, r)
+
+
 def test_run_with_closed_standard_descriptors():
     # `>&-`, `2>&-`, `<&-`: the journal's files must not take descriptors 0-2, or the display
     # (or an error message) would be written into the event log.

@@ -4,11 +4,16 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace ll = little_loops;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -287,4 +292,37 @@ TEST_CASE("file errors") {
 
   auto not_loop = ll::load_loop_yaml("- just\n- a list\n", "list.yaml");
   REQUIRE_FALSE(not_loop.has_value());
+}
+
+TEST_CASE("only regular files of at most max_document_file_bytes are read") {
+  const fs::path dir = fs::temp_directory_path() / ("ll_yaml_files_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto refused = [](const fs::path& p) {
+    auto r = ll::read_text_file(p);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == ll::errc::io_error);
+    CHECK(r.error().path == p.string());
+    return r.error().message;
+  };
+  CHECK(refused(dir) == "is a directory");
+  CHECK(refused(dir / "missing.yaml").rfind("cannot open file", 0) == 0);
+  // A FIFO would block open() until a writer comes, then end whenever it likes.
+  REQUIRE(::mkfifo((dir / "fifo.yaml").c_str(), 0600) == 0);
+  CHECK(refused(dir / "fifo.yaml") == "not a regular file");
+  CHECK(refused("/dev/zero") == "not a regular file");  // would never end
+  // Over the limit: refused from its size, before anything is read (a sparse file).
+  {
+    std::ofstream big(dir / "big.yaml");
+  }
+  fs::resize_file(dir / "big.yaml", ll::max_document_file_bytes + 1);
+  CHECK(refused(dir / "big.yaml") ==
+        "file is larger than 64 MiB (" + std::to_string(ll::max_document_file_bytes + 1) + " bytes)");
+  auto big = ll::load_loop_file(dir / "big.yaml");
+  REQUIRE_FALSE(big.has_value());
+  CHECK(big.error().code == ll::errc::io_error);
+  // Files whose size is not known in advance (procfs says 0) are read to their end.
+  auto status = ll::read_text_file("/proc/self/status");
+  REQUIRE(status.has_value());
+  CHECK(status->find("Name:") != std::string::npos);
+  fs::remove_all(dir);
 }
