@@ -94,13 +94,24 @@ std::string elapsed_text(const ll::journal_record& r) {
   return s < 60 ? fmt::format("{}s", s) : fmt::format("{}m {}s", s / 60, s % 60);
 }
 
+/// The journals of `dir`; each state file that cannot be read is a warning (stderr), not
+/// silently missing from the list.
+std::vector<ll::journal_record> journals_in(const fs::path& dir) {
+  std::vector<ll::error> skipped;
+  auto records = ll::list_journals(dir, &skipped);
+  for (const auto& e : skipped)
+    say_warning(e.message.rfind(e.path, 0) == 0 ? "skipped " + e.message
+                                                : fmt::format("skipped {}: {}", e.path, e.message));
+  return records;
+}
+
 }  // namespace
 
 int verb_list(const parsed_args& args) {
   const bool as_json = args.has("json");
   if (args.has("running")) {
     const fs::path dir = journal_dir_of(args);
-    const auto records = ll::list_journals(dir);
+    const auto records = journals_in(dir);
     if (as_json) {
       ll::json out = ll::json::array();
       for (const auto& r : records) out.push_back(status_json(r, dir));
@@ -150,7 +161,7 @@ int verb_status(const parsed_args& args) {
   const fs::path dir = journal_dir_of(args);
   const bool as_json = args.has("json");
   if (args.positionals.empty()) {
-    auto records = ll::list_journals(dir);
+    auto records = journals_in(dir);
     if (as_json) {
       ll::json out = ll::json::array();
       for (const auto& r : records) out.push_back(status_json(r, dir));

@@ -452,8 +452,11 @@ inline expected<std::optional<journal_record>, little_loops::error> load_journal
   return chosen;
 }
 
-/// Every readable journal in `dir`, sorted by file name (unreadable ones are skipped).
-inline std::vector<journal_record> list_journals(const std::filesystem::path& dir) {
+/// Every readable journal in `dir`, sorted by file name. One that cannot be read (a
+/// malformed state file) is left out of the list; its error is appended to `*skipped` when
+/// given, so that a host can say so.
+inline std::vector<journal_record> list_journals(const std::filesystem::path& dir,
+                                                 std::vector<little_loops::error>* skipped = nullptr) {
   std::vector<std::string> stems;
   std::error_code ec;
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -469,7 +472,15 @@ inline std::vector<journal_record> list_journals(const std::filesystem::path& di
   std::vector<journal_record> out;
   for (const auto& stem : stems) {
     auto r = load_journal(dir, stem);
-    if (r && r->has_value()) out.push_back(std::move(**r));
+    if (r && r->has_value())
+      out.push_back(std::move(**r));
+    else if (!r && skipped != nullptr) {
+      // Named by its state file (a record's field error has the field as its path; its
+      // message names the file and the field).
+      little_loops::error e = std::move(r.error());
+      e.path = journal_paths_for(dir, stem).state.string();
+      skipped->push_back(std::move(e));
+    }
   }
   return out;
 }

@@ -474,6 +474,13 @@ def test_list():
         r = ll("list", "--running", cwd=wd)
         expect(r.out.splitlines() == ["Running loops:", "  a: x (iteration 0) [completed] 0s"],
                "journaled runs", r)
+        # A state file that cannot be read is said, not silently left out.
+        write(wd / ".loops" / ".running" / "broken.state.json", "{not json")
+        for args in (("list", "--running"), ("status",), ("list", "--running", "--json")):
+            r = ll(*args, cwd=wd)
+            expect_exit(r, 0)
+            expect_in("warning: skipped .loops/.running/broken.state.json: ", r.err, r)
+            expect_in("a", r.out, r)
 
 
 def test_status_history_stop():

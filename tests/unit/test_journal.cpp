@@ -267,6 +267,13 @@ TEST_CASE("records round-trip; malformed state files are errors, not crashes") {
   std::ofstream(ll::journal_paths_for(dir.path, "typed").state) << R"({"name": 3, "status": "x"})";
   CHECK_FALSE(ll::load_journal(dir.path, "typed").has_value());
   CHECK(ll::list_journals(dir.path).size() == 1);  // the bad ones are skipped
+  std::vector<ll::error> skipped;
+  CHECK(ll::list_journals(dir.path, &skipped).size() == 1);
+  REQUIRE(skipped.size() == 2);  // and said, in file-name order
+  CHECK(skipped[0].path == ll::journal_paths_for(dir.path, "junk").state.string());
+  CHECK(skipped[1].path == ll::journal_paths_for(dir.path, "typed").state.string());
+  CAPTURE(skipped[1].message);
+  CHECK(skipped[1].message.find("\"name\"") != std::string::npos);  // the field it refused
 }
 
 TEST_CASE("event log: appended lines, history tail, torn last line skipped") {
