@@ -32,7 +32,37 @@ std::string style::red(std::string_view s) const { return wrap(enabled, "31", s)
 std::string style::yellow(std::string_view s) const { return wrap(enabled, "33", s); }
 std::string style::cyan(std::string_view s) const { return wrap(enabled, "36", s); }
 
-void say(std::string_view message) {
+std::string terminal_safe(std::string_view text, bool keep_lines) {
+  std::string out;
+  out.reserve(text.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    if (c < 0x20 || c == 0x7F) {
+      if (keep_lines && (c == '\n' || c == '\t')) {
+        out += static_cast<char>(c);
+      } else {
+        out += '^';
+        out += static_cast<char>(c == 0x7F ? '?' : c + 0x40);
+      }
+      ++p;
+      continue;
+    }
+    const std::size_t n = ll::detail::utf8_sequence_length(p, end);
+    if (n == 0 || (n == 2 && c == 0xC2 && p[1] < 0xA0)) {  // ill-formed, or a C1 control
+      out += "\xEF\xBF\xBD";
+      p += n == 0 ? 1 : n;
+      continue;
+    }
+    out.append(reinterpret_cast<const char*>(p), n);
+    p += n;
+  }
+  return out;
+}
+
+void say(std::string_view raw) {
+  const std::string message = terminal_safe(raw, true);
   std::fwrite(message.data(), 1, message.size(), stdout);
   std::fputc('\n', stdout);
   std::fflush(stdout);
@@ -40,7 +70,7 @@ void say(std::string_view message) {
 
 void say_error(std::string_view message) {
   const style s = style::for_stream(stderr);
-  std::string line = fmt::format("{} {}\n", s.red("error:"), message);
+  std::string line = fmt::format("{} {}\n", s.red("error:"), terminal_safe(message, true));
   std::fflush(stdout);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
@@ -48,7 +78,7 @@ void say_error(std::string_view message) {
 
 void say_warning(std::string_view message) {
   const style s = style::for_stream(stderr);
-  std::string line = fmt::format("{} {}\n", s.yellow("warning:"), message);
+  std::string line = fmt::format("{} {}\n", s.yellow("warning:"), terminal_safe(message, true));
   std::fflush(stdout);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
@@ -68,7 +98,13 @@ std::string format_duration_short(std::int64_t ms) {
   return fmt::format("{}m {}s", ms / 60000, (ms % 60000) / 1000);
 }
 
-std::string one_line(std::string_view text, std::size_t max) {
+std::string one_line(std::string_view raw, std::size_t max) {
+  // Newlines and tabs become spaces; every other control character is made visible.
+  std::string flat(raw);
+  for (char& c : flat)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  const std::string safe = terminal_safe(flat);
+  const std::string_view text = safe;
   std::string out;
   out.reserve(std::min(text.size(), max + 3));
   bool space = false;
@@ -163,8 +199,7 @@ void progress_display::tick() {
                         std::chrono::steady_clock::now() - action_started_)
                         .count();
     if (ms < 1000) continue;
-    fmt::format_to(std::back_inserter(buf_), "\r       {} {}\033[K", style_.dim("\u2026"),
-                   format_duration_short(ms));
+    put("\r       {} {}\033[K", style_.dim("\u2026"), format_duration_short(ms));
     write_out();
     ticker_shown_ = true;
   }
@@ -204,7 +239,7 @@ void progress_display::flush_pending_action() {
   else
     line = fmt::format("       {} done ({})", style_.green("\u2713"),
                        format_duration_short(pending_ms_));
-  fmt::format_to(std::back_inserter(buf_), "{}\n", line);
+  put("{}\n", line);
 }
 
 void progress_display::handle(const ll::loop_event& event) {
@@ -217,17 +252,16 @@ void progress_display::handle(const ll::loop_event& event) {
       [&](const auto& e) {
         using E = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<E, ll::loop_resume_event>) {
-          fmt::format_to(std::back_inserter(buf_), "Resuming {} at {} (iteration {})\n", style_.bold(e.loop),
-                     style_.cyan(e.from_state), e.iteration);
+          put("Resuming {} at {} (iteration {})\n", style_.bold(terminal_safe(e.loop)),
+              style_.cyan(terminal_safe(e.from_state)), e.iteration);
         } else if constexpr (std::is_same_v<E, ll::state_enter_event>) {
           action_pending_ = false;
-          fmt::format_to(std::back_inserter(buf_), "{} {}",
-                     style_.dim(fmt::format("[{}/{}]", e.iteration, max_iterations_)),
-                     style_.bold(style_.cyan(e.state)));
+          put("{} {}", style_.dim(fmt::format("[{}/{}]", e.iteration, max_iterations_)),
+              style_.bold(style_.cyan(terminal_safe(e.state))));
           line_open_ = true;
         } else if constexpr (std::is_same_v<E, ll::action_start_event>) {
-          fmt::format_to(std::back_inserter(buf_), "{}\u2192 {}{}\n", line_open_ ? " " : "       ",
-                     e.is_prompt ? "(prompt) " : "", one_line(e.action, 70));
+          put("{}\u2192 {}{}\n", line_open_ ? " " : "       ", e.is_prompt ? "(prompt) " : "",
+              one_line(e.action, 70));
           line_open_ = false;
         } else if constexpr (std::is_same_v<E, ll::action_complete_event>) {
           action_pending_ = true;
@@ -260,28 +294,30 @@ void progress_display::handle(const ll::loop_event& event) {
             }
           }
           if (had_action)
-            fmt::format_to(std::back_inserter(buf_), "       {} {} ({}{}){}\n", mark, e.verdict,
-                       format_duration_short(pending_ms_), extra, reason);
+            put("       {} {} ({}{}){}\n", mark, terminal_safe(e.verdict),
+                format_duration_short(pending_ms_), extra, reason);
           else if (!extra.empty())
-            fmt::format_to(std::back_inserter(buf_), "       {} {} ({}){}\n", mark, e.verdict, extra.substr(2), reason);
+            put("       {} {} ({}){}\n", mark, terminal_safe(e.verdict), extra.substr(2),
+                reason);
           else
-            fmt::format_to(std::back_inserter(buf_), "       {} {}{}\n", mark, e.verdict, reason);
+            put("       {} {}{}\n", mark, terminal_safe(e.verdict), reason);
         } else if constexpr (std::is_same_v<E, ll::route_event>) {
           flush_pending_action();
           if (e.reason.empty())
-            fmt::format_to(std::back_inserter(buf_), "       {} {}\n", style_.dim("\u2192"), e.to);
+            put("       {} {}\n", style_.dim("\u2192"), terminal_safe(e.to));
           else
-            fmt::format_to(std::back_inserter(buf_), "       {} {} ({})\n", style_.dim("\u2192"), e.to, e.reason);
+            put("       {} {} ({})\n", style_.dim("\u2192"), terminal_safe(e.to),
+                terminal_safe(e.reason));
         } else if constexpr (std::is_same_v<E, ll::error_event>) {
-          fmt::format_to(std::back_inserter(buf_), "       {} {}\n", style_.yellow("!"),
-                     one_line(fmt::format("{} error: {}", e.kind, e.message), 200));
+          put("       {} {}\n", style_.yellow("!"),
+              one_line(fmt::format("{} error: {}", e.kind, e.message), 200));
         } else if constexpr (std::is_same_v<E, ll::handoff_event>) {
           flush_pending_action();
-          fmt::format_to(std::back_inserter(buf_), "       {} context handoff: {}\n", style_.yellow("\u21bb"),
-                     one_line(e.continuation, 200));
+          put("       {} context handoff: {}\n", style_.yellow("\u21bb"),
+              one_line(e.continuation, 200));
         } else if constexpr (std::is_same_v<E, ll::max_iterations_event>) {
-          fmt::format_to(std::back_inserter(buf_), "{} max iterations ({}) reached, running {}\n", style_.yellow("!"),
-                     e.iterations, e.summary_state);
+          put("{} max iterations ({}) reached, running {}\n", style_.yellow("!"), e.iterations,
+              terminal_safe(e.summary_state));
         } else if constexpr (std::is_same_v<E, ll::loop_complete_event>) {
           flush_pending_action();
         }

@@ -6,6 +6,8 @@
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -14,7 +16,9 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <functional>
+#include <iterator>
 #include <set>
 
 namespace ll_loop {
@@ -36,7 +40,14 @@ struct style {
   [[nodiscard]] std::string cyan(std::string_view s) const;
 };
 
+/// `text` made safe to print on a terminal, whatever wrote it (a loop file, an action, an
+/// LLM's reply): C0 control characters and DEL in caret notation (ESC → `^[`), C1 controls
+/// (U+0080–U+009F) and ill-formed UTF-8 as U+FFFD — nothing printed can move the cursor,
+/// retitle the window or hide text. `keep_lines`: newlines and tabs stay as they are.
+std::string terminal_safe(std::string_view text, bool keep_lines = false);
+
 /// Messages in the Python original's wording: success/info on stdout, errors on stderr.
+/// Each goes through terminal_safe (lines kept).
 void say(std::string_view message);
 void say_error(std::string_view message);
 void say_warning(std::string_view message);
@@ -45,7 +56,8 @@ void say_warning(std::string_view message);
 std::string format_duration_summary(std::int64_t ms);
 /// `12ms`, `1.5s`, `2m 3s`: short form for per-action durations.
 std::string format_duration_short(std::int64_t ms);
-/// One display line: newlines → spaces, cut to `max` characters with "..." appended.
+/// One display line: newlines and tabs → spaces, other control characters as by
+/// terminal_safe, cut to `max` bytes (on a character boundary) with "..." appended.
 std::string one_line(std::string_view text, std::size_t max);
 /// True for verdicts shown with ✓ (success, target, progress).
 bool is_positive_verdict(std::string_view verdict);
@@ -82,6 +94,11 @@ class progress_display {
   void handle(const ll::loop_event& event);
   [[nodiscard]] bool waits_after(const ll::loop_event& event) const;
   void write_out() noexcept;
+  /// Formats into the buffer write_out() writes.
+  template <class... Args>
+  void put(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::format_to(std::back_inserter(buf_), format, std::forward<Args>(args)...);
+  }
   void flush_pending_action();
   void erase_ticker();
   void tick();

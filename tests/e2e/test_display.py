@@ -145,6 +145,40 @@ states:
         expect("\u2713 success" in out, f"then the verdict:\n{out!r}")
 
 
+def test_control_characters_from_the_loop_or_the_judge_are_shown_not_obeyed():
+    # An action written with a real ESC (YAML "\\e"), and a judge whose reason carries an
+    # OSC "set window title" sequence and a C1 CSI: printed visibly, never sent raw.
+    with Workdir() as wd:
+        judge = write(wd / "judge.sh", """\
+#!/bin/sh
+cat > /dev/null
+printf '{"verdict": "failure", "confidence": 0.9, "reason": "see \\\\u001b]0;pwned\\\\u0007 and \\\\u009b2J"}'
+""")
+        judge.chmod(0o755)
+        loop = write(wd / "esc.yaml", """\
+name: esc
+initial: check
+max_iterations: 1
+states:
+  check:
+    action: "echo \\e[2J"
+    evaluate:
+      type: llm_structured
+      prompt: Fine?
+    route:
+      success: done
+      _: done
+  done:
+    terminal: true
+""")
+        code, out, err = run_to_file(wd, loop, "--judge-command", str(judge))
+        expect(code == 0, f"exit {code}: {out}\n{err}")
+        expect("\x1b" not in out and "\x07" not in out and "\u009b" not in out,
+               f"no control character reaches the terminal:\n{out!r}")
+        expect("\u2192 echo ^[[2J\n" in out, f"the action's ESC is shown as ^[:\n{out!r}")
+        expect("see ^[]0;pwned^G and \ufffd2J" in out, f"the judge's reason, made visible:\n{out!r}")
+
+
 if __name__ == "__main__":
     from harness import main
     main()
