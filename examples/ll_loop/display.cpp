@@ -32,13 +32,22 @@ std::string style::red(std::string_view s) const { return wrap(enabled, "31", s)
 std::string style::yellow(std::string_view s) const { return wrap(enabled, "33", s); }
 std::string style::cyan(std::string_view s) const { return wrap(enabled, "36", s); }
 
-std::string terminal_safe(std::string_view text, bool keep_lines) {
+std::string terminal_safe(std::string_view text, bool keep_lines, bool keep_sgr) {
   std::string out;
   out.reserve(text.size());
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const auto* end = p + text.size();
   while (p < end) {
     const unsigned char c = *p;
+    if (c == 0x1B && keep_sgr && end - p >= 3 && p[1] == '[') {
+      const auto* q = p + 2;
+      while (q < end && ((*q >= '0' && *q <= '9') || *q == ';')) ++q;
+      if (q < end && *q == 'm') {  // select graphic rendition: colour, bold, reset
+        out.append(reinterpret_cast<const char*>(p), static_cast<std::size_t>(q + 1 - p));
+        p = q + 1;
+        continue;
+      }
+    }
     if (c < 0x20 || c == 0x7F) {
       if (keep_lines && (c == '\n' || c == '\t')) {
         out += static_cast<char>(c);
@@ -62,7 +71,7 @@ std::string terminal_safe(std::string_view text, bool keep_lines) {
 }
 
 void say(std::string_view raw) {
-  const std::string message = terminal_safe(raw, true);
+  const std::string message = terminal_safe(raw, true, style::for_stream(stdout).enabled);
   std::fwrite(message.data(), 1, message.size(), stdout);
   std::fputc('\n', stdout);
   std::fflush(stdout);
@@ -70,7 +79,8 @@ void say(std::string_view raw) {
 
 void say_error(std::string_view message) {
   const style s = style::for_stream(stderr);
-  std::string line = fmt::format("{} {}\n", s.red("error:"), terminal_safe(message, true));
+  std::string line =
+      fmt::format("{} {}\n", s.red("error:"), terminal_safe(message, true, s.enabled));
   std::fflush(stdout);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
@@ -78,7 +88,8 @@ void say_error(std::string_view message) {
 
 void say_warning(std::string_view message) {
   const style s = style::for_stream(stderr);
-  std::string line = fmt::format("{} {}\n", s.yellow("warning:"), terminal_safe(message, true));
+  std::string line =
+      fmt::format("{} {}\n", s.yellow("warning:"), terminal_safe(message, true, s.enabled));
   std::fflush(stdout);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);

@@ -44,10 +44,13 @@ struct style {
 /// LLM's reply): C0 control characters and DEL in caret notation (ESC → `^[`), C1 controls
 /// (U+0080–U+009F) and ill-formed UTF-8 as U+FFFD — nothing printed can move the cursor,
 /// retitle the window or hide text. `keep_lines`: newlines and tabs stay as they are.
-std::string terminal_safe(std::string_view text, bool keep_lines = false);
+/// `keep_sgr`: colour sequences (`ESC [ digits/; m`) stay too (for a message styled by
+/// `style` on a colour terminal).
+std::string terminal_safe(std::string_view text, bool keep_lines = false, bool keep_sgr = false);
 
 /// Messages in the Python original's wording: success/info on stdout, errors on stderr.
-/// Each goes through terminal_safe (lines kept).
+/// Each goes through terminal_safe (lines kept; colour sequences only when the stream gets
+/// colour).
 void say(std::string_view message);
 void say_error(std::string_view message);
 void say_warning(std::string_view message);

@@ -182,7 +182,10 @@ def test_summary_colour_only_on_a_terminal():
     import subprocess
     from harness import LL_LOOP, base_env
     with Workdir() as wd:
-        loop = write(wd / "f.yaml", CHECK_FIX.replace("test -f ready", "exit 7"))
+        # The name carries an OSC sequence: on a colour terminal only our own colour
+        # sequences reach it.
+        loop = write(wd / "f.yaml", CHECK_FIX.replace("test -f ready", "exit 7")
+                     .replace("name: check-fix", 'name: "check\\e]0;t\\a"'))
         master, slave = pty.openpty()
         proc = subprocess.Popen([LL_LOOP, "run", str(loop)], cwd=wd,
                                 env=base_env({"TERM": "xterm"}), stdout=slave,
@@ -202,6 +205,7 @@ def test_summary_colour_only_on_a_terminal():
         text = b"".join(chunks).decode(errors="replace")
         expect("Loop completed: broken (1 iterations," in text, f"summary on a tty: {text!r}")
         expect("  \x1b[31m\u2717\x1b[0m failure terminal" in text, f"red cross: {text!r}")
+        expect("Running loop: \x1b[1mcheck^[]0;t^G\x1b[0m" in text, f"name made visible: {text!r}")
         r = ll("run", loop, cwd=wd)
         expect("\x1b[" not in r.out, "no colour in a pipe", r)
 

@@ -156,7 +156,7 @@ printf '{"verdict": "failure", "confidence": 0.9, "reason": "see \\\\u001b]0;pwn
 """)
         judge.chmod(0o755)
         loop = write(wd / "esc.yaml", """\
-name: esc
+name: "esc\\e]0;t\\a"
 initial: check
 max_iterations: 1
 states:
@@ -177,6 +177,7 @@ states:
                f"no control character reaches the terminal:\n{out!r}")
         expect("\u2192 echo ^[[2J\n" in out, f"the action's ESC is shown as ^[:\n{out!r}")
         expect("see ^[]0;pwned^G and \ufffd2J" in out, f"the judge's reason, made visible:\n{out!r}")
+        expect(out.startswith("Running loop: esc^[]0;t^G\n"), f"messages too:\n{out!r}")
 
 
 if __name__ == "__main__":
