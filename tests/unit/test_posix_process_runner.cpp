@@ -109,6 +109,24 @@ TEST_CASE("a program that does not exist reports 127 like sh; not executable rep
   CHECK(r2->exit_code == 126);
 }
 
+TEST_CASE("an action over the kernel's per-argument limit is an error that says so") {
+  const ll::posix_process_runner runner;
+  ll::action_request req;
+  const std::string huge = "echo " + std::string(200000, 'x');  // one sh -c argument, > 128 KiB
+  req.text = huge;
+  auto r = runner.run(req);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().code == ll::errc::action_failed);
+  CAPTURE(r.error().message);
+  CHECK(r.error().message.find("Argument list too long") != std::string::npos);
+  CHECK(r.error().message.find("longest argument is 200005 bytes") != std::string::npos);
+  const std::string large = "echo " + std::string(100000, 'x');  // under the limit: runs
+  req.text = large;
+  auto ok = runner.run(req);
+  REQUIRE(ok.has_value());
+  CHECK(ok->output.size() == 100001);
+}
+
 TEST_CASE("prompt actions pass the text as one argument, without a shell") {
   ll::posix_runner_options opts;
   opts.prompt_command = {"/bin/sh", "-c", "printf '%s|' \"$@\"", "fake-claude", "-p"};

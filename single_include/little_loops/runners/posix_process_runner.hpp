@@ -496,8 +496,17 @@ inline expected<action_result, error> run_process(const process_request& req) {
       result.duration = std::chrono::duration_cast<milliseconds>(clock::now() - start);
       return result;
     }
-    return unexpected(error{errc::action_failed,
-                            "posix_spawn(" + req.argv.front() + ") failed: " + errno_text(spawn_rc)});
+    std::string message = "posix_spawn(" + req.argv.front() + ") failed: " + errno_text(spawn_rc);
+    if (spawn_rc == E2BIG) {
+      // Usually one huge argument (an action with a large `${…}` value pasted in): Linux
+      // refuses any single argument over 32 pages (MAX_ARG_STRLEN, 128 KiB).
+      std::size_t longest = 0;
+      for (const auto& arg : req.argv) longest = std::max(longest, arg.size());
+      message += " (its longest argument is " + std::to_string(longest) +
+                 " bytes; Linux takes at most 131072 bytes per argument and about a quarter of "
+                 "the stack limit in all: pass large values through a file or stdin)";
+    }
+    return unexpected(error{errc::action_failed, std::move(message)});
   }
 #if !defined(__GLIBC__)
   ::setpgid(pid, pid);  // closes the race where posix_spawn may return before the child's
