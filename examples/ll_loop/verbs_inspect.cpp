@@ -178,20 +178,25 @@ int verb_show(const parsed_args& args) {
     fmt::print("{}\n", out.dump(2));
   } else {
     const style s = style::for_stream(stdout);
-    fmt::print("{} {}\n", s.bold("Loop:"), loop.name);
-    if (loop.description) fmt::print("{} {}\n", s.bold("Description:"), *loop.description);
-    fmt::print("{} {}\n", s.bold("Source:"), loaded->path.string());
-    if (!loaded->paradigm.empty()) fmt::print("{} {}\n", s.bold("Paradigm:"), loaded->paradigm);
+    std::string text = fmt::format("{} {}\n", s.bold("Loop:"), loop.name);
+    if (loop.description) text += fmt::format("{} {}\n", s.bold("Description:"), *loop.description);
+    text += fmt::format("{} {}\n", s.bold("Source:"), loaded->path.string());
+    if (!loaded->paradigm.empty())
+      text += fmt::format("{} {}\n", s.bold("Paradigm:"), loaded->paradigm);
     if (loop.context.is_object() && !loop.context.empty()) {
-      fmt::print("{}\n", s.bold("Context:"));
+      text += fmt::format("{}\n", s.bold("Context:"));
       for (auto it = loop.context.begin(); it != loop.context.end(); ++it)
-        fmt::print("  {} = {}\n", it.key(),
-                   it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
+        text += fmt::format("  {} = {}\n", it.key(),
+                            it.value().is_string() ? it.value().get<std::string>()
+                                                   : it.value().dump());
     }
-    fmt::print("\n{}", ll::render_preview(loop));
-    std::string preview_end = ll::render_preview(loop);
-    if (!preview_end.empty() && preview_end.back() != '\n') fmt::print("\n");
-    fmt::print("\n{} ll-loop run {}\n", s.bold("Run:"), name);
+    const std::string preview = ll::render_preview(loop);
+    text += "\n" + preview;
+    if (!preview.empty() && preview.back() != '\n') text += '\n';
+    text += fmt::format("\n{} ll-loop run {}\n", s.bold("Run:"), name);
+    // The loop's own text (description, context, actions) shown, not obeyed, by the terminal.
+    const std::string safe = terminal_safe(text, true, s.enabled);
+    std::fwrite(safe.data(), 1, safe.size(), stdout);
   }
   return exit_ok;
 }

@@ -178,6 +178,10 @@ states:
         expect("\u2192 echo ^[[2J\n" in out, f"the action's ESC is shown as ^[:\n{out!r}")
         expect("see ^[]0;pwned^G and \ufffd2J" in out, f"the judge's reason, made visible:\n{out!r}")
         expect(out.startswith("Running loop: esc^[]0;t^G\n"), f"messages too:\n{out!r}")
+        shown = subprocess.run([LL_LOOP, "show", str(loop)], cwd=wd, env=base_env(),
+                               capture_output=True, text=True, timeout=10).stdout
+        expect("\x1b" not in shown and shown.startswith("Loop: esc^[]0;t^G\n"),
+               f"and `show`:\n{shown!r}")
 
 
 if __name__ == "__main__":
