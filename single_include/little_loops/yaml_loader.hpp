@@ -721,7 +721,8 @@ inline expected<std::string, error> read_text_file(const std::filesystem::path& 
                             path.string()});
   std::ifstream in(path, std::ios::binary);
   if (!in) return unexpected(error{errc::io_error, "cannot open file", path.string()});
-  // Read at most the limit (plus one byte, to notice a file that grew meanwhile).
+  // The size stat() gave, then 4 KiB reads to the end (procfs reports 0; a file may grow
+  // meanwhile), stopping as soon as the limit is passed.
   std::string text(ec ? std::size_t{0} : static_cast<std::size_t>(size), '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) return unexpected(error{errc::io_error, "cannot read file", path.string()});
