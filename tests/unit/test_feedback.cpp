@@ -68,6 +68,13 @@ TEST_SUITE("feedback") {
     auto judge = ll::judge_verdict(R"({"verdict":"failure","reason":"null check absent"})", 0.5,
                                    false);
     CHECK(fb(judge) == "null check absent");
+    // A judge that gives no reason (or an empty one, or seed 003's `reasons: []`): the
+    // sentence is derived from the verdict, never an empty feedback.
+    CHECK(fb(ll::judge_verdict(R"({"verdict":"success"})", 0.5, false)) == "verdict: success");
+    CHECK(fb(ll::judge_verdict(R"({"verdict":"failure","reason":""})", 0.5, false)) ==
+          "verdict: failure");
+    CHECK(fb(ll::judge_verdict(R"({"verdict":"pass","reasons":[]})", 0.5, false)) ==
+          "verdict: pass");
     ll::evaluation_result bare;
     bare.verdict = "blocked";
     CHECK(fb(bare) == "verdict: blocked");

@@ -50,7 +50,8 @@ inline std::string feedback_text(std::string_view verdict, const json& details) 
     s = e->get<std::string>();
     return s;
   }
-  if (const json* r = find_key(details, "reason"); r && r->is_string() && !r->empty()) {
+  if (const json* r = find_key(details, "reason");
+      r && r->is_string() && !r->get_ref<const std::string&>().empty()) {
     s = r->get<std::string>();
     return s;
   }
