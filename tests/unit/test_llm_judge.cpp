@@ -143,6 +143,22 @@ TEST_SUITE("llm_judge") {
     auto o = ll::parse_judge_reply(R"({"structured_output":{"verdict":"partial"}})");
     CHECK(o.error.empty());
     CHECK(o.object["verdict"] == "partial");
+    // Both keys are read: agreeing candidates are one answer; disagreeing ones fail closed
+    // (the `structured_output` does not silently win over the `result` text).
+    auto both = ll::parse_judge_reply(
+        R"({"result":"{\"verdict\":\"success\"}","structured_output":{"verdict":"success"}})");
+    CHECK(both.error.empty());
+    CHECK(both.object["verdict"] == "success");
+    auto disagree = ll::parse_judge_reply(
+        R"({"result":"{\"verdict\":\"failure\",\"reason\":\"tests fail\"}",)"
+        R"("structured_output":{"verdict":"success","reason":"ok"}})");
+    CHECK_FALSE(disagree.error.empty());
+    CHECK(disagree.error.find("disagree") != std::string::npos);
+    // A `result` that is prose beside a `structured_output` answer is no candidate.
+    auto prose = ll::parse_judge_reply(
+        R"({"result":"Done.","structured_output":{"verdict":"partial"}})");
+    CHECK(prose.error.empty());
+    CHECK(prose.object["verdict"] == "partial");
     for (const char* falsy : {"false", "null", "0", "\"\"", "[]"}) {
       auto f = ll::parse_judge_reply(std::string(R"({"is_error":)") + falsy +
                                      R"(,"result":"{\"verdict\":\"success\"}"})");
@@ -261,7 +277,7 @@ TEST_SUITE("llm_judge") {
     auto failed = judge_once(ll::unexpected(ll::judge_error{ll::judge_errc::failed, "HTTP 500"}));
     CHECK(failed.verdict == "error");
     CHECK(failed.details["error"] == "judge backend error: HTTP 500");
-    CHECK(failed.details["reason"] == "judge backend error: HTTP 500");
+    CHECK(failed.details["reason"] == "judge unavailable: judge LLM call failed: HTTP 500");
     auto garbage = judge_once(ok("yeah looks good to me"));
     CHECK(garbage.verdict == "error");
     CHECK(garbage.details["error"].get<std::string>().find("Failed to parse LLM response") == 0);

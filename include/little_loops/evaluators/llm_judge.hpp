@@ -201,28 +201,26 @@ struct judge_candidates {
 inline void collect_candidates(std::string_view text, judge_candidates& out, int depth);
 
 // Takes one parsed object: an error envelope is noted; a CLI envelope (`{"result":
-// "<json text>" | {...}}`, `{"structured_output": {...}}`) is unwrapped into its candidates;
-// anything else is a candidate itself.
+// "<json text>" | {...}}`, `{"structured_output": {...}}`) is unwrapped into its candidates
+// (from both keys when both hold one, so a `structured_output` and a `result` that disagree
+// fail closed); anything else is a candidate itself.
 inline void take_object(json j, judge_candidates& out, int depth) {
   if (auto err = error_envelope_text(j)) {
     if (!out.envelope_error) out.envelope_error = std::move(*err);
     return;
   }
   if (!has_verdict(j) && depth <= 3) {
+    const std::size_t before = out.objects.size();
     for (const char* key : {"structured_output", "result"}) {
       auto it = j.find(key);
       if (it == j.end()) continue;
       if (it->is_object()) {
-        if (has_verdict(*it)) {
-          out.objects.push_back(*it);
-          return;
-        }
+        if (has_verdict(*it)) out.objects.push_back(*it);
       } else if (it->is_string()) {
-        const std::size_t before = out.objects.size();
         collect_candidates(it->get_ref<const std::string&>(), out, depth + 1);
-        if (out.objects.size() != before) return;
       }
     }
+    if (out.objects.size() != before) return;
   }
   out.objects.push_back(std::move(j));
 }
@@ -487,7 +485,10 @@ evaluation_result evaluate_llm_structured(Judge& judge, std::string_view output,
       case judge_errc::failed:
         break;
     }
-    return detail::judge_error_result("judge backend error: " + e.message, "api_error");
+    // `error` names the backend's failure; `reason` says it as seed 003 does.
+    evaluation_result r = detail::judge_error_result("judge backend error: " + e.message, "api_error");
+    r.details["reason"] = "judge unavailable: judge LLM call failed: " + e.message;
+    return r;
   }
   if (detail::trim_py(*reply).empty())  // an answer of nothing: the call failed silently
     return detail::judge_error_result("judge returned empty output", "empty_output");
