@@ -47,10 +47,12 @@ inline std::optional<json> read_convergence_number(const json& field, const std:
 /// its output: target → `done`, progress → `apply`, stall → `done` as in the original — the
 /// value stopped improving, so the loop ends there; the `stall` verdict is in the events
 /// and `prev`; `error` unrouted, so it ends the run as an error), `apply` (next →
-/// `measure`) and `done` (terminal). The check itself is `measure`'s action (so a `/slash`
-/// check is still run as a prompt); as in the original, the context gets `metric_cmd`, `target` and
-/// `tolerance` (user context keys are kept; these three are reserved) and the evaluator
-/// reads `${context.target}` / `${context.tolerance}`. The previous value is the
+/// `measure`) and `done` (terminal). As in the original, the context gets `metric_cmd`,
+/// `target` and `tolerance` (user context keys are kept; these three are reserved), `measure`'s
+/// action is `${context.metric_cmd}` (so the check is data: a `${VAR}` in it reaches the
+/// shell as written, `--context metric_cmd=…` overrides it, and a `/slash` check is still run
+/// as a prompt, decided from the rendered text) and the evaluator reads `${context.target}` /
+/// `${context.tolerance}`. The previous value is the
 /// evaluator's own per-state memory (the original's `${prev.output}` would have read the
 /// fix's output).
 inline expected<fsm_loop, error> compile_convergence(const json& spec,
@@ -108,7 +110,7 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
   loop.context["target"] = *toward;
   loop.context["tolerance"] = tolerance;
   state_config measure;
-  measure.action = *check;
+  measure.action = "${context.metric_cmd}";
   measure.capture = "current_value";
   evaluate_config converge;
   converge.type = evaluator_type::convergence;
