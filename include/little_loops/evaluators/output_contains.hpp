@@ -324,14 +324,41 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
         out += "\\]";
         ++k;
       }
+      // Ranges: Python accepts only single characters as their ends (`[\d-z]` is "bad
+      // character range"; RE2 would read it as a union with `-`). `item` is the member before
+      // an unescaped `-` that can start a range.
+      bool have_item = pattern[i + 1 + (negated ? 1 : 0)] == ']';  // a leading `]` member
+      bool item_is_set = false;
+      bool range_open = false;
+      std::size_t item_at = body, item_len = have_item ? 1 : 0;
       for (; k < end; ++k) {
+        const std::size_t at = k;
+        bool is_set = false;
         if (pattern[k] == '\\') {
+          is_set = std::strchr("dDwWsS", pattern[k + 1]) != nullptr;
           bool anchor = false;
           k = escape(k, true, anchor);
+        } else if (pattern[k] == '-' && have_item && !range_open && k + 1 < end) {
+          range_open = true;
+          out += '-';
+          continue;
         } else if (pattern[k] == '[') {
           out += "\\[";
         } else {
           out += pattern[k];
+        }
+        if (range_open) {
+          if (item_is_set || is_set)
+            fail(fmt::format("bad character range {}-{}", pattern.substr(item_at, item_len),
+                             pattern.substr(at, k - at + 1)),
+                 item_at);
+          range_open = false;
+          have_item = false;
+        } else {
+          have_item = true;
+          item_is_set = is_set;
+          item_at = at;
+          item_len = k - at + 1;
         }
       }
       out += ']';
@@ -364,15 +391,27 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
             ++k;
             while (k < n && is_flag(pattern[k])) off += pattern[k++];
           }
+          // `u` (Unicode matching) is what a str pattern does anyway: dropped for RE2.
+          std::string kept_on;
+          for (char f : on)
+            if (f != 'u') kept_on += f;
           if (k >= n || (pattern[k] != ')' && pattern[k] != ':')) {
             fail("unknown flag", k);
           } else if (on.find('L') != std::string::npos) {
             fail("bad inline flags: cannot use 'L' flag with a str pattern", k);
+          } else if (on.find('a') != std::string::npos && on.find('u') != std::string::npos) {
+            fail("bad inline flags: flags 'a', 'u' and 'L' are incompatible", k);
+          } else if (off.find_first_of("auL") != std::string::npos) {
+            fail("bad inline flags: cannot turn off flags 'a', 'u' and 'L'", k);
           } else if (pattern[k] == ')') {
             if (minus) fail("missing :", k);
             if (!flags_allowed) fail("global flags not at the start of the expression", i);
             if (on.find('m') != std::string::npos) multiline = true;
-            out += pattern.substr(i, k - i + 1);
+            if (!kept_on.empty()) {
+              out += "(?";
+              out += kept_on;
+              out += ')';
+            }
             i = k;
             continue;  // not an item: `prev` and `flags_allowed` unchanged
           } else {
@@ -383,7 +422,13 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
             multiline_stack.push_back(multiline);
             if (on.find('m') != std::string::npos) multiline = true;
             if (off.find('m') != std::string::npos) multiline = false;
-            out += pattern.substr(i, k - i + 1);
+            out += "(?";
+            out += kept_on;
+            if (minus) {
+              out += '-';
+              out += off;
+            }
+            out += ':';
             i = k;
             flags_allowed = false;
             prev = prev_kind::none;
@@ -471,7 +516,23 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
         const std::size_t len = py_repeat_length(pattern.substr(i), &min_empty);
         out += '{';
         if (min_empty && prev == prev_kind::atom) out += '0';
-        out += pattern.substr(i + 1, len - 1);
+        // Counts are numbers to Python (`{01}` is `{1}`); RE2 reads a leading zero as text,
+        // so each count is written without its leading zeros.
+        const std::string_view counts = pattern.substr(i + 1, len - 2);  // between the braces
+        std::size_t from = 0;
+        while (from <= counts.size()) {
+          const std::size_t comma = std::min(counts.find(',', from), counts.size());
+          std::string_view number = counts.substr(from, comma - from);
+          if (!number.empty()) {
+            const std::size_t first = number.find_first_not_of('0');
+            number = first == std::string_view::npos ? std::string_view("0") : number.substr(first);
+          }
+          out += number;
+          if (comma == counts.size()) break;
+          out += ',';
+          from = comma + 1;
+        }
+        out += '}';
         i += len - 1;
       } else {
         out += c;
