@@ -224,12 +224,19 @@ inline evaluation_result run_output_json(const compiled_evaluator& c, std::strin
     path_text = std::string(c.path->literal());
   }
   json target = c.config.target.value_or(json(nullptr));
-  if (c.target && !c.target->is_literal()) {
+  if (c.target && c.target->is_literal()) {
+    // A string target without placeholders; `$${` escapes are undone (design §3.8).
+    if (c.target->literal().size() != target.get_ref<const std::string&>().size())
+      target = std::string(c.target->literal());
+  } else if (c.target) {
     auto t = render_field(*c.target, ctx);
     if (!t) return error_result("Cannot resolve target: " + t.error().message);
-    // A templated target that renders as a JSON number compares as a number.
+    // A templated target that renders as a JSON number or boolean compares as one (a
+    // context `true` renders "true"); any other text compares as a string.
     json parsed = json::parse(*t, nullptr, false);
-    target = (!parsed.is_discarded() && parsed.is_number()) ? std::move(parsed) : json(*t);
+    target = (!parsed.is_discarded() && (parsed.is_number() || parsed.is_boolean()))
+                 ? std::move(parsed)
+                 : json(*t);
   }
   output_document value;
   std::string message;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <little_loops/config.hpp>
+#include <little_loops/detail/numbers.hpp>
 #include <little_loops/detail/strings.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/evaluators/output_contains.hpp>
@@ -71,19 +72,11 @@ inline bool has_route_entries(const state_config& state) noexcept {
          (!state.route->routes.empty() || state.route->default_target || state.route->error_target);
 }
 
-/// True when `text` (surrounding whitespace allowed) is a plain decimal number.
+/// True when `text` is a number as the evaluators read it at run time (detail::parse_number:
+/// Python's float() grammar, e.g. ` +1e3 `, `inf`, Unicode digits), so validation accepts
+/// exactly the targets that will parse.
 inline bool looks_numeric(std::string_view text) noexcept {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\n' ||
-                           text.front() == '\r'))
-    text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' ||
-                           text.back() == '\r'))
-    text.remove_suffix(1);
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  if (text.empty()) return false;
-  double value = 0;
-  const auto result = std::from_chars(text.data(), text.data() + text.size(), value);
-  return result.ec == std::errc{} && result.ptr == text.data() + text.size();
+  return detail::parse_number(text).has_value();
 }
 
 inline void check_evaluator(const evaluate_config& config, const std::string& path,
@@ -259,7 +252,8 @@ inline void check_verdict_spelling(std::string_view verdict, const std::string& 
 /// | `terminal-action` | warning | a terminal state's action never runs |
 /// | `terminal-transitions` | warning | a terminal state's transitions are never used |
 /// | `failure-not-terminal` | warning | `failure: true` on a non-terminal state |
-/// | `capture-without-action` | warning | `capture` on a state without an action |
+/// | `empty-action` | warning | `action: ""`: the state runs no action, as in the seed |
+/// | `capture-without-action` | warning | `capture` on a state without an action (or an empty one) |
 /// | `unused-evaluator-field` | warning | an evaluator field its type does not read |
 /// | `llm-disabled` | warning | llm_structured while `llm.enabled: false` |
 /// | `suspicious-verdict` | warning | on_<verdict>/route key close to a built-in verdict |
@@ -349,7 +343,11 @@ inline diagnostics validate(const fsm_loop& loop) {
     if (state.failure && !state.terminal)
       report(out, detail::join_path(path, "failure"), "failure-not-terminal",
              "'failure: true' only has an effect on terminal states", severity::warning);
-    if (state.capture && !state.action)
+    if (state.action && state.action->empty() && !state.terminal)
+      report(out, detail::join_path(path, "action"), "empty-action",
+             "'action' is empty: the state runs no action (as if it had none)",
+             severity::warning);
+    if (state.capture && (!state.action || state.action->empty()))
       report(out, detail::join_path(path, "capture"), "capture-without-action",
              "'capture' on a state without an action captures nothing", severity::warning);
 

@@ -480,6 +480,20 @@ TEST_SUITE("default evaluator") {
     CHECK(jr.details["path"] == ".result.count");
     j.target = "5";  // a literal string stays a string
     CHECK(r.run(&j, R"({"result": {"count": 5}})").verdict == "failure");
+    // A context boolean renders "true" and compares as the boolean; other text is a string.
+    r.context["flag"] = true;
+    j.path = ".ok";
+    j.target = "${context.flag}";
+    CHECK(r.run(&j, R"({"ok": true})").verdict == "success");
+    CHECK(r.run(&j, R"({"ok": "true"})").verdict == "failure");
+    j.target = "${context.word}";
+    CHECK(r.run(&j, R"({"ok": "PASS"})").verdict == "success");
+    // `$${` is the escape in a target without placeholders too: it compares as `${`.
+    j.target = "$${x}";
+    auto esc = r.run(&j, R"({"ok": "${x}"})");
+    CHECK(esc.verdict == "success");
+    CHECK(esc.details["target"] == "${x}");
+    CHECK(r.run(&j, R"({"ok": "$${x}"})").verdict == "failure");
 
     auto s = cfg(ll::evaluator_type::output_json);
     s.source = "${context.alt}";
@@ -720,6 +734,58 @@ TEST_SUITE("evaluators: Python fidelity") {
     CHECK(python_to_re2(R"(end\Z)") == R"(end\z)");
     CHECK(ll::evaluate_output_contains("xxy", "x{,2}y").verdict == "success");
     CHECK(ll::evaluate_output_contains("xxxy", "^x{,2}y").verdict == "failure");
+  }
+
+  TEST_CASE("output_contains: counts with leading zeros are numbers, as in Python") {
+    using ll::detail::python_to_re2;
+    CHECK(python_to_re2("a{01}") == "a{1}");
+    CHECK(python_to_re2("a{1,02}") == "a{1,2}");
+    CHECK(python_to_re2("a{0001}") == "a{1}");
+    CHECK(python_to_re2("x{,02}y") == "x{0,2}y");
+    CHECK(python_to_re2("a{00}b") == "a{0}b");
+    CHECK(python_to_re2("a{0,0}b") == "a{0,0}b");
+    CHECK(python_to_re2("a{10,}") == "a{10,}");
+    CHECK(ll::evaluate_output_contains("-a", "a{01}").verdict == "success");
+    CHECK(ll::evaluate_output_contains("xaay", "xa{1,02}y").verdict == "success");
+    CHECK(ll::evaluate_output_contains("xaaay", "xa{1,02}y").verdict == "failure");
+  }
+
+  TEST_CASE("output_contains: a class range needs single characters at both ends (Python)") {
+    // re.error "bad character range \d-z" → the seed's substring search.
+    ll::pattern_matcher bad(R"([\d-z])");
+    CHECK(bad.match_mode() == ll::pattern_matcher::mode::substring_fallback);
+    CHECK(bad.regex_error().find(R"(bad character range \d-z)") != std::string::npos);
+    CHECK_FALSE(bad.search("-a"));
+    CHECK(bad.search(R"(x[\d-z]y)"));
+    for (const char* p : {R"([\D-z])", R"([a-\w])", R"([\w-.])", R"([^\s-x])", R"([]\d-z])"}) {
+      CAPTURE(p);
+      CHECK(ll::pattern_matcher(p).match_mode() == ll::pattern_matcher::mode::substring_fallback);
+    }
+    // Not ranges: a `-` first, last, or right after a range is a member.
+    for (const char* p : {R"([\d-])", R"([-\d])", R"([a-c-\d])", R"([\d\-z])", R"([]-a])"}) {
+      CAPTURE(p);
+      ll::pattern_matcher m(p);
+      CHECK(m.match_mode() != ll::pattern_matcher::mode::substring_fallback);
+    }
+    CHECK(ll::evaluate_output_contains("-", R"([a-c-\d])").verdict == "success");
+    CHECK(ll::evaluate_output_contains("7", R"([a-c-\d])").verdict == "success");
+    CHECK(ll::evaluate_output_contains("b", "[a-c-x]").verdict == "success");
+  }
+
+  TEST_CASE("output_contains: the (?u) flag is Python's default for a str pattern") {
+    using ll::detail::python_to_re2;
+    CHECK(python_to_re2(R"((?u)\w+)") == R"([\p{L}\p{N}_]+)");
+    CHECK(python_to_re2("(?iu)a") == "(?i)a");
+    CHECK(python_to_re2("(?u:a)b") == "(?:a)b");
+    CHECK(python_to_re2("(?ui-s:a)") == "(?i-s:a)");
+    CHECK(ll::pattern_matcher(R"((?u)\w)").match_mode() !=
+          ll::pattern_matcher::mode::substring_fallback);
+    CHECK(ll::evaluate_output_contains("\xC3\xA9", R"((?u)^\w$)").verdict == "success");
+    // Python rejects these: `a` with `u`, and turning `u` (or `a`) off.
+    for (const char* p : {"(?au)x", "(?-u:x)", "(?i-a:x)"}) {
+      CAPTURE(p);
+      CHECK(ll::pattern_matcher(p).match_mode() == ll::pattern_matcher::mode::substring_fallback);
+    }
   }
 
   // Python's `$` (no MULTILINE) matches at the end and before a newline that ends the text;

@@ -442,6 +442,16 @@ TEST_CASE("numeric targets and tolerances must be numbers or templates") {
   // output_json compares any JSON value.
   CHECK(codes(R"({"type": "output_json", "path": ".", "operator": "eq", "target": "done"})")
             .empty());
+  // Validation reads numbers with the run-time grammar (Python's float()): what it accepts
+  // parses when the loop runs, and what it rejects would be an `error` verdict at every step.
+  CHECK(codes(R"({"type": "output_numeric", "operator": "eq", "target": "inf"})").empty());
+  CHECK(codes(R"({"type": "output_numeric", "operator": "eq", "target": "\u0665"})").empty());
+  CHECK(count_code(codes(R"j({"type": "output_numeric", "operator": "eq", "target": "nan(1)"})j"),
+                   "evaluator-target") == 1);
+  CHECK(count_code(codes(R"({"type": "output_numeric", "operator": "eq", "target": "0x10"})"),
+                   "evaluator-target") == 1);
+  CHECK(count_code(codes(R"({"type": "convergence", "target": 0, "tolerance": "1_0"})"),
+                   "evaluator-target") == 1);
 }
 
 TEST_CASE("dynamic targets are exempt from reference checks") {
@@ -513,6 +523,12 @@ TEST_CASE("warnings: conflicts, dead configuration and unreachable states") {
 
   found = check(loop_doc(R"("a": {"next": "done", "failure": true, "capture": "c"})"));
   CHECK(find_diagnostic(found, "states.a.failure", "failure-not-terminal"));
+  CHECK(find_diagnostic(found, "states.a.capture", "capture-without-action"));
+  CHECK_FALSE(ll::has_errors(found));
+
+  // `action: ""` runs nothing (the seed's `if state.action:`): said, not an error.
+  found = check(loop_doc(R"("a": {"action": "", "capture": "c", "next": "done"})"));
+  CHECK(find_diagnostic(found, "states.a.action", "empty-action"));
   CHECK(find_diagnostic(found, "states.a.capture", "capture-without-action"));
   CHECK_FALSE(ll::has_errors(found));
 
