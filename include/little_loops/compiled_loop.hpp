@@ -207,7 +207,9 @@ class compiled_loop {
       s.capture = cfg.capture;
       if (cfg.timeout && *cfg.timeout > 0)  // 0: the runner's default (seed 002)
         s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*cfg.timeout * 1000.0));
-      if (cfg.action) {
+      // An empty `action: ""` runs nothing, as in the seed (`if state.action:`); validation
+      // warns about it (`empty-action`).
+      if (cfg.action && !cfg.action->empty()) {
         auto tpl = compile_template(*cfg.action);
         if (!tpl) {
           error e = tpl.error();

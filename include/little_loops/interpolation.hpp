@@ -227,6 +227,19 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
 
 }  // namespace detail
 
+/// @brief The template text that renders `text` exactly: every `${` written as `$${` (the one
+/// escape, design §3.8). For generating loops: a state name used as a route target must not
+/// be read as a placeholder.
+inline std::string escape_template(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '{') out += '$';
+    out += text[i];
+  }
+  return out;
+}
+
 /// @brief Parses `text` into a compiled_template.
 ///
 /// Syntax: `${ns.path}` with suffixes `?` (empty when missing), `:shell` (POSIX single-quote

@@ -685,7 +685,13 @@ inline std::optional<state_config> parse_state(const json& value, const std::str
     } else if (key == "failure") {
       if (auto v = read_bool(field, field_path, out)) state.failure = *v;
     } else if (key == "capture") {
-      if (auto v = read_string(field, field_path, out)) state.capture = std::move(*v);
+      if (auto v = read_string(field, field_path, out)) {
+        if (v->empty())
+          report(out, field_path, "empty-value",
+                 "a capture name must not be empty (it is the name in ${captured.<name>})");
+        else
+          state.capture = std::move(*v);
+      }
     } else if (key == "timeout") {
       if (auto v = read_number(field, field_path, out)) state.timeout = *v;
     } else if (key == "on_maintain") {

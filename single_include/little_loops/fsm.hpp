@@ -1277,7 +1277,13 @@ inline std::optional<state_config> parse_state(const json& value, const std::str
     } else if (key == "failure") {
       if (auto v = read_bool(field, field_path, out)) state.failure = *v;
     } else if (key == "capture") {
-      if (auto v = read_string(field, field_path, out)) state.capture = std::move(*v);
+      if (auto v = read_string(field, field_path, out)) {
+        if (v->empty())
+          report(out, field_path, "empty-value",
+                 "a capture name must not be empty (it is the name in ${captured.<name>})");
+        else
+          state.capture = std::move(*v);
+      }
     } else if (key == "timeout") {
       if (auto v = read_number(field, field_path, out)) state.timeout = *v;
     } else if (key == "on_maintain") {
@@ -1723,6 +1729,310 @@ LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/schema.hpp>
 // #include <little_loops/validation.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/numbers.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// ASCII whitespace as Python's str.strip() sees it (plus the information separators).
+inline constexpr bool is_py_space(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' ||
+         (c >= '\x1c' && c <= '\x1f');
+}
+
+// Length in bytes of the UTF-8 encoded non-ASCII character that Python's str.isspace()
+// accepts, starting at `s[0]`, or 0: U+0085, U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029,
+// U+202F, U+205F, U+3000 (the whole list, checked against Python 3.11).
+inline constexpr std::size_t py_unicode_space_len(std::string_view s) noexcept {
+  auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  if (s.size() >= 2 && at(0) == 0xC2 && (at(1) == 0x85 || at(1) == 0xA0)) return 2;
+  if (s.size() < 3) return 0;
+  const unsigned a = at(0), b = at(1), c = at(2);
+  if (a == 0xE1 && b == 0x9A && c == 0x80) return 3;  // U+1680
+  if (a == 0xE2 && b == 0x80 && ((c >= 0x80 && c <= 0x8A) || c == 0xA8 || c == 0xA9 || c == 0xAF))
+    return 3;                                         // U+2000–U+200A, U+2028, U+2029, U+202F
+  if (a == 0xE2 && b == 0x81 && c == 0x9F) return 3;  // U+205F
+  if (a == 0xE3 && b == 0x80 && c == 0x80) return 3;  // U+3000
+  return 0;
+}
+
+// `s` without the leading and trailing characters Python's str.strip() removes: the ASCII
+// ones of is_py_space and the Unicode spaces of py_unicode_space_len (UTF-8 encoded).
+inline std::string_view trim_py(std::string_view s) noexcept {
+  while (!s.empty()) {
+    if (is_py_space(s.front())) {
+      s.remove_prefix(1);
+    } else if (const std::size_t n = py_unicode_space_len(s)) {
+      s.remove_prefix(n);
+    } else {
+      break;
+    }
+  }
+  while (!s.empty()) {
+    if (is_py_space(s.back())) {
+      s.remove_suffix(1);
+      continue;
+    }
+    // The spaces are 2 or 3 bytes long and start with a lead byte, so a match on the last
+    // 2 or 3 bytes is a whole character.
+    if (s.size() >= 2 && py_unicode_space_len(s.substr(s.size() - 2)) == 2) {
+      s.remove_suffix(2);
+    } else if (s.size() >= 3 && py_unicode_space_len(s.substr(s.size() - 3)) == 3) {
+      s.remove_suffix(3);
+    } else {
+      break;
+    }
+  }
+  return s;
+}
+
+inline constexpr char lower_ascii_char(char c) noexcept {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+inline bool iequals(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (lower_ascii_char(a[i]) != lower_ascii_char(b[i])) return false;
+  return true;
+}
+
+// The zero of every run of ten Unicode decimal digits (category Nd) outside ASCII, in
+// order (Unicode 14.0, as Python 3.11's unicodedata): U+0660 ARABIC-INDIC DIGIT ZERO, ...
+inline constexpr char32_t unicode_decimal_zeros[] = {
+    0x660,   0x6F0,   0x7C0,   0x966,   0x9E6,   0xA66,   0xAE6,   0xB66,   0xBE6,   0xC66,
+    0xCE6,   0xD66,   0xDE6,   0xE50,   0xED0,   0xF20,   0x1040,  0x1090,  0x17E0,  0x1810,
+    0x1946,  0x19D0,  0x1A80,  0x1A90,  0x1B50,  0x1BB0,  0x1C40,  0x1C50,  0xA620,  0xA8D0,
+    0xA900,  0xA9D0,  0xA9F0,  0xAA50,  0xABF0,  0xFF10,  0x104A0, 0x10D30, 0x11066, 0x110F0,
+    0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950,
+    0x11C50, 0x11D50, 0x11DA0, 0x16A60, 0x16AC0, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC,
+    0x1D7F6, 0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0};
+
+// The value of the non-ASCII decimal digit `c`, or -1.
+inline int unicode_decimal_value(char32_t c) noexcept {
+  std::size_t lo = 0, hi = std::size(unicode_decimal_zeros);
+  while (lo < hi) {  // the last zero <= c
+    const std::size_t mid = (lo + hi) / 2;
+    if (unicode_decimal_zeros[mid] <= c) lo = mid + 1; else hi = mid;
+  }
+  if (lo == 0) return -1;
+  const char32_t offset = c - unicode_decimal_zeros[lo - 1];
+  return offset < 10 ? static_cast<int>(offset) : -1;
+}
+
+// `s` with every non-ASCII decimal digit (UTF-8) replaced by its ASCII digit, as Python's
+// float() reads them (`float("٣")` is 3.0); std::nullopt when `s` holds any other non-ASCII
+// character or is not UTF-8.
+inline std::optional<std::string> ascii_decimal_digits(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      out += s[i++];
+      continue;
+    }
+    const std::size_t len = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 ? 2 : 0;
+    if (len == 0 || b > 0xF4 || i + len > s.size()) return std::nullopt;
+    char32_t c = b & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+    for (std::size_t k = 1; k < len; ++k) {
+      const auto cont = static_cast<unsigned char>(s[i + k]);
+      if ((cont & 0xC0) != 0x80) return std::nullopt;
+      c = (c << 6) | (cont & 0x3F);
+    }
+    const int digit = unicode_decimal_value(c);  // overlong forms decode below U+0660: none
+    if (digit < 0) return std::nullopt;
+    out += static_cast<char>('0' + digit);
+    i += len;
+  }
+  return out;
+}
+
+// Parses `text` like Python's float(): surrounding whitespace, an optional sign, decimal
+// digits (any Unicode decimal digit, as Python) with an optional fraction and exponent, or
+// inf/infinity/nan (any case). Unlike Python, digit-group underscores (`1_000`) are rejected
+// (design §3.9), and so are hex and anything else. Returns std::nullopt when the text is not
+// a number.
+inline std::optional<double> parse_number(std::string_view text) noexcept {
+  std::string_view s = trim_py(text);
+  if (s.empty()) return std::nullopt;
+  for (const char c : s) {
+    if (static_cast<unsigned char>(c) < 0x80) continue;
+    try {  // rare: non-ASCII digits become ASCII ones, then the ASCII grammar below
+      const std::optional<std::string> ascii = ascii_decimal_digits(s);
+      return ascii ? parse_number(*ascii) : std::nullopt;
+    } catch (...) {  // out of memory
+      return std::nullopt;
+    }
+  }
+  bool negative = false;
+  if (s.front() == '+' || s.front() == '-') {
+    negative = s.front() == '-';
+    s.remove_prefix(1);
+  }
+  if (s.empty()) return std::nullopt;
+  if (iequals(s, "inf") || iequals(s, "infinity")) {
+    return negative ? -HUGE_VAL : HUGE_VAL;
+  }
+  if (iequals(s, "nan")) return negative ? -std::nan("") : std::nan("");
+  // Validate the grammar strictly before handing the text to from_chars.
+  std::size_t i = 0;
+  std::size_t int_digits = 0;
+  std::size_t frac_digits = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++int_digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++frac_digits;
+  }
+  if (int_digits + frac_digits == 0) return std::nullopt;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    std::size_t exp_digits = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++exp_digits;
+    if (exp_digits == 0) return std::nullopt;
+  }
+  if (i != s.size()) return std::nullopt;
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ptr != s.data() + s.size()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) {
+    // Python: overflow gives inf, underflow gives 0 (with the sign).
+    bool big = false;
+    // Decide by the decimal exponent magnitude: a leading non-zero digit with a large
+    // exponent overflows, otherwise it underflowed.
+    std::size_t e = s.find_first_of("eE");
+    long long exp10 = 0;
+    if (e != std::string_view::npos) {
+      auto [p2, ec2] = std::from_chars(s.data() + e + 1 + (s[e + 1] == '+' ? 1 : 0),
+                                       s.data() + s.size(), exp10);
+      (void)p2;
+      if (ec2 == std::errc::result_out_of_range) exp10 = s[e + 1] == '-' ? -400000 : 400000;
+    }
+    big = exp10 + static_cast<long long>(int_digits) > 0;
+    value = big ? HUGE_VAL : 0.0;
+  } else if (ec != std::errc{}) {
+    return std::nullopt;
+  }
+  return negative ? -value : value;
+}
+
+// Three-way comparison of an integer with a double, exact as Python compares int and float
+// (the integer is never rounded to a double: 2**53 + 1 > 2.0**53). Returns -1, 0 or 1, or 2
+// when `d` is NaN (unordered: only `!=` holds). -0.0 equals 0.
+inline int compare_int_double(std::int64_t i, double d) noexcept {
+  if (std::isnan(d)) return 2;
+  constexpr double two63 = 9223372036854775808.0;
+  if (d >= two63) return -1;  // also +inf
+  if (d < -two63) return 1;   // also -inf
+  const double t = std::trunc(d);  // in [-2**63, 2**63): exact as an int64
+  const auto ti = static_cast<std::int64_t>(t);
+  if (i != ti) return i < ti ? -1 : 1;
+  return d > t ? -1 : d < t ? 1 : 0;  // i == trunc(d): the fraction decides
+}
+
+inline int compare_int_double(std::uint64_t u, double d) noexcept {
+  if (std::isnan(d)) return 2;
+  constexpr double two64 = 18446744073709551616.0;
+  if (d >= two64) return -1;  // also +inf
+  if (d < 0) return 1;        // also -inf; -0.0 is not < 0
+  const double t = std::trunc(d);  // in [0, 2**64): exact as a uint64
+  const auto tu = static_cast<std::uint64_t>(t);
+  if (u != tu) return u < tu ? -1 : 1;
+  return d > t ? -1 : 0;  // d >= 0, so only a positive fraction is possible
+}
+
+// Appends `v` the way Python's repr(float) prints it: shortest round-trip digits, fixed
+// notation for decimal exponents in [-4, 16) with at least one fractional digit ("3.0"),
+// scientific notation otherwise ("1e+16", "1.5e-07"); "inf", "-inf", "nan".
+inline void append_py_float(std::string& out, double v) {
+  if (std::isnan(v)) {
+    out += "nan";
+    return;
+  }
+  if (std::isinf(v)) {
+    out += v < 0 ? "-inf" : "inf";
+    return;
+  }
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<std::size_t>(res.ptr - buf));
+  // sci looks like "-1.2345e+02" or "5e-07".
+  bool negative = false;
+  if (!sci.empty() && sci.front() == '-') {
+    negative = true;
+    sci.remove_prefix(1);
+  }
+  std::size_t epos = sci.find('e');
+  std::string_view mant = sci.substr(0, epos);
+  int exp10 = 0;
+  {
+    std::string_view es = sci.substr(epos + 1);
+    if (!es.empty() && es.front() == '+') es.remove_prefix(1);
+    std::from_chars(es.data(), es.data() + es.size(), exp10);
+  }
+  char digits[32];
+  std::size_t nd = 0;
+  for (char c : mant)
+    if (c != '.' && nd < sizeof digits) digits[nd++] = c;
+  if (negative) out += '-';
+  if (exp10 >= -4 && exp10 < 16) {
+    if (exp10 >= 0) {
+      auto int_len = static_cast<std::size_t>(exp10) + 1;
+      for (std::size_t k = 0; k < int_len; ++k) out += k < nd ? digits[k] : '0';
+      out += '.';
+      if (nd > int_len)
+        out.append(digits + int_len, nd - int_len);
+      else
+        out += '0';
+    } else {
+      out += "0.";
+      out.append(static_cast<std::size_t>(-exp10 - 1), '0');
+      out.append(digits, nd);
+    }
+    return;
+  }
+  out += digits[0];
+  if (nd > 1) {
+    out += '.';
+    out.append(digits + 1, nd - 1);
+  }
+  out += 'e';
+  out += exp10 < 0 ? '-' : '+';
+  int a = exp10 < 0 ? -exp10 : exp10;
+  if (a < 10) out += '0';
+  char eb[8];
+  auto r2 = std::to_chars(eb, eb + sizeof eb, a);
+  out.append(eb, static_cast<std::size_t>(r2.ptr - eb));
+}
+
+inline std::string py_float_string(double v) {
+  std::string s;
+  append_py_float(s, v);
+  return s;
+}
+
+template <class Int>
+inline void append_integer(std::string& out, Int v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/numbers.hpp>
 // #include <little_loops/detail/strings.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/evaluators/output_contains.hpp>
@@ -2277,14 +2587,41 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
         out += "\\]";
         ++k;
       }
+      // Ranges: Python accepts only single characters as their ends (`[\d-z]` is "bad
+      // character range"; RE2 would read it as a union with `-`). `item` is the member before
+      // an unescaped `-` that can start a range.
+      bool have_item = pattern[i + 1 + (negated ? 1 : 0)] == ']';  // a leading `]` member
+      bool item_is_set = false;
+      bool range_open = false;
+      std::size_t item_at = body, item_len = have_item ? 1 : 0;
       for (; k < end; ++k) {
+        const std::size_t at = k;
+        bool is_set = false;
         if (pattern[k] == '\\') {
+          is_set = std::strchr("dDwWsS", pattern[k + 1]) != nullptr;
           bool anchor = false;
           k = escape(k, true, anchor);
+        } else if (pattern[k] == '-' && have_item && !range_open && k + 1 < end) {
+          range_open = true;
+          out += '-';
+          continue;
         } else if (pattern[k] == '[') {
           out += "\\[";
         } else {
           out += pattern[k];
+        }
+        if (range_open) {
+          if (item_is_set || is_set)
+            fail(fmt::format("bad character range {}-{}", pattern.substr(item_at, item_len),
+                             pattern.substr(at, k - at + 1)),
+                 item_at);
+          range_open = false;
+          have_item = false;
+        } else {
+          have_item = true;
+          item_is_set = is_set;
+          item_at = at;
+          item_len = k - at + 1;
         }
       }
       out += ']';
@@ -2317,15 +2654,27 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
             ++k;
             while (k < n && is_flag(pattern[k])) off += pattern[k++];
           }
+          // `u` (Unicode matching) is what a str pattern does anyway: dropped for RE2.
+          std::string kept_on;
+          for (char f : on)
+            if (f != 'u') kept_on += f;
           if (k >= n || (pattern[k] != ')' && pattern[k] != ':')) {
             fail("unknown flag", k);
           } else if (on.find('L') != std::string::npos) {
             fail("bad inline flags: cannot use 'L' flag with a str pattern", k);
+          } else if (on.find('a') != std::string::npos && on.find('u') != std::string::npos) {
+            fail("bad inline flags: flags 'a', 'u' and 'L' are incompatible", k);
+          } else if (off.find_first_of("auL") != std::string::npos) {
+            fail("bad inline flags: cannot turn off flags 'a', 'u' and 'L'", k);
           } else if (pattern[k] == ')') {
             if (minus) fail("missing :", k);
             if (!flags_allowed) fail("global flags not at the start of the expression", i);
             if (on.find('m') != std::string::npos) multiline = true;
-            out += pattern.substr(i, k - i + 1);
+            if (!kept_on.empty()) {
+              out += "(?";
+              out += kept_on;
+              out += ')';
+            }
             i = k;
             continue;  // not an item: `prev` and `flags_allowed` unchanged
           } else {
@@ -2336,7 +2685,13 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
             multiline_stack.push_back(multiline);
             if (on.find('m') != std::string::npos) multiline = true;
             if (off.find('m') != std::string::npos) multiline = false;
-            out += pattern.substr(i, k - i + 1);
+            out += "(?";
+            out += kept_on;
+            if (minus) {
+              out += '-';
+              out += off;
+            }
+            out += ':';
             i = k;
             flags_allowed = false;
             prev = prev_kind::none;
@@ -2424,7 +2779,23 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
         const std::size_t len = py_repeat_length(pattern.substr(i), &min_empty);
         out += '{';
         if (min_empty && prev == prev_kind::atom) out += '0';
-        out += pattern.substr(i + 1, len - 1);
+        // Counts are numbers to Python (`{01}` is `{1}`); RE2 reads a leading zero as text,
+        // so each count is written without its leading zeros.
+        const std::string_view counts = pattern.substr(i + 1, len - 2);  // between the braces
+        std::size_t from = 0;
+        while (from <= counts.size()) {
+          const std::size_t comma = std::min(counts.find(',', from), counts.size());
+          std::string_view number = counts.substr(from, comma - from);
+          if (!number.empty()) {
+            const std::size_t first = number.find_first_not_of('0');
+            number = first == std::string_view::npos ? std::string_view("0") : number.substr(first);
+          }
+          out += number;
+          if (comma == counts.size()) break;
+          out += ',';
+          from = comma + 1;
+        }
+        out += '}';
         i += len - 1;
       } else {
         out += c;
@@ -2683,310 +3054,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/feedback.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/detail/numbers.hpp>
-// #include <little_loops/config.hpp> (already inlined above)
-
-#include <charconv>
-#include <cmath>
-#include <cstdint>
-#include <cstdlib>
-#include <iterator>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <system_error>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-// ASCII whitespace as Python's str.strip() sees it (plus the information separators).
-inline constexpr bool is_py_space(char c) noexcept {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' ||
-         (c >= '\x1c' && c <= '\x1f');
-}
-
-// Length in bytes of the UTF-8 encoded non-ASCII character that Python's str.isspace()
-// accepts, starting at `s[0]`, or 0: U+0085, U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029,
-// U+202F, U+205F, U+3000 (the whole list, checked against Python 3.11).
-inline constexpr std::size_t py_unicode_space_len(std::string_view s) noexcept {
-  auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  if (s.size() >= 2 && at(0) == 0xC2 && (at(1) == 0x85 || at(1) == 0xA0)) return 2;
-  if (s.size() < 3) return 0;
-  const unsigned a = at(0), b = at(1), c = at(2);
-  if (a == 0xE1 && b == 0x9A && c == 0x80) return 3;  // U+1680
-  if (a == 0xE2 && b == 0x80 && ((c >= 0x80 && c <= 0x8A) || c == 0xA8 || c == 0xA9 || c == 0xAF))
-    return 3;                                         // U+2000–U+200A, U+2028, U+2029, U+202F
-  if (a == 0xE2 && b == 0x81 && c == 0x9F) return 3;  // U+205F
-  if (a == 0xE3 && b == 0x80 && c == 0x80) return 3;  // U+3000
-  return 0;
-}
-
-// `s` without the leading and trailing characters Python's str.strip() removes: the ASCII
-// ones of is_py_space and the Unicode spaces of py_unicode_space_len (UTF-8 encoded).
-inline std::string_view trim_py(std::string_view s) noexcept {
-  while (!s.empty()) {
-    if (is_py_space(s.front())) {
-      s.remove_prefix(1);
-    } else if (const std::size_t n = py_unicode_space_len(s)) {
-      s.remove_prefix(n);
-    } else {
-      break;
-    }
-  }
-  while (!s.empty()) {
-    if (is_py_space(s.back())) {
-      s.remove_suffix(1);
-      continue;
-    }
-    // The spaces are 2 or 3 bytes long and start with a lead byte, so a match on the last
-    // 2 or 3 bytes is a whole character.
-    if (s.size() >= 2 && py_unicode_space_len(s.substr(s.size() - 2)) == 2) {
-      s.remove_suffix(2);
-    } else if (s.size() >= 3 && py_unicode_space_len(s.substr(s.size() - 3)) == 3) {
-      s.remove_suffix(3);
-    } else {
-      break;
-    }
-  }
-  return s;
-}
-
-inline constexpr char lower_ascii_char(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-inline bool iequals(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (lower_ascii_char(a[i]) != lower_ascii_char(b[i])) return false;
-  return true;
-}
-
-// The zero of every run of ten Unicode decimal digits (category Nd) outside ASCII, in
-// order (Unicode 14.0, as Python 3.11's unicodedata): U+0660 ARABIC-INDIC DIGIT ZERO, ...
-inline constexpr char32_t unicode_decimal_zeros[] = {
-    0x660,   0x6F0,   0x7C0,   0x966,   0x9E6,   0xA66,   0xAE6,   0xB66,   0xBE6,   0xC66,
-    0xCE6,   0xD66,   0xDE6,   0xE50,   0xED0,   0xF20,   0x1040,  0x1090,  0x17E0,  0x1810,
-    0x1946,  0x19D0,  0x1A80,  0x1A90,  0x1B50,  0x1BB0,  0x1C40,  0x1C50,  0xA620,  0xA8D0,
-    0xA900,  0xA9D0,  0xA9F0,  0xAA50,  0xABF0,  0xFF10,  0x104A0, 0x10D30, 0x11066, 0x110F0,
-    0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950,
-    0x11C50, 0x11D50, 0x11DA0, 0x16A60, 0x16AC0, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC,
-    0x1D7F6, 0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0};
-
-// The value of the non-ASCII decimal digit `c`, or -1.
-inline int unicode_decimal_value(char32_t c) noexcept {
-  std::size_t lo = 0, hi = std::size(unicode_decimal_zeros);
-  while (lo < hi) {  // the last zero <= c
-    const std::size_t mid = (lo + hi) / 2;
-    if (unicode_decimal_zeros[mid] <= c) lo = mid + 1; else hi = mid;
-  }
-  if (lo == 0) return -1;
-  const char32_t offset = c - unicode_decimal_zeros[lo - 1];
-  return offset < 10 ? static_cast<int>(offset) : -1;
-}
-
-// `s` with every non-ASCII decimal digit (UTF-8) replaced by its ASCII digit, as Python's
-// float() reads them (`float("٣")` is 3.0); std::nullopt when `s` holds any other non-ASCII
-// character or is not UTF-8.
-inline std::optional<std::string> ascii_decimal_digits(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if (b < 0x80) {
-      out += s[i++];
-      continue;
-    }
-    const std::size_t len = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 ? 2 : 0;
-    if (len == 0 || b > 0xF4 || i + len > s.size()) return std::nullopt;
-    char32_t c = b & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto cont = static_cast<unsigned char>(s[i + k]);
-      if ((cont & 0xC0) != 0x80) return std::nullopt;
-      c = (c << 6) | (cont & 0x3F);
-    }
-    const int digit = unicode_decimal_value(c);  // overlong forms decode below U+0660: none
-    if (digit < 0) return std::nullopt;
-    out += static_cast<char>('0' + digit);
-    i += len;
-  }
-  return out;
-}
-
-// Parses `text` like Python's float(): surrounding whitespace, an optional sign, decimal
-// digits (any Unicode decimal digit, as Python) with an optional fraction and exponent, or
-// inf/infinity/nan (any case). Unlike Python, digit-group underscores (`1_000`) are rejected
-// (design §3.9), and so are hex and anything else. Returns std::nullopt when the text is not
-// a number.
-inline std::optional<double> parse_number(std::string_view text) noexcept {
-  std::string_view s = trim_py(text);
-  if (s.empty()) return std::nullopt;
-  for (const char c : s) {
-    if (static_cast<unsigned char>(c) < 0x80) continue;
-    try {  // rare: non-ASCII digits become ASCII ones, then the ASCII grammar below
-      const std::optional<std::string> ascii = ascii_decimal_digits(s);
-      return ascii ? parse_number(*ascii) : std::nullopt;
-    } catch (...) {  // out of memory
-      return std::nullopt;
-    }
-  }
-  bool negative = false;
-  if (s.front() == '+' || s.front() == '-') {
-    negative = s.front() == '-';
-    s.remove_prefix(1);
-  }
-  if (s.empty()) return std::nullopt;
-  if (iequals(s, "inf") || iequals(s, "infinity")) {
-    return negative ? -HUGE_VAL : HUGE_VAL;
-  }
-  if (iequals(s, "nan")) return negative ? -std::nan("") : std::nan("");
-  // Validate the grammar strictly before handing the text to from_chars.
-  std::size_t i = 0;
-  std::size_t int_digits = 0;
-  std::size_t frac_digits = 0;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++int_digits;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++frac_digits;
-  }
-  if (int_digits + frac_digits == 0) return std::nullopt;
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-    std::size_t exp_digits = 0;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++exp_digits;
-    if (exp_digits == 0) return std::nullopt;
-  }
-  if (i != s.size()) return std::nullopt;
-  double value = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ptr != s.data() + s.size()) return std::nullopt;
-  if (ec == std::errc::result_out_of_range) {
-    // Python: overflow gives inf, underflow gives 0 (with the sign).
-    bool big = false;
-    // Decide by the decimal exponent magnitude: a leading non-zero digit with a large
-    // exponent overflows, otherwise it underflowed.
-    std::size_t e = s.find_first_of("eE");
-    long long exp10 = 0;
-    if (e != std::string_view::npos) {
-      auto [p2, ec2] = std::from_chars(s.data() + e + 1 + (s[e + 1] == '+' ? 1 : 0),
-                                       s.data() + s.size(), exp10);
-      (void)p2;
-      if (ec2 == std::errc::result_out_of_range) exp10 = s[e + 1] == '-' ? -400000 : 400000;
-    }
-    big = exp10 + static_cast<long long>(int_digits) > 0;
-    value = big ? HUGE_VAL : 0.0;
-  } else if (ec != std::errc{}) {
-    return std::nullopt;
-  }
-  return negative ? -value : value;
-}
-
-// Three-way comparison of an integer with a double, exact as Python compares int and float
-// (the integer is never rounded to a double: 2**53 + 1 > 2.0**53). Returns -1, 0 or 1, or 2
-// when `d` is NaN (unordered: only `!=` holds). -0.0 equals 0.
-inline int compare_int_double(std::int64_t i, double d) noexcept {
-  if (std::isnan(d)) return 2;
-  constexpr double two63 = 9223372036854775808.0;
-  if (d >= two63) return -1;  // also +inf
-  if (d < -two63) return 1;   // also -inf
-  const double t = std::trunc(d);  // in [-2**63, 2**63): exact as an int64
-  const auto ti = static_cast<std::int64_t>(t);
-  if (i != ti) return i < ti ? -1 : 1;
-  return d > t ? -1 : d < t ? 1 : 0;  // i == trunc(d): the fraction decides
-}
-
-inline int compare_int_double(std::uint64_t u, double d) noexcept {
-  if (std::isnan(d)) return 2;
-  constexpr double two64 = 18446744073709551616.0;
-  if (d >= two64) return -1;  // also +inf
-  if (d < 0) return 1;        // also -inf; -0.0 is not < 0
-  const double t = std::trunc(d);  // in [0, 2**64): exact as a uint64
-  const auto tu = static_cast<std::uint64_t>(t);
-  if (u != tu) return u < tu ? -1 : 1;
-  return d > t ? -1 : 0;  // d >= 0, so only a positive fraction is possible
-}
-
-// Appends `v` the way Python's repr(float) prints it: shortest round-trip digits, fixed
-// notation for decimal exponents in [-4, 16) with at least one fractional digit ("3.0"),
-// scientific notation otherwise ("1e+16", "1.5e-07"); "inf", "-inf", "nan".
-inline void append_py_float(std::string& out, double v) {
-  if (std::isnan(v)) {
-    out += "nan";
-    return;
-  }
-  if (std::isinf(v)) {
-    out += v < 0 ? "-inf" : "inf";
-    return;
-  }
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  std::string_view sci(buf, static_cast<std::size_t>(res.ptr - buf));
-  // sci looks like "-1.2345e+02" or "5e-07".
-  bool negative = false;
-  if (!sci.empty() && sci.front() == '-') {
-    negative = true;
-    sci.remove_prefix(1);
-  }
-  std::size_t epos = sci.find('e');
-  std::string_view mant = sci.substr(0, epos);
-  int exp10 = 0;
-  {
-    std::string_view es = sci.substr(epos + 1);
-    if (!es.empty() && es.front() == '+') es.remove_prefix(1);
-    std::from_chars(es.data(), es.data() + es.size(), exp10);
-  }
-  char digits[32];
-  std::size_t nd = 0;
-  for (char c : mant)
-    if (c != '.' && nd < sizeof digits) digits[nd++] = c;
-  if (negative) out += '-';
-  if (exp10 >= -4 && exp10 < 16) {
-    if (exp10 >= 0) {
-      auto int_len = static_cast<std::size_t>(exp10) + 1;
-      for (std::size_t k = 0; k < int_len; ++k) out += k < nd ? digits[k] : '0';
-      out += '.';
-      if (nd > int_len)
-        out.append(digits + int_len, nd - int_len);
-      else
-        out += '0';
-    } else {
-      out += "0.";
-      out.append(static_cast<std::size_t>(-exp10 - 1), '0');
-      out.append(digits, nd);
-    }
-    return;
-  }
-  out += digits[0];
-  if (nd > 1) {
-    out += '.';
-    out.append(digits + 1, nd - 1);
-  }
-  out += 'e';
-  out += exp10 < 0 ? '-' : '+';
-  int a = exp10 < 0 ? -exp10 : exp10;
-  if (a < 10) out += '0';
-  char eb[8];
-  auto r2 = std::to_chars(eb, eb + sizeof eb, a);
-  out.append(eb, static_cast<std::size_t>(r2.ptr - eb));
-}
-
-inline std::string py_float_string(double v) {
-  std::string s;
-  append_py_float(s, v);
-  return s;
-}
-
-template <class Int>
-inline void append_integer(std::string& out, Int v) {
-  char buf[32];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/numbers.hpp>
+// #include <little_loops/detail/numbers.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
 
@@ -3033,7 +3101,8 @@ inline std::string feedback_text(std::string_view verdict, const json& details) 
     s = e->get<std::string>();
     return s;
   }
-  if (const json* r = find_key(details, "reason"); r && r->is_string() && !r->empty()) {
+  if (const json* r = find_key(details, "reason");
+      r && r->is_string() && !r->get_ref<const std::string&>().empty()) {
     s = r->get<std::string>();
     return s;
   }
@@ -3468,6 +3537,19 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
 }
 
 }  // namespace detail
+
+/// @brief The template text that renders `text` exactly: every `${` written as `$${` (the one
+/// escape, design §3.8). For generating loops: a state name used as a route target must not
+/// be read as a placeholder.
+inline std::string escape_template(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '{') out += '$';
+    out += text[i];
+  }
+  return out;
+}
 
 /// @brief Parses `text` into a compiled_template.
 ///
@@ -4049,19 +4131,11 @@ inline bool has_route_entries(const state_config& state) noexcept {
          (!state.route->routes.empty() || state.route->default_target || state.route->error_target);
 }
 
-/// True when `text` (surrounding whitespace allowed) is a plain decimal number.
+/// True when `text` is a number as the evaluators read it at run time (detail::parse_number:
+/// Python's float() grammar, e.g. ` +1e3 `, `inf`, Unicode digits), so validation accepts
+/// exactly the targets that will parse.
 inline bool looks_numeric(std::string_view text) noexcept {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\n' ||
-                           text.front() == '\r'))
-    text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' ||
-                           text.back() == '\r'))
-    text.remove_suffix(1);
-  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  if (text.empty()) return false;
-  double value = 0;
-  const auto result = std::from_chars(text.data(), text.data() + text.size(), value);
-  return result.ec == std::errc{} && result.ptr == text.data() + text.size();
+  return detail::parse_number(text).has_value();
 }
 
 inline void check_evaluator(const evaluate_config& config, const std::string& path,
@@ -4237,7 +4311,8 @@ inline void check_verdict_spelling(std::string_view verdict, const std::string& 
 /// | `terminal-action` | warning | a terminal state's action never runs |
 /// | `terminal-transitions` | warning | a terminal state's transitions are never used |
 /// | `failure-not-terminal` | warning | `failure: true` on a non-terminal state |
-/// | `capture-without-action` | warning | `capture` on a state without an action |
+/// | `empty-action` | warning | `action: ""`: the state runs no action, as in the seed |
+/// | `capture-without-action` | warning | `capture` on a state without an action (or an empty one) |
 /// | `unused-evaluator-field` | warning | an evaluator field its type does not read |
 /// | `llm-disabled` | warning | llm_structured while `llm.enabled: false` |
 /// | `suspicious-verdict` | warning | on_<verdict>/route key close to a built-in verdict |
@@ -4327,7 +4402,11 @@ inline diagnostics validate(const fsm_loop& loop) {
     if (state.failure && !state.terminal)
       report(out, detail::join_path(path, "failure"), "failure-not-terminal",
              "'failure: true' only has an effect on terminal states", severity::warning);
-    if (state.capture && !state.action)
+    if (state.action && state.action->empty() && !state.terminal)
+      report(out, detail::join_path(path, "action"), "empty-action",
+             "'action' is empty: the state runs no action (as if it had none)",
+             severity::warning);
+    if (state.capture && (!state.action || state.action->empty()))
       report(out, detail::join_path(path, "capture"), "capture-without-action",
              "'capture' on a state without an action captures nothing", severity::warning);
 
@@ -5183,28 +5262,26 @@ struct judge_candidates {
 inline void collect_candidates(std::string_view text, judge_candidates& out, int depth);
 
 // Takes one parsed object: an error envelope is noted; a CLI envelope (`{"result":
-// "<json text>" | {...}}`, `{"structured_output": {...}}`) is unwrapped into its candidates;
-// anything else is a candidate itself.
+// "<json text>" | {...}}`, `{"structured_output": {...}}`) is unwrapped into its candidates
+// (from both keys when both hold one, so a `structured_output` and a `result` that disagree
+// fail closed); anything else is a candidate itself.
 inline void take_object(json j, judge_candidates& out, int depth) {
   if (auto err = error_envelope_text(j)) {
     if (!out.envelope_error) out.envelope_error = std::move(*err);
     return;
   }
   if (!has_verdict(j) && depth <= 3) {
+    const std::size_t before = out.objects.size();
     for (const char* key : {"structured_output", "result"}) {
       auto it = j.find(key);
       if (it == j.end()) continue;
       if (it->is_object()) {
-        if (has_verdict(*it)) {
-          out.objects.push_back(*it);
-          return;
-        }
+        if (has_verdict(*it)) out.objects.push_back(*it);
       } else if (it->is_string()) {
-        const std::size_t before = out.objects.size();
         collect_candidates(it->get_ref<const std::string&>(), out, depth + 1);
-        if (out.objects.size() != before) return;
       }
     }
+    if (out.objects.size() != before) return;
   }
   out.objects.push_back(std::move(j));
 }
@@ -5469,7 +5546,10 @@ evaluation_result evaluate_llm_structured(Judge& judge, std::string_view output,
       case judge_errc::failed:
         break;
     }
-    return detail::judge_error_result("judge backend error: " + e.message, "api_error");
+    // `error` names the backend's failure; `reason` says it as seed 003 does.
+    evaluation_result r = detail::judge_error_result("judge backend error: " + e.message, "api_error");
+    r.details["reason"] = "judge unavailable: judge LLM call failed: " + e.message;
+    return r;
   }
   if (detail::trim_py(*reply).empty())  // an answer of nothing: the call failed silently
     return detail::judge_error_result("judge returned empty output", "empty_output");
@@ -6069,12 +6149,19 @@ inline evaluation_result run_output_json(const compiled_evaluator& c, std::strin
     path_text = std::string(c.path->literal());
   }
   json target = c.config.target.value_or(json(nullptr));
-  if (c.target && !c.target->is_literal()) {
+  if (c.target && c.target->is_literal()) {
+    // A string target without placeholders; `$${` escapes are undone (design §3.8).
+    if (c.target->literal().size() != target.get_ref<const std::string&>().size())
+      target = std::string(c.target->literal());
+  } else if (c.target) {
     auto t = render_field(*c.target, ctx);
     if (!t) return error_result("Cannot resolve target: " + t.error().message);
-    // A templated target that renders as a JSON number compares as a number.
+    // A templated target that renders as a JSON number or boolean compares as one (a
+    // context `true` renders "true"); any other text compares as a string.
     json parsed = json::parse(*t, nullptr, false);
-    target = (!parsed.is_discarded() && parsed.is_number()) ? std::move(parsed) : json(*t);
+    target = (!parsed.is_discarded() && (parsed.is_number() || parsed.is_boolean()))
+                 ? std::move(parsed)
+                 : json(*t);
   }
   output_document value;
   std::string message;
@@ -7455,7 +7542,9 @@ class compiled_loop {
       s.capture = cfg.capture;
       if (cfg.timeout && *cfg.timeout > 0)  // 0: the runner's default (seed 002)
         s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*cfg.timeout * 1000.0));
-      if (cfg.action) {
+      // An empty `action: ""` runs nothing, as in the seed (`if state.action:`); validation
+      // warns about it (`empty-action`).
+      if (cfg.action && !cfg.action->empty()) {
         auto tpl = compile_template(*cfg.action);
         if (!tpl) {
           error e = tpl.error();
@@ -9061,10 +9150,12 @@ inline std::optional<json> read_convergence_number(const json& field, const std:
 /// its output: target → `done`, progress → `apply`, stall → `done` as in the original — the
 /// value stopped improving, so the loop ends there; the `stall` verdict is in the events
 /// and `prev`; `error` unrouted, so it ends the run as an error), `apply` (next →
-/// `measure`) and `done` (terminal). The check itself is `measure`'s action (so a `/slash`
-/// check is still run as a prompt); as in the original, the context gets `metric_cmd`, `target` and
-/// `tolerance` (user context keys are kept; these three are reserved) and the evaluator
-/// reads `${context.target}` / `${context.tolerance}`. The previous value is the
+/// `measure`) and `done` (terminal). As in the original, the context gets `metric_cmd`,
+/// `target` and `tolerance` (user context keys are kept; these three are reserved), `measure`'s
+/// action is `${context.metric_cmd}` (so the check is data: a `${VAR}` in it reaches the
+/// shell as written, `--context metric_cmd=…` overrides it, and a `/slash` check is still run
+/// as a prompt, decided from the rendered text) and the evaluator reads `${context.target}` /
+/// `${context.tolerance}`. The previous value is the
 /// evaluator's own per-state memory (the original's `${prev.output}` would have read the
 /// fix's output).
 inline expected<fsm_loop, error> compile_convergence(const json& spec,
@@ -9122,7 +9213,7 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
   loop.context["target"] = *toward;
   loop.context["tolerance"] = tolerance;
   state_config measure;
-  measure.action = *check;
+  measure.action = "${context.metric_cmd}";
   measure.capture = "current_value";
   evaluate_config converge;
   converge.type = evaluator_type::convergence;
@@ -9963,6 +10054,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/paradigms/imperative.hpp>
 // #include <little_loops/paradigms/invariants.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
 // #include <little_loops/paradigms/common.hpp> (already inlined above)
 
 #include <optional>
@@ -10116,17 +10208,19 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
     state_config check;
     check.action = std::move(c.check);
     check.evaluate = std::move(c.evaluator);
-    check.on["success"] =
-        i + 1 < constraints.size() ? "check_" + constraints[i + 1].name : std::string("all_valid");
-    check.on["failure"] = fix_name;
+    // Targets are templates (design §3.3): a name is escaped so that a `${` in it is text.
+    check.on["success"] = i + 1 < constraints.size()
+                              ? escape_template("check_" + constraints[i + 1].name)
+                              : std::string("all_valid");
+    check.on["failure"] = escape_template(fix_name);
     state_config fix;
     fix.action = std::move(c.fix);
-    fix.next = check_name;
+    fix.next = escape_template(check_name);
     loop.states[check_name] = std::move(check);
     loop.states[fix_name] = std::move(fix);
   }
   state_config all_valid = paradigm_terminal();
-  if (loop.maintain) all_valid.on_maintain = first_check;
+  if (loop.maintain) all_valid.on_maintain = escape_template(first_check);
   loop.states["all_valid"] = std::move(all_valid);
   return finish_paradigm("invariants", std::move(loop), std::move(out), warnings);
 }

@@ -261,6 +261,23 @@ TEST_SUITE("executor") {
           std::vector<std::string>{"loop_start", "state_enter", "route", "loop_complete"});
   }
 
+  TEST_CASE("an empty action runs nothing, as a state without one (seed: `if state.action:`)") {
+    ll::scripted_runner runner;
+    ll::recording_event_sink sink;
+    auto ex = ll::make_executor(loop_from(R"({
+      "name": "t", "initial": "a",
+      "states": {"a": {"action": "", "on_success": "done", "on_failure": "a"},
+                 "done": {"terminal": true}}})"),
+                                runner, ll::default_evaluator{}, sink);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.final_state == "done");
+    CHECK(r.iterations == 1);
+    CHECK(runner.call_count() == 0);
+    CHECK(sink.names() ==
+          std::vector<std::string>{"loop_start", "state_enter", "route", "loop_complete"});
+  }
+
   TEST_CASE("prev is updated after every state, including next: states") {
     ll::scripted_runner runner;
     runner.on_action("first", exit_with(0, "one\n"));

@@ -89,6 +89,37 @@ TEST_CASE("run convergence: progress, then a stall ends in `done` (as the origin
   CHECK(r.captured.at("current_value").output == "3");
 }
 
+TEST_CASE("run convergence: the check runs from ${context.metric_cmd}, as data") {
+  // A `${VAR}` in the check reaches the shell as written (it is not a template of ours).
+  auto loop = compiled(R"({"paradigm": "convergence", "name": "c",
+      "check": "echo ${HOME} | wc -c", "toward": 0, "using": "fix"})");
+  scripted_runner runner;
+  runner.on_action("echo ${HOME} | wc -c", R::exit(0, "0"));
+  auto r = run(loop, runner);
+  CHECK(r.final_state == "done");
+  REQUIRE(runner.calls().size() == 1);
+  CHECK(runner.calls()[0].text == "echo ${HOME} | wc -c");
+  CHECK(runner.calls()[0].kind == action_kind::shell);
+
+  // Overriding the context (`ll-loop run --context metric_cmd=…`) changes what is measured.
+  loop.context["metric_cmd"] = "other-count";
+  scripted_runner other;
+  other.on_action("other-count", R::exit(0, "0"));
+  r = run(loop, other);
+  CHECK(r.final_state == "done");
+  REQUIRE(other.calls().size() == 1);
+  CHECK(other.calls()[0].text == "other-count");
+
+  // A `/slash` check is still run as a prompt: the kind is read from the rendered action.
+  scripted_runner slash;
+  slash.on_action("/ll:count-errors", R::exit(0, "0"));
+  r = run(compiled(R"({"paradigm": "convergence", "name": "c", "check": "/ll:count-errors",
+      "toward": 0, "using": "fix"})"), slash);
+  CHECK(r.final_state == "done");
+  REQUIRE(slash.calls().size() == 1);
+  CHECK(slash.calls()[0].kind == action_kind::slash_command);
+}
+
 TEST_CASE("run convergence: reaching the target, maximize, and unreadable values") {
   scripted_runner runner;
   runner.on_action("count", {R::exit(0, "4"), R::exit(0, "1"), R::exit(0, "0.5")});
@@ -149,6 +180,25 @@ TEST_CASE("run invariants: each constraint is checked and fixed in order") {
   CHECK(runner.calls()[1].text == "types");
   CHECK(runner.calls()[2].text == "fix-types");
   CHECK(runner.calls()[3].text == "types");
+}
+
+TEST_CASE("run invariants: a `${` in a constraint name is text in the generated targets") {
+  scripted_runner runner;
+  runner.on_action("a", {R::exit(1), R::exit(0)}).on_action("b", R::exit(0));
+  auto loop = compiled(R"({"paradigm": "invariants", "name": "q", "context": {"x": "hello"},
+      "constraints": [{"name": "${context.x}", "check": "a", "fix": "f"},
+                      {"name": "$${y}", "check": "b", "fix": "g"}]})");
+  CHECK(loop.states.count("check_${context.x}") == 1);
+  CHECK(loop.states.at("check_${context.x}").on.at("failure") == "fix_$${context.x}");
+  CHECK(loop.states.at("check_${context.x}").on.at("success") == "check_$$${y}");
+  CHECK(validate(loop).empty());
+  const auto r = run(loop, runner);
+  CHECK(r.final_state == "all_valid");
+  CHECK(r.succeeded());
+  REQUIRE(runner.calls().size() == 4);
+  CHECK(runner.calls()[1].text == "f");
+  CHECK(runner.calls()[3].text == "b");
+  CHECK(escape_template("a${b}$${c}$") == "a$${b}$$${c}$");
 }
 
 TEST_CASE("run imperative: steps repeat until the check passes") {

@@ -364,6 +364,15 @@ TEST_CASE("invalid loops list every problem in error.details") {
   CHECK(ll::to_string(r.error()).rfind("LL-E102: invalid loop document", 0) == 0);
 }
 
+TEST_CASE("an empty capture name is an error (nothing could read it)") {
+  const auto r = ll::parse_loop_text(R"({"name": "t", "initial": "a", "states": {
+      "a": {"action": "x", "capture": "", "next": "done"}, "done": {"terminal": true}}})");
+  REQUIRE_FALSE(r.has_value());
+  const auto* d = find_diagnostic(r.error().details, "states.a.capture", "empty-value");
+  REQUIRE(d);
+  CHECK(d->message.find("must not be empty") != std::string::npos);
+}
+
 TEST_CASE("documents built through the json API are checked too") {
   // Ill-formed UTF-8 cannot come from text (nlohmann rejects it) but can from code.
   json doc = json::parse(R"({"name": "u", "initial": "a", "states": {"a": {"terminal": true}}})");

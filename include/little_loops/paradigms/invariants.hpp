@@ -3,6 +3,7 @@
 #pragma once
 
 #include <little_loops/config.hpp>
+#include <little_loops/interpolation.hpp>
 #include <little_loops/paradigms/common.hpp>
 
 #include <optional>
@@ -156,17 +157,19 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
     state_config check;
     check.action = std::move(c.check);
     check.evaluate = std::move(c.evaluator);
-    check.on["success"] =
-        i + 1 < constraints.size() ? "check_" + constraints[i + 1].name : std::string("all_valid");
-    check.on["failure"] = fix_name;
+    // Targets are templates (design §3.3): a name is escaped so that a `${` in it is text.
+    check.on["success"] = i + 1 < constraints.size()
+                              ? escape_template("check_" + constraints[i + 1].name)
+                              : std::string("all_valid");
+    check.on["failure"] = escape_template(fix_name);
     state_config fix;
     fix.action = std::move(c.fix);
-    fix.next = check_name;
+    fix.next = escape_template(check_name);
     loop.states[check_name] = std::move(check);
     loop.states[fix_name] = std::move(fix);
   }
   state_config all_valid = paradigm_terminal();
-  if (loop.maintain) all_valid.on_maintain = first_check;
+  if (loop.maintain) all_valid.on_maintain = escape_template(first_check);
   loop.states["all_valid"] = std::move(all_valid);
   return finish_paradigm("invariants", std::move(loop), std::move(out), warnings);
 }
