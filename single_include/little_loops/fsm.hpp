@@ -8428,7 +8428,18 @@ class fsm_executor {
     // The state has an action that could not be run at all (interpolation failure, runner
     // error): the verdict is `error`, set in execute().
     const bool unrunnable = st.action.has_value() && !ran;
+    target_render_failed_ = false;
     auto next = route(st, result_eval_.verdict, failed_action, unrunnable, ctx);
+    if (!next && target_render_failed_ && std::string_view(result_eval_.verdict) != "error") {
+      // Design §3.4: a target that cannot be interpolated makes the verdict `error`, which
+      // routes like any verdict (on_error, `_error`, `_`); only an unrouted one ends the run.
+      report_error(st, "interpolation", next.error().message);
+      set_error_verdict(next.error().message);
+      prev_.verdict.assign(result_eval_.verdict);
+      prev_.details = result_eval_.details;
+      if (st.capture && ran) captured_[*st.capture].verdict = result_eval_.verdict;
+      next = route(st, result_eval_.verdict, true, unrunnable, ctx);
+    }
 
     if (signal && signal->kind == signal_kind::handoff) {
       const std::string payload(signal->payload);
@@ -8502,6 +8513,7 @@ class fsm_executor {
     if (t.type != compiled_target::kind::dynamic) return take_static(st, t);
     target_text_.clear();
     auto r = render_to(t.tmpl, ctx, target_text_);
+    target_render_failed_ = !r;
     if (!r)
       return unexpected(little_loops::error{
           r.error().code,
@@ -8606,6 +8618,7 @@ class fsm_executor {
   std::string started_at_;
   std::string action_text_;
   std::string target_text_;
+  bool target_render_failed_ = false;  // the last take() could not render its target
   action_request request_;  // reused per action (keeps one stop token)
   evaluation_result result_eval_;
   std::stop_source stop_;

@@ -24,7 +24,9 @@ def test_goal_fix_really_fixes():
 
 def test_convergence_counter_reaches_target():
     with Workdir() as wd:
-        r = run_example("convergence_counter.yaml", wd, "--json")
+        # The check is data: it is pointed at the work directory through metric_cmd.
+        r = run_example("convergence_counter.yaml", wd, "--json", "--context",
+                        f"metric_cmd=cat '{wd / 'data'}/counter' 2>/dev/null || echo 0")
         expect_exit(r, 0)
         doc = r.json()
         expect(doc["terminated_by"] == "terminal" and doc["final_state"] == "done", "done", r)

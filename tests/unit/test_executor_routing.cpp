@@ -440,6 +440,66 @@ TEST_SUITE("executor.routing") {
     }
   }
 
+  TEST_CASE("one error policy: a route target that cannot be interpolated is the error verdict") {
+    ll::scripted_runner runner;
+    ll::recording_event_sink sink;
+    SUBCASE("routed to on_error, with prev saying why") {
+      auto r = run_loop(R"({
+        "name": "t", "initial": "a",
+        "states": {"a": {"action": "x", "capture": "c", "on_success": "${context.missing}",
+                         "on_error": "recover"},
+                   "recover": {"action": "after ${prev.verdict}: ${prev.details.error}",
+                               "next": "done"},
+                   "done": {"terminal": true}}})",
+                        runner, ll::default_evaluator{}, &sink);
+      CHECK(r.terminated_by == ll::termination::terminal);
+      CHECK(r.final_state == "done");
+      REQUIRE(runner.calls().size() == 2);
+      CHECK(runner.calls()[1].text.rfind("after error: route target \"${context.missing}\"", 0) == 0);
+      CHECK(r.captured.at("c").verdict == "error");
+      auto err = std::find_if(sink.events.begin(), sink.events.end(),
+                              [](const ll::json& e) { return e["event"] == "error"; });
+      REQUIRE(err != sink.events.end());
+      CHECK((*err)["kind"] == "interpolation");
+      auto route = std::find_if(sink.events.begin(), sink.events.end(),
+                                [](const ll::json& e) { return e["event"] == "route"; });
+      REQUIRE(route != sink.events.end());
+      CHECK((*route)["to"] == "recover");
+    }
+    SUBCASE("a next: target goes to on_error too") {
+      auto r = run_loop(R"({
+        "name": "t", "initial": "a",
+        "states": {"a": {"action": "x", "next": "${context.missing}", "on_error": "recover"},
+                   "recover": {"terminal": true}}})",
+                        runner);
+      CHECK(r.final_state == "recover");
+      CHECK(r.terminated_by == ll::termination::terminal);
+    }
+    SUBCASE("unrouted: the run ends as an error naming the target") {
+      auto r = run_loop(R"({
+        "name": "t", "initial": "a",
+        "states": {"a": {"action": "x", "on_success": "${context.missing}"},
+                   "done": {"terminal": true}}})",
+                        runner);
+      CHECK(r.terminated_by == ll::termination::error);
+      CHECK(r.final_state == "a");
+      REQUIRE(r.error.has_value());
+      CHECK(r.error->message.find("\"error\"") != std::string::npos);
+      CHECK(r.error->message.find("${context.missing}") != std::string::npos);
+    }
+    SUBCASE("an error verdict whose own target fails ends the run") {
+      auto r = run_loop(R"({
+        "name": "t", "initial": "a",
+        "states": {"a": {"action": "x", "on_failure": "${context.missing}",
+                         "on_error": "${context.gone}"},
+                   "done": {"terminal": true}}})",
+                        runner, verdict_script{{"failure"}});
+      CHECK(r.terminated_by == ll::termination::error);
+      REQUIRE(r.error.has_value());
+      CHECK(r.error->message.find("${context.gone}") != std::string::npos);
+    }
+  }
+
   TEST_CASE("evaluator errors are the error verdict") {
     ll::scripted_runner runner;
     ll::recording_event_sink sink;
