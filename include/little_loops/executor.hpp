@@ -490,6 +490,7 @@ class fsm_executor {
     v.context = &context_;
     v.captured = &captured_;
     v.prev = has_prev_ ? &prev_ : nullptr;
+    v.last_evaluation = last_evaluation();
     convergence_storage.clear();
     for (std::size_t i = 0; i < convergence_.size(); ++i)
       if (convergence_[i]) convergence_storage.emplace_back(loop_->state(i).name, *convergence_[i]);
@@ -535,6 +536,8 @@ class fsm_executor {
     captured_ = captured_map(s.captured);
     has_prev_ = s.prev.has_value();
     if (s.prev) prev_ = *s.prev;
+    has_last_eval_ = s.last_evaluation.has_value();
+    if (s.last_evaluation) last_eval_ = *s.last_evaluation;
     convergence_ = std::move(conv);
     elapsed_offset_ms_ = s.elapsed_ms;
     started_at_ = s.started_at;
@@ -546,10 +549,11 @@ class fsm_executor {
   void reset() {
     current_ = loop_->initial();
     iteration_ = 0;
-    started_ = finished_ = summary_executed_ = resumed_ = has_prev_ = false;
+    started_ = finished_ = summary_executed_ = resumed_ = has_prev_ = has_last_eval_ = false;
     context_ = loop_->loop().context;
     captured_.clear();
     prev_ = prev_record{};
+    last_eval_ = prev_record{};
     convergence_.assign(loop_->states().size(), std::nullopt);
     elapsed_offset_ms_ = 0;
     started_at_.clear();
@@ -601,6 +605,7 @@ class fsm_executor {
     ctx.context = &context_;
     ctx.captured = &captured_;
     ctx.prev = has_prev_ ? &prev_ : nullptr;
+    ctx.last_evaluation = last_evaluation();
     ctx.result = nullptr;
     ctx.state_name = st.name;
     ctx.iteration = iteration_;
@@ -610,6 +615,11 @@ class fsm_executor {
     ctx.env = options_.env;
     ctx.env_user = options_.env_user;
     return ctx;
+  }
+
+  // What `${prev.evaluation}` reads when prev was not evaluated (null: no evaluation yet).
+  const prev_record* last_evaluation() const noexcept {
+    return has_prev_ && !prev_.evaluated && has_last_eval_ ? &last_eval_ : nullptr;
   }
 
   void set_error_verdict(std::string message) {
@@ -755,9 +765,17 @@ class fsm_executor {
     }
     if (st.capture && ran) captured_[*st.capture].verdict = result_eval_.verdict;
 
+    // An unevaluated state keeps the last evaluation for `${prev.evaluation}` (seed 004's
+    // `last_evaluator_output`): an evaluated prev is swapped aside (no copy; prev_ then
+    // reuses the older record's buffers).
+    if (!emit_evaluate && has_prev_ && prev_.evaluated) {
+      std::swap(last_eval_, prev_);
+      has_last_eval_ = true;
+    }
     // prev = this state (visible to route targets, like `result`). The action's output moves
     // into prev (the action result is not read again).
     prev_.state.assign(st.name);
+    prev_.evaluated = emit_evaluate;
     prev_.ran_action = ran;
     if (ran) {
       detail::take_text(prev_.output, action->output);
@@ -789,6 +807,7 @@ class fsm_executor {
     }
 
     ctx.prev = &prev_;
+    ctx.last_evaluation = last_evaluation();
     ctx.result = &result_eval_;
     const bool failed_action =
         (ran && (prev_.exit_code != 0 || action->abnormal())) ||
@@ -803,6 +822,7 @@ class fsm_executor {
       // routes like any verdict (on_error, `_error`, `_`); only an unrouted one ends the run.
       report_error(st, "interpolation", next.error().message);
       set_error_verdict(next.error().message);
+      prev_.evaluated = true;  // the error verdict is this state's evaluation
       prev_.verdict.assign(result_eval_.verdict);
       prev_.details = result_eval_.details;
       if (st.capture && ran) captured_[*st.capture].verdict = result_eval_.verdict;
@@ -974,9 +994,11 @@ class fsm_executor {
   bool summary_executed_ = false;
   bool resumed_ = false;
   bool has_prev_ = false;
+  bool has_last_eval_ = false;  // last_eval_ holds an evaluation older than an unevaluated prev_
   json context_;
   captured_map captured_;
   prev_record prev_;
+  prev_record last_eval_;
   std::vector<std::optional<double>> convergence_;
   mutable std::vector<std::pair<std::string_view, double>> convergence_view_;  // snapshot_view()
   std::int64_t elapsed_offset_ms_ = 0;

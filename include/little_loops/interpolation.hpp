@@ -492,7 +492,13 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
         return pr.details.visit(
             [&](const json& d) { return resolve_walk(out, d, path, 1, "prev"); });
       if (field == "evaluation") {
-        json rec = feedback_record(pr);
+        // The last evaluation (seed 004): prev's own, or the one before an unevaluated state.
+        const prev_record* ev = pr.evaluated ? &pr : ctx.last_evaluation;
+        if (ev == nullptr) {
+          if (path.size() == 1 && !p.default_value) return std::nullopt;  // null: empty
+          return std::string("No evaluation available yet");
+        }
+        json rec = feedback_record(*ev);
         return resolve_walk(out, rec, path, 1, "prev");
       }
       return fmt::format("Path '{}' not found in prev (available: {})", segments_text(path, 1),

@@ -189,6 +189,10 @@ struct prev_record {
   /// False when the state ran no action (none, or its text failed to interpolate): output,
   /// stderr and exit_code are then empty/0, and `${prev.evaluation}` has no scriptOutput.
   bool ran_action = true;
+  /// False when the state was not evaluated (a `next:` state without `evaluate:`, a state
+  /// with neither action nor `evaluate:`): `${prev.evaluation}` is then the last evaluation
+  /// made before it (seed 004's `last_evaluator_output`), not a record of this state.
+  bool evaluated = true;
 
   friend bool operator==(const prev_record&, const prev_record&) = default;
 };
@@ -204,6 +208,9 @@ struct interpolation_context {
   const captured_map* captured = nullptr; ///< `${captured.<name>.<field>}`
   const prev_record* prev = nullptr;      ///< `${prev.*}`; null before the first state ran
   const evaluation_result* result = nullptr; ///< `${result.*}`: the current evaluation
+  /// `${prev.evaluation}` when `prev` was not evaluated: the last state that was (null: none
+  /// yet, and `${prev.evaluation}` is empty).
+  const prev_record* last_evaluation = nullptr;
   std::string_view state_name;            ///< `${state.name}`
   std::int64_t iteration = 0;             ///< `${state.iteration}`
   std::string_view loop_name;             ///< `${loop.name}`

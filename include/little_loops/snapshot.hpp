@@ -39,6 +39,9 @@ struct snapshot {
   json context = json::object();           ///< `context`
   captured_map captured;                   ///< `captured`
   std::optional<prev_record> prev;         ///< `prev` (null before the first state ran)
+  /// `last_evaluation` (written only when set): the last evaluated state, kept while `prev`
+  /// is a state that was not evaluated (what `${prev.evaluation}` reads then).
+  std::optional<prev_record> last_evaluation;
   ordered_map<std::string, double> convergence;  ///< `convergence`: state → previous value
   std::int64_t elapsed_ms = 0;             ///< `elapsed_ms`: run time before the snapshot
   std::string started_at;                  ///< `started_at`: ISO 8601 start of the first run
@@ -61,6 +64,7 @@ struct snapshot_view {
   const json* context = nullptr;           ///< null: `{}`
   const captured_map* captured = nullptr;  ///< null: `{}`
   const prev_record* prev = nullptr;       ///< null: no state has run yet
+  const prev_record* last_evaluation = nullptr;  ///< see snapshot::last_evaluation
   /// State name → previous value, in the order they are written.
   std::span<const std::pair<std::string_view, double>> convergence;
   std::int64_t elapsed_ms = 0;
@@ -77,6 +81,7 @@ struct snapshot_view {
     if (context != nullptr) s.context = *context;
     if (captured != nullptr) s.captured = captured_map(*captured);
     if (prev != nullptr) s.prev = *prev;
+    if (last_evaluation != nullptr) s.last_evaluation = *last_evaluation;
     for (const auto& [state, value] : convergence) s.convergence[std::string(state)] = value;
     s.elapsed_ms = elapsed_ms;
     s.started_at = started_at;
@@ -123,6 +128,7 @@ inline json prev_record_to_json(const prev_record& p) {
   j["verdict"] = p.verdict;
   j["details"] = p.details.to_json();
   if (!p.ran_action) j["ran_action"] = false;  // only then: older snapshots stay valid
+  if (!p.evaluated) j["evaluated"] = false;    // likewise
   return j;
 }
 
@@ -197,8 +203,8 @@ std::string loop_digest(const Loop& loop) {
 }
 
 /// The snapshot's JSON: `{"version", "loop", "digest", "current_state", "iteration",
-/// "summary_executed", "context", "captured", "prev", "convergence", "elapsed_ms",
-/// "started_at"}`.
+/// "summary_executed", "context", "captured", "prev", ["last_evaluation",] "convergence",
+/// "elapsed_ms", "started_at"}` (`last_evaluation` only when set).
 inline json to_json(const snapshot& s) {
   json j = json::object();
   j["version"] = snapshot::format_version;
@@ -210,6 +216,7 @@ inline json to_json(const snapshot& s) {
   j["context"] = s.context;
   j["captured"] = detail::captured_to_json(s.captured);
   j["prev"] = s.prev ? detail::prev_record_to_json(*s.prev) : json(nullptr);
+  if (s.last_evaluation) j["last_evaluation"] = detail::prev_record_to_json(*s.last_evaluation);
   json conv = json::object();
   for (const auto& [state, value] : s.convergence) conv[state] = value;
   j["convergence"] = std::move(conv);
@@ -253,6 +260,7 @@ inline void append_prev_record_json(std::string& out, const prev_record& p) {
   out += ",\"details\":"sv;
   append_json_text(out, p.details.to_json());
   if (!p.ran_action) out += ",\"ran_action\":false"sv;
+  if (!p.evaluated) out += ",\"evaluated\":false"sv;
   out += '}';
 }
 
@@ -302,6 +310,10 @@ void append_snapshot_json_of(std::string& out, const S& s) {
     append_prev_record_json(out, *s.prev);
   else
     out += "null"sv;
+  if (s.last_evaluation) {
+    out += ",\"last_evaluation\":"sv;
+    append_prev_record_json(out, *s.last_evaluation);
+  }
   out += ",\"convergence\":{"sv;
   first = true;
   for (const auto& [state, value] : s.convergence) {
@@ -331,6 +343,49 @@ inline void append_snapshot_json(std::string& out, const snapshot_view& v) {
   detail::append_snapshot_json_of(out, v);
 }
 
+namespace detail {
+
+// A `prev` record (also `last_evaluation`) read back; `path` names it in errors.
+inline expected<prev_record, error> read_prev_record(const json& v, const std::string& path) {
+  if (!v.is_object()) return unexpected(snapshot_error(path, "must be an object or null"));
+  if (auto k = check_keys(
+          v, {"state", "output", "stderr", "exit_code", "verdict", "details", "ran_action",
+              "evaluated"},
+          path);
+      !k)
+    return unexpected(k.error());
+  prev_record p;
+  auto st = read_string(v, "state", path);
+  if (!st) return unexpected(st.error());
+  p.state = std::move(*st);
+  auto out = read_string(v, "output", path);
+  if (!out) return unexpected(out.error());
+  p.output = std::move(*out);
+  auto err = read_string(v, "stderr", path);
+  if (!err) return unexpected(err.error());
+  p.stderr_output = std::move(*err);
+  auto code = read_int32(v, "exit_code", path);
+  if (!code) return unexpected(code.error());
+  p.exit_code = *code;
+  auto verdict = read_string(v, "verdict", path);
+  if (!verdict) return unexpected(verdict.error());
+  p.verdict = std::move(*verdict);
+  auto details = v.find("details");
+  if (details == v.end() || !details->is_object())
+    return unexpected(snapshot_error(path + ".details", "must be an object"));
+  p.details = *details;
+  for (const char* flag : {"ran_action", "evaluated"}) {  // absent: true
+    if (auto f = v.find(flag); f != v.end()) {
+      if (!f->is_boolean())
+        return unexpected(snapshot_error(path + "." + flag, "must be a boolean"));
+      (std::string_view(flag) == "ran_action" ? p.ran_action : p.evaluated) = f->get<bool>();
+    }
+  }
+  return p;
+}
+
+}  // namespace detail
+
 /// @brief Read a snapshot strictly: every key required, no unknown keys, types checked.
 /// @return the snapshot, or `errc::invalid_snapshot` with the path of the offending field.
 inline expected<snapshot, error> snapshot_from_json(const json& j) {
@@ -340,7 +395,8 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
   if (auto k = detail::check_keys(j,
                                   {"version", "loop", "digest", "current_state", "iteration",
                                    "summary_executed", "context", "captured", "prev",
-                                   "convergence", "elapsed_ms", "started_at"},
+                                   "last_evaluation", "convergence", "elapsed_ms",
+                                   "started_at"},
                                   "");
       !k)
     return unexpected(k.error());
@@ -405,37 +461,14 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
   auto prev = j.find("prev");
   if (prev == j.end()) return unexpected(snapshot_error("prev", "missing"));
   if (!prev->is_null()) {
-    if (!prev->is_object()) return unexpected(snapshot_error("prev", "must be an object or null"));
-    if (auto k = detail::check_keys(
-            *prev, {"state", "output", "stderr", "exit_code", "verdict", "details", "ran_action"},
-            "prev");
-        !k)
-      return unexpected(k.error());
-    prev_record p;
-    auto st = detail::read_string(*prev, "state", "prev");
-    if (!st) return unexpected(st.error());
-    p.state = std::move(*st);
-    auto out = detail::read_string(*prev, "output", "prev");
-    if (!out) return unexpected(out.error());
-    p.output = std::move(*out);
-    auto err = detail::read_string(*prev, "stderr", "prev");
-    if (!err) return unexpected(err.error());
-    p.stderr_output = std::move(*err);
-    auto code = detail::read_int32(*prev, "exit_code", "prev");
-    if (!code) return unexpected(code.error());
-    p.exit_code = *code;
-    auto verdict = detail::read_string(*prev, "verdict", "prev");
-    if (!verdict) return unexpected(verdict.error());
-    p.verdict = std::move(*verdict);
-    auto details = prev->find("details");
-    if (details == prev->end() || !details->is_object())
-      return unexpected(snapshot_error("prev.details", "must be an object"));
-    p.details = *details;
-    if (auto ran = prev->find("ran_action"); ran != prev->end()) {  // absent: true
-      if (!ran->is_boolean()) return unexpected(snapshot_error("prev.ran_action", "must be a boolean"));
-      p.ran_action = ran->get<bool>();
-    }
-    s.prev = std::move(p);
+    auto p = detail::read_prev_record(*prev, "prev");
+    if (!p) return unexpected(std::move(p.error()));
+    s.prev = std::move(*p);
+  }
+  if (auto last = j.find("last_evaluation"); last != j.end() && !last->is_null()) {
+    auto p = detail::read_prev_record(*last, "last_evaluation");
+    if (!p) return unexpected(std::move(p.error()));
+    s.last_evaluation = std::move(*p);
   }
 
   auto conv = j.find("convergence");

@@ -2227,6 +2227,10 @@ struct prev_record {
   /// False when the state ran no action (none, or its text failed to interpolate): output,
   /// stderr and exit_code are then empty/0, and `${prev.evaluation}` has no scriptOutput.
   bool ran_action = true;
+  /// False when the state was not evaluated (a `next:` state without `evaluate:`, a state
+  /// with neither action nor `evaluate:`): `${prev.evaluation}` is then the last evaluation
+  /// made before it (seed 004's `last_evaluator_output`), not a record of this state.
+  bool evaluated = true;
 
   friend bool operator==(const prev_record&, const prev_record&) = default;
 };
@@ -2242,6 +2246,9 @@ struct interpolation_context {
   const captured_map* captured = nullptr; ///< `${captured.<name>.<field>}`
   const prev_record* prev = nullptr;      ///< `${prev.*}`; null before the first state ran
   const evaluation_result* result = nullptr; ///< `${result.*}`: the current evaluation
+  /// `${prev.evaluation}` when `prev` was not evaluated: the last state that was (null: none
+  /// yet, and `${prev.evaluation}` is empty).
+  const prev_record* last_evaluation = nullptr;
   std::string_view state_name;            ///< `${state.name}`
   std::int64_t iteration = 0;             ///< `${state.iteration}`
   std::string_view loop_name;             ///< `${loop.name}`
@@ -3803,7 +3810,13 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
         return pr.details.visit(
             [&](const json& d) { return resolve_walk(out, d, path, 1, "prev"); });
       if (field == "evaluation") {
-        json rec = feedback_record(pr);
+        // The last evaluation (seed 004): prev's own, or the one before an unevaluated state.
+        const prev_record* ev = pr.evaluated ? &pr : ctx.last_evaluation;
+        if (ev == nullptr) {
+          if (path.size() == 1 && !p.default_value) return std::nullopt;  // null: empty
+          return std::string("No evaluation available yet");
+        }
+        json rec = feedback_record(*ev);
         return resolve_walk(out, rec, path, 1, "prev");
       }
       return fmt::format("Path '{}' not found in prev (available: {})", segments_text(path, 1),
@@ -6909,6 +6922,9 @@ struct snapshot {
   json context = json::object();           ///< `context`
   captured_map captured;                   ///< `captured`
   std::optional<prev_record> prev;         ///< `prev` (null before the first state ran)
+  /// `last_evaluation` (written only when set): the last evaluated state, kept while `prev`
+  /// is a state that was not evaluated (what `${prev.evaluation}` reads then).
+  std::optional<prev_record> last_evaluation;
   ordered_map<std::string, double> convergence;  ///< `convergence`: state → previous value
   std::int64_t elapsed_ms = 0;             ///< `elapsed_ms`: run time before the snapshot
   std::string started_at;                  ///< `started_at`: ISO 8601 start of the first run
@@ -6931,6 +6947,7 @@ struct snapshot_view {
   const json* context = nullptr;           ///< null: `{}`
   const captured_map* captured = nullptr;  ///< null: `{}`
   const prev_record* prev = nullptr;       ///< null: no state has run yet
+  const prev_record* last_evaluation = nullptr;  ///< see snapshot::last_evaluation
   /// State name → previous value, in the order they are written.
   std::span<const std::pair<std::string_view, double>> convergence;
   std::int64_t elapsed_ms = 0;
@@ -6947,6 +6964,7 @@ struct snapshot_view {
     if (context != nullptr) s.context = *context;
     if (captured != nullptr) s.captured = captured_map(*captured);
     if (prev != nullptr) s.prev = *prev;
+    if (last_evaluation != nullptr) s.last_evaluation = *last_evaluation;
     for (const auto& [state, value] : convergence) s.convergence[std::string(state)] = value;
     s.elapsed_ms = elapsed_ms;
     s.started_at = started_at;
@@ -6993,6 +7011,7 @@ inline json prev_record_to_json(const prev_record& p) {
   j["verdict"] = p.verdict;
   j["details"] = p.details.to_json();
   if (!p.ran_action) j["ran_action"] = false;  // only then: older snapshots stay valid
+  if (!p.evaluated) j["evaluated"] = false;    // likewise
   return j;
 }
 
@@ -7067,8 +7086,8 @@ std::string loop_digest(const Loop& loop) {
 }
 
 /// The snapshot's JSON: `{"version", "loop", "digest", "current_state", "iteration",
-/// "summary_executed", "context", "captured", "prev", "convergence", "elapsed_ms",
-/// "started_at"}`.
+/// "summary_executed", "context", "captured", "prev", ["last_evaluation",] "convergence",
+/// "elapsed_ms", "started_at"}` (`last_evaluation` only when set).
 inline json to_json(const snapshot& s) {
   json j = json::object();
   j["version"] = snapshot::format_version;
@@ -7080,6 +7099,7 @@ inline json to_json(const snapshot& s) {
   j["context"] = s.context;
   j["captured"] = detail::captured_to_json(s.captured);
   j["prev"] = s.prev ? detail::prev_record_to_json(*s.prev) : json(nullptr);
+  if (s.last_evaluation) j["last_evaluation"] = detail::prev_record_to_json(*s.last_evaluation);
   json conv = json::object();
   for (const auto& [state, value] : s.convergence) conv[state] = value;
   j["convergence"] = std::move(conv);
@@ -7123,6 +7143,7 @@ inline void append_prev_record_json(std::string& out, const prev_record& p) {
   out += ",\"details\":"sv;
   append_json_text(out, p.details.to_json());
   if (!p.ran_action) out += ",\"ran_action\":false"sv;
+  if (!p.evaluated) out += ",\"evaluated\":false"sv;
   out += '}';
 }
 
@@ -7172,6 +7193,10 @@ void append_snapshot_json_of(std::string& out, const S& s) {
     append_prev_record_json(out, *s.prev);
   else
     out += "null"sv;
+  if (s.last_evaluation) {
+    out += ",\"last_evaluation\":"sv;
+    append_prev_record_json(out, *s.last_evaluation);
+  }
   out += ",\"convergence\":{"sv;
   first = true;
   for (const auto& [state, value] : s.convergence) {
@@ -7201,6 +7226,49 @@ inline void append_snapshot_json(std::string& out, const snapshot_view& v) {
   detail::append_snapshot_json_of(out, v);
 }
 
+namespace detail {
+
+// A `prev` record (also `last_evaluation`) read back; `path` names it in errors.
+inline expected<prev_record, error> read_prev_record(const json& v, const std::string& path) {
+  if (!v.is_object()) return unexpected(snapshot_error(path, "must be an object or null"));
+  if (auto k = check_keys(
+          v, {"state", "output", "stderr", "exit_code", "verdict", "details", "ran_action",
+              "evaluated"},
+          path);
+      !k)
+    return unexpected(k.error());
+  prev_record p;
+  auto st = read_string(v, "state", path);
+  if (!st) return unexpected(st.error());
+  p.state = std::move(*st);
+  auto out = read_string(v, "output", path);
+  if (!out) return unexpected(out.error());
+  p.output = std::move(*out);
+  auto err = read_string(v, "stderr", path);
+  if (!err) return unexpected(err.error());
+  p.stderr_output = std::move(*err);
+  auto code = read_int32(v, "exit_code", path);
+  if (!code) return unexpected(code.error());
+  p.exit_code = *code;
+  auto verdict = read_string(v, "verdict", path);
+  if (!verdict) return unexpected(verdict.error());
+  p.verdict = std::move(*verdict);
+  auto details = v.find("details");
+  if (details == v.end() || !details->is_object())
+    return unexpected(snapshot_error(path + ".details", "must be an object"));
+  p.details = *details;
+  for (const char* flag : {"ran_action", "evaluated"}) {  // absent: true
+    if (auto f = v.find(flag); f != v.end()) {
+      if (!f->is_boolean())
+        return unexpected(snapshot_error(path + "." + flag, "must be a boolean"));
+      (std::string_view(flag) == "ran_action" ? p.ran_action : p.evaluated) = f->get<bool>();
+    }
+  }
+  return p;
+}
+
+}  // namespace detail
+
 /// @brief Read a snapshot strictly: every key required, no unknown keys, types checked.
 /// @return the snapshot, or `errc::invalid_snapshot` with the path of the offending field.
 inline expected<snapshot, error> snapshot_from_json(const json& j) {
@@ -7210,7 +7278,8 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
   if (auto k = detail::check_keys(j,
                                   {"version", "loop", "digest", "current_state", "iteration",
                                    "summary_executed", "context", "captured", "prev",
-                                   "convergence", "elapsed_ms", "started_at"},
+                                   "last_evaluation", "convergence", "elapsed_ms",
+                                   "started_at"},
                                   "");
       !k)
     return unexpected(k.error());
@@ -7275,37 +7344,14 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
   auto prev = j.find("prev");
   if (prev == j.end()) return unexpected(snapshot_error("prev", "missing"));
   if (!prev->is_null()) {
-    if (!prev->is_object()) return unexpected(snapshot_error("prev", "must be an object or null"));
-    if (auto k = detail::check_keys(
-            *prev, {"state", "output", "stderr", "exit_code", "verdict", "details", "ran_action"},
-            "prev");
-        !k)
-      return unexpected(k.error());
-    prev_record p;
-    auto st = detail::read_string(*prev, "state", "prev");
-    if (!st) return unexpected(st.error());
-    p.state = std::move(*st);
-    auto out = detail::read_string(*prev, "output", "prev");
-    if (!out) return unexpected(out.error());
-    p.output = std::move(*out);
-    auto err = detail::read_string(*prev, "stderr", "prev");
-    if (!err) return unexpected(err.error());
-    p.stderr_output = std::move(*err);
-    auto code = detail::read_int32(*prev, "exit_code", "prev");
-    if (!code) return unexpected(code.error());
-    p.exit_code = *code;
-    auto verdict = detail::read_string(*prev, "verdict", "prev");
-    if (!verdict) return unexpected(verdict.error());
-    p.verdict = std::move(*verdict);
-    auto details = prev->find("details");
-    if (details == prev->end() || !details->is_object())
-      return unexpected(snapshot_error("prev.details", "must be an object"));
-    p.details = *details;
-    if (auto ran = prev->find("ran_action"); ran != prev->end()) {  // absent: true
-      if (!ran->is_boolean()) return unexpected(snapshot_error("prev.ran_action", "must be a boolean"));
-      p.ran_action = ran->get<bool>();
-    }
-    s.prev = std::move(p);
+    auto p = detail::read_prev_record(*prev, "prev");
+    if (!p) return unexpected(std::move(p.error()));
+    s.prev = std::move(*p);
+  }
+  if (auto last = j.find("last_evaluation"); last != j.end() && !last->is_null()) {
+    auto p = detail::read_prev_record(*last, "last_evaluation");
+    if (!p) return unexpected(std::move(p.error()));
+    s.last_evaluation = std::move(*p);
   }
 
   auto conv = j.find("convergence");
@@ -8122,6 +8168,7 @@ class fsm_executor {
     v.context = &context_;
     v.captured = &captured_;
     v.prev = has_prev_ ? &prev_ : nullptr;
+    v.last_evaluation = last_evaluation();
     convergence_storage.clear();
     for (std::size_t i = 0; i < convergence_.size(); ++i)
       if (convergence_[i]) convergence_storage.emplace_back(loop_->state(i).name, *convergence_[i]);
@@ -8167,6 +8214,8 @@ class fsm_executor {
     captured_ = captured_map(s.captured);
     has_prev_ = s.prev.has_value();
     if (s.prev) prev_ = *s.prev;
+    has_last_eval_ = s.last_evaluation.has_value();
+    if (s.last_evaluation) last_eval_ = *s.last_evaluation;
     convergence_ = std::move(conv);
     elapsed_offset_ms_ = s.elapsed_ms;
     started_at_ = s.started_at;
@@ -8178,10 +8227,11 @@ class fsm_executor {
   void reset() {
     current_ = loop_->initial();
     iteration_ = 0;
-    started_ = finished_ = summary_executed_ = resumed_ = has_prev_ = false;
+    started_ = finished_ = summary_executed_ = resumed_ = has_prev_ = has_last_eval_ = false;
     context_ = loop_->loop().context;
     captured_.clear();
     prev_ = prev_record{};
+    last_eval_ = prev_record{};
     convergence_.assign(loop_->states().size(), std::nullopt);
     elapsed_offset_ms_ = 0;
     started_at_.clear();
@@ -8233,6 +8283,7 @@ class fsm_executor {
     ctx.context = &context_;
     ctx.captured = &captured_;
     ctx.prev = has_prev_ ? &prev_ : nullptr;
+    ctx.last_evaluation = last_evaluation();
     ctx.result = nullptr;
     ctx.state_name = st.name;
     ctx.iteration = iteration_;
@@ -8242,6 +8293,11 @@ class fsm_executor {
     ctx.env = options_.env;
     ctx.env_user = options_.env_user;
     return ctx;
+  }
+
+  // What `${prev.evaluation}` reads when prev was not evaluated (null: no evaluation yet).
+  const prev_record* last_evaluation() const noexcept {
+    return has_prev_ && !prev_.evaluated && has_last_eval_ ? &last_eval_ : nullptr;
   }
 
   void set_error_verdict(std::string message) {
@@ -8387,9 +8443,17 @@ class fsm_executor {
     }
     if (st.capture && ran) captured_[*st.capture].verdict = result_eval_.verdict;
 
+    // An unevaluated state keeps the last evaluation for `${prev.evaluation}` (seed 004's
+    // `last_evaluator_output`): an evaluated prev is swapped aside (no copy; prev_ then
+    // reuses the older record's buffers).
+    if (!emit_evaluate && has_prev_ && prev_.evaluated) {
+      std::swap(last_eval_, prev_);
+      has_last_eval_ = true;
+    }
     // prev = this state (visible to route targets, like `result`). The action's output moves
     // into prev (the action result is not read again).
     prev_.state.assign(st.name);
+    prev_.evaluated = emit_evaluate;
     prev_.ran_action = ran;
     if (ran) {
       detail::take_text(prev_.output, action->output);
@@ -8421,6 +8485,7 @@ class fsm_executor {
     }
 
     ctx.prev = &prev_;
+    ctx.last_evaluation = last_evaluation();
     ctx.result = &result_eval_;
     const bool failed_action =
         (ran && (prev_.exit_code != 0 || action->abnormal())) ||
@@ -8435,6 +8500,7 @@ class fsm_executor {
       // routes like any verdict (on_error, `_error`, `_`); only an unrouted one ends the run.
       report_error(st, "interpolation", next.error().message);
       set_error_verdict(next.error().message);
+      prev_.evaluated = true;  // the error verdict is this state's evaluation
       prev_.verdict.assign(result_eval_.verdict);
       prev_.details = result_eval_.details;
       if (st.capture && ran) captured_[*st.capture].verdict = result_eval_.verdict;
@@ -8606,9 +8672,11 @@ class fsm_executor {
   bool summary_executed_ = false;
   bool resumed_ = false;
   bool has_prev_ = false;
+  bool has_last_eval_ = false;  // last_eval_ holds an evaluation older than an unevaluated prev_
   json context_;
   captured_map captured_;
   prev_record prev_;
+  prev_record last_eval_;
   std::vector<std::optional<double>> convergence_;
   mutable std::vector<std::pair<std::string_view, double>> convergence_view_;  // snapshot_view()
   std::int64_t elapsed_offset_ms_ = 0;

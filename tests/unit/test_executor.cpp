@@ -278,6 +278,59 @@ TEST_SUITE("executor") {
           std::vector<std::string>{"loop_start", "state_enter", "route", "loop_complete"});
   }
 
+  TEST_CASE("${prev.evaluation} is the last evaluation: a state that is not evaluated keeps it") {
+    // check (evaluated: failure) → log (next:, not evaluated) → hub (no action, not
+    // evaluated) → fix: the director is handed check's evaluation (seed 004), while prev is hub.
+    const char* doc = R"({
+      "name": "t", "initial": "check",
+      "states": {"check": {"action": "run-tests", "on_success": "done", "on_failure": "log"},
+                 "log": {"action": "echo logged", "next": "hub"},
+                 "hub": {"on_success": "fix"},
+                 "fix": {"action": "fix ${prev.state} ${prev.evaluation.success} ${prev.evaluation.feedback:shell}",
+                         "next": "done"},
+                 "done": {"terminal": true}}})";
+    ll::scripted_runner runner;
+    runner.on_action("run-tests", exit_with(1, "2 failed"));
+    auto ex = ll::make_executor(loop_from(doc), runner);
+    REQUIRE(ex.has_value());
+    CHECK(ex->run().final_state == "done");
+    REQUIRE(runner.calls().size() == 3);
+    CHECK(runner.calls()[2].text == "fix hub false 'command exited with code 1'");
+
+    // The same after a resume between log and fix: the snapshot keeps the last evaluation.
+    ll::scripted_runner first;
+    first.on_action("run-tests", exit_with(1, "2 failed"));
+    auto ex1 = ll::make_executor(loop_from(doc), first);
+    REQUIRE(ex1.has_value());
+    for (int i = 0; i < 3; ++i) REQUIRE(ex1->step());  // check, log, hub
+    const auto snap = ll::snapshot_from_json_text(ll::to_json(ex1->snapshot()).dump());
+    REQUIRE(snap.has_value());
+    REQUIRE(snap->last_evaluation.has_value());
+    CHECK(snap->last_evaluation->state == "check");
+    ll::scripted_runner second;
+    auto ex2 = ll::make_executor(loop_from(doc), second);
+    REQUIRE(ex2.has_value());
+    REQUIRE(ex2->resume(*snap).has_value());
+    CHECK(ex2->run().final_state == "done");
+    REQUIRE(second.calls().size() == 1);
+    CHECK(second.calls()[0].text == "fix hub false 'command exited with code 1'");
+
+    // Evaluated states replace it: a later check's success is what the next fix sees.
+    ll::scripted_runner again;
+    again.on_action("run-tests", {exit_with(1, "2 failed"), exit_with(0, "ok")});
+    auto ex3 = ll::make_executor(loop_from(R"({
+      "name": "t", "initial": "check",
+      "states": {"check": {"action": "run-tests", "on_success": "report", "on_failure": "log"},
+                 "log": {"action": "echo ${prev.evaluation.success}", "next": "check"},
+                 "report": {"action": "echo ${prev.evaluation.success}", "next": "done"},
+                 "done": {"terminal": true}}})"), again);
+    REQUIRE(ex3.has_value());
+    CHECK(ex3->run().final_state == "done");
+    REQUIRE(again.calls().size() == 4);
+    CHECK(again.calls()[1].text == "echo false");
+    CHECK(again.calls()[3].text == "echo true");
+  }
+
   TEST_CASE("prev is updated after every state, including next: states") {
     ll::scripted_runner runner;
     runner.on_action("first", exit_with(0, "one\n"));

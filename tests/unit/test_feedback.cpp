@@ -107,6 +107,27 @@ TEST_SUITE("feedback") {
     CHECK(*ll::interpolate("${prev.evaluation.scriptOutput.stdout}", ctx) == "boom");
   }
 
+  TEST_CASE("after an unevaluated state, ${prev.evaluation} is the last evaluation made") {
+    auto checked = from(ll::evaluate_exit_code(1), "2 failed", 1);
+    checked.state = "check";
+    ll::prev_record logged;
+    logged.state = "log";
+    logged.verdict = "success";
+    logged.evaluated = false;
+    ll::interpolation_context ctx;
+    ctx.prev = &logged;
+    ctx.last_evaluation = &checked;
+    CHECK(*ll::interpolate("${prev.state}", ctx) == "log");
+    CHECK(*ll::interpolate("${prev.evaluation.success}", ctx) == "false");
+    CHECK(*ll::interpolate("${prev.evaluation.feedback}", ctx) == "command exited with code 1");
+    CHECK(*ll::interpolate("${prev.evaluation.scriptOutput.stdout}", ctx) == "2 failed");
+    // No evaluation before it: null, as before any state ran.
+    ctx.last_evaluation = nullptr;
+    CHECK(*ll::interpolate("[${prev.evaluation}]", ctx) == "[]");
+    CHECK(*ll::interpolate("${prev.evaluation:default=none yet}", ctx) == "none yet");
+    CHECK_FALSE(ll::interpolate("${prev.evaluation.feedback}", ctx).has_value());
+  }
+
   TEST_CASE("before any state ran, ${prev.evaluation} is null (seed 004: getLastEvaluation -> null)") {
     const ll::interpolation_context none;
     CHECK(*ll::interpolate("gen --last '${prev.evaluation}'", none) == "gen --last ''");

@@ -81,6 +81,29 @@ TEST_SUITE("snapshot") {
     auto refused = ll::snapshot_from_json(bad);
     REQUIRE_FALSE(refused.has_value());
     CHECK(refused.error().path == "prev.ran_action");
+
+    // An unevaluated prev (`evaluated: false`, written only then) and the last evaluation
+    // kept beside it (`last_evaluation`, written only when set).
+    CHECK_FALSE(j.contains("last_evaluation"));
+    CHECK_FALSE(j["prev"].contains("evaluated"));
+    ll::snapshot kept = s;
+    kept.last_evaluation = *kept.prev;
+    kept.prev->state = "log";
+    kept.prev->evaluated = false;
+    const ll::json m = ll::to_json(kept);
+    CHECK(m["prev"]["evaluated"] == false);
+    CHECK(m["last_evaluation"]["state"] == "check");
+    auto read_kept = ll::snapshot_from_json(m);
+    REQUIRE(read_kept.has_value());
+    CHECK(*read_kept == kept);
+    ll::json bad_last = m;
+    bad_last["last_evaluation"]["verdict"] = 1;
+    auto refused_last = ll::snapshot_from_json(bad_last);
+    REQUIRE_FALSE(refused_last.has_value());
+    CHECK(refused_last.error().path == "last_evaluation.verdict");
+    bad_last = m;
+    bad_last["prev"]["evaluated"] = "no";
+    REQUIRE_FALSE(ll::snapshot_from_json(bad_last).has_value());
   }
 
   TEST_CASE("append_json_text writes any JSON value exactly as dump(-1, ' ', false, replace)") {
@@ -197,6 +220,11 @@ TEST_SUITE("snapshot") {
     CHECK(appended(s) == dumped(s));
     s.prev->ran_action = false;
     CHECK(appended(s) == dumped(s));
+    s.last_evaluation = *s.prev;
+    s.last_evaluation->output = hostile;
+    s.prev->evaluated = false;
+    CHECK(appended(s) == dumped(s));
+    s.last_evaluation.reset();
     s.prev.reset();
     s.captured.clear();
     s.convergence.clear();
