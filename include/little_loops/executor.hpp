@@ -610,6 +610,7 @@ class fsm_executor {
     ctx.state_name = st.name;
     ctx.iteration = iteration_;
     ctx.loop_name = loop_->loop().name;
+    ctx.max_iterations = loop_->loop().max_iterations;
     ctx.started_at = started_at_;
     ctx.elapsed_ms = elapsed_ms();
     ctx.env = options_.env;

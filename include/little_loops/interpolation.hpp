@@ -34,8 +34,8 @@ namespace detail {
 inline constexpr std::array<std::string_view, 7> namespace_names{
     "context", "captured", "prev", "result", "state", "loop", "env"};
 inline constexpr std::array<std::string_view, 2> template_state_keys{"name", "iteration"};
-inline constexpr std::array<std::string_view, 4> template_loop_keys{"name", "started_at", "elapsed_ms",
-                                                           "elapsed"};
+inline constexpr std::array<std::string_view, 5> template_loop_keys{
+    "name", "started_at", "elapsed_ms", "elapsed", "max_iterations"};
 inline constexpr std::array<std::string_view, 7> template_prev_keys{
     "state", "output", "stderr", "exit_code", "verdict", "details", "evaluation"};
 inline constexpr std::array<std::string_view, 5> template_captured_keys{"output", "stderr", "exit_code",
@@ -537,6 +537,8 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
         append_integer(out, ctx.elapsed_ms);
       else if (k == "elapsed")
         out += format_elapsed(ctx.elapsed_ms);
+      else if (k == "max_iterations")
+        append_integer(out, ctx.max_iterations);
       else
         return fmt::format("Unknown loop property: {}", k);
       return std::nullopt;

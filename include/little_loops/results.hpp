@@ -216,6 +216,7 @@ struct interpolation_context {
   std::string_view loop_name;             ///< `${loop.name}`
   std::string_view started_at;            ///< `${loop.started_at}` (ISO 8601)
   std::int64_t elapsed_ms = 0;            ///< `${loop.elapsed_ms}`, `${loop.elapsed}`
+  std::int64_t max_iterations = 0;        ///< `${loop.max_iterations}` (seed 004 §7)
   env_lookup_fn env = nullptr;            ///< `${env.NAME}`; null → std::getenv
   void* env_user = nullptr;               ///< passed to `env`
 };

@@ -2254,6 +2254,7 @@ struct interpolation_context {
   std::string_view loop_name;             ///< `${loop.name}`
   std::string_view started_at;            ///< `${loop.started_at}` (ISO 8601)
   std::int64_t elapsed_ms = 0;            ///< `${loop.elapsed_ms}`, `${loop.elapsed}`
+  std::int64_t max_iterations = 0;        ///< `${loop.max_iterations}` (seed 004 §7)
   env_lookup_fn env = nullptr;            ///< `${env.NAME}`; null → std::getenv
   void* env_user = nullptr;               ///< passed to `env`
 };
@@ -3352,8 +3353,8 @@ namespace detail {
 inline constexpr std::array<std::string_view, 7> namespace_names{
     "context", "captured", "prev", "result", "state", "loop", "env"};
 inline constexpr std::array<std::string_view, 2> template_state_keys{"name", "iteration"};
-inline constexpr std::array<std::string_view, 4> template_loop_keys{"name", "started_at", "elapsed_ms",
-                                                           "elapsed"};
+inline constexpr std::array<std::string_view, 5> template_loop_keys{
+    "name", "started_at", "elapsed_ms", "elapsed", "max_iterations"};
 inline constexpr std::array<std::string_view, 7> template_prev_keys{
     "state", "output", "stderr", "exit_code", "verdict", "details", "evaluation"};
 inline constexpr std::array<std::string_view, 5> template_captured_keys{"output", "stderr", "exit_code",
@@ -3855,6 +3856,8 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
         append_integer(out, ctx.elapsed_ms);
       else if (k == "elapsed")
         out += format_elapsed(ctx.elapsed_ms);
+      else if (k == "max_iterations")
+        append_integer(out, ctx.max_iterations);
       else
         return fmt::format("Unknown loop property: {}", k);
       return std::nullopt;
@@ -8288,6 +8291,7 @@ class fsm_executor {
     ctx.state_name = st.name;
     ctx.iteration = iteration_;
     ctx.loop_name = loop_->loop().name;
+    ctx.max_iterations = loop_->loop().max_iterations;
     ctx.started_at = started_at_;
     ctx.elapsed_ms = elapsed_ms();
     ctx.env = options_.env;

@@ -297,6 +297,17 @@ TEST_SUITE("executor") {
     REQUIRE(runner.calls().size() == 3);
     CHECK(runner.calls()[2].text == "fix hub false 'command exited with code 1'");
 
+    // ${loop.max_iterations} is the loop's cap (seed 004 §7).
+    ll::scripted_runner capped;
+    auto ex0 = ll::make_executor(loop_from(R"({
+      "name": "t", "initial": "a", "max_iterations": 7,
+      "states": {"a": {"action": "try ${state.iteration}/${loop.max_iterations}", "next": "done"},
+                 "done": {"terminal": true}}})"), capped);
+    REQUIRE(ex0.has_value());
+    ex0->run();
+    REQUIRE(capped.calls().size() == 1);
+    CHECK(capped.calls()[0].text == "try 1/7");
+
     // The same after a resume between log and fix: the snapshot keeps the last evaluation.
     ll::scripted_runner first;
     first.on_action("run-tests", exit_with(1, "2 failed"));

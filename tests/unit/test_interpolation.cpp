@@ -68,6 +68,7 @@ struct fixture {
     ctx.loop_name = "demo";
     ctx.started_at = "2026-01-01T00:00:00Z";
     ctx.elapsed_ms = 135000;
+    ctx.max_iterations = 20;
     ctx.env = &fake_env;
     ctx.env_user = &env;
   }
@@ -82,6 +83,9 @@ TEST_SUITE("interpolation") {
     CHECK(render_ok("${state.name}#${state.iteration}", f.ctx) == "fix#4");
     CHECK(render_ok("${loop.name} ${loop.started_at} ${loop.elapsed_ms} ${loop.elapsed}",
                     f.ctx) == "demo 2026-01-01T00:00:00Z 135000 2m 15s");
+    // Seed 004 §7: the director sees the iteration and its maximum.
+    CHECK(render_ok("attempt ${state.iteration} of ${loop.max_iterations}", f.ctx) ==
+          "attempt 4 of 20");
     CHECK(render_ok("${captured.lint.output}|${captured.lint.stderr}|${captured.lint.exit_code}"
                     "|${captured.lint.duration_ms}|${captured.lint.verdict}",
                     f.ctx) == "out text|err text|2|15|failure");
