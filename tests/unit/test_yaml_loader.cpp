@@ -181,6 +181,41 @@ TEST_CASE("syntax errors carry file, line and column and never throw") {
   }
 }
 
+TEST_CASE("characters YAML does not allow are refused with their position (PyYAML's Reader)") {
+  // A NUL read silently would change an action (yaml-cpp turned `a\0nb` into `a\nb`).
+  auto nul = yaml_error(std::string("name: t\naction: echo a\0nid\n", 27));
+  CHECK(nul.message ==
+        "t.yaml:2:15: unacceptable character #x0000: special characters are not allowed");
+  CHECK(nul.details.at(0).code == "parse-error");
+  for (const char* bad : {"a: \x01", "a: b\x7f", "a: \xC2\x80", "a: \xC2\x9F", "a: \xEF\xBF\xBE",
+                          "a: 'in quotes \x1b[2J'", "# comment \x0c\na: 1"}) {
+    CAPTURE(bad);
+    CHECK(yaml_error(bad).message.find("unacceptable character #x") != std::string::npos);
+  }
+  CHECK(yaml_error("a: 1\nb: x\xC2\x9Fy").message.find("t.yaml:2:5: unacceptable character #x009f") == 0);
+  // What YAML allows: tab, CR LF, NEL, no-break space, other Unicode, a byte order mark.
+  CHECK(yaml("a: \"x\ty\"\r\nb: \xC2\x85\xC2\xA0\xE2\x82\xAC")["a"] == "x\ty");
+  CHECK(yaml("\xEF\xBB\xBF" "a: 1")["a"] == 1);
+}
+
+TEST_CASE("an unterminated quoted scalar at the end of the stream is an error, as in PyYAML") {
+  for (const char* bad : {"a: \"echo hi", "a: 'echo hi", "a: \"x\\\"", "a: 'it''s",
+                          "\"k"}) {
+    // yaml-cpp refuses it without a final newline ("illegal EOF in scalar"), but with one it
+    // ended the scalar at the end of the stream.
+    const std::string text = std::string(bad) + "\n";
+    CAPTURE(text);
+    auto e = yaml_error(text);
+    CHECK(e.code == ll::errc::parse_error);
+    CHECK(to_string(e).find("found unexpected end of stream") != std::string::npos);
+    CHECK_FALSE(yaml_error(bad).message.empty());
+  }
+  CHECK(yaml("a: \"x\\\"y\"")["a"] == "x\"y");
+  CHECK(yaml("a: 'it''s'")["a"] == "it's");
+  CHECK(yaml("a: \"\"\nb: ''")["b"] == "");
+  CHECK(yaml("\xEF\xBB\xBF" "a: \"x\"")["a"] == "x");
+}
+
 TEST_CASE("duplicate keys, complex keys and unknown tags are diagnostics with positions") {
   ll::yaml_source_map map;
   auto dup = yaml_error("a: 1\nb:\n  c: 1\n  c: 2\n", &map);
