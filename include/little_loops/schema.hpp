@@ -391,14 +391,19 @@ inline std::optional<double> read_number(const json& value, const std::string& p
   return number;
 }
 
-/// An integer that fits an `int`. Floating-point values (even `10.0`) are rejected.
+/// An integer that fits an `int`. A floating-point value that is a whole number (`10.0`, as
+/// JSON Schema's `integer` and Python take it) is that integer; `10.5` is a wrong type.
 inline std::optional<int> read_int(const json& value, const std::string& path,
                                    diagnostics& out) {
+  const auto out_of_range = [&](const std::string& text, bool negative) {
+    report(out, path, "out-of-range",
+           negative ? fmt::format("integer {} is too small (min {})", text, INT_MIN)
+                    : fmt::format("integer {} is too large (max {})", text, INT_MAX));
+  };
   if (value.is_number_unsigned()) {
     const auto n = value.get<std::uint64_t>();
     if (n > static_cast<std::uint64_t>(INT_MAX)) {
-      report(out, path, "out-of-range", fmt::format("integer {} is too large (max {})", n,
-                                                    INT_MAX));
+      out_of_range(std::to_string(n), false);
       return std::nullopt;
     }
     return static_cast<int>(n);
@@ -406,16 +411,19 @@ inline std::optional<int> read_int(const json& value, const std::string& path,
   if (value.is_number_integer()) {
     const auto n = value.get<std::int64_t>();
     if (n > INT_MAX || n < INT_MIN) {
-      report(out, path, "out-of-range", fmt::format("integer {} is out of range", n));
+      out_of_range(std::to_string(n), n < 0);
       return std::nullopt;
     }
     return static_cast<int>(n);
   }
   if (value.is_number_float()) {
     const double d = value.get<double>();
-    if (std::isfinite(d) && std::floor(d) == d && (d > INT_MAX || d < INT_MIN)) {
-      report(out, path, "out-of-range", fmt::format("integer {} is out of range", value.dump()));
-      return std::nullopt;
+    if (std::isfinite(d) && std::floor(d) == d) {
+      if (d > INT_MAX || d < INT_MIN) {
+        out_of_range(value.dump(), d < 0);
+        return std::nullopt;
+      }
+      return static_cast<int>(d);
     }
   }
   report_type(out, path, "an integer", value);

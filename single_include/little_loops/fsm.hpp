@@ -591,11 +591,6 @@ inline std::string quote_excerpt(std::string_view text, std::size_t max_bytes = 
   return out;
 }
 
-/// True when a route target is resolved at run time: `$current` or a `${...}` template.
-inline bool is_dynamic_target(std::string_view target) noexcept {
-  return target == "$current" || target.find("${") != std::string_view::npos;
-}
-
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/strings.hpp>
@@ -983,14 +978,19 @@ inline std::optional<double> read_number(const json& value, const std::string& p
   return number;
 }
 
-/// An integer that fits an `int`. Floating-point values (even `10.0`) are rejected.
+/// An integer that fits an `int`. A floating-point value that is a whole number (`10.0`, as
+/// JSON Schema's `integer` and Python take it) is that integer; `10.5` is a wrong type.
 inline std::optional<int> read_int(const json& value, const std::string& path,
                                    diagnostics& out) {
+  const auto out_of_range = [&](const std::string& text, bool negative) {
+    report(out, path, "out-of-range",
+           negative ? fmt::format("integer {} is too small (min {})", text, INT_MIN)
+                    : fmt::format("integer {} is too large (max {})", text, INT_MAX));
+  };
   if (value.is_number_unsigned()) {
     const auto n = value.get<std::uint64_t>();
     if (n > static_cast<std::uint64_t>(INT_MAX)) {
-      report(out, path, "out-of-range", fmt::format("integer {} is too large (max {})", n,
-                                                    INT_MAX));
+      out_of_range(std::to_string(n), false);
       return std::nullopt;
     }
     return static_cast<int>(n);
@@ -998,16 +998,19 @@ inline std::optional<int> read_int(const json& value, const std::string& path,
   if (value.is_number_integer()) {
     const auto n = value.get<std::int64_t>();
     if (n > INT_MAX || n < INT_MIN) {
-      report(out, path, "out-of-range", fmt::format("integer {} is out of range", n));
+      out_of_range(std::to_string(n), n < 0);
       return std::nullopt;
     }
     return static_cast<int>(n);
   }
   if (value.is_number_float()) {
     const double d = value.get<double>();
-    if (std::isfinite(d) && std::floor(d) == d && (d > INT_MAX || d < INT_MIN)) {
-      report(out, path, "out-of-range", fmt::format("integer {} is out of range", value.dump()));
-      return std::nullopt;
+    if (std::isfinite(d) && std::floor(d) == d) {
+      if (d > INT_MAX || d < INT_MIN) {
+        out_of_range(value.dump(), d < 0);
+        return std::nullopt;
+      }
+      return static_cast<int>(d);
     }
   }
   report_type(out, path, "an integer", value);
@@ -4147,6 +4150,18 @@ inline bool has_route_entries(const state_config& state) noexcept {
          (!state.route->routes.empty() || state.route->default_target || state.route->error_target);
 }
 
+/// The state a route target names when it is static: its text, with `$${` escapes undone
+/// (`$${x}` names the state `${x}`, as the executor resolves it); nullopt when it is resolved
+/// at run time (`$current`, a template with placeholders, or one that does not compile, which
+/// is reported where the loop is compiled).
+inline std::optional<std::string> static_target_name(const std::string& target) {
+  if (target == "$current") return std::nullopt;
+  if (target.find("${") == std::string::npos) return target;
+  auto tpl = compile_template(target);
+  if (!tpl || !tpl->is_literal()) return std::nullopt;
+  return std::string(tpl->literal());
+}
+
 /// True when `text` is a number as the evaluators read it at run time (detail::parse_number:
 /// Python's float() grammar, e.g. ` +1e3 `, `inf`, Unicode digits), so validation accepts
 /// exactly the targets that will parse.
@@ -4217,10 +4232,15 @@ inline void check_evaluator(const evaluate_config& config, const std::string& pa
   if (config.type == evaluator_type::convergence && config.tolerance &&
       config.tolerance->is_string()) {
     const auto& text = config.tolerance->get_ref<const std::string&>();
-    if (text.find("${") == std::string::npos && !looks_numeric(text))
-      report(out, join_path(path, "tolerance"), "evaluator-target",
-             fmt::format("tolerance must be a number or a template string, got {}",
-                         quote_excerpt(text)));
+    if (text.find("${") == std::string::npos) {
+      if (const auto n = detail::parse_number(text); !n)
+        report(out, join_path(path, "tolerance"), "evaluator-target",
+               fmt::format("tolerance must be a number or a template string, got {}",
+                           quote_excerpt(text)));
+      else if (*n < 0)  // as for a number: "-1" is as negative as -1
+        report(out, join_path(path, "tolerance"), "negative-tolerance",
+               "Tolerance cannot be negative");
+    }
   }
   // A pattern that is not run as a regex is searched for as plain text: say so, and whether
   // the original would have done the same (Python's re rejects it too) or run it as a regex
@@ -4362,7 +4382,8 @@ inline diagnostics validate(const fsm_loop& loop) {
     const std::string path = detail::member_path("states", name);
 
     for (const auto& ref : detail::state_references(state, path)) {
-      if (detail::is_dynamic_target(*ref.target) || exists(*ref.target)) continue;
+      const auto named = detail::static_target_name(*ref.target);
+      if (!named || exists(*named)) continue;
       report(out, ref.path, "unknown-state",
              fmt::format("References unknown state '{}'{}", detail::sanitize_utf8(*ref.target),
                          detail::did_you_mean(*ref.target, [&] {
@@ -4486,11 +4507,12 @@ inline diagnostics validate(const fsm_loop& loop) {
     for (std::size_t head = 0; head < queue.size(); ++head) {
       for (const auto& ref : detail::state_references(*states[queue[head]], std::string{})) {
         if (*ref.target == "$current") continue;
-        if (detail::is_dynamic_target(*ref.target)) {
+        const auto named = detail::static_target_name(*ref.target);
+        if (!named) {
           dynamic = true;
           continue;
         }
-        const auto found = index.find(*ref.target);
+        const auto found = index.find(*named);
         if (found == index.end() || seen[found->second]) continue;
         seen[found->second] = 1;
         queue.push_back(found->second);

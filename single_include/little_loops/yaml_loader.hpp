@@ -364,10 +364,56 @@ inline void reencode_yaml_escapes(std::string& text) {
   text = std::move(out);
 }
 
+// The first character YAML does not allow in a stream (PyYAML's Reader: anything but TAB, LF,
+// CR, printable ASCII, NEL, U+00A0–U+D7FF, U+E000–U+FFFD and U+10000 up), in well-formed
+// UTF-8 `text`: its byte offset and code point, or nullopt. yaml-cpp reads such bytes
+// silently (a NUL even as an escape), so they are refused before it sees them.
+struct unacceptable_char {
+  std::size_t offset = 0;
+  char32_t code = 0;
+};
+inline std::optional<unacceptable_char> find_unacceptable_char(std::string_view text) noexcept {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (b < 0x80) {
+      if ((b < 0x20 && b != 0x09 && b != 0x0A && b != 0x0D) || b == 0x7F) return unacceptable_char{i, b};
+      ++i;
+      continue;
+    }
+    const std::size_t len = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2;
+    char32_t c = b & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+    for (std::size_t k = 1; k < len && i + k < text.size(); ++k)
+      c = (c << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    if ((c >= 0x80 && c <= 0x9F && c != 0x85) || c == 0xFFFE || c == 0xFFFF)
+      return unacceptable_char{i, c};
+    i += len;
+  }
+  return std::nullopt;
+}
+
+// Whether the quoted scalar opening at `text[pos]` (`"` or `'`) is closed before the end of
+// the text (yaml-cpp takes an unterminated one at the end of the stream as ending there).
+inline bool quoted_scalar_closed(std::string_view text, std::size_t pos) noexcept {
+  const char q = text[pos];
+  for (std::size_t i = pos + 1; i < text.size(); ++i) {
+    if (q == '"' && text[i] == '\\') {
+      ++i;
+    } else if (text[i] == q) {
+      if (q == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;  // '' is a quote inside a single-quoted scalar
+        continue;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
 class yaml_json_builder final : public YAML::EventHandler {
  public:
-  yaml_json_builder(yaml_source_map* map, const yaml_limits& limits, bool utf8_source = false)
-      : map_(map), limits_(limits), utf8_source_(utf8_source) {}
+  yaml_json_builder(yaml_source_map* map, const yaml_limits& limits, bool utf8_source = false,
+                    std::string_view source = {})
+      : map_(map), limits_(limits), utf8_source_(utf8_source), source_(source) {}
 
   json root;
   bool have_root = false;
@@ -407,6 +453,12 @@ class yaml_json_builder final : public YAML::EventHandler {
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& text) override {
+    if (tag == "!" && mark.pos >= 0 && static_cast<std::size_t>(mark.pos) < source_.size() &&
+        (source_[static_cast<std::size_t>(mark.pos)] == '"' ||
+         source_[static_cast<std::size_t>(mark.pos)] == '\'') &&
+        !quoted_scalar_closed(source_, static_cast<std::size_t>(mark.pos)))
+      fail(key_expected() ? frames_.back().path : value_path(mark), mark, "parse-error",
+           "while scanning a quoted scalar: found unexpected end of stream");
     std::string value = text;
     if (utf8_source_) reencode_yaml_escapes(value);
     if (key_expected()) {
@@ -451,6 +503,7 @@ class yaml_json_builder final : public YAML::EventHandler {
   yaml_source_map* map_;
   yaml_limits limits_;
   bool utf8_source_ = false;  // the source is well-formed UTF-8 (see reencode_yaml_escapes)
+  std::string_view source_;   // the text, when its byte offsets are yaml-cpp's positions
   std::vector<frame> frames_;
   std::unordered_map<YAML::anchor_t, anchored> anchors_;
   std::size_t total_nodes_ = 0;
@@ -648,7 +701,27 @@ inline expected<json, error> yaml_to_json(std::string_view text, std::string_vie
     map->clear();
     map->set_file_name(std::string(file_name));
   }
-  detail::yaml_json_builder builder(map, limits, detail::is_valid_utf8(text));
+  const bool utf8 = detail::is_valid_utf8(text);
+  if (utf8) {
+    if (const auto bad = detail::find_unacceptable_char(text)) {
+      std::size_t line = 1, column = 1;
+      for (std::size_t i = 0; i < bad->offset; ++i) {
+        if (text[i] == '\n') {
+          ++line;
+          column = 1;
+        } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+          ++column;
+        }
+      }
+      std::string message = fmt::format(
+          "{}:{}:{}: unacceptable character #x{:04x}: special characters are not allowed",
+          file_name, line, column, static_cast<std::uint32_t>(bad->code));
+      return unexpected(detail::yaml_error(std::move(message), file_name));
+    }
+  }
+  // yaml-cpp's positions are byte offsets of the text unless it starts with a byte order mark.
+  const bool bom = text.size() >= 3 && text.compare(0, 3, "\xEF\xBB\xBF") == 0;
+  detail::yaml_json_builder builder(map, limits, utf8, utf8 && !bom ? text : std::string_view{});
   try {
     std::istringstream stream{std::string(text)};
     YAML::Parser parser(stream);

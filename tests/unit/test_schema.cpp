@@ -421,8 +421,19 @@ TEST_CASE("numbers: integers, ranges and non-finite values") {
   CHECK(code_of(R"("max_iterations": 2147483648)") == "out-of-range");
   CHECK(code_of(R"("max_iterations": -2147483649)") == "out-of-range");
   CHECK(code_of(R"("max_iterations": 1e30)") == "out-of-range");
-  CHECK(code_of(R"("max_iterations": 10.0)") == "wrong-type");
+  // A whole number written as a float is that integer (JSON Schema's `integer`, Python).
+  CHECK(ll::parse_loop_text(with(R"("max_iterations": 10.0)"))->max_iterations == 10);
+  CHECK(ll::parse_loop_text(with(R"("llm": {"max_tokens": 1e3})"))->llm.max_tokens == 1000);
+  CHECK(code_of(R"("max_iterations": 10.5)") == "wrong-type");
   CHECK(code_of(R"("llm": {"max_tokens": 1.5})") == "wrong-type");
+  // Out of range says the range.
+  auto big = ll::parse_loop_text(with(R"("max_iterations": 3000000000)"));
+  REQUIRE_FALSE(big.has_value());
+  CHECK(big.error().details.at(0).message == "integer 3000000000 is too large (max 2147483647)");
+  auto small = ll::parse_loop_text(with(R"("max_iterations": -2147483649)"));
+  REQUIRE_FALSE(small.has_value());
+  CHECK(small.error().details.at(0).message ==
+        "integer -2147483649 is too small (min -2147483648)");
 
   json doc = json::parse(with(R"("backoff": 1)"));
   doc["backoff"] = std::numeric_limits<double>::infinity();

@@ -452,6 +452,10 @@ TEST_CASE("numeric targets and tolerances must be numbers or templates") {
                    "evaluator-target") == 1);
   CHECK(count_code(codes(R"({"type": "convergence", "target": 0, "tolerance": "1_0"})"),
                    "evaluator-target") == 1);
+  CHECK(count_code(codes(R"({"type": "convergence", "target": 0, "tolerance": "-1"})"),
+                   "negative-tolerance") == 1);
+  CHECK(count_code(codes(R"({"type": "convergence", "target": 0, "tolerance": -1})"),
+                   "negative-tolerance") == 1);
 }
 
 TEST_CASE("dynamic targets are exempt from reference checks") {
@@ -460,6 +464,20 @@ TEST_CASE("dynamic targets are exempt from reference checks") {
                "route": {"_": "${result.verdict}_state"}, "next": "done"})"));
   CHECK(count_code(found, "unknown-state") == 0);
   CHECK(count_code(found, "unreachable-state") == 0);  // anything may be reached
+}
+
+TEST_CASE("a target that is only an escape is static: `$${x}` names the state `${x}`") {
+  auto found = check(loop_doc(R"("a": {"action": "x", "next": "$${done}"},
+                                 "orphan": {"action": "y", "next": "done"})"));
+  const auto* unknown = find_diagnostic(found, "states.a.next", "unknown-state");
+  REQUIRE(unknown);
+  CHECK(unknown->message.find("$${done}") != std::string::npos);
+  CHECK(find_diagnostic(found, "states.orphan", "unreachable-state"));  // not "anything"
+  // Naming a state whose name holds `${`, it is checked and followed like any other.
+  found = check(loop_doc(R"("a": {"action": "x", "next": "$${odd}"},
+                            "${odd}": {"action": "y", "next": "done"})"));
+  CHECK(count_code(found, "unknown-state") == 0);
+  CHECK(count_code(found, "unreachable-state") == 0);
 }
 
 TEST_CASE("an output_contains pattern searched for as plain text is a warning") {

@@ -242,10 +242,5 @@ inline std::string quote_excerpt(std::string_view text, std::size_t max_bytes = 
   return out;
 }
 
-/// True when a route target is resolved at run time: `$current` or a `${...}` template.
-inline bool is_dynamic_target(std::string_view target) noexcept {
-  return target == "$current" || target.find("${") != std::string_view::npos;
-}
-
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
