@@ -8469,6 +8469,11 @@ class fsm_executor {
     }
     if (st.capture && ran) captured_[*st.capture].verdict = result_eval_.verdict;
 
+    // Route targets see the state before this one as `prev` (seed 002 builds the context
+    // before the state runs; `result` is this state's): kept, as a copy, only for a state
+    // whose targets are templates.
+    const bool had_prev = has_prev_;
+    if (st.dynamic_targets && had_prev) route_prev_ = prev_;
     // An unevaluated state keeps the last evaluation for `${prev.evaluation}` (seed 004's
     // `last_evaluator_output`): an evaluated prev is swapped aside (no copy; prev_ then
     // reuses the older record's buffers).
@@ -8476,8 +8481,8 @@ class fsm_executor {
       std::swap(last_eval_, prev_);
       has_last_eval_ = true;
     }
-    // prev = this state (visible to route targets, like `result`). The action's output moves
-    // into prev (the action result is not read again).
+    // prev = this state, from now on. The action's output moves into prev (the action result
+    // is not read again).
     prev_.state.assign(st.name);
     prev_.evaluated = emit_evaluate;
     prev_.ran_action = ran;
@@ -8510,8 +8515,14 @@ class fsm_executor {
       return;
     }
 
-    ctx.prev = &prev_;
-    ctx.last_evaluation = last_evaluation();
+    if (st.dynamic_targets) {
+      ctx.prev = had_prev ? &route_prev_ : nullptr;
+      ctx.last_evaluation =
+          had_prev && !route_prev_.evaluated && has_last_eval_ ? &last_eval_ : nullptr;
+    } else {
+      ctx.prev = &prev_;  // (static targets read nothing)
+      ctx.last_evaluation = last_evaluation();
+    }
     ctx.result = &result_eval_;
     const bool failed_action =
         (ran && (prev_.exit_code != 0 || action->abnormal())) ||
@@ -8703,6 +8714,7 @@ class fsm_executor {
   captured_map captured_;
   prev_record prev_;
   prev_record last_eval_;
+  prev_record route_prev_;  // the state before the current one, for its templated targets
   std::vector<std::optional<double>> convergence_;
   mutable std::vector<std::pair<std::string_view, double>> convergence_view_;  // snapshot_view()
   std::int64_t elapsed_offset_ms_ = 0;

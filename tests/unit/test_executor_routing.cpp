@@ -250,6 +250,36 @@ TEST_SUITE("executor.routing") {
                         runner, verdict_script{{"failure"}});
       CHECK(r.final_state == "to_failure");
     }
+    SUBCASE("prev in a route target is the state before this one (seed 002), result is this one") {
+      ll::scripted_runner r2;
+      auto r = run_loop(R"({
+        "name": "t", "initial": "a",
+        "states": {"a": {"action": "x", "next": "b"},
+                   "b": {"action": "y", "on_success": "${prev.state}_then_${result.verdict}"},
+                   "a_then_success": {"terminal": true}, "b_then_success": {"terminal": true}}})",
+                        r2);
+      CHECK(r.final_state == "a_then_success");
+      // Once routed, prev is b, as everywhere else.
+      ll::scripted_runner r3;
+      r = run_loop(R"({
+        "name": "t", "initial": "a",
+        "states": {"a": {"action": "x", "next": "b"},
+                   "b": {"action": "y", "route": {"_": "${prev.state}_after"}},
+                   "a_after": {"action": "z ${prev.state}", "next": "done"},
+                   "done": {"terminal": true}}})",
+                   r3);
+      CHECK(r.final_state == "done");
+      REQUIRE(r3.calls().size() == 3);
+      CHECK(r3.calls()[2].text == "z b");
+    }
+    SUBCASE("at the first state a prev target is the error verdict (no previous state)") {
+      auto r = run_loop(R"({
+        "name": "t", "initial": "a",
+        "states": {"a": {"action": "x", "on_success": "${prev.state}", "on_error": "none"},
+                   "none": {"terminal": true}}})",
+                        runner);
+      CHECK(r.final_state == "none");
+    }
     SUBCASE("an unknown resolved target ends the run with an error naming it") {
       ll::recording_event_sink sink;
       auto r = run_loop(R"({
