@@ -8799,7 +8799,10 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
 
+#include <fmt/format.h>
+
 #include <chrono>
+#include <climits>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -8908,17 +8911,22 @@ class scripted_runner {
                                      request.deadline.has_value()});
     const std::size_t index = call_count_++;
     const scripted_response* chosen = &default_;
-    if (index < sequence_.size()) {
-      chosen = &sequence_[index];
-    } else if (auto it = per_action_.find(request.text); it != per_action_.end()) {
+    // A per-action list is indexed by the action's own call count (its k-th entry on its k-th
+    // call), which counts the calls `by_index` answered too.
+    const scripted_response* by_action = nullptr;
+    if (auto it = per_action_.find(request.text); it != per_action_.end()) {
       auto& entry = it->second;
       if (!entry.responses.empty()) {
         const std::size_t n = entry.next < entry.responses.size() ? entry.next
                                                                   : entry.responses.size() - 1;
         ++entry.next;
-        chosen = &entry.responses[n];
+        by_action = &entry.responses[n];
       }
     }
+    if (index < sequence_.size())
+      chosen = &sequence_[index];
+    else if (by_action != nullptr)
+      chosen = by_action;
     if (chosen->failure) return unexpected(*chosen->failure);
     return chosen->result;
   }
@@ -8966,6 +8974,10 @@ class scripted_runner {
           std::vector<scripted_response> list;
           const std::string path = "by_action." + a.key();
           if (a.value().is_array()) {
+            if (a.value().empty())
+              return unexpected(error{errc::parse_error,
+                                      "must not be an empty list (give at least one response)",
+                                      path});
             std::size_t i = 0;
             for (const auto& item : a.value()) {
               auto r = parse_response(item, path + "." + std::to_string(i++));
@@ -8998,8 +9010,24 @@ class scripted_runner {
     std::size_t next = 0;
   };
 
+  // An integer JSON value between `min` and INT_MAX (never wrapped).
+  static expected<int, error> int_in_range(const json& v, const std::string& path, int min) {
+    const bool fits = v.is_number_unsigned()
+                          ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT_MAX)
+                          : v.get<std::int64_t>() >= min && v.get<std::int64_t>() <= INT_MAX;
+    if (!fits)
+      return unexpected(error{errc::parse_error,
+                              fmt::format("{} is out of range ({} to {})", v.dump(), min, INT_MAX),
+                              path});
+    return static_cast<int>(v.get<std::int64_t>());
+  }
+
   static expected<scripted_response, error> parse_response(const json& j, const std::string& path) {
-    if (j.is_number_integer()) return scripted_response::exit(j.get<int>());
+    if (j.is_number_integer()) {
+      auto code = int_in_range(j, path, INT_MIN);
+      if (!code) return unexpected(code.error());
+      return scripted_response::exit(*code);
+    }
     if (!j.is_object())
       return unexpected(error{errc::parse_error, "must be an object or an exit code", path});
     scripted_response out;
@@ -9015,9 +9043,11 @@ class scripted_runner {
       } else if (k == "exit_code" || k == "signal" || k == "duration_ms") {
         if (!v.is_number_integer())
           return unexpected(error{errc::parse_error, "must be an integer", where});
-        if (k == "exit_code") out.result.exit_code = v.get<int>();
-        else if (k == "signal") out.result.signal = v.get<int>();
-        else out.result.duration = std::chrono::milliseconds(v.get<std::int64_t>());
+        auto n = int_in_range(v, where, k == "exit_code" ? INT_MIN : 0);
+        if (!n) return unexpected(n.error());
+        if (k == "exit_code") out.result.exit_code = *n;
+        else if (k == "signal") out.result.signal = *n;
+        else out.result.duration = std::chrono::milliseconds(*n);
       } else if (k == "timed_out") {
         if (!v.is_boolean()) return unexpected(error{errc::parse_error, "must be a boolean", where});
         out.result.timed_out = v.get<bool>();

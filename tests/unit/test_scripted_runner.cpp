@@ -87,5 +87,37 @@ TEST_SUITE("scripted_runner") {
     auto bad4 = ll::scripted_runner::from_json(ll::json::parse(R"({"default": {"output": 3}})"));
     REQUIRE_FALSE(bad4.has_value());
     CHECK(bad4.error().path == "default.output");
+
+    // Numbers that do not fit are refused, never wrapped (4294967297 would be exit 1).
+    for (const char* doc : {R"({"default": {"exit_code": 4294967297}})",
+                            R"({"default": 99999999999})", R"({"default": {"duration_ms": -5}})",
+                            R"({"default": {"signal": -1}})",
+                            R"({"by_index": [{"exit_code": -2147483649}]})"}) {
+      CAPTURE(doc);
+      auto e = ll::scripted_runner::from_json(ll::json::parse(doc));
+      REQUIRE_FALSE(e.has_value());
+      CHECK(e.error().message.find("out of range") != std::string::npos);
+    }
+    auto range = ll::scripted_runner::from_json(ll::json::parse(R"({"default": {"exit_code": 4294967297}})"));
+    CHECK(range.error().path == "default.exit_code");
+    auto negative = ll::scripted_runner::from_json(ll::json::parse(R"({"default": {"exit_code": -9}})"));
+    REQUIRE(negative.has_value());
+    CHECK(negative->run(req("x"))->exit_code == -9);
+    // An empty list answers nothing: an error, not a silent fallback.
+    auto empty = ll::scripted_runner::from_json(ll::json::parse(R"({"by_action": {"t": []}})"));
+    REQUIRE_FALSE(empty.has_value());
+    CHECK(empty.error().path == "by_action.t");
+  }
+
+  TEST_CASE("from_json: an action's k-th entry answers its k-th call, counting by_index calls") {
+    auto r = ll::scripted_runner::from_json(ll::json::parse(R"({
+      "by_index": [{"exit_code": 7}],
+      "by_action": {"check": [{"exit_code": 1}, {"exit_code": 2}, {"exit_code": 3}]}})"));
+    REQUIRE(r.has_value());
+    CHECK(r->run(req("check"))->exit_code == 7);  // call 0: by_index (check's 1st call)
+    CHECK(r->run(req("check"))->exit_code == 2);  // check's 2nd call: entry 1
+    CHECK(r->run(req("other"))->exit_code == 0);
+    CHECK(r->run(req("check"))->exit_code == 3);
+    CHECK(r->run(req("check"))->exit_code == 3);  // the last repeats
   }
 }
