@@ -681,37 +681,62 @@ int scenario_exit_code(std::string_view scenario, std::size_t index) {
   return 0;  // all-pass
 }
 
-/// The library's scripted_runner with the `--scenario` as the last fallback.
+/// What the original prints after `[AUTO] Result:` for a scenario's call (0-based index).
+std::string_view scenario_label(std::string_view scenario, std::size_t index) {
+  if (scenario == "all-fail") return "Failure (scenario: all-fail)";
+  if (scenario == "all-error") return "Error (scenario: all-error)";
+  if (scenario == "first-fail") return index == 0 ? "Failure" : "Success";
+  if (scenario == "alternating") return index % 2 == 0 ? "Failure" : "Success";
+  return "Success (scenario: all-pass)";
+}
+
+/// The library's scripted_runner with the `--scenario` as the last fallback. As the
+/// original's SimulationActionRunner, each call is traced (`[SIMULATED] Would execute …`,
+/// `[AUTO] Result: …` for a scenario) and a simulated action outputs
+/// `[simulated output for: ACTION]`; a `--responses` answer is used as it is.
 class simulation_runner {
  public:
-  simulation_runner(ll::scripted_runner script, std::size_t index_count,
+  simulation_runner(ll::scripted_runner script, bool has_responses, std::size_t index_count,
                     std::vector<std::string> action_keys, bool has_default,
-                    std::optional<std::string> scenario)
+                    std::optional<std::string> scenario, bool print)
       : script_(std::move(script)),
+        has_responses_(has_responses),
         index_count_(index_count),
         action_keys_(std::move(action_keys)),
         has_default_(has_default),
-        scenario_(std::move(scenario)) {}
+        scenario_(std::move(scenario)),
+        print_(print) {}
 
   ll::expected<ll::action_result, ll::error> run(const ll::action_request& request) {
     const std::size_t index = calls_++;
+    if (print_)
+      fmt::print("    [SIMULATED] Would execute ({}): {}\n",
+                 request.kind == ll::action_kind::shell ? "shell command" : "slash command",
+                 one_line(request.text, 200));
     auto scripted = script_.run(request);  // keeps the script's own counters in step
     const bool matched =
         index < index_count_ || has_default_ ||
         std::find(action_keys_.begin(), action_keys_.end(), request.text) != action_keys_.end();
-    if (matched || !scenario_) return scripted;
+    if (matched) return scripted;
+    if (!scenario_ && has_responses_) return scripted;  // nothing matched: exit 0, no output
     ll::action_result r;
-    r.exit_code = scenario_exit_code(*scenario_, index);
+    r.output = fmt::format("[simulated output for: {}]", request.text);
+    if (scenario_) {
+      r.exit_code = scenario_exit_code(*scenario_, index);
+      if (print_) fmt::print("    [AUTO] Result: {}\n", scenario_label(*scenario_, index));
+    }
     return r;
   }
   [[nodiscard]] std::size_t calls() const noexcept { return calls_; }
 
  private:
   ll::scripted_runner script_;
+  bool has_responses_ = false;
   std::size_t index_count_;
   std::vector<std::string> action_keys_;
   bool has_default_;
   std::optional<std::string> scenario_;
+  bool print_ = true;
   std::size_t calls_ = 0;
 };
 
@@ -826,8 +851,8 @@ int verb_simulate(const parsed_args& args) {
     has_default = mapped.contains("default");
   }
   const std::optional<std::string> scenario = args.value("scenario");
-  simulation_runner runner(std::move(script), index_count, std::move(action_keys), has_default,
-                           scenario);
+  simulation_runner runner(std::move(script), responses_file.has_value(), index_count,
+                           std::move(action_keys), has_default, scenario, !quiet);
 
   std::FILE* events_out = nullptr;
   bool close_events = false;
@@ -863,7 +888,9 @@ int verb_simulate(const parsed_args& args) {
   if (close_events) std::fclose(events_out);
 
   if (as_json) {
-    fmt::print("{}\n", result_json(result).dump(2));
+    // After JSON Lines events on stdout, the result is one more line (still JSON Lines).
+    const bool events_on_stdout = events_target && *events_target == "-";
+    fmt::print("{}\n", result_json(result).dump(events_on_stdout ? -1 : 2));
   } else if (!quiet) {
     std::string path;
     for (const auto& v : made->sink().visited) path += fmt::format("{}{}", path.empty() ? "" : " \u2192 ", v);

@@ -191,6 +191,33 @@ def test_simulate_scenarios():
         expect_exit(r, 0)
         expect_in("SIMULATION", r.out, r)
         expect_in("check", r.out, r)
+        # The original's trace of each call, and its label of the scenario's result.
+        expect_in("    [SIMULATED] Would execute (shell command): test -f ready\n"
+                  "    [AUTO] Result: Failure\n", r.out, r)
+        expect_in("    [SIMULATED] Would execute (shell command): touch ready\n"
+                  "    [AUTO] Result: Success\n", r.out, r)
+        r = ll("simulate", path, "--scenario", "all-fail", "-n", "1")
+        expect_in("[AUTO] Result: Failure (scenario: all-fail)", r.out, r)
+        # A simulated action outputs the original's placeholder: output evaluators see it.
+        oc = write(wd / "oc.yaml", """\
+name: oc
+initial: check
+states:
+  check:
+    action: make test
+    capture: res
+    evaluate: {type: output_contains, pattern: "simulated output for: make test"}
+    on_success: done
+    on_failure: failed
+  done: {terminal: true}
+  failed: {terminal: true}
+""")
+        r, doc = simulate_json(oc, "--scenario", "all-pass")
+        expect(doc["final_state"] == "done", "placeholder output matched", r)
+        expect(doc["captured"]["res"]["output"] == "[simulated output for: make test]",
+               "captured placeholder", r)
+        r, doc = simulate_json(oc)
+        expect(doc["final_state"] == "done", "placeholder without a scenario too", r)
 
 
 def test_simulate_events_and_responses():
@@ -203,6 +230,12 @@ def test_simulate_events_and_responses():
         expect(names[0] == "loop_start" and names[-1] == "loop_complete", "event order", r)
         expect(all("ts" in e for e in events), "every event has ts", r)
         expect(names.count("action_start") == 3, "three actions", r)
+        # With --json too, the result is one more JSON line after the events.
+        r = ll("simulate", path, "--scenario", "first-fail", "--events", "-", "--json")
+        expect_exit(r, 0)
+        rows = [json.loads(line) for line in r.out.splitlines()]
+        expect(rows[-1]["final_state"] == "done" and rows[-2]["event"] == "loop_complete",
+               "events, then the result line", r)
         r = ll("simulate", path, "--events", wd / "ev.jsonl", "--quiet")
         expect_exit(r, 0)
         expect(len((wd / "ev.jsonl").read_text().splitlines()) >= 5, "events file", r)
@@ -223,6 +256,29 @@ def test_simulate_events_and_responses():
         responses = write(wd / "resp3.json", json.dumps({"by_action": {"touch ready": 0}}))
         r, doc = simulate_json(path, "--responses", responses, "--scenario", "all-error")
         expect(doc["final_state"] == "broken", "scenario fallback", r)
+        # A list's k-th entry answers the action's k-th call, also when by_index answered
+        # an earlier one: call 0 (check, 1st) by_index; call 2 (check, 2nd) gets entry 1.
+        responses = write(wd / "resp4.json", json.dumps({
+            "by_index": [{"exit_code": 1}],
+            "by_action": {"test -f ready": [{"exit_code": 1}, {"exit_code": 2}]}}))
+        r, doc = simulate_json(path, "--responses", responses)
+        expect(doc["final_state"] == "broken" and doc["iterations"] == 3, "k-th call of A", r)
+        # Without a scenario, an unmatched call exits 0 with empty output (not a placeholder).
+        responses = write(wd / "resp5.json", json.dumps({"by_action": {"x": 0}}))
+        r, doc = simulate_json(oc_path := write(wd / "cap.yaml", """\
+name: cap
+initial: a
+states:
+  a: {action: say, capture: c, next: done}
+  done: {terminal: true}
+"""), "--responses", responses)
+        expect(doc["captured"]["c"]["output"] == "", "unmatched: empty output", r)
+        for bad_doc, where in (({"default": {"exit_code": 4294967297}}, "default.exit_code"),
+                               ({"by_action": {"x": []}}, "by_action.x")):
+            bad = write(wd / "bad.json", json.dumps(bad_doc))
+            r = ll("simulate", oc_path, "--responses", bad)
+            expect_exit(r, 1)
+            expect_in(where, r.err, r)
         bad = write(wd / "bad.json", json.dumps({"by_index": "nope"}))
         r = ll("simulate", path, "--responses", bad)
         expect_exit(r, 1)
