@@ -781,6 +781,10 @@ TEST_SUITE("evaluators: Python fidelity") {
     CHECK(ll::pattern_matcher(R"((?u)\w)").match_mode() !=
           ll::pattern_matcher::mode::substring_fallback);
     CHECK(ll::evaluate_output_contains("\xC3\xA9", R"((?u)^\w$)").verdict == "success");
+    // A NUL byte is no flag (std::strchr would find the terminator): "unknown extension".
+    ll::pattern_matcher nul(std::string("a(?\0)", 6));
+    CHECK(nul.match_mode() == ll::pattern_matcher::mode::substring_fallback);
+    CHECK(nul.regex_error().find("unknown extension") != std::string::npos);
     // Python rejects these: `a` with `u`, and turning `u` (or `a`) off.
     for (const char* p : {"(?au)x", "(?-u:x)", "(?i-a:x)"}) {
       CAPTURE(p);

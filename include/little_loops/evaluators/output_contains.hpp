@@ -335,7 +335,7 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
         const std::size_t at = k;
         bool is_set = false;
         if (pattern[k] == '\\') {
-          is_set = std::strchr("dDwWsS", pattern[k + 1]) != nullptr;
+          is_set = pattern[k + 1] != '\0' && std::strchr("dDwWsS", pattern[k + 1]) != nullptr;
           bool anchor = false;
           k = escape(k, true, anchor);
         } else if (pattern[k] == '-' && have_item && !range_open && k + 1 < end) {
@@ -381,7 +381,7 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
       std::size_t k = i + 1;
       if (k < n && pattern[k] == '?') {
         ++k;
-        const auto is_flag = [&](char f) { return std::strchr("aiLmsux", f) != nullptr; };
+        const auto is_flag = [&](char f) { return f != '\0' && std::strchr("aiLmsux", f) != nullptr; };
         if (k < n && (is_flag(pattern[k]) || pattern[k] == '-')) {
           // Inline flags: `(?flags)` (global) or `(?flags-flags:...)` (scoped).
           std::string on, off;
