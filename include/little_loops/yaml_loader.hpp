@@ -420,6 +420,11 @@ class yaml_json_builder final : public YAML::EventHandler {
   void OnDocumentEnd() override {}
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    // `[a, , b]`: yaml-cpp reads the empty entry as null; PyYAML (and YAML) refuse it.
+    if (!frames_.empty() && !frames_.back().is_map && frames_.back().flow && mark.pos >= 0 &&
+        static_cast<std::size_t>(mark.pos) < source_.size() &&
+        source_[static_cast<std::size_t>(mark.pos)] == ',')
+      fail(value_path(mark), mark, "parse-error", "expected the node content, but found ','");
     if (key_expected()) {
       begin_key("null", mark);
       return;
@@ -467,14 +472,14 @@ class yaml_json_builder final : public YAML::EventHandler {
   }
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
-                       YAML::EmitterStyle::value) override {
-    open(mark, tag, anchor, false, "seq");
+                       YAML::EmitterStyle::value style) override {
+    open(mark, tag, anchor, false, "seq", style == YAML::EmitterStyle::Flow);
   }
   void OnSequenceEnd() override { close(); }
 
   void OnMapStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
-                  YAML::EmitterStyle::value) override {
-    open(mark, tag, anchor, true, "map");
+                  YAML::EmitterStyle::value style) override {
+    open(mark, tag, anchor, true, "map", style == YAML::EmitterStyle::Flow);
   }
   void OnMapEnd() override { close(); }
 
@@ -482,6 +487,7 @@ class yaml_json_builder final : public YAML::EventHandler {
   struct frame {
     json value;
     bool is_map = false;
+    bool flow = false;  // written `[...]` / `{...}`
     bool has_key = false;
     bool key_is_merge = false;
     bool key_is_duplicate = false;  // the current key appeared before (diagnosed; first value kept)
@@ -589,7 +595,7 @@ class yaml_json_builder final : public YAML::EventHandler {
   }
 
   void open(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor, bool is_map,
-            std::string_view kind) {
+            std::string_view kind, bool flow) {
     if (key_expected())
       fail(frames_.back().path, mark, "complex-key", "mapping keys must be scalars");
     std::string path = value_path(mark);
@@ -602,6 +608,7 @@ class yaml_json_builder final : public YAML::EventHandler {
     frame f;
     f.value = is_map ? json::object() : json::array();
     f.is_map = is_map;
+    f.flow = flow;
     f.path = std::move(path);
     f.anchor = anchor;
     frames_.push_back(std::move(f));

@@ -216,6 +216,21 @@ TEST_CASE("an unterminated quoted scalar at the end of the stream is an error, a
   CHECK(yaml("\xEF\xBB\xBF" "a: \"x\"")["a"] == "x");
 }
 
+TEST_CASE("an empty entry in a flow sequence is an error, as in PyYAML") {
+  for (const char* bad : {"k: [a, , b]\n", "k: [a,,b]\n", "k: [ , b]\n"}) {
+    CAPTURE(std::string(bad));
+    auto e = yaml_error(bad);
+    CHECK(to_string(e).find("expected the node content, but found ','") != std::string::npos);
+  }
+  // What YAML allows: a trailing comma, explicit nulls, an empty value in a flow mapping, an
+  // empty block entry, an anchored empty node.
+  CHECK(yaml("k: [a, ]\n")["k"] == ll::json::array({"a"}));
+  CHECK(yaml("k: [~, null]\n")["k"] == ll::json::array({nullptr, nullptr}));
+  CHECK(yaml("k: {a: }\n")["k"]["a"].is_null());
+  CHECK(yaml("k:\n- \n- b\n")["k"] == ll::json::array({nullptr, "b"}));
+  CHECK(yaml("k: [&x , b]\n")["k"] == ll::json::array({nullptr, "b"}));
+}
+
 TEST_CASE("duplicate keys, complex keys and unknown tags are diagnostics with positions") {
   ll::yaml_source_map map;
   auto dup = yaml_error("a: 1\nb:\n  c: 1\n  c: 2\n", &map);
