@@ -84,13 +84,6 @@ inline std::optional<std::string> static_target_name(const std::string& target) 
   return std::string(tpl->literal());
 }
 
-/// True when `text` is a number as the evaluators read it at run time (detail::parse_number:
-/// Python's float() grammar, e.g. ` +1e3 `, `inf`, Unicode digits), so validation accepts
-/// exactly the targets that will parse.
-inline bool looks_numeric(std::string_view text) noexcept {
-  return detail::parse_number(text).has_value();
-}
-
 inline void check_evaluator(const evaluate_config& config, const std::string& path,
                             const fsm_loop& loop, diagnostics& out) {
   const std::string type_name{to_string(config.type)};
@@ -138,7 +131,8 @@ inline void check_evaluator(const evaluate_config& config, const std::string& pa
     const bool ok = target.is_number() ||
                     (target.is_string() &&
                      (target.get_ref<const std::string&>().find("${") != std::string::npos ||
-                      looks_numeric(target.get_ref<const std::string&>())));
+                      // the run-time grammar (Python's float()): what validates will parse
+                      parse_number(target.get_ref<const std::string&>()).has_value()));
     if (!ok)
       report(out, join_path(path, "target"), "evaluator-target",
              fmt::format("Evaluator type '{}' compares numbers: target must be a number or a "

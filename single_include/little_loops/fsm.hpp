@@ -489,6 +489,14 @@ inline std::size_t utf8_sequence_length(const unsigned char* p, const unsigned c
   return extra + 1;
 }
 
+// The code point of the well-formed UTF-8 sequence of `len` bytes at `p` (the length
+// utf8_sequence_length gave).
+inline char32_t utf8_code_point(const unsigned char* p, std::size_t len) noexcept {
+  char32_t c = p[0] & (len == 1 ? 0x7F : len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+  for (std::size_t k = 1; k < len; ++k) c = (c << 6) | (p[k] & 0x3F);
+  return c;
+}
+
 /// True when `text` is well-formed UTF-8 (no overlongs, surrogates or code points
 /// above U+10FFFF).
 inline bool is_valid_utf8(std::string_view text) noexcept {
@@ -1734,6 +1742,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/numbers.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
 
 #include <charconv>
 #include <cmath>
@@ -1840,21 +1849,15 @@ inline int unicode_decimal_value(char32_t c) noexcept {
 inline std::optional<std::string> ascii_decimal_digits(std::string_view s) {
   std::string out;
   out.reserve(s.size());
+  const auto* bytes = reinterpret_cast<const unsigned char*>(s.data());
   for (std::size_t i = 0; i < s.size();) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if (b < 0x80) {
+    if (bytes[i] < 0x80) {
       out += s[i++];
       continue;
     }
-    const std::size_t len = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 ? 2 : 0;
-    if (len == 0 || b > 0xF4 || i + len > s.size()) return std::nullopt;
-    char32_t c = b & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto cont = static_cast<unsigned char>(s[i + k]);
-      if ((cont & 0xC0) != 0x80) return std::nullopt;
-      c = (c << 6) | (cont & 0x3F);
-    }
-    const int digit = unicode_decimal_value(c);  // overlong forms decode below U+0660: none
+    const std::size_t len = utf8_sequence_length(bytes + i, bytes + s.size());
+    if (len == 0) return std::nullopt;
+    const int digit = unicode_decimal_value(utf8_code_point(bytes + i, len));
     if (digit < 0) return std::nullopt;
     out += static_cast<char>('0' + digit);
     i += len;
@@ -4162,13 +4165,6 @@ inline std::optional<std::string> static_target_name(const std::string& target) 
   return std::string(tpl->literal());
 }
 
-/// True when `text` is a number as the evaluators read it at run time (detail::parse_number:
-/// Python's float() grammar, e.g. ` +1e3 `, `inf`, Unicode digits), so validation accepts
-/// exactly the targets that will parse.
-inline bool looks_numeric(std::string_view text) noexcept {
-  return detail::parse_number(text).has_value();
-}
-
 inline void check_evaluator(const evaluate_config& config, const std::string& path,
                             const fsm_loop& loop, diagnostics& out) {
   const std::string type_name{to_string(config.type)};
@@ -4216,7 +4212,8 @@ inline void check_evaluator(const evaluate_config& config, const std::string& pa
     const bool ok = target.is_number() ||
                     (target.is_string() &&
                      (target.get_ref<const std::string&>().find("${") != std::string::npos ||
-                      looks_numeric(target.get_ref<const std::string&>())));
+                      // the run-time grammar (Python's float()): what validates will parse
+                      parse_number(target.get_ref<const std::string&>()).has_value()));
     if (!ok)
       report(out, join_path(path, "target"), "evaluator-target",
              fmt::format("Evaluator type '{}' compares numbers: target must be a number or a "

@@ -20,6 +20,7 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -373,18 +374,12 @@ struct unacceptable_char {
   char32_t code = 0;
 };
 inline std::optional<unacceptable_char> find_unacceptable_char(std::string_view text) noexcept {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
   for (std::size_t i = 0; i < text.size();) {
-    const auto b = static_cast<unsigned char>(text[i]);
-    if (b < 0x80) {
-      if ((b < 0x20 && b != 0x09 && b != 0x0A && b != 0x0D) || b == 0x7F) return unacceptable_char{i, b};
-      ++i;
-      continue;
-    }
-    const std::size_t len = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2;
-    char32_t c = b & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-    for (std::size_t k = 1; k < len && i + k < text.size(); ++k)
-      c = (c << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
-    if ((c >= 0x80 && c <= 0x9F && c != 0x85) || c == 0xFFFE || c == 0xFFFF)
+    const std::size_t len = std::max<std::size_t>(utf8_sequence_length(bytes + i, bytes + text.size()), 1);
+    const char32_t c = utf8_code_point(bytes + i, len);
+    if ((c < 0x20 && c != 0x09 && c != 0x0A && c != 0x0D) || (c >= 0x7F && c <= 0x9F && c != 0x85) ||
+        c == 0xFFFE || c == 0xFFFF)
       return unacceptable_char{i, c};
     i += len;
   }

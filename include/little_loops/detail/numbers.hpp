@@ -3,6 +3,7 @@
 #pragma once
 
 #include <little_loops/config.hpp>
+#include <little_loops/detail/strings.hpp>
 
 #include <charconv>
 #include <cmath>
@@ -109,21 +110,15 @@ inline int unicode_decimal_value(char32_t c) noexcept {
 inline std::optional<std::string> ascii_decimal_digits(std::string_view s) {
   std::string out;
   out.reserve(s.size());
+  const auto* bytes = reinterpret_cast<const unsigned char*>(s.data());
   for (std::size_t i = 0; i < s.size();) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if (b < 0x80) {
+    if (bytes[i] < 0x80) {
       out += s[i++];
       continue;
     }
-    const std::size_t len = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 ? 2 : 0;
-    if (len == 0 || b > 0xF4 || i + len > s.size()) return std::nullopt;
-    char32_t c = b & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto cont = static_cast<unsigned char>(s[i + k]);
-      if ((cont & 0xC0) != 0x80) return std::nullopt;
-      c = (c << 6) | (cont & 0x3F);
-    }
-    const int digit = unicode_decimal_value(c);  // overlong forms decode below U+0660: none
+    const std::size_t len = utf8_sequence_length(bytes + i, bytes + s.size());
+    if (len == 0) return std::nullopt;
+    const int digit = unicode_decimal_value(utf8_code_point(bytes + i, len));
     if (digit < 0) return std::nullopt;
     out += static_cast<char>('0' + digit);
     i += len;

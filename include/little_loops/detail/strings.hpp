@@ -140,6 +140,14 @@ inline std::size_t utf8_sequence_length(const unsigned char* p, const unsigned c
   return extra + 1;
 }
 
+// The code point of the well-formed UTF-8 sequence of `len` bytes at `p` (the length
+// utf8_sequence_length gave).
+inline char32_t utf8_code_point(const unsigned char* p, std::size_t len) noexcept {
+  char32_t c = p[0] & (len == 1 ? 0x7F : len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+  for (std::size_t k = 1; k < len; ++k) c = (c << 6) | (p[k] & 0x3F);
+  return c;
+}
+
 /// True when `text` is well-formed UTF-8 (no overlongs, surrogates or code points
 /// above U+10FFFF).
 inline bool is_valid_utf8(std::string_view text) noexcept {
