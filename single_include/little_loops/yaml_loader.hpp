@@ -386,9 +386,10 @@ inline std::optional<unacceptable_char> find_unacceptable_char(std::string_view 
   return std::nullopt;
 }
 
-// Whether the quoted scalar opening at `text[pos]` (`"` or `'`) is closed before the end of
-// the text (yaml-cpp takes an unterminated one at the end of the stream as ending there).
-inline bool quoted_scalar_closed(std::string_view text, std::size_t pos) noexcept {
+// The offset just past the quoted scalar opening at `text[pos]` (`"` or `'`), or npos when
+// it is not closed before the end of the text (yaml-cpp takes an unterminated one at the end
+// of the stream as ending there).
+inline std::size_t quoted_scalar_end(std::string_view text, std::size_t pos) noexcept {
   const char q = text[pos];
   for (std::size_t i = pos + 1; i < text.size(); ++i) {
     if (q == '"' && text[i] == '\\') {
@@ -398,10 +399,74 @@ inline bool quoted_scalar_closed(std::string_view text, std::size_t pos) noexcep
         ++i;  // '' is a quote inside a single-quoted scalar
         continue;
       }
-      return true;
+      return i + 1;
     }
   }
-  return false;
+  return std::string_view::npos;
+}
+
+inline bool is_yaml_blank(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+inline bool is_flow_indicator(char c) noexcept {
+  return c == ',' || c == '[' || c == ']' || c == '{' || c == '}';
+}
+
+// Skips the properties (`!tag`, `&anchor`, in either order, with the blanks and comments
+// between them) of the node whose event mark is `text[pos]`; the anchor's name goes to
+// `*anchor`. Returns where the node's content starts.
+inline std::size_t skip_node_properties(std::string_view text, std::size_t pos,
+                                        std::string_view* anchor) noexcept {
+  while (pos < text.size() && (text[pos] == '!' || text[pos] == '&')) {
+    const std::size_t start = pos;
+    while (pos < text.size() && !is_yaml_blank(text[pos]) && !is_flow_indicator(text[pos])) ++pos;
+    if (text[start] == '&' && anchor != nullptr) *anchor = text.substr(start + 1, pos - start - 1);
+    for (;;) {
+      while (pos < text.size() && is_yaml_blank(text[pos])) ++pos;
+      if (pos >= text.size() || text[pos] != '#') break;
+      while (pos < text.size() && text[pos] != '\n') ++pos;
+    }
+  }
+  return pos;
+}
+
+// PyYAML's scanner takes a tab only inside a quoted or block scalar or a comment: anywhere
+// else (indentation, after `key:`, inside a plain scalar, before a comment, at the end of a
+// line, between flow items) it is "found character '\t' that cannot start any token". yaml-cpp
+// takes most of those. `verbatim` are the [begin, end) ranges of the quoted and block
+// scalars, in document order. Returns the offset of the first tab outside them and outside
+// comments.
+inline std::optional<std::size_t> find_stray_tab(
+    std::string_view text, const std::vector<std::pair<std::size_t, std::size_t>>& verbatim) noexcept {
+  std::size_t next = 0;         // the first range not passed yet
+  std::size_t token_end = 0;    // the end of the last range skipped (a comment may follow it)
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    while (next < verbatim.size() && verbatim[next].second <= i) ++next;
+    if (next < verbatim.size() && verbatim[next].first <= i) {
+      i = verbatim[next].second - 1;
+      token_end = verbatim[next].second;
+      continue;
+    }
+    const char c = text[i];
+    if (c == '\t') return i;
+    if (c == '#' && (i == 0 || is_yaml_blank(text[i - 1]) || i == token_end)) {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    }
+  }
+  return std::nullopt;
+}
+
+// The 1-based line and column (in code points) of `offset` in UTF-8 `text`.
+inline std::pair<std::size_t, std::size_t> line_and_column(std::string_view text,
+                                                           std::size_t offset) noexcept {
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+      ++column;
+    }
+  }
+  return {line, column};
 }
 
 class yaml_json_builder final : public YAML::EventHandler {
@@ -418,6 +483,7 @@ class yaml_json_builder final : public YAML::EventHandler {
   void OnDocumentEnd() override {}
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    note_node(mark, anchor);
     // `[a, , b]`: yaml-cpp reads the empty entry as null; PyYAML (and YAML) refuse it.
     if (!frames_.empty() && !frames_.back().is_map && frames_.back().flow && mark.pos >= 0 &&
         static_cast<std::size_t>(mark.pos) < source_.size() &&
@@ -432,6 +498,7 @@ class yaml_json_builder final : public YAML::EventHandler {
   }
 
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    note_node(mark, 0);
     const auto it = anchors_.find(anchor);
     if (key_expected()) {
       if (it != anchors_.end() && !it->second.value.is_structured()) {
@@ -453,12 +520,27 @@ class yaml_json_builder final : public YAML::EventHandler {
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& text) override {
-    if (tag == "!" && mark.pos >= 0 && static_cast<std::size_t>(mark.pos) < source_.size() &&
-        (source_[static_cast<std::size_t>(mark.pos)] == '"' ||
-         source_[static_cast<std::size_t>(mark.pos)] == '\'') &&
-        !quoted_scalar_closed(source_, static_cast<std::size_t>(mark.pos)))
-      fail(key_expected() ? frames_.back().path : value_path(mark), mark, "parse-error",
-           "while scanning a quoted scalar: found unexpected end of stream");
+    const std::size_t content = note_node(mark, anchor);
+    if (content < source_.size()) {
+      const char first = source_[content];
+      if (first == '"' || first == '\'') {
+        const std::size_t end = quoted_scalar_end(source_, content);
+        if (end == std::string_view::npos)
+          fail(key_expected() ? frames_.back().path : value_path(mark), mark, "parse-error",
+               "while scanning a quoted scalar: found unexpected end of stream");
+        verbatim_.emplace_back(content, end);
+      } else if (first == '|' || first == '>') {
+        // The content starts after the header line (`|-2 # comment`, read as any other
+        // line) and ends where the next node's line starts.
+        const std::size_t eol = source_.find('\n', content);
+        block_start_ = eol == std::string_view::npos ? source_.size() : eol;
+      }
+    }
+    if (tag == "?" && text == "=" && !key_expected())  // PyYAML resolves it to !!value, which
+                                                        // safe_load cannot build (a key stays "=")
+      diag(value_path(mark), mark, "yaml-tag",
+           "could not determine a constructor for the tag 'tag:yaml.org,2002:value' (a plain = "
+           "is YAML's value indicator: quote it, '=')");
     std::string value = text;
     if (utf8_source_) reencode_yaml_escapes(value);
     if (key_expected()) {
@@ -480,6 +562,16 @@ class yaml_json_builder final : public YAML::EventHandler {
     open(mark, tag, anchor, true, "map", style == YAML::EmitterStyle::Flow);
   }
   void OnMapEnd() override { close(); }
+
+  /// The [begin, end) offsets of the quoted and block scalars of the source, in document
+  /// order (see find_stray_tab); call once the document has been parsed.
+  const std::vector<std::pair<std::size_t, std::size_t>>& verbatim_ranges() {
+    if (block_start_ != std::string_view::npos) {
+      verbatim_.emplace_back(block_start_, source_.size());
+      block_start_ = std::string_view::npos;
+    }
+    return verbatim_;
+  }
 
  private:
   struct frame {
@@ -507,9 +599,39 @@ class yaml_json_builder final : public YAML::EventHandler {
   std::string_view source_;   // the text, when its byte offsets are yaml-cpp's positions
   std::vector<frame> frames_;
   std::unordered_map<YAML::anchor_t, anchored> anchors_;
+  // Anchor names as written → where first defined (yaml-cpp numbers every definition anew,
+  // so a name defined twice is found in the source text).
+  std::unordered_map<std::string_view, YAML::Mark> anchor_names_;
+  std::vector<std::pair<std::size_t, std::size_t>> verbatim_;  // see verbatim_ranges()
+  std::size_t block_start_ = std::string_view::npos;  // a block scalar whose end is not known yet
   std::size_t total_nodes_ = 0;
 
   static int one_based(int v) { return v < 0 ? 0 : v + 1; }
+
+  // Every event that has a position comes here first: ends a pending block scalar (at the
+  // start of this node's line), refuses an anchor name defined before (PyYAML's "found
+  // duplicate anchor"). Returns the offset where the node's content starts (after its
+  // properties), or npos without a source text.
+  std::size_t note_node(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    if (mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= source_.size())
+      return std::string_view::npos;
+    const auto pos = static_cast<std::size_t>(mark.pos);
+    if (block_start_ != std::string_view::npos) {
+      const std::size_t line_start = source_.rfind('\n', pos);
+      verbatim_.emplace_back(block_start_, line_start == std::string_view::npos ? pos : line_start + 1);
+      block_start_ = std::string_view::npos;
+    }
+    std::string_view name;
+    const std::size_t content = skip_node_properties(source_, pos, &name);
+    if (anchor != 0 && !name.empty()) {
+      const auto [it, fresh] = anchor_names_.try_emplace(name, mark);
+      if (!fresh)
+        diag(frames_.empty() ? std::string() : frames_.back().path, mark, "yaml-anchor",
+             fmt::format("found duplicate anchor '{}': it is defined first at line {}, column {} and again",
+                         name, one_based(it->second.line), one_based(it->second.column)));
+    }
+    return content;
+  }
 
   void record(const std::string& path, const YAML::Mark& mark) {
     if (map_ != nullptr) map_->add(path, one_based(mark.line), one_based(mark.column));
@@ -594,6 +716,7 @@ class yaml_json_builder final : public YAML::EventHandler {
 
   void open(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor, bool is_map,
             std::string_view kind, bool flow) {
+    note_node(mark, anchor);
     if (key_expected())
       fail(frames_.back().path, mark, "complex-key", "mapping keys must be scalars");
     std::string path = value_path(mark);
@@ -706,15 +829,7 @@ inline expected<json, error> yaml_to_json(std::string_view text, std::string_vie
   const bool utf8 = detail::is_valid_utf8(text);
   if (utf8) {
     if (const auto bad = detail::find_unacceptable_char(text)) {
-      std::size_t line = 1, column = 1;
-      for (std::size_t i = 0; i < bad->offset; ++i) {
-        if (text[i] == '\n') {
-          ++line;
-          column = 1;
-        } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
-          ++column;
-        }
-      }
+      const auto [line, column] = detail::line_and_column(text, bad->offset);
       std::string message = fmt::format(
           "{}:{}:{}: unacceptable character #x{:04x}: special characters are not allowed",
           file_name, line, column, static_cast<std::uint32_t>(bad->code));
@@ -750,6 +865,16 @@ inline expected<json, error> yaml_to_json(std::string_view text, std::string_vie
                                       first.path.empty() ? "" : ": ", first.message);
     return unexpected(error{errc::parse_error, std::move(message), std::string(file_name),
                             std::move(builder.found)});
+  }
+  if (utf8 && !bom) {
+    if (const auto tab = detail::find_stray_tab(text, builder.verbatim_ranges())) {
+      const auto [line, column] = detail::line_and_column(text, *tab);
+      std::string message = fmt::format(
+          "{}:{}:{}: found a tab character that cannot start any token (YAML takes tabs only "
+          "inside quoted or block scalars and comments: indent and separate with spaces)",
+          file_name, line, column);
+      return unexpected(detail::yaml_error(std::move(message), file_name));
+    }
   }
   if (!builder.have_root) return json(nullptr);
   return std::move(builder.root);

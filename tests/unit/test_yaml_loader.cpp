@@ -231,6 +231,52 @@ TEST_CASE("an empty entry in a flow sequence is an error, as in PyYAML") {
   CHECK(yaml("k: [&x , b]\n")["k"] == ll::json::array({nullptr, "b"}));
 }
 
+TEST_CASE("a tab outside quoted and block scalars and comments is an error, as in PyYAML") {
+  // PyYAML's scanner skips only spaces between tokens; yaml-cpp took all of these, and read
+  // `name: t<TAB>u` as the name "t\tu".
+  struct bad_case {
+    const char* text;
+    const char* where;
+  };
+  for (const bad_case& c : {bad_case{"a:\tb\n", "t.yaml:1:3:"}, bad_case{"a: 1\t\n", "t.yaml:1:5:"},
+                            bad_case{"a: b\tc\n", "t.yaml:1:5:"}, bad_case{"a: 1\t# c\n", "t.yaml:1:5:"},
+                            bad_case{"k: [1,\t2]\n", "t.yaml:1:7:"}, bad_case{"k: {a: 1,\tb: 2}\n", "t.yaml:1:10:"},
+                            bad_case{"a: |\t\n  x\n", "t.yaml:1:5:"},
+                            bad_case{"a: \"x\"\nb: \xC3\xA9\t\n", "t.yaml:2:5:"}}) {
+    CAPTURE(std::string(c.text));
+    auto e = yaml_error(c.text);
+    CHECK(e.code == ll::errc::parse_error);
+    CHECK(e.message.rfind(c.where, 0) == 0);
+    CHECK(e.message.find("found a tab character that cannot start any token") != std::string::npos);
+  }
+  // Where tabs belong: quoted scalars (also over several lines), block scalars, comments.
+  CHECK(yaml("a: \"x\ty\"\nb: 'p\tq'\n")["b"] == "p\tq");
+  CHECK(yaml("a: \"x\n\ty\"\n")["a"] == "x y");
+  CHECK(yaml("a: |\n  make\tall\n  \tb\n  c\nb: 1 # x\ty\n# \t\n")["a"] == "make\tall\n\tb\nc\n");
+  CHECK(yaml("a: >-\n  x\t\n\nb: \"#\"# c\n")["a"] == "x\t");
+  CHECK(yaml_error("a: |\n  x\n\ty\n").message.rfind("t.yaml:3:1:", 0) == 0);  // not indented: not content
+  CHECK(yaml_error("a: \"#\"\t# c\n").message.rfind("t.yaml:1:7:", 0) == 0);
+  CHECK(yaml("a: b#c\n")["a"] == "b#c");
+}
+
+TEST_CASE("an anchor defined twice and a plain = value are errors, as in PyYAML") {
+  auto twice = yaml_error("a: &x 1\nb: !!str &x 2\nc: *x\n");
+  REQUIRE(twice.details.size() == 1);
+  CHECK(twice.details[0].code == "yaml-anchor");
+  CHECK(twice.details[0].message ==
+        "found duplicate anchor 'x': it is defined first at line 1, column 4 and again (line 2, column 4)");
+  CHECK(yaml_error("- &a [1]\n- &a {b: 1}\n").details.at(0).code == "yaml-anchor");
+  CHECK(yaml("a: &x 1\nb: &y 2\nc: *x\nd: *y\n")["d"] == 2);
+
+  // PyYAML resolves a plain `=` to tag:yaml.org,2002:value, which safe_load cannot build.
+  auto eq = yaml_error("a: =\n");
+  REQUIRE(eq.details.size() == 1);
+  CHECK(eq.details[0].path == "a");
+  CHECK(eq.details[0].message.find("tag:yaml.org,2002:value") != std::string::npos);
+  CHECK(yaml_error("a: [=]\n").details.at(0).path == "a[0]");
+  CHECK(yaml("a: '='\nb: ==\n=: 1\n").dump() == R"({"a":"=","b":"==","=":1})");
+}
+
 TEST_CASE("duplicate keys, complex keys and unknown tags are diagnostics with positions") {
   ll::yaml_source_map map;
   auto dup = yaml_error("a: 1\nb:\n  c: 1\n  c: 2\n", &map);
