@@ -44,6 +44,8 @@ const std::vector<verb_entry>& verbs() {
          {"quiet", 'q', "", "no progress output", false, {}},
          {"json", 0, "", "print the result as JSON (no progress output)", false, {}},
          {"journal-dir", 0, "DIR", "where runs are journaled (default .loops/.running)", false, {}},
+         {"shell-command", 0, "CMD", "command for shell actions, the action appended "
+                                     "(default: bash -c)", false, {}},
          {"prompt-command", 0, "CMD", "command for prompt actions (default: claude "
                                       "--dangerously-skip-permissions -p)", false, {}},
          {"judge-command", 0, "CMD", "command for the LLM judge, prompt on stdin (default: "
@@ -65,6 +67,7 @@ const std::vector<verb_entry>& verbs() {
         {{"quiet", 'q', "", "no progress output", false, {}},
          {"json", 0, "", "print the result as JSON", false, {}},
          {"journal-dir", 0, "DIR", "journal directory (default .loops/.running)", false, {}},
+         {"shell-command", 0, "CMD", "command for shell actions", false, {}},
          {"prompt-command", 0, "CMD", "command for prompt actions", false, {}},
          {"judge-command", 0, "CMD", "command for the LLM judge", false, {}},
          {"output-limit", 0, "BYTES", "cap on captured output per stream", false, {}}},
@@ -128,6 +131,8 @@ const std::vector<verb_entry>& verbs() {
         {{"state", 0, "STATE", "the state to test (default: the initial state)", false, {}},
          {"context", 0, "K=V", "set context variable K (repeatable)", true, {}},
          {"exit-code", 0, "N", "exit code of a simulated prompt action (default 0)", false, {}},
+         {"shell-command", 0, "CMD", "command for shell actions, the action appended "
+                                     "(default: bash -c)", false, {}},
          {"no-llm", 0, "", "disable LLM evaluation (llm_structured yields error)", false, {}},
          {"judge-command", 0, "CMD", "command for the LLM judge, prompt on stdin (default: "
                                      "claude -p)", false, {}},

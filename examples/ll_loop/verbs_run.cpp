@@ -227,7 +227,8 @@ struct run_settings {
   bool quiet = false;
   bool as_json = false;
   fs::path journal_dir{std::string(ll::default_journal_dir)};
-  std::optional<std::vector<std::string>> prompt_command;  ///< argv words (split_command_words)
+  std::optional<std::vector<std::string>> shell_command;   ///< argv words (split_command_words)
+  std::optional<std::vector<std::string>> prompt_command;
   std::optional<std::vector<std::string>> judge_command;
   std::optional<long long> output_limit;
   std::optional<ll::snapshot> resume_from;
@@ -312,6 +313,7 @@ int execute(run_settings& s) {
   ll::posix_runner_options opts;
   const std::string run_id = new_run_id();
   opts.environment.emplace_back(std::string(run_id_variable), run_id);
+  if (s.shell_command) opts.shell_command = *s.shell_command;
   if (s.prompt_command) opts.prompt_command = *s.prompt_command;
   if (s.output_limit) opts.output_limit = static_cast<std::size_t>(*s.output_limit);
   ll::posix_process_runner runner(std::move(opts));
@@ -355,6 +357,7 @@ int execute(run_settings& s) {
   record.extra = {{"context", s.context_overrides}, {"no_llm", s.no_llm}, {"run_id", run_id}};
   if (s.max_iterations) record.extra["max_iterations"] = *s.max_iterations;
   // Run settings `resume` reuses unless it is given its own.
+  if (s.shell_command) record.extra["shell_command"] = *s.shell_command;
   if (s.prompt_command) record.extra["prompt_command"] = *s.prompt_command;
   if (s.judge_command) record.extra["judge_command"] = *s.judge_command;
   if (s.output_limit) record.extra["output_limit"] = *s.output_limit;
@@ -500,7 +503,8 @@ bool read_common_run_options(const parsed_args& args, run_settings& s) {
   s.quiet = args.has("quiet");
   s.as_json = args.has("json");
   if (auto dir = args.value("journal-dir")) s.journal_dir = *dir;
-  for (auto [option, target] : {std::pair{"prompt-command", &s.prompt_command},
+  for (auto [option, target] : {std::pair{"shell-command", &s.shell_command},
+                                 std::pair{"prompt-command", &s.prompt_command},
                                  std::pair{"judge-command", &s.judge_command}}) {
     const auto text = args.value(option);
     if (!text) continue;
@@ -639,6 +643,7 @@ int verb_resume(const parsed_args& args) {
     }
     target = std::move(words);
   };
+  stored_words("shell_command", s.shell_command);
   stored_words("prompt_command", s.prompt_command);
   stored_words("judge_command", s.judge_command);
   if (auto it = extra.find("output_limit"); !s.output_limit && it != extra.end() &&
@@ -1051,6 +1056,7 @@ int verb_test(const parsed_args& args) {
   if (args.has("no-llm")) loop.llm.enabled = false;
 
   ll::posix_runner_options opts;
+  if (s.shell_command) opts.shell_command = *s.shell_command;
   if (s.output_limit) opts.output_limit = static_cast<std::size_t>(*s.output_limit);
   ll::posix_process_runner process_runner(std::move(opts));
   test_runner runner(process_runner, simulated_exit_code);

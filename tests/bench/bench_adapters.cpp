@@ -33,6 +33,13 @@ namespace ll = little_loops;
 namespace {
 
 // The baseline: what any host must do at the least to run `/bin/sh -c true`.
+// The runner spawns what the bare spawns compare with: `/bin/sh -c` (its default is bash).
+ll::posix_runner_options sh_options() {
+  ll::posix_runner_options opts;
+  opts.shell_command = {"/bin/sh", "-c"};
+  return opts;
+}
+
 void BM_bare_spawn_sh_true(benchmark::State& state) {
   char sh[] = "/bin/sh", dash_c[] = "-c", cmd[] = "true";
   char* argv[] = {sh, dash_c, cmd, nullptr};
@@ -79,7 +86,7 @@ void BM_bare_spawn_pipes_sh_true(benchmark::State& state) {
 BENCHMARK(BM_bare_spawn_pipes_sh_true)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 void BM_runner_sh_true(benchmark::State& state) {
-  const ll::posix_process_runner runner;
+  const ll::posix_process_runner runner(sh_options());
   ll::action_request req;
   req.text = "true";
   for (auto _ : state) {
@@ -92,7 +99,7 @@ BENCHMARK(BM_runner_sh_true)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // The same with a stop token (as the executor passes one): adds the wake-up pipe.
 void BM_runner_sh_true_cancellable(benchmark::State& state) {
-  const ll::posix_process_runner runner;
+  const ll::posix_process_runner runner(sh_options());
   std::stop_source source;
   ll::action_request req;
   req.text = "true";
@@ -132,7 +139,7 @@ void BM_step_overhead_paired(benchmark::State& state) {
       state.SkipWithError("loop");
       return;
     }
-    const ll::posix_process_runner runner;
+    const ll::posix_process_runner runner(sh_options());
     ll::default_evaluator evaluator;
     ll::loop_journal journal(dir, "pingpong");
     if (!journal.open(true)) {

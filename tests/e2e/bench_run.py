@@ -3,7 +3,8 @@
 # SPDX-License-Identifier: MIT
 """Measures, for a 200-step loop whose actions are `true`:
 
-* per-iteration cost of `ll-loop run` vs a bare posix_spawn + wait of `/bin/sh -c true` done
+* per-iteration cost of `ll-loop run` vs a bare posix_spawn + wait of the same command,
+  `bash -c true` (ll-loop's default shell; `--shell /bin/sh` measures both with `/bin/sh -c`), done
   in this process through libc (ctypes: no interpreter work between spawns beyond the call);
   the per-iteration cost is the marginal one: (200-step run − the same loop stopped by
   `--max-iterations 1`) / 199, so loading the 200-state file, start-up and exit cancel out;
@@ -22,12 +23,14 @@ comparison under the same machine load.
 
 Usage: LL_LOOP=build/examples/ll-loop python3 tests/e2e/bench_run.py [--rounds N] [--disk-dir D]
                                                                      [--compare OTHER_LL_LOOP]
+                                                                     [--shell PATH]
 """
 
 import argparse
 import ctypes
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -36,6 +39,8 @@ import time
 from pathlib import Path
 
 STEPS = 200
+SHELL = shutil.which("bash") or "/bin/bash"  # what the bare spawns run (see --shell)
+EXTRA_ARGS = {}  # ll-loop executable -> arguments added to each of its runs
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.posix_spawn.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_void_p,
@@ -55,7 +60,7 @@ def chain_loop(path: Path, steps: int, action: str) -> Path:
 
 def run_ll(ll, args, cwd, ok_codes=(0,)):
     t0 = time.perf_counter_ns()
-    proc = subprocess.Popen([ll, *args], cwd=cwd, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen([ll, *args, *EXTRA_ARGS.get(ll, [])], cwd=cwd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter_ns() - t0
@@ -68,12 +73,13 @@ def run_ll(ll, args, cwd, ok_codes=(0,)):
 
 
 def bare_spawn(n):
-    argv = (ctypes.c_char_p * 4)(b"/bin/sh", b"-c", b"true", None)
+    shell = SHELL.encode()
+    argv = (ctypes.c_char_p * 4)(shell, b"-c", b"true", None)
     pid = ctypes.c_int()
     status = ctypes.c_int()
     t0 = time.perf_counter_ns()
     for _ in range(n):
-        if _libc.posix_spawn(ctypes.byref(pid), b"/bin/sh", None, None, argv, _environ) != 0:
+        if _libc.posix_spawn(ctypes.byref(pid), shell, None, None, argv, _environ) != 0:
             sys.exit("posix_spawn failed")
         _libc.waitpid(pid.value, ctypes.byref(status), 0)
     return time.perf_counter_ns() - t0
@@ -96,8 +102,15 @@ def main():
     ap.add_argument("--disk-dir", help="parent of the on-disk journal directory")
     ap.add_argument("--ll-loop", default=os.environ.get("LL_LOOP"))
     ap.add_argument("--compare", help="another ll-loop build, measured in the same rounds")
+    ap.add_argument("--shell", help="run shell actions and the bare spawns with this shell "
+                    "(ll-loop --shell-command 'SHELL -c'; default: ll-loop's default, bash)")
     opts = ap.parse_args()
     ll = opts.ll_loop or sys.exit("set LL_LOOP (or --ll-loop) to the ll-loop executable")
+    global SHELL
+    if opts.shell:
+        SHELL = opts.shell
+        for b in filter(None, (ll, opts.compare)):
+            EXTRA_ARGS[b] = ["--shell-command", f"{opts.shell} -c"]
     rounds = opts.rounds_opt or opts.rounds
 
     with tempfile.TemporaryDirectory(prefix="ll_bench_") as tmp:
@@ -142,7 +155,7 @@ def main():
             run_ll(ll, ["run", str(probe), "--quiet", "--journal-dir", str(disk_journal)], wd)
             ttfa.append(int(first.read_text()) - t0)
             t0 = time.time_ns()
-            pid = os.posix_spawn("/bin/sh", ["/bin/sh", "-c", f"date +%s%N > {first}"], os.environ)
+            pid = os.posix_spawn(SHELL, [SHELL, "-c", f"date +%s%N > {first}"], os.environ)
             os.waitpid(pid, 0)
             direct.append(int(first.read_text()) - t0)
 
@@ -159,7 +172,7 @@ def main():
             return f"per round: median {q[1] * 100:+.1f}%, quartiles {q[0] * 100:+.1f}%..{q[2] * 100:+.1f}%"
         print(f"ll-loop: {ll}")
         print(f"rounds: {rounds}, steps: {STEPS}, load average: {os.getloadavg()[0]:.2f}")
-        print(f"bare posix_spawn+wait of /bin/sh -c true   : {per_bare:8.1f} us/iteration")
+        print(f"bare posix_spawn+wait of {SHELL} -c true : {per_bare:8.1f} us/iteration")
         print(f"ll-loop run, journal on tmpfs              : {per_shm:8.1f} us/iteration "
               f"({(per_shm / per_bare - 1) * 100:+.1f}%; {paired(tmpfs, tmpfs1)})   [{fs_of(shm_journal)}]")
         print(f"ll-loop run, journal on disk               : {per_disk:8.1f} us/iteration "

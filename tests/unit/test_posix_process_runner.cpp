@@ -145,13 +145,28 @@ TEST_CASE("prompt actions pass the text as one argument, without a shell") {
   CHECK(s->output == "-p|/ll:check|");
 }
 
-TEST_CASE("killed by a signal: signal set, exit code 128+sig") {
+TEST_CASE("killed by a signal: signal set, exit code -sig (Python's returncode)") {
   const ll::posix_process_runner runner;
   auto r = run_shell(runner, "kill -KILL $$");
   CHECK(r.signal == SIGKILL);
-  CHECK(r.exit_code == 128 + SIGKILL);
+  CHECK(r.exit_code == -SIGKILL);
   CHECK(r.abnormal());
   CHECK_FALSE(r.timed_out);
+  // A shell that reports its child's death exits normally with 128+sig: not a signal.
+  auto shell = run_shell(runner, "sh -c 'kill -TERM $$'; exit $?");
+  CHECK(shell.signal == 0);
+  CHECK(shell.exit_code == 128 + SIGTERM);
+}
+
+TEST_CASE("shell actions run with bash -c by default (seed 002), configurable") {
+  const ll::posix_process_runner runner;
+  auto r = run_shell(runner, "[[ 1 == 1 ]] && echo {1..3} && echo -e 'a\\tb'");
+  CHECK(r.exit_code == 0);
+  CHECK(r.output == "1 2 3\na\tb\n");
+  ll::posix_runner_options opts;
+  opts.shell_command = {"/bin/sh", "-c"};
+  const ll::posix_process_runner posix(opts);
+  CHECK(run_shell(posix, "printf '%s' \"$0\"").output == "/bin/sh");
 }
 
 TEST_CASE("working directory and extra environment") {
@@ -443,7 +458,8 @@ TEST_CASE("runner descriptors are not inherited by actions") {
   const ll::posix_process_runner runner;
   // Every descriptor the action sees beyond 0/1/2 must be one the host itself lets children
   // inherit (a test harness may pass some down); none of the runner's pipes may leak.
-  auto r = run_shell(runner, "ls /proc/$$/fd");  // the shell's descriptors, listed by a child
+  auto r = run_shell(runner, "ls /proc/$$/fd; true");  // the shell's descriptors, listed by a
+                                                       // child (`; true`: bash does not exec ls)
   REQUIRE(!r.output.empty());
   std::size_t pos = 0;
   int extra = 0;

@@ -48,8 +48,11 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 
 /// Settings of a posix_process_runner. Every field has a working default.
 struct posix_runner_options {
-  /// argv prefix of shell actions; the action text is appended as one argument.
-  std::vector<std::string> shell_command{"/bin/sh", "-c"};
+  /// argv prefix of shell actions; the action text is appended as one argument. argv[0] is
+  /// looked up on PATH. The default is seed 002's `bash -c`, so loops written for the
+  /// original keep their bash syntax (`[[ … ]]`, `{1..3}`, `echo -e`, `set -o pipefail`);
+  /// `{"/bin/sh", "-c"}` runs them with the system's POSIX shell instead.
+  std::vector<std::string> shell_command{"bash", "-c"};
   /// argv prefix of `prompt` actions; the prompt is appended as one argument (no shell).
   /// argv[0] is looked up on PATH. The default is seed 002's Claude CLI invocation.
   std::vector<std::string> prompt_command{"claude", "--dangerously-skip-permissions", "-p"};
@@ -686,7 +689,7 @@ inline expected<action_result, error> run_process(const process_request& req) {
     result.exit_code = WEXITSTATUS(status);
   } else if (waited == pid && WIFSIGNALED(status)) {
     result.signal = WTERMSIG(status);
-    result.exit_code = 128 + result.signal;
+    result.exit_code = -result.signal;  // as Python's subprocess returncode (seed 002)
   }
   result.truncated = out_buf.truncated() || err_buf.truncated();
   result.output = out_buf.finish(req.truncation_marker);
@@ -721,12 +724,13 @@ inline expected<action_result, error> run_process(const process_request& req) {
 
 /// Runs actions as child processes with posix_spawn (models ActionRunner).
 ///
-/// Shell actions run as `shell_command + [text]` (default `/bin/sh -c text`); prompt and
+/// Shell actions run as `shell_command + [text]` (default `bash -c text`); prompt and
 /// slash-command actions as `prompt_command + [text]` (default `claude
 /// --dangerously-skip-permissions -p text`, no shell). Each action gets its own process group;
 /// on timeout (request.timeout or options.default_timeout, and request.deadline — whichever
 /// comes first), idle timeout or a stop request the group receives SIGTERM, then SIGKILL
-/// after options.kill_grace. Exit status: the exit code, or 128+signal with `signal` set;
+/// after options.kill_grace. Exit status: the exit code, or -signal with `signal` set (as
+/// Python's subprocess reports it);
 /// timeouts report exit code 124 with `timed_out` (and `idle_timeout`) set. `run` is const
 /// and may be called from several threads at once.
 class posix_process_runner {
