@@ -723,12 +723,12 @@ class fsm_executor {
     }
 
     // A verdict decided without the evaluator (timeout, signal death, an action that could
-    // not run) is reported as an evaluate event, except in a `next:` state without
-    // `evaluate:`, which never reports one (seed 002: such a state is not evaluated; the
-    // verdict only picks on_error).
-    bool emit_evaluate = decided && !(st.next && !st.evaluator);
+    // not run) is reported as an evaluate event, except in a `next:` state, which is never
+    // evaluated (seed 002 and the original at every version: the action runs, then `next`;
+    // the verdict only picks on_error). Validation warns about an `evaluate:` there.
+    bool emit_evaluate = decided && !st.next;
     if (!decided) {
-      if (st.evaluator || (ran && !st.next)) {
+      if (!st.next && (st.evaluator || ran)) {
         evaluation_request req;
         req.state = st.name;
         req.config = st.evaluator ? &*st.config->evaluate : nullptr;
@@ -748,7 +748,7 @@ class fsm_executor {
         }
         emit_evaluate = true;
       } else if (ran) {
-        // A `next:` state without `evaluate:`: the exit code decides, silently (seed 002).
+        // A `next:` state: the exit code decides, silently (seed 002).
         result_eval_.verdict.assign(action->exit_code == 0   ? std::string_view("success")
                                     : action->exit_code == 1 ? std::string_view("failure")
                                                              : std::string_view("error"));

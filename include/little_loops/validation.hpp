@@ -43,6 +43,7 @@ inline constexpr std::array<std::string_view, 10> well_known_verdicts{
 struct state_reference {
   std::string path;
   const std::string* target;
+  bool literal = false;  ///< a state name as written, never a template (on_maintain)
 };
 
 /// Every target a state names, in document order: next, route entries, `_`, `_error`,
@@ -63,7 +64,8 @@ inline std::vector<state_reference> state_references(const state_config& state,
   for (const auto& [verdict, target] : state.on)
     refs.push_back({member_path(state_path, "on_" + verdict), &target});
   if (state.on_maintain)
-    refs.push_back({join_path(state_path, "on_maintain"), &*state.on_maintain});
+    // Seed 002: `state.on_maintain or initial`, a name, not interpolated (as on_max_iterations).
+    refs.push_back({join_path(state_path, "on_maintain"), &*state.on_maintain, true});
   return refs;
 }
 
@@ -261,6 +263,7 @@ inline void check_verdict_spelling(std::string_view verdict, const std::string& 
 /// | `route-conflict` | warning | shorthands and a route table in one state |
 /// | `next-with-routing` | warning | `next` with route or on_* other than on_error |
 /// | `terminal-action` | warning | a terminal state's action never runs |
+/// | `next-with-evaluate` | warning | a `next:` state is never evaluated (its exit code picks on_error or next) |
 /// | `terminal-transitions` | warning | a terminal state's transitions are never used |
 /// | `failure-not-terminal` | warning | `failure: true` on a non-terminal state |
 /// | `empty-action` | warning | `action: ""`: the state runs no action, as in the seed |
@@ -298,7 +301,8 @@ inline diagnostics validate(const fsm_loop& loop) {
     const std::string path = detail::member_path("states", name);
 
     for (const auto& ref : detail::state_references(state, path)) {
-      const auto named = detail::static_target_name(*ref.target);
+      const auto named = ref.literal ? std::optional<std::string>(*ref.target)
+                                     : detail::static_target_name(*ref.target);
       if (!named || exists(*named)) continue;
       report(out, ref.path, "unknown-state",
              fmt::format("References unknown state '{}'{}", detail::sanitize_utf8(*ref.target),
@@ -343,6 +347,12 @@ inline diagnostics validate(const fsm_loop& loop) {
                "state are never used (only on_error applies, when the action fails)",
                severity::warning);
     }
+    if (state.next && state.evaluate && !state.terminal)
+      report(out, detail::join_path(path, "evaluate"), "next-with-evaluate",
+             "'next' is unconditional: the state is never evaluated (a failed action goes to "
+             "on_error when there is one, else to 'next'); use routing (on_success, ...) for "
+             "the evaluator to decide",
+             severity::warning);
     if (state.terminal && state.action)
       report(out, detail::join_path(path, "action"), "terminal-action",
              "Terminal state has an action, but terminal actions never run: the loop ends when "
@@ -422,8 +432,9 @@ inline diagnostics validate(const fsm_loop& loop) {
     bool dynamic = false;
     for (std::size_t head = 0; head < queue.size(); ++head) {
       for (const auto& ref : detail::state_references(*states[queue[head]], std::string{})) {
-        if (*ref.target == "$current") continue;
-        const auto named = detail::static_target_name(*ref.target);
+        if (*ref.target == "$current" && !ref.literal) continue;
+        const auto named = ref.literal ? std::optional<std::string>(*ref.target)
+                                       : detail::static_target_name(*ref.target);
         if (!named) {
           dynamic = true;
           continue;

@@ -176,17 +176,21 @@ TEST_SUITE("executor.routing") {
     }
   }
 
-  TEST_CASE("a next: state without evaluate emits no evaluate event; with evaluate it does") {
+  TEST_CASE("a next: state is never evaluated, with or without evaluate (seed 002, the original)") {
     ll::scripted_runner runner;
     ll::recording_event_sink sink;
-    run_loop(R"({
+    // b's evaluator would say `error` (the output is not a number): it never runs, and the
+    // action's exit code 0 takes `next`, not on_error.
+    const auto r = run_loop(R"({
       "name": "t", "initial": "a",
       "states": {"a": {"action": "x", "next": "b"},
-                 "b": {"action": "y", "evaluate": {"type": "exit_code"}, "next": "done"},
-                 "done": {"terminal": true}}})",
-             runner, ll::default_evaluator{}, &sink);
+                 "b": {"action": "y", "next": "done", "on_error": "broken",
+                       "evaluate": {"type": "output_numeric", "operator": "eq", "target": 1}},
+                 "done": {"terminal": true}, "broken": {"terminal": true, "failure": true}}})",
+                            runner, ll::default_evaluator{}, &sink);
+    CHECK(r.final_state == "done");
     const auto n = sink.names();
-    CHECK(std::count(n.begin(), n.end(), "evaluate") == 1);
+    CHECK(std::count(n.begin(), n.end(), "evaluate") == 0);
   }
 
   TEST_CASE("a next: state without evaluate reports no evaluate event when its action fails") {

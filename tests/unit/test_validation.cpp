@@ -194,6 +194,10 @@ TEST_CASE("malformed documents give the right diagnostic and never crash") {
       {"dangling on_maintain",
        loop_doc(R"("a": {"action": "x", "next": "done", "on_maintain": "zz"})"), E,
        "states.a.on_maintain", "unknown-state"},
+      // on_maintain is a name, never interpolated (seed 002), so `${…}` there is checked too
+      {"templated on_maintain",
+       loop_doc(R"("a": {"action": "x", "next": "done", "on_maintain": "${context.t}"})"), E,
+       "states.a.on_maintain", "unknown-state"},
       {"dangling on_max_iterations", loop_doc(ok_a, R"("on_max_iterations": "summary", )"), E,
        "on_max_iterations", "unknown-state"},
       {"unknown initial", R"({"name": "t", "initial": "start", "states": {"done":
@@ -526,6 +530,11 @@ TEST_CASE("warnings: conflicts, dead configuration and unreachable states") {
   REQUIRE(found.size() == 1);
   CHECK(found[0].code == "next-with-routing");
   CHECK(found[0].path == "states.a.next");
+  found = check(loop_doc(R"("a": {"action": "x", "next": "done", "evaluate": {"type": "exit_code"}})"));
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].code == "next-with-evaluate");
+  CHECK(found[0].path == "states.a.evaluate");
+  CHECK(found[0].level == ll::severity::warning);
 
   found = check(loop_doc(R"("a": {"action": "x", "next": "z", "on_error": "done"},
                             "z": {"terminal": true, "action": "echo bye", "failure": true})"));
