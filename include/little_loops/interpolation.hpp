@@ -182,7 +182,7 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
   }
   auto dot = var.find('.');
   if (dot == std::string_view::npos) {
-    return fmt::format("invalid variable ${{{}}} (expected namespace.path); write $${{{}}} "
+    return fmt::format("Invalid variable: ${{{}}} (expected namespace.path); write $${{{}}} "
                        "for a literal ${{...}}",
                        expr, expr);
   }
@@ -662,9 +662,12 @@ struct template_checker {
           if (!names.empty()) names += ", ";
           names += c;
         }
+        // A warning, as in the original (which checks nothing at load, and later warns): the
+        // reference fails only if the state runs, as the `error` verdict.
         add(path, "template-unknown-capture",
             fmt::format("${{{}}} reads captured.{}, but no state captures \"{}\" (captured: {})",
-                        part.text, name, name, names.empty() ? std::string("none") : names));
+                        part.text, name, name, names.empty() ? std::string("none") : names),
+            severity::warning);
       }
     }
     return std::move(*t);
@@ -689,6 +692,7 @@ struct template_checker {
         }
       }
     };
+    if (t.parts().size() == 1 && t.parts().front().is_variable) return;  // the whole command
     for (const auto& part : t.parts()) {
       if (!part.is_variable) continue;
       scan(part.offset);
@@ -707,14 +711,15 @@ struct template_checker {
 }  // namespace detail
 
 /// @brief Template rules of validate(): every templated field (action, next, route targets,
-/// on_<verdict> targets, on_maintain, evaluator string fields) must compile; reports
+/// on_<verdict> targets, evaluator string fields) must compile; reports
 /// malformed templates (`template-syntax`), unknown namespaces
 /// (`template-unknown-namespace`), unknown `state.`/`loop.` keys (`template-unknown-key`),
 /// bash operators inside `${…}` with a `$${…}` hint (`template-bash-operator`),
-/// `${captured.X}` where no state captures X (`template-unknown-capture`; not for references
-/// with `?` or `:default=`), all errors, and
-/// warns about raw `${context.…}` outside quotes in shell actions
-/// (`template-unquoted-context`, suggesting `:shell`).
+/// all errors; warns about `${captured.X}` where no state captures X
+/// (`template-unknown-capture`; not for references with `?` or `:default=`) and about raw
+/// `${context.…}` outside quotes in shell actions (`template-unquoted-context`, suggesting
+/// `:shell`; not for an action that is one `${context.…}` and nothing else, a command kept in
+/// the context, as the convergence paradigm's `${context.metric_cmd}`).
 inline void validate_templates(const fsm_loop& loop, diagnostics& out) {
   std::vector<std::string> captures;
   for (const auto& entry : loop.states)
@@ -741,7 +746,6 @@ inline void validate_templates(const fsm_loop& loop, diagnostics& out) {
     }
     for (const auto& [verdict, target] : state.on)
       checker.check(target, detail::member_path(base, "on_" + verdict));
-    if (state.on_maintain) checker.check(*state.on_maintain, detail::join_path(base, "on_maintain"));
     if (state.evaluate) {
       const evaluate_config& e = *state.evaluate;
       const std::string ev = detail::join_path(base, "evaluate");

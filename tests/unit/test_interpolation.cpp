@@ -194,6 +194,10 @@ TEST_SUITE("interpolation") {
     auto t = ll::compile_template("${foo.bar}");
     CHECK(t.error().message.find("Unknown namespace: foo in ${foo.bar} (known: context,") !=
           std::string::npos);
+    // The original's words, then the hint.
+    CHECK(ll::compile_template("${varname}").error().message.find(
+              ": Invalid variable: ${varname} (expected namespace.path); write $${varname}") !=
+          std::string::npos);
   }
 
   TEST_CASE("bash operators are rejected with a $${ hint") {
@@ -483,7 +487,7 @@ TEST_SUITE("template validation") {
     const auto* cap = find_code(d, "template-unknown-capture");
     REQUIRE(cap);
     CHECK(cap->path == "states.c.action");
-    CHECK(cap->level == ll::severity::error);
+    CHECK(cap->level == ll::severity::warning);  // as the original: it fails only if it runs
     const auto* syn = find_code(d, "template-syntax");
     REQUIRE(syn);
     CHECK(syn->path == "states.c.route.success");
@@ -515,6 +519,23 @@ TEST_SUITE("template validation") {
         CHECK(x.message.find("captured.z") != std::string::npos);
       }
     CHECK(unknown == 1);  // only the plain ${captured.z.exit_code}
+  }
+
+  TEST_CASE("an action that is one ${context.X} is a command kept in the context: no quoting warning") {
+    // The convergence paradigm's `measure` runs `${context.metric_cmd}`; quoting it with
+    // :shell would make the whole command one word.
+    auto loop = loop_from(R"({"name": "m", "initial": "a", "context": {"cmd": "wc -l f"},
+      "states": {
+        "a": {"action": "${context.cmd}", "next": "b"},
+        "b": {"action": "${context.cmd} | sort", "next": "done"},
+        "done": {"terminal": true}}})");
+    int unquoted = 0;
+    for (const auto& x : template_findings(loop))
+      if (x.code == "template-unquoted-context") {
+        ++unquoted;
+        CHECK(x.path == "states.b.action");
+      }
+    CHECK(unquoted == 1);
   }
 
   TEST_CASE("fallbacks on unknown state./loop. keys and :shell after a default are clean") {
