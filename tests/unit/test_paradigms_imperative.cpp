@@ -52,12 +52,25 @@ TEST_CASE("imperative: single step, defaults, settings") {
   CHECK(loop.max_iterations == 10);
 }
 
-TEST_CASE("imperative: until.passes false finishes when the check fails") {
-  const auto loop = imperative_ok(spec(R"({"name": "t", "steps": ["s"], "until": {"check": "grep TODO src", "passes": false}})"));
-  CHECK(loop.states.at("check_done").on.at("success") == "step_0");
-  CHECK(loop.states.at("check_done").on.at("failure") == "done");
-  CHECK(imperative_ok(spec(R"({"name": "t", "steps": ["s"], "until": {"check": "c", "passes": true}})"))
-            .states.at("check_done").on.at("success") == "done");
+TEST_CASE("imperative: until.passes does not change the routes (seed 001, the original); false warns") {
+  diagnostics warnings;
+  const auto loop = compile_imperative(
+      spec(R"({"name": "t", "steps": ["s"], "until": {"check": "grep TODO src", "passes": false}})"),
+      &warnings);
+  REQUIRE(loop.has_value());
+  CHECK(loop->states.at("check_done").on.at("success") == "done");
+  CHECK(loop->states.at("check_done").on.at("failure") == "step_0");
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].code == "passes-ignored");
+  CHECK(warnings[0].path == "until.passes");
+  CHECK(warnings[0].level == severity::warning);
+  diagnostics none;
+  CHECK(compile_imperative(spec(R"({"name": "t", "steps": ["s"], "until": {"check": "c", "passes": true}})"),
+                           &none)
+            ->states.at("check_done").on.at("success") == "done");
+  CHECK(none.empty());
+  CHECK(imperative_err(spec(R"({"name": "t", "steps": ["s"], "until": {"check": "c", "passes": "no"}})"))
+            .details.at(0).path == "until.passes");
 }
 
 TEST_CASE("imperative: messages") {

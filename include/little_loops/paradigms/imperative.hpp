@@ -19,15 +19,17 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// steps: ["/ll:check-code types", "/ll:manage-issue bug fix"]   # required, at least one
 /// until:                              # required
 ///   check: "mypy src/"                # required
-///   passes: true                      # optional: false = done when the check FAILS
+///   passes: true                      # optional; read as in the original: see below
 ///   evaluator: {type: output_contains, pattern: Success}   # optional, any evaluate object
 /// description, max_iterations, backoff, timeout, context, scope, llm, on_handoff
 /// ```
 /// into `step_0` … `step_<n-1>` (next → the following step, the last → `check_done`),
-/// `check_done` (success → `done`, failure → `step_0`, swapped with `passes: false`;
-/// `error` unrouted, so it ends the run as an error) and `done` (terminal). The evaluator
-/// is parsed by parse_evaluate_config() with paths below `until.evaluator`; `null` or `{}`
-/// mean none.
+/// `check_done` (success → `done`, failure → `step_0`; `error` unrouted, so it ends the run
+/// as an error) and `done` (terminal). The evaluator is parsed by parse_evaluate_config()
+/// with paths below `until.evaluator`; `null` or `{}` mean none. `passes` must be a boolean
+/// but does not change the routes: seed 001 and the original never read it, so a spec means
+/// the same everywhere; `passes: false` gets the warning `passes-ignored` (to end when a
+/// check fails, give the evaluator `negate: true` or invert the check, e.g. `! cmd`).
 inline expected<fsm_loop, error> compile_imperative(const json& spec,
                                                     diagnostics* warnings = nullptr) {
   using namespace detail;
@@ -43,7 +45,6 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
   bool steps_ok = false;
   std::optional<std::string> until_check;
   std::optional<evaluate_config> evaluator;
-  bool passes = true;
   const auto keys = paradigm_keys({"steps", "until"});
   for (auto it = spec.begin(); it != spec.end(); ++it) {
     const std::string& key = it.key();
@@ -76,7 +77,12 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
         if (u.key() == "check") {
           until_check = read_paradigm_text(u.value(), until_path, out);
         } else if (u.key() == "passes") {
-          if (auto v = read_bool(u.value(), until_path, out)) passes = *v;
+          if (auto v = read_bool(u.value(), until_path, out); v && !*v)
+            report(out, until_path, "passes-ignored",
+                   "'passes: false' has no effect (as in the original): the loop ends when the "
+                   "check succeeds; to end when it fails, invert the check ('! cmd') or the "
+                   "evaluator (negate: true)",
+                   severity::warning);
         } else if (u.key() == "evaluator") {
           read_paradigm_evaluator(u.value(), until_path, evaluator, out);
         } else {
@@ -102,8 +108,8 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
   state_config check;
   check.action = std::move(*until_check);
   check.evaluate = std::move(evaluator);
-  check.on["success"] = passes ? "done" : "step_0";
-  check.on["failure"] = passes ? "step_0" : "done";
+  check.on["success"] = "done";
+  check.on["failure"] = "step_0";
   loop.states["check_done"] = std::move(check);
   loop.states["done"] = paradigm_terminal();
   return finish_paradigm("imperative", std::move(loop), std::move(out), warnings);
