@@ -878,7 +878,12 @@ int verb_simulate(const parsed_args& args) {
   sink.events_out = events_out;
 
   ll::default_evaluator evaluator;
-  auto made = ll::make_executor(loop, runner, evaluator, sink);
+  // No output signals: the original's simulate builds its executor without a signal
+  // detector, so a simulated output such as `[simulated output for: echo FATAL_ERROR: x]`
+  // routes like any other.
+  ll::executor_options options;
+  options.signals.clear();
+  auto made = ll::make_executor(loop, runner, evaluator, sink, std::move(options));
   if (!made) {
     report_load_failure(failure_of(made.error(), *loaded), name);
     if (close_events) std::fclose(events_out);

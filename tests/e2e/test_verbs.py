@@ -218,6 +218,20 @@ states:
                "captured placeholder", r)
         r, doc = simulate_json(oc)
         expect(doc["final_state"] == "done", "placeholder without a scenario too", r)
+        # No output signals in a simulation (the original's simulate has no signal detector):
+        # the placeholder of an action that prints a marker routes like any output.
+        sig = write(wd / "sig.yaml", """\
+name: sig
+initial: a
+states:
+  a:
+    action: "echo 'FATAL_ERROR: boom'"
+    on_success: done
+  done: {terminal: true}
+""")
+        r, doc = simulate_json(sig, "--scenario", "all-pass")
+        expect(doc["terminated_by"] == "terminal" and doc["final_state"] == "done",
+               "no signal detection in simulate", r)
 
 
 def test_simulate_events_and_responses():
