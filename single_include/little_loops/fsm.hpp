@@ -3507,7 +3507,7 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
   }
   auto dot = var.find('.');
   if (dot == std::string_view::npos) {
-    return fmt::format("invalid variable ${{{}}} (expected namespace.path); write $${{{}}} "
+    return fmt::format("Invalid variable: ${{{}}} (expected namespace.path); write $${{{}}} "
                        "for a literal ${{...}}",
                        expr, expr);
   }
@@ -3987,9 +3987,12 @@ struct template_checker {
           if (!names.empty()) names += ", ";
           names += c;
         }
+        // A warning, as in the original (which checks nothing at load, and later warns): the
+        // reference fails only if the state runs, as the `error` verdict.
         add(path, "template-unknown-capture",
             fmt::format("${{{}}} reads captured.{}, but no state captures \"{}\" (captured: {})",
-                        part.text, name, name, names.empty() ? std::string("none") : names));
+                        part.text, name, name, names.empty() ? std::string("none") : names),
+            severity::warning);
       }
     }
     return std::move(*t);
@@ -4014,6 +4017,7 @@ struct template_checker {
         }
       }
     };
+    if (t.parts().size() == 1 && t.parts().front().is_variable) return;  // the whole command
     for (const auto& part : t.parts()) {
       if (!part.is_variable) continue;
       scan(part.offset);
@@ -4032,14 +4036,15 @@ struct template_checker {
 }  // namespace detail
 
 /// @brief Template rules of validate(): every templated field (action, next, route targets,
-/// on_<verdict> targets, on_maintain, evaluator string fields) must compile; reports
+/// on_<verdict> targets, evaluator string fields) must compile; reports
 /// malformed templates (`template-syntax`), unknown namespaces
 /// (`template-unknown-namespace`), unknown `state.`/`loop.` keys (`template-unknown-key`),
 /// bash operators inside `${…}` with a `$${…}` hint (`template-bash-operator`),
-/// `${captured.X}` where no state captures X (`template-unknown-capture`; not for references
-/// with `?` or `:default=`), all errors, and
-/// warns about raw `${context.…}` outside quotes in shell actions
-/// (`template-unquoted-context`, suggesting `:shell`).
+/// all errors; warns about `${captured.X}` where no state captures X
+/// (`template-unknown-capture`; not for references with `?` or `:default=`) and about raw
+/// `${context.…}` outside quotes in shell actions (`template-unquoted-context`, suggesting
+/// `:shell`; not for an action that is one `${context.…}` and nothing else, a command kept in
+/// the context, as the convergence paradigm's `${context.metric_cmd}`).
 inline void validate_templates(const fsm_loop& loop, diagnostics& out) {
   std::vector<std::string> captures;
   for (const auto& entry : loop.states)
@@ -4066,7 +4071,6 @@ inline void validate_templates(const fsm_loop& loop, diagnostics& out) {
     }
     for (const auto& [verdict, target] : state.on)
       checker.check(target, detail::member_path(base, "on_" + verdict));
-    if (state.on_maintain) checker.check(*state.on_maintain, detail::join_path(base, "on_maintain"));
     if (state.evaluate) {
       const evaluate_config& e = *state.evaluate;
       const std::string ev = detail::join_path(base, "evaluate");
@@ -4124,6 +4128,7 @@ inline constexpr std::array<std::string_view, 10> well_known_verdicts{
 struct state_reference {
   std::string path;
   const std::string* target;
+  bool literal = false;  ///< a state name as written, never a template (on_maintain)
 };
 
 /// Every target a state names, in document order: next, route entries, `_`, `_error`,
@@ -4144,7 +4149,8 @@ inline std::vector<state_reference> state_references(const state_config& state,
   for (const auto& [verdict, target] : state.on)
     refs.push_back({member_path(state_path, "on_" + verdict), &target});
   if (state.on_maintain)
-    refs.push_back({join_path(state_path, "on_maintain"), &*state.on_maintain});
+    // Seed 002: `state.on_maintain or initial`, a name, not interpolated (as on_max_iterations).
+    refs.push_back({join_path(state_path, "on_maintain"), &*state.on_maintain, true});
   return refs;
 }
 
@@ -4342,6 +4348,7 @@ inline void check_verdict_spelling(std::string_view verdict, const std::string& 
 /// | `route-conflict` | warning | shorthands and a route table in one state |
 /// | `next-with-routing` | warning | `next` with route or on_* other than on_error |
 /// | `terminal-action` | warning | a terminal state's action never runs |
+/// | `next-with-evaluate` | warning | a `next:` state is never evaluated (its exit code picks on_error or next) |
 /// | `terminal-transitions` | warning | a terminal state's transitions are never used |
 /// | `failure-not-terminal` | warning | `failure: true` on a non-terminal state |
 /// | `empty-action` | warning | `action: ""`: the state runs no action, as in the seed |
@@ -4379,7 +4386,8 @@ inline diagnostics validate(const fsm_loop& loop) {
     const std::string path = detail::member_path("states", name);
 
     for (const auto& ref : detail::state_references(state, path)) {
-      const auto named = detail::static_target_name(*ref.target);
+      const auto named = ref.literal ? std::optional<std::string>(*ref.target)
+                                     : detail::static_target_name(*ref.target);
       if (!named || exists(*named)) continue;
       report(out, ref.path, "unknown-state",
              fmt::format("References unknown state '{}'{}", detail::sanitize_utf8(*ref.target),
@@ -4424,6 +4432,12 @@ inline diagnostics validate(const fsm_loop& loop) {
                "state are never used (only on_error applies, when the action fails)",
                severity::warning);
     }
+    if (state.next && state.evaluate && !state.terminal)
+      report(out, detail::join_path(path, "evaluate"), "next-with-evaluate",
+             "'next' is unconditional: the state is never evaluated (a failed action goes to "
+             "on_error when there is one, else to 'next'); use routing (on_success, ...) for "
+             "the evaluator to decide",
+             severity::warning);
     if (state.terminal && state.action)
       report(out, detail::join_path(path, "action"), "terminal-action",
              "Terminal state has an action, but terminal actions never run: the loop ends when "
@@ -4503,8 +4517,9 @@ inline diagnostics validate(const fsm_loop& loop) {
     bool dynamic = false;
     for (std::size_t head = 0; head < queue.size(); ++head) {
       for (const auto& ref : detail::state_references(*states[queue[head]], std::string{})) {
-        if (*ref.target == "$current") continue;
-        const auto named = detail::static_target_name(*ref.target);
+        if (*ref.target == "$current" && !ref.literal) continue;
+        const auto named = ref.literal ? std::optional<std::string>(*ref.target)
+                                       : detail::static_target_name(*ref.target);
         if (!named) {
           dynamic = true;
           continue;
@@ -8423,12 +8438,12 @@ class fsm_executor {
     }
 
     // A verdict decided without the evaluator (timeout, signal death, an action that could
-    // not run) is reported as an evaluate event, except in a `next:` state without
-    // `evaluate:`, which never reports one (seed 002: such a state is not evaluated; the
-    // verdict only picks on_error).
-    bool emit_evaluate = decided && !(st.next && !st.evaluator);
+    // not run) is reported as an evaluate event, except in a `next:` state, which is never
+    // evaluated (seed 002 and the original at every version: the action runs, then `next`;
+    // the verdict only picks on_error). Validation warns about an `evaluate:` there.
+    bool emit_evaluate = decided && !st.next;
     if (!decided) {
-      if (st.evaluator || (ran && !st.next)) {
+      if (!st.next && (st.evaluator || ran)) {
         evaluation_request req;
         req.state = st.name;
         req.config = st.evaluator ? &*st.config->evaluate : nullptr;
@@ -8448,7 +8463,7 @@ class fsm_executor {
         }
         emit_evaluate = true;
       } else if (ran) {
-        // A `next:` state without `evaluate:`: the exit code decides, silently (seed 002).
+        // A `next:` state: the exit code decides, silently (seed 002).
         result_eval_.verdict.assign(action->exit_code == 0   ? std::string_view("success")
                                     : action->exit_code == 1 ? std::string_view("failure")
                                                              : std::string_view("error"));
@@ -10106,15 +10121,17 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// steps: ["/ll:check-code types", "/ll:manage-issue bug fix"]   # required, at least one
 /// until:                              # required
 ///   check: "mypy src/"                # required
-///   passes: true                      # optional: false = done when the check FAILS
+///   passes: true                      # optional; read as in the original: see below
 ///   evaluator: {type: output_contains, pattern: Success}   # optional, any evaluate object
 /// description, max_iterations, backoff, timeout, context, scope, llm, on_handoff
 /// ```
 /// into `step_0` … `step_<n-1>` (next → the following step, the last → `check_done`),
-/// `check_done` (success → `done`, failure → `step_0`, swapped with `passes: false`;
-/// `error` unrouted, so it ends the run as an error) and `done` (terminal). The evaluator
-/// is parsed by parse_evaluate_config() with paths below `until.evaluator`; `null` or `{}`
-/// mean none.
+/// `check_done` (success → `done`, failure → `step_0`; `error` unrouted, so it ends the run
+/// as an error) and `done` (terminal). The evaluator is parsed by parse_evaluate_config()
+/// with paths below `until.evaluator`; `null` or `{}` mean none. `passes` must be a boolean
+/// but does not change the routes: seed 001 and the original never read it, so a spec means
+/// the same everywhere; `passes: false` gets the warning `passes-ignored` (to end when a
+/// check fails, give the evaluator `negate: true` or invert the check, e.g. `! cmd`).
 inline expected<fsm_loop, error> compile_imperative(const json& spec,
                                                     diagnostics* warnings = nullptr) {
   using namespace detail;
@@ -10130,7 +10147,6 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
   bool steps_ok = false;
   std::optional<std::string> until_check;
   std::optional<evaluate_config> evaluator;
-  bool passes = true;
   const auto keys = paradigm_keys({"steps", "until"});
   for (auto it = spec.begin(); it != spec.end(); ++it) {
     const std::string& key = it.key();
@@ -10163,7 +10179,12 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
         if (u.key() == "check") {
           until_check = read_paradigm_text(u.value(), until_path, out);
         } else if (u.key() == "passes") {
-          if (auto v = read_bool(u.value(), until_path, out)) passes = *v;
+          if (auto v = read_bool(u.value(), until_path, out); v && !*v)
+            report(out, until_path, "passes-ignored",
+                   "'passes: false' has no effect (as in the original): the loop ends when the "
+                   "check succeeds; to end when it fails, invert the check ('! cmd') or the "
+                   "evaluator (negate: true)",
+                   severity::warning);
         } else if (u.key() == "evaluator") {
           read_paradigm_evaluator(u.value(), until_path, evaluator, out);
         } else {
@@ -10189,8 +10210,8 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
   state_config check;
   check.action = std::move(*until_check);
   check.evaluate = std::move(evaluator);
-  check.on["success"] = passes ? "done" : "step_0";
-  check.on["failure"] = passes ? "step_0" : "done";
+  check.on["success"] = "done";
+  check.on["failure"] = "step_0";
   loop.states["check_done"] = std::move(check);
   loop.states["done"] = paradigm_terminal();
   return finish_paradigm("imperative", std::move(loop), std::move(out), warnings);
