@@ -70,6 +70,111 @@ std::string terminal_safe(std::string_view text, bool keep_lines, bool keep_sgr)
   return out;
 }
 
+namespace {
+
+// Code points Python's str.isprintable() refuses beyond the C0/C1 controls: separators
+// other than the space (Zs, Zl, Zp), format characters (Cf) and private use (Co), the
+// ranges a loop's output may plausibly hold.
+bool python_printable(char32_t c) {
+  if (c == 0xA0 || c == 0xAD || c == 0x61C || c == 0x1680 || c == 0x180E || c == 0x3000 ||
+      c == 0xFEFF)
+    return false;
+  if ((c >= 0x2000 && c <= 0x200F) || (c >= 0x2028 && c <= 0x202F) ||
+      (c >= 0x205F && c <= 0x206F) || (c >= 0xFFF9 && c <= 0xFFFB) ||
+      (c >= 0xE000 && c <= 0xF8FF) || (c >= 0xE0000 && c <= 0xE007F) || c >= 0xF0000)
+    return false;
+  return true;
+}
+
+void append_python_str(std::string& out, std::string_view text) {
+  // repr() quotes with ' unless the text holds ' and no ".
+  const bool has_single = text.find('\'') != std::string_view::npos;
+  const char quote = has_single && text.find('"') == std::string_view::npos ? '"' : '\'';
+  out += quote;
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    if (c < 0x80) {
+      if (c == '\\' || c == static_cast<unsigned char>(quote)) {
+        out += '\\';
+        out += static_cast<char>(c);
+      } else if (c == '\n') {
+        out += "\\n";
+      } else if (c == '\r') {
+        out += "\\r";
+      } else if (c == '\t') {
+        out += "\\t";
+      } else if (c < 0x20 || c == 0x7F) {
+        out += fmt::format("\\x{:02x}", c);
+      } else {
+        out += static_cast<char>(c);
+      }
+      ++p;
+      continue;
+    }
+    const std::size_t n = ll::detail::utf8_sequence_length(p, end);
+    if (n == 0) {  // not UTF-8 (json.loads would have refused it): the replacement character
+      out += "\xEF\xBF\xBD";
+      ++p;
+      continue;
+    }
+    const char32_t cp = ll::detail::utf8_code_point(p, n);
+    if (cp < 0x100 && (cp < 0xA0 || !python_printable(cp)))
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(cp));
+    else if (!python_printable(cp))
+      out += cp <= 0xFFFF ? fmt::format("\\u{:04x}", static_cast<unsigned>(cp))
+                          : fmt::format("\\U{:08x}", static_cast<unsigned>(cp));
+    else
+      out.append(reinterpret_cast<const char*>(p), n);
+    p += n;
+  }
+  out += quote;
+}
+
+void append_python_repr(std::string& out, const ll::json& v) {
+  switch (v.type()) {
+    case ll::json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        if (!first) out += ", ";
+        first = false;
+        append_python_str(out, it.key());
+        out += ": ";
+        append_python_repr(out, it.value());
+      }
+      out += '}';
+      break;
+    }
+    case ll::json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const auto& e : v) {
+        if (!first) out += ", ";
+        first = false;
+        append_python_repr(out, e);
+      }
+      out += ']';
+      break;
+    }
+    case ll::json::value_t::string: append_python_str(out, v.get_ref<const std::string&>()); break;
+    case ll::json::value_t::boolean: out += v.get<bool>() ? "True" : "False"; break;
+    case ll::json::value_t::number_integer: out += std::to_string(v.get<std::int64_t>()); break;
+    case ll::json::value_t::number_unsigned: out += std::to_string(v.get<std::uint64_t>()); break;
+    case ll::json::value_t::number_float: out += ll::detail::py_float_string(v.get<double>()); break;
+    default: out += "None"; break;  // null (and the unused binary/discarded kinds)
+  }
+}
+
+}  // namespace
+
+std::string python_repr(const ll::json& value) {
+  std::string out;
+  append_python_repr(out, value);
+  return out;
+}
+
 void say(std::string_view raw) {
   const std::string message = terminal_safe(raw, true, style::for_stream(stdout).enabled);
   std::fwrite(message.data(), 1, message.size(), stdout);

@@ -62,6 +62,11 @@ std::string format_duration_short(std::int64_t ms);
 /// One display line: newlines and tabs → spaces, other control characters as by
 /// terminal_safe, cut to `max` bytes (on a character boundary) with "..." appended.
 std::string one_line(std::string_view text, std::size_t max);
+/// `value` as Python's repr() prints the same data after json.loads: `{'from': 'a', 'n': 2,
+/// 'ok': True, 'x': None, 'l': [1.0, 'b']}` (the original's `ll-loop history` prints event
+/// details so). Strings are quoted and escaped as repr does (`\n`, `\x1b`, `\u2028`…),
+/// which also keeps them safe on a terminal.
+std::string python_repr(const ll::json& value);
 /// True for verdicts shown with ✓ (success, target, progress).
 bool is_positive_verdict(std::string_view verdict);
 

@@ -223,8 +223,7 @@ int verb_history(const parsed_args& args) {
                    v->c_str());
       return exit_usage;
     }
-    tail = static_cast<std::size_t>(*n);
-    if (tail == 0) return exit_ok;
+    tail = static_cast<std::size_t>(*n);  // 0: every event, as the original's events[-0:]
   }
   auto events = ll::read_journal_events(dir, name, tail);
   if (events.empty()) {
@@ -239,8 +238,8 @@ int verb_history(const parsed_args& args) {
     ll::json details = ll::json::object();
     for (auto it = e.begin(); it != e.end(); ++it)
       if (it.key() != "event" && it.key() != "ts") details[it.key()] = it.value();
-    say(fmt::format("{} {}: {}", s.dim(ts), s.bold(kind),
-                    details.dump(-1, ' ', false, ll::json::error_handler_t::replace)));
+    // The original prints the details dict as Python prints it: {'from': 'a', 'to': 'b'}.
+    say(fmt::format("{} {}: {}", s.dim(ts), s.bold(kind), python_repr(details)));
   }
   return exit_ok;
 }

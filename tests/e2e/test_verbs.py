@@ -581,6 +581,23 @@ def test_status_history_stop():
         expect_exit(r, 0)
         expect(len(r.out.strip().splitlines()) == 1, "tail 1", r)
         expect_in("loop_complete", r.out, r)
+        # The details as the original prints its dict; --tail 0 is every event (events[-0:]).
+        expect_in(" loop_complete: {'final_state': 'done', 'iterations': ", r.out, r)
+        expect_in("'terminated_by': 'terminal'}", r.out, r)
+        every = ll("history", "hello", cwd=wd).out.strip().splitlines()
+        r = ll("history", "hello", "--tail", "0", cwd=wd)
+        expect(r.out.strip().splitlines() == every and len(every) > 3, "tail 0 shows all", r)
+        # repr() of the details, exactly: quotes, escapes, non-printables, floats, None.
+        details = [{"s": "it's", "q": "say \"hi\"", "both": "'\"", "nl": "a\nb\tc\\d",
+                    "esc": "\x1b[2J\x7f", "uni": "caf\u00e9 \u00a0\u2028\U0001f600",
+                    "f": 1.0, "big": 1e16, "small": 1.5e-07, "i": -3, "n": None,
+                    "b": [True, False, {"x": []}]}]
+        with open(wd / ".loops" / ".running" / "tricky.events.jsonl", "w") as f:
+            for d in details:
+                f.write(json.dumps({"event": "custom", "ts": "2026-11-24T00:00:00.5", **d}) + "\n")
+        r = ll("history", "tricky", cwd=wd)
+        expect(r.out == "".join(f"2026-11-24T00:00:00 custom: {d!r}\n" for d in details),
+               "history details as Python's repr", r)
         r = ll("history", "nobody", cwd=wd)
         expect_exit(r, 0)
         expect_in("No history for: nobody", r.out, r)
