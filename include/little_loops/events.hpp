@@ -78,7 +78,9 @@ struct action_complete_event {
 };
 
 /// `evaluate {type, verdict, ...details}`: the verdict of a state. `type` is the evaluator
-/// type name, or `"default"` when the state has no `evaluate:` block.
+/// type name, or `"default"` when the state has no `evaluate:` block; a default evaluation is
+/// `{type, verdict}` in JSON (seed 002), unless the action ended abnormally (timeout, signal)
+/// or could not be evaluated, whose details say why (design §3.4).
 struct evaluate_event {
   static constexpr std::string_view name = "evaluate";
   event_time ts;
@@ -86,6 +88,9 @@ struct evaluate_event {
   std::string_view type;
   std::string_view verdict;
   const json* details = nullptr;  ///< an object whose keys are merged into the JSON
+  /// false: the JSON form is `{type, verdict}` only, as seed 002 emits a default evaluation
+  /// (no `evaluate:` config); sinks still get `details` (a display shows a judge's reason).
+  bool details_in_json = true;
 };
 
 /// `route {from, to[, reason]}`: a transition. `reason` is `"maintain"` for a maintain-mode
@@ -343,7 +348,7 @@ template <class W>
 inline void write_event(W& w, const evaluate_event& e) {
   w.string("type", e.type);
   w.string("verdict", e.verdict);
-  if (e.details != nullptr && e.details->is_object())
+  if (e.details_in_json && e.details != nullptr && e.details->is_object())
     for (auto it = e.details->begin(); it != e.details->end(); ++it) w.value(it.key(), it.value());
 }
 template <class W>
@@ -379,7 +384,7 @@ inline void write_event(W& w, const loop_complete_event& e) {
 /// True when evaluation details would overwrite a member of the evaluate event itself (the
 /// JSON object then keeps the member's first position, which the line writer cannot).
 inline bool details_shadow_event_members(const evaluate_event& e) {
-  if (e.details == nullptr || !e.details->is_object()) return false;
+  if (!e.details_in_json || e.details == nullptr || !e.details->is_object()) return false;
   for (std::string_view k : {"event", "ts", "type", "verdict"})
     if (e.details->contains(k)) return true;
   return false;

@@ -727,6 +727,7 @@ class fsm_executor {
     // evaluated (seed 002 and the original at every version: the action runs, then `next`;
     // the verdict only picks on_error). Validation warns about an `evaluate:` there.
     bool emit_evaluate = decided && !st.next;
+    bool default_evaluation = false;  // the default evaluator decided: its event is {type, verdict}
     if (!decided) {
       if (!st.next && (st.evaluator || ran)) {
         evaluation_request req;
@@ -742,6 +743,7 @@ class fsm_executor {
         if (ev) {
           result_eval_.verdict = std::move(ev->verdict);
           result_eval_.details = std::move(ev->details);
+          default_evaluation = !st.evaluator;
         } else {
           report_error(st, "evaluator", ev.error().message);
           set_error_verdict(ev.error().message);
@@ -762,7 +764,7 @@ class fsm_executor {
     if constexpr (emits_events) {
       if (emit_evaluate)
         emit(evaluate_event{wall(), st.name, st.evaluator_name, result_eval_.verdict,
-                            &result_eval_.details.materialize()});
+                            &result_eval_.details.materialize(), !default_evaluation});
     }
     if (st.capture && ran) captured_[*st.capture].verdict = result_eval_.verdict;
 

@@ -113,6 +113,14 @@ TEST_SUITE("events") {
     const ll::json j = ll::to_json(ll::evaluate_event{t0, "s", "default", "success", nullptr});
     CHECK(j["type"] == "default");
     CHECK(j.size() == 4);
+    // Seed 002 emits a default evaluation as {type, verdict}: details stay out of the JSON
+    // (and of its JSON line) but reach the sink.
+    const ll::json details = {{"exit_code", 1}, {"verdict", "shadow"}};
+    const ll::evaluate_event quiet{t0, "s", "default", "failure", &details, false};
+    CHECK(ll::to_json(quiet).dump() == ll::to_json(ll::evaluate_event{t0, "s", "default", "failure", nullptr}).dump());
+    std::string line;
+    ll::append_json_line(line, ll::loop_event{quiet});
+    CHECK(line == ll::to_json(quiet).dump() + "\n");
   }
 
   TEST_CASE("append_json_line writes exactly the text of to_json(e).dump(), one line each") {

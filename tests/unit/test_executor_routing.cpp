@@ -193,6 +193,27 @@ TEST_SUITE("executor.routing") {
     CHECK(std::count(n.begin(), n.end(), "evaluate") == 0);
   }
 
+  TEST_CASE("a default evaluation's event is {type, verdict} (seed 002); an explicit one merges its details") {
+    ll::scripted_runner runner;
+    runner.by_index({exit_with(1), exit_with(0)});
+    ll::recording_event_sink sink;
+    run_loop(R"({
+      "name": "t", "initial": "a",
+      "states": {"a": {"action": "x", "on_failure": "b", "on_success": "b"},
+                 "b": {"action": "y", "evaluate": {"type": "exit_code"}, "on_success": "done"},
+                 "done": {"terminal": true}}})",
+             runner, ll::default_evaluator{}, &sink);
+    std::vector<ll::json> evaluations;
+    for (const auto& e : sink.events)
+      if (e["event"] == "evaluate") evaluations.push_back(e);
+    REQUIRE(evaluations.size() == 2);
+    CHECK(evaluations[0].size() == 4);  // event, ts, type, verdict
+    CHECK(evaluations[0]["type"] == "default");
+    CHECK(evaluations[0]["verdict"] == "failure");
+    CHECK(evaluations[1]["type"] == "exit_code");
+    CHECK(evaluations[1]["exit_code"] == 0);
+  }
+
   TEST_CASE("a next: state without evaluate reports no evaluate event when its action fails") {
     // Seed 002 never evaluates a next: state; a timeout, a signal death or an action that
     // could not run only picks on_error (the error itself is an `error` event).
