@@ -212,7 +212,7 @@ struct interpolation_context {
   /// yet, and `${prev.evaluation}` is empty).
   const prev_record* last_evaluation = nullptr;
   std::string_view state_name;            ///< `${state.name}`
-  std::int64_t iteration = 0;             ///< `${state.iteration}`
+  std::int64_t iteration = 1;             ///< `${state.iteration}` (1-based, as the original's)
   std::string_view loop_name;             ///< `${loop.name}`
   std::string_view started_at;            ///< `${loop.started_at}` (ISO 8601)
   std::int64_t elapsed_ms = 0;            ///< `${loop.elapsed_ms}`, `${loop.elapsed}`

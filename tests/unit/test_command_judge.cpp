@@ -94,7 +94,13 @@ TEST_CASE("typed failures") {
     auto r = ll::command_judge(opts).ask(request("p"));
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().kind == ll::judge_errc::unavailable);
-    CHECK(r.error().message.find("little-loops-no-such-claude-cli") != std::string::npos);
+    CHECK(r.error().message.rfind("little-loops-no-such-claude-cli CLI not found (cannot run", 0) == 0);
+    // The original's words when the Claude CLI is missing.
+    opts.command = {"/nonexistent/claude", "-p"};
+    auto c = ll::command_judge(opts).ask(request("p"));
+    REQUIRE_FALSE(c.has_value());
+    CHECK(c.error().message.rfind("claude CLI not found. Install from "
+                                  "https://docs.anthropic.com/en/docs/claude-code (cannot run", 0) == 0);
   }
   SUBCASE("empty output") {
     auto r = shell_judge("cat >/dev/null; echo '   '; echo ' warn ' >&2").ask(request("p"));

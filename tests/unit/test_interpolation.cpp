@@ -254,6 +254,7 @@ TEST_SUITE("interpolation") {
     ll::interpolation_context empty;
     CHECK(render_ok("[${prev.output?}]", empty) == "[]");
     CHECK(render_ok("${env.NOT_SET_ANYWHERE_42:default=d}", empty) == "d");
+    CHECK(render_ok("${state.iteration}", empty) == "1");  // the original's default: 1-based
   }
 
   TEST_CASE(":shell quotes exactly like Python's shlex.quote") {

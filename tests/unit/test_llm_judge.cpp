@@ -131,6 +131,8 @@ TEST_SUITE("llm_judge") {
     CHECK_FALSE(ll::parse_judge_reply("   \n").error.empty());
     CHECK_FALSE(ll::parse_judge_reply("{not_json").error.empty());
     CHECK_FALSE(ll::parse_judge_reply(R"({"result": "fine"})").error.empty());
+    CHECK(ll::parse_judge_reply(R"({"result": "", "is_error": false})").error ==
+          "Empty result field in Claude CLI response");  // the original's words
     CHECK_FALSE(ll::parse_judge_reply(R"({"verdict": 1})").error.empty());
     CHECK_FALSE(ll::parse_judge_reply(std::string(100000, '{')).error.empty());
   }

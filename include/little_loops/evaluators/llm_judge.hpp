@@ -326,6 +326,11 @@ inline judge_reply parse_judge_reply(std::string_view raw) {
   if (!chosen) {
     reply.error = candidates.objects.empty() ? "no JSON object in judge reply"
                                              : "judge reply has no verdict";
+    // A CLI envelope whose `result` is empty: the original's words.
+    for (const auto& c : candidates.objects)
+      if (const auto r = c.find("result");
+          r != c.end() && r->is_string() && r->get_ref<const std::string&>().empty())
+        reply.error = "Empty result field in Claude CLI response";
     return reply;
   }
   reply.object = *chosen;
