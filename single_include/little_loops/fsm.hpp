@@ -2256,7 +2256,7 @@ struct interpolation_context {
   /// yet, and `${prev.evaluation}` is empty).
   const prev_record* last_evaluation = nullptr;
   std::string_view state_name;            ///< `${state.name}`
-  std::int64_t iteration = 0;             ///< `${state.iteration}`
+  std::int64_t iteration = 1;             ///< `${state.iteration}` (1-based, as the original's)
   std::string_view loop_name;             ///< `${loop.name}`
   std::string_view started_at;            ///< `${loop.started_at}` (ISO 8601)
   std::int64_t elapsed_ms = 0;            ///< `${loop.elapsed_ms}`, `${loop.elapsed}`
@@ -5437,6 +5437,11 @@ inline judge_reply parse_judge_reply(std::string_view raw) {
   if (!chosen) {
     reply.error = candidates.objects.empty() ? "no JSON object in judge reply"
                                              : "judge reply has no verdict";
+    // A CLI envelope whose `result` is empty: the original's words.
+    for (const auto& c : candidates.objects)
+      if (const auto r = c.find("result");
+          r != c.end() && r->is_string() && r->get_ref<const std::string&>().empty())
+        reply.error = "Empty result field in Claude CLI response";
     return reply;
   }
   reply.object = *chosen;
@@ -6451,7 +6456,9 @@ struct action_complete_event {
 };
 
 /// `evaluate {type, verdict, ...details}`: the verdict of a state. `type` is the evaluator
-/// type name, or `"default"` when the state has no `evaluate:` block.
+/// type name, or `"default"` when the state has no `evaluate:` block; a default evaluation is
+/// `{type, verdict}` in JSON (seed 002), unless the action ended abnormally (timeout, signal)
+/// or could not be evaluated, whose details say why (design §3.4).
 struct evaluate_event {
   static constexpr std::string_view name = "evaluate";
   event_time ts;
@@ -6459,6 +6466,9 @@ struct evaluate_event {
   std::string_view type;
   std::string_view verdict;
   const json* details = nullptr;  ///< an object whose keys are merged into the JSON
+  /// false: the JSON form is `{type, verdict}` only, as seed 002 emits a default evaluation
+  /// (no `evaluate:` config); sinks still get `details` (a display shows a judge's reason).
+  bool details_in_json = true;
 };
 
 /// `route {from, to[, reason]}`: a transition. `reason` is `"maintain"` for a maintain-mode
@@ -6716,7 +6726,7 @@ template <class W>
 inline void write_event(W& w, const evaluate_event& e) {
   w.string("type", e.type);
   w.string("verdict", e.verdict);
-  if (e.details != nullptr && e.details->is_object())
+  if (e.details_in_json && e.details != nullptr && e.details->is_object())
     for (auto it = e.details->begin(); it != e.details->end(); ++it) w.value(it.key(), it.value());
 }
 template <class W>
@@ -6752,7 +6762,7 @@ inline void write_event(W& w, const loop_complete_event& e) {
 /// True when evaluation details would overwrite a member of the evaluate event itself (the
 /// JSON object then keeps the member's first position, which the line writer cannot).
 inline bool details_shadow_event_members(const evaluate_event& e) {
-  if (e.details == nullptr || !e.details->is_object()) return false;
+  if (!e.details_in_json || e.details == nullptr || !e.details->is_object()) return false;
   for (std::string_view k : {"event", "ts", "type", "verdict"})
     if (e.details->contains(k)) return true;
   return false;
@@ -8442,6 +8452,7 @@ class fsm_executor {
     // evaluated (seed 002 and the original at every version: the action runs, then `next`;
     // the verdict only picks on_error). Validation warns about an `evaluate:` there.
     bool emit_evaluate = decided && !st.next;
+    bool default_evaluation = false;  // the default evaluator decided: its event is {type, verdict}
     if (!decided) {
       if (!st.next && (st.evaluator || ran)) {
         evaluation_request req;
@@ -8457,6 +8468,7 @@ class fsm_executor {
         if (ev) {
           result_eval_.verdict = std::move(ev->verdict);
           result_eval_.details = std::move(ev->details);
+          default_evaluation = !st.evaluator;
         } else {
           report_error(st, "evaluator", ev.error().message);
           set_error_verdict(ev.error().message);
@@ -8477,7 +8489,7 @@ class fsm_executor {
     if constexpr (emits_events) {
       if (emit_evaluate)
         emit(evaluate_event{wall(), st.name, st.evaluator_name, result_eval_.verdict,
-                            &result_eval_.details.materialize()});
+                            &result_eval_.details.materialize(), !default_evaluation});
     }
     if (st.capture && ran) captured_[*st.capture].verdict = result_eval_.verdict;
 

@@ -109,8 +109,14 @@ def main():
     global SHELL
     if opts.shell:
         SHELL = opts.shell
-        for b in filter(None, (ll, opts.compare)):
-            EXTRA_ARGS[b] = ["--shell-command", f"{opts.shell} -c"]
+    for b in filter(None, (ll, opts.compare)):
+        helped = subprocess.run([b, "run", "--help"], capture_output=True, text=True).stdout
+        if "--shell-command" in helped:
+            if opts.shell:
+                EXTRA_ARGS[b] = ["--shell-command", f"{opts.shell} -c"]
+        elif os.path.realpath(SHELL) != os.path.realpath("/bin/sh"):
+            # builds before --shell-command ran shell actions with /bin/sh -c
+            sys.exit(f"{b} runs shell actions with /bin/sh: pass --shell /bin/sh")
     rounds = opts.rounds_opt or opts.rounds
 
     with tempfile.TemporaryDirectory(prefix="ll_bench_") as tmp:

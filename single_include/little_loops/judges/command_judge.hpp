@@ -99,8 +99,16 @@ class command_judge {
                       options_.timeout.value_or(request.timeout).count())});
     if (r.cancelled) return unexpected(judge_error{judge_errc::failed, "judge command cancelled"});
     if ((r.exit_code == 127 || r.exit_code == 126) &&
-        r.stderr_output.rfind("little_loops: cannot run", 0) == 0)
-      return unexpected(judge_error{judge_errc::unavailable, r.stderr_output.substr(14)});
+        r.stderr_output.rfind("little_loops: cannot run", 0) == 0) {
+      // The original's words for a missing Claude CLI, then why.
+      const std::string base = program.substr(program.find_last_of('/') + 1);
+      std::string message = base == "claude"
+                                ? std::string("claude CLI not found. Install from "
+                                              "https://docs.anthropic.com/en/docs/claude-code")
+                                : base + " CLI not found";
+      message += " (" + r.stderr_output.substr(14) + ")";
+      return unexpected(judge_error{judge_errc::unavailable, std::move(message)});
+    }
     if (r.exit_code != 0) {
       std::string message = fmt::format("{} exited with status {}", program, r.exit_code);
       const std::string err = trimmed(r.stderr_output, 500);
