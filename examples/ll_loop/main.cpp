@@ -66,6 +66,7 @@ const std::vector<verb_entry>& verbs() {
         {"NAME"},
         {{"quiet", 'q', "", "no progress output", false, {}},
          {"json", 0, "", "print the result as JSON", false, {}},
+         {"max-iterations", 'n', "N", "a new iteration limit (default: the run's)", false, {}},
          {"journal-dir", 0, "DIR", "journal directory (default .loops/.running)", false, {}},
          {"shell-command", 0, "CMD", "command for shell actions", false, {}},
          {"prompt-command", 0, "CMD", "command for prompt actions", false, {}},

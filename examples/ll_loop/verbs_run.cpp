@@ -499,6 +499,19 @@ void print_execution_plan(const ll::fsm_loop& loop) {
   std::fflush(stdout);
 }
 
+// `--max-iterations N` of run and resume: a positive integer.
+bool read_max_iterations(const parsed_args& args, run_settings& s) {
+  const auto v = args.value("max-iterations");
+  if (!v) return true;
+  s.max_iterations = parse_count(*v);
+  if (!s.max_iterations || *s.max_iterations < 1 || *s.max_iterations > 1000000000) {
+    std::fprintf(stderr, "ll-loop %s: error: argument --max-iterations: invalid value: '%s' "
+                         "(a positive integer)\n", args.verb.c_str(), v->c_str());
+    return false;
+  }
+  return true;
+}
+
 bool read_common_run_options(const parsed_args& args, run_settings& s) {
   s.quiet = args.has("quiet");
   s.as_json = args.has("json");
@@ -543,14 +556,7 @@ int verb_run(const parsed_args& args) {
     return exit_bad_context;
   }
   s.context_overrides = *overrides;
-  if (auto v = args.value("max-iterations")) {
-    s.max_iterations = parse_count(*v);
-    if (!s.max_iterations || *s.max_iterations < 1 || *s.max_iterations > 1000000000) {
-      std::fprintf(stderr, "ll-loop run: error: argument --max-iterations: invalid value: '%s' "
-                           "(a positive integer)\n", v->c_str());
-      return exit_usage;
-    }
-  }
+  if (!read_max_iterations(args, s)) return exit_usage;
   s.no_llm = args.has("no-llm");
   const bool dry_run = args.has("dry-run");
   if (dry_run && s.as_json) {
@@ -586,6 +592,7 @@ int verb_resume(const parsed_args& args) {
   run_settings s;
   s.shown_name = args.positional(0);
   if (!read_common_run_options(args, s)) return exit_usage;
+  if (!read_max_iterations(args, s)) return exit_usage;  // e.g. to go on after the cap
   auto loaded_record = ll::load_journal(s.journal_dir, s.shown_name);
   if (!loaded_record || !loaded_record->has_value()) {
     // As in the original, NAME may also be the loop itself (a file, or a name in .loops/):
@@ -630,7 +637,8 @@ int verb_resume(const parsed_args& args) {
     }
   }
   if (auto it = extra.find("context"); it != extra.end() && it->is_object()) s.context_overrides = *it;
-  if (auto it = extra.find("max_iterations"); it != extra.end() && it->is_number_integer())
+  if (auto it = extra.find("max_iterations");
+      !s.max_iterations && it != extra.end() && it->is_number_integer())
     s.max_iterations = it->get<long long>();
   if (auto it = extra.find("no_llm"); it != extra.end() && it->is_boolean()) s.no_llm = it->get<bool>();
   auto stored_words = [&](const char* key, std::optional<std::vector<std::string>>& target) {

@@ -98,37 +98,42 @@ enum class journal_sync {
   none,        ///< temp file + rename: atomic against a crash of the process only
 };
 
-/// Status values written by run_journaled() (hosts may write others).
+/// Status values written by run_journaled(): the original's (its PersistentExecutor's).
+/// Hosts may write others; how the run ended exactly is its `terminated_by`.
 namespace journal_status {
 inline constexpr std::string_view running = "running";
 inline constexpr std::string_view completed = "completed";      ///< success terminal
-inline constexpr std::string_view failed = "failed";            ///< `failure: true` terminal
-inline constexpr std::string_view interrupted = "interrupted";  ///< cancelled / stopped / crashed
+inline constexpr std::string_view failed = "failed";  ///< error, timeout, `failure: true` terminal
+inline constexpr std::string_view interrupted = "interrupted";  ///< stopped, cancelled, crashed, max_iterations
 inline constexpr std::string_view handoff = "awaiting_continuation";  ///< handoff signal
+/// Written by versions before 2026-11-24 instead of `interrupted` / `failed`; still read.
 inline constexpr std::string_view max_iterations = "max_iterations";
 inline constexpr std::string_view timed_out = "timed_out";
 inline constexpr std::string_view error = "error";
 }  // namespace journal_status
 
-/// The status a finished run is journaled with.
+/// The status a finished run is journaled with, as the original maps its endings: a terminal
+/// is `completed` (`failed` for a `failure: true` one), max_iterations and a stop are
+/// `interrupted`, a handoff `awaiting_continuation`, an error or a timeout `failed`.
 inline std::string_view journal_status_for(const execution_result& r) noexcept {
   switch (r.terminated_by) {
     case termination::terminal:
       return r.failure ? journal_status::failed : journal_status::completed;
-    case termination::max_iterations: return journal_status::max_iterations;
-    case termination::timeout: return journal_status::timed_out;
+    case termination::max_iterations: return journal_status::interrupted;
     case termination::cancelled: return journal_status::interrupted;
     case termination::handoff: return journal_status::handoff;
-    case termination::error: return journal_status::error;
+    case termination::timeout:
+    case termination::error: return journal_status::failed;
   }
-  return journal_status::error;
+  return journal_status::failed;
 }
 
-/// True for statuses a run can be resumed from (it has a snapshot to continue).
+/// True for statuses a run can be resumed from, as in the original: interrupted (which
+/// includes max_iterations: resume with a higher --max-iterations), awaiting_continuation,
+/// and a `running` record whose process is gone. A failed or completed run is not.
 inline bool journal_resumable(std::string_view status) noexcept {
   return status == journal_status::running || status == journal_status::interrupted ||
-         status == journal_status::handoff || status == journal_status::max_iterations ||
-         status == journal_status::timed_out || status == journal_status::error;
+         status == journal_status::handoff || status == journal_status::max_iterations;
 }
 
 /// The state file: `{"name","status","pid","loop_path","started_at","updated_at",

@@ -194,10 +194,13 @@ inline expected<void, error> check_keys(const json& obj, std::initializer_list<s
 
 /// @brief A stable digest of a loop definition: FNV-1a 64 of the canonical JSON
 /// (`to_json(json&, const fsm_loop&)`, defaults omitted), as 16 lowercase hex digits.
+/// `max_iterations` is left out: it is a limit, not the definition, so a run stopped by it
+/// can be resumed with a higher one (`ll-loop resume NAME --max-iterations N`).
 template <class Loop = fsm_loop>
 std::string loop_digest(const Loop& loop) {
   json canonical;
   to_json(canonical, loop);
+  if (canonical.is_object()) canonical.erase("max_iterations");
   return fmt::format("{:016x}",
                      detail::fnv1a_64(canonical.dump(-1, ' ', false, json::error_handler_t::replace)));
 }

@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from harness import (CHECK_FIX, EXAMPLES, LL_LOOP, Workdir, base_env, expect, expect_exit,
-                     expect_in, ll, main, spawn, wait_for, write)
+                     expect_in, lines, ll, main, spawn, wait_for, write)
 
 
 def test_global_help_and_version():
@@ -610,6 +610,25 @@ def test_status_history_stop():
         r = ll("resume", "hello", cwd=wd)
         expect_exit(r, 1)
         expect_in("Nothing to resume for: hello", r.err, r)
+        # The original's statuses: an error is `failed` (not resumable); max_iterations is
+        # `interrupted` (resumable, e.g. with a higher cap).
+        write(wd / "err.yaml", "name: err\ninitial: a\nstates:\n  a: {action: 'exit 1', on_success: done}\n"
+              "  done: {terminal: true}\n")
+        expect_exit(ll("run", "err.yaml", cwd=wd), 1)
+        expect(ll("status", "err", "--json", cwd=wd).json()["status"] == "failed", "error: failed")
+        r = ll("resume", "err", cwd=wd)
+        expect_exit(r, 1)
+        expect_in("Nothing to resume for: err (status: failed)", r.err, r)
+        write(wd / "cap.yaml", "name: cap\ninitial: a\nmax_iterations: 2\nstates:\n"
+              "  a: {action: 'echo x >> cap.log', next: b}\n  b: {action: 'true', next: c}\n"
+              "  c: {action: 'true', next: done}\n  done: {terminal: true}\n")
+        expect_exit(ll("run", "cap.yaml", cwd=wd), 1)
+        expect(ll("status", "cap", "--json", cwd=wd).json()["status"] == "interrupted",
+               "max_iterations: interrupted")
+        r = ll("resume", "cap", "--max-iterations", "10", "--json", cwd=wd)  # a higher cap
+        expect_exit(r, 0)
+        expect(r.json()["final_state"] == "done", "resumed past the cap", r)
+        expect(lines(wd / "cap.log") == ["x"], "a ran once", r)
 
 
 def test_stop_running_loop_then_resume():

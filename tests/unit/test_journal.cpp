@@ -440,6 +440,26 @@ TEST_CASE("run_journaled: snapshot at every boundary, events, final status, exac
   CHECK(ll::read_journal_events(dir.path, "counter", 1).front()["event"] == "loop_complete");
 }
 
+TEST_CASE("final statuses and what can be resumed are the original's") {
+  auto status_of = [](ll::termination t, bool failure = false) {
+    ll::execution_result r;
+    r.terminated_by = t;
+    r.failure = failure;
+    return std::string(ll::journal_status_for(r));
+  };
+  CHECK(status_of(ll::termination::terminal) == "completed");
+  CHECK(status_of(ll::termination::terminal, true) == "failed");
+  CHECK(status_of(ll::termination::max_iterations) == "interrupted");
+  CHECK(status_of(ll::termination::cancelled) == "interrupted");
+  CHECK(status_of(ll::termination::handoff) == "awaiting_continuation");
+  CHECK(status_of(ll::termination::timeout) == "failed");
+  CHECK(status_of(ll::termination::error) == "failed");
+  for (const char* s : {"running", "interrupted", "awaiting_continuation", "max_iterations"})
+    CHECK(ll::journal_resumable(s));
+  for (const char* s : {"completed", "failed", "timed_out", "error", "anything"})
+    CHECK_FALSE(ll::journal_resumable(s));
+}
+
 TEST_CASE("run_journaled stops at the next boundary when a stop file appears") {
   temp_dir dir("stopfile");
   ll::loop_journal journal(dir.path, "counter");

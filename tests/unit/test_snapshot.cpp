@@ -290,8 +290,11 @@ TEST_SUITE("snapshot") {
     CHECK(da.find_first_not_of("0123456789abcdef") == std::string::npos);
     CHECK(da == ll::loop_digest(b));
     ll::fsm_loop c = a;
-    c.max_iterations = 7;
+    c.states.begin()->second.action = "something else";
     CHECK(ll::loop_digest(c) != da);
+    ll::fsm_loop limit = a;  // a limit is not the definition: resume may raise it
+    limit.max_iterations = 7;
+    CHECK(ll::loop_digest(limit) == da);
     auto compiled_a = ll::compile_loop(a);
     REQUIRE(compiled_a.has_value());
     CHECK((*compiled_a)->digest() == da);
@@ -317,13 +320,20 @@ TEST_SUITE("snapshot") {
 
     // A snapshot of a changed definition is refused too.
     ll::fsm_loop changed = loop_from(fix_loop);
-    changed.max_iterations = 9;
+    changed.backoff = 9;
     ll::scripted_runner runner2;
     auto ex2 = ll::make_executor(changed, runner2);
     REQUIRE(ex2.has_value());
     auto r3 = ex2->resume(ex->snapshot());
     REQUIRE_FALSE(r3.has_value());
     CHECK(r3.error().code == ll::errc::snapshot_mismatch);
+    // A new limit is not a new definition.
+    ll::fsm_loop raised = loop_from(fix_loop);
+    raised.max_iterations = 90;
+    ll::scripted_runner runner3;
+    auto ex3 = ll::make_executor(raised, runner3);
+    REQUIRE(ex3.has_value());
+    CHECK(ex3->resume(ex->snapshot()).has_value());
   }
 
   TEST_CASE("a snapshot taken at any boundary resumes exactly where it stopped") {
