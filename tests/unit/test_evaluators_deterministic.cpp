@@ -792,6 +792,27 @@ TEST_SUITE("evaluators: Python fidelity") {
     }
   }
 
+  TEST_CASE("output_contains: the (?a) flag makes \\d, \\w and \\s ASCII, as in Python") {
+    using ll::detail::python_to_re2;
+    CHECK(python_to_re2(R"((?a)\w+)") == R"([0-9A-Za-z_]+)");
+    CHECK(python_to_re2(R"((?ai)\d\D)") == R"((?i)[0-9][^0-9])");
+    CHECK(python_to_re2(R"((?a:\s)\s)").find(R"((?:[\t\n\x0B\f\r ])[)") == 0);
+    CHECK(python_to_re2(R"((?a)[\w.][^\W][\S])") == R"([0-9A-Za-z_.][0-9A-Za-z_][^\t\n\x0B\f\r ])");
+    // Expected verdicts are bool(re.search(pattern, text)) in Python 3.11.
+    struct c { const char* pattern; const char* text; bool python; };
+    for (const c& k : {c{R"((?a)\w+)", "word abc", true}, c{R"((?a)^\w$)", "\xC3\xA9", false},
+                       c{R"(^\w$)", "\xC3\xA9", true}, c{R"((?a)\d)", "\xD9\xA3", false},
+                       c{R"((?a:\d)\d)", "1\xD9\xA3", true}, c{R"((?a:\d)\d)", "\xD9\xA3" "1", false},
+                       c{R"((?a)\s)", "\x0B", true}, c{R"((?a)\s)", "\xC2\xA0", false},
+                       c{R"((?ai)X)", "x", true}}) {
+      CAPTURE(k.pattern);
+      CAPTURE(k.text);
+      ll::pattern_matcher m(k.pattern);
+      CHECK(m.match_mode() != ll::pattern_matcher::mode::substring_fallback);
+      CHECK(m.search(k.text) == k.python);
+    }
+  }
+
   // Python's `$` (no MULTILINE) matches at the end and before a newline that ends the text;
   // `\Z` only at the very end. An escaped `\$` or a `$` in a class is a literal.
   struct py_case {

@@ -107,8 +107,11 @@ inline bool py_octal_digit(char c) noexcept { return c >= '0' && c <= '7'; }
 // - Comments `(?#…)` are removed. Global flag groups (`(?i)`, `(?im)`) are errors unless
 //   they come before anything else (Python 3.11: "global flags not at the start of the
 //   expression"); `(?-i)`, `(?L)`, unknown flags and a flag turned both on and off are
-//   errors. Extensions Python does not know (`(?U)`, `(?<name>…)`) are errors. Python's
-//   `a`, `u` and `x` flags are passed on, so RE2 rejects them (substring fallback).
+//   errors. Extensions Python does not know (`(?U)`, `(?<name>…)`) are errors. `u` is
+//   dropped (a str pattern is Unicode anyway); `a` (global or scoped) is dropped and makes
+//   `\d`, `\w`, `\s` and their negations ASCII, as in Python (RE2's `\b` is ASCII in either
+//   mode; under `(?ai)` RE2 still folds case by Unicode rules); `x` is passed on, so RE2
+//   rejects it (substring fallback).
 // - A repetition with the minimum omitted (`x{,n}`, `x{,}`, which Python reads as
 //   `x{0,n}`, `x{0,}` and RE2 as literal text) gets an explicit 0. A repetition after
 //   nothing, after `(`, `|` or an anchor (`^`, `$`, `\A`, `\Z`, `\b`, `\B`) is "nothing to
@@ -159,12 +162,34 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
       "\\t\\n\\x0B\\f\\r\\x1C-\\x1F \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}"
       "\\x{202F}\\x{205F}\\x{3000}";
   static constexpr std::string_view py_word = "\\p{L}\\p{N}_";
+  // Under the ASCII flag `(?a)` they are ASCII, as RE2's, except that Python's `\s` also
+  // has \v.
+  static constexpr std::string_view ascii_space = "\\t\\n\\x0B\\f\\r ";
+  bool ascii = false;  // (?a) in effect (global, or scoped `(?a:…)`)
 
   // Translates the escape at pattern[i] == '\\' (i + 1 < n) and returns the index of its
   // last character. `in_class`: inside `[...]`. Sets `anchor` for \A \Z \b \B.
   const auto escape = [&](std::size_t i, bool in_class, bool& anchor) -> std::size_t {
     anchor = false;
     const char e = pattern[i + 1];
+    if (ascii && (e == 'd' || e == 'D' || e == 'w' || e == 'W' || e == 's' || e == 'S')) {
+      const bool negated = e == 'D' || e == 'W' || e == 'S';
+      const std::string_view members = e == 'd' || e == 'D'   ? std::string_view("0-9")
+                                       : e == 'w' || e == 'W' ? std::string_view("0-9A-Za-z_")
+                                                              : ascii_space;
+      if (!in_class) {
+        out += negated ? "[^" : "[";
+        out += members;
+        out += ']';
+      } else if (!negated) {
+        out += members;
+      } else {
+        // RE2's own ASCII \D, \W (exact) and \S (which keeps \v: a known difference).
+        out += '\\';
+        out += e;
+      }
+      return i + 1;
+    }
     switch (e) {
       case 'd': out += "\\p{Nd}"; return i + 1;
       case 'D': out += "\\P{Nd}"; return i + 1;
@@ -277,6 +302,7 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
   };
 
   std::vector<bool> multiline_stack;  // multi-line mode outside each open group
+  std::vector<bool> ascii_stack;      // ASCII mode outside each open group
   bool multiline = false;             // (?m) in effect
   bool flags_allowed = true;          // nothing but global flags and comments so far
   // What the previous token was, for repetitions: an atom (can be repeated), a repetition
@@ -311,7 +337,10 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
       if (end == body + 2 && pattern[body] == '\\' && (pattern[body + 1] == 'W' || pattern[body + 1] == 'S')) {
         // `[\W]`, `[^\S]`…: one negated class, written as the complement of its members.
         out += negated ? "[" : "[^";
-        out += pattern[body + 1] == 'W' ? py_word : py_space;
+        if (ascii)
+          out += pattern[body + 1] == 'W' ? std::string_view("0-9A-Za-z_") : ascii_space;
+        else
+          out += pattern[body + 1] == 'W' ? py_word : py_space;
         out += ']';
         i = end;
         prev = prev_kind::atom;
@@ -391,10 +420,11 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
             ++k;
             while (k < n && is_flag(pattern[k])) off += pattern[k++];
           }
-          // `u` (Unicode matching) is what a str pattern does anyway: dropped for RE2.
+          // `u` (Unicode matching) is what a str pattern does anyway, and `a` (ASCII
+          // classes) is done here by the class translations: both dropped for RE2.
           std::string kept_on;
           for (char f : on)
-            if (f != 'u') kept_on += f;
+            if (f != 'u' && f != 'a') kept_on += f;
           if (k >= n || (pattern[k] != ')' && pattern[k] != ':')) {
             fail("unknown flag", k);
           } else if (on.find('L') != std::string::npos) {
@@ -407,6 +437,7 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
             if (minus) fail("missing :", k);
             if (!flags_allowed) fail("global flags not at the start of the expression", i);
             if (on.find('m') != std::string::npos) multiline = true;
+            if (on.find('a') != std::string::npos) ascii = true;
             if (!kept_on.empty()) {
               out += "(?";
               out += kept_on;
@@ -420,8 +451,10 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
                 fail("bad inline flags: flag turned on and off", k);
             if (minus && off.empty()) fail("missing flag", k);
             multiline_stack.push_back(multiline);
+            ascii_stack.push_back(ascii);
             if (on.find('m') != std::string::npos) multiline = true;
             if (off.find('m') != std::string::npos) multiline = false;
+            if (on.find('a') != std::string::npos) ascii = true;
             out += "(?";
             out += kept_on;
             if (minus) {
@@ -458,6 +491,7 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
         out += c;
       }
       multiline_stack.push_back(multiline);
+      ascii_stack.push_back(ascii);
       flags_allowed = false;
       prev = prev_kind::none;
       continue;
@@ -468,6 +502,8 @@ inline py_regex_translation translate_python_regex(std::string_view pattern) {
       } else {
         multiline = multiline_stack.back();
         multiline_stack.pop_back();
+        ascii = ascii_stack.back();
+        ascii_stack.pop_back();
       }
       out += c;
       flags_allowed = false;
