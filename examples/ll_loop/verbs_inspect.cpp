@@ -97,12 +97,16 @@ int verb_validate(const parsed_args& args) {
     return exit_ok;
   }
   announce(loaded->paradigm, loaded->shown_path);
-  print_warnings(loaded->diagnostics);
   const style s = style::for_stream(stdout);
   say(fmt::format("{} {} is valid", s.green("\u2713"), name));
   say(fmt::format("  States: {}", state_list(loop)));
   say(fmt::format("  Initial: {}", loop.initial));
   say(fmt::format("  Max iterations: {}", loop.max_iterations));
+  // Warnings follow, on stdout, as the original's validate prints them.
+  for (const auto& d : loaded->diagnostics)
+    if (d.level == ll::severity::warning)
+      say(fmt::format("  {} [WARNING] {}", s.yellow("\u26a0"),
+                      d.path.empty() ? d.message : fmt::format("{}: {}", d.path, d.message)));
   return exit_ok;
 }
 
@@ -116,7 +120,11 @@ int verb_compile(const parsed_args& args) {
   ll::yaml_source_map positions;
   auto doc = read_document(input, &positions);
   if (!doc) {
-    say_error(fmt::format("Compilation error: {}", doc.error().message));  // file:line:col: …
+    // The original's words: a syntax error is a "YAML parse error" (its yaml.safe_load reads
+    // JSON too); anything else a "Compilation error". The message is file:line:col: ….
+    const bool syntax = doc.error().code == ll::errc::parse_error;
+    say_error(fmt::format("{}: {}", syntax ? "YAML parse error" : "Compilation error",
+                          doc.error().message));
     return exit_failed;
   }
   ll::diagnostics warnings;

@@ -598,8 +598,12 @@ int verb_resume(const parsed_args& args) {
     // As in the original, NAME may also be the loop itself (a file, or a name in .loops/):
     // its runs are journaled under the name inside it.
     if (resolve_loop_path(s.shown_name)) {
-      if (auto loop = load_loop(s.shown_name, ll::json::object());
-          loop && loop->loop.name != s.shown_name) {
+      auto loop = load_loop(s.shown_name, ll::json::object());
+      if (!loop) {  // as the original, which loads and validates the loop first
+        report_load_failure(loop.error(), s.shown_name);
+        return exit_failed;
+      }
+      if (loop->loop.name != s.shown_name) {
         auto by_name = ll::load_journal(s.journal_dir, loop->loop.name);
         if (by_name && by_name->has_value()) loaded_record = std::move(by_name);
       }
@@ -1062,6 +1066,14 @@ int verb_test(const parsed_args& args) {
     return exit_ok;
   }
   // One step from `target`: no journal, no maintain restart, no on_max_iterations state.
+  // Without `evaluate:` the exit code decides, prompt actions included, as the original's
+  // `ll-loop test` evaluates (`evaluate_exit_code`, "exit_code (default)"): no judge runs.
+  const bool default_evaluator = !state->second.evaluate && !state->second.next;
+  if (default_evaluator) {
+    ll::evaluate_config by_exit_code;
+    by_exit_code.type = ll::evaluator_type::exit_code;
+    state->second.evaluate = by_exit_code;
+  }
   loop.initial = target;
   loop.max_iterations = 1;
   loop.on_max_iterations.reset();
@@ -1109,12 +1121,8 @@ int verb_test(const parsed_args& args) {
   }
   std::string verdict = sink.verdict;
   if (sink.evaluator_type) {
-    const bool is_default = !state->second.evaluate;
-    const std::string shown =
-        is_default ? fmt::format("{} (default)",
-                                 ex.loop().state(ex.loop().initial()).is_prompt() ? "llm_structured"
-                                                                                  : "exit_code")
-                   : *sink.evaluator_type;
+    const bool is_default = default_evaluator;
+    const std::string shown = is_default ? std::string("exit_code (default)") : *sink.evaluator_type;
     std::string upper = verdict;
     for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     fmt::print("Evaluator: {}\nVerdict: {}\n", shown, upper);

@@ -252,6 +252,7 @@ int verb_stop(const parsed_args& args) {
   const style s = style::for_stream(stdout);
   if (record->stale) {
     // Its process died without journaling the end (kill -9, crash): just record that.
+    const long gone = record->pid;  // (the message names it, whatever the save writes)
     record->status = std::string(ll::journal_status::interrupted);
     ll::loop_journal journal(dir, record->name);
     if (auto saved = journal.save(*record); !saved) {
@@ -259,7 +260,7 @@ int verb_stop(const parsed_args& args) {
       return exit_failed;
     }
     say(fmt::format("{} Marked {} as interrupted (its process {} was gone)", s.green("\u2713"),
-                    name, record->pid));
+                    name, gone));
     return exit_ok;
   }
   if (record->status != ll::journal_status::running) {

@@ -395,6 +395,13 @@ states:
         expect_exit(r, 1)
         expect(r.err.startswith("error: Validation error: "), "resume wording", r)
         expect_in("  .loops/handing.yaml:", r.err, r, "stderr")
+        # With no journal at all, an invalid loop is still reported as invalid, not as
+        # "Nothing to resume" (the original loads and validates the loop first).
+        write(wd / ".loops" / "never.yaml", "name: never\ninitial: nope\nstates:\n"
+              "  done: {terminal: true}\n")
+        r = ll("resume", "never", cwd=wd)
+        expect_exit(r, 1)
+        expect(r.err.startswith("error: Validation error: "), "resume of an invalid loop", r)
 
 
 # ---------------------------------------------------------------------------------------
