@@ -304,7 +304,9 @@ int execute(run_settings& s) {
   // Refuse to run the same loop twice at once.
   if (auto existing = ll::load_journal(s.journal_dir, loop.name); existing && existing->has_value()) {
     const ll::journal_record& r = **existing;
-    if (r.status == ll::journal_status::running && r.pid != static_cast<long>(::getpid())) {
+    // (A record without a pid, the original's, names no process that could be running.)
+    if (r.status == ll::journal_status::running && r.pid > 0 &&
+        r.pid != static_cast<long>(::getpid())) {
       say_error(fmt::format("Loop already running: {} (pid {})", loop.name, r.pid));
       return exit_failed;
     }
@@ -588,6 +590,58 @@ int verb_run(const parsed_args& args) {
   return execute(s);
 }
 
+namespace {
+
+/// A snapshot built from the original's state file (read into `extra["original"]` by
+/// journal_record::from_json): its current state and iteration, captured values, previous
+/// result and run time, with the loop's own context and digest.
+ll::snapshot snapshot_from_original(const ll::journal_record& r, const ll::fsm_loop& loop) {
+  ll::snapshot s;
+  s.loop_name = loop.name;
+  s.digest = ll::loop_digest(loop);
+  s.current_state = r.current_state;
+  s.iteration = r.iteration;
+  s.context = loop.context;
+  s.started_at = r.started_at;
+  const ll::json& o = r.extra["original"];
+  auto text = [](const ll::json& obj, const char* key) {
+    const auto it = obj.find(key);
+    return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  auto integer = [](const ll::json& obj, const char* key) -> std::int64_t {
+    const auto it = obj.find(key);
+    return it != obj.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+  };
+  if (const auto it = o.find("captured"); it != o.end() && it->is_object())
+    for (auto c = it->begin(); c != it->end(); ++c) {
+      if (!c->is_object()) continue;
+      ll::captured_record rec;
+      rec.output = text(*c, "output");
+      rec.stderr_output = text(*c, "stderr");
+      rec.exit_code = static_cast<int>(integer(*c, "exit_code"));
+      rec.duration_ms = integer(*c, "duration_ms");
+      rec.verdict = text(*c, "verdict");
+      s.captured[c.key()] = std::move(rec);
+    }
+  if (const auto it = o.find("prev_result"); it != o.end() && it->is_object()) {
+    ll::prev_record prev;
+    prev.state = text(*it, "state");
+    prev.output = text(*it, "output");
+    prev.exit_code = static_cast<int>(integer(*it, "exit_code"));
+    if (const auto last = o.find("last_result"); last != o.end() && last->is_object()) {
+      prev.verdict = text(*last, "verdict");
+      if (const auto d = last->find("details"); d != last->end() && d->is_object()) prev.details = *d;
+    } else {
+      prev.evaluated = false;
+    }
+    s.prev = std::move(prev);
+  }
+  s.elapsed_ms = integer(o, "accumulated_ms");
+  return s;
+}
+
+}  // namespace
+
 int verb_resume(const parsed_args& args) {
   run_settings s;
   s.shown_name = args.positional(0);
@@ -618,19 +672,28 @@ int verb_resume(const parsed_args& args) {
     return exit_failed;
   }
   const ll::journal_record* record = &**loaded_record;
-  if (record->status == ll::journal_status::running) {  // the readers mark dead owners stale
+  // The readers mark dead owners stale; a record without a pid (the original's) cannot be
+  // checked and is resumed, as the original resumes a `running` state.
+  if (record->status == ll::journal_status::running && record->pid > 0) {
     say_error(fmt::format("Loop is still running: {} (pid {})", s.shown_name, record->pid));
     return exit_failed;
   }
-  if (!ll::journal_resumable(record->status) || record->snapshot.is_null()) {
+  // The original's state file has no snapshot: one is built from its fields.
+  const bool from_original = record->snapshot.is_null() && record->extra.contains("original") &&
+                             !record->current_state.empty();
+  if (!ll::journal_resumable(record->status) || (record->snapshot.is_null() && !from_original)) {
     say_error(fmt::format("Nothing to resume for: {} (status: {})", s.shown_name, record->status));
     return exit_failed;
   }
-  auto snap = ll::snapshot_from_json(record->snapshot);
-  if (!snap) {
-    say_error(fmt::format("Cannot resume {}: bad snapshot: {}", s.shown_name,
-                          ll::to_string(snap.error())));
-    return exit_failed;
+  std::optional<ll::snapshot> snap;
+  if (!from_original) {
+    auto read = ll::snapshot_from_json(record->snapshot);
+    if (!read) {
+      say_error(fmt::format("Cannot resume {}: bad snapshot: {}", s.shown_name,
+                            ll::to_string(read.error())));
+      return exit_failed;
+    }
+    snap = std::move(*read);
   }
   const ll::json& extra = record->extra;
   if (record->stale) {  // its ll-loop died (kill -9, a crash) and may have left its action
@@ -665,8 +728,11 @@ int verb_resume(const parsed_args& args) {
   // The journal holds the absolute path; it is loaded (and so shown in messages) relative
   // to the cwd when the file is under it, which gives back what was typed for a run started
   // from the same directory. The run journals the absolute path again.
-  const std::string shown_path = display_path(record->loop_path);
-  auto loaded = load_loop_file(shown_path, s.context_overrides);
+  // The original's state file names no loop file: the loop is found by its name.
+  const std::string shown_path =
+      record->loop_path.empty() ? record->name : display_path(record->loop_path);
+  auto loaded = record->loop_path.empty() ? load_loop(shown_path, s.context_overrides)
+                                          : load_loop_file(shown_path, s.context_overrides);
   if (chatty && !(loaded ? loaded->paradigm : loaded.error().paradigm).empty())
     say(fmt::format("Auto-compiling paradigm file: {}", shown_path));
   if (!loaded) {
@@ -678,6 +744,7 @@ int verb_resume(const parsed_args& args) {
       say(fmt::format("Resuming from context handoff (iteration {})...\nContext: {}\n",
                       record->iteration, one_line(it->get<std::string>(), 500)));
   }
+  if (from_original) snap = snapshot_from_original(*record, loaded->loop);
   s.loaded = std::move(*loaded);
   s.resume_from = std::move(*snap);
   s.started_at = record->started_at;

@@ -199,7 +199,7 @@ int verb_status(const parsed_args& args) {
       say(fmt::format("PID: {} (not running - stale PID; resume with: ll-loop resume {})",
                       record->pid, record->name));
   }
-  say(fmt::format("Loop file: {}", record->loop_path));
+  if (!record->loop_path.empty()) say(fmt::format("Loop file: {}", record->loop_path));
   const auto p = ll::journal_paths_for(dir, record->name);
   std::error_code ec;
   if (fs::exists(p.events, ec))
@@ -250,8 +250,10 @@ int verb_stop(const parsed_args& args) {
   auto record = find_record(dir, name);
   if (!record) return exit_failed;
   const style s = style::for_stream(stdout);
-  if (record->stale) {
-    // Its process died without journaling the end (kill -9, crash): just record that.
+  // Its process died without journaling the end (kill -9, crash), or the record names no
+  // process (the original's state files have no pid): just record that it is interrupted.
+  const bool no_owner = record->status == ll::journal_status::running && record->pid <= 0;
+  if (record->stale || no_owner) {
     const long gone = record->pid;  // (the message names it, whatever the save writes)
     record->status = std::string(ll::journal_status::interrupted);
     ll::loop_journal journal(dir, record->name);
@@ -259,8 +261,9 @@ int verb_stop(const parsed_args& args) {
       say_error(ll::to_string(saved.error()));
       return exit_failed;
     }
-    say(fmt::format("{} Marked {} as interrupted (its process {} was gone)", s.green("\u2713"),
-                    name, gone));
+    say(no_owner ? fmt::format("{} Marked {} as interrupted", s.green("\u2713"), name)
+                 : fmt::format("{} Marked {} as interrupted (its process {} was gone)",
+                               s.green("\u2713"), name, gone));
     return exit_ok;
   }
   if (record->status != ll::journal_status::running) {

@@ -230,6 +230,9 @@ struct journal_record {
 
  public:
   /// Reads a state file's JSON; `name` and `status` are required, the rest optional.
+  /// The original's state file (its LoopState: `loop_name` instead of `name`, no pid, no
+  /// snapshot) is read too: its `captured`, `prev_result`, `last_result` and
+  /// `accumulated_ms` go to `extra["original"]`, from which a host can build a snapshot.
   static expected<journal_record, little_loops::error> from_json(const json& j) {
     auto bad = [](std::string path, std::string message) {
       return unexpected(little_loops::error{errc::invalid_snapshot, std::move(message), std::move(path)});
@@ -243,8 +246,9 @@ struct journal_record {
       out = it->get<std::string>();
       return true;
     };
+    const bool original = !j.contains("name") && j.contains("loop_name");
     for (auto [key, field, required] :
-         {std::tuple<const char*, std::string*, bool>{"name", &r.name, true},
+         {std::tuple<const char*, std::string*, bool>{original ? "loop_name" : "name", &r.name, true},
           {"status", &r.status, true},
           {"loop_path", &r.loop_path, false},
           {"started_at", &r.started_at, false},
@@ -261,6 +265,12 @@ struct journal_record {
     }
     if (const auto it = j.find("snapshot"); it != j.end()) r.snapshot = *it;
     if (const auto it = j.find("extra"); it != j.end() && it->is_object()) r.extra = *it;
+    if (original) {
+      json kept = json::object();
+      for (const char* key : {"captured", "prev_result", "last_result", "accumulated_ms"})
+        if (const auto it = j.find(key); it != j.end()) kept[key] = *it;
+      r.extra["original"] = std::move(kept);
+    }
     return r;
   }
 };
@@ -450,7 +460,9 @@ inline expected<std::optional<journal_record>, little_loops::error> load_journal
     if (!primary) return unexpected(std::move(primary.error()));
     return std::optional<journal_record>{};
   }
-  if (chosen->status == journal_status::running && !journal_process_alive(chosen->pid)) {
+  // (A record without a pid, as the original writes, cannot be checked: it stays running.)
+  if (chosen->status == journal_status::running && chosen->pid > 0 &&
+      !journal_process_alive(chosen->pid)) {
     chosen->status = std::string(journal_status::interrupted);
     chosen->stale = true;
   }

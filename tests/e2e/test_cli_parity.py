@@ -538,5 +538,55 @@ def test_dry_run_in_help():
     expect_in("--dry-run", r.out, r)
 
 
+
+def test_the_originals_state_files():
+    """State files the original wrote (its LoopState: loop_name, no pid, no snapshot) are read
+    by list, status, stop and resume."""
+    with Workdir() as wd:
+        write(wd / ".loops" / "two-step.yaml", """\
+name: two-step
+initial: step1
+states:
+  step1:
+    action: echo step1 >> log
+    on_success: step2
+  step2:
+    action: echo "step2 after ${prev.state} ${captured.x.output}" >> log
+    on_success: done
+  done:
+    terminal: true
+""")
+        running = wd / ".loops" / ".running"
+        running.mkdir()
+        def original(name, state, iteration, status, **more):
+            record = {"loop_name": name, "current_state": state, "iteration": iteration,
+                      "captured": {}, "prev_result": None, "last_result": None,
+                      "started_at": "2026-01-15T10:00:00Z", "updated_at": "2026-01-15T10:05:00Z",
+                      "status": status, **more}
+            (running / f"{name}.state.json").write_text(json.dumps(record))
+        original("loop-a", "check-errors", 3, "running")
+        original("two-step", "step2", 1, "running",
+                 captured={"x": {"output": "hi", "stderr": "", "exit_code": 0, "duration_ms": 5}},
+                 prev_result={"output": "step1\n", "exit_code": 0, "state": "step1"})
+        r = ll("list", "--running", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("Running loops:", r.out, r)
+        expect_in("  loop-a: check-errors (iteration 3)", r.out, r)
+        r = ll("status", "loop-a", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("Status: running", r.out, r)
+        r = ll("stop", "loop-a", cwd=wd)
+        expect_exit(r, 0)
+        expect(ll("status", "loop-a", "--json", cwd=wd).json()["status"] == "interrupted",
+               "stop marks it interrupted", r)
+        r = ll("resume", "two-step", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("Resumed and completed: done", r.out, r)
+        expect(lines(wd / "log") == ["step2 after step1 hi"], "resumed at step2 with its data", r)
+        events = [json.loads(x) for x in (running / "two-step.events.jsonl").read_text().splitlines()]
+        expect(events[0]["event"] == "loop_resume" and events[0]["from_state"] == "step2"
+               and events[0]["iteration"] == 1, "loop_resume event", r)
+
+
 if __name__ == "__main__":
     main()

@@ -460,6 +460,26 @@ TEST_CASE("final statuses and what can be resumed are the original's") {
     CHECK_FALSE(ll::journal_resumable(s));
 }
 
+TEST_CASE("the original's state file (LoopState) is read: loop_name, no pid, its fields kept") {
+  const ll::json original = ll::json::parse(R"({"loop_name": "loop-a", "current_state": "check",
+      "iteration": 3, "captured": {"x": {"output": "hi"}}, "prev_result": null,
+      "last_result": null, "started_at": "2026-01-15T10:00:00Z",
+      "updated_at": "2026-01-15T10:05:00Z", "status": "running"})");
+  auto r = ll::journal_record::from_json(original);
+  REQUIRE(r.has_value());
+  CHECK(r->name == "loop-a");
+  CHECK(r->pid == 0);
+  CHECK(r->snapshot.is_null());
+  CHECK(r->current_state == "check");
+  CHECK(r->iteration == 3);
+  CHECK(r->extra["original"]["captured"]["x"]["output"] == "hi");
+  CHECK(r->extra["original"].contains("prev_result"));
+  // Our own records are not mistaken for it, and a record needs a name either way.
+  CHECK_FALSE(ll::journal_record::from_json(ll::json{{"name", "n"}, {"status", "running"}})
+                  ->extra.contains("original"));
+  CHECK_FALSE(ll::journal_record::from_json(ll::json{{"status", "running"}}).has_value());
+}
+
 TEST_CASE("run_journaled stops at the next boundary when a stop file appears") {
   temp_dir dir("stopfile");
   ll::loop_journal journal(dir.path, "counter");
