@@ -48,6 +48,7 @@ ll::json status_json(const ll::journal_record& r, const fs::path& dir) {
     if (const auto c = r.snapshot.find("captured"); c != r.snapshot.end()) j["captured"] = *c;
     if (const auto e = r.snapshot.find("elapsed_ms"); e != r.snapshot.end()) j["accumulated_ms"] = *e;
   }
+  if (!j.contains("captured") && r.captured.is_object()) j["captured"] = r.captured;
   j["stale"] = r.stale;
   j["pid_alive"] = process_running(r.pid);
   const auto p = ll::journal_paths_for(dir, r.name);

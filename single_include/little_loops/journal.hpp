@@ -139,8 +139,9 @@ inline bool journal_resumable(std::string_view status) noexcept {
          status == journal_status::handoff || status == journal_status::max_iterations;
 }
 
-/// The state file: `{"name","status","pid","loop_path","started_at","updated_at",
-/// "iteration","current_state","snapshot","extra"}`.
+/// The state file: `{"name","loop_name","status","pid","loop_path","started_at","updated_at",
+/// "iteration","current_state","snapshot"[,"captured"],"extra"}` (`loop_name` and the final
+/// `captured` are the original's LoopState keys).
 struct journal_record {
   std::string name;           ///< the loop's name
   std::string status;         ///< see journal_status
@@ -151,6 +152,10 @@ struct journal_record {
   std::int64_t iteration = 0;
   std::string current_state;  ///< the state that runs next
   json snapshot;              ///< to_json(snapshot); null when there is nothing to resume
+  /// The run's captured values once it has ended (run_journaled()'s final save; written
+  /// only when not null): a finished run's snapshot is null, and the original's state file
+  /// keeps them.
+  json captured;
   json extra = json::object();  ///< host data (CLI options, overrides, ...)
 
   /// True when the record says `running` but its process is gone (a crash or kill -9):
@@ -160,6 +165,7 @@ struct journal_record {
   [[nodiscard]] json to_json() const {
     json j = json::object();
     j["name"] = name;
+    j["loop_name"] = name;
     j["status"] = status;
     j["pid"] = pid;
     j["loop_path"] = loop_path;
@@ -168,6 +174,7 @@ struct journal_record {
     j["iteration"] = iteration;
     j["current_state"] = current_state;
     j["snapshot"] = snapshot;
+    if (!captured.is_null()) j["captured"] = captured;
     j["extra"] = extra;
     return j;
   }
@@ -203,6 +210,8 @@ struct journal_record {
     text.reserve(512 + name.size() + loop_path.size() + current_state.size());
     text += "{\"name\":"sv;
     detail::append_json_string(text, name);
+    text += ",\"loop_name\":"sv;
+    detail::append_json_string(text, name);
     text += ",\"status\":"sv;
     detail::append_json_string(text, status);
     text += ",\"pid\":"sv;
@@ -222,6 +231,10 @@ struct journal_record {
   }
   [[nodiscard]] std::string text_tail(std::string text) const {
     using namespace std::string_view_literals;
+    if (!captured.is_null()) {
+      text += ",\"captured\":"sv;
+      detail::append_json_text(text, captured);
+    }
     text += ",\"extra\":"sv;
     detail::append_json_text(text, extra);
     text += "}\n"sv;
@@ -264,6 +277,7 @@ struct journal_record {
       r.iteration = it->get<std::int64_t>();
     }
     if (const auto it = j.find("snapshot"); it != j.end()) r.snapshot = *it;
+    if (const auto it = j.find("captured"); it != j.end() && it->is_object()) r.captured = *it;
     if (const auto it = j.find("extra"); it != j.end() && it->is_object()) r.extra = *it;
     if (original) {
       json kept = json::object();
@@ -1065,6 +1079,7 @@ const execution_result& run_journaled(Executor& executor, loop_journal& journal,
                                       std::optional<little_loops::error>* write_error = nullptr) {
   std::stop_callback forward(stop, [&executor]() noexcept { executor.request_stop(); });
   record.pid = static_cast<long>(::getpid());  // once: getpid() is a system call
+  record.captured = json();  // the snapshots hold them until the end
   auto save = [&](std::string_view status, json snap) {
     record.status = std::string(status);
     record.snapshot = std::move(snap);
@@ -1093,6 +1108,7 @@ const execution_result& run_journaled(Executor& executor, loop_journal& journal,
   const execution_result& result = executor.result();
   record.iteration = result.iterations;
   record.current_state = result.snapshot ? result.snapshot->current_state : result.final_state;
+  record.captured = detail::captured_to_json(result.captured);
   save(journal_status_for(result), result.snapshot ? to_json(*result.snapshot) : json(nullptr));
   if (auto r = journal.flush(); !r && write_error != nullptr) *write_error = r.error();
   journal.clear_stop_request();

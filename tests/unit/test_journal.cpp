@@ -437,6 +437,12 @@ TEST_CASE("run_journaled: snapshot at every boundary, events, final status, exac
   CHECK((*done)->status == "completed");
   CHECK((*done)->snapshot.is_null());
   CHECK((*done)->started_at == r.started_at);
+  // The original's LoopState keys: loop_name, and the captured values at the end.
+  std::ifstream state_file(ll::journal_paths_for(dir.path, "counter").state);
+  const ll::json state = ll::json::parse(state_file);
+  CHECK(state["loop_name"] == "counter");
+  CHECK(state["captured"]["first"]["output"] == "A2");  // `first` captured again on the resumed run
+  CHECK((*done)->captured == state["captured"]);
   CHECK(ll::read_journal_events(dir.path, "counter", 1).front()["event"] == "loop_complete");
 }
 
