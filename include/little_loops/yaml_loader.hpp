@@ -520,13 +520,21 @@ class yaml_json_builder final : public YAML::EventHandler {
     const std::size_t content = note_node(mark, anchor);
     if (content < source_.size()) {
       const char first = source_[content];
+      std::size_t end = std::string_view::npos;  // just past the scalar's text, when known
       if (first == '"' || first == '\'') {
-        const std::size_t end = quoted_scalar_end(source_, content);
+        end = quoted_scalar_end(source_, content);
         if (end == std::string_view::npos)
           fail(key_expected() ? frames_.back().path : value_path(mark), mark, "parse-error",
                "while scanning a quoted scalar: found unexpected end of stream");
         verbatim_.emplace_back(content, end);
-      } else if (first == '|' || first == '>') {
+      } else if (tag == "?" && source_.compare(content, text.size(), text) == 0) {
+        end = content + text.size();  // a plain scalar on one line, as every simple key is
+      }
+      if (end != std::string_view::npos && key_expected() && !frames_.back().flow &&
+          !simple_key_closed(end) && !explicit_key(content))
+        fail(frames_.back().path, mark, "parse-error",
+             "while scanning a simple key: could not find expected ':'");
+      if (first == '|' || first == '>') {
         // The content starts after the header line (`|-2 # comment`, read as any other
         // line) and ends where the next node's line starts.
         const std::size_t eol = source_.find('\n', content);
@@ -541,9 +549,18 @@ class yaml_json_builder final : public YAML::EventHandler {
     std::string value = text;
     if (utf8_source_) reencode_yaml_escapes(value);
     if (key_expected()) {
+      if (anchor != 0) anchors_[anchor] = anchored{json(value), 1};  // `&k a: 1`, then `*k`
       begin_key(std::move(value), mark, tag == "?");
+      frames_.back().key_explicit = content < source_.size() && explicit_key(content);
       return;
     }
+    // A scalar value of a block mapping on a later line is indented more than its key
+    // (yaml-cpp took `a:\n"b"` as a: b; PyYAML reads the "b" as a key without ':').
+    if (!frames_.empty() && frames_.back().is_map && !frames_.back().flow &&
+        !frames_.back().key_explicit && mark.line > frames_.back().key_mark.line &&
+        mark.column <= frames_.back().key_mark.column)
+      fail(frames_.back().path, mark, "parse-error",
+           "while scanning a simple key: could not find expected ':'");
     const std::string path = value_path(mark);
     complete(scalar_value(tag, value, path, mark), anchor, path, mark);
   }
@@ -578,6 +595,8 @@ class yaml_json_builder final : public YAML::EventHandler {
     bool has_key = false;
     bool key_is_merge = false;
     bool key_is_duplicate = false;  // the current key appeared before (diagnosed; first value kept)
+    YAML::Mark key_mark;            // where the current key starts
+    bool key_explicit = false;      // written `? key` (its value may follow on a `:` line)
     std::string key;
     std::string path;
     YAML::anchor_t anchor = 0;
@@ -604,6 +623,24 @@ class yaml_json_builder final : public YAML::EventHandler {
   std::size_t total_nodes_ = 0;
 
   static int one_based(int v) { return v < 0 ? 0 : v + 1; }
+
+  // A block mapping's key without `?` is a simple key: `:` follows it on its line (PyYAML:
+  // "could not find expected ':'"; yaml-cpp read `a:\nb` as the keys a and b, b null).
+  bool simple_key_closed(std::size_t end) const {
+    while (end < source_.size() && (source_[end] == ' ' || source_[end] == '\t')) ++end;
+    return end < source_.size() && source_[end] == ':';
+  }
+  // Whether the key starting at `content` follows a `?` indicator on its line (properties
+  // such as `? &a !t key` included).
+  bool explicit_key(std::size_t content) const {
+    std::size_t i = content;
+    while (i > 0 && source_[i - 1] != '\n') {
+      --i;
+      if (source_[i] == '?' && (i + 1 == content || source_[i + 1] == ' ' || source_[i + 1] == '\t'))
+        return true;
+    }
+    return false;
+  }
 
   // Every event that has a position comes here first: ends a pending block scalar (at the
   // start of this node's line), refuses an anchor name defined before (PyYAML's "found
@@ -650,6 +687,8 @@ class yaml_json_builder final : public YAML::EventHandler {
   void begin_key(std::string text, const YAML::Mark& mark, bool plain = false) {
     frame& top = frames_.back();
     top.has_key = true;
+    top.key_mark = mark;
+    top.key_explicit = false;
     top.key_is_merge = plain && text == "<<";
     if (top.key_is_merge) return;
     const std::string path = member_path(top.path, text);

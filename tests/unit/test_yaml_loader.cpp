@@ -277,6 +277,32 @@ TEST_CASE("an anchor defined twice and a plain = value are errors, as in PyYAML"
   CHECK(yaml("a: '='\nb: ==\n=: 1\n").dump() == R"({"a":"=","b":"==","=":1})");
 }
 
+TEST_CASE("a block mapping key needs its ':' and a scalar value its indentation, as in PyYAML") {
+  // yaml-cpp read a word without ':' as a key with a null value, and a quoted scalar on the
+  // next line at the key's column as the key's value.
+  for (const char* bad : {"a:\nb\n", "x:\n  a: 1\n  oops\n", "a:\n\"b\"\n", "x:\n  a:\n  'b'\n",
+                          "context:\n  k: v\n  stray\n"}) {
+    CAPTURE(std::string(bad));
+    auto e = yaml_error(bad);
+    REQUIRE_FALSE(e.details.empty());
+    CHECK(e.details[0].code == "parse-error");
+    CHECK(e.details[0].message.find("could not find expected ':'") != std::string::npos);
+  }
+  // What YAML allows: explicit keys, flow mappings without values, spaces before ':', a
+  // block sequence at the key's indentation, a continued plain scalar.
+  CHECK(yaml("? a\n").dump() == R"({"a":null})");
+  CHECK(yaml("? a\n: 1\n").dump() == R"({"a":1})");
+  CHECK(yaml("? &x k\n: v\n").dump() == R"({"k":"v"})");
+  CHECK(yaml("- ? b\n  : 2\n").dump() == R"([{"b":2}])");
+  CHECK(yaml("{a, b: 1}\n").dump() == R"({"a":null,"b":1})");
+  CHECK(yaml("a  : 1\n'q' : 2\n").dump() == R"({"a":1,"q":2})");
+  CHECK(yaml("a:\n- 1\n").dump() == R"({"a":[1]})");
+  CHECK(yaml("a: 1\n b\n").dump() == R"({"a":"1 b"})");
+  CHECK(yaml("a:\n  'x'\n").dump() == R"({"a":"x"})");
+  // An anchored key is a scalar an alias can name (PyYAML: {'a': 1, 'b': 'a'}).
+  CHECK(yaml("&k a: 1\nb: *k\n").dump() == R"({"a":1,"b":"a"})");
+}
+
 TEST_CASE("duplicate keys, complex keys and unknown tags are diagnostics with positions") {
   ll::yaml_source_map map;
   auto dup = yaml_error("a: 1\nb:\n  c: 1\n  c: 2\n", &map);
