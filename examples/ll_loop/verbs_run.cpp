@@ -603,7 +603,7 @@ ll::snapshot snapshot_from_original(const ll::journal_record& r, const ll::fsm_l
   s.iteration = r.iteration;
   s.context = loop.context;
   s.started_at = r.started_at;
-  const ll::json& o = r.extra["original"];
+  const ll::json& o = r.extra.at("original");  // present: see from_original in verb_resume
   auto text = [](const ll::json& obj, const char* key) {
     const auto it = obj.find(key);
     return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -1135,11 +1135,11 @@ int verb_test(const parsed_args& args) {
   // One step from `target`: no journal, no maintain restart, no on_max_iterations state.
   // Without `evaluate:` the exit code decides, prompt actions included, as the original's
   // `ll-loop test` evaluates (`evaluate_exit_code`, "exit_code (default)"): no judge runs.
-  const bool default_evaluator = !state->second.evaluate && !state->second.next;
-  if (default_evaluator) {
-    ll::evaluate_config by_exit_code;
-    by_exit_code.type = ll::evaluator_type::exit_code;
-    state->second.evaluate = by_exit_code;
+  const bool by_exit_code = !state->second.evaluate && !state->second.next;
+  if (by_exit_code) {
+    ll::evaluate_config exit_code_config;
+    exit_code_config.type = ll::evaluator_type::exit_code;
+    state->second.evaluate = exit_code_config;
   }
   loop.initial = target;
   loop.max_iterations = 1;
@@ -1188,13 +1188,12 @@ int verb_test(const parsed_args& args) {
   }
   std::string verdict = sink.verdict;
   if (sink.evaluator_type) {
-    const bool is_default = default_evaluator;
-    const std::string shown = is_default ? std::string("exit_code (default)") : *sink.evaluator_type;
+    const std::string shown = by_exit_code ? std::string("exit_code (default)") : *sink.evaluator_type;
     std::string upper = verdict;
     for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     fmt::print("Evaluator: {}\nVerdict: {}\n", shown, upper);
     for (auto it = sink.details.begin(); it != sink.details.end(); ++it) {
-      if (is_default && it.key() == "exit_code") continue;
+      if (by_exit_code && it.key() == "exit_code") continue;
       fmt::print("  {}: {}\n", it.key(),
                  it->is_string() ? it->get<std::string>()
                                  : it->dump(-1, ' ', false, ll::json::error_handler_t::replace));
