@@ -519,3 +519,126 @@ TEST_CASE("actions get default signal dispositions and an empty mask, whatever t
   CHECK((blocked & bit(SIGHUP)) == 0);
   CHECK(blocked == 0);
 }
+
+namespace {
+
+/// A temporary directory tree and PATH for the duration of a test case (restored after).
+struct path_sandbox {
+  std::filesystem::path root;
+  std::string saved_path;
+  bool had_path;
+  path_sandbox() : root(std::filesystem::temp_directory_path() / ("ll_path_test_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(root);
+    std::filesystem::create_directories(root);
+    const char* p = std::getenv("PATH");
+    had_path = p != nullptr;
+    if (p != nullptr) saved_path = p;
+  }
+  path_sandbox(const path_sandbox&) = delete;
+  path_sandbox& operator=(const path_sandbox&) = delete;
+  ~path_sandbox() {
+    if (had_path)
+      ::setenv("PATH", saved_path.c_str(), 1);
+    else
+      ::unsetenv("PATH");
+    std::filesystem::remove_all(root);
+  }
+  /// Writes a script printing `tag` (executable unless `executable` is false).
+  std::filesystem::path program(const std::string& dir, const std::string& name, const std::string& tag,
+                                bool executable = true) const {
+    std::filesystem::create_directories(root / dir);
+    const auto file = root / dir / name;
+    // Atomically replaced, as installers do: a file being written is never executed.
+    const auto tmp = root / dir / (name + ".tmp");
+    {
+      std::FILE* f = std::fopen(tmp.c_str(), "w");
+      REQUIRE(f != nullptr);
+      std::fputs(("#!/bin/sh\necho " + tag + "\n").c_str(), f);
+      std::fclose(f);
+    }
+    std::filesystem::permissions(tmp, executable ? std::filesystem::perms(0755) : std::filesystem::perms(0644));
+    std::filesystem::rename(tmp, file);
+    return file;
+  }
+  std::string dir(const std::string& d) const { return (root / d).string(); }
+};
+
+}  // namespace
+
+TEST_CASE("program lookup: the first executable regular file on PATH, as posix_spawnp finds it") {
+  path_sandbox box;
+  box.program("a", "ll-prog", "a", false);            // not executable: skipped
+  std::filesystem::create_directories(box.root / "b" / "ll-prog");  // a directory: skipped
+  const auto c = box.program("c", "ll-prog", "c");
+  box.program("d", "ll-prog", "d");
+  ::setenv("PATH", (box.dir("missing") + ":" + box.dir("a") + ":" + box.dir("b") + "/:" + box.dir("c") +
+                    ":" + box.dir("d")).c_str(), 1);
+  ll::detail::program_lookup_cache cache;
+  const std::string name = "ll-prog";
+  CHECK(std::string(cache.lookup(name)) == c.string());
+  CHECK(cache.lookup(name) == cache.lookup(name));  // reused, not searched again
+
+  SUBCASE("not looked up: a name with a slash, a relative PATH entry, no PATH, not found") {
+    const std::string with_slash = "./ll-prog";
+    CHECK(cache.lookup(with_slash) == with_slash.c_str());
+    ::setenv("PATH", (box.dir("missing") + "::" + box.dir("c")).c_str(), 1);  // "" is the cwd
+    CHECK(cache.lookup(name) == name.c_str());
+    ::setenv("PATH", ("bin:" + box.dir("c")).c_str(), 1);
+    CHECK(cache.lookup(name) == name.c_str());
+    ::unsetenv("PATH");
+    CHECK(cache.lookup(name) == name.c_str());
+    ::setenv("PATH", box.dir("missing").c_str(), 1);
+    CHECK(cache.lookup(name) == name.c_str());
+  }
+  SUBCASE("a program installed earlier on PATH is found at once") {
+    const auto b2 = box.program("missing", "ll-prog", "new");
+    CHECK(std::string(cache.lookup(name)) == b2.string());
+  }
+  SUBCASE("a skipped file made executable is found at once") {
+    std::filesystem::permissions(box.root / "a" / "ll-prog", std::filesystem::perms(0755));
+    CHECK(std::string(cache.lookup(name)) == (box.root / "a" / "ll-prog").string());
+  }
+  SUBCASE("another PATH is searched anew") {
+    ::setenv("PATH", box.dir("d").c_str(), 1);
+    CHECK(std::string(cache.lookup(name)) == (box.root / "d" / "ll-prog").string());
+  }
+  SUBCASE("forget drops the answer (the runner's retry after a failed start)") {
+    std::filesystem::remove(c);  // its directory's candidates are not watched: only those before
+    CHECK(std::string(cache.lookup(name)) == c.string());
+    cache.forget(name);
+    CHECK(std::string(cache.lookup(name)) == (box.root / "d" / "ll-prog").string());
+  }
+}
+
+TEST_CASE("actions find their program on PATH as it is when each one starts") {
+  path_sandbox box;
+  box.program("late", "ll-shell", "late");
+  ::setenv("PATH", (box.dir("early") + ":" + box.dir("late") + ":" + box.saved_path).c_str(), 1);
+  ll::posix_runner_options opts;
+  opts.shell_command = {"ll-shell"};
+  const ll::posix_process_runner runner(opts);
+  CHECK(run_shell(runner, "x").output == "late\n");
+  box.program("early", "ll-shell", "early");  // installed before `late` on PATH
+  CHECK(run_shell(runner, "x").output == "early\n");
+  std::filesystem::remove(box.root / "early" / "ll-shell");  // gone: the next one on PATH runs
+  CHECK(run_shell(runner, "x").output == "late\n");
+  std::filesystem::remove(box.root / "late" / "ll-shell");
+  CHECK(run_shell(runner, "x").exit_code == 127);
+  box.program("late", "ll-shell", "back");
+  CHECK(run_shell(runner, "x").output == "back\n");
+
+  // A found file without "#!" fails to start as after a search by posix_spawnp (ENOEXEC:
+  // glibc runs no /bin/sh fallback), and argv[0] stays the name the program was given.
+  {
+    std::FILE* f = std::fopen((box.root / "late" / "ll-plain").c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs("echo plain\n", f);
+    std::fclose(f);
+    std::filesystem::permissions(box.root / "late" / "ll-plain", std::filesystem::perms(0755));
+  }
+  opts.shell_command = {"ll-plain"};
+  const auto plain = run_shell(ll::posix_process_runner(opts), "x");
+  CHECK(plain.exit_code == 126);
+  CHECK(plain.stderr_output.find("Exec format error") != std::string::npos);
+  CHECK(run_shell(ll::posix_process_runner{}, "printf '%s' \"$0\"").output == "bash");
+}
