@@ -15,6 +15,7 @@
 #include <benchmark/benchmark.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -113,11 +114,13 @@ void BM_runner_sh_true_cancellable(benchmark::State& state) {
 BENCHMARK(BM_runner_sh_true_cancellable)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // The per-step cost of `ll-loop run`'s path — executor, process runner, journal event sink,
-// background journal with a save at every state boundary (snapshot + checkpoint line) — and
-// of the runner alone, against a bare posix_spawn + waitpid of `/bin/sh -c true`, in this
-// process and the same rounds: every iteration runs a block of 30 steps of each, in random
-// order. Counters: the bare step in µs, and the medians (with quartiles) of the per-round
-// overheads in %, so the machine's slow drifts in speed hit all three alike and cancel out.
+// background journal with a save at every state boundary (snapshot + checkpoint line) — of
+// the runner alone, and of the same spawn with its output captured (capturing_spawn), against
+// a bare posix_spawn + waitpid of `/bin/sh -c true`, in this process and the same rounds:
+// every iteration runs a block of 30 steps of each, in random order. Counters: the bare step
+// in µs, and the medians (with quartiles) of the per-round overheads in % (capture_pct,
+// runner_pct, loop_pct), so the machine's slow drifts in speed hit all four alike and cancel
+// out.
 struct null_forward {
   void on_event(const ll::loop_event&) noexcept {}
 };
@@ -125,6 +128,48 @@ struct null_forward {
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
+}
+
+// The least a host that captures output must do around that spawn: two fresh pipes as
+// stdout and stderr, read to end-of-file, and the child reaped. With a pidfd (as the runner),
+// the exit is seen there and the pipes are drained after it. The runner's own cost is what
+// it adds over this; this block's own, over the bare spawn, is the price of capturing.
+bool capturing_spawn(char* const* argv) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return false;
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(out[0]);
+    close(out[1]);
+    return false;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+  pid_t pid;
+  const bool spawned = posix_spawn(&pid, argv[0], &fa, nullptr, argv, environ) == 0;
+  posix_spawn_file_actions_destroy(&fa);
+  close(out[1]);
+  close(err[1]);
+  if (spawned) {
+    pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    int open_pipes = 2;
+    char buf[4096];
+    while (open_pipes > 0 && poll(fds, 2, -1) > 0) {
+      for (auto& p : fds) {
+        if (p.fd >= 0 && p.revents != 0 && read(p.fd, buf, sizeof buf) <= 0) {
+          p.fd = -1;
+          --open_pipes;
+        }
+      }
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+  }
+  close(out[0]);
+  close(err[0]);
+  return spawned;
 }
 
 void BM_step_overhead_paired(benchmark::State& state) {
@@ -165,12 +210,12 @@ void BM_step_overhead_paired(benchmark::State& state) {
     char sh[] = "/bin/sh", dash_c[] = "-c", cmd[] = "true";
     char* argv[] = {sh, dash_c, cmd, nullptr};
 
-    std::vector<double> bare_us, runner_pct, loop_pct;
+    std::vector<double> bare_us, capture_pct, runner_pct, loop_pct;
     std::mt19937 rng(20261123);
     for (auto _ : state) {
-      std::array<int, 3> order{0, 1, 2};
+      std::array<int, 4> order{0, 1, 2, 3};
       std::shuffle(order.begin(), order.end(), rng);
-      std::array<double, 3> per_step{};
+      std::array<double, 4> per_step{};
       for (const int k : order) {
         const auto t0 = clock::now();
         for (int i = 0; i < block; ++i) {
@@ -183,6 +228,8 @@ void BM_step_overhead_paired(benchmark::State& state) {
           } else if (k == 1) {
             auto r = runner.run(req);
             if (!r || r->exit_code != 0) state.SkipWithError("run failed");
+          } else if (k == 3) {
+            if (!capturing_spawn(argv)) state.SkipWithError("spawn");
           } else {
             if (!ex.step()) state.SkipWithError("the loop stopped");
             const ll::snapshot_view snap = ex.snapshot_view();  // as ll-loop run
@@ -197,9 +244,11 @@ void BM_step_overhead_paired(benchmark::State& state) {
       }
       bare_us.push_back(per_step[0]);
       runner_pct.push_back(100.0 * (per_step[1] / per_step[0] - 1.0));
+      capture_pct.push_back(100.0 * (per_step[3] / per_step[0] - 1.0));
       loop_pct.push_back(100.0 * (per_step[2] / per_step[0] - 1.0));
     }
     state.counters["bare_us"] = percentile(bare_us, 0.5);
+    state.counters["capture_pct"] = percentile(capture_pct, 0.5);
     state.counters["runner_pct"] = percentile(runner_pct, 0.5);
     state.counters["runner_pct_q1"] = percentile(runner_pct, 0.25);
     state.counters["runner_pct_q3"] = percentile(runner_pct, 0.75);
