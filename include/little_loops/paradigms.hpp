@@ -53,9 +53,12 @@ inline expected<fsm_loop, error> compile_paradigm(const json& spec,
     if (paradigm == "invariants") return compile_invariants(spec, warnings);
     if (paradigm == "imperative") return compile_imperative(spec, warnings);
   } else {
-    auto loop = parse_loop(spec);  // keeps `paradigm` as provenance
-    if (!loop) return loop;
-    diagnostics checked = validate(*loop);
+    fsm_loop loop;  // keeps `paradigm` as provenance
+    diagnostics checked;
+    read_loop(spec, loop, checked);
+    const bool unreadable = count_errors(checked) != 0;
+    validate_read(loop, checked);  // the validator's findings too, as the original reports them
+    if (unreadable) return unexpected(invalid_loop_error(std::move(checked)));
     if (has_errors(checked)) {
       std::size_t errors = 0;
       for (const auto& d : checked)

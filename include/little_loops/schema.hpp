@@ -669,11 +669,11 @@ inline std::optional<route_config> parse_route(const json& value, const std::str
   return route;
 }
 
-inline std::optional<state_config> parse_state(const json& value, const std::string& path,
-                                               diagnostics& out) {
-  const std::size_t errors_before = count_errors(out);
-  if (!expect_object(value, path, out)) return std::nullopt;
+/// Reads a state. What could not be read is left out of the result and reported: the loop
+/// is then invalid, and the validator looks only at what was read (see read_and_validate).
+inline state_config parse_state(const json& value, const std::string& path, diagnostics& out) {
   state_config state;
+  if (!expect_object(value, path, out)) return state;
   for (auto it = value.begin(); it != value.end(); ++it) {
     const std::string& key = it.key();
     const json& field = it.value();
@@ -717,7 +717,6 @@ inline std::optional<state_config> parse_state(const json& value, const std::str
       report_unknown_key(out, path, key, state_keys);
     }
   }
-  if (count_errors(out) != errors_before) return std::nullopt;
   return state;
 }
 
@@ -778,8 +777,8 @@ inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
           report(out, state_path, "invalid-utf8", "state name is not valid UTF-8");
           continue;
         }
-        if (auto state = parse_state(s.value(), state_path, out))  // names are unique: JSON keys
-          detail::append_new_key(loop.states, state_name, std::move(*state));
+        // names are unique (JSON keys); a state with errors is kept with what could be read
+        detail::append_new_key(loop.states, state_name, parse_state(s.value(), state_path, out));
       }
     } else if (key == "context") {
       if (expect_object(field, field_path, out) && check_value_tree(field, field_path, out))

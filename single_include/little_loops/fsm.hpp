@@ -1264,11 +1264,11 @@ inline std::optional<route_config> parse_route(const json& value, const std::str
   return route;
 }
 
-inline std::optional<state_config> parse_state(const json& value, const std::string& path,
-                                               diagnostics& out) {
-  const std::size_t errors_before = count_errors(out);
-  if (!expect_object(value, path, out)) return std::nullopt;
+/// Reads a state. What could not be read is left out of the result and reported: the loop
+/// is then invalid, and the validator looks only at what was read (see read_and_validate).
+inline state_config parse_state(const json& value, const std::string& path, diagnostics& out) {
   state_config state;
+  if (!expect_object(value, path, out)) return state;
   for (auto it = value.begin(); it != value.end(); ++it) {
     const std::string& key = it.key();
     const json& field = it.value();
@@ -1312,7 +1312,6 @@ inline std::optional<state_config> parse_state(const json& value, const std::str
       report_unknown_key(out, path, key, state_keys);
     }
   }
-  if (count_errors(out) != errors_before) return std::nullopt;
   return state;
 }
 
@@ -1373,8 +1372,8 @@ inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
           report(out, state_path, "invalid-utf8", "state name is not valid UTF-8");
           continue;
         }
-        if (auto state = parse_state(s.value(), state_path, out))  // names are unique: JSON keys
-          detail::append_new_key(loop.states, state_name, std::move(*state));
+        // names are unique (JSON keys); a state with errors is kept with what could be read
+        detail::append_new_key(loop.states, state_name, parse_state(s.value(), state_path, out));
       }
     } else if (key == "context") {
       if (expect_object(field, field_path, out) && check_value_tree(field, field_path, out))
@@ -4135,6 +4134,7 @@ LITTLE_LOOPS_NAMESPACE_END
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstddef>
@@ -4583,29 +4583,95 @@ inline diagnostics validate(const fsm_loop& loop) {
   return out;
 }
 
-/// parse_loop() followed by validate(). Any error-level finding gives errc::invalid_loop
-/// with every diagnostic (warnings included) in error::details; on success the warnings are
-/// appended to `*warnings` when it is given.
-inline expected<fsm_loop, error> load_loop(const json& doc, diagnostics* warnings = nullptr) {
-  auto parsed = parse_loop(doc);
-  if (!parsed) return parsed;
-  diagnostics found = validate(*parsed);
-  if (has_errors(found)) return unexpected(detail::invalid_loop_error(std::move(found)));
+namespace detail {
+
+/// True when `path` is `base` or lies under it (`base.key…`, `base[i]…`); "" is above all.
+inline bool path_within(std::string_view path, std::string_view base) noexcept {
+  if (base.empty()) return true;
+  if (path.size() < base.size() || path.substr(0, base.size()) != base) return false;
+  return path.size() == base.size() || path[base.size()] == '.' || path[base.size()] == '[';
+}
+
+/// Validates `loop`, read by read_loop() with its findings in `found`: every finding of
+/// both, as the original's validator reports a loop's problems together. When the parse
+/// found errors, the loop holds only what could be read, so the validator's findings are
+/// kept only where they cannot stem from what is missing: errors, not warnings (an
+/// unreadable route makes its target look unreachable); outside every state or top-level
+/// key with a parse error (an unreadable `evaluate` changes which verdicts its routes may
+/// name), except routes to a state that does not exist; none about the document or its
+/// `states` as a whole (an unreadable `terminal` is not "no terminal state"). A parse error
+/// on the document or on `states` itself keeps none.
+inline void validate_read(const fsm_loop& loop, diagnostics& found) {
+  diagnostics checked = validate(loop);
+  if (count_errors(found) == 0) {
+    for (auto& d : checked) found.push_back(std::move(d));
+    return;
+  }
+  std::vector<std::string> state_paths;
+  state_paths.reserve(loop.states.size());
+  for (const auto& entry : loop.states) state_paths.push_back(member_path("states", entry.first));
+  // The state or top-level key a path belongs to ("" for the document).
+  auto container = [&](const std::string& path) -> std::string {
+    std::string best;
+    for (const auto& s : state_paths)
+      if (s.size() > best.size() && path_within(path, s)) best = s;
+    if (!best.empty()) return best;
+    return path.substr(0, path.find_first_of(".["));
+  };
+  std::vector<std::string> unreadable;
+  for (const auto& d : found) {
+    if (d.level != severity::error) continue;
+    std::string c = container(d.path);
+    if (c.empty() || c == "states") return;
+    unreadable.push_back(std::move(c));
+  }
+  for (auto& d : checked) {
+    if (d.level != severity::error || d.path.empty() || d.path == "states") continue;
+    // A route to a state that does not exist is one wherever it is: targets are read as
+    // written and every state is kept, even one that could not be read.
+    const std::string c = container(d.path);
+    if (d.code == "unknown-state" || std::find(unreadable.begin(), unreadable.end(), c) == unreadable.end())
+      found.push_back(std::move(d));
+  }
+}
+inline void read_and_validate(const json& doc, fsm_loop& loop, diagnostics& found) {
+  read_loop(doc, loop, found);
+  validate_read(loop, found);
+}
+
+/// The result of read_and_validate(): errc::invalid_loop with every finding when there is
+/// an error; else the loop, its warnings appended to `*warnings` when given.
+inline expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& found,
+                                             diagnostics* warnings) {
+  if (has_errors(found)) return unexpected(invalid_loop_error(std::move(found)));
   if (warnings)
     for (auto& d : found) warnings->push_back(std::move(d));
-  return parsed;
+  return expected<fsm_loop, error>(std::move(loop));
+}
+
+}  // namespace detail
+
+/// parse_loop() followed by validate(). Any error-level finding gives errc::invalid_loop
+/// with every diagnostic (warnings included) in error::details — the validator's findings
+/// too when the parse found errors, except those restating them (see
+/// detail::read_and_validate); on success the warnings are appended to `*warnings` when it
+/// is given.
+inline expected<fsm_loop, error> load_loop(const json& doc, diagnostics* warnings = nullptr) {
+  diagnostics found;
+  fsm_loop loop;
+  detail::read_and_validate(doc, loop, found);
+  return detail::loaded_loop(std::move(loop), std::move(found), warnings);
 }
 
 /// parse_loop_text() followed by validate(); see load_loop().
 inline expected<fsm_loop, error> load_loop_text(std::string_view json_text,
                                                 diagnostics* warnings = nullptr) {
-  auto parsed = parse_loop_text(json_text);
-  if (!parsed) return parsed;
-  diagnostics found = validate(*parsed);
-  if (has_errors(found)) return unexpected(detail::invalid_loop_error(std::move(found)));
-  if (warnings)
-    for (auto& d : found) warnings->push_back(std::move(d));
-  return parsed;
+  diagnostics found;
+  auto doc = detail::scan_json_text(json_text, found);
+  if (!doc) return unexpected(std::move(doc.error()));
+  fsm_loop loop;
+  detail::read_and_validate(*doc, loop, found);
+  return detail::loaded_loop(std::move(loop), std::move(found), warnings);
 }
 
 LITTLE_LOOPS_NAMESPACE_END
@@ -10490,9 +10556,12 @@ inline expected<fsm_loop, error> compile_paradigm(const json& spec,
     if (paradigm == "invariants") return compile_invariants(spec, warnings);
     if (paradigm == "imperative") return compile_imperative(spec, warnings);
   } else {
-    auto loop = parse_loop(spec);  // keeps `paradigm` as provenance
-    if (!loop) return loop;
-    diagnostics checked = validate(*loop);
+    fsm_loop loop;  // keeps `paradigm` as provenance
+    diagnostics checked;
+    read_loop(spec, loop, checked);
+    const bool unreadable = count_errors(checked) != 0;
+    validate_read(loop, checked);  // the validator's findings too, as the original reports them
+    if (unreadable) return unexpected(invalid_loop_error(std::move(checked)));
     if (has_errors(checked)) {
       std::size_t errors = 0;
       for (const auto& d : checked)

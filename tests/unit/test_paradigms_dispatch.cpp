@@ -198,3 +198,14 @@ TEST_CASE("slugify: every script as Python 3.11 (Unicode 14) slugs it") {
     CHECK(detail::slugify(c.first) == c.second);
   }
 }
+
+TEST_CASE("a loop document with parse errors reports the validator's standalone findings too") {
+  auto bad = compile_paradigm_text(R"({"name": "t", "initial": "start", "states": {
+      "start": {"action": "x", "evaluate": {"type": "bogus"}, "on_success": "nowhere"},
+      "other": {"terminal": "yes"}}})");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().code == errc::invalid_loop);
+  REQUIRE(bad.error().details.size() == 3);
+  CHECK(bad.error().details[2].path == "states.start.on_success");
+  CHECK(bad.error().details[2].code == "unknown-state");
+}

@@ -624,3 +624,69 @@ TEST_CASE("validation of a large loop finds every problem once") {
   CHECK(found.size() == 4);
   CHECK(count_code(found, "unknown-state") == 4);
 }
+
+namespace {
+const ll::diagnostic* at_path(const ll::diagnostics& list, const std::string& path) {
+  for (const auto& d : list)
+    if (d.path == path) return &d;
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("a document with parse errors also gets the validator's findings that stand on their own") {
+  // As the original's validator, every problem at once: the unknown evaluator type and
+  // action_type (parse), and the route to a state that does not exist (validation) — in the
+  // same state as a parse error, since targets are read as written.
+  auto bad = ll::load_loop_text(R"({"name": "t", "initial": "start", "states": {
+      "start": {"action": "x", "evaluate": {"type": "bogus"}, "on_success": "nowhere"},
+      "other": {"action_type": "weird", "terminal": true}}})");
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().code == ll::errc::invalid_loop);
+  const auto& found = bad.error().details;
+  CHECK(found.size() == 3);
+  CHECK(at_path(found, "states.start.evaluate.type") != nullptr);
+  CHECK(at_path(found, "states.other.action_type") != nullptr);
+  const auto* dangling = at_path(found, "states.start.on_success");
+  REQUIRE(dangling != nullptr);
+  CHECK(dangling->code == "unknown-state");
+  CHECK(bad.error().message.rfind("invalid loop document: 3 errors (first: states.start.evaluate.type:", 0) == 0);
+}
+
+TEST_CASE("findings that could stem from what a parse error left out are not added") {
+  SUBCASE("an unreadable terminal is not 'no terminal state'; an unreadable next is not 'no transition'") {
+    auto bad = ll::load_loop_text(R"({"name": "t", "initial": "a", "max_iterations": 0, "states": {
+        "a": {"action": "x", "next": 5},
+        "b": {"action": "y", "on_success": "a", "on_failure": "gone"},
+        "done": {"terminal": "yes"}}})");
+    REQUIRE_FALSE(bad.has_value());
+    const auto& found = bad.error().details;
+    CHECK(count_code(found, "no-terminal") == 0);
+    CHECK(count_code(found, "no-transition") == 0);
+    CHECK(count_code(found, "unreachable-state") == 0);  // warnings of a partial loop: left out
+    CHECK(at_path(found, "states.b.on_failure") != nullptr);  // stands on its own
+    CHECK(at_path(found, "max_iterations") != nullptr);       // another key: stands too
+    CHECK(ll::detail::count_errors(found) == found.size());
+    CHECK(found.size() == 4);
+  }
+  SUBCASE("an unreadable evaluate leaves its state's route verdicts unchecked") {
+    auto bad = ll::load_loop_text(R"({"name": "t", "initial": "a", "states": {
+        "a": {"action": "x", "evaluate": {"type": "output_numeric", "operator": "bogus", "target": 1},
+              "route": {"weird_verdict": "done"}},
+        "done": {"terminal": true}}})");
+    REQUIRE_FALSE(bad.has_value());
+    REQUIRE(bad.error().details.size() == 1);
+    CHECK(bad.error().details[0].path == "states.a.evaluate.operator");
+  }
+  SUBCASE("a state that is not an object still exists: the initial state is found") {
+    auto bad = ll::load_loop_text(R"({"name": "t", "initial": "a", "states": {"a": 3, "done": {"terminal": true}}})");
+    REQUIRE_FALSE(bad.has_value());
+    REQUIRE(bad.error().details.size() == 1);
+    CHECK(bad.error().details[0].path == "states.a");
+  }
+  SUBCASE("an unreadable `states` keeps no validator finding") {
+    auto bad = ll::load_loop_text(R"({"name": "t", "initial": "a", "states": [1], "max_iterations": -1})");
+    REQUIRE_FALSE(bad.has_value());
+    REQUIRE(bad.error().details.size() == 1);
+    CHECK(bad.error().details[0].path == "states");
+  }
+}
