@@ -7847,6 +7847,7 @@ LITTLE_LOOPS_NAMESPACE_END
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -8309,6 +8310,11 @@ class fsm_executor {
   }
 
  private:
+  void note_convergence_state(std::size_t state) {
+    const auto at = std::lower_bound(convergence_states_.begin(), convergence_states_.end(), state);
+    if (at == convergence_states_.end() || *at != state) convergence_states_.insert(at, state);
+  }
+
   little_loops::snapshot_view view_into(
       std::vector<std::pair<std::string_view, double>>& convergence_storage) const {
     little_loops::snapshot_view v;
@@ -8322,7 +8328,7 @@ class fsm_executor {
     v.prev = has_prev_ ? &prev_ : nullptr;
     v.last_evaluation = last_evaluation();
     convergence_storage.clear();
-    for (std::size_t i = 0; i < convergence_.size(); ++i)
+    for (const std::size_t i : convergence_states_)
       if (convergence_[i]) convergence_storage.emplace_back(loop_->state(i).name, *convergence_[i]);
     v.convergence = convergence_storage;
     v.elapsed_ms = started_ ? elapsed_ms_now() : elapsed_offset_ms_;
@@ -8369,6 +8375,8 @@ class fsm_executor {
     has_last_eval_ = s.last_evaluation.has_value();
     if (s.last_evaluation) last_eval_ = *s.last_evaluation;
     convergence_ = std::move(conv);
+    for (std::size_t i = 0; i < convergence_.size(); ++i)
+      if (convergence_[i]) convergence_states_.push_back(i);
     elapsed_offset_ms_ = s.elapsed_ms;
     started_at_ = s.started_at;
     resumed_ = true;
@@ -8385,6 +8393,7 @@ class fsm_executor {
     prev_ = prev_record{};
     last_eval_ = prev_record{};
     convergence_.assign(loop_->states().size(), std::nullopt);
+    convergence_states_.clear();
     elapsed_offset_ms_ = 0;
     started_at_.clear();
     resume_state_.reset();
@@ -8570,6 +8579,7 @@ class fsm_executor {
         req.llm = &loop_->loop().llm;
         req.convergence_memory = &convergence_[current_];
         expected<evaluation_result, error> ev = eval_.evaluate(req);  // see execute()
+        if (convergence_[current_]) note_convergence_state(current_);
         if (ev) {
           result_eval_.verdict = std::move(ev->verdict);
           result_eval_.details = std::move(ev->details);
@@ -8845,6 +8855,9 @@ class fsm_executor {
   prev_record last_eval_;
   prev_record route_prev_;  // the state before the current one, for its templated targets
   std::vector<std::optional<double>> convergence_;
+  // The states whose convergence memory an evaluator has set, in state order: snapshots list
+  // them without a pass over every state at each boundary.
+  std::vector<std::size_t> convergence_states_;
   mutable std::vector<std::pair<std::string_view, double>> convergence_view_;  // snapshot_view()
   std::int64_t elapsed_offset_ms_ = 0;
   std::chrono::steady_clock::time_point start_{};

@@ -436,6 +436,43 @@ TEST_SUITE("snapshot") {
     CHECK(ll::snapshot_view{}.materialize() == ll::snapshot{});
   }
 
+  TEST_CASE("convergence memories are listed in state order, whichever state converged first") {
+    // "late" comes after "early" in the document but runs first; a resumed executor lists
+    // the memories it was given in the same order.
+    ll::scripted_runner runner;
+    runner.on_action("late", {exit_with(0, "9")});
+    runner.on_action("early", {exit_with(0, "4")});
+    auto loop = compiled(R"({
+      "name": "order", "initial": "late",
+      "states": {"early": {"action": "early", "evaluate": {"type": "convergence", "target": 0},
+                           "route": {"target": "done", "progress": "done", "stall": "done"}},
+                 "late": {"action": "late", "evaluate": {"type": "convergence", "target": 0},
+                          "route": {"target": "done", "progress": "early", "stall": "early"}},
+                 "done": {"terminal": true}}})");
+    auto ex = ll::make_executor(loop, runner);
+    REQUIRE(ex.has_value());
+    REQUIRE(ex->step());
+    REQUIRE(ex->snapshot_view().convergence.size() == 1);
+    CHECK(ex->snapshot_view().convergence[0].first == "late");
+    REQUIRE(ex->step());
+    const ll::snapshot_view view = ex->snapshot_view();
+    REQUIRE(view.convergence.size() == 2);
+    CHECK(view.convergence[0].first == "early");
+    CHECK(view.convergence[0].second == doctest::Approx(4.0));
+    CHECK(view.convergence[1].first == "late");
+    const ll::snapshot s = ex->snapshot();
+
+    ll::scripted_runner idle;
+    auto resumed = ll::make_executor(loop, idle);
+    REQUIRE(resumed.has_value());
+    REQUIRE(resumed->resume(s).has_value());
+    CHECK(resumed->snapshot() == s);
+    REQUIRE(resumed->snapshot_view().convergence.size() == 2);
+    CHECK(resumed->snapshot_view().convergence[0].first == "early");
+    resumed->reset();
+    CHECK(resumed->snapshot_view().convergence.empty());
+  }
+
   TEST_CASE("convergence memory is kept in snapshots") {
     ll::scripted_runner runner;
     runner.on_action("measure", {exit_with(0, "10"), exit_with(0, "8"), exit_with(0, "8")});
