@@ -91,18 +91,6 @@ struct snapshot_view {
 
 namespace detail {
 
-inline constexpr std::uint64_t fnv1a_offset = 14695981039346656037ULL;
-inline constexpr std::uint64_t fnv1a_prime = 1099511628211ULL;
-
-inline std::uint64_t fnv1a_64(std::string_view data) noexcept {
-  std::uint64_t h = fnv1a_offset;
-  for (const char c : data) {
-    h ^= static_cast<unsigned char>(c);
-    h *= fnv1a_prime;
-  }
-  return h;
-}
-
 inline json captured_record_to_json(const captured_record& r) {
   json j = json::object();
   j["output"] = r.output;

@@ -18,11 +18,13 @@
 #include <array>
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -298,6 +300,20 @@ inline diagnostics validate(const fsm_loop& loop) {
     report(out, "states", "no-terminal",
            "No terminal state defined. At least one state must have 'terminal: true'");
 
+  // "Did you mean" for targets that name no state: the names are gathered once, and only
+  // the first `state_hints_left` such targets get a hint (each is a pass over every name).
+  std::vector<std::string_view> state_names;
+  std::size_t state_hints_left = 64;
+  auto state_hint = [&](const std::string& target) -> std::string {
+    if (state_hints_left == 0) return {};
+    --state_hints_left;
+    if (state_names.empty()) {
+      state_names.reserve(loop.states.size());
+      for (const auto& s : loop.states) state_names.push_back(s.first);
+    }
+    return detail::did_you_mean(target, state_names);
+  };
+
   for (const auto& [name, state] : loop.states) {
     const std::string path = detail::member_path("states", name);
 
@@ -307,12 +323,7 @@ inline diagnostics validate(const fsm_loop& loop) {
       if (!named || exists(*named)) continue;
       report(out, ref.path, "unknown-state",
              fmt::format("References unknown state '{}'{}", detail::sanitize_utf8(*ref.target),
-                         detail::did_you_mean(*ref.target, [&] {
-                           std::vector<std::string_view> names;
-                           names.reserve(loop.states.size());
-                           for (const auto& s : loop.states) names.push_back(s.first);
-                           return names;
-                         }())));
+                         state_hint(*ref.target)));
     }
 
     // A state timeout of 0 means the runner's default (seed 002: `state.timeout or 120`).
@@ -487,15 +498,24 @@ inline void validate_read(const fsm_loop& loop, diagnostics& found) {
     for (auto& d : checked) found.push_back(std::move(d));
     return;
   }
-  std::vector<std::string> state_paths;
-  state_paths.reserve(loop.states.size());
-  for (const auto& entry : loop.states) state_paths.push_back(member_path("states", entry.first));
-  // The state or top-level key a path belongs to ("" for the document).
+  // The state or top-level key a path belongs to ("" for the document): the longest prefix
+  // of `path` that is a state's path, found by hash in one pass over `path` (state names
+  // may hold dots; a quadratic search would let a hostile document stall the load).
+  std::unordered_set<std::uint64_t> state_hashes;
+  state_hashes.reserve(loop.states.size());
+  for (const auto& entry : loop.states) state_hashes.insert(fnv1a_64(member_path("states", entry.first)));
+  constexpr std::string_view states_prefix = "states.";
   auto container = [&](const std::string& path) -> std::string {
-    std::string best;
-    for (const auto& s : state_paths)
-      if (s.size() > best.size() && path_within(path, s)) best = s;
-    if (!best.empty()) return best;
+    std::size_t best = 0;
+    if (path.size() > states_prefix.size() && path.compare(0, states_prefix.size(), states_prefix) == 0) {
+      std::uint64_t h = fnv1a_offset;
+      for (std::size_t i = 0; i <= path.size(); ++i) {
+        const bool boundary = i == path.size() || path[i] == '.' || path[i] == '[';
+        if (boundary && i > states_prefix.size() && state_hashes.count(h) != 0) best = i;
+        if (i < path.size()) h = fnv1a_step(h, path[i]);
+      }
+    }
+    if (best != 0) return path.substr(0, best);
     return path.substr(0, path.find_first_of(".["));
   };
   std::vector<std::string> unreadable;

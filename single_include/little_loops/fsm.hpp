@@ -373,8 +373,9 @@ inline std::string ascii_lower(std::string_view text) {
 }
 
 /// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions) between
-/// `a` and `b`. Returns `limit + 1` as soon as the distance is known to exceed `limit`, so
-/// comparing a long junk key against short candidates stays cheap.
+/// `a` and `b`: exact when it is at most `limit`, some value above `limit` otherwise (found
+/// as soon as it is known to exceed it), so comparing a long junk key against candidates
+/// stays cheap: O(|a| * limit).
 inline std::size_t edit_distance(std::string_view a, std::string_view b,
                                  std::size_t limit = static_cast<std::size_t>(-1) - 1) {
   const std::size_t n = a.size();
@@ -383,13 +384,19 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b,
   if (length_gap > limit) return limit + 1;
   if (n == 0) return m;
   if (m == 0) return n;
-  // Three rolling rows: two rows back (for transpositions), previous, current.
-  std::vector<std::size_t> before(m + 1), previous(m + 1), current(m + 1);
-  for (std::size_t j = 0; j <= m; ++j) previous[j] = j;
+  // Three rolling rows: two rows back (for transpositions), previous, current. Only the band
+  // |i - j| <= limit can hold a distance within the limit, so only it is computed (the cells
+  // just outside it are set above the limit): O(n * limit) rather than O(n * m).
+  const std::size_t over = limit + 1;
+  std::vector<std::size_t> before(m + 1, over), previous(m + 1, over), current(m + 1, over);
+  for (std::size_t j = 0; j <= m && j <= over; ++j) previous[j] = j;
   for (std::size_t i = 1; i <= n; ++i) {
-    current[0] = i;
-    std::size_t row_min = current[0];
-    for (std::size_t j = 1; j <= m; ++j) {
+    const std::size_t j_lo = i > limit ? i - limit : 1;
+    const std::size_t j_hi = limit >= m ? m : std::min(m, i + limit);
+    current[j_lo - 1] = j_lo == 1 ? i : over;
+    if (j_hi < m) current[j_hi + 1] = over;
+    std::size_t row_min = current[j_lo - 1];
+    for (std::size_t j = j_lo; j <= j_hi; ++j) {
       const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
       std::size_t best = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost});
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
@@ -408,8 +415,13 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b,
 /// case-insensitively equal, or within an edit distance of 1 for short names (≤ 4 chars),
 /// 2 for names up to 8 chars and 3 beyond, and never a complete replacement. Ties go to the
 /// first candidate.
+/// Values longer than this get no suggestion: a typo hint for a name that long helps
+/// nobody, and each look costs a pass over every candidate.
+inline constexpr std::size_t closest_match_max_length = 256;
+
 template <class Range>
 std::optional<std::string_view> closest_match(std::string_view value, const Range& candidates) {
+  if (value.size() > closest_match_max_length) return std::nullopt;
   const std::string lowered = ascii_lower(value);
   std::optional<std::string_view> best;
   std::size_t best_distance = static_cast<std::size_t>(-1);
@@ -418,6 +430,7 @@ std::optional<std::string_view> closest_match(std::string_view value, const Rang
     if (candidate == value) continue;
     const std::size_t size = candidate.size();
     const std::size_t threshold = size <= 4 ? 1 : (size <= 8 ? 2 : 3);
+    if ((size > value.size() ? size - value.size() : value.size() - size) > threshold) continue;
     const std::size_t distance = edit_distance(lowered, ascii_lower(candidate), threshold);
     // A complete replacement ("c" for "a") is not a typo.
     const std::size_t longest = std::max(size, value.size());
@@ -597,6 +610,20 @@ inline std::string quote_excerpt(std::string_view text, std::size_t max_bytes = 
   }
   out += '"';
   return out;
+}
+
+inline constexpr std::uint64_t fnv1a_offset = 14695981039346656037ULL;
+inline constexpr std::uint64_t fnv1a_prime = 1099511628211ULL;
+
+/// One byte of FNV-1a 64: `h` is the hash of the bytes before `c`.
+constexpr std::uint64_t fnv1a_step(std::uint64_t h, char c) noexcept {
+  return (h ^ static_cast<unsigned char>(c)) * fnv1a_prime;
+}
+
+inline std::uint64_t fnv1a_64(std::string_view data) noexcept {
+  std::uint64_t h = fnv1a_offset;
+  for (const char c : data) h = fnv1a_step(h, c);
+  return h;
 }
 
 }  // namespace detail
@@ -4138,11 +4165,13 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <array>
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -4418,6 +4447,20 @@ inline diagnostics validate(const fsm_loop& loop) {
     report(out, "states", "no-terminal",
            "No terminal state defined. At least one state must have 'terminal: true'");
 
+  // "Did you mean" for targets that name no state: the names are gathered once, and only
+  // the first `state_hints_left` such targets get a hint (each is a pass over every name).
+  std::vector<std::string_view> state_names;
+  std::size_t state_hints_left = 64;
+  auto state_hint = [&](const std::string& target) -> std::string {
+    if (state_hints_left == 0) return {};
+    --state_hints_left;
+    if (state_names.empty()) {
+      state_names.reserve(loop.states.size());
+      for (const auto& s : loop.states) state_names.push_back(s.first);
+    }
+    return detail::did_you_mean(target, state_names);
+  };
+
   for (const auto& [name, state] : loop.states) {
     const std::string path = detail::member_path("states", name);
 
@@ -4427,12 +4470,7 @@ inline diagnostics validate(const fsm_loop& loop) {
       if (!named || exists(*named)) continue;
       report(out, ref.path, "unknown-state",
              fmt::format("References unknown state '{}'{}", detail::sanitize_utf8(*ref.target),
-                         detail::did_you_mean(*ref.target, [&] {
-                           std::vector<std::string_view> names;
-                           names.reserve(loop.states.size());
-                           for (const auto& s : loop.states) names.push_back(s.first);
-                           return names;
-                         }())));
+                         state_hint(*ref.target)));
     }
 
     // A state timeout of 0 means the runner's default (seed 002: `state.timeout or 120`).
@@ -4607,15 +4645,24 @@ inline void validate_read(const fsm_loop& loop, diagnostics& found) {
     for (auto& d : checked) found.push_back(std::move(d));
     return;
   }
-  std::vector<std::string> state_paths;
-  state_paths.reserve(loop.states.size());
-  for (const auto& entry : loop.states) state_paths.push_back(member_path("states", entry.first));
-  // The state or top-level key a path belongs to ("" for the document).
+  // The state or top-level key a path belongs to ("" for the document): the longest prefix
+  // of `path` that is a state's path, found by hash in one pass over `path` (state names
+  // may hold dots; a quadratic search would let a hostile document stall the load).
+  std::unordered_set<std::uint64_t> state_hashes;
+  state_hashes.reserve(loop.states.size());
+  for (const auto& entry : loop.states) state_hashes.insert(fnv1a_64(member_path("states", entry.first)));
+  constexpr std::string_view states_prefix = "states.";
   auto container = [&](const std::string& path) -> std::string {
-    std::string best;
-    for (const auto& s : state_paths)
-      if (s.size() > best.size() && path_within(path, s)) best = s;
-    if (!best.empty()) return best;
+    std::size_t best = 0;
+    if (path.size() > states_prefix.size() && path.compare(0, states_prefix.size(), states_prefix) == 0) {
+      std::uint64_t h = fnv1a_offset;
+      for (std::size_t i = 0; i <= path.size(); ++i) {
+        const bool boundary = i == path.size() || path[i] == '.' || path[i] == '[';
+        if (boundary && i > states_prefix.size() && state_hashes.count(h) != 0) best = i;
+        if (i < path.size()) h = fnv1a_step(h, path[i]);
+      }
+    }
+    if (best != 0) return path.substr(0, best);
     return path.substr(0, path.find_first_of(".["));
   };
   std::vector<std::string> unreadable;
@@ -7122,18 +7169,6 @@ struct snapshot_view {
 };
 
 namespace detail {
-
-inline constexpr std::uint64_t fnv1a_offset = 14695981039346656037ULL;
-inline constexpr std::uint64_t fnv1a_prime = 1099511628211ULL;
-
-inline std::uint64_t fnv1a_64(std::string_view data) noexcept {
-  std::uint64_t h = fnv1a_offset;
-  for (const char c : data) {
-    h ^= static_cast<unsigned char>(c);
-    h *= fnv1a_prime;
-  }
-  return h;
-}
 
 inline json captured_record_to_json(const captured_record& r) {
   json j = json::object();

@@ -7,6 +7,8 @@
 
 #include "core_test_support.hpp"
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -296,6 +298,61 @@ TEST_CASE("did-you-mean hints name the closest key or value") {
                                R"("zzzz": 5, )")) == "unknown key \"zzzz\"");
   CHECK(first_message(loop_doc(R"("a": {"action": "x", "next": "dnoe"})")) ==
         "References unknown state 'dnoe' (did you mean \"done\"?)");
+}
+
+TEST_CASE("edit distance with a limit is exact up to the limit and above it beyond") {
+  // The limited form computes only the band |i - j| <= limit; it must agree with the full
+  // computation (optimal string alignment: transpositions count 1) wherever it matters.
+  std::mt19937 rng(7);
+  auto random_word = [&](std::size_t max_len) {
+    std::string w(rng() % (max_len + 1), 'a');
+    for (auto& c : w) c = static_cast<char>('a' + rng() % 3);
+    return w;
+  };
+  for (int round = 0; round < 3000; ++round) {
+    const std::string a = random_word(12), b = random_word(12);
+    const std::size_t full = ll::detail::edit_distance(a, b);
+    for (std::size_t limit = 0; limit <= 5; ++limit) {
+      CAPTURE(a);
+      CAPTURE(b);
+      CAPTURE(limit);
+      const std::size_t limited = ll::detail::edit_distance(a, b, limit);
+      if (full <= limit)
+        CHECK(limited == full);
+      else
+        CHECK(limited > limit);
+    }
+  }
+  CHECK(ll::detail::edit_distance("ab", "ba") == 1);
+  CHECK(ll::detail::edit_distance("kitten", "sitting") == 3);
+  CHECK(ll::detail::edit_distance("kitten", "sitting", 2) > 2);
+}
+
+TEST_CASE("did-you-mean stays cheap on hostile documents") {
+  // No hint for a name over 256 bytes (a typo hint that long helps nobody, and each look
+  // passes over every state name).
+  const std::string long_name(300, 'q');
+  auto r = ll::load_loop_text(loop_doc(R"("a": {"action": "x", "next": ")" + long_name + R"(x"}, ")" +
+                                       long_name + R"(": {"action": "y", "next": "done"})"));
+  REQUIRE_FALSE(r.has_value());
+  const auto* dangling = find_diagnostic(r.error().details, "states.a.next", "unknown-state");
+  REQUIRE(dangling != nullptr);
+  CHECK(dangling->message.find("did you mean") == std::string::npos);
+
+  // Only the first 64 targets naming no state get a hint; every one is reported.
+  std::string states;
+  for (int i = 0; i < 70; ++i)
+    states += fmt::format(R"("s{}": {{"action": "x", "next": "dnoe"}}, )", i);
+  auto many = ll::load_loop_text(loop_doc(states + R"("a": {"action": "x", "next": "s0"})"));
+  REQUIRE_FALSE(many.has_value());
+  std::size_t reported = 0, hinted = 0;
+  for (const auto& d : many.error().details) {
+    if (d.code != "unknown-state") continue;
+    ++reported;
+    hinted += d.message.find("(did you mean \"done\"?)") != std::string::npos ? 1 : 0;
+  }
+  CHECK(reported == 70);
+  CHECK(hinted == 64);
 }
 
 // ---------------------------------------------------------------------------------------

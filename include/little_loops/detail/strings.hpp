@@ -24,8 +24,9 @@ inline std::string ascii_lower(std::string_view text) {
 }
 
 /// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions) between
-/// `a` and `b`. Returns `limit + 1` as soon as the distance is known to exceed `limit`, so
-/// comparing a long junk key against short candidates stays cheap.
+/// `a` and `b`: exact when it is at most `limit`, some value above `limit` otherwise (found
+/// as soon as it is known to exceed it), so comparing a long junk key against candidates
+/// stays cheap: O(|a| * limit).
 inline std::size_t edit_distance(std::string_view a, std::string_view b,
                                  std::size_t limit = static_cast<std::size_t>(-1) - 1) {
   const std::size_t n = a.size();
@@ -34,13 +35,19 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b,
   if (length_gap > limit) return limit + 1;
   if (n == 0) return m;
   if (m == 0) return n;
-  // Three rolling rows: two rows back (for transpositions), previous, current.
-  std::vector<std::size_t> before(m + 1), previous(m + 1), current(m + 1);
-  for (std::size_t j = 0; j <= m; ++j) previous[j] = j;
+  // Three rolling rows: two rows back (for transpositions), previous, current. Only the band
+  // |i - j| <= limit can hold a distance within the limit, so only it is computed (the cells
+  // just outside it are set above the limit): O(n * limit) rather than O(n * m).
+  const std::size_t over = limit + 1;
+  std::vector<std::size_t> before(m + 1, over), previous(m + 1, over), current(m + 1, over);
+  for (std::size_t j = 0; j <= m && j <= over; ++j) previous[j] = j;
   for (std::size_t i = 1; i <= n; ++i) {
-    current[0] = i;
-    std::size_t row_min = current[0];
-    for (std::size_t j = 1; j <= m; ++j) {
+    const std::size_t j_lo = i > limit ? i - limit : 1;
+    const std::size_t j_hi = limit >= m ? m : std::min(m, i + limit);
+    current[j_lo - 1] = j_lo == 1 ? i : over;
+    if (j_hi < m) current[j_hi + 1] = over;
+    std::size_t row_min = current[j_lo - 1];
+    for (std::size_t j = j_lo; j <= j_hi; ++j) {
       const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
       std::size_t best = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost});
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
@@ -59,8 +66,13 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b,
 /// case-insensitively equal, or within an edit distance of 1 for short names (≤ 4 chars),
 /// 2 for names up to 8 chars and 3 beyond, and never a complete replacement. Ties go to the
 /// first candidate.
+/// Values longer than this get no suggestion: a typo hint for a name that long helps
+/// nobody, and each look costs a pass over every candidate.
+inline constexpr std::size_t closest_match_max_length = 256;
+
 template <class Range>
 std::optional<std::string_view> closest_match(std::string_view value, const Range& candidates) {
+  if (value.size() > closest_match_max_length) return std::nullopt;
   const std::string lowered = ascii_lower(value);
   std::optional<std::string_view> best;
   std::size_t best_distance = static_cast<std::size_t>(-1);
@@ -69,6 +81,7 @@ std::optional<std::string_view> closest_match(std::string_view value, const Rang
     if (candidate == value) continue;
     const std::size_t size = candidate.size();
     const std::size_t threshold = size <= 4 ? 1 : (size <= 8 ? 2 : 3);
+    if ((size > value.size() ? size - value.size() : value.size() - size) > threshold) continue;
     const std::size_t distance = edit_distance(lowered, ascii_lower(candidate), threshold);
     // A complete replacement ("c" for "a") is not a typo.
     const std::size_t longest = std::max(size, value.size());
@@ -248,6 +261,20 @@ inline std::string quote_excerpt(std::string_view text, std::size_t max_bytes = 
   }
   out += '"';
   return out;
+}
+
+inline constexpr std::uint64_t fnv1a_offset = 14695981039346656037ULL;
+inline constexpr std::uint64_t fnv1a_prime = 1099511628211ULL;
+
+/// One byte of FNV-1a 64: `h` is the hash of the bytes before `c`.
+constexpr std::uint64_t fnv1a_step(std::uint64_t h, char c) noexcept {
+  return (h ^ static_cast<unsigned char>(c)) * fnv1a_prime;
+}
+
+inline std::uint64_t fnv1a_64(std::string_view data) noexcept {
+  std::uint64_t h = fnv1a_offset;
+  for (const char c : data) h = fnv1a_step(h, c);
+  return h;
 }
 
 }  // namespace detail
