@@ -620,6 +620,11 @@ class yaml_json_builder final : public YAML::EventHandler {
   std::unordered_map<std::string_view, YAML::Mark> anchor_names_;
   std::vector<std::pair<std::size_t, std::size_t>> verbatim_;  // see verbatim_ranges()
   std::size_t block_start_ = std::string_view::npos;  // a block scalar whose end is not known yet
+  struct {
+    std::size_t pos = 0;         // read up to here
+    std::size_t line_start = 0;  // the start of the line holding `pos`
+    bool indicator = false;      // a `?` followed by a blank in [line_start, pos)
+  } key_scan_;                   // explicit_key()
   std::size_t total_nodes_ = 0;
 
   static int one_based(int v) { return v < 0 ? 0 : v + 1; }
@@ -632,14 +637,31 @@ class yaml_json_builder final : public YAML::EventHandler {
   }
   // Whether the key starting at `content` follows a `?` indicator on its line (properties
   // such as `? &a !t key` included).
-  bool explicit_key(std::size_t content) const {
-    std::size_t i = content;
-    while (i > 0 && source_[i - 1] != '\n') {
-      --i;
-      if (source_[i] == '?' && (i + 1 == content || source_[i + 1] == ' ' || source_[i + 1] == '\t'))
-        return true;
+  // Whether the line holding `content` has a `?` indicator before it: a `?` followed by a
+  // blank, or just before `content`. Keys come in document order, so the line is read
+  // forward once, from where the last call stopped (a one-line flow mapping with n keys
+  // costs O(n), not O(n²)); a position before that is read backwards.
+  bool explicit_key(std::size_t content) {
+    if (content < key_scan_.pos) {
+      std::size_t i = content;
+      while (i > 0 && source_[i - 1] != '\n') {
+        --i;
+        if (source_[i] == '?' && (i + 1 == content || source_[i + 1] == ' ' || source_[i + 1] == '\t'))
+          return true;
+      }
+      return false;
     }
-    return false;
+    for (; key_scan_.pos < content; ++key_scan_.pos) {
+      const char c = source_[key_scan_.pos];
+      if (c == '\n') {
+        key_scan_.line_start = key_scan_.pos + 1;
+        key_scan_.indicator = false;
+      } else if (c == '?' && key_scan_.pos + 1 < content &&
+                 (source_[key_scan_.pos + 1] == ' ' || source_[key_scan_.pos + 1] == '\t')) {
+        key_scan_.indicator = true;
+      }
+    }
+    return key_scan_.indicator || (content > key_scan_.line_start && source_[content - 1] == '?');
   }
 
   // Every event that has a position comes here first: ends a pending block scalar (at the

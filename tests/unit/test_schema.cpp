@@ -8,8 +8,11 @@
 
 #include "core_test_support.hpp"
 
+#include <cstdint>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -343,6 +346,50 @@ TEST_CASE("parse_json_text reports line, column and byte offset") {
   REQUIRE_FALSE(raw.has_value());
   CHECK_NOTHROW((void)json(raw.error().message).dump());
   CHECK(raw.error().message.find("\xEF\xBF\xBD") != std::string::npos);
+}
+
+TEST_CASE("documents are read as json::parse reads them, keys in order, numbers typed") {
+  // scan_json_text builds the document itself (appending keys without a search); it must
+  // give what json::parse gives, key order and number types included, for any text.
+  std::mt19937 rng(11);
+  std::function<json(int)> random_value = [&](int depth) -> json {
+    switch (depth > 3 ? rng() % 5 : rng() % 7) {
+      case 0: return nullptr;
+      case 1: return rng() % 2 == 0;
+      case 2: return static_cast<std::int64_t>(rng()) - (1LL << 31);
+      case 3: return static_cast<double>(rng() % 1000) / 7.0;
+      case 4: return std::string(rng() % 4, static_cast<char>('a' + rng() % 3)) + "\u00e9";
+      case 5: {
+        json a = json::array();
+        for (unsigned n = rng() % 4; n > 0; --n) a.push_back(random_value(depth + 1));
+        return a;
+      }
+      default: {
+        json o = json::object();
+        for (unsigned n = rng() % 5; n > 0; --n) o[fmt::format("k{}", rng() % 6)] = random_value(depth + 1);
+        return o;
+      }
+    }
+  };
+  for (int round = 0; round < 300; ++round) {
+    const std::string text = random_value(0).dump();
+    const auto read = ll::parse_json_text(text);
+    REQUIRE(read.has_value());
+    const json expected = json::parse(text);
+    CHECK(*read == expected);
+    CHECK(read->dump() == expected.dump());  // same key order
+  }
+  CHECK(ll::parse_json_text("18446744073709551615")->is_number_unsigned());
+  CHECK(ll::parse_json_text("-3")->is_number_integer());
+  CHECK(ll::parse_json_text("2.50")->is_number_float());
+
+  // With repeated keys (an error for loops), the first place and the last value, as
+  // json::parse keeps them.
+  ll::diagnostics found;
+  const auto dup = ll::detail::scan_json_text(R"({"a": 1, "b": [2], "a": {"c": 3}, "d": 4})", found);
+  REQUIRE(dup.has_value());
+  CHECK(dup->dump() == R"({"a":{"c":3},"b":[2],"d":4})");
+  CHECK(found.size() == 1);
 }
 
 TEST_CASE("invalid loops list every problem in error.details") {
