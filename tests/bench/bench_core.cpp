@@ -1,5 +1,6 @@
 // little_loops — benchmarks for loading and validating loops (design §4: 200 states ≤ 5 ms)
 // SPDX-License-Identifier: MIT
+#include <little_loops/paradigms.hpp>
 #include <little_loops/schema.hpp>
 #include <little_loops/validation.hpp>
 
@@ -113,6 +114,24 @@ void bm_validate_dangling(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 BENCHMARK(bm_validate_dangling)->Arg(500)->Arg(2000)->Arg(8000)->Unit(benchmark::kMillisecond);
+
+/// An invariants spec with `n` constraints compiled to its 2n + 1 states: linear in `n`
+/// (duplicate names found by hash, states appended; both were quadratic).
+void bm_compile_invariants(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  std::string text = R"({"paradigm": "invariants", "name": "many", "constraints": [)";
+  for (int i = 0; i < n; ++i)
+    text += (i == 0 ? "" : ", ") + std::string(R"({"name": "c)") + std::to_string(i) +
+            R"(", "check": "test -f f", "fix": "touch f"})";
+  text += "]}";
+  for (auto _ : state) {
+    auto loop = ll::compile_paradigm_text(text);
+    if (!loop) state.SkipWithError("compile failed");
+    benchmark::DoNotOptimize(loop);
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(bm_compile_invariants)->Arg(500)->Arg(2000)->Arg(8000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -4,6 +4,9 @@
 
 #include <little_loops/paradigms.hpp>
 
+#include <string>
+#include <vector>
+
 using namespace little_loops;
 using paradigm_test::spec;
 
@@ -102,6 +105,16 @@ TEST_CASE("invariants: messages") {
       {"name": "a", "check": "3", "fix": "4"}]})"));
   CHECK(e.path == "constraints.1.name");
   CHECK(e.message == R"(duplicate constraint name "a" (constraints.0 has it too))");
+  // Each repeat names the first constraint with that name, by its place in the document.
+  e = invariants_err(spec(R"({"name": "t", "constraints": [{"name": "x"},
+      {"name": "a", "check": "1", "fix": "2"}, {"name": "a", "check": "3", "fix": "4"},
+      {"name": "a", "check": "5", "fix": "6"}]})"));
+  std::vector<std::string> repeats;
+  for (const auto& d : e.details)
+    if (d.code == "duplicate-name") repeats.push_back(d.path + ": " + d.message);
+  CHECK(repeats == std::vector<std::string>{
+                       R"(constraints.2.name: duplicate constraint name "a" (constraints.1 has it too))",
+                       R"(constraints.3.name: duplicate constraint name "a" (constraints.1 has it too))"});
   e = invariants_err(spec(R"({"name": "t", "constraints": [{"name": "a", "check": "1", "fix": "2", "evaluater": {}}]})"));
   CHECK(e.path == "constraints.0.evaluater");
   CHECK(e.message.find(R"(did you mean "evaluator"?)") != std::string::npos);

@@ -103,7 +103,7 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
     state_config step;
     step.action = std::move(steps[i]);
     step.next = i + 1 < steps.size() ? fmt::format("step_{}", i + 1) : std::string("check_done");
-    loop.states[fmt::format("step_{}", i)] = std::move(step);
+    append_new_key(loop.states, fmt::format("step_{}", i), std::move(step));  // unique
   }
   state_config check;
   check.action = std::move(*until_check);

@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -125,6 +126,7 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
         continue;
       }
       constraints_ok = true;
+      std::unordered_map<std::string, std::size_t> index_of_name;  // name → first constraint
       for (std::size_t i = 0; i < field.size(); ++i) {
         const std::string item_path = paradigm_index_path(path, i);
         auto c = read_constraint(field[i], i, item_path, out);
@@ -132,11 +134,10 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
           constraints_ok = false;
           continue;
         }
-        for (std::size_t k = 0; k < constraints.size(); ++k)
-          if (constraints[k].name == c->name)
-            report(out, member_path(item_path, "name"), "duplicate-name",
-                   fmt::format("duplicate constraint name {} (constraints.{} has it too)",
-                               quote_excerpt(c->name), k));
+        if (const auto [first, fresh] = index_of_name.try_emplace(c->name, i); !fresh)
+          report(out, member_path(item_path, "name"), "duplicate-name",
+                 fmt::format("duplicate constraint name {} (constraints.{} has it too)",
+                             quote_excerpt(c->name), first->second));
         constraints.push_back(std::move(*c));
       }
     } else {
@@ -165,8 +166,9 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
     state_config fix;
     fix.action = std::move(c.fix);
     fix.next = escape_template(check_name);
-    loop.states[check_name] = std::move(check);
-    loop.states[fix_name] = std::move(fix);
+    // Unique names (duplicates were refused above): appended, not looked up.
+    append_new_key(loop.states, check_name, std::move(check));
+    append_new_key(loop.states, fix_name, std::move(fix));
   }
   state_config all_valid = paradigm_terminal();
   if (loop.maintain) all_valid.on_maintain = escape_template(first_check);
