@@ -848,17 +848,20 @@ inline error invalid_loop_error(diagnostics found) {
   return error{errc::invalid_loop, std::move(message), {}, std::move(found)};
 }
 
-/// SAX consumer that builds nothing: it records where a syntax error is and which object
-/// keys repeat (JSON keeps only the last of duplicate keys, which would silently drop data).
-/// Memory is linear in the nesting depth: paths are only built when a duplicate is found.
-class document_scanner {
- public:
+/// The value types nlohmann's SAX interface names, for the two consumers below.
+struct json_sax_types {
   using number_integer_t = json::number_integer_t;
   using number_unsigned_t = json::number_unsigned_t;
   using number_float_t = json::number_float_t;
   using string_t = json::string_t;
   using binary_t = json::binary_t;
+};
 
+/// SAX consumer that builds nothing: it records where a syntax error is and which object
+/// keys repeat (JSON keeps only the last of duplicate keys, which would silently drop data).
+/// Memory is linear in the nesting depth: paths are only built when a duplicate is found.
+class document_scanner : public json_sax_types {
+ public:
   diagnostics duplicates;
   std::optional<std::string> syntax_error;
   std::optional<std::string> too_deep_path;  ///< where max_document_depth was exceeded
@@ -974,14 +977,8 @@ inline std::string json_level_location(std::string_view text, std::size_t level)
 /// it builds, O(n²) for an object of n keys (a 40,000-key route table took 1.7 s). When the
 /// text has repeated keys (`may_repeat`), a repeated key keeps its first place and its last
 /// value, as json::parse does.
-class document_builder {
+class document_builder : public json_sax_types {
  public:
-  using number_integer_t = json::number_integer_t;
-  using number_unsigned_t = json::number_unsigned_t;
-  using number_float_t = json::number_float_t;
-  using string_t = json::string_t;
-  using binary_t = json::binary_t;
-
   explicit document_builder(bool may_repeat) : may_repeat_(may_repeat) {}
 
   json root;

@@ -14,7 +14,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstddef>
@@ -476,13 +475,6 @@ inline diagnostics validate(const fsm_loop& loop) {
 
 namespace detail {
 
-/// True when `path` is `base` or lies under it (`base.key…`, `base[i]…`); "" is above all.
-inline bool path_within(std::string_view path, std::string_view base) noexcept {
-  if (base.empty()) return true;
-  if (path.size() < base.size() || path.substr(0, base.size()) != base) return false;
-  return path.size() == base.size() || path[base.size()] == '.' || path[base.size()] == '[';
-}
-
 /// Validates `loop`, read by read_loop() with its findings in `found`: every finding of
 /// both, as the original's validator reports a loop's problems together. When the parse
 /// found errors, the loop holds only what could be read, so the validator's findings are
@@ -518,20 +510,18 @@ inline void validate_read(const fsm_loop& loop, diagnostics& found) {
     if (best != 0) return path.substr(0, best);
     return path.substr(0, path.find_first_of(".["));
   };
-  std::vector<std::string> unreadable;
+  std::unordered_set<std::string> unreadable;
   for (const auto& d : found) {
     if (d.level != severity::error) continue;
     std::string c = container(d.path);
     if (c.empty() || c == "states") return;
-    unreadable.push_back(std::move(c));
+    unreadable.insert(std::move(c));
   }
   for (auto& d : checked) {
     if (d.level != severity::error || d.path.empty() || d.path == "states") continue;
     // A route to a state that does not exist is one wherever it is: targets are read as
     // written and every state is kept, even one that could not be read.
-    const std::string c = container(d.path);
-    if (d.code == "unknown-state" || std::find(unreadable.begin(), unreadable.end(), c) == unreadable.end())
-      found.push_back(std::move(d));
+    if (d.code == "unknown-state" || unreadable.count(container(d.path)) == 0) found.push_back(std::move(d));
   }
 }
 inline void read_and_validate(const json& doc, fsm_loop& loop, diagnostics& found) {

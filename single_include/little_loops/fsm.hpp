@@ -1470,17 +1470,20 @@ inline error invalid_loop_error(diagnostics found) {
   return error{errc::invalid_loop, std::move(message), {}, std::move(found)};
 }
 
-/// SAX consumer that builds nothing: it records where a syntax error is and which object
-/// keys repeat (JSON keeps only the last of duplicate keys, which would silently drop data).
-/// Memory is linear in the nesting depth: paths are only built when a duplicate is found.
-class document_scanner {
- public:
+/// The value types nlohmann's SAX interface names, for the two consumers below.
+struct json_sax_types {
   using number_integer_t = json::number_integer_t;
   using number_unsigned_t = json::number_unsigned_t;
   using number_float_t = json::number_float_t;
   using string_t = json::string_t;
   using binary_t = json::binary_t;
+};
 
+/// SAX consumer that builds nothing: it records where a syntax error is and which object
+/// keys repeat (JSON keeps only the last of duplicate keys, which would silently drop data).
+/// Memory is linear in the nesting depth: paths are only built when a duplicate is found.
+class document_scanner : public json_sax_types {
+ public:
   diagnostics duplicates;
   std::optional<std::string> syntax_error;
   std::optional<std::string> too_deep_path;  ///< where max_document_depth was exceeded
@@ -1596,14 +1599,8 @@ inline std::string json_level_location(std::string_view text, std::size_t level)
 /// it builds, O(n²) for an object of n keys (a 40,000-key route table took 1.7 s). When the
 /// text has repeated keys (`may_repeat`), a repeated key keeps its first place and its last
 /// value, as json::parse does.
-class document_builder {
+class document_builder : public json_sax_types {
  public:
-  using number_integer_t = json::number_integer_t;
-  using number_unsigned_t = json::number_unsigned_t;
-  using number_float_t = json::number_float_t;
-  using string_t = json::string_t;
-  using binary_t = json::binary_t;
-
   explicit document_builder(bool may_repeat) : may_repeat_(may_repeat) {}
 
   json root;
@@ -4247,7 +4244,6 @@ LITTLE_LOOPS_NAMESPACE_END
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstddef>
@@ -4709,13 +4705,6 @@ inline diagnostics validate(const fsm_loop& loop) {
 
 namespace detail {
 
-/// True when `path` is `base` or lies under it (`base.key…`, `base[i]…`); "" is above all.
-inline bool path_within(std::string_view path, std::string_view base) noexcept {
-  if (base.empty()) return true;
-  if (path.size() < base.size() || path.substr(0, base.size()) != base) return false;
-  return path.size() == base.size() || path[base.size()] == '.' || path[base.size()] == '[';
-}
-
 /// Validates `loop`, read by read_loop() with its findings in `found`: every finding of
 /// both, as the original's validator reports a loop's problems together. When the parse
 /// found errors, the loop holds only what could be read, so the validator's findings are
@@ -4751,20 +4740,18 @@ inline void validate_read(const fsm_loop& loop, diagnostics& found) {
     if (best != 0) return path.substr(0, best);
     return path.substr(0, path.find_first_of(".["));
   };
-  std::vector<std::string> unreadable;
+  std::unordered_set<std::string> unreadable;
   for (const auto& d : found) {
     if (d.level != severity::error) continue;
     std::string c = container(d.path);
     if (c.empty() || c == "states") return;
-    unreadable.push_back(std::move(c));
+    unreadable.insert(std::move(c));
   }
   for (auto& d : checked) {
     if (d.level != severity::error || d.path.empty() || d.path == "states") continue;
     // A route to a state that does not exist is one wherever it is: targets are read as
     // written and every state is kept, even one that could not be read.
-    const std::string c = container(d.path);
-    if (d.code == "unknown-state" || std::find(unreadable.begin(), unreadable.end(), c) == unreadable.end())
-      found.push_back(std::move(d));
+    if (d.code == "unknown-state" || unreadable.count(container(d.path)) == 0) found.push_back(std::move(d));
   }
 }
 inline void read_and_validate(const json& doc, fsm_loop& loop, diagnostics& found) {
