@@ -3,6 +3,8 @@
 #include "test_paradigms_support.hpp"
 
 #include <little_loops/paradigms.hpp>
+#include <string>
+#include <vector>
 
 using namespace little_loops;
 using paradigm_test::spec;
@@ -208,4 +210,38 @@ TEST_CASE("a loop document with parse errors reports the validator's standalone 
   REQUIRE(bad.error().details.size() == 3);
   CHECK(bad.error().details[2].path == "states.start.on_success");
   CHECK(bad.error().details[2].code == "unknown-state");
+}
+
+TEST_CASE("the validator's findings on a compiled paradigm name the spec's paths") {
+  // validate() judges the compiled loop; what it finds is reported where the user wrote it.
+  auto paths = [](const json& s) {
+    auto loop = compile_paradigm(s);
+    REQUIRE_FALSE(loop.has_value());
+    CHECK(loop.error().code == errc::invalid_spec);
+    std::vector<std::string> out;
+    for (const auto& d : loop.error().details) out.push_back(d.path + ": " + d.message);
+    return out;
+  };
+  using v = std::vector<std::string>;
+  CHECK(paths(spec(R"({"paradigm": "goal", "goal": "g", "tools": ["echo ${oops", {"tool": "fix ${"}],
+                       "evaluator": {"type": "output_contains"}})")) ==
+        v{"evaluator: Evaluator type 'output_contains' requires 'pattern' field",
+          R"(tools[0]: invalid template "echo ${oops": unterminated ${ at offset 5)",
+          R"(tools[1].tool: invalid template "fix ${": unterminated ${ at offset 4)"});
+  // One tool is both the check and the fix: its finding once.
+  CHECK(paths(spec(R"({"paradigm": "goal", "goal": "g", "tools": ["${"]})")) ==
+        v{R"(tools[0]: invalid template "${": unterminated ${ at offset 0)"});
+  CHECK(paths(spec(R"({"paradigm": "invariants", "name": "inv", "constraints": [
+                       {"name": "a", "check": "true", "fix": "true"},
+                       {"name": "b", "check": "${", "fix": "x ${", "evaluator": {"type": "output_numeric", "target": 1}}]})")) ==
+        v{"constraints[1].evaluator: Evaluator type 'output_numeric' requires 'operator' field",
+          R"(constraints[1].check: invalid template "${": unterminated ${ at offset 0)",
+          R"(constraints[1].fix: invalid template "x ${": unterminated ${ at offset 2)"});
+  CHECK(paths(spec(R"({"paradigm": "imperative", "name": "imp", "steps": ["true", "${"],
+                       "until": {"check": "${x", "evaluator": {"type": "output_json", "path": "a", "operator": "eq"}}})")) ==
+        v{"until.evaluator: Evaluator type 'output_json' requires 'target' field",
+          R"(steps[1]: invalid template "${": unterminated ${ at offset 0)",
+          R"(until.check: invalid template "${x": unterminated ${ at offset 0)"});
+  CHECK(paths(spec(R"({"paradigm": "convergence", "name": "c", "check": "echo 1", "toward": 0, "using": "${x"})")) ==
+        v{R"(using: invalid template "${x": unterminated ${ at offset 0)"});
 }

@@ -123,11 +123,11 @@ TEST_CASE("goal: tools errors") {
   CHECK(e.details[0].code == "wrong-type");
 
   e = goal_err(spec(R"({"goal": "Test", "tools": ["a", "b", "c"]})"));
-  CHECK(e.path == "tools.2");
+  CHECK(e.path == "tools[2]");
   CHECK(e.message == "Goal paradigm 'tools' takes at most 2 entries (check, fix), got 3");
 
   e = goal_err(spec(R"({"goal": "Test", "tools": [{"action_type": "prompt"}]})"));
-  CHECK(e.path == "tools.0");
+  CHECK(e.path == "tools[0]");
   CHECK(e.message ==
         R"(Invalid tool entry: {"action_type":"prompt"}. Dict entries must have a 'tool' key.)");
 
@@ -135,7 +135,7 @@ TEST_CASE("goal: tools errors") {
   CHECK(e.message == "Invalid tool entry: 42. Dict entries must have a 'tool' key.");
 
   e = goal_err(spec(R"({"goal": "Test", "tools": [{"tool": "cmd", "action_type": "bad"}]})"));
-  CHECK(e.path == "tools.0.action_type");
+  CHECK(e.path == "tools[0].action_type");
   CHECK(e.message == R"(Invalid action_type "bad". Must be one of: shell, prompt, slash_command)");
 
   e = goal_err(spec(R"({"goal": "Test", "tools": [{"tool": "cmd", "action_type": "promt"}]})"));
@@ -143,11 +143,11 @@ TEST_CASE("goal: tools errors") {
         R"(Invalid action_type "promt". Must be one of: shell, prompt, slash_command (did you mean "prompt"?))");
 
   e = goal_err(spec(R"({"goal": "Test", "tools": [{"tool": "cmd", "acton_type": "shell"}]})"));
-  CHECK(e.path == "tools.0.acton_type");
+  CHECK(e.path == "tools[0].acton_type");
   CHECK(e.message.find(R"(did you mean "action_type"?)") != std::string::npos);
 
   e = goal_err(spec(R"({"goal": "Test", "tools": [""]})"));
-  CHECK(e.path == "tools.0");
+  CHECK(e.path == "tools[0]");
   CHECK(e.message == "must not be empty");
 }
 

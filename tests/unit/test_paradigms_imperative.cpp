@@ -90,7 +90,7 @@ TEST_CASE("imperative: messages") {
   CHECK(e.message == "Imperative paradigm 'until' requires 'check' field");
   CHECK(e.path == "until");
   e = imperative_err(spec(R"({"name": "test", "steps": ["cmd", 3], "until": {"check": "x"}})"));
-  CHECK(e.path == "steps.1");
+  CHECK(e.path == "steps[1]");
   e = imperative_err(spec(R"({"name": "test", "steps": ["cmd"], "until": "x"})"));
   CHECK(e.path == "until");
   e = imperative_err(spec(R"({"name": "test", "steps": ["cmd"], "until": {"check": "x", "pass": true}})"));

@@ -84,7 +84,7 @@ TEST_CASE("invariants: messages") {
   CHECK(e.path == "constraints");
   e = invariants_err(spec(R"({"name": "test", "constraints": [{"check": "cmd", "fix": "fix"}]})"));
   CHECK(e.message == "Constraint 0 requires 'name' field");
-  CHECK(e.path == "constraints.0");
+  CHECK(e.path == "constraints[0]");
   e = invariants_err(spec(R"({"name": "test", "constraints": [{"name": "c1", "fix": "fix"}]})"));
   CHECK(e.message == "Constraint 'c1' requires 'check' field");
   e = invariants_err(spec(R"({"name": "test", "constraints": [{"name": "c1", "check": "cmd"}]})"));
@@ -95,7 +95,7 @@ TEST_CASE("invariants: messages") {
   CHECK(e.details[0].message == "Constraint 1 requires 'name' field");
   CHECK(e.details[1].message == "Constraint 1 requires 'check' field");
   CHECK(e.details[2].message == "Constraint 1 requires 'fix' field");
-  CHECK(e.details[0].path == "constraints.1");
+  CHECK(e.details[0].path == "constraints[1]");
   CHECK(e.message.find("Constraint 1 requires 'name' field") != std::string::npos);
   e = invariants_err(spec(R"({"name": "test", "constraints": [{"name": "c1"}]})"));
   REQUIRE(e.details.size() == 2);
@@ -103,8 +103,8 @@ TEST_CASE("invariants: messages") {
   CHECK(e.details[1].message == "Constraint 'c1' requires 'fix' field");
   e = invariants_err(spec(R"({"name": "t", "constraints": [{"name": "a", "check": "1", "fix": "2"},
       {"name": "a", "check": "3", "fix": "4"}]})"));
-  CHECK(e.path == "constraints.1.name");
-  CHECK(e.message == R"(duplicate constraint name "a" (constraints.0 has it too))");
+  CHECK(e.path == "constraints[1].name");
+  CHECK(e.message == R"(duplicate constraint name "a" (constraints[0] has it too))");
   // Each repeat names the first constraint with that name, by its place in the document.
   e = invariants_err(spec(R"({"name": "t", "constraints": [{"name": "x"},
       {"name": "a", "check": "1", "fix": "2"}, {"name": "a", "check": "3", "fix": "4"},
@@ -113,13 +113,13 @@ TEST_CASE("invariants: messages") {
   for (const auto& d : e.details)
     if (d.code == "duplicate-name") repeats.push_back(d.path + ": " + d.message);
   CHECK(repeats == std::vector<std::string>{
-                       R"(constraints.2.name: duplicate constraint name "a" (constraints.1 has it too))",
-                       R"(constraints.3.name: duplicate constraint name "a" (constraints.1 has it too))"});
+                       R"(constraints[2].name: duplicate constraint name "a" (constraints[1] has it too))",
+                       R"(constraints[3].name: duplicate constraint name "a" (constraints[1] has it too))"});
   e = invariants_err(spec(R"({"name": "t", "constraints": [{"name": "a", "check": "1", "fix": "2", "evaluater": {}}]})"));
-  CHECK(e.path == "constraints.0.evaluater");
+  CHECK(e.path == "constraints[0].evaluater");
   CHECK(e.message.find(R"(did you mean "evaluator"?)") != std::string::npos);
   e = invariants_err(spec(R"({"name": "t", "constraints": ["pytest"]})"));
-  CHECK(e.path == "constraints.0");
+  CHECK(e.path == "constraints[0]");
   e = invariants_err(spec(R"({"name": "t", "constraints": [{"name": "a", "check": "1", "fix": "2"}], "maintian": true})"));
   CHECK(paradigm_test::has_diagnostic(e, "maintian", R"(did you mean "maintain"?)"));
   e = invariants_err(spec(R"({"name": "t", "constraints": [{"name": "a", "check": "1", "fix": "2"}], "maintain": "yes"})"));
@@ -166,7 +166,7 @@ TEST_CASE("invariants: evaluator diagnostics carry the constraint path") {
   auto e = invariants_err(spec(R"({"name": "t", "constraints": [{"name": "a", "check": "1", "fix": "2"},
       {"name": "b", "check": "1", "fix": "2", "evaluator": {"type": "output_numeric", "operator": "eqq", "target": 1}}]})"));
   REQUIRE(e.details.size() == 1);
-  CHECK(e.path == "constraints.1.evaluator.operator");
+  CHECK(e.path == "constraints[1].evaluator.operator");
   CHECK(e.message.find(R"(did you mean "eq"?)") != std::string::npos);
 }
 

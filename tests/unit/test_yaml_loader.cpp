@@ -448,3 +448,22 @@ TEST_CASE("only regular files of at most max_document_file_bytes are read") {
   CHECK(status->find("Name:") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("a compiled paradigm's findings carry the spec's file, line and column") {
+  // What validate() finds in the loop a spec compiles to is placed in the spec.
+  auto goal = ll::load_loop_yaml("paradigm: goal\ngoal: g\ntools:\n  - check\n  - \"fix ${\"\n"
+                                 "evaluator:\n  type: output_contains\n",
+                                 "g.yaml");
+  REQUIRE_FALSE(goal.has_value());
+  CHECK(goal.error().message.rfind("g.yaml:6:1: ", 0) == 0);
+  ll::yaml_source_map map;
+  auto inv = ll::load_loop_yaml("paradigm: invariants\nname: inv\nconstraints:\n  - name: a\n"
+                                "    check: \"true\"\n    fix: \"true\"\n    evaluator:\n"
+                                "      type: output_numeric\n      target: 1\n",
+                                "i.yaml", nullptr, &map);
+  REQUIRE_FALSE(inv.has_value());
+  REQUIRE(inv.error().details.size() == 1);
+  CHECK(ll::format_diagnostic(inv.error().details[0], &map) ==
+        "i.yaml:7:5: error: constraints[0].evaluator: Evaluator type 'output_numeric' requires "
+        "'operator' field");
+}

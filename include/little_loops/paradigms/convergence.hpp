@@ -128,10 +128,16 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
   apply.action = std::move(*fix);
   apply.next = "measure";
 
+  paradigm_origins origins;
+  origins.add("context.metric_cmd", "check");
+  origins.add("context.target", "toward");
+  origins.add("context.tolerance", "tolerance");
+  origins.add_state_field("apply", "action", "using");
+
   loop.states["measure"] = std::move(measure);
   loop.states["apply"] = std::move(apply);
   loop.states["done"] = paradigm_terminal();
-  return finish_paradigm("convergence", std::move(loop), std::move(out), warnings);
+  return finish_paradigm("convergence", std::move(loop), std::move(out), warnings, &origins);
 }
 
 LITTLE_LOOPS_NAMESPACE_END

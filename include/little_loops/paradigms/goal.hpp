@@ -18,6 +18,7 @@ namespace detail {
 struct goal_tool {
   std::string action;
   std::optional<action_kind> action_type;
+  std::string path;  ///< where the action is in the spec: `tools[0]` or `tools[0].tool`
 };
 
 /// `action_type` of a tool entry, with the original's message for unknown kinds.
@@ -38,7 +39,7 @@ inline std::optional<goal_tool> read_goal_tool(const json& entry, const std::str
   if (entry.is_string()) {
     auto action = read_paradigm_text(entry, path, out);
     if (!action) return std::nullopt;
-    return goal_tool{std::move(*action), std::nullopt};
+    return goal_tool{std::move(*action), std::nullopt, path};
   }
   if (!entry.is_object() || !entry.contains("tool")) {
     report(out, path, "invalid-tool",
@@ -47,6 +48,7 @@ inline std::optional<goal_tool> read_goal_tool(const json& entry, const std::str
     return std::nullopt;
   }
   goal_tool tool;
+  tool.path = member_path(path, "tool");
   bool ok = true;
   for (auto it = entry.begin(); it != entry.end(); ++it) {
     const std::string field_path = member_path(path, it.key());
@@ -148,11 +150,16 @@ inline expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* war
   fix_state.action_type = fix->action_type ? fix->action_type : default_type;
   fix_state.next = "evaluate";
 
+  paradigm_origins origins;
+  origins.add_state_field("evaluate", "action", check->path);
+  origins.add_state_field("evaluate", "evaluate", "evaluator");
+  origins.add_state_field("fix", "action", fix->path);
+
   loop.states["evaluate"] = std::move(evaluate);
   loop.states["fix"] = std::move(fix_state);
   loop.states["done"] = paradigm_terminal();
   loop.states[failed] = paradigm_failure_terminal();
-  return finish_paradigm("goal", std::move(loop), std::move(out), warnings);
+  return finish_paradigm("goal", std::move(loop), std::move(out), warnings, &origins);
 }
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -99,20 +99,27 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
   loop.name = std::move(*name);
   loop.paradigm = "imperative";
   loop.initial = "step_0";
+  paradigm_origins origins;
   for (std::size_t i = 0; i < steps.size(); ++i) {
+    std::string step_name = fmt::format("step_{}", i);
+    origins.add(member_path("states", step_name), paradigm_index_path("steps", i));
+    origins.add_state_field(step_name, "action", paradigm_index_path("steps", i));
     state_config step;
     step.action = std::move(steps[i]);
     step.next = i + 1 < steps.size() ? fmt::format("step_{}", i + 1) : std::string("check_done");
-    append_new_key(loop.states, fmt::format("step_{}", i), std::move(step));  // unique
+    append_new_key(loop.states, std::move(step_name), std::move(step));  // unique
   }
   state_config check;
   check.action = std::move(*until_check);
   check.evaluate = std::move(evaluator);
   check.on["success"] = "done";
   check.on["failure"] = "step_0";
+  origins.add("states.check_done", "until");
+  origins.add_state_field("check_done", "action", "until.check");
+  origins.add_state_field("check_done", "evaluate", "until.evaluator");
   loop.states["check_done"] = std::move(check);
   loop.states["done"] = paradigm_terminal();
-  return finish_paradigm("imperative", std::move(loop), std::move(out), warnings);
+  return finish_paradigm("imperative", std::move(loop), std::move(out), warnings, &origins);
 }
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -91,7 +91,7 @@ inline std::optional<invariant_constraint> read_constraint(const json& entry, st
 /// failure → `fix_<name>`; `error` unrouted, so it ends the run as an error) and
 /// `fix_<name>` (next → `check_<name>`), then `all_valid` (terminal; with maintain its
 /// `on_maintain` is the first check). Each constraint's evaluator is parsed by
-/// parse_evaluate_config() with paths such as `constraints.0.evaluator.operator`.
+/// parse_evaluate_config() with paths such as `constraints[0].evaluator.operator`.
 inline expected<fsm_loop, error> compile_invariants(const json& spec,
                                                     diagnostics* warnings = nullptr) {
   using namespace detail;
@@ -136,7 +136,7 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
         }
         if (const auto [first, fresh] = index_of_name.try_emplace(c->name, i); !fresh)
           report(out, member_path(item_path, "name"), "duplicate-name",
-                 fmt::format("duplicate constraint name {} (constraints.{} has it too)",
+                 fmt::format("duplicate constraint name {} (constraints[{}] has it too)",
                              quote_excerpt(c->name), first->second));
         constraints.push_back(std::move(*c));
       }
@@ -151,10 +151,17 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
   loop.paradigm = "invariants";
   const std::string first_check = "check_" + constraints.front().name;
   loop.initial = first_check;
+  paradigm_origins origins;
   for (std::size_t i = 0; i < constraints.size(); ++i) {
     auto& c = constraints[i];
     const std::string check_name = "check_" + c.name;
     const std::string fix_name = "fix_" + c.name;
+    const std::string spec_path = paradigm_index_path("constraints", i);
+    origins.add(member_path("states", check_name), spec_path);
+    origins.add_state_field(check_name, "action", member_path(spec_path, "check"));
+    origins.add_state_field(check_name, "evaluate", member_path(spec_path, "evaluator"));
+    origins.add(member_path("states", fix_name), spec_path);
+    origins.add_state_field(fix_name, "action", member_path(spec_path, "fix"));
     state_config check;
     check.action = std::move(c.check);
     check.evaluate = std::move(c.evaluator);
@@ -173,7 +180,7 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
   state_config all_valid = paradigm_terminal();
   if (loop.maintain) all_valid.on_maintain = escape_template(first_check);
   loop.states["all_valid"] = std::move(all_valid);
-  return finish_paradigm("invariants", std::move(loop), std::move(out), warnings);
+  return finish_paradigm("invariants", std::move(loop), std::move(out), warnings, &origins);
 }
 
 LITTLE_LOOPS_NAMESPACE_END
