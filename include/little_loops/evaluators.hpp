@@ -284,10 +284,9 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
   if (memory) *memory = *current;
   auto target = resolve_number(c.config.target, c.target, ctx);
   if (!target) return error_result("Cannot resolve target: " + target.error());
-  double tolerance = 0.0;
-  if (auto tol = resolve_number(c.config.tolerance, c.tolerance, ctx); tol && *tol)
-    tolerance = **tol;
-  return evaluate_convergence(*current, previous, target->value_or(0.0), tolerance,
+  auto tolerance = resolve_number(c.config.tolerance, c.tolerance, ctx);
+  if (!tolerance) return error_result("Cannot resolve tolerance: " + tolerance.error());
+  return evaluate_convergence(*current, previous, target->value_or(0.0), tolerance->value_or(0.0),
                               c.config.direction);
 }
 

@@ -150,6 +150,23 @@ TEST_SUITE("evaluators") {
     CHECK(parse_number("-Infinity") == -HUGE_VAL);
     CHECK(std::isnan(*parse_number("nan")));
     CHECK(parse_number("1e999") == HUGE_VAL);
+    // Out of range: the first significant digit's magnitude decides between inf and ±0, as
+    // Python's float() (zeros after the point count; leading zeros do not).
+    const std::string zeros(400, '0');
+    CHECK(parse_number("0." + zeros + "1") == 0.0);
+    CHECK(std::signbit(*parse_number("-0." + zeros + "1")));
+    CHECK(*parse_number("-0." + zeros + "1") == 0.0);
+    CHECK(parse_number(zeros + "1e-400") == 0.0);
+    CHECK(parse_number("0." + zeros + "1e5") == 0.0);
+    CHECK(parse_number(zeros + "1" + zeros) == HUGE_VAL);
+    CHECK(parse_number("0." + zeros + "1e800") == HUGE_VAL);
+    CHECK(parse_number("-1" + zeros) == -HUGE_VAL);
+    CHECK(parse_number("1e-99999999999999999999") == 0.0);
+    CHECK(parse_number("0.001e99999999999999999999") == HUGE_VAL);
+    CHECK(ll::evaluate_output_numeric("0." + zeros + "1\n", ll::comparison_op::gt, 5).verdict ==
+          "failure");
+    CHECK(ll::evaluate_output_json("[0." + zeros + "1]", ".0", ll::comparison_op::eq, 0).verdict ==
+          "success");
     for (const char* bad : {"", "   ", "1_000", "0x10", "1e", "e5", ".", "+", "1.2.3", "12abc",
                             "1 2", "--1", "infinit", "١x", "²", "Ⅻ", "\xd9", "\xc0\xb1"}) {
       CAPTURE(bad);
@@ -507,6 +524,18 @@ TEST_SUITE("default evaluator") {
     cv.tolerance = "${context.tol}";
     r.memory.reset();
     CHECK(r.run(&cv, "0.4").verdict == "target");
+    // A tolerance that cannot be resolved is an error, as a target is (never a silent 0).
+    for (const char* bad : {"${context.nope}", "${context.word}"}) {
+      CAPTURE(bad);
+      cv.tolerance = bad;
+      r.memory.reset();
+      auto tr = r.run(&cv, "0.5");
+      CHECK(tr.verdict == "error");
+      CHECK(tr.details["error"].get<std::string>().rfind("Cannot resolve tolerance: ", 0) == 0);
+    }
+    cv.tolerance = "${context.word}";
+    CHECK(r.run(&cv, "0.5").details["error"] ==
+          "Cannot resolve tolerance: could not convert string to float: 'PASS'");
   }
 
   TEST_CASE("convergence keeps its own memory") {

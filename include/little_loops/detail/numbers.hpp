@@ -175,10 +175,16 @@ inline std::optional<double> parse_number(std::string_view text) noexcept {
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (ptr != s.data() + s.size()) return std::nullopt;
   if (ec == std::errc::result_out_of_range) {
-    // Python: overflow gives inf, underflow gives 0 (with the sign).
-    bool big = false;
-    // Decide by the decimal exponent magnitude: a leading non-zero digit with a large
-    // exponent overflows, otherwise it underflowed.
+    // Python: overflow gives inf, underflow gives 0 (with the sign). Which one it was is
+    // decided by the decimal magnitude of the first significant digit: its place in the
+    // digits (zeros after the point count: 0.000…1) plus the exponent.
+    const std::string_view digits_part = s.substr(0, std::min(s.find_first_of("eE"), s.size()));
+    long long place = static_cast<long long>(int_digits);  // 10^(place - 1) for the first digit
+    for (const char c : digits_part) {
+      if (c == '.') continue;
+      if (c != '0') break;
+      --place;
+    }
     std::size_t e = s.find_first_of("eE");
     long long exp10 = 0;
     if (e != std::string_view::npos) {
@@ -187,8 +193,7 @@ inline std::optional<double> parse_number(std::string_view text) noexcept {
       (void)p2;
       if (ec2 == std::errc::result_out_of_range) exp10 = s[e + 1] == '-' ? -400000 : 400000;
     }
-    big = exp10 + static_cast<long long>(int_digits) > 0;
-    value = big ? HUGE_VAL : 0.0;
+    value = exp10 + place > 0 ? HUGE_VAL : 0.0;
   } else if (ec != std::errc{}) {
     return std::nullopt;
   }
