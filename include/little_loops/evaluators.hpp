@@ -203,10 +203,12 @@ inline const compiled_evaluator& default_exit_code_evaluator() {
 
 inline evaluation_result run_output_numeric(const compiled_evaluator& c, std::string_view input,
                                             const interpolation_context* ctx) {
+  const comparison_op op = c.config.op.value_or(comparison_op::eq);
+  if (c.config.target && c.config.target->is_number_integer())
+    return evaluate_output_numeric_target(input, op, *c.config.target);
   auto target = resolve_number(c.config.target, c.target, ctx);
   if (!target) return error_result("Cannot resolve target: " + target.error());
-  return evaluate_output_numeric(input, c.config.op.value_or(comparison_op::eq),
-                                 target->value_or(0.0));
+  return evaluate_output_numeric(input, op, target->value_or(0.0));
 }
 
 inline evaluation_result run_output_json(const compiled_evaluator& c, std::string_view input,

@@ -123,6 +123,38 @@ TEST_SUITE("evaluators") {
     CHECK(e.details == ll::json{{"error", "Cannot parse as number: not a number"}});
   }
 
+  TEST_CASE("output_numeric keeps a document's integer target exact and an integer") {
+    // The seed passes config.target as the document gives it: the details show `5`, not
+    // `5.0`, and the float output compares with the int exactly (2**53 + 1 > 2.0**53).
+    runner r;
+    auto c = cfg(ll::evaluator_type::output_numeric);
+    c.op = ll::comparison_op::lt;
+    c.target = 5;
+    CHECK(r.run(&c, "3").details.dump() == R"({"value":3.0,"target":5,"operator":"lt"})");
+    CHECK(r.run(&c, "5").verdict == "failure");
+    c.target = 5.0;
+    CHECK(r.run(&c, "3").details.dump() == R"({"value":3.0,"target":5.0,"operator":"lt"})");
+    using op = ll::comparison_op;
+    // The output reads as 2.0**53 (below the target) and 2.0**64 (above it).
+    struct row { op o; const char* below; const char* above; };
+    for (const row& x : {row{op::eq, "failure", "failure"}, row{op::ne, "success", "success"},
+                         row{op::lt, "success", "failure"}, row{op::le, "success", "failure"},
+                         row{op::gt, "failure", "success"}, row{op::ge, "failure", "success"}}) {
+      c.op = x.o;
+      c.target = std::int64_t{9007199254740993};  // 2**53 + 1: no double has it
+      CHECK(r.run(&c, "9007199254740993").verdict == std::string(x.below));
+      c.target = std::uint64_t{18446744073709551615u};  // 2**64 - 1
+      CHECK(r.run(&c, "18446744073709551615").verdict == std::string(x.above));
+    }
+    c.op = op::ne;
+    c.target = 1;
+    CHECK(r.run(&c, "nan").verdict == "success");
+    c.op = op::eq;
+    CHECK(r.run(&c, "nan").verdict == "failure");
+    CHECK(r.run(&c, "1.0").verdict == "success");
+    CHECK(r.run(&c, "x").verdict == "error");
+  }
+
   TEST_CASE("output_numeric operators") {
     using op = ll::comparison_op;
     struct row { const char* out; op o; double t; const char* verdict; };

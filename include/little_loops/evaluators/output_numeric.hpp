@@ -9,6 +9,7 @@
 #include <little_loops/results.hpp>
 #include <little_loops/schema.hpp>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -72,5 +73,42 @@ inline evaluation_result evaluate_output_numeric(std::string_view output, compar
   r.details["operator"] = detail::comparison_name(op);
   return r;
 }
+
+namespace detail {
+
+/// `value <op> target` for an integer target, exactly as Python compares a float with an int
+/// (2**53 + 1 is not 2.0**53); `cmp` is compare_int_double(target, value).
+inline bool compare_with_int(comparison_op op, int cmp) noexcept {
+  if (cmp == 2) return op == comparison_op::ne;  // NaN: unordered
+  const int c = -cmp;                              // value against target
+  switch (op) {
+    case comparison_op::eq: return c == 0;
+    case comparison_op::ne: return c != 0;
+    case comparison_op::lt: return c < 0;
+    case comparison_op::le: return c <= 0;
+    case comparison_op::gt: return c > 0;
+    case comparison_op::ge: return c >= 0;
+  }
+  return false;
+}
+
+/// evaluate_output_numeric() with the target as the document gave it: an integer target is
+/// compared exactly and kept an integer in the details (`"target": 5`, as the original
+/// reports it); any other number goes through the double overload.
+inline evaluation_result evaluate_output_numeric_target(std::string_view output, comparison_op op,
+                                                        const json& target) {
+  if (!target.is_number_integer()) return evaluate_output_numeric(output, op, target.get<double>());
+  evaluation_result r = evaluate_output_numeric(output, op, target.get<double>());
+  if (r.verdict == "error") return r;
+  const double value = r.details["value"].get<double>();
+  const int cmp = target.is_number_unsigned()
+                      ? compare_int_double(target.get<std::uint64_t>(), value)
+                      : compare_int_double(target.get<std::int64_t>(), value);
+  r.verdict = compare_with_int(op, cmp) ? "success" : "failure";
+  r.details["target"] = target;
+  return r;
+}
+
+}  // namespace detail
 
 LITTLE_LOOPS_NAMESPACE_END
