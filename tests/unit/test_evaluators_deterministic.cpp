@@ -376,6 +376,25 @@ TEST_SUITE("evaluators") {
           "Invalid JSON: Expecting ',' delimiter: line 1 column 6 (char 5)");
     CHECK(ll::evaluate_output_json("\"abc", ".", op::eq, 1).details["error"] ==
           "Invalid JSON: Unterminated string starting at: line 1 column 1 (char 0)");
+    // A selected object keeps the output's key order in the details, as a Python dict; a
+    // repeated key keeps its first place and takes its last value, in small objects and in
+    // big ones (found by hash) alike.
+    auto kept = ll::evaluate_output_json(R"({"o": {"z": 1, "a": 2, "m": [{"y": 1, "b": 2}], "z": 3}})",
+                                         ".o", op::ne, 0);
+    CHECK(kept.details["value"].dump() == R"({"z":3,"a":2,"m":[{"y":1,"b":2}]})");
+    {
+      std::string big = "{", expected = "{";
+      for (int k = 40; k > 0; --k) {
+        big += "\"k" + std::to_string(k) + "\": " + std::to_string(k) + ", ";
+        expected += "\"k" + std::to_string(k) + "\":" + (k == 7 ? "-7" : std::to_string(k)) + ",";
+      }
+      big += "\"k7\": -7}";
+      expected.back() = '}';
+      auto b = ll::evaluate_output_json(big, "", op::ne, 0);
+      CHECK(b.details["value"].dump() == expected);
+      CHECK(ll::evaluate_output_json(big, ".k7", op::eq, -7).verdict == "success");
+      CHECK(ll::evaluate_output_json(big, "", op::eq, ll::json::parse(big)).verdict == "success");
+    }
     // duplicate keys: the last one wins, as in Python
     CHECK(ll::evaluate_output_json(R"({"a": 1, "a": 2})", ".a", op::eq, 2).verdict == "success");
     // ... at every depth of the path: a later copy replaces what an earlier copy matched.

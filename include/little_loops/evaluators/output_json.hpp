@@ -20,13 +20,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
-// Parsed output documents use nlohmann::json (sorted-map objects: O(log n) inserts), not the
-// insertion-ordered json whose object inserts are linear (quadratic on big objects).
-using output_document = nlohmann::json;
+// A value selected from an output document: the library's insertion-ordered json, so objects
+// keep the output's key order in details (as Python's dicts do). json_value_builder appends
+// members, finding a repeated key by hash in big objects, so building stays linear.
+using output_document = json;
 
 // Python's idea of "a number": int, float and bool (bool is an int subclass).
 template <class Json>
@@ -138,7 +140,7 @@ inline std::string shown_string(const std::string& s) {
 // are appended directly (keys are already unique), keeping the conversion linear.
 inline json to_library_json(const output_document& v) {
   switch (v.type()) {
-    case nlohmann::json::value_t::object: {
+    case json::value_t::object: {
       json out = json::object();
       auto& members = out.get_ref<json::object_t&>();
       members.reserve(v.size());
@@ -147,19 +149,19 @@ inline json to_library_json(const output_document& v) {
             shown_string(it.key()), to_library_json(*it));
       return out;
     }
-    case nlohmann::json::value_t::array: {
+    case json::value_t::array: {
       json out = json::array();
       auto& items = out.get_ref<json::array_t&>();
       items.reserve(v.size());
       for (const auto& item : v) items.push_back(to_library_json(item));
       return out;
     }
-    case nlohmann::json::value_t::string:
+    case json::value_t::string:
       return json(shown_string(v.get_ref<const std::string&>()));
-    case nlohmann::json::value_t::boolean: return json(v.get<bool>());
-    case nlohmann::json::value_t::number_integer: return json(v.get<std::int64_t>());
-    case nlohmann::json::value_t::number_unsigned: return json(v.get<std::uint64_t>());
-    case nlohmann::json::value_t::number_float: return json(v.get<double>());
+    case json::value_t::boolean: return json(v.get<bool>());
+    case json::value_t::number_integer: return json(v.get<std::int64_t>());
+    case json::value_t::number_unsigned: return json(v.get<std::uint64_t>());
+    case json::value_t::number_float: return json(v.get<double>());
     default: return json(nullptr);
   }
 }
@@ -268,6 +270,11 @@ class json_value_builder {
 
   bool object(output_document& out) {
     out = output_document::object();
+    auto& members = static_cast<json::object_t::Container&>(out.get_ref<json::object_t&>());
+    // A repeated key keeps its first place and takes the last value (Python's dict); up to
+    // `small` members it is found by a scan, beyond by hash.
+    constexpr std::size_t small = 16;
+    std::unordered_map<std::string, std::size_t> index;
     ++i_;
     skip_ws();
     if (s_[i_] == '}') {
@@ -280,7 +287,20 @@ class json_value_builder {
       skip_ws();
       ++i_;  // ':'
       skip_ws();
-      if (!value(out[key])) return false;
+      std::size_t at = members.size();
+      if (members.size() <= small) {
+        for (std::size_t k = 0; k < members.size(); ++k)
+          if (members[k].first == key) at = k;
+      } else {
+        if (index.empty())
+          for (std::size_t k = 0; k < members.size(); ++k) index.emplace(members[k].first, k);
+        if (const auto it = index.find(key); it != index.end()) at = it->second;
+      }
+      if (at == members.size()) {
+        if (!index.empty()) index.emplace(key, at);
+        members.emplace_back(std::move(key), json());
+      }
+      if (!value(members[at].second)) return false;
       skip_ws();
       if (s_[i_++] == '}') return true;  // else ','
       skip_ws();
