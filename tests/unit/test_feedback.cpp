@@ -80,6 +80,34 @@ TEST_SUITE("feedback") {
     CHECK(fb(bare) == "verdict: blocked");
   }
 
+  TEST_CASE("a judge's metrics, violations and suggestions are the record's details (seed 004 example)") {
+    auto judged = ll::judge_verdict(
+        R"({"verdict":"failure","reason":"Function doesn't handle empty arrays",)"
+        R"("violations":["No empty array check"],"suggestions":["Add a check"],)"
+        R"("metrics":{"score":0.3}})",
+        0.5, false);
+    auto p = from(judged);
+    auto rec = ll::feedback_record(p);
+    CHECK(rec["feedback"] == "Function doesn't handle empty arrays");
+    CHECK(rec["details"]["violations"] == ll::json::array({"No empty array check"}));
+    CHECK(rec["details"]["suggestions"] == ll::json::array({"Add a check"}));
+    CHECK(rec["details"]["metrics"] == ll::json{{"score", 0.3}});
+    CHECK(rec["details"]["raw"]["violations"] == rec["details"]["violations"]);  // still there
+    ll::interpolation_context ctx;
+    ctx.prev = &p;
+    CHECK(*ll::interpolate("${prev.evaluation.details.violations}", ctx) ==
+          R"(["No empty array check"])");
+    // A reply without them adds nothing; the evaluator's own details are never replaced.
+    auto plain = ll::feedback_record(from(ll::judge_verdict(R"({"verdict":"success"})", 0.5, false)));
+    CHECK_FALSE(plain["details"].contains("violations"));
+    ll::evaluation_result own;
+    own.verdict = "failure";
+    own.details = ll::json{{"violations", 1}, {"raw", {{"violations", 2}, {"metrics", 3}}}};
+    auto kept = ll::feedback_record(from(own));
+    CHECK(kept["details"]["violations"] == 1);
+    CHECK(kept["details"]["metrics"] == 3);
+  }
+
   TEST_CASE("success flag") {
     CHECK(ll::feedback_record(from(ll::evaluate_convergence(0, 5, 0)))["success"] == true);
     CHECK(ll::feedback_record(from(ll::evaluate_convergence(3, 5, 0)))["success"] == false);

@@ -123,14 +123,23 @@ inline std::string feedback_text(std::string_view verdict, const json& details) 
 /// all others are false; `feedback` is `details.error`
 /// when present, else the judge's `details.reason`, else a sentence derived from the
 /// deterministic evaluator's details (e.g. `value 3 < 5: condition met`). The executor exposes
-/// it as `${prev.evaluation}`.
+/// it as `${prev.evaluation}`. `details` is the evaluation's details; a judge's `metrics`,
+/// `violations` and `suggestions` from its reply (`details.raw`) are also put at its top, as
+/// seed 004's record has them (`${prev.evaluation.details.violations}`).
 inline json feedback_record(const prev_record& prev) {
   json rec = json::object();
   const std::string_view v = prev.verdict;
   rec["success"] = v == "success" || v == "target" || v == "pass" || v == "yes";
   prev.details.visit([&](const json& details) {
     rec["feedback"] = detail::feedback_text(prev.verdict, details);
-    rec["details"] = details.is_object() ? details : json::object();
+    json shown = details.is_object() ? details : json::object();
+    // A judge's own `metrics`, `violations` and `suggestions` (kept in its reply, `raw`)
+    // are the record's structured details (seed 004 §1).
+    if (const json* raw = detail::find_key(details, "raw"); raw != nullptr && raw->is_object())
+      for (const char* key : {"metrics", "violations", "suggestions"})
+        if (const json* v = detail::find_key(*raw, key); v != nullptr && !shown.contains(key))
+          shown[key] = *v;
+    rec["details"] = std::move(shown);
   });
   if (prev.ran_action) {  // seed 004: "present when script execution is involved"
     json script = json::object();
