@@ -247,6 +247,18 @@ TEST_SUITE("evaluators") {
     CHECK(ll::evaluate_output_json(doc, "a.b.0.c", op::eq, 1).verdict == "success");
     CHECK(ll::evaluate_output_json(doc, ".list[0]", op::eq, 10).verdict == "success");
     CHECK(ll::evaluate_output_json(doc, ".0", op::eq, "zero").verdict == "success");
+    // An index is any run of decimal digits, as `part.isdigit()` then `int(part)` read it:
+    // leading zeros, any length, any script's digits; other "digits" (², ①) are keys.
+    CHECK(ll::evaluate_output_json(doc, ".list.01", op::eq, 20).verdict == "success");
+    CHECK(ll::evaluate_output_json(doc, ".list.00000000000000000000001", op::eq, 20).verdict ==
+          "success");
+    CHECK(ll::evaluate_output_json(doc, ".list.\u0661", op::eq, 20).verdict == "success");  // ١
+    CHECK(ll::evaluate_output_json(doc, ".list.\uff10", op::eq, 10).verdict == "success");  // ０
+    CHECK(ll::evaluate_output_json(doc, ".list.\u00b2", op::eq, 10).verdict == "error");    // ²
+    CHECK(ll::evaluate_output_json(doc, ".list.99999999999999999999999", op::eq, 10).verdict ==
+          "error");
+    CHECK(ll::evaluate_output_json(R"({"a": [[1, 2], [3, 4]]})", ".a.\u0661.\u0660", op::eq, 3)
+              .verdict == "success");
     CHECK(ll::evaluate_output_json("[1,2]", ".1", op::eq, 2).verdict == "success");
     CHECK(ll::evaluate_output_json("42", ".", op::eq, 42).verdict == "success");
     CHECK(ll::evaluate_output_json("42", "", op::gt, 41).verdict == "success");

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <little_loops/config.hpp>
+#include <little_loops/detail/numbers.hpp>
 
 #include <cstddef>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +30,33 @@ inline bool all_digits(std::string_view s) noexcept {
   for (char c : s)
     if (c < '0' || c > '9') return false;
   return true;
+}
+
+// The array index a path segment names, as the original reads it (`part.isdigit()`, then
+// `int(part)`): decimal digits only, of any script (`٠` is 0), leading zeros allowed. An
+// index too large for size_t is SIZE_MAX (it names no element). nullopt: not an index.
+inline std::optional<std::size_t> path_index(std::string_view key) noexcept {
+  if (key.empty()) return std::nullopt;
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  std::size_t value = 0;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(key.data());
+  for (std::size_t i = 0; i < key.size();) {
+    int digit;
+    if (bytes[i] < 0x80) {
+      if (bytes[i] < '0' || bytes[i] > '9') return std::nullopt;
+      digit = bytes[i] - '0';
+      ++i;
+    } else {
+      const std::size_t len = utf8_sequence_length(bytes + i, bytes + key.size());
+      if (len == 0) return std::nullopt;
+      digit = unicode_decimal_value(utf8_code_point(bytes + i, len));
+      if (digit < 0) return std::nullopt;
+      i += len;
+    }
+    const auto d = static_cast<std::size_t>(digit);
+    value = value > (none - d) / 10 ? none : value * 10 + d;
+  }
+  return value;
 }
 
 // Splits a path into segments. "" and "." select the root (no segments). A leading "." is
@@ -90,11 +120,9 @@ path_lookup<Json> lookup_json_path(const Json& doc, const path_segments& segs,
       }
       return {nullptr, cur, i};
     }
-    if (cur->is_array() && all_digits(seg.key) && seg.key.size() < 19) {
-      std::size_t idx = 0;
-      for (char c : seg.key) idx = idx * 10 + static_cast<std::size_t>(c - '0');
-      if (idx < cur->size()) {
-        cur = &(*cur)[idx];
+    if (cur->is_array()) {
+      if (const auto idx = path_index(seg.key); idx && *idx < cur->size()) {
+        cur = &(*cur)[*idx];
         continue;
       }
     }

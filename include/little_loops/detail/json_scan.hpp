@@ -345,11 +345,7 @@ class json_path_scanner {
     // The wanted index, if this array is on the path.
     std::size_t want = off_path;
     if (matched != off_path) {
-      const std::string& seg = path_[matched].key;
-      if (all_digits(seg) && seg.size() < 19) {
-        want = 0;
-        for (char c : seg) want = want * 10 + static_cast<std::size_t>(c - '0');
-      }
+      if (const auto idx = path_index(path_[matched].key); idx && *idx != off_path) want = *idx;
     }
     std::size_t index = 0;
     while (true) {
