@@ -421,6 +421,9 @@ TEST_SUITE("llm_judge") {
     // Reasons, when given, are the reason; other verdicts keep an empty one.
     CHECK(judge_once(ok(R"({"verdict":"fail","reason":"","reasons":["a","b"]})")).details["reason"] ==
           "a; b");
+    // The default message is for an empty list only: `[""]` joins to "" (`reasons.join("; ")`).
+    CHECK(judge_once(ok(R"({"verdict":"fail","reasons":[""]})")).details["reason"] == "");
+    CHECK(judge_once(ok(R"({"verdict":"fail","reasons":["", ""]})")).details["reason"] == "; ");
     CHECK(judge_once(ok(R"({"verdict":"pass"})")).details["reason"] == "");
     CHECK(judge_once(ok(R"({"verdict":"failure"})")).details["reason"] == "");
   }

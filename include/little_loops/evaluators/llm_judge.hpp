@@ -379,8 +379,8 @@ inline std::string judge_reasons_shape_error(const json& obj) {
 /// @brief Turns a judge's raw reply into a verdict: the reply's `verdict`, with
 /// `<verdict>_uncertain` when `uncertain_suffix` is set and `confidence < min_confidence`.
 /// Details `{"confidence", "confident", "reason", "raw"}` (`reason` is the reply's non-empty
-/// one, else its `reasons` joined with "; ", else — for the verdict `fail` — "judge returned
-/// `fail` without reasons", else ""); unusable replies give `error` with `{"error", "reason",
+/// one, else its `reasons` joined with "; " when it lists any, else — for the verdict `fail` —
+/// "judge returned `fail` without reasons", else ""); unusable replies give `error` with `{"error", "reason",
 /// "raw_preview"}` and a flag: `malformed` (`error` "Failed to parse LLM response: <why>",
 /// `reason` "judge produced malformed JSON: <why>"), or `api_error` for a CLI envelope
 /// reporting an error. A missing confidence counts as 1.0; a `null` one, or one that is not a
@@ -417,14 +417,17 @@ inline evaluation_result judge_verdict(std::string_view raw, double min_confiden
   if (auto it = obj.find("reason"); it != obj.end() && it->is_string())
     reason = it->get<std::string>();
   if (reason.empty()) {
-    // Seed 003's judges answer `{"verdict": ..., "reasons": [...]}`: joined with "; ".
+    // Seed 003's judges answer `{"verdict": ..., "reasons": [...]}`: joined with "; "; the
+    // default message only when the list is empty (`[""]` joins to "", as in the seed).
+    bool listed = false;
     if (auto reasons = obj.find("reasons"); reasons != obj.end() && reasons->is_array())
       for (const auto& item : *reasons) {
-        if (!reason.empty()) reason += "; ";
+        if (listed) reason += "; ";
+        listed = true;
         reason += item.get_ref<const std::string&>();
       }
+    if (!listed && bare_fail) reason = "judge returned `fail` without reasons";
   }
-  if (reason.empty() && bare_fail) reason = "judge returned `fail` without reasons";
   r.details["reason"] = std::move(reason);
   r.details["raw"] = obj;
   return r;
