@@ -2023,10 +2023,16 @@ inline std::optional<double> parse_number(std::string_view text) noexcept {
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (ptr != s.data() + s.size()) return std::nullopt;
   if (ec == std::errc::result_out_of_range) {
-    // Python: overflow gives inf, underflow gives 0 (with the sign).
-    bool big = false;
-    // Decide by the decimal exponent magnitude: a leading non-zero digit with a large
-    // exponent overflows, otherwise it underflowed.
+    // Python: overflow gives inf, underflow gives 0 (with the sign). Which one it was is
+    // decided by the decimal magnitude of the first significant digit: its place in the
+    // digits (zeros after the point count: 0.000…1) plus the exponent.
+    const std::string_view digits_part = s.substr(0, std::min(s.find_first_of("eE"), s.size()));
+    long long place = static_cast<long long>(int_digits);  // 10^(place - 1) for the first digit
+    for (const char c : digits_part) {
+      if (c == '.') continue;
+      if (c != '0') break;
+      --place;
+    }
     std::size_t e = s.find_first_of("eE");
     long long exp10 = 0;
     if (e != std::string_view::npos) {
@@ -2035,8 +2041,7 @@ inline std::optional<double> parse_number(std::string_view text) noexcept {
       (void)p2;
       if (ec2 == std::errc::result_out_of_range) exp10 = s[e + 1] == '-' ? -400000 : 400000;
     }
-    big = exp10 + static_cast<long long>(int_digits) > 0;
-    value = big ? HUGE_VAL : 0.0;
+    value = exp10 + place > 0 ? HUGE_VAL : 0.0;
   } else if (ec != std::errc{}) {
     return std::nullopt;
   }
@@ -3333,14 +3338,23 @@ inline std::string feedback_text(std::string_view verdict, const json& details) 
 /// all others are false; `feedback` is `details.error`
 /// when present, else the judge's `details.reason`, else a sentence derived from the
 /// deterministic evaluator's details (e.g. `value 3 < 5: condition met`). The executor exposes
-/// it as `${prev.evaluation}`.
+/// it as `${prev.evaluation}`. `details` is the evaluation's details; a judge's `metrics`,
+/// `violations` and `suggestions` from its reply (`details.raw`) are also put at its top, as
+/// seed 004's record has them (`${prev.evaluation.details.violations}`).
 inline json feedback_record(const prev_record& prev) {
   json rec = json::object();
   const std::string_view v = prev.verdict;
   rec["success"] = v == "success" || v == "target" || v == "pass" || v == "yes";
   prev.details.visit([&](const json& details) {
     rec["feedback"] = detail::feedback_text(prev.verdict, details);
-    rec["details"] = details.is_object() ? details : json::object();
+    json shown = details.is_object() ? details : json::object();
+    // A judge's own `metrics`, `violations` and `suggestions` (kept in its reply, `raw`)
+    // are the record's structured details (seed 004 §1).
+    if (const json* raw = detail::find_key(details, "raw"); raw != nullptr && raw->is_object())
+      for (const char* key : {"metrics", "violations", "suggestions"})
+        if (const json* v = detail::find_key(*raw, key); v != nullptr && !shown.contains(key))
+          shown[key] = *v;
+    rec["details"] = std::move(shown);
   });
   if (prev.ran_action) {  // seed 004: "present when script execution is involved"
     json script = json::object();
@@ -3356,8 +3370,11 @@ LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/feedback.hpp>
 // #include <little_loops/detail/json_path.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/numbers.hpp> (already inlined above)
 
 #include <cstddef>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -3380,6 +3397,33 @@ inline bool all_digits(std::string_view s) noexcept {
   for (char c : s)
     if (c < '0' || c > '9') return false;
   return true;
+}
+
+// The array index a path segment names, as the original reads it (`part.isdigit()`, then
+// `int(part)`): decimal digits only, of any script (`٠` is 0), leading zeros allowed. An
+// index too large for size_t is SIZE_MAX (it names no element). nullopt: not an index.
+inline std::optional<std::size_t> path_index(std::string_view key) noexcept {
+  if (key.empty()) return std::nullopt;
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  std::size_t value = 0;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(key.data());
+  for (std::size_t i = 0; i < key.size();) {
+    int digit;
+    if (bytes[i] < 0x80) {
+      if (bytes[i] < '0' || bytes[i] > '9') return std::nullopt;
+      digit = bytes[i] - '0';
+      ++i;
+    } else {
+      const std::size_t len = utf8_sequence_length(bytes + i, bytes + key.size());
+      if (len == 0) return std::nullopt;
+      digit = unicode_decimal_value(utf8_code_point(bytes + i, len));
+      if (digit < 0) return std::nullopt;
+      i += len;
+    }
+    const auto d = static_cast<std::size_t>(digit);
+    value = value > (none - d) / 10 ? none : value * 10 + d;
+  }
+  return value;
 }
 
 // Splits a path into segments. "" and "." select the root (no segments). A leading "." is
@@ -3443,11 +3487,9 @@ path_lookup<Json> lookup_json_path(const Json& doc, const path_segments& segs,
       }
       return {nullptr, cur, i};
     }
-    if (cur->is_array() && all_digits(seg.key) && seg.key.size() < 19) {
-      std::size_t idx = 0;
-      for (char c : seg.key) idx = idx * 10 + static_cast<std::size_t>(c - '0');
-      if (idx < cur->size()) {
-        cur = &(*cur)[idx];
+    if (cur->is_array()) {
+      if (const auto idx = path_index(seg.key); idx && *idx < cur->size()) {
+        cur = &(*cur)[*idx];
         continue;
       }
     }
@@ -5146,11 +5188,7 @@ class json_path_scanner {
     // The wanted index, if this array is on the path.
     std::size_t want = off_path;
     if (matched != off_path) {
-      const std::string& seg = path_[matched].key;
-      if (all_digits(seg) && seg.size() < 19) {
-        want = 0;
-        for (char c : seg) want = want * 10 + static_cast<std::size_t>(c - '0');
-      }
+      if (const auto idx = path_index(path_[matched].key); idx && *idx != off_path) want = *idx;
     }
     std::size_t index = 0;
     while (true) {
@@ -5274,6 +5312,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/results.hpp> (already inlined above)
 // #include <little_loops/schema.hpp> (already inlined above)
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -5337,6 +5376,43 @@ inline evaluation_result evaluate_output_numeric(std::string_view output, compar
   r.details["operator"] = detail::comparison_name(op);
   return r;
 }
+
+namespace detail {
+
+/// `value <op> target` for an integer target, exactly as Python compares a float with an int
+/// (2**53 + 1 is not 2.0**53); `cmp` is compare_int_double(target, value).
+inline bool compare_with_int(comparison_op op, int cmp) noexcept {
+  if (cmp == 2) return op == comparison_op::ne;  // NaN: unordered
+  const int c = -cmp;                              // value against target
+  switch (op) {
+    case comparison_op::eq: return c == 0;
+    case comparison_op::ne: return c != 0;
+    case comparison_op::lt: return c < 0;
+    case comparison_op::le: return c <= 0;
+    case comparison_op::gt: return c > 0;
+    case comparison_op::ge: return c >= 0;
+  }
+  return false;
+}
+
+/// evaluate_output_numeric() with the target as the document gave it: an integer target is
+/// compared exactly and kept an integer in the details (`"target": 5`, as the original
+/// reports it); any other number goes through the double overload.
+inline evaluation_result evaluate_output_numeric_target(std::string_view output, comparison_op op,
+                                                        const json& target) {
+  if (!target.is_number_integer()) return evaluate_output_numeric(output, op, target.get<double>());
+  evaluation_result r = evaluate_output_numeric(output, op, target.get<double>());
+  if (r.verdict == "error") return r;
+  const double value = r.details["value"].get<double>();
+  const int cmp = target.is_number_unsigned()
+                      ? compare_int_double(target.get<std::uint64_t>(), value)
+                      : compare_int_double(target.get<std::int64_t>(), value);
+  r.verdict = compare_with_int(op, cmp) ? "success" : "failure";
+  r.details["target"] = target;
+  return r;
+}
+
+}  // namespace detail
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/evaluators/output_numeric.hpp>
@@ -5712,8 +5788,8 @@ inline std::string judge_reasons_shape_error(const json& obj) {
 /// @brief Turns a judge's raw reply into a verdict: the reply's `verdict`, with
 /// `<verdict>_uncertain` when `uncertain_suffix` is set and `confidence < min_confidence`.
 /// Details `{"confidence", "confident", "reason", "raw"}` (`reason` is the reply's non-empty
-/// one, else its `reasons` joined with "; ", else — for the verdict `fail` — "judge returned
-/// `fail` without reasons", else ""); unusable replies give `error` with `{"error", "reason",
+/// one, else its `reasons` joined with "; " when it lists any, else — for the verdict `fail` —
+/// "judge returned `fail` without reasons", else ""); unusable replies give `error` with `{"error", "reason",
 /// "raw_preview"}` and a flag: `malformed` (`error` "Failed to parse LLM response: <why>",
 /// `reason` "judge produced malformed JSON: <why>"), or `api_error` for a CLI envelope
 /// reporting an error. A missing confidence counts as 1.0; a `null` one, or one that is not a
@@ -5750,14 +5826,17 @@ inline evaluation_result judge_verdict(std::string_view raw, double min_confiden
   if (auto it = obj.find("reason"); it != obj.end() && it->is_string())
     reason = it->get<std::string>();
   if (reason.empty()) {
-    // Seed 003's judges answer `{"verdict": ..., "reasons": [...]}`: joined with "; ".
+    // Seed 003's judges answer `{"verdict": ..., "reasons": [...]}`: joined with "; "; the
+    // default message only when the list is empty (`[""]` joins to "", as in the seed).
+    bool listed = false;
     if (auto reasons = obj.find("reasons"); reasons != obj.end() && reasons->is_array())
       for (const auto& item : *reasons) {
-        if (!reason.empty()) reason += "; ";
+        if (listed) reason += "; ";
+        listed = true;
         reason += item.get_ref<const std::string&>();
       }
+    if (!listed && bare_fail) reason = "judge returned `fail` without reasons";
   }
-  if (reason.empty() && bare_fail) reason = "judge returned `fail` without reasons";
   r.details["reason"] = std::move(reason);
   r.details["raw"] = obj;
   return r;
@@ -5855,13 +5934,15 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
-// Parsed output documents use nlohmann::json (sorted-map objects: O(log n) inserts), not the
-// insertion-ordered json whose object inserts are linear (quadratic on big objects).
-using output_document = nlohmann::json;
+// A value selected from an output document: the library's insertion-ordered json, so objects
+// keep the output's key order in details (as Python's dicts do). json_value_builder appends
+// members, finding a repeated key by hash in big objects, so building stays linear.
+using output_document = json;
 
 // Python's idea of "a number": int, float and bool (bool is an int subclass).
 template <class Json>
@@ -5973,7 +6054,7 @@ inline std::string shown_string(const std::string& s) {
 // are appended directly (keys are already unique), keeping the conversion linear.
 inline json to_library_json(const output_document& v) {
   switch (v.type()) {
-    case nlohmann::json::value_t::object: {
+    case json::value_t::object: {
       json out = json::object();
       auto& members = out.get_ref<json::object_t&>();
       members.reserve(v.size());
@@ -5982,19 +6063,19 @@ inline json to_library_json(const output_document& v) {
             shown_string(it.key()), to_library_json(*it));
       return out;
     }
-    case nlohmann::json::value_t::array: {
+    case json::value_t::array: {
       json out = json::array();
       auto& items = out.get_ref<json::array_t&>();
       items.reserve(v.size());
       for (const auto& item : v) items.push_back(to_library_json(item));
       return out;
     }
-    case nlohmann::json::value_t::string:
+    case json::value_t::string:
       return json(shown_string(v.get_ref<const std::string&>()));
-    case nlohmann::json::value_t::boolean: return json(v.get<bool>());
-    case nlohmann::json::value_t::number_integer: return json(v.get<std::int64_t>());
-    case nlohmann::json::value_t::number_unsigned: return json(v.get<std::uint64_t>());
-    case nlohmann::json::value_t::number_float: return json(v.get<double>());
+    case json::value_t::boolean: return json(v.get<bool>());
+    case json::value_t::number_integer: return json(v.get<std::int64_t>());
+    case json::value_t::number_unsigned: return json(v.get<std::uint64_t>());
+    case json::value_t::number_float: return json(v.get<double>());
     default: return json(nullptr);
   }
 }
@@ -6103,6 +6184,11 @@ class json_value_builder {
 
   bool object(output_document& out) {
     out = output_document::object();
+    auto& members = static_cast<json::object_t::Container&>(out.get_ref<json::object_t&>());
+    // A repeated key keeps its first place and takes the last value (Python's dict); up to
+    // `small` members it is found by a scan, beyond by hash.
+    constexpr std::size_t small = 16;
+    std::unordered_map<std::string, std::size_t> index;
     ++i_;
     skip_ws();
     if (s_[i_] == '}') {
@@ -6115,7 +6201,20 @@ class json_value_builder {
       skip_ws();
       ++i_;  // ':'
       skip_ws();
-      if (!value(out[key])) return false;
+      std::size_t at = members.size();
+      if (members.size() <= small) {
+        for (std::size_t k = 0; k < members.size(); ++k)
+          if (members[k].first == key) at = k;
+      } else {
+        if (index.empty())
+          for (std::size_t k = 0; k < members.size(); ++k) index.emplace(members[k].first, k);
+        if (const auto it = index.find(key); it != index.end()) at = it->second;
+      }
+      if (at == members.size()) {
+        if (!index.empty()) index.emplace(key, at);
+        members.emplace_back(std::move(key), json());
+      }
+      if (!value(members[at].second)) return false;
       skip_ws();
       if (s_[i_++] == '}') return true;  // else ','
       skip_ws();
@@ -6405,10 +6504,12 @@ inline const compiled_evaluator& default_exit_code_evaluator() {
 
 inline evaluation_result run_output_numeric(const compiled_evaluator& c, std::string_view input,
                                             const interpolation_context* ctx) {
+  const comparison_op op = c.config.op.value_or(comparison_op::eq);
+  if (c.config.target && c.config.target->is_number_integer())
+    return evaluate_output_numeric_target(input, op, *c.config.target);
   auto target = resolve_number(c.config.target, c.target, ctx);
   if (!target) return error_result("Cannot resolve target: " + target.error());
-  return evaluate_output_numeric(input, c.config.op.value_or(comparison_op::eq),
-                                 target->value_or(0.0));
+  return evaluate_output_numeric(input, op, target->value_or(0.0));
 }
 
 inline evaluation_result run_output_json(const compiled_evaluator& c, std::string_view input,
@@ -6486,10 +6587,9 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
   if (memory) *memory = *current;
   auto target = resolve_number(c.config.target, c.target, ctx);
   if (!target) return error_result("Cannot resolve target: " + target.error());
-  double tolerance = 0.0;
-  if (auto tol = resolve_number(c.config.tolerance, c.tolerance, ctx); tol && *tol)
-    tolerance = **tol;
-  return evaluate_convergence(*current, previous, target->value_or(0.0), tolerance,
+  auto tolerance = resolve_number(c.config.tolerance, c.tolerance, ctx);
+  if (!tolerance) return error_result("Cannot resolve tolerance: " + tolerance.error());
+  return evaluate_convergence(*current, previous, target->value_or(0.0), tolerance->value_or(0.0),
                               c.config.direction);
 }
 
@@ -9339,10 +9439,13 @@ LITTLE_LOOPS_NAMESPACE_END
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -9369,9 +9472,10 @@ inline std::vector<std::string_view> paradigm_keys(std::initializer_list<std::st
   return keys;
 }
 
-/// Dotted path of array element `index` under `base`: `constraints.0`.
+/// Path of array element `index` under `base`, in the form every diagnostic uses:
+/// `constraints[0]`.
 inline std::string paradigm_index_path(std::string_view base, std::size_t index) {
-  return fmt::format("{}.{}", base, index);
+  return index_path(base, index);
 }
 
 /// Reads one of the keys every paradigm shares into `loop`. Returns false when `key` is not
@@ -9470,14 +9574,70 @@ inline state_config paradigm_terminal() {
   return s;
 }
 
+/// Where the compiled loop's parts came from in the spec: each compiled path (`states.fix.action`)
+/// with the spec path it was made from (`tools[1]`). validate() judges the compiled loop;
+/// its findings are moved back into the spec with this, so that they name (and the loaders
+/// place) what the user wrote.
+class paradigm_origins {
+ public:
+  /// `compiled` (and every path below it) came from `spec`.
+  void add(std::string compiled, std::string spec) {
+    origins_.insert_or_assign(std::move(compiled), std::move(spec));
+  }
+
+  /// `states.<state>.<field>` came from `spec`.
+  void add_state_field(std::string_view state, std::string_view field, std::string spec) {
+    add(member_path(member_path("states", state), field), std::move(spec));
+  }
+
+  /// Rewrites `path` by its longest recorded prefix (whole dotted segments); unchanged when
+  /// none is recorded.
+  void map(std::string& path) const {
+    std::size_t end = path.size();
+    while (end != 0) {
+      if (const auto it = origins_.find(std::string_view(path).substr(0, end));
+          it != origins_.end()) {
+        path = it->second + path.substr(end);
+        return;
+      }
+      end = path.rfind('.', end - 1);
+      if (end == std::string::npos) return;
+    }
+  }
+
+ private:
+  struct text_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const noexcept {
+      return std::hash<std::string_view>{}(text);
+    }
+  };
+  std::unordered_map<std::string, std::string, text_hash, std::equal_to<>> origins_;
+};
+
 /// The result of a compiler: errc::invalid_spec with every spec diagnostic when there is an
 /// error; otherwise the loop goes through validate() like a hand-written one (errors there
-/// are errc::invalid_spec too). Warnings are appended to `warnings` when given.
+/// are errc::invalid_spec too, at the spec paths `origins` gives). Warnings are appended to
+/// `warnings` when given.
 inline expected<fsm_loop, error> finish_paradigm(std::string_view title, fsm_loop loop,
-                                                 diagnostics found, diagnostics* warnings) {
+                                                 diagnostics found, diagnostics* warnings,
+                                                 const paradigm_origins* origins = nullptr) {
   if (!has_errors(found)) {
     diagnostics checked = validate(loop);
-    found.insert(found.end(), checked.begin(), checked.end());
+    if (origins != nullptr) {
+      // Two compiled parts may come from one spec value (a goal's single tool is both the
+      // check and the fix): its finding is reported once.
+      std::unordered_set<std::string> seen;
+      for (auto& d : checked) {
+        origins->map(d.path);
+        if (seen.insert(fmt::format("{}\n{}\n{}\n{}", static_cast<int>(d.level), d.path, d.code,
+                                    d.message))
+                .second)
+          found.push_back(std::move(d));
+      }
+    } else {
+      found.insert(found.end(), checked.begin(), checked.end());
+    }
   }
   if (!has_errors(found)) {
     if (warnings != nullptr) warnings->insert(warnings->end(), found.begin(), found.end());
@@ -9630,10 +9790,16 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
   apply.action = std::move(*fix);
   apply.next = "measure";
 
+  paradigm_origins origins;
+  origins.add("context.metric_cmd", "check");
+  origins.add("context.target", "toward");
+  origins.add("context.tolerance", "tolerance");
+  origins.add_state_field("apply", "action", "using");
+
   loop.states["measure"] = std::move(measure);
   loop.states["apply"] = std::move(apply);
   loop.states["done"] = paradigm_terminal();
-  return finish_paradigm("convergence", std::move(loop), std::move(out), warnings);
+  return finish_paradigm("convergence", std::move(loop), std::move(out), warnings, &origins);
 }
 
 LITTLE_LOOPS_NAMESPACE_END
@@ -10202,6 +10368,7 @@ namespace detail {
 struct goal_tool {
   std::string action;
   std::optional<action_kind> action_type;
+  std::string path;  ///< where the action is in the spec: `tools[0]` or `tools[0].tool`
 };
 
 /// `action_type` of a tool entry, with the original's message for unknown kinds.
@@ -10222,7 +10389,7 @@ inline std::optional<goal_tool> read_goal_tool(const json& entry, const std::str
   if (entry.is_string()) {
     auto action = read_paradigm_text(entry, path, out);
     if (!action) return std::nullopt;
-    return goal_tool{std::move(*action), std::nullopt};
+    return goal_tool{std::move(*action), std::nullopt, path};
   }
   if (!entry.is_object() || !entry.contains("tool")) {
     report(out, path, "invalid-tool",
@@ -10231,6 +10398,7 @@ inline std::optional<goal_tool> read_goal_tool(const json& entry, const std::str
     return std::nullopt;
   }
   goal_tool tool;
+  tool.path = member_path(path, "tool");
   bool ok = true;
   for (auto it = entry.begin(); it != entry.end(); ++it) {
     const std::string field_path = member_path(path, it.key());
@@ -10332,11 +10500,16 @@ inline expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* war
   fix_state.action_type = fix->action_type ? fix->action_type : default_type;
   fix_state.next = "evaluate";
 
+  paradigm_origins origins;
+  origins.add_state_field("evaluate", "action", check->path);
+  origins.add_state_field("evaluate", "evaluate", "evaluator");
+  origins.add_state_field("fix", "action", fix->path);
+
   loop.states["evaluate"] = std::move(evaluate);
   loop.states["fix"] = std::move(fix_state);
   loop.states["done"] = paradigm_terminal();
   loop.states[failed] = paradigm_failure_terminal();
-  return finish_paradigm("goal", std::move(loop), std::move(out), warnings);
+  return finish_paradigm("goal", std::move(loop), std::move(out), warnings, &origins);
 }
 
 LITTLE_LOOPS_NAMESPACE_END
@@ -10439,20 +10612,27 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
   loop.name = std::move(*name);
   loop.paradigm = "imperative";
   loop.initial = "step_0";
+  paradigm_origins origins;
   for (std::size_t i = 0; i < steps.size(); ++i) {
+    std::string step_name = fmt::format("step_{}", i);
+    origins.add(member_path("states", step_name), paradigm_index_path("steps", i));
+    origins.add_state_field(step_name, "action", paradigm_index_path("steps", i));
     state_config step;
     step.action = std::move(steps[i]);
     step.next = i + 1 < steps.size() ? fmt::format("step_{}", i + 1) : std::string("check_done");
-    append_new_key(loop.states, fmt::format("step_{}", i), std::move(step));  // unique
+    append_new_key(loop.states, std::move(step_name), std::move(step));  // unique
   }
   state_config check;
   check.action = std::move(*until_check);
   check.evaluate = std::move(evaluator);
   check.on["success"] = "done";
   check.on["failure"] = "step_0";
+  origins.add("states.check_done", "until");
+  origins.add_state_field("check_done", "action", "until.check");
+  origins.add_state_field("check_done", "evaluate", "until.evaluator");
   loop.states["check_done"] = std::move(check);
   loop.states["done"] = paradigm_terminal();
-  return finish_paradigm("imperative", std::move(loop), std::move(out), warnings);
+  return finish_paradigm("imperative", std::move(loop), std::move(out), warnings, &origins);
 }
 
 LITTLE_LOOPS_NAMESPACE_END
@@ -10547,7 +10727,7 @@ inline std::optional<invariant_constraint> read_constraint(const json& entry, st
 /// failure → `fix_<name>`; `error` unrouted, so it ends the run as an error) and
 /// `fix_<name>` (next → `check_<name>`), then `all_valid` (terminal; with maintain its
 /// `on_maintain` is the first check). Each constraint's evaluator is parsed by
-/// parse_evaluate_config() with paths such as `constraints.0.evaluator.operator`.
+/// parse_evaluate_config() with paths such as `constraints[0].evaluator.operator`.
 inline expected<fsm_loop, error> compile_invariants(const json& spec,
                                                     diagnostics* warnings = nullptr) {
   using namespace detail;
@@ -10592,7 +10772,7 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
         }
         if (const auto [first, fresh] = index_of_name.try_emplace(c->name, i); !fresh)
           report(out, member_path(item_path, "name"), "duplicate-name",
-                 fmt::format("duplicate constraint name {} (constraints.{} has it too)",
+                 fmt::format("duplicate constraint name {} (constraints[{}] has it too)",
                              quote_excerpt(c->name), first->second));
         constraints.push_back(std::move(*c));
       }
@@ -10607,10 +10787,17 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
   loop.paradigm = "invariants";
   const std::string first_check = "check_" + constraints.front().name;
   loop.initial = first_check;
+  paradigm_origins origins;
   for (std::size_t i = 0; i < constraints.size(); ++i) {
     auto& c = constraints[i];
     const std::string check_name = "check_" + c.name;
     const std::string fix_name = "fix_" + c.name;
+    const std::string spec_path = paradigm_index_path("constraints", i);
+    origins.add(member_path("states", check_name), spec_path);
+    origins.add_state_field(check_name, "action", member_path(spec_path, "check"));
+    origins.add_state_field(check_name, "evaluate", member_path(spec_path, "evaluator"));
+    origins.add(member_path("states", fix_name), spec_path);
+    origins.add_state_field(fix_name, "action", member_path(spec_path, "fix"));
     state_config check;
     check.action = std::move(c.check);
     check.evaluate = std::move(c.evaluator);
@@ -10629,7 +10816,7 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
   state_config all_valid = paradigm_terminal();
   if (loop.maintain) all_valid.on_maintain = escape_template(first_check);
   loop.states["all_valid"] = std::move(all_valid);
-  return finish_paradigm("invariants", std::move(loop), std::move(out), warnings);
+  return finish_paradigm("invariants", std::move(loop), std::move(out), warnings, &origins);
 }
 
 LITTLE_LOOPS_NAMESPACE_END
