@@ -5379,11 +5379,10 @@ inline evaluation_result evaluate_output_numeric(std::string_view output, compar
 
 namespace detail {
 
-/// `value <op> target` for an integer target, exactly as Python compares a float with an int
-/// (2**53 + 1 is not 2.0**53); `cmp` is compare_int_double(target, value).
-inline bool compare_with_int(comparison_op op, int cmp) noexcept {
-  if (cmp == 2) return op == comparison_op::ne;  // NaN: unordered
-  const int c = -cmp;                              // value against target
+/// Whether a three-way comparison result `c` (-1, 0, 1; 2 when unordered, as with NaN)
+/// satisfies `op`.
+inline bool cmp_matches(int c, comparison_op op) noexcept {
+  if (c == 2) return op == comparison_op::ne;  // NaN: only != holds
   switch (op) {
     case comparison_op::eq: return c == 0;
     case comparison_op::ne: return c != 0;
@@ -5404,10 +5403,11 @@ inline evaluation_result evaluate_output_numeric_target(std::string_view output,
   evaluation_result r = evaluate_output_numeric(output, op, target.get<double>());
   if (r.verdict == "error") return r;
   const double value = r.details["value"].get<double>();
-  const int cmp = target.is_number_unsigned()
-                      ? compare_int_double(target.get<std::uint64_t>(), value)
-                      : compare_int_double(target.get<std::int64_t>(), value);
-  r.verdict = compare_with_int(op, cmp) ? "success" : "failure";
+  // Exactly, as Python compares a float with an int (2**53 + 1 is not 2.0**53).
+  const int target_vs_value = target.is_number_unsigned()
+                                  ? compare_int_double(target.get<std::uint64_t>(), value)
+                                  : compare_int_double(target.get<std::int64_t>(), value);
+  r.verdict = cmp_matches(target_vs_value == 2 ? 2 : -target_vs_value, op) ? "success" : "failure";
   r.details["target"] = target;
   return r;
 }
@@ -6003,19 +6003,6 @@ inline int py_number_cmp(const py_number& a, const py_number& b) noexcept {
 template <class A, class B>
 inline int py_numeric_cmp(const A& a, const B& b) {
   return py_number_cmp(as_py_number(a), as_py_number(b));
-}
-
-inline bool cmp_matches(int c, comparison_op op) noexcept {
-  if (c == 2) return op == comparison_op::ne;  // NaN: only != holds
-  switch (op) {
-    case comparison_op::eq: return c == 0;
-    case comparison_op::ne: return c != 0;
-    case comparison_op::lt: return c < 0;
-    case comparison_op::le: return c <= 0;
-    case comparison_op::gt: return c > 0;
-    case comparison_op::ge: return c >= 0;
-  }
-  return false;
 }
 
 // Python `==` between two JSON values of possibly different JSON types (1 == 1.0 == True,

@@ -91,19 +91,6 @@ inline int py_numeric_cmp(const A& a, const B& b) {
   return py_number_cmp(as_py_number(a), as_py_number(b));
 }
 
-inline bool cmp_matches(int c, comparison_op op) noexcept {
-  if (c == 2) return op == comparison_op::ne;  // NaN: only != holds
-  switch (op) {
-    case comparison_op::eq: return c == 0;
-    case comparison_op::ne: return c != 0;
-    case comparison_op::lt: return c < 0;
-    case comparison_op::le: return c <= 0;
-    case comparison_op::gt: return c > 0;
-    case comparison_op::ge: return c >= 0;
-  }
-  return false;
-}
-
 // Python `==` between two JSON values of possibly different JSON types (1 == 1.0 == True,
 // dicts compare regardless of key order).
 template <class A, class B>
