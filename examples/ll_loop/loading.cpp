@@ -8,10 +8,12 @@
 #include <little_loops/validation.hpp>
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <string_view>
 #include <system_error>
 
 namespace ll_loop {
@@ -174,55 +176,160 @@ std::string display_path(const fs::path& path) {
 
 namespace {
 
-void emit_yaml(YAML::Emitter& out, const ll::json& value) {
+// The YAML that `compile` writes, by hand: block mappings and sequences, every string
+// double-quoted or, when it reads back exactly, a literal block; what PyYAML (and so
+// yaml_to_json) reads back is the document written, byte for byte.
+
+// A code point PyYAML takes raw inside a scalar: printable, and not one of YAML 1.1's line
+// breaks (NEL, LS, PS), nor a byte-order mark.
+bool yaml_printable(char32_t c) {
+  if (c == U'\t') return true;
+  if (c < 0x20 || c == 0x7F) return false;
+  if (c >= 0x80 && c <= 0x9F) return false;  // C1 controls, NEL among them
+  if (c == 0x2028 || c == 0x2029 || c == 0xFEFF || c == 0xFFFE || c == 0xFFFF) return false;
+  return true;
+}
+
+// `text` as a YAML double-quoted scalar: everything that is not printable is escaped.
+std::string yaml_quoted(std::string_view text) {
+  std::string out = "\"";
+  for (const char32_t c : ll::detail::utf8_decode(ll::detail::sanitize_utf8(text))) {
+    switch (c) {
+      case U'"': out += "\\\""; continue;
+      case U'\\': out += "\\\\"; continue;
+      case U'\n': out += "\\n"; continue;
+      case U'\t': out += "\\t"; continue;
+      case U'\r': out += "\\r"; continue;
+      case 0: out += "\\0"; continue;
+      default: break;
+    }
+    if (yaml_printable(c))
+      ll::detail::utf8_append(out, c);
+    else if (c <= 0xFF)
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(c));
+    else
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+  }
+  out += '"';
+  return out;
+}
+
+// A key written plain: an identifier-like word that no YAML 1.1 resolver reads as anything
+// but a string (not a boolean or null, not the merge key `<<`). Anything else is quoted.
+bool plain_key(std::string_view key) {
+  if (key.empty() || !(std::isalpha(static_cast<unsigned char>(key[0])) || key[0] == '_'))
+    return false;
+  for (const char c : key)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+  std::string lower(key);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* word : {"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
+    if (lower == word) return false;
+  return true;
+}
+
+// A string written as a literal block (`|`) reads back exactly: it has at least two lines and
+// ends with exactly one newline (the block's clip chomping), its first line is not indented
+// (no indentation indicator is written), no line holds only blanks (it would read as empty),
+// and every character is printable.
+bool literal_block(std::string_view s) {
+  if (s.size() < 2 || s.back() != '\n' || s[s.size() - 2] == '\n') return false;
+  if (s.find('\n') == s.size() - 1) return false;  // one line: quoted
+  if (s.front() == ' ' || s.front() == '\t' || s.front() == '\n') return false;
+  if (!ll::detail::is_valid_utf8(s)) return false;
+  for (const char32_t c : ll::detail::utf8_decode(s))
+    if (c != U'\n' && !yaml_printable(c)) return false;
+  for (std::size_t begin = 0; begin < s.size();) {
+    const std::size_t end = s.find('\n', begin);
+    const std::string_view line = s.substr(begin, end - begin);
+    if (!line.empty() && line.find_first_not_of(" \t") == std::string_view::npos) return false;
+    begin = end + 1;
+  }
+  return true;
+}
+
+std::string yaml_number(const ll::json& value) {
+  std::string text = value.dump();
+  // PyYAML's float needs a '.': 1e+300 would read back as a string.
+  if (value.is_number_float() && text.find('.') == std::string::npos) {
+    const auto e = text.find_first_of("eE");
+    text.insert(e == std::string::npos ? text.size() : e, ".0");
+  }
+  return text;
+}
+
+void emit_yaml(std::string& out, const ll::json& value, std::size_t indent);
+
+// A value after `key:` or `- `: a scalar on the same line, a block on the next lines.
+void emit_yaml_value(std::string& out, const ll::json& value, std::size_t indent) {
+  const std::string pad(indent, ' ');
+  if ((value.is_object() || value.is_array()) && !value.empty()) {
+    out += '\n';
+    emit_yaml(out, value, indent);
+    return;
+  }
+  out += ' ';
   switch (value.type()) {
-    case ll::json::value_t::object:
-      out << YAML::BeginMap;
-      for (auto it = value.begin(); it != value.end(); ++it) {
-        out << YAML::Key << it.key() << YAML::Value;
-        emit_yaml(out, it.value());
-      }
-      out << YAML::EndMap;
-      break;
-    case ll::json::value_t::array:
-      out << YAML::BeginSeq;
-      for (const auto& item : value) emit_yaml(out, item);
-      out << YAML::EndSeq;
-      break;
+    case ll::json::value_t::object: out += "{}\n"; return;
+    case ll::json::value_t::array: out += "[]\n"; return;
     case ll::json::value_t::string: {
       const auto& s = value.get_ref<const std::string&>();
-      if (s.find('\n') != std::string::npos) out << YAML::Literal;
-      else out << YAML::DoubleQuoted;
-      out << s;
-      break;
+      if (!literal_block(s)) {
+        out += yaml_quoted(s);
+        out += '\n';
+        return;
+      }
+      out += "|\n";
+      std::size_t begin = 0;
+      while (begin < s.size()) {
+        const std::size_t end = s.find('\n', begin);
+        if (end > begin) out += pad;
+        out.append(s, begin, end - begin + 1);
+        begin = end + 1;
+      }
+      return;
     }
-    case ll::json::value_t::boolean:
-      out << value.get<bool>();
-      break;
+    case ll::json::value_t::boolean: out += value.get<bool>() ? "true\n" : "false\n"; return;
     case ll::json::value_t::number_integer:
-      out << value.get<std::int64_t>();
-      break;
     case ll::json::value_t::number_unsigned:
-      out << value.get<std::uint64_t>();
-      break;
-    case ll::json::value_t::number_float:
-      out << value.dump();
-      break;
-    default:
-      out << YAML::Null;
-      break;
+    case ll::json::value_t::number_float: out += yaml_number(value) + "\n"; return;
+    default: out += "null\n"; return;
+  }
+}
+
+// A non-empty mapping or sequence, each entry at `indent` (a sequence under a key is
+// indented too).
+void emit_yaml(std::string& out, const ll::json& value, std::size_t indent) {
+  const std::string pad(indent, ' ');
+  if (value.is_object()) {
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      const std::string key = plain_key(it.key()) ? it.key() : yaml_quoted(it.key());
+      if (key.size() > 1000) {  // over YAML's 1024-character limit of a simple key
+        out += pad + "? " + key + "\n" + pad + ":";
+      } else {
+        out += pad + key + ":";
+      }
+      emit_yaml_value(out, it.value(), indent + 2);
+    }
+    return;
+  }
+  for (const auto& item : value) {
+    out += pad + "-";
+    emit_yaml_value(out, item, indent + 2);
   }
 }
 
 }  // namespace
 
 std::string to_yaml_text(const ll::json& doc) {
-  YAML::Emitter out;
-  out.SetIndent(2);
-  emit_yaml(out, doc);
-  std::string text = out.c_str();
-  text.push_back('\n');
-  return text;
+  std::string out;
+  if ((doc.is_object() || doc.is_array()) && !doc.empty()) {
+    emit_yaml(out, doc, 0);
+  } else {
+    emit_yaml_value(out, doc, 0);
+    out.erase(0, 1);  // the separating space
+  }
+  return out;
 }
 
 }  // namespace ll_loop

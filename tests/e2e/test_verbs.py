@@ -164,6 +164,36 @@ def test_compile():
         expect_in("error: YAML parse error: ", r.err, r)
 
 
+def test_compile_yaml_reads_back_exactly():
+    # The YAML `compile` writes loads back as the same document, byte for byte: strings with
+    # leading blanks, trailing or missing newlines, blank-only lines, YAML 1.1 line breaks
+    # (NEL, LS, PS), control characters, quotes, keys YAML would read as something else
+    # (`<<`, `yes`, `1e3`, multi-line, longer than a simple key may be), floats without a '.'.
+    tricky = ["x\ny", "trail\n\n", "\n x", "  python3 - <<'PY'\nprint(1)\nPY\n", "a\n", "a\n  \nb\n",
+              "a\n\n  b\n", "\tx\n", "x\r\ny\n", "\u00e9\n\u00fc\n", "\x01\n", "<<", "true", "yes", "No",
+              "null", "~", "123", "1e3", "-", "? x", ": y", "# c", "key: v", "'q'", '"d"', "\\",
+              "", " ", "\u2028", "\ufeffbom", "a\u0085b", "x\x7fy", "ok\n...\n", "ok\n---\n", "k" * 1500,
+              "x\u2029y\n", "\x00nul", "a\n\tb\n", "emoji \U0001F600\n"]
+    context = {}
+    for i, text in enumerate(tricky):
+        context[f"k{i}"] = text
+        context[text or "empty"] = i
+    context["numbers"] = [1e300, 0.5, -2.0, 1e-07, 5e-324, 7, -3]
+    context["nested"] = {"a": [], "b": {}, "c": [{"x": 1, "y": [1, [2, {"z": None}]]}], "d": [[1, 2], []]}
+    with Workdir() as wd:
+        spec = write(wd / "g.json", json.dumps({"paradigm": "goal", "goal": "g",
+                                                  "tools": ["true", "line one\nline two\n"],
+                                                  "context": context}))
+        expect_exit(ll("compile", spec, "-o", wd / "g.yaml"), 0)
+        expect_exit(ll("compile", spec, "-o", wd / "g.out.json"), 0)
+        r = ll("show", wd / "g.yaml", "--format", "json")
+        expect_exit(r, 0)
+        written = json.loads((wd / "g.out.json").read_text())
+        expect(r.json() == written, "the compiled YAML reads back as the compiled JSON", r)
+        expect("fix:\n    action: |\n      line one\n      line two\n" in (wd / "g.yaml").read_text(),
+               "a multi-line action is a literal block")
+
+
 def test_show_formats():
     path = EXAMPLES / "fsm_cache_warmup.yaml"
     r = ll("show", path)
