@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <stop_token>
@@ -642,6 +643,30 @@ class fsm_executor {
     if constexpr (emits_events) emit(error_event{wall(), st.name, kind, message});
   }
 
+  // The host's runner and evaluator: an exception from either is the `error` verdict with
+  // what it said (design §3.4), never an exception out of step(). The results are declared
+  // with their type: a host may return anything convertible (ActionRunner, Evaluator), and
+  // one returning the type exactly is constructed in place.
+  expected<action_result, error> call_runner(const action_request& req) {
+    try {
+      return runner_.run(req);
+    } catch (const std::exception& e) {
+      return unexpected(error{errc::action_failed, std::string("the action runner threw: ") + e.what()});
+    } catch (...) {
+      return unexpected(error{errc::action_failed, "the action runner threw an exception"});
+    }
+  }
+
+  expected<evaluation_result, error> call_evaluator(const evaluation_request& req) {
+    try {
+      return eval_.evaluate(req);
+    } catch (const std::exception& e) {
+      return unexpected(error{errc::evaluation_failed, std::string("the evaluator threw: ") + e.what()});
+    } catch (...) {
+      return unexpected(error{errc::evaluation_failed, "the evaluator threw an exception"});
+    }
+  }
+
   // Execute one (non-terminal) state: action, then conclude() (evaluation, capture, prev,
   // routing). The runner's result stays where the runner returned it: it is not moved.
   void execute(const compiled_state& st) {
@@ -679,9 +704,7 @@ class fsm_executor {
     req.kind = kind;
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
-    // Declared with its type: a runner may return anything convertible (ActionRunner), e.g. a
-    // plain action_result; one returning this type exactly is constructed in place.
-    expected<action_result, error> res = runner_.run(req);
+    expected<action_result, error> res = call_runner(req);
     req.text = {};  // may view action_text_
     if (!res) {
       report_error(st, "action", res.error().message);
@@ -751,7 +774,7 @@ class fsm_executor {
         req.context = &ctx;
         req.llm = &loop_->loop().llm;
         req.convergence_memory = &convergence_[current_];
-        expected<evaluation_result, error> ev = eval_.evaluate(req);  // see execute()
+        expected<evaluation_result, error> ev = call_evaluator(req);
         if (convergence_[current_]) note_convergence_state(current_);
         if (ev) {
           result_eval_.verdict = std::move(ev->verdict);

@@ -1,6 +1,9 @@
 // little_loops — executor core: seed 002's test list and the basic data model
 // SPDX-License-Identifier: MIT
 #include "executor_test_support.hpp"
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 using namespace executor_test;
 
@@ -722,5 +725,48 @@ TEST_SUITE("executor") {
     REQUIRE(it != sink.events.end());
     CHECK((*it)["kind"] == "action");
     CHECK((*it)["error"] == "no shell");
+  }
+
+  TEST_CASE("a runner or evaluator that throws gives the error verdict, not an exception (design §3.4)") {
+    struct throwing_runner {
+      int calls = 0;
+      ll::action_result run(const ll::action_request& req) {
+        ++calls;
+        if (req.text == "boom") throw std::runtime_error("spawn table full");
+        if (req.text == "odd") throw 42;
+        return {};
+      }
+    };
+    struct throwing_evaluator {
+      ll::expected<ll::evaluation_result, ll::error> evaluate(const ll::evaluation_request& req) {
+        if (req.state == "judged") throw std::runtime_error("judge backend crashed");
+        return ll::default_evaluator{}.evaluate(req);
+      }
+    };
+    const auto loop = loop_from(R"({
+      "name": "t", "initial": "judged",
+      "states": {"judged": {"action": "fine", "on_success": "wrong", "on_error": "spawned"},
+                 "spawned": {"action": "boom", "on_success": "wrong", "on_error": "odd"},
+                 "odd": {"action": "odd", "on_success": "wrong", "on_error": "recovered"},
+                 "recovered": {"terminal": true}, "wrong": {"terminal": true}}})");
+    throwing_runner runner;
+    throwing_evaluator evaluator;
+    ll::recording_event_sink sink;
+    auto ex = ll::make_executor(loop, runner, evaluator, sink);
+    REQUIRE(ex.has_value());
+    const ll::execution_result* r = nullptr;
+    CHECK_NOTHROW(r = &ex->run());
+    REQUIRE(r != nullptr);
+    CHECK(r->final_state == "recovered");
+    CHECK(r->iterations == 3);
+    CHECK(runner.calls == 3);
+    std::vector<std::string> errors;
+    for (const auto& e : sink.events)
+      if (e["event"] == "error") errors.push_back(e["kind"].get<std::string>() + ": " + e["error"].get<std::string>());
+    CHECK(errors == std::vector<std::string>{"evaluator: the evaluator threw: judge backend crashed",
+                                             "action: the action runner threw: spawn table full",
+                                             "action: the action runner threw an exception"});
+    REQUIRE(ex->snapshot().prev.has_value());
+    CHECK(ex->snapshot().prev->state == "odd");
   }
 }
