@@ -67,6 +67,12 @@ std::string one_line(std::string_view text, std::size_t max);
 /// details so). Strings are quoted and escaped as repr does (`\n`, `\x1b`, `\u2028`…),
 /// which also keeps them safe on a terminal.
 std::string python_repr(const ll::json& value);
+
+/// `value` as JSON text (`indent` < 0: one line). Text that is not UTF-8 (an action's raw
+/// output) is written with U+FFFD in place of the bad bytes, never an exception.
+inline std::string json_text(const ll::json& value, int indent = -1) {
+  return value.dump(indent, ' ', false, ll::json::error_handler_t::replace);
+}
 /// True for verdicts shown with ✓ (success, target, progress).
 bool is_positive_verdict(std::string_view verdict);
 

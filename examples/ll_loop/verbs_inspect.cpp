@@ -72,7 +72,7 @@ int verb_validate(const parsed_args& args) {
                       {"loop", name},
                       {"error", f.message},
                       {"diagnostics", diagnostics_json(f.diagnostics)}};
-      fmt::print("{}\n", out.dump(2));
+      fmt::print("{}\n", json_text(out, 2));
       if (f.what == load_failure::kind::not_found) say_error(f.message);
       return exit_failed;
     }
@@ -93,7 +93,7 @@ int verb_validate(const parsed_args& args) {
                     {"states", states},
                     {"max_iterations", loop.max_iterations},
                     {"diagnostics", diagnostics_json(loaded->diagnostics)}};
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", json_text(out, 2));
     return exit_ok;
   }
   announce(loaded->paradigm, loaded->shown_path);
@@ -152,7 +152,7 @@ int verb_compile(const parsed_args& args) {
     target = p.string() + (ext == ".json" ? ".fsm.json" : ".fsm.yaml");
   }
   const bool json_out = target != "-" && fs::path(target).extension() == ".json";
-  const std::string text = json_out ? out.dump(2) + "\n" : to_yaml_text(out);
+  const std::string text = json_out ? json_text(out, 2) + "\n" : to_yaml_text(out);
   if (target == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return exit_ok;
@@ -183,7 +183,7 @@ int verb_show(const parsed_args& args) {
   } else if (format == "json") {
     ll::json out;
     ll::to_json(out, loop);
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", json_text(out, 2));
   } else {
     const style s = style::for_stream(stdout);
     std::string text = fmt::format("{} {}\n", s.bold("Loop:"), loop.name);
@@ -196,7 +196,7 @@ int verb_show(const parsed_args& args) {
       for (auto it = loop.context.begin(); it != loop.context.end(); ++it)
         text += fmt::format("  {} = {}\n", it.key(),
                             it.value().is_string() ? it.value().get<std::string>()
-                                                   : it.value().dump());
+                                                   : json_text(it.value()));
     }
     const std::string preview = ll::render_preview(loop);
     text += "\n" + preview;

@@ -430,7 +430,7 @@ int execute(run_settings& s) {
     ll::json out = result_json(result);
     out["failure"] = result.failure;
     out["status"] = record.status;
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", json_text(out, 2));
   } else if (!s.quiet) {
     say("");
     print_run_summary(result, record.current_state, loop.name, s.resume_from.has_value(),
@@ -979,7 +979,7 @@ int verb_simulate(const parsed_args& args) {
   if (as_json) {
     // After JSON Lines events on stdout, the result is one more line (still JSON Lines).
     const bool events_on_stdout = events_target && *events_target == "-";
-    fmt::print("{}\n", result_json(result).dump(events_on_stdout ? -1 : 2));
+    fmt::print("{}\n", json_text(result_json(result), events_on_stdout ? -1 : 2));
   } else if (!quiet) {
     std::string path;
     for (const auto& v : made->sink().visited) path += fmt::format("{}{}", path.empty() ? "" : " \u2192 ", v);

@@ -116,7 +116,7 @@ int verb_list(const parsed_args& args) {
     if (as_json) {
       ll::json out = ll::json::array();
       for (const auto& r : records) out.push_back(status_json(r, dir));
-      fmt::print("{}\n", out.dump(2));
+      fmt::print("{}\n", json_text(out, 2));
       return exit_ok;
     }
     if (records.empty()) {
@@ -143,7 +143,7 @@ int verb_list(const parsed_args& args) {
     ll::json out = ll::json::array();
     for (const auto& p : files)
       out.push_back(ll::json{{"name", p.stem().string()}, {"path", p.string()}});
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", json_text(out, 2));
     return exit_ok;
   }
   if (files.empty()) {
@@ -166,7 +166,7 @@ int verb_status(const parsed_args& args) {
     if (as_json) {
       ll::json out = ll::json::array();
       for (const auto& r : records) out.push_back(status_json(r, dir));
-      fmt::print("{}\n", out.dump(2));
+      fmt::print("{}\n", json_text(out, 2));
       return exit_ok;
     }
     if (records.empty()) {
@@ -184,7 +184,7 @@ int verb_status(const parsed_args& args) {
   auto record = find_record(dir, name);
   if (!record) return exit_failed;
   if (as_json) {
-    fmt::print("{}\n", status_json(*record, dir).dump(2));
+    fmt::print("{}\n", json_text(status_json(*record, dir), 2));
     return exit_ok;
   }
   say(fmt::format("Loop: {}", record->name));

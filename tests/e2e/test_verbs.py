@@ -194,6 +194,17 @@ def test_compile_yaml_reads_back_exactly():
                "a multi-line action is a literal block")
 
 
+def test_json_output_with_bytes_that_are_not_utf8():
+    # An action's raw output is bytes: --json writes what is not UTF-8 as U+FFFD, never fails.
+    with Workdir() as wd:
+        loop = write(wd / "u8.json", json.dumps({"name": "u8", "initial": "a", "states": {
+            "a": {"action": "printf 'bad \\377\\376 x'", "capture": "c", "next": "d"},
+            "d": {"terminal": True}}}))
+        r = ll("run", loop, "--json", "--quiet", cwd=wd)
+        expect_exit(r, 0)
+        expect(r.json()["captured"]["c"]["output"] == "bad \ufffd\ufffd x", "U+FFFD for bad bytes", r)
+
+
 def test_show_formats():
     path = EXAMPLES / "fsm_cache_warmup.yaml"
     r = ll("show", path)
