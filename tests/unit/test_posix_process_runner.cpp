@@ -478,6 +478,27 @@ TEST_CASE("runner descriptors are not inherited by actions") {
   MESSAGE("inherited descriptors beyond stdio: " << extra);
 }
 
+TEST_CASE("a host that ignores SIGCHLD: the lost exit status is an error, never a success") {
+  // The kernel reaps the children of a process that ignores SIGCHLD: `exit 3` and a signal
+  // death cannot be told from a success, so the runner says it does not know.
+  struct sigaction ignore {}, old {};
+  ignore.sa_handler = SIG_IGN;
+  REQUIRE(::sigaction(SIGCHLD, &ignore, &old) == 0);
+  const ll::posix_process_runner runner;
+  ll::action_request req;
+  for (const char* text : {"exit 3", "kill -KILL $$", "true"}) {
+    CAPTURE(text);
+    req.text = text;
+    auto r = runner.run(req);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == ll::errc::action_failed);
+    CHECK(r.error().message.find("SIGCHLD") != std::string::npos);
+  }
+  REQUIRE(::sigaction(SIGCHLD, &old, nullptr) == 0);
+  auto fine = run_shell(runner, "exit 3");
+  CHECK(fine.exit_code == 3);
+}
+
 TEST_CASE("actions get default signal dispositions and an empty mask, whatever the host set") {
   // A host that ignores SIGPIPE (common), ignores SIGUSR1, handles SIGUSR2 and blocks SIGHUP
   // must not pass any of that on (`yes | head` would spin with SIGPIPE ignored).

@@ -779,6 +779,16 @@ inline expected<action_result, error> run_process(const process_request& req) {
     }
   }
 
+  // The child must still be ours to reap. A host that ignores SIGCHLD (the kernel then reaps
+  // at once) or reaps every child itself has taken its exit status: how the action ended is
+  // unknown, an error (never a success), and its process group is not signalled (with the
+  // child gone its id may be reused).
+  if (!peek_exited(pid)) {
+    stop_cb.reset();
+    return unexpected(error{errc::action_failed,
+                            "the action's exit status was collected elsewhere (the host ignores "
+                            "SIGCHLD or reaps every child): how it ended is unknown"});
+  }
   // Descendants that outlived the child (and possibly still hold our pipes) go now; the
   // child is still an unreaped zombie, so its process-group id cannot have been reused.
   if (req.kill_leftover_processes) ::kill(-pid, SIGKILL);
