@@ -29,8 +29,8 @@ fs::path journal_dir_of(const parsed_args& args) {
 }
 
 /// Alive and not a zombie (a finished child its parent has not reaped yet is gone for us).
-bool process_running(long pid) {
-  if (!ll::journal_process_alive(pid)) return false;
+bool process_running(long pid, std::string_view last_seen) {
+  if (!ll::journal_process_alive(pid, last_seen)) return false;
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
   if (stat && std::getline(stat, line)) {
@@ -50,7 +50,7 @@ ll::json status_json(const ll::journal_record& r, const fs::path& dir) {
   }
   if (!j.contains("captured") && r.captured.is_object()) j["captured"] = r.captured;
   j["stale"] = r.stale;
-  j["pid_alive"] = process_running(r.pid);
+  j["pid_alive"] = process_running(r.pid, r.updated_at);
   const auto p = ll::journal_paths_for(dir, r.name);
   j["state_file"] = p.state.string();
   j["events_file"] = p.events.string();
@@ -194,7 +194,7 @@ int verb_status(const parsed_args& args) {
   say(fmt::format("Started: {}", record->started_at));
   say(fmt::format("Updated: {}", record->updated_at));
   if (record->pid > 0) {
-    if (record->status == ll::journal_status::running && process_running(record->pid))
+    if (record->status == ll::journal_status::running && process_running(record->pid, record->updated_at))
       say(fmt::format("PID: {} (running)", record->pid));
     else if (record->stale)
       say(fmt::format("PID: {} (not running - stale PID; resume with: ll-loop resume {})",
@@ -280,9 +280,9 @@ int verb_stop(const parsed_args& args) {
   }
   say(fmt::format("Stopping {} (pid {})...", name, record->pid));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-  while (process_running(record->pid) && std::chrono::steady_clock::now() < deadline)
+  while (process_running(record->pid, record->updated_at) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  if (process_running(record->pid)) {
+  if (process_running(record->pid, record->updated_at)) {
     say_error(fmt::format("{} (pid {}) did not stop within 15 s", name, record->pid));
     return exit_failed;
   }

@@ -61,10 +61,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -390,10 +392,83 @@ inline expected<void, little_loops::error> write_file_atomic(const std::filesyst
   return {};
 }
 
-/// True when `pid` names a live process (EPERM counts as alive).
-inline bool journal_process_alive(long pid) noexcept {
-  if (pid <= 0) return false;
-  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+namespace detail {
+
+/// Seconds since the epoch of a journal timestamp (journal_now(): ISO 8601 in UTC,
+/// `2026-11-24T08:28:15.437460+00:00`); nullopt for anything else.
+inline std::optional<double> journal_epoch_seconds(std::string_view ts) noexcept {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
+  if (ts.size() < 19 || ts[4] != '-' || ts[7] != '-' || ts[10] != 'T' || ts[13] != ':' ||
+      ts[16] != ':')
+    return std::nullopt;
+  const auto number = [&](std::size_t at, std::size_t len, int& out) {
+    out = 0;
+    for (std::size_t i = at; i < at + len; ++i) {
+      if (ts[i] < '0' || ts[i] > '9') return false;
+      out = out * 10 + (ts[i] - '0');
+    }
+    return true;
+  };
+  if (!number(0, 4, y) || !number(5, 2, mo) || !number(8, 2, d) || !number(11, 2, h) ||
+      !number(14, 2, mi) || !number(17, 2, sec) || mo < 1 || mo > 12 || d < 1 || d > 31)
+    return std::nullopt;
+  // Days from the civil date (proleptic Gregorian), then seconds; the offset is +00:00.
+  const int yy = y - (mo <= 2 ? 1 : 0);
+  const int era = yy / 400;
+  const int yoe = yy - era * 400;
+  const int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const long long days = static_cast<long long>(era) * 146097 + doe - 719468;
+  return static_cast<double>(days * 86400 + h * 3600 + mi * 60 + sec);
+}
+
+/// When process `pid` started, in seconds since the epoch (Linux: /proc, to the second);
+/// nullopt where that cannot be read.
+inline std::optional<double> process_start_epoch(long pid) noexcept {
+#if defined(__linux__)
+  try {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!stat || !std::getline(stat, line)) return std::nullopt;
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) return std::nullopt;
+    // Fields after the command: state is field 3, starttime field 22 (clock ticks since boot).
+    std::size_t at = close + 1;
+    for (int field = 3; field < 22; ++field) {
+      at = line.find(' ', at + 1);
+      if (at == std::string::npos) return std::nullopt;
+    }
+    const unsigned long long ticks = std::strtoull(line.c_str() + at + 1, nullptr, 10);
+    std::ifstream boot("/proc/stat");
+    unsigned long long btime = 0;
+    for (std::string entry; std::getline(boot, entry);)
+      if (entry.rfind("btime ", 0) == 0) btime = std::strtoull(entry.c_str() + 6, nullptr, 10);
+    const long hz = ::sysconf(_SC_CLK_TCK);
+    if (btime == 0 || hz <= 0) return std::nullopt;
+    return static_cast<double>(btime) + static_cast<double>(ticks) / static_cast<double>(hz);
+  } catch (...) {
+    return std::nullopt;
+  }
+#else
+  (void)pid;
+  return std::nullopt;
+#endif
+}
+
+}  // namespace detail
+
+/// True when `pid` names a live process (EPERM counts as alive). With `last_seen` (the
+/// journal timestamp of a record that process wrote), a process that started after it is
+/// another one that was given the same pid (after a crash or a reboot): not alive. A pid
+/// outside pid_t's range (a corrupted record) is never alive, so never signalled.
+inline bool journal_process_alive(long pid, std::string_view last_seen = {}) noexcept {
+  if (pid <= 0 || pid > static_cast<long>(std::numeric_limits<pid_t>::max())) return false;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  if (last_seen.empty()) return true;
+  const auto seen = detail::journal_epoch_seconds(last_seen);
+  const auto started = detail::process_start_epoch(pid);
+  // Two seconds of slack: boot time is known to the second.
+  return !seen || !started || *started <= *seen + 2.0;
 }
 
 namespace detail {
@@ -473,7 +548,7 @@ inline expected<std::optional<journal_record>, little_loops::error> load_journal
   }
   // (A record without a pid, as the original writes, cannot be checked: it stays running.)
   if (chosen->status == journal_status::running && chosen->pid > 0 &&
-      !journal_process_alive(chosen->pid)) {
+      !journal_process_alive(chosen->pid, chosen->updated_at)) {
     chosen->status = std::string(journal_status::interrupted);
     chosen->stale = true;
   }
@@ -562,7 +637,7 @@ inline expected<stop_outcome, little_loops::error> request_stop(const std::files
   const journal_record& r = **record;
   outcome.pid = r.pid;
   if (send_signal && r.status == journal_status::running && r.pid > 0 && r.pid != ::getpid() &&
-      journal_process_alive(r.pid))
+      journal_process_alive(r.pid, r.updated_at))
     outcome.signalled = ::kill(static_cast<pid_t>(r.pid), SIGTERM) == 0;
   return outcome;
 }

@@ -68,6 +68,26 @@ TEST_CASE("file names are per loop and file-system safe") {
   CHECK(ll::default_journal_dir == ".loops/.running");
 }
 
+TEST_CASE("a recorded pid is alive only if that process could have written the record") {
+  using ll::detail::journal_epoch_seconds;
+  CHECK(journal_epoch_seconds("1970-01-01T00:00:00+00:00") == 0.0);
+  CHECK(journal_epoch_seconds("2026-11-24T08:28:15.437460+00:00") == 1795508895.0);
+  CHECK(journal_epoch_seconds("2000-02-29T23:59:59+00:00") == 951868799.0);
+  CHECK(journal_epoch_seconds("2100-03-01T00:00:00+00:00") == 4107542400.0);
+  CHECK_FALSE(journal_epoch_seconds("yesterday").has_value());
+  CHECK_FALSE(journal_epoch_seconds("2026-13-01T00:00:00+00:00").has_value());
+  // This process wrote a record now: alive. A record from before it started was written by
+  // another process that had the pid (reused after a crash or a reboot): not alive, so never
+  // signalled. A pid beyond pid_t (a corrupted record: kill(-1) would signal everything) never.
+  CHECK(ll::journal_process_alive(::getpid()));
+  CHECK(ll::journal_process_alive(::getpid(), ll::journal_now()));
+  CHECK_FALSE(ll::journal_process_alive(::getpid(), "2000-01-01T00:00:00+00:00"));
+  CHECK(ll::journal_process_alive(::getpid(), "not a timestamp"));  // cannot tell: trusted
+  CHECK_FALSE(ll::journal_process_alive(4294967295L));
+  CHECK_FALSE(ll::journal_process_alive(-1));
+  CHECK_FALSE(ll::journal_process_alive(0));
+}
+
 TEST_CASE("atomic writes: the old or the new file, never a partial one") {
   temp_dir dir("atomic");
   const fs::path file = dir.path / "x.state.json";
