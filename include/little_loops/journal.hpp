@@ -471,20 +471,88 @@ inline bool journal_process_alive(long pid, std::string_view last_seen = {}) noe
   return !seen || !started || *started <= *seen + 2.0;
 }
 
+/// Journal files larger than this are refused as corrupted (a state file holds at most a few
+/// capped outputs).
+inline constexpr std::uintmax_t max_journal_file_bytes = std::uintmax_t{1} << 30;
+
 namespace detail {
+
+/// Opens a journal file for reading: -1 with errno ENOENT when it does not exist; an error
+/// when it is not a regular file (a FIFO would block, a directory or a device never ends)
+/// or is over max_journal_file_bytes.
+inline expected<int, little_loops::error> open_journal_file(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT) return -1;
+    return unexpected(journal_io_error(path, "cannot open", errno));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::uintmax_t>(st.st_size) > max_journal_file_bytes) {
+    const bool regular = S_ISREG(st.st_mode);
+    ::close(fd);
+    return unexpected(little_loops::error{
+        errc::io_error, regular ? "journal file is too large" : "not a regular file", path.string()});
+  }
+  return fd;
+}
+
+/// Calls `line(std::string_view)` for every newline-terminated line of an open journal
+/// file, then closes it; the text after the last newline (a torn write) is not a line.
+template <class Line>
+void for_each_journal_line(int fd, Line&& line) {
+  std::string pending;
+  char chunk[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    std::size_t begin = 0;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
+      if (chunk[i] != '\n') continue;
+      if (pending.empty()) {
+        line(std::string_view(chunk + begin, i - begin));
+      } else {
+        pending.append(chunk + begin, i - begin);
+        line(std::string_view(pending));
+        pending.clear();
+      }
+      begin = i + 1;
+    }
+    pending.append(chunk + begin, static_cast<std::size_t>(n) - begin);
+  }
+  ::close(fd);
+}
+
+/// The whole text of an open journal file (closed after).
+inline std::string read_journal_text(int fd) {
+  std::string text;
+  char chunk[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+/// A journal line or file as JSON: nesting is bounded (a deeply nested corrupted file is
+/// refused, not a stack overflow). Discarded (is_discarded()) when it is not JSON.
+inline json parse_journal_json(std::string_view text) {
+  auto parsed = parse_json_text(text);
+  if (!parsed) return json(json::value_t::discarded);
+  return std::move(*parsed);
+}
 
 /// Reads and parses one state file: nullopt when it does not exist.
 inline expected<std::optional<journal_record>, little_loops::error> read_journal_file(
     const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) return std::optional<journal_record>{};
-    return unexpected(journal_io_error(path, "cannot open", err));
-  }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const json j = json::parse(text, nullptr, false);
+  auto fd = open_journal_file(path);
+  if (!fd) return unexpected(std::move(fd.error()));
+  if (*fd < 0) return std::optional<journal_record>{};
+  const json j = parse_journal_json(read_journal_text(*fd));
   if (j.is_discarded())
     return unexpected(little_loops::error{errc::invalid_snapshot, "journal state is not valid JSON",
                                           path.string()});
@@ -504,16 +572,16 @@ namespace detail {
 /// The newest whole record of a checkpoint log: the last line that parses (a torn or
 /// garbage tail is skipped). nullopt when there is none.
 inline std::optional<journal_record> last_checkpoint(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto fd = open_journal_file(path);
+  if (!fd || *fd < 0) return std::nullopt;
+  const std::string text = read_journal_text(*fd);
   std::size_t end = text.size();
   while (end > 0) {
     const std::size_t nl = end >= 2 ? text.rfind('\n', end - 2) : std::string::npos;
     const std::size_t begin = nl == std::string::npos ? 0 : nl + 1;
     const std::string_view line(text.data() + begin, end - begin);
     if (!line.empty() && line.back() == '\n') {
-      const json j = json::parse(line, nullptr, false);
+      const json j = parse_journal_json(line);
       if (!j.is_discarded()) {
         if (auto record = journal_record::from_json(j)) return std::move(*record);
       }
@@ -589,24 +657,30 @@ inline std::vector<journal_record> list_journals(const std::filesystem::path& di
 }
 
 /// The last `tail` events of a loop's log (all when `tail` is 0), oldest first. Lines that
-/// are not JSON objects (e.g. a line cut by a crash) are skipped.
+/// are not events (JSON objects whose `event` is a string, and `ts` too when present), such
+/// as a line cut by a crash or garbage, are skipped; so is a log that is not a regular file.
+/// Memory is bounded by `tail`.
 inline std::vector<json> read_journal_events(const std::filesystem::path& dir, std::string_view name,
                                              std::size_t tail = 0) {
   std::vector<json> out;
-  std::ifstream in(journal_paths_for(dir, name).events, std::ios::binary);
-  if (!in) return out;
-  std::deque<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    lines.push_back(std::move(line));
-    if (tail != 0 && lines.size() > tail * 2 + 16) lines.pop_front();  // bounded memory
-  }
-  for (auto& l : lines) {
-    json j = json::parse(l, nullptr, false);
-    if (!j.is_discarded() && j.is_object()) out.push_back(std::move(j));
-  }
-  if (tail != 0 && out.size() > tail) out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(tail));
+  auto fd = detail::open_journal_file(journal_paths_for(dir, name).events);
+  if (!fd || *fd < 0) return out;
+  const auto is_event = [](const json& j) {
+    if (!j.is_object()) return false;
+    const auto event = j.find("event");
+    const auto ts = j.find("ts");
+    return event != j.end() && event->is_string() && (ts == j.end() || ts->is_string());
+  };
+  std::deque<json> kept;
+  detail::for_each_journal_line(*fd, [&](std::string_view line) {
+    if (line.empty() || line.front() != '{') return;
+    json j = detail::parse_journal_json(line);
+    if (j.is_discarded() || !is_event(j)) return;
+    kept.push_back(std::move(j));
+    if (tail != 0 && kept.size() > tail) kept.pop_front();
+  });
+  out.reserve(kept.size());
+  for (auto& j : kept) out.push_back(std::move(j));
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -294,6 +295,44 @@ TEST_CASE("records round-trip; malformed state files are errors, not crashes") {
   CHECK(skipped[1].path == ll::journal_paths_for(dir.path, "typed").state.string());
   CAPTURE(skipped[1].message);
   CHECK(skipped[1].message.find("\"name\"") != std::string::npos);  // the field it refused
+}
+
+TEST_CASE("journal files that are not regular, deeply nested or garbled: a diagnostic, never a hang or crash") {
+  temp_dir dir("hostile");
+  const auto state = [&](const char* name) { return ll::journal_paths_for(dir.path, name).state; };
+  fs::create_directory(state("dir"));
+  REQUIRE(::mkfifo(state("fifo").c_str(), 0600) == 0);  // opening it for reading would block
+  for (const char* name : {"dir", "fifo"}) {
+    CAPTURE(name);
+    auto r = ll::load_journal(dir.path, name);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == ll::errc::io_error);
+    CHECK(r.error().message == "not a regular file");
+  }
+  std::ofstream(state("deep")) << std::string(200000, '[') << std::string(200000, ']');
+  auto deep = ll::load_journal(dir.path, "deep");
+  REQUIRE_FALSE(deep.has_value());
+  CHECK(deep.error().code == ll::errc::invalid_snapshot);
+  std::vector<ll::error> skipped;
+  CHECK(ll::list_journals(dir.path, &skipped).empty());
+  CHECK(skipped.size() == 3);
+
+  // Event logs: lines that are not events (garbage, an `event` or `ts` that is not a string,
+  // deep nesting) are skipped wherever they are, and the tail still finds the events.
+  {
+    std::ofstream ev(ll::journal_paths_for(dir.path, "ev").events);
+    ev << R"({"event": "first", "ts": "2026-01-01T00:00:00+00:00"})" << "\n";
+    for (int i = 0; i < 500; ++i) ev << "garbage line " << i << "\n";
+    ev << R"({"event": 5})" << "\n" << R"({"event": "x", "ts": 5})" << "\n"
+       << R"({"event": null, "ts": null})" << "\n" << std::string(100000, '{') << "\n"
+       << R"({"event": "last"})" << "\n";
+  }
+  auto events = ll::read_journal_events(dir.path, "ev", 2);
+  REQUIRE(events.size() == 2);
+  CHECK(events[0]["event"] == "first");
+  CHECK(events[1]["event"] == "last");
+  fs::create_directory(ll::journal_paths_for(dir.path, "evdir").events);
+  CHECK(ll::read_journal_events(dir.path, "evdir").empty());
 }
 
 TEST_CASE("event log: appended lines, history tail, torn last line skipped") {
