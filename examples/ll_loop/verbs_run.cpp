@@ -422,6 +422,7 @@ int execute(run_settings& s) {
     record.extra["continuation"] = result.signal_payload;
   record.iteration = result.iterations;
   record.current_state = result.snapshot ? result.snapshot->current_state : result.final_state;
+  record.captured = ll::detail::captured_to_json(result.captured);  // as the original's state file
   save(ll::journal_status_for(result),
        result.snapshot ? ll::to_json(*result.snapshot) : ll::json(nullptr));
   journal.clear_stop_request();

@@ -203,6 +203,10 @@ def test_json_output_with_bytes_that_are_not_utf8():
         r = ll("run", loop, "--json", "--quiet", cwd=wd)
         expect_exit(r, 0)
         expect(r.json()["captured"]["c"]["output"] == "bad \ufffd\ufffd x", "U+FFFD for bad bytes", r)
+        # The finished run's state file keeps its captured values, as the original's does.
+        state = json.loads((wd / ".loops" / ".running" / "u8.state.json").read_text())
+        expect(state["captured"]["c"]["exit_code"] == 0 and state["snapshot"] is None,
+               f"captured in the final state file: {state}")
 
 
 def test_show_formats():
