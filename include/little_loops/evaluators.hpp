@@ -154,8 +154,12 @@ inline evaluation_result abnormal_action_result(const action_result& a) {
     r.details["error"] = a.idle_timeout ? "action timed out (no output)" : "action timed out";
     r.details["timed_out"] = true;
     if (a.idle_timeout) r.details["idle_timeout"] = true;
-  } else {
+  } else if (a.signal != 0) {
     r.details["error"] = fmt::format("action killed by signal {}", a.signal);
+  } else {
+    r.details["error"] = a.stderr_output.empty() ? std::string("action could not be started")
+                                                 : "action could not be started: " + a.stderr_output;
+    r.details["not_started"] = true;
   }
   if (a.signal != 0) r.details["signal"] = a.signal;
   r.details["exit_code"] = a.exit_code;

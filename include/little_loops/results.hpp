@@ -42,9 +42,15 @@ struct action_result {
   bool cancelled = false;     ///< stopped because a stop was requested
   int signal = 0;             ///< non-zero: killed by this signal
   bool truncated = false;     ///< output was capped by the runner
+  /// The program could not be started at all (not found: exit code 127, not executable:
+  /// 126, as a shell reports them): no output of it exists to evaluate.
+  bool not_started = false;
 
-  /// True when the action did not run to a normal exit (timeout, signal, cancellation).
-  [[nodiscard]] bool abnormal() const noexcept { return timed_out || cancelled || signal != 0; }
+  /// True when the action did not run to a normal exit (timeout, signal, cancellation, or
+  /// a program that could not be started).
+  [[nodiscard]] bool abnormal() const noexcept {
+    return timed_out || cancelled || signal != 0 || not_started;
+  }
 };
 
 /// @brief An evaluation's details (a JSON object, seed 000), built only when someone reads

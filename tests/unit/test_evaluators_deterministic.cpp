@@ -527,6 +527,22 @@ TEST_SUITE("default evaluator") {
     r.action.timed_out = r.action.idle_timeout = true;
     res = r.eval.evaluate(req);
     CHECK(res->details["idle_timeout"] == true);
+    // A program that could not be started (a prompt command missing): nothing to judge.
+    r.action = {};
+    r.action.not_started = true;
+    r.action.exit_code = 127;
+    r.action.stderr_output = "little_loops: cannot run \"claude\": No such file or directory";
+    auto judge_cfg = cfg(ll::evaluator_type::llm_structured);
+    auto judge = ll::compile_evaluator(judge_cfg);
+    REQUIRE(judge);
+    req.config = &judge_cfg;
+    req.compiled = &*judge;
+    res = r.eval.evaluate(req);
+    CHECK(res->verdict == "error");
+    CHECK(res->details["not_started"] == true);
+    CHECK(res->details["error"] ==
+          "action could not be started: little_loops: cannot run \"claude\": No such file or directory");
+    CHECK(res->details["exit_code"] == 127);
   }
 
   TEST_CASE("templated fields") {

@@ -101,12 +101,20 @@ TEST_CASE("a program that does not exist reports 127 like sh; not executable rep
   auto r = runner.run(req);
   REQUIRE(r.has_value());
   CHECK(r->exit_code == 127);
+  CHECK(r->not_started);
+  CHECK(r->abnormal());  // nothing ran: its (empty) output is not judged
   CHECK(r->stderr_output.find("/nonexistent/little-loops-cli") != std::string::npos);
 
   opts.prompt_command = {"/etc/hostname"};
   auto r2 = ll::posix_process_runner(opts).run(req);
   REQUIRE(r2.has_value());
   CHECK(r2->exit_code == 126);
+  CHECK(r2->not_started);
+
+  // A command the shell cannot find is the shell's exit 127: it ran.
+  auto shell = run_shell(ll::posix_process_runner(), "/nonexistent/tool");
+  CHECK(shell.exit_code == 127);
+  CHECK_FALSE(shell.not_started);
 }
 
 TEST_CASE("an action over the kernel's per-argument limit is an error that says so") {

@@ -596,6 +596,7 @@ inline expected<action_result, error> run_process(const process_request& req) {
         spawn_rc == EPERM) {
       const bool not_found = spawn_rc == ENOENT || spawn_rc == ENOTDIR;
       result.exit_code = not_found ? 127 : 126;
+      result.not_started = true;
       result.stderr_output = "little_loops: cannot run \"" + req.argv.front() + "\"";
       if (req.working_directory != nullptr && *req.working_directory != '\0')
         result.stderr_output += std::string(" in \"") + req.working_directory + "\"";
