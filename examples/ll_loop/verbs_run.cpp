@@ -330,7 +330,12 @@ int execute(run_settings& s) {
 
   ll::loop_journal journal(s.journal_dir, loop.name);
   if (auto opened = journal.open(!s.resume_from.has_value()); !opened) {
-    say_error(fmt::format("cannot journal the run: {}", ll::to_string(opened.error())));
+    // Another process started this loop since the check above: its journal is locked.
+    if (opened.error().path == journal.paths().lock.string() &&
+        opened.error().message.find("already running") != std::string::npos)
+      say_error(fmt::format("Loop already running: {} (another process holds its journal)", loop.name));
+    else
+      say_error(fmt::format("cannot journal the run: {}", ll::to_string(opened.error())));
     return exit_failed;
   }
 

@@ -50,6 +50,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -91,6 +92,7 @@ struct journal_paths {
   std::filesystem::path events;  ///< `DIR/NAME.events.jsonl`
   std::filesystem::path stop;    ///< `DIR/NAME.stop`
   std::filesystem::path checkpoints[2];  ///< `DIR/NAME.state.0.jsonl`, `DIR/NAME.state.1.jsonl`
+  std::filesystem::path lock;    ///< `DIR/NAME.lock`: flock()ed by the open journal's writer
 };
 
 /// How loop_journal::save() makes the state file survive a crash (see the file comment).
@@ -347,7 +349,8 @@ inline journal_paths journal_paths_for(const std::filesystem::path& dir, std::st
   const std::string safe = detail::journal_safe_name(name);
   return journal_paths{dir / (safe + ".state.json"), dir / (safe + ".events.jsonl"),
                        dir / (safe + ".stop"),
-                       {dir / (safe + ".state.0.jsonl"), dir / (safe + ".state.1.jsonl")}};
+                       {dir / (safe + ".state.0.jsonl"), dir / (safe + ".state.1.jsonl")},
+                       dir / (safe + ".lock")};
 }
 
 /// Replaces `path` with `content` atomically: a reader sees the old file or the new one,
@@ -851,6 +854,7 @@ class loop_journal {
         name_(std::move(other.name_)),
         paths_(std::move(other.paths_)),
         events_fd_(std::exchange(other.events_fd_, -1)),
+        lock_fd_(std::exchange(other.lock_fd_, -1)),
         pending_events_(std::move(other.pending_events_)),
         logs_(std::exchange(other.logs_, std::array<int, 2>{-1, -1})),
         log_info_(other.log_info_),
@@ -871,6 +875,7 @@ class loop_journal {
     syncer_.reset();
     close_logs();
     if (events_fd_ >= 0) ::close(events_fd_);
+    if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
   }
 
   /// How save() makes the state file survive a crash; see journal_sync and the file
@@ -905,6 +910,27 @@ class loop_journal {
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     if (ec) return unexpected(little_loops::error{errc::io_error, "cannot create journal directory: " + ec.message(), dir_.string()});
+    // One writer per loop: an exclusive lock on `NAME.lock`, held while this journal is open
+    // (released when the process ends, however it ends). Taken before anything is touched,
+    // so a second run of the same loop cannot truncate or interleave this one's files.
+    if (lock_fd_ < 0) {
+      const int fd = detail::open_cloexec(paths_.lock.c_str(), O_RDWR | O_CREAT);
+      if (fd < 0) return unexpected(detail::journal_io_error(paths_.lock, "cannot open lock file", errno));
+      int rc;
+      do {
+        rc = ::flock(fd, LOCK_EX | LOCK_NB);
+      } while (rc != 0 && errno == EINTR);
+      if (rc != 0) {
+        const int err = errno;
+        ::close(fd);
+        if (err == EWOULDBLOCK)
+          return unexpected(little_loops::error{
+              errc::io_error, "the loop is already running: another process holds its journal",
+              paths_.lock.string()});
+        return unexpected(detail::journal_io_error(paths_.lock, "cannot lock", err));
+      }
+      lock_fd_ = fd;
+    }
     if (events_fd_ >= 0) ::close(events_fd_);
     events_fd_ = detail::open_cloexec(paths_.events.c_str(),
                                       O_WRONLY | O_CREAT | O_APPEND | (fresh ? O_TRUNC : 0));
@@ -1169,6 +1195,7 @@ class loop_journal {
   std::string name_;
   journal_paths paths_;
   int events_fd_ = -1;
+  int lock_fd_ = -1;  // holds the flock() of paths_.lock while open
   std::string pending_events_;
   std::array<int, 2> logs_{-1, -1};
   std::array<log_state, 2> log_info_{};

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -333,6 +334,26 @@ TEST_CASE("journal files that are not regular, deeply nested or garbled: a diagn
   CHECK(events[1]["event"] == "last");
   fs::create_directory(ll::journal_paths_for(dir.path, "evdir").events);
   CHECK(ll::read_journal_events(dir.path, "evdir").empty());
+}
+
+TEST_CASE("one writer per loop: a second open journal of the same loop is refused until the first closes") {
+  temp_dir dir("lock");
+  std::optional<ll::loop_journal> first(std::in_place, dir.path, "solo");
+  REQUIRE(first->open(true).has_value());
+  first->append_event(ll::json{{"event", "mine"}});
+  {
+    ll::loop_journal second(dir.path, "solo");
+    auto refused = second.open(true);  // would truncate the first one's log
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == ll::errc::io_error);
+    CHECK(refused.error().message.find("already running") != std::string::npos);
+    ll::loop_journal other(dir.path, "another-loop");
+    CHECK(other.open(true).has_value());  // other loops are not held up
+  }
+  first.reset();
+  CHECK(ll::read_journal_events(dir.path, "solo").size() == 1);
+  ll::loop_journal next(dir.path, "solo");
+  CHECK(next.open(false).has_value());
 }
 
 TEST_CASE("event log: appended lines, history tail, torn last line skipped") {
