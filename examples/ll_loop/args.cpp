@@ -87,6 +87,7 @@ std::optional<long long> parse_count(std::string_view text) {
 parse_outcome parse_verb_args(const verb_spec& spec, const std::vector<std::string>& argv) {
   parsed_args out;
   out.verb = std::string(spec.name);
+  out.usage = usage_line(spec);
   bool options_done = false;
 
   auto store = [&](const option_spec& o, std::string value) -> std::string {
@@ -188,6 +189,10 @@ parse_outcome parse_verb_args(const verb_spec& spec, const std::vector<std::stri
     return {std::nullopt, fmt::format("unrecognized arguments: {}", extra)};
   }
   return {std::move(out), {}};
+}
+
+void print_usage_line(const parsed_args& args) {
+  if (!args.usage.empty()) std::fprintf(stderr, "%s\n", args.usage.c_str());
 }
 
 std::string usage_line(const verb_spec& spec) {

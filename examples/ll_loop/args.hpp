@@ -32,6 +32,7 @@ struct verb_spec {
 /// The parsed command line of one verb.
 struct parsed_args {
   std::string verb;
+  std::string usage;  ///< the verb's `usage:` line, printed before a usage error
   std::vector<std::string> positionals;
   std::map<std::string, std::vector<std::string>, std::less<>> values;  ///< option → values
   bool help = false;
@@ -54,6 +55,10 @@ struct parse_outcome {
 
 /// Parses `argv` (the words after the verb) against `spec`.
 parse_outcome parse_verb_args(const verb_spec& spec, const std::vector<std::string>& argv);
+
+/// Prints the verb's `usage:` line to stderr, as argparse does before a usage error's
+/// `ll-loop VERB: error: ...` line.
+void print_usage_line(const parsed_args& args);
 
 /// The `usage:` line of a verb.
 std::string usage_line(const verb_spec& spec);

@@ -513,6 +513,7 @@ bool read_max_iterations(const parsed_args& args, run_settings& s) {
   if (!v) return true;
   s.max_iterations = parse_count(*v);
   if (!s.max_iterations || *s.max_iterations < 1 || *s.max_iterations > 1000000000) {
+    print_usage_line(args);
     std::fprintf(stderr, "ll-loop %s: error: argument --max-iterations: invalid value: '%s' "
                          "(a positive integer)\n", args.verb.c_str(), v->c_str());
     return false;
@@ -533,6 +534,7 @@ bool read_common_run_options(const parsed_args& args, run_settings& s) {
     auto words = split_command_words(*text, why);
     if (words && words->empty()) why = "empty command";
     if (!words || words->empty()) {
+      print_usage_line(args);
       std::fprintf(stderr, "ll-loop %s: error: argument --%s: %s: %s\n", args.verb.c_str(), option,
                    why.c_str(), text->c_str());
       return false;
@@ -542,6 +544,7 @@ bool read_common_run_options(const parsed_args& args, run_settings& s) {
   if (auto v = args.value("output-limit")) {
     s.output_limit = parse_count(*v);
     if (!s.output_limit || *s.output_limit == 0) {
+      print_usage_line(args);
       std::fprintf(stderr, "ll-loop %s: error: argument --output-limit: expected a positive "
                            "number of bytes, got '%s'\n", args.verb.c_str(), v->c_str());
       return false;
@@ -568,6 +571,7 @@ int verb_run(const parsed_args& args) {
   s.no_llm = args.has("no-llm");
   const bool dry_run = args.has("dry-run");
   if (dry_run && s.as_json) {
+    print_usage_line(args);
     std::fprintf(stderr, "ll-loop run: error: argument --dry-run: not allowed with argument "
                          "--json\n");
     return exit_usage;
@@ -888,6 +892,7 @@ int verb_simulate(const parsed_args& args) {
   if (auto v = args.value("max-iterations")) {
     max_iterations = parse_count(*v);
     if (!max_iterations || *max_iterations < 1 || *max_iterations > 1000000000) {
+      print_usage_line(args);
       std::fprintf(stderr, "ll-loop simulate: error: argument --max-iterations: invalid value: "
                            "'%s' (a positive integer)\n", v->c_str());
       return exit_usage;
@@ -1108,6 +1113,7 @@ int verb_test(const parsed_args& args) {
   if (auto v = args.value("exit-code")) {
     const auto code = parse_count(*v);
     if (!code || *code > 255) {
+      print_usage_line(args);
       std::fprintf(stderr, "ll-loop test: error: argument --exit-code: invalid value: '%s' (an "
                            "integer 0-255)\n", v->c_str());
       return exit_usage;

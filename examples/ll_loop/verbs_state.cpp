@@ -220,6 +220,7 @@ int verb_history(const parsed_args& args) {
   if (auto v = args.value("tail")) {
     auto n = parse_count(*v);
     if (!n) {
+      print_usage_line(args);
       std::fprintf(stderr, "ll-loop history: error: argument --tail: invalid value: '%s'\n",
                    v->c_str());
       return exit_usage;

@@ -50,6 +50,13 @@ def test_usage_errors():
     r = ll("run", "x", "--max-iterations", "many")
     expect_exit(r, 2)
     expect_in("--max-iterations", r.err, r)
+    # A bad value is a usage error like the others: the verb's usage line, then the error.
+    for argv in (["run", "x", "--max-iterations", "-1"], ["history", "x", "--tail", "-1"],
+                 ["run", "x", "--output-limit", "0"], ["simulate", "x", "--max-iterations", "0"]):
+        r = ll(*argv)
+        expect_exit(r, 2)
+        expect(r.err.startswith(f"usage: ll-loop {argv[0]}") and f"ll-loop {argv[0]}: error: " in r.err,
+               f"usage line then error for {argv}", r)
     # A --context without "=" (or with an empty key) is the original's error, exit 1.
     for bad in ("novalue", " =x"):
         r = ll("run", "x", "--context", bad)
