@@ -19,6 +19,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <vector>
@@ -261,7 +262,15 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    return ll_loop::dispatch(argc, argv);
+    const int status = ll_loop::dispatch(argc, argv);
+    // What was printed must have been written (`ll-loop show ... > /dev/full`): a lost
+    // output is a failure, as for any Unix tool.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+      const int err = errno;
+      ll_loop::say_error(fmt::format("cannot write to standard output: {}", std::strerror(err)));
+      return status == ll_loop::exit_ok ? ll_loop::exit_failed : status;
+    }
+    return status;
   } catch (const std::exception& e) {
     ll_loop::say_error(fmt::format("internal error: {}", e.what()));
     return ll_loop::exit_failed;

@@ -21,6 +21,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -985,7 +986,13 @@ int verb_simulate(const parsed_args& args) {
   if (!quiet) fmt::print("=== SIMULATION: {} ({}) ===\n", loop.name, mode);
 
   const ll::execution_result& result = made->run();
-  if (close_events) std::fclose(events_out);
+  if (close_events) {
+    const bool failed = std::ferror(events_out) != 0;
+    if (std::fclose(events_out) != 0 || failed) {
+      say_error(fmt::format("cannot write the events to {}: {}", *events_target, std::strerror(errno)));
+      return exit_failed;
+    }
+  }
 
   if (as_json) {
     // After JSON Lines events on stdout, the result is one more line (still JSON Lines).

@@ -216,6 +216,23 @@ def test_json_output_with_bytes_that_are_not_utf8():
                f"captured in the final state file: {state}")
 
 
+def test_lost_output_is_a_failure():
+    # Output that could not be written (a full disk) is an error, never a silent exit 0.
+    if not os.path.exists("/dev/full"):
+        return
+    loop = EXAMPLES / "goal_config_file.yaml"
+    with open("/dev/full", "w") as full:
+        for argv in (["show", loop, "--format", "dot"], ["validate", loop, "--json"]):
+            r = subprocess.run([LL_LOOP, *map(str, argv)], stdout=full, stderr=subprocess.PIPE,
+                               text=True, env=base_env(), timeout=30)
+            expect(r.returncode == 1 and "cannot write to standard output" in r.stderr,
+                   f"{argv}: exit {r.returncode}, stderr {r.stderr!r}")
+    with Workdir() as wd:
+        r = ll("simulate", loop, "--events", "/dev/full", "--quiet", cwd=wd)
+        expect_exit(r, 1)
+        expect_in("cannot write the events to /dev/full", r.err, r)
+
+
 def test_show_formats():
     path = EXAMPLES / "fsm_cache_warmup.yaml"
     r = ll("show", path)
