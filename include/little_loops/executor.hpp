@@ -728,11 +728,8 @@ class fsm_executor {
                                    static_cast<std::int64_t>(a.duration.count()), a.output,
                                    request_.kind != action_kind::shell, a.timed_out,
                                    a.cancelled, a.signal});
-      // A cancelled action did not complete: stop here and re-run it on resume, as the same
-      // iteration (it is not counted: the snapshot is the boundary before it, as after a
-      // kill -9, so a resumed run under a tight max_iterations still runs it).
+      // A cancelled action did not complete: stop here and re-run it on resume.
       if (a.cancelled || (a.abnormal() && stop_.stop_requested())) {
-        --iteration_;
         finish(termination::cancelled);
         return;
       }
