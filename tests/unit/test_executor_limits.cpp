@@ -283,8 +283,12 @@ TEST_SUITE("executor.limits") {
     CHECK(token_seen);
     CHECK(r.terminated_by == ll::termination::cancelled);
     CHECK(r.final_state == "second");
+    // As in the original, the stopped attempt was an iteration; resume runs it again as the
+    // next one.
+    CHECK(r.iterations == 2);
     REQUIRE(r.snapshot.has_value());
     CHECK(r.snapshot->current_state == "second");
+    CHECK(r.snapshot->iteration == 2);
   }
 
   TEST_CASE("a stop requested before the run ends it before any state") {
