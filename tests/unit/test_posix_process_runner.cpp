@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -232,6 +233,32 @@ TEST_CASE("output is capped with a marker, head and tail kept") {
   CHECK(err.truncated);
   CHECK(err.output.empty());
   CHECK(err.stderr_output.find("<CUT>") == 50);
+}
+
+TEST_CASE("capped_buffer keeps the head and the latest tail, in one buffer of the cap's size") {
+  // Against a model: the first limit - limit/2 bytes, the marker, the last limit/2 bytes.
+  std::mt19937 rng(7);
+  const std::string marker = "<cut>";
+  for (int round = 0; round < 400; ++round) {
+    const std::size_t limit = rng() % 40;
+    ll::detail::capped_buffer buf(limit);
+    std::string all;
+    const int chunks = static_cast<int>(rng() % 12);
+    for (int c = 0; c < chunks; ++c) {
+      std::string chunk(rng() % 30, '\0');
+      for (char& ch : chunk) ch = static_cast<char>('a' + rng() % 26);
+      buf.append(chunk.data(), chunk.size());
+      all += chunk;
+    }
+    const std::size_t head = limit - limit / 2, tail = limit / 2;
+    const std::string expected =
+        all.size() <= limit ? all : all.substr(0, head) + marker + all.substr(all.size() - tail);
+    CAPTURE(limit);
+    CAPTURE(all);
+    CHECK(buf.truncated() == (all.size() > limit));
+    CHECK(buf.total() == all.size());
+    CHECK(buf.finish(marker) == expected);
+  }
 }
 
 TEST_CASE("100 MB of output: drained to the end, memory bounded by the cap") {
