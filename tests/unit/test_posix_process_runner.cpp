@@ -389,6 +389,37 @@ TEST_CASE("leftover background jobs can be kept") {
   CHECK(process_exists(job));
   ::kill(job, SIGKILL);
   std::filesystem::remove(pid_file);
+
+  // After a timeout the whole group goes all the same, a job that ignores TERM included.
+  ll::action_request req;
+  const std::string stubborn_job =
+      "(trap '' TERM; exec sleep 100 > /dev/null 2>&1) & echo $! > '" + pid_file.string() +
+      "'; wait";  // the shell dies of the TERM at once; its job does not
+  req.text = stubborn_job;
+  req.timeout = std::chrono::milliseconds(300);
+  auto timed = runner.run(req);
+  REQUIRE(timed.has_value());
+  CHECK(timed->timed_out);
+  f = std::fopen(pid_file.c_str(), "r");
+  REQUIRE(f != nullptr);
+  char buf2[32] = {};
+  CHECK(std::fgets(buf2, sizeof buf2, f) != nullptr);
+  std::fclose(f);
+  const pid_t stubborn = static_cast<pid_t>(std::atol(buf2));
+  REQUIRE(stubborn > 0);
+  CHECK(gone_soon(stubborn));
+  std::filesystem::remove(pid_file);
+}
+
+TEST_CASE("a NUL byte in the command line is an error, not a command cut short") {
+  const ll::posix_process_runner runner;
+  ll::action_request req;
+  const std::string text("echo first; echo second\0; echo third", 38);
+  req.text = text;
+  auto r = runner.run(req);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().code == ll::errc::action_failed);
+  CHECK(r.error().message.find("NUL byte") != std::string::npos);
 }
 
 TEST_CASE("cancellation from another thread") {

@@ -524,6 +524,13 @@ inline expected<action_result, error> run_process(const process_request& req) {
 
   if (req.argv.empty() || req.argv.front().empty())
     return unexpected(error{errc::action_failed, "empty command line"});
+  // A program receives C strings: a NUL byte would silently cut its argument (and the rest
+  // of a shell command) short.
+  for (const auto& arg : req.argv)
+    if (const auto nul = arg.find('\0'); nul != std::string::npos)
+      return unexpected(error{errc::action_failed,
+                              "the command line holds a NUL byte (at byte " + std::to_string(nul) +
+                                  " of an argument): a program cannot be given it"});
   if (req.stop.stop_requested()) {
     result.cancelled = true;
     result.exit_code = 130;
@@ -784,7 +791,9 @@ inline expected<action_result, error> run_process(const process_request& req) {
   }
   // Descendants that outlived the child (and possibly still hold our pipes) go now; the
   // child is still an unreaped zombie, so its process-group id cannot have been reused.
-  if (req.kill_leftover_processes) ::kill(-pid, SIGKILL);
+  // After a timeout or a stop the whole group goes, kept background jobs included (the TERM
+  // already asked them to).
+  if (req.kill_leftover_processes || reason != stop_reason::none) ::kill(-pid, SIGKILL);
   stop_cb.reset();
   int status = 0;
   pid_t waited;
