@@ -84,7 +84,10 @@ ll::expected<loaded_loop, load_failure> load_loop_file(const fs::path& path,
     f.what = what;
     f.message = e.message;
     f.diagnostics = std::move(e.details);
-    for (const auto& d : f.diagnostics) f.lines.push_back(ll::format_diagnostic(d, &out.positions));
+    for (const auto& d : f.diagnostics) {
+      f.lines.push_back(ll::format_diagnostic(d, &out.positions));
+      f.locations.push_back(out.positions.locate(d.path));
+    }
     f.path = path;
     f.paradigm = out.paradigm;
     return ll::unexpected(std::move(f));

@@ -60,6 +60,7 @@ struct load_failure {
   std::string message;
   ll::diagnostics diagnostics;
   std::vector<std::string> lines;  ///< each diagnostic with its file:line:col
+  std::vector<std::optional<ll::source_location>> locations;  ///< each diagnostic's position
   fs::path path;
   std::string paradigm;            ///< the document's paradigm when it is a spec ("" else)
 };

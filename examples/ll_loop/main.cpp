@@ -80,7 +80,7 @@ const std::vector<verb_entry>& verbs() {
       {{"validate",
         "Validate a loop definition (paradigm specs are compiled first).",
         {"LOOP"},
-        {{"json", 0, "", "print {valid, name, diagnostics} as JSON", false, {}}},
+        {{"json", 0, "", "print {valid, name, initial, states, diagnostics, ...} as JSON", false, {}}},
         "Exit status: 0 valid (warnings allowed), 1 invalid or not found."},
        verb_validate},
       {{"compile",

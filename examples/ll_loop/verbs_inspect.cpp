@@ -17,13 +17,26 @@ namespace ll_loop {
 
 namespace {
 
-ll::json diagnostics_json(const ll::diagnostics& list) {
+// Each diagnostic as JSON, with `file`, `line` and `column` where its path is placed.
+ll::json diagnostics_json(const ll::diagnostics& list, const ll::yaml_source_map* positions,
+                          const std::vector<std::optional<ll::source_location>>* located = nullptr) {
   ll::json out = ll::json::array();
-  for (const auto& d : list)
-    out.push_back({{"level", std::string(ll::to_string(d.level))},
-                   {"path", d.path},
-                   {"message", d.message},
-                   {"code", d.code}});
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const auto& d = list[i];
+    ll::json item = {{"level", std::string(ll::to_string(d.level))},
+                     {"path", d.path},
+                     {"message", d.message},
+                     {"code", d.code}};
+    std::optional<ll::source_location> at;
+    if (located != nullptr && i < located->size()) at = (*located)[i];
+    else if (positions != nullptr) at = positions->locate(d.path);
+    if (at) {
+      item["file"] = at->file;
+      item["line"] = at->line;
+      item["column"] = at->column;
+    }
+    out.push_back(std::move(item));
+  }
   return out;
 }
 
@@ -71,7 +84,7 @@ int verb_validate(const parsed_args& args) {
       ll::json out = {{"valid", false},
                       {"loop", name},
                       {"error", f.message},
-                      {"diagnostics", diagnostics_json(f.diagnostics)}};
+                      {"diagnostics", diagnostics_json(f.diagnostics, nullptr, &f.locations)}};
       fmt::print("{}\n", json_text(out, 2));
       if (f.what == load_failure::kind::not_found) say_error(f.message);
       return exit_failed;
@@ -92,7 +105,7 @@ int verb_validate(const parsed_args& args) {
                     {"initial", loop.initial},
                     {"states", states},
                     {"max_iterations", loop.max_iterations},
-                    {"diagnostics", diagnostics_json(loaded->diagnostics)}};
+                    {"diagnostics", diagnostics_json(loaded->diagnostics, &loaded->positions)}};
     fmt::print("{}\n", json_text(out, 2));
     return exit_ok;
   }

@@ -127,6 +127,8 @@ states:
         expect(doc["valid"] is False and doc["diagnostics"], "diagnostics expected", r)
         expect(all("path" in d and "message" in d for d in doc["diagnostics"]),
                "diagnostics carry path and message", r)
+        expect(all(d.get("file") == str(bad) and d.get("line", 0) > 0 and d.get("column", 0) > 0
+                   for d in doc["diagnostics"]), "and where they are in the file", r)
         broken = write(wd / "broken.yaml", "name: x\nstates: [unclosed\n")
         r = ll("validate", broken)
         expect_exit(r, 1)
