@@ -125,6 +125,17 @@ ll::expected<loaded_loop, load_failure> load_loop_file(const fs::path& path,
   return out;
 }
 
+std::string non_regular_kind(const fs::path& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st) || fs::is_regular_file(st)) return {};
+  if (fs::is_directory(st)) return "a directory";
+  if (fs::is_fifo(st)) return "a FIFO";
+  if (fs::is_block_file(st) || fs::is_character_file(st)) return "a device";
+  if (fs::is_socket(st)) return "a socket";
+  return "not a regular file";
+}
+
 ll::expected<loaded_loop, load_failure> load_loop(std::string_view name_or_path,
                                                   const ll::json& context_overrides) {
   auto path = resolve_loop_path(name_or_path);
@@ -132,6 +143,9 @@ ll::expected<loaded_loop, load_failure> load_loop(std::string_view name_or_path,
     load_failure f;
     f.what = load_failure::kind::not_found;
     f.message = fmt::format("Loop not found: {}", name_or_path);
+    // It exists, but is no file to read: say what it is.
+    if (const std::string what = non_regular_kind(fs::path(name_or_path)); !what.empty())
+      f.message += fmt::format(" (it is {}, not a loop file)", what);
     return ll::unexpected(std::move(f));
   }
   return load_loop_file(*path, context_overrides);

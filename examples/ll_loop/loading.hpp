@@ -65,6 +65,10 @@ struct load_failure {
   std::string paradigm;            ///< the document's paradigm when it is a spec ("" else)
 };
 
+/// What `path` is when it exists but is not a regular file ("a directory", "a FIFO", ...);
+/// "" when it is a regular file or does not exist.
+std::string non_regular_kind(const fs::path& path);
+
 /// Resolves, reads, compiles (paradigms) and validates a loop. `context_overrides` are
 /// merged into the loop's context before validation (so templates see them).
 ll::expected<loaded_loop, load_failure> load_loop(std::string_view name_or_path,

@@ -127,7 +127,9 @@ int verb_compile(const parsed_args& args) {
   const fs::path input{args.positional(0)};
   std::error_code ec;
   if (!fs::is_regular_file(input, ec)) {
-    say_error(fmt::format("Input file not found: {}", input.string()));
+    const std::string what = non_regular_kind(input);
+    say_error(what.empty() ? fmt::format("Input file not found: {}", input.string())
+                           : fmt::format("Input is {}, not a file: {}", what, input.string()));
     return exit_failed;
   }
   ll::yaml_source_map positions;

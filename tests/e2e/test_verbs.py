@@ -395,6 +395,14 @@ def test_loop_files_that_are_not_regular_files_are_refused():
                 r = ll(verb, path, cwd=wd, timeout=10)
                 expect_exit(r, 1)
                 expect_in(f"cannot read {path}: not a regular file", r.err, r)
+        (wd / "adir").mkdir()
+        for verb in ("validate", "run", "show"):
+            r = ll(verb, "adir", cwd=wd)
+            expect_exit(r, 1)
+            expect_in("Loop not found: adir (it is a directory, not a loop file)", r.err, r)
+        r = ll("compile", wd / "fifo.yaml", cwd=wd, timeout=10)
+        expect_exit(r, 1)
+        expect_in("Input is a FIFO, not a file", r.err, r)
         with open(wd / "big.yaml", "wb") as big:
             big.truncate(64 * 1024 * 1024 + 1)
         r = ll("validate", wd / "big.yaml", cwd=wd, timeout=10)
