@@ -175,8 +175,9 @@ int verb_status(const parsed_args& args) {
     }
     const style s = style::for_stream(stdout);
     for (const auto& r : records) {
-      say(fmt::format("  {:<24} {:<22} {} (iteration {})", s.bold(r.name), r.status,
-                      r.current_state, r.iteration));
+      // One line per loop, whatever its names hold (a newline, a NUL).
+      say(fmt::format("  {:<24} {:<22} {} (iteration {})", s.bold(terminal_safe(r.name)),
+                      terminal_safe(r.status), terminal_safe(r.current_state), r.iteration));
     }
     return exit_ok;
   }
@@ -187,9 +188,9 @@ int verb_status(const parsed_args& args) {
     fmt::print("{}\n", json_text(status_json(*record, dir), 2));
     return exit_ok;
   }
-  say(fmt::format("Loop: {}", record->name));
-  say(fmt::format("Status: {}", record->status));
-  say(fmt::format("Current state: {}", record->current_state));
+  say(fmt::format("Loop: {}", terminal_safe(record->name)));
+  say(fmt::format("Status: {}", terminal_safe(record->status)));
+  say(fmt::format("Current state: {}", terminal_safe(record->current_state)));
   say(fmt::format("Iteration: {}", record->iteration));
   say(fmt::format("Started: {}", record->started_at));
   say(fmt::format("Updated: {}", record->updated_at));
