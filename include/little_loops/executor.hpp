@@ -190,7 +190,8 @@ struct execution_result {
   std::optional<signal_kind> signal;       ///< the output signal that ended the run, if any
   std::string signal_payload;              ///< its payload (handoff: the continuation)
   handoff_policy on_handoff = handoff_policy::pause;  ///< the loop's `on_handoff`
-  /// Where to go on from: set for every ending except `terminal`.
+  /// Where to go on from: set for every ending except `terminal` and `error` (an error ends
+  /// the run after its state ran, with nowhere to go: resuming would run that state again).
   std::optional<little_loops::snapshot> snapshot;
 
   /// True when the run reached a terminal state that is not marked `failure`.
@@ -1018,7 +1019,7 @@ class fsm_executor {
     result_.captured = captured_map(captured_);
     result_.error = std::move(err);
     result_.on_handoff = loop_->loop().on_handoff;
-    if (how != termination::terminal) result_.snapshot = snapshot();
+    if (how != termination::terminal && how != termination::error) result_.snapshot = snapshot();
     // A handoff's last event is handoff_detected (as in the original, which returns the
     // handoff result without finishing the run: the loop goes on after a resume).
     if constexpr (emits_events)
