@@ -651,8 +651,9 @@ struct template_checker {
       return std::nullopt;
     }
     for (const auto& part : t->parts()) {
-      if (!part.is_variable || part.ns != template_namespace::captured) continue;
-      if (part.optional || part.default_value) continue;
+      if (!part.is_variable || part.optional || part.default_value) continue;
+      check_record_key(part, path);
+      if (part.ns != template_namespace::captured) continue;
       const std::string& name = part.path.front().key;
       bool known = false;
       for (const auto& c : *captures) known = known || c == name;
@@ -671,6 +672,27 @@ struct template_checker {
       }
     }
     return std::move(*t);
+  }
+
+  // `prev`, `result` and a capture are records with fixed keys: a reference to another key
+  // (a typo: `${prev.outptu}`) can never resolve. A warning, as for an unknown capture: it
+  // fails only if the state runs, as the `error` verdict.
+  void check_record_key(const template_part& part, const std::string& path) const {
+    auto warn = [&](std::string_view key, const auto& known, std::string_view record) {
+      for (const auto k : known)
+        if (k == key) return;
+      add(path, "template-unknown-key",
+          fmt::format("${{{}}} reads {} \"{}\", which {} never has (it has {}){}", part.text,
+                      "the key", key, record,
+                      join_names(known), did_you_mean(key, known)),
+          severity::warning);
+    };
+    if (part.ns == template_namespace::prev && !part.path.empty())
+      warn(part.path[0].key, template_prev_keys, "prev");
+    else if (part.ns == template_namespace::result && !part.path.empty())
+      warn(part.path[0].key, template_result_keys, "result");
+    else if (part.ns == template_namespace::captured && part.path.size() >= 2)
+      warn(part.path[1].key, template_captured_keys, "a capture");
   }
 
   // Warns about `${context.…}` pasted into shell text outside any quotes without `:shell`.

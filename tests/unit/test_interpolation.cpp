@@ -502,6 +502,27 @@ TEST_SUITE("template validation") {
     CHECK(unquoted_count == 1);  // the prompt action in d is not shell
   }
 
+  TEST_CASE("a key prev, result or a capture never has is a warning with a hint") {
+    auto loop = loop_from(R"({"name": "k", "initial": "a",
+      "states": {
+        "a": {"action": "echo ${prev.outptu} ${prev.details.anything} ${prev.output?}",
+              "capture": "c", "on_success": "b"},
+        "b": {"action": "echo ${captured.c.exitcode} ${captured.c.output}",
+              "route": {"success": "${result.verdcit}"}},
+        "done": {"terminal": true}}})");
+    auto d = template_findings(loop);
+    std::vector<std::string> keys;
+    for (const auto& x : d)
+      if (x.code == "template-unknown-key") {
+        CHECK(x.level == ll::severity::warning);  // it fails only if the state runs
+        keys.push_back(x.path + ": " + x.message);
+      }
+    CHECK(keys == std::vector<std::string>{
+        R"(states.a.action: ${prev.outptu} reads the key "outptu", which prev never has (it has state, output, stderr, exit_code, verdict, details, evaluation) (did you mean "output"?))",
+        R"(states.b.action: ${captured.c.exitcode} reads the key "exitcode", which a capture never has (it has output, stderr, exit_code, duration_ms, verdict) (did you mean "exit_code"?))",
+        R"(states.b.route.success: ${result.verdcit} reads the key "verdcit", which result never has (it has verdict, details) (did you mean "verdict"?))"});
+  }
+
   TEST_CASE("captured references with ? or :default= need no capturing state") {
     // Design §3.8: `?` and `:default=` are first-class fallbacks for a capture not made yet.
     auto loop = loop_from(R"({"name": "c", "initial": "a",
