@@ -2200,9 +2200,15 @@ struct action_result {
   bool cancelled = false;     ///< stopped because a stop was requested
   int signal = 0;             ///< non-zero: killed by this signal
   bool truncated = false;     ///< output was capped by the runner
+  /// The program could not be started at all (not found: exit code 127, not executable:
+  /// 126, as a shell reports them): no output of it exists to evaluate.
+  bool not_started = false;
 
-  /// True when the action did not run to a normal exit (timeout, signal, cancellation).
-  [[nodiscard]] bool abnormal() const noexcept { return timed_out || cancelled || signal != 0; }
+  /// True when the action did not run to a normal exit (timeout, signal, cancellation, or
+  /// a program that could not be started).
+  [[nodiscard]] bool abnormal() const noexcept {
+    return timed_out || cancelled || signal != 0 || not_started;
+  }
 };
 
 /// @brief An evaluation's details (a JSON object, seed 000), built only when someone reads
@@ -4163,8 +4169,9 @@ struct template_checker {
       return std::nullopt;
     }
     for (const auto& part : t->parts()) {
-      if (!part.is_variable || part.ns != template_namespace::captured) continue;
-      if (part.optional || part.default_value) continue;
+      if (!part.is_variable || part.optional || part.default_value) continue;
+      check_record_key(part, path);
+      if (part.ns != template_namespace::captured) continue;
       const std::string& name = part.path.front().key;
       bool known = false;
       for (const auto& c : *captures) known = known || c == name;
@@ -4183,6 +4190,27 @@ struct template_checker {
       }
     }
     return std::move(*t);
+  }
+
+  // `prev`, `result` and a capture are records with fixed keys: a reference to another key
+  // (a typo: `${prev.outptu}`) can never resolve. A warning, as for an unknown capture: it
+  // fails only if the state runs, as the `error` verdict.
+  void check_record_key(const template_part& part, const std::string& path) const {
+    auto warn = [&](std::string_view key, const auto& known, std::string_view record) {
+      for (const auto k : known)
+        if (k == key) return;
+      add(path, "template-unknown-key",
+          fmt::format("${{{}}} reads {} \"{}\", which {} never has (it has {}){}", part.text,
+                      "the key", key, record,
+                      join_names(known), did_you_mean(key, known)),
+          severity::warning);
+    };
+    if (part.ns == template_namespace::prev && !part.path.empty())
+      warn(part.path[0].key, template_prev_keys, "prev");
+    else if (part.ns == template_namespace::result && !part.path.empty())
+      warn(part.path[0].key, template_result_keys, "result");
+    else if (part.ns == template_namespace::captured && part.path.size() >= 2)
+      warn(part.path[1].key, template_captured_keys, "a capture");
   }
 
   // Warns about `${context.…}` pasted into shell text outside any quotes without `:shell`.
@@ -6442,8 +6470,12 @@ inline evaluation_result abnormal_action_result(const action_result& a) {
     r.details["error"] = a.idle_timeout ? "action timed out (no output)" : "action timed out";
     r.details["timed_out"] = true;
     if (a.idle_timeout) r.details["idle_timeout"] = true;
-  } else {
+  } else if (a.signal != 0) {
     r.details["error"] = fmt::format("action killed by signal {}", a.signal);
+  } else {
+    r.details["error"] = a.stderr_output.empty() ? std::string("action could not be started")
+                                                 : "action could not be started: " + a.stderr_output;
+    r.details["not_started"] = true;
   }
   if (a.signal != 0) r.details["signal"] = a.signal;
   r.details["exit_code"] = a.exit_code;
@@ -8048,6 +8080,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <stop_token>
@@ -8214,7 +8247,8 @@ struct execution_result {
   std::optional<signal_kind> signal;       ///< the output signal that ended the run, if any
   std::string signal_payload;              ///< its payload (handoff: the continuation)
   handoff_policy on_handoff = handoff_policy::pause;  ///< the loop's `on_handoff`
-  /// Where to go on from: set for every ending except `terminal`.
+  /// Where to go on from: set for every ending except `terminal` and `error` (an error ends
+  /// the run after its state ran, with nowhere to go: resuming would run that state again).
   std::optional<little_loops::snapshot> snapshot;
 
   /// True when the run reached a terminal state that is not marked `failure`.
@@ -8667,6 +8701,30 @@ class fsm_executor {
     if constexpr (emits_events) emit(error_event{wall(), st.name, kind, message});
   }
 
+  // The host's runner and evaluator: an exception from either is the `error` verdict with
+  // what it said (design §3.4), never an exception out of step(). The results are declared
+  // with their type: a host may return anything convertible (ActionRunner, Evaluator), and
+  // one returning the type exactly is constructed in place.
+  expected<action_result, error> call_runner(const action_request& req) {
+    try {
+      return runner_.run(req);
+    } catch (const std::exception& e) {
+      return unexpected(error{errc::action_failed, std::string("the action runner threw: ") + e.what()});
+    } catch (...) {
+      return unexpected(error{errc::action_failed, "the action runner threw an exception"});
+    }
+  }
+
+  expected<evaluation_result, error> call_evaluator(const evaluation_request& req) {
+    try {
+      return eval_.evaluate(req);
+    } catch (const std::exception& e) {
+      return unexpected(error{errc::evaluation_failed, std::string("the evaluator threw: ") + e.what()});
+    } catch (...) {
+      return unexpected(error{errc::evaluation_failed, "the evaluator threw an exception"});
+    }
+  }
+
   // Execute one (non-terminal) state: action, then conclude() (evaluation, capture, prev,
   // routing). The runner's result stays where the runner returned it: it is not moved.
   void execute(const compiled_state& st) {
@@ -8704,9 +8762,7 @@ class fsm_executor {
     req.kind = kind;
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
-    // Declared with its type: a runner may return anything convertible (ActionRunner), e.g. a
-    // plain action_result; one returning this type exactly is constructed in place.
-    expected<action_result, error> res = runner_.run(req);
+    expected<action_result, error> res = call_runner(req);
     req.text = {};  // may view action_text_
     if (!res) {
       report_error(st, "action", res.error().message);
@@ -8773,7 +8829,7 @@ class fsm_executor {
         req.context = &ctx;
         req.llm = &loop_->loop().llm;
         req.convergence_memory = &convergence_[current_];
-        expected<evaluation_result, error> ev = eval_.evaluate(req);  // see execute()
+        expected<evaluation_result, error> ev = call_evaluator(req);
         if (convergence_[current_]) note_convergence_state(current_);
         if (ev) {
           result_eval_.verdict = std::move(ev->verdict);
@@ -9020,7 +9076,7 @@ class fsm_executor {
     result_.captured = captured_map(captured_);
     result_.error = std::move(err);
     result_.on_handoff = loop_->loop().on_handoff;
-    if (how != termination::terminal) result_.snapshot = snapshot();
+    if (how != termination::terminal && how != termination::error) result_.snapshot = snapshot();
     // A handoff's last event is handoff_detected (as in the original, which returns the
     // handoff result without finishing the run: the loop goes on after a resume).
     if constexpr (emits_events)

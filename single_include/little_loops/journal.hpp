@@ -53,6 +53,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -64,10 +65,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -92,6 +95,7 @@ struct journal_paths {
   std::filesystem::path events;  ///< `DIR/NAME.events.jsonl`
   std::filesystem::path stop;    ///< `DIR/NAME.stop`
   std::filesystem::path checkpoints[2];  ///< `DIR/NAME.state.0.jsonl`, `DIR/NAME.state.1.jsonl`
+  std::filesystem::path lock;    ///< `DIR/NAME.lock`: flock()ed by the open journal's writer
 };
 
 /// How loop_journal::save() makes the state file survive a crash (see the file comment).
@@ -348,7 +352,8 @@ inline journal_paths journal_paths_for(const std::filesystem::path& dir, std::st
   const std::string safe = detail::journal_safe_name(name);
   return journal_paths{dir / (safe + ".state.json"), dir / (safe + ".events.jsonl"),
                        dir / (safe + ".stop"),
-                       {dir / (safe + ".state.0.jsonl"), dir / (safe + ".state.1.jsonl")}};
+                       {dir / (safe + ".state.0.jsonl"), dir / (safe + ".state.1.jsonl")},
+                       dir / (safe + ".lock")};
 }
 
 /// Replaces `path` with `content` atomically: a reader sees the old file or the new one,
@@ -393,26 +398,167 @@ inline expected<void, little_loops::error> write_file_atomic(const std::filesyst
   return {};
 }
 
-/// True when `pid` names a live process (EPERM counts as alive).
-inline bool journal_process_alive(long pid) noexcept {
-  if (pid <= 0) return false;
-  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+namespace detail {
+
+/// Seconds since the epoch of a journal timestamp (journal_now(): ISO 8601 in UTC,
+/// `2026-11-24T08:28:15.437460+00:00`); nullopt for anything else.
+inline std::optional<double> journal_epoch_seconds(std::string_view ts) noexcept {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
+  if (ts.size() < 19 || ts[4] != '-' || ts[7] != '-' || ts[10] != 'T' || ts[13] != ':' ||
+      ts[16] != ':')
+    return std::nullopt;
+  const auto number = [&](std::size_t at, std::size_t len, int& out) {
+    out = 0;
+    for (std::size_t i = at; i < at + len; ++i) {
+      if (ts[i] < '0' || ts[i] > '9') return false;
+      out = out * 10 + (ts[i] - '0');
+    }
+    return true;
+  };
+  if (!number(0, 4, y) || !number(5, 2, mo) || !number(8, 2, d) || !number(11, 2, h) ||
+      !number(14, 2, mi) || !number(17, 2, sec) || mo < 1 || mo > 12 || d < 1 || d > 31)
+    return std::nullopt;
+  // Days from the civil date (proleptic Gregorian), then seconds; the offset is +00:00.
+  const int yy = y - (mo <= 2 ? 1 : 0);
+  const int era = yy / 400;
+  const int yoe = yy - era * 400;
+  const int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const long long days = static_cast<long long>(era) * 146097 + doe - 719468;
+  return static_cast<double>(days * 86400 + h * 3600 + mi * 60 + sec);
 }
 
+/// When process `pid` started, in seconds since the epoch (Linux: /proc, to the second);
+/// nullopt where that cannot be read.
+inline std::optional<double> process_start_epoch(long pid) noexcept {
+#if defined(__linux__)
+  try {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!stat || !std::getline(stat, line)) return std::nullopt;
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) return std::nullopt;
+    // Fields after the command: state is field 3, starttime field 22 (clock ticks since boot).
+    std::size_t at = close + 1;
+    for (int field = 3; field < 22; ++field) {
+      at = line.find(' ', at + 1);
+      if (at == std::string::npos) return std::nullopt;
+    }
+    const unsigned long long ticks = std::strtoull(line.c_str() + at + 1, nullptr, 10);
+    std::ifstream boot("/proc/stat");
+    unsigned long long btime = 0;
+    for (std::string entry; std::getline(boot, entry);)
+      if (entry.rfind("btime ", 0) == 0) btime = std::strtoull(entry.c_str() + 6, nullptr, 10);
+    const long hz = ::sysconf(_SC_CLK_TCK);
+    if (btime == 0 || hz <= 0) return std::nullopt;
+    return static_cast<double>(btime) + static_cast<double>(ticks) / static_cast<double>(hz);
+  } catch (...) {
+    return std::nullopt;
+  }
+#else
+  (void)pid;
+  return std::nullopt;
+#endif
+}
+
+}  // namespace detail
+
+/// True when `pid` names a live process (EPERM counts as alive). With `last_seen` (the
+/// journal timestamp of a record that process wrote), a process that started after it is
+/// another one that was given the same pid (after a crash or a reboot): not alive. A pid
+/// outside pid_t's range (a corrupted record) is never alive, so never signalled.
+inline bool journal_process_alive(long pid, std::string_view last_seen = {}) noexcept {
+  if (pid <= 0 || pid > static_cast<long>(std::numeric_limits<pid_t>::max())) return false;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  if (last_seen.empty()) return true;
+  const auto seen = detail::journal_epoch_seconds(last_seen);
+  const auto started = detail::process_start_epoch(pid);
+  // Two seconds of slack: boot time is known to the second.
+  return !seen || !started || *started <= *seen + 2.0;
+}
+
+/// Journal files larger than this are refused as corrupted (a state file holds at most a few
+/// capped outputs).
+inline constexpr std::uintmax_t max_journal_file_bytes = std::uintmax_t{1} << 30;
+
 namespace detail {
+
+/// Opens a journal file for reading: -1 with errno ENOENT when it does not exist; an error
+/// when it is not a regular file (a FIFO would block, a directory or a device never ends)
+/// or is over max_journal_file_bytes.
+inline expected<int, little_loops::error> open_journal_file(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT) return -1;
+    return unexpected(journal_io_error(path, "cannot open", errno));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::uintmax_t>(st.st_size) > max_journal_file_bytes) {
+    const bool regular = S_ISREG(st.st_mode);
+    ::close(fd);
+    return unexpected(little_loops::error{
+        errc::io_error, regular ? "journal file is too large" : "not a regular file", path.string()});
+  }
+  return fd;
+}
+
+/// Calls `line(std::string_view)` for every newline-terminated line of an open journal
+/// file, then closes it; the text after the last newline (a torn write) is not a line.
+template <class Line>
+void for_each_journal_line(int fd, Line&& line) {
+  std::string pending;
+  char chunk[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    std::size_t begin = 0;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
+      if (chunk[i] != '\n') continue;
+      if (pending.empty()) {
+        line(std::string_view(chunk + begin, i - begin));
+      } else {
+        pending.append(chunk + begin, i - begin);
+        line(std::string_view(pending));
+        pending.clear();
+      }
+      begin = i + 1;
+    }
+    pending.append(chunk + begin, static_cast<std::size_t>(n) - begin);
+  }
+  ::close(fd);
+}
+
+/// The whole text of an open journal file (closed after).
+inline std::string read_journal_text(int fd) {
+  std::string text;
+  char chunk[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+/// A journal line or file as JSON: nesting is bounded (a deeply nested corrupted file is
+/// refused, not a stack overflow). Discarded (is_discarded()) when it is not JSON.
+inline json parse_journal_json(std::string_view text) {
+  auto parsed = parse_json_text(text);
+  if (!parsed) return json(json::value_t::discarded);
+  return std::move(*parsed);
+}
 
 /// Reads and parses one state file: nullopt when it does not exist.
 inline expected<std::optional<journal_record>, little_loops::error> read_journal_file(
     const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) return std::optional<journal_record>{};
-    return unexpected(journal_io_error(path, "cannot open", err));
-  }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const json j = json::parse(text, nullptr, false);
+  auto fd = open_journal_file(path);
+  if (!fd) return unexpected(std::move(fd.error()));
+  if (*fd < 0) return std::optional<journal_record>{};
+  const json j = parse_journal_json(read_journal_text(*fd));
   if (j.is_discarded())
     return unexpected(little_loops::error{errc::invalid_snapshot, "journal state is not valid JSON",
                                           path.string()});
@@ -432,16 +578,16 @@ namespace detail {
 /// The newest whole record of a checkpoint log: the last line that parses (a torn or
 /// garbage tail is skipped). nullopt when there is none.
 inline std::optional<journal_record> last_checkpoint(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto fd = open_journal_file(path);
+  if (!fd || *fd < 0) return std::nullopt;
+  const std::string text = read_journal_text(*fd);
   std::size_t end = text.size();
   while (end > 0) {
     const std::size_t nl = end >= 2 ? text.rfind('\n', end - 2) : std::string::npos;
     const std::size_t begin = nl == std::string::npos ? 0 : nl + 1;
     const std::string_view line(text.data() + begin, end - begin);
     if (!line.empty() && line.back() == '\n') {
-      const json j = json::parse(line, nullptr, false);
+      const json j = parse_journal_json(line);
       if (!j.is_discarded()) {
         if (auto record = journal_record::from_json(j)) return std::move(*record);
       }
@@ -476,7 +622,7 @@ inline expected<std::optional<journal_record>, little_loops::error> load_journal
   }
   // (A record without a pid, as the original writes, cannot be checked: it stays running.)
   if (chosen->status == journal_status::running && chosen->pid > 0 &&
-      !journal_process_alive(chosen->pid)) {
+      !journal_process_alive(chosen->pid, chosen->updated_at)) {
     chosen->status = std::string(journal_status::interrupted);
     chosen->stale = true;
   }
@@ -517,24 +663,30 @@ inline std::vector<journal_record> list_journals(const std::filesystem::path& di
 }
 
 /// The last `tail` events of a loop's log (all when `tail` is 0), oldest first. Lines that
-/// are not JSON objects (e.g. a line cut by a crash) are skipped.
+/// are not events (JSON objects whose `event` is a string, and `ts` too when present), such
+/// as a line cut by a crash or garbage, are skipped; so is a log that is not a regular file.
+/// Memory is bounded by `tail`.
 inline std::vector<json> read_journal_events(const std::filesystem::path& dir, std::string_view name,
                                              std::size_t tail = 0) {
   std::vector<json> out;
-  std::ifstream in(journal_paths_for(dir, name).events, std::ios::binary);
-  if (!in) return out;
-  std::deque<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    lines.push_back(std::move(line));
-    if (tail != 0 && lines.size() > tail * 2 + 16) lines.pop_front();  // bounded memory
-  }
-  for (auto& l : lines) {
-    json j = json::parse(l, nullptr, false);
-    if (!j.is_discarded() && j.is_object()) out.push_back(std::move(j));
-  }
-  if (tail != 0 && out.size() > tail) out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(tail));
+  auto fd = detail::open_journal_file(journal_paths_for(dir, name).events);
+  if (!fd || *fd < 0) return out;
+  const auto is_event = [](const json& j) {
+    if (!j.is_object()) return false;
+    const auto event = j.find("event");
+    const auto ts = j.find("ts");
+    return event != j.end() && event->is_string() && (ts == j.end() || ts->is_string());
+  };
+  std::deque<json> kept;
+  detail::for_each_journal_line(*fd, [&](std::string_view line) {
+    if (line.empty() || line.front() != '{') return;
+    json j = detail::parse_journal_json(line);
+    if (j.is_discarded() || !is_event(j)) return;
+    kept.push_back(std::move(j));
+    if (tail != 0 && kept.size() > tail) kept.pop_front();
+  });
+  out.reserve(kept.size());
+  for (auto& j : kept) out.push_back(std::move(j));
   return out;
 }
 
@@ -565,7 +717,7 @@ inline expected<stop_outcome, little_loops::error> request_stop(const std::files
   const journal_record& r = **record;
   outcome.pid = r.pid;
   if (send_signal && r.status == journal_status::running && r.pid > 0 && r.pid != ::getpid() &&
-      journal_process_alive(r.pid))
+      journal_process_alive(r.pid, r.updated_at))
     outcome.signalled = ::kill(static_cast<pid_t>(r.pid), SIGTERM) == 0;
   return outcome;
 }
@@ -705,6 +857,7 @@ class loop_journal {
         name_(std::move(other.name_)),
         paths_(std::move(other.paths_)),
         events_fd_(std::exchange(other.events_fd_, -1)),
+        lock_fd_(std::exchange(other.lock_fd_, -1)),
         pending_events_(std::move(other.pending_events_)),
         logs_(std::exchange(other.logs_, std::array<int, 2>{-1, -1})),
         log_info_(other.log_info_),
@@ -725,6 +878,7 @@ class loop_journal {
     syncer_.reset();
     close_logs();
     if (events_fd_ >= 0) ::close(events_fd_);
+    if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
   }
 
   /// How save() makes the state file survive a crash; see journal_sync and the file
@@ -759,6 +913,27 @@ class loop_journal {
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     if (ec) return unexpected(little_loops::error{errc::io_error, "cannot create journal directory: " + ec.message(), dir_.string()});
+    // One writer per loop: an exclusive lock on `NAME.lock`, held while this journal is open
+    // (released when the process ends, however it ends). Taken before anything is touched,
+    // so a second run of the same loop cannot truncate or interleave this one's files.
+    if (lock_fd_ < 0) {
+      const int fd = detail::open_cloexec(paths_.lock.c_str(), O_RDWR | O_CREAT);
+      if (fd < 0) return unexpected(detail::journal_io_error(paths_.lock, "cannot open lock file", errno));
+      int rc;
+      do {
+        rc = ::flock(fd, LOCK_EX | LOCK_NB);
+      } while (rc != 0 && errno == EINTR);
+      if (rc != 0) {
+        const int err = errno;
+        ::close(fd);
+        if (err == EWOULDBLOCK)
+          return unexpected(little_loops::error{
+              errc::io_error, "the loop is already running: another process holds its journal",
+              paths_.lock.string()});
+        return unexpected(detail::journal_io_error(paths_.lock, "cannot lock", err));
+      }
+      lock_fd_ = fd;
+    }
     if (events_fd_ >= 0) ::close(events_fd_);
     events_fd_ = detail::open_cloexec(paths_.events.c_str(),
                                       O_WRONLY | O_CREAT | O_APPEND | (fresh ? O_TRUNC : 0));
@@ -1023,6 +1198,7 @@ class loop_journal {
   std::string name_;
   journal_paths paths_;
   int events_fd_ = -1;
+  int lock_fd_ = -1;  // holds the flock() of paths_.lock while open
   std::string pending_events_;
   std::array<int, 2> logs_{-1, -1};
   std::array<log_state, 2> log_info_{};

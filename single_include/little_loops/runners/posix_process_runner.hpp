@@ -146,7 +146,9 @@ inline void set_nonblocking(int fd) noexcept { ::fcntl(fd, F_SETFL, O_NONBLOCK);
 inline std::string errno_text(int err) { return std::string(std::strerror(err)); }
 
 /// A byte sink that keeps at most `limit` bytes: the first half verbatim and the most
-/// recent half in a ring. Memory never exceeds `limit` (plus the marker at the end).
+/// recent half in a ring. Both live in one buffer, `[head | ring]`, that grows to `limit`
+/// (plus room for the marker) and no further: the memory of a capped stream is its cap,
+/// also when finish() puts the ring in order and the marker between the halves, in place.
 class capped_buffer {
  public:
   explicit capped_buffer(std::size_t limit) noexcept
@@ -154,33 +156,29 @@ class capped_buffer {
 
   void append(const char* data, std::size_t n) {
     total_ += n;
-    if (head_.size() < head_cap_) {
-      const std::size_t take = std::min(n, head_cap_ - head_.size());
-      if (head_.size() + take > head_.capacity())
-        head_.reserve(std::min(head_cap_, std::max(head_.capacity() * 2, head_.size() + take)));
-      head_.append(data, take);
+    const std::size_t cap = head_cap_ + tail_cap_;
+    if (buf_.size() < cap) {
+      // Filling: plain appends (head, then the ring's first pass, in order).
+      const std::size_t take = std::min(n, cap - buf_.size());
+      if (buf_.size() + take > buf_.capacity()) {
+        std::size_t want = std::max(buf_.capacity() * 2, buf_.size() + take);
+        if (want >= cap) want = cap + marker_room;  // the last growth: room for the marker
+        buf_.reserve(want);
+      }
+      buf_.append(data, take);
       data += take;
       n -= take;
     }
     if (n == 0 || tail_cap_ == 0) return;
-    if (ring_.size() < tail_cap_) {
-      // Still filling: plain append, growing to at most tail_cap_.
-      const std::size_t take = std::min(n, tail_cap_ - ring_.size());
-      if (ring_.size() + take > ring_.capacity())
-        ring_.reserve(std::min(tail_cap_, std::max(ring_.capacity() * 2, ring_.size() + take)));
-      ring_.append(data, take);
-      data += take;
-      n -= take;
-      if (n == 0) return;
-    }
-    // Ring is full: overwrite the oldest bytes; only the last tail_cap_ bytes matter.
+    // Full: the ring `[head_cap_, cap)` keeps the most recent bytes; ring_pos_ is its oldest.
     if (n >= tail_cap_) {
       data += n - tail_cap_;
       n = tail_cap_;
     }
+    char* ring = buf_.data() + head_cap_;
     const std::size_t first = std::min(n, tail_cap_ - ring_pos_);
-    std::memcpy(ring_.data() + ring_pos_, data, first);
-    std::memcpy(ring_.data(), data + first, n - first);
+    std::memcpy(ring + ring_pos_, data, first);
+    std::memcpy(ring, data + first, n - first);
     ring_pos_ = (ring_pos_ + n) % tail_cap_;
   }
 
@@ -189,27 +187,21 @@ class capped_buffer {
 
   /// The kept bytes, with `marker` where bytes were dropped.
   [[nodiscard]] std::string finish(std::string_view marker) {
-    if (!truncated()) {
-      std::string out = std::move(head_);
-      out += ring_;
-      return out;
-    }
-    std::string out;
-    out.reserve(head_.size() + marker.size() + ring_.size());
-    out += head_;
-    out += marker;
-    out.append(ring_, ring_pos_, std::string::npos);
-    out.append(ring_, 0, ring_pos_);
-    return out;
+    if (!truncated()) return std::move(buf_);  // never wrapped: already in order
+    const auto ring = buf_.begin() + static_cast<std::ptrdiff_t>(head_cap_);
+    std::rotate(ring, ring + static_cast<std::ptrdiff_t>(ring_pos_), buf_.end());
+    ring_pos_ = 0;
+    buf_.insert(head_cap_, marker);
+    return std::move(buf_);
   }
 
  private:
+  static constexpr std::size_t marker_room = 256;  // the default marker fits
   std::size_t head_cap_;
   std::size_t tail_cap_;
   std::size_t total_ = 0;
   std::size_t ring_pos_ = 0;
-  std::string head_;
-  std::string ring_;
+  std::string buf_;
 };
 
 /// An environment block (`NAME=value` strings plus the null-terminated pointer array).
@@ -535,6 +527,13 @@ inline expected<action_result, error> run_process(const process_request& req) {
 
   if (req.argv.empty() || req.argv.front().empty())
     return unexpected(error{errc::action_failed, "empty command line"});
+  // A program receives C strings: a NUL byte would silently cut its argument (and the rest
+  // of a shell command) short.
+  for (const auto& arg : req.argv)
+    if (const auto nul = arg.find('\0'); nul != std::string::npos)
+      return unexpected(error{errc::action_failed,
+                              "the command line holds a NUL byte (at byte " + std::to_string(nul) +
+                                  " of an argument): a program cannot be given it"});
   if (req.stop.stop_requested()) {
     result.cancelled = true;
     result.exit_code = 130;
@@ -599,6 +598,7 @@ inline expected<action_result, error> run_process(const process_request& req) {
         spawn_rc == EPERM) {
       const bool not_found = spawn_rc == ENOENT || spawn_rc == ENOTDIR;
       result.exit_code = not_found ? 127 : 126;
+      result.not_started = true;
       result.stderr_output = "little_loops: cannot run \"" + req.argv.front() + "\"";
       if (req.working_directory != nullptr && *req.working_directory != '\0')
         result.stderr_output += std::string(" in \"") + req.working_directory + "\"";
@@ -782,9 +782,21 @@ inline expected<action_result, error> run_process(const process_request& req) {
     }
   }
 
+  // The child must still be ours to reap. A host that ignores SIGCHLD (the kernel then reaps
+  // at once) or reaps every child itself has taken its exit status: how the action ended is
+  // unknown, an error (never a success), and its process group is not signalled (with the
+  // child gone its id may be reused).
+  if (!peek_exited(pid)) {
+    stop_cb.reset();
+    return unexpected(error{errc::action_failed,
+                            "the action's exit status was collected elsewhere (the host ignores "
+                            "SIGCHLD or reaps every child): how it ended is unknown"});
+  }
   // Descendants that outlived the child (and possibly still hold our pipes) go now; the
   // child is still an unreaped zombie, so its process-group id cannot have been reused.
-  if (req.kill_leftover_processes) ::kill(-pid, SIGKILL);
+  // After a timeout or a stop the whole group goes, kept background jobs included (the TERM
+  // already asked them to).
+  if (req.kill_leftover_processes || reason != stop_reason::none) ::kill(-pid, SIGKILL);
   stop_cb.reset();
   int status = 0;
   pid_t waited;
