@@ -500,44 +500,46 @@ inline expected<int, little_loops::error> open_journal_file(const std::filesyste
   return fd;
 }
 
+/// Calls `chunk(const char*, std::size_t)` for each block read from an open journal file
+/// to its end (or a read error), then closes it.
+template <class Chunk>
+void read_journal_chunks(int fd, Chunk&& chunk) {
+  char block[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, block, sizeof block);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    chunk(static_cast<const char*>(block), static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+}
+
 /// Calls `line(std::string_view)` for every newline-terminated line of an open journal
 /// file, then closes it; the text after the last newline (a torn write) is not a line.
 template <class Line>
 void for_each_journal_line(int fd, Line&& line) {
   std::string pending;
-  char chunk[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+  read_journal_chunks(fd, [&](const char* data, std::size_t n) {
     std::size_t begin = 0;
-    for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
-      if (chunk[i] != '\n') continue;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (data[i] != '\n') continue;
       if (pending.empty()) {
-        line(std::string_view(chunk + begin, i - begin));
+        line(std::string_view(data + begin, i - begin));
       } else {
-        pending.append(chunk + begin, i - begin);
+        pending.append(data + begin, i - begin);
         line(std::string_view(pending));
         pending.clear();
       }
       begin = i + 1;
     }
-    pending.append(chunk + begin, static_cast<std::size_t>(n) - begin);
-  }
-  ::close(fd);
+    pending.append(data + begin, n - begin);
+  });
 }
 
 /// The whole text of an open journal file (closed after).
 inline std::string read_journal_text(int fd) {
   std::string text;
-  char chunk[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(chunk, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
+  read_journal_chunks(fd, [&](const char* data, std::size_t n) { text.append(data, n); });
   return text;
 }
 
