@@ -59,7 +59,7 @@ states:
 
 
 FLOOD = """\
-name: big
+name: big{size}
 initial: flood
 states:
   flood:
@@ -72,7 +72,9 @@ states:
 
 
 def flood(wd, size, cap):
-    """Runs a loop whose action prints `size` bytes; returns (seconds, peak RSS MiB, result)."""
+    """Runs a loop whose action prints `size` bytes; returns (seconds, peak RSS MiB, result).
+    Each size is its own loop, so no run reads another's journal (a finished run's state file
+    keeps its captured output, which the next run of that loop reads)."""
     loop = write(wd / f"big{size}.yaml", FLOOD.format(size=size))
     start = time.monotonic()
     proc = subprocess.Popen([LL_LOOP, "run", str(loop), "--json", "--output-limit", str(cap)],

@@ -414,7 +414,8 @@ TEST_CASE("leftover background jobs can be kept") {
 TEST_CASE("a NUL byte in the command line is an error, not a command cut short") {
   const ll::posix_process_runner runner;
   ll::action_request req;
-  const std::string text("echo first; echo second\0; echo third", 38);
+  static constexpr char with_nul[] = "echo first; echo second\0; echo third";
+  const std::string text(with_nul, sizeof with_nul - 1);
   req.text = text;
   auto r = runner.run(req);
   REQUIRE_FALSE(r.has_value());
