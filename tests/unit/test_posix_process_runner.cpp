@@ -6,6 +6,7 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -553,15 +554,34 @@ TEST_CASE("a host that ignores SIGCHLD: the lost exit status is an error, never 
   REQUIRE(::sigaction(SIGCHLD, &ignore, &old) == 0);
   const ll::posix_process_runner runner;
   ll::action_request req;
-  for (const char* text : {"exit 3", "kill -KILL $$", "true"}) {
-    CAPTURE(text);
-    req.text = text;
-    auto r = runner.run(req);
-    REQUIRE_FALSE(r.has_value());
-    CHECK(r.error().code == ll::errc::action_failed);
-    CHECK(r.error().message.find("SIGCHLD") != std::string::npos);
-  }
+  // Many times: the child may be reaped before or after the runner opens its pidfd (then
+  // it has none, and must not wait for ever for an exit it can no longer see).
+  for (int round = 0; round < 40; ++round)
+    for (const char* text : {"exit 3", "kill -KILL $$", "true"}) {
+      CAPTURE(text);
+      req.text = text;
+      auto r = runner.run(req);
+      REQUIRE_FALSE(r.has_value());
+      CHECK(r.error().code == ll::errc::action_failed);
+      CHECK(r.error().message.find("SIGCHLD") != std::string::npos);
+    }
   REQUIRE(::sigaction(SIGCHLD, &old, nullptr) == 0);
+  // The runner's view of a child, without reaping it: running, exited (ours to reap), or
+  // gone (reaped by someone else: then no exit can be waited for any more).
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  REQUIRE(child > 0);
+  CHECK(ll::detail::peek_child(child) == ll::detail::child_state::running);
+  ::kill(child, SIGKILL);
+  for (int i = 0; i < 200 && ll::detail::peek_child(child) == ll::detail::child_state::running; ++i)
+    std::this_thread::sleep_for(5ms);
+  CHECK(ll::detail::peek_child(child) == ll::detail::child_state::exited);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(ll::detail::peek_child(child) == ll::detail::child_state::gone);
   auto fine = run_shell(runner, "exit 3");
   CHECK(fine.exit_code == 3);
 }

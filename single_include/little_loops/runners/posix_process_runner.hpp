@@ -504,15 +504,23 @@ inline int open_exit_fd(pid_t pid) noexcept {
 }
 
 /// True when `pid` has exited (it stays a zombie: the caller reaps it later).
-inline bool peek_exited(pid_t pid) noexcept {
+/// Where a spawned child is, without reaping it: running; exited (an unreaped zombie, ours
+/// to reap); or gone: reaped by someone else (a host that ignores SIGCHLD has the kernel reap
+/// it at once, or reaps every child itself).
+enum class child_state { running, exited, gone };
+
+inline child_state peek_child(pid_t pid) noexcept {
   siginfo_t info;
   std::memset(&info, 0, sizeof info);
   int rc;
   do {
     rc = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
   } while (rc < 0 && errno == EINTR);
-  return rc == 0 && info.si_pid == pid;
+  if (rc < 0) return errno == ECHILD ? child_state::gone : child_state::running;
+  return info.si_pid == pid ? child_state::exited : child_state::running;
 }
+
+
 
 /// Spawns `req.argv` in a new process group and supervises it: captures stdout/stderr
 /// (capped), feeds stdin, enforces the deadline / idle timeout / stop token (TERM to the
@@ -700,7 +708,8 @@ inline expected<action_result, error> run_process(const process_request& req) {
       ::kill(-pid, SIGKILL);
       killed_hard = true;
     }
-    if (!exited && !exit_fd.valid()) exited = peek_exited(pid);
+    // (Gone counts as exited: its pipes end, and the status check below reports it.)
+    if (!exited && !exit_fd.valid()) exited = peek_child(pid) != child_state::running;
     if (exited && !drain_until) drain_until = now + req.drain_window;
     if (exited && ((!out_r.valid() && !err_r.valid()) || now >= *drain_until)) break;
 
@@ -786,7 +795,7 @@ inline expected<action_result, error> run_process(const process_request& req) {
   // at once) or reaps every child itself has taken its exit status: how the action ended is
   // unknown, an error (never a success), and its process group is not signalled (with the
   // child gone its id may be reused).
-  if (!peek_exited(pid)) {
+  if (peek_child(pid) != child_state::exited) {
     stop_cb.reset();
     return unexpected(error{errc::action_failed,
                             "the action's exit status was collected elsewhere (the host ignores "
