@@ -121,7 +121,7 @@ inline void template_text(std::string_view text) {
 }
 
 /// output_json's path extraction (a streaming scanner) against a full parse of the same
-/// document by nlohmann::json and a lookup in it. Input: the path, a newline, the document.
+/// document by the library's json (insertion order, as the scanner keeps it) and a lookup in it. Input: the path, a newline, the document.
 inline void json_path(std::string_view data) {
   const auto [path, doc] = split_first_line(data);
   const auto segs = ll::detail::parse_json_path(path);
@@ -140,7 +140,7 @@ inline void json_path(std::string_view data) {
   // nlohmann stops at a NUL byte as at the end of the input, and skips a leading UTF-8 BOM;
   // Python's json.loads and the scanner refuse both ("Extra data", "Unexpected UTF-8 BOM").
   if (doc.find('\0') != std::string_view::npos || doc.substr(0, 3) == "\xEF\xBB\xBF") return;
-  const auto reference = nlohmann::json::parse(doc.begin(), doc.end(), nullptr, false);
+  const auto reference = ll::json::parse(doc.begin(), doc.end(), nullptr, false);
   if (reference.is_discarded()) return;
   std::size_t depth = 0, deepest = 0;
   for (char c : doc) {
