@@ -28,18 +28,6 @@ fs::path journal_dir_of(const parsed_args& args) {
   return fs::path(args.value("journal-dir").value_or(std::string(ll::default_journal_dir)));
 }
 
-/// Alive and not a zombie (a finished child its parent has not reaped yet is gone for us).
-bool process_running(long pid, std::string_view last_seen) {
-  if (!ll::journal_process_alive(pid, last_seen)) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (stat && std::getline(stat, line)) {
-    const auto close = line.rfind(')');
-    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return false;
-  }
-  return true;
-}
-
 ll::json status_json(const ll::journal_record& r, const fs::path& dir) {
   ll::json j = r.to_json();
   // The original's status keys too (LoopState.to_dict): loop_name, captured, accumulated_ms.
@@ -50,7 +38,7 @@ ll::json status_json(const ll::journal_record& r, const fs::path& dir) {
   }
   if (!j.contains("captured") && r.captured.is_object()) j["captured"] = r.captured;
   j["stale"] = r.stale;
-  j["pid_alive"] = process_running(r.pid, r.updated_at);
+  j["pid_alive"] = ll::journal_process_alive(r.pid, r.updated_at);
   const auto p = ll::journal_paths_for(dir, r.name);
   j["state_file"] = p.state.string();
   j["events_file"] = p.events.string();
@@ -195,7 +183,7 @@ int verb_status(const parsed_args& args) {
   say(fmt::format("Started: {}", record->started_at));
   say(fmt::format("Updated: {}", record->updated_at));
   if (record->pid > 0) {
-    if (record->status == ll::journal_status::running && process_running(record->pid, record->updated_at))
+    if (record->status == ll::journal_status::running && ll::journal_process_alive(record->pid, record->updated_at))
       say(fmt::format("PID: {} (running)", record->pid));
     else if (record->stale)
       say(fmt::format("PID: {} (not running - stale PID; resume with: ll-loop resume {})",
@@ -282,9 +270,9 @@ int verb_stop(const parsed_args& args) {
   }
   say(fmt::format("Stopping {} (pid {})...", name, record->pid));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-  while (process_running(record->pid, record->updated_at) && std::chrono::steady_clock::now() < deadline)
+  while (ll::journal_process_alive(record->pid, record->updated_at) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  if (process_running(record->pid, record->updated_at)) {
+  if (ll::journal_process_alive(record->pid, record->updated_at)) {
     say_error(fmt::format("{} (pid {}) did not stop within 15 s", name, record->pid));
     return exit_failed;
   }

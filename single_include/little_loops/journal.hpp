@@ -401,7 +401,7 @@ inline expected<void, little_loops::error> write_file_atomic(const std::filesyst
 namespace detail {
 
 /// Seconds since the epoch of a journal timestamp (journal_now(): ISO 8601 in UTC,
-/// `2026-11-24T08:28:15.437460+00:00`); nullopt for anything else.
+/// `2026-11-24T08:28:15.437460+00:00`), to the second; nullopt for anything else.
 inline std::optional<double> journal_epoch_seconds(std::string_view ts) noexcept {
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
   if (ts.size() < 19 || ts[4] != '-' || ts[7] != '-' || ts[10] != 'T' || ts[13] != ':' ||
@@ -416,42 +416,45 @@ inline std::optional<double> journal_epoch_seconds(std::string_view ts) noexcept
     return true;
   };
   if (!number(0, 4, y) || !number(5, 2, mo) || !number(8, 2, d) || !number(11, 2, h) ||
-      !number(14, 2, mi) || !number(17, 2, sec) || mo < 1 || mo > 12 || d < 1 || d > 31)
+      !number(14, 2, mi) || !number(17, 2, sec))
     return std::nullopt;
-  // Days from the civil date (proleptic Gregorian), then seconds; the offset is +00:00.
-  const int yy = y - (mo <= 2 ? 1 : 0);
-  const int era = yy / 400;
-  const int yoe = yy - era * 400;
-  const int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  const long long days = static_cast<long long>(era) * 146097 + doe - 719468;
-  return static_cast<double>(days * 86400 + h * 3600 + mi * 60 + sec);
+  using namespace std::chrono;
+  const year_month_day date{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
+  if (!date.ok()) return std::nullopt;
+  const auto days_since_epoch = sys_days(date).time_since_epoch().count();
+  return static_cast<double>(static_cast<long long>(days_since_epoch) * 86400 + h * 3600 + mi * 60 + sec);
 }
 
-/// When process `pid` started, in seconds since the epoch (Linux: /proc, to the second);
-/// nullopt where that cannot be read.
-inline std::optional<double> process_start_epoch(long pid) noexcept {
+/// What /proc says of a live process: zombie (exited, not reaped: gone for us) and when it
+/// started, in seconds since the epoch (to the second). nullopt where /proc cannot be read.
+struct process_facts {
+  bool zombie = false;
+  std::optional<double> started;
+};
+
+inline std::optional<process_facts> read_process_facts(long pid) noexcept {
 #if defined(__linux__)
   try {
     std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
     std::string line;
     if (!stat || !std::getline(stat, line)) return std::nullopt;
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) return std::nullopt;
-    // Fields after the command: state is field 3, starttime field 22 (clock ticks since boot).
+    const auto close = line.rfind(')');  // the command may hold spaces and parentheses
+    if (close == std::string::npos || close + 2 >= line.size()) return std::nullopt;
+    process_facts facts;
+    facts.zombie = line[close + 2] == 'Z';  // field 3: the state
+    // Field 22: the start time, in clock ticks since boot.
     std::size_t at = close + 1;
-    for (int field = 3; field < 22; ++field) {
-      at = line.find(' ', at + 1);
-      if (at == std::string::npos) return std::nullopt;
-    }
+    for (int field = 3; field < 22 && at != std::string::npos; ++field) at = line.find(' ', at + 1);
+    if (at == std::string::npos) return facts;
     const unsigned long long ticks = std::strtoull(line.c_str() + at + 1, nullptr, 10);
     std::ifstream boot("/proc/stat");
     unsigned long long btime = 0;
     for (std::string entry; std::getline(boot, entry);)
       if (entry.rfind("btime ", 0) == 0) btime = std::strtoull(entry.c_str() + 6, nullptr, 10);
     const long hz = ::sysconf(_SC_CLK_TCK);
-    if (btime == 0 || hz <= 0) return std::nullopt;
-    return static_cast<double>(btime) + static_cast<double>(ticks) / static_cast<double>(hz);
+    if (btime != 0 && hz > 0)
+      facts.started = static_cast<double>(btime) + static_cast<double>(ticks) / static_cast<double>(hz);
+    return facts;
   } catch (...) {
     return std::nullopt;
   }
@@ -463,18 +466,20 @@ inline std::optional<double> process_start_epoch(long pid) noexcept {
 
 }  // namespace detail
 
-/// True when `pid` names a live process (EPERM counts as alive). With `last_seen` (the
-/// journal timestamp of a record that process wrote), a process that started after it is
-/// another one that was given the same pid (after a crash or a reboot): not alive. A pid
-/// outside pid_t's range (a corrupted record) is never alive, so never signalled.
+/// True when `pid` names a live process (EPERM counts as alive) that is not a zombie (an
+/// exited child its parent has not reaped is gone for us). With `last_seen` (the journal
+/// timestamp of a record that process wrote), a process that started after it is another
+/// one that was given the same pid (after a crash or a reboot): not alive. A pid outside
+/// pid_t's range (a corrupted record) is never alive, so never signalled.
 inline bool journal_process_alive(long pid, std::string_view last_seen = {}) noexcept {
   if (pid <= 0 || pid > static_cast<long>(std::numeric_limits<pid_t>::max())) return false;
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
-  if (last_seen.empty()) return true;
-  const auto seen = detail::journal_epoch_seconds(last_seen);
-  const auto started = detail::process_start_epoch(pid);
+  const auto facts = detail::read_process_facts(pid);
+  if (!facts) return true;  // no /proc: what kill() says
+  if (facts->zombie) return false;
+  const auto seen = last_seen.empty() ? std::nullopt : detail::journal_epoch_seconds(last_seen);
   // Two seconds of slack: boot time is known to the second.
-  return !seen || !started || *started <= *seen + 2.0;
+  return !seen || !facts->started || *facts->started <= *seen + 2.0;
 }
 
 /// Journal files larger than this are refused as corrupted (a state file holds at most a few
