@@ -4197,12 +4197,10 @@ struct template_checker {
   // fails only if the state runs, as the `error` verdict.
   void check_record_key(const template_part& part, const std::string& path) const {
     auto warn = [&](std::string_view key, const auto& known, std::string_view record) {
-      for (const auto k : known)
-        if (k == key) return;
+      if (contains_name(known, key)) return;
       add(path, "template-unknown-key",
-          fmt::format("${{{}}} reads {} \"{}\", which {} never has (it has {}){}", part.text,
-                      "the key", key, record,
-                      join_names(known), did_you_mean(key, known)),
+          fmt::format("${{{}}} reads the key \"{}\", which {} never has (it has {}){}", part.text,
+                      key, record, join_names(known), did_you_mean(key, known)),
           severity::warning);
     };
     if (part.ns == template_namespace::prev && !part.path.empty())
