@@ -110,6 +110,8 @@ inline constexpr std::string_view completed = "completed";      ///< success ter
 inline constexpr std::string_view failed = "failed";  ///< error, timeout, `failure: true` terminal
 inline constexpr std::string_view interrupted = "interrupted";  ///< stopped, cancelled, crashed, max_iterations
 inline constexpr std::string_view handoff = "awaiting_continuation";  ///< handoff signal
+/// A handoff in a loop with `on_handoff: terminate`: the run ends there, not resumable.
+inline constexpr std::string_view terminated = "terminated";
 /// Written by versions before 2026-11-24 instead of `interrupted` / `failed`; still read.
 inline constexpr std::string_view max_iterations = "max_iterations";
 inline constexpr std::string_view timed_out = "timed_out";
@@ -118,14 +120,16 @@ inline constexpr std::string_view error = "error";
 
 /// The status a finished run is journaled with, as the original maps its endings: a terminal
 /// is `completed` (`failed` for a `failure: true` one), max_iterations and a stop are
-/// `interrupted`, a handoff `awaiting_continuation`, an error or a timeout `failed`.
+/// `interrupted`, a handoff `awaiting_continuation` (`terminated` when the loop says
+/// `on_handoff: terminate`), an error or a timeout `failed`.
 inline std::string_view journal_status_for(const execution_result& r) noexcept {
   switch (r.terminated_by) {
     case termination::terminal:
       return r.failure ? journal_status::failed : journal_status::completed;
     case termination::max_iterations: return journal_status::interrupted;
     case termination::cancelled: return journal_status::interrupted;
-    case termination::handoff: return journal_status::handoff;
+    case termination::handoff:
+      return r.on_handoff == handoff_policy::terminate ? journal_status::terminated : journal_status::handoff;
     case termination::timeout:
     case termination::error: return journal_status::failed;
   }
@@ -726,6 +730,159 @@ inline expected<stop_outcome, little_loops::error> request_stop(const std::files
   return outcome;
 }
 
+// ---------------------------------------------------------------------------------------
+// Scope claims: which paths running loops work on (a loop's `scope:`), so that two loops
+// whose scopes overlap do not run at once — the original's LockManager, in the same files.
+// A run's claim is written into its journal's `NAME.lock` (the file loop_journal holds an
+// flock() on while it is open) as `{"loop_name","scope","pid","started_at"}`; an empty
+// scope claims the working directory (the whole project). Claims are made one at a time
+// under an flock() of `DIR/.acquire.lock`, so two loops started together cannot both
+// claim overlapping paths. A claim is released (the file emptied) when the journal closes;
+// the claim of a process that is gone (journal_process_alive() with its `started_at`) is
+// stale and ignored. Lock files are never removed: a run may be about to lock one.
+
+/// A running loop's claim (see above).
+struct scope_claim {
+  std::string loop_name;
+  std::vector<std::string> scope;  ///< absolute, normalised paths
+  long pid = 0;
+  std::string started_at;
+  std::filesystem::path file;  ///< the lock file it was read from
+};
+
+/// The scope entries with every `${context.KEY}` replaced by the text of the context's
+/// top-level value KEY (the text a template gives it); an unknown KEY is left as written
+/// (the original's resolve_scope).
+inline std::vector<std::string> resolve_scope(const std::vector<std::string>& scope,
+                                              const json& context) {
+  std::vector<std::string> out;
+  out.reserve(scope.size());
+  constexpr std::string_view open = "${context.";
+  for (const std::string& entry : scope) {
+    std::string text;
+    std::size_t at = 0;
+    for (;;) {
+      const std::size_t start = entry.find(open, at);
+      const std::size_t close = start == std::string::npos ? start : entry.find('}', start + open.size());
+      if (start == std::string::npos || close == std::string::npos || close == start + open.size()) {
+        text.append(entry, at, std::string::npos);
+        break;
+      }
+      const std::string key = entry.substr(start + open.size(), close - start - open.size());
+      text.append(entry, at, start - at);
+      const auto it = context.is_object() ? context.find(key) : context.end();
+      if (it != context.end())
+        detail::append_json_value(text, *it);
+      else
+        text.append(entry, start, close + 1 - start);
+      at = close + 1;
+    }
+    out.push_back(std::move(text));
+  }
+  return out;
+}
+
+/// `path` made absolute (against the working directory), with the symlinks of the part
+/// that exists resolved and `.`/`..` removed, without a trailing `/` (Python's
+/// `Path.resolve()`, not strict). An empty path is the working directory.
+inline std::string normalize_scope_path(std::string_view path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::absolute(fs::path(path.empty() ? std::string_view(".") : path), ec);
+  if (ec) p = fs::path(path);
+  fs::path resolved = fs::weakly_canonical(p, ec);
+  if (ec) resolved = p.lexically_normal();
+  std::string out = resolved.string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+/// True when two normalised paths are the same or one contains the other (whole path
+/// components: `/a/b` contains `/a/b/c`, not `/a/bc`).
+inline bool scope_paths_overlap(std::string_view a, std::string_view b) noexcept {
+  if (a.size() > b.size()) std::swap(a, b);
+  if (b.compare(0, a.size(), a) != 0) return false;
+  return a.size() == b.size() || a == "/" || b[a.size()] == '/';
+}
+
+/// True when some path of `a` overlaps some path of `b` (scope_paths_overlap()).
+inline bool scopes_overlap(const std::vector<std::string>& a, const std::vector<std::string>& b) noexcept {
+  for (const auto& x : a)
+    for (const auto& y : b)
+      if (scope_paths_overlap(x, y)) return true;
+  return false;
+}
+
+namespace detail {
+
+/// A lock file's claim; nullopt when the file is empty (no claim, or a run that has not
+/// claimed yet), unreadable, too large, or not a claim.
+inline std::optional<scope_claim> read_scope_claim(const std::filesystem::path& file) {
+  auto fd = open_journal_file(file);
+  if (!fd || *fd < 0) return std::nullopt;
+  struct stat st {};
+  if (::fstat(*fd, &st) != 0 || st.st_size == 0 || st.st_size > (1 << 20)) {
+    ::close(*fd);
+    return std::nullopt;
+  }
+  const json j = parse_journal_json(read_journal_text(*fd));
+  if (!j.is_object()) return std::nullopt;
+  const auto name = j.find("loop_name");
+  const auto pid = j.find("pid");
+  const auto scope = j.find("scope");
+  if (name == j.end() || !name->is_string() || pid == j.end() || !pid->is_number_integer() ||
+      scope == j.end())
+    return std::nullopt;
+  scope_claim claim;
+  claim.loop_name = name->get<std::string>();
+  claim.pid = pid->get<long>();
+  if (scope->is_string()) {
+    claim.scope.push_back(normalize_scope_path(scope->get<std::string>()));
+  } else if (scope->is_array()) {
+    for (const auto& p : *scope)
+      if (p.is_string()) claim.scope.push_back(normalize_scope_path(p.get<std::string>()));
+  } else {
+    return std::nullopt;
+  }
+  if (const auto at = j.find("started_at"); at != j.end() && at->is_string())
+    claim.started_at = at->get<std::string>();
+  claim.file = file;
+  return claim;
+}
+
+}  // namespace detail
+
+/// The claims of the live runs in `dir` (stale claims and files that hold none are
+/// skipped), except the one in `except` (a run's own lock file), in file-name order.
+inline std::vector<scope_claim> list_scope_claims(const std::filesystem::path& dir,
+                                                  const std::filesystem::path& except = {}) {
+  std::vector<scope_claim> out;
+  std::error_code ec;
+  std::vector<std::filesystem::path> files;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::filesystem::path& p = it->path();
+    const std::string name = p.filename().string();
+    if (name.empty() || name.front() == '.' || p.extension() != ".lock") continue;
+    if (!except.empty() && p.filename() == except.filename()) continue;
+    files.push_back(p);
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& p : files)
+    if (auto claim = detail::read_scope_claim(p); claim && journal_process_alive(claim->pid, claim->started_at))
+      out.push_back(std::move(*claim));
+  return out;
+}
+
+/// The first live claim in `dir` (except `except`'s) that overlaps `scope` (normalised
+/// paths; see normalize_scope_path()).
+inline std::optional<scope_claim> find_scope_conflict(const std::filesystem::path& dir,
+                                                      const std::vector<std::string>& scope,
+                                                      const std::filesystem::path& except = {}) {
+  for (auto& claim : list_scope_claims(dir, except))
+    if (scopes_overlap(scope, claim.scope)) return std::move(claim);
+  return std::nullopt;
+}
+
 namespace detail {
 
 /// The background half of journal_sync::background: writes the latest record to the state
@@ -862,6 +1019,7 @@ class loop_journal {
         paths_(std::move(other.paths_)),
         events_fd_(std::exchange(other.events_fd_, -1)),
         lock_fd_(std::exchange(other.lock_fd_, -1)),
+        scope_claimed_(std::exchange(other.scope_claimed_, false)),
         pending_events_(std::move(other.pending_events_)),
         logs_(std::exchange(other.logs_, std::array<int, 2>{-1, -1})),
         log_info_(other.log_info_),
@@ -882,6 +1040,7 @@ class loop_journal {
     syncer_.reset();
     close_logs();
     if (events_fd_ >= 0) ::close(events_fd_);
+    release_scope();
     if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
   }
 
@@ -914,30 +1073,7 @@ class loop_journal {
     flush_events();
     syncer_.reset();  // it holds a descriptor of the old log
     close_logs();
-    std::error_code ec;
-    std::filesystem::create_directories(dir_, ec);
-    if (ec) return unexpected(little_loops::error{errc::io_error, "cannot create journal directory: " + ec.message(), dir_.string()});
-    // One writer per loop: an exclusive lock on `NAME.lock`, held while this journal is open
-    // (released when the process ends, however it ends). Taken before anything is touched,
-    // so a second run of the same loop cannot truncate or interleave this one's files.
-    if (lock_fd_ < 0) {
-      const int fd = detail::open_cloexec(paths_.lock.c_str(), O_RDWR | O_CREAT);
-      if (fd < 0) return unexpected(detail::journal_io_error(paths_.lock, "cannot open lock file", errno));
-      int rc;
-      do {
-        rc = ::flock(fd, LOCK_EX | LOCK_NB);
-      } while (rc != 0 && errno == EINTR);
-      if (rc != 0) {
-        const int err = errno;
-        ::close(fd);
-        if (err == EWOULDBLOCK)
-          return unexpected(little_loops::error{
-              errc::io_error, "the loop is already running: another process holds its journal",
-              paths_.lock.string()});
-        return unexpected(detail::journal_io_error(paths_.lock, "cannot lock", err));
-      }
-      lock_fd_ = fd;
-    }
+    if (auto locked = take_lock(); !locked) return locked;
     if (events_fd_ >= 0) ::close(events_fd_);
     events_fd_ = detail::open_cloexec(paths_.events.c_str(),
                                       O_WRONLY | O_CREAT | O_APPEND | (fresh ? O_TRUNC : 0));
@@ -1117,6 +1253,45 @@ class loop_journal {
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] const std::filesystem::path& dir() const noexcept { return dir_; }
 
+  /// Claims the paths of `scope` (normalised here; empty: the working directory) for this
+  /// run, under the journal's lock (taken here when open() has not taken it yet, with
+  /// open()'s error when another process holds it): nullopt when the claim is written, or
+  /// the live claim of another run that overlaps it (nothing is written then). See the
+  /// scope-claim section above. Call again to wait for a conflicting run (e.g. once a
+  /// second); release_scope() or the destructor drops the claim.
+  expected<std::optional<scope_claim>, little_loops::error> claim_scope(const std::vector<std::string>& scope) {
+    if (auto locked = take_lock(); !locked) return unexpected(std::move(locked.error()));
+    std::vector<std::string> paths;
+    for (const auto& p : scope) paths.push_back(normalize_scope_path(p));
+    if (paths.empty()) paths.push_back(normalize_scope_path("."));
+    const std::filesystem::path acquire = dir_ / ".acquire.lock";
+    const int fd = detail::open_cloexec(acquire.c_str(), O_RDWR | O_CREAT);
+    if (fd < 0) return unexpected(detail::journal_io_error(acquire, "cannot open lock file", errno));
+    struct closer {
+      int fd;
+      ~closer() { ::close(fd); }  // releases the flock
+    } close_acquire{fd};
+    int rc;
+    do {
+      rc = ::flock(fd, LOCK_EX);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) return unexpected(detail::journal_io_error(acquire, "cannot lock", errno));
+    if (auto conflict = find_scope_conflict(dir_, paths, paths_.lock)) return conflict;
+    const std::string text =
+        json{{"loop_name", name_}, {"scope", paths}, {"pid", static_cast<long>(::getpid())}, {"started_at", journal_now()}}
+            .dump(-1, ' ', false, json::error_handler_t::replace);
+    if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
+      return unexpected(detail::journal_io_error(paths_.lock, "cannot write the scope claim", errno));
+    scope_claimed_ = true;
+    return std::optional<scope_claim>{};
+  }
+
+  /// Drops this run's scope claim (empties the lock file; the lock itself is kept).
+  void release_scope() noexcept {
+    if (scope_claimed_ && lock_fd_ >= 0) (void)::ftruncate(lock_fd_, 0);
+    scope_claimed_ = false;
+  }
+
  private:
   struct log_state {
     std::size_t size = 0;          // bytes in the log
@@ -1189,6 +1364,33 @@ class loop_journal {
     return true;
   }
 
+  // One writer per loop: an exclusive lock on `NAME.lock`, held while this journal is open
+  // (released when the process ends, however it ends). Taken before anything is touched,
+  // so a second run of the same loop cannot truncate or interleave this one's files.
+  expected<void, little_loops::error> take_lock() {
+    if (lock_fd_ >= 0) return {};
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec) return unexpected(little_loops::error{errc::io_error, "cannot create journal directory: " + ec.message(), dir_.string()});
+    const int fd = detail::open_cloexec(paths_.lock.c_str(), O_RDWR | O_CREAT);
+    if (fd < 0) return unexpected(detail::journal_io_error(paths_.lock, "cannot open lock file", errno));
+    int rc;
+    do {
+      rc = ::flock(fd, LOCK_EX | LOCK_NB);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      const int err = errno;
+      ::close(fd);
+      if (err == EWOULDBLOCK)
+        return unexpected(little_loops::error{
+            errc::io_error, "the loop is already running: another process holds its journal",
+            paths_.lock.string()});
+      return unexpected(detail::journal_io_error(paths_.lock, "cannot lock", err));
+    }
+    lock_fd_ = fd;
+    return {};
+  }
+
   void close_logs() noexcept {
     for (int& fd : logs_) {
       if (fd >= 0) ::close(fd);
@@ -1203,6 +1405,7 @@ class loop_journal {
   journal_paths paths_;
   int events_fd_ = -1;
   int lock_fd_ = -1;  // holds the flock() of paths_.lock while open
+  bool scope_claimed_ = false;  // lock_fd_'s file holds this run's scope claim
   std::string pending_events_;
   std::array<int, 2> logs_{-1, -1};
   std::array<log_state, 2> log_info_{};
@@ -1248,7 +1451,7 @@ class journal_event_sink {
 
 /// Runs `executor` to the end, saving `record` (status `running`, snapshot, iteration,
 /// current state) atomically after every state boundary, and the final status (see
-/// journal_status_for) with the resumable snapshot (null after a terminal) at the end,
+/// journal_status_for) with the resumable snapshot (null after a terminal or a terminated handoff) at the end,
 /// which is durable when it returns (journal.flush()). A stop file (request_stop(); looked for
 /// at a boundary at most every 10 ms) or `stop` stops the run at the next boundary, like a
 /// cancellation. Journal write failures do not stop the run; the last one is returned in
@@ -1289,7 +1492,8 @@ const execution_result& run_journaled(Executor& executor, loop_journal& journal,
   record.iteration = result.iterations;
   record.current_state = result.snapshot ? result.snapshot->current_state : result.final_state;
   record.captured = detail::captured_to_json(result.captured);
-  save(journal_status_for(result), result.snapshot ? to_json(*result.snapshot) : json(nullptr));
+  const std::string_view status = journal_status_for(result);
+  save(status, result.snapshot && journal_resumable(status) ? to_json(*result.snapshot) : json(nullptr));
   if (auto r = journal.flush(); !r && write_error != nullptr) *write_error = r.error();
   journal.clear_stop_request();
   return result;

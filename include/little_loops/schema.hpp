@@ -78,7 +78,13 @@ enum class action_kind {
   slash_command,  ///< a slash command for an agent CLI
 };
 
-/// What the host does on a `CONTEXT_HANDOFF:` signal (`on_handoff:` in documents).
+/// What the host does on a `CONTEXT_HANDOFF:` signal (`on_handoff:` in documents). The
+/// executor ends the run as `handoff` with a snapshot either way (execution_result carries
+/// the policy); the host acts on it, as the original's: `pause` keeps the run resumable
+/// (journal status `awaiting_continuation`); `spawn` does too and starts a detached agent
+/// session told to resume it (ll-loop: the prompt command with `Continue loop execution.
+/// Run: ll-loop resume NAME`); `terminate` ends the run there, not resumable (journal
+/// status `terminated`, no snapshot kept; journal_status_for(), run_journaled()).
 enum class handoff_policy { pause, spawn, terminate };
 
 /// Evaluator configuration of a state (`evaluate:`). Every string field may hold `${...}`
@@ -146,7 +152,10 @@ struct fsm_loop {
   std::string initial;
   ordered_table<std::string, state_config> states;  ///< in document order
   json context = json::object();                   ///< user variables, `${context.*}`
-  std::vector<std::string> scope;                  ///< paths the loop works on
+  /// Paths the loop works on (`${context.KEY}` allowed): a host does not run two loops
+  /// whose scopes overlap at once; empty means the whole working directory (journal.hpp:
+  /// resolve_scope(), loop_journal::claim_scope(); ll-loop run/resume, `--queue`).
+  std::vector<std::string> scope;
   int max_iterations = 50;                         ///< state executions allowed
   std::optional<double> backoff;                   ///< seconds between steps
   std::optional<double> timeout;                   ///< loop deadline in seconds

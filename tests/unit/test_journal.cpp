@@ -539,6 +539,15 @@ TEST_CASE("final statuses and what can be resumed are the original's") {
   CHECK(status_of(ll::termination::cancelled) == "interrupted");
   CHECK(status_of(ll::termination::handoff) == "awaiting_continuation");
   CHECK(status_of(ll::termination::timeout) == "failed");
+  {  // on_handoff: spawn keeps the run resumable; terminate ends it
+    ll::execution_result r;
+    r.terminated_by = ll::termination::handoff;
+    r.on_handoff = ll::handoff_policy::spawn;
+    CHECK(ll::journal_status_for(r) == "awaiting_continuation");
+    r.on_handoff = ll::handoff_policy::terminate;
+    CHECK(ll::journal_status_for(r) == "terminated");
+    CHECK_FALSE(ll::journal_resumable("terminated"));
+  }
   CHECK(status_of(ll::termination::error) == "failed");
   for (const char* s : {"running", "interrupted", "awaiting_continuation", "max_iterations"})
     CHECK(ll::journal_resumable(s));
@@ -914,4 +923,179 @@ TEST_CASE("background sync: a save's events go out with the next action start, b
     if (parsed.is_object() && parsed.contains("iteration")) state_iteration = parsed["iteration"].get<long long>();
   }
   CHECK(state_iteration == 5);
+}
+
+TEST_CASE("run_journaled: a handoff with on_handoff: terminate is journaled as terminated, without a snapshot") {
+  temp_dir dir("terminate");
+  for (const char* policy : {"pause", "terminate"}) {
+    auto loop = ll::parse_loop_text(fmt::format(R"({{"name": "h", "initial": "a", "on_handoff": "{}",
+      "states": {{"a": {{"action": "x", "next": "done"}}, "done": {{"terminal": true}}}}}})", policy));
+    REQUIRE(loop.has_value());
+    ll::scripted_runner runner;
+    runner.by_index({ll::scripted_response::exit(0, "CONTEXT_HANDOFF: go on")});
+    ll::loop_journal journal(dir.path, "h");
+    REQUIRE(journal.open(true).has_value());
+    using sink_t = ll::journal_event_sink<>;
+    auto ex = ll::fsm_executor<ll::scripted_runner&, ll::default_evaluator, sink_t>::create(
+        *loop, runner, ll::default_evaluator{}, sink_t(journal));
+    REQUIRE(ex.has_value());
+    ll::journal_record record;
+    const auto& result = ll::run_journaled(*ex, journal, record);
+    CHECK(result.terminated_by == ll::termination::handoff);
+    CHECK(result.snapshot.has_value());  // the executor's; the journal decides what it keeps
+    auto saved = ll::load_journal(dir.path, "h");
+    REQUIRE(saved.has_value());
+    REQUIRE(saved->has_value());
+    if (std::string(policy) == "terminate") {
+      CHECK((*saved)->status == "terminated");
+      CHECK((*saved)->snapshot.is_null());
+    } else {
+      CHECK((*saved)->status == "awaiting_continuation");
+      CHECK((*saved)->snapshot.is_object());
+    }
+  }
+}
+
+TEST_CASE("scope: ${context.KEY} is filled in from the context; unknown keys stay as written") {
+  const ll::json ctx = {{"dir", "/work/x"}, {"n", 3}, {"f", 1.5}, {"a.b", "dotted"}, {"flag", true}};
+  CHECK(ll::resolve_scope({"${context.dir}/src", "plain", "${context.n}-${context.f}",
+                           "${context.a.b}", "${context.missing}/y", "${context.}", "${context.dir",
+                           "${context.flag}"},
+                          ctx) ==
+        std::vector<std::string>{"/work/x/src", "plain", "3-1.5", "dotted", "${context.missing}/y",
+                                 "${context.}", "${context.dir", "true"});
+  CHECK(ll::resolve_scope({"${context.dir}"}, ll::json()) == std::vector<std::string>{"${context.dir}"});
+}
+
+TEST_CASE("scope: paths are made absolute and normal; overlap is by whole components") {
+  temp_dir dir("scope_paths");
+  const std::string cwd = fs::current_path().string();
+  CHECK(ll::normalize_scope_path(".") == cwd);
+  CHECK(ll::normalize_scope_path("") == cwd);
+  CHECK(ll::normalize_scope_path("/a/b/../c/./d/") == "/a/c/d");
+  CHECK(ll::normalize_scope_path("/") == "/");
+  fs::create_directories(dir.path / "real");
+  fs::create_symlink(dir.path / "real", dir.path / "link");
+  const std::string real = fs::canonical(dir.path / "real").string();
+  CHECK(ll::normalize_scope_path((dir.path / "link").string()) == real);
+  CHECK(ll::normalize_scope_path((dir.path / "link/not/yet").string()) == real + "/not/yet");
+
+  CHECK(ll::scope_paths_overlap("/a/b", "/a/b"));
+  CHECK(ll::scope_paths_overlap("/a/b", "/a/b/c"));
+  CHECK(ll::scope_paths_overlap("/a/b/c", "/a/b"));
+  CHECK(ll::scope_paths_overlap("/", "/anything"));
+  CHECK_FALSE(ll::scope_paths_overlap("/a/b", "/a/bc"));
+  CHECK_FALSE(ll::scope_paths_overlap("/a/bc", "/a/b"));
+  CHECK_FALSE(ll::scope_paths_overlap("/a/b", "/a/c"));
+  CHECK(ll::scopes_overlap({"/x", "/a"}, {"/b", "/a/z"}));
+  CHECK_FALSE(ll::scopes_overlap({"/x", "/a"}, {"/b", "/ab"}));
+}
+
+TEST_CASE("scope claims: overlapping scopes are refused while the claim's run lives; released on close") {
+  temp_dir dir("scope_claims");
+  const std::string base = fs::canonical(dir.path).string();
+  std::optional<ll::loop_journal> first(std::in_place, dir.path, "first");
+  auto claimed = first->claim_scope({base + "/src"});
+  REQUIRE(claimed.has_value());
+  CHECK_FALSE(claimed->has_value());
+  // The claim is the original's lock file: {"loop_name","scope","pid","started_at"}.
+  const ll::json written = ll::json::parse(slurp(dir.path / "first.lock"));
+  CHECK(written["loop_name"] == "first");
+  CHECK(written["scope"] == ll::json::array({base + "/src"}));
+  CHECK(written["pid"] == static_cast<long>(::getpid()));
+  CHECK(written["started_at"].is_string());
+  REQUIRE(first->open(true).has_value());  // the lock claim_scope took is open()'s
+
+  {
+    ll::loop_journal inner(dir.path, "inner");
+    auto refused = inner.claim_scope({base + "/src/lib"});  // inside first's
+    REQUIRE(refused.has_value());
+    REQUIRE(refused->has_value());
+    CHECK((*refused)->loop_name == "first");
+    CHECK((*refused)->scope == std::vector<std::string>{base + "/src"});
+    CHECK((*refused)->file == dir.path / "first.lock");
+    CHECK(slurp(dir.path / "inner.lock").empty());  // nothing written
+    ll::loop_journal outer(dir.path, "outer");
+    auto whole = outer.claim_scope({});  // empty: the working directory
+    REQUIRE(whole.has_value());
+    if (ll::scope_paths_overlap(fs::current_path().string(), base + "/src"))
+      CHECK(whole->has_value());
+    else
+      CHECK_FALSE(whole->has_value());
+    ll::loop_journal beside(dir.path, "beside");
+    auto disjoint = beside.claim_scope({base + "/docs", base + "/srcs"});
+    REQUIRE(disjoint.has_value());
+    CHECK_FALSE(disjoint->has_value());
+    CHECK(ll::list_scope_claims(dir.path).size() == (whole->has_value() ? 2U : 3U));
+    // The same loop again: its journal is locked.
+    ll::loop_journal again(dir.path, "first");
+    auto locked = again.claim_scope({base + "/other"});
+    REQUIRE_FALSE(locked.has_value());
+    CHECK(locked.error().message.find("already running") != std::string::npos);
+  }
+  first.reset();  // closing releases the claim
+  CHECK(slurp(dir.path / "first.lock").empty());
+  ll::loop_journal inner(dir.path, "inner");
+  auto now_free = inner.claim_scope({base + "/src/lib"});
+  REQUIRE(now_free.has_value());
+  CHECK_FALSE(now_free->has_value());
+  inner.release_scope();
+  CHECK(slurp(dir.path / "inner.lock").empty());
+  CHECK(ll::list_scope_claims(dir.path).empty());
+}
+
+TEST_CASE("scope claims: stale and malformed lock files are ignored, never removed") {
+  temp_dir dir("scope_stale");
+  const std::string base = fs::canonical(dir.path).string();
+  auto write = [&](const char* file, const std::string& text) { std::ofstream(dir.path / file) << text; };
+  // A process that is gone.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  REQUIRE(child > 0);
+  ::waitpid(child, nullptr, 0);
+  write("dead.lock", fmt::format(R"({{"loop_name": "dead", "scope": ["{}"], "pid": {}, "started_at": "{}"}})",
+                                 base, child, ll::journal_now()));
+  // A live pid that started after the claim was written: pid reuse, not the claim's run.
+  write("reused.lock", fmt::format(R"({{"loop_name": "reused", "scope": ["{}"], "pid": {}, "started_at": "2001-01-01T00:00:00+00:00"}})",
+                                   base, ::getpid()));
+  write("garbage.lock", "{not json");
+  write("wrong.lock", R"({"loop_name": 5, "scope": ["/"], "pid": 1})");
+  write("huge.lock", std::string(2 << 20, ' '));
+  fs::create_directory(dir.path / "adir.lock");
+  // The original's single-string scope, live (this process).
+  write("orig.lock", fmt::format(R"({{"loop_name": "orig", "scope": "{}/keep", "pid": {}, "started_at": "{}"}})",
+                                 base, ::getpid(), ll::journal_now()));
+  const auto claims = ll::list_scope_claims(dir.path);
+  REQUIRE(claims.size() == 1);
+  CHECK(claims[0].loop_name == "orig");
+  CHECK(claims[0].scope == std::vector<std::string>{base + "/keep"});
+  ll::loop_journal j(dir.path, "mine");
+  auto claimed = j.claim_scope({base});
+  REQUIRE(claimed.has_value());
+  REQUIRE(claimed->has_value());
+  CHECK((*claimed)->loop_name == "orig");
+  auto beside = j.claim_scope({base + "/other"});
+  REQUIRE(beside.has_value());
+  CHECK_FALSE(beside->has_value());
+  for (const char* f : {"dead.lock", "reused.lock", "garbage.lock", "wrong.lock", "huge.lock"})
+    CHECK(fs::exists(dir.path / f));
+}
+
+TEST_CASE("scope claims: two runs claiming at once never both get overlapping scopes") {
+  temp_dir dir("scope_race");
+  const std::string base = fs::canonical(dir.path).string();
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int> granted{0};
+    std::vector<std::thread> threads;
+    std::vector<std::unique_ptr<ll::loop_journal>> journals;
+    for (int i = 0; i < 4; ++i)
+      journals.push_back(std::make_unique<ll::loop_journal>(dir.path, fmt::format("r{}_{}", round, i)));
+    for (int i = 0; i < 4; ++i)
+      threads.emplace_back([&, i] {
+        auto c = journals[static_cast<std::size_t>(i)]->claim_scope({base + (i % 2 ? "/a" : "/a/b")});
+        if (c && !c->has_value()) ++granted;
+      });
+    for (auto& t : threads) t.join();
+    CHECK(granted.load() == 1);
+  }
 }
