@@ -200,6 +200,14 @@ void say_warning(std::string_view message) {
   std::fflush(stderr);
 }
 
+void say_note(std::string_view message) {
+  std::string line = terminal_safe(message, true, false);
+  line += '\n';
+  std::fflush(stdout);
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
 std::string format_duration_summary(std::int64_t ms) {
   const double seconds = static_cast<double>(ms) / 1000.0;
   if (seconds < 60) return fmt::format("{:.1f}s", seconds);

@@ -54,6 +54,9 @@ std::string terminal_safe(std::string_view text, bool keep_lines = false, bool k
 void say(std::string_view message);
 void say_error(std::string_view message);
 void say_warning(std::string_view message);
+/// A plain line on stderr (no prefix): what follows an error, or a note that must keep
+/// stdout clean (`--json`).
+void say_note(std::string_view message);
 
 /// `0.4s`, `12.0s`, `3m 5s` (the Python original's run summary format).
 std::string format_duration_summary(std::int64_t ms);

@@ -1,7 +1,7 @@
 // little_loops — ll-loop: the command-line host that runs loops for real
 // SPDX-License-Identifier: MIT
 //
-//   ll-loop run LOOP [--context K=V]... [--max-iterations N] [--no-llm] [--dry-run] [--quiet] [--json]
+//   ll-loop run LOOP [--context K=V]... [--max-iterations N] [--no-llm] [--dry-run] [--quiet] [--json] [--queue]
 //   ll-loop validate | compile | show | simulate | test | resume | status | history | stop ...
 //   ll-loop LOOP ...            (shorthand for `ll-loop run LOOP ...`)
 //
@@ -44,6 +44,8 @@ const std::vector<verb_entry>& verbs() {
           false, {}},
          {"quiet", 'q', "", "no progress output", false, {}},
          {"json", 0, "", "print the result as JSON (no progress output)", false, {}},
+         {"queue", 0, "", "wait (up to an hour) while a running loop's scope overlaps this "
+                          "one's, instead of refusing", false, {}},
          {"journal-dir", 0, "DIR", "where runs are journaled (default .loops/.running)", false, {}},
          {"shell-command", 0, "CMD", "command for shell actions, the action appended "
                                      "(default: bash -c)", false, {}},
@@ -60,6 +62,11 @@ const std::vector<verb_entry>& verbs() {
         "by how it ended when that was not a success terminal.\n"
         "Ctrl-C stops gracefully: the running action's process group is killed and the run\n"
         "is journaled as interrupted; `ll-loop resume NAME` continues it.\n"
+        "A loop does not start while another running loop's `scope:` overlaps its own (no\n"
+        "scope: the whole working directory); --queue waits for it instead.\n"
+        "On a CONTEXT_HANDOFF: signal the loop's `on_handoff:` decides: pause (resumable),\n"
+        "spawn (resumable, and the prompt command is started, detached, to resume it) or\n"
+        "terminate (the run ends, not resumable).\n"
         "Exit status: 0 success terminal, 2 failure terminal, 1 otherwise."},
        verb_run},
       {{"resume",
@@ -68,6 +75,7 @@ const std::vector<verb_entry>& verbs() {
         {{"quiet", 'q', "", "no progress output", false, {}},
          {"json", 0, "", "print the result as JSON", false, {}},
          {"max-iterations", 'n', "N", "a new iteration limit (default: the run's)", false, {}},
+         {"queue", 0, "", "wait while a running loop's scope overlaps this one's", false, {}},
          {"journal-dir", 0, "DIR", "journal directory (default .loops/.running)", false, {}},
          {"shell-command", 0, "CMD", "command for shell actions", false, {}},
          {"prompt-command", 0, "CMD", "command for prompt actions", false, {}},

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <stop_token>
 #include <thread>
@@ -32,6 +33,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/types.h>
+#include <spawn.h>
 #include <unistd.h>
 
 namespace ll_loop {
@@ -227,6 +229,7 @@ struct run_settings {
   bool no_llm = false;
   bool quiet = false;
   bool as_json = false;
+  bool queue = false;                 ///< wait for a conflicting scope instead of refusing
   fs::path journal_dir{std::string(ll::default_journal_dir)};
   std::optional<std::vector<std::string>> shell_command;   ///< argv words (split_command_words)
   std::optional<std::vector<std::string>> prompt_command;
@@ -267,8 +270,11 @@ ll::json result_json(const ll::execution_result& r) {
 ///   Loop completed: plan (1 iterations, 0.2s)
 ///     context handoff: <the continuation, on one line>
 ///     Resume with: ll-loop resume my-loop (continues at build)
+/// (`on_handoff: spawn` adds `Continuation session started (pid N)`; `on_handoff: terminate`
+/// says `on_handoff: terminate: the run ends here (not resumable)` instead of how to resume.)
 void print_run_summary(const ll::execution_result& result, const std::string& resume_state,
-                       const std::string& loop_name, bool resumed, const style& out_style) {
+                       const std::string& loop_name, bool resumed, const style& out_style,
+                       std::optional<pid_t> continuation_pid = std::nullopt) {
   say(fmt::format("{}: {} ({} iterations, {})", resumed ? "Resumed and completed" : "Loop completed",
                   result.final_state, result.iterations,
                   format_duration_summary(result.duration_ms)));
@@ -283,6 +289,12 @@ void print_run_summary(const ll::execution_result& result, const std::string& re
       break;
     case ll::termination::handoff:
       say(fmt::format("  context handoff: {}", one_line(result.signal_payload, 500)));
+      if (result.on_handoff == ll::handoff_policy::terminate) {
+        say("  on_handoff: terminate: the run ends here (not resumable)");
+        break;
+      }
+      if (continuation_pid)
+        say(fmt::format("  Continuation session started (pid {})", *continuation_pid));
       say(fmt::format("  Resume with: ll-loop resume {} (continues at {})", loop_name,
                       resume_state));
       break;
@@ -295,6 +307,79 @@ void print_run_summary(const ll::execution_result& result, const std::string& re
       break;
   }
   if (result.error) say_error(result.error->message);
+}
+
+/// Claims the loop's scope (its `scope:` with context values filled in; none: the working
+/// directory) in the journal directory, as the original's LockManager: false, after saying
+/// why, when another running loop's scope overlaps it (with --queue: after waiting up to an
+/// hour for it, a look every second) or the claim cannot be made.
+bool claim_loop_scope(ll::loop_journal& journal, const ll::fsm_loop& loop, const run_settings& s,
+                      const std::function<void(const ll::error&)>& report) {
+  const std::vector<std::string> scope = ll::resolve_scope(loop.scope, loop.context);
+  using clock = std::chrono::steady_clock;
+  const auto give_up = clock::now() + std::chrono::hours(1);
+  bool announced = false;
+  for (;;) {
+    auto claimed = journal.claim_scope(scope);
+    if (!claimed) {
+      report(claimed.error());
+      return false;
+    }
+    if (!claimed->has_value()) return true;
+    const ll::scope_claim& other = **claimed;
+    if (!s.queue) {
+      say_error(fmt::format("Scope conflict with running loop: {}", other.loop_name));
+      say_note(fmt::format("  Conflicting scope: {}", python_repr(ll::json(other.scope))));
+      say_note("  Use --queue to wait for it to finish");
+      return false;
+    }
+    if (!announced) {
+      say_note(fmt::format("Waiting for conflicting loop '{}' to finish...", other.loop_name));
+      announced = true;
+    }
+    if (clock::now() >= give_up) {
+      say_error("Timeout waiting for scope to become available");
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+/// `on_handoff: spawn`: starts `command + [prompt]` (the prompt command) detached — its own
+/// session, stdin/stdout/stderr on /dev/null, not waited for — with the original's prompt:
+/// `Continue loop execution. Run: ll-loop resume NAME`, then a blank line and the
+/// continuation when there is one. The pid, or why it could not be started.
+ll::expected<pid_t, std::string> spawn_continuation(const std::vector<std::string>& command,
+                                                    const std::string& loop_name,
+                                                    const std::string& continuation) {
+  std::string prompt = "Continue loop execution. Run: ll-loop resume " + loop_name;
+  if (!continuation.empty()) prompt += "\n\n" + continuation;
+  std::vector<std::string> words = command;
+  words.push_back(std::move(prompt));
+  for (const auto& w : words)
+    if (w.find('\0') != std::string::npos) return ll::unexpected(std::string("a NUL byte in the command"));
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  const int rc = ::posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return ll::unexpected(fmt::format("cannot start {}: {}", words.front(), std::strerror(rc)));
+  return pid;
 }
 
 int execute(run_settings& s) {
@@ -330,13 +415,18 @@ int execute(run_settings& s) {
   ll::basic_evaluator<ll::command_judge> evaluator{ll::command_judge(std::move(judge_opts))};
 
   ll::loop_journal journal(s.journal_dir, loop.name);
-  if (auto opened = journal.open(!s.resume_from.has_value()); !opened) {
+  const auto report_journal_error = [&](const ll::error& e) {
     // Another process started this loop since the check above: its journal is locked.
-    if (opened.error().path == journal.paths().lock.string() &&
-        opened.error().message.find("already running") != std::string::npos)
+    if (e.path == journal.paths().lock.string() && e.message.find("already running") != std::string::npos)
       say_error(fmt::format("Loop already running: {} (another process holds its journal)", loop.name));
     else
-      say_error(fmt::format("cannot journal the run: {}", ll::to_string(opened.error())));
+      say_error(fmt::format("cannot journal the run: {}", ll::to_string(e)));
+  };
+  // Before the journal is opened (which starts a fresh event log): a refused run leaves
+  // the loop's last run as it was.
+  if (!claim_loop_scope(journal, loop, s, report_journal_error)) return exit_failed;
+  if (auto opened = journal.open(!s.resume_from.has_value()); !opened) {
+    report_journal_error(opened.error());
     return exit_failed;
   }
 
@@ -429,19 +519,43 @@ int execute(run_settings& s) {
   record.iteration = result.iterations;
   record.current_state = result.snapshot ? result.snapshot->current_state : result.final_state;
   record.captured = ll::detail::captured_to_json(result.captured);  // as the original's state file
-  save(ll::journal_status_for(result),
-       result.snapshot ? ll::to_json(*result.snapshot) : ll::json(nullptr));
+  // on_handoff: spawn starts a detached session told to resume the run (journaled as the
+  // original's `handoff_spawned` event, before the final record).
+  std::optional<pid_t> continuation_pid;
+  std::string spawn_error;
+  if (result.terminated_by == ll::termination::handoff && result.on_handoff == ll::handoff_policy::spawn) {
+    const ll::posix_runner_options defaults;
+    auto spawned = spawn_continuation(s.prompt_command ? *s.prompt_command : defaults.prompt_command,
+                                      loop.name, result.signal_payload);
+    if (spawned) {
+      continuation_pid = *spawned;
+      record.extra["continuation_pid"] = static_cast<long>(*spawned);
+      journal.append_event(ll::json{{"event", "handoff_spawned"},
+                                    {"ts", ll::journal_now()},
+                                    {"pid", static_cast<long>(*spawned)},
+                                    {"state", record.current_state}});
+    } else {
+      spawn_error = spawned.error();
+    }
+  }
+  const std::string_view final_status = ll::journal_status_for(result);
+  save(final_status, result.snapshot && ll::journal_resumable(final_status)
+                         ? ll::to_json(*result.snapshot)
+                         : ll::json(nullptr));
   journal.clear_stop_request();
+  journal.release_scope();
+  if (!spawn_error.empty()) say_error(fmt::format("on_handoff: spawn: {}", spawn_error));
 
   if (s.as_json) {
     ll::json out = result_json(result);
     out["failure"] = result.failure;
     out["status"] = record.status;
+    if (continuation_pid) out["continuation_pid"] = static_cast<long>(*continuation_pid);
     fmt::print("{}\n", json_text(out, 2));
   } else if (!s.quiet) {
     say("");
     print_run_summary(result, record.current_state, loop.name, s.resume_from.has_value(),
-                      out_style);
+                      out_style, continuation_pid);
   }
   return exit_code_for(result);
 }
@@ -525,6 +639,7 @@ bool read_max_iterations(const parsed_args& args, run_settings& s) {
 bool read_common_run_options(const parsed_args& args, run_settings& s) {
   s.quiet = args.has("quiet");
   s.as_json = args.has("json");
+  s.queue = args.has("queue");
   if (auto dir = args.value("journal-dir")) s.journal_dir = *dir;
   for (auto [option, target] : {std::pair{"shell-command", &s.shell_command},
                                  std::pair{"prompt-command", &s.prompt_command},

@@ -4,7 +4,7 @@
 import json
 import os
 
-from harness import FIXTURES, Workdir, expect, expect_exit, expect_in, ll, main, write
+from harness import FIXTURES, Workdir, expect, expect_exit, expect_in, ll, main, wait_for, write
 
 LOOP = """\
 name: prompt-judge
@@ -140,6 +140,69 @@ def test_unbalanced_quotes_in_a_command_are_a_usage_error():
         r = ll("run", loop, "--prompt-command", "   ", cwd=wd)
         expect_exit(r, 2)
         expect_in("empty command", r.err, r, "stderr")
+
+
+HANDOFF = """\
+name: relay
+initial: work
+on_handoff: {policy}
+states:
+  work:
+    action: "echo 'CONTEXT_HANDOFF: pick up at step 2'"
+    next: done
+  done:
+    terminal: true
+"""
+
+
+def test_on_handoff_spawn_starts_a_detached_session_told_to_resume():
+    with Workdir() as wd:
+        loop = write(wd / "relay.yaml", HANDOFF.format(policy="spawn"))
+        r = ll("run", loop, cwd=wd, env=fake_env(wd))
+        expect_exit(r, 1)
+        expect_in("context handoff: pick up at step 2", r.out, r)
+        expect_in("Continuation session started (pid", r.out, r)
+        expect_in("Resume with: ll-loop resume relay", r.out, r)
+        # The fake claude got the original's prompt (as a prompt action would, -p PROMPT).
+        wait_for(lambda: (wd / "claude.log").exists(), what="the continuation session")
+        log = (wd / "claude.log").read_text()
+        expect(log.startswith("action Continue loop execution. Run: ll-loop resume relay\n\n"
+                              "pick up at step 2"), f"the continuation prompt: {log!r}")
+        status = ll("status", "relay", "--json", cwd=wd).json()
+        expect(status["status"] == "awaiting_continuation", f"still resumable: {status}")
+        events = [json.loads(line) for line in
+                  (wd / ".loops" / ".running" / "relay.events.jsonl").read_text().splitlines()]
+        spawned = [e for e in events if e["event"] == "handoff_spawned"]
+        expect(len(spawned) == 1 and isinstance(spawned[0]["pid"], int)
+               and spawned[0]["state"] == "done", f"handoff_spawned event: {events}")
+        r = ll("resume", "relay", "--quiet", cwd=wd, env=fake_env(wd))
+        expect_exit(r, 0)
+
+
+def test_on_handoff_spawn_that_cannot_start_is_reported():
+    with Workdir() as wd:
+        loop = write(wd / "relay.yaml", HANDOFF.format(policy="spawn"))
+        r = ll("run", loop, "--json", "--prompt-command", "/nonexistent/agent -p", cwd=wd)
+        expect_exit(r, 1)
+        expect_in("on_handoff: spawn: cannot start /nonexistent/agent", r.err, r)
+        out = r.json()
+        expect(out["status"] == "awaiting_continuation" and "continuation_pid" not in out,
+               f"resumable, nothing started: {out}")
+
+
+def test_on_handoff_terminate_ends_the_run_for_good():
+    with Workdir() as wd:
+        loop = write(wd / "relay.yaml", HANDOFF.format(policy="terminate"))
+        r = ll("run", loop, cwd=wd, env=fake_env(wd))
+        expect_exit(r, 1)
+        expect_in("on_handoff: terminate: the run ends here (not resumable)", r.out, r)
+        expect("Resume with" not in r.out, "no resume hint", r)
+        expect(not (wd / "claude.log").exists(), "nothing spawned", r)
+        status = ll("status", "relay", "--json", cwd=wd).json()
+        expect(status["status"] == "terminated", f"terminated: {status}")
+        r = ll("resume", "relay", cwd=wd)
+        expect_exit(r, 1)
+        expect_in("Nothing to resume for: relay (status: terminated)", r.err, r)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 # SPDX-License-Identifier: MIT
 import json
 import os
+import signal
 import subprocess
+import time
 
 from harness import (CHECK_FIX, EXAMPLES, LL_LOOP, Workdir, base_env, expect, expect_exit,
                      expect_in, lines, ll, main, spawn, wait_for, write)
@@ -758,6 +760,79 @@ states:
         expect_exit(r, 0)
         log = (wd / "log").read_text().split()
         expect(log == ["started", "started", "finished", "after"], f"resumed to the end: {log}")
+
+
+SCOPED = """\
+name: {name}
+initial: work
+{scope}
+states:
+  work:
+    action: echo {name} >> started; {action}
+    next: done
+  done:
+    terminal: true
+"""
+
+
+def test_overlapping_scopes_do_not_run_at_once():
+    with Workdir() as wd:
+        (wd / "src" / "lib").mkdir(parents=True)
+        write(wd / "long.yaml", SCOPED.format(name="long", scope="scope: [src]",
+                                              action="while [ ! -f release ]; do sleep 0.05; done"))
+        write(wd / "inner.yaml", SCOPED.format(name="inner", scope="scope: [src/lib]", action="true"))
+        write(wd / "whole.yaml", SCOPED.format(name="whole", scope="", action="true"))
+        write(wd / "beside.yaml", SCOPED.format(name="beside", scope="scope: [docs, srcs]",
+                                                action="true"))
+        write(wd / "ctx.yaml", SCOPED.format(name="ctx", scope="scope: ['${context.area}']",
+                                             action="true"))
+        proc = spawn("run", "long.yaml", cwd=wd)
+        wait_for(lambda: "long" in lines(wd / "started"), what="the long loop to start")
+        # Inside its scope, or the whole project (no scope): refused, nothing journaled.
+        for loop in ("inner.yaml", "whole.yaml"):
+            r = ll("run", loop, cwd=wd)
+            expect_exit(r, 1)
+            expect_in("Scope conflict with running loop: long", r.err, r)
+            expect_in(f"Conflicting scope: ['{(wd / 'src').resolve()}']", r.err, r)
+            expect_in("Use --queue to wait for it to finish", r.err, r)
+        r = ll("run", "ctx.yaml", "--context", "area=src/lib/x", cwd=wd)
+        expect_exit(r, 1)
+        expect_in("Scope conflict with running loop: long", r.err, r)
+        expect(not (wd / ".loops" / ".running" / "inner.state.json").exists(),
+               "a refused run journals nothing")
+        # Beside it: runs.
+        for args in (["beside.yaml"], ["ctx.yaml", "--context", "area=docs"]):
+            r = ll("run", *args, "--quiet", cwd=wd)
+            expect_exit(r, 0)
+        # --queue waits for it, then runs.
+        queued = spawn("run", "inner.yaml", "--queue", "--quiet", cwd=wd)
+        time.sleep(1.5)
+        expect(queued.poll() is None, "a queued run waits")
+        expect("inner" not in lines(wd / "started"), "a queued run has not started")
+        (wd / "release").touch()
+        proc.wait(timeout=10)
+        out, err = queued.communicate(timeout=10)
+        expect(queued.returncode == 0, f"the queued run finished: {queued.returncode} {err}")
+        expect_in("Waiting for conflicting loop 'long' to finish...", err)
+        expect(lines(wd / "started")[-1] == "inner", "it ran after the long loop")
+        # A finished run's claim is gone: anything may run.
+        r = ll("run", "whole.yaml", "--quiet", cwd=wd)
+        expect_exit(r, 0)
+
+
+def test_a_killed_runs_scope_claim_is_stale():
+    with Workdir() as wd:
+        write(wd / "long.yaml", SCOPED.format(name="long", scope="",
+                                              action="while [ ! -f release ]; do sleep 0.05; done"))
+        write(wd / "other.yaml", SCOPED.format(name="other", scope="", action="true"))
+        proc = spawn("run", "long.yaml", cwd=wd)
+        wait_for(lambda: "long" in lines(wd / "started"), what="the long loop to start")
+        expect_exit(ll("run", "other.yaml", cwd=wd), 1)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
+        r = ll("run", "other.yaml", "--quiet", cwd=wd)
+        (wd / "release").touch()  # (the killed run's action, left behind)
+        expect_exit(r, 0)
 
 
 if __name__ == "__main__":
