@@ -9,6 +9,7 @@
 #include <little_loops/validation.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
 #include <fstream>
@@ -213,6 +214,13 @@ int verb_show(const parsed_args& args) {
                             it.value().is_string() ? it.value().get<std::string>()
                                                    : json_text(it.value()));
     }
+    // What running it claims and does on a handoff (see `run --help`): the scope as written
+    // (templates unresolved) or the whole working directory.
+    text += fmt::format("{} {}\n", s.bold("Scope:"),
+                        loop.scope.empty() ? std::string(". (default: the working directory)")
+                                           : fmt::format("{}", fmt::join(loop.scope, ", ")));
+    if (loop.on_handoff != ll::handoff_policy::pause)
+      text += fmt::format("{} {}\n", s.bold("On handoff:"), ll::to_string(loop.on_handoff));
     const std::string preview = ll::render_preview(loop);
     text += "\n" + preview;
     if (!preview.empty() && preview.back() != '\n') text += '\n';

@@ -193,6 +193,7 @@ def test_on_handoff_spawn_that_cannot_start_is_reported():
 def test_on_handoff_terminate_ends_the_run_for_good():
     with Workdir() as wd:
         loop = write(wd / "relay.yaml", HANDOFF.format(policy="terminate"))
+        expect_in("On handoff: terminate\n", ll("show", loop, cwd=wd).out)
         r = ll("run", loop, cwd=wd, env=fake_env(wd))
         expect_exit(r, 1)
         expect_in("on_handoff: terminate: the run ends here (not resumable)", r.out, r)

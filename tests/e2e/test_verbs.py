@@ -786,6 +786,10 @@ def test_overlapping_scopes_do_not_run_at_once():
                                                 action="true"))
         write(wd / "ctx.yaml", SCOPED.format(name="ctx", scope="scope: ['${context.area}']",
                                              action="true"))
+        # `show` says what a run claims.
+        expect_in("Scope: src\n", ll("show", "long.yaml", cwd=wd).out)
+        expect_in("Scope: ${context.area}\n", ll("show", "ctx.yaml", cwd=wd).out)
+        expect_in("Scope: . (default: the working directory)\n", ll("show", "whole.yaml", cwd=wd).out)
         proc = spawn("run", "long.yaml", cwd=wd)
         wait_for(lambda: "long" in lines(wd / "started"), what="the long loop to start")
         # Inside its scope, or the whole project (no scope): refused, nothing journaled.
