@@ -8,7 +8,7 @@ import subprocess
 import time
 
 from harness import (CHECK_FIX, EXAMPLES, LL_LOOP, Workdir, base_env, expect, expect_exit,
-                     expect_in, lines, ll, main, spawn, wait_for, write)
+                     expect_in, lines, ll, main, pids_with_marker, spawn, wait_for, write)
 
 
 def test_global_help_and_version():
@@ -827,7 +827,8 @@ def test_overlapping_scopes_do_not_run_at_once():
 def test_a_killed_runs_scope_claim_is_stale():
     with Workdir() as wd:
         write(wd / "long.yaml", SCOPED.format(name="long", scope="",
-                                              action="while [ ! -f release ]; do sleep 0.05; done"))
+                                              action="while [ ! -f release ]; do sleep 0.05; done "
+                                                     "# stale-claim-marker"))
         write(wd / "other.yaml", SCOPED.format(name="other", scope="", action="true"))
         proc = spawn("run", "long.yaml", cwd=wd)
         wait_for(lambda: "long" in lines(wd / "started"), what="the long loop to start")
@@ -835,7 +836,8 @@ def test_a_killed_runs_scope_claim_is_stale():
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=5)
         r = ll("run", "other.yaml", "--quiet", cwd=wd)
-        (wd / "release").touch()  # (the killed run's action, left behind)
+        (wd / "release").touch()  # the killed run's action, left behind, ends
+        wait_for(lambda: not pids_with_marker("stale-claim-marker"), what="the orphaned action to end")
         expect_exit(r, 0)
 
 
