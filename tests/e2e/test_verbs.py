@@ -827,8 +827,7 @@ def test_overlapping_scopes_do_not_run_at_once():
 def test_a_killed_runs_scope_claim_is_stale():
     with Workdir() as wd:
         write(wd / "long.yaml", SCOPED.format(name="long", scope="",
-                                              action="while [ ! -f release ]; do sleep 0.05; done "
-                                                     "# stale-claim-marker"))
+                                              action="while [ ! -f release ]; do sleep 0.0517; done"))
         write(wd / "other.yaml", SCOPED.format(name="other", scope="", action="true"))
         proc = spawn("run", "long.yaml", cwd=wd)
         wait_for(lambda: "long" in lines(wd / "started"), what="the long loop to start")
@@ -837,7 +836,7 @@ def test_a_killed_runs_scope_claim_is_stale():
         proc.wait(timeout=5)
         r = ll("run", "other.yaml", "--quiet", cwd=wd)
         (wd / "release").touch()  # the killed run's action, left behind, ends
-        wait_for(lambda: not pids_with_marker("stale-claim-marker"), what="the orphaned action to end")
+        wait_for(lambda: not pids_with_marker("sleep 0.0517"), what="the orphaned action to end")
         expect_exit(r, 0)
 
 
