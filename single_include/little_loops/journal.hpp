@@ -151,6 +151,12 @@ inline bool journal_resumable(std::string_view status) noexcept {
 /// "iteration","current_state","snapshot"[,"captured"],"extra"}` (`loop_name` and the final
 /// `captured` are the original's LoopState keys).
 struct journal_record {
+  /// The save's number in this loop's journal, set by loop_journal::save(): increasing from
+  /// save to save, across processes (a journal opened on existing files goes on from their
+  /// newest), so readers tell the newest record by it, not by a clock that may step back.
+  /// 0: not numbered (records of older versions and of the original; readers compare
+  /// `updated_at` then). Written first in the record (`{"seq":N,...`): cheap to find.
+  std::uint64_t seq = 0;
   std::string name;           ///< the loop's name
   std::string status;         ///< see journal_status
   long pid = 0;               ///< the process that owns (or owned) the run
@@ -172,6 +178,7 @@ struct journal_record {
 
   [[nodiscard]] json to_json() const {
     json j = json::object();
+    if (seq != 0) j["seq"] = seq;
     j["name"] = name;
     j["loop_name"] = name;
     j["status"] = status;
@@ -216,7 +223,13 @@ struct journal_record {
     std::string text;
     // One allocation for a typical record (the fixed members plus a small snapshot).
     text.reserve(512 + name.size() + loop_path.size() + current_state.size());
-    text += "{\"name\":"sv;
+    text += "{"sv;
+    if (seq != 0) {
+      text += "\"seq\":"sv;
+      detail::append_json_integer(text, seq);
+      text += ","sv;
+    }
+    text += "\"name\":"sv;
     detail::append_json_string(text, name);
     text += ",\"loop_name\":"sv;
     detail::append_json_string(text, name);
@@ -280,6 +293,8 @@ struct journal_record {
       if (!it->is_number_integer()) return bad("pid", "expected an integer at \"pid\"");
       r.pid = it->get<long>();
     }
+    if (const auto it = j.find("seq"); it != j.end() && it->is_number_unsigned())
+      r.seq = it->get<std::uint64_t>();
     if (const auto it = j.find("iteration"); it != j.end() && !it->is_null()) {
       if (!it->is_number_integer()) return bad("iteration", "expected an integer at \"iteration\"");
       r.iteration = it->get<std::int64_t>();
@@ -588,6 +603,29 @@ namespace detail {
 
 /// The newest whole record of a checkpoint log: the last line that parses (a torn or
 /// garbage tail is skipped). nullopt when there is none.
+/// The `seq` a state file's record starts with (`{"seq":N,`), read from its first bytes; 0
+/// when it has none or cannot be read.
+inline std::uint64_t record_seq_prefix(const std::filesystem::path& path) {
+  auto fd = open_journal_file(path);
+  if (!fd || *fd < 0) return 0;
+  char head[40];
+  ssize_t n;
+  do {
+    n = ::read(*fd, head, sizeof head);
+  } while (n < 0 && errno == EINTR);
+  ::close(*fd);
+  constexpr std::string_view key = "{\"seq\":";
+  if (n <= static_cast<ssize_t>(key.size()) || std::string_view(head, key.size()) != key) return 0;
+  std::uint64_t value = 0;
+  for (ssize_t i = static_cast<ssize_t>(key.size()); i < n; ++i) {
+    const char c = head[i];
+    if (c == ',') return value;
+    if (c < '0' || c > '9' || value > (std::numeric_limits<std::uint64_t>::max() - 9) / 10) return 0;
+    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return 0;
+}
+
 inline std::optional<journal_record> last_checkpoint(const std::filesystem::path& path) {
   auto fd = open_journal_file(path);
   if (!fd || *fd < 0) return std::nullopt;
@@ -621,11 +659,14 @@ inline expected<std::optional<journal_record>, little_loops::error> load_journal
   auto primary = detail::read_journal_file(paths.state);
   std::optional<journal_record> chosen;
   if (primary && primary->has_value()) chosen = std::move(**primary);
-  // Every record of the state file was appended to a log first, so on a tie (two saves in
-  // the same microsecond) the log's record is at least as new.
+  // Numbered records (seq) are ordered by number; others by `updated_at`. Every record of
+  // the state file was appended to a log first, so on a tie (two saves in the same
+  // microsecond) the log's record is at least as new.
   for (const auto& log : paths.checkpoints)
     if (auto record = detail::last_checkpoint(log);
-        record && (!chosen || record->updated_at >= chosen->updated_at))
+        record && (!chosen || (record->seq != 0 && chosen->seq != 0
+                                   ? record->seq >= chosen->seq
+                                   : record->updated_at >= chosen->updated_at)))
       chosen = std::move(*record);
   if (!chosen) {
     if (!primary) return unexpected(std::move(primary.error()));
@@ -1028,6 +1069,7 @@ class loop_journal {
         log_info_(other.log_info_),
         current_log_(other.current_log_),
         seq_(other.seq_),
+        save_number_(other.save_number_),
         defer_next_sync_(other.defer_next_sync_),
         deferred_(std::move(other.deferred_)),
         submit_after_events_(other.submit_after_events_),
@@ -1084,9 +1126,14 @@ class loop_journal {
     deferred_.clear();
     submit_after_events_ = false;
     defer_next_sync_ = fresh;
+    // Records go on numbering from the newest on disk (a fresh run's first records must
+    // outrank the state file of the run before; a resumed run's, its own).
+    save_number_ = std::max(save_number_, detail::record_seq_prefix(paths_.state));
     if (fresh) {
       for (const auto& log : paths_.checkpoints) ::unlink(log.c_str());
     } else {
+      for (const auto& log : paths_.checkpoints)
+        if (auto record = detail::last_checkpoint(log)) save_number_ = std::max(save_number_, record->seq);
       // A crash may have cut the last line: terminate it so the next event starts clean.
       struct stat st;
       if (::fstat(events_fd_, &st) == 0 && st.st_size > 0) {
@@ -1174,6 +1221,7 @@ class loop_journal {
   expected<void, little_loops::error> save_with(journal_record& record, MakeText make_text) {
     if (sync != journal_sync::background) flush_events();
     record.updated_at = journal_now();
+    record.seq = ++save_number_;
     if (record.started_at.empty()) record.started_at = record.updated_at;
     if (record.pid == 0) record.pid = static_cast<long>(::getpid());
     if (record.name.empty()) record.name = name_;
@@ -1414,6 +1462,7 @@ class loop_journal {
   std::array<log_state, 2> log_info_{};
   int current_log_ = 0;
   std::uint64_t seq_ = 0;
+  std::uint64_t save_number_ = 0;  // the last journal_record::seq given (see open())
   bool defer_next_sync_ = false;
   std::string deferred_;  // a record not handed to the thread yet (see save_background)
   bool submit_after_events_ = false;  // hand deferred_ over when the events are written

@@ -853,6 +853,85 @@ TEST_CASE("readers take the newest whole record of the state file and the logs")
   CHECK((*ll::load_journal(dir.path, "nw"))->iteration == 8);
 }
 
+TEST_CASE("records are numbered: the newest is the highest number, whatever the clock said") {
+  temp_dir dir("seq");
+  const auto paths = ll::journal_paths_for(dir.path, "sq");
+  auto line = [](std::uint64_t seq, int iteration, const char* updated) {
+    ll::journal_record r;
+    r.seq = seq;
+    r.name = "sq";
+    r.status = "interrupted";
+    r.iteration = iteration;
+    r.updated_at = updated;
+    return r.to_text();
+  };
+  CHECK(line(7, 1, "x").rfind("{\"seq\":7,\"name\":", 0) == 0);  // first: read from the file's head
+  CHECK(line(0, 1, "x").rfind("{\"name\":", 0) == 0);          // unnumbered: as before
+  // The clock stepped back between saves 5 and 6: number 6 is still the newest.
+  REQUIRE(ll::write_file_atomic(paths.state, line(5, 5, "2026-01-01T00:00:09.000000+00:00")).has_value());
+  {
+    std::ofstream out(paths.checkpoints[0], std::ios::binary);
+    out << line(6, 6, "2026-01-01T00:00:01.000000+00:00");
+  }
+  CHECK((*ll::load_journal(dir.path, "sq"))->iteration == 6);
+  {
+    std::ofstream out(paths.checkpoints[1], std::ios::binary);
+    out << line(4, 4, "2026-01-01T00:00:10.000000+00:00");
+  }
+  CHECK((*ll::load_journal(dir.path, "sq"))->iteration == 6);
+  // An unnumbered record (older versions, the original) is compared by time.
+  {
+    std::ofstream out(paths.checkpoints[1], std::ios::binary);
+    out << line(0, 9, "2026-01-01T00:00:02.000000+00:00");
+  }
+  CHECK((*ll::load_journal(dir.path, "sq"))->iteration == 9);
+  fs::remove(paths.checkpoints[1]);
+
+  // A resumed journal numbers on from the newest record on disk (the logs' included)...
+  {
+    ll::loop_journal j(dir.path, "sq");
+    j.sync = ll::journal_sync::background;
+    REQUIRE(j.open(false).has_value());
+    ll::journal_record r;
+    r.status = "running";
+    r.iteration = 7;
+    REQUIRE(j.save(r).has_value());
+    CHECK(r.seq == 7);
+  }
+  CHECK((*ll::load_journal(dir.path, "sq"))->iteration == 7);
+  // ... and a fresh run from the state file of the run before (its first record, still
+  // only in a log, must outrank that file).
+  REQUIRE(ll::write_file_atomic(paths.state, line(40, 40, "2026-01-01T00:00:09.000000+00:00")).has_value());
+  {
+    ll::loop_journal j(dir.path, "sq");
+    j.sync = ll::journal_sync::background;
+    REQUIRE(j.open(true).has_value());
+    ll::journal_record r;
+    r.status = "running";
+    r.iteration = 1;
+    REQUIRE(j.save(r).has_value());
+    CHECK(r.seq == 41);
+    CHECK((*ll::load_journal(dir.path, "sq"))->iteration == 1);
+    r.iteration = 2;
+    REQUIRE(j.save(r).has_value());
+    CHECK(r.seq == 42);
+  }
+  const auto last = *ll::load_journal(dir.path, "sq");
+  CHECK(last->iteration == 2);
+  CHECK(last->seq == 42);
+  // A state file whose head is not a number is read as unnumbered.
+  for (const char* head : {"{\"seq\":-3,\"name\":\"sq\"}", "{\"seq\":99999999999999999999999,\"name\":\"sq\"}",
+                           "{\"seq\":12", "garbage"}) {
+    { std::ofstream(paths.state, std::ios::binary | std::ios::trunc) << head; }
+    ll::loop_journal j(dir.path, "sq");
+    REQUIRE(j.open(true).has_value());
+    ll::journal_record r;
+    r.status = "running";
+    REQUIRE(j.save(r).has_value());
+    CHECK(r.seq == 1);
+  }
+}
+
 TEST_CASE("event lines are buffered until an action starts, a save or the end") {
   temp_dir dir("evbuf");
   ll::loop_journal journal(dir.path, "eb");

@@ -62,7 +62,11 @@ struct posix_runner_options {
   std::vector<std::string> slash_command;
   /// Working directory of every action; empty inherits the host's.
   std::string working_directory;
-  /// Variables set (or overridden) in every action's environment.
+  /// Variables set (or overridden) in every action's environment. When any are given (or
+  /// inherit_environment is false) the environment block is built once, when the runner is
+  /// constructed, from the host's environment at that moment: later setenv()/putenv() calls
+  /// of the host are not seen by actions (construct a new runner to pick them up). With
+  /// neither, actions get the host's environment as it is at each spawn.
   std::vector<std::pair<std::string, std::string>> environment;
   /// false: actions see only `environment`, not the host's environment.
   bool inherit_environment = true;
