@@ -322,7 +322,10 @@ bool claim_loop_scope(ll::loop_journal& journal, const ll::fsm_loop& loop, const
   for (;;) {
     auto claimed = journal.claim_scope(scope);
     if (!claimed) {
-      report(claimed.error());
+      if (claimed.error().code == ll::errc::io_error)
+        report(claimed.error());
+      else
+        say_error(fmt::format("Invalid scope: {}", claimed.error().message));
       return false;
     }
     if (!claimed->has_value()) return true;

@@ -1313,7 +1313,11 @@ class loop_journal {
   expected<std::optional<scope_claim>, little_loops::error> claim_scope(const std::vector<std::string>& scope) {
     if (auto locked = take_lock(); !locked) return unexpected(std::move(locked.error()));
     std::vector<std::string> paths;
-    for (const auto& p : scope) paths.push_back(normalize_scope_path(p));
+    for (const auto& p : scope) {
+      if (p.find('\0') != std::string::npos)
+        return unexpected(little_loops::error{errc::invalid_loop, "a scope path holds a NUL byte", "scope"});
+      paths.push_back(normalize_scope_path(p));
+    }
     if (paths.empty()) paths.push_back(normalize_scope_path("."));
     const std::filesystem::path acquire = dir_ / ".acquire.lock";
     const int fd = detail::open_cloexec(acquire.c_str(), O_RDWR | O_CREAT);

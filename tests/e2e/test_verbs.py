@@ -822,6 +822,11 @@ def test_overlapping_scopes_do_not_run_at_once():
         # A finished run's claim is gone: anything may run.
         r = ll("run", "whole.yaml", "--quiet", cwd=wd)
         expect_exit(r, 0)
+        # A path no file system can name is refused, not cut short at the NUL.
+        write(wd / "nul.yaml", SCOPED.format(name="nul", scope='scope: ["src\\0x"]', action="true"))
+        r = ll("run", "nul.yaml", cwd=wd)
+        expect_exit(r, 1)
+        expect_in("Invalid scope: a scope path holds a NUL byte", r.err, r)
 
 
 def test_a_killed_runs_scope_claim_is_stale():

@@ -1121,6 +1121,11 @@ TEST_CASE("scope claims: overlapping scopes are refused while the claim's run li
   inner.release_scope();
   CHECK(slurp(dir.path / "inner.lock").empty());
   CHECK(ll::list_scope_claims(dir.path).empty());
+  // A path the file system cannot name is an error, not a claim on a shorter path.
+  auto nul = inner.claim_scope({base + std::string("/a\0b", 4)});
+  REQUIRE_FALSE(nul.has_value());
+  CHECK(nul.error().code == ll::errc::invalid_loop);
+  CHECK(nul.error().message.find("NUL") != std::string::npos);
 }
 
 TEST_CASE("scope claims: stale and malformed lock files are ignored, never removed") {
