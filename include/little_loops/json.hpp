@@ -59,16 +59,79 @@ inline bool json_plain_ascii(std::string_view s) noexcept {
   return true;
 }
 
-/// Appends `s` as a JSON string exactly as that dump writes it: printable ASCII without `"`
-/// or `\\` is copied as is; anything else goes through nlohmann's serializer (escapes,
-/// UTF-8 checks, U+FFFD for invalid bytes).
+/// Appends `s` as a JSON string exactly as that dump writes it, straight into `out` (no
+/// temporary copies: a capped 16 MiB output is written once): `"`, `\\` and control
+/// characters escaped (`\b \t \n \f \r`, the others `\u00xx`), well-formed UTF-8 (Unicode's
+/// table 3-7: no overlong forms, surrogates or code points past U+10FFFF) copied, and each
+/// ill-formed sequence replaced as nlohmann's replace handler does: a byte that cannot
+/// start a sequence is one U+FFFD; a sequence cut short by a byte that cannot continue it
+/// is one U+FFFD and that byte is read again; one cut short by the end of `s` is one U+FFFD.
 inline void append_json_string(std::string& out, std::string_view s) {
-  if (!json_plain_ascii(s)) {
-    append_json_dump(out, json(s));
-    return;
-  }
+  static constexpr std::string_view replacement = "\xEF\xBF\xBD";
+  static constexpr char hex[] = "0123456789abcdef";
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  out.reserve(out.size() + n + 2);
   out += '"';
-  out.append(s);
+  std::size_t i = 0;
+  while (i < n) {
+    // A run copied as it is: printable ASCII but `"` and `\\` (eight bytes at a time).
+    std::size_t j = i;
+    while (n - j >= 8 && json_plain_ascii(std::string_view(s.data() + j, 8))) j += 8;
+    while (j < n && p[j] >= 0x20 && p[j] < 0x80 && p[j] != '"' && p[j] != '\\') ++j;
+    out.append(s.data() + i, j - i);
+    i = j;
+    if (i == n) break;
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      out += '\\';
+      switch (c) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '\b': out += 'b'; break;
+        case '\t': out += 't'; break;
+        case '\n': out += 'n'; break;
+        case '\f': out += 'f'; break;
+        case '\r': out += 'r'; break;
+        default:
+          out += "u00";
+          out += hex[c >> 4];
+          out += hex[c & 0xF];
+      }
+      ++i;
+      continue;
+    }
+    // A multi-byte sequence: how many continuation bytes, and the range of the first.
+    std::size_t need = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      need = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      need = 2;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      need = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {  // 80..C1, F5..FF start nothing
+      out += replacement;
+      ++i;
+      continue;
+    }
+    std::size_t k = 1;
+    for (; k <= need && i + k < n; ++k) {
+      const unsigned char b = p[i + k];
+      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) break;
+    }
+    if (k > need) {
+      out.append(s.data() + i, need + 1);
+      i += need + 1;
+      continue;
+    }
+    out += replacement;
+    i = i + k >= n ? n : i + k;  // the byte that broke it is read again
+  }
   out += '"';
 }
 

@@ -264,6 +264,8 @@ inline const json& snapshot_member(const json* j) noexcept {
   static const json empty = json::object();
   return j != nullptr ? *j : empty;
 }
+inline const prev_record* snapshot_ptr(const std::optional<prev_record>& p) noexcept { return p ? &*p : nullptr; }
+inline const prev_record* snapshot_ptr(const prev_record* p) noexcept { return p; }
 inline const captured_map& snapshot_member(const captured_map& c) noexcept { return c; }
 inline const captured_map& snapshot_member(const captured_map* c) noexcept {
   static const captured_map empty;
@@ -274,6 +276,13 @@ inline const captured_map& snapshot_member(const captured_map* c) noexcept {
 template <class S>
 void append_snapshot_json_of(std::string& out, const S& s) {
   using namespace std::string_view_literals;
+  // Big captured outputs: room for all of them at once (an escape-free guess), so the text
+  // is not grown by doubling, which would hold twice their size while it copies.
+  std::size_t bulk = 0;
+  for (const auto& [name, rec] : snapshot_member(s.captured)) bulk += rec.output.size() + rec.stderr_output.size();
+  for (const prev_record* p : {snapshot_ptr(s.prev), snapshot_ptr(s.last_evaluation)})
+    if (p != nullptr) bulk += p->output.size() + p->stderr_output.size();
+  if (bulk > 65536) out.reserve(out.size() + bulk + bulk / 64 + 4096);
   out += "{\"version\":"sv;
   append_json_integer(out, snapshot::format_version);
   out += ",\"loop\":"sv;

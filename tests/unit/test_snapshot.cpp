@@ -184,6 +184,54 @@ TEST_SUITE("snapshot") {
     }
   }
 
+  TEST_CASE("append_json_string: escapes and replaces ill-formed UTF-8 exactly as nlohmann's replace handler") {
+    const auto dumped = [](const std::string& v) {
+      return ll::json(v).dump(-1, ' ', false, ll::json::error_handler_t::replace);
+    };
+    const auto appended = [](const std::string& v) {
+      std::string out = "x";
+      ll::detail::append_json_string(out, v);
+      return out.substr(1);
+    };
+    // Every one- and two-byte string, and every lead byte followed by every second byte
+    // and a third from the edges of the continuation range.
+    for (int a = 0; a < 256; ++a) {
+      const std::string one(1, static_cast<char>(a));
+      REQUIRE(appended(one) == dumped(one));
+      for (int b = 0; b < 256; ++b) {
+        std::string two{static_cast<char>(a), static_cast<char>(b)};
+        INFO(a << " " << b);
+        REQUIRE(appended(two) == dumped(two));
+        if (a >= 0xC0)
+          for (int c : {0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xE0, 0xF0, 0xFF}) {
+            std::string three = two + static_cast<char>(c);
+            REQUIRE(appended(three) == dumped(three));
+            three += "\x80\x80z";
+            REQUIRE(appended(three) == dumped(three));
+          }
+      }
+    }
+    // Random strings from the bytes that matter to UTF-8 and to escaping.
+    const unsigned char pool[] = {0x00, 0x08, 0x09, 0x0A, 0x0C, 0x0D, 0x1F, 0x20, '"', '\\', 'a', 0x7F,
+                                  0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0,
+                                  0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF};
+    std::mt19937 rng(20261124);
+    for (int i = 0; i < 200000; ++i) {
+      std::string v(rng() % 12, ' ');
+      for (char& c : v) c = static_cast<char>(pool[rng() % sizeof pool]);
+      INFO(dumped(v));
+      REQUIRE(appended(v) == dumped(v));
+    }
+    // Long runs: the eight-byte scan meets escapes and sequences at every offset.
+    for (int i = 0; i < 2000; ++i) {
+      std::string v(rng() % 100, 'q');
+      for (int k = 0; k < 4 && !v.empty(); ++k) v[rng() % v.size()] = static_cast<char>(pool[rng() % sizeof pool]);
+      REQUIRE(appended(v) == dumped(v));
+    }
+    const std::string big = std::string(1 << 20, 'y') + "\n\xE2\x82\xAC\xFF" + std::string(1 << 20, 'z');
+    CHECK(appended(big) == dumped(big));
+  }
+
   TEST_CASE("append_snapshot_json writes exactly the text of to_json(s).dump()") {
     const auto dumped = [](const ll::snapshot& snap) {
       return ll::to_json(snap).dump(-1, ' ', false, ll::json::error_handler_t::replace);
