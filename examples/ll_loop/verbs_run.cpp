@@ -391,7 +391,7 @@ int execute(run_settings& s) {
   if (s.no_llm) loop.llm.enabled = false;
 
   // Refuse to run the same loop twice at once.
-  if (auto existing = ll::load_journal(s.journal_dir, loop.name); existing && existing->has_value()) {
+  if (auto existing = ll::load_journal_summary(s.journal_dir, loop.name); existing && existing->has_value()) {
     const ll::journal_record& r = **existing;
     // (A record without a pid, the original's, names no process that could be running.)
     if (r.status == ll::journal_status::running && r.pid > 0 &&

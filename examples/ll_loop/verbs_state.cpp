@@ -85,9 +85,9 @@ std::string elapsed_text(const ll::journal_record& r) {
 
 /// The journals of `dir`; each state file that cannot be read is a warning (stderr), not
 /// silently missing from the list.
-std::vector<ll::journal_record> journals_in(const fs::path& dir) {
+std::vector<ll::journal_record> journals_in(const fs::path& dir, bool summaries = false) {
   std::vector<ll::error> skipped;
-  auto records = ll::list_journals(dir, &skipped);
+  auto records = ll::list_journals(dir, &skipped, summaries);
   for (const auto& e : skipped)
     say_warning(e.message.rfind(e.path, 0) == 0 ? "skipped " + e.message
                                                 : fmt::format("skipped {}: {}", e.path, e.message));
@@ -150,7 +150,8 @@ int verb_status(const parsed_args& args) {
   const fs::path dir = journal_dir_of(args);
   const bool as_json = args.has("json");
   if (args.positionals.empty()) {
-    auto records = journals_in(dir);
+    // The table needs each record's head only; --json shows whole records.
+    auto records = journals_in(dir, !as_json);
     if (as_json) {
       ll::json out = ll::json::array();
       for (const auto& r : records) out.push_back(status_json(r, dir));

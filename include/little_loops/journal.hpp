@@ -598,8 +598,6 @@ inline expected<std::optional<journal_record>, little_loops::error> read_journal
 
 namespace detail {
 
-/// The newest whole record of a checkpoint log: the last line that parses (a torn or
-/// garbage tail is skipped). nullopt when there is none.
 /// The `seq` a state file's record starts with (`{"seq":N,`), read from its first bytes; 0
 /// when it has none or cannot be read.
 inline std::uint64_t record_seq_prefix(const std::filesystem::path& path) {
@@ -623,7 +621,62 @@ inline std::uint64_t record_seq_prefix(const std::filesystem::path& path) {
   return 0;
 }
 
-inline std::optional<journal_record> last_checkpoint(const std::filesystem::path& path) {
+/// Collects the members of a record's top-level object that come before `snapshot` (in
+/// the records this journal writes: every scalar field), then stops the parse, so the
+/// snapshot, the captured outputs and the host data — megabytes, after a big capture — are
+/// neither read into JSON nor copied.
+class record_head_reader final : public nlohmann::json_sax<json> {
+ public:
+  json head = json::object();
+  bool reached_snapshot = false;
+
+  bool null() override { return value(json(nullptr)); }
+  bool boolean(bool v) override { return value(json(v)); }
+  bool number_integer(number_integer_t v) override { return value(json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return value(json(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return value(json(v)); }
+  bool string(string_t& v) override { return value(json(std::move(v))); }
+  bool binary(binary_t&) override { return value(json(nullptr)); }
+  bool start_object(std::size_t) override { return ++depth_ > 0; }
+  bool end_object() override { return --depth_ >= 0; }
+  bool start_array(std::size_t) override { return ++depth_ > 0; }
+  bool end_array() override { return --depth_ >= 0; }
+  bool key(string_t& k) override {
+    if (depth_ != 1) return true;
+    if (k == "snapshot") {
+      reached_snapshot = true;
+      return false;  // the head is complete
+    }
+    key_ = std::move(k);
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  bool value(json v) {
+    if (depth_ == 1) head[key_] = std::move(v);
+    return true;
+  }
+  int depth_ = 0;
+  std::string key_;
+};
+
+/// A record from its head (record_head_reader) when the text has one; nullopt otherwise
+/// (not a record this journal wrote, or not JSON).
+inline std::optional<journal_record> record_from_head(std::string_view text) {
+  record_head_reader reader;
+  (void)json::sax_parse(text, &reader, nlohmann::detail::input_format_t::json, false);
+  if (!reader.reached_snapshot) return std::nullopt;
+  auto record = journal_record::from_json(reader.head);
+  if (!record) return std::nullopt;
+  return std::move(*record);
+}
+
+/// The newest whole record of a checkpoint log: the last line that parses (a torn or
+/// garbage tail is skipped). nullopt when there is none. `head_only`: the record without
+/// its snapshot, captured outputs and host data (see record_head_reader).
+inline std::optional<journal_record> last_checkpoint(const std::filesystem::path& path,
+                                                     bool head_only = false) {
   auto fd = open_journal_file(path);
   if (!fd || *fd < 0) return std::nullopt;
   const std::string text = read_journal_text(*fd);
@@ -633,6 +686,9 @@ inline std::optional<journal_record> last_checkpoint(const std::filesystem::path
     const std::size_t begin = nl == std::string::npos ? 0 : nl + 1;
     const std::string_view line(text.data() + begin, end - begin);
     if (!line.empty() && line.back() == '\n') {
+      // (A line is whole when it ends in a newline: its head is as good as the record.)
+      if (head_only)
+        if (auto record = record_from_head(line)) return record;
       const json j = parse_journal_json(line);
       if (!j.is_discarded()) {
         if (auto record = journal_record::from_json(j)) return std::move(*record);
@@ -643,24 +699,42 @@ inline std::optional<journal_record> last_checkpoint(const std::filesystem::path
   return std::nullopt;
 }
 
-}  // namespace detail
+/// A state file's record without its snapshot, captured outputs and host data, read from
+/// the head of the file (64 KiB at a time, until `snapshot` is reached); a file whose record
+/// has no such head (the original's, or an older layout) is read whole.
+inline expected<std::optional<journal_record>, little_loops::error> read_journal_head(
+    const std::filesystem::path& path) {
+  auto fd = open_journal_file(path);
+  if (!fd) return unexpected(std::move(fd.error()));
+  if (*fd < 0) return std::optional<journal_record>{};
+  std::string text;
+  char block[65536];
+  for (;;) {
+    const ssize_t n = ::read(*fd, block, sizeof block);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(block, static_cast<std::size_t>(n));
+    if (text.size() > (std::size_t{1} << 20)) break;  // a head is never this long: read it whole
+    if (auto record = record_from_head(text)) {
+      ::close(*fd);
+      return std::optional<journal_record>(std::move(*record));
+    }
+  }
+  ::close(*fd);
+  return read_journal_file(path);
+}
 
-/// Reads the journal of `name` in `dir`: the newest (`updated_at`) whole record of
-/// `DIR/NAME.state.json` and the checkpoint logs of journal_sync::background. nullopt when
-/// there is none; errc::io_error / invalid_snapshot when the state file cannot be read and
-/// no log has a record. A `running` record whose pid is dead comes back `interrupted` with
-/// `stale` set (the files themselves are not changed).
-inline expected<std::optional<journal_record>, little_loops::error> load_journal(
-    const std::filesystem::path& dir, std::string_view name) {
+inline expected<std::optional<journal_record>, little_loops::error> load_journal_record(
+    const std::filesystem::path& dir, std::string_view name, bool head_only) {
   const auto paths = journal_paths_for(dir, name);
-  auto primary = detail::read_journal_file(paths.state);
+  auto primary = head_only ? detail::read_journal_head(paths.state) : detail::read_journal_file(paths.state);
   std::optional<journal_record> chosen;
   if (primary && primary->has_value()) chosen = std::move(**primary);
   // Numbered records (seq) are ordered by number; others by `updated_at`. Every record of
   // the state file was appended to a log first, so on a tie (two saves in the same
   // microsecond) the log's record is at least as new.
   for (const auto& log : paths.checkpoints)
-    if (auto record = detail::last_checkpoint(log);
+    if (auto record = detail::last_checkpoint(log, head_only);
         record && (!chosen || (record->seq != 0 && chosen->seq != 0
                                    ? record->seq >= chosen->seq
                                    : record->updated_at >= chosen->updated_at)))
@@ -678,11 +752,35 @@ inline expected<std::optional<journal_record>, little_loops::error> load_journal
   return chosen;
 }
 
+}  // namespace detail
+
+/// Reads the journal of `name` in `dir`: the newest (by `seq`, else `updated_at`) whole record of
+/// `DIR/NAME.state.json` and the checkpoint logs of journal_sync::background. nullopt when
+/// there is none; errc::io_error / invalid_snapshot when the state file cannot be read and
+/// no log has a record. A `running` record whose pid is dead comes back `interrupted` with
+/// `stale` set (the files themselves are not changed).
+inline expected<std::optional<journal_record>, little_loops::error> load_journal(
+    const std::filesystem::path& dir, std::string_view name) {
+  return detail::load_journal_record(dir, name, false);
+}
+
+/// load_journal() without the snapshot, captured outputs and host data (`snapshot` and
+/// `captured` null, `extra` empty): what checks of a loop's status and owner need (is it
+/// running? which pid?), read from the head of each record, so a finished run that kept
+/// megabytes of captured output costs microseconds, not a parse of all of it.
+inline expected<std::optional<journal_record>, little_loops::error> load_journal_summary(
+    const std::filesystem::path& dir, std::string_view name) {
+  return detail::load_journal_record(dir, name, true);
+}
+
+
 /// Every readable journal in `dir`, sorted by file name. One that cannot be read (a
 /// malformed state file) is left out of the list; its error is appended to `*skipped` when
-/// given, so that a host can say so.
+/// given, so that a host can say so. `summaries`: each as load_journal_summary() reads it
+/// (no snapshots, captured outputs or host data: a table of statuses).
 inline std::vector<journal_record> list_journals(const std::filesystem::path& dir,
-                                                 std::vector<little_loops::error>* skipped = nullptr) {
+                                                 std::vector<little_loops::error>* skipped = nullptr,
+                                                 bool summaries = false) {
   std::vector<std::string> stems;
   std::error_code ec;
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -697,7 +795,7 @@ inline std::vector<journal_record> list_journals(const std::filesystem::path& di
   stems.erase(std::unique(stems.begin(), stems.end()), stems.end());
   std::vector<journal_record> out;
   for (const auto& stem : stems) {
-    auto r = load_journal(dir, stem);
+    auto r = summaries ? load_journal_summary(dir, stem) : load_journal(dir, stem);
     if (r && r->has_value())
       out.push_back(std::move(**r));
     else if (!r && skipped != nullptr) {
@@ -754,7 +852,7 @@ struct stop_outcome {
 inline expected<stop_outcome, little_loops::error> request_stop(const std::filesystem::path& dir,
                                                                 std::string_view name,
                                                                 bool send_signal = true) {
-  auto record = load_journal(dir, name);
+  auto record = load_journal_summary(dir, name);
   if (!record) return unexpected(std::move(record.error()));
   if (!record->has_value())
     return unexpected(little_loops::error{errc::io_error, "no journal for this loop",

@@ -180,9 +180,10 @@ inline std::optional<json> yaml11_int(std::string_view text) {
     if (!all_of_chars(body.substr(1), "01234567_")) return std::nullopt;
     base = 8;
     digits = strip_underscores(body.substr(1));
-    if (digits.empty()) digits = "0";
+    // (push_back, not `= "0"`: GCC 12 at -O3 reports a false -Wrestrict for the latter)
+    if (digits.empty()) digits.push_back('0');
   } else if (body == "0") {
-    digits = "0";
+    digits.push_back('0');
   } else if (body[0] >= '1' && body[0] <= '9') {
     const auto colon = body.find(':');
     if (colon != std::string_view::npos) {

@@ -288,6 +288,29 @@ void BM_journal_save(benchmark::State& state) {
 // sync: 0 every_save (fsync per save), 1 background (fsyncs on a thread), 2 none
 BENCHMARK(BM_journal_save)->Arg(0)->Arg(1)->Arg(2)->ArgNames({"sync"})->UseRealTime()->Unit(benchmark::kMicrosecond);
 
+// Reading a finished run's journal whose state file kept a 16 MiB captured output (what
+// `ll-loop run` checks before it starts the loop again, and `stop`): the whole record
+// (load_journal) against its head (load_journal_summary). Arg: 0 whole, 1 summary.
+void BM_journal_status_after_big_capture(benchmark::State& state) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ll_bench_summary_" + std::to_string(getpid()));
+  {
+    ll::loop_journal journal(dir, "big");
+    if (!journal.open(true)) state.SkipWithError("open");
+    ll::journal_record rec;
+    rec.status = "completed";
+    rec.captured = ll::json{{"blob", {{"output", std::string(16 << 20, 'x') + "\n[truncated]\n"}}}};
+    if (!journal.save(rec)) state.SkipWithError("save");
+  }
+  const bool summary = state.range(0) == 1;
+  for (auto _ : state) {
+    auto r = summary ? ll::load_journal_summary(dir, "big") : ll::load_journal(dir, "big");
+    if (!r || !r->has_value() || (*r)->status != "completed") state.SkipWithError("load");
+    benchmark::DoNotOptimize(r);
+  }
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_journal_status_after_big_capture)->Arg(0)->Arg(1)->ArgNames({"summary"})->Unit(benchmark::kMillisecond);
+
 #if LITTLE_LOOPS_BENCH_YAML
 std::string loop_yaml(int states) {
   std::string y = "name: big\ninitial: s0\nmax_iterations: 1000\nstates:\n";

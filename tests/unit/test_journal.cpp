@@ -932,6 +932,75 @@ TEST_CASE("records are numbered: the newest is the highest number, whatever the 
   }
 }
 
+TEST_CASE("load_journal_summary: the record's head, without its snapshot, captured outputs or host data") {
+  temp_dir dir("summary");
+  const auto paths = ll::journal_paths_for(dir.path, "sm");
+  ll::journal_record full;
+  full.seq = 9;
+  full.name = "sm";
+  full.status = "completed";
+  full.pid = 42;
+  full.loop_path = std::string(100000, 'p');  // a head longer than one read
+  full.started_at = "2026-01-01T00:00:00.000000+00:00";
+  full.updated_at = "2026-01-01T00:00:01.000000+00:00";
+  full.iteration = 3;
+  full.current_state = "done";
+  full.snapshot = ll::json{{"big", std::string(3 << 20, 'x')}};
+  full.captured = ll::json{{"c", {{"output", std::string(1 << 20, 'y')}}}};
+  full.extra = ll::json{{"k", "v"}};
+  REQUIRE(ll::write_file_atomic(paths.state, full.to_text()).has_value());
+  auto summary = ll::load_journal_summary(dir.path, "sm");
+  REQUIRE(summary.has_value());
+  REQUIRE(summary->has_value());
+  const auto& r = **summary;
+  CHECK(r.seq == 9);
+  CHECK(r.name == "sm");
+  CHECK(r.status == "completed");
+  CHECK(r.pid == 42);
+  CHECK(r.loop_path == full.loop_path);
+  CHECK(r.started_at == full.started_at);
+  CHECK(r.updated_at == full.updated_at);
+  CHECK(r.iteration == 3);
+  CHECK(r.current_state == "done");
+  CHECK(r.snapshot.is_null());
+  CHECK(r.captured.is_null());
+  CHECK(r.extra == ll::json::object());
+  CHECK((*ll::load_journal(dir.path, "sm"))->captured == full.captured);  // the whole record
+  const auto listed = ll::list_journals(dir.path, nullptr, true);
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].status == "completed");
+  CHECK(listed[0].captured.is_null());
+  CHECK(ll::list_journals(dir.path)[0].captured == full.captured);
+
+  // A running record of a gone process is interrupted and stale, as with load_journal.
+  full.status = "running";
+  full.pid = 0x7ffffff0;
+  REQUIRE(ll::write_file_atomic(paths.state, full.to_text()).has_value());
+  CHECK((*ll::load_journal_summary(dir.path, "sm"))->status == "interrupted");
+  CHECK((*ll::load_journal_summary(dir.path, "sm"))->stale);
+  // The newest record of a checkpoint log counts, also by its head.
+  full.seq = 10;
+  full.iteration = 4;
+  { std::ofstream(paths.checkpoints[0], std::ios::binary) << full.to_text(); }
+  CHECK((*ll::load_journal_summary(dir.path, "sm"))->iteration == 4);
+  fs::remove(paths.checkpoints[0]);
+  // The original's state file (no snapshot member; captured before status) is read whole.
+  { std::ofstream(paths.state, std::ios::binary | std::ios::trunc) << R"({"loop_name": "sm", "current_state": "fix", "iteration": 2, "captured": {"a": "b"}, "status": "awaiting_continuation"})"; }
+  auto original = ll::load_journal_summary(dir.path, "sm");
+  REQUIRE(original.has_value());
+  REQUIRE(original->has_value());
+  CHECK((*original)->status == "awaiting_continuation");
+  CHECK((*original)->current_state == "fix");
+  // Garbage: the same error as load_journal's.
+  { std::ofstream(paths.state, std::ios::binary | std::ios::trunc) << "{\"name\": \"sm\", \"status\""; }
+  CHECK_FALSE(ll::load_journal_summary(dir.path, "sm").has_value());
+  CHECK_FALSE(ll::load_journal(dir.path, "sm").has_value());
+  // A head whose fields have the wrong types is read whole, and refused as load_journal does.
+  { std::ofstream(paths.state, std::ios::binary | std::ios::trunc) << R"({"name": "sm", "status": 5, "snapshot": null})"; }
+  CHECK_FALSE(ll::load_journal_summary(dir.path, "sm").has_value());
+  CHECK(ll::load_journal_summary(dir.path, "nothing-here")->has_value() == false);
+}
+
 TEST_CASE("event lines are buffered until an action starts, a save or the end") {
   temp_dir dir("evbuf");
   ll::loop_journal journal(dir.path, "eb");
