@@ -522,32 +522,35 @@ int execute(run_settings& s) {
   record.iteration = result.iterations;
   record.current_state = result.snapshot ? result.snapshot->current_state : result.final_state;
   record.captured = ll::detail::captured_to_json(result.captured);  // as the original's state file
-  // on_handoff: spawn starts a detached session told to resume the run (journaled as the
-  // original's `handoff_spawned` event, before the final record).
-  std::optional<pid_t> continuation_pid;
-  std::string spawn_error;
-  if (result.terminated_by == ll::termination::handoff && result.on_handoff == ll::handoff_policy::spawn) {
-    const ll::posix_runner_options defaults;
-    auto spawned = spawn_continuation(s.prompt_command ? *s.prompt_command : defaults.prompt_command,
-                                      loop.name, result.signal_payload);
-    if (spawned) {
-      continuation_pid = *spawned;
-      record.extra["continuation_pid"] = static_cast<long>(*spawned);
-      journal.append_event(ll::json{{"event", "handoff_spawned"},
-                                    {"ts", ll::journal_now()},
-                                    {"pid", static_cast<long>(*spawned)},
-                                    {"state", record.current_state}});
-    } else {
-      spawn_error = spawned.error();
-    }
-  }
   const std::string_view final_status = ll::journal_status_for(result);
-  save(final_status, result.snapshot && ll::journal_resumable(final_status)
+  // A terminated handoff keeps nothing to resume; any other ending keeps its snapshot (an
+  // error's or a timeout's is not resumable, but shows where it stopped).
+  save(final_status, result.snapshot && final_status != ll::journal_status::terminated
                          ? ll::to_json(*result.snapshot)
                          : ll::json(nullptr));
   journal.clear_stop_request();
-  journal.release_scope();
-  if (!spawn_error.empty()) say_error(fmt::format("on_handoff: spawn: {}", spawn_error));
+  // on_handoff: spawn starts a detached session told to resume the run, once the run's
+  // final record is written and its journal closed (lock and scope claim released), so the
+  // session can resume at once; then the original's `handoff_spawned` event is appended.
+  std::optional<pid_t> continuation_pid;
+  if (result.terminated_by == ll::termination::handoff && result.on_handoff == ll::handoff_policy::spawn) {
+    if (auto closed = journal.close(); !closed) say_warning(fmt::format("journal: {}", ll::to_string(closed.error())));
+    std::vector<std::string> command = s.prompt_command ? *s.prompt_command : ll::posix_runner_options{}.prompt_command;
+    // As the original: an unattended session does not get the default's permission bypass
+    // (a --prompt-command given is used as it is).
+    if (!s.prompt_command) std::erase(command, std::string("--dangerously-skip-permissions"));
+    auto spawned = spawn_continuation(command, loop.name, result.signal_payload);
+    if (spawned) {
+      continuation_pid = *spawned;
+      (void)ll::append_journal_event(s.journal_dir, loop.name,
+                                     ll::json{{"event", "handoff_spawned"},
+                                              {"ts", ll::journal_now()},
+                                              {"pid", static_cast<long>(*spawned)},
+                                              {"state", record.current_state}});
+    } else {
+      say_error(fmt::format("on_handoff: spawn: {}", spawned.error()));
+    }
+  }
 
   if (s.as_json) {
     ll::json out = result_json(result);

@@ -148,12 +148,6 @@ inline bool journal_resumable(std::string_view status) noexcept {
 /// "iteration","current_state","snapshot"[,"captured"],"extra"}` (`loop_name` and the final
 /// `captured` are the original's LoopState keys).
 struct journal_record {
-  /// The save's number in this loop's journal, set by loop_journal::save(): increasing from
-  /// save to save, across processes (a journal opened on existing files goes on from their
-  /// newest), so readers tell the newest record by it, not by a clock that may step back.
-  /// 0: not numbered (records of older versions and of the original; readers compare
-  /// `updated_at` then). Written first in the record (`{"seq":N,...`): cheap to find.
-  std::uint64_t seq = 0;
   std::string name;           ///< the loop's name
   std::string status;         ///< see journal_status
   long pid = 0;               ///< the process that owns (or owned) the run
@@ -168,6 +162,13 @@ struct journal_record {
   /// keeps them.
   json captured;
   json extra = json::object();  ///< host data (CLI options, overrides, ...)
+  /// The save's number in this loop's journal, set by loop_journal::save(): increasing from
+  /// save to save, across processes (a journal opened on existing files goes on from their
+  /// newest), so readers tell the newest record by it, not by a clock that may step back.
+  /// 0: not numbered (records of older versions and of the original; readers compare
+  /// `updated_at` then). Written first in the record text (`{"seq":N,...`): cheap to find.
+  /// (The last member, so that positional initialisation of the others is unchanged.)
+  std::uint64_t seq = 0;
 
   /// True when the record says `running` but its process is gone (a crash or kill -9):
   /// set by the readers, which then report the status as `interrupted`.
@@ -903,13 +904,13 @@ inline std::vector<std::string> resolve_scope(const std::vector<std::string>& sc
     for (;;) {
       const std::size_t start = entry.find(open, at);
       const std::size_t close = start == std::string::npos ? start : entry.find('}', start + open.size());
-      if (start == std::string::npos || close == std::string::npos || close == start + open.size()) {
+      if (start == std::string::npos || close == std::string::npos) {
         text.append(entry, at, std::string::npos);
         break;
       }
       const std::string key = entry.substr(start + open.size(), close - start - open.size());
       text.append(entry, at, start - at);
-      const auto it = context.is_object() ? context.find(key) : context.end();
+      const auto it = context.is_object() && !key.empty() ? context.find(key) : context.end();
       if (it != context.end())
         detail::append_json_value(text, *it);
       else
@@ -954,13 +955,24 @@ inline bool scopes_overlap(const std::vector<std::string>& a, const std::vector<
 
 namespace detail {
 
+/// Claims larger than this are refused when made and skipped when read.
+inline constexpr std::size_t max_scope_claim_bytes = std::size_t{1} << 20;
+
+/// True when `path` names the open file `fd` (same device and inode).
+inline bool names_open_file(const std::filesystem::path& path, int fd) noexcept {
+  struct stat by_path {}, by_fd {};
+  return ::stat(path.c_str(), &by_path) == 0 && ::fstat(fd, &by_fd) == 0 &&
+         by_path.st_dev == by_fd.st_dev && by_path.st_ino == by_fd.st_ino;
+}
+
 /// A lock file's claim; nullopt when the file is empty (no claim, or a run that has not
 /// claimed yet), unreadable, too large, or not a claim.
 inline std::optional<scope_claim> read_scope_claim(const std::filesystem::path& file) {
   auto fd = open_journal_file(file);
   if (!fd || *fd < 0) return std::nullopt;
   struct stat st {};
-  if (::fstat(*fd, &st) != 0 || st.st_size == 0 || st.st_size > (1 << 20)) {
+  if (::fstat(*fd, &st) != 0 || st.st_size == 0 ||
+      static_cast<std::size_t>(st.st_size) > max_scope_claim_bytes) {
     ::close(*fd);
     return std::nullopt;
   }
@@ -1020,6 +1032,22 @@ inline std::optional<scope_claim> find_scope_conflict(const std::filesystem::pat
   for (auto& claim : list_scope_claims(dir, except))
     if (scopes_overlap(scope, claim.scope)) return std::move(claim);
   return std::nullopt;
+}
+
+/// Appends one event line to the event log of `name` in `dir` with a single write(), for a
+/// process that does not hold the loop's journal (e.g. after loop_journal::close(), about
+/// what happened next). A line is never torn by other appenders (O_APPEND).
+inline expected<void, little_loops::error> append_journal_event(const std::filesystem::path& dir,
+                                                                std::string_view name, const json& event) {
+  const auto path = journal_paths_for(dir, name).events;
+  const int fd = detail::open_cloexec(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW);
+  if (fd < 0) return unexpected(detail::journal_io_error(path, "cannot open event log", errno));
+  const std::string line = event.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  const bool ok = detail::write_all(fd, line.data(), line.size());
+  const int err = errno;
+  ::close(fd);
+  if (!ok) return unexpected(detail::journal_io_error(path, "cannot write event log", err));
+  return {};
 }
 
 namespace detail {
@@ -1172,16 +1200,27 @@ class loop_journal {
         syncer_(std::move(other.syncer_)) {}
   loop_journal& operator=(loop_journal&&) = delete;
   /// Writes buffered events and waits for the background thread (journal_sync::background).
-  ~loop_journal() {
+  ~loop_journal() { (void)close(); }
+
+  /// Writes buffered events, waits for the background thread, closes the files and drops
+  /// the scope claim and the lock (another process may open this loop's journal from then
+  /// on, e.g. a session started to resume it). Returns flush()'s result. The journal can be
+  /// opened again.
+  expected<void, little_loops::error> close() noexcept {
+    expected<void, little_loops::error> flushed;
     try {
-      (void)flush();
-    } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw
+      flushed = flush();
+    } catch (...) {
+      flushed = unexpected(little_loops::error{errc::io_error, "cannot flush the journal", paths_.state.string()});
     }
     syncer_.reset();
     close_logs();
     if (events_fd_ >= 0) ::close(events_fd_);
+    events_fd_ = -1;
     release_scope();
     if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
+    lock_fd_ = -1;
+    return flushed;
   }
 
   /// How save() makes the state file survive a crash; see journal_sync and the file
@@ -1411,6 +1450,9 @@ class loop_journal {
     for (const auto& p : scope) {
       if (p.find('\0') != std::string::npos)
         return unexpected(little_loops::error{errc::invalid_loop, "a scope path holds a NUL byte", "scope"});
+      // (A claim is JSON text: bytes that are not UTF-8 would not read back as written.)
+      if (!detail::is_valid_utf8(p))
+        return unexpected(little_loops::error{errc::invalid_loop, "a scope path is not valid UTF-8", "scope"});
       paths.push_back(normalize_scope_path(p));
     }
     if (paths.empty()) paths.push_back(normalize_scope_path("."));
@@ -1421,15 +1463,28 @@ class loop_journal {
       int fd;
       ~closer() { ::close(fd); }  // releases the flock
     } close_acquire{fd};
-    int rc;
-    do {
-      rc = ::flock(fd, LOCK_EX);
-    } while (rc != 0 && errno == EINTR);
-    if (rc != 0) return unexpected(detail::journal_io_error(acquire, "cannot lock", errno));
+    // Claims are made one at a time, each in a few file reads: a holder that keeps the lock
+    // for ten seconds is stuck, not busy.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (;;) {
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) break;
+      if (errno != EWOULDBLOCK && errno != EINTR)
+        return unexpected(detail::journal_io_error(acquire, "cannot lock", errno));
+      if (std::chrono::steady_clock::now() >= give_up)
+        return unexpected(little_loops::error{errc::io_error, "another process has held the scope claims' lock for 10 s", acquire.string()});
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (!detail::names_open_file(paths_.lock, lock_fd_))
+      return unexpected(little_loops::error{errc::io_error, "the lock file was removed while this run held it", paths_.lock.string()});
     if (auto conflict = find_scope_conflict(dir_, paths, paths_.lock)) return conflict;
     const std::string text =
         json{{"loop_name", name_}, {"scope", paths}, {"pid", static_cast<long>(::getpid())}, {"started_at", journal_now()}}
             .dump(-1, ' ', false, json::error_handler_t::replace);
+    if (text.size() > detail::max_scope_claim_bytes)
+      return unexpected(little_loops::error{errc::invalid_loop,
+                                            fmt::format("the scope is too large to claim ({} bytes of paths; at most {})",
+                                                        text.size(), detail::max_scope_claim_bytes),
+                                            "scope"});
     if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
       return unexpected(detail::journal_io_error(paths_.lock, "cannot write the scope claim", errno));
     scope_claimed_ = true;
@@ -1522,23 +1577,41 @@ class loop_journal {
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     if (ec) return unexpected(little_loops::error{errc::io_error, "cannot create journal directory: " + ec.message(), dir_.string()});
-    const int fd = detail::open_cloexec(paths_.lock.c_str(), O_RDWR | O_CREAT);
-    if (fd < 0) return unexpected(detail::journal_io_error(paths_.lock, "cannot open lock file", errno));
-    int rc;
-    do {
-      rc = ::flock(fd, LOCK_EX | LOCK_NB);
-    } while (rc != 0 && errno == EINTR);
-    if (rc != 0) {
-      const int err = errno;
-      ::close(fd);
-      if (err == EWOULDBLOCK)
-        return unexpected(little_loops::error{
-            errc::io_error, "the loop is already running: another process holds its journal",
-            paths_.lock.string()});
-      return unexpected(detail::journal_io_error(paths_.lock, "cannot lock", err));
+    // The lock file is written (the scope claim): never through a symlink or into a file
+    // with other names. Locked, it must still be the file the path names (the original's
+    // tools remove lock files they take for stale; a run holding a removed one would not
+    // keep a second run out); a claim it holds is then a dead run's (the lock proves it).
+    for (int attempt = 0;; ++attempt) {
+      const int fd = detail::open_cloexec(paths_.lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW);
+      if (fd < 0)
+        return unexpected(detail::journal_io_error(paths_.lock, errno == ELOOP ? "the lock file is a symbolic link" : "cannot open lock file", errno));
+      struct stat st {};
+      if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+        ::close(fd);
+        return unexpected(little_loops::error{errc::io_error, "the lock file is not a regular file with one name", paths_.lock.string()});
+      }
+      int rc;
+      do {
+        rc = ::flock(fd, LOCK_EX | LOCK_NB);
+      } while (rc != 0 && errno == EINTR);
+      if (rc != 0) {
+        const int err = errno;
+        ::close(fd);
+        if (err == EWOULDBLOCK)
+          return unexpected(little_loops::error{
+              errc::io_error, "the loop is already running: another process holds its journal",
+              paths_.lock.string()});
+        return unexpected(detail::journal_io_error(paths_.lock, "cannot lock", err));
+      }
+      if (!detail::names_open_file(paths_.lock, fd)) {
+        ::close(fd);
+        if (attempt < 8) continue;  // removed or replaced meanwhile: lock the file there now
+        return unexpected(little_loops::error{errc::io_error, "the lock file keeps being replaced", paths_.lock.string()});
+      }
+      if (st.st_size != 0) (void)::ftruncate(fd, 0);
+      lock_fd_ = fd;
+      return {};
     }
-    lock_fd_ = fd;
-    return {};
   }
 
   void close_logs() noexcept {
@@ -1644,7 +1717,7 @@ const execution_result& run_journaled(Executor& executor, loop_journal& journal,
   record.current_state = result.snapshot ? result.snapshot->current_state : result.final_state;
   record.captured = detail::captured_to_json(result.captured);
   const std::string_view status = journal_status_for(result);
-  save(status, result.snapshot && journal_resumable(status) ? to_json(*result.snapshot) : json(nullptr));
+  save(status, result.snapshot && status != journal_status::terminated ? to_json(*result.snapshot) : json(nullptr));
   if (auto r = journal.flush(); !r && write_error != nullptr) *write_error = r.error();
   journal.clear_stop_request();
   return result;

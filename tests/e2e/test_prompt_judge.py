@@ -4,7 +4,7 @@
 import json
 import os
 
-from harness import FIXTURES, Workdir, expect, expect_exit, expect_in, ll, main, wait_for, write
+from harness import FIXTURES, LL_LOOP, Workdir, expect, expect_exit, expect_in, ll, main, wait_for, write
 
 LOOP = """\
 name: prompt-judge
@@ -158,7 +158,8 @@ states:
 def test_on_handoff_spawn_starts_a_detached_session_told_to_resume():
     with Workdir() as wd:
         loop = write(wd / "relay.yaml", HANDOFF.format(policy="spawn"))
-        r = ll("run", loop, cwd=wd, env=fake_env(wd))
+        env = dict(fake_env(wd), FAKE_CLAUDE_ARGS_LOG=str(wd / "args.log"))
+        r = ll("run", loop, cwd=wd, env=env)
         expect_exit(r, 1)
         expect_in("context handoff: pick up at step 2", r.out, r)
         expect_in("Continuation session started (pid", r.out, r)
@@ -168,6 +169,10 @@ def test_on_handoff_spawn_starts_a_detached_session_told_to_resume():
         log = (wd / "claude.log").read_text()
         expect(log.startswith("action Continue loop execution. Run: ll-loop resume relay\n\n"
                               "pick up at step 2"), f"the continuation prompt: {log!r}")
+        # As the original: the unattended session is not given the permission bypass.
+        wait_for(lambda: (wd / "args.log").exists(), what="the arguments")
+        args = (wd / "args.log").read_text().splitlines()
+        expect(args[0] == "-p" and "--dangerously-skip-permissions" not in args, f"arguments: {args}")
         status = ll("status", "relay", "--json", cwd=wd).json()
         expect(status["status"] == "awaiting_continuation", f"still resumable: {status}")
         events = [json.loads(line) for line in
@@ -204,6 +209,24 @@ def test_on_handoff_terminate_ends_the_run_for_good():
         r = ll("resume", "relay", cwd=wd)
         expect_exit(r, 1)
         expect_in("Nothing to resume for: relay (status: terminated)", r.err, r)
+
+
+def test_a_continuation_session_can_resume_at_once():
+    # The session is started once the run's final record is written and its journal
+    # closed: a continuation that resumes immediately always finds the run resumable.
+    with Workdir() as wd:
+        loop = write(wd / "relay.yaml", HANDOFF.format(policy="spawn"))
+        script = f'"{LL_LOOP}" resume relay --quiet > resumed.txt 2>&1; echo "exit $?" >> resumed.txt'
+        for attempt in range(5):
+            (wd / "resumed.txt").unlink(missing_ok=True)
+            r = ll("run", loop, "--quiet", "--prompt-command", f"/bin/sh -c '{script}' sh", cwd=wd)
+            expect_exit(r, 1)
+            wait_for(lambda: "exit" in ((wd / "resumed.txt").read_text() if (wd / "resumed.txt").exists() else ""),
+                     what="the continuation's resume")
+            text = (wd / "resumed.txt").read_text()
+            expect(text.strip().endswith("exit 0"), f"attempt {attempt}: the resume failed: {text!r}")
+            status = ll("status", "relay", "--json", cwd=wd).json()
+            expect(status["status"] == "completed", f"resumed to the end: {status}")
 
 
 if __name__ == "__main__":

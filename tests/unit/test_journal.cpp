@@ -1102,6 +1102,32 @@ TEST_CASE("run_journaled: a handoff with on_handoff: terminate is journaled as t
       CHECK((*saved)->snapshot.is_object());
     }
   }
+  {  // A timeout is not resumable either, but keeps its snapshot (where it stopped).
+    auto loop = ll::parse_loop_text(R"({"name": "h", "initial": "a", "timeout": 0.01,
+      "states": {"a": {"action": "x", "next": "b"}, "b": {"action": "y", "next": "done"}, "done": {"terminal": true}}})");
+    REQUIRE(loop.has_value());
+    struct slow_runner {  // each action takes 20 ms: the loop's 10 ms are up after the first
+      ll::expected<ll::action_result, ll::error> run(const ll::action_request&) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        return ll::action_result{};
+      }
+    } runner;
+    ll::loop_journal journal(dir.path, "h");
+    REQUIRE(journal.open(true).has_value());
+    using sink_t = ll::journal_event_sink<>;
+    auto ex = ll::fsm_executor<slow_runner&, ll::default_evaluator, sink_t>::create(
+        *loop, runner, ll::default_evaluator{}, sink_t(journal));
+    REQUIRE(ex.has_value());
+    ll::journal_record record;
+    const auto& result = ll::run_journaled(*ex, journal, record);
+    CHECK(result.terminated_by == ll::termination::timeout);
+    REQUIRE(result.snapshot.has_value());
+    auto saved = ll::load_journal(dir.path, "h");
+    REQUIRE(saved.has_value());
+    REQUIRE(saved->has_value());
+    CHECK((*saved)->status == "failed");
+    CHECK((*saved)->snapshot.is_object());
+  }
 }
 
 TEST_CASE("scope: ${context.KEY} is filled in from the context; unknown keys stay as written") {
@@ -1112,6 +1138,8 @@ TEST_CASE("scope: ${context.KEY} is filled in from the context; unknown keys sta
                           ctx) ==
         std::vector<std::string>{"/work/x/src", "plain", "3-1.5", "dotted", "${context.missing}/y",
                                  "${context.}", "${context.dir", "true"});
+  // An empty key stays as written and the rest of the entry is still filled in.
+  CHECK(ll::resolve_scope({"${context.}/${context.dir}"}, ctx) == std::vector<std::string>{"${context.}//work/x"});
   CHECK(ll::resolve_scope({"${context.dir}"}, ll::json()) == std::vector<std::string>{"${context.dir}"});
 }
 
@@ -1195,6 +1223,58 @@ TEST_CASE("scope claims: overlapping scopes are refused while the claim's run li
   REQUIRE_FALSE(nul.has_value());
   CHECK(nul.error().code == ll::errc::invalid_loop);
   CHECK(nul.error().message.find("NUL") != std::string::npos);
+  // Bytes that are not UTF-8 would not read back as written: refused too.
+  auto bad = inner.claim_scope({base + "/\xff"});
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().message.find("UTF-8") != std::string::npos);
+  // So is a claim too large for the readers (they skip files over 1 MiB).
+  auto huge = inner.claim_scope(std::vector<std::string>(2000, base + "/" + std::string(600, 'd')));
+  REQUIRE_FALSE(huge.has_value());
+  CHECK(huge.error().message.find("too large") != std::string::npos);
+  CHECK(slurp(dir.path / "inner.lock").empty());
+}
+
+TEST_CASE("the lock file: never followed through a symlink or written through another name; a dead run's claim is emptied") {
+  temp_dir dir("lockfile");
+  const auto paths = ll::journal_paths_for(dir.path, "lk");
+  {
+    std::ofstream(dir.path / "precious.txt") << "precious data";
+    fs::create_symlink(dir.path / "precious.txt", paths.lock);
+    ll::loop_journal j(dir.path, "lk");
+    auto opened = j.open(true);
+    REQUIRE_FALSE(opened.has_value());
+    CHECK(opened.error().message.find("symbolic link") != std::string::npos);
+    REQUIRE_FALSE(j.claim_scope({"/x"}).has_value());
+    CHECK(slurp(dir.path / "precious.txt") == "precious data");
+    fs::remove(paths.lock);
+  }
+  {
+    std::ofstream(dir.path / "other.txt") << "other data";
+    fs::create_hard_link(dir.path / "other.txt", paths.lock);
+    ll::loop_journal j(dir.path, "lk");
+    auto opened = j.open(true);
+    REQUIRE_FALSE(opened.has_value());
+    CHECK(opened.error().message.find("one name") != std::string::npos);
+    CHECK(slurp(dir.path / "other.txt") == "other data");
+    fs::remove(paths.lock);
+  }
+  // A claim left by a run that died: whoever gets the lock empties it.
+  std::ofstream(paths.lock) << R"({"loop_name": "lk", "scope": ["/"], "pid": 1, "started_at": "2001-01-01T00:00:00+00:00"})";
+  ll::loop_journal j(dir.path, "lk");
+  REQUIRE(j.open(true).has_value());
+  CHECK(slurp(paths.lock).empty());
+  // A lock file removed under a run (the original's stale-lock cleanup) is noticed before a
+  // claim is written into a file no other run can see.
+  fs::remove(paths.lock);
+  auto claimed = j.claim_scope({"/x"});
+  REQUIRE_FALSE(claimed.has_value());
+  CHECK(claimed.error().message.find("removed") != std::string::npos);
+  // close() releases the lock: another journal of the loop opens.
+  REQUIRE(j.close().has_value());
+  ll::loop_journal next(dir.path, "lk");
+  CHECK(next.open(false).has_value());
+  REQUIRE(ll::append_journal_event(dir.path, "other", ll::json{{"event", "x"}, {"ts", "t"}}).has_value());
+  CHECK(slurp(ll::journal_paths_for(dir.path, "other").events) == "{\"event\":\"x\",\"ts\":\"t\"}\n");
 }
 
 TEST_CASE("scope claims: stale and malformed lock files are ignored, never removed") {
