@@ -1457,7 +1457,7 @@ class loop_journal {
     }
     if (paths.empty()) paths.push_back(normalize_scope_path("."));
     const std::filesystem::path acquire = dir_ / ".acquire.lock";
-    const int fd = detail::open_cloexec(acquire.c_str(), O_RDWR | O_CREAT);
+    const int fd = detail::open_cloexec(acquire.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW);
     if (fd < 0) return unexpected(detail::journal_io_error(acquire, "cannot open lock file", errno));
     struct closer {
       int fd;

@@ -1273,6 +1273,11 @@ TEST_CASE("the lock file: never followed through a symlink or written through an
   REQUIRE(j.close().has_value());
   ll::loop_journal next(dir.path, "lk");
   CHECK(next.open(false).has_value());
+  // Nor is the claims' lock (.acquire.lock) followed: a dangling link creates nothing.
+  fs::create_symlink(dir.path / "nowhere", dir.path / ".acquire.lock");
+  ll::loop_journal k(dir.path, "k2");
+  REQUIRE_FALSE(k.claim_scope({"/y"}).has_value());
+  CHECK_FALSE(fs::exists(dir.path / "nowhere"));
   REQUIRE(ll::append_journal_event(dir.path, "other", ll::json{{"event", "x"}, {"ts", "t"}}).has_value());
   CHECK(slurp(ll::journal_paths_for(dir.path, "other").events) == "{\"event\":\"x\",\"ts\":\"t\"}\n");
 }
