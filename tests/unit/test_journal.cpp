@@ -1274,6 +1274,7 @@ TEST_CASE("the lock file: never followed through a symlink or written through an
   ll::loop_journal next(dir.path, "lk");
   CHECK(next.open(false).has_value());
   // Nor is the claims' lock (.acquire.lock) followed: a dangling link creates nothing.
+  fs::remove(dir.path / ".acquire.lock");
   fs::create_symlink(dir.path / "nowhere", dir.path / ".acquire.lock");
   ll::loop_journal k(dir.path, "k2");
   REQUIRE_FALSE(k.claim_scope({"/y"}).has_value());
