@@ -137,6 +137,33 @@ TEST_SUITE("llm_judge") {
     CHECK_FALSE(ll::parse_judge_reply(std::string(100000, '{')).error.empty());
   }
 
+  TEST_CASE("parse: a reply that repeats a key it is read by fails closed") {
+    // A JSON parser keeps the last of two equal keys, so `fail` then `pass` would read as a
+    // pass; seed 003's parser rejects the reply (serde: duplicate field), and so do we.
+    for (const char* reply : {R"({"verdict":"fail","verdict":"pass"})",
+                              R"({"verdict":"pass","verdict":"fail"})",
+                              R"(Answer: {"verdict":"fail","reasons":["a"],"reasons":[]})",
+                              R"({"verdict":"pass","confidence":0.1,"confidence":0.9})",
+                              R"({"verdict":"fail","reason":"x","reason":""})",
+                              R"({"is_error":true,"is_error":false,"result":"{\"verdict\":\"pass\"}"})",
+                              R"({"structured_output":{"verdict":"fail","verdict":"pass"}})",
+                              R"({"result":"{\"verdict\":\"fail\",\"verdict\":\"pass\"}"})"}) {
+      CAPTURE(reply);
+      auto r = ll::parse_judge_reply(reply);
+      CHECK(r.error.find("judge reply repeats the key") != std::string::npos);
+      auto v = ll::judge_verdict(reply, 0.5, false);
+      CHECK(v.verdict == "error");
+      CHECK(v.details["malformed"] == true);
+    }
+    CHECK(ll::parse_judge_reply(R"({"verdict":"fail","verdict":"pass"})").error ==
+          "judge reply repeats the key \"verdict\"");
+    // Other keys may repeat (the answer does not depend on them), and the same key in two
+    // objects is no repetition.
+    auto other = ll::parse_judge_reply(R"({"verdict":"pass","note":1,"note":2,"meta":{"verdict":"x"}})");
+    CHECK(other.error.empty());
+    CHECK(other.object["verdict"] == "pass");
+  }
+
   TEST_CASE("parse: CLI envelopes") {
     auto s = ll::parse_judge_reply(
         R"({"type":"result","is_error":false,"result":"{\"verdict\":\"success\",\"confidence\":0.8}"})");

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <concepts>
 #include <optional>
@@ -192,11 +193,62 @@ inline std::optional<std::string> error_envelope_text(const json& j) {
   return sanitize_utf8(utf8_prefix(text, 200));
 }
 
-// What a reply holds: candidate objects, and the first error envelope met, if any.
+// What a reply holds: candidate objects, the first error envelope met, if any, and the
+// first key the judge's answer is read from that an object of it repeats.
 struct judge_candidates {
   std::vector<json> objects;
   std::optional<std::string> envelope_error;
+  std::optional<std::string> repeated_key;
 };
+
+// The keys a reply is read by: in a verdict object, or in a CLI envelope.
+inline bool is_judge_reply_key(std::string_view key) noexcept {
+  for (std::string_view k : {"verdict", "reasons", "reason", "confidence", "is_error", "result",
+                             "structured_output"})
+    if (key == k) return true;
+  return false;
+}
+
+// json::parse of [first, last) (discarded when invalid) that also notes in `repeated` the
+// first of the reply's keys that an object in it holds twice: the parser keeps the last
+// value, so `{"verdict": "fail", "verdict": "pass"}` would read as a pass. Seed 003's parser
+// (serde) rejects such a reply, and a judge's answer must fail closed.
+inline json parse_reply_object(std::string_view::const_iterator first,
+                               std::string_view::const_iterator last,
+                               std::optional<std::string>& repeated) {
+  std::vector<std::vector<std::string>> open;  // the reply keys seen, per open object
+  bool twice = false;
+  std::string which;
+  json::parser_callback_t note = [&](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+        open.emplace_back();
+        break;
+      case json::parse_event_t::object_end:
+        if (!open.empty()) open.pop_back();
+        break;
+      case json::parse_event_t::key:
+        if (!open.empty() && !twice && parsed.is_string()) {
+          const auto& key = parsed.get_ref<const std::string&>();
+          if (!is_judge_reply_key(key)) break;
+          auto& seen = open.back();
+          if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+            twice = true;
+            which = key;
+          } else {
+            seen.push_back(key);
+          }
+        }
+        break;
+      default:
+        break;
+    }
+    return true;
+  };
+  json j = json::parse(first, last, note, false);
+  if (twice && !j.is_discarded() && !repeated) repeated = std::move(which);
+  return j;
+}
 
 inline void collect_candidates(std::string_view text, judge_candidates& out, int depth);
 
@@ -229,7 +281,7 @@ inline void collect_candidates(std::string_view text, judge_candidates& out, int
   std::string_view trimmed = trim_py(text);
   if (trimmed.empty()) return;
   if (trimmed.front() == '{') {
-    json whole = json::parse(trimmed.begin(), trimmed.end(), nullptr, false);
+    json whole = parse_reply_object(trimmed.begin(), trimmed.end(), out.repeated_key);
     if (!whole.is_discarded() && whole.is_object()) {
       take_object(std::move(whole), out, depth);
       return;
@@ -250,8 +302,8 @@ inline void collect_candidates(std::string_view text, judge_candidates& out, int
       ++pos;
       continue;
     }
-    json j = json::parse(text.begin() + static_cast<std::ptrdiff_t>(pos),
-                         text.begin() + static_cast<std::ptrdiff_t>(end), nullptr, false);
+    json j = parse_reply_object(text.begin() + static_cast<std::ptrdiff_t>(pos),
+                                text.begin() + static_cast<std::ptrdiff_t>(end), out.repeated_key);
     if (!j.is_discarded() && j.is_object()) {
       take_object(std::move(j), out, depth);
       pos = end;
@@ -293,6 +345,10 @@ inline judge_reply parse_judge_reply(std::string_view raw) {
   }
   detail::judge_candidates candidates;
   detail::collect_candidates(raw, candidates, 0);
+  if (candidates.repeated_key) {
+    reply.error = fmt::format("judge reply repeats the key \"{}\"", *candidates.repeated_key);
+    return reply;
+  }
   if (candidates.envelope_error) {
     reply.error = "judge reported an error: " + *candidates.envelope_error;
     reply.backend_error = true;
