@@ -246,7 +246,7 @@ inline evaluation_result run_output_json(const compiled_evaluator& c, std::strin
   }
   output_document value;
   std::string message;
-  switch (extract_json_path(input, *segs, value, message)) {
+  switch (extract_json_path_of(input, *segs, path_text, value, message)) {
     case json_extract::invalid: return error_result("Invalid JSON: " + message);
     case json_extract::not_found: return error_result(fmt::format("Path not found: {}", path_text));
     case json_extract::found: break;

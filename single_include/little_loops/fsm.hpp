@@ -3506,8 +3506,9 @@ inline std::optional<std::size_t> path_index(std::string_view key) noexcept {
 
 // Splits a path into segments. "" and "." select the root (no segments). A leading "." is
 // optional; `[N]` (digits only) is an index segment; any other `[` is part of a key.
-// Empty keys (`a..b`) are kept and simply never match.
-inline path_segments parse_json_path(std::string_view path) {
+// Empty keys (`a..b`) are kept and simply never match. With `brackets` false, `[` is never
+// special: the path splits at dots only, as the original's (a key may hold `[0]`).
+inline path_segments parse_json_path(std::string_view path, bool brackets = true) {
   path_segments out;
   if (path.empty() || path == ".") return out;
   if (path.front() == '.') path.remove_prefix(1);
@@ -3523,7 +3524,7 @@ inline path_segments parse_json_path(std::string_view path) {
       ++i;
       continue;
     }
-    if (c == '[') {
+    if (c == '[' && brackets) {
       std::size_t close = path.find(']', i + 1);
       if (close != std::string_view::npos && all_digits(path.substr(i + 1, close - i - 1))) {
         if (pending && !current.empty()) out.push_back({std::move(current), false});
@@ -3540,6 +3541,13 @@ inline path_segments parse_json_path(std::string_view path) {
   }
   if (pending) out.push_back({std::move(current), false});
   return out;
+}
+
+// True when a segment was written as `[N]`.
+inline bool has_bracket_segment(const path_segments& segs) noexcept {
+  for (const auto& seg : segs)
+    if (seg.bracket) return true;
+  return false;
 }
 
 // Result of a lookup: the value, or where the walk stopped.
@@ -5521,6 +5529,7 @@ LITTLE_LOOPS_NAMESPACE_END
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <concepts>
 #include <optional>
@@ -5699,11 +5708,62 @@ inline std::optional<std::string> error_envelope_text(const json& j) {
   return sanitize_utf8(utf8_prefix(text, 200));
 }
 
-// What a reply holds: candidate objects, and the first error envelope met, if any.
+// What a reply holds: candidate objects, the first error envelope met, if any, and the
+// first key the judge's answer is read from that an object of it repeats.
 struct judge_candidates {
   std::vector<json> objects;
   std::optional<std::string> envelope_error;
+  std::optional<std::string> repeated_key;
 };
+
+// The keys a reply is read by: in a verdict object, or in a CLI envelope.
+inline bool is_judge_reply_key(std::string_view key) noexcept {
+  for (std::string_view k : {"verdict", "reasons", "reason", "confidence", "is_error", "result",
+                             "structured_output"})
+    if (key == k) return true;
+  return false;
+}
+
+// json::parse of [first, last) (discarded when invalid) that also notes in `repeated` the
+// first of the reply's keys that an object in it holds twice: the parser keeps the last
+// value, so `{"verdict": "fail", "verdict": "pass"}` would read as a pass. Seed 003's parser
+// (serde) rejects such a reply, and a judge's answer must fail closed.
+inline json parse_reply_object(std::string_view::const_iterator first,
+                               std::string_view::const_iterator last,
+                               std::optional<std::string>& repeated) {
+  std::vector<std::vector<std::string>> open;  // the reply keys seen, per open object
+  bool twice = false;
+  std::string which;
+  json::parser_callback_t note = [&](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+        open.emplace_back();
+        break;
+      case json::parse_event_t::object_end:
+        if (!open.empty()) open.pop_back();
+        break;
+      case json::parse_event_t::key:
+        if (!open.empty() && !twice && parsed.is_string()) {
+          const auto& key = parsed.get_ref<const std::string&>();
+          if (!is_judge_reply_key(key)) break;
+          auto& seen = open.back();
+          if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+            twice = true;
+            which = key;
+          } else {
+            seen.push_back(key);
+          }
+        }
+        break;
+      default:
+        break;
+    }
+    return true;
+  };
+  json j = json::parse(first, last, note, false);
+  if (twice && !j.is_discarded() && !repeated) repeated = std::move(which);
+  return j;
+}
 
 inline void collect_candidates(std::string_view text, judge_candidates& out, int depth);
 
@@ -5736,7 +5796,7 @@ inline void collect_candidates(std::string_view text, judge_candidates& out, int
   std::string_view trimmed = trim_py(text);
   if (trimmed.empty()) return;
   if (trimmed.front() == '{') {
-    json whole = json::parse(trimmed.begin(), trimmed.end(), nullptr, false);
+    json whole = parse_reply_object(trimmed.begin(), trimmed.end(), out.repeated_key);
     if (!whole.is_discarded() && whole.is_object()) {
       take_object(std::move(whole), out, depth);
       return;
@@ -5757,8 +5817,8 @@ inline void collect_candidates(std::string_view text, judge_candidates& out, int
       ++pos;
       continue;
     }
-    json j = json::parse(text.begin() + static_cast<std::ptrdiff_t>(pos),
-                         text.begin() + static_cast<std::ptrdiff_t>(end), nullptr, false);
+    json j = parse_reply_object(text.begin() + static_cast<std::ptrdiff_t>(pos),
+                                text.begin() + static_cast<std::ptrdiff_t>(end), out.repeated_key);
     if (!j.is_discarded() && j.is_object()) {
       take_object(std::move(j), out, depth);
       pos = end;
@@ -5800,6 +5860,10 @@ inline judge_reply parse_judge_reply(std::string_view raw) {
   }
   detail::judge_candidates candidates;
   detail::collect_candidates(raw, candidates, 0);
+  if (candidates.repeated_key) {
+    reply.error = fmt::format("judge reply repeats the key \"{}\"", *candidates.repeated_key);
+    return reply;
+  }
   if (candidates.envelope_error) {
     reply.error = "judge reported an error: " + *candidates.envelope_error;
     reply.backend_error = true;
@@ -6348,6 +6412,17 @@ inline json_extract extract_json_path(std::string_view output, const path_segmen
   return json_extract::found;
 }
 
+// extract_json_path of `segs`, the segments of `path`; when `[N]` segments find nothing,
+// the path read as the original reads it (split at dots only: `.a[0]` names the key
+// "a[0]") is tried too, so that keys holding brackets stay reachable.
+inline json_extract extract_json_path_of(std::string_view output, const path_segments& segs,
+                                         std::string_view path, output_document& value,
+                                         std::string& message) {
+  const json_extract first = extract_json_path(output, segs, value, message);
+  if (first != json_extract::not_found || !has_bracket_segment(segs)) return first;
+  return extract_json_path(output, parse_json_path(path, false), value, message);
+}
+
 // The comparison step of output_json, given the extracted value.
 inline evaluation_result compare_json_value(const output_document& value, std::string_view path,
                                             comparison_op op, const json& target) {
@@ -6378,6 +6453,8 @@ inline evaluation_result compare_json_value(const output_document& value, std::s
 /// @brief Parses `output` as JSON, extracts `path` (`.a.b`, `.a.0.b`, `.a[0].b`; `.` or `""`
 /// for the whole document) and compares it with `target` (seed 000).
 ///
+/// A path with `[N]` that names nothing is also read as the original reads it, split at dots
+/// only, so `.a[0]` finds the key "a[0]" of `{"a[0]": 7}`.
 /// Numbers (and booleans, as in Python) compare numerically with every operator; other
 /// values support only `eq`/`ne` (deep equality). Details `{"value", "path", "target",
 /// "operator"}` for numeric comparisons, `{"value", "path", "target"}` otherwise; `error` with
@@ -6388,7 +6465,7 @@ inline evaluation_result evaluate_output_json(std::string_view output, std::stri
   auto segs = detail::parse_json_path(path);
   detail::output_document value;
   std::string message;
-  switch (detail::extract_json_path(output, segs, value, message)) {
+  switch (detail::extract_json_path_of(output, segs, path, value, message)) {
     case detail::json_extract::invalid: return detail::error_result("Invalid JSON: " + message);
     case detail::json_extract::not_found:
       return detail::error_result(fmt::format("Path not found: {}", path));
@@ -6632,7 +6709,7 @@ inline evaluation_result run_output_json(const compiled_evaluator& c, std::strin
   }
   output_document value;
   std::string message;
-  switch (extract_json_path(input, *segs, value, message)) {
+  switch (extract_json_path_of(input, *segs, path_text, value, message)) {
     case json_extract::invalid: return error_result("Invalid JSON: " + message);
     case json_extract::not_found: return error_result(fmt::format("Path not found: {}", path_text));
     case json_extract::found: break;

@@ -260,6 +260,13 @@ TEST_SUITE("evaluators") {
     CHECK(ll::evaluate_output_json(R"({"a": [[1, 2], [3, 4]]})", ".a.\u0661.\u0660", op::eq, 3)
               .verdict == "success");
     CHECK(ll::evaluate_output_json("[1,2]", ".1", op::eq, 2).verdict == "success");
+    // A key holding brackets, as the original reads `.a[0]` (split at dots only): found when
+    // the `[N]` reading names nothing; the `[N]` reading wins when both name a value.
+    CHECK(ll::evaluate_output_json(R"({"a[0]": 7})", ".a[0]", op::eq, 7).verdict == "success");
+    CHECK(ll::evaluate_output_json(R"({"a": {"b[0]": 3}})", ".a.b[0]", op::eq, 3).verdict == "success");
+    CHECK(ll::evaluate_output_json(R"({"a": [5], "a[0]": 7})", ".a[0]", op::eq, 5).verdict == "success");
+    CHECK(ll::evaluate_output_json(R"({"a": [5]})", ".a[1]", op::eq, 5).details ==
+          ll::json{{"error", "Path not found: .a[1]"}});
     CHECK(ll::evaluate_output_json("42", ".", op::eq, 42).verdict == "success");
     CHECK(ll::evaluate_output_json("42", "", op::gt, 41).verdict == "success");
     auto whole = ll::evaluate_output_json(R"({"x":1})", ".", op::eq, ll::json{{"x", 1}});
@@ -590,6 +597,14 @@ TEST_SUITE("default evaluator") {
     CHECK(esc.verdict == "success");
     CHECK(esc.details["target"] == "${x}");
     CHECK(r.run(&j, R"({"ok": "$${x}"})").verdict == "failure");
+    // A key holding brackets is found through the dispatcher too, literal path or rendered.
+    j.target = 7;
+    j.path = ".a[0]";
+    CHECK(r.run(&j, R"({"a[0]": 7})").verdict == "success");
+    r.context["bracketed"] = ".a[0]";
+    j.path = "${context.bracketed}";
+    CHECK(r.run(&j, R"({"a[0]": 7})").verdict == "success");
+    CHECK(r.run(&j, R"({"a": [7]})").verdict == "success");
 
     auto s = cfg(ll::evaluator_type::output_json);
     s.source = "${context.alt}";

@@ -61,8 +61,9 @@ inline std::optional<std::size_t> path_index(std::string_view key) noexcept {
 
 // Splits a path into segments. "" and "." select the root (no segments). A leading "." is
 // optional; `[N]` (digits only) is an index segment; any other `[` is part of a key.
-// Empty keys (`a..b`) are kept and simply never match.
-inline path_segments parse_json_path(std::string_view path) {
+// Empty keys (`a..b`) are kept and simply never match. With `brackets` false, `[` is never
+// special: the path splits at dots only, as the original's (a key may hold `[0]`).
+inline path_segments parse_json_path(std::string_view path, bool brackets = true) {
   path_segments out;
   if (path.empty() || path == ".") return out;
   if (path.front() == '.') path.remove_prefix(1);
@@ -78,7 +79,7 @@ inline path_segments parse_json_path(std::string_view path) {
       ++i;
       continue;
     }
-    if (c == '[') {
+    if (c == '[' && brackets) {
       std::size_t close = path.find(']', i + 1);
       if (close != std::string_view::npos && all_digits(path.substr(i + 1, close - i - 1))) {
         if (pending && !current.empty()) out.push_back({std::move(current), false});
@@ -95,6 +96,13 @@ inline path_segments parse_json_path(std::string_view path) {
   }
   if (pending) out.push_back({std::move(current), false});
   return out;
+}
+
+// True when a segment was written as `[N]`.
+inline bool has_bracket_segment(const path_segments& segs) noexcept {
+  for (const auto& seg : segs)
+    if (seg.bracket) return true;
+  return false;
 }
 
 // Result of a lookup: the value, or where the walk stopped.

@@ -336,6 +336,17 @@ inline json_extract extract_json_path(std::string_view output, const path_segmen
   return json_extract::found;
 }
 
+// extract_json_path of `segs`, the segments of `path`; when `[N]` segments find nothing,
+// the path read as the original reads it (split at dots only: `.a[0]` names the key
+// "a[0]") is tried too, so that keys holding brackets stay reachable.
+inline json_extract extract_json_path_of(std::string_view output, const path_segments& segs,
+                                         std::string_view path, output_document& value,
+                                         std::string& message) {
+  const json_extract first = extract_json_path(output, segs, value, message);
+  if (first != json_extract::not_found || !has_bracket_segment(segs)) return first;
+  return extract_json_path(output, parse_json_path(path, false), value, message);
+}
+
 // The comparison step of output_json, given the extracted value.
 inline evaluation_result compare_json_value(const output_document& value, std::string_view path,
                                             comparison_op op, const json& target) {
@@ -366,6 +377,8 @@ inline evaluation_result compare_json_value(const output_document& value, std::s
 /// @brief Parses `output` as JSON, extracts `path` (`.a.b`, `.a.0.b`, `.a[0].b`; `.` or `""`
 /// for the whole document) and compares it with `target` (seed 000).
 ///
+/// A path with `[N]` that names nothing is also read as the original reads it, split at dots
+/// only, so `.a[0]` finds the key "a[0]" of `{"a[0]": 7}`.
 /// Numbers (and booleans, as in Python) compare numerically with every operator; other
 /// values support only `eq`/`ne` (deep equality). Details `{"value", "path", "target",
 /// "operator"}` for numeric comparisons, `{"value", "path", "target"}` otherwise; `error` with
@@ -376,7 +389,7 @@ inline evaluation_result evaluate_output_json(std::string_view output, std::stri
   auto segs = detail::parse_json_path(path);
   detail::output_document value;
   std::string message;
-  switch (detail::extract_json_path(output, segs, value, message)) {
+  switch (detail::extract_json_path_of(output, segs, path, value, message)) {
     case detail::json_extract::invalid: return detail::error_result("Invalid JSON: " + message);
     case detail::json_extract::not_found:
       return detail::error_result(fmt::format("Path not found: {}", path));
