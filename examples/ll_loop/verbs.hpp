@@ -4,6 +4,9 @@
 
 #include "args.hpp"
 
+#include <filesystem>
+#include <string>
+
 namespace ll_loop {
 
 /// Exit codes of ll-loop.
@@ -29,5 +32,9 @@ int verb_test(const parsed_args& args);
 int verb_status(const parsed_args& args);
 int verb_history(const parsed_args& args);
 int verb_stop(const parsed_args& args);
+
+/// For a message saying `name` has no journal: ` (its journal files hold loop "OTHER")` when
+/// the files `name` maps to hold another loop's runs (ll::journal_name_collision), else "".
+std::string collision_note(const std::filesystem::path& dir, const std::string& name);
 
 }  // namespace ll_loop

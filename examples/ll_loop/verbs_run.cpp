@@ -800,7 +800,8 @@ int verb_resume(const parsed_args& args) {
     return exit_failed;
   }
   if (!loaded_record->has_value()) {
-    say_error(fmt::format("Nothing to resume for: {}", s.shown_name));
+    say_error(fmt::format("Nothing to resume for: {}{}", s.shown_name,
+                          collision_note(s.journal_dir, s.shown_name)));
     return exit_failed;
   }
   const ll::journal_record* record = &**loaded_record;

@@ -45,6 +45,15 @@ ll::json status_json(const ll::journal_record& r, const fs::path& dir) {
   return j;
 }
 
+}  // namespace
+
+std::string collision_note(const fs::path& dir, const std::string& name) {
+  const auto owner = ll::journal_name_collision(dir, name);
+  return owner ? fmt::format(" (its journal files hold loop \"{}\")", terminal_safe(*owner)) : std::string();
+}
+
+namespace {
+
 /// The record of `name`, or an error message already printed.
 std::optional<ll::journal_record> find_record(const fs::path& dir, const std::string& name) {
   auto loaded = ll::load_journal(dir, name);
@@ -53,7 +62,7 @@ std::optional<ll::journal_record> find_record(const fs::path& dir, const std::st
     return std::nullopt;
   }
   if (!loaded->has_value()) {
-    say_error(fmt::format("No state found for: {}", name));
+    say_error(fmt::format("No state found for: {}{}", name, collision_note(dir, name)));
     return std::nullopt;
   }
   return std::move(**loaded);
@@ -216,6 +225,10 @@ int verb_history(const parsed_args& args) {
       return exit_usage;
     }
     tail = static_cast<std::size_t>(*n);  // 0: every event, as the original's events[-0:]
+  }
+  if (const std::string note = collision_note(dir, name); !note.empty()) {
+    say(fmt::format("No history for: {}{}", name, note));  // the events are the other loop's
+    return exit_ok;
   }
   auto events = ll::read_journal_events(dir, name, tail);
   if (events.empty()) {

@@ -9,7 +9,9 @@
 //
 // Files, per loop NAME in a directory DIR (default `.loops/.running`); NAME is made
 // file-system safe (characters other than [A-Za-z0-9._-] become `_`, a leading `.` gets a
-// `_` in front):
+// `_` in front; two loops whose names map to the same files — `a b` and `a_b` — cannot
+// both use them: the readers see only the runs of the loop named in the record, and
+// loop_journal::open() refuses the files of another loop, see journal_name_collision()):
 //   DIR/NAME.state.json     journal_record, replaced atomically (temp file in DIR, fsync,
 //                           rename, fsync DIR)
 //   DIR/NAME.state.0.jsonl  journal_sync::background only: checkpoint logs, one
@@ -151,7 +153,9 @@ inline bool journal_resumable(std::string_view status) noexcept {
 /// "iteration","current_state","snapshot"[,"captured"],"extra"}` (`loop_name` and the final
 /// `captured` are the original's LoopState keys).
 struct journal_record {
-  std::string name;           ///< the loop's name
+  /// The loop's name: the journal's (loop_journal::save() fills it in when empty). The
+  /// readers of a name return only records of that name.
+  std::string name;
   std::string status;         ///< see journal_status
   long pid = 0;               ///< the process that owns (or owned) the run
   std::string loop_path;      ///< where the loop definition came from (for resume)
@@ -728,8 +732,11 @@ inline expected<std::optional<journal_record>, little_loops::error> read_journal
   return read_journal_file(path);
 }
 
+// `exact`: a record whose name is not `name` (another loop's, whose name maps to the same
+// files) is none; false reads the files of `name` whoever they belong to (list_journals
+// passes file stems).
 inline expected<std::optional<journal_record>, little_loops::error> load_journal_record(
-    const std::filesystem::path& dir, std::string_view name, bool head_only) {
+    const std::filesystem::path& dir, std::string_view name, bool head_only, bool exact = true) {
   const auto paths = journal_paths_for(dir, name);
   auto primary = head_only ? detail::read_journal_head(paths.state) : detail::read_journal_file(paths.state);
   std::optional<journal_record> chosen;
@@ -747,6 +754,7 @@ inline expected<std::optional<journal_record>, little_loops::error> load_journal
     if (!primary) return unexpected(std::move(primary.error()));
     return std::optional<journal_record>{};
   }
+  if (exact && chosen->name != name) return std::optional<journal_record>{};
   // (A record without a pid, as the original writes, cannot be checked: it stays running.)
   if (chosen->status == journal_status::running && chosen->pid > 0 &&
       !journal_process_alive(chosen->pid, chosen->updated_at)) {
@@ -760,7 +768,8 @@ inline expected<std::optional<journal_record>, little_loops::error> load_journal
 
 /// Reads the journal of `name` in `dir`: the newest (by `seq`, else `updated_at`) whole record of
 /// `DIR/NAME.state.json` and the checkpoint logs of journal_sync::background. nullopt when
-/// there is none; errc::io_error / invalid_snapshot when the state file cannot be read and
+/// there is none, or when the files hold another loop's record (see
+/// journal_name_collision()); errc::io_error / invalid_snapshot when the state file cannot be read and
 /// no log has a record. A `running` record whose pid is dead comes back `interrupted` with
 /// `stale` set (the files themselves are not changed).
 inline expected<std::optional<journal_record>, little_loops::error> load_journal(
@@ -777,6 +786,16 @@ inline expected<std::optional<journal_record>, little_loops::error> load_journal
   return detail::load_journal_record(dir, name, true);
 }
 
+
+/// The name of the loop whose record the journal files of `name` hold, when it is another
+/// loop's: names are made file-system safe, so `a/b`, `a b` and `a_b` share the files
+/// `a_b.*`. nullopt when the files hold no record or one of `name`.
+inline std::optional<std::string> journal_name_collision(const std::filesystem::path& dir,
+                                                         std::string_view name) {
+  auto record = detail::load_journal_record(dir, name, true, false);
+  if (!record || !record->has_value() || (*record)->name == name) return std::nullopt;
+  return std::move((*record)->name);
+}
 
 /// Every readable journal in `dir`, sorted by file name. One that cannot be read (a
 /// malformed state file) is left out of the list; its error is appended to `*skipped` when
@@ -799,7 +818,7 @@ inline std::vector<journal_record> list_journals(const std::filesystem::path& di
   stems.erase(std::unique(stems.begin(), stems.end()), stems.end());
   std::vector<journal_record> out;
   for (const auto& stem : stems) {
-    auto r = summaries ? load_journal_summary(dir, stem) : load_journal(dir, stem);
+    auto r = detail::load_journal_record(dir, stem, summaries, false);
     if (r && r->has_value())
       out.push_back(std::move(**r));
     else if (!r && skipped != nullptr) {
@@ -1255,7 +1274,24 @@ class loop_journal {
     flush_events();
     syncer_.reset();  // it holds a descriptor of the old log
     close_logs();
+    const bool had_lock = lock_fd_ >= 0;
     if (auto locked = take_lock(); !locked) return locked;
+    // Another loop's runs, in the files this name maps to: a fresh run would wipe them and a
+    // resume would continue them. (The lock goes again unless it was held before.)
+    if (auto owner = journal_name_collision(dir_, name_)) {
+      if (!had_lock) {
+        ::close(lock_fd_);
+        lock_fd_ = -1;
+      }
+      return unexpected(little_loops::error{
+          errc::io_error,
+          fmt::format("these journal files hold the runs of loop \"{}\", not of \"{}\" (loop names "
+                      "that differ only in characters other than letters, digits, '.', '_' and "
+                      "'-' share their journal files): rename one of the loops, or remove the "
+                      "files of the other",
+                      *owner, name_),
+          paths_.state.string()});
+    }
     if (events_fd_ >= 0) ::close(events_fd_);
     events_fd_ = detail::open_cloexec(paths_.events.c_str(),
                                       O_WRONLY | O_CREAT | O_APPEND | (fresh ? O_TRUNC : 0));

@@ -727,6 +727,39 @@ def test_status_history_stop():
         expect(lines(wd / "cap.log") == ["x"], "a ran once", r)
 
 
+def test_loop_names_that_share_journal_files():
+    # `a b` and `a_b` map to the same files (.loops/.running/a_b.*): neither loop may take
+    # over, show or resume the other's runs.
+    with Workdir() as wd:
+        write(wd / ".loops" / "spaced.yaml", CHECK_FIX.replace("check-fix", "'a b'"))
+        write(wd / ".loops" / "underscored.yaml", CHECK_FIX.replace("check-fix", "a_b"))
+        r = ll("run", "spaced", "-q", cwd=wd)
+        expect_exit(r, 0)
+        events = lines(wd / ".loops" / ".running" / "a_b.events.jsonl")
+        expect(len(events) > 3, "the first loop's events", r)
+        r = ll("run", "underscored", "-q", cwd=wd)
+        expect_exit(r, 1)
+        expect_in('hold the runs of loop "a b", not of "a_b"', r.err, r)
+        expect(lines(wd / ".loops" / ".running" / "a_b.events.jsonl") == events,
+               "the first loop's event log is untouched", r)
+        for verb in ("status", "stop"):
+            r = ll(verb, "a_b", cwd=wd)
+            expect_exit(r, 1)
+            expect_in('No state found for: a_b (its journal files hold loop "a b")', r.err, r)
+        r = ll("resume", "a_b", cwd=wd)
+        expect_exit(r, 1)
+        expect_in('Nothing to resume for: a_b (its journal files hold loop "a b")', r.err, r)
+        r = ll("history", "a_b", cwd=wd)
+        expect_exit(r, 0)
+        expect_in('No history for: a_b (its journal files hold loop "a b")', r.out, r)
+        r = ll("status", "a b", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("Status: completed", r.out, r)
+        r = ll("history", "a b", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("loop_complete", r.out, r)
+
+
 def test_stop_running_loop_then_resume():
     with Workdir() as wd:
         write(wd / ".loops" / "slow.yaml", """\

@@ -70,6 +70,59 @@ TEST_CASE("file names are per loop and file-system safe") {
   CHECK(ll::default_journal_dir == ".loops/.running");
 }
 
+TEST_CASE("loop names that share journal files: each loop sees only its own runs") {
+  // `a/b`, `a b` and `a_b` all map to the files `a_b.*`.
+  temp_dir dir("collide");
+  {
+    ll::loop_journal journal(dir.path, "a/b");
+    REQUIRE(journal.open(true).has_value());
+    journal.append_event(ll::json{{"event", "loop_start"}, {"ts", "2026-01-01T00:00:00.000000+00:00"}});
+    ll::journal_record r;
+    r.status = "completed";
+    REQUIRE(journal.save(r).has_value());
+  }
+  auto own = ll::load_journal(dir.path, "a/b");
+  REQUIRE(own.has_value());
+  REQUIRE(own->has_value());
+  CHECK((*own)->name == "a/b");
+  for (const char* other : {"a_b", "a b"}) {
+    CAPTURE(other);
+    auto read = ll::load_journal(dir.path, other);
+    REQUIRE(read.has_value());
+    CHECK_FALSE(read->has_value());
+    auto summary = ll::load_journal_summary(dir.path, other);
+    REQUIRE(summary.has_value());
+    CHECK_FALSE(summary->has_value());
+    CHECK(ll::journal_name_collision(dir.path, other) == std::optional<std::string>("a/b"));
+    CHECK_FALSE(ll::request_stop(dir.path, other).has_value());  // never stops another loop
+  }
+  CHECK_FALSE(ll::journal_name_collision(dir.path, "a/b").has_value());
+  CHECK_FALSE(ll::journal_name_collision(dir.path, "elsewhere").has_value());
+  const auto listed = ll::list_journals(dir.path);  // listed under its own name
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].name == "a/b");
+
+  // Another loop does not take the files over: its journal does not open (a fresh open
+  // would empty the event log), and the lock is not kept.
+  const auto events_before = fs::file_size(ll::journal_paths_for(dir.path, "a/b").events);
+  {
+    ll::loop_journal intruder(dir.path, "a_b");
+    auto opened = intruder.open(true);
+    REQUIRE_FALSE(opened.has_value());
+    CHECK(opened.error().message.find("hold the runs of loop \"a/b\", not of \"a_b\"") !=
+          std::string::npos);
+    CHECK(opened.error().path == ll::journal_paths_for(dir.path, "a_b").state.string());
+    ll::loop_journal owner(dir.path, "a/b");  // while the intruder still exists
+    CHECK(owner.open(false).has_value());
+  }
+  CHECK(fs::file_size(ll::journal_paths_for(dir.path, "a/b").events) >= events_before);
+  CHECK(events_before > 0);
+  auto still = ll::load_journal(dir.path, "a/b");
+  REQUIRE(still.has_value());
+  REQUIRE(still->has_value());
+  CHECK((*still)->status == "completed");
+}
+
 TEST_CASE("a recorded pid is alive only if that process could have written the record") {
   using ll::detail::journal_epoch_seconds;
   CHECK(journal_epoch_seconds("1970-01-01T00:00:00+00:00") == 0.0);
