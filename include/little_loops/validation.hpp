@@ -270,6 +270,7 @@ inline void check_verdict_spelling(std::string_view verdict, const std::string& 
 /// | `failure-not-terminal` | warning | `failure: true` on a non-terminal state |
 /// | `empty-action` | warning | `action: ""`: the state runs no action, as in the seed |
 /// | `capture-without-action` | warning | `capture` on a state without an action (or an empty one) |
+/// | `unused-state-field` | warning | `timeout` / `action_type` on a state that runs no action (none, empty, or terminal); `evaluate` on a terminal; `on_maintain` without `maintain: true` |
 /// | `unused-evaluator-field` | warning | an evaluator field its type does not read |
 /// | `llm-disabled` | warning | llm_structured while `llm.enabled: false` |
 /// | `suspicious-verdict` | warning | on_<verdict>/route key close to a built-in verdict |
@@ -383,6 +384,32 @@ inline diagnostics validate(const fsm_loop& loop) {
     if (state.capture && (!state.action || state.action->empty()))
       report(out, detail::join_path(path, "capture"), "capture-without-action",
              "'capture' on a state without an action captures nothing", severity::warning);
+    // Fields of the action, of the evaluation and of the maintain restart that nothing reads
+    // here (design §3.1: every accepted field has a consumer, or the user is told).
+    const bool runs_action = state.action && !state.action->empty() && !state.terminal;
+    if (!runs_action) {
+      const char* why = state.terminal ? "a terminal state runs no action"
+                                       : "this state has no action";
+      if (state.timeout)
+        report(out, detail::join_path(path, "timeout"), "unused-state-field",
+               fmt::format("'timeout' limits the state's action, and {}: it is never used", why),
+               severity::warning);
+      if (state.action_type)
+        report(out, detail::join_path(path, "action_type"), "unused-state-field",
+               fmt::format("'action_type' says how to run the state's action, and {}: it is "
+                           "never used",
+                           why),
+               severity::warning);
+    }
+    if (state.terminal && state.evaluate)
+      report(out, detail::join_path(path, "evaluate"), "unused-state-field",
+             "'evaluate' on a terminal state is never used: the loop ends (or, with 'maintain: "
+             "true', restarts) when it enters a terminal state",
+             severity::warning);
+    if (state.on_maintain && !loop.maintain)
+      report(out, detail::join_path(path, "on_maintain"), "unused-state-field",
+             "'on_maintain' is used only in a loop with 'maintain: true': it is never used",
+             severity::warning);
 
     for (const auto& entry : state.on)
       detail::check_verdict_spelling(entry.first, detail::join_path(path, "on_" + entry.first),

@@ -616,6 +616,36 @@ TEST_CASE("warnings: conflicts, dead configuration and unreachable states") {
   CHECK(find_diagnostic(found, "states.a.capture", "capture-without-action"));
   CHECK_FALSE(ll::has_errors(found));
 
+  // Fields nothing reads: the action's on a state that runs none, an evaluation or a
+  // maintain target that is never used.
+  found = check(loop_doc(R"("a": {"timeout": 5, "action_type": "prompt", "next": "b"},
+                            "b": {"action": "", "timeout": 5, "next": "z"},
+                            "z": {"terminal": true, "action": "echo bye", "timeout": 5,
+                                  "action_type": "shell", "evaluate": {"type": "exit_code"},
+                                  "on_maintain": "a"})"));
+  for (const char* where : {"states.a.timeout", "states.a.action_type", "states.b.timeout",
+                            "states.z.timeout", "states.z.action_type", "states.z.evaluate",
+                            "states.z.on_maintain"}) {
+    CAPTURE(where);
+    const auto* d = find_diagnostic(found, where, "unused-state-field");
+    REQUIRE(d != nullptr);
+    CHECK(d->level == ll::severity::warning);
+  }
+  CHECK(find_diagnostic(found, "states.a.timeout", "unused-state-field")->message ==
+        "'timeout' limits the state's action, and this state has no action: it is never used");
+  CHECK(find_diagnostic(found, "states.z.timeout", "unused-state-field")->message ==
+        "'timeout' limits the state's action, and a terminal state runs no action: it is never "
+        "used");
+  CHECK_FALSE(ll::has_errors(found));
+  // Where they are read: no such warning (an evaluation without an action reads "" and exit
+  // 0; a maintain loop restarts from its terminal's on_maintain).
+  found = check(loop_doc(R"("a": {"action": "x", "timeout": 5, "action_type": "shell",
+                                  "on_success": "b", "on_failure": "b"},
+                            "b": {"evaluate": {"type": "exit_code"}, "on_success": "z", "on_failure": "z"},
+                            "z": {"terminal": true, "on_maintain": "a"})",
+                         R"("maintain": true, )"));
+  for (const auto& d : found) CHECK_MESSAGE(d.code != "unused-state-field", d.path);
+
   found = check(loop_doc(R"("a": {"action": "x", "evaluate": {"type": "exit_code",
                                   "pattern": "p", "direction": "maximize"}, "next": "done"})"));
   CHECK(find_diagnostic(found, "states.a.evaluate.pattern", "unused-evaluator-field"));
