@@ -11201,13 +11201,56 @@ inline std::vector<loop_transition> transitions_of(const std::string& name,
   return out;
 }
 
-/// The transitions of `state` in `loop`: as above, plus, in a `maintain: true` loop, the
-/// restart of a terminal without `on_maintain` (labelled `maintain`, to `initial`).
+namespace detail {
+
+// True when a verdict of `state` (not a `next:` state) can find no route: the verdicts its
+// evaluator gives (exit_code, output_numeric, output_json, output_contains: success, failure,
+// error; convergence: target, progress, stall, error; llm_structured, the default for a
+// prompt: any) that neither the route table (with `_error`, `_`) nor a shorthand takes. A
+// state with neither action nor evaluate yields success (design §3.16).
+inline bool has_unrouted_verdict(const state_config& state) {
+  if (state.route && state.route->default_target) return false;
+  const auto routed = [&](std::string_view verdict) {
+    if (state.route) {
+      if (state.route->routes.count(std::string(verdict)) != 0) return true;
+      if (verdict == "error" && state.route->error_target) return true;
+    }
+    return state.on.count(std::string(verdict)) != 0;
+  };
+  const bool acts = state.action && !state.action->empty();
+  evaluator_type type = evaluator_type::exit_code;
+  if (state.evaluate) {
+    type = state.evaluate->type;
+  } else if (!acts) {
+    return !routed("success");
+  } else if (state.action_type ? *state.action_type != action_kind::shell
+                               : state.action->front() == '/') {
+    type = evaluator_type::llm_structured;
+  }
+  switch (type) {
+    case evaluator_type::llm_structured: return true;  // any verdict the judge names
+    case evaluator_type::convergence:
+      return !routed("target") || !routed("progress") || !routed("stall") || !routed("error");
+    default: return !routed("success") || !routed("failure") || !routed("error");
+  }
+}
+
+}  // namespace detail
+
+/// The transitions of `state` in `loop`, as the executor takes them: as above, except that
+/// `maintain` edges belong to `maintain: true` loops only (elsewhere `on_maintain` is never
+/// used), where every terminal restarts at its `on_maintain` or `initial`, and so does a
+/// state (other than a `next:` state) for the verdicts its routes leave out (see
+/// detail::has_unrouted_verdict), instead of ending the run (labelled `maintain`).
 inline std::vector<loop_transition> transitions_of(const fsm_loop& loop, const std::string& name,
                                                    const state_config& state) {
   auto out = transitions_of(name, state);
-  if (loop.maintain && state.terminal && !state.on_maintain)
-    out.push_back(loop_transition{name, "maintain", loop.initial});
+  std::erase_if(out, [](const loop_transition& t) { return t.label == "maintain"; });
+  if (loop.maintain &&
+      (state.terminal || (!state.next && detail::has_unrouted_verdict(state)))) {
+    const std::string& to = state.on_maintain ? *state.on_maintain : loop.initial;
+    out.push_back(loop_transition{name, "maintain", to == "$current" ? name : to});
+  }
   return out;
 }
 
@@ -11418,8 +11461,9 @@ struct render_ids {
 /// Max iterations: 50
 /// Evaluator: output_contains [pattern: "0 errors"]
 /// ```
-/// Failure terminals show `[terminal, failure]`; a terminal with `on_maintain` (or any
-/// terminal of a `maintain: true` loop: to `initial`) adds `maintain→<target>`; a loop with
+/// Failure terminals show `[terminal, failure]`; in a `maintain: true` loop every terminal,
+/// and every state whose routes leave verdicts out, adds `maintain→<target>` (its
+/// `on_maintain`, else `initial`); a loop with
 /// `on_max_iterations` gets an `On max iterations: <state>` line after `Max iterations`. With several deciding states the last line becomes an
 /// `Evaluators:` block with one `<state>: <evaluator>` line each. Control characters in
 /// names are shown escaped (`\n`).

@@ -156,8 +156,39 @@ TEST_CASE("transitions_of: what can actually be taken, in resolution order") {
   t = transitions_of("e", loop.states.at("e"));
   REQUIRE(t.size() == 1);
   CHECK(t[0].label == "maintain");
-  CHECK(render_dot(loop).find(R"([label="maintain", style=dotted])") != std::string::npos);
-  CHECK(transitions_of(loop).size() == 6);
+  // Without `maintain: true` the executor never uses on_maintain: the loop draws no such edge.
+  CHECK(transitions_of(loop, "e", loop.states.at("e")).empty());
+  CHECK(render_dot(loop).find("maintain") == std::string::npos);
+  CHECK(transitions_of(loop).size() == 5);
+}
+
+TEST_CASE("transitions_of: in a maintain loop, verdicts without a route restart the loop") {
+  const auto loop = *parse_loop(spec(R"({"name": "t", "initial": "a", "maintain": true, "states": {
+      "a": {"action": "x", "on_success": "b", "on_failure": "a"},
+      "b": {"action": "x", "on_success": "c", "on_failure": "a", "on_error": "a"},
+      "c": {"action": "x", "evaluate": {"type": "convergence", "target": 0},
+            "on_target": "d", "on_progress": "c", "on_stall": "c"},
+      "d": {"action": "/ask", "on_success": "e", "on_maintain": "b"},
+      "e": {"action": "x", "route": {"_": "f"}},
+      "f": {"on_success": "g"},
+      "g": {"action": "x", "next": "z"},
+      "z": {"terminal": true, "on_maintain": "$current"}}})"));
+  const auto maintain_edge = [&](const char* state) -> std::string {
+    for (const auto& t : transitions_of(loop, state, loop.states.at(state)))
+      if (t.label == "maintain") return t.to;
+    return "";
+  };
+  CHECK(maintain_edge("a") == "a");  // `error` has no route: back to initial
+  CHECK(maintain_edge("b").empty());   // success, failure, error: all routed
+  CHECK(maintain_edge("c") == "a");  // convergence's `error` has no route
+  CHECK(maintain_edge("d") == "b");  // a prompt's judge may give any verdict: its on_maintain
+  CHECK(maintain_edge("e").empty());   // `_` takes every verdict
+  CHECK(maintain_edge("f").empty());   // no action, no evaluate: always success
+  CHECK(maintain_edge("g").empty());   // a next: state
+  CHECK(maintain_edge("z") == "z");  // a terminal restarts ($current: itself)
+  const auto preview = render_preview(loop);
+  CHECK(preview.find("  a: success\u2192b, failure\u2192a, maintain\u2192a\n") != std::string::npos);
+  CHECK(preview.find("  b: success\u2192c, failure\u2192a, error\u2192a\n") != std::string::npos);
 }
 
 TEST_CASE("transitions_of: dead routes are not drawn, live loop-level ones are") {
