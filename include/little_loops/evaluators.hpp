@@ -382,6 +382,20 @@ class basic_evaluator {
             instruction = std::move(*p);
           }
           const json* schema = cfg.schema ? &*cfg.schema : nullptr;
+          // The loop's deadline bounds the judge too (request.time_left).
+          if (request.time_left && request.time_left->count() <= 0) {
+            evaluation_result r = detail::judge_error_result("LLM evaluation timeout", "timeout");
+            r.details["reason"] =
+                "LLM evaluation timeout: the loop's timeout has passed (the judge was not asked)";
+            return r;
+          }
+          if (request.time_left &&
+              static_cast<double>(request.time_left->count()) < llm.timeout * 1000.0) {
+            llm_config bounded = llm;
+            bounded.timeout = static_cast<double>(request.time_left->count()) / 1000.0;
+            return evaluate_llm_structured(judge_, input, instruction, schema,
+                                           cfg.min_confidence, cfg.uncertain_suffix, bounded);
+          }
           return evaluate_llm_structured(judge_, input, instruction, schema, cfg.min_confidence,
                                          cfg.uncertain_suffix, llm);
         }

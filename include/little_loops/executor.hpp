@@ -771,6 +771,10 @@ class fsm_executor {
         req.action = action;
         req.context = &ctx;
         req.llm = &loop_->loop().llm;
+        if (deadline_)
+          req.time_left = std::max(std::chrono::milliseconds(0),
+                                   std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       *deadline_ - clock_->now()));
         req.convergence_memory = &convergence_[current_];
         expected<evaluation_result, error> ev = call_evaluator(req);
         if (convergence_[current_]) note_convergence_state(current_);

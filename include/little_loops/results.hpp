@@ -241,6 +241,10 @@ struct evaluation_request {
   /// Convergence memory of this state (owned by the executor, kept in snapshots): the
   /// previous value seen, updated by the convergence evaluator.
   std::optional<double>* convergence_memory = nullptr;
+  /// Time left before the loop's `timeout` (nullopt: the loop has none). The LLM judge is
+  /// given at most this long instead of its `llm.timeout`, and is not asked once it is gone,
+  /// so a hung judge cannot hold a run past its deadline.
+  std::optional<std::chrono::milliseconds> time_left;
 };
 
 LITTLE_LOOPS_NAMESPACE_END

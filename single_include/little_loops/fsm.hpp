@@ -2471,6 +2471,10 @@ struct evaluation_request {
   /// Convergence memory of this state (owned by the executor, kept in snapshots): the
   /// previous value seen, updated by the convergence evaluator.
   std::optional<double>* convergence_memory = nullptr;
+  /// Time left before the loop's `timeout` (nullopt: the loop has none). The LLM judge is
+  /// given at most this long instead of its `llm.timeout`, and is not asked once it is gone,
+  /// so a hung judge cannot hold a run past its deadline.
+  std::optional<std::chrono::milliseconds> time_left;
 };
 
 LITTLE_LOOPS_NAMESPACE_END
@@ -6872,6 +6876,20 @@ class basic_evaluator {
             instruction = std::move(*p);
           }
           const json* schema = cfg.schema ? &*cfg.schema : nullptr;
+          // The loop's deadline bounds the judge too (request.time_left).
+          if (request.time_left && request.time_left->count() <= 0) {
+            evaluation_result r = detail::judge_error_result("LLM evaluation timeout", "timeout");
+            r.details["reason"] =
+                "LLM evaluation timeout: the loop's timeout has passed (the judge was not asked)";
+            return r;
+          }
+          if (request.time_left &&
+              static_cast<double>(request.time_left->count()) < llm.timeout * 1000.0) {
+            llm_config bounded = llm;
+            bounded.timeout = static_cast<double>(request.time_left->count()) / 1000.0;
+            return evaluate_llm_structured(judge_, input, instruction, schema,
+                                           cfg.min_confidence, cfg.uncertain_suffix, bounded);
+          }
           return evaluate_llm_structured(judge_, input, instruction, schema, cfg.min_confidence,
                                          cfg.uncertain_suffix, llm);
         }
@@ -9011,6 +9029,10 @@ class fsm_executor {
         req.action = action;
         req.context = &ctx;
         req.llm = &loop_->loop().llm;
+        if (deadline_)
+          req.time_left = std::max(std::chrono::milliseconds(0),
+                                   std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       *deadline_ - clock_->now()));
         req.convergence_memory = &convergence_[current_];
         expected<evaluation_result, error> ev = call_evaluator(req);
         if (convergence_[current_]) note_convergence_state(current_);

@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <stop_token>
+#include <string>
+#include <vector>
 
 using namespace executor_test;
 using namespace std::chrono_literals;
@@ -144,6 +146,38 @@ TEST_SUITE("executor.limits") {
     REQUIRE(r.error.has_value());
     CHECK(r.error->code == ll::errc::no_transition);
     CHECK(r.error->message == "No valid transition from state \"check\" for verdict \"failure\"");
+  }
+
+  TEST_CASE("the loop timeout bounds the LLM judge: it gets the time left, or is not asked") {
+    struct timed_judge {
+      std::vector<std::chrono::milliseconds>* timeouts;
+      ll::expected<std::string, ll::judge_error> ask(const ll::judge_request& r) const {
+        timeouts->push_back(r.timeout);
+        return std::string(R"({"verdict":"failure"})");
+      }
+    };
+    std::vector<std::chrono::milliseconds> asked;
+    ll::manual_clock clock;
+    ll::scripted_runner runner;
+    runner.on_call([&](const ll::action_request&) { clock.advance(4s); });
+    ll::executor_options opts;
+    opts.clock = &clock;
+    auto ex = ll::make_executor(compiled(R"({
+      "name": "t", "initial": "ask", "timeout": 10, "llm": {"timeout": 300},
+      "states": {"ask": {"action": "/review", "on_success": "done", "on_failure": "ask",
+                         "on_error": "ask"},
+                 "done": {"terminal": true}}})"),
+                                runner, ll::basic_evaluator<timed_judge>{timed_judge{&asked}},
+                                ll::null_event_sink{}, opts);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    // 10 s in all: 4 s gone at the first judgement, 8 s at the second; at the third (12 s)
+    // none is left: the verdict is the judge's timeout `error` (routed like any verdict), and
+    // the run ends as timeout before a fourth step.
+    REQUIRE(asked.size() == 2);
+    CHECK(asked[0] == 6000ms);
+    CHECK(asked[1] == 2000ms);
+    CHECK(r.terminated_by == ll::termination::timeout);
   }
 
   TEST_CASE("a terminal reached after the loop timeout passed ends as timeout (seed 002's order)") {

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <deque>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -384,6 +385,45 @@ TEST_SUITE("llm_judge") {
     CHECK(e.judge().tails[0].size() == 4000 * 3);
     CHECK(e.judge().schemas[0] == ll::json{{"type", "object"}});
     CHECK(ll::build_judge_prompt("P", "out") == "P\n\n<action_output>\nout\n</action_output>");
+  }
+
+  TEST_CASE("the loop's deadline bounds the judge (evaluation_request::time_left)") {
+    ll::evaluate_config c;
+    c.type = ll::evaluator_type::llm_structured;
+    auto compiled = ll::compile_evaluator(c);
+    REQUIRE(compiled);
+    ll::action_result action;
+    action.output = "done";
+    ll::llm_config llm;
+    llm.timeout = 60;
+    const auto ask = [&](std::optional<std::chrono::milliseconds> left, scripted_judge& seen) {
+      ll::basic_evaluator<scripted_judge> e;
+      e.judge().replies.push_back(ok(R"({"verdict":"success"})"));
+      ll::evaluation_request req;
+      req.config = &c;
+      req.compiled = &*compiled;
+      req.action = &action;
+      req.llm = &llm;
+      req.time_left = left;
+      auto r = e.evaluate(req);
+      REQUIRE(r);
+      seen = e.judge();
+      return *r;
+    };
+    scripted_judge seen;
+    CHECK(ask(std::chrono::milliseconds(2500), seen).verdict == "success");
+    REQUIRE(seen.timeouts.size() == 1);
+    CHECK(seen.timeouts[0] == std::chrono::milliseconds(2500));  // less than llm.timeout
+    CHECK(ask(std::chrono::milliseconds(90000), seen).verdict == "success");
+    CHECK(seen.timeouts[0] == std::chrono::milliseconds(60000));  // llm.timeout is less
+    CHECK(ask(std::nullopt, seen).verdict == "success");
+    CHECK(seen.timeouts[0] == std::chrono::milliseconds(60000));
+    // No time left: the judge is not asked; the verdict is the timeout error.
+    auto late = ask(std::chrono::milliseconds(0), seen);
+    CHECK(seen.timeouts.empty());
+    CHECK(late.verdict == "error");
+    CHECK(late.details["timeout"] == true);
+    CHECK(late.details["error"] == "LLM evaluation timeout");
   }
 
   TEST_CASE("prompt building: an empty schema means the default one") {
