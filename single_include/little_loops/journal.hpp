@@ -369,6 +369,43 @@ inline int open_cloexec(const char* path, int flags, mode_t mode = 0644) noexcep
   return fd;
 }
 
+/// Opens a journal file that is written by appending (the event log, a checkpoint log):
+/// never through a symbolic link (a link shipped in a repository would have its target
+/// overwritten), never a FIFO or device (O_NONBLOCK: opening one must not wait) and never a
+/// file with other names (a hard link: the other name would change too). `truncate` empties
+/// it, after those checks. -1 with errno set on failure: ELOOP for a symbolic link, EINVAL
+/// for a file that is not a regular one with one name (see journal_append_error()).
+inline int open_journal_for_append(const std::filesystem::path& path, bool truncate) noexcept {
+  const int fd = open_cloexec(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return -1;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+    ::close(fd);
+    errno = EINVAL;
+    return -1;
+  }
+  if (truncate && st.st_size != 0 && ::ftruncate(fd, 0) != 0) {
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
+}
+
+/// The error of a failed open_journal_for_append() of `path` (errno as it left it).
+inline little_loops::error journal_append_error(const std::filesystem::path& path, const char* what) {
+  const int err = errno;
+  if (err == ELOOP)
+    return little_loops::error{errc::io_error, fmt::format("cannot open {}: it is a symbolic link", what),
+                               path.string()};
+  if (err == EINVAL)
+    return little_loops::error{
+        errc::io_error, fmt::format("cannot open {}: it is not a regular file with one name", what),
+        path.string()};
+  return journal_io_error(path, fmt::format("cannot open {}", what), err);
+}
+
 }  // namespace detail
 
 /// The journal files of `name` in `dir`.
@@ -1293,9 +1330,15 @@ class loop_journal {
           paths_.state.string()});
     }
     if (events_fd_ >= 0) ::close(events_fd_);
-    events_fd_ = detail::open_cloexec(paths_.events.c_str(),
-                                      O_WRONLY | O_CREAT | O_APPEND | (fresh ? O_TRUNC : 0));
-    if (events_fd_ < 0) return unexpected(detail::journal_io_error(paths_.events, "cannot open event log", errno));
+    events_fd_ = detail::open_journal_for_append(paths_.events, fresh);
+    if (events_fd_ < 0) {
+      little_loops::error e = detail::journal_append_error(paths_.events, "the event log");
+      if (!had_lock) {  // as for another loop's files above
+        ::close(lock_fd_);
+        lock_fd_ = -1;
+      }
+      return unexpected(std::move(e));
+    }
     deferred_.clear();
     submit_after_events_ = false;
     defer_next_sync_ = fresh;
@@ -1310,7 +1353,7 @@ class loop_journal {
       // A crash may have cut the last line: terminate it so the next event starts clean.
       struct stat st;
       if (::fstat(events_fd_, &st) == 0 && st.st_size > 0) {
-        const int rfd = detail::open_cloexec(paths_.events.c_str(), O_RDONLY);
+        const int rfd = detail::open_cloexec(paths_.events.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
         char last = '\n';
         if (rfd >= 0) {
           if (::pread(rfd, &last, 1, st.st_size - 1) != 1) last = '\n';
@@ -1545,7 +1588,7 @@ class loop_journal {
   expected<void, little_loops::error> save_background(std::string text) {
     const std::uint64_t seq = ++seq_;
     if (!open_log(current_log_))
-      return unexpected(detail::journal_io_error(paths_.checkpoints[current_log_], "cannot open checkpoint log", errno));
+      return unexpected(detail::journal_append_error(paths_.checkpoints[current_log_], "the checkpoint log"));
     // Switch logs when this one is long and the other one holds nothing the state file
     // does not durably hold (so emptying it can lose nothing, even in a machine crash).
     const int other = 1 - current_log_;
@@ -1600,7 +1643,7 @@ class loop_journal {
   /// Opens checkpoint log `i` for appending (once); false when it cannot be opened.
   bool open_log(int i) noexcept {
     if (logs_[i] >= 0) return true;
-    logs_[i] = detail::open_cloexec(paths_.checkpoints[i].c_str(), O_WRONLY | O_CREAT | O_APPEND);
+    logs_[i] = detail::open_journal_for_append(paths_.checkpoints[i], false);
     if (logs_[i] < 0) return false;
     struct stat st;
     // Records already in it are an earlier process's (last_seq 0: older than any of ours).

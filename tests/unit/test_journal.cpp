@@ -1287,6 +1287,56 @@ TEST_CASE("scope claims: overlapping scopes are refused while the claim's run li
   CHECK(slurp(dir.path / "inner.lock").empty());
 }
 
+TEST_CASE("the logs it appends to: never written through a symlink or another name, never a FIFO") {
+  temp_dir dir("appendlogs");
+  const auto paths = ll::journal_paths_for(dir.path, "ev");
+  std::ofstream(dir.path / "precious.txt") << "precious data";
+  for (const bool fresh : {true, false}) {
+    CAPTURE(fresh);
+    // The event log as a link (a repository can ship one): refused, the target untouched.
+    fs::create_symlink(dir.path / "precious.txt", paths.events);
+    {
+      ll::loop_journal j(dir.path, "ev");
+      auto opened = j.open(fresh);
+      REQUIRE_FALSE(opened.has_value());
+      CHECK(opened.error().message == "cannot open the event log: it is a symbolic link");
+      CHECK(opened.error().path == paths.events.string());
+    }
+    CHECK(slurp(dir.path / "precious.txt") == "precious data");
+    fs::remove(paths.events);
+    // Another name of a file: refused before it is emptied.
+    fs::create_hard_link(dir.path / "precious.txt", paths.events);
+    {
+      ll::loop_journal j(dir.path, "ev");
+      auto opened = j.open(fresh);
+      REQUIRE_FALSE(opened.has_value());
+      CHECK(opened.error().message == "cannot open the event log: it is not a regular file with one name");
+    }
+    CHECK(slurp(dir.path / "precious.txt") == "precious data");
+    fs::remove(paths.events);
+    // A FIFO: an error at once, not a wait for a reader.
+    REQUIRE(::mkfifo(paths.events.c_str(), 0600) == 0);
+    {
+      ll::loop_journal j(dir.path, "ev");
+      CHECK_FALSE(j.open(fresh).has_value());
+    }
+    fs::remove(paths.events);
+  }
+  // A refused open keeps no lock: the journal opens once the log is a plain file again.
+  ll::loop_journal j(dir.path, "ev");
+  REQUIRE(j.open(true).has_value());
+  // A checkpoint log as a link: the background save that would append to it fails, and the
+  // target is untouched.
+  fs::create_symlink(dir.path / "precious.txt", paths.checkpoints[0]);
+  j.sync = ll::journal_sync::background;
+  ll::journal_record r;
+  r.status = "running";
+  auto saved = j.save(r);
+  REQUIRE_FALSE(saved.has_value());
+  CHECK(saved.error().message == "cannot open the checkpoint log: it is a symbolic link");
+  CHECK(slurp(dir.path / "precious.txt") == "precious data");
+}
+
 TEST_CASE("the lock file: never followed through a symlink or written through another name; a dead run's claim is emptied") {
   temp_dir dir("lockfile");
   const auto paths = ll::journal_paths_for(dir.path, "lk");
