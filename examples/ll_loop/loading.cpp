@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -266,6 +267,10 @@ bool literal_block(std::string_view s) {
 }
 
 std::string yaml_number(const ll::json& value) {
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) {  // YAML's own words
+    const double d = value.get<double>();
+    return std::isnan(d) ? ".nan" : d < 0 ? "-.inf" : ".inf";
+  }
   std::string text = value.dump();
   // PyYAML's float needs a '.': 1e+300 would read back as a string.
   if (value.is_number_float() && text.find('.') == std::string::npos) {

@@ -1112,7 +1112,11 @@ inline std::optional<int> read_int(const json& value, const std::string& path,
   }
   if (value.is_number_float()) {
     const double d = value.get<double>();
-    if (std::isfinite(d) && std::floor(d) == d) {
+    if (!std::isfinite(d)) {
+      report(out, path, "out-of-range", "number is not finite");
+      return std::nullopt;
+    }
+    if (std::floor(d) == d) {
       if (d > INT_MAX || d < INT_MIN) {
         out_of_range(value.dump(), d < 0);
         return std::nullopt;
@@ -1130,8 +1134,9 @@ inline bool is_plain_scalar(const json& value) noexcept {
 }
 
 /// Checks an arbitrary JSON value kept verbatim (context, schema, target): nesting depth at
-/// most max_value_depth and every string and key well-formed UTF-8. Iterative (no
-/// recursion). Returns false after reporting.
+/// most max_value_depth, every string and key well-formed UTF-8 and every number finite (a
+/// YAML `.inf`, `.nan` or `1e400`: JSON, and so a compiled loop or a journal, has no way to
+/// write it). Iterative (no recursion). Returns false after reporting.
 inline bool check_value_tree(const json& root, const std::string& path, diagnostics& out) {
   struct frame {
     const json* value;
@@ -1150,6 +1155,13 @@ inline bool check_value_tree(const json& root, const std::string& path, diagnost
         report(out, current.path, "invalid-utf8", "string is not valid UTF-8");
       continue;
     }
+    if (value.is_number_float()) {
+      if (!std::isfinite(value.get<double>()))
+        report(out, current.path, "out-of-range",
+               "number is not finite (JSON has no infinity or NaN: write a finite number, or a "
+               "string)");
+      continue;
+    }
     if (value.is_binary()) {
       report(out, current.path, "wrong-type", "binary values cannot be used in a loop");
       continue;
@@ -1166,13 +1178,13 @@ inline bool check_value_tree(const json& root, const std::string& path, diagnost
         const std::string& key = it.key();
         if (!is_valid_utf8(key)) report(out, member_path(current.path, key), "invalid-utf8",
                                         "key is not valid UTF-8");
-        if (is_plain_scalar(it.value())) continue;
+        if (is_plain_scalar(it.value()) && !it.value().is_number_float()) continue;
         stack.push_back(frame{&it.value(), current.depth + 1, member_path(current.path, key)});
       }
     } else {
       for (std::size_t i = value.size(); i-- > 0;) {
         const json& element = value[i];
-        if (is_plain_scalar(element)) continue;
+        if (is_plain_scalar(element) && !element.is_number_float()) continue;
         stack.push_back(frame{&element, current.depth + 1, index_path(current.path, i)});
       }
     }

@@ -306,10 +306,26 @@ inline std::optional<json> yaml11_float(std::string_view text) {
   }
   double value = 0;
   const auto [end, ec] = std::from_chars(clean.data(), clean.data() + clean.size(), value);
-  if (ec == std::errc::result_out_of_range)
-    value = std::numeric_limits<double>::infinity();
-  else if (ec != std::errc() || end != clean.data() + clean.size())
+  if (ec == std::errc::result_out_of_range) {
+    // Too large (infinity, as Python's float() gives) or too small (0.0): the decimal
+    // exponent of the first significant digit says which.
+    const std::string_view mantissa(clean.data(), clean.find_first_of("eE") == std::string::npos
+                                                      ? clean.size()
+                                                      : clean.find_first_of("eE"));
+    const std::size_t point = mantissa.find('.');
+    const std::size_t first = mantissa.find_first_of("123456789");
+    long long magnitude = first == std::string_view::npos ? 0
+                          : first < point ? static_cast<long long>(point - first)
+                                          : -static_cast<long long>(first - point - 1);
+    if (!exponent.empty()) {
+      long long e = 0;
+      for (char c : exponent.substr(1)) e = std::min(e * 10 + (c - '0'), 100000LL);
+      magnitude += exponent[0] == '-' ? -e : e;
+    }
+    value = magnitude > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+  } else if (ec != std::errc() || end != clean.data() + clean.size()) {
     return std::nullopt;
+  }
   return json(negative ? -value : value);
 }
 

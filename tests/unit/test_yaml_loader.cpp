@@ -114,6 +114,34 @@ ag: -.5
   CHECK(doc["ag"] == "-.5");
 }
 
+TEST_CASE("floats out of range: too large is infinity, too small is zero, as Python reads them") {
+  auto doc = yaml("a: 1.0e+400\nb: -1.0e+400\nc: 1.0e-400\nd: -1.0e-400\ne: 0.000001e-400\n"
+                  "f: 1000000.0e-310\ng: 0.0e+400\n");
+  CHECK(std::isinf(doc["a"].get<double>()));
+  CHECK(doc["a"].get<double>() > 0);
+  CHECK(std::isinf(doc["b"].get<double>()));
+  CHECK(doc["b"].get<double>() < 0);
+  CHECK(doc["c"] == 0.0);
+  CHECK_FALSE(std::signbit(doc["c"].get<double>()));
+  CHECK(doc["d"] == 0.0);
+  CHECK(std::signbit(doc["d"].get<double>()));  // -0.0, as float("-1e-400")
+  CHECK(doc["e"] == 0.0);
+  CHECK(doc["f"] == 1e-304);
+  CHECK(doc["g"] == 0.0);
+  // A loop cannot hold them: JSON (a compiled loop, a journal) has no infinity or NaN.
+  auto loop = ll::load_loop_yaml(
+      "name: n\ninitial: a\nmax_iterations: .inf\ncontext: {x: 1.0e+400, y: [1, .nan], z: 1.0e-400}\n"
+      "states:\n  a: {terminal: true}\n");
+  REQUIRE_FALSE(loop.has_value());
+  const auto& d = loop.error().details;
+  REQUIRE(d.size() == 3);
+  CHECK(d[0].path == "max_iterations");
+  CHECK(d[0].message == "number is not finite");
+  CHECK(d[1].path == "context.x");
+  CHECK(d[1].message.rfind("number is not finite", 0) == 0);
+  CHECK(d[2].path == "context.y[1]");
+}
+
 TEST_CASE("every escape of a double-quoted scalar is UTF-8, as PyYAML reads it") {
   // yaml-cpp writes \N and \_ as the lone bytes 0x85 / 0xA0; the loader re-encodes them.
   auto doc = yaml("a: \"non\\_breaking\"\nb: \"next\\Nline\"\nc: \"\\xe9\\_\\u00e9\"\n"
