@@ -599,30 +599,32 @@ int execute(run_settings& s) {
 /// ` [TERMINAL] [FAILURE]`. The action is shown on one line (newlines as spaces) and, as in
 /// the original, cut at 70 characters with "..." appended.
 void print_execution_plan(const ll::fsm_loop& loop) {
-  std::string out = fmt::format("Execution plan for: {}\n\nStates:\n", loop.name);
+  // Names and targets from the file go through terminal_safe, as everywhere on a terminal.
+  const auto safe = [](std::string_view text) { return terminal_safe(text); };
+  std::string out = fmt::format("Execution plan for: {}\n\nStates:\n", safe(loop.name));
   for (const auto& [name, state] : loop.states) {
-    out += fmt::format("  [{}]{}{}\n", name, state.terminal ? " [TERMINAL]" : "",
+    out += fmt::format("  [{}]{}{}\n", safe(name), state.terminal ? " [TERMINAL]" : "",
                        state.terminal && state.failure ? " [FAILURE]" : "");
     if (state.action) out += fmt::format("    action: {}\n", one_line(*state.action, 70));
     if (state.evaluate) out += fmt::format("    evaluate: {}\n", ll::to_string(state.evaluate->type));
     constexpr std::array<std::string_view, 3> first{"success", "failure", "error"};
     for (const std::string_view verdict : first)
       if (const auto it = state.on.find(std::string(verdict)); it != state.on.end())
-        out += fmt::format("    on_{} -> {}\n", verdict, it->second);
+        out += fmt::format("    on_{} -> {}\n", verdict, safe(it->second));
     for (const auto& [verdict, target] : state.on)
       if (std::find(first.begin(), first.end(), verdict) == first.end())
-        out += fmt::format("    on_{} -> {}\n", verdict, target);
-    if (state.next) out += fmt::format("    next -> {}\n", *state.next);
+        out += fmt::format("    on_{} -> {}\n", safe(verdict), safe(target));
+    if (state.next) out += fmt::format("    next -> {}\n", safe(*state.next));
     if (state.route) {
       out += "    route:\n";
       for (const auto& [verdict, target] : state.route->routes)
-        out += fmt::format("      {} -> {}\n", verdict, target);
-      if (state.route->error_target) out += fmt::format("      _error -> {}\n", *state.route->error_target);
-      if (state.route->default_target) out += fmt::format("      _ -> {}\n", *state.route->default_target);
+        out += fmt::format("      {} -> {}\n", safe(verdict), safe(target));
+      if (state.route->error_target) out += fmt::format("      _error -> {}\n", safe(*state.route->error_target));
+      if (state.route->default_target) out += fmt::format("      _ -> {}\n", safe(*state.route->default_target));
     }
-    if (state.on_maintain) out += fmt::format("    on_maintain -> {}\n", *state.on_maintain);
+    if (state.on_maintain) out += fmt::format("    on_maintain -> {}\n", safe(*state.on_maintain));
   }
-  out += fmt::format("\nInitial state: {}\nMax iterations: {}\n", loop.initial, loop.max_iterations);
+  out += fmt::format("\nInitial state: {}\nMax iterations: {}\n", safe(loop.initial), loop.max_iterations);
   if (loop.timeout) out += fmt::format("Timeout: {}s\n", *loop.timeout);
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
@@ -976,17 +978,18 @@ struct simulation_sink {
             using E = std::decay_t<decltype(e)>;
             if constexpr (std::is_same_v<E, ll::state_enter_event>) {
               visited.emplace_back(e.state);
-              if (print) fmt::print("\n[{}] State: {}\n", e.iteration, e.state);
+              if (print) fmt::print("\n[{}] State: {}\n", e.iteration, terminal_safe(e.state));
             } else if constexpr (std::is_same_v<E, ll::action_start_event>) {
               if (print) fmt::print("    Action: {}\n", one_line(e.action, 70));
             } else if constexpr (std::is_same_v<E, ll::evaluate_event>) {
               if (print) {
                 std::string upper(e.verdict);
                 for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-                fmt::print("    Evaluator: {}\n    Result: {}\n", e.type, upper);
+                fmt::print("    Evaluator: {}\n    Result: {}\n", terminal_safe(e.type), terminal_safe(upper));
               }
             } else if constexpr (std::is_same_v<E, ll::route_event>) {
-              if (print) fmt::print("    Transition: {} \u2192 {}\n", e.from, e.to);
+              if (print)
+                fmt::print("    Transition: {} \u2192 {}\n", terminal_safe(e.from), terminal_safe(e.to));
             } else if constexpr (std::is_same_v<E, ll::error_event>) {
               if (print) fmt::print("    Error ({}): {}\n", e.kind, one_line(e.message, 200));
             }
@@ -1105,7 +1108,7 @@ int verb_simulate(const parsed_args& args) {
   std::string mode = scenario ? fmt::format("scenario={}", *scenario) : std::string{};
   if (responses_file) mode += fmt::format("{}responses={}", mode.empty() ? "" : ", ", *responses_file);
   if (mode.empty()) mode = "every action exits 0";
-  if (!quiet) fmt::print("=== SIMULATION: {} ({}) ===\n", loop.name, mode);
+  if (!quiet) fmt::print("=== SIMULATION: {} ({}) ===\n", terminal_safe(loop.name), terminal_safe(mode));
 
   const ll::execution_result& result = made->run();
   if (close_events) {
@@ -1122,14 +1125,15 @@ int verb_simulate(const parsed_args& args) {
     fmt::print("{}\n", json_text(result_json(result), events_on_stdout ? -1 : 2));
   } else if (!quiet) {
     std::string path;
-    for (const auto& v : made->sink().visited) path += fmt::format("{}{}", path.empty() ? "" : " \u2192 ", v);
+    for (const auto& v : made->sink().visited)
+      path += fmt::format("{}{}", path.empty() ? "" : " \u2192 ", terminal_safe(v));
     fmt::print("\n=== Summary ===\n");
     fmt::print("States visited: {}\n", path);
     fmt::print("Iterations: {}\n", result.iterations);
     fmt::print("Would have executed {} commands\n", made->runner().calls());
     fmt::print("Terminated by: {}\n", ll::to_string(result.terminated_by));
-    fmt::print("Final state: {}\n", result.final_state);
-    if (result.error) fmt::print("Error: {}\n", result.error->message);
+    fmt::print("Final state: {}\n", terminal_safe(result.final_state));
+    if (result.error) fmt::print("Error: {}\n", terminal_safe(result.error->message));
   }
   std::fflush(stdout);
   return exit_ok;
@@ -1219,10 +1223,13 @@ std::string test_preview(std::string_view text, std::size_t max_lines) {
     if (lines == max_lines && cut == std::string_view::npos) cut = i;
     ++lines;
   }
+  // (Shown on a terminal: control characters and escape sequences of the output made
+  // visible, as in `run`.)
   if (cut != std::string_view::npos)
-    return fmt::format("{}\n... ({} more lines)", text.substr(0, cut), lines - max_lines);
-  if (text.size() > 500) return fmt::format("{}...", text.substr(0, 500));
-  return std::string(text);
+    return fmt::format("{}\n... ({} more lines)", terminal_safe(text.substr(0, cut), true),
+                       lines - max_lines);
+  if (text.size() > 500) return fmt::format("{}...", terminal_safe(text.substr(0, 500), true));
+  return terminal_safe(text, true);
 }
 
 }  // namespace
@@ -1263,14 +1270,14 @@ int verb_test(const parsed_args& args) {
     say_error(fmt::format("State '{}' not found. Available: {}", target, names));
     return exit_failed;
   }
-  fmt::print("## Test Iteration: {}\n\nState: {}\n", loop.name, target);
+  fmt::print("## Test Iteration: {}\n\nState: {}\n", terminal_safe(loop.name), terminal_safe(target));
   if (state->second.terminal) {
-    fmt::print("State '{}' is a terminal state (nothing to test)\n", target);
+    fmt::print("State '{}' is a terminal state (nothing to test)\n", terminal_safe(target));
     return exit_ok;
   }
   if (!state->second.action) {
     fmt::print("State '{}' has no action to test\n\n"
-               "\u2713 Loop structure is valid (no check action to execute)\n", target);
+               "\u2713 Loop structure is valid (no check action to execute)\n", terminal_safe(target));
     return exit_ok;
   }
   // One step from `target`: no journal, no maintain restart, no on_max_iterations state.
@@ -1332,12 +1339,12 @@ int verb_test(const parsed_args& args) {
     const std::string shown = by_exit_code ? std::string("exit_code (default)") : *sink.evaluator_type;
     std::string upper = verdict;
     for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    fmt::print("Evaluator: {}\nVerdict: {}\n", shown, upper);
+    fmt::print("Evaluator: {}\nVerdict: {}\n", terminal_safe(shown), terminal_safe(upper));
     for (auto it = sink.details.begin(); it != sink.details.end(); ++it) {
       if (by_exit_code && it.key() == "exit_code") continue;
-      fmt::print("  {}: {}\n", it.key(),
-                 it->is_string() ? it->get<std::string>()
-                                 : it->dump(-1, ' ', false, ll::json::error_handler_t::replace));
+      fmt::print("  {}: {}\n", terminal_safe(it.key()),
+                 terminal_safe(it->is_string() ? it->get<std::string>()
+                                               : it->dump(-1, ' ', false, ll::json::error_handler_t::replace)));
     }
   } else {
     // A `next:` state without `evaluate:` is not evaluated (seed 002).
@@ -1347,9 +1354,10 @@ int verb_test(const parsed_args& args) {
   }
   fmt::print("\n");
   if (sink.target)
-    fmt::print("Would transition: {} \u2192 {}\n", target, *sink.target);
+    fmt::print("Would transition: {} \u2192 {}\n", terminal_safe(target), terminal_safe(*sink.target));
   else
-    fmt::print("Would transition: {} \u2192 (no route for '{}')\n", target, verdict);
+    fmt::print("Would transition: {} \u2192 (no route for '{}')\n", terminal_safe(target),
+               terminal_safe(verdict));
   for (const auto& e : sink.errors) fmt::print("Error: {}\n", one_line(e, 300));
   fmt::print("\n");
   const bool has_error = verdict == "error" || sink.details.contains("error") || !sink.target;

@@ -727,6 +727,27 @@ def test_status_history_stop():
         expect(lines(wd / "cap.log") == ["x"], "a ran once", r)
 
 
+def test_names_and_output_are_shown_escaped_by_every_verb():
+    # Names from the loop file and an action's output can hold terminal escapes (retitle the
+    # window, clear the screen): simulate, run --dry-run and test show them in caret notation.
+    with Workdir() as wd:
+        write(wd / "esc.yaml", 'name: "evil\\e]0;title\\a"\n'
+                               'initial: "st\\e[2J"\n'
+                               'states:\n'
+                               '  "st\\e[2J":\n'
+                               '    action: "printf \'\\\\033]0;pwn\\\\007\'; exit 1"\n'
+                               '    on_failure: done\n'
+                               '    on_success: done\n'
+                               '  done: {terminal: true}\n')
+        for argv in (["simulate", "esc.yaml"], ["run", "esc.yaml", "--dry-run"], ["test", "esc.yaml"]):
+            r = ll(*argv, cwd=wd)
+            expect("\x1b" not in r.out and "\x07" not in r.out, f"{argv[0]}: no raw escape", r)
+            expect_in("st^[[2J", r.out, r)
+        r = ll("test", "esc.yaml", cwd=wd)
+        expect_in("evil^[]0;title^G", r.out, r)
+        expect_in("^[]0;pwn^G", r.out, r)  # the action's output
+
+
 def test_loop_names_that_share_journal_files():
     # `a b` and `a_b` map to the same files (.loops/.running/a_b.*): neither loop may take
     # over, show or resume the other's runs.
