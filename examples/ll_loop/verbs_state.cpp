@@ -12,6 +12,7 @@
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -94,7 +95,25 @@ std::string elapsed_text(const ll::journal_record& r) {
 
 /// The journals of `dir`; each state file that cannot be read is a warning (stderr), not
 /// silently missing from the list.
-std::vector<ll::journal_record> journals_in(const fs::path& dir, bool summaries = false) {
+/// The journals in `dir` (none when it does not exist yet), or nullopt after an error
+/// message when it cannot be read: a file, an empty path, an unreadable directory must not
+/// look like "no loops".
+std::optional<std::vector<ll::journal_record>> journals_in(const fs::path& dir, bool summaries = false) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  std::string problem;
+  if (dir.empty())
+    problem = "the path is empty";
+  else if (ec && st.type() != fs::file_type::not_found)  // (not there yet: no runs)
+    problem = ec.message();
+  else if (fs::exists(st) && !fs::is_directory(st))
+    problem = "it is not a directory";
+  else if (fs::exists(st) && (fs::directory_iterator(dir, ec), ec))
+    problem = ec.message();
+  if (!problem.empty()) {
+    say_error(fmt::format("cannot read the journal directory '{}': {}", terminal_safe(dir.string()), problem));
+    return std::nullopt;
+  }
   std::vector<ll::error> skipped;
   auto records = ll::list_journals(dir, &skipped, summaries);
   for (const auto& e : skipped)
@@ -109,7 +128,9 @@ int verb_list(const parsed_args& args) {
   const bool as_json = args.has("json");
   if (args.has("running")) {
     const fs::path dir = journal_dir_of(args);
-    const auto records = journals_in(dir);
+    const auto found = journals_in(dir);
+    if (!found) return exit_failed;
+    const auto& records = *found;
     if (as_json) {
       ll::json out = ll::json::array();
       for (const auto& r : records) out.push_back(status_json(r, dir));
@@ -160,7 +181,9 @@ int verb_status(const parsed_args& args) {
   const bool as_json = args.has("json");
   if (args.positionals.empty()) {
     // The table needs each record's head only; --json shows whole records.
-    auto records = journals_in(dir, !as_json);
+    const auto found = journals_in(dir, !as_json);
+    if (!found) return exit_failed;
+    const auto& records = *found;
     if (as_json) {
       ll::json out = ll::json::array();
       for (const auto& r : records) out.push_back(status_json(r, dir));

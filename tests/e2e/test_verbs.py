@@ -748,6 +748,21 @@ def test_names_and_output_are_shown_escaped_by_every_verb():
         expect_in("^[]0;pwn^G", r.out, r)  # the action's output
 
 
+def test_a_journal_directory_that_cannot_be_read_is_an_error():
+    with Workdir() as wd:
+        r = ll("status", cwd=wd)  # no runs yet: not an error
+        expect_exit(r, 0)
+        expect_in("No loops in .loops/.running", r.out, r)
+        write(wd / ".loops" / ".running", "a file, not a directory\n")
+        for argv in (["status"], ["status", "--json"], ["list", "--running"]):
+            r = ll(*argv, cwd=wd)
+            expect_exit(r, 1)
+            expect_in("cannot read the journal directory '.loops/.running': it is not a directory", r.err, r)
+        r = ll("status", "--journal-dir", "", cwd=wd)
+        expect_exit(r, 1)
+        expect_in("cannot read the journal directory '': the path is empty", r.err, r)
+
+
 def test_loop_names_that_share_journal_files():
     # `a b` and `a_b` map to the same files (.loops/.running/a_b.*): neither loop may take
     # over, show or resume the other's runs.
