@@ -126,6 +126,11 @@ int verb_validate(const parsed_args& args) {
 
 int verb_compile(const parsed_args& args) {
   const fs::path input{args.positional(0)};
+  if (const auto o = args.value("output"); o && o->empty()) {  // not a silent default name
+    print_usage_line(args);
+    std::fprintf(stderr, "ll-loop compile: error: argument -o/--output: expected a file name or '-'\n");
+    return exit_usage;
+  }
   std::error_code ec;
   if (!fs::is_regular_file(input, ec)) {
     const std::string what = non_regular_kind(input);

@@ -638,7 +638,7 @@ bool read_max_iterations(const parsed_args& args, run_settings& s) {
   if (!s.max_iterations || *s.max_iterations < 1 || *s.max_iterations > 1000000000) {
     print_usage_line(args);
     std::fprintf(stderr, "ll-loop %s: error: argument --max-iterations: invalid value: '%s' "
-                         "(a positive integer)\n", args.verb.c_str(), v->c_str());
+                         "(a positive integer, at most 1000000000)\n", args.verb.c_str(), v->c_str());
     return false;
   }
   return true;
@@ -977,7 +977,7 @@ struct simulation_sink {
           [&](const auto& e) {
             using E = std::decay_t<decltype(e)>;
             if constexpr (std::is_same_v<E, ll::state_enter_event>) {
-              visited.emplace_back(e.state);
+              if (print) visited.emplace_back(e.state);  // for the summary (not with --json)
               if (print) fmt::print("\n[{}] State: {}\n", e.iteration, terminal_safe(e.state));
             } else if constexpr (std::is_same_v<E, ll::action_start_event>) {
               if (print) fmt::print("    Action: {}\n", one_line(e.action, 70));
@@ -1020,7 +1020,7 @@ int verb_simulate(const parsed_args& args) {
     if (!max_iterations || *max_iterations < 1 || *max_iterations > 1000000000) {
       print_usage_line(args);
       std::fprintf(stderr, "ll-loop simulate: error: argument --max-iterations: invalid value: "
-                           "'%s' (a positive integer)\n", v->c_str());
+                           "'%s' (a positive integer, at most 1000000000)\n", v->c_str());
       return exit_usage;
     }
   }
@@ -1072,6 +1072,7 @@ int verb_simulate(const parsed_args& args) {
     has_default = mapped.contains("default");
   }
   const std::optional<std::string> scenario = args.value("scenario");
+  script.record(false);  // nothing reads the calls: memory stays flat however long the run
   simulation_runner runner(std::move(script), responses_file.has_value(), index_count,
                            std::move(action_keys), has_default, scenario, !quiet);
 

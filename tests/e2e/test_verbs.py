@@ -748,6 +748,18 @@ def test_names_and_output_are_shown_escaped_by_every_verb():
         expect_in("^[]0;pwn^G", r.out, r)  # the action's output
 
 
+def test_option_values_say_their_limits():
+    with Workdir() as wd:
+        write(wd / "l.yaml", CHECK_FIX)
+        r = ll("simulate", "l.yaml", "-n", "2147483647", cwd=wd)
+        expect_exit(r, 2)
+        expect_in("(a positive integer, at most 1000000000)", r.err, r)
+        r = ll("compile", "l.yaml", "-o", "", cwd=wd)
+        expect_exit(r, 2)
+        expect_in("argument -o/--output: expected a file name or '-'", r.err, r)
+        expect(not (wd / "l.fsm.yaml").exists(), "nothing written", r)
+
+
 def test_a_journal_directory_that_cannot_be_read_is_an_error():
     with Workdir() as wd:
         r = ll("status", cwd=wd)  # no runs yet: not an error
