@@ -253,6 +253,18 @@ int verb_history(const parsed_args& args) {
     say(fmt::format("No history for: {}{}", name, note));  // the events are the other loop's
     return exit_ok;
   }
+  {
+    // An event log that is there but cannot be read as one (a FIFO, a directory, a device)
+    // is an error, not "no history".
+    const fs::path log = ll::journal_paths_for(dir, name).events;
+    std::error_code ec;
+    const fs::file_status st = fs::status(log, ec);
+    if (fs::exists(st) && !fs::is_regular_file(st)) {
+      say_error(fmt::format("cannot read the event log '{}': it is not a regular file",
+                            terminal_safe(log.string())));
+      return exit_failed;
+    }
+  }
   auto events = ll::read_journal_events(dir, name, tail);
   if (events.empty()) {
     say(fmt::format("No history for: {}", name));

@@ -773,6 +773,14 @@ def test_a_journal_directory_that_cannot_be_read_is_an_error():
         r = ll("status", "--journal-dir", "", cwd=wd)
         expect_exit(r, 1)
         expect_in("cannot read the journal directory '': the path is empty", r.err, r)
+        # An event log that is not a regular file: an error, not "No history".
+        (wd / "j").mkdir()
+        os.mkfifo(wd / "j" / "f.events.jsonl")
+        (wd / "j" / "d.events.jsonl").mkdir()
+        for name in ("f", "d"):
+            r = ll("history", name, "--journal-dir", "j", cwd=wd)
+            expect_exit(r, 1)
+            expect_in(f"cannot read the event log 'j/{name}.events.jsonl': it is not a regular file", r.err, r)
 
 
 def test_loop_names_that_share_journal_files():
