@@ -108,8 +108,10 @@ std::optional<std::vector<ll::journal_record>> journals_in(const fs::path& dir, 
     problem = ec.message();
   else if (fs::exists(st) && !fs::is_directory(st))
     problem = "it is not a directory";
-  else if (fs::exists(st) && (fs::directory_iterator(dir, ec), ec))
-    problem = ec.message();
+  if (problem.empty() && fs::exists(st)) {
+    const fs::directory_iterator readable(dir, ec);  // (permissions)
+    if (ec) problem = ec.message();
+  }
   if (!problem.empty()) {
     say_error(fmt::format("cannot read the journal directory '{}': {}", terminal_safe(dir.string()), problem));
     return std::nullopt;

@@ -22,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -389,15 +390,11 @@ class basic_evaluator {
                 "LLM evaluation timeout: the loop's timeout has passed (the judge was not asked)";
             return r;
           }
-          if (request.time_left &&
-              static_cast<double>(request.time_left->count()) < llm.timeout * 1000.0) {
-            llm_config bounded = llm;
-            bounded.timeout = static_cast<double>(request.time_left->count()) / 1000.0;
-            return evaluate_llm_structured(judge_, input, instruction, schema,
-                                           cfg.min_confidence, cfg.uncertain_suffix, bounded);
-          }
+          llm_config bounded = llm;
+          if (request.time_left)
+            bounded.timeout = std::min(llm.timeout, static_cast<double>(request.time_left->count()) / 1000.0);
           return evaluate_llm_structured(judge_, input, instruction, schema, cfg.min_confidence,
-                                         cfg.uncertain_suffix, llm);
+                                         cfg.uncertain_suffix, bounded);
         }
       }
     }

@@ -71,6 +71,13 @@ inline std::vector<loop_transition> transitions_of(const std::string& name,
 
 namespace detail {
 
+/// True when the state's action is LLM-bound: `action_type: prompt|slash_command`, or no
+/// action_type and an action starting with `/` (design §3.10).
+inline bool render_is_prompt_action(const state_config& s) noexcept {
+  if (s.action_type) return *s.action_type != action_kind::shell;
+  return s.action && !s.action->empty() && s.action->front() == '/';
+}
+
 // True when a verdict of `state` (not a `next:` state) can find no route: the verdicts its
 // evaluator gives (exit_code, output_numeric, output_json, output_contains: success, failure,
 // error; convergence: target, progress, stall, error; llm_structured, the default for a
@@ -91,8 +98,7 @@ inline bool has_unrouted_verdict(const state_config& state) {
     type = state.evaluate->type;
   } else if (!acts) {
     return !routed("success");
-  } else if (state.action_type ? *state.action_type != action_kind::shell
-                               : state.action->front() == '/') {
+  } else if (render_is_prompt_action(state)) {
     type = evaluator_type::llm_structured;
   }
   switch (type) {
@@ -177,13 +183,6 @@ inline std::string render_resolved(const fsm_loop& loop, const json& value) {
     start = dot + 1;
   }
   return render_value(*node);
-}
-
-/// True when the state's action is LLM-bound: `action_type: prompt|slash_command`, or no
-/// action_type and an action starting with `/` (design §3.10).
-inline bool render_is_prompt_action(const state_config& s) noexcept {
-  if (s.action_type) return *s.action_type != action_kind::shell;
-  return s.action && !s.action->empty() && s.action->front() == '/';
 }
 
 /// `output_contains [pattern: "0 errors"]`, `exit_code (default)`, …

@@ -1313,14 +1313,18 @@ class loop_journal {
     close_logs();
     const bool had_lock = lock_fd_ >= 0;
     if (auto locked = take_lock(); !locked) return locked;
-    // Another loop's runs, in the files this name maps to: a fresh run would wipe them and a
-    // resume would continue them. (The lock goes again unless it was held before.)
-    if (auto owner = journal_name_collision(dir_, name_)) {
+    // A refused open lets the lock go again, unless it was held before (a scope claim).
+    const auto refuse = [&](little_loops::error e) -> expected<void, little_loops::error> {
       if (!had_lock) {
         ::close(lock_fd_);
         lock_fd_ = -1;
       }
-      return unexpected(little_loops::error{
+      return unexpected(std::move(e));
+    };
+    // Another loop's runs, in the files this name maps to: a fresh run would wipe them and a
+    // resume would continue them.
+    if (auto owner = journal_name_collision(dir_, name_))
+      return refuse(little_loops::error{
           errc::io_error,
           fmt::format("these journal files hold the runs of loop \"{}\", not of \"{}\" (loop names "
                       "that differ only in characters other than letters, digits, '.', '_' and "
@@ -1328,17 +1332,9 @@ class loop_journal {
                       "files of the other",
                       *owner, name_),
           paths_.state.string()});
-    }
     if (events_fd_ >= 0) ::close(events_fd_);
     events_fd_ = detail::open_journal_for_append(paths_.events, fresh);
-    if (events_fd_ < 0) {
-      little_loops::error e = detail::journal_append_error(paths_.events, "the event log");
-      if (!had_lock) {  // as for another loop's files above
-        ::close(lock_fd_);
-        lock_fd_ = -1;
-      }
-      return unexpected(std::move(e));
-    }
+    if (events_fd_ < 0) return refuse(detail::journal_append_error(paths_.events, "the event log"));
     deferred_.clear();
     submit_after_events_ = false;
     defer_next_sync_ = fresh;
