@@ -66,13 +66,15 @@ inline bool json_plain_ascii(std::string_view s) noexcept {
 /// ill-formed sequence replaced as nlohmann's replace handler does: a byte that cannot
 /// start a sequence is one U+FFFD; a sequence cut short by a byte that cannot continue it
 /// is one U+FFFD and that byte is read again; one cut short by the end of `s` is one U+FFFD.
-inline void append_json_string(std::string& out, std::string_view s) {
+/// Returns true when something was replaced (the text does not hold `s` exactly).
+inline bool append_json_string(std::string& out, std::string_view s) {
   static constexpr std::string_view replacement = "\xEF\xBF\xBD";
   static constexpr char hex[] = "0123456789abcdef";
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
   out.reserve(out.size() + n + 2);
   out += '"';
+  bool replaced = false;
   std::size_t i = 0;
   while (i < n) {
     // A run copied as it is: printable ASCII but `"` and `\\` (eight bytes at a time).
@@ -116,6 +118,7 @@ inline void append_json_string(std::string& out, std::string_view s) {
       if (c == 0xF4) hi = 0x8F;
     } else {  // 80..C1, F5..FF start nothing
       out += replacement;
+      replaced = true;
       ++i;
       continue;
     }
@@ -130,9 +133,11 @@ inline void append_json_string(std::string& out, std::string_view s) {
       continue;
     }
     out += replacement;
+    replaced = true;
     i = i + k >= n ? n : i + k;  // the byte that broke it is read again
   }
   out += '"';
+  return replaced;
 }
 
 /// Appends an integer as that dump writes it.
@@ -148,48 +153,48 @@ void append_json_integer(std::string& out, Int v) {
 /// written here (no serializer is built per value: event details, contexts and records are
 /// written at every step); floating-point numbers and binary values go through nlohmann's
 /// serializer, whose number format this does not reimplement. Recursion follows the
-/// value's nesting, as the serializer's does.
-inline void append_json_text(std::string& out, const json& v) {
+/// value's nesting, as the serializer's does. Returns true when a string (or key) that is
+/// not valid UTF-8 was written with replacements.
+inline bool append_json_text(std::string& out, const json& v) {
   using namespace std::string_view_literals;
   switch (v.type()) {
     case json::value_t::null:
       out += "null"sv;
-      return;
+      return false;
     case json::value_t::boolean:
       out += v.get_ref<const json::boolean_t&>() ? "true"sv : "false"sv;
-      return;
+      return false;
     case json::value_t::number_integer:
       append_json_integer(out, v.get_ref<const json::number_integer_t&>());
-      return;
+      return false;
     case json::value_t::number_unsigned:
       append_json_integer(out, v.get_ref<const json::number_unsigned_t&>());
-      return;
+      return false;
     case json::value_t::string:
-      append_json_string(out, v.get_ref<const json::string_t&>());
-      return;
+      return append_json_string(out, v.get_ref<const json::string_t&>());
     case json::value_t::array: {
       out += '[';
-      bool first = true;
+      bool first = true, replaced = false;
       for (const json& element : v.get_ref<const json::array_t&>()) {
         if (!first) out += ',';
         first = false;
-        append_json_text(out, element);
+        replaced |= append_json_text(out, element);
       }
       out += ']';
-      return;
+      return replaced;
     }
     case json::value_t::object: {
       out += '{';
-      bool first = true;
+      bool first = true, replaced = false;
       for (const auto& [key, value] : v.get_ref<const json::object_t&>()) {
         if (!first) out += ',';
         first = false;
-        append_json_string(out, key);
+        replaced |= append_json_string(out, key);
         out += ':';
-        append_json_text(out, value);
+        replaced |= append_json_text(out, value);
       }
       out += '}';
-      return;
+      return replaced;
     }
     case json::value_t::number_float:
     case json::value_t::binary:
@@ -197,6 +202,7 @@ inline void append_json_text(std::string& out, const json& v) {
       break;
   }
   append_json_dump(out, v);
+  return false;
 }
 
 /// Appends `key` → `value` to an ordered map (e.g. a JSON object's `object_t`) without

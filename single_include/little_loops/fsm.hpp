@@ -152,13 +152,15 @@ inline bool json_plain_ascii(std::string_view s) noexcept {
 /// ill-formed sequence replaced as nlohmann's replace handler does: a byte that cannot
 /// start a sequence is one U+FFFD; a sequence cut short by a byte that cannot continue it
 /// is one U+FFFD and that byte is read again; one cut short by the end of `s` is one U+FFFD.
-inline void append_json_string(std::string& out, std::string_view s) {
+/// Returns true when something was replaced (the text does not hold `s` exactly).
+inline bool append_json_string(std::string& out, std::string_view s) {
   static constexpr std::string_view replacement = "\xEF\xBF\xBD";
   static constexpr char hex[] = "0123456789abcdef";
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
   out.reserve(out.size() + n + 2);
   out += '"';
+  bool replaced = false;
   std::size_t i = 0;
   while (i < n) {
     // A run copied as it is: printable ASCII but `"` and `\\` (eight bytes at a time).
@@ -202,6 +204,7 @@ inline void append_json_string(std::string& out, std::string_view s) {
       if (c == 0xF4) hi = 0x8F;
     } else {  // 80..C1, F5..FF start nothing
       out += replacement;
+      replaced = true;
       ++i;
       continue;
     }
@@ -216,9 +219,11 @@ inline void append_json_string(std::string& out, std::string_view s) {
       continue;
     }
     out += replacement;
+    replaced = true;
     i = i + k >= n ? n : i + k;  // the byte that broke it is read again
   }
   out += '"';
+  return replaced;
 }
 
 /// Appends an integer as that dump writes it.
@@ -234,48 +239,48 @@ void append_json_integer(std::string& out, Int v) {
 /// written here (no serializer is built per value: event details, contexts and records are
 /// written at every step); floating-point numbers and binary values go through nlohmann's
 /// serializer, whose number format this does not reimplement. Recursion follows the
-/// value's nesting, as the serializer's does.
-inline void append_json_text(std::string& out, const json& v) {
+/// value's nesting, as the serializer's does. Returns true when a string (or key) that is
+/// not valid UTF-8 was written with replacements.
+inline bool append_json_text(std::string& out, const json& v) {
   using namespace std::string_view_literals;
   switch (v.type()) {
     case json::value_t::null:
       out += "null"sv;
-      return;
+      return false;
     case json::value_t::boolean:
       out += v.get_ref<const json::boolean_t&>() ? "true"sv : "false"sv;
-      return;
+      return false;
     case json::value_t::number_integer:
       append_json_integer(out, v.get_ref<const json::number_integer_t&>());
-      return;
+      return false;
     case json::value_t::number_unsigned:
       append_json_integer(out, v.get_ref<const json::number_unsigned_t&>());
-      return;
+      return false;
     case json::value_t::string:
-      append_json_string(out, v.get_ref<const json::string_t&>());
-      return;
+      return append_json_string(out, v.get_ref<const json::string_t&>());
     case json::value_t::array: {
       out += '[';
-      bool first = true;
+      bool first = true, replaced = false;
       for (const json& element : v.get_ref<const json::array_t&>()) {
         if (!first) out += ',';
         first = false;
-        append_json_text(out, element);
+        replaced |= append_json_text(out, element);
       }
       out += ']';
-      return;
+      return replaced;
     }
     case json::value_t::object: {
       out += '{';
-      bool first = true;
+      bool first = true, replaced = false;
       for (const auto& [key, value] : v.get_ref<const json::object_t&>()) {
         if (!first) out += ',';
         first = false;
-        append_json_string(out, key);
+        replaced |= append_json_string(out, key);
         out += ':';
-        append_json_text(out, value);
+        replaced |= append_json_text(out, value);
       }
       out += '}';
-      return;
+      return replaced;
     }
     case json::value_t::number_float:
     case json::value_t::binary:
@@ -283,6 +288,7 @@ inline void append_json_text(std::string& out, const json& v) {
       break;
   }
   append_json_dump(out, v);
+  return false;
 }
 
 /// Appends `key` → `value` to an ordered map (e.g. a JSON object's `object_t`) without
@@ -7665,9 +7671,15 @@ std::string loop_digest(const Loop& loop) {
                      detail::fnv1a_64(canonical.dump(-1, ' ', false, json::error_handler_t::replace)));
 }
 
+namespace detail {
+template <class S>
+json snapshot_raw_bytes(const S& s);
+}  // namespace detail
+
 /// The snapshot's JSON: `{"version", "loop", "digest", "current_state", "iteration",
 /// "summary_executed", "context", "captured", "prev", ["last_evaluation",] "convergence",
-/// "elapsed_ms", "started_at"}` (`last_evaluation` only when set).
+/// "elapsed_ms", "started_at"[, "raw_bytes"]}` (`last_evaluation` only when set;
+/// `raw_bytes` only when a string is not valid UTF-8: see detail::base64_encode's section).
 inline json to_json(const snapshot& s) {
   json j = json::object();
   j["version"] = snapshot::format_version;
@@ -7685,6 +7697,7 @@ inline json to_json(const snapshot& s) {
   j["convergence"] = std::move(conv);
   j["elapsed_ms"] = s.elapsed_ms;
   j["started_at"] = s.started_at;
+  if (json raw = detail::snapshot_raw_bytes(s); !raw.empty()) j["raw_bytes"] = std::move(raw);
   return j;
 }
 
@@ -7693,43 +7706,151 @@ inline void to_json(json& j, const snapshot& s) { j = to_json(s); }
 
 namespace detail {
 
-inline void append_captured_record_json(std::string& out, const captured_record& r) {
+inline bool append_captured_record_json(std::string& out, const captured_record& r) {
   using namespace std::string_view_literals;
   out += "{\"output\":"sv;
-  append_json_string(out, r.output);
+  bool replaced = append_json_string(out, r.output);
   out += ",\"stderr\":"sv;
-  append_json_string(out, r.stderr_output);
+  replaced |= append_json_string(out, r.stderr_output);
   out += ",\"exit_code\":"sv;
   append_json_integer(out, r.exit_code);
   out += ",\"duration_ms\":"sv;
   append_json_integer(out, r.duration_ms);
   out += ",\"verdict\":"sv;
-  append_json_string(out, r.verdict);
+  replaced |= append_json_string(out, r.verdict);
   out += '}';
+  return replaced;
 }
 
-inline void append_prev_record_json(std::string& out, const prev_record& p) {
+inline bool append_prev_record_json(std::string& out, const prev_record& p) {
   using namespace std::string_view_literals;
   out += "{\"state\":"sv;
-  append_json_string(out, p.state);
+  bool replaced = append_json_string(out, p.state);
   out += ",\"output\":"sv;
-  append_json_string(out, p.output);
+  replaced |= append_json_string(out, p.output);
   out += ",\"stderr\":"sv;
-  append_json_string(out, p.stderr_output);
+  replaced |= append_json_string(out, p.stderr_output);
   out += ",\"exit_code\":"sv;
   append_json_integer(out, p.exit_code);
   out += ",\"verdict\":"sv;
-  append_json_string(out, p.verdict);
+  replaced |= append_json_string(out, p.verdict);
   out += ",\"details\":"sv;
-  append_json_text(out, p.details.to_json());
+  replaced |= append_json_text(out, p.details.to_json());
   if (!p.ran_action) out += ",\"ran_action\":false"sv;
   if (!p.evaluated) out += ",\"evaluated\":false"sv;
   out += '}';
+  return replaced;
 }
 
 }  // namespace detail
 
 namespace detail {
+// --- Bytes that are not UTF-8 -----------------------------------------------------------
+// JSON text holds only Unicode, so a string that is not valid UTF-8 (an action's raw output,
+// a `--context` value) is written with U+FFFD in place of each ill-formed sequence. So that a
+// resumed run sees the bytes the stopped one had, the snapshot then also carries
+// `"raw_bytes": {POINTER: BASE64}`: for each such string value, its RFC 6901 JSON Pointer
+// into the snapshot object and its exact bytes in base64 (RFC 4648, padded). Written only
+// when needed; snapshot_from_json() puts the bytes back, after checking that each entry
+// restores what its string replaced. A string under a key that is itself not UTF-8 cannot
+// be pointed at, and stays replaced.
+
+inline std::string base64_encode(std::string_view bytes) {
+  static constexpr char alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  std::size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const std::uint32_t v = (std::uint32_t{p[i]} << 16) | (std::uint32_t{p[i + 1]} << 8) | p[i + 2];
+    for (int shift : {18, 12, 6, 0}) out += alphabet[(v >> shift) & 0x3F];
+  }
+  if (const std::size_t rest = bytes.size() - i; rest != 0) {
+    std::uint32_t v = std::uint32_t{p[i]} << 16;
+    if (rest == 2) v |= std::uint32_t{p[i + 1]} << 8;
+    out += alphabet[(v >> 18) & 0x3F];
+    out += alphabet[(v >> 12) & 0x3F];
+    out += rest == 2 ? alphabet[(v >> 6) & 0x3F] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+/// Strict base64 (padded, no line breaks or spaces, zero unused bits); nullopt otherwise.
+inline std::optional<std::string> base64_decode(std::string_view text) {
+  const auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  if (text.size() % 4 != 0) return std::nullopt;
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    const bool last = i + 4 == text.size();
+    const std::size_t pad = !last ? 0 : text[i + 3] != '=' ? 0 : text[i + 2] != '=' ? 1 : 2;
+    std::uint32_t v = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      int d = 0;
+      if (k < 4 - pad) {
+        d = value(text[i + k]);
+        if (d < 0) return std::nullopt;
+      }
+      v = (v << 6) | static_cast<std::uint32_t>(d);
+    }
+    if ((pad == 1 && (v & 0xFF) != 0) || (pad == 2 && (v & 0xFFFF) != 0)) return std::nullopt;
+    out += static_cast<char>((v >> 16) & 0xFF);
+    if (pad < 2) out += static_cast<char>((v >> 8) & 0xFF);
+    if (pad < 1) out += static_cast<char>(v & 0xFF);
+  }
+  return out;
+}
+
+/// `pointer` + "/" + `key` with `~` and `/` escaped (RFC 6901).
+inline std::string json_pointer_child(std::string_view pointer, std::string_view key) {
+  std::string out(pointer);
+  out.reserve(out.size() + key.size() + 1);
+  out += '/';
+  for (const char c : key) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
+inline void collect_raw_string(std::string_view value, std::string_view pointer, json& out) {
+  if (!is_valid_utf8(value)) out[std::string(pointer)] = base64_encode(value);
+}
+
+inline void collect_raw_bytes(const json& v, const std::string& pointer, json& out) {
+  if (v.is_string()) {
+    collect_raw_string(v.get_ref<const json::string_t&>(), pointer, out);
+  } else if (v.is_array()) {
+    std::size_t i = 0;
+    for (const json& element : v) collect_raw_bytes(element, json_pointer_child(pointer, std::to_string(i++)), out);
+  } else if (v.is_object()) {
+    for (const auto& [key, value] : v.get_ref<const json::object_t&>())
+      if (is_valid_utf8(key)) collect_raw_bytes(value, json_pointer_child(pointer, key), out);
+  }
+}
+
+inline void collect_prev_raw_bytes(const prev_record& p, const std::string& pointer, json& out) {
+  collect_raw_string(p.state, pointer + "/state", out);
+  collect_raw_string(p.output, pointer + "/output", out);
+  collect_raw_string(p.stderr_output, pointer + "/stderr", out);
+  collect_raw_string(p.verdict, pointer + "/verdict", out);
+  collect_raw_bytes(p.details.to_json(), pointer + "/details", out);
+}
+
+
 
 inline const json& snapshot_member(const json& j) noexcept { return j; }
 inline const json& snapshot_member(const json* j) noexcept {
@@ -7744,6 +7865,29 @@ inline const captured_map& snapshot_member(const captured_map* c) noexcept {
   return c != nullptr ? *c : empty;
 }
 
+/// The `raw_bytes` member of a snapshot (empty when every string is UTF-8); `S`: snapshot or
+/// snapshot_view. The members walked are those append_snapshot_json_of writes.
+template <class S>
+json snapshot_raw_bytes(const S& s) {
+  json out = json::object();
+  collect_raw_string(s.loop_name, "/loop", out);
+  collect_raw_string(s.digest, "/digest", out);
+  collect_raw_string(s.current_state, "/current_state", out);
+  collect_raw_bytes(snapshot_member(s.context), "/context", out);
+  for (const auto& [name, rec] : snapshot_member(s.captured)) {
+    if (!is_valid_utf8(name)) continue;
+    const std::string at = json_pointer_child("/captured", name);
+    collect_raw_string(rec.output, at + "/output", out);
+    collect_raw_string(rec.stderr_output, at + "/stderr", out);
+    collect_raw_string(rec.verdict, at + "/verdict", out);
+  }
+  if (const prev_record* p = snapshot_ptr(s.prev)) collect_prev_raw_bytes(*p, "/prev", out);
+  if (const prev_record* p = snapshot_ptr(s.last_evaluation))
+    collect_prev_raw_bytes(*p, "/last_evaluation", out);
+  collect_raw_string(s.started_at, "/started_at", out);
+  return out;
+}
+
 /// The writer behind both append_snapshot_json overloads (`S`: snapshot or snapshot_view).
 template <class S>
 void append_snapshot_json_of(std::string& out, const S& s) {
@@ -7755,49 +7899,56 @@ void append_snapshot_json_of(std::string& out, const S& s) {
   for (const prev_record* p : {snapshot_ptr(s.prev), snapshot_ptr(s.last_evaluation)})
     if (p != nullptr) bulk += p->output.size() + p->stderr_output.size();
   if (bulk > 65536) out.reserve(out.size() + bulk + bulk / 64 + 4096);
+  bool replaced = false;  // a string is not UTF-8: raw_bytes then keeps its bytes
   out += "{\"version\":"sv;
   append_json_integer(out, snapshot::format_version);
   out += ",\"loop\":"sv;
-  append_json_string(out, s.loop_name);
+  replaced |= append_json_string(out, s.loop_name);
   out += ",\"digest\":"sv;
-  append_json_string(out, s.digest);
+  replaced |= append_json_string(out, s.digest);
   out += ",\"current_state\":"sv;
-  append_json_string(out, s.current_state);
+  replaced |= append_json_string(out, s.current_state);
   out += ",\"iteration\":"sv;
   append_json_integer(out, s.iteration);
   out += ",\"summary_executed\":"sv;
   out += s.summary_executed ? "true"sv : "false"sv;
   out += ",\"context\":"sv;
-  append_json_text(out, snapshot_member(s.context));
+  replaced |= append_json_text(out, snapshot_member(s.context));
   out += ",\"captured\":{"sv;
   bool first = true;
   for (const auto& [name, rec] : snapshot_member(s.captured)) {
     if (!std::exchange(first, false)) out += ',';
-    append_json_string(out, name);
+    replaced |= append_json_string(out, name);
     out += ':';
-    append_captured_record_json(out, rec);
+    replaced |= append_captured_record_json(out, rec);
   }
   out += "},\"prev\":"sv;
   if (s.prev)
-    append_prev_record_json(out, *s.prev);
+    replaced |= append_prev_record_json(out, *s.prev);
   else
     out += "null"sv;
   if (s.last_evaluation) {
     out += ",\"last_evaluation\":"sv;
-    append_prev_record_json(out, *s.last_evaluation);
+    replaced |= append_prev_record_json(out, *s.last_evaluation);
   }
   out += ",\"convergence\":{"sv;
   first = true;
   for (const auto& [state, value] : s.convergence) {
     if (!std::exchange(first, false)) out += ',';
-    append_json_string(out, state);
+    replaced |= append_json_string(out, state);
     out += ':';
     append_json_text(out, json(value));
   }
   out += "},\"elapsed_ms\":"sv;
   append_json_integer(out, s.elapsed_ms);
   out += ",\"started_at\":"sv;
-  append_json_string(out, s.started_at);
+  replaced |= append_json_string(out, s.started_at);
+  if (replaced) {
+    if (const json raw = snapshot_raw_bytes(s); !raw.empty()) {
+      out += ",\"raw_bytes\":"sv;
+      append_json_text(out, raw);
+    }
+  }
   out += '}';
 }
 
@@ -7856,14 +8007,82 @@ inline expected<prev_record, error> read_prev_record(const json& v, const std::s
   return p;
 }
 
+
+// Puts the bytes of a snapshot's `raw_bytes` back into (a copy of) its strings; `raw` is
+// the member, `j` the snapshot object without it.
+inline expected<void, error> restore_raw_bytes(json& j, const json& raw) {
+  if (!raw.is_object())
+    return unexpected(snapshot_error("raw_bytes", fmt::format("must be an object, not {}",
+                                                              snapshot_json_kind(raw))));
+  for (auto it = raw.begin(); it != raw.end(); ++it) {
+    const std::string& pointer = it.key();
+    const std::string where = "raw_bytes." + pointer;
+    if (!it->is_string())
+      return unexpected(snapshot_error(where, fmt::format("must be a string (base64), not {}",
+                                                          snapshot_json_kind(*it))));
+    const auto bytes = base64_decode(it->get_ref<const json::string_t&>());
+    if (!bytes) return unexpected(snapshot_error(where, "is not base64"));
+    if (pointer.empty() || pointer.front() != '/')
+      return unexpected(snapshot_error(where, "the key is not a JSON Pointer to a string"));
+    json* at = &j;
+    std::size_t pos = 1;
+    for (;;) {
+      const std::size_t slash = pointer.find('/', pos);
+      const std::string_view escaped =
+          std::string_view(pointer).substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
+      std::string token;
+      for (std::size_t i = 0; i < escaped.size(); ++i) {
+        if (escaped[i] != '~') {
+          token += escaped[i];
+        } else if (i + 1 < escaped.size() && (escaped[i + 1] == '0' || escaped[i + 1] == '1')) {
+          token += escaped[++i] == '0' ? '~' : '/';
+        } else {
+          return unexpected(snapshot_error(where, "the key is not a JSON Pointer (a lone '~')"));
+        }
+      }
+      json* next = nullptr;
+      if (at->is_object()) {
+        if (auto found = at->find(token); found != at->end()) next = &*found;
+      } else if (at->is_array() && !token.empty() && token.size() < 10 &&
+                 token.find_first_not_of("0123456789") == std::string::npos &&
+                 (token.size() == 1 || token[0] != '0')) {
+        if (const std::size_t index = std::stoul(token); index < at->size()) next = &(*at)[index];
+      }
+      if (next == nullptr)
+        return unexpected(snapshot_error(where, "names nothing in the snapshot"));
+      at = next;
+      if (slash == std::string::npos) break;
+      pos = slash + 1;
+    }
+    if (!at->is_string())
+      return unexpected(snapshot_error(where, fmt::format("names {}, not a string",
+                                                          snapshot_json_kind(*at))));
+    // The bytes must be what the string stands for: written out, they give its text.
+    std::string written, stored;
+    append_json_string(written, *bytes);
+    append_json_string(stored, at->get_ref<const json::string_t&>());
+    if (written != stored)
+      return unexpected(snapshot_error(where, "does not match the string it restores"));
+    *at = *bytes;
+  }
+  return {};
+}
+
 }  // namespace detail
 
 /// @brief Read a snapshot strictly: every key required, no unknown keys, types checked.
+/// Strings listed in `raw_bytes` get their exact bytes back (a checked entry per string).
 /// @return the snapshot, or `errc::invalid_snapshot` with the path of the offending field.
 inline expected<snapshot, error> snapshot_from_json(const json& j) {
   using detail::snapshot_error;
   if (!j.is_object())
     return unexpected(snapshot_error("", "a snapshot must be a JSON object"));
+  if (const auto raw = j.find("raw_bytes"); raw != j.end()) {
+    json restored = j;
+    restored.erase("raw_bytes");
+    if (auto ok = detail::restore_raw_bytes(restored, *raw); !ok) return unexpected(std::move(ok.error()));
+    return snapshot_from_json(restored);
+  }
   if (auto k = detail::check_keys(j,
                                   {"version", "loop", "digest", "current_state", "iteration",
                                    "summary_executed", "context", "captured", "prev",

@@ -105,5 +105,37 @@ def test_kill_9_then_resume_stops_the_orphaned_action():
                f"the orphan was stopped, the state ran again to completion: {log}")
 
 
+def test_bytes_that_are_not_utf8_survive_a_stop_and_resume():
+    # An action's output and a --context value in Latin-1: the journal (JSON text) keeps
+    # their exact bytes, so the resumed run pastes what the stopped one would have.
+    with Workdir() as wd:
+        write(wd / "latin.yaml", """\
+name: latin
+initial: a
+states:
+  a:
+    action: printf 'caf\\351 \\377'
+    capture: word
+    next: b
+  b:
+    action: echo b-start >> log; sleep 3.579; printf '%s' '${captured.word.output}' > word.bin; printf '%s' '${context.k}' > k.bin
+    next: done
+  done:
+    terminal: true
+""")
+        proc = spawn("run", "latin.yaml", "--context", os.fsdecode(b"k=x\xffy"), cwd=wd)
+        wait_for(lambda: "b-start" in lines(wd / "log"), what="the slow action")
+        os.kill(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=8)
+        expect(proc.returncode == 1, f"interrupted run exits 1, got {proc.returncode}")
+        expect(not (wd / "word.bin").exists(), "b was stopped before it wrote")
+        r = ll("resume", "latin", cwd=wd)
+        expect_exit(r, 0)
+        expect((wd / "word.bin").read_bytes() == b"caf\xe9 \xff",
+               f"captured bytes: {(wd / 'word.bin').read_bytes()!r}", r)
+        expect((wd / "k.bin").read_bytes() == b"x\xffy",
+               f"context bytes: {(wd / 'k.bin').read_bytes()!r}", r)
+
+
 if __name__ == "__main__":
     main()

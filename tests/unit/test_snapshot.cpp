@@ -3,6 +3,7 @@
 #include "executor_test_support.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -282,6 +283,86 @@ TEST_SUITE("snapshot") {
     auto back = ll::snapshot_from_json_text(appended(sample()));
     REQUIRE(back.has_value());
     CHECK(*back == sample());
+  }
+
+  TEST_CASE("bytes that are not UTF-8 come back exactly: raw_bytes") {
+    ll::snapshot s = sample();
+    CHECK_FALSE(ll::to_json(s).contains("raw_bytes"));  // only when needed
+    const std::string latin1 = "caf\xe9 \xff\xfe\x80 end";  // a Latin-1 file's text
+    s.captured["tests"].output = latin1;
+    s.captured["tests"].stderr_output = std::string("\xc3", 1);  // a sequence cut short
+    s.prev->output = latin1 + "/p";
+    s.prev->details = ll::json{{"lines", {"ok", std::string("\xed\xa0\x80")}}};  // a surrogate
+    s.context["path~/x"] = ll::json{{"v", latin1}};
+    s.context[std::string("bad\xff key")] = latin1;  // a key that is not UTF-8: stays replaced
+    const ll::json j = ll::to_json(s);
+    REQUIRE(j.contains("raw_bytes"));
+    const ll::json& raw = j["raw_bytes"];
+    CHECK(raw.size() == 5);
+    CHECK(raw["/captured/tests/output"] == "Y2Fm6SD//oAgZW5k");
+    CHECK(raw["/captured/tests/stderr"] == "ww==");
+    CHECK(raw.contains("/prev/output"));
+    CHECK(raw.contains("/prev/details/lines/1"));
+    CHECK(raw.contains("/context/path~0~1x/v"));
+    // Written, and read back: every string as it was, but under the key that is not UTF-8.
+    std::string text;
+    ll::append_snapshot_json(text, s);
+    CHECK(text == j.dump(-1, ' ', false, ll::json::error_handler_t::replace));
+    auto back = ll::snapshot_from_json_text(text);
+    REQUIRE(back.has_value());
+    CHECK(back->captured["tests"].output == latin1);
+    CHECK(back->captured["tests"].stderr_output == "\xc3");
+    CHECK(back->prev->output == latin1 + "/p");
+    CHECK(back->prev->details.to_json()["lines"][1] == std::string("\xed\xa0\x80"));
+    CHECK(back->context["path~/x"]["v"] == latin1);
+    CHECK(back->context["bad\xef\xbf\xbd key"] == "caf\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd end");
+    s.context.erase(std::string("bad\xff key"));
+    back->context.erase("bad\xef\xbf\xbd key");
+    CHECK(*back == s);
+
+    // Entries are checked: each must name a string it restores, in strict base64.
+    const auto refused = [&](const std::function<void(ll::json&)>& edit, std::string_view path,
+                             std::string_view message) {
+      ll::json bad = ll::json::parse(text);
+      edit(bad);
+      auto r = ll::snapshot_from_json(bad);
+      REQUIRE_FALSE(r.has_value());
+      CHECK(r.error().code == ll::errc::invalid_snapshot);
+      CHECK(r.error().path == path);
+      CHECK(r.error().message.find(message) != std::string::npos);
+    };
+    refused([](ll::json& b) { b["raw_bytes"] = 5; }, "raw_bytes", "must be an object");
+    refused([](ll::json& b) { b["raw_bytes"]["/captured/tests/output"] = 1; },
+            "raw_bytes./captured/tests/output", "must be a string");
+    refused([](ll::json& b) { b["raw_bytes"]["/captured/tests/output"] = "Y2Fm6SD//oAgZW5"; },
+            "raw_bytes./captured/tests/output", "is not base64");
+    refused([](ll::json& b) { b["raw_bytes"]["/captured/tests/stderr"] = "wx=="; },
+            "raw_bytes./captured/tests/stderr", "is not base64");  // unused bits set
+    refused([](ll::json& b) { b["raw_bytes"]["/captured/tests/stderr"] = "YQ=="; },
+            "raw_bytes./captured/tests/stderr", "does not match the string it restores");
+    refused([](ll::json& b) { b["raw_bytes"]["/captured/none/output"] = "ww=="; },
+            "raw_bytes./captured/none/output", "names nothing in the snapshot");
+    refused([](ll::json& b) { b["raw_bytes"]["captured"] = "ww=="; }, "raw_bytes.captured",
+            "not a JSON Pointer");
+    refused([](ll::json& b) { b["raw_bytes"]["/a~2"] = "ww=="; }, "raw_bytes./a~2", "lone '~'");
+    refused([](ll::json& b) { b["raw_bytes"]["/iteration"] = "ww=="; }, "raw_bytes./iteration",
+            "names a number, not a string");
+    refused([](ll::json& b) { b["raw_bytes"]["/prev/details/lines/01"] = "ww=="; },
+            "raw_bytes./prev/details/lines/01", "names nothing");
+    refused([](ll::json& b) { b["raw_bytes"]["/captured/tests/output"] = "Y2Fm6SD//oAgZW5k"; b["loop"] = 3; },
+            "loop", "must be a string");  // the rest is read as strictly as ever
+  }
+
+  TEST_CASE("base64: RFC 4648 vectors, both ways") {
+    const std::pair<std::string_view, std::string_view> vectors[] = {
+        {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="},
+        {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}, {"\xff\xfe\xfd", "//79"}};
+    for (const auto& [plain, coded] : vectors) {
+      CHECK(ll::detail::base64_encode(plain) == coded);
+      CHECK(ll::detail::base64_decode(coded) == std::optional<std::string>(std::string(plain)));
+    }
+    for (std::string_view bad : {"Zg", "Zg=", "Z===", "Zm9v\n", "Zm 9", "Zh==", "Zm9=", "=Zm9", "Zg==Zg=="})
+      CHECK_FALSE(ll::detail::base64_decode(bad).has_value());
   }
 
   TEST_CASE("strict reading: paths in errors") {
