@@ -129,7 +129,23 @@ ll::expected<loaded_loop, load_failure> load_loop_file(const fs::path& path,
 std::string non_regular_kind(const fs::path& path) {
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
-  if (ec || !fs::exists(st) || fs::is_regular_file(st)) return {};
+  if (ec || !fs::exists(st)) {
+    // A name that is there but cannot be followed or looked at says why.
+    const bool missing =
+        !ec || ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory;
+    std::error_code lec;
+    const fs::file_status link = fs::symlink_status(path, lec);
+    if (!lec && fs::is_symlink(link)) {
+      if (!missing) return fmt::format("a symbolic link that cannot be followed ({})", ec.message());
+      std::error_code tec;
+      const fs::path target = fs::read_symlink(path, tec);
+      return tec ? std::string("a symbolic link to a missing file")
+                 : fmt::format("a symbolic link to a missing file ({})", target.string());
+    }
+    if (!missing) return fmt::format("a path that cannot be looked at ({})", ec.message());
+    return {};
+  }
+  if (fs::is_regular_file(st)) return {};
   if (fs::is_directory(st)) return "a directory";
   if (fs::is_fifo(st)) return "a FIFO";
   if (fs::is_block_file(st) || fs::is_character_file(st)) return "a device";
@@ -145,8 +161,23 @@ ll::expected<loaded_loop, load_failure> load_loop(std::string_view name_or_path,
     f.what = load_failure::kind::not_found;
     f.message = fmt::format("Loop not found: {}", name_or_path);
     // It exists, but is no file to read: say what it is.
-    if (const std::string what = non_regular_kind(fs::path(name_or_path)); !what.empty())
+    if (const std::string what = non_regular_kind(fs::path(name_or_path)); !what.empty()) {
       f.message += fmt::format(" (it is {}, not a loop file)", what);
+    } else {
+      // A candidate in .loops/ that is there but unusable (a dangling or looping link, a
+      // directory) is named, rather than looking as if nothing were there.
+      std::vector<std::string> tried;
+      (void)resolve_loop_path(name_or_path, &tried);
+      for (std::size_t i = 1; i < tried.size(); ++i) {
+        std::error_code ec;
+        (void)fs::symlink_status(tried[i], ec);
+        if (ec) continue;
+        if (const std::string kind = non_regular_kind(tried[i]); !kind.empty()) {
+          f.message += fmt::format(" ({} is {}, not a loop file)", tried[i], kind);
+          break;
+        }
+      }
+    }
     return ll::unexpected(std::move(f));
   }
   return load_loop_file(*path, context_overrides);

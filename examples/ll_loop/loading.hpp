@@ -65,8 +65,9 @@ struct load_failure {
   std::string paradigm;            ///< the document's paradigm when it is a spec ("" else)
 };
 
-/// What `path` is when it exists but is not a regular file ("a directory", "a FIFO", ...);
-/// "" when it is a regular file or does not exist.
+/// What `path` is when it exists but is not a regular file ("a directory", "a FIFO", ...,
+/// "a symbolic link to a missing file (T)", "a symbolic link that cannot be followed (why)",
+/// "a path that cannot be looked at (why)"); "" when it is a regular file or not there.
 std::string non_regular_kind(const fs::path& path);
 
 /// Resolves, reads, compiles (paradigms) and validates a loop. `context_overrides` are

@@ -267,11 +267,30 @@ int verb_history(const parsed_args& args) {
       return exit_failed;
     }
   }
-  auto events = ll::read_journal_events(dir, name, tail);
+  ll::skipped_event_lines skipped;
+  auto events = ll::read_journal_events(dir, name, tail, &skipped);
+  // Lines that are not events are passed over, and said so (on stderr: stdout stays the
+  // history).
+  const auto warn_skipped = [&] {
+    const std::string log = ll::journal_paths_for(dir, name).events.string();
+    if (skipped.count == 1)
+      say_warning(fmt::format("line {} of the event log '{}' is not an event: skipped",
+                              skipped.first_line, log));
+    else if (skipped.count > 1)
+      say_warning(fmt::format("{} lines of the event log '{}' are not events (lines {} to {}): "
+                              "skipped",
+                              skipped.count, log, skipped.first_line, skipped.last_line));
+    if (skipped.torn_end)
+      say_warning(fmt::format("the event log '{}' ends in an incomplete line (a write cut "
+                              "short): skipped",
+                              log));
+  };
   if (events.empty()) {
+    warn_skipped();
     say(fmt::format("No history for: {}", name));
     return exit_ok;
   }
+  warn_skipped();
   const style s = style::for_stream(stdout);
   for (const auto& e : events) {
     std::string ts = e.value("ts", std::string{});

@@ -581,9 +581,10 @@ void read_journal_chunks(int fd, Chunk&& chunk) {
 }
 
 /// Calls `line(std::string_view)` for every newline-terminated line of an open journal
-/// file, then closes it; the text after the last newline (a torn write) is not a line.
+/// file, then closes it; the text after the last newline (a torn write) is not a line: its
+/// length is returned.
 template <class Line>
-void for_each_journal_line(int fd, Line&& line) {
+std::size_t for_each_journal_line(int fd, Line&& line) {
   std::string pending;
   read_journal_chunks(fd, [&](const char* data, std::size_t n) {
     std::size_t begin = 0;
@@ -600,6 +601,7 @@ void for_each_journal_line(int fd, Line&& line) {
     }
     pending.append(data + begin, n - begin);
   });
+  return pending.size();
 }
 
 /// The whole text of an open journal file (closed after).
@@ -866,12 +868,21 @@ inline std::vector<journal_record> list_journals(const std::filesystem::path& di
   return out;
 }
 
+/// Lines of an event log that read_journal_events() passed over.
+struct skipped_event_lines {
+  std::size_t count = 0;       ///< non-empty lines that are not events
+  std::size_t first_line = 0;  ///< 1-based number of the first of them (0: none)
+  std::size_t last_line = 0;   ///< 1-based number of the last of them
+  bool torn_end = false;       ///< the log ends in text with no newline (a write cut short)
+};
+
 /// The last `tail` events of a loop's log (all when `tail` is 0), oldest first. Lines that
 /// are not events (JSON objects whose `event` is a string, and `ts` too when present), such
-/// as a line cut by a crash or garbage, are skipped; so is a log that is not a regular file.
-/// Memory is bounded by `tail`.
+/// as a line cut by a crash or garbage, are skipped, and counted in `*skipped` when given;
+/// a log that is not a regular file reads as no events. Memory is bounded by `tail`.
 inline std::vector<json> read_journal_events(const std::filesystem::path& dir, std::string_view name,
-                                             std::size_t tail = 0) {
+                                             std::size_t tail = 0,
+                                             skipped_event_lines* skipped = nullptr) {
   std::vector<json> out;
   auto fd = detail::open_journal_file(journal_paths_for(dir, name).events);
   if (!fd || *fd < 0) return out;
@@ -882,13 +893,22 @@ inline std::vector<json> read_journal_events(const std::filesystem::path& dir, s
     return event != j.end() && event->is_string() && (ts == j.end() || ts->is_string());
   };
   std::deque<json> kept;
-  detail::for_each_journal_line(*fd, [&](std::string_view line) {
-    if (line.empty() || line.front() != '{') return;
-    json j = detail::parse_journal_json(line);
-    if (j.is_discarded() || !is_event(j)) return;
+  std::size_t line_no = 0;
+  const std::size_t torn = detail::for_each_journal_line(*fd, [&](std::string_view line) {
+    ++line_no;
+    if (line.empty()) return;
+    json j = line.front() == '{' ? detail::parse_journal_json(line) : json(json::value_t::discarded);
+    if (j.is_discarded() || !is_event(j)) {
+      if (skipped != nullptr) {
+        if (skipped->count++ == 0) skipped->first_line = line_no;
+        skipped->last_line = line_no;
+      }
+      return;
+    }
     kept.push_back(std::move(j));
     if (tail != 0 && kept.size() > tail) kept.pop_front();
   });
+  if (skipped != nullptr) skipped->torn_end = torn != 0;
   out.reserve(kept.size());
   for (auto& j : kept) out.push_back(std::move(j));
   return out;

@@ -80,6 +80,27 @@ def test_loop_not_found():
         r = ll("validate", "sub/x", cwd=wd)
         expect_exit(r, 0)
         expect_in("is valid", r.out, r)
+        # A name that is there but cannot be used says why.
+        os.symlink("missing.yaml", wd / "dangling.yaml")
+        os.symlink("loop1.yaml", wd / "loop2.yaml")
+        os.symlink("loop2.yaml", wd / "loop1.yaml")
+        os.symlink("gone.yaml", wd / ".loops" / "named.yaml")
+        for verb in ("run", "validate"):
+            r = ll(verb, "dangling.yaml", cwd=wd)
+            expect_exit(r, 1)
+            expect_in("Loop not found: dangling.yaml (it is a symbolic link to a missing file "
+                      "(missing.yaml), not a loop file)", r.err, r)
+            r = ll(verb, "loop1.yaml", cwd=wd)
+            expect_exit(r, 1)
+            expect_in("Loop not found: loop1.yaml (it is a symbolic link that cannot be followed "
+                      "(Too many levels of symbolic links), not a loop file)", r.err, r)
+            r = ll(verb, "named", cwd=wd)
+            expect_exit(r, 1)
+            expect_in("Loop not found: named (.loops/named.yaml is a symbolic link to a missing "
+                      "file (gone.yaml), not a loop file)", r.err, r)
+        r = ll("compile", "loop1.yaml", cwd=wd)
+        expect_exit(r, 1)
+        expect_in("Input is a symbolic link that cannot be followed", r.err, r)
 
 
 def test_validate_examples():
@@ -694,6 +715,18 @@ def test_status_history_stop():
         r = ll("history", "tricky", cwd=wd)
         expect(r.out == "".join(f"2026-11-24T00:00:00 custom: {d!r}\n" for d in details),
                "history details as Python's repr", r)
+        expect(r.err == "", "no warning for a clean log", r)
+        # Lines that are not events are skipped, and said so on stderr (stdout stays the
+        # history); so is a log ending in a cut line.
+        with open(wd / ".loops" / ".running" / "tricky.events.jsonl", "a") as f:
+            f.write("not json\n" + json.dumps({"event": 5}) + "\n" +
+                    json.dumps({"event": "later", "ts": "2026-11-24T00:00:01"}) + "\n{\"event\": \"cu")
+        r = ll("history", "tricky", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("2026-11-24T00:00:01 later: {}", r.out, r)
+        expect_in("warning: 2 lines of the event log '.loops/.running/tricky.events.jsonl' are not "
+                  "events (lines 2 to 3): skipped", r.err, r)
+        expect_in("ends in an incomplete line (a write cut short): skipped", r.err, r)
         r = ll("history", "nobody", cwd=wd)
         expect_exit(r, 0)
         expect_in("No history for: nobody", r.out, r)

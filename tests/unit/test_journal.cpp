@@ -381,10 +381,16 @@ TEST_CASE("journal files that are not regular, deeply nested or garbled: a diagn
        << R"({"event": null, "ts": null})" << "\n" << std::string(100000, '{') << "\n"
        << R"({"event": "last"})" << "\n";
   }
-  auto events = ll::read_journal_events(dir.path, "ev", 2);
+  ll::skipped_event_lines lines_skipped;
+  auto events = ll::read_journal_events(dir.path, "ev", 2, &lines_skipped);
   REQUIRE(events.size() == 2);
   CHECK(events[0]["event"] == "first");
   CHECK(events[1]["event"] == "last");
+  // Every line passed over is counted, with where the first and last are.
+  CHECK(lines_skipped.count == 504);
+  CHECK(lines_skipped.first_line == 2);
+  CHECK(lines_skipped.last_line == 505);
+  CHECK_FALSE(lines_skipped.torn_end);
   fs::create_directory(ll::journal_paths_for(dir.path, "evdir").events);
   CHECK(ll::read_journal_events(dir.path, "evdir").empty());
 }
@@ -420,8 +426,11 @@ TEST_CASE("event log: appended lines, history tail, torn last line skipped") {
     std::ofstream torn(ll::journal_paths_for(dir.path, "ev").events, std::ios::app);
     torn << "{\"event\": \"cut";
   }
-  auto all = ll::read_journal_events(dir.path, "ev");
+  ll::skipped_event_lines skipped;
+  auto all = ll::read_journal_events(dir.path, "ev", 0, &skipped);
   REQUIRE(all.size() == 100);
+  CHECK(skipped.count == 0);  // the torn end is no line, and is reported on its own
+  CHECK(skipped.torn_end);
   CHECK(all.front()["n"] == 0);
   auto tail = ll::read_journal_events(dir.path, "ev", 5);
   REQUIRE(tail.size() == 5);
