@@ -522,6 +522,7 @@ int execute(run_settings& s) {
   record.iteration = result.iterations;
   record.current_state = result.snapshot ? result.snapshot->current_state : result.final_state;
   record.captured = ll::detail::captured_to_json(result.captured);  // as the original's state file
+  record.accumulated_ms = result.duration_ms;
   const std::string_view final_status = ll::journal_status_for(result);
   // A terminated handoff keeps nothing to resume; any other ending keeps its snapshot (an
   // error's or a timeout's is not resumable, but shows where it stopped).

@@ -35,7 +35,8 @@ ll::json status_json(const ll::journal_record& r, const fs::path& dir) {
   j["loop_name"] = r.name;
   if (r.snapshot.is_object()) {
     if (const auto c = r.snapshot.find("captured"); c != r.snapshot.end()) j["captured"] = *c;
-    if (const auto e = r.snapshot.find("elapsed_ms"); e != r.snapshot.end()) j["accumulated_ms"] = *e;
+    if (const auto e = r.snapshot.find("elapsed_ms"); e != r.snapshot.end() && !r.accumulated_ms)
+      j["accumulated_ms"] = *e;  // (a record of an older version)
   }
   if (!j.contains("captured") && r.captured.is_object()) j["captured"] = r.captured;
   j["stale"] = r.stale;
@@ -55,9 +56,14 @@ std::string collision_note(const fs::path& dir, const std::string& name) {
 
 namespace {
 
-/// The record of `name`, or an error message already printed.
-std::optional<ll::journal_record> find_record(const fs::path& dir, const std::string& name) {
-  auto loaded = ll::load_journal(dir, name);
+/// The record of `name`, or an error message already printed. `summary`: without its
+/// snapshot and captured outputs (load_journal_summary), unless the record is of an older
+/// layout whose head lacks the run settings (`extra`): then whole.
+std::optional<ll::journal_record> find_record(const fs::path& dir, const std::string& name,
+                                              bool summary = false) {
+  auto loaded = summary ? ll::load_journal_summary(dir, name) : ll::load_journal(dir, name);
+  if (summary && loaded && loaded->has_value() && !(*loaded)->accumulated_ms)
+    loaded = ll::load_journal(dir, name);
   if (!loaded) {
     say_error(ll::to_string(loaded.error()));
     return std::nullopt;
@@ -85,10 +91,10 @@ std::string description_of(const fs::path& path) {
 }
 
 std::string elapsed_text(const ll::journal_record& r) {
-  std::int64_t ms = 0;
+  std::int64_t ms = r.accumulated_ms.value_or(0);
   if (const auto it = r.snapshot.find("elapsed_ms");
-      r.snapshot.is_object() && it != r.snapshot.end() && it->is_number_integer())
-    ms = it->get<std::int64_t>();
+      !r.accumulated_ms && r.snapshot.is_object() && it != r.snapshot.end() && it->is_number_integer())
+    ms = it->get<std::int64_t>();  // (a record of an older version)
   const std::int64_t s = ms / 1000;
   return s < 60 ? fmt::format("{}s", s) : fmt::format("{}m {}s", s / 60, s % 60);
 }
@@ -130,15 +136,19 @@ int verb_list(const parsed_args& args) {
   const bool as_json = args.has("json");
   if (args.has("running")) {
     const fs::path dir = journal_dir_of(args);
-    const auto found = journals_in(dir);
+    // The lines need each record's head only; --json shows whole records.
+    auto found = journals_in(dir, !as_json);
     if (!found) return exit_failed;
-    const auto& records = *found;
+    auto& records = *found;
     if (as_json) {
       ll::json out = ll::json::array();
       for (const auto& r : records) out.push_back(status_json(r, dir));
       fmt::print("{}\n", json_text(out, 2));
       return exit_ok;
     }
+    for (auto& r : records)  // a record of an older version has its run time in the snapshot
+      if (!r.accumulated_ms)
+        if (auto whole = ll::load_journal(dir, r.name); whole && whole->has_value()) r = std::move(**whole);
     if (records.empty()) {
       say("No running loops");
       return exit_ok;
@@ -205,7 +215,7 @@ int verb_status(const parsed_args& args) {
     return exit_ok;
   }
   const std::string name = args.positional(0);
-  auto record = find_record(dir, name);
+  auto record = find_record(dir, name, !as_json);  // --json shows the whole record
   if (!record) return exit_failed;
   if (as_json) {
     fmt::print("{}\n", json_text(status_json(*record, dir), 2));
@@ -308,13 +318,18 @@ int verb_history(const parsed_args& args) {
 int verb_stop(const parsed_args& args) {
   const fs::path dir = journal_dir_of(args);
   const std::string name = args.positional(0);
-  auto record = find_record(dir, name);
+  auto record = find_record(dir, name, true);
   if (!record) return exit_failed;
   const style s = style::for_stream(stdout);
   // Its process died without journaling the end (kill -9, crash), or the record names no
   // process (the original's state files have no pid): just record that it is interrupted.
   const bool no_owner = record->status == ll::journal_status::running && record->pid <= 0;
   if (record->stale || no_owner) {
+    // The record is written again whole: its snapshot too.
+    if (record->snapshot.is_null()) {
+      record = find_record(dir, name);
+      if (!record) return exit_failed;
+    }
     const long gone = record->pid;  // (the message names it, whatever the save writes)
     record->status = std::string(ll::journal_status::interrupted);
     ll::loop_journal journal(dir, record->name);

@@ -146,9 +146,11 @@ inline bool journal_resumable(std::string_view status) noexcept {
          status == journal_status::handoff || status == journal_status::max_iterations;
 }
 
-/// The state file: `{"name","loop_name","status","pid","loop_path","started_at","updated_at",
-/// "iteration","current_state","snapshot"[,"captured"],"extra"}` (`loop_name` and the final
-/// `captured` are the original's LoopState keys).
+/// The state file: `{["seq",]"name","loop_name","status","pid","loop_path","started_at",
+/// "updated_at","iteration","current_state"[,"accumulated_ms"],"extra","snapshot"[,"captured"]}`
+/// (`loop_name`, `accumulated_ms` and the final `captured` are the original's LoopState keys).
+/// Everything before `snapshot` is the record's head, which load_journal_summary() reads
+/// without the snapshot and captured outputs after it.
 struct journal_record {
   /// The loop's name: the journal's (loop_journal::save() fills it in when empty). The
   /// readers of a name return only records of that name.
@@ -178,6 +180,12 @@ struct journal_record {
   /// set by the readers, which then report the status as `interrupted`.
   bool stale = false;
 
+  /// The run's time so far in ms, across resumes (the original's `accumulated_ms`): set by
+  /// loop_journal::save() from the snapshot saved (its `elapsed_ms`), and by a host's final
+  /// save from the result's duration. nullopt: not known (records of older versions, whose
+  /// head also lacks `extra`: read them whole for it).
+  std::optional<std::int64_t> accumulated_ms;
+
   [[nodiscard]] json to_json() const {
     json j = json::object();
     if (seq != 0) j["seq"] = seq;
@@ -190,9 +198,10 @@ struct journal_record {
     j["updated_at"] = updated_at;
     j["iteration"] = iteration;
     j["current_state"] = current_state;
+    if (accumulated_ms) j["accumulated_ms"] = *accumulated_ms;
+    j["extra"] = extra;
     j["snapshot"] = snapshot;
     if (!captured.is_null()) j["captured"] = captured;
-    j["extra"] = extra;
     return j;
   }
 
@@ -219,7 +228,7 @@ struct journal_record {
 
  private:
   // to_text() is to_json().dump(-1, ' ', false, replace) + "\n": the members up to
-  // "snapshot", then the snapshot, then the rest.
+  // "snapshot" (the head), then the snapshot, then the rest.
   [[nodiscard]] std::string text_head() const {
     using namespace std::string_view_literals;
     std::string text;
@@ -249,6 +258,12 @@ struct journal_record {
     detail::append_json_integer(text, iteration);
     text += ",\"current_state\":"sv;
     detail::append_json_string(text, current_state);
+    if (accumulated_ms) {
+      text += ",\"accumulated_ms\":"sv;
+      detail::append_json_integer(text, *accumulated_ms);
+    }
+    text += ",\"extra\":"sv;
+    detail::append_json_text(text, extra);
     text += ",\"snapshot\":"sv;
     return text;
   }
@@ -258,8 +273,6 @@ struct journal_record {
       text += ",\"captured\":"sv;
       detail::append_json_text(text, captured);
     }
-    text += ",\"extra\":"sv;
-    detail::append_json_text(text, extra);
     text += "}\n"sv;
     return text;
   }
@@ -300,6 +313,12 @@ struct journal_record {
     if (const auto it = j.find("iteration"); it != j.end() && !it->is_null()) {
       if (!it->is_number_integer()) return bad("iteration", "expected an integer at \"iteration\"");
       r.iteration = it->get<std::int64_t>();
+    }
+    // (The original's own `accumulated_ms` goes to extra["original"] with its other keys.)
+    if (const auto it = j.find("accumulated_ms"); !original && it != j.end() && !it->is_null()) {
+      if (!it->is_number_integer())
+        return bad("accumulated_ms", "expected an integer at \"accumulated_ms\"");
+      r.accumulated_ms = it->get<std::int64_t>();
     }
     if (const auto it = j.find("snapshot"); it != j.end()) r.snapshot = *it;
     if (const auto it = j.find("captured"); it != j.end() && it->is_object()) r.captured = *it;
@@ -666,9 +685,9 @@ inline std::uint64_t record_seq_prefix(const std::filesystem::path& path) {
 }
 
 /// Collects the members of a record's top-level object that come before `snapshot` (in
-/// the records this journal writes: every scalar field), then stops the parse, so the
-/// snapshot, the captured outputs and the host data — megabytes, after a big capture — are
-/// neither read into JSON nor copied.
+/// the records this journal writes: every field but the snapshot and the final captured
+/// values, `extra` included), then stops the parse, so the snapshot and the captured
+/// outputs — megabytes, after a big capture — are neither read into JSON nor copied.
 class record_head_reader final : public nlohmann::json_sax<json> {
  public:
   json head = json::object();
@@ -681,27 +700,57 @@ class record_head_reader final : public nlohmann::json_sax<json> {
   bool number_float(number_float_t v, const string_t&) override { return value(json(v)); }
   bool string(string_t& v) override { return value(json(std::move(v))); }
   bool binary(binary_t&) override { return value(json(nullptr)); }
-  bool start_object(std::size_t) override { return ++depth_ > 0; }
-  bool end_object() override { return --depth_ >= 0; }
-  bool start_array(std::size_t) override { return ++depth_ > 0; }
-  bool end_array() override { return --depth_ >= 0; }
+  bool start_object(std::size_t) override { return open(json::object()); }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(json::array()); }
+  bool end_array() override { return close(); }
   bool key(string_t& k) override {
-    if (depth_ != 1) return true;
-    if (k == "snapshot") {
-      reached_snapshot = true;
-      return false;  // the head is complete
+    if (open_.empty()) {
+      if (k == "snapshot") {
+        reached_snapshot = true;
+        return false;  // the head is complete
+      }
+      key_ = std::move(k);
+    } else {
+      keys_.back() = std::move(k);
     }
-    key_ = std::move(k);
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 
  private:
-  bool value(json v) {
-    if (depth_ == 1) head[key_] = std::move(v);
+  // The record's own object is `head`; the values inside its members are built in `open_`
+  // (with the key each object of it is at), innermost last.
+  bool open(json container) {
+    if (!started_) {
+      started_ = true;
+      return container.is_object();  // a record is an object
+    }
+    if (open_.size() >= 256) return false;  // a head is never this deep: read it whole
+    open_.push_back(std::move(container));
+    keys_.emplace_back();
     return true;
   }
-  int depth_ = 0;
+  bool close() {
+    if (open_.empty()) return true;  // the record's end (after a head without snapshot)
+    json done = std::move(open_.back());
+    open_.pop_back();
+    keys_.pop_back();
+    return value(std::move(done));
+  }
+  bool value(json v) {
+    if (open_.empty()) {
+      head[key_] = std::move(v);
+    } else if (json& into = open_.back(); into.is_array()) {
+      into.push_back(std::move(v));
+    } else {
+      into[keys_.back()] = std::move(v);
+    }
+    return true;
+  }
+  bool started_ = false;
+  std::vector<json> open_;
+  std::vector<std::string> keys_;
   std::string key_;
 };
 
@@ -813,10 +862,12 @@ inline expected<std::optional<journal_record>, little_loops::error> load_journal
   return detail::load_journal_record(dir, name, false);
 }
 
-/// load_journal() without the snapshot, captured outputs and host data (`snapshot` and
-/// `captured` null, `extra` empty): what checks of a loop's status and owner need (is it
-/// running? which pid?), read from the head of each record, so a finished run that kept
-/// megabytes of captured output costs microseconds, not a parse of all of it.
+/// load_journal() without the snapshot and the captured outputs (`snapshot` and `captured`
+/// null): what a loop's status, owner and run settings need (is it running? which pid?
+/// `extra`, `accumulated_ms`), read from the head of each record, so a finished run that
+/// kept megabytes of captured output costs microseconds, not a parse of all of it. (Records
+/// of older versions had `extra` after the snapshot: their summaries have it empty, and no
+/// `accumulated_ms`.)
 inline expected<std::optional<journal_record>, little_loops::error> load_journal_summary(
     const std::filesystem::path& dir, std::string_view name) {
   return detail::load_journal_record(dir, name, true);
@@ -1437,11 +1488,13 @@ class loop_journal {
   /// changed): the same file contents as after `record.snapshot = to_json(snap)`, written
   /// straight from the typed snapshot, without building its JSON (a save per boundary).
   expected<void, little_loops::error> save(journal_record& record, const snapshot& snap) {
+    record.accumulated_ms = snap.elapsed_ms;
     return save_with(record, [&] { return record.to_text(snap); });
   }
   /// save(record, snap.materialize()) without copying the snapshot out of its owner (e.g.
   /// `journal.save(record, executor.snapshot_view())` at every boundary).
   expected<void, little_loops::error> save(journal_record& record, const snapshot_view& snap) {
+    record.accumulated_ms = snap.elapsed_ms;
     return save_with(record, [&] { return record.to_text(snap); });
   }
 
@@ -1811,6 +1864,7 @@ const execution_result& run_journaled(Executor& executor, loop_journal& journal,
   record.iteration = result.iterations;
   record.current_state = result.snapshot ? result.snapshot->current_state : result.final_state;
   record.captured = detail::captured_to_json(result.captured);
+  record.accumulated_ms = result.duration_ms;
   const std::string_view status = journal_status_for(result);
   save(status, result.snapshot && status != journal_status::terminated ? to_json(*result.snapshot) : json(nullptr));
   if (auto r = journal.flush(); !r && write_error != nullptr) *write_error = r.error();

@@ -661,6 +661,27 @@ def test_list():
         r = ll("list", "--running", cwd=wd)
         expect(r.out.splitlines() == ["Running loops:", "  a: x (iteration 0) [completed] 0s"],
                "journaled runs", r)
+        # The run time is the record's own (accumulated_ms, before the snapshot); a record of
+        # an older layout has it in its snapshot only, and its run settings after it.
+        write(wd / "slow.yaml", "name: slow\ninitial: s\nstates:\n  s: {action: 'sleep 1.2', next: done}\n"
+              "  done: {terminal: true}\n")
+        expect_exit(ll("run", "slow.yaml", "-q", cwd=wd), 0)
+        write(wd / ".loops" / ".running" / "old.state.json",
+              '{"name": "old", "status": "failed", "current_state": "x", "iteration": 3, '
+              '"snapshot": {"elapsed_ms": 125000}, "extra": {"error": "boom"}}\n')
+        r = ll("list", "--running", cwd=wd)
+        expect_in("  slow: done (iteration 1) [completed] 1s", r.out, r)
+        expect_in("  old: x (iteration 3) [failed] 2m 5s", r.out, r)
+        r = ll("status", "old", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("Error: boom", r.out, r)
+        write(wd / "bad.yaml", "name: bad\ninitial: s\nstates:\n  s: {action: 'exit 3', on_success: done}\n"
+              "  done: {terminal: true}\n")
+        expect_exit(ll("run", "bad.yaml", "-q", cwd=wd), 1)
+        r = ll("status", "bad", cwd=wd)
+        expect_in("Status: failed", r.out, r)
+        expect_in("Error: ", r.out, r)
+        expect(ll("status", "bad", "--json", cwd=wd).json()["accumulated_ms"] >= 0, "accumulated_ms", r)
         # A state file that cannot be read is said, not silently left out.
         write(wd / ".loops" / ".running" / "broken.state.json", "{not json")
         for args in (("list", "--running"), ("status",), ("list", "--running", "--json")):

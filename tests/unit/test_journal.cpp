@@ -556,6 +556,8 @@ TEST_CASE("run_journaled: snapshot at every boundary, events, final status, exac
   REQUIRE(snap.has_value());
   CHECK(snap->current_state == "a");
   CHECK(snap->captured.at("first").output == "A1");
+  // The run's time, in the record's head too (the original's accumulated_ms).
+  CHECK(r.accumulated_ms == first.duration_ms);
 
   auto events = ll::read_journal_events(dir.path, "counter");
   REQUIRE_FALSE(events.empty());
@@ -579,6 +581,7 @@ TEST_CASE("run_journaled: snapshot at every boundary, events, final status, exac
   CHECK((*done)->status == "completed");
   CHECK((*done)->snapshot.is_null());
   CHECK((*done)->started_at == r.started_at);
+  CHECK((*done)->accumulated_ms == second.duration_ms);  // across the resume
   // The original's LoopState keys: loop_name, and the captured values at the end.
   std::ifstream state_file(ll::journal_paths_for(dir.path, "counter").state);
   const ll::json state = ll::json::parse(state_file);
@@ -994,7 +997,7 @@ TEST_CASE("records are numbered: the newest is the highest number, whatever the 
   }
 }
 
-TEST_CASE("load_journal_summary: the record's head, without its snapshot, captured outputs or host data") {
+TEST_CASE("load_journal_summary: the record's head (run settings included), without its snapshot or captured outputs") {
   temp_dir dir("summary");
   const auto paths = ll::journal_paths_for(dir.path, "sm");
   ll::journal_record full;
@@ -1009,7 +1012,8 @@ TEST_CASE("load_journal_summary: the record's head, without its snapshot, captur
   full.current_state = "done";
   full.snapshot = ll::json{{"big", std::string(3 << 20, 'x')}};
   full.captured = ll::json{{"c", {{"output", std::string(1 << 20, 'y')}}}};
-  full.extra = ll::json{{"k", "v"}};
+  full.extra = ll::json{{"k", "v"}, {"nested", {{"a", {1, {{"b", nullptr}}, "snapshot"}}}}, {"snapshot", 2}};
+  full.accumulated_ms = 1234;
   REQUIRE(ll::write_file_atomic(paths.state, full.to_text()).has_value());
   auto summary = ll::load_journal_summary(dir.path, "sm");
   REQUIRE(summary.has_value());
@@ -1026,8 +1030,10 @@ TEST_CASE("load_journal_summary: the record's head, without its snapshot, captur
   CHECK(r.current_state == "done");
   CHECK(r.snapshot.is_null());
   CHECK(r.captured.is_null());
-  CHECK(r.extra == ll::json::object());
+  CHECK(r.extra == full.extra);  // nested values, and keys named "snapshot" inside it
+  CHECK(r.accumulated_ms == 1234);
   CHECK((*ll::load_journal(dir.path, "sm"))->captured == full.captured);  // the whole record
+  CHECK((*ll::load_journal(dir.path, "sm"))->accumulated_ms == 1234);
   const auto listed = ll::list_journals(dir.path, nullptr, true);
   REQUIRE(listed.size() == 1);
   CHECK(listed[0].status == "completed");
@@ -1057,9 +1063,18 @@ TEST_CASE("load_journal_summary: the record's head, without its snapshot, captur
   { std::ofstream(paths.state, std::ios::binary | std::ios::trunc) << "{\"name\": \"sm\", \"status\""; }
   CHECK_FALSE(ll::load_journal_summary(dir.path, "sm").has_value());
   CHECK_FALSE(ll::load_journal(dir.path, "sm").has_value());
+  // A record of an older layout (extra after the snapshot): no extra and no accumulated_ms
+  // in its summary, both when read whole.
+  { std::ofstream(paths.state, std::ios::binary | std::ios::trunc) << R"({"name": "sm", "status": "completed", "snapshot": {"elapsed_ms": 5}, "extra": {"k": "v"}})"; }
+  CHECK((*ll::load_journal_summary(dir.path, "sm"))->extra == ll::json::object());
+  CHECK_FALSE((*ll::load_journal_summary(dir.path, "sm"))->accumulated_ms);
+  CHECK((*ll::load_journal(dir.path, "sm"))->extra == ll::json{{"k", "v"}});
   // A head whose fields have the wrong types is read whole, and refused as load_journal does.
   { std::ofstream(paths.state, std::ios::binary | std::ios::trunc) << R"({"name": "sm", "status": 5, "snapshot": null})"; }
   CHECK_FALSE(ll::load_journal_summary(dir.path, "sm").has_value());
+  { std::ofstream(paths.state, std::ios::binary | std::ios::trunc) << R"({"name": "sm", "status": "completed", "accumulated_ms": "5", "snapshot": null})"; }
+  CHECK_FALSE(ll::load_journal_summary(dir.path, "sm").has_value());
+  CHECK(ll::load_journal(dir.path, "sm").error().path == "accumulated_ms");
   CHECK(ll::load_journal_summary(dir.path, "nothing-here")->has_value() == false);
 }
 
