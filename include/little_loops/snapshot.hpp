@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -271,11 +272,14 @@ namespace detail {
 // JSON text holds only Unicode, so a string that is not valid UTF-8 (an action's raw output,
 // a `--context` value) is written with U+FFFD in place of each ill-formed sequence. So that a
 // resumed run sees the bytes the stopped one had, the snapshot then also carries
-// `"raw_bytes": {POINTER: BASE64}`: for each such string value, its RFC 6901 JSON Pointer
-// into the snapshot object and its exact bytes in base64 (RFC 4648, padded). Written only
-// when needed; snapshot_from_json() puts the bytes back, after checking that each entry
-// restores what its string replaced. A string under a key that is itself not UTF-8 cannot
-// be pointed at, and stays replaced.
+// `"raw_bytes": {POINTER: BYTES}`: for each such string value, its RFC 6901 JSON Pointer
+// into the snapshot object, and either its exact bytes in base64 (RFC 4648, padded), or,
+// when shorter (a big output with a few stray bytes), the patches `[[OFFSET, BASE64], …]`:
+// at byte OFFSET of the string as written, the U+FFFDs of a run of ill-formed sequences
+// stand for those bytes. Written only when needed; snapshot_from_json() puts the bytes
+// back, after checking that each entry restores what its string replaced. Strings inside
+// an object with a key that is not UTF-8 cannot be pointed at reliably (written, that key
+// may equal another), and stay replaced.
 
 inline std::string base64_encode(std::string_view bytes) {
   static constexpr char alphabet[] =
@@ -349,7 +353,40 @@ inline std::string json_pointer_child(std::string_view pointer, std::string_view
 }
 
 inline void collect_raw_string(std::string_view value, std::string_view pointer, json& out) {
-  if (!is_valid_utf8(value)) out[std::string(pointer)] = base64_encode(value);
+  if (is_valid_utf8(value)) return;
+  // The runs of ill-formed sequences, each at its offset in the string as written.
+  const auto* p = reinterpret_cast<const unsigned char*>(value.data());
+  const std::size_t n = value.size();
+  json patches = json::array();
+  std::size_t patches_size = 2, written_at = 0, i = 0;
+  while (i < n) {
+    if (p[i] < 0x80) {
+      ++i;
+      ++written_at;
+      continue;
+    }
+    utf8_sequence seq = utf8_sequence_at(p, i, n);
+    if (seq.well_formed) {
+      i += seq.length;
+      written_at += seq.length;
+      continue;
+    }
+    const std::size_t run_start = i, run_at = written_at;
+    while (!seq.well_formed) {
+      i += seq.length;
+      written_at += 3;  // one U+FFFD
+      if (i == n || p[i] < 0x80) break;
+      seq = utf8_sequence_at(p, i, n);
+    }
+    std::string coded = base64_encode(value.substr(run_start, i - run_start));
+    patches_size += coded.size() + std::to_string(run_at).size() + 6;
+    patches.push_back(json::array({run_at, std::move(coded)}));
+  }
+  const std::size_t whole_size = (n + 2) / 3 * 4 + 2;
+  if (whole_size <= patches_size)
+    out[std::string(pointer)] = base64_encode(value);
+  else
+    out[std::string(pointer)] = std::move(patches);
 }
 
 inline void collect_raw_bytes(const json& v, const std::string& pointer, json& out) {
@@ -359,8 +396,10 @@ inline void collect_raw_bytes(const json& v, const std::string& pointer, json& o
     std::size_t i = 0;
     for (const json& element : v) collect_raw_bytes(element, json_pointer_child(pointer, std::to_string(i++)), out);
   } else if (v.is_object()) {
-    for (const auto& [key, value] : v.get_ref<const json::object_t&>())
-      if (is_valid_utf8(key)) collect_raw_bytes(value, json_pointer_child(pointer, key), out);
+    const auto& members = v.get_ref<const json::object_t&>();
+    for (const auto& [key, value] : members)
+      if (!is_valid_utf8(key)) return;  // (see above)
+    for (const auto& [key, value] : members) collect_raw_bytes(value, json_pointer_child(pointer, key), out);
   }
 }
 
@@ -396,8 +435,11 @@ json snapshot_raw_bytes(const S& s) {
   collect_raw_string(s.digest, "/digest", out);
   collect_raw_string(s.current_state, "/current_state", out);
   collect_raw_bytes(snapshot_member(s.context), "/context", out);
-  for (const auto& [name, rec] : snapshot_member(s.captured)) {
-    if (!is_valid_utf8(name)) continue;
+  const auto& captured = snapshot_member(s.captured);
+  const bool names_ok = std::all_of(captured.begin(), captured.end(),
+                                    [](const auto& entry) { return is_valid_utf8(entry.first); });
+  for (const auto& [name, rec] : captured) {
+    if (!names_ok) break;  // (see above)
     const std::string at = json_pointer_child("/captured", name);
     collect_raw_string(rec.output, at + "/output", out);
     collect_raw_string(rec.stderr_output, at + "/stderr", out);
@@ -539,11 +581,15 @@ inline expected<void, error> restore_raw_bytes(json& j, const json& raw) {
   for (auto it = raw.begin(); it != raw.end(); ++it) {
     const std::string& pointer = it.key();
     const std::string where = "raw_bytes." + pointer;
-    if (!it->is_string())
-      return unexpected(snapshot_error(where, fmt::format("must be a string (base64), not {}",
-                                                          snapshot_json_kind(*it))));
-    const auto bytes = base64_decode(it->get_ref<const json::string_t&>());
-    if (!bytes) return unexpected(snapshot_error(where, "is not base64"));
+    if (!it->is_string() && !it->is_array())
+      return unexpected(snapshot_error(
+          where, fmt::format("must be a string (base64) or an array of [offset, base64] patches, not {}",
+                             snapshot_json_kind(*it))));
+    std::optional<std::string> whole;
+    if (it->is_string()) {
+      whole = base64_decode(it->get_ref<const json::string_t&>());
+      if (!whole) return unexpected(snapshot_error(where, "is not base64"));
+    }
     if (pointer.empty() || pointer.front() != '/')
       return unexpected(snapshot_error(where, "the key is not a JSON Pointer to a string"));
     json* at = &j;
@@ -559,7 +605,7 @@ inline expected<void, error> restore_raw_bytes(json& j, const json& raw) {
         } else if (i + 1 < escaped.size() && (escaped[i + 1] == '0' || escaped[i + 1] == '1')) {
           token += escaped[++i] == '0' ? '~' : '/';
         } else {
-          return unexpected(snapshot_error(where, "the key is not a JSON Pointer (a lone '~')"));
+          return unexpected(snapshot_error(where, "the key is not a JSON Pointer (a '~' not followed by 0 or 1)"));
         }
       }
       json* next = nullptr;
@@ -579,13 +625,39 @@ inline expected<void, error> restore_raw_bytes(json& j, const json& raw) {
     if (!at->is_string())
       return unexpected(snapshot_error(where, fmt::format("names {}, not a string",
                                                           snapshot_json_kind(*at))));
+    const std::string& text = at->get_ref<const json::string_t&>();
+    std::string bytes;
+    if (whole) {
+      bytes = std::move(*whole);
+    } else {
+      // Patches, in order, each over U+FFFDs of the text.
+      std::size_t copied = 0;
+      for (std::size_t k = 0; k < it->size(); ++k) {
+        const json& patch = (*it)[k];
+        const std::string at_patch = fmt::format("{}[{}]", where, k);
+        if (!patch.is_array() || patch.size() != 2 || !patch[0].is_number_unsigned() || !patch[1].is_string())
+          return unexpected(snapshot_error(at_patch, "a patch is [offset, base64]"));
+        const auto offset = patch[0].get<std::uint64_t>();
+        auto run = base64_decode(patch[1].get_ref<const json::string_t&>());
+        if (!run || run->empty()) return unexpected(snapshot_error(at_patch, "is not base64 of some bytes"));
+        std::string replaced;  // what the run is written as
+        append_json_string(replaced, *run);
+        replaced = replaced.substr(1, replaced.size() - 2);
+        if (offset < copied || offset > text.size() || text.compare(offset, replaced.size(), replaced) != 0)
+          return unexpected(snapshot_error(at_patch, "does not match the string it restores"));
+        bytes.append(text, copied, offset - copied);
+        bytes += *run;
+        copied = offset + replaced.size();
+      }
+      bytes.append(text, copied, std::string::npos);
+    }
     // The bytes must be what the string stands for: written out, they give its text.
     std::string written, stored;
-    append_json_string(written, *bytes);
-    append_json_string(stored, at->get_ref<const json::string_t&>());
+    append_json_string(written, bytes);
+    append_json_string(stored, text);
     if (written != stored)
       return unexpected(snapshot_error(where, "does not match the string it restores"));
-    *at = *bytes;
+    *at = std::move(bytes);
   }
   return {};
 }

@@ -294,7 +294,7 @@ TEST_SUITE("snapshot") {
     s.prev->output = latin1 + "/p";
     s.prev->details = ll::json{{"lines", {"ok", std::string("\xed\xa0\x80")}}};  // a surrogate
     s.context["path~/x"] = ll::json{{"v", latin1}};
-    s.context[std::string("bad\xff key")] = latin1;  // a key that is not UTF-8: stays replaced
+    s.context["odd"] = ll::json{{std::string("bad\xff key"), latin1}};  // a key that is not UTF-8: stays replaced
     const ll::json j = ll::to_json(s);
     REQUIRE(j.contains("raw_bytes"));
     const ll::json& raw = j["raw_bytes"];
@@ -315,9 +315,9 @@ TEST_SUITE("snapshot") {
     CHECK(back->prev->output == latin1 + "/p");
     CHECK(back->prev->details.to_json()["lines"][1] == std::string("\xed\xa0\x80"));
     CHECK(back->context["path~/x"]["v"] == latin1);
-    CHECK(back->context["bad\xef\xbf\xbd key"] == "caf\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd end");
-    s.context.erase(std::string("bad\xff key"));
-    back->context.erase("bad\xef\xbf\xbd key");
+    CHECK(back->context["odd"]["bad\xef\xbf\xbd key"] == "caf\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd end");
+    s.context.erase("odd");
+    back->context.erase("odd");
     CHECK(*back == s);
 
     // Entries are checked: each must name a string it restores, in strict base64.
@@ -344,13 +344,68 @@ TEST_SUITE("snapshot") {
             "raw_bytes./captured/none/output", "names nothing in the snapshot");
     refused([](ll::json& b) { b["raw_bytes"]["captured"] = "ww=="; }, "raw_bytes.captured",
             "not a JSON Pointer");
-    refused([](ll::json& b) { b["raw_bytes"]["/a~2"] = "ww=="; }, "raw_bytes./a~2", "lone '~'");
+    refused([](ll::json& b) { b["raw_bytes"]["/a~2"] = "ww=="; }, "raw_bytes./a~2", "a '~' not followed by 0 or 1");
     refused([](ll::json& b) { b["raw_bytes"]["/iteration"] = "ww=="; }, "raw_bytes./iteration",
             "names a number, not a string");
     refused([](ll::json& b) { b["raw_bytes"]["/prev/details/lines/01"] = "ww=="; },
             "raw_bytes./prev/details/lines/01", "names nothing");
     refused([](ll::json& b) { b["raw_bytes"]["/captured/tests/output"] = "Y2Fm6SD//oAgZW5k"; b["loop"] = 3; },
             "loop", "must be a string");  // the rest is read as strictly as ever
+  }
+
+  TEST_CASE("raw_bytes: a big string with a few stray bytes is kept as patches, not whole") {
+    ll::snapshot s = sample();
+    const std::string big = std::string(100000, 'a') + "\xff" + std::string(50000, 'b') + "\xe2\x82" +
+                            "\xef\xbf\xbd" /* a real U+FFFD */ + "\x80\xc3" + "z";
+    s.captured["tests"].output = big;
+    const ll::json j = ll::to_json(s);
+    const ll::json& patches = j["raw_bytes"]["/captured/tests/output"];
+    // [offset in the written string, base64 of a run of ill-formed sequences]: the runs at
+    // 100000 (\xff), 150003 (\xe2\x82) and, after the real U+FFFD, \x80 and \xc3 as one.
+    CHECK(patches == ll::json::parse(R"([[100000, "/w=="], [150003, "4oI="], [150009, "gMM="]])"));
+    std::string text;
+    ll::append_snapshot_json(text, s);
+    CHECK(text == j.dump(-1, ' ', false, ll::json::error_handler_t::replace));
+    CHECK(text.size() < big.size() + 1000);  // not the whole string again in base64
+    auto back = ll::snapshot_from_json_text(text);
+    REQUIRE(back.has_value());
+    CHECK(*back == s);
+    // Patches are checked like whole entries.
+    const auto refused = [&](ll::json bad_patches, std::string_view path, std::string_view message) {
+      ll::json bad = ll::json::parse(text);
+      bad["raw_bytes"]["/captured/tests/output"] = std::move(bad_patches);
+      auto r = ll::snapshot_from_json(bad);
+      REQUIRE_FALSE(r.has_value());
+      CHECK(r.error().path == path);
+      CHECK(r.error().message.find(message) != std::string::npos);
+    };
+    const std::string at = "raw_bytes./captured/tests/output";
+    refused(ll::json::parse(R"([[100001, "/w=="]])"), at + "[0]", "does not match");  // no U+FFFD there
+    refused(ll::json::parse(R"([[150003, "4oI="], [100000, "/w=="]])"), at + "[1]", "does not match");  // out of order
+    refused(ll::json::parse(R"([[100000, "/w=="], [100000, "/w=="]])"), at + "[1]", "does not match");  // overlapping
+    refused(ll::json::parse(R"([[100000]])"), at + "[0]", "a patch is [offset, base64]");
+    refused(ll::json::parse(R"([[-1, "/w=="]])"), at + "[0]", "a patch is [offset, base64]");
+    refused(ll::json::parse(R"([[100000, ""]])"), at + "[0]", "is not base64 of some bytes");
+    refused(ll::json::parse(R"([[999999999, "/w=="]])"), at + "[0]", "does not match");
+    refused(ll::json(5), at, "must be a string (base64) or an array");
+  }
+
+  TEST_CASE("raw_bytes: strings under a key that is not UTF-8 stay replaced, and the snapshot reads") {
+    // Written, the key "\xff" becomes "\u{FFFD}", which may be another key of the object:
+    // nothing under such an object is pointed at, and the snapshot still reads back.
+    ll::snapshot s = sample();
+    s.context = ll::json::object();
+    s.context["\xef\xbf\xbd"] = "caf\xe9";
+    s.context["\xff"] = "x";
+    s.context["other"] = ll::json{{"deep", "\xfe"}};
+    s.captured[std::string("\xff")] = ll::captured_record{"\xfe", "", 0, 0, "success"};
+    s.prev->output = "o\xfe";  // elsewhere, bytes are kept
+    const ll::json j = ll::to_json(s);
+    CHECK(j["raw_bytes"] == ll::json{{"/prev/output", "b/4="}});
+    auto back = ll::snapshot_from_json_text(j.dump(-1, ' ', false, ll::json::error_handler_t::replace));
+    REQUIRE(back.has_value());
+    CHECK(back->prev->output == "o\xfe");
+    CHECK(back->context["other"]["deep"] == "\xef\xbf\xbd");
   }
 
   TEST_CASE("base64: RFC 4648 vectors, both ways") {
