@@ -139,8 +139,8 @@ std::string non_regular_kind(const fs::path& path) {
       if (!missing) return fmt::format("a symbolic link that cannot be followed ({})", ec.message());
       std::error_code tec;
       const fs::path target = fs::read_symlink(path, tec);
-      return tec ? std::string("a symbolic link to a missing file")
-                 : fmt::format("a symbolic link to a missing file ({})", target.string());
+      return tec ? std::string("a dangling symbolic link")
+                 : fmt::format("a dangling symbolic link (to {})", target.string());
     }
     if (!missing) return fmt::format("a path that cannot be looked at ({})", ec.message());
     return {};

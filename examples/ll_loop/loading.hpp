@@ -66,7 +66,7 @@ struct load_failure {
 };
 
 /// What `path` is when it exists but is not a regular file ("a directory", "a FIFO", ...,
-/// "a symbolic link to a missing file (T)", "a symbolic link that cannot be followed (why)",
+/// "a dangling symbolic link (to T)", "a symbolic link that cannot be followed (why)",
 /// "a path that cannot be looked at (why)"); "" when it is a regular file or not there.
 std::string non_regular_kind(const fs::path& path);
 

@@ -283,16 +283,26 @@ int verb_history(const parsed_args& args) {
   // history).
   const auto warn_skipped = [&] {
     const std::string log = ll::journal_paths_for(dir, name).events.string();
-    if (skipped.count == 1)
+    if (skipped.count == 1) {
       say_warning(fmt::format("line {} of the event log '{}' is not an event: skipped",
-                              skipped.first_line, log));
-    else if (skipped.count > 1)
-      say_warning(fmt::format("{} lines of the event log '{}' are not events (lines {} to {}): "
-                              "skipped",
-                              skipped.count, log, skipped.first_line, skipped.last_line));
+                              skipped.last_line, log));
+    } else if (skipped.count > 1) {
+      // "lines 3 and 900", "lines 3, 7 and 900", "lines 3, 7, 9, 12, 15, … 900"
+      std::string which;
+      for (std::size_t k = 0; k < skipped.first_lines.size(); ++k) {
+        const bool last_listed = k + 1 == skipped.first_lines.size() && skipped.count == skipped.first_lines.size();
+        which += k == 0 ? "" : last_listed ? " and " : ", ";
+        which += std::to_string(skipped.first_lines[k]);
+      }
+      if (skipped.count > skipped.first_lines.size())
+        which += fmt::format("{}{}", skipped.count == skipped.first_lines.size() + 1 ? " and " : ", … ",
+                             skipped.last_line);
+      say_warning(fmt::format("{} lines of the event log '{}' are not events (lines {}): skipped",
+                              skipped.count, log, which));
+    }
     if (skipped.torn_end)
-      say_warning(fmt::format("the event log '{}' ends in an incomplete line (a write cut "
-                              "short): skipped",
+      say_warning(fmt::format("the event log '{}' ends in an incomplete line (a write cut short, "
+                              "or one in progress): skipped",
                               log));
   };
   if (events.empty()) {

@@ -921,10 +921,11 @@ inline std::vector<journal_record> list_journals(const std::filesystem::path& di
 
 /// Lines of an event log that read_journal_events() passed over.
 struct skipped_event_lines {
-  std::size_t count = 0;       ///< non-empty lines that are not events
-  std::size_t first_line = 0;  ///< 1-based number of the first of them (0: none)
-  std::size_t last_line = 0;   ///< 1-based number of the last of them
-  bool torn_end = false;       ///< the log ends in text with no newline (a write cut short)
+  std::size_t count = 0;                ///< non-empty lines that are not events
+  std::vector<std::size_t> first_lines;  ///< 1-based numbers of the first (up to 5) of them
+  std::size_t last_line = 0;            ///< 1-based number of the last of them
+  /// The log ends in text with no newline: a write cut short, or one still in progress.
+  bool torn_end = false;
 };
 
 /// The last `tail` events of a loop's log (all when `tail` is 0), oldest first. Lines that
@@ -951,7 +952,7 @@ inline std::vector<json> read_journal_events(const std::filesystem::path& dir, s
     json j = line.front() == '{' ? detail::parse_journal_json(line) : json(json::value_t::discarded);
     if (j.is_discarded() || !is_event(j)) {
       if (skipped != nullptr) {
-        if (skipped->count++ == 0) skipped->first_line = line_no;
+        if (skipped->count++ < 5) skipped->first_lines.push_back(line_no);
         skipped->last_line = line_no;
       }
       return;
