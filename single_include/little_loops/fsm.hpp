@@ -7841,13 +7841,14 @@ inline std::string json_pointer_child(std::string_view pointer, std::string_view
   return out;
 }
 
-inline void collect_raw_string(std::string_view value, std::string_view pointer, json& out) {
-  if (is_valid_utf8(value)) return;
-  // The runs of ill-formed sequences, each at its offset in the string as written.
+// Calls `run(offset_written, bytes)` for each run of ill-formed sequences of `value`, in
+// order, until it returns false.
+// (`run` is also told the length of `value` read so far, up to the run's end.)
+template <class Run>
+void for_each_ill_formed_run(std::string_view value, Run&& run) {
   const auto* p = reinterpret_cast<const unsigned char*>(value.data());
   const std::size_t n = value.size();
-  json patches = json::array();
-  std::size_t patches_size = 2, written_at = 0, i = 0;
+  std::size_t written_at = 0, i = 0;
   while (i < n) {
     if (p[i] < 0x80) {
       ++i;
@@ -7867,15 +7868,36 @@ inline void collect_raw_string(std::string_view value, std::string_view pointer,
       if (i == n || p[i] < 0x80) break;
       seq = utf8_sequence_at(p, i, n);
     }
-    std::string coded = base64_encode(value.substr(run_start, i - run_start));
-    patches_size += coded.size() + std::to_string(run_at).size() + 6;
-    patches.push_back(json::array({run_at, std::move(coded)}));
+    if (!run(run_at, value.substr(run_start, i - run_start), i)) return;
   }
-  const std::size_t whole_size = (n + 2) / 3 * 4 + 2;
-  if (whole_size <= patches_size)
+}
+
+inline void collect_raw_string(std::string_view value, std::string_view pointer, json& out) {
+  if (is_valid_utf8(value)) return;
+  // Patches when they are shorter than the whole string in base64 (a big output with a few
+  // stray bytes). They are sized first, and given up as soon as they outgrow the base64 of
+  // what has been read: binary output has a run after nearly every byte, and no JSON is
+  // built for a form that loses.
+  const auto base64_size = [](std::size_t n) { return (n + 2) / 3 * 4; };
+  std::size_t patches_size = 2;
+  bool sparse = true;
+  for_each_ill_formed_run(value, [&](std::size_t at, std::string_view bytes, std::size_t read) {
+    std::size_t digits = 1;
+    for (std::size_t v = at; v >= 10; v /= 10) ++digits;
+    patches_size += base64_size(bytes.size()) + digits + 6;
+    sparse = patches_size < base64_size(read) + 64;
+    return sparse;
+  });
+  if (!sparse || patches_size >= base64_size(value.size()) + 2) {
     out[std::string(pointer)] = base64_encode(value);
-  else
-    out[std::string(pointer)] = std::move(patches);
+    return;
+  }
+  json patches = json::array();
+  for_each_ill_formed_run(value, [&](std::size_t at, std::string_view bytes, std::size_t) {
+    patches.push_back(json::array({at, base64_encode(bytes)}));
+    return true;
+  });
+  out[std::string(pointer)] = std::move(patches);
 }
 
 inline void collect_raw_bytes(const json& v, const std::string& pointer, json& out) {
@@ -8120,6 +8142,7 @@ inline expected<void, error> restore_raw_bytes(json& j, const json& raw) {
       bytes = std::move(*whole);
     } else {
       // Patches, in order, each over U+FFFDs of the text.
+      if (it->empty()) return unexpected(snapshot_error(where, "an empty list of patches"));
       std::size_t copied = 0;
       for (std::size_t k = 0; k < it->size(); ++k) {
         const json& patch = (*it)[k];

@@ -363,6 +363,13 @@ TEST_SUITE("snapshot") {
     // [offset in the written string, base64 of a run of ill-formed sequences]: the runs at
     // 100000 (\xff), 150003 (\xe2\x82) and, after the real U+FFFD, \x80 and \xc3 as one.
     CHECK(patches == ll::json::parse(R"([[100000, "/w=="], [150003, "4oI="], [150009, "gMM="]])"));
+    // Dense stray bytes (binary output): the whole string, which is shorter.
+    std::string binary;
+    for (int i = 0; i < 3000; ++i) binary += (i % 2 != 0) ? '\xff' : 'a';
+    ll::snapshot dense = s;
+    dense.captured["tests"].output = binary;
+    CHECK(ll::to_json(dense)["raw_bytes"]["/captured/tests/output"] == ll::detail::base64_encode(binary));
+    CHECK(ll::snapshot_from_json(ll::to_json(dense)) == dense);
     std::string text;
     ll::append_snapshot_json(text, s);
     CHECK(text == j.dump(-1, ' ', false, ll::json::error_handler_t::replace));
@@ -388,6 +395,7 @@ TEST_SUITE("snapshot") {
     refused(ll::json::parse(R"([[100000, ""]])"), at + "[0]", "is not base64 of some bytes");
     refused(ll::json::parse(R"([[999999999, "/w=="]])"), at + "[0]", "does not match");
     refused(ll::json(5), at, "must be a string (base64) or an array");
+    refused(ll::json::array(), at, "an empty list of patches");
   }
 
   TEST_CASE("raw_bytes: strings under a key that is not UTF-8 stay replaced, and the snapshot reads") {
