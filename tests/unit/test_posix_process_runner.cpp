@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -467,6 +469,40 @@ TEST_CASE("cancellation from another thread") {
   CHECK_FALSE(after.cancelled);
   CHECK(after.output == "after\n");
 }
+
+#if LITTLE_LOOPS_CLONE_SPAWN
+TEST_CASE("the runner's own spawn: the program runs with a pidfd; anything that stops it short is reaped and left to posix_spawnp") {
+  namespace d = ll::detail;
+  char sh[] = "/bin/sh", dash_c[] = "-c", script[] = "exit 7";
+  char* argv[] = {sh, dash_c, script, nullptr};
+  const int null_fd = d::null_input_fd();
+  d::clone_spawn_job job{"/bin/sh", argv, environ, null_fd, null_fd, null_fd, nullptr, 0};
+  int pidfd = -1;
+  const pid_t pid = d::clone_spawn(job, &pidfd);
+  REQUIRE(pid > 0);
+  REQUIRE(pidfd > 2);
+  CHECK((::fcntl(pidfd, F_GETFD) & FD_CLOEXEC) != 0);
+  CHECK(::getpgid(pid) == pid);  // its own process group, set before clone_spawn returns
+  pollfd p{pidfd, POLLIN, 0};
+  CHECK(::poll(&p, 1, 10000) == 1);  // readable at its exit
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WEXITSTATUS(status) == 7);
+  ::close(pidfd);
+
+  // Could not exec, could not chdir: 0, the child already reaped, no descriptor left open.
+  for (const char* cwd : {static_cast<const char*>(nullptr), "/nonexistent-dir-of-little-loops"}) {
+    job.path = cwd == nullptr ? "/etc/hostname" : "/bin/sh";
+    job.cwd = cwd;
+    CHECK(d::clone_spawn(job, &pidfd) == 0);
+    CHECK(pidfd == -1);
+    CHECK(job.failed_errno != 0);  // (no program: ENOEXEC or EACCES; no directory: ENOENT)
+    if (cwd != nullptr) CHECK(job.failed_errno == ENOENT);
+    CHECK(::waitpid(-1, &status, WNOHANG) == -1);
+    CHECK(errno == ECHILD);
+  }
+}
+#endif
 
 TEST_CASE("no zombies are left behind") {
   const ll::posix_process_runner runner;
