@@ -597,9 +597,10 @@ struct clone_spawn_stack {
   clone_spawn_stack& operator=(const clone_spawn_stack&) = delete;
 };
 
-/// Starts `job` (see above): the child's pid with `*pidfd` set when the program runs;
-/// 0 when it could not (it is reaped: posix_spawnp is to try); -1 when clone() cannot be
-/// used here at all (then never again in this process).
+/// Starts `job` (see above): the child's pid when the program runs, with `*pidfd` (-1 on a
+/// kernel without CLONE_PIDFD); 0 when it could not get to the program (it is reaped:
+/// posix_spawnp is to try); -1 when clone() cannot be used here at all (then never again in
+/// this process).
 inline pid_t clone_spawn(clone_spawn_job& job, int* pidfd) noexcept {
   static std::atomic<bool> unusable{false};
   if (unusable.load(std::memory_order_relaxed)) return -1;
@@ -623,14 +624,13 @@ inline pid_t clone_spawn(clone_spawn_job& job, int* pidfd) noexcept {
       unusable.store(true, std::memory_order_relaxed);  // (an old kernel, a sandbox)
     return -1;
   }
-  if (job.failed_errno == 0 && *pidfd >= 0) {
-    *pidfd = lift_fd(*pidfd);  // (close-on-exec, as every pidfd)
-    return pid;
+  if (job.failed_errno == 0) {  // the program runs (never started again)
+    if (*pidfd >= 0) *pidfd = lift_fd(*pidfd);  // (close-on-exec, as every pidfd)
+    return pid;  // (without a pidfd on a kernel before 5.2, which ignores the flag)
   }
-  // It did not get to the program (or came without a pidfd): gone, and posix_spawnp's turn.
+  // It did not get to the program: gone, and posix_spawnp's turn.
   if (*pidfd >= 0) ::close(*pidfd);
   *pidfd = -1;
-  if (job.failed_errno == 0) ::kill(pid, SIGKILL);
   int status;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
