@@ -32,8 +32,18 @@
 #endif
 // A spawn of the runner's own on Linux x86-64 with glibc (see detail::clone_spawn); posix_spawn
 // elsewhere, and whenever it cannot be used. LITTLE_LOOPS_NO_CLONE_SPAWN turns it off.
-#if defined(__linux__) && defined(__GLIBC__) && defined(__x86_64__) && defined(SYS_rt_sigaction) && \
-    !defined(LITTLE_LOOPS_NO_CLONE_SPAWN)
+// (Not under ThreadSanitizer, whose clone() interceptor runs fork handlers in the child,
+// which shares the parent's memory; not on x32.)
+#if defined(__has_feature)
+#  if __has_feature(thread_sanitizer)
+#    define LITTLE_LOOPS_DETAIL_TSAN 1
+#  endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#  define LITTLE_LOOPS_DETAIL_TSAN 1
+#endif
+#if defined(__linux__) && defined(__GLIBC__) && defined(__x86_64__) && !defined(__ILP32__) && \
+    defined(SYS_rt_sigaction) && !defined(LITTLE_LOOPS_NO_CLONE_SPAWN) && !defined(LITTLE_LOOPS_DETAIL_TSAN)
 #  define LITTLE_LOOPS_CLONE_SPAWN 1
 #else
 #  define LITTLE_LOOPS_CLONE_SPAWN 0
@@ -565,10 +575,13 @@ __attribute__((noinline, no_sanitize("address", "undefined"))) inline int clone_
     unsigned long flags;
     void* restorer;
     unsigned long mask;
-  } default_action{nullptr, 0, nullptr, 0};  // the kernel's struct sigaction (x86-64)
-  for (long sig = 1; sig <= 64; ++sig)
-    if (sig != SIGKILL && sig != SIGSTOP)
-      ::syscall(SYS_rt_sigaction, sig, &default_action, nullptr, sizeof(unsigned long));
+  } action{nullptr, 0, nullptr, 0};  // the kernel's struct sigaction (x86-64)
+  // As glibc's posix_spawn: every signal at its default but glibc's own two (32, 33), ignored.
+  for (long sig = 1; sig <= 64; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    action.handler = sig == 32 || sig == 33 ? reinterpret_cast<void*>(1) /* SIG_IGN */ : nullptr;
+    ::syscall(SYS_rt_sigaction, sig, &action, nullptr, sizeof(unsigned long));
+  }
   unsigned long empty = 0;
   if (::syscall(SYS_setpgid, 0, 0) != 0 || ::syscall(SYS_dup2, job->in, 0) < 0 ||
       ::syscall(SYS_dup2, job->out, 1) < 0 || ::syscall(SYS_dup2, job->err, 2) < 0 ||
@@ -717,9 +730,9 @@ inline expected<action_result, error> run_process(const process_request& req) {
   unique_fd exit_fd;
   int spawn_rc = -1;
 #if LITTLE_LOOPS_CLONE_SPAWN
-  if (std::strchr(program, '/') != nullptr) {
-    clone_spawn_job job{program, argv.data(), envp, in_r.valid() ? in_r.get() : null_input_fd(),
-                        out_w.get(), err_w.get(), cwd, 0};
+  if (const int in_fd = in_r.valid() ? in_r.get() : null_input_fd();
+      std::strchr(program, '/') != nullptr && in_fd >= 0) {
+    clone_spawn_job job{program, argv.data(), envp, in_fd, out_w.get(), err_w.get(), cwd, 0};
     int pidfd = -1;
     if (const pid_t child = clone_spawn(job, &pidfd); child > 0) {
       pid = child;
