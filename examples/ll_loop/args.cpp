@@ -84,110 +84,138 @@ std::optional<long long> parse_count(std::string_view text) {
   return v;
 }
 
+namespace {
+
+/// An option word resolved against a verb: the option, a value given in the same word
+/// (`--name=VALUE`, `-xVALUE`) and the spelling error messages show; or a usage error.
+struct option_word {
+  const option_spec* option = nullptr;
+  std::optional<std::string> inline_value;
+  std::string shown;
+  std::string error;
+};
+
+option_word resolve_long_option(const verb_spec& spec, const std::string& word) {
+  option_word out;
+  out.shown = word;
+  std::string_view body = std::string_view(word).substr(2);
+  if (auto eq = body.find('='); eq != std::string_view::npos) {
+    out.inline_value = std::string(body.substr(eq + 1));
+    body = body.substr(0, eq);
+    out.shown = fmt::format("--{}", body);
+  }
+  out.option = find_long(spec, body);
+  if (out.option != nullptr) return out;
+  std::vector<std::string_view> names;
+  for (const auto& o : spec.options) names.push_back(o.long_name);
+  names.emplace_back("help");
+  const std::string hint = closest_match(body, names);
+  out.error = hint.empty() ? fmt::format("unrecognized argument: {}", out.shown)
+                           : fmt::format("unrecognized argument: {} (did you mean --{}?)",
+                                         out.shown, hint);
+  return out;
+}
+
+/// `-x` or `-xVALUE`.
+option_word resolve_short_option(const verb_spec& spec, const std::string& word) {
+  option_word out;
+  out.option = find_short(spec, word[1]);
+  if (out.option == nullptr) {
+    out.error = fmt::format("unrecognized argument: {}", word);
+    return out;
+  }
+  out.shown = word.substr(0, 2);
+  if (word.size() > 2) {
+    if (out.option->value_name.empty()) {
+      out.error = fmt::format("unrecognized argument: {}", word);
+      return out;
+    }
+    out.inline_value = word.substr(2);
+  }
+  return out;
+}
+
+/// Records `value` for `o` (replacing an earlier one unless `o` is repeatable); returns a
+/// usage error when `o` has choices and `value` is not one of them, else "".
+std::string store_value(parsed_args& out, const option_spec& o, std::string value) {
+  if (!o.choices.empty() &&
+      std::find(o.choices.begin(), o.choices.end(), value) == o.choices.end()) {
+    std::string list;
+    for (auto c : o.choices) list += fmt::format("{}'{}'", list.empty() ? "" : ", ", c);
+    return fmt::format("argument --{}: invalid choice: '{}' (choose from {})", o.long_name,
+                       value, list);
+  }
+  auto& slot = out.values[std::string(o.long_name)];
+  if (!o.repeatable) slot.clear();
+  slot.push_back(std::move(value));
+  return {};
+}
+
+/// Takes the option word `argv[i]` (and its value, advancing `i` past a separate value word)
+/// into `out`; returns a usage error or "".
+std::string take_option(const verb_spec& spec, const std::vector<std::string>& argv,
+                        std::size_t& i, parsed_args& out) {
+  const std::string& word = argv[i];
+  option_word w = word.rfind("--", 0) == 0 ? resolve_long_option(spec, word)
+                                           : resolve_short_option(spec, word);
+  if (!w.error.empty()) return w.error;
+  const option_spec& opt = *w.option;
+  if (opt.value_name.empty()) {
+    if (w.inline_value)
+      return fmt::format("argument {}: ignored explicit argument '{}'", w.shown, *w.inline_value);
+    out.values[std::string(opt.long_name)].emplace_back();
+    return {};
+  }
+  if (w.inline_value) return store_value(out, opt, std::move(*w.inline_value));
+  if (i + 1 >= argv.size())
+    return fmt::format("argument {}: expected one argument ({})", w.shown, opt.value_name);
+  return store_value(out, opt, argv[++i]);
+}
+
+/// The usage error for too few or too many positionals, or "".
+std::string check_positionals(const verb_spec& spec, const std::vector<std::string>& given) {
+  std::size_t required = 0;
+  for (auto p : spec.positionals)
+    if (!is_optional_positional(p)) ++required;
+  if (given.size() < required) {
+    std::string missing;
+    for (std::size_t k = given.size(); k < spec.positionals.size(); ++k) {
+      if (is_optional_positional(spec.positionals[k])) continue;
+      missing += fmt::format("{}{}", missing.empty() ? "" : ", ", spec.positionals[k]);
+    }
+    return fmt::format("the following arguments are required: {}", missing);
+  }
+  if (given.size() > spec.positionals.size()) {
+    std::string extra;
+    for (std::size_t k = spec.positionals.size(); k < given.size(); ++k)
+      extra += fmt::format("{}{}", extra.empty() ? "" : " ", given[k]);
+    return fmt::format("unrecognized arguments: {}", extra);
+  }
+  return {};
+}
+
+}  // namespace
+
 parse_outcome parse_verb_args(const verb_spec& spec, const std::vector<std::string>& argv) {
   parsed_args out;
   out.verb = std::string(spec.name);
   out.usage = usage_line(spec);
   bool options_done = false;
-
-  auto store = [&](const option_spec& o, std::string value) -> std::string {
-    if (!o.choices.empty() &&
-        std::find(o.choices.begin(), o.choices.end(), value) == o.choices.end()) {
-      std::string list;
-      for (auto c : o.choices) list += fmt::format("{}'{}'", list.empty() ? "" : ", ", c);
-      return fmt::format("argument --{}: invalid choice: '{}' (choose from {})", o.long_name,
-                         value, list);
-    }
-    auto& slot = out.values[std::string(o.long_name)];
-    if (!o.repeatable) slot.clear();
-    slot.push_back(std::move(value));
-    return {};
-  };
-
   for (std::size_t i = 0; i < argv.size(); ++i) {
     const std::string& word = argv[i];
     if (options_done || word == "-" || word.empty() || word[0] != '-') {
       out.positionals.push_back(word);
-      continue;
-    }
-    if (word == "--") {
+    } else if (word == "--") {
       options_done = true;
-      continue;
-    }
-    if (word == "-h" || word == "--help") {
+    } else if (word == "-h" || word == "--help") {
       out.help = true;
-      continue;
+    } else if (auto err = take_option(spec, argv, i, out); !err.empty()) {
+      return {std::nullopt, std::move(err)};
     }
-    const option_spec* opt = nullptr;
-    std::optional<std::string> inline_value;
-    std::string shown = word;
-    if (word.rfind("--", 0) == 0) {
-      std::string_view body = std::string_view(word).substr(2);
-      if (auto eq = body.find('='); eq != std::string_view::npos) {
-        inline_value = std::string(body.substr(eq + 1));
-        body = body.substr(0, eq);
-        shown = fmt::format("--{}", body);
-      }
-      opt = find_long(spec, body);
-      if (opt == nullptr) {
-        std::vector<std::string_view> names;
-        for (const auto& o : spec.options) names.push_back(o.long_name);
-        names.emplace_back("help");
-        std::string hint = closest_match(body, names);
-        return {std::nullopt,
-                hint.empty() ? fmt::format("unrecognized argument: {}", shown)
-                             : fmt::format("unrecognized argument: {} (did you mean --{}?)",
-                                           shown, hint)};
-      }
-    } else {
-      // -x, -xVALUE
-      opt = find_short(spec, word[1]);
-      if (opt == nullptr) return {std::nullopt, fmt::format("unrecognized argument: {}", word)};
-      shown = word.substr(0, 2);
-      if (word.size() > 2) {
-        if (opt->value_name.empty())
-          return {std::nullopt, fmt::format("unrecognized argument: {}", word)};
-        inline_value = word.substr(2);
-      }
-    }
-    if (opt->value_name.empty()) {
-      if (inline_value)
-        return {std::nullopt, fmt::format("argument {}: ignored explicit argument '{}'", shown,
-                                          *inline_value)};
-      out.values[std::string(opt->long_name)].emplace_back();
-      continue;
-    }
-    std::string value;
-    if (inline_value) {
-      value = *inline_value;
-    } else {
-      if (i + 1 >= argv.size())
-        return {std::nullopt,
-                fmt::format("argument {}: expected one argument ({})", shown, opt->value_name)};
-      value = argv[++i];
-    }
-    if (auto err = store(*opt, std::move(value)); !err.empty()) return {std::nullopt, err};
   }
-
   if (out.help) return {std::move(out), {}};
-
-  std::size_t required = 0;
-  for (auto p : spec.positionals)
-    if (!is_optional_positional(p)) ++required;
-  if (out.positionals.size() < required) {
-    std::string missing;
-    for (std::size_t k = out.positionals.size(); k < spec.positionals.size(); ++k) {
-      if (is_optional_positional(spec.positionals[k])) continue;
-      missing += fmt::format("{}{}", missing.empty() ? "" : ", ", spec.positionals[k]);
-    }
-    return {std::nullopt, fmt::format("the following arguments are required: {}", missing)};
-  }
-  if (out.positionals.size() > spec.positionals.size()) {
-    std::string extra;
-    for (std::size_t k = spec.positionals.size(); k < out.positionals.size(); ++k)
-      extra += fmt::format("{}{}", extra.empty() ? "" : " ", out.positionals[k]);
-    return {std::nullopt, fmt::format("unrecognized arguments: {}", extra)};
-  }
+  if (auto err = check_positionals(spec, out.positionals); !err.empty())
+    return {std::nullopt, std::move(err)};
   return {std::move(out), {}};
 }
 

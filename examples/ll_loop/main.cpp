@@ -22,6 +22,7 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ll_loop {
@@ -32,63 +33,93 @@ struct verb_entry {
   int (*fn)(const parsed_args&);
 };
 
-const std::vector<verb_entry>& verbs() {
-  static const std::vector<verb_entry> table = {
-      {{"run",
-        "Run a loop with real processes and a live progress display.",
-        {"LOOP"},
-        {{"context", 0, "K=V", "set context variable K (repeatable; overrides the file)", true, {}},
-         {"max-iterations", 'n', "N", "override the iteration limit", false, {}},
-         {"no-llm", 0, "", "disable LLM evaluation (llm_structured yields error)", false, {}},
-         {"dry-run", 0, "", "show the execution plan without running (nothing is journaled)",
-          false, {}},
-         {"quiet", 'q', "", "no progress output", false, {}},
-         {"json", 0, "", "print the result as JSON (no progress output)", false, {}},
-         {"queue", 0, "", "wait (up to an hour) while a running loop's scope overlaps this "
-                          "one's, instead of refusing", false, {}},
-         {"journal-dir", 0, "DIR", "where runs are journaled (default .loops/.running)", false, {}},
-         {"shell-command", 0, "CMD", "command for shell actions, the action appended "
-                                     "(default: bash -c)", false, {}},
-         {"prompt-command", 0, "CMD", "command for prompt actions (default: claude "
-                                      "--dangerously-skip-permissions -p)", false, {}},
-         {"judge-command", 0, "CMD", "command for the LLM judge, prompt on stdin (default: "
-                                     "claude -p)", false, {}},
-         {"output-limit", 0, "BYTES", "cap on captured output per stream (default 16 MiB)",
-          false, {}}},
-        "LOOP is a file path, or a NAME found as .loops/NAME.fsm.yaml, NAME.yaml, NAME.yml,\n"
-        "NAME.fsm.json or NAME.json (the first that exists: a compiled loop before its spec).\n"
-        "Paradigm files (goal, convergence, invariants, imperative) are compiled first.\n"
-        "The run ends with `Loop completed: <final state> (N iterations, duration)`, followed\n"
-        "by how it ended when that was not a success terminal.\n"
-        "Ctrl-C stops gracefully: the running action's process group is killed and the run\n"
-        "is journaled as interrupted; `ll-loop resume NAME` continues it.\n"
-        "A loop does not start while another running loop's `scope:` overlaps its own (no\n"
-        "scope: the whole working directory); --queue waits for it instead.\n"
-        "On a CONTEXT_HANDOFF: signal the loop's `on_handoff:` decides: pause (resumable),\n"
-        "spawn (resumable, and the prompt command is started, detached, to resume it) or\n"
-        "terminate (the run ends, not resumable).\n"
-        "Exit status: 0 success terminal, 2 failure terminal, 1 otherwise."},
-       verb_run},
-      {{"resume",
-        "Resume an interrupted (or handed-off) run from its journal.",
-        {"NAME"},
-        {{"quiet", 'q', "", "no progress output", false, {}},
-         {"json", 0, "", "print the result as JSON", false, {}},
-         {"max-iterations", 'n', "N", "a new iteration limit (default: the run's)", false, {}},
-         {"queue", 0, "", "wait while a running loop's scope overlaps this one's", false, {}},
-         {"journal-dir", 0, "DIR", "journal directory (default .loops/.running)", false, {}},
-         {"shell-command", 0, "CMD", "command for shell actions", false, {}},
-         {"prompt-command", 0, "CMD", "command for prompt actions", false, {}},
-         {"judge-command", 0, "CMD", "command for the LLM judge", false, {}},
-         {"output-limit", 0, "BYTES", "cap on captured output per stream", false, {}}},
-        "NAME is the loop's name (as shown by `ll-loop status`), or the loop itself (a file\n"
-        "or a .loops/ name), journaled under the name inside it. Completed actions are never\n"
-        "run again. Exit status as for `run`."},
-       verb_resume},
+// Options that several verbs share, with the same help text.
+option_spec journal_dir_option() {
+  return {"journal-dir", 0, "DIR", "journal directory (default .loops/.running)", false, {}};
+}
+option_spec shell_command_option() {
+  return {"shell-command", 0, "CMD",
+          "command for shell actions, the action appended (default: bash -c)", false, {}};
+}
+option_spec judge_command_option() {
+  return {"judge-command", 0, "CMD",
+          "command for the LLM judge, prompt on stdin (default: claude -p)", false, {}};
+}
+option_spec output_limit_option() {
+  return {"output-limit", 0, "BYTES", "cap on captured output per stream (default 16 MiB)",
+          false, {}};
+}
+option_spec no_llm_option() {
+  return {"no-llm", 0, "", "disable LLM evaluation (llm_structured yields error)", false, {}};
+}
+option_spec context_option(std::string_view help) {
+  return {"context", 0, "K=V", help, true, {}};
+}
+option_spec quiet_option(std::string_view help) { return {"quiet", 'q', "", help, false, {}}; }
+
+verb_entry run_verb() {
+  return {{"run",
+           "Run a loop with real processes and a live progress display.",
+           {"LOOP"},
+           {context_option("set context variable K (repeatable; overrides the file)"),
+            {"max-iterations", 'n', "N", "override the iteration limit", false, {}},
+            no_llm_option(),
+            {"dry-run", 0, "", "show the execution plan without running (nothing is journaled)",
+             false, {}},
+            quiet_option("no progress output"),
+            {"json", 0, "", "print the result as JSON (no progress output)", false, {}},
+            {"queue", 0, "", "wait (up to an hour) while a running loop's scope overlaps this "
+                             "one's, instead of refusing", false, {}},
+            {"journal-dir", 0, "DIR", "where runs are journaled (default .loops/.running)",
+             false, {}},
+            shell_command_option(),
+            {"prompt-command", 0, "CMD", "command for prompt actions (default: claude "
+                                         "--dangerously-skip-permissions -p)", false, {}},
+            judge_command_option(),
+            output_limit_option()},
+           "LOOP is a file path, or a NAME found as .loops/NAME.fsm.yaml, NAME.yaml, NAME.yml,\n"
+           "NAME.fsm.json or NAME.json (the first that exists: a compiled loop before its spec).\n"
+           "Paradigm files (goal, convergence, invariants, imperative) are compiled first.\n"
+           "The run ends with `Loop completed: <final state> (N iterations, duration)`, followed\n"
+           "by how it ended when that was not a success terminal.\n"
+           "Ctrl-C stops gracefully: the running action's process group is killed and the run\n"
+           "is journaled as interrupted; `ll-loop resume NAME` continues it.\n"
+           "A loop does not start while another running loop's `scope:` overlaps its own (no\n"
+           "scope: the whole working directory); --queue waits for it instead.\n"
+           "On a CONTEXT_HANDOFF: signal the loop's `on_handoff:` decides: pause (resumable),\n"
+           "spawn (resumable, and the prompt command is started, detached, to resume it) or\n"
+           "terminate (the run ends, not resumable).\n"
+           "Exit status: 0 success terminal, 2 failure terminal, 1 otherwise."},
+          verb_run};
+}
+
+verb_entry resume_verb() {
+  return {{"resume",
+           "Resume an interrupted (or handed-off) run from its journal.",
+           {"NAME"},
+           {quiet_option("no progress output"),
+            {"json", 0, "", "print the result as JSON", false, {}},
+            {"max-iterations", 'n', "N", "a new iteration limit (default: the run's)", false, {}},
+            {"queue", 0, "", "wait while a running loop's scope overlaps this one's", false, {}},
+            journal_dir_option(),
+            {"shell-command", 0, "CMD", "command for shell actions", false, {}},
+            {"prompt-command", 0, "CMD", "command for prompt actions", false, {}},
+            {"judge-command", 0, "CMD", "command for the LLM judge", false, {}},
+            {"output-limit", 0, "BYTES", "cap on captured output per stream", false, {}}},
+           "NAME is the loop's name (as shown by `ll-loop status`), or the loop itself (a file\n"
+           "or a .loops/ name), journaled under the name inside it. Completed actions are never\n"
+           "run again. Exit status as for `run`."},
+          verb_resume};
+}
+
+/// validate, compile, show: the verbs that read a loop and print it or its findings.
+std::vector<verb_entry> inspect_verbs() {
+  return {
       {{"validate",
         "Validate a loop definition (paradigm specs are compiled first).",
         {"LOOP"},
-        {{"json", 0, "", "print {valid, name, initial, states, diagnostics, ...} as JSON", false, {}}},
+        {{"json", 0, "", "print {valid, name, initial, states, diagnostics, ...} as JSON", false,
+          {}}},
         "Exit status: 0 valid (warnings allowed), 1 invalid or not found."},
        verb_validate},
       {{"compile",
@@ -105,86 +136,106 @@ const std::vector<verb_entry>& verbs() {
         {{"format", 'f', "FMT", "output format", false, {"text", "dot", "mermaid", "json"}}},
         ""},
        verb_show},
-      {{"simulate",
-        "Trace a loop with scripted action results; no process is started.",
-        {"LOOP"},
-        {{"scenario", 's', "NAME", "scripted exit codes",
-          false, {"all-pass", "all-fail", "all-error", "first-fail", "alternating"}},
-         {"responses", 'r', "FILE", "JSON file of scripted responses (see below)", false, {}},
-         {"events", 'e', "FILE", "write every event as JSON lines to FILE ('-': stdout)",
-          false, {}},
-         {"json", 0, "", "print {final_state, iterations, terminated_by, duration_ms, "
-                         "captured, error}", false, {}},
-         {"context", 0, "K=V", "set context variable K (repeatable)", true, {}},
-         {"max-iterations", 'n', "N", "override the iteration limit (default: the loop's, at "
-                                      "most 20)", false, {}},
-         {"quiet", 'q', "", "no trace output", false, {}}},
-        "Scenarios (exit codes of the simulated actions, in call order):\n"
-        "  all-pass     every action exits 0\n"
-        "  all-fail     every action exits 1\n"
-        "  all-error    every action exits 2 (the exit_code evaluator's error verdict)\n"
-        "  first-fail   the first action exits 1, every later one 0\n"
-        "  alternating  1, 0, 1, 0, ... (odd calls fail)\n"
-        "Without --scenario or --responses every action exits 0. As in the original, a\n"
-        "simulated action outputs \"[simulated output for: ACTION]\" and the trace shows each\n"
-        "call (\"[SIMULATED] Would execute (shell command): ACTION\", then \"[AUTO] Result:\n"
-        "...\" under a scenario). With --events - and --json, the result is the last line.\n"
-        "--responses FILE: {\"by_index\": [R...], \"by_action\": {\"<action>\": R | [R...]},\n"
-        "  \"default\": R} with R = {\"output\": \"\", \"stderr\": \"\", \"exit_code\": 0} (fields\n"
-        "  optional). Call n (0-based) with action text A uses by_index[n] if present, else\n"
-        "  by_action[A] (a list's k-th entry on A's k-th call, the last entry repeating), else\n"
-        "  default, else the scenario, else exit 0 with empty output."},
-       verb_simulate},
-      {{"test",
-        "Run one state of a loop for real and show what the loop would do next.",
-        {"LOOP"},
-        {{"state", 0, "STATE", "the state to test (default: the initial state)", false, {}},
-         {"context", 0, "K=V", "set context variable K (repeatable)", true, {}},
-         {"exit-code", 0, "N", "exit code of a simulated prompt action (default 0)", false, {}},
-         {"shell-command", 0, "CMD", "command for shell actions, the action appended "
-                                     "(default: bash -c)", false, {}},
-         {"no-llm", 0, "", "disable LLM evaluation (llm_structured yields error)", false, {}},
-         {"judge-command", 0, "CMD", "command for the LLM judge, prompt on stdin (default: "
-                                     "claude -p)", false, {}},
-         {"output-limit", 0, "BYTES", "cap on captured output per stream (default 16 MiB)",
-          false, {}}},
-        "Runs the state's action (shell actions for real; prompt and slash-command actions\n"
-        "are simulated: output `[simulated output for: ACTION]`, exit code --exit-code),\n"
-        "evaluates it with the state's evaluator and prints the verdict and the transition\n"
-        "the loop would take. Nothing is journaled and the loop goes no further.\n"
-        "Exit status: 0 when the state evaluates and routes without error, 1 otherwise."},
-       verb_test},
+  };
+}
+
+verb_entry simulate_verb() {
+  return {{"simulate",
+           "Trace a loop with scripted action results; no process is started.",
+           {"LOOP"},
+           {{"scenario", 's', "NAME", "scripted exit codes",
+             false, {"all-pass", "all-fail", "all-error", "first-fail", "alternating"}},
+            {"responses", 'r', "FILE", "JSON file of scripted responses (see below)", false, {}},
+            {"events", 'e', "FILE", "write every event as JSON lines to FILE ('-': stdout)",
+             false, {}},
+            {"json", 0, "", "print {final_state, iterations, terminated_by, duration_ms, "
+                            "captured, error}", false, {}},
+            context_option("set context variable K (repeatable)"),
+            {"max-iterations", 'n', "N", "override the iteration limit (default: the loop's, at "
+                                         "most 20)", false, {}},
+            quiet_option("no trace output")},
+           "Scenarios (exit codes of the simulated actions, in call order):\n"
+           "  all-pass     every action exits 0\n"
+           "  all-fail     every action exits 1\n"
+           "  all-error    every action exits 2 (the exit_code evaluator's error verdict)\n"
+           "  first-fail   the first action exits 1, every later one 0\n"
+           "  alternating  1, 0, 1, 0, ... (odd calls fail)\n"
+           "Without --scenario or --responses every action exits 0. As in the original, a\n"
+           "simulated action outputs \"[simulated output for: ACTION]\" and the trace shows each\n"
+           "call (\"[SIMULATED] Would execute (shell command): ACTION\", then \"[AUTO] Result:\n"
+           "...\" under a scenario). With --events - and --json, the result is the last line.\n"
+           "--responses FILE: {\"by_index\": [R...], \"by_action\": {\"<action>\": R | [R...]},\n"
+           "  \"default\": R} with R = {\"output\": \"\", \"stderr\": \"\", \"exit_code\": 0} (fields\n"
+           "  optional). Call n (0-based) with action text A uses by_index[n] if present, else\n"
+           "  by_action[A] (a list's k-th entry on A's k-th call, the last entry repeating), else\n"
+           "  default, else the scenario, else exit 0 with empty output."},
+          verb_simulate};
+}
+
+verb_entry test_verb() {
+  return {{"test",
+           "Run one state of a loop for real and show what the loop would do next.",
+           {"LOOP"},
+           {{"state", 0, "STATE", "the state to test (default: the initial state)", false, {}},
+            context_option("set context variable K (repeatable)"),
+            {"exit-code", 0, "N", "exit code of a simulated prompt action (default 0)", false,
+             {}},
+            shell_command_option(),
+            no_llm_option(),
+            judge_command_option(),
+            output_limit_option()},
+           "Runs the state's action (shell actions for real; prompt and slash-command actions\n"
+           "are simulated: output `[simulated output for: ACTION]`, exit code --exit-code),\n"
+           "evaluates it with the state's evaluator and prints the verdict and the transition\n"
+           "the loop would take. Nothing is journaled and the loop goes no further.\n"
+           "Exit status: 0 when the state evaluates and routes without error, 1 otherwise."},
+          verb_test};
+}
+
+/// list, status, history, stop: the verbs that read the journal.
+std::vector<verb_entry> journal_verbs() {
+  return {
       {{"list",
         "List the loops in .loops/ (or, with --running, the journaled runs).",
         {},
         {{"running", 0, "", "list journaled runs: state, iteration, status, elapsed time",
           false, {}},
          {"json", 0, "", "print a JSON array ({name, path}, or the runs' status)", false, {}},
-         {"journal-dir", 0, "DIR", "journal directory (default .loops/.running)", false, {}}},
+         journal_dir_option()},
         "Each loop is listed by the name `ll-loop run NAME` takes, with the first line of its\n"
         "description."},
        verb_list},
       {{"status",
         "Show the journaled state of a run (or of every run).",
         {"[NAME]"},
-        {{"json", 0, "", "print the state as JSON", false, {}},
-         {"journal-dir", 0, "DIR", "journal directory (default .loops/.running)", false, {}}},
+        {{"json", 0, "", "print the state as JSON", false, {}}, journal_dir_option()},
         ""},
        verb_status},
       {{"history",
         "Show the events of a run.",
         {"NAME"},
-        {{"tail", 'n', "N", "last N events (default 50)", false, {}},
-         {"journal-dir", 0, "DIR", "journal directory (default .loops/.running)", false, {}}},
+        {{"tail", 'n', "N", "last N events (default 50)", false, {}}, journal_dir_option()},
         ""},
        verb_history},
       {{"stop",
         "Stop a running loop (it is journaled as interrupted and can be resumed).",
         {"NAME"},
-        {{"journal-dir", 0, "DIR", "journal directory (default .loops/.running)", false, {}}},
+        {journal_dir_option()},
         ""},
        verb_stop},
   };
+}
+
+/// Every verb, in the order of the global help; `run` first (the shorthand's verb).
+const std::vector<verb_entry>& verbs() {
+  static const std::vector<verb_entry> table = [] {
+    std::vector<verb_entry> all = {run_verb(), resume_verb()};
+    for (auto& v : inspect_verbs()) all.push_back(std::move(v));
+    all.push_back(simulate_verb());
+    all.push_back(test_verb());
+    for (auto& v : journal_verbs()) all.push_back(std::move(v));
+    return all;
+  }();
   return table;
 }
 
