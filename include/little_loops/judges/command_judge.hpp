@@ -73,7 +73,7 @@ class command_judge {
   [[nodiscard]] expected<std::string, judge_error> ask(const judge_request& request) const {
     if (options_.command.empty())
       return unexpected(judge_error{judge_errc::unavailable, "no judge command configured"});
-    detail::process_request proc = runner_.make_process_request(options_.stop);
+    detail::process_request proc = detail::make_process_request(runner_, options_.stop);
     const std::string schema_text = request.schema != nullptr ? request.schema->dump() : "{}";
     const std::string max_tokens = std::to_string(request.max_tokens);
     proc.argv.reserve(options_.command.size());
