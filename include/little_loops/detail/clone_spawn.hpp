@@ -1,4 +1,4 @@
-// little_loops — the process runner's own spawn on Linux x86-64/glibc: clone(CLONE_VM|CLONE_VFORK|CLONE_PIDFD)
+// little_loops — the runner's own spawn on Linux x86-64/glibc: clone(CLONE_VM|CLONE_VFORK|CLONE_PIDFD)
 // SPDX-License-Identifier: MIT
 #pragma once
 

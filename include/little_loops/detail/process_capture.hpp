@@ -1,4 +1,4 @@
-// little_loops — supervising one action's process: capped capture, stdin feeding, timeouts, stop, group kill
+// little_loops — supervising one action's process: capped capture, stdin, timeouts, stop, group kill
 // SPDX-License-Identifier: MIT
 #pragma once
 
@@ -284,15 +284,16 @@ class process_supervisor {
   // The descriptors to wait on: the open pipes, the exit and the stop request.
   poll_set watched() const {
     poll_set s;
-    const int stop_fd = stop_.fd();
-    if (pipes_.out_r.valid()) { s.out_i = static_cast<int>(s.count); s.fds[s.count++] = {pipes_.out_r.get(), POLLIN, 0}; }
-    if (pipes_.err_r.valid()) { s.err_i = static_cast<int>(s.count); s.fds[s.count++] = {pipes_.err_r.get(), POLLIN, 0}; }
-    if (pipes_.in_w.valid()) { s.in_i = static_cast<int>(s.count); s.fds[s.count++] = {pipes_.in_w.get(), POLLOUT, 0}; }
-    if (exit_fd_.valid() && !exited_) { s.exit_i = static_cast<int>(s.count); s.fds[s.count++] = {exit_fd_.get(), POLLIN, 0}; }
-    if (stop_fd >= 0 && reason_ == stop_reason::none && !exited_) {
-      s.stop_i = static_cast<int>(s.count);
-      s.fds[s.count++] = {stop_fd, POLLIN, 0};
-    }
+    auto add = [&s](int fd, short events) {
+      s.fds[s.count] = {fd, events, 0};
+      return static_cast<int>(s.count++);
+    };
+    if (pipes_.out_r.valid()) s.out_i = add(pipes_.out_r.get(), POLLIN);
+    if (pipes_.err_r.valid()) s.err_i = add(pipes_.err_r.get(), POLLIN);
+    if (pipes_.in_w.valid()) s.in_i = add(pipes_.in_w.get(), POLLOUT);
+    if (exit_fd_.valid() && !exited_) s.exit_i = add(exit_fd_.get(), POLLIN);
+    if (const int stop_fd = stop_.fd(); stop_fd >= 0 && reason_ == stop_reason::none && !exited_)
+      s.stop_i = add(stop_fd, POLLIN);
     return s;
   }
 

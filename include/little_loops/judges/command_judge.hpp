@@ -98,8 +98,8 @@ class command_judge {
   posix_process_runner runner_;
 
   // The judge's reply in `r` (a finished run of `program`), or the typed failure it shows.
-  [[nodiscard]] expected<std::string, judge_error> judge_reply(const action_result& r, const std::string& program,
-                                                              std::chrono::milliseconds timeout) const {
+  [[nodiscard]] expected<std::string, judge_error> judge_reply(
+      const action_result& r, const std::string& program, std::chrono::milliseconds timeout) const {
     if (r.timed_out)
       return unexpected(judge_error{
           judge_errc::timeout,

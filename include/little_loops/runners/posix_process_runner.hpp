@@ -138,7 +138,8 @@ namespace detail {
 inline process_request make_process_request(const posix_process_runner& runner, std::stop_token stop) {
   const posix_runner_options& options = runner.options_;
   process_request proc;
-  proc.working_directory = options.working_directory.empty() ? nullptr : options.working_directory.c_str();
+  proc.working_directory =
+      options.working_directory.empty() ? nullptr : options.working_directory.c_str();
   proc.envp = runner.env_ ? runner.env_->pointers.data() : nullptr;
   proc.idle_timeout = options.idle_timeout;
   proc.kill_grace = options.kill_grace;
