@@ -514,7 +514,7 @@ TEST_CASE("no zombies are left behind") {
 
 TEST_CASE("stdin data is fed without deadlock and a vanished reader raises no SIGPIPE") {
   const ll::posix_process_runner runner;
-  auto req = runner.make_process_request();
+  auto req = ll::detail::make_process_request(runner);
   std::string big(1 << 20, 'x');
   req.argv = {"/bin/sh", "-c", "wc -c"};
   req.stdin_data = &big;
@@ -536,7 +536,7 @@ TEST_CASE("consecutive actions each get their own stdin and working directory") 
   const auto dir = std::filesystem::temp_directory_path();
   const std::string cwd = dir.string();
   const std::string data = "fed\n";
-  auto req = runner.make_process_request();
+  auto req = ll::detail::make_process_request(runner);
   req.deadline = std::chrono::steady_clock::now() + 30s;
   req.argv = {"/bin/sh", "-c", "pwd -P; cat"};  // -P: physical, like current_path()
   for (int round = 0; round < 2; ++round) {
