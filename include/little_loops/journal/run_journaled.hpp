@@ -7,6 +7,7 @@
 #include <little_loops/executor.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/snapshot.hpp>
+#include <little_loops/journal/detail/run_record.hpp>
 #include <little_loops/journal/record.hpp>
 #include <little_loops/journal/status.hpp>
 #include <little_loops/journal/writer.hpp>
@@ -34,46 +35,6 @@ struct journaled_run_hooks {
   /// Called with every journal write failure, as it happens (failures never stop the run).
   std::function<void(const little_loops::error&)> write_failed;
 };
-
-namespace detail {
-
-/// `record` at the executor's state boundary `s`, status `running`.
-inline void record_boundary(journal_record& record, const snapshot_view& s) {
-  record.iteration = s.iteration;
-  record.current_state = s.current_state;
-  if (record.started_at.empty()) record.started_at = s.started_at;
-  record.status = std::string(journal_status::running);
-}
-
-/// `record` at the end of a run: its status (journal_status_for()), where it stopped, its
-/// captured values and the resumable snapshot (null after a terminal or a terminated handoff).
-inline void record_result(journal_record& record, const execution_result& result) {
-  record.iteration = result.iterations;
-  record.current_state = result.snapshot ? result.snapshot->current_state : result.final_state;
-  record.captured = captured_to_json(result.captured);
-  record.accumulated_ms = result.duration_ms;
-  record.status = std::string(journal_status_for(result));
-  const bool keeps_snapshot = result.snapshot && record.status != journal_status::terminated;
-  record.snapshot = keeps_snapshot ? to_json(*result.snapshot) : json(nullptr);
-}
-
-/// Whether a stop was requested through the journal's stop file, looked for at most every
-/// 10 ms (a stat() per step would be on the path between two actions; a stop request is a
-/// human-scale event).
-class stop_file_poll {
- public:
-  bool requested(const loop_journal& journal) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now < next_check_) return false;
-    next_check_ = now + std::chrono::milliseconds(10);
-    return journal.stop_requested();
-  }
-
- private:
-  std::chrono::steady_clock::time_point next_check_{};
-};
-
-}  // namespace detail
 
 /// Runs `executor` to the end, saving `record` (status `running`, snapshot, iteration,
 /// current state) atomically after every state boundary, and the final status (see

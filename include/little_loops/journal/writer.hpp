@@ -363,16 +363,8 @@ class loop_journal {
   /// second); release_scope() or the destructor drops the claim.
   expected<std::optional<scope_claim>, little_loops::error> claim_scope(const std::vector<std::string>& scope) {
     if (auto locked = take_lock(); !locked) return unexpected(std::move(locked.error()));
-    std::vector<std::string> paths;
-    for (const auto& p : scope) {
-      if (p.find('\0') != std::string::npos)
-        return unexpected(little_loops::error{errc::invalid_loop, "a scope path holds a NUL byte", "scope"});
-      // (A claim is JSON text: bytes that are not UTF-8 would not read back as written.)
-      if (!detail::is_valid_utf8(p))
-        return unexpected(little_loops::error{errc::invalid_loop, "a scope path is not valid UTF-8", "scope"});
-      paths.push_back(normalize_scope_path(p));
-    }
-    if (paths.empty()) paths.push_back(normalize_scope_path("."));
+    auto paths = detail::normalized_scope(scope);
+    if (!paths) return unexpected(std::move(paths.error()));
     const std::filesystem::path acquire = dir_ / ".acquire.lock";
     const int fd = detail::open_cloexec(acquire.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW);
     if (fd < 0) return unexpected(detail::journal_io_error(acquire, "cannot open lock file", errno));
@@ -380,30 +372,12 @@ class loop_journal {
       int fd;
       ~closer() { ::close(fd); }  // releases the flock
     } close_acquire{fd};
-    // Claims are made one at a time, each in a few file reads: a holder that keeps the lock
-    // for ten seconds is stuck, not busy.
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    for (;;) {
-      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) break;
-      if (errno != EWOULDBLOCK && errno != EINTR)
-        return unexpected(detail::journal_io_error(acquire, "cannot lock", errno));
-      if (std::chrono::steady_clock::now() >= give_up)
-        return unexpected(little_loops::error{errc::io_error, "another process has held the scope claims' lock for 10 s", acquire.string()});
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    if (auto held = detail::wait_for_claims_lock(fd, acquire); !held) return unexpected(std::move(held.error()));
     if (!detail::names_open_file(paths_.lock, lock_fd_))
       return unexpected(little_loops::error{errc::io_error, "the lock file was removed while this run held it", paths_.lock.string()});
-    if (auto conflict = find_scope_conflict(dir_, paths, paths_.lock)) return conflict;
-    const std::string text =
-        json{{"loop_name", name_}, {"scope", paths}, {"pid", static_cast<long>(::getpid())}, {"started_at", journal_now()}}
-            .dump(-1, ' ', false, json::error_handler_t::replace);
-    if (text.size() > detail::max_scope_claim_bytes)
-      return unexpected(little_loops::error{errc::invalid_loop,
-                                            fmt::format("the scope is too large to claim ({} bytes of paths; at most {})",
-                                                        text.size(), detail::max_scope_claim_bytes),
-                                            "scope"});
-    if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
-      return unexpected(detail::journal_io_error(paths_.lock, "cannot write the scope claim", errno));
+    if (auto conflict = find_scope_conflict(dir_, *paths, paths_.lock)) return conflict;
+    if (auto written = detail::write_scope_claim(lock_fd_, paths_.lock, name_, *paths); !written)
+      return unexpected(std::move(written.error()));
     scope_claimed_ = true;
     return std::optional<scope_claim>{};
   }
@@ -494,41 +468,10 @@ class loop_journal {
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     if (ec) return unexpected(little_loops::error{errc::io_error, "cannot create journal directory: " + ec.message(), dir_.string()});
-    // The lock file is written (the scope claim): never through a symlink or into a file
-    // with other names. Locked, it must still be the file the path names (the original's
-    // tools remove lock files they take for stale; a run holding a removed one would not
-    // keep a second run out); a claim it holds is then a dead run's (the lock proves it).
-    for (int attempt = 0;; ++attempt) {
-      const int fd = detail::open_cloexec(paths_.lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW);
-      if (fd < 0)
-        return unexpected(detail::journal_io_error(paths_.lock, errno == ELOOP ? "the lock file is a symbolic link" : "cannot open lock file", errno));
-      struct stat st {};
-      if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
-        ::close(fd);
-        return unexpected(little_loops::error{errc::io_error, "the lock file is not a regular file with one name", paths_.lock.string()});
-      }
-      int rc;
-      do {
-        rc = ::flock(fd, LOCK_EX | LOCK_NB);
-      } while (rc != 0 && errno == EINTR);
-      if (rc != 0) {
-        const int err = errno;
-        ::close(fd);
-        if (err == EWOULDBLOCK)
-          return unexpected(little_loops::error{
-              errc::io_error, "the loop is already running: another process holds its journal",
-              paths_.lock.string()});
-        return unexpected(detail::journal_io_error(paths_.lock, "cannot lock", err));
-      }
-      if (!detail::names_open_file(paths_.lock, fd)) {
-        ::close(fd);
-        if (attempt < 8) continue;  // removed or replaced meanwhile: lock the file there now
-        return unexpected(little_loops::error{errc::io_error, "the lock file keeps being replaced", paths_.lock.string()});
-      }
-      if (st.st_size != 0) (void)::ftruncate(fd, 0);
-      lock_fd_ = fd;
-      return {};
-    }
+    auto fd = detail::lock_journal_file(paths_.lock);
+    if (!fd) return unexpected(std::move(fd.error()));
+    lock_fd_ = *fd;
+    return {};
   }
 
   void close_logs() noexcept {

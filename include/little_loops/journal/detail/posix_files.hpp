@@ -4,10 +4,12 @@
 
 #include <little_loops/config.hpp>
 #include <little_loops/error.hpp>
+#include <little_loops/expected.hpp>
 
 #include <fmt/format.h>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -145,6 +147,44 @@ inline std::string read_journal_text(int fd) {
   std::string text;
   read_journal_chunks(fd, [&](const char* data, std::size_t n) { text.append(data, n); });
   return text;
+}
+
+/// Opens and locks (an exclusive flock()) a journal's lock file, `NAME.lock`, emptied: the
+/// descriptor that holds the lock. The lock file is written (the scope claim): never
+/// through a symlink or into a file with other names. Locked, it must still be the file the
+/// path names (the original's tools remove lock files they take for stale; a run holding a
+/// removed one would not keep a second run out); a claim it holds is then a dead run's (the
+/// lock proves it). errc::io_error when another process holds the lock.
+inline expected<int, little_loops::error> lock_journal_file(const std::filesystem::path& path) {
+  for (int attempt = 0;; ++attempt) {
+    const int fd = open_cloexec(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW);
+    if (fd < 0)
+      return unexpected(journal_io_error(path, errno == ELOOP ? "the lock file is a symbolic link" : "cannot open lock file", errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+      ::close(fd);
+      return unexpected(little_loops::error{errc::io_error, "the lock file is not a regular file with one name", path.string()});
+    }
+    int rc;
+    do {
+      rc = ::flock(fd, LOCK_EX | LOCK_NB);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      const int err = errno;
+      ::close(fd);
+      if (err == EWOULDBLOCK)
+        return unexpected(little_loops::error{
+            errc::io_error, "the loop is already running: another process holds its journal", path.string()});
+      return unexpected(journal_io_error(path, "cannot lock", err));
+    }
+    if (!names_open_file(path, fd)) {
+      ::close(fd);
+      if (attempt < 8) continue;  // removed or replaced meanwhile: lock the file there now
+      return unexpected(little_loops::error{errc::io_error, "the lock file keeps being replaced", path.string()});
+    }
+    if (st.st_size != 0) (void)::ftruncate(fd, 0);
+    return fd;
+  }
 }
 
 }  // namespace detail
