@@ -40,11 +40,24 @@
 //   - none: the state file is replaced (temp file, rename) without fsync: atomic against a
 //     crash of the process, not of the machine.
 
+// The headers of journal/, one concern each:
+//   files.hpp          where a loop's journal files are; write_file_atomic(), journal_process_alive()
+//   status.hpp         journal_status, journal_status_for(), journal_resumable()
+//   record.hpp         journal_record (the state file's record) and its JSON and text forms
+//   reader.hpp         load_journal(), load_journal_summary(), list_journals(), read_journal_events()
+//   writer.hpp         loop_journal (the writer), journal_sync, append_journal_event()
+//   event_sink.hpp     journal_event_sink (an EventSink that writes the event log)
+//   scope.hpp          a loop's scope paths: resolve_scope(), normalize_scope_path(), overlaps
+//   scope_lock.hpp     scope claims of running loops: list_scope_claims(), find_scope_conflict()
+//   stop_file.hpp      request_stop()
+//   run_journaled.hpp  run_journaled(): an executor run with its record saved at every boundary
+
 #include <little_loops/journal/event_sink.hpp>
 #include <little_loops/journal/files.hpp>
 #include <little_loops/journal/reader.hpp>
 #include <little_loops/journal/record.hpp>
 #include <little_loops/journal/run_journaled.hpp>
+#include <little_loops/journal/scope.hpp>
 #include <little_loops/journal/scope_lock.hpp>
 #include <little_loops/journal/status.hpp>
 #include <little_loops/journal/stop_file.hpp>
