@@ -385,37 +385,157 @@ ll::expected<pid_t, std::string> spawn_continuation(const std::vector<std::strin
   return pid;
 }
 
-int execute(run_settings& s) {
-  ll::fsm_loop& loop = s.loaded.loop;
-  if (s.max_iterations) loop.max_iterations = static_cast<int>(*s.max_iterations);
-  if (s.no_llm) loop.llm.enabled = false;
+/// True, after saying so, when the journal says another live process runs the loop.
+bool running_elsewhere(const fs::path& journal_dir, const std::string& name) {
+  auto existing = ll::load_journal_summary(journal_dir, name);
+  if (!existing || !existing->has_value()) return false;
+  const ll::journal_record& r = **existing;
+  // (A record without a pid, the original's, names no process that could be running.)
+  if (r.status != ll::journal_status::running || r.pid <= 0 || r.pid == static_cast<long>(::getpid()))
+    return false;
+  say_error(fmt::format("Loop already running: {} (pid {})", name, r.pid));
+  return true;
+}
 
-  // Refuse to run the same loop twice at once.
-  if (auto existing = ll::load_journal_summary(s.journal_dir, loop.name); existing && existing->has_value()) {
-    const ll::journal_record& r = **existing;
-    // (A record without a pid, the original's, names no process that could be running.)
-    if (r.status == ll::journal_status::running && r.pid > 0 &&
-        r.pid != static_cast<long>(::getpid())) {
-      say_error(fmt::format("Loop already running: {} (pid {})", loop.name, r.pid));
-      return exit_failed;
-    }
-  }
-
+/// The action runner's options: the run's settings, and LL_LOOP_RUN_ID in the environment.
+ll::posix_runner_options runner_options(const run_settings& s, const std::string& run_id) {
   ll::posix_runner_options opts;
-  const std::string run_id = new_run_id();
   opts.environment.emplace_back(std::string(run_id_variable), run_id);
   if (s.shell_command) opts.shell_command = *s.shell_command;
   if (s.prompt_command) opts.prompt_command = *s.prompt_command;
   if (s.output_limit) opts.output_limit = static_cast<std::size_t>(*s.output_limit);
-  ll::posix_process_runner runner(std::move(opts));
+  return opts;
+}
 
-  // The LLM judge: a command with the prompt on stdin (default: the Claude CLI). Ctrl-C
-  // cancels a running judge command too.
+/// The LLM judge's options: a command with the prompt on stdin (default: the Claude CLI),
+/// cancelled by `stop` (Ctrl-C cancels a running judge command too).
+ll::command_judge_options judge_options(const run_settings& s, std::stop_token stop) {
+  ll::command_judge_options opts;
+  if (s.judge_command) opts.command = *s.judge_command;
+  opts.stop = std::move(stop);
+  return opts;
+}
+
+/// The record a run starts from: where the loop came from and the run settings `resume`
+/// reuses unless it is given its own.
+ll::journal_record initial_record(const run_settings& s, const std::string& run_id) {
+  ll::journal_record record;
+  record.name = s.loaded.loop.name;
+  record.pid = static_cast<long>(::getpid());
+  record.loop_path = s.loaded.path.string();
+  record.started_at = s.started_at;
+  record.extra = {{"context", s.context_overrides}, {"no_llm", s.no_llm}, {"run_id", run_id}};
+  if (s.max_iterations) record.extra["max_iterations"] = *s.max_iterations;
+  if (s.shell_command) record.extra["shell_command"] = *s.shell_command;
+  if (s.prompt_command) record.extra["prompt_command"] = *s.prompt_command;
+  if (s.judge_command) record.extra["judge_command"] = *s.judge_command;
+  if (s.output_limit) record.extra["output_limit"] = *s.output_limit;
+  return record;
+}
+
+/// How the run ended, in the final record's `extra` (for `status` and `resume`).
+void record_ending(ll::journal_record& record, const ll::execution_result& result) {
+  record.extra["terminated_by"] = std::string(ll::to_string(result.terminated_by));
+  record.extra["error"] = result.error ? ll::json(result.error->message) : ll::json(nullptr);
+  if (result.signal && *result.signal == ll::signal_kind::handoff)
+    record.extra["continuation"] = result.signal_payload;
+}
+
+/// on_handoff: spawn starts a detached session told to resume the run, once the run's
+/// final record is written and its journal closed (lock and scope claim released), so the
+/// session can resume at once; then the original's `handoff_spawned` event is appended.
+/// The session's pid; nullopt for any other ending, or after saying why it did not start.
+std::optional<pid_t> spawn_handoff_session(ll::loop_journal& journal, const run_settings& s,
+                                           const ll::execution_result& result, const std::string& state) {
+  if (result.terminated_by != ll::termination::handoff || result.on_handoff != ll::handoff_policy::spawn)
+    return std::nullopt;
+  if (auto closed = journal.close(); !closed) say_warning(fmt::format("journal: {}", ll::to_string(closed.error())));
+  std::vector<std::string> command = s.prompt_command ? *s.prompt_command : ll::posix_runner_options{}.prompt_command;
+  // As the original: an unattended session does not get the default's permission bypass
+  // (a --prompt-command given is used as it is).
+  if (!s.prompt_command) std::erase(command, std::string("--dangerously-skip-permissions"));
+  const std::string& name = s.loaded.loop.name;
+  auto spawned = spawn_continuation(command, name, result.signal_payload);
+  if (!spawned) {
+    say_error(fmt::format("on_handoff: spawn: {}", spawned.error()));
+    return std::nullopt;
+  }
+  (void)ll::append_journal_event(s.journal_dir, name,
+                                 ll::json{{"event", "handoff_spawned"},
+                                          {"ts", ll::journal_now()},
+                                          {"pid", static_cast<long>(*spawned)},
+                                          {"state", state}});
+  return *spawned;
+}
+
+/// The run's outcome on stdout: the `--json` object, or the summary (not with --quiet).
+void report_run(const run_settings& s, const ll::execution_result& result, const ll::journal_record& record,
+                const style& out_style, std::optional<pid_t> continuation_pid) {
+  if (s.as_json) {
+    ll::json out = result_json(result);
+    out["failure"] = result.failure;
+    out["status"] = record.status;
+    if (continuation_pid) out["continuation_pid"] = static_cast<long>(*continuation_pid);
+    fmt::print("{}\n", json_text(out, 2));
+  } else if (!s.quiet) {
+    say("");
+    print_run_summary(result, record.current_state, s.loaded.loop.name, s.resume_from.has_value(),
+                      out_style, continuation_pid);
+  }
+}
+
+/// What ll-loop adds to ll::run_journaled(): the header once the run has started, Ctrl-C /
+/// SIGTERM and the stop file watched during the steps, how the run ended in the final
+/// record (written durably, see below), and a warning for each journal write failure.
+struct run_hooks {
+  const run_settings& s;
+  ll::loop_journal& journal;
+  progress_display& display;
+  const style& out_style;
   std::stop_source stop;
-  ll::command_judge_options judge_opts;
-  if (s.judge_command) judge_opts.command = *s.judge_command;
-  judge_opts.stop = stop.get_token();
-  ll::basic_evaluator<ll::command_judge> evaluator{ll::command_judge(std::move(judge_opts))};
+  std::optional<stop_signals> signals;
+
+  ll::journaled_run_hooks make() {
+    ll::journaled_run_hooks hooks;
+    hooks.started = [this] { started(); };
+    hooks.finished = [this](const ll::execution_result& result, ll::journal_record& record) {
+      signals.reset();
+      display.flush();  // (loop_complete has written it; this covers any other way out)
+      // The final record: the state file written durably here, the checkpoint logs removed.
+      journal.sync = ll::journal_sync::every_save;
+      record_ending(record, result);
+    };
+    hooks.write_failed = [this](const ll::error& e) {
+      display.flush();
+      say_warning(fmt::format("journal: {}", ll::to_string(e)));
+    };
+    return hooks;
+  }
+
+ private:
+  void started() {
+    if (!s.quiet && !s.as_json && !s.resume_from) {
+      say(fmt::format("Running loop: {}", out_style.bold(s.loaded.loop.name)));
+      say(fmt::format("Max iterations: {}", s.loaded.loop.max_iterations));
+      say("");
+    }
+    // The stop file (`ll-loop stop`): the watcher thread looks for it 5× a second; between
+    // two actions run_journaled looks for it at most every 10 ms (not one stat() per step).
+    signals.emplace(stop, journal.paths().stop);
+  }
+};
+
+int execute(run_settings& s) {
+  ll::fsm_loop& loop = s.loaded.loop;
+  if (s.max_iterations) loop.max_iterations = static_cast<int>(*s.max_iterations);
+  if (s.no_llm) loop.llm.enabled = false;
+  // Refuse to run the same loop twice at once.
+  if (running_elsewhere(s.journal_dir, loop.name)) return exit_failed;
+
+  const std::string run_id = new_run_id();
+  ll::posix_process_runner runner(runner_options(s, run_id));
+  std::stop_source stop;
+  ll::basic_evaluator<ll::command_judge> evaluator{ll::command_judge(judge_options(s, stop.get_token()))};
 
   ll::loop_journal journal(s.journal_dir, loop.name);
   const auto report_journal_error = [&](const ll::error& e) {
@@ -436,134 +556,28 @@ int execute(run_settings& s) {
   const style out_style = style::for_stream(stdout);
   progress_display display(stdout, out_style, loop);
   run_sink sink(journal, display_forward{(s.quiet || s.as_json) ? nullptr : &display});
-
   auto made = ll::make_executor(loop, runner, evaluator, sink);
   if (!made) {
     report_load_failure(failure_of(made.error(), s.loaded), s.shown_name);
     return exit_failed;
   }
-  auto& ex = *made;
   if (s.resume_from) {
-    if (auto ok = ex.resume(*s.resume_from); !ok) {
+    if (auto ok = made->resume(*s.resume_from); !ok) {
       say_error(fmt::format("Cannot resume {}: {}", loop.name, ok.error().message));
       return exit_failed;
     }
   }
 
-  ll::journal_record record;
-  record.name = loop.name;
-  record.pid = static_cast<long>(::getpid());
-  record.loop_path = s.loaded.path.string();
-  record.started_at = s.started_at;
-  record.extra = {{"context", s.context_overrides}, {"no_llm", s.no_llm}, {"run_id", run_id}};
-  if (s.max_iterations) record.extra["max_iterations"] = *s.max_iterations;
-  // Run settings `resume` reuses unless it is given its own.
-  if (s.shell_command) record.extra["shell_command"] = *s.shell_command;
-  if (s.prompt_command) record.extra["prompt_command"] = *s.prompt_command;
-  if (s.judge_command) record.extra["judge_command"] = *s.judge_command;
-  if (s.output_limit) record.extra["output_limit"] = *s.output_limit;
-  auto save = [&](std::string_view status, ll::json snapshot) {
-    record.status = std::string(status);
-    record.snapshot = std::move(snapshot);
-    if (auto saved = journal.save(record); !saved) {
-      display.flush();
-      say_warning(fmt::format("journal: {}", ll::to_string(saved.error())));
-    }
-  };
-  auto boundary = [&]() {
-    const ll::snapshot_view snap = ex.snapshot_view();
-    record.iteration = snap.iteration;
-    record.current_state = snap.current_state;
-    record.status = std::string(ll::journal_status::running);
-    if (auto saved = journal.save(record, snap); !saved) {
-      display.flush();
-      say_warning(fmt::format("journal: {}", ll::to_string(saved.error())));
-    }
-  };
+  ll::journal_record record = initial_record(s, run_id);
   // State boundaries: each record is appended to the journal's checkpoint log before the
   // next action starts (a killed ll-loop loses nothing finished); the state file and its
   // fsyncs are written by the journal's background thread, off the loop's path (a machine
   // crash goes back at most one fsync round trip).
   journal.sync = ll::journal_sync::background;
-  boundary();
-
-  if (!s.quiet && !s.as_json) {
-    if (!s.resume_from) {
-      say(fmt::format("Running loop: {}", out_style.bold(loop.name)));
-      say(fmt::format("Max iterations: {}", loop.max_iterations));
-      say("");
-    }
-  }
-
-  std::stop_callback forward(stop.get_token(), [&ex]() noexcept { ex.request_stop(); });
-  {
-    // The stop file (`ll-loop stop`): the watcher thread looks for it 5× a second; between
-    // two actions it is looked for at most every 10 ms (not one stat() per step).
-    stop_signals signals(stop, journal.paths().stop);
-    using stop_clock = std::chrono::steady_clock;
-    stop_clock::time_point next_stop_check{};
-    while (ex.step()) {
-      boundary();
-      if (const auto now = stop_clock::now(); now >= next_stop_check) {
-        next_stop_check = now + std::chrono::milliseconds(10);
-        if (journal.stop_requested()) stop.request_stop();
-      }
-    }
-  }
-  display.flush();  // (loop_complete has written it; this covers any other way out)
-  const ll::execution_result& result = ex.result();
-  // The final record: the state file written durably here, the checkpoint logs removed.
-  journal.sync = ll::journal_sync::every_save;
-
-  record.extra["terminated_by"] = std::string(ll::to_string(result.terminated_by));
-  record.extra["error"] = result.error ? ll::json(result.error->message) : ll::json(nullptr);
-  if (result.signal && *result.signal == ll::signal_kind::handoff)
-    record.extra["continuation"] = result.signal_payload;
-  record.iteration = result.iterations;
-  record.current_state = result.snapshot ? result.snapshot->current_state : result.final_state;
-  record.captured = ll::detail::captured_to_json(result.captured);  // as the original's state file
-  record.accumulated_ms = result.duration_ms;
-  const std::string_view final_status = ll::journal_status_for(result);
-  // A terminated handoff keeps nothing to resume; any other ending keeps its snapshot (an
-  // error's or a timeout's is not resumable, but shows where it stopped).
-  save(final_status, result.snapshot && final_status != ll::journal_status::terminated
-                         ? ll::to_json(*result.snapshot)
-                         : ll::json(nullptr));
-  journal.clear_stop_request();
-  // on_handoff: spawn starts a detached session told to resume the run, once the run's
-  // final record is written and its journal closed (lock and scope claim released), so the
-  // session can resume at once; then the original's `handoff_spawned` event is appended.
-  std::optional<pid_t> continuation_pid;
-  if (result.terminated_by == ll::termination::handoff && result.on_handoff == ll::handoff_policy::spawn) {
-    if (auto closed = journal.close(); !closed) say_warning(fmt::format("journal: {}", ll::to_string(closed.error())));
-    std::vector<std::string> command = s.prompt_command ? *s.prompt_command : ll::posix_runner_options{}.prompt_command;
-    // As the original: an unattended session does not get the default's permission bypass
-    // (a --prompt-command given is used as it is).
-    if (!s.prompt_command) std::erase(command, std::string("--dangerously-skip-permissions"));
-    auto spawned = spawn_continuation(command, loop.name, result.signal_payload);
-    if (spawned) {
-      continuation_pid = *spawned;
-      (void)ll::append_journal_event(s.journal_dir, loop.name,
-                                     ll::json{{"event", "handoff_spawned"},
-                                              {"ts", ll::journal_now()},
-                                              {"pid", static_cast<long>(*spawned)},
-                                              {"state", record.current_state}});
-    } else {
-      say_error(fmt::format("on_handoff: spawn: {}", spawned.error()));
-    }
-  }
-
-  if (s.as_json) {
-    ll::json out = result_json(result);
-    out["failure"] = result.failure;
-    out["status"] = record.status;
-    if (continuation_pid) out["continuation_pid"] = static_cast<long>(*continuation_pid);
-    fmt::print("{}\n", json_text(out, 2));
-  } else if (!s.quiet) {
-    say("");
-    print_run_summary(result, record.current_state, loop.name, s.resume_from.has_value(),
-                      out_style, continuation_pid);
-  }
+  run_hooks hooks{s, journal, display, out_style, stop, std::nullopt};
+  const ll::execution_result& result = ll::run_journaled(*made, journal, record, stop.get_token(), hooks.make());
+  const std::optional<pid_t> continuation_pid = spawn_handoff_session(journal, s, result, record.current_state);
+  report_run(s, result, record, out_style, continuation_pid);
   return exit_code_for(result);
 }
 
@@ -738,7 +752,7 @@ ll::snapshot snapshot_from_original(const ll::journal_record& r, const ll::fsm_l
   s.iteration = r.iteration;
   s.context = loop.context;
   s.started_at = r.started_at;
-  const ll::json& o = r.extra.at("original");  // present: see from_original in verb_resume
+  const ll::json& o = r.extra.at("original");  // present: see resumes_original()
   auto text = [](const ll::json& obj, const char* key) {
     const auto it = obj.find(key);
     return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -777,68 +791,79 @@ ll::snapshot snapshot_from_original(const ll::journal_record& r, const ll::fsm_l
 
 }  // namespace
 
-int verb_resume(const parsed_args& args) {
-  run_settings s;
-  s.shown_name = args.positional(0);
-  if (!read_common_run_options(args, s)) return exit_usage;
-  if (!read_max_iterations(args, s)) return exit_usage;  // e.g. to go on after the cap
+namespace {
+
+/// True when `record` is the original's state file, which has no snapshot: one is built
+/// from its fields (snapshot_from_original).
+bool resumes_original(const ll::journal_record& record) {
+  return record.snapshot.is_null() && record.extra.contains("original") && !record.current_state.empty();
+}
+
+/// The journal record of `s.shown_name`; as in the original, the name may also be the loop
+/// itself (a file, or a name in .loops/), whose runs are journaled under the name inside it.
+/// nullopt after saying why (a load or journal error, or nothing to resume).
+std::optional<ll::journal_record> find_resume_record(const run_settings& s) {
   auto loaded_record = ll::load_journal(s.journal_dir, s.shown_name);
-  if (!loaded_record || !loaded_record->has_value()) {
-    // As in the original, NAME may also be the loop itself (a file, or a name in .loops/):
-    // its runs are journaled under the name inside it.
-    if (resolve_loop_path(s.shown_name)) {
-      auto loop = load_loop(s.shown_name, ll::json::object());
-      if (!loop) {  // as the original, which loads and validates the loop first
-        report_load_failure(loop.error(), s.shown_name);
-        return exit_failed;
-      }
-      if (loop->loop.name != s.shown_name) {
-        auto by_name = ll::load_journal(s.journal_dir, loop->loop.name);
-        if (by_name && by_name->has_value()) loaded_record = std::move(by_name);
-      }
+  if ((!loaded_record || !loaded_record->has_value()) && resolve_loop_path(s.shown_name)) {
+    auto loop = load_loop(s.shown_name, ll::json::object());
+    if (!loop) {  // as the original, which loads and validates the loop first
+      report_load_failure(loop.error(), s.shown_name);
+      return std::nullopt;
+    }
+    if (loop->loop.name != s.shown_name) {
+      auto by_name = ll::load_journal(s.journal_dir, loop->loop.name);
+      if (by_name && by_name->has_value()) loaded_record = std::move(by_name);
     }
   }
   if (!loaded_record) {
     say_error(ll::to_string(loaded_record.error()));
-    return exit_failed;
+    return std::nullopt;
   }
   if (!loaded_record->has_value()) {
     say_error(fmt::format("Nothing to resume for: {}{}", s.shown_name,
                           collision_note(s.journal_dir, s.shown_name)));
-    return exit_failed;
+    return std::nullopt;
   }
-  const ll::journal_record* record = &**loaded_record;
-  // The readers mark dead owners stale; a record without a pid (the original's) cannot be
-  // checked and is resumed, as the original resumes a `running` state.
-  if (record->status == ll::journal_status::running && record->pid > 0) {
-    say_error(fmt::format("Loop is still running: {} (pid {})", s.shown_name, record->pid));
-    return exit_failed;
+  return std::move(**loaded_record);
+}
+
+/// True when `record` can be resumed; false after saying why not. The readers mark dead
+/// owners stale; a record without a pid (the original's) cannot be checked and is resumed,
+/// as the original resumes a `running` state.
+bool check_resumable(const ll::journal_record& record, const std::string& shown_name) {
+  if (record.status == ll::journal_status::running && record.pid > 0) {
+    say_error(fmt::format("Loop is still running: {} (pid {})", shown_name, record.pid));
+    return false;
   }
-  // The original's state file has no snapshot: one is built from its fields.
-  const bool from_original = record->snapshot.is_null() && record->extra.contains("original") &&
-                             !record->current_state.empty();
-  if (!ll::journal_resumable(record->status) || (record->snapshot.is_null() && !from_original)) {
-    say_error(fmt::format("Nothing to resume for: {} (status: {})", s.shown_name, record->status));
-    return exit_failed;
+  if (!ll::journal_resumable(record.status) || (record.snapshot.is_null() && !resumes_original(record))) {
+    say_error(fmt::format("Nothing to resume for: {} (status: {})", shown_name, record.status));
+    return false;
   }
-  std::optional<ll::snapshot> snap;
-  if (!from_original) {
-    auto read = ll::snapshot_from_json(record->snapshot);
-    if (!read) {
-      say_error(fmt::format("Cannot resume {}: bad snapshot: {}", s.shown_name,
-                            ll::to_string(read.error())));
-      return exit_failed;
-    }
-    snap = std::move(*read);
+  return true;
+}
+
+/// The snapshot `record` holds; nullopt after saying why it cannot be read.
+std::optional<ll::snapshot> stored_snapshot(const ll::journal_record& record, const std::string& shown_name) {
+  auto read = ll::snapshot_from_json(record.snapshot);
+  if (!read) {
+    say_error(fmt::format("Cannot resume {}: bad snapshot: {}", shown_name, ll::to_string(read.error())));
+    return std::nullopt;
   }
-  const ll::json& extra = record->extra;
-  if (record->stale) {  // its ll-loop died (kill -9, a crash) and may have left its action
-    if (auto it = extra.find("run_id"); it != extra.end() && it->is_string()) {
-      if (const std::size_t n = stop_leftovers_of_run(it->get<std::string>()))
-        say_warning(fmt::format("stopped {} process{} the crashed run (pid {}) left running",
-                                n, n == 1 ? "" : "es", record->pid));
-    }
-  }
+  return std::move(*read);
+}
+
+/// A crashed run's ll-loop (kill -9, a crash) may have left its action running: stops what
+/// carries the run's LL_LOOP_RUN_ID.
+void stop_crashed_run_leftovers(const ll::journal_record& record) {
+  const auto it = record.extra.find("run_id");
+  if (it == record.extra.end() || !it->is_string()) return;
+  if (const std::size_t n = stop_leftovers_of_run(it->get<std::string>()))
+    say_warning(fmt::format("stopped {} process{} the crashed run (pid {}) left running", n,
+                            n == 1 ? "" : "es", record.pid));
+}
+
+/// The run settings a journaled run stored in `extra`, for those `resume` was not given.
+void reuse_run_settings(run_settings& s, const ll::json& extra) {
   if (auto it = extra.find("context"); it != extra.end() && it->is_object()) s.context_overrides = *it;
   if (auto it = extra.find("max_iterations");
       !s.max_iterations && it != extra.end() && it->is_number_integer())
@@ -860,27 +885,51 @@ int verb_resume(const parsed_args& args) {
   if (auto it = extra.find("output_limit"); !s.output_limit && it != extra.end() &&
                                             it->is_number_integer() && it->get<long long>() > 0)
     s.output_limit = it->get<long long>();
+}
+
+/// The loop `record` ran, loaded again; nullopt after saying why it cannot be. The journal
+/// holds the absolute path; it is loaded (and so shown in messages) relative to the cwd
+/// when the file is under it, which gives back what was typed for a run started from the
+/// same directory. The run journals the absolute path again. The original's state file
+/// names no loop file: the loop is found by its name.
+std::optional<loaded_loop> reload_loop(const ll::journal_record& record, const run_settings& s) {
   const bool chatty = !s.quiet && !s.as_json;
-  // The journal holds the absolute path; it is loaded (and so shown in messages) relative
-  // to the cwd when the file is under it, which gives back what was typed for a run started
-  // from the same directory. The run journals the absolute path again.
-  // The original's state file names no loop file: the loop is found by its name.
-  const std::string shown_path =
-      record->loop_path.empty() ? record->name : display_path(record->loop_path);
-  auto loaded = record->loop_path.empty() ? load_loop(shown_path, s.context_overrides)
-                                          : load_loop_file(shown_path, s.context_overrides);
+  const std::string shown_path = record.loop_path.empty() ? record.name : display_path(record.loop_path);
+  auto loaded = record.loop_path.empty() ? load_loop(shown_path, s.context_overrides)
+                                         : load_loop_file(shown_path, s.context_overrides);
   if (chatty && !(loaded ? loaded->paradigm : loaded.error().paradigm).empty())
     say(fmt::format("Auto-compiling paradigm file: {}", shown_path));
   if (!loaded) {
     report_load_failure(loaded.error(), shown_path);
-    return exit_failed;
+    return std::nullopt;
   }
-  if (record->status == ll::journal_status::handoff && chatty) {
-    if (auto it = extra.find("continuation"); it != extra.end() && it->is_string())
+  return std::move(*loaded);
+}
+
+}  // namespace
+
+int verb_resume(const parsed_args& args) {
+  run_settings s;
+  s.shown_name = args.positional(0);
+  if (!read_common_run_options(args, s)) return exit_usage;
+  if (!read_max_iterations(args, s)) return exit_usage;  // e.g. to go on after the cap
+  const std::optional<ll::journal_record> record = find_resume_record(s);
+  if (!record || !check_resumable(*record, s.shown_name)) return exit_failed;
+  std::optional<ll::snapshot> snap;
+  if (!resumes_original(*record)) {
+    snap = stored_snapshot(*record, s.shown_name);
+    if (!snap) return exit_failed;
+  }
+  if (record->stale) stop_crashed_run_leftovers(*record);
+  reuse_run_settings(s, record->extra);
+  auto loaded = reload_loop(*record, s);
+  if (!loaded) return exit_failed;
+  if (record->status == ll::journal_status::handoff && !s.quiet && !s.as_json) {
+    if (auto it = record->extra.find("continuation"); it != record->extra.end() && it->is_string())
       say(fmt::format("Resuming from context handoff (iteration {})...\nContext: {}\n",
                       record->iteration, one_line(it->get<std::string>(), 500)));
   }
-  if (from_original) snap = snapshot_from_original(*record, loaded->loop);
+  if (!snap) snap = snapshot_from_original(*record, loaded->loop);
   s.loaded = std::move(*loaded);
   s.resume_from = std::move(*snap);
   s.started_at = record->started_at;
@@ -1001,6 +1050,125 @@ struct simulation_sink {
   }
 };
 
+/// A `--responses` file: the scripted runner it describes, and which calls it answers.
+struct simulation_responses {
+  ll::scripted_runner script;
+  std::size_t index_count = 0;            ///< `by_index` answers
+  std::vector<std::string> action_keys;   ///< `by_action` keys
+  bool has_default = false;
+};
+
+/// Reads `--responses FILE`; nullopt after saying why it cannot be used.
+std::optional<simulation_responses> read_responses(const std::string& file) {
+  // As loop files: a regular file of at most max_document_file_bytes (never a FIFO).
+  auto text = ll::read_text_file(file);
+  if (!text) {
+    say_error(fmt::format("cannot read responses file: {}: {}", file, text.error().message));
+    return std::nullopt;
+  }
+  auto doc = ll::parse_json_text(*text);
+  if (!doc) {
+    say_error(fmt::format("{}: {}", file, doc.error().message));
+    return std::nullopt;
+  }
+  const ll::json& mapped = *doc;
+  auto built = ll::scripted_runner::from_json(mapped);
+  if (!built) {
+    const ll::error& e = built.error();
+    say_error(fmt::format("{}: {}{}{}", file, e.path, e.path.empty() ? "" : ": ", e.message));
+    return std::nullopt;
+  }
+  simulation_responses r;
+  r.script = std::move(*built);
+  if (auto it = mapped.find("by_index"); it != mapped.end()) r.index_count = it->size();
+  if (auto it = mapped.find("by_action"); it != mapped.end())
+    for (auto a = it->begin(); a != it->end(); ++a) r.action_keys.push_back(a.key());
+  r.has_default = mapped.contains("default");
+  return r;
+}
+
+/// Where `--events` goes: stdout for `-`, else a file this closes.
+struct events_output {
+  std::FILE* out = nullptr;
+  bool owned = false;
+  events_output() = default;
+  events_output(const events_output&) = delete;
+  events_output& operator=(const events_output&) = delete;
+  ~events_output() {
+    if (owned) std::fclose(out);
+  }
+  /// Opens `target`; false after saying why it cannot be written.
+  bool open(const std::optional<std::string>& target) {
+    if (!target) return true;
+    if (*target == "-") {
+      out = stdout;
+      return true;
+    }
+    out = std::fopen(target->c_str(), "w");
+    if (out == nullptr) {
+      say_error(fmt::format("cannot write events file: {}", *target));
+      return false;
+    }
+    owned = true;
+    return true;
+  }
+  /// Closes the file; false after saying why the events could not all be written.
+  bool close(const std::string& target) {
+    if (!owned) return true;
+    owned = false;
+    const bool failed = std::ferror(out) != 0;
+    if (std::fclose(out) != 0 || failed) {
+      say_error(fmt::format("cannot write the events to {}: {}", target, std::strerror(errno)));
+      return false;
+    }
+    return true;
+  }
+};
+
+/// The iteration cap of a simulation: `--max-iterations`, else the loop's, at most 20.
+void limit_simulation(ll::fsm_loop& loop, std::optional<long long> max_iterations, bool quiet) {
+  if (max_iterations) {
+    loop.max_iterations = static_cast<int>(*max_iterations);
+  } else if (loop.max_iterations > 20) {
+    if (!quiet)
+      say(fmt::format("Limiting simulation to 20 iterations (loop config: {})", loop.max_iterations));
+    loop.max_iterations = 20;
+  }
+}
+
+/// The `(...)` of the `=== SIMULATION: NAME (...) ===` header.
+std::string simulation_mode(const std::optional<std::string>& scenario,
+                            const std::optional<std::string>& responses_file) {
+  std::string mode = scenario ? fmt::format("scenario={}", *scenario) : std::string{};
+  if (responses_file) mode += fmt::format("{}responses={}", mode.empty() ? "" : ", ", *responses_file);
+  if (mode.empty()) mode = "every action exits 0";
+  return mode;
+}
+
+/// The `=== Summary ===` of a simulation (the original's layout).
+void print_simulation_summary(const ll::execution_result& result, const std::vector<std::string>& visited,
+                              std::size_t calls) {
+  std::string path;
+  for (const auto& v : visited) path += fmt::format("{}{}", path.empty() ? "" : " \u2192 ", terminal_safe(v));
+  fmt::print("\n=== Summary ===\n");
+  fmt::print("States visited: {}\n", path);
+  fmt::print("Iterations: {}\n", result.iterations);
+  fmt::print("Would have executed {} commands\n", calls);
+  fmt::print("Terminated by: {}\n", ll::to_string(result.terminated_by));
+  fmt::print("Final state: {}\n", terminal_safe(result.final_state));
+  if (result.error) fmt::print("Error: {}\n", terminal_safe(result.error->message));
+}
+
+/// The runner of a simulation: the `--responses` script (if any), then the `--scenario`.
+simulation_runner make_simulation_runner(std::optional<simulation_responses> responses,
+                                         std::optional<std::string> scenario, bool print) {
+  const bool has_responses = responses.has_value();
+  simulation_responses r = responses ? std::move(*responses) : simulation_responses{};
+  r.script.record(false);  // nothing reads the calls: memory stays flat however long the run
+  return simulation_runner(std::move(r.script), has_responses, r.index_count, std::move(r.action_keys),
+                           r.has_default, std::move(scenario), print);
+}
+
 }  // namespace
 
 int verb_simulate(const parsed_args& args) {
@@ -1015,86 +1183,25 @@ int verb_simulate(const parsed_args& args) {
                  overrides.error().c_str());
     return exit_bad_context;
   }
-  std::optional<long long> max_iterations;
-  if (auto v = args.value("max-iterations")) {
-    max_iterations = parse_count(*v);
-    if (!max_iterations || *max_iterations < 1 || *max_iterations > 1000000000) {
-      print_usage_line(args);
-      std::fprintf(stderr, "ll-loop simulate: error: argument --max-iterations: invalid value: "
-                           "'%s' (a positive integer, at most 1000000000)\n", v->c_str());
-      return exit_usage;
-    }
-  }
+  run_settings limits;
+  if (!read_max_iterations(args, limits)) return exit_usage;
   auto loaded = load_loop(name, *overrides);
   if (!loaded) {
     report_load_failure(loaded.error(), name);
     return exit_failed;
   }
   ll::fsm_loop& loop = loaded->loop;
-  if (max_iterations) {
-    loop.max_iterations = static_cast<int>(*max_iterations);
-  } else if (loop.max_iterations > 20) {
-    if (!quiet)
-      say(fmt::format("Limiting simulation to 20 iterations (loop config: {})", loop.max_iterations));
-    loop.max_iterations = 20;
-  }
-
-  // --responses FILE
-  ll::scripted_runner script;
-  std::size_t index_count = 0;
-  std::vector<std::string> action_keys;
-  bool has_default = false;
+  limit_simulation(loop, limits.max_iterations, quiet);
   const std::optional<std::string> responses_file = args.value("responses");
-  if (responses_file) {
-    // As loop files: a regular file of at most max_document_file_bytes (never a FIFO).
-    auto text = ll::read_text_file(*responses_file);
-    if (!text) {
-      say_error(fmt::format("cannot read responses file: {}: {}", *responses_file,
-                            text.error().message));
-      return exit_failed;
-    }
-    auto doc = ll::parse_json_text(*text);
-    if (!doc) {
-      say_error(fmt::format("{}: {}", *responses_file, doc.error().message));
-      return exit_failed;
-    }
-    const ll::json& mapped = *doc;
-    auto built = ll::scripted_runner::from_json(mapped);
-    if (!built) {
-      const ll::error& e = built.error();
-      say_error(fmt::format("{}: {}{}{}", *responses_file, e.path, e.path.empty() ? "" : ": ",
-                            e.message));
-      return exit_failed;
-    }
-    script = std::move(*built);
-    if (auto it = mapped.find("by_index"); it != mapped.end()) index_count = it->size();
-    if (auto it = mapped.find("by_action"); it != mapped.end())
-      for (auto a = it->begin(); a != it->end(); ++a) action_keys.push_back(a.key());
-    has_default = mapped.contains("default");
-  }
+  std::optional<simulation_responses> responses;
+  if (responses_file && !(responses = read_responses(*responses_file))) return exit_failed;
   const std::optional<std::string> scenario = args.value("scenario");
-  script.record(false);  // nothing reads the calls: memory stays flat however long the run
-  simulation_runner runner(std::move(script), responses_file.has_value(), index_count,
-                           std::move(action_keys), has_default, scenario, !quiet);
-
-  std::FILE* events_out = nullptr;
-  bool close_events = false;
-  if (events_target) {
-    if (*events_target == "-") {
-      events_out = stdout;
-    } else {
-      events_out = std::fopen(events_target->c_str(), "w");
-      if (events_out == nullptr) {
-        say_error(fmt::format("cannot write events file: {}", *events_target));
-        return exit_failed;
-      }
-      close_events = true;
-    }
-  }
+  simulation_runner runner = make_simulation_runner(std::move(responses), scenario, !quiet);
+  events_output events;
+  if (!events.open(events_target)) return exit_failed;
   simulation_sink sink;
   sink.print = !quiet;
-  sink.events_out = events_out;
-
+  sink.events_out = events.out;
   ll::default_evaluator evaluator;
   // No output signals: the original's simulate builds its executor without a signal
   // detector, so a simulated output such as `[simulated output for: echo FATAL_ERROR: x]`
@@ -1104,38 +1211,19 @@ int verb_simulate(const parsed_args& args) {
   auto made = ll::make_executor(loop, runner, evaluator, sink, std::move(options));
   if (!made) {
     report_load_failure(failure_of(made.error(), *loaded), name);
-    if (close_events) std::fclose(events_out);
     return exit_failed;
   }
-  std::string mode = scenario ? fmt::format("scenario={}", *scenario) : std::string{};
-  if (responses_file) mode += fmt::format("{}responses={}", mode.empty() ? "" : ", ", *responses_file);
-  if (mode.empty()) mode = "every action exits 0";
-  if (!quiet) fmt::print("=== SIMULATION: {} ({}) ===\n", terminal_safe(loop.name), terminal_safe(mode));
-
+  if (!quiet)
+    fmt::print("=== SIMULATION: {} ({}) ===\n", terminal_safe(loop.name),
+               terminal_safe(simulation_mode(scenario, responses_file)));
   const ll::execution_result& result = made->run();
-  if (close_events) {
-    const bool failed = std::ferror(events_out) != 0;
-    if (std::fclose(events_out) != 0 || failed) {
-      say_error(fmt::format("cannot write the events to {}: {}", *events_target, std::strerror(errno)));
-      return exit_failed;
-    }
-  }
-
+  if (events_target && !events.close(*events_target)) return exit_failed;
   if (as_json) {
     // After JSON Lines events on stdout, the result is one more line (still JSON Lines).
     const bool events_on_stdout = events_target && *events_target == "-";
     fmt::print("{}\n", json_text(result_json(result), events_on_stdout ? -1 : 2));
   } else if (!quiet) {
-    std::string path;
-    for (const auto& v : made->sink().visited)
-      path += fmt::format("{}{}", path.empty() ? "" : " \u2192 ", terminal_safe(v));
-    fmt::print("\n=== Summary ===\n");
-    fmt::print("States visited: {}\n", path);
-    fmt::print("Iterations: {}\n", result.iterations);
-    fmt::print("Would have executed {} commands\n", made->runner().calls());
-    fmt::print("Terminated by: {}\n", ll::to_string(result.terminated_by));
-    fmt::print("Final state: {}\n", terminal_safe(result.final_state));
-    if (result.error) fmt::print("Error: {}\n", terminal_safe(result.error->message));
+    print_simulation_summary(result, made->sink().visited, made->runner().calls());
   }
   std::fflush(stdout);
   return exit_ok;
@@ -1234,126 +1322,102 @@ std::string test_preview(std::string_view text, std::size_t max_lines) {
   return terminal_safe(text, true);
 }
 
-}  // namespace
+/// `--exit-code N` (0-255): the exit code of a simulated prompt action; nullopt after a
+/// usage error.
+std::optional<int> read_simulated_exit_code(const parsed_args& args) {
+  const auto v = args.value("exit-code");
+  if (!v) return 0;
+  const auto code = parse_count(*v);
+  if (!code || *code > 255) {
+    print_usage_line(args);
+    std::fprintf(stderr, "ll-loop test: error: argument --exit-code: invalid value: '%s' (an "
+                         "integer 0-255)\n", v->c_str());
+    return std::nullopt;
+  }
+  return static_cast<int>(*code);
+}
 
-int verb_test(const parsed_args& args) {
-  const std::string name = args.positional(0);
-  run_settings s;
-  if (!read_common_run_options(args, s)) return exit_usage;
-  auto overrides = parse_context_overrides(args.all("context"));
-  if (!overrides) {
-    std::fprintf(stderr,
-                 "ll-loop test: error: Invalid --context format: '%s' (expected KEY=VALUE)\n",
-                 overrides.error().c_str());
-    return exit_bad_context;
-  }
-  int simulated_exit_code = 0;
-  if (auto v = args.value("exit-code")) {
-    const auto code = parse_count(*v);
-    if (!code || *code > 255) {
-      print_usage_line(args);
-      std::fprintf(stderr, "ll-loop test: error: argument --exit-code: invalid value: '%s' (an "
-                           "integer 0-255)\n", v->c_str());
-      return exit_usage;
-    }
-    simulated_exit_code = static_cast<int>(*code);
-  }
-  auto loaded = load_loop(name, *overrides);
-  if (!loaded) {
-    report_load_failure(loaded.error(), name);
-    return exit_failed;
-  }
-  ll::fsm_loop& loop = loaded->loop;
-  const std::string target = args.value("state").value_or(loop.initial);
+/// The state `test` runs; nullptr after saying which states there are.
+ll::state_config* find_test_state(ll::fsm_loop& loop, const std::string& target) {
   const auto state = loop.states.find(target);
-  if (state == loop.states.end()) {
-    std::string names;
-    for (const auto& entry : loop.states) names += fmt::format("{}{}", names.empty() ? "" : ", ", entry.first);
-    say_error(fmt::format("State '{}' not found. Available: {}", target, names));
-    return exit_failed;
-  }
-  fmt::print("## Test Iteration: {}\n\nState: {}\n", terminal_safe(loop.name), terminal_safe(target));
-  if (state->second.terminal) {
+  if (state != loop.states.end()) return &state->second;
+  std::string names;
+  for (const auto& entry : loop.states) names += fmt::format("{}{}", names.empty() ? "" : ", ", entry.first);
+  say_error(fmt::format("State '{}' not found. Available: {}", target, names));
+  return nullptr;
+}
+
+/// True, after saying so, when the state has nothing to test (a terminal, no action).
+bool nothing_to_test(const ll::state_config& state, const std::string& target) {
+  if (state.terminal) {
     fmt::print("State '{}' is a terminal state (nothing to test)\n", terminal_safe(target));
-    return exit_ok;
+    return true;
   }
-  if (!state->second.action) {
+  if (!state.action) {
     fmt::print("State '{}' has no action to test\n\n"
                "\u2713 Loop structure is valid (no check action to execute)\n", terminal_safe(target));
-    return exit_ok;
+    return true;
   }
-  // One step from `target`: no journal, no maintain restart, no on_max_iterations state.
-  // Without `evaluate:` the exit code decides, prompt actions included, as the original's
-  // `ll-loop test` evaluates (`evaluate_exit_code`, "exit_code (default)"): no judge runs.
-  const bool by_exit_code = !state->second.evaluate && !state->second.next;
+  return false;
+}
+
+/// The loop reduced to one step from `target`: no journal, no maintain restart, no
+/// on_max_iterations state. Without `evaluate:` the exit code decides, prompt actions
+/// included, as the original's `ll-loop test` evaluates (`evaluate_exit_code`, "exit_code
+/// (default)"): no judge runs. True when the exit code was made the evaluator.
+bool reduce_to_one_step(ll::fsm_loop& loop, ll::state_config& state, const std::string& target, bool no_llm) {
+  const bool by_exit_code = !state.evaluate && !state.next;
   if (by_exit_code) {
     ll::evaluate_config exit_code_config;
     exit_code_config.type = ll::evaluator_type::exit_code;
-    state->second.evaluate = exit_code_config;
+    state.evaluate = exit_code_config;
   }
   loop.initial = target;
   loop.max_iterations = 1;
   loop.on_max_iterations.reset();
   loop.maintain = false;
-  if (args.has("no-llm")) loop.llm.enabled = false;
+  if (no_llm) loop.llm.enabled = false;
+  return by_exit_code;
+}
 
-  ll::posix_runner_options opts;
-  if (s.shell_command) opts.shell_command = *s.shell_command;
-  if (s.output_limit) opts.output_limit = static_cast<std::size_t>(*s.output_limit);
-  ll::posix_process_runner process_runner(std::move(opts));
-  test_runner runner(process_runner, simulated_exit_code);
-  std::stop_source stop;
-  ll::command_judge_options judge_opts;
-  if (s.judge_command) judge_opts.command = *s.judge_command;
-  judge_opts.stop = stop.get_token();
-  ll::basic_evaluator<ll::command_judge> evaluator{ll::command_judge(std::move(judge_opts))};
-  auto made = ll::make_executor(loop, runner, evaluator, test_sink{});
-  if (!made) {
-    report_load_failure(failure_of(made.error(), *loaded), name);
-    return exit_failed;
-  }
-  auto& ex = *made;
-  std::fflush(stdout);
-  {
-    std::stop_callback forward(stop.get_token(), [&ex]() noexcept { ex.request_stop(); });
-    stop_signals signals(stop, {});
-    ex.step();
-  }
-  const test_sink& sink = ex.sink();
-  const std::optional<ll::action_result>& result = ex.runner().last();
-  if (ex.runner().simulated())
+/// The action's exit code and output (the first lines of each).
+void print_test_action(const test_runner& runner, int simulated_exit_code, bool exit_code_given) {
+  if (runner.simulated())
     fmt::print("[SIMULATED] prompt action not run; exit code {}{}\n\n", simulated_exit_code,
-               args.value("exit-code") ? " (--exit-code)" : "");
-  if (result) {
-    fmt::print("Exit code: {}\n", result->exit_code);
-    if (result->timed_out) fmt::print("Timed out\n");
-    fmt::print("Output:\n{}\n", test_preview(result->output, 10));
-    if (!result->stderr_output.empty())
-      fmt::print("Stderr:\n{}\n", test_preview(result->stderr_output, 5));
-    fmt::print("\n");
-  }
-  if (stop.stop_requested()) {
-    say_error("interrupted");
-    return exit_failed;
-  }
+               exit_code_given ? " (--exit-code)" : "");
+  const std::optional<ll::action_result>& result = runner.last();
+  if (!result) return;
+  fmt::print("Exit code: {}\n", result->exit_code);
+  if (result->timed_out) fmt::print("Timed out\n");
+  fmt::print("Output:\n{}\n", test_preview(result->output, 10));
+  if (!result->stderr_output.empty()) fmt::print("Stderr:\n{}\n", test_preview(result->stderr_output, 5));
+  fmt::print("\n");
+}
+
+/// The evaluator and its verdict (with its details); returns the verdict the step routed by.
+std::string print_test_verdict(const test_sink& sink, bool by_exit_code, const ll::execution_result& r) {
   std::string verdict = sink.verdict;
-  if (sink.evaluator_type) {
-    const std::string shown = by_exit_code ? std::string("exit_code (default)") : *sink.evaluator_type;
-    std::string upper = verdict;
-    for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    fmt::print("Evaluator: {}\nVerdict: {}\n", terminal_safe(shown), terminal_safe(upper));
-    for (auto it = sink.details.begin(); it != sink.details.end(); ++it) {
-      if (by_exit_code && it.key() == "exit_code") continue;
-      fmt::print("  {}: {}\n", terminal_safe(it.key()),
-                 terminal_safe(it->is_string() ? it->get<std::string>()
-                                               : it->dump(-1, ' ', false, ll::json::error_handler_t::replace)));
-    }
-  } else {
+  if (!sink.evaluator_type) {
     // A `next:` state without `evaluate:` is not evaluated (seed 002).
-    const ll::execution_result& r = ex.result();
     if (verdict.empty() && !r.error) verdict = "success";
     fmt::print("Evaluator: none (next:)\n");
+    return verdict;
   }
+  const std::string shown = by_exit_code ? std::string("exit_code (default)") : *sink.evaluator_type;
+  std::string upper = verdict;
+  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  fmt::print("Evaluator: {}\nVerdict: {}\n", terminal_safe(shown), terminal_safe(upper));
+  for (auto it = sink.details.begin(); it != sink.details.end(); ++it) {
+    if (by_exit_code && it.key() == "exit_code") continue;
+    fmt::print("  {}: {}\n", terminal_safe(it.key()),
+               terminal_safe(it->is_string() ? it->get<std::string>()
+                                             : it->dump(-1, ' ', false, ll::json::error_handler_t::replace)));
+  }
+  return verdict;
+}
+
+/// Where the step would go, its errors and the conclusion; the exit code of `test`.
+int print_test_conclusion(const test_sink& sink, const std::string& target, const std::string& verdict) {
   fmt::print("\n");
   if (sink.target)
     fmt::print("Would transition: {} \u2192 {}\n", terminal_safe(target), terminal_safe(*sink.target));
@@ -1369,6 +1433,62 @@ int verb_test(const parsed_args& args) {
   }
   fmt::print("\u2713 Loop appears to be configured correctly\n");
   return exit_ok;
+}
+
+}  // namespace
+
+int verb_test(const parsed_args& args) {
+  const std::string name = args.positional(0);
+  run_settings s;
+  if (!read_common_run_options(args, s)) return exit_usage;
+  auto overrides = parse_context_overrides(args.all("context"));
+  if (!overrides) {
+    std::fprintf(stderr,
+                 "ll-loop test: error: Invalid --context format: '%s' (expected KEY=VALUE)\n",
+                 overrides.error().c_str());
+    return exit_bad_context;
+  }
+  const std::optional<int> simulated_exit_code = read_simulated_exit_code(args);
+  if (!simulated_exit_code) return exit_usage;
+  auto loaded = load_loop(name, *overrides);
+  if (!loaded) {
+    report_load_failure(loaded.error(), name);
+    return exit_failed;
+  }
+  ll::fsm_loop& loop = loaded->loop;
+  const std::string target = args.value("state").value_or(loop.initial);
+  ll::state_config* state = find_test_state(loop, target);
+  if (state == nullptr) return exit_failed;
+  fmt::print("## Test Iteration: {}\n\nState: {}\n", terminal_safe(loop.name), terminal_safe(target));
+  if (nothing_to_test(*state, target)) return exit_ok;
+  const bool by_exit_code = reduce_to_one_step(loop, *state, target, args.has("no-llm"));
+
+  ll::posix_runner_options opts;
+  if (s.shell_command) opts.shell_command = *s.shell_command;
+  if (s.output_limit) opts.output_limit = static_cast<std::size_t>(*s.output_limit);
+  ll::posix_process_runner process_runner(std::move(opts));
+  test_runner runner(process_runner, *simulated_exit_code);
+  std::stop_source stop;
+  ll::basic_evaluator<ll::command_judge> evaluator{ll::command_judge(judge_options(s, stop.get_token()))};
+  auto made = ll::make_executor(loop, runner, evaluator, test_sink{});
+  if (!made) {
+    report_load_failure(failure_of(made.error(), *loaded), name);
+    return exit_failed;
+  }
+  auto& ex = *made;
+  std::fflush(stdout);
+  {
+    std::stop_callback forward(stop.get_token(), [&ex]() noexcept { ex.request_stop(); });
+    stop_signals signals(stop, {});
+    ex.step();
+  }
+  print_test_action(ex.runner(), *simulated_exit_code, args.value("exit-code").has_value());
+  if (stop.stop_requested()) {
+    say_error("interrupted");
+    return exit_failed;
+  }
+  const std::string verdict = print_test_verdict(ex.sink(), by_exit_code, ex.result());
+  return print_test_conclusion(ex.sink(), target, verdict);
 }
 
 }  // namespace ll_loop
