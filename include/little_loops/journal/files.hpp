@@ -75,9 +75,9 @@ inline expected<void, little_loops::error> write_file_atomic(const std::filesyst
   const std::filesystem::path tmp =
       dir / fmt::format(".{}.tmp.{}.{}", path.filename().string(), ::getpid(),
                         counter.fetch_add(1));
-  const int fd = detail::open_cloexec(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL);
+  const int fd = detail::open_fd(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL).release();
   if (fd < 0) return unexpected(detail::journal_io_error(tmp, "cannot create temp file", errno));
-  bool ok = detail::write_all(fd, content.data(), content.size());
+  bool ok = detail::write_all(fd, content);
   int err = ok ? 0 : errno;
   if (ok && durable && ::fsync(fd) != 0) {
     ok = false;
@@ -96,7 +96,7 @@ inline expected<void, little_loops::error> write_file_atomic(const std::filesyst
     return unexpected(detail::journal_io_error(path, "cannot write file", err));
   }
   if (durable) {
-    const int dfd = detail::open_cloexec(dir.c_str(), O_RDONLY | O_DIRECTORY);
+    const int dfd = detail::open_fd(dir.c_str(), O_RDONLY | O_DIRECTORY).release();
     if (dfd >= 0) {
       ::fsync(dfd);
       ::close(dfd);

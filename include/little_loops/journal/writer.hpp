@@ -54,10 +54,10 @@ enum class journal_sync {
 inline expected<void, little_loops::error> append_journal_event(const std::filesystem::path& dir,
                                                                 std::string_view name, const json& event) {
   const auto path = journal_paths_for(dir, name).events;
-  const int fd = detail::open_cloexec(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW);
+  const int fd = detail::open_fd(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW).release();
   if (fd < 0) return unexpected(detail::journal_io_error(path, "cannot open event log", errno));
   const std::string line = event.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  const bool ok = detail::write_all(fd, line.data(), line.size());
+  const bool ok = detail::write_all(fd, line);
   const int err = errno;
   ::close(fd);
   if (!ok) return unexpected(detail::journal_io_error(path, "cannot write event log", err));
@@ -186,13 +186,13 @@ class loop_journal {
       // A crash may have cut the last line: terminate it so the next event starts clean.
       struct stat st;
       if (::fstat(events_fd_, &st) == 0 && st.st_size > 0) {
-        const int rfd = detail::open_cloexec(paths_.events.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+        const int rfd = detail::open_fd(paths_.events.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).release();
         char last = '\n';
         if (rfd >= 0) {
           if (::pread(rfd, &last, 1, st.st_size - 1) != 1) last = '\n';
           ::close(rfd);
         }
-        if (last != '\n') (void)detail::write_all(events_fd_, "\n", 1);
+        if (last != '\n') (void)detail::write_all(events_fd_, "\n");
       }
     }
     clear_stop_request();
@@ -366,7 +366,7 @@ class loop_journal {
     auto paths = detail::normalized_scope(scope);
     if (!paths) return unexpected(std::move(paths.error()));
     const std::filesystem::path acquire = dir_ / ".acquire.lock";
-    const int fd = detail::open_cloexec(acquire.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW);
+    const int fd = detail::open_fd(acquire.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW).release();
     if (fd < 0) return unexpected(detail::journal_io_error(acquire, "cannot open lock file", errno));
     struct closer {
       int fd;
@@ -408,7 +408,7 @@ class loop_journal {
       current_log_ = other;
     }
     log_state& log = log_info_[current_log_];
-    if (!detail::write_all(logs_[current_log_], text.data(), text.size()))
+    if (!detail::write_all(logs_[current_log_], text))
       return unexpected(detail::journal_io_error(paths_.checkpoints[current_log_], "cannot append checkpoint", errno));
     log.size += text.size();
     log.last_seq = seq;
@@ -432,7 +432,7 @@ class loop_journal {
 
   void write_pending_events() noexcept {
     if (pending_events_.empty()) return;
-    if (events_fd_ >= 0) (void)detail::write_all(events_fd_, pending_events_.data(), pending_events_.size());
+    if (events_fd_ >= 0) (void)detail::write_all(events_fd_, pending_events_);
     pending_events_.clear();
   }
 

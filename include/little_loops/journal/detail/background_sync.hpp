@@ -34,7 +34,7 @@ class journal_syncer {
   using clock = std::chrono::steady_clock;
   journal_syncer(std::filesystem::path target, int events_fd, clock::duration interval)
       : target_(std::move(target)),
-        events_fd_(events_fd >= 0 ? ::fcntl(events_fd, F_DUPFD_CLOEXEC, 3) : -1),  // 3: see open_cloexec
+        events_fd_(events_fd >= 0 ? ::fcntl(events_fd, F_DUPFD_CLOEXEC, 3) : -1),  // 3: see detail::open_fd
         interval_(interval),
         thread_([this] { loop(); }) {}
   journal_syncer(const journal_syncer&) = delete;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <little_loops/config.hpp>
+#include <little_loops/detail/posix_io.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
 
@@ -29,37 +30,6 @@ inline little_loops::error journal_io_error(const std::filesystem::path& path, s
   return little_loops::error{errc::io_error, what + ": " + std::strerror(err), path.string()};
 }
 
-inline bool write_all(int fd, const char* data, std::size_t n) noexcept {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, data, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
-/// open() with close-on-exec, never on a standard descriptor: in a host that closed
-/// stdout (`prog >&-`), a journal file opened as descriptor 1 would receive everything the
-/// host prints. -1 with errno set on failure.
-inline int open_cloexec(const char* path, int flags, mode_t mode = 0644) noexcept {
-  int fd;
-  do {
-    fd = ::open(path, flags | O_CLOEXEC, mode);
-  } while (fd < 0 && errno == EINTR);
-  if (fd >= 0 && fd <= 2) {
-    const int lifted = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    const int err = errno;
-    ::close(fd);
-    errno = err;
-    fd = lifted;
-  }
-  return fd;
-}
-
 /// Opens a journal file that is written by appending (the event log, a checkpoint log):
 /// never through a symbolic link (a link shipped in a repository would have its target
 /// overwritten), never a FIFO or device (O_NONBLOCK: opening one must not wait) and never a
@@ -67,7 +37,7 @@ inline int open_cloexec(const char* path, int flags, mode_t mode = 0644) noexcep
 /// it, after those checks. -1 with errno set on failure: ELOOP for a symbolic link, EINVAL
 /// for a file that is not a regular one with one name (see journal_append_error()).
 inline int open_journal_for_append(const std::filesystem::path& path, bool truncate) noexcept {
-  const int fd = open_cloexec(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK);
+  const int fd = open_fd(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK).release();
   if (fd < 0) return -1;
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
@@ -157,7 +127,7 @@ inline std::string read_journal_text(int fd) {
 /// lock proves it). errc::io_error when another process holds the lock.
 inline expected<int, little_loops::error> lock_journal_file(const std::filesystem::path& path) {
   for (int attempt = 0;; ++attempt) {
-    const int fd = open_cloexec(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW);
+    const int fd = open_fd(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW).release();
     if (fd < 0)
       return unexpected(journal_io_error(path, errno == ELOOP ? "the lock file is a symbolic link" : "cannot open lock file", errno));
     struct stat st {};
