@@ -5,6 +5,7 @@
 
 #include <little_loops/config.hpp>
 #include <little_loops/detail/python_regex.hpp>
+#include <little_loops/detail/utf8.hpp>
 
 #include <cstring>
 #include <string>
@@ -65,7 +66,7 @@ class required_literal_reader {
   // Drops the last character (a whole UTF-8 sequence) of the run: the atom a repetition
   // applies to. When the atom was not a literal (a class, a group, `\d`), the run is empty.
   void drop_atom() {
-    while (!cur_.empty() && (static_cast<unsigned char>(cur_.back()) & 0xC0) == 0x80) cur_.pop_back();
+    while (!cur_.empty() && is_utf8_continuation(cur_.back())) cur_.pop_back();
     if (!cur_.empty()) cur_.pop_back();
   }
 
