@@ -35,16 +35,16 @@ std::string style::cyan(std::string_view s) const { return wrap(enabled, "36", s
 std::string terminal_safe(std::string_view text, bool keep_lines, bool keep_sgr) {
   std::string out;
   out.reserve(text.size());
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const auto* end = p + text.size();
-  while (p < end) {
-    const unsigned char c = *p;
-    if (c == 0x1B && keep_sgr && end - p >= 3 && p[1] == '[') {
-      const auto* q = p + 2;
-      while (q < end && ((*q >= '0' && *q <= '9') || *q == ';')) ++q;
-      if (q < end && *q == 'm') {  // select graphic rendition: colour, bold, reset
-        out.append(reinterpret_cast<const char*>(p), static_cast<std::size_t>(q + 1 - p));
-        p = q + 1;
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = byte(i);
+    if (c == 0x1B && keep_sgr && text.size() - i >= 3 && text[i + 1] == '[') {
+      std::size_t q = i + 2;
+      while (q < text.size() && ((text[q] >= '0' && text[q] <= '9') || text[q] == ';')) ++q;
+      if (q < text.size() && text[q] == 'm') {  // select graphic rendition: colour, bold, reset
+        out += text.substr(i, q + 1 - i);
+        i = q + 1;
         continue;
       }
     }
@@ -55,17 +55,17 @@ std::string terminal_safe(std::string_view text, bool keep_lines, bool keep_sgr)
         out += '^';
         out += static_cast<char>(c == 0x7F ? '?' : c + 0x40);
       }
-      ++p;
+      ++i;
       continue;
     }
-    const std::size_t n = ll::detail::utf8_sequence_length(p, end);
-    if (n == 0 || (n == 2 && c == 0xC2 && p[1] < 0xA0)) {  // ill-formed, or a C1 control
+    const std::size_t n = ll::utf8_char_length(text, i);
+    if (n == 0 || (n == 2 && c == 0xC2 && byte(i + 1) < 0xA0)) {  // ill-formed, or a C1 control
       out += "\xEF\xBF\xBD";
-      p += n == 0 ? 1 : n;
+      i += n == 0 ? 1 : n;
       continue;
     }
-    out.append(reinterpret_cast<const char*>(p), n);
-    p += n;
+    out += text.substr(i, n);
+    i += n;
   }
   return out;
 }
@@ -91,10 +91,9 @@ void append_python_str(std::string& out, std::string_view text) {
   const bool has_single = text.find('\'') != std::string_view::npos;
   const char quote = has_single && text.find('"') == std::string_view::npos ? '"' : '\'';
   out += quote;
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const auto* end = p + text.size();
-  while (p < end) {
-    const unsigned char c = *p;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
     if (c < 0x80) {
       if (c == '\\' || c == static_cast<unsigned char>(quote)) {
         out += '\\';
@@ -110,24 +109,24 @@ void append_python_str(std::string& out, std::string_view text) {
       } else {
         out += static_cast<char>(c);
       }
-      ++p;
+      ++i;
       continue;
     }
-    const std::size_t n = ll::detail::utf8_sequence_length(p, end);
+    const std::size_t n = ll::utf8_char_length(text, i);
     if (n == 0) {  // not UTF-8 (json.loads would have refused it): the replacement character
       out += "\xEF\xBF\xBD";
-      ++p;
+      ++i;
       continue;
     }
-    const char32_t cp = ll::detail::utf8_code_point(p, n);
+    const char32_t cp = ll::utf8_char_at(text, i, n);
     if (cp < 0x100 && (cp < 0xA0 || !python_printable(cp)))
       out += fmt::format("\\x{:02x}", static_cast<unsigned>(cp));
     else if (!python_printable(cp))
       out += cp <= 0xFFFF ? fmt::format("\\u{:04x}", static_cast<unsigned>(cp))
                           : fmt::format("\\U{:08x}", static_cast<unsigned>(cp));
     else
-      out.append(reinterpret_cast<const char*>(p), n);
-    p += n;
+      out += text.substr(i, n);
+    i += n;
   }
   out += quote;
 }
@@ -162,7 +161,7 @@ void append_python_repr(std::string& out, const ll::json& v) {
     case ll::json::value_t::boolean: out += v.get<bool>() ? "True" : "False"; break;
     case ll::json::value_t::number_integer: out += std::to_string(v.get<std::int64_t>()); break;
     case ll::json::value_t::number_unsigned: out += std::to_string(v.get<std::uint64_t>()); break;
-    case ll::json::value_t::number_float: out += ll::detail::py_float_string(v.get<double>()); break;
+    case ll::json::value_t::number_float: out += ll::python_float_repr(v.get<double>()); break;
     default: out += "None"; break;  // null (and the unused binary/discarded kinds)
   }
 }
@@ -244,10 +243,7 @@ std::string one_line(std::string_view raw, std::size_t max) {
   }
   while (!out.empty() && out.back() == ' ') out.pop_back();
   if (out.size() > max) {
-    // do not cut a UTF-8 sequence in half
-    std::size_t cut = max;
-    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0U) == 0x80U) --cut;
-    out.resize(cut);
+    out.resize(ll::utf8_boundary(out, max));  // not cutting a UTF-8 sequence in half
     out += "...";
   }
   return out;

@@ -5,6 +5,7 @@
 #include <little_loops/events.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
+#include <little_loops/text.hpp>  // UTF-8 and float text for display.cpp and loading.cpp
 
 #include <fmt/format.h>
 
