@@ -368,81 +368,91 @@ void progress_display::handle(const ll::loop_event& event) {
     buf_ += '\n';
     line_open_ = false;
   }
-  std::visit(
-      [&](const auto& e) {
-        using E = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<E, ll::loop_resume_event>) {
-          put("Resuming {} at {} (iteration {})\n", style_.bold(terminal_safe(e.loop)),
-              style_.cyan(terminal_safe(e.from_state)), e.iteration);
-        } else if constexpr (std::is_same_v<E, ll::state_enter_event>) {
-          action_pending_ = false;
-          put("{} {}", style_.dim(fmt::format("[{}/{}]", e.iteration, max_iterations_)),
-              style_.bold(style_.cyan(terminal_safe(e.state))));
-          line_open_ = true;
-        } else if constexpr (std::is_same_v<E, ll::action_start_event>) {
-          put("{}\u2192 {}{}\n", line_open_ ? " " : "       ", e.is_prompt ? "(prompt) " : "",
-              one_line(e.action, 70));
-          line_open_ = false;
-        } else if constexpr (std::is_same_v<E, ll::action_complete_event>) {
-          action_pending_ = true;
-          pending_exit_ = e.exit_code;
-          pending_ms_ = e.duration_ms;
-          pending_abnormal_ = e.timed_out || e.cancelled || e.signal != 0;
-          pending_note_.clear();
-          if (e.timed_out) pending_note_ = "timed out";
-          else if (e.cancelled) pending_note_ = "cancelled";
-          else if (e.signal != 0) pending_note_ = fmt::format("killed by signal {}", e.signal);
-        } else if constexpr (std::is_same_v<E, ll::evaluate_event>) {
-          const bool had_action = action_pending_;
-          action_pending_ = false;
-          const bool ok = is_positive_verdict(e.verdict);
-          std::string mark = ok ? style_.green("\u2713") : style_.red("\u2717");
-          std::string extra;
-          if (e.details != nullptr && e.details->is_object()) {
-            if (auto c = e.details->find("confidence"); c != e.details->end() && c->is_number())
-              extra += fmt::format(", confidence {:.2f}", c->template get<double>());
-          }
-          if (had_action && !pending_note_.empty()) extra += ", " + pending_note_;
-          std::string reason;
-          if (!ok && e.details != nullptr && e.details->is_object()) {
-            for (const char* key : {"error", "reason"}) {
-              auto r = e.details->find(key);
-              if (r != e.details->end() && r->is_string() && !r->template get<std::string>().empty()) {
-                reason = fmt::format(" \u2014 {}", one_line(r->template get<std::string>(), 120));
-                break;
-              }
-            }
-          }
-          if (had_action)
-            put("       {} {} ({}{}){}\n", mark, terminal_safe(e.verdict),
-                format_duration_short(pending_ms_), extra, reason);
-          else if (!extra.empty())
-            put("       {} {} ({}){}\n", mark, terminal_safe(e.verdict), extra.substr(2),
-                reason);
-          else
-            put("       {} {}{}\n", mark, terminal_safe(e.verdict), reason);
-        } else if constexpr (std::is_same_v<E, ll::route_event>) {
-          flush_pending_action();
-          if (e.reason.empty())
-            put("       {} {}\n", style_.dim("\u2192"), terminal_safe(e.to));
-          else
-            put("       {} {} ({})\n", style_.dim("\u2192"), terminal_safe(e.to),
-                terminal_safe(e.reason));
-        } else if constexpr (std::is_same_v<E, ll::error_event>) {
-          put("       {} {}\n", style_.yellow("!"),
-              one_line(fmt::format("{} error: {}", e.kind, e.message), 200));
-        } else if constexpr (std::is_same_v<E, ll::handoff_event>) {
-          flush_pending_action();
-          put("       {} context handoff: {}\n", style_.yellow("\u21bb"),
-              one_line(e.continuation, 200));
-        } else if constexpr (std::is_same_v<E, ll::max_iterations_event>) {
-          put("{} max iterations ({}) reached, running {}\n", style_.yellow("!"), e.iterations,
-              terminal_safe(e.summary_state));
-        } else if constexpr (std::is_same_v<E, ll::loop_complete_event>) {
-          flush_pending_action();
-        }
-      },
-      event);
+  std::visit([&](const auto& e) { show(e); }, event);
 }
+
+void progress_display::show(const ll::loop_resume_event& e) {
+  put("Resuming {} at {} (iteration {})\n", style_.bold(terminal_safe(e.loop)),
+      style_.cyan(terminal_safe(e.from_state)), e.iteration);
+}
+
+void progress_display::show(const ll::state_enter_event& e) {
+  action_pending_ = false;
+  put("{} {}", style_.dim(fmt::format("[{}/{}]", e.iteration, max_iterations_)),
+      style_.bold(style_.cyan(terminal_safe(e.state))));
+  line_open_ = true;
+}
+
+void progress_display::show(const ll::action_start_event& e) {
+  put("{}\u2192 {}{}\n", line_open_ ? " " : "       ", e.is_prompt ? "(prompt) " : "",
+      one_line(e.action, 70));
+  line_open_ = false;
+}
+
+void progress_display::show(const ll::action_complete_event& e) {
+  action_pending_ = true;
+  pending_exit_ = e.exit_code;
+  pending_ms_ = e.duration_ms;
+  pending_abnormal_ = e.timed_out || e.cancelled || e.signal != 0;
+  pending_note_.clear();
+  if (e.timed_out) pending_note_ = "timed out";
+  else if (e.cancelled) pending_note_ = "cancelled";
+  else if (e.signal != 0) pending_note_ = fmt::format("killed by signal {}", e.signal);
+}
+
+void progress_display::show(const ll::evaluate_event& e) {
+  const bool had_action = action_pending_;
+  action_pending_ = false;
+  const bool ok = is_positive_verdict(e.verdict);
+  std::string mark = ok ? style_.green("\u2713") : style_.red("\u2717");
+  std::string extra;
+  if (e.details != nullptr && e.details->is_object()) {
+    if (auto c = e.details->find("confidence"); c != e.details->end() && c->is_number())
+      extra += fmt::format(", confidence {:.2f}", c->template get<double>());
+  }
+  if (had_action && !pending_note_.empty()) extra += ", " + pending_note_;
+  std::string reason;
+  if (!ok && e.details != nullptr && e.details->is_object()) {
+    for (const char* key : {"error", "reason"}) {
+      auto r = e.details->find(key);
+      if (r != e.details->end() && r->is_string() && !r->template get<std::string>().empty()) {
+        reason = fmt::format(" \u2014 {}", one_line(r->template get<std::string>(), 120));
+        break;
+      }
+    }
+  }
+  if (had_action)
+    put("       {} {} ({}{}){}\n", mark, terminal_safe(e.verdict),
+        format_duration_short(pending_ms_), extra, reason);
+  else if (!extra.empty())
+    put("       {} {} ({}){}\n", mark, terminal_safe(e.verdict), extra.substr(2), reason);
+  else
+    put("       {} {}{}\n", mark, terminal_safe(e.verdict), reason);
+}
+
+void progress_display::show(const ll::route_event& e) {
+  flush_pending_action();
+  if (e.reason.empty())
+    put("       {} {}\n", style_.dim("\u2192"), terminal_safe(e.to));
+  else
+    put("       {} {} ({})\n", style_.dim("\u2192"), terminal_safe(e.to), terminal_safe(e.reason));
+}
+
+void progress_display::show(const ll::error_event& e) {
+  put("       {} {}\n", style_.yellow("!"),
+      one_line(fmt::format("{} error: {}", e.kind, e.message), 200));
+}
+
+void progress_display::show(const ll::handoff_event& e) {
+  flush_pending_action();
+  put("       {} context handoff: {}\n", style_.yellow("\u21bb"), one_line(e.continuation, 200));
+}
+
+void progress_display::show(const ll::max_iterations_event& e) {
+  put("{} max iterations ({}) reached, running {}\n", style_.yellow("!"), e.iterations,
+      terminal_safe(e.summary_state));
+}
+
+void progress_display::show(const ll::loop_complete_event&) { flush_pending_action(); }
 
 }  // namespace ll_loop
