@@ -35,16 +35,16 @@ std::string style::cyan(std::string_view s) const { return wrap(enabled, "36", s
 std::string terminal_safe(std::string_view text, bool keep_lines, bool keep_sgr) {
   std::string out;
   out.reserve(text.size());
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const auto* end = p + text.size();
-  while (p < end) {
-    const unsigned char c = *p;
-    if (c == 0x1B && keep_sgr && end - p >= 3 && p[1] == '[') {
-      const auto* q = p + 2;
-      while (q < end && ((*q >= '0' && *q <= '9') || *q == ';')) ++q;
-      if (q < end && *q == 'm') {  // select graphic rendition: colour, bold, reset
-        out.append(reinterpret_cast<const char*>(p), static_cast<std::size_t>(q + 1 - p));
-        p = q + 1;
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = byte(i);
+    if (c == 0x1B && keep_sgr && text.size() - i >= 3 && text[i + 1] == '[') {
+      std::size_t q = i + 2;
+      while (q < text.size() && ((text[q] >= '0' && text[q] <= '9') || text[q] == ';')) ++q;
+      if (q < text.size() && text[q] == 'm') {  // select graphic rendition: colour, bold, reset
+        out += text.substr(i, q + 1 - i);
+        i = q + 1;
         continue;
       }
     }
@@ -55,17 +55,17 @@ std::string terminal_safe(std::string_view text, bool keep_lines, bool keep_sgr)
         out += '^';
         out += static_cast<char>(c == 0x7F ? '?' : c + 0x40);
       }
-      ++p;
+      ++i;
       continue;
     }
-    const std::size_t n = ll::detail::utf8_sequence_length(p, end);
-    if (n == 0 || (n == 2 && c == 0xC2 && p[1] < 0xA0)) {  // ill-formed, or a C1 control
+    const std::size_t n = ll::utf8_char_length(text, i);
+    if (n == 0 || (n == 2 && c == 0xC2 && byte(i + 1) < 0xA0)) {  // ill-formed, or a C1 control
       out += "\xEF\xBF\xBD";
-      p += n == 0 ? 1 : n;
+      i += n == 0 ? 1 : n;
       continue;
     }
-    out.append(reinterpret_cast<const char*>(p), n);
-    p += n;
+    out += text.substr(i, n);
+    i += n;
   }
   return out;
 }
@@ -91,10 +91,9 @@ void append_python_str(std::string& out, std::string_view text) {
   const bool has_single = text.find('\'') != std::string_view::npos;
   const char quote = has_single && text.find('"') == std::string_view::npos ? '"' : '\'';
   out += quote;
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const auto* end = p + text.size();
-  while (p < end) {
-    const unsigned char c = *p;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
     if (c < 0x80) {
       if (c == '\\' || c == static_cast<unsigned char>(quote)) {
         out += '\\';
@@ -110,24 +109,24 @@ void append_python_str(std::string& out, std::string_view text) {
       } else {
         out += static_cast<char>(c);
       }
-      ++p;
+      ++i;
       continue;
     }
-    const std::size_t n = ll::detail::utf8_sequence_length(p, end);
+    const std::size_t n = ll::utf8_char_length(text, i);
     if (n == 0) {  // not UTF-8 (json.loads would have refused it): the replacement character
       out += "\xEF\xBF\xBD";
-      ++p;
+      ++i;
       continue;
     }
-    const char32_t cp = ll::detail::utf8_code_point(p, n);
+    const char32_t cp = ll::utf8_char_at(text, i, n);
     if (cp < 0x100 && (cp < 0xA0 || !python_printable(cp)))
       out += fmt::format("\\x{:02x}", static_cast<unsigned>(cp));
     else if (!python_printable(cp))
       out += cp <= 0xFFFF ? fmt::format("\\u{:04x}", static_cast<unsigned>(cp))
                           : fmt::format("\\U{:08x}", static_cast<unsigned>(cp));
     else
-      out.append(reinterpret_cast<const char*>(p), n);
-    p += n;
+      out += text.substr(i, n);
+    i += n;
   }
   out += quote;
 }
@@ -162,7 +161,7 @@ void append_python_repr(std::string& out, const ll::json& v) {
     case ll::json::value_t::boolean: out += v.get<bool>() ? "True" : "False"; break;
     case ll::json::value_t::number_integer: out += std::to_string(v.get<std::int64_t>()); break;
     case ll::json::value_t::number_unsigned: out += std::to_string(v.get<std::uint64_t>()); break;
-    case ll::json::value_t::number_float: out += ll::detail::py_float_string(v.get<double>()); break;
+    case ll::json::value_t::number_float: out += ll::python_float_repr(v.get<double>()); break;
     default: out += "None"; break;  // null (and the unused binary/discarded kinds)
   }
 }
@@ -244,10 +243,7 @@ std::string one_line(std::string_view raw, std::size_t max) {
   }
   while (!out.empty() && out.back() == ' ') out.pop_back();
   if (out.size() > max) {
-    // do not cut a UTF-8 sequence in half
-    std::size_t cut = max;
-    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0U) == 0x80U) --cut;
-    out.resize(cut);
+    out.resize(ll::utf8_boundary(out, max));  // not cutting a UTF-8 sequence in half
     out += "...";
   }
   return out;
@@ -372,81 +368,91 @@ void progress_display::handle(const ll::loop_event& event) {
     buf_ += '\n';
     line_open_ = false;
   }
-  std::visit(
-      [&](const auto& e) {
-        using E = std::decay_t<decltype(e)>;
-        if constexpr (std::is_same_v<E, ll::loop_resume_event>) {
-          put("Resuming {} at {} (iteration {})\n", style_.bold(terminal_safe(e.loop)),
-              style_.cyan(terminal_safe(e.from_state)), e.iteration);
-        } else if constexpr (std::is_same_v<E, ll::state_enter_event>) {
-          action_pending_ = false;
-          put("{} {}", style_.dim(fmt::format("[{}/{}]", e.iteration, max_iterations_)),
-              style_.bold(style_.cyan(terminal_safe(e.state))));
-          line_open_ = true;
-        } else if constexpr (std::is_same_v<E, ll::action_start_event>) {
-          put("{}\u2192 {}{}\n", line_open_ ? " " : "       ", e.is_prompt ? "(prompt) " : "",
-              one_line(e.action, 70));
-          line_open_ = false;
-        } else if constexpr (std::is_same_v<E, ll::action_complete_event>) {
-          action_pending_ = true;
-          pending_exit_ = e.exit_code;
-          pending_ms_ = e.duration_ms;
-          pending_abnormal_ = e.timed_out || e.cancelled || e.signal != 0;
-          pending_note_.clear();
-          if (e.timed_out) pending_note_ = "timed out";
-          else if (e.cancelled) pending_note_ = "cancelled";
-          else if (e.signal != 0) pending_note_ = fmt::format("killed by signal {}", e.signal);
-        } else if constexpr (std::is_same_v<E, ll::evaluate_event>) {
-          const bool had_action = action_pending_;
-          action_pending_ = false;
-          const bool ok = is_positive_verdict(e.verdict);
-          std::string mark = ok ? style_.green("\u2713") : style_.red("\u2717");
-          std::string extra;
-          if (e.details != nullptr && e.details->is_object()) {
-            if (auto c = e.details->find("confidence"); c != e.details->end() && c->is_number())
-              extra += fmt::format(", confidence {:.2f}", c->template get<double>());
-          }
-          if (had_action && !pending_note_.empty()) extra += ", " + pending_note_;
-          std::string reason;
-          if (!ok && e.details != nullptr && e.details->is_object()) {
-            for (const char* key : {"error", "reason"}) {
-              auto r = e.details->find(key);
-              if (r != e.details->end() && r->is_string() && !r->template get<std::string>().empty()) {
-                reason = fmt::format(" \u2014 {}", one_line(r->template get<std::string>(), 120));
-                break;
-              }
-            }
-          }
-          if (had_action)
-            put("       {} {} ({}{}){}\n", mark, terminal_safe(e.verdict),
-                format_duration_short(pending_ms_), extra, reason);
-          else if (!extra.empty())
-            put("       {} {} ({}){}\n", mark, terminal_safe(e.verdict), extra.substr(2),
-                reason);
-          else
-            put("       {} {}{}\n", mark, terminal_safe(e.verdict), reason);
-        } else if constexpr (std::is_same_v<E, ll::route_event>) {
-          flush_pending_action();
-          if (e.reason.empty())
-            put("       {} {}\n", style_.dim("\u2192"), terminal_safe(e.to));
-          else
-            put("       {} {} ({})\n", style_.dim("\u2192"), terminal_safe(e.to),
-                terminal_safe(e.reason));
-        } else if constexpr (std::is_same_v<E, ll::error_event>) {
-          put("       {} {}\n", style_.yellow("!"),
-              one_line(fmt::format("{} error: {}", e.kind, e.message), 200));
-        } else if constexpr (std::is_same_v<E, ll::handoff_event>) {
-          flush_pending_action();
-          put("       {} context handoff: {}\n", style_.yellow("\u21bb"),
-              one_line(e.continuation, 200));
-        } else if constexpr (std::is_same_v<E, ll::max_iterations_event>) {
-          put("{} max iterations ({}) reached, running {}\n", style_.yellow("!"), e.iterations,
-              terminal_safe(e.summary_state));
-        } else if constexpr (std::is_same_v<E, ll::loop_complete_event>) {
-          flush_pending_action();
-        }
-      },
-      event);
+  std::visit([&](const auto& e) { show(e); }, event);
 }
+
+void progress_display::show(const ll::loop_resume_event& e) {
+  put("Resuming {} at {} (iteration {})\n", style_.bold(terminal_safe(e.loop)),
+      style_.cyan(terminal_safe(e.from_state)), e.iteration);
+}
+
+void progress_display::show(const ll::state_enter_event& e) {
+  action_pending_ = false;
+  put("{} {}", style_.dim(fmt::format("[{}/{}]", e.iteration, max_iterations_)),
+      style_.bold(style_.cyan(terminal_safe(e.state))));
+  line_open_ = true;
+}
+
+void progress_display::show(const ll::action_start_event& e) {
+  put("{}\u2192 {}{}\n", line_open_ ? " " : "       ", e.is_prompt ? "(prompt) " : "",
+      one_line(e.action, 70));
+  line_open_ = false;
+}
+
+void progress_display::show(const ll::action_complete_event& e) {
+  action_pending_ = true;
+  pending_exit_ = e.exit_code;
+  pending_ms_ = e.duration_ms;
+  pending_abnormal_ = e.timed_out || e.cancelled || e.signal != 0;
+  pending_note_.clear();
+  if (e.timed_out) pending_note_ = "timed out";
+  else if (e.cancelled) pending_note_ = "cancelled";
+  else if (e.signal != 0) pending_note_ = fmt::format("killed by signal {}", e.signal);
+}
+
+void progress_display::show(const ll::evaluate_event& e) {
+  const bool had_action = action_pending_;
+  action_pending_ = false;
+  const bool ok = is_positive_verdict(e.verdict);
+  std::string mark = ok ? style_.green("\u2713") : style_.red("\u2717");
+  std::string extra;
+  if (e.details != nullptr && e.details->is_object()) {
+    if (auto c = e.details->find("confidence"); c != e.details->end() && c->is_number())
+      extra += fmt::format(", confidence {:.2f}", c->template get<double>());
+  }
+  if (had_action && !pending_note_.empty()) extra += ", " + pending_note_;
+  std::string reason;
+  if (!ok && e.details != nullptr && e.details->is_object()) {
+    for (const char* key : {"error", "reason"}) {
+      auto r = e.details->find(key);
+      if (r != e.details->end() && r->is_string() && !r->template get<std::string>().empty()) {
+        reason = fmt::format(" \u2014 {}", one_line(r->template get<std::string>(), 120));
+        break;
+      }
+    }
+  }
+  if (had_action)
+    put("       {} {} ({}{}){}\n", mark, terminal_safe(e.verdict),
+        format_duration_short(pending_ms_), extra, reason);
+  else if (!extra.empty())
+    put("       {} {} ({}){}\n", mark, terminal_safe(e.verdict), extra.substr(2), reason);
+  else
+    put("       {} {}{}\n", mark, terminal_safe(e.verdict), reason);
+}
+
+void progress_display::show(const ll::route_event& e) {
+  flush_pending_action();
+  if (e.reason.empty())
+    put("       {} {}\n", style_.dim("\u2192"), terminal_safe(e.to));
+  else
+    put("       {} {} ({})\n", style_.dim("\u2192"), terminal_safe(e.to), terminal_safe(e.reason));
+}
+
+void progress_display::show(const ll::error_event& e) {
+  put("       {} {}\n", style_.yellow("!"),
+      one_line(fmt::format("{} error: {}", e.kind, e.message), 200));
+}
+
+void progress_display::show(const ll::handoff_event& e) {
+  flush_pending_action();
+  put("       {} context handoff: {}\n", style_.yellow("\u21bb"), one_line(e.continuation, 200));
+}
+
+void progress_display::show(const ll::max_iterations_event& e) {
+  put("{} max iterations ({}) reached, running {}\n", style_.yellow("!"), e.iterations,
+      terminal_safe(e.summary_state));
+}
+
+void progress_display::show(const ll::loop_complete_event&) { flush_pending_action(); }
 
 }  // namespace ll_loop

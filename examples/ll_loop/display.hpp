@@ -5,6 +5,7 @@
 #include <little_loops/events.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
+#include <little_loops/text.hpp>  // UTF-8 and float text for display.cpp and loading.cpp
 
 #include <fmt/format.h>
 
@@ -109,6 +110,19 @@ class progress_display {
 
  private:
   void handle(const ll::loop_event& event);
+  // One line (or part of one) per kind of event; kinds not shown have no overload.
+  void show(const ll::loop_resume_event& e);
+  void show(const ll::state_enter_event& e);
+  void show(const ll::action_start_event& e);
+  void show(const ll::action_complete_event& e);
+  void show(const ll::evaluate_event& e);
+  void show(const ll::route_event& e);
+  void show(const ll::error_event& e);
+  void show(const ll::handoff_event& e);
+  void show(const ll::max_iterations_event& e);
+  void show(const ll::loop_complete_event& e);
+  template <class Event>
+  void show(const Event&) {}
   [[nodiscard]] bool waits_after(const ll::loop_event& event) const;
   void write_out() noexcept;
   /// Formats into the buffer write_out() writes.

@@ -242,7 +242,7 @@ bool yaml_printable(char32_t c) {
 // `text` as a YAML double-quoted scalar: everything that is not printable is escaped.
 std::string yaml_quoted(std::string_view text) {
   std::string out = "\"";
-  for (const char32_t c : ll::detail::utf8_decode(ll::detail::sanitize_utf8(text))) {
+  for (const char32_t c : ll::decode_utf8(text)) {
     switch (c) {
       case U'"': out += "\\\""; continue;
       case U'\\': out += "\\\\"; continue;
@@ -253,7 +253,7 @@ std::string yaml_quoted(std::string_view text) {
       default: break;
     }
     if (yaml_printable(c))
-      ll::detail::utf8_append(out, c);
+      ll::append_utf8(out, c);
     else if (c <= 0xFF)
       out += fmt::format("\\x{:02x}", static_cast<unsigned>(c));
     else
@@ -285,8 +285,8 @@ bool literal_block(std::string_view s) {
   if (s.size() < 2 || s.back() != '\n' || s[s.size() - 2] == '\n') return false;
   if (s.find('\n') == s.size() - 1) return false;  // one line: quoted
   if (s.front() == ' ' || s.front() == '\t' || s.front() == '\n') return false;
-  if (!ll::detail::is_valid_utf8(s)) return false;
-  for (const char32_t c : ll::detail::utf8_decode(s))
+  if (!ll::is_utf8(s)) return false;
+  for (const char32_t c : ll::decode_utf8(s))
     if (c != U'\n' && !yaml_printable(c)) return false;
   for (std::size_t begin = 0; begin < s.size();) {
     const std::size_t end = s.find('\n', begin);

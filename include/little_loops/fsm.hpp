@@ -21,5 +21,6 @@
 #include <little_loops/scripted_runner.hpp>
 #include <little_loops/paradigms.hpp>
 #include <little_loops/render.hpp>
+#include <little_loops/text.hpp>
 
 #endif  // LITTLE_LOOPS_FSM_HPP

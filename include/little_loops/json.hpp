@@ -3,6 +3,7 @@
 #pragma once
 
 #include <little_loops/config.hpp>
+#include <little_loops/detail/utf8.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -59,41 +60,6 @@ inline bool json_plain_ascii(std::string_view s) noexcept {
   return true;
 }
 
-/// The UTF-8 sequence that starts at `p[i]` (a byte of 0x80 or more, `i < n`): its length,
-/// and whether it is well-formed (Unicode's table 3-7). An ill-formed one is what one
-/// U+FFFD replaces (its maximal subpart, as nlohmann's replace handler reads it): a byte that
-/// cannot start a sequence; or a start and the continuation bytes before the byte that cannot
-/// continue it (not included: it is read again) or before the end.
-struct utf8_sequence {
-  std::size_t length;
-  bool well_formed;
-};
-inline utf8_sequence utf8_sequence_at(const unsigned char* p, std::size_t i, std::size_t n) noexcept {
-  const unsigned char c = p[i];
-  std::size_t need = 0;
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    need = 1;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    need = 2;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    need = 3;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {  // 80..C1, F5..FF start nothing
-    return {1, false};
-  }
-  std::size_t k = 1;
-  for (; k <= need && i + k < n; ++k) {
-    const unsigned char b = p[i + k];
-    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) break;
-  }
-  if (k > need) return {need + 1, true};
-  return {k, false};
-}
-
 /// Appends `s` as a JSON string exactly as that dump writes it, straight into `out` (no
 /// temporary copies: a capped 16 MiB output is written once): `"`, `\\` and control
 /// characters escaped (`\b \t \n \f \r`, the others `\u00xx`), well-formed UTF-8 (Unicode's
@@ -103,7 +69,6 @@ inline utf8_sequence utf8_sequence_at(const unsigned char* p, std::size_t i, std
 /// is one U+FFFD and that byte is read again; one cut short by the end of `s` is one U+FFFD.
 /// Returns true when something was replaced (the text does not hold `s` exactly).
 inline bool append_json_string(std::string& out, std::string_view s) {
-  static constexpr std::string_view replacement = "\xEF\xBF\xBD";
   static constexpr char hex[] = "0123456789abcdef";
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
@@ -142,7 +107,7 @@ inline bool append_json_string(std::string& out, std::string_view s) {
     if (seq.well_formed) {
       out.append(s.data() + i, seq.length);
     } else {
-      out += replacement;
+      out += utf8_replacement;
       replaced = true;
     }
     i += seq.length;

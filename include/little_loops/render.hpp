@@ -3,7 +3,7 @@
 #pragma once
 
 #include <little_loops/config.hpp>
-#include <little_loops/detail/slugify.hpp>
+#include <little_loops/detail/utf8.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
 

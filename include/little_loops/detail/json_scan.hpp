@@ -4,6 +4,7 @@
 
 #include <little_loops/config.hpp>
 #include <little_loops/detail/json_path.hpp>
+#include <little_loops/detail/utf8.hpp>
 
 #include <fmt/format.h>
 
@@ -21,32 +22,13 @@ inline int json_hex_digit(char c) noexcept {
   return -1;
 }
 
-// Appends code point `cp` as UTF-8. A surrogate (U+D800–U+DFFF, which only a lone `\uXXXX`
-// escape can produce) gets the generalised 3-byte form ("WTF-8"): that is not valid UTF-8,
-// so it never equals a well-formed string, just as Python's lone-surrogate str differs
-// from every string that can be written in a loop file. See replace_lone_surrogates().
-inline void append_code_point(std::string& out, unsigned cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 // Decodes the contents of a JSON string (the text between the quotes, already validated by
 // json_path_scanner) like Python's json module: the simple escapes, `\uXXXX`, and a high
 // surrogate escape followed by a low one (`\ud83d\ude00`) as one code point (U+1F600).
-// Other surrogates stay lone (see append_code_point).
+// Other surrogates stay lone, in the generalised 3-byte form utf8_append gives them
+// ("WTF-8"): that is not valid UTF-8, so it never equals a well-formed string, just as
+// Python's lone-surrogate str differs from every string that can be written in a loop
+// file. See replace_lone_surrogates().
 inline void decode_json_string(std::string_view raw, std::string& out) {
   out.reserve(out.size() + raw.size());
   const auto hex4 = [&](std::size_t at) {
@@ -78,7 +60,7 @@ inline void decode_json_string(std::string_view raw, std::string& out) {
             k += 6;
           }
         }
-        append_code_point(out, cp);
+        utf8_append(out, cp);
         break;
       }
       default: out += e; break;  // " \ /
@@ -95,7 +77,7 @@ inline std::string replace_lone_surrogates(std::string_view text) {
     if (text[k] == '\xED' && k + 2 < text.size() &&
         static_cast<unsigned char>(text[k + 1]) >= 0xA0 &&
         static_cast<unsigned char>(text[k + 1]) <= 0xBF) {
-      out += "\xEF\xBF\xBD";
+      out += utf8_replacement;
       k += 2;
       continue;
     }
@@ -140,20 +122,8 @@ class json_path_scanner {
   // maximal ill-formed prefix of one, or one stray byte (each of which Python's
   // decode(errors="replace") turns into one character).
   std::size_t char_length(std::size_t k) const noexcept {
-    const auto byte = [&](std::size_t at) { return static_cast<unsigned char>(s_[at]); };
-    const unsigned char c = byte(k);
-    if (c < 0xC2 || c > 0xF4) return 1;
-    const std::size_t extra = c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
-    const unsigned char low = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
-    const unsigned char high = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
-    std::size_t len = 1;
-    if (k + 1 < s_.size() && byte(k + 1) >= low && byte(k + 1) <= high) {
-      len = 2;
-      while (len <= extra && k + len < s_.size() && byte(k + len) >= 0x80 &&
-             byte(k + len) <= 0xBF)
-        ++len;
-    }
-    return len;
+    const auto* p = reinterpret_cast<const unsigned char*>(s_.data());
+    return p[k] < 0x80 ? 1 : utf8_sequence_at(p, k, s_.size()).length;
   }
 
   // Python's json module reports positions in characters (code points), not bytes.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <little_loops/config.hpp>
+#include <little_loops/detail/utf8.hpp>
 #include <little_loops/detail/unicode_tables.hpp>
 
 #include <algorithm>
@@ -15,65 +16,6 @@
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
-
-/// Decodes UTF-8 into code points; each invalid byte becomes U+FFFD.
-inline std::vector<char32_t> utf8_decode(std::string_view text) {
-  std::vector<char32_t> out;
-  out.reserve(text.size());
-  std::size_t i = 0;
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  while (i < text.size()) {
-    const unsigned char b0 = byte(i);
-    if (b0 < 0x80) {
-      out.push_back(b0);
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    char32_t cp = 0;
-    char32_t min = 0;
-    if ((b0 & 0xE0U) == 0xC0U) {
-      len = 2, cp = b0 & 0x1FU, min = 0x80;
-    } else if ((b0 & 0xF0U) == 0xE0U) {
-      len = 3, cp = b0 & 0x0FU, min = 0x800;
-    } else if ((b0 & 0xF8U) == 0xF0U) {
-      len = 4, cp = b0 & 0x07U, min = 0x10000;
-    }
-    bool ok = len != 0 && i + len <= text.size();
-    for (std::size_t k = 1; ok && k < len; ++k) {
-      if ((byte(i + k) & 0xC0U) != 0x80U) ok = false;
-      else cp = (cp << 6U) | (byte(i + k) & 0x3FU);
-    }
-    if (ok && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) ok = false;
-    if (!ok) {
-      out.push_back(0xFFFD);
-      ++i;
-      continue;
-    }
-    out.push_back(cp);
-    i += len;
-  }
-  return out;
-}
-
-/// Appends the UTF-8 encoding of `cp` to `out`.
-inline void utf8_append(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0U | (cp >> 6U)));
-    out.push_back(static_cast<char>(0x80U | (cp & 0x3FU)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0U | (cp >> 12U)));
-    out.push_back(static_cast<char>(0x80U | ((cp >> 6U) & 0x3FU)));
-    out.push_back(static_cast<char>(0x80U | (cp & 0x3FU)));
-  } else {
-    out.push_back(static_cast<char>(0xF0U | (cp >> 18U)));
-    out.push_back(static_cast<char>(0x80U | ((cp >> 12U) & 0x3FU)));
-    out.push_back(static_cast<char>(0x80U | ((cp >> 6U) & 0x3FU)));
-    out.push_back(static_cast<char>(0x80U | (cp & 0x3FU)));
-  }
-}
 
 /// Whitespace as Python's `str.isspace()` sees it (the `\s` of a str regex).
 inline bool slug_is_space(char32_t c) noexcept {

@@ -1,8 +1,9 @@
-// little_loops — string helpers: edit distance, "did you mean" hints, UTF-8 checks, paths
+// little_loops — string helpers: edit distance, "did you mean" hints, paths, excerpts
 // SPDX-License-Identifier: MIT
 #pragma once
 
 #include <little_loops/config.hpp>
+#include <little_loops/detail/utf8.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -117,87 +118,6 @@ std::string join_names(const Range& names, std::string_view separator = ", ") {
   return out;
 }
 
-// The length of the well-formed UTF-8 sequence at `p` (1 to 4), or 0 when none starts there
-// (a stray continuation byte, an overlong form, a surrogate, beyond U+10FFFF, truncated).
-inline std::size_t utf8_sequence_length(const unsigned char* p, const unsigned char* end) noexcept {
-  const unsigned char c = *p;
-  if (c < 0x80) return 1;
-  std::size_t extra = 0;
-  unsigned char low = 0x80;
-  unsigned char high = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    extra = 1;
-  } else if (c == 0xE0) {
-    extra = 2;
-    low = 0xA0;
-  } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
-    extra = 2;
-  } else if (c == 0xED) {
-    extra = 2;
-    high = 0x9F;
-  } else if (c == 0xF0) {
-    extra = 3;
-    low = 0x90;
-  } else if (c >= 0xF1 && c <= 0xF3) {
-    extra = 3;
-  } else if (c == 0xF4) {
-    extra = 3;
-    high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (static_cast<std::size_t>(end - p) <= extra) return 0;
-  if (p[1] < low || p[1] > high) return 0;
-  for (std::size_t k = 2; k <= extra; ++k)
-    if (p[k] < 0x80 || p[k] > 0xBF) return 0;
-  return extra + 1;
-}
-
-// The code point of the well-formed UTF-8 sequence of `len` bytes at `p` (the length
-// utf8_sequence_length gave).
-inline char32_t utf8_code_point(const unsigned char* p, std::size_t len) noexcept {
-  char32_t c = p[0] & (len == 1 ? 0x7F : len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-  for (std::size_t k = 1; k < len; ++k) c = (c << 6) | (p[k] & 0x3F);
-  return c;
-}
-
-/// True when `text` is well-formed UTF-8 (no overlongs, surrogates or code points
-/// above U+10FFFF).
-inline bool is_valid_utf8(std::string_view text) noexcept {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const auto* end = p + text.size();
-  while (p < end) {
-    const std::size_t n = utf8_sequence_length(p, end);
-    if (n == 0) return false;
-    p += n;
-  }
-  return true;
-}
-
-// The first `n` code points of a UTF-8 string (Python's `s[:n]`).
-inline std::string_view utf8_prefix(std::string_view s, std::size_t n) noexcept {
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
-      if (count == n) return s.substr(0, i);
-      ++count;
-    }
-  }
-  return s;
-}
-
-// The last `n` code points of a UTF-8 string (Python's `s[-n:]`).
-inline std::string_view utf8_suffix(std::string_view s, std::size_t n) noexcept {
-  if (n == 0) return s.substr(s.size());
-  std::size_t count = 0;
-  for (std::size_t i = s.size(); i-- > 0;) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
-      if (++count == n) return s.substr(i);
-    }
-  }
-  return s;
-}
-
 /// Dotted document path: `join_path("states.fix", "evaluate")` → `states.fix.evaluate`;
 /// an empty base yields the key alone.
 inline std::string join_path(std::string_view base, std::string_view key) {
@@ -218,33 +138,6 @@ inline std::string index_path(std::string_view base, std::size_t index) {
   return out;
 }
 
-/// `text` with every ill-formed UTF-8 sequence replaced by U+FFFD, so user data can be put
-/// into messages and paths that are later serialised as JSON.
-inline std::string sanitize_utf8(std::string_view text) {
-  if (is_valid_utf8(text)) return std::string(text);
-  std::string out;
-  out.reserve(text.size() + 8);
-  std::size_t i = 0;
-  while (i < text.size()) {
-    // Find the longest valid prefix starting at i of length 1..4.
-    std::size_t taken = 0;
-    for (std::size_t len = 1; len <= 4 && i + len <= text.size(); ++len) {
-      if (is_valid_utf8(text.substr(i, len))) {
-        taken = len;
-        break;
-      }
-    }
-    if (taken == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out += text.substr(i, taken);
-      i += taken;
-    }
-  }
-  return out;
-}
-
 /// `text` shortened to at most `max_bytes` bytes (on a UTF-8 boundary) with `…` appended
 /// when cut; used to quote user values in messages without flooding them.
 inline std::string quote_excerpt(std::string_view text, std::size_t max_bytes = 60) {
@@ -254,9 +147,7 @@ inline std::string quote_excerpt(std::string_view text, std::size_t max_bytes = 
   if (view.size() <= max_bytes) {
     out += view;
   } else {
-    std::size_t cut = max_bytes;
-    while (cut > 0 && (static_cast<unsigned char>(view[cut]) & 0xC0) == 0x80) --cut;
-    out += view.substr(0, cut);
+    out += view.substr(0, utf8_cut(view, max_bytes));
     out += "\xE2\x80\xA6";  // …
   }
   out += '"';

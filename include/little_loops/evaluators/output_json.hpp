@@ -116,7 +116,7 @@ inline bool py_equal(const A& a, const B& b) {
   return false;
 }
 
-// A decoded output string as shown in details: a lone surrogate (see append_code_point)
+// A decoded output string as shown in details: a lone surrogate (see decode_json_string)
 // becomes U+FFFD. Strings are otherwise valid UTF-8 (json_value_builder checks).
 inline std::string shown_string(const std::string& s) {
   if (s.find('\xED') == std::string::npos || is_valid_utf8(s)) return s;
