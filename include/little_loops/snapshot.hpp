@@ -134,49 +134,47 @@ inline std::string_view snapshot_json_kind(const json& v) noexcept {
   return "null";
 }
 
-// Strict field readers: the key must exist with the right type.
-inline expected<std::string, error> read_string(const json& obj, std::string_view key,
-                                                 const std::string& path) {
+// Snapshot fields: the key must exist with the right type, read by the strict field reader
+// (detail/json_fields.hpp) as written, with no UTF-8 check and no whole floats for integers.
+inline expected<const json*, error> snapshot_member(const json& obj, std::string_view key,
+                                                    const std::string& where) {
   auto it = obj.find(key);
-  const std::string where = path.empty() ? std::string(key) : path + "." + std::string(key);
   if (it == obj.end()) return unexpected(snapshot_error(where, "missing"));
-  if (!it->is_string())
+  return &*it;
+}
+
+inline expected<std::string, error> snapshot_string(const json& obj, std::string_view key,
+                                                    const std::string& path) {
+  const std::string where = join_path(path, key);
+  auto member = snapshot_member(obj, key, where);
+  if (!member) return unexpected(member.error());
+  auto text = string_field(**member, false);
+  if (!text)
     return unexpected(
-        snapshot_error(where, fmt::format("must be a string, not {}", snapshot_json_kind(*it))));
-  return it->get<std::string>();
+        snapshot_error(where, fmt::format("must be a string, not {}", snapshot_json_kind(**member))));
+  return std::string(*text);
 }
 
-inline expected<std::int64_t, error> read_int(const json& obj, std::string_view key,
-                                               const std::string& path) {
-  auto it = obj.find(key);
-  const std::string where = path.empty() ? std::string(key) : path + "." + std::string(key);
-  if (it == obj.end()) return unexpected(snapshot_error(where, "missing"));
-  if (!it->is_number_integer())
-    return unexpected(
-        snapshot_error(where, fmt::format("must be an integer, not {}", snapshot_json_kind(*it))));
-  return it->get<std::int64_t>();
+/// An integer that fits an `Int` (std::int64_t, or int for exit codes: "out of range").
+template <class Int>
+expected<Int, error> snapshot_integer(const json& obj, std::string_view key,
+                                      const std::string& path) {
+  const std::string where = join_path(path, key);
+  auto member = snapshot_member(obj, key, where);
+  if (!member) return unexpected(member.error());
+  auto number = integer_field<Int>(**member, false);
+  if (number) return *number;
+  if (number.error() != field_fault::wrong_type)
+    return unexpected(snapshot_error(where, "out of range"));
+  return unexpected(
+      snapshot_error(where, fmt::format("must be an integer, not {}", snapshot_json_kind(**member))));
 }
 
-inline expected<int, error> read_int32(const json& obj, std::string_view key,
-                                       const std::string& path) {
-  auto v = read_int(obj, key, path);
-  if (!v) return unexpected(v.error());
-  if (*v < INT32_MIN || *v > INT32_MAX)
-    return unexpected(snapshot_error(path + "." + std::string(key), "out of range"));
-  return static_cast<int>(*v);
-}
-
-inline expected<void, error> check_keys(const json& obj, std::initializer_list<std::string_view> known,
-                                        const std::string& path) {
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
-    bool ok = false;
-    for (auto k : known) ok = ok || it.key() == k;
-    if (!ok) {
-      const std::string where = path.empty() ? it.key() : path + "." + it.key();
-      return unexpected(snapshot_error(where, fmt::format("unknown key \"{}\"", it.key())));
-    }
-  }
-  return {};
+inline expected<void, error> snapshot_keys(const json& obj, std::initializer_list<std::string_view> known,
+                                           const std::string& path) {
+  const std::string* key = first_unknown_key(obj, known);
+  if (!key) return {};
+  return unexpected(snapshot_error(join_path(path, *key), fmt::format("unknown key \"{}\"", *key)));
 }
 
 }  // namespace detail
@@ -557,26 +555,26 @@ namespace detail {
 // A `prev` record (also `last_evaluation`) read back; `path` names it in errors.
 inline expected<prev_record, error> read_prev_record(const json& v, const std::string& path) {
   if (!v.is_object()) return unexpected(snapshot_error(path, "must be an object or null"));
-  if (auto k = check_keys(
+  if (auto k = snapshot_keys(
           v, {"state", "output", "stderr", "exit_code", "verdict", "details", "ran_action",
               "evaluated"},
           path);
       !k)
     return unexpected(k.error());
   prev_record p;
-  auto st = read_string(v, "state", path);
+  auto st = snapshot_string(v, "state", path);
   if (!st) return unexpected(st.error());
   p.state = std::move(*st);
-  auto out = read_string(v, "output", path);
+  auto out = snapshot_string(v, "output", path);
   if (!out) return unexpected(out.error());
   p.output = std::move(*out);
-  auto err = read_string(v, "stderr", path);
+  auto err = snapshot_string(v, "stderr", path);
   if (!err) return unexpected(err.error());
   p.stderr_output = std::move(*err);
-  auto code = read_int32(v, "exit_code", path);
+  auto code = snapshot_integer<int>(v, "exit_code", path);
   if (!code) return unexpected(code.error());
   p.exit_code = *code;
-  auto verdict = read_string(v, "verdict", path);
+  auto verdict = snapshot_string(v, "verdict", path);
   if (!verdict) return unexpected(verdict.error());
   p.verdict = std::move(*verdict);
   auto details = v.find("details");
@@ -700,7 +698,7 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
     if (auto ok = detail::restore_raw_bytes(restored, *raw); !ok) return unexpected(std::move(ok.error()));
     return snapshot_from_json(restored);
   }
-  if (auto k = detail::check_keys(j,
+  if (auto k = detail::snapshot_keys(j,
                                   {"version", "loop", "digest", "current_state", "iteration",
                                    "summary_executed", "context", "captured", "prev",
                                    "last_evaluation", "convergence", "elapsed_ms",
@@ -708,23 +706,23 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
                                   "");
       !k)
     return unexpected(k.error());
-  auto version = detail::read_int(j, "version", "");
+  auto version = detail::snapshot_integer<std::int64_t>(j, "version", "");
   if (!version) return unexpected(version.error());
   if (*version != snapshot::format_version)
     return unexpected(snapshot_error(
         "version", fmt::format("unsupported snapshot version {} (this library reads {})",
                                *version, snapshot::format_version)));
   snapshot s;
-  auto name = detail::read_string(j, "loop", "");
+  auto name = detail::snapshot_string(j, "loop", "");
   if (!name) return unexpected(name.error());
   s.loop_name = std::move(*name);
-  auto digest = detail::read_string(j, "digest", "");
+  auto digest = detail::snapshot_string(j, "digest", "");
   if (!digest) return unexpected(digest.error());
   s.digest = std::move(*digest);
-  auto current = detail::read_string(j, "current_state", "");
+  auto current = detail::snapshot_string(j, "current_state", "");
   if (!current) return unexpected(current.error());
   s.current_state = std::move(*current);
-  auto iteration = detail::read_int(j, "iteration", "");
+  auto iteration = detail::snapshot_integer<std::int64_t>(j, "iteration", "");
   if (!iteration) return unexpected(iteration.error());
   if (*iteration < 0) return unexpected(snapshot_error("iteration", "must not be negative"));
   s.iteration = *iteration;
@@ -743,24 +741,24 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
   for (auto it = captured->begin(); it != captured->end(); ++it) {
     const std::string path = "captured." + it.key();
     if (!it->is_object()) return unexpected(snapshot_error(path, "must be an object"));
-    if (auto k = detail::check_keys(*it, {"output", "stderr", "exit_code", "duration_ms", "verdict"},
+    if (auto k = detail::snapshot_keys(*it, {"output", "stderr", "exit_code", "duration_ms", "verdict"},
                                     path);
         !k)
       return unexpected(k.error());
     captured_record rec;
-    auto out = detail::read_string(*it, "output", path);
+    auto out = detail::snapshot_string(*it, "output", path);
     if (!out) return unexpected(out.error());
     rec.output = std::move(*out);
-    auto err = detail::read_string(*it, "stderr", path);
+    auto err = detail::snapshot_string(*it, "stderr", path);
     if (!err) return unexpected(err.error());
     rec.stderr_output = std::move(*err);
-    auto code = detail::read_int32(*it, "exit_code", path);
+    auto code = detail::snapshot_integer<int>(*it, "exit_code", path);
     if (!code) return unexpected(code.error());
     rec.exit_code = *code;
-    auto dur = detail::read_int(*it, "duration_ms", path);
+    auto dur = detail::snapshot_integer<std::int64_t>(*it, "duration_ms", path);
     if (!dur) return unexpected(dur.error());
     rec.duration_ms = *dur;
-    auto verdict = detail::read_string(*it, "verdict", path);
+    auto verdict = detail::snapshot_string(*it, "verdict", path);
     if (!verdict) return unexpected(verdict.error());
     rec.verdict = std::move(*verdict);
     s.captured[it.key()] = std::move(rec);
@@ -787,11 +785,11 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
       return unexpected(snapshot_error("convergence." + it.key(), "must be a number"));
     s.convergence[it.key()] = it->get<double>();
   }
-  auto elapsed = detail::read_int(j, "elapsed_ms", "");
+  auto elapsed = detail::snapshot_integer<std::int64_t>(j, "elapsed_ms", "");
   if (!elapsed) return unexpected(elapsed.error());
   if (*elapsed < 0) return unexpected(snapshot_error("elapsed_ms", "must not be negative"));
   s.elapsed_ms = *elapsed;
-  auto started = detail::read_string(j, "started_at", "");
+  auto started = detail::snapshot_string(j, "started_at", "");
   if (!started) return unexpected(started.error());
   s.started_at = std::move(*started);
   return s;

@@ -16,6 +16,11 @@
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
+/// True when `text` holds an ASCII upper-case letter.
+inline bool has_ascii_upper(std::string_view text) noexcept {
+  return std::any_of(text.begin(), text.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
+
 /// ASCII lower-case copy (keys and enum values are ASCII; other bytes pass through).
 inline std::string ascii_lower(std::string_view text) {
   std::string out(text);
@@ -27,20 +32,39 @@ inline std::string ascii_lower(std::string_view text) {
 /// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions) between
 /// `a` and `b`: exact when it is at most `limit`, some value above `limit` otherwise (found
 /// as soon as it is known to exceed it), so comparing a long junk key against candidates
-/// stays cheap: O(|a| * limit).
+/// stays cheap: O(|a| * limit). A common prefix and suffix are skipped first (an optimal
+/// alignment matches them), so names that share a long stem cost only their differing middle.
 inline std::size_t edit_distance(std::string_view a, std::string_view b,
                                  std::size_t limit = static_cast<std::size_t>(-1) - 1) {
+  const std::size_t length_gap = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
+  if (length_gap > limit) return limit + 1;
+  const auto prefix = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  a.remove_prefix(static_cast<std::size_t>(prefix.first - a.begin()));
+  b.remove_prefix(static_cast<std::size_t>(prefix.second - b.begin()));
+  const auto suffix = std::mismatch(a.rbegin(), a.rend(), b.rbegin(), b.rend());
+  a.remove_suffix(static_cast<std::size_t>(suffix.first - a.rbegin()));
+  b.remove_suffix(static_cast<std::size_t>(suffix.second - b.rbegin()));
   const std::size_t n = a.size();
   const std::size_t m = b.size();
-  const std::size_t length_gap = n > m ? n - m : m - n;
-  if (length_gap > limit) return limit + 1;
   if (n == 0) return m;
   if (m == 0) return n;
-  // Three rolling rows: two rows back (for transpositions), previous, current. Only the band
-  // |i - j| <= limit can hold a distance within the limit, so only it is computed (the cells
-  // just outside it are set above the limit): O(n * limit) rather than O(n * m).
+  // Three rolling rows: two rows back (for transpositions), previous, current; on the stack
+  // for short names. Only the band |i - j| <= limit can hold a distance within the limit, so
+  // only it is computed (the cells just outside it are set above the limit): O(n * limit)
+  // rather than O(n * m).
   const std::size_t over = limit + 1;
-  std::vector<std::size_t> before(m + 1, over), previous(m + 1, over), current(m + 1, over);
+  constexpr std::size_t small_row = 48;
+  std::size_t small[3 * small_row];
+  std::vector<std::size_t> large;
+  std::size_t* rows = small;
+  if (m + 1 > small_row) {
+    large.resize(3 * (m + 1));
+    rows = large.data();
+  }
+  std::fill(rows, rows + 3 * (m + 1), over);
+  std::size_t* before = rows;
+  std::size_t* previous = rows + (m + 1);
+  std::size_t* current = rows + 2 * (m + 1);
   for (std::size_t j = 0; j <= m && j <= over; ++j) previous[j] = j;
   for (std::size_t i = 1; i <= n; ++i) {
     const std::size_t j_lo = i > limit ? i - limit : 1;
@@ -75,6 +99,7 @@ template <class Range>
 std::optional<std::string_view> closest_match(std::string_view value, const Range& candidates) {
   if (value.size() > closest_match_max_length) return std::nullopt;
   const std::string lowered = ascii_lower(value);
+  std::string lowered_candidate;  // only for candidates with upper-case letters
   std::optional<std::string_view> best;
   std::size_t best_distance = static_cast<std::size_t>(-1);
   for (const auto& candidate_ref : candidates) {
@@ -83,12 +108,20 @@ std::optional<std::string_view> closest_match(std::string_view value, const Rang
     const std::size_t size = candidate.size();
     const std::size_t threshold = size <= 4 ? 1 : (size <= 8 ? 2 : 3);
     if ((size > value.size() ? size - value.size() : value.size() - size) > threshold) continue;
-    const std::size_t distance = edit_distance(lowered, ascii_lower(candidate), threshold);
+    std::string_view folded = candidate;
+    if (has_ascii_upper(candidate)) {
+      lowered_candidate = ascii_lower(candidate);
+      folded = lowered_candidate;
+    }
+    // Only a distance below the best so far can change the answer (ties go to the first).
+    const std::size_t limit = best ? std::min(threshold, best_distance - 1) : threshold;
+    const std::size_t distance = edit_distance(lowered, folded, limit);
     // A complete replacement ("c" for "a") is not a typo.
     const std::size_t longest = std::max(size, value.size());
-    if (distance <= threshold && distance < longest && distance < best_distance) {
+    if (distance <= limit && distance < longest) {
       best = candidate;
       best_distance = distance;
+      if (distance == 0) break;  // a case-insensitive equal: nothing closer follows
     }
   }
   return best;

@@ -1,0 +1,519 @@
+// little_loops — the rules validate() checks: the loop's shape, each state and evaluator
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Part of validation.hpp (included there after max_duration_seconds). Each rule appends
+// its diagnostics to `out`; validate() runs them in the order it reports.
+
+#include <little_loops/config.hpp>
+#include <little_loops/detail/json_fields.hpp>
+#include <little_loops/detail/numbers.hpp>
+#include <little_loops/detail/strings.hpp>
+#include <little_loops/error.hpp>
+#include <little_loops/evaluators/output_contains.hpp>
+#include <little_loops/interpolation.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/schema.hpp>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// Verdicts the built-in evaluators produce (seed 000, design §3.2) plus the common judge
+/// verdicts; used to flag likely typos in `on_<verdict>` and route keys.
+inline constexpr std::array<std::string_view, 10> well_known_verdicts{
+    "success", "failure", "error", "target", "progress", "stall",
+    "yes",     "no",      "partial", "blocked"};
+
+/// One transition target of a state and the document path that names it.
+struct state_reference {
+  std::string path;
+  const std::string* target;
+  bool literal = false;  ///< a state name as written, never a template (on_maintain)
+};
+
+/// Every target a state names, in document order: next, route entries, `_`, `_error`,
+/// on_<verdict> shorthands, on_maintain.
+inline std::vector<state_reference> state_references(const state_config& state,
+                                                     const std::string& state_path) {
+  std::vector<state_reference> refs;
+  if (state.next) refs.push_back({join_path(state_path, "next"), &*state.next});
+  if (state.route) {
+    const std::string route_path = join_path(state_path, "route");
+    for (const auto& [verdict, target] : state.route->routes)
+      refs.push_back({member_path(route_path, verdict), &target});
+    if (state.route->default_target)
+      refs.push_back({join_path(route_path, "_"), &*state.route->default_target});
+    if (state.route->error_target)
+      refs.push_back({join_path(route_path, "_error"), &*state.route->error_target});
+  }
+  for (const auto& [verdict, target] : state.on)
+    refs.push_back({member_path(state_path, "on_" + verdict), &target});
+  if (state.on_maintain)
+    // Seed 002: `state.on_maintain or initial`, a name, not interpolated (as on_max_iterations).
+    refs.push_back({join_path(state_path, "on_maintain"), &*state.on_maintain, true});
+  return refs;
+}
+
+inline bool has_route_entries(const state_config& state) noexcept {
+  return state.route &&
+         (!state.route->routes.empty() || state.route->default_target || state.route->error_target);
+}
+
+/// The state a route target names when it is static: its text, with `$${` escapes undone
+/// (`$${x}` names the state `${x}`, as the executor resolves it); nullopt when it is resolved
+/// at run time (`$current`, a template with placeholders, or one that does not compile, which
+/// is reported where the loop is compiled).
+inline std::optional<std::string> static_target_name(const std::string& target) {
+  if (target == "$current") return std::nullopt;
+  if (target.find("${") == std::string::npos) return target;
+  auto tpl = compile_template(target);
+  if (!tpl || !tpl->is_literal()) return std::nullopt;
+  return std::string(tpl->literal());
+}
+
+inline void check_duration(std::optional<double> value, const std::string& path,
+                           std::string_view label, std::string_view code, diagnostics& out) {
+  if (!value) return;
+  if (!(*value > 0))
+    report(out, path, code, fmt::format("{} must be > 0, got {}", label, *value));
+  else if (*value > max_duration_seconds)
+    report(out, path, code,
+           fmt::format("{} must be at most {} seconds, got {}", label, max_duration_seconds,
+                       *value));
+}
+
+inline void check_verdict_spelling(std::string_view verdict, const std::string& path,
+                                   diagnostics& out) {
+  for (const auto known : well_known_verdicts)
+    if (known == verdict) return;
+  const auto close = closest_match(verdict, well_known_verdicts);
+  if (!close) return;
+  report(out, path, "suspicious-verdict",
+         fmt::format("no built-in evaluator produces the verdict {} (did you mean \"{}\"?)",
+                     quote_excerpt(verdict), *close),
+         severity::warning);
+}
+
+/// Which optional fields an evaluator type reads; anything else set is dead configuration.
+struct evaluator_uses {
+  bool op = false, target = false, tolerance = false, pattern = false, path = false,
+       llm = false, previous = false, direction = false, source = true;
+};
+
+/// Reports the fields `config`'s type requires and are missing (`evaluator-missing-field`);
+/// returns the fields the type reads.
+inline evaluator_uses check_required_fields(const evaluate_config& config,
+                                            const std::string& path,
+                                            const std::string& type_name, diagnostics& out) {
+  auto require = [&](bool present, std::string_view field) {
+    if (!present)
+      report(out, path, "evaluator-missing-field",
+             fmt::format("Evaluator type '{}' requires '{}' field", type_name, field));
+  };
+  evaluator_uses uses;
+  switch (config.type) {
+    case evaluator_type::exit_code:
+      uses.source = false;
+      break;
+    case evaluator_type::output_numeric:
+      require(config.op.has_value(), "operator");
+      require(config.target.has_value(), "target");
+      uses.op = uses.target = true;
+      break;
+    case evaluator_type::output_json:
+      require(config.path.has_value(), "path");
+      require(config.op.has_value(), "operator");
+      require(config.target.has_value(), "target");
+      uses.path = uses.op = uses.target = true;
+      break;
+    case evaluator_type::output_contains:
+      require(config.pattern.has_value(), "pattern");
+      uses.pattern = true;
+      break;
+    case evaluator_type::convergence:
+      require(config.target.has_value(), "target");
+      uses.target = uses.tolerance = uses.previous = uses.direction = true;
+      break;
+    case evaluator_type::llm_structured:
+      uses.llm = true;
+      break;
+  }
+  return uses;
+}
+
+/// output_numeric and convergence compare numbers: their target is a number or a string
+/// that is a template or a number (`evaluator-target`).
+inline void check_numeric_target(const evaluate_config& config, const std::string& path,
+                                 const std::string& type_name, diagnostics& out) {
+  if (!config.target || (config.type != evaluator_type::output_numeric &&
+                         config.type != evaluator_type::convergence))
+    return;
+  const json& target = *config.target;
+  const bool ok = target.is_number() ||
+                  (target.is_string() &&
+                   (target.get_ref<const std::string&>().find("${") != std::string::npos ||
+                    // the run-time grammar (Python's float()): what validates will parse
+                    parse_number(target.get_ref<const std::string&>()).has_value()));
+  if (!ok)
+    report(out, join_path(path, "target"), "evaluator-target",
+           fmt::format("Evaluator type '{}' compares numbers: target must be a number or a "
+                       "template string, got {}",
+                       type_name, describe_value(target)));
+}
+
+/// A convergence tolerance is not negative, as a number or as a string that is not a
+/// template. Range checks are made only where the type reads the field (as the original);
+/// elsewhere the field is reported as unused.
+inline void check_tolerance(const evaluate_config& config, const std::string& path,
+                            diagnostics& out) {
+  if (config.type != evaluator_type::convergence || !config.tolerance) return;
+  if (config.tolerance->is_number() && config.tolerance->get<double>() < 0)
+    report(out, join_path(path, "tolerance"), "negative-tolerance",
+           "Tolerance cannot be negative");
+  if (!config.tolerance->is_string()) return;
+  const auto& text = config.tolerance->get_ref<const std::string&>();
+  if (text.find("${") != std::string::npos) return;
+  if (const auto n = parse_number(text); !n)
+    report(out, join_path(path, "tolerance"), "evaluator-target",
+           fmt::format("tolerance must be a number or a template string, got {}",
+                       quote_excerpt(text)));
+  else if (*n < 0)  // as for a number: "-1" is as negative as -1
+    report(out, join_path(path, "tolerance"), "negative-tolerance",
+           "Tolerance cannot be negative");
+}
+
+/// A pattern that is not run as a regex is searched for as plain text: says so, and whether
+/// the original would have done the same (Python's re rejects it too) or run it as a regex
+/// (a feature RE2 lacks). Interpolated patterns are only known at run time.
+inline void check_pattern(const evaluate_config& config, const std::string& path,
+                          diagnostics& out) {
+  if (config.type != evaluator_type::output_contains || !config.pattern ||
+      config.pattern->find("${") != std::string::npos)
+    return;
+  const pattern_matcher matcher(*config.pattern);
+  if (matcher.match_mode() != pattern_matcher::mode::substring_fallback) return;
+  if (matcher.rejected_by_python())
+    report(out, join_path(path, "pattern"), "pattern-not-regex",
+           fmt::format("pattern {} is not a valid regular expression ({}): it is searched "
+                       "for as plain text, as the original does",
+                       quote_excerpt(*config.pattern), matcher.regex_error()),
+           severity::warning);
+  else
+    report(out, join_path(path, "pattern"), "pattern-not-regex",
+           fmt::format("pattern {} uses a regular-expression feature RE2 does not support "
+                       "({}; lookaround, backreferences, \\N{{...}} and (?x) are not): it "
+                       "is searched for as plain text, where the original's re would run "
+                       "it as a regex",
+                       quote_excerpt(*config.pattern), matcher.regex_error()),
+           severity::warning);
+}
+
+/// llm_structured: min_confidence in [0, 1], and the loop's LLM enabled.
+inline void check_llm_judge(const evaluate_config& config, const std::string& path,
+                            const fsm_loop& loop, diagnostics& out) {
+  if (config.type != evaluator_type::llm_structured) return;
+  if (!(config.min_confidence >= 0.0 && config.min_confidence <= 1.0))
+    report(out, join_path(path, "min_confidence"), "min-confidence-range",
+           "min_confidence must be between 0 and 1");
+  if (!loop.llm.enabled)
+    report(out, path, "llm-disabled",
+           "llm_structured evaluator while llm.enabled is false: the verdict is always 'error'",
+           severity::warning);
+}
+
+/// Warns about each field set that the evaluator's type does not read.
+inline void report_unused_fields(const evaluate_config& config, const evaluator_uses& uses,
+                                 const std::string& path, const std::string& type_name,
+                                 diagnostics& out) {
+  auto unused = [&](bool set, bool used, std::string_view field) {
+    if (set && !used)
+      report(out, join_path(path, field), "unused-evaluator-field",
+             fmt::format("'{}' is not used by evaluator type '{}'", field, type_name),
+             severity::warning);
+  };
+  unused(config.op.has_value(), uses.op, "operator");
+  unused(config.target.has_value(), uses.target, "target");
+  unused(config.tolerance.has_value(), uses.tolerance, "tolerance");
+  unused(config.pattern.has_value(), uses.pattern, "pattern");
+  unused(config.negate, uses.pattern, "negate");
+  unused(config.path.has_value(), uses.path, "path");
+  unused(config.prompt.has_value(), uses.llm, "prompt");
+  unused(config.schema.has_value(), uses.llm, "schema");
+  unused(config.min_confidence != 0.5, uses.llm, "min_confidence");
+  unused(config.uncertain_suffix, uses.llm, "uncertain_suffix");
+  unused(config.source.has_value(), uses.source, "source");
+  unused(config.previous.has_value(), uses.previous, "previous");
+  unused(config.direction != convergence_direction::minimize, uses.direction, "direction");
+}
+
+/// The rules of one `evaluate:` at `path`, in order: required fields, numeric target,
+/// tolerance, pattern, LLM judge settings, unused fields.
+inline void check_evaluator(const evaluate_config& config, const std::string& path,
+                            const fsm_loop& loop, diagnostics& out) {
+  const std::string type_name{to_string(config.type)};
+  const evaluator_uses uses = check_required_fields(config, path, type_name, out);
+  check_numeric_target(config, path, type_name, out);
+  check_tolerance(config, path, out);
+  check_pattern(config, path, out);
+  check_llm_judge(config, path, loop, out);
+  report_unused_fields(config, uses, path, type_name, out);
+}
+
+/// Position of each state in document order, by name.
+using state_index = std::unordered_map<std::string_view, std::size_t>;
+
+inline state_index index_states(const fsm_loop& loop) {
+  state_index index;
+  index.reserve(loop.states.size());
+  std::size_t position = 0;
+  for (const auto& entry : loop.states) index.emplace(entry.first, position++);
+  return index;
+}
+
+/// "Did you mean" for targets that name no state: the names are gathered once, and only
+/// the first `hints_left` such targets get a hint (each is a pass over every name).
+class state_name_hints {
+ public:
+  explicit state_name_hints(const fsm_loop& loop) : loop_(loop) {}
+
+  std::string operator()(const std::string& target) {
+    if (hints_left_ == 0) return {};
+    --hints_left_;
+    if (names_.empty()) {
+      names_.reserve(loop_.states.size());
+      for (const auto& s : loop_.states) names_.push_back(s.first);
+    }
+    return did_you_mean(target, names_);
+  }
+
+ private:
+  const fsm_loop& loop_;
+  std::vector<std::string_view> names_;
+  std::size_t hints_left_ = 64;
+};
+
+/// `no-states`, `unknown-initial`, `no-terminal`.
+inline void check_loop_shape(const fsm_loop& loop, const state_index& index, diagnostics& out) {
+  if (loop.states.empty())
+    report(out, "states", "no-states", "No states defined. A loop needs at least one state");
+  if (index.count(loop.initial) == 0)
+    report(out, "initial", "unknown-initial",
+           fmt::format("Initial state '{}' not found in states", sanitize_utf8(loop.initial)));
+  bool any_terminal = false;
+  for (const auto& entry : loop.states) any_terminal = any_terminal || entry.second.terminal;
+  if (!any_terminal)
+    report(out, "states", "no-terminal",
+           "No terminal state defined. At least one state must have 'terminal: true'");
+}
+
+/// `unknown-state` for each static target of `state` that names no state.
+inline void check_targets(const state_config& state, const std::string& path,
+                          const state_index& index, state_name_hints& hint, diagnostics& out) {
+  for (const auto& ref : state_references(state, path)) {
+    const auto named = ref.literal ? std::optional<std::string>(*ref.target)
+                                   : static_target_name(*ref.target);
+    if (!named || index.count(*named) != 0) continue;
+    report(out, ref.path, "unknown-state",
+           fmt::format("References unknown state '{}'{}", sanitize_utf8(*ref.target),
+                       hint(*ref.target)));
+  }
+}
+
+/// How a state leaves: `route-conflict`, `no-transition`, `next-with-routing`,
+/// `next-with-evaluate`, `terminal-action`, `terminal-transitions`.
+inline void check_transitions(const state_config& state, const std::string& path,
+                              diagnostics& out) {
+  const bool has_shorthand = !state.on.empty();
+  const bool has_route = has_route_entries(state);
+  if (has_shorthand && has_route)
+    report(out, path, "route-conflict",
+           state.route->default_target
+               ? "Both shorthand routing (on_<verdict>) and a route table with a '_' default "
+                 "are defined: the route table answers every verdict, so the shorthands are "
+                 "never used"
+               : "Both shorthand routing (on_<verdict>) and a route table are defined. Route "
+                 "table will take precedence; shorthands only apply to verdicts it does not "
+                 "route",
+           severity::warning);
+  if (!has_shorthand && !has_route && !state.next && !state.terminal)
+    report(out, path, "no-transition",
+           "State has no transition defined. Add routing, 'next', or mark as 'terminal: true'");
+  if (state.next && !state.terminal) {
+    bool shadowed = has_route;
+    for (const auto& entry : state.on) shadowed = shadowed || entry.first != "error";
+    if (shadowed)
+      report(out, join_path(path, "next"), "next-with-routing",
+             "'next' is unconditional: the route table and on_<verdict> shorthands of this "
+             "state are never used (only on_error applies, when the action fails)",
+             severity::warning);
+  }
+  if (state.next && state.evaluate && !state.terminal)
+    report(out, join_path(path, "evaluate"), "next-with-evaluate",
+           "'next' is unconditional: the state is never evaluated (a failed action goes to "
+           "on_error when there is one, else to 'next'); use routing (on_success, ...) for "
+           "the evaluator to decide",
+           severity::warning);
+  if (state.terminal && state.action)
+    report(out, join_path(path, "action"), "terminal-action",
+           "Terminal state has an action, but terminal actions never run: the loop ends when "
+           "it enters a terminal state",
+           severity::warning);
+  if (state.terminal && (state.next || has_shorthand || has_route))
+    report(out, path, "terminal-transitions",
+           "Terminal state has transitions (next/route/on_<verdict>) that are never used",
+           severity::warning);
+}
+
+/// `failure-not-terminal`, `empty-action`, `capture-without-action`.
+inline void check_action_fields(const state_config& state, const std::string& path,
+                                diagnostics& out) {
+  if (state.failure && !state.terminal)
+    report(out, join_path(path, "failure"), "failure-not-terminal",
+           "'failure: true' only has an effect on terminal states", severity::warning);
+  if (state.action && state.action->empty() && !state.terminal)
+    report(out, join_path(path, "action"), "empty-action",
+           "'action' is empty: the state runs no action (as if it had none)", severity::warning);
+  if (state.capture && (!state.action || state.action->empty()))
+    report(out, join_path(path, "capture"), "capture-without-action",
+           "'capture' on a state without an action captures nothing", severity::warning);
+}
+
+/// `unused-state-field`: fields of the action, of the evaluation and of the maintain restart
+/// that nothing reads here (design §3.1: every accepted field has a consumer, or the user is
+/// told).
+inline void check_unused_state_fields(const state_config& state, const std::string& path,
+                                      const fsm_loop& loop, diagnostics& out) {
+  const bool runs_action = state.action && !state.action->empty() && !state.terminal;
+  if (!runs_action) {
+    const char* why = state.terminal ? "a terminal state runs no action"
+                                     : "this state has no action";
+    if (state.timeout)
+      report(out, join_path(path, "timeout"), "unused-state-field",
+             fmt::format("'timeout' limits the state's action, and {}: it is never used", why),
+             severity::warning);
+    if (state.action_type)
+      report(out, join_path(path, "action_type"), "unused-state-field",
+             fmt::format("'action_type' says how to run the state's action, and {}: it is "
+                         "never used",
+                         why),
+             severity::warning);
+  }
+  if (state.terminal && state.evaluate)
+    report(out, join_path(path, "evaluate"), "unused-state-field",
+           "'evaluate' on a terminal state is never used: the loop ends (or, with 'maintain: "
+           "true', restarts) when it enters a terminal state",
+           severity::warning);
+  if (state.on_maintain && !loop.maintain)
+    report(out, join_path(path, "on_maintain"), "unused-state-field",
+           "'on_maintain' is used only in a loop with 'maintain: true': it is never used",
+           severity::warning);
+}
+
+/// The rules of one state, in the order their diagnostics are reported.
+inline void check_state(const std::string& name, const state_config& state, const fsm_loop& loop,
+                        const state_index& index, state_name_hints& hint, diagnostics& out) {
+  const std::string path = member_path("states", name);
+  check_targets(state, path, index, hint, out);
+  // A state timeout of 0 means the runner's default (seed 002: `state.timeout or 120`).
+  if (!(state.timeout && *state.timeout == 0))
+    check_duration(state.timeout, join_path(path, "timeout"), "timeout", "timeout-range", out);
+  if (state.evaluate) check_evaluator(*state.evaluate, join_path(path, "evaluate"), loop, out);
+  check_transitions(state, path, out);
+  check_action_fields(state, path, out);
+  check_unused_state_fields(state, path, loop, out);
+  for (const auto& entry : state.on)
+    check_verdict_spelling(entry.first, join_path(path, "on_" + entry.first), out);
+  if (state.route)
+    for (const auto& entry : state.route->routes)
+      check_verdict_spelling(entry.first, join_path(join_path(path, "route"), entry.first), out);
+}
+
+/// `max-iterations-range`, `backoff-range`, `timeout-range`, `llm-max-tokens-range`,
+/// `llm-timeout-range`, and on_max_iterations naming no state (`unknown-state`).
+inline void check_loop_settings(const fsm_loop& loop, const state_index& index,
+                                diagnostics& out) {
+  if (loop.max_iterations <= 0)
+    report(out, "max_iterations", "max-iterations-range",
+           fmt::format("max_iterations must be > 0, got {}", loop.max_iterations));
+  if (loop.backoff) {
+    if (*loop.backoff < 0 || !(*loop.backoff == *loop.backoff))
+      report(out, "backoff", "backoff-range",
+             fmt::format("backoff must be >= 0, got {}", *loop.backoff));
+    else if (*loop.backoff > max_duration_seconds)
+      report(out, "backoff", "backoff-range",
+             fmt::format("backoff must be at most {} seconds, got {}", max_duration_seconds,
+                         *loop.backoff));
+  }
+  check_duration(loop.timeout, "timeout", "timeout", "timeout-range", out);
+  if (loop.llm.max_tokens <= 0)
+    report(out, "llm.max_tokens", "llm-max-tokens-range",
+           fmt::format("llm.max_tokens must be > 0, got {}", loop.llm.max_tokens));
+  check_duration(loop.llm.timeout, "llm.timeout", "llm.timeout", "llm-timeout-range", out);
+  if (loop.on_max_iterations && index.count(*loop.on_max_iterations) == 0)
+    report(out, "on_max_iterations", "unknown-state",
+           fmt::format("on_max_iterations references unknown state '{}' (must be a declared "
+                       "state)",
+                       sanitize_utf8(*loop.on_max_iterations)));
+}
+
+/// Which states are reachable, breadth-first from initial (and on_max_iterations, which the
+/// executor enters when the cap is hit), by position; std::nullopt when a reachable state
+/// has an interpolated target, which could go anywhere.
+inline std::optional<std::vector<char>> reachable_states(const fsm_loop& loop,
+                                                         const state_index& index) {
+  std::vector<const state_config*> states;
+  states.reserve(loop.states.size());
+  for (const auto& entry : loop.states) states.push_back(&entry.second);
+  std::vector<char> seen(states.size(), 0);
+  std::vector<std::size_t> queue;
+  auto enter = [&](const std::string& name) {
+    const auto found = index.find(name);
+    if (found == index.end() || seen[found->second]) return;
+    seen[found->second] = 1;
+    queue.push_back(found->second);
+  };
+  enter(loop.initial);
+  if (loop.on_max_iterations) enter(*loop.on_max_iterations);
+  bool dynamic = false;
+  for (std::size_t head = 0; head < queue.size(); ++head) {
+    for (const auto& ref : state_references(*states[queue[head]], std::string{})) {
+      if (*ref.target == "$current" && !ref.literal) continue;
+      const auto named = ref.literal ? std::optional<std::string>(*ref.target)
+                                     : static_target_name(*ref.target);
+      if (named)
+        enter(*named);
+      else
+        dynamic = true;
+    }
+  }
+  if (dynamic) return std::nullopt;
+  return seen;
+}
+
+/// `unreachable-state` for each state not reachable from initial (see reachable_states). An
+/// unknown initial reaches nothing: as in the original, every state (but on_max_iterations'
+/// and what it reaches) is then reported too, besides the unknown-initial error.
+inline void check_reachability(const fsm_loop& loop, const state_index& index,
+                               diagnostics& out) {
+  const auto seen = reachable_states(loop, index);
+  if (!seen) return;
+  std::size_t i = 0;
+  for (const auto& entry : loop.states) {
+    if (!(*seen)[i++])
+      report(out, member_path("states", entry.first), "unreachable-state",
+             "State is not reachable from initial state", severity::warning);
+  }
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
