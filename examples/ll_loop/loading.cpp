@@ -38,10 +38,6 @@ std::optional<fs::path> resolve_loop_path(std::string_view name_or_path,
   return std::nullopt;
 }
 
-ll::expected<ll::json, ll::error> read_document(const fs::path& path, ll::yaml_source_map* map) {
-  return ll::load_document_file(path, map);
-}
-
 bool is_paradigm_document(const ll::json& doc) {
   if (!doc.is_object()) return false;
   auto it = doc.find("paradigm");
@@ -94,7 +90,7 @@ ll::expected<loaded_loop, load_failure> load_loop_file(const fs::path& path,
     return ll::unexpected(std::move(f));
   };
 
-  auto doc = read_document(path, &out.positions);
+  auto doc = ll::read_document(path, &out.positions);
   if (!doc)
     return fail(std::move(doc.error()), doc.error().code == ll::errc::io_error
                                             ? load_failure::kind::unreadable
