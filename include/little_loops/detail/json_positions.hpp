@@ -3,8 +3,8 @@
 #pragma once
 
 #include <little_loops/config.hpp>
-#include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
+#include <little_loops/detail/json_scan.hpp>
 #include <little_loops/detail/strings.hpp>
 
 #include <cstddef>
@@ -100,8 +100,11 @@ class json_position_indexer {
       ++pos_;
     }
     ++pos_;
-    if (!escaped) return std::string(text_.substr(start + 1, pos_ - start - 2));
-    return json::parse(text_.substr(start, pos_ - start)).get<std::string>();
+    const std::string_view raw = text_.substr(start + 1, pos_ - start - 2);
+    if (!escaped) return std::string(raw);
+    std::string out;
+    decode_json_string(raw, out);
+    return out;
   }
 
   // The value at pos_: a container is opened (run() reads its members), a scalar skipped.
