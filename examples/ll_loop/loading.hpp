@@ -64,8 +64,8 @@ struct load_failure {
 /// "a path that cannot be looked at (why)"); "" when it is a regular file or not there.
 std::string non_regular_kind(const fs::path& path);
 
-/// Resolves, reads, compiles (paradigms) and validates a loop. `context_overrides` are
-/// merged into the loop's context before validation (so templates see them).
+/// Resolves, reads, compiles (paradigms) and validates a loop, validating it once.
+/// `context_overrides` are merged into the loop's context (validation does not depend on it).
 ll::expected<loaded_loop, load_failure> load_loop(std::string_view name_or_path,
                                                   const ll::json& context_overrides = {});
 

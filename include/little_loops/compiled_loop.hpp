@@ -92,11 +92,8 @@ class compiled_loop {
   /// evaluator's compile error, each with the path of the offending field.
   static expected<std::shared_ptr<const compiled_loop>, error> compile(fsm_loop loop) {
     diagnostics found = validate(loop);
-    for (const auto& d : found) {
-      if (!compile_blocking(d)) continue;
-      std::string first = "the loop is invalid: " + to_string(d);
-      return unexpected(error{errc::invalid_loop, std::move(first), "", std::move(found)});
-    }
+    for (const auto& d : found)
+      if (compile_blocking(d)) return unexpected(detail::invalid_loop_error(std::move(found)));
     std::shared_ptr<compiled_loop> out(new compiled_loop(std::move(loop)));
     if (auto r = out->build(); !r) return unexpected(r.error());
     return std::shared_ptr<const compiled_loop>(std::move(out));
