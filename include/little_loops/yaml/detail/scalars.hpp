@@ -50,6 +50,39 @@ inline bool sexagesimal_tail(std::string_view rest) {
   return true;
 }
 
+/// The value of base-60 digits without underscores (`1:30` → 90).
+inline double sexagesimal_value(const std::string& clean) {
+  double value = 0;
+  std::size_t start = 0;
+  while (start <= clean.size()) {
+    const auto end = clean.find(':', start);
+    value = value * 60 + std::stod(clean.substr(start, end == std::string::npos ? end : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return value;
+}
+
+/// A decimal float `clean` (`digits.digits[e±digits]`, `exponent` its `±digits` part) that
+/// from_chars finds out of range: too large (infinity, as Python's float() gives) or too
+/// small (0.0), as the decimal exponent of its first significant digit says.
+inline double out_of_range_float(const std::string& clean, std::string_view exponent) {
+  const std::string_view mantissa(clean.data(), clean.find_first_of("eE") == std::string::npos
+                                                    ? clean.size()
+                                                    : clean.find_first_of("eE"));
+  const std::size_t point = mantissa.find('.');
+  const std::size_t first = mantissa.find_first_of("123456789");
+  long long magnitude = first == std::string_view::npos ? 0
+                        : first < point ? static_cast<long long>(point - first)
+                                        : -static_cast<long long>(first - point - 1);
+  if (!exponent.empty()) {
+    long long e = 0;
+    for (char c : exponent.substr(1)) e = std::min(e * 10 + (c - '0'), 100000LL);
+    magnitude += exponent[0] == '-' ? -e : e;
+  }
+  return magnitude > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+}
+
 /// A PyYAML (YAML 1.1) int: `[-+]?0b[01_]+`, `[-+]?0[0-7_]+`, `[-+]?(0|[1-9][0-9_]*)`,
 /// `[-+]?0x[0-9a-fA-F_]+`, `[-+]?[1-9][0-9_]*(:[0-5]?[0-9])+`.
 inline std::optional<json> yaml11_int(std::string_view text) {
@@ -84,16 +117,7 @@ inline std::optional<json> yaml11_int(std::string_view text) {
       // base 60: 1:30 == 90
       if (!all_of_chars(body.substr(0, colon), "0123456789_") || !sexagesimal_tail(body.substr(colon)))
         return std::nullopt;
-      double value = 0;
-      std::string clean = strip_underscores(body);
-      std::size_t start = 0;
-      while (start <= clean.size()) {
-        const auto end = clean.find(':', start);
-        const std::string part = clean.substr(start, end == std::string::npos ? end : end - start);
-        value = value * 60 + std::stod(part);
-        if (end == std::string::npos) break;
-        start = end + 1;
-      }
+      const double value = sexagesimal_value(strip_underscores(body));
       if (value <= 9.0e15) {
         const auto whole = static_cast<std::int64_t>(value);
         return json(negative ? -whole : whole);
@@ -169,15 +193,7 @@ inline std::optional<json> yaml11_float(std::string_view text) {
         !all_of_chars(int_part.substr(0, colon), "0123456789_") ||
         !sexagesimal_tail(int_part.substr(colon)))
       return std::nullopt;
-    double value = 0;
-    const std::string clean = strip_underscores(int_part);
-    std::size_t start = 0;
-    while (start <= clean.size()) {
-      const auto end = clean.find(':', start);
-      value = value * 60 + std::stod(clean.substr(start, end == std::string::npos ? end : end - start));
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
+    double value = sexagesimal_value(strip_underscores(int_part));
     const std::string fraction = "0." + strip_underscores(frac);
     double f = 0;
     std::from_chars(fraction.data(), fraction.data() + fraction.size(), f);
@@ -198,22 +214,7 @@ inline std::optional<json> yaml11_float(std::string_view text) {
   double value = 0;
   const auto [end, ec] = std::from_chars(clean.data(), clean.data() + clean.size(), value);
   if (ec == std::errc::result_out_of_range) {
-    // Too large (infinity, as Python's float() gives) or too small (0.0): the decimal
-    // exponent of the first significant digit says which.
-    const std::string_view mantissa(clean.data(), clean.find_first_of("eE") == std::string::npos
-                                                      ? clean.size()
-                                                      : clean.find_first_of("eE"));
-    const std::size_t point = mantissa.find('.');
-    const std::size_t first = mantissa.find_first_of("123456789");
-    long long magnitude = first == std::string_view::npos ? 0
-                          : first < point ? static_cast<long long>(point - first)
-                                          : -static_cast<long long>(first - point - 1);
-    if (!exponent.empty()) {
-      long long e = 0;
-      for (char c : exponent.substr(1)) e = std::min(e * 10 + (c - '0'), 100000LL);
-      magnitude += exponent[0] == '-' ? -e : e;
-    }
-    value = magnitude > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+    value = out_of_range_float(clean, exponent);
   } else if (ec != std::errc() || end != clean.data() + clean.size()) {
     return std::nullopt;
   }
