@@ -167,7 +167,7 @@ class yaml_json_builder final : public YAML::EventHandler {
     std::string path;
     YAML::anchor_t anchor = 0;
     std::size_t nodes = 1;
-    std::unordered_set<std::string> keys;
+    std::unordered_set<std::string> keys;  // filled once the mapping is large (seen_key())
     std::vector<json> merges;  // `<<` sources, in document order
   };
   struct anchored {
@@ -280,13 +280,29 @@ class yaml_json_builder final : public YAML::EventHandler {
     top.key_is_merge = plain && text == "<<";
     if (top.key_is_merge) return;
     const std::string path = member_path(top.path, text);
-    top.key_is_duplicate = !top.keys.insert(text).second;
+    top.key_is_duplicate = seen_key(top, text);
     if (top.key_is_duplicate)
       diag(path, mark, "duplicate-key",
            "duplicate key " + quote_excerpt(text) + ": a key may appear only once in a mapping");
     else
       record(path, mark);
     top.key = std::move(text);
+  }
+
+  // Whether `text` is a key of `top` already (and notes it when not). Keys whose value was
+  // attached are in the mapping; a small mapping is searched, a large one gets a hash set, so
+  // the common mapping of a few keys costs no allocation and a huge one stays O(n).
+  static bool seen_key(frame& top, const std::string& text) {
+    static constexpr std::size_t search_limit = 16;
+    const auto& members = top.value.get_ref<const json::object_t&>();
+    if (top.keys.empty() && members.size() < search_limit) {
+      for (const auto& member : members)
+        if (member.first == text) return true;
+      return false;
+    }
+    if (top.keys.empty())
+      for (const auto& member : members) top.keys.insert(member.first);
+    return !top.keys.insert(text).second;
   }
 
   // The path of the value that starts now; records positions of list items and the root.
