@@ -3,8 +3,11 @@
 #pragma once
 
 // Opt-in adapter (CMake target little_loops::yaml, needs yaml-cpp); fsm.hpp never includes it.
-// Loading reads in stages: read_document() / parse_document() (text → document and
-// positions), then compile_paradigm() (document → validated loop; see load_loop_yaml()).
+// A load runs in stages, each once: parse (text → document with the position of each value:
+// yaml_to_json(), parse_json_document(), parse_document(); read_document() for a file), load
+// (document → validated fsm_loop: compile_paradigm(), which compiles a paradigm spec and
+// reads a loop document with load_loop(), validating once), then compile (compile_loop(),
+// make_executor()). load_loop_yaml() and load_loop_file() are the first two together.
 
 #include <little_loops/config.hpp>
 #include <little_loops/document.hpp>
@@ -118,6 +121,19 @@ inline expected<json, error> read_document(const std::filesystem::path& path,
   return parse_document(*text, detect_document_format(path, *text), path.string(), map);
 }
 
+namespace detail {
+
+// compile_paradigm() of a parsed document; an error's message gets its position.
+inline expected<fsm_loop, error> load_parsed(expected<json, error> doc, const source_map& positions,
+                                             diagnostics* warnings) {
+  if (!doc) return unexpected(std::move(doc.error()));
+  auto loop = compile_paradigm(*doc, warnings);
+  if (!loop) return unexpected(annotate_error(std::move(loop.error()), positions));
+  return loop;
+}
+
+}  // namespace detail
+
 /// YAML text → loop: yaml_to_json, then compile_paradigm() (a `paradigm:` spec is
 /// compiled; a plain loop is parsed strictly and validated). Errors carry the diagnostics
 /// of the JSON path unchanged in error::details; error::message starts with
@@ -128,11 +144,7 @@ inline expected<fsm_loop, error> load_loop_yaml(std::string_view text,
                                                 source_map* map = nullptr) {
   source_map local;
   source_map& positions = map != nullptr ? *map : local;
-  auto doc = yaml_to_json(text, file_name, &positions);
-  if (!doc) return unexpected(std::move(doc.error()));
-  auto loop = compile_paradigm(*doc, warnings);
-  if (!loop) return unexpected(annotate_error(std::move(loop.error()), positions));
-  return loop;
+  return detail::load_parsed(yaml_to_json(text, file_name, &positions), positions, warnings);
 }
 
 /// Loads a loop or paradigm spec from a `.yaml`, `.yml` or `.json` file (see
@@ -143,11 +155,7 @@ inline expected<fsm_loop, error> load_loop_file(const std::filesystem::path& pat
                                                 source_map* map = nullptr) {
   source_map local;
   source_map& positions = map != nullptr ? *map : local;
-  auto doc = read_document(path, &positions);
-  if (!doc) return unexpected(std::move(doc.error()));
-  auto loop = compile_paradigm(*doc, warnings);
-  if (!loop) return unexpected(annotate_error(std::move(loop.error()), positions));
-  return loop;
+  return detail::load_parsed(read_document(path, &positions), positions, warnings);
 }
 
 LITTLE_LOOPS_NAMESPACE_END
