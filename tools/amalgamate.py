@@ -37,8 +37,8 @@ OUTPUT_DIR = os.path.join(ROOT, "single_include")
 CORE = "little_loops/fsm.hpp"
 # Opt-in adapters the design names; any other header outside fsm.hpp is reported.
 KNOWN_ADAPTERS = ("little_loops/runners/", "little_loops/judges/", "little_loops/journal.hpp",
-                  "little_loops/journal/",
-                  "little_loops/yaml_loader.hpp")
+                  "little_loops/journal/", "little_loops/yaml_loader.hpp",
+                  "little_loops/yaml/", "little_loops/document.hpp")
 
 # Line-anchored, so an include inside a comment or a raw string literal never matches.
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*[<"](little_loops/[^>"]+)[>"]')

@@ -38,10 +38,6 @@ std::optional<fs::path> resolve_loop_path(std::string_view name_or_path,
   return std::nullopt;
 }
 
-ll::expected<ll::json, ll::error> read_document(const fs::path& path, ll::yaml_source_map* map) {
-  return ll::load_document_file(path, map);
-}
-
 bool is_paradigm_document(const ll::json& doc) {
   if (!doc.is_object()) return false;
   auto it = doc.find("paradigm");
@@ -94,7 +90,7 @@ ll::expected<loaded_loop, load_failure> load_loop_file(const fs::path& path,
     return ll::unexpected(std::move(f));
   };
 
-  auto doc = read_document(path, &out.positions);
+  auto doc = ll::read_document(path, &out.positions);
   if (!doc)
     return fail(std::move(doc.error()), doc.error().code == ll::errc::io_error
                                             ? load_failure::kind::unreadable
@@ -104,25 +100,21 @@ ll::expected<loaded_loop, load_failure> load_loop_file(const fs::path& path,
     const auto& p = out.document["paradigm"];
     out.paradigm = p.is_string() ? p.get<std::string>() : std::string("?");
   }
-  // compile_paradigm: paradigm specs are compiled, plain loops parsed strictly; both validated.
-  auto parsed = ll::compile_paradigm(out.document);
+  // compile_paradigm: paradigm specs are compiled, plain loops parsed strictly; both
+  // validated, once. A loop with an error-level finding is refused there.
+  ll::diagnostics warnings;
+  auto parsed = ll::compile_paradigm(out.document, &warnings);
   if (!parsed) return fail(ll::annotate_error(std::move(parsed.error()), out.positions),
                            load_failure::kind::invalid);
   out.loop = std::move(*parsed);
+  // The findings are about the loop's own paths: a plain loop's warnings are validate()'s;
+  // a paradigm spec's are mapped to the spec's paths (and joined by the spec's own), so its
+  // compiled loop's findings are asked for. The context plays no part in validation, so the
+  // overrides are merged afterwards.
+  out.diagnostics = out.paradigm.empty() ? std::move(warnings) : ll::validate(out.loop);
   if (context_overrides.is_object())
     for (auto it = context_overrides.begin(); it != context_overrides.end(); ++it)
       out.loop.context[it.key()] = it.value();
-
-  out.diagnostics = ll::validate(out.loop);
-  if (ll::has_errors(out.diagnostics)) {
-    std::size_t errors = 0;
-    for (const auto& d : out.diagnostics)
-      if (d.level == ll::severity::error) ++errors;
-    return fail(ll::error{ll::errc::invalid_loop,
-                          fmt::format("{} validation error{}", errors, errors == 1 ? "" : "s"),
-                          {}, out.diagnostics},
-                load_failure::kind::invalid);
-  }
   return out;
 }
 

@@ -28,12 +28,6 @@ namespace fs = std::filesystem;
 std::optional<fs::path> resolve_loop_path(std::string_view name_or_path,
                                           std::vector<std::string>* tried = nullptr);
 
-/// Reads a YAML or JSON document (`.yaml`/`.yml` YAML, `.json` JSON, else by content).
-/// Errors carry the file and, for syntax errors, line and column; positions of every value go
-/// to `*map` when given.
-ll::expected<ll::json, ll::error> read_document(const fs::path& path,
-                                                ll::yaml_source_map* map = nullptr);
-
 /// True when the document is a paradigm spec: `paradigm:` other than `fsm`, and no
 /// `initial` (a loop compiled earlier keeps its `paradigm` as provenance).
 bool is_paradigm_document(const ll::json& doc);
@@ -46,7 +40,7 @@ struct loaded_loop {
   ll::json document;            ///< the document as read
   std::string paradigm;         ///< "" for a hand-written loop
   ll::diagnostics diagnostics;  ///< validation findings (warnings when the load succeeded)
-  ll::yaml_source_map positions;  ///< file:line:col of every value (for messages)
+  ll::source_map positions;  ///< file:line:col of every value (for messages)
 
   /// `file:line:col: warning: path: message` for a finding of this loop.
   [[nodiscard]] std::string describe(const ll::diagnostic& d) const {
@@ -70,8 +64,8 @@ struct load_failure {
 /// "a path that cannot be looked at (why)"); "" when it is a regular file or not there.
 std::string non_regular_kind(const fs::path& path);
 
-/// Resolves, reads, compiles (paradigms) and validates a loop. `context_overrides` are
-/// merged into the loop's context before validation (so templates see them).
+/// Resolves, reads, compiles (paradigms) and validates a loop, validating it once.
+/// `context_overrides` are merged into the loop's context (validation does not depend on it).
 ll::expected<loaded_loop, load_failure> load_loop(std::string_view name_or_path,
                                                   const ll::json& context_overrides = {});
 

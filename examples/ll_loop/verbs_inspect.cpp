@@ -19,7 +19,7 @@ namespace ll_loop {
 namespace {
 
 // Each diagnostic as JSON, with `file`, `line` and `column` where its path is placed.
-ll::json diagnostics_json(const ll::diagnostics& list, const ll::yaml_source_map* positions,
+ll::json diagnostics_json(const ll::diagnostics& list, const ll::source_map* positions,
                           const std::vector<std::optional<ll::source_location>>* located = nullptr) {
   ll::json out = ll::json::array();
   for (std::size_t i = 0; i < list.size(); ++i) {
@@ -138,8 +138,8 @@ int verb_compile(const parsed_args& args) {
                            : fmt::format("Input is {}, not a file: {}", what, input.string()));
     return exit_failed;
   }
-  ll::yaml_source_map positions;
-  auto doc = read_document(input, &positions);
+  ll::source_map positions;
+  auto doc = ll::read_document(input, &positions);
   if (!doc) {
     // The original's words: a syntax error is a "YAML parse error" (its yaml.safe_load reads
     // JSON too); anything else a "Compilation error". The message is file:line:col: ….

@@ -81,7 +81,7 @@ namespace {
 
 // The first line of a loop file's `description`, or "" (unreadable files, no description).
 std::string description_of(const fs::path& path) {
-  auto doc = ll::load_document_file(path);
+  auto doc = ll::read_document(path);
   if (!doc || !doc->is_object()) return {};
   const auto it = doc->find("description");
   if (it == doc->end() || !it->is_string()) return {};

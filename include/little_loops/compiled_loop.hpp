@@ -92,11 +92,8 @@ class compiled_loop {
   /// evaluator's compile error, each with the path of the offending field.
   static expected<std::shared_ptr<const compiled_loop>, error> compile(fsm_loop loop) {
     diagnostics found = validate(loop);
-    for (const auto& d : found) {
-      if (!compile_blocking(d)) continue;
-      std::string first = "the loop is invalid: " + to_string(d);
-      return unexpected(error{errc::invalid_loop, std::move(first), "", std::move(found)});
-    }
+    for (const auto& d : found)
+      if (compile_blocking(d)) return unexpected(detail::invalid_loop_error(std::move(found)));
     std::shared_ptr<compiled_loop> out(new compiled_loop(std::move(loop)));
     if (auto r = out->build(); !r) return unexpected(r.error());
     return std::shared_ptr<const compiled_loop>(std::move(out));
@@ -179,7 +176,26 @@ class compiled_loop {
     return t;
   }
 
+  // Every state compiled, in document order; the first error stops.
   expected<void, error> build() {
+    index_states();
+    auto init = lookup(loop_.initial, "initial");
+    if (!init) return unexpected(init.error());
+    initial_ = *init;
+    if (loop_.on_max_iterations)
+      on_max_iterations_ =
+          static_target(*loop_.on_max_iterations, *loop_.on_max_iterations, "on_max_iterations");
+    digest_ = loop_digest(loop_);
+    for (auto& s : states_) {
+      const std::string base = "states." + s.name;
+      if (auto r = build_state(s, base); !r) return r;
+      if (auto r = build_routes(s, base); !r) return r;
+    }
+    return {};
+  }
+
+  // One compiled_state per state (names only) and the sorted name index find() searches.
+  void index_states() {
     states_.reserve(loop_.states.size());
     by_name_.reserve(loop_.states.size());
     for (const auto& [name, cfg] : loop_.states) {
@@ -190,95 +206,89 @@ class compiled_loop {
     }
     for (std::size_t i = 0; i < states_.size(); ++i) by_name_.emplace_back(states_[i].name, i);
     std::sort(by_name_.begin(), by_name_.end());
+  }
 
-    auto init = lookup(loop_.initial, "initial");
-    if (!init) return unexpected(init.error());
-    initial_ = *init;
-    if (loop_.on_max_iterations)
-      on_max_iterations_ =
-          static_target(*loop_.on_max_iterations, *loop_.on_max_iterations, "on_max_iterations");
-    digest_ = loop_digest(loop_);
-
-    for (auto& s : states_) {
-      const state_config& cfg = *s.config;
-      const std::string base = "states." + s.name;
-      s.terminal = cfg.terminal;
-      s.failure = cfg.failure;
-      s.capture = cfg.capture;
-      if (cfg.timeout && *cfg.timeout > 0)  // 0: the runner's default (seed 002)
-        s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*cfg.timeout * 1000.0));
-      // An empty `action: ""` runs nothing, as in the seed (`if state.action:`); validation
-      // warns about it (`empty-action`).
-      if (cfg.action && !cfg.action->empty()) {
-        auto tpl = compile_template(*cfg.action);
-        if (!tpl) {
-          error e = tpl.error();
-          e.path = base + ".action";
-          return unexpected(std::move(e));
-        }
-        s.action = std::move(*tpl);
-        if (cfg.action_type)
-          s.kind = *cfg.action_type;
-        else if (!cfg.action->empty() && cfg.action->front() == '/')
-          s.kind = action_kind::slash_command;
-        else
-          s.kind_from_rendered = cfg.action->starts_with("${");
-      } else if (cfg.action_type) {
+  // The state's own settings, its action template and its evaluator.
+  expected<void, error> build_state(compiled_state& s, const std::string& base) {
+    const state_config& cfg = *s.config;
+    s.terminal = cfg.terminal;
+    s.failure = cfg.failure;
+    s.capture = cfg.capture;
+    if (cfg.timeout && *cfg.timeout > 0)  // 0: the runner's default (seed 002)
+      s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*cfg.timeout * 1000.0));
+    // An empty `action: ""` runs nothing, as in the seed (`if state.action:`); validation
+    // warns about it (`empty-action`).
+    if (cfg.action && !cfg.action->empty()) {
+      auto tpl = compile_template(*cfg.action);
+      if (!tpl) {
+        error e = tpl.error();
+        e.path = base + ".action";
+        return unexpected(std::move(e));
+      }
+      s.action = std::move(*tpl);
+      if (cfg.action_type)
         s.kind = *cfg.action_type;
+      else if (!cfg.action->empty() && cfg.action->front() == '/')
+        s.kind = action_kind::slash_command;
+      else
+        s.kind_from_rendered = cfg.action->starts_with("${");
+    } else if (cfg.action_type) {
+      s.kind = *cfg.action_type;
+    }
+    if (cfg.evaluate) {
+      auto ev = compile_evaluator(*cfg.evaluate);
+      if (!ev) {
+        error e = ev.error();
+        if (e.path.empty()) e.path = base + ".evaluate";
+        else if (e.path.rfind("states.", 0) != 0) e.path = base + ".evaluate." + e.path;
+        return unexpected(std::move(e));
       }
-      if (cfg.evaluate) {
-        auto ev = compile_evaluator(*cfg.evaluate);
-        if (!ev) {
-          error e = ev.error();
-          if (e.path.empty()) e.path = base + ".evaluate";
-          else if (e.path.rfind("states.", 0) != 0) e.path = base + ".evaluate." + e.path;
-          return unexpected(std::move(e));
-        }
-        s.evaluator.emplace(std::move(*ev));
-        s.evaluator_name = to_string(cfg.evaluate->type);
+      s.evaluator.emplace(std::move(*ev));
+      s.evaluator_name = to_string(cfg.evaluate->type);
+    }
+    return {};
+  }
+
+  // The state's targets: `next`, the route table, `on_<verdict>` and `on_maintain`.
+  expected<void, error> build_routes(compiled_state& s, const std::string& base) {
+    const state_config& cfg = *s.config;
+    auto add = [&](std::optional<compiled_target>& slot, const std::string& text,
+                   const std::string& path) -> expected<void, error> {
+      auto t = compile_target(text, path);
+      if (!t) return unexpected(t.error());
+      if (t->type == compiled_target::kind::dynamic) s.dynamic_targets = true;
+      slot = std::move(*t);
+      return {};
+    };
+    std::optional<compiled_target> t;
+    if (cfg.next) {
+      if (auto r = add(s.next, *cfg.next, base + ".next"); !r) return r;
+    }
+    if (cfg.route) {
+      for (const auto& [verdict, target] : cfg.route->routes) {
+        if (auto r = add(t, target, base + ".route." + verdict); !r) return r;
+        s.routes.emplace_back(verdict, std::move(*t));
       }
-      auto add = [&](const std::string& text, const std::string& path)
-          -> expected<compiled_target, error> {
-        auto t = compile_target(text, path);
-        if (t && t->type == compiled_target::kind::dynamic) s.dynamic_targets = true;
-        return t;
-      };
-      if (cfg.next) {
-        auto t = add(*cfg.next, base + ".next");
-        if (!t) return unexpected(t.error());
-        s.next = std::move(*t);
+      if (cfg.route->default_target) {
+        if (auto r = add(s.route_default, *cfg.route->default_target, base + ".route._"); !r)
+          return r;
       }
-      if (cfg.route) {
-        for (const auto& [verdict, target] : cfg.route->routes) {
-          auto t = add(target, base + ".route." + verdict);
-          if (!t) return unexpected(t.error());
-          s.routes.emplace_back(verdict, std::move(*t));
-        }
-        if (cfg.route->default_target) {
-          auto t = add(*cfg.route->default_target, base + ".route._");
-          if (!t) return unexpected(t.error());
-          s.route_default = std::move(*t);
-        }
-        if (cfg.route->error_target) {
-          auto t = add(*cfg.route->error_target, base + ".route._error");
-          if (!t) return unexpected(t.error());
-          s.route_error = std::move(*t);
-        }
+      if (cfg.route->error_target) {
+        if (auto r = add(s.route_error, *cfg.route->error_target, base + ".route._error"); !r)
+          return r;
       }
-      for (const auto& [verdict, target] : cfg.on) {
-        auto t = add(target, base + ".on_" + verdict);
-        if (!t) return unexpected(t.error());
-        if (verdict == "error") s.on_error = s.on.size();
-        s.on.emplace_back(verdict, std::move(*t));
-      }
-      if (cfg.on_maintain) {
-        s.maintain_target =
-            static_target(*cfg.on_maintain, *cfg.on_maintain, base + ".on_maintain");
-      } else {
-        s.maintain_target.index = initial_;
-        s.maintain_target.source = loop_.initial;
-        s.maintain_target.path = "initial";
-      }
+    }
+    for (const auto& [verdict, target] : cfg.on) {
+      if (auto r = add(t, target, base + ".on_" + verdict); !r) return r;
+      if (verdict == "error") s.on_error = s.on.size();
+      s.on.emplace_back(verdict, std::move(*t));
+    }
+    if (cfg.on_maintain) {
+      s.maintain_target = static_target(*cfg.on_maintain, *cfg.on_maintain, base + ".on_maintain");
+    } else {
+      s.maintain_target.index = initial_;
+      s.maintain_target.source = loop_.initial;
+      s.maintain_target.path = "initial";
     }
     return {};
   }

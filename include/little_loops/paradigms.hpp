@@ -22,10 +22,10 @@ inline constexpr std::array<std::string_view, 5> paradigm_names{
 /// Compiles any spec by its `paradigm:` key: `goal`, `convergence`, `invariants` and
 /// `imperative` go to their compilers, which record it in fsm_loop::paradigm; `fsm`, no
 /// `paradigm` key at all, or an `initial` key (a loop compiled earlier) mean the document
-/// is a loop and is read by parse_loop(), which keeps `paradigm` as provenance. Every result
-/// has gone through validate(). Errors: errc::invalid_spec (paradigm specs, unknown
-/// paradigm) or errc::invalid_loop / errc::parse_error (fsm documents), with every
-/// diagnostic in error::details. Validation warnings are appended to `warnings` if given.
+/// is a loop and is read by load_loop(), which keeps `paradigm` as provenance. Every result
+/// has gone through validate(), once. Errors: errc::invalid_spec (paradigm specs, unknown
+/// paradigm) or errc::invalid_loop (fsm documents, see load_loop()), with every diagnostic
+/// in error::details. Validation warnings are appended to `warnings` if given.
 inline expected<fsm_loop, error> compile_paradigm(const json& spec,
                                                   diagnostics* warnings = nullptr) {
   using namespace detail;
@@ -53,28 +53,7 @@ inline expected<fsm_loop, error> compile_paradigm(const json& spec,
     if (paradigm == "invariants") return compile_invariants(spec, warnings);
     if (paradigm == "imperative") return compile_imperative(spec, warnings);
   } else {
-    fsm_loop loop;  // keeps `paradigm` as provenance
-    diagnostics checked;
-    read_loop(spec, loop, checked);
-    const bool unreadable = count_errors(checked) != 0;
-    validate_read(loop, checked);  // the validator's findings too, as the original reports them
-    if (unreadable) return unexpected(invalid_loop_error(std::move(checked)));
-    if (has_errors(checked)) {
-      std::size_t errors = 0;
-      for (const auto& d : checked)
-        if (d.level == severity::error) ++errors;
-      const diagnostic* first = nullptr;
-      for (const auto& d : checked)
-        if (d.level == severity::error && first == nullptr) first = &d;
-      std::string message = errors == 1 ? first->message
-                                        : fmt::format("invalid loop: {} errors, first: {}",
-                                                      errors, first->message);
-      std::string where = errors == 1 ? first->path : std::string();
-      return unexpected(error{errc::invalid_loop, std::move(message), std::move(where),
-                              std::move(checked)});
-    }
-    if (warnings != nullptr) warnings->insert(warnings->end(), checked.begin(), checked.end());
-    return loop;
+    return load_loop(spec, warnings);  // keeps `paradigm` as provenance
   }
   diagnostics out;
   report(out, "paradigm", "unknown-paradigm",

@@ -149,11 +149,18 @@ inline void read_and_validate(const json& doc, fsm_loop& loop, diagnostics& foun
   validate_read(loop, found);
 }
 
-/// The result of read_and_validate(): errc::invalid_loop with every finding when there is
-/// an error; else the loop, its warnings appended to `*warnings` when given.
+/// The result of read_and_validate(): errc::invalid_loop (invalid_loop_error(); error::path
+/// is the path of the error when there is one) with every finding when there is an error;
+/// else the loop, its warnings appended to `*warnings` when given.
 inline expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& found,
                                              diagnostics* warnings) {
-  if (has_errors(found)) return unexpected(invalid_loop_error(std::move(found)));
+  if (has_errors(found)) {
+    error e = invalid_loop_error(std::move(found));
+    if (count_errors(e.details) == 1)
+      for (const auto& d : e.details)
+        if (d.level == severity::error) e.path = d.path;
+    return unexpected(std::move(e));
+  }
   if (warnings)
     for (auto& d : found) warnings->push_back(std::move(d));
   return expected<fsm_loop, error>(std::move(loop));

@@ -422,6 +422,28 @@ TEST_CASE("schema diagnostics are the same as for JSON, with positions") {
   CHECK(ll::format_diagnostic(d, &jmap).rfind(jfile + ":9:9: ", 0) == 0);
 }
 
+TEST_CASE("JSON documents take their positions from the one JSON parse") {
+  const std::string text =
+      "{\n  \"name\": \"x\",\n  \"scope\": [1, {\"a\\u0062\": true}],\r\n  \"s\": {}, \"t\": []\n}\n";
+  ll::source_map map, ymap;
+  auto doc = ll::parse_json_document(text, "t.json", &map);
+  REQUIRE(doc.has_value());
+  CHECK(map.locate("") == ll::source_location{"t.json", 1, 1});
+  CHECK(map.locate("name") == ll::source_location{"t.json", 2, 3});
+  CHECK(map.locate("scope[0]") == ll::source_location{"t.json", 3, 13});
+  CHECK(map.locate("scope[1]") == ll::source_location{"t.json", 3, 16});
+  CHECK(map.locate("scope[1].ab") == ll::source_location{"t.json", 3, 17});
+  CHECK(map.locate("t") == ll::source_location{"t.json", 4, 12});
+  // The positions a YAML reader gives the same text (JSON is YAML).
+  REQUIRE(ll::yaml_to_json(text, "t.json", &ymap).has_value());
+  CHECK(map.size() == ymap.size());
+  for (const char* path : {"", "name", "scope", "scope[0]", "scope[1]", "scope[1].ab", "s", "t"})
+    CHECK(map.locate(path) == ymap.locate(path));
+  // A text the JSON reader refuses has no positions.
+  CHECK_FALSE(ll::parse_json_document(R"({"a": 1, "a": 2})", "d.json", &map).has_value());
+  CHECK(map.size() == 0);
+}
+
 TEST_CASE("paradigm specs in YAML compile") {
   auto loop = ll::load_loop_file(fixtures / "goal_spec.yaml");
   if (!loop) FAIL_CHECK(ll::to_string(loop.error()));

@@ -1,0 +1,186 @@
+// little_loops — documents: reading files, detecting YAML or JSON, positions of values
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The first stage of loading: text → document (little_loops::json) with the position of
+// each value, kept by the parser that read it. JSON needs nothing beyond the core; YAML
+// documents come from the opt-in <little_loops/yaml_loader.hpp> (yaml-cpp).
+
+#include <little_loops/config.hpp>
+#include <little_loops/error.hpp>
+#include <little_loops/expected.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/schema.hpp>
+#include <little_loops/detail/json_positions.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// A position in a source file; line and column are 1-based.
+struct source_location {
+  std::string file;
+  int line = 0;
+  int column = 0;
+
+  friend bool operator==(const source_location&, const source_location&) = default;
+};
+
+/// Where each value of a loaded document came from: document path (the dotted form used
+/// by diagnostics, e.g. `states.fix.evaluate.operator`, `scope[0]`) → line and column. For
+/// a mapping member the position is its key's; for a list item and the root, the value's.
+class source_map {
+ public:
+  /// The file name used in positions (as given to the loader).
+  [[nodiscard]] const std::string& file_name() const noexcept { return file_; }
+  void set_file_name(std::string name) { file_ = std::move(name); }
+
+  /// Records the (1-based) position of `path`; the first record of a path is kept.
+  void add(std::string path, int line, int column) {
+    marks_.try_emplace(std::move(path), line, column);
+  }
+
+  /// The position of `path`, or of its nearest recorded ancestor (a diagnostic about a
+  /// missing key points at the object that lacks it). nullopt when nothing is recorded.
+  [[nodiscard]] std::optional<source_location> locate(std::string_view path) const {
+    std::string key(path);
+    for (;;) {
+      if (const auto it = marks_.find(key); it != marks_.end())
+        return source_location{file_, it->second.first, it->second.second};
+      if (key.empty()) return std::nullopt;
+      const auto cut = key.find_last_of(".[");
+      key.resize(cut == std::string::npos ? 0 : cut);
+    }
+  }
+
+  /// Number of recorded paths.
+  [[nodiscard]] std::size_t size() const noexcept { return marks_.size(); }
+  void clear() noexcept { marks_.clear(); }
+
+ private:
+  std::string file_;
+  std::unordered_map<std::string, std::pair<int, int>> marks_;
+};
+
+/// `file:line:col: error: path: message` (the position of `d.path` looked up in `map`);
+/// without a position, `file: error: path: message`; without a map, to_string(d).
+inline std::string format_diagnostic(const diagnostic& d, const source_map* map) {
+  if (map == nullptr) return to_string(d);
+  if (const auto at = map->locate(d.path))
+    return fmt::format("{}:{}:{}: {}", at->file, at->line, at->column, to_string(d));
+  if (map->file_name().empty()) return to_string(d);
+  return fmt::format("{}: {}", map->file_name(), to_string(d));
+}
+
+/// Prefixes `e.message` with the position of the error (its path, else its first error
+/// diagnostic's path) and sets `e.path` to the file name when it was empty. Diagnostics in
+/// `e.details` are left unchanged (format each with format_diagnostic()).
+inline error annotate_error(error e, const source_map& map) {
+  std::optional<source_location> at;
+  if (!e.path.empty()) at = map.locate(e.path);
+  if (!at)
+    for (const auto& d : e.details)
+      if (d.level == severity::error) {
+        at = map.locate(d.path);
+        break;
+      }
+  if (at)
+    e.message = fmt::format("{}:{}:{}: {}", at->file, at->line, at->column, e.message);
+  else if (!map.file_name().empty())
+    e.message = fmt::format("{}: {}", map.file_name(), e.message);
+  return e;
+}
+
+/// How a document file is read: by extension `.yaml`/`.yml` → YAML, `.json` → JSON; any
+/// other extension is JSON when its first non-blank character is `{`, else YAML.
+enum class document_format { yaml, json };
+
+/// Guesses the format of `path` (see document_format).
+inline document_format detect_document_format(const std::filesystem::path& path, std::string_view text) {
+  const std::string ext = path.extension().string();
+  if (ext == ".yaml" || ext == ".yml" || ext == ".YAML" || ext == ".YML") return document_format::yaml;
+  if (ext == ".json" || ext == ".JSON") return document_format::json;
+  const auto first = text.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && text[first] == '{' ? document_format::json
+                                                               : document_format::yaml;
+}
+
+/// The largest document file read_text_file() reads: far above any loop (a 2,000-state loop
+/// is about 100 KB), far below what would exhaust memory while parsing.
+inline constexpr std::uintmax_t max_document_file_bytes = std::uintmax_t{64} << 20;
+
+/// Reads a whole regular file. errc::io_error (path = the file) when it does not exist, is
+/// not a regular file (a directory; a FIFO or device, whose reading may block or never
+/// end), is larger than max_document_file_bytes, or cannot be read.
+inline expected<std::string, error> read_text_file(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) {
+    return unexpected(error{errc::io_error,
+                            "cannot open file: " + (ec ? ec.message() : std::string("no such file")),
+                            path.string()});
+  }
+  if (fs::is_directory(st)) return unexpected(error{errc::io_error, "is a directory", path.string()});
+  if (!fs::is_regular_file(st))
+    return unexpected(error{errc::io_error, "not a regular file", path.string()});
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > max_document_file_bytes)
+    return unexpected(error{errc::io_error,
+                            fmt::format("file is larger than {} MiB ({} bytes)",
+                                        max_document_file_bytes >> 20, size),
+                            path.string()});
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return unexpected(error{errc::io_error, "cannot open file", path.string()});
+  // The size stat() gave, then 4 KiB reads to the end (procfs reports 0; a file may grow
+  // meanwhile), stopping as soon as the limit is passed.
+  std::string text(ec ? std::size_t{0} : static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) return unexpected(error{errc::io_error, "cannot read file", path.string()});
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  char more[4096];
+  while (in && text.size() <= max_document_file_bytes) {
+    in.read(more, sizeof more);
+    text.append(more, static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) return unexpected(error{errc::io_error, "cannot read file", path.string()});
+  if (text.size() > max_document_file_bytes)
+    return unexpected(error{errc::io_error,
+                            fmt::format("file is larger than {} MiB", max_document_file_bytes >> 20),
+                            path.string()});
+  return text;
+}
+
+/// Parses JSON text with the strict JSON reader (parse_json_text). When it is accepted and
+/// `map` is given, the position of every value goes to `*map`, read from the same text.
+/// Errors: errc::parse_error, the message prefixed with `file_name: `, error::path the file.
+inline expected<json, error> parse_json_document(std::string_view text, std::string_view file_name,
+                                                 source_map* map = nullptr) {
+  if (map != nullptr) {
+    map->clear();
+    map->set_file_name(std::string(file_name));
+  }
+  auto doc = parse_json_text(text);
+  if (!doc) {
+    error e = std::move(doc.error());
+    e.message = fmt::format("{}: {}", file_name, e.message);
+    if (e.path.empty()) e.path = std::string(file_name);
+    return unexpected(std::move(e));
+  }
+  if (map != nullptr)
+    detail::json_position_indexer(text).run(
+        [&](std::string path, int line, int column) { map->add(std::move(path), line, column); });
+  return doc;
+}
+
+LITTLE_LOOPS_NAMESPACE_END
