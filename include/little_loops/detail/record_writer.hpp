@@ -88,7 +88,8 @@ class json_text_writer {
     return replaced_;
   }
 
- private:
+ protected:
+  /// Writes `"key":`, after a comma from the second member on.
   void name(std::string_view key) {
     if (!first_) out_ += ',';
     first_ = false;
@@ -97,6 +98,8 @@ class json_text_writer {
   }
 
   std::string& out_;
+
+ private:
   bool first_ = true;
   bool replaced_ = false;
 };
