@@ -4,6 +4,7 @@
 
 #include <little_loops/config.hpp>
 #include <little_loops/detail/numbers.hpp>
+#include <little_loops/detail/record_writer.hpp>
 #include <little_loops/detail/strings.hpp>
 #include <little_loops/json.hpp>
 
@@ -242,74 +243,33 @@ inline std::string_view output_tail(std::string_view s, std::size_t max = 2000) 
 namespace detail {
 
 // Each event's members are listed once, in write_event(W&, const event&), for two writers
-// with the same interface (string, integer, boolean, null, value):
+// of detail/record_writer.hpp, opened with the event's name and time:
 //  - event_json_builder builds the JSON object (to_json);
 //  - event_line_writer appends the same object's text (append_json_line) without building it.
 
 /// Builds the `{"event", "ts", ...}` object member by member.
-class event_json_builder {
+class event_json_builder : public json_object_writer {
  public:
   event_json_builder(std::string_view name, event_time ts) {
-    j_["event"] = name;
-    j_["ts"] = format_timestamp(ts);
+    string("event", name);
+    string("ts", format_timestamp(ts));
   }
-  void string(std::string_view key, std::string_view value) { j_[std::string(key)] = value; }
-  void integer(std::string_view key, std::int64_t value) { j_[std::string(key)] = value; }
-  void boolean(std::string_view key, bool value) { j_[std::string(key)] = value; }
-  void null(std::string_view key) { j_[std::string(key)] = nullptr; }
-  void value(std::string_view key, const json& v) { j_[std::string(key)] = v; }
-  json take() { return std::move(j_); }
-
- private:
-  json j_ = json::object();
 };
 
-/// Appends the text of one event object member by member (keys are seed 002's fixed ASCII
-/// names, except evaluation detail keys, which are escaped).
-class event_line_writer {
+/// Appends the text of one event object member by member, as one line.
+class event_line_writer : public json_text_writer {
  public:
-  event_line_writer(std::string& out, std::string_view name, event_time ts) : out_(out) {
-    using namespace std::string_view_literals;
-    out_ += "{\"event\":"sv;
-    append_json_string(out_, name);
-    out_ += ",\"ts\":\""sv;
+  event_line_writer(std::string& out, std::string_view name, event_time ts) : json_text_writer(out) {
+    string("event", name);
+    this->name("ts");
+    out_ += '"';
     append_timestamp(out_, ts);
     out_ += '"';
   }
-  void string(std::string_view key, std::string_view value) {
-    name(key);
-    append_json_string(out_, value);
+  void finish() {
+    json_text_writer::finish();
+    out_ += '\n';
   }
-  void integer(std::string_view key, std::int64_t value) {
-    name(key);
-    append_json_integer(out_, value);
-  }
-  void boolean(std::string_view key, bool value) {
-    using namespace std::string_view_literals;
-    name(key);
-    out_ += value ? "true"sv : "false"sv;
-  }
-  void null(std::string_view key) {
-    using namespace std::string_view_literals;
-    name(key);
-    out_ += "null"sv;
-  }
-  void value(std::string_view key, const json& v) {
-    out_ += ',';
-    append_json_string(out_, key);
-    out_ += ':';
-    append_json_text(out_, v);
-  }
-  void finish() { out_.append("}\n", 2); }
-
- private:
-  void name(std::string_view key) {
-    using namespace std::string_view_literals;
-    out_ += ",\""sv;
-    out_ += key;
-    out_ += "\":"sv;
-  }
-  std::string& out_;
 };
 
 template <class W>

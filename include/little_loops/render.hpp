@@ -3,6 +3,7 @@
 #pragma once
 
 #include <little_loops/config.hpp>
+#include <little_loops/detail/json_path.hpp>
 #include <little_loops/detail/utf8.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
@@ -169,18 +170,16 @@ inline std::string render_resolved(const fsm_loop& loop, const json& value) {
   if (text.size() <= prefix.size() + 1 || text.compare(0, prefix.size(), prefix) != 0 ||
       text.back() != '}')
     return text;
-  const std::string path = text.substr(prefix.size(), text.size() - prefix.size() - 1);
+  const auto path =
+      detail::parse_member_path(std::string_view(text).substr(prefix.size(), text.size() - prefix.size() - 1),
+                                /*brackets=*/false);
+  if (!path) return text;
   const json* node = &loop.context;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = path.find('.', start);
-    const std::string key = path.substr(start, dot == std::string::npos ? dot : dot - start);
-    if (!node->is_object() || key.empty()) return text;
-    const auto it = node->find(key);
+  for (const auto& segment : *path) {  // object keys only
+    if (!node->is_object()) return text;
+    const auto it = node->find(segment.key);
     if (it == node->end()) return text;
     node = &*it;
-    if (dot == std::string::npos) break;
-    start = dot + 1;
   }
   return render_value(*node);
 }

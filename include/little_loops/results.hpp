@@ -203,6 +203,9 @@ struct prev_record {
   friend bool operator==(const prev_record&, const prev_record&) = default;
 };
 
+/// The namespaces a template variable can read (design §3.8).
+enum class template_namespace { context, captured, prev, result, state, loop, env };
+
 /// Host function that looks up an environment variable for `${env.NAME}`.
 /// Returns std::nullopt when the variable is not set.
 using env_lookup_fn = std::optional<std::string> (*)(std::string_view name, void* user);

@@ -428,6 +428,17 @@ TEST_SUITE("snapshot") {
       CHECK_FALSE(ll::detail::base64_decode(bad).has_value());
   }
 
+  TEST_CASE("to_json(captured_map): the records as a snapshot writes them") {
+    ll::captured_map captured;
+    captured["build"] = ll::captured_record{"ok", "warn", 2, 15, "failure"};
+    const ll::json expected = ll::json::parse(
+        R"({"build": {"output": "ok", "stderr": "warn", "exit_code": 2, "duration_ms": 15, "verdict": "failure"}})");
+    CHECK(ll::to_json(captured) == expected);
+    ll::snapshot s;
+    s.captured = ll::captured_map(captured);
+    CHECK(ll::to_json(s)["captured"] == expected);
+  }
+
   TEST_CASE("strict reading: paths in errors") {
     const ll::json good = ll::to_json(sample());
     auto expect_error = [](const ll::json& j, std::string_view path) {

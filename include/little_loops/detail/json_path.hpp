@@ -98,6 +98,19 @@ inline path_segments parse_json_path(std::string_view path, bool brackets = true
   return out;
 }
 
+// A path that starts below a root already named (`${context.PATH}`, whose `context.` is the
+// root): split as parse_json_path splits it, but every segment must have a key, a leading
+// "." included (it is an empty segment, not the root). nullopt: an empty segment (`a..b`,
+// `a.`, `.a`) or an empty path, which name nothing.
+inline std::optional<path_segments> parse_member_path(std::string_view path, bool brackets = true) {
+  if (path.empty() || path.front() == '.') return std::nullopt;
+  path_segments segs = parse_json_path(path, brackets);
+  if (segs.empty()) return std::nullopt;
+  for (const auto& seg : segs)
+    if (seg.key.empty()) return std::nullopt;
+  return segs;
+}
+
 // True when a segment was written as `[N]`.
 inline bool has_bracket_segment(const path_segments& segs) noexcept {
   for (const auto& seg : segs)

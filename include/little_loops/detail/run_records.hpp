@@ -1,0 +1,52 @@
+// little_loops — the members of a run's records (`captured.<name>`, `prev`), listed once
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/detail/record_writer.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/results.hpp>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// Each record's members are listed once, in write_*(W&, record), for the writers of
+// detail/record_writer.hpp: the JSON object, its text, and the `raw_bytes` of its strings
+// that are not UTF-8 (snapshots, `${captured.<name>}`, results).
+
+template <class W>
+void write_captured_record(W& w, const captured_record& r) {
+  w.string("output", r.output);
+  w.string("stderr", r.stderr_output);
+  w.integer("exit_code", r.exit_code);
+  w.integer("duration_ms", r.duration_ms);
+  w.string("verdict", r.verdict);
+}
+
+template <class W>
+void write_captured(W& w, const captured_map& m) {
+  for (const auto& [name, rec] : m)
+    w.object(name, [&rec](auto& r) { write_captured_record(r, rec); });
+}
+
+template <class W>
+void write_prev_record(W& w, const prev_record& p) {
+  w.string("state", p.state);
+  w.string("output", p.output);
+  w.string("stderr", p.stderr_output);
+  w.integer("exit_code", p.exit_code);
+  w.string("verdict", p.verdict);
+  p.details.visit([&w](const json& d) { w.value("details", d); });
+  if (!p.ran_action) w.boolean("ran_action", false);  // only then: older snapshots stay valid
+  if (!p.evaluated) w.boolean("evaluated", false);    // likewise
+}
+
+// `{NAME: record, …}`; public as to_json(const captured_map&) (snapshot.hpp).
+inline json captured_to_json(const captured_map& m) {
+  json_object_writer w;
+  write_captured(w, m);
+  return w.take();
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END

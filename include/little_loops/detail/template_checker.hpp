@@ -1,0 +1,175 @@
+// little_loops — the template rules of validate(): every templated field of a loop checked
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/detail/strings.hpp>
+#include <little_loops/detail/template_parser.hpp>
+#include <little_loops/error.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/schema.hpp>
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// Classifies a compile_template() failure for its diagnostic code.
+inline std::string_view template_error_code(const std::string& message) {
+  if (message.find("bash operator") != std::string::npos) return "template-bash-operator";
+  if (message.find("Unknown namespace: ") != std::string::npos) return "template-unknown-namespace";
+  if (message.find("Unknown state property: ") != std::string::npos ||
+      message.find("Unknown loop property: ") != std::string::npos)
+    return "template-unknown-key";
+  return "template-syntax";
+}
+
+struct template_checker {
+  const std::vector<std::string>* captures = nullptr;
+  diagnostics* out = nullptr;
+
+  void add(std::string path, std::string code, std::string message,
+           severity level = severity::error) const {
+    out->push_back(diagnostic{level, std::move(path), sanitize_utf8(message), std::move(code)});
+  }
+
+  // Parses `text` (reporting syntax problems) and checks its references; the parts, or
+  // nullopt when the text does not parse.
+  std::optional<std::vector<template_part>> check(std::string_view text, const std::string& path) const {
+    std::vector<template_part> parts;
+    if (auto parsed = parse_template(text, parts); !parsed) {
+      add(path, std::string(template_error_code(parsed.error().message)), parsed.error().message);
+      return std::nullopt;
+    }
+    for (const auto& part : parts) {
+      if (!part.is_variable || part.optional || part.default_value) continue;
+      check_record_key(part, path);
+      check_capture(part, path);
+    }
+    return parts;
+  }
+
+  // `${captured.X}` where no state captures X. A reference with a fallback (`?` or
+  // `:default=`) may read a capture that never happens, so it is not checked (design §3.8).
+  // A warning, as in the original (which checks nothing at load, and later warns): the
+  // reference fails only if the state runs, as the `error` verdict.
+  void check_capture(const template_part& part, const std::string& path) const {
+    if (part.ns != template_namespace::captured) return;
+    const std::string& name = part.path.front().key;
+    for (const auto& c : *captures)
+      if (c == name) return;
+    const std::string names = join_names(*captures);
+    add(path, "template-unknown-capture",
+        fmt::format("${{{}}} reads captured.{}, but no state captures \"{}\" (captured: {})",
+                    part.text, name, name, names.empty() ? std::string("none") : names),
+        severity::warning);
+  }
+
+  // `prev`, `result` and a capture are records with fixed keys: a reference to another key
+  // (a typo: `${prev.outptu}`) can never resolve. A warning, as for an unknown capture: it
+  // fails only if the state runs, as the `error` verdict.
+  void check_record_key(const template_part& part, const std::string& path) const {
+    auto warn = [&](std::string_view key, const auto& known, std::string_view record) {
+      if (contains_name(known, key)) return;
+      add(path, "template-unknown-key",
+          fmt::format("${{{}}} reads the key \"{}\", which {} never has (it has {}){}", part.text,
+                      key, record, join_names(known), did_you_mean(key, known)),
+          severity::warning);
+    };
+    if (part.ns == template_namespace::prev && !part.path.empty())
+      warn(part.path[0].key, template_prev_keys, "prev");
+    else if (part.ns == template_namespace::result && !part.path.empty())
+      warn(part.path[0].key, template_result_keys, "result");
+    else if (part.ns == template_namespace::captured && part.path.size() >= 2)
+      warn(part.path[1].key, template_captured_keys, "a capture");
+  }
+
+  // Warns about `${context.…}` pasted into shell text outside any quotes without `:shell`.
+  void check_shell_quoting(std::string_view src, const std::vector<template_part>& parts,
+                           const std::string& path) const {
+    char quote = 0;  // 0, '\'' or '"'
+    std::size_t pos = 0;
+    auto scan = [&](std::size_t end) {
+      for (; pos < end; ++pos) {
+        const char c = src[pos];
+        if (quote == '\'') {
+          if (c == '\'') quote = 0;
+        } else if (c == '\\') {
+          ++pos;
+        } else if (quote == '"') {
+          if (c == '"') quote = 0;
+        } else if (c == '\'' || c == '"') {
+          quote = c;
+        }
+      }
+    };
+    if (parts.size() == 1 && parts.front().is_variable) return;  // the whole command
+    for (const auto& part : parts) {
+      if (!part.is_variable) continue;
+      scan(part.offset);
+      pos = part.offset + part.length;
+      if (part.ns == template_namespace::context && !part.shell && quote == 0) {
+        add(path, "template-unquoted-context",
+            fmt::format("${{{}}} is pasted into the shell command unquoted; a value with "
+                        "spaces or metacharacters changes the command: write ${{{}:shell}}",
+                        part.text, part.text),
+            severity::warning);
+      }
+    }
+  }
+
+  // The action (with its shell quoting), `next`, route targets and on_<verdict> targets.
+  void check_state(const std::string& name, const state_config& state) const {
+    const std::string base = member_path("states", name);
+    if (state.action) {
+      const std::string path = join_path(base, "action");
+      auto parts = check(*state.action, path);
+      const bool shell = state.action_type ? *state.action_type == action_kind::shell
+                                           : (state.action->empty() || state.action->front() != '/');
+      if (parts && shell) check_shell_quoting(*state.action, *parts, path);
+    }
+    if (state.next) check(*state.next, join_path(base, "next"));
+    if (state.route) {
+      const std::string route = join_path(base, "route");
+      for (const auto& [verdict, target] : state.route->routes) check(target, member_path(route, verdict));
+      if (state.route->default_target) check(*state.route->default_target, join_path(route, "_"));
+      if (state.route->error_target) check(*state.route->error_target, join_path(route, "_error"));
+    }
+    for (const auto& [verdict, target] : state.on) check(target, member_path(base, "on_" + verdict));
+    if (state.evaluate) check_evaluator(*state.evaluate, join_path(base, "evaluate"));
+  }
+
+  // The evaluator's string fields (`target` and `tolerance` when they are strings).
+  void check_evaluator(const evaluate_config& e, const std::string& ev) const {
+    auto field = [&](const std::optional<std::string>& v, std::string_view key) {
+      if (v) check(*v, join_path(ev, key));
+    };
+    auto json_field = [&](const std::optional<json>& v, std::string_view key) {
+      if (v && v->is_string()) check(v->get_ref<const std::string&>(), join_path(ev, key));
+    };
+    json_field(e.target, "target");
+    json_field(e.tolerance, "tolerance");
+    field(e.pattern, "pattern");
+    field(e.path, "path");
+    field(e.prompt, "prompt");
+    field(e.source, "source");
+    field(e.previous, "previous");
+  }
+};
+
+// Checks every templated field of `loop` (see validate_templates).
+inline void check_loop_templates(const fsm_loop& loop, diagnostics& out) {
+  std::vector<std::string> captures;
+  for (const auto& entry : loop.states)
+    if (entry.second.capture) captures.push_back(*entry.second.capture);
+  const template_checker checker{&captures, &out};
+  for (const auto& [name, state] : loop.states) checker.check_state(name, state);
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END

@@ -1,0 +1,300 @@
+// little_loops — rendering a parsed template's variables against an interpolation_context
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/detail/feedback.hpp>
+#include <little_loops/detail/json_path.hpp>
+#include <little_loops/detail/numbers.hpp>
+#include <little_loops/detail/record_writer.hpp>
+#include <little_loops/detail/run_records.hpp>
+#include <little_loops/detail/strings.hpp>
+#include <little_loops/detail/template_parser.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/results.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <ranges>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// Appends the deterministic text form of a JSON value (design §3.8).
+template <class Json>
+inline void append_json_value(std::string& out, const Json& v) {
+  switch (v.type()) {
+    case nlohmann::json::value_t::string:
+      out += v.template get_ref<const std::string&>();
+      break;
+    case nlohmann::json::value_t::boolean:
+      out += v.template get<bool>() ? "true" : "false";
+      break;
+    case nlohmann::json::value_t::number_integer:
+      append_integer(out, v.template get<std::int64_t>());
+      break;
+    case nlohmann::json::value_t::number_unsigned:
+      append_integer(out, v.template get<std::uint64_t>());
+      break;
+    case nlohmann::json::value_t::number_float:
+      append_py_float(out, v.template get<double>());
+      break;
+    case nlohmann::json::value_t::null:
+    case nlohmann::json::value_t::discarded:
+      break;
+    default:
+      out += v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      break;
+  }
+}
+
+// Python's shlex.quote safe set: ASCII letters, digits and `_@%+=:,./-`.
+constexpr bool shell_safe_char(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '_' || c == '@' || c == '%' || c == '+' || c == '=' || c == ':' || c == ',' ||
+         c == '.' || c == '/' || c == '-';
+}
+
+// Quotes out[start..] in place exactly as Python's shlex.quote: empty → `''`; only safe
+// characters → unchanged; otherwise `'…'` with each `'` written as `'"'"'`.
+inline void shell_quote_tail(std::string& out, std::size_t start) {
+  const std::size_t end = out.size();
+  if (start == end) {
+    out += "''";
+    return;
+  }
+  bool safe = true;
+  std::size_t quotes = 0;
+  for (std::size_t i = start; i < end; ++i) {
+    safe = safe && shell_safe_char(out[i]);
+    quotes += out[i] == '\'';
+  }
+  if (safe) return;
+  out.resize(end + 2 + 4 * quotes);
+  std::size_t dst = out.size();
+  out[--dst] = '\'';
+  for (std::size_t src = end; src > start;) {
+    const char c = out[--src];
+    if (c == '\'') {
+      dst -= 5;
+      out.replace(dst, 5, "'\"'\"'");
+    } else {
+      out[--dst] = c;
+    }
+  }
+  out[--dst] = '\'';
+}
+
+inline std::string available_keys(const json& obj) {
+  std::string s;
+  if (obj.is_object()) {
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      if (!s.empty()) s += ", ";
+      s += it.key();
+    }
+  } else if (obj.is_array()) {
+    if (!obj.empty()) s = fmt::format("indices 0..{}", obj.size() - 1);
+  }
+  return s.empty() ? std::string("none") : s;
+}
+
+// Appends the value at path[first..] in `root`; returns an error message when missing.
+inline std::optional<std::string> resolve_walk(std::string& out, const json& root,
+                                               const path_segments& path, std::size_t first,
+                                               std::string_view where) {
+  auto r = lookup_json_path(root, path, first);
+  if (r.value) {
+    append_json_value(out, *r.value);
+    return std::nullopt;
+  }
+  return fmt::format("Path '{}' not found in {} (available: {})",
+                     segments_text(path, r.failed_at + 1), where, available_keys(*r.parent));
+}
+
+inline std::optional<std::string> leaf_error(const path_segments& path, std::size_t leaf,
+                                             std::string_view where, std::string_view kind) {
+  return fmt::format("Path '{}' not found in {} ({} is {})", segments_text(path, leaf + 2), where,
+                     segments_text(path, leaf + 1), kind);
+}
+
+// Appends a string field at path[leaf]; deeper segments cannot resolve.
+inline std::optional<std::string> append_leaf_string(std::string& out, const path_segments& path,
+                                                     std::size_t leaf, std::string_view value,
+                                                     std::string_view where) {
+  if (path.size() > leaf + 1) return leaf_error(path, leaf, where, "a string");
+  out += value;
+  return std::nullopt;
+}
+
+inline std::optional<std::string> append_leaf_int(std::string& out, const path_segments& path,
+                                                  std::size_t leaf, std::int64_t value,
+                                                  std::string_view where) {
+  if (path.size() > leaf + 1) return leaf_error(path, leaf, where, "a number");
+  append_integer(out, value);
+  return std::nullopt;
+}
+
+inline std::string format_elapsed(std::int64_t ms) {
+  if (ms < 1000) return fmt::format("{}ms", ms);
+  std::int64_t seconds = ms / 1000;
+  if (seconds < 60) return fmt::format("{}s", seconds);
+  std::int64_t minutes = seconds / 60;
+  std::int64_t rest = seconds % 60;
+  if (rest == 0) return fmt::format("{}m", minutes);
+  return fmt::format("{}m {}s", minutes, rest);
+}
+
+// `${captured.NAME[.FIELD]}`: the whole record as JSON, or one field.
+inline std::optional<std::string> resolve_captured(std::string& out, const template_part& p,
+                                                   const interpolation_context& ctx) {
+  const auto& path = p.path;
+  if (!ctx.captured || ctx.captured->empty())
+    return fmt::format("Path '{}' not found in captured (available: none)", segments_text(path, 1));
+  auto it = ctx.captured->find(path[0].key);
+  if (it == ctx.captured->end())
+    return fmt::format("Path '{}' not found in captured (available: {})", segments_text(path, 1),
+                       join_names(std::views::keys(*ctx.captured)));
+  const captured_record& c = it->second;
+  if (path.size() == 1) {
+    json_text_writer w(out);
+    write_captured_record(w, c);
+    w.finish();
+    return std::nullopt;
+  }
+  const std::string& field = path[1].key;
+  constexpr std::string_view where = "captured";
+  if (field == "output") return append_leaf_string(out, path, 1, c.output, where);
+  if (field == "stderr") return append_leaf_string(out, path, 1, c.stderr_output, where);
+  if (field == "verdict") return append_leaf_string(out, path, 1, c.verdict, where);
+  if (field == "exit_code") return append_leaf_int(out, path, 1, c.exit_code, where);
+  if (field == "duration_ms") return append_leaf_int(out, path, 1, c.duration_ms, where);
+  return fmt::format("Path '{}' not found in captured (available: {})", segments_text(path, 2),
+                     join_names(template_captured_keys));
+}
+
+// `${prev.evaluation[.…]}`: the last evaluation (seed 004), prev's own or the one before an
+// unevaluated state.
+inline std::optional<std::string> resolve_prev_evaluation(std::string& out, const template_part& p,
+                                                          const interpolation_context& ctx) {
+  const prev_record* ev = ctx.prev->evaluated ? ctx.prev : ctx.last_evaluation;
+  if (ev == nullptr) {
+    if (p.path.size() == 1 && !p.default_value) return std::nullopt;  // null: empty
+    return std::string("No evaluation available yet");
+  }
+  json rec = feedback_record(*ev);
+  return resolve_walk(out, rec, p.path, 1, "prev");
+}
+
+// `${prev.FIELD[.…]}`.
+inline std::optional<std::string> resolve_prev(std::string& out, const template_part& p,
+                                               const interpolation_context& ctx) {
+  const auto& path = p.path;
+  if (!ctx.prev) {
+    // Seed 004: before any evaluation the director's `last_evaluation` is null, which
+    // renders empty (a `:default=` still applies); any other prev path is missing.
+    if (path.size() == 1 && path[0].key == "evaluation" && !p.default_value) return std::nullopt;
+    return std::string("No previous state result available");
+  }
+  const prev_record& pr = *ctx.prev;
+  const std::string& field = path[0].key;
+  if (field == "state") return append_leaf_string(out, path, 0, pr.state, "prev");
+  if (field == "output") return append_leaf_string(out, path, 0, pr.output, "prev");
+  if (field == "stderr") return append_leaf_string(out, path, 0, pr.stderr_output, "prev");
+  if (field == "verdict") return append_leaf_string(out, path, 0, pr.verdict, "prev");
+  if (field == "exit_code") return append_leaf_int(out, path, 0, pr.exit_code, "prev");
+  if (field == "details")
+    return pr.details.visit([&](const json& d) { return resolve_walk(out, d, path, 1, "prev"); });
+  if (field == "evaluation") return resolve_prev_evaluation(out, p, ctx);
+  return fmt::format("Path '{}' not found in prev (available: {})", segments_text(path, 1),
+                     join_names(template_prev_keys));
+}
+
+// `${result.verdict}`, `${result.details[.…]}`.
+inline std::optional<std::string> resolve_result(std::string& out, const path_segments& path,
+                                                 const interpolation_context& ctx) {
+  if (!ctx.result) return std::string("No evaluation result available");
+  const std::string& field = path[0].key;
+  if (field == "verdict") return append_leaf_string(out, path, 0, ctx.result->verdict, "result");
+  if (field == "details")
+    return ctx.result->details.visit(
+        [&](const json& d) { return resolve_walk(out, d, path, 1, "result"); });
+  return fmt::format("Path '{}' not found in result (available: {})", segments_text(path, 1),
+                     join_names(template_result_keys));
+}
+
+// `${state.name}`, `${state.iteration}`. Unknown keys compile only with a fallback (`?` or
+// `:default=`), which replaces the message.
+inline std::optional<std::string> resolve_state(std::string& out, const path_segments& path,
+                                                const interpolation_context& ctx) {
+  const std::string& k = path[0].key;
+  if (path.size() == 1 && k == "name")
+    out += ctx.state_name;
+  else if (path.size() == 1 && k == "iteration")
+    append_integer(out, ctx.iteration);
+  else
+    return fmt::format("Unknown state property: {}", segments_text(path, path.size()));
+  return std::nullopt;
+}
+
+// `${loop.KEY}`.
+inline std::optional<std::string> resolve_loop(std::string& out, const path_segments& path,
+                                               const interpolation_context& ctx) {
+  const std::string& k = path[0].key;
+  if (path.size() != 1)
+    return fmt::format("Unknown loop property: {}", segments_text(path, path.size()));
+  if (k == "name")
+    out += ctx.loop_name;
+  else if (k == "started_at")
+    out += ctx.started_at;
+  else if (k == "elapsed_ms")
+    append_integer(out, ctx.elapsed_ms);
+  else if (k == "elapsed")
+    out += format_elapsed(ctx.elapsed_ms);
+  else if (k == "max_iterations")
+    append_integer(out, ctx.max_iterations);
+  else
+    return fmt::format("Unknown loop property: {}", k);
+  return std::nullopt;
+}
+
+// `${env.NAME}`: the host's lookup, else the process environment.
+inline std::optional<std::string> resolve_env(std::string& out, const std::string& name,
+                                              const interpolation_context& ctx) {
+  if (ctx.env) {
+    auto v = ctx.env(name, ctx.env_user);
+    if (!v) return fmt::format("Environment variable '{}' not set", name);
+    out += *v;
+  } else {
+    const char* v = std::getenv(name.c_str());
+    if (!v) return fmt::format("Environment variable '{}' not set", name);
+    out += v;
+  }
+  return std::nullopt;
+}
+
+// Appends the value of the variable `p`; returns an error message when it is missing.
+inline std::optional<std::string> resolve_part(std::string& out, const template_part& p,
+                                               const interpolation_context& ctx) {
+  switch (p.ns) {
+    case template_namespace::context:
+      if (!ctx.context)
+        return fmt::format("Path '{}' not found in context (available: none)",
+                           segments_text(p.path, 1));
+      return resolve_walk(out, *ctx.context, p.path, 0, "context");
+    case template_namespace::captured: return resolve_captured(out, p, ctx);
+    case template_namespace::prev: return resolve_prev(out, p, ctx);
+    case template_namespace::result: return resolve_result(out, p.path, ctx);
+    case template_namespace::state: return resolve_state(out, p.path, ctx);
+    case template_namespace::loop: return resolve_loop(out, p.path, ctx);
+    case template_namespace::env: return resolve_env(out, p.env_name, ctx);
+  }
+  return std::string("unknown namespace");
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
