@@ -39,13 +39,10 @@ class compiled_template {
   }
   /// Number of variable references.
   [[nodiscard]] std::size_t variable_count() const noexcept { return variables_; }
-  /// The parsed parts (literal runs and variables), in order.
-  [[nodiscard]] const std::vector<detail::template_part>& parts() const noexcept {
-    return parts_;
-  }
-
  private:
   friend expected<compiled_template, error> compile_template(std::string_view text);
+  friend expected<void, error> render_to(const compiled_template& tpl, const interpolation_context& ctx,
+                                         std::string& out);
   std::string source_;
   std::vector<detail::template_part> parts_;
   std::size_t variables_ = 0;
@@ -88,7 +85,7 @@ inline expected<compiled_template, error> compile_template(std::string_view text
 /// whatever was appended before the failing variable.
 inline expected<void, error> render_to(const compiled_template& tpl,
                                        const interpolation_context& ctx, std::string& out) {
-  for (const auto& p : tpl.parts()) {
+  for (const auto& p : tpl.parts_) {
     if (!p.is_variable) {
       out += p.text;
       continue;
