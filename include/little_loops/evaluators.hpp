@@ -168,6 +168,18 @@ inline evaluation_result abnormal_action_result(const action_result& a) {
   return r;
 }
 
+// The verdicts no evaluator decides (design §3.4, §3.16): an action that did not end
+// normally (timed out, cancelled, killed, not started) is `error` with details saying why, and
+// a state with neither action nor `evaluate:` is `success` with empty details. nullopt: the
+// evaluator decides. The one place these rules live: basic_evaluator applies them first, and
+// the executor applies them before any host Evaluator, whose verdicts cannot override them.
+inline std::optional<evaluation_result> fixed_verdict(const action_result* action,
+                                                      bool has_evaluate) {
+  if (action && action->abnormal()) return abnormal_action_result(*action);
+  if (!action && !has_evaluate) return evaluation_result{"success", evaluation_details{}};
+  return std::nullopt;
+}
+
 // A number from a config field: JSON number/bool, or a (templated) string that parses.
 // `what` names the field in messages.
 inline expected<std::optional<double>, std::string> resolve_number(
@@ -307,8 +319,8 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
 ///   saying why, whatever the evaluator;
 /// - no `evaluate:` → `llm_structured` with the default prompt for prompt/slash-command
 ///   actions (request.kind), `exit_code` for shell actions;
-/// - no action and no `evaluate:` → `success` with empty details (the executor normally
-///   short-circuits this case and emits no evaluate event);
+/// - no action and no `evaluate:` → `success` with empty details (the executor applies the
+///   same rule itself and emits no evaluate event);
 /// - `source:` (a template) replaces the action output as the evaluated input;
 /// - template failures in evaluator fields → `error` with the reason in details.
 /// @tparam Judge a JudgeBackend; no_judge_backend makes every judge evaluation `error`.
@@ -324,12 +336,8 @@ class basic_evaluator {
   /// `error`); the expected is kept for the Evaluator concept.
   expected<evaluation_result, error> evaluate(const evaluation_request& request) {
     const action_result* action = request.action;
-    if (!request.config && !action) {
-      evaluation_result r;
-      r.verdict = "success";
-      return r;
-    }
-    if (action && action->abnormal()) return detail::abnormal_action_result(*action);
+    if (auto fixed = detail::fixed_verdict(action, request.config != nullptr))
+      return *std::move(fixed);
 
     const compiled_evaluator* compiled = request.compiled;
     if (!request.config) {
