@@ -5,6 +5,7 @@
 #include <little_loops/compiled_loop.hpp>
 #include <little_loops/concepts.hpp>
 #include <little_loops/config.hpp>
+#include <little_loops/detail/host_calls.hpp>
 #include <little_loops/detail/output_signal_scan.hpp>
 #include <little_loops/detail/routing.hpp>
 #include <little_loops/detail/run_history.hpp>
@@ -14,6 +15,7 @@
 #include <little_loops/events.hpp>
 #include <little_loops/execution_result.hpp>
 #include <little_loops/executor_clock.hpp>
+#include <little_loops/executor_options.hpp>
 #include <little_loops/expected.hpp>
 #include <little_loops/interpolation.hpp>
 #include <little_loops/json.hpp>
@@ -39,22 +41,6 @@
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
-
-// ---------------------------------------------------------------------------------------------
-// Options
-
-/// Host settings of an executor (the loop document holds the rest).
-struct executor_options {
-  /// Output signals, in priority order (empty: no signal detection).
-  std::vector<output_signal> signals = default_output_signals();
-  /// Time source; null → default_executor_clock(). Must outlive the executor.
-  executor_clock* clock = nullptr;
-  /// Per-action timeout used when a state has no `timeout:` (nullopt: the runner decides).
-  std::optional<std::chrono::milliseconds> default_action_timeout;
-  /// `${env.NAME}` lookup (null: std::getenv) and its user pointer.
-  env_lookup_fn env = nullptr;
-  void* env_user = nullptr;
-};
 
 // ---------------------------------------------------------------------------------------------
 // The executor
@@ -191,19 +177,8 @@ class fsm_executor {
   /// @return `errc::snapshot_mismatch` when the snapshot belongs to another loop definition
   /// (digest or name differ) or names an unknown state; the executor is then unchanged.
   expected<void, little_loops::error> resume(const little_loops::snapshot& s) {
-    if (s.digest != loop_->digest() || s.loop_name != loop_->loop().name)
-      return unexpected(little_loops::error{
-          errc::snapshot_mismatch,
-          fmt::format("snapshot of loop \"{}\" (digest {}) does not match loop \"{}\" (digest {})",
-                      s.loop_name, s.digest, loop_->loop().name, loop_->digest()),
-          "digest"});
-    const auto at = loop_->find(s.current_state);
-    if (!at)
-      return unexpected(little_loops::error{
-          errc::snapshot_mismatch,
-          fmt::format("snapshot state \"{}\" is not a state of loop \"{}\"", s.current_state,
-                      loop_->loop().name),
-          "current_state"});
+    const auto at = detail::resume_state(*loop_, s);
+    if (!at) return unexpected(at.error());
     detail::convergence_memory convergence;
     if (std::string_view unknown; !convergence.restore(*loop_, s, unknown))
       return unexpected(little_loops::error{
@@ -368,38 +343,20 @@ class fsm_executor {
     return ctx;
   }
 
-  void set_error_verdict(std::string message) {
-    result_eval_.verdict = "error";
-    result_eval_.details = json::object();
-    result_eval_.details["error"] = std::move(message);
-  }
-
   void report_error(const compiled_state& st, std::string_view kind, std::string_view message) {
     if constexpr (emits_events) emit(error_event{wall(), st.name, kind, message});
   }
 
   // The host's runner and evaluator: an exception from either is the `error` verdict with
-  // what it said (design §3.4), never an exception out of step(). The results are declared
-  // with their type: a host may return anything convertible (ActionRunner, Evaluator), and
-  // one returning the type exactly is constructed in place.
+  // what it said (design §3.4), never an exception out of step().
   expected<action_result, error> call_runner(const action_request& req) {
-    try {
-      return runner_.run(req);
-    } catch (const std::exception& e) {
-      return unexpected(error{errc::action_failed, std::string("the action runner threw: ") + e.what()});
-    } catch (...) {
-      return unexpected(error{errc::action_failed, "the action runner threw an exception"});
-    }
+    return detail::call_host<action_result>([&] { return runner_.run(req); },
+                                            errc::action_failed, "the action runner");
   }
 
   expected<evaluation_result, error> call_evaluator(const evaluation_request& req) {
-    try {
-      return eval_.evaluate(req);
-    } catch (const std::exception& e) {
-      return unexpected(error{errc::evaluation_failed, std::string("the evaluator threw: ") + e.what()});
-    } catch (...) {
-      return unexpected(error{errc::evaluation_failed, "the evaluator threw an exception"});
-    }
+    return detail::call_host<evaluation_result>([&] { return eval_.evaluate(req); },
+                                                errc::evaluation_failed, "the evaluator");
   }
 
   // Executes one (non-terminal) state: renders and runs its action, then conclude(). The
@@ -441,7 +398,7 @@ class fsm_executor {
   void conclude_unrunnable(const compiled_state& st, interpolation_context& ctx,
                            std::string_view kind, std::string message) {
     report_error(st, kind, message);
-    set_error_verdict(std::move(message));
+    result_eval_ = detail::error_result(std::move(message));
     conclude(st, ctx, nullptr);
   }
 
@@ -490,8 +447,8 @@ class fsm_executor {
     if (!action && st.action) return report_verdict(st, !st.next, false);  // set by execute()
     // The verdicts no evaluator decides (abnormal action, nothing to evaluate) have their rule
     // in evaluators.hpp; they hold whatever Evaluator the host gave.
-    if (auto fixed = detail::fixed_verdict(action, st.evaluator && !st.next)) {
-      result_eval_ = *std::move(fixed);
+    if (detail::has_fixed_verdict(action, st.evaluator && !st.next)) {
+      result_eval_ = detail::fixed_verdict(action);
       return report_verdict(st, action && !st.next, false);
     }
     if (!st.next) return ask_evaluator(st, ctx, action);
@@ -523,7 +480,7 @@ class fsm_executor {
     convergence_.note(current_);
     if (!ev) {
       report_error(st, "evaluator", ev.error().message);
-      set_error_verdict(ev.error().message);
+      result_eval_ = detail::error_result(ev.error().message);
       return report_verdict(st, true, false);
     }
     result_eval_.verdict = std::move(ev->verdict);
@@ -560,7 +517,7 @@ class fsm_executor {
     auto next = detail::route(q);
     if (next || !next.error().unrenderable || q.verdict == "error") return next;
     report_error(st, "interpolation", next.error().error.message);
-    set_error_verdict(next.error().error.message);
+    result_eval_ = detail::error_result(next.error().error.message);
     history_.amend_verdict(result_eval_);
     if (st.capture && rec.ran_action) captured_[*st.capture].verdict = result_eval_.verdict;
     q.verdict = result_eval_.verdict;

@@ -79,6 +79,7 @@ inline route_outcome take_static_route(const compiled_state& st, const compiled_
 // Resolves any compiled target: an interpolated one is rendered into `*q.text` from
 // `*q.context`, then names `$current` or a state of the loop.
 inline route_outcome take(const route_query& q, const compiled_target& t) {
+  if (t.type == compiled_target::kind::state) return t.index;  // the common case, inline
   const compiled_state& st = q.loop->state(q.current);
   if (t.type != compiled_target::kind::dynamic) return take_static_route(st, t, q.current);
   std::string& text = *q.text;

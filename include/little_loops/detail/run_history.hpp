@@ -1,12 +1,16 @@
-// little_loops — a run's history: `prev`, the last evaluation, convergence memory (design §3.6–§3.7)
+// little_loops — a run's memory between states: prev, last evaluation, convergence; resume checks
 // SPDX-License-Identifier: MIT
 #pragma once
 
 #include <little_loops/compiled_loop.hpp>
 #include <little_loops/config.hpp>
 #include <little_loops/detail/text_transfer.hpp>
+#include <little_loops/error.hpp>
+#include <little_loops/expected.hpp>
 #include <little_loops/results.hpp>
 #include <little_loops/snapshot.hpp>
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -25,7 +29,6 @@ class run_history {
  public:
   // `prev` (null before the first state ran).
   [[nodiscard]] const prev_record* prev() const noexcept { return has_prev_ ? &prev_ : nullptr; }
-  [[nodiscard]] prev_record& prev_mut() noexcept { return prev_; }
   // What `${prev.evaluation}` reads when prev was not evaluated (null: no evaluation yet).
   [[nodiscard]] const prev_record* last_evaluation() const noexcept {
     return has_prev_ && !prev_.evaluated && has_last_eval_ ? &last_eval_ : nullptr;
@@ -152,6 +155,22 @@ class convergence_memory {
   std::vector<std::optional<double>> values_;
   std::vector<std::size_t> set_;
 };
+
+// The state a snapshot resumes at, once it is known to belong to `loop` (same name and
+// digest); else `errc::snapshot_mismatch` saying why.
+inline expected<std::size_t, error> resume_state(const compiled_loop& loop, const snapshot& s) {
+  if (s.digest != loop.digest() || s.loop_name != loop.loop().name)
+    return unexpected(error{
+        errc::snapshot_mismatch,
+        fmt::format("snapshot of loop \"{}\" (digest {}) does not match loop \"{}\" (digest {})",
+                    s.loop_name, s.digest, loop.loop().name, loop.digest()),
+        "digest"});
+  if (const auto at = loop.find(s.current_state)) return *at;
+  return unexpected(error{errc::snapshot_mismatch,
+                          fmt::format("snapshot state \"{}\" is not a state of loop \"{}\"",
+                                      s.current_state, loop.loop().name),
+                          "current_state"});
+}
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
