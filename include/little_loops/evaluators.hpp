@@ -322,8 +322,8 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
 ///   saying why, whatever the evaluator;
 /// - no `evaluate:` → `llm_structured` with the default prompt for prompt/slash-command
 ///   actions (request.kind), `exit_code` for shell actions;
-/// - no action and no `evaluate:` → `success` with empty details (the executor applies the
-///   same rule itself and emits no evaluate event);
+/// - no action and no `evaluate:` → `success` with empty details (the executor applies
+///   this rule before calling any evaluator, and emits no evaluate event then);
 /// - `source:` (a template) replaces the action output as the evaluated input;
 /// - template failures in evaluator fields → `error` with the reason in details.
 /// @tparam Judge a JudgeBackend; no_judge_backend makes every judge evaluation `error`.
