@@ -247,14 +247,20 @@ std::optional<Enum> parse_enum(const json& value, const std::string& path, diagn
   return std::nullopt;
 }
 
-LITTLE_LOOPS_NAMESPACE_END
+/// Durations (`timeout`, `backoff`, `llm.timeout`) above this many seconds are rejected, so
+/// converting them to clock durations can never overflow (about 31 years).
+inline constexpr double max_duration_seconds = 1e9;
 
-// The document parser and the loop reader behind the entry points below: they build the
-// types above and use the limits and parse_enum.
-#include <little_loops/detail/json_document.hpp>
-#include <little_loops/detail/loop_reader.hpp>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
+// The document parser and the loop reader behind the entry points below, defined in
+// detail/json_document.hpp and detail/loop_reader.hpp (included at the end of this header:
+// they build the types above and use the limits and parse_enum).
+namespace detail {
+inline expected<json, error> scan_json_text(std::string_view text, diagnostics& duplicates);
+inline std::optional<evaluate_config> read_evaluate(const json& value, const std::string& path,
+                                                    diagnostics& out);
+inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out);
+inline error invalid_loop_error(diagnostics found);
+}  // namespace detail
 
 /// Parses an `evaluate:` object strictly. `path` is the object's own path (e.g.
 /// `states.fix.evaluate`); findings are appended to `out` with paths below it. Returns
@@ -397,3 +403,6 @@ inline void to_json(json& j, const fsm_loop& loop) {
 }
 
 LITTLE_LOOPS_NAMESPACE_END
+
+#include <little_loops/detail/json_document.hpp>
+#include <little_loops/detail/loop_reader.hpp>

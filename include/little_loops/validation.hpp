@@ -5,6 +5,7 @@
 #include <little_loops/config.hpp>
 #include <little_loops/detail/numbers.hpp>
 #include <little_loops/detail/strings.hpp>
+#include <little_loops/detail/validation_rules.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/evaluators/output_contains.hpp>
 #include <little_loops/expected.hpp>
@@ -27,16 +28,6 @@
 #include <utility>
 #include <vector>
 
-LITTLE_LOOPS_NAMESPACE_BEGIN
-
-/// Durations (`timeout`, `backoff`, `llm.timeout`) above this many seconds are rejected, so
-/// converting them to clock durations can never overflow (about 31 years).
-inline constexpr double max_duration_seconds = 1e9;
-
-LITTLE_LOOPS_NAMESPACE_END
-
-// The rules validate() runs (they use max_duration_seconds).
-#include <little_loops/detail/validation_rules.hpp>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 

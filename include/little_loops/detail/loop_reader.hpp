@@ -9,6 +9,7 @@
 #include <little_loops/config.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/json.hpp>
+#include <little_loops/schema.hpp>
 #include <little_loops/detail/json_fields.hpp>
 #include <little_loops/detail/schema_enums.hpp>
 #include <little_loops/detail/strings.hpp>
