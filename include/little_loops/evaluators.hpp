@@ -8,6 +8,7 @@
 #include <little_loops/detail/json_scan.hpp>
 #include <little_loops/detail/numbers.hpp>
 #include <little_loops/error.hpp>
+#include <little_loops/evaluators/classify.hpp>
 #include <little_loops/evaluators/convergence.hpp>
 #include <little_loops/evaluators/exit_code.hpp>
 #include <little_loops/evaluators/llm_judge.hpp>
@@ -297,6 +298,32 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
                               c.config.direction);
 }
 
+// The current dialect's words for the seed's deterministic verdicts: success → yes,
+// failure → no (design §6.1).
+inline evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
+                                    evaluator_type type) {
+  if (dialect != loop_dialect::current || type == evaluator_type::llm_structured ||
+      type == evaluator_type::classify)
+    return r;
+  if (r.verdict == "success") r.verdict = "yes";
+  else if (r.verdict == "failure") r.verdict = "no";
+  return r;
+}
+
+// The current dialect's blind-evaluator rule: output_*, convergence and classify do not read
+// the output of an action that exited non-zero; the verdict is `error`.
+inline bool blind_to_exit(evaluator_type type) noexcept {
+  return type != evaluator_type::exit_code && type != evaluator_type::llm_structured;
+}
+
+inline evaluation_result blind_result(int exit_code) {
+  evaluation_result r;
+  r.verdict = "error";
+  r.details = json{{"exit_code", exit_code},
+                   {"error", fmt::format("action exited with code {}", exit_code)}};
+  return r;
+}
+
 }  // namespace detail
 
 /// @brief The library's Evaluator: runs the deterministic evaluators in-library and sends
@@ -310,6 +337,8 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
 /// - no action and no `evaluate:` → `success` with empty details (the executor normally
 ///   short-circuits this case and emits no evaluate event);
 /// - `source:` (a template) replaces the action output as the evaluated input;
+/// - in the current dialect (request.dialect), `success`/`failure` are said `yes`/`no`, and
+///   a non-zero exit makes every evaluator but exit_code and llm_structured `error`;
 /// - template failures in evaluator fields → `error` with the reason in details.
 /// @tparam Judge a JudgeBackend; no_judge_backend makes every judge evaluation `error`.
 template <class Judge>
@@ -326,7 +355,7 @@ class basic_evaluator {
     const action_result* action = request.action;
     if (!request.config && !action) {
       evaluation_result r;
-      r.verdict = "success";
+      r.verdict = request.dialect == loop_dialect::current ? "yes" : "success";
       return r;
     }
     if (action && action->abnormal()) return detail::abnormal_action_result(*action);
@@ -345,6 +374,23 @@ class basic_evaluator {
       with.compiled = &*c;
       return evaluate(with);
     }
+    if (request.dialect == loop_dialect::current && action && action->exit_code != 0 &&
+        detail::blind_to_exit(compiled->config.type))
+      return detail::blind_result(action->exit_code);
+    return detail::in_dialect(evaluate_compiled(request, *compiled), request.dialect,
+                              compiled->config.type);
+  }
+
+  /// The judge backend.
+  [[nodiscard]] Judge& judge() noexcept { return judge_; }
+  [[nodiscard]] const Judge& judge() const noexcept { return judge_; }
+
+ private:
+  // Runs `compiled` on the action output (or its `source:`), in the seed's words.
+  evaluation_result evaluate_compiled(const evaluation_request& request,
+                                      const compiled_evaluator& compiled_ref) {
+    const compiled_evaluator* compiled = &compiled_ref;
+    const action_result* action = request.action;
     const evaluate_config& cfg = compiled->config;
     const interpolation_context* ctx = request.context;
 
@@ -368,6 +414,8 @@ class basic_evaluator {
         return detail::run_output_contains(*compiled, input, ctx);
       case evaluator_type::convergence:
         return detail::run_convergence(*compiled, input, ctx, request.convergence_memory);
+      case evaluator_type::classify:
+        return evaluate_classify(input, cfg.line.value_or(json(nullptr)));
       case evaluator_type::llm_structured: {
         static const llm_config default_llm{};
         const llm_config& llm = request.llm ? *request.llm : default_llm;
@@ -401,11 +449,6 @@ class basic_evaluator {
     return detail::error_result("unknown evaluator type");
   }
 
-  /// The judge backend.
-  [[nodiscard]] Judge& judge() noexcept { return judge_; }
-  [[nodiscard]] const Judge& judge() const noexcept { return judge_; }
-
- private:
   Judge judge_;
 };
 

@@ -153,6 +153,10 @@ struct executor_options {
   /// `${env.NAME}` lookup (null: std::getenv) and its user pointer.
   env_lookup_fn env = nullptr;
   void* env_user = nullptr;
+  /// Context the host injects (an object): when a run starts or resumes, each key is set in
+  /// `context` only if absent, so the loop's `context:` and the host's own overrides win.
+  /// ll-loop injects `run_dir`, `input_hash` and `max_steps` (design §6.3).
+  json injected_context = json::object();
 };
 
 /// Why a run ended (design §3.12).
@@ -387,6 +391,7 @@ class fsm_executor {
         }
       }
       if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations)) {
+        if (def.maintain && def.max_passes && passes_ >= *def.max_passes) return end_passes();
         if (def.maintain && !summary_executed_) {
           auto target = take_static(st, st.maintain_target);
           if (!target) {  // `on_maintain` names no state
@@ -394,8 +399,9 @@ class fsm_executor {
             finish(termination::error, std::move(target.error()));
             return false;
           }
-          // A maintain restart counts as one iteration (design §3.16).
+          // A maintain restart counts as one iteration (design §3.16) and one full pass.
           ++iteration_;
+          ++passes_;
           const std::size_t to = *target;
           if constexpr (emits_events)
             emit(route_event{wall(), st.name, loop_->state(to).name, "maintain"});
@@ -435,6 +441,8 @@ class fsm_executor {
       finish(termination::timeout);
       return false;
     }
+    if (loop_->counts_retries() && retry_exhausted()) return true;
+    entered_ = current_;
     execute(loop_->state(current_));
     return !finished_;
   }
@@ -541,6 +549,7 @@ class fsm_executor {
     iteration_ = s.iteration;
     summary_executed_ = s.summary_executed;
     context_ = s.context;
+    inject_context();
     captured_ = captured_map(s.captured);
     has_prev_ = s.prev.has_value();
     if (s.prev) prev_ = *s.prev;
@@ -555,12 +564,24 @@ class fsm_executor {
     return {};
   }
 
+  /// Sets each key of executor_options::injected_context that the context lacks.
+  void inject_context() {
+    if (!options_.injected_context.is_object() || !context_.is_object()) return;
+    for (auto it = options_.injected_context.begin(); it != options_.injected_context.end(); ++it)
+      if (!context_.contains(it.key())) context_[it.key()] = it.value();
+  }
+
   /// Forget the run: the next step() starts again from the initial state.
   void reset() {
     current_ = loop_->initial();
     iteration_ = 0;
     started_ = finished_ = summary_executed_ = resumed_ = has_prev_ = has_last_eval_ = false;
     context_ = loop_->loop().context;
+    inject_context();
+    passes_ = 0;
+    entered_.reset();
+    retries_.clear();
+    holds_.clear();
     captured_.clear();
     prev_ = prev_record{};
     last_eval_ = prev_record{};
@@ -576,6 +597,52 @@ class fsm_executor {
   }
 
  private:
+  // The full-pass cap (`max_iterations` beside `max_steps`) is reached at a terminal: its
+  // handler (`on_max_iterations`) runs once, then the run ends as max_iterations.
+  bool end_passes() {
+    const auto& handler = loop_->on_max_passes();
+    if (!handler || summary_executed_ || handler->type != compiled_target::kind::state) {
+      finish(termination::max_iterations);
+      return false;
+    }
+    summary_executed_ = true;
+    if constexpr (emits_events)
+      emit(max_iterations_event{wall(), loop_->state(handler->index).name, iteration_});
+    current_ = handler->index;
+    if (loop_->state(current_).terminal) {
+      finish(termination::max_iterations);
+      return false;
+    }
+    return true;
+  }
+
+  // `max_retries`: a direct self re-entry (the state entered last is entered again) counts
+  // one retry; entering another state clears the count of the one left. Past the limit the
+  // state is not run: the run goes to `on_retry_exhausted` without a step (design §6.3).
+  // True when it redirected.
+  bool retry_exhausted() {
+    if (retries_.empty()) retries_.assign(loop_->states().size(), 0);
+    if (entered_ && *entered_ == current_) {
+      ++retries_[current_];
+    } else if (entered_) {
+      retries_[*entered_] = 0;
+    }
+    const compiled_state& st = loop_->state(current_);
+    if (!st.max_retries || retries_[current_] <= *st.max_retries || !st.retry_exhausted) return false;
+    retries_[current_] = 0;
+    entered_ = current_;
+    auto to = take_static(st, *st.retry_exhausted);
+    if (!to) {
+      report_error(st, "route", to.error().message);
+      finish(termination::error, std::move(to.error()));
+      return true;
+    }
+    if constexpr (emits_events)
+      emit(route_event{wall(), st.name, loop_->state(*to).name, "retry_exhausted"});
+    current_ = *to;
+    return true;
+  }
+
   // ---- time ----
   event_time wall() noexcept { return clock_->wall_now(); }
   std::int64_t elapsed_ms() const noexcept {
@@ -771,6 +838,7 @@ class fsm_executor {
         req.action = action;
         req.context = &ctx;
         req.llm = &loop_->loop().llm;
+        req.dialect = loop_->dialect();
         if (deadline_)
           req.time_left = std::max(std::chrono::milliseconds(0),
                                    std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -789,13 +857,14 @@ class fsm_executor {
         emit_evaluate = true;
       } else if (ran) {
         // A `next:` state: the exit code decides, silently (seed 002).
-        result_eval_.verdict.assign(action->exit_code == 0   ? std::string_view("success")
-                                    : action->exit_code == 1 ? std::string_view("failure")
+        const bool current = loop_->dialect() == loop_dialect::current;
+        result_eval_.verdict.assign(action->exit_code == 0   ? std::string_view(current ? "yes" : "success")
+                                    : action->exit_code == 1 ? std::string_view(current ? "no" : "failure")
                                                              : std::string_view("error"));
         result_eval_.details = evaluation_details{};
       } else {
         // Neither action nor evaluate (or a `next:` state without action): success, no event.
-        result_eval_.verdict = "success";
+        result_eval_.verdict = loop_->dialect() == loop_dialect::current ? "yes" : "success";
         result_eval_.details = evaluation_details{};
       }
     }
@@ -867,6 +936,10 @@ class fsm_executor {
     // The state has an action that could not be run at all (interpolation failure, runner
     // error): the verdict is `error`, set in execute().
     const bool unrunnable = st.action.has_value() && !ran;
+    // The code retryable_exit_codes is matched against: a timeout is 124; a signal death, a
+    // cancelled or an unrunnable action match nothing.
+    retry_code_ = !ran ? -1 : action->timed_out ? 124 : action->signal != 0 ? -1 : action->exit_code;
+    route_reason_ = {};
     target_render_failed_ = false;
     auto next = route(st, result_eval_.verdict, failed_action, unrunnable, ctx);
     if (!next && target_render_failed_ && std::string_view(result_eval_.verdict) != "error") {
@@ -910,7 +983,7 @@ class fsm_executor {
       return;
     }
     if constexpr (emits_events)
-      emit(route_event{wall(), st.name, loop_->state(*next).name, {}});
+      emit(route_event{wall(), st.name, loop_->state(*next).name, route_reason_});
     current_ = *next;
 
     if (signal && signal->kind == signal_kind::stop) {
@@ -969,26 +1042,89 @@ class fsm_executor {
         "states." + st.name});
   }
 
-  // Design §3.3: next (happy path) → exact route key → `_error` → `_` → on_<verdict> →
-  // maintain fallback → error naming state and verdict (and, for `error`, its cause).
+  // Design §3.3 and §6.1–6.3: next (happy path) → retryable_exit_codes bypass → cannot_judge
+  // hold → route key (exact, then twin) → `_error` → `_` → on_<verdict> (exact, then twin) →
+  // in the current dialect, `no` to `_error`/on_error → maintain fallback → error naming
+  // state and verdict (and, for `error`, its cause).
   // In a `next:` state a failed action goes to on_error when there is one, else to `next`;
   // an action that could not be run at all (`unrunnable`) without on_error is unrouted.
   expected<std::size_t, little_loops::error> route(const compiled_state& st, std::string_view verdict,
                                                    bool failed_action, bool unrunnable,
                                                    const interpolation_context& ctx) {
     if (st.next) {
-      if (failed_action && st.on_error) return take(st, st.on[*st.on_error].second, ctx);
+      if (failed_action && st.on_error) {
+        if (not_retryable(st)) return take_retry_exhausted(st, ctx);
+        return take(st, st.on[*st.on_error].second, ctx);
+      }
       if (!unrunnable) return take(st, *st.next, ctx);
     } else {
-      for (const auto& [key, target] : st.routes)
-        if (key == verdict) return take(st, target, ctx);
+      if (verdict == "error" && not_retryable(st)) return take_retry_exhausted(st, ctx);
+      if (is_abstention_verdict(verdict)) {
+        if (auto held = hold(st, verdict, ctx)) return std::move(*held);
+      } else if (!holds_.empty()) {
+        holds_[current_] = 0;
+      }
+      const std::string_view twin = twin_verdict(verdict);
+      if (auto to = find_route(st, st.routes, verdict, twin, ctx)) return std::move(*to);
       if (st.route_error && verdict == "error") return take(st, *st.route_error, ctx);
       if (st.route_default) return take(st, *st.route_default, ctx);
-      for (const auto& [key, target] : st.on)
-        if (key == verdict) return take(st, target, ctx);
+      if (auto to = find_route(st, st.on, verdict, twin, ctx)) return std::move(*to);
+      // The current dialect: an unrouted `no` takes the error route.
+      if (loop_->dialect() == loop_dialect::current && (verdict == "no" || verdict == "failure")) {
+        if (st.route_error) return take(st, *st.route_error, ctx);
+        if (st.on_error) return take(st, st.on[*st.on_error].second, ctx);
+      }
     }
     if (loop_->loop().maintain) return take_static(st, st.maintain_target);
     return unexpected(no_transition_error(st, verdict));
+  }
+
+  // The entry of `table` (route keys or on_<verdict> shorthands) for `verdict`, else for its
+  // `twin` (design §6.2: twin verdicts route alike after the exact key).
+  std::optional<expected<std::size_t, little_loops::error>> find_route(
+      const compiled_state& st, const std::vector<std::pair<std::string, compiled_target>>& table,
+      std::string_view verdict, std::string_view twin, const interpolation_context& ctx) {
+    for (const auto& [key, target] : table)
+      if (key == verdict) return take(st, target, ctx);
+    if (twin.empty()) return std::nullopt;
+    for (const auto& [key, target] : table)
+      if (key == twin) return take(st, target, ctx);
+    return std::nullopt;
+  }
+
+  // An error whose exit code is not in the state's `retryable_exit_codes`.
+  bool not_retryable(const compiled_state& st) const noexcept {
+    if (st.retryable_exit_codes.empty() || retry_code_ < 0) return false;
+    return std::find(st.retryable_exit_codes.begin(), st.retryable_exit_codes.end(),
+                     retry_code_) == st.retryable_exit_codes.end();
+  }
+
+  // `on_retry_exhausted`, else `on_error`, for an error that is not worth retrying.
+  expected<std::size_t, little_loops::error> take_retry_exhausted(
+      const compiled_state& st, const interpolation_context& ctx) {
+    if (st.retry_exhausted) return take_static(st, *st.retry_exhausted);
+    return take(st, st.on[*st.on_error].second, ctx);
+  }
+
+  // The cannot_judge hold (design §6.3): an abstention the state does not route by its own
+  // name re-enters the state up to twice; the third in a row takes the error route only
+  // (`_error` with a route table, else `on_error`), or is unrouted.
+  std::optional<expected<std::size_t, little_loops::error>> hold(
+      const compiled_state& st, std::string_view verdict, const interpolation_context& ctx) {
+    for (const auto& [key, target] : st.routes)
+      if (key == verdict) return std::nullopt;
+    for (const auto& [key, target] : st.on)
+      if (key == verdict) return std::nullopt;
+    if (holds_.empty()) holds_.assign(loop_->states().size(), 0);
+    if (++holds_[current_] <= 2) {
+      route_reason_ = "cannot_judge_hold";
+      return expected<std::size_t, little_loops::error>(current_);
+    }
+    holds_[current_] = 0;
+    const bool has_table = !st.routes.empty() || st.route_default || st.route_error;
+    if (has_table && st.route_error) return take(st, *st.route_error, ctx);
+    if (!has_table && st.on_error) return take(st, st.on[*st.on_error].second, ctx);
+    return expected<std::size_t, little_loops::error>(unexpected(no_transition_error(st, verdict)));
   }
 
   // "No valid transition from state "s" for verdict "v"", followed for the `error` verdict by
@@ -1065,6 +1201,12 @@ class fsm_executor {
   std::string action_text_;
   std::string target_text_;
   bool target_render_failed_ = false;  // the last take() could not render its target
+  int retry_code_ = -1;                // the exit code retryable_exit_codes sees (-1: none)
+  std::string_view route_reason_;      // the reason of the next route event
+  std::int64_t passes_ = 0;            // maintain restarts (full passes)
+  std::optional<std::size_t> entered_;  // the state entered last (max_retries)
+  std::vector<int> retries_;           // direct self re-entries per state (max_retries)
+  std::vector<int> holds_;             // cannot_judge holds per state
   action_request request_;  // reused per action (keeps one stop token)
   evaluation_result result_eval_;
   std::stop_source stop_;

@@ -248,6 +248,9 @@ struct evaluation_request {
   /// given at most this long instead of its `llm.timeout`, and is not asked once it is gone,
   /// so a hung judge cannot hold a run past its deadline.
   std::optional<std::chrono::milliseconds> time_left;
+  /// The loop's dialect: in `current`, the deterministic evaluators say `yes`/`no` and a
+  /// non-zero exit makes output_*, convergence and classify `error` (design §6.1).
+  loop_dialect dialect = loop_dialect::seed;
 };
 
 LITTLE_LOOPS_NAMESPACE_END
