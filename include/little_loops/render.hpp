@@ -359,10 +359,16 @@ inline std::string render_preview(const fsm_loop& loop) {
     if (items.empty()) items.emplace_back("(no transitions)");
     out += fmt::format("{}\n", fmt::join(items, ", "));
   }
+  for (const auto& [name, state] : loop.states)
+    if (state.description)
+      out += "  " + detail::render_visible(name) + " — " + detail::render_visible(*state.description) + "\n";
   out += "Initial: " + detail::render_visible(loop.initial) + "\n";
   out += fmt::format("Max iterations: {}\n", loop.max_iterations);
+  if (loop.max_passes) out += fmt::format("Max full passes: {}\n", *loop.max_passes);
   if (loop.on_max_iterations)
     out += "On max iterations: " + detail::render_visible(*loop.on_max_iterations) + "\n";
+  if (loop.on_max_passes)
+    out += "On max full passes: " + detail::render_visible(*loop.on_max_passes) + "\n";
   std::vector<std::pair<std::string, std::string>> checks;
   for (const auto& [name, state] : loop.states)
     if (detail::render_is_check(state))
