@@ -235,8 +235,10 @@ class compiled_loop {
       s.retry_exhausted = static_target(*cfg.on_retry_exhausted, *cfg.on_retry_exhausted,
                                         base + ".on_retry_exhausted");
     s.retryable_exit_codes = cfg.retryable_exit_codes;
-    if (cfg.timeout && *cfg.timeout > 0)  // 0: the runner's default (seed 002)
-      s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*cfg.timeout * 1000.0));
+    // 0: the runner's default (seed 002); none: the loop's default_timeout, if any.
+    const std::optional<double> timeout = cfg.timeout ? cfg.timeout : loop_.default_timeout;
+    if (timeout && *timeout > 0)
+      s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*timeout * 1000.0));
     // An empty `action: ""` runs nothing, as in the seed (`if state.action:`); validation
     // warns about it (`empty-action`).
     if (cfg.action && !cfg.action->empty()) {

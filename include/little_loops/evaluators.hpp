@@ -207,8 +207,31 @@ inline const compiled_evaluator& default_exit_code_evaluator() {
   return c;
 }
 
+// The text of the number after the last `KEY =` (spaces allowed around `=`) in `input`.
+inline std::optional<std::string_view> keyed_number(std::string_view input, std::string_view key) {
+  std::optional<std::string_view> found;
+  for (std::size_t at = input.find(key); at != std::string_view::npos; at = input.find(key, at + 1)) {
+    std::size_t i = at + key.size();
+    while (i < input.size() && (input[i] == ' ' || input[i] == '\t')) ++i;
+    if (i >= input.size() || input[i] != '=') continue;
+    ++i;
+    while (i < input.size() && (input[i] == ' ' || input[i] == '\t')) ++i;
+    std::size_t end = i;
+    while (end < input.size() && (std::isdigit(static_cast<unsigned char>(input[end])) ||
+                                  std::string_view("+-.eE").find(input[end]) != std::string_view::npos))
+      ++end;
+    if (end > i && parse_number(input.substr(i, end - i))) found = input.substr(i, end - i);
+  }
+  return found;
+}
+
 inline evaluation_result run_output_numeric(const compiled_evaluator& c, std::string_view input,
                                             const interpolation_context* ctx) {
+  if (c.config.key) {
+    auto number = keyed_number(input, *c.config.key);
+    if (!number) return error_result(fmt::format("key '{}' not found in output", *c.config.key));
+    input = *number;
+  }
   const comparison_op op = c.config.op.value_or(comparison_op::eq);
   if (c.config.target && c.config.target->is_number_integer())
     return evaluate_output_numeric_target(input, op, *c.config.target);
@@ -257,8 +280,27 @@ inline evaluation_result run_output_json(const compiled_evaluator& c, std::strin
                             target);
 }
 
-inline evaluation_result run_output_contains(const compiled_evaluator& c, std::string_view input,
-                                             const interpolation_context* ctx) {
+// output_contains' `error_patterns`: a non-matching result becomes `error` when the output
+// holds one of them (checked in order, plain substrings).
+inline evaluation_result with_error_patterns(evaluation_result r, const evaluate_config& cfg,
+                                             std::string_view input) {
+  if (cfg.error_patterns.empty() || cfg.negate || r.verdict != "failure") return r;
+  for (const auto& p : cfg.error_patterns) {
+    if (input.find(p) == std::string_view::npos) continue;
+    r.verdict = "error";
+    json d = r.details.materialize();
+    d["error_pattern"] = p;
+    d["error"] = fmt::format("output contains error pattern '{}'", p);
+    r.details = std::move(d);
+    break;
+  }
+  return r;
+}
+
+
+// The pattern search of output_contains.
+inline evaluation_result search_output(const compiled_evaluator& c, std::string_view input,
+                                       const interpolation_context* ctx) {
   if (c.matcher) {
     return contains_result(c.matcher->search(input), c.matcher->pattern(), c.config.negate);
   }
@@ -270,6 +312,11 @@ inline evaluation_result run_output_contains(const compiled_evaluator& c, std::s
   }
   // No pattern: the empty pattern matches everything (Python `re.search("", s)`).
   return contains_result(true, "", c.config.negate);
+}
+
+inline evaluation_result run_output_contains(const compiled_evaluator& c, std::string_view input,
+                                             const interpolation_context* ctx) {
+  return with_error_patterns(search_output(c, input, ctx), c.config, input);
 }
 
 inline evaluation_result run_convergence(const compiled_evaluator& c, std::string_view input,

@@ -8,6 +8,7 @@
 #include <little_loops/error.hpp>
 #include <little_loops/evaluators.hpp>
 #include <little_loops/events.hpp>
+#include <little_loops/detail/failure_type.hpp>
 #include <little_loops/expected.hpp>
 #include <little_loops/interpolation.hpp>
 #include <little_loops/json.hpp>
@@ -643,6 +644,22 @@ class fsm_executor {
     return true;
   }
 
+  // captured.X.failure_type and timeout_kind (design §6.3): a timed-out action counts as
+  // exit 124 with `Action timed out` for text when it wrote no stderr.
+  static void record_failure(captured_record& rec, const action_result& a) {
+    rec.timeout_kind = !a.timed_out ? "" : a.idle_timeout ? "idle" : "wall";
+    if (a.exit_code == 0 && !a.abnormal()) {
+      rec.failure_type.clear();
+      return;
+    }
+    const std::string_view err = !a.stderr_output.empty() ? std::string_view(a.stderr_output)
+                                 : a.timed_out ? std::string_view(a.idle_timeout ? "Action idle-timed out"
+                                                                                 : "Action timed out")
+                                               : std::string_view();
+    rec.failure_type = detail::failure_type_of(a.timed_out ? 124 : (a.exit_code == 0 ? 1 : a.exit_code),
+                                               a.output, err);
+  }
+
   // ---- time ----
   event_time wall() noexcept { return clock_->wall_now(); }
   std::int64_t elapsed_ms() const noexcept {
@@ -813,6 +830,7 @@ class fsm_executor {
         rec.exit_code = a.exit_code;
         rec.duration_ms = static_cast<std::int64_t>(a.duration.count());
         rec.verdict.clear();
+        record_failure(rec, a);
       }
       if (a.abnormal()) {
         // Timeouts and signal deaths are the verdict `error` (design §3.4), whatever the

@@ -177,6 +177,8 @@ struct captured_record {
   int exit_code = 0;
   std::int64_t duration_ms = 0;
   std::string verdict;
+  std::string failure_type;   ///< "" (exit 0), transient, non_recoverable or real
+  std::string timeout_kind;   ///< "wall", "idle", or "" when the action did not time out
 
   friend bool operator==(const captured_record&, const captured_record&) = default;
 };

@@ -109,6 +109,10 @@ struct evaluate_config {
   /// classify: which non-blank line is the token: `"first"`, `"last"` (the default) or an
   /// integer index, negative from the end.
   std::optional<json> line;
+  /// output_numeric: read the number after the last `KEY =` in the output.
+  std::optional<std::string> key;
+  /// output_contains: substrings that make a non-matching output `error` instead.
+  std::vector<std::string> error_patterns;
 
   friend bool operator==(const evaluate_config&, const evaluate_config&) = default;
 };
@@ -171,6 +175,7 @@ struct fsm_loop {
   int max_iterations = 50;                         ///< state executions allowed
   std::optional<double> backoff;                   ///< seconds between steps
   std::optional<double> timeout;                   ///< loop deadline in seconds
+  std::optional<double> default_timeout;           ///< action timeout of states without one
   bool maintain = false;                           ///< restart after a terminal
   llm_config llm;
   handoff_policy on_handoff = handoff_policy::pause;
@@ -393,6 +398,8 @@ inline void to_json(json& j, const evaluate_config& c) {
   if (c.previous) j["previous"] = *c.previous;
   if (c.direction != convergence_direction::minimize) j["direction"] = std::string(to_string(c.direction));
   if (c.line) j["line"] = *c.line;
+  if (c.key) j["key"] = *c.key;
+  if (!c.error_patterns.empty()) j["error_patterns"] = c.error_patterns;
 }
 
 /// The verdict routes in order, then `_` and `_error`.
@@ -464,6 +471,7 @@ inline void to_json(json& j, const fsm_loop& loop) {
   }
   if (loop.backoff) j["backoff"] = detail::number_json(*loop.backoff);
   if (loop.timeout) j["timeout"] = detail::number_json(*loop.timeout);
+  if (loop.default_timeout) j["default_timeout"] = detail::number_json(*loop.default_timeout);
   if (loop.maintain) j["maintain"] = true;
   json llm;
   to_json(llm, loop.llm);

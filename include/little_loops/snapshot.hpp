@@ -160,7 +160,10 @@ template <class Loop = fsm_loop>
 std::string loop_digest(const Loop& loop) {
   json canonical;
   to_json(canonical, loop);
-  if (canonical.is_object()) canonical.erase("max_iterations");
+  if (canonical.is_object()) {
+    canonical.erase("max_iterations");
+    canonical.erase("max_steps");
+  }
   return fmt::format("{:016x}",
                      detail::fnv1a_64(canonical.dump(-1, ' ', false, json::error_handler_t::replace)));
 }
@@ -201,7 +204,8 @@ namespace detail {
 // A captured record read back; `path` names it in errors.
 inline expected<captured_record, error> read_captured_record(const json& v, const std::string& path) {
   if (!v.is_object()) return unexpected(snapshot_error(path, "must be an object"));
-  if (auto k = snapshot_keys(v, {"output", "stderr", "exit_code", "duration_ms", "verdict"}, path); !k)
+  if (auto k = snapshot_keys(v, {"output", "stderr", "exit_code", "duration_ms", "verdict",
+                                 "failure_type", "timeout_kind"}, path); !k)
     return unexpected(k.error());
   captured_record rec;
   auto out = snapshot_string(v, "output", path);
@@ -219,6 +223,13 @@ inline expected<captured_record, error> read_captured_record(const json& v, cons
   auto verdict = snapshot_string(v, "verdict", path);
   if (!verdict) return unexpected(verdict.error());
   rec.verdict = std::move(*verdict);
+  for (auto [key, field] : {std::pair{"failure_type", &rec.failure_type},
+                            std::pair{"timeout_kind", &rec.timeout_kind}}) {
+    if (!v.contains(key)) continue;
+    auto text = snapshot_string(v, key, path);
+    if (!text) return unexpected(text.error());
+    *field = std::move(*text);
+  }
   return rec;
 }
 

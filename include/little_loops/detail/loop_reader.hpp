@@ -28,11 +28,11 @@
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
-inline constexpr std::array<std::string_view, 15> evaluate_keys{
+inline constexpr std::array<std::string_view, 17> evaluate_keys{
     "type",   "operator", "target",         "tolerance",        "pattern",
     "negate", "path",     "prompt",         "schema",           "min_confidence",
     "uncertain_suffix",   "source",         "previous",         "direction",
-    "line"};
+    "line",   "key",      "error_patterns"};
 
 inline constexpr std::array<std::string_view, 21> state_keys{
     "action",  "action_type", "evaluate",    "route",      "next",       "terminal",
@@ -40,11 +40,12 @@ inline constexpr std::array<std::string_view, 21> state_keys{
     "on_error", "on_yes",     "on_no",       "on_partial", "on_blocked", "description",
     "max_retries", "on_retry_exhausted", "retryable_exit_codes"};
 
-inline constexpr std::array<std::string_view, 23> loop_keys{
+inline constexpr std::array<std::string_view, 24> loop_keys{
     "name",    "description",    "initial", "states", "context",    "scope",
     "max_iterations", "backoff", "timeout", "maintain", "llm",     "on_handoff",
     "on_max_iterations", "paradigm", "dialect", "max_steps", "on_max_steps",
-    "category", "visibility", "labels", "input_key", "required_inputs", "singleton"};
+    "category", "visibility", "labels", "input_key", "required_inputs", "singleton",
+    "default_timeout"};
 
 inline constexpr std::array<std::string_view, 4> llm_keys{"enabled", "model", "max_tokens",
                                                            "timeout"};
@@ -115,6 +116,17 @@ inline bool check_value_tree(const json& root, const std::string& path, diagnost
   return count_errors(out) == errors_before;
 }
 
+/// Reads a list of strings into `to`.
+inline void read_string_list(const json& field, const std::string& field_path,
+                             std::vector<std::string>& to, diagnostics& out) {
+  if (!field.is_array()) {
+    report_type(out, field_path, "a list of strings", field);
+    return;
+  }
+  for (std::size_t i = 0; i < field.size(); ++i)
+    if (auto v = read_string(field[i], index_path(field_path, i), out)) to.push_back(std::move(*v));
+}
+
 /// Reads classify's `line:`: `"first"`, `"last"` or an integer (not a boolean, not a
 /// numeric string).
 inline void read_classify_line(evaluate_config& config, const json& field,
@@ -156,6 +168,11 @@ inline bool read_evaluate_field(evaluate_config& config, const std::string& key,
                                 diagnostics& out) {
   if (key == "type") {
     if (report_plugin_value(field, field_path, out)) return true;
+    if (field.is_string() && names_contain(resilience_keys, field.get_ref<const std::string&>())) {
+      report(out, field_path, "unsupported-key",
+             "\"" + field.get<std::string>() + "\" is a resilience evaluator, which this engine does not read yet");
+      return true;
+    }
     if (auto v = parse_enum<evaluator_type>(field, field_path, out)) config.type = *v;
   } else if (key == "operator") {
     if (auto v = parse_enum<comparison_op>(field, field_path, out)) config.op = *v;
@@ -196,6 +213,10 @@ inline bool read_evaluate_field(evaluate_config& config, const std::string& key,
     if (auto v = parse_enum<convergence_direction>(field, field_path, out)) config.direction = *v;
   } else if (key == "line") {
     read_classify_line(config, field, field_path, out);
+  } else if (key == "key") {
+    if (auto v = read_string(field, field_path, out)) config.key = std::move(*v);
+  } else if (key == "error_patterns") {
+    read_string_list(field, field_path, config.error_patterns, out);
   } else {
     return false;
   }
@@ -387,17 +408,6 @@ inline void read_scope(const json& field, const std::string& field_path, fsm_loo
       loop.scope.push_back(std::move(*v));
 }
 
-/// Reads a list of strings into `to`.
-inline void read_string_list(const json& field, const std::string& field_path,
-                             std::vector<std::string>& to, diagnostics& out) {
-  if (!field.is_array()) {
-    report_type(out, field_path, "a list of strings", field);
-    return;
-  }
-  for (std::size_t i = 0; i < field.size(); ++i)
-    if (auto v = read_string(field[i], index_path(field_path, i), out)) to.push_back(std::move(*v));
-}
-
 /// Reads the loop's metadata (`category`, `visibility`, `labels`), inputs (`input_key`, `required_inputs`), `singleton` and
 /// the reference's lint flags; false when `key` is none of them.
 inline bool read_metadata_field(fsm_loop& loop, const std::string& key, const json& field,
@@ -496,6 +506,8 @@ inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& 
     if (auto v = read_number(field, field_path, out)) loop.backoff = *v;
   } else if (key == "timeout") {
     if (auto v = read_number(field, field_path, out)) loop.timeout = *v;
+  } else if (key == "default_timeout") {
+    if (auto v = read_number(field, field_path, out)) loop.default_timeout = *v;
   } else if (key == "maintain") {
     if (auto v = read_bool(field, field_path, out)) loop.maintain = *v;
   } else if (key == "llm") {

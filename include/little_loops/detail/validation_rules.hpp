@@ -110,7 +110,7 @@ inline void check_verdict_spelling(std::string_view verdict, const std::string& 
 /// Which optional fields an evaluator type reads; anything else set is dead configuration.
 struct evaluator_uses {
   bool op = false, target = false, tolerance = false, pattern = false, path = false,
-       llm = false, previous = false, direction = false, source = true, line = false;
+       llm = false, previous = false, direction = false, source = true, line = false, key = false, error_patterns = false;
 };
 
 /// Reports the fields `config`'s type requires and are missing (`evaluator-missing-field`);
@@ -131,7 +131,7 @@ inline evaluator_uses check_required_fields(const evaluate_config& config,
     case evaluator_type::output_numeric:
       require(config.op.has_value(), "operator");
       require(config.target.has_value(), "target");
-      uses.op = uses.target = true;
+      uses.op = uses.target = uses.key = true;
       break;
     case evaluator_type::output_json:
       require(config.path.has_value(), "path");
@@ -141,7 +141,7 @@ inline evaluator_uses check_required_fields(const evaluate_config& config,
       break;
     case evaluator_type::output_contains:
       require(config.pattern.has_value(), "pattern");
-      uses.pattern = true;
+      uses.pattern = uses.error_patterns = true;
       break;
     case evaluator_type::convergence:
       require(config.target.has_value(), "target");
@@ -261,6 +261,8 @@ inline void report_unused_fields(const evaluate_config& config, const evaluator_
   unused(config.previous.has_value(), uses.previous, "previous");
   unused(config.direction != convergence_direction::minimize, uses.direction, "direction");
   unused(config.line.has_value(), uses.line, "line");
+  unused(config.key.has_value(), uses.key, "key");
+  unused(!config.error_patterns.empty(), uses.error_patterns, "error_patterns");
 }
 
 /// The rules of one `evaluate:` at `path`, in order: required fields, numeric target,
@@ -532,6 +534,7 @@ inline void check_loop_settings(const fsm_loop& loop, const state_index& index,
                          *loop.backoff));
   }
   check_duration(loop.timeout, "timeout", "timeout", "timeout-range", out);
+  check_duration(loop.default_timeout, "default_timeout", "default_timeout", "timeout-range", out);
   if (loop.llm.max_tokens <= 0)
     report(out, "llm.max_tokens", "llm-max-tokens-range",
            fmt::format("llm.max_tokens must be > 0, got {}", loop.llm.max_tokens));
