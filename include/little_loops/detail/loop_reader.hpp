@@ -453,12 +453,14 @@ inline void read_step_caps(const json& doc, fsm_loop& loop, diagnostics& out) {
       loop.max_steps_spelling = true;
     }
   }
+  if (both_caps && loop.on_max_iterations) {
+    loop.on_max_passes = std::move(loop.on_max_iterations);
+    loop.on_max_iterations.reset();
+  }
   if (on_steps == doc.end()) return;
   auto target = read_string(*on_steps, "on_max_steps", out);
   if (!target) return;
-  if (both_caps) {
-    loop.on_max_passes = std::move(loop.on_max_iterations);
-  } else if (loop.on_max_iterations) {
+  if (!both_caps && loop.on_max_iterations) {
     report(out, "on_max_steps", "duplicate-field",
            "on_max_steps and on_max_iterations are two spellings of one field (there is no "
            "full-pass cap: write one of them)");
