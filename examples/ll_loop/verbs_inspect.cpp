@@ -137,9 +137,9 @@ int verb_validate(const parsed_args& args) {
   say(fmt::format("{} {} is valid", s.green("\u2713"), name));
   say(fmt::format("  States: {}", state_list(loop)));
   say(fmt::format("  Initial: {}", loop.initial));
-  say(fmt::format("  Max iterations: {}", loop.max_iterations));
   say(fmt::format("  Dialect: {}{}", ll::to_string(ll::dialect_of(loop)),
                   loop.dialect ? "" : " (inferred)"));
+  say(fmt::format("  Max iterations: {}", loop.max_iterations));
   // Warnings follow, on stdout, as the original's validate prints them.
   for (const auto& d : loaded->diagnostics)
     if (d.level == ll::severity::warning)

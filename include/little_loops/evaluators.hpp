@@ -169,6 +169,23 @@ inline evaluation_result abnormal_action_result(const action_result& a) {
   return r;
 }
 
+// The verdicts no evaluator decides (design §3.4, §3.16): an action that did not end
+// normally (timed out, cancelled, killed, not started) is `error` with details saying why, and
+// a state with neither action nor `evaluate:` is `success` with empty details. The one place
+// these rules live: basic_evaluator applies them first, and the executor applies them before
+// any host Evaluator, whose verdicts cannot override them.
+// has_fixed_verdict(): whether they apply (`action` null: no action ran).
+inline bool has_fixed_verdict(const action_result* action, bool has_evaluate) noexcept {
+  return action ? action->abnormal() : !has_evaluate;
+}
+// fixed_verdict(): the verdict, when has_fixed_verdict().
+inline evaluation_result fixed_verdict(const action_result* action,
+                                       loop_dialect dialect = loop_dialect::seed) {
+  if (action) return abnormal_action_result(*action);
+  return evaluation_result{dialect == loop_dialect::current ? "yes" : "success",
+                           evaluation_details{}};
+}
+
 // A number from a config field: JSON number/bool, or a (templated) string that parses.
 // `what` names the field in messages.
 inline expected<std::optional<double>, std::string> resolve_number(
@@ -297,7 +314,6 @@ inline evaluation_result with_error_patterns(evaluation_result r, const evaluate
   return r;
 }
 
-
 // The pattern search of output_contains.
 inline evaluation_result search_output(const compiled_evaluator& c, std::string_view input,
                                        const interpolation_context* ctx) {
@@ -346,7 +362,7 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
 }
 
 // The current dialect's words for the seed's deterministic verdicts: success → yes,
-// failure → no (design §6.1).
+// failure → no (design §6.1). The judge's and classify's verdicts are their own words.
 inline evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
                                     evaluator_type type) {
   if (dialect != loop_dialect::current || type == evaluator_type::llm_structured ||
@@ -381,8 +397,8 @@ inline evaluation_result blind_result(int exit_code) {
 ///   saying why, whatever the evaluator;
 /// - no `evaluate:` → `llm_structured` with the default prompt for prompt/slash-command
 ///   actions (request.kind), `exit_code` for shell actions;
-/// - no action and no `evaluate:` → `success` with empty details (the executor normally
-///   short-circuits this case and emits no evaluate event);
+/// - no action and no `evaluate:` → `success` with empty details (the executor applies
+///   this rule before calling any evaluator, and emits no evaluate event then);
 /// - `source:` (a template) replaces the action output as the evaluated input;
 /// - in the current dialect (request.dialect), `success`/`failure` are said `yes`/`no`, and
 ///   a non-zero exit makes every evaluator but exit_code and llm_structured `error`;
@@ -400,12 +416,8 @@ class basic_evaluator {
   /// `error`); the expected is kept for the Evaluator concept.
   expected<evaluation_result, error> evaluate(const evaluation_request& request) {
     const action_result* action = request.action;
-    if (!request.config && !action) {
-      evaluation_result r;
-      r.verdict = request.dialect == loop_dialect::current ? "yes" : "success";
-      return r;
-    }
-    if (action && action->abnormal()) return detail::abnormal_action_result(*action);
+    if (detail::has_fixed_verdict(action, request.config != nullptr))
+      return detail::fixed_verdict(action, request.dialect);
 
     const compiled_evaluator* compiled = request.compiled;
     if (!request.config) {
@@ -463,37 +475,44 @@ class basic_evaluator {
         return detail::run_convergence(*compiled, input, ctx, request.convergence_memory);
       case evaluator_type::classify:
         return evaluate_classify(input, cfg.line.value_or(json(nullptr)));
-      case evaluator_type::llm_structured: {
-        static const llm_config default_llm{};
-        const llm_config& llm = request.llm ? *request.llm : default_llm;
-        if (!llm.enabled)
-          return detail::judge_error_result("LLM evaluation disabled", "disabled");
-        if constexpr (std::is_same_v<Judge, no_judge_backend>) {
-          return detail::judge_error_result("no judge backend", "missing_dependency");
-        } else {
-          std::string instruction;
-          if (compiled->prompt) {
-            auto p = detail::render_field(*compiled->prompt, ctx);
-            if (!p) return detail::error_result("Cannot resolve prompt: " + p.error().message);
-            instruction = std::move(*p);
-          }
-          const json* schema = cfg.schema ? &*cfg.schema : nullptr;
-          // The loop's deadline bounds the judge too (request.time_left).
-          if (request.time_left && request.time_left->count() <= 0) {
-            evaluation_result r = detail::judge_error_result("LLM evaluation timeout", "timeout");
-            r.details["reason"] =
-                "LLM evaluation timeout: the loop's timeout has passed (the judge was not asked)";
-            return r;
-          }
-          llm_config bounded = llm;
-          if (request.time_left)
-            bounded.timeout = std::min(llm.timeout, static_cast<double>(request.time_left->count()) / 1000.0);
-          return evaluate_llm_structured(judge_, input, instruction, schema, cfg.min_confidence,
-                                         cfg.uncertain_suffix, bounded);
-        }
-      }
+      case evaluator_type::llm_structured:
+        return ask_judge(request, *compiled, input);
     }
     return detail::error_result("unknown evaluator type");
+  }
+
+  // llm_structured: asks the judge backend about `input`, within the loop's deadline.
+  evaluation_result ask_judge(const evaluation_request& request,
+                              [[maybe_unused]] const compiled_evaluator& compiled,
+                              [[maybe_unused]] std::string_view input) {
+    static const llm_config default_llm{};
+    const llm_config& llm = request.llm ? *request.llm : default_llm;
+    if (!llm.enabled) return detail::judge_error_result("LLM evaluation disabled", "disabled");
+    if constexpr (std::is_same_v<Judge, no_judge_backend>) {
+      return detail::judge_error_result("no judge backend", "missing_dependency");
+    } else {
+      std::string instruction;
+      if (compiled.prompt) {
+        auto p = detail::render_field(*compiled.prompt, request.context);
+        if (!p) return detail::error_result("Cannot resolve prompt: " + p.error().message);
+        instruction = std::move(*p);
+      }
+      const evaluate_config& cfg = compiled.config;
+      const json* schema = cfg.schema ? &*cfg.schema : nullptr;
+      // The loop's deadline bounds the judge too (request.time_left).
+      if (request.time_left && request.time_left->count() <= 0) {
+        evaluation_result r = detail::judge_error_result("LLM evaluation timeout", "timeout");
+        r.details["reason"] =
+            "LLM evaluation timeout: the loop's timeout has passed (the judge was not asked)";
+        return r;
+      }
+      llm_config bounded = llm;
+      if (request.time_left)
+        bounded.timeout =
+            std::min(llm.timeout, static_cast<double>(request.time_left->count()) / 1000.0);
+      return evaluate_llm_structured(judge_, input, instruction, schema, cfg.min_confidence,
+                                     cfg.uncertain_suffix, bounded);
+    }
   }
 
   Judge judge_;

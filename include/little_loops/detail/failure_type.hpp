@@ -3,6 +3,7 @@
 #pragma once
 
 #include <little_loops/config.hpp>
+#include <little_loops/results.hpp>
 
 #include <algorithm>
 #include <array>
@@ -63,6 +64,23 @@ inline std::string failure_type_of(int exit_code, std::string_view output, std::
       contains_word(text, "killed"))
     return "transient";
   return "real";
+}
+
+// captured.X.failure_type and timeout_kind (design §6.3): a timed-out action counts as exit
+// 124, with `Action timed out` for text when it wrote no stderr.
+inline void record_failure(captured_record& rec, const action_result& a) {
+  rec.timeout_kind = !a.timed_out ? "" : a.idle_timeout ? "idle" : "wall";
+  if (a.exit_code == 0 && !a.abnormal()) {
+    rec.failure_type.clear();
+    return;
+  }
+  const std::string_view idle = "Action idle-timed out";
+  const std::string_view wall = "Action timed out";
+  const std::string_view err = !a.stderr_output.empty() ? std::string_view(a.stderr_output)
+                               : a.timed_out            ? (a.idle_timeout ? idle : wall)
+                                                        : std::string_view();
+  const int code = a.timed_out ? 124 : (a.exit_code == 0 ? 1 : a.exit_code);
+  rec.failure_type = failure_type_of(code, a.output, err);
 }
 
 }  // namespace detail
