@@ -81,9 +81,9 @@ namespace detail {
 
 inline expected<void, error> compile_field(const std::optional<std::string>& text,
                                            std::optional<compiled_template>& out,
-                                           std::string_view field) {
+                                           std::string_view field, const template_table* kept) {
   if (!text) return {};
-  auto t = compile_template(*text);
+  auto t = kept != nullptr ? kept->compile(*text) : compile_template(*text);
   if (!t) {
     error e = std::move(t.error());
     e.path = fmt::format("evaluate.{}", field);
@@ -95,33 +95,34 @@ inline expected<void, error> compile_field(const std::optional<std::string>& tex
 
 inline expected<void, error> compile_json_field(const std::optional<json>& value,
                                                 std::optional<compiled_template>& out,
-                                                std::string_view field) {
+                                                std::string_view field, const template_table* kept) {
   if (!value || !value->is_string()) return {};
-  return compile_field(value->get<std::string>(), out, field);
+  return compile_field(value->get<std::string>(), out, field, kept);
 }
 
 }  // namespace detail
 
 /// @brief Prepares `config` for repeated evaluation (templates parsed, patterns compiled).
 /// @return errc::template_syntax (path `evaluate.<field>`) when a templated field is
-/// malformed.
-inline expected<compiled_evaluator, error> compile_evaluator(const evaluate_config& config) {
+/// malformed. With `kept`, templates validation already parsed are taken from there.
+inline expected<compiled_evaluator, error> compile_evaluator(const evaluate_config& config,
+                                                             const template_table* kept = nullptr) {
   compiled_evaluator c;
   c.config = config;
   expected<void, error> r;
-  if (!(r = detail::compile_json_field(config.target, c.target, "target")))
+  if (!(r = detail::compile_json_field(config.target, c.target, "target", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_json_field(config.tolerance, c.tolerance, "tolerance")))
+  if (!(r = detail::compile_json_field(config.tolerance, c.tolerance, "tolerance", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.pattern, c.pattern, "pattern")))
+  if (!(r = detail::compile_field(config.pattern, c.pattern, "pattern", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.path, c.path, "path")))
+  if (!(r = detail::compile_field(config.path, c.path, "path", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.prompt, c.prompt, "prompt")))
+  if (!(r = detail::compile_field(config.prompt, c.prompt, "prompt", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.source, c.source, "source")))
+  if (!(r = detail::compile_field(config.source, c.source, "source", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.previous, c.previous, "previous")))
+  if (!(r = detail::compile_field(config.previous, c.previous, "previous", kept)))
     return unexpected(std::move(r.error()));
   if (c.pattern) {
     if (c.pattern->is_literal())

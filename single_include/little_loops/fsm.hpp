@@ -3895,6 +3895,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -4051,6 +4052,16 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
   return check_fixed_keys(part, rest, expr);
 }
 
+// A template text parsed once: its parts and how many of them are variables.
+struct parsed_template {
+  std::vector<template_part> parts;
+  std::size_t variables = 0;
+};
+
+// Parsed templates by their text (template_table's store). std::less<> finds a
+// std::string_view without building a string.
+using parsed_templates = std::map<std::string, parsed_template, std::less<>>;
+
 // Parses `text` into `parts` (literal runs and variables, in order); returns the number of
 // variables, or errc::template_syntax (see compile_template).
 inline expected<std::size_t, error> parse_template(std::string_view text, std::vector<template_part>& parts) {
@@ -4122,6 +4133,7 @@ inline std::string_view template_error_code(const std::string& message) {
 struct template_checker {
   const std::vector<std::string>* captures = nullptr;
   diagnostics* out = nullptr;
+  parsed_templates* keep = nullptr;  // every template that parses, by its text (optional)
 
   void add(std::string path, std::string code, std::string message,
            severity level = severity::error) const {
@@ -4132,7 +4144,8 @@ struct template_checker {
   // nullopt when the text does not parse.
   std::optional<std::vector<template_part>> check(std::string_view text, const std::string& path) const {
     std::vector<template_part> parts;
-    if (auto parsed = parse_template(text, parts); !parsed) {
+    const auto parsed = parse_template(text, parts);
+    if (!parsed) {
       add(path, std::string(template_error_code(parsed.error().message)), parsed.error().message);
       return std::nullopt;
     }
@@ -4141,6 +4154,8 @@ struct template_checker {
       check_record_key(part, path);
       check_capture(part, path);
     }
+    if (keep != nullptr && keep->find(text) == keep->end())
+      keep->emplace(std::string(text), parsed_template{parts, *parsed});
     return parts;
   }
 
@@ -4253,11 +4268,11 @@ struct template_checker {
 };
 
 // Checks every templated field of `loop` (see validate_templates).
-inline void check_loop_templates(const fsm_loop& loop, diagnostics& out) {
+inline void check_loop_templates(const fsm_loop& loop, diagnostics& out, parsed_templates* keep = nullptr) {
   std::vector<std::string> captures;
   for (const auto& entry : loop.states)
     if (entry.second.capture) captures.push_back(*entry.second.capture);
-  const template_checker checker{&captures, &out};
+  const template_checker checker{&captures, &out, keep};
   for (const auto& [name, state] : loop.states) checker.check_state(name, state);
 }
 
@@ -4905,6 +4920,7 @@ class compiled_template {
   friend expected<compiled_template, error> compile_template(std::string_view text);
   friend expected<void, error> render_to(const compiled_template& tpl, const interpolation_context& ctx,
                                          std::string& out);
+  friend class template_table;
   std::string source_;
   std::vector<detail::template_part> parts_;
   std::size_t variables_ = 0;
@@ -5000,6 +5016,29 @@ inline bool has_template(std::string_view text) noexcept {
   return false;
 }
 
+/// @brief The templates of one loop, parsed once: validate() parses every templated field and
+/// keeps the result here, by its text, so compiling the loop (compiled_loop::compile,
+/// compile_evaluator) reuses it instead of parsing the template again.
+class template_table {
+ public:
+  /// The compiled template of `text`: the one validation kept, else compiled now.
+  [[nodiscard]] expected<compiled_template, error> compile(std::string_view text) const {
+    const auto it = parsed_.find(text);
+    if (it == parsed_.end()) return compile_template(text);
+    compiled_template t;
+    t.source_ = std::string(text);
+    t.parts_ = it->second.parts;
+    t.variables_ = it->second.variables;
+    return t;
+  }
+  /// How many distinct template texts are kept.
+  [[nodiscard]] std::size_t size() const noexcept { return parsed_.size(); }
+
+ private:
+  friend void validate_templates(const fsm_loop& loop, diagnostics& out, template_table* keep);
+  detail::parsed_templates parsed_;
+};
+
 /// @brief Template rules of validate(): every templated field (action, next, route targets,
 /// on_<verdict> targets, evaluator string fields) must compile; reports
 /// malformed templates (`template-syntax`), unknown namespaces
@@ -5010,8 +5049,9 @@ inline bool has_template(std::string_view text) noexcept {
 /// `${context.…}` outside quotes in shell actions (`template-unquoted-context`, suggesting
 /// `:shell`; not for an action that is one `${context.…}` and nothing else, a command kept in
 /// the context, as the convergence paradigm's `${context.metric_cmd}`).
-inline void validate_templates(const fsm_loop& loop, diagnostics& out) {
-  detail::check_loop_templates(loop, out);
+/// With `keep`, every template that parses is kept there for compiling (see template_table).
+inline void validate_templates(const fsm_loop& loop, diagnostics& out, template_table* keep = nullptr) {
+  detail::check_loop_templates(loop, out, keep != nullptr ? &keep->parsed_ : nullptr);
 }
 
 LITTLE_LOOPS_NAMESPACE_END
@@ -5599,7 +5639,10 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `suspicious-verdict` | warning | on_<verdict>/route key close to a built-in verdict |
 /// | `pattern-not-regex` | warning | an output_contains pattern searched for as plain text: invalid for Python's re, or using a feature RE2 lacks (lookaround, backreferences) |
 /// | `unreachable-state` | warning | not reachable from `initial` (or on_max_iterations) |
-inline diagnostics validate(const fsm_loop& loop) {
+///
+/// With `keep`, every template that parses is kept there, so compiling the loop does not parse
+/// it again (see template_table).
+inline diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr) {
   diagnostics out;
   const detail::state_index index = detail::index_states(loop);
   detail::check_loop_shape(loop, index, out);
@@ -5610,7 +5653,7 @@ inline diagnostics validate(const fsm_loop& loop) {
   detail::check_reachability(loop, index, out);
 
   // ---- template rules (interpolation.hpp) ----------------------------------------------
-  validate_templates(loop, out);
+  validate_templates(loop, out, keep);
   // ---------------------------------------------------------------------------------------
 
   return out;
@@ -5690,6 +5733,34 @@ inline expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& foun
 }
 
 }  // namespace detail
+
+/// @brief A loop validate() found no error in, with the templates it parsed: the input of
+/// compiled_loop::compile(validated_loop), which neither validates nor parses again.
+class validated_loop {
+ public:
+  /// The loop definition.
+  [[nodiscard]] const fsm_loop& loop() const noexcept { return loop_; }
+  /// The warnings validate() reported.
+  [[nodiscard]] const diagnostics& warnings() const noexcept { return warnings_; }
+
+ private:
+  friend expected<validated_loop, error> validate_loop(fsm_loop loop);
+  friend class compiled_loop;
+  fsm_loop loop_;
+  diagnostics warnings_;
+  template_table templates_;
+};
+
+/// @brief validate() as a step of the load pipeline: the validated loop, or errc::invalid_loop
+/// with every finding (as load_loop() reports it) when there is an error-level one.
+inline expected<validated_loop, error> validate_loop(fsm_loop loop) {
+  validated_loop out;
+  diagnostics found = validate(loop, &out.templates_);
+  auto checked = detail::loaded_loop(std::move(loop), std::move(found), &out.warnings_);
+  if (!checked) return unexpected(std::move(checked.error()));
+  out.loop_ = std::move(*checked);
+  return out;
+}
 
 /// parse_loop() followed by validate(). Any error-level finding gives errc::invalid_loop
 /// with every diagnostic (warnings included) in error::details — the validator's findings
@@ -7285,9 +7356,9 @@ namespace detail {
 
 inline expected<void, error> compile_field(const std::optional<std::string>& text,
                                            std::optional<compiled_template>& out,
-                                           std::string_view field) {
+                                           std::string_view field, const template_table* kept) {
   if (!text) return {};
-  auto t = compile_template(*text);
+  auto t = kept != nullptr ? kept->compile(*text) : compile_template(*text);
   if (!t) {
     error e = std::move(t.error());
     e.path = fmt::format("evaluate.{}", field);
@@ -7299,33 +7370,34 @@ inline expected<void, error> compile_field(const std::optional<std::string>& tex
 
 inline expected<void, error> compile_json_field(const std::optional<json>& value,
                                                 std::optional<compiled_template>& out,
-                                                std::string_view field) {
+                                                std::string_view field, const template_table* kept) {
   if (!value || !value->is_string()) return {};
-  return compile_field(value->get<std::string>(), out, field);
+  return compile_field(value->get<std::string>(), out, field, kept);
 }
 
 }  // namespace detail
 
 /// @brief Prepares `config` for repeated evaluation (templates parsed, patterns compiled).
 /// @return errc::template_syntax (path `evaluate.<field>`) when a templated field is
-/// malformed.
-inline expected<compiled_evaluator, error> compile_evaluator(const evaluate_config& config) {
+/// malformed. With `kept`, templates validation already parsed are taken from there.
+inline expected<compiled_evaluator, error> compile_evaluator(const evaluate_config& config,
+                                                             const template_table* kept = nullptr) {
   compiled_evaluator c;
   c.config = config;
   expected<void, error> r;
-  if (!(r = detail::compile_json_field(config.target, c.target, "target")))
+  if (!(r = detail::compile_json_field(config.target, c.target, "target", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_json_field(config.tolerance, c.tolerance, "tolerance")))
+  if (!(r = detail::compile_json_field(config.tolerance, c.tolerance, "tolerance", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.pattern, c.pattern, "pattern")))
+  if (!(r = detail::compile_field(config.pattern, c.pattern, "pattern", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.path, c.path, "path")))
+  if (!(r = detail::compile_field(config.path, c.path, "path", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.prompt, c.prompt, "prompt")))
+  if (!(r = detail::compile_field(config.prompt, c.prompt, "prompt", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.source, c.source, "source")))
+  if (!(r = detail::compile_field(config.source, c.source, "source", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.previous, c.previous, "previous")))
+  if (!(r = detail::compile_field(config.previous, c.previous, "previous", kept)))
     return unexpected(std::move(r.error()));
   if (c.pattern) {
     if (c.pattern->is_literal())
@@ -9080,12 +9152,17 @@ class compiled_loop {
   /// `details`), `errc::template_syntax`, `errc::unknown_state` (unknown `initial`), or an
   /// evaluator's compile error, each with the path of the offending field.
   static expected<std::shared_ptr<const compiled_loop>, error> compile(fsm_loop loop) {
-    diagnostics found = validate(loop);
+    template_table templates;
+    diagnostics found = validate(loop, &templates);
     for (const auto& d : found)
       if (compile_blocking(d)) return unexpected(detail::invalid_loop_error(std::move(found)));
-    std::shared_ptr<compiled_loop> out(new compiled_loop(std::move(loop)));
-    if (auto r = out->build(); !r) return unexpected(r.error());
-    return std::shared_ptr<const compiled_loop>(std::move(out));
+    return make(std::move(loop), templates);
+  }
+
+  /// @brief Compile a loop validate_loop() accepted: no second validation, and the templates
+  /// validation parsed are reused.
+  static expected<std::shared_ptr<const compiled_loop>, error> compile(validated_loop loop) {
+    return make(std::move(loop.loop_), loop.templates_);
   }
 
   /// The loop definition this was compiled from.
@@ -9123,6 +9200,16 @@ class compiled_loop {
  private:
   explicit compiled_loop(fsm_loop loop) : loop_(std::move(loop)) {}
 
+  static expected<std::shared_ptr<const compiled_loop>, error> make(fsm_loop loop,
+                                                                    const template_table& templates) {
+    std::shared_ptr<compiled_loop> out(new compiled_loop(std::move(loop)));
+    out->templates_ = &templates;
+    auto built = out->build();
+    out->templates_ = nullptr;
+    if (!built) return unexpected(built.error());
+    return std::shared_ptr<const compiled_loop>(std::move(out));
+  }
+
   static error at(errc code, std::string path, std::string message) {
     return error{code, std::move(message), std::move(path)};
   }
@@ -9153,7 +9240,7 @@ class compiled_loop {
       t.type = compiled_target::kind::current;
       return t;
     }
-    auto tpl = compile_template(text);
+    auto tpl = templates_->compile(text);
     if (!tpl) {
       error e = tpl.error();
       e.path = path;
@@ -9208,7 +9295,7 @@ class compiled_loop {
     // An empty `action: ""` runs nothing, as in the seed (`if state.action:`); validation
     // warns about it (`empty-action`).
     if (cfg.action && !cfg.action->empty()) {
-      auto tpl = compile_template(*cfg.action);
+      auto tpl = templates_->compile(*cfg.action);
       if (!tpl) {
         error e = tpl.error();
         e.path = base + ".action";
@@ -9225,7 +9312,7 @@ class compiled_loop {
       s.kind = *cfg.action_type;
     }
     if (cfg.evaluate) {
-      auto ev = compile_evaluator(*cfg.evaluate);
+      auto ev = compile_evaluator(*cfg.evaluate, templates_);
       if (!ev) {
         error e = ev.error();
         if (e.path.empty()) e.path = base + ".evaluate";
@@ -9288,6 +9375,7 @@ class compiled_loop {
   std::size_t initial_ = 0;
   std::optional<compiled_target> on_max_iterations_;
   std::string digest_;
+  const template_table* templates_ = nullptr;  // while build() runs: the templates validation kept
 };
 
 /// Validate and compile a loop (same as `compiled_loop::compile`).
