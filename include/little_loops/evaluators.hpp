@@ -437,6 +437,7 @@ class basic_evaluator {
     if (request.dialect == loop_dialect::current && action && action->exit_code != 0 &&
         detail::blind_to_exit(compiled->config.type))
       return detail::blind_result(action->exit_code);
+    if (request.dialect == loop_dialect::seed) return evaluate_compiled(request, *compiled);
     return detail::in_dialect(evaluate_compiled(request, *compiled), request.dialect,
                               compiled->config.type);
   }

@@ -542,7 +542,11 @@ class fsm_executor {
                           .text = &target_text_,
                           .retry_code = retry_code_};
     route_reason_ = {};
-    if (auto held = counters_.abstention_route(q, route_reason_)) return std::move(*held);
+    if (is_abstention_verdict(q.verdict)) {
+      if (auto held = counters_.abstention_route(q, route_reason_)) return std::move(*held);
+    } else {
+      counters_.judged(current_);
+    }
     auto next = detail::route(q);
     if (next || !next.error().unrenderable || q.verdict == "error") return next;
     report_error(st, "interpolation", next.error().error.message);

@@ -75,8 +75,7 @@ class retry_counters {
   // name re-enters it (`reason` set) up to twice in a row, the third takes the error route.
   // nullopt for any other verdict, which ends the state's streak.
   std::optional<route_outcome> abstention_route(const route_query& q, std::string_view& reason) {
-    const compiled_state& st = q.loop->state(q.current);
-    if (!is_abstention_verdict(q.verdict) || routes_abstention(st, q.verdict)) {
+    if (!is_abstention_verdict(q.verdict) || routes_abstention(q.loop->state(q.current), q.verdict)) {
       judged(q.current);
       return std::nullopt;
     }

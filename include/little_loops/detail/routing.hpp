@@ -125,17 +125,14 @@ inline little_loops::error no_transition_error(const compiled_state& st, std::st
   return little_loops::error{errc::no_transition, std::move(message), "states." + st.name};
 }
 
-// The entry of `table` (route keys or on_<verdict> shorthands) for the verdict, else for its
-// twin (design §6.2: twin verdicts route alike after the exact key).
-inline std::optional<route_outcome> find_route(
-    const route_query& q, const std::vector<std::pair<std::string, compiled_target>>& table) {
+// The entry of `table` (route keys or on_<verdict> shorthands) for `twin`, the twin of the
+// verdict (design §6.2: twin verdicts route alike after the exact key); null when none.
+inline const compiled_target* twin_entry(
+    const std::vector<std::pair<std::string, compiled_target>>& table, std::string_view twin) noexcept {
+  if (twin.empty()) return nullptr;
   for (const auto& [key, target] : table)
-    if (key == q.verdict) return take(q, target);
-  const std::string_view twin = twin_verdict(q.verdict);
-  if (twin.empty()) return std::nullopt;
-  for (const auto& [key, target] : table)
-    if (key == twin) return take(q, target);
-  return std::nullopt;
+    if (key == twin) return &target;
+  return nullptr;
 }
 
 // An error whose exit code the state's `retryable_exit_codes` does not list.
@@ -172,23 +169,9 @@ inline route_outcome escalate_abstention(const route_query& q) {
   return unexpected(route_failure{no_transition_error(st, q.verdict, q.details)});
 }
 
-// A state routed by its verdict: retryable_exit_codes bypass → route key (exact, then twin)
-// → `_error` → `_` → on_<verdict> (exact, then twin) → in the current dialect, `no` to
-// `_error`/on_error. Empty when nothing takes it.
-inline std::optional<route_outcome> route_verdict(const route_query& q, const compiled_state& st) {
-  if (q.verdict == "error" && not_retryable(st, q.retry_code)) return take_retry_exhausted(q, st);
-  if (auto to = find_route(q, st.routes)) return to;
-  if (st.route_error && q.verdict == "error") return take(q, *st.route_error);
-  if (st.route_default) return take(q, *st.route_default);
-  if (auto to = find_route(q, st.on)) return to;
-  if (q.loop->dialect() == loop_dialect::current && (q.verdict == "no" || q.verdict == "failure")) {
-    if (st.route_error) return take(q, *st.route_error);
-    if (st.on_error) return take(q, st.on[*st.on_error].second);
-  }
-  return std::nullopt;
-}
-
-// Design §3.3 and §6.1–6.3: next (happy path) → the verdict's routes (route_verdict) →
+// Design §3.3 and §6.1–6.3: next (happy path) → retryable_exit_codes bypass (an `error`
+// whose exit code is not listed) → route key (exact, then twin) → `_error` → `_` →
+// on_<verdict> (exact, then twin) → in the current dialect, `no` to `_error`/on_error →
 // maintain fallback → error naming state and verdict (and, for `error`, its cause). In a
 // `next:` state a failed action goes to on_error when there is one (on_retry_exhausted when
 // its exit code is not retryable), else to `next`; an action that could not be run at all
@@ -201,8 +184,22 @@ inline route_outcome route(const route_query& q) {
       return take(q, st.on[*st.on_error].second);
     }
     if (!q.unrunnable) return take(q, *st.next);
-  } else if (auto to = route_verdict(q, st)) {
-    return std::move(*to);
+  } else {
+    if (q.verdict == "error" && not_retryable(st, q.retry_code)) return take_retry_exhausted(q, st);
+    for (const auto& [key, target] : st.routes)
+      if (key == q.verdict) return take(q, target);
+    if (!st.routes.empty())
+      if (const auto* t = twin_entry(st.routes, twin_verdict(q.verdict))) return take(q, *t);
+    if (st.route_error && q.verdict == "error") return take(q, *st.route_error);
+    if (st.route_default) return take(q, *st.route_default);
+    for (const auto& [key, target] : st.on)
+      if (key == q.verdict) return take(q, target);
+    if (const auto* t = twin_entry(st.on, twin_verdict(q.verdict))) return take(q, *t);
+    // The current dialect: an unrouted `no` takes the error route.
+    if (q.loop->dialect() == loop_dialect::current && (q.verdict == "no" || q.verdict == "failure")) {
+      if (st.route_error) return take(q, *st.route_error);
+      if (st.on_error) return take(q, st.on[*st.on_error].second);
+    }
   }
   if (q.loop->loop().maintain) return take_static_route(st, st.maintain_target, q.current);
   return unexpected(route_failure{no_transition_error(st, q.verdict, q.details)});
