@@ -79,6 +79,7 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `max-retries-range` | error | max_retries < 1 |
 /// | `retry-pairing` | error | max_retries without on_retry_exhausted (or the reverse); retryable_exit_codes without on_error |
 /// | `classify-no-default` | warning | a classify state's route table has no `_` |
+/// | `twin-shorthands` | warning | on_yes beside on_success, or on_no beside on_failure (twins) |
 /// | `unknown-visibility` | warning | visibility not public, internal or example |
 /// | `input-key-unguarded` | warning | input_key other than `input` without required_inputs |
 ///

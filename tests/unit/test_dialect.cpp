@@ -161,6 +161,8 @@ TEST_SUITE("dialect") {
     // the exact key wins over the twin
     CHECK(run_exit(doc(R"("a": {"action": "x", "on_yes": "done", "on_success": "bad"})" + tail), 0)
               .final_state == "done");
+    CHECK(has(codes(doc(R"("a": {"action": "x", "on_yes": "done", "on_success": "bad"})" + tail)),
+              "twin-shorthands"));
     CHECK(run_exit(doc(R"("a": {"action": "x", "on_yes": "bad", "on_success": "done"})" + tail,
                        R"("dialect": "seed", )"),
                    0)

@@ -430,7 +430,8 @@ inline void check_unused_state_fields(const state_config& state, const std::stri
 
 /// `retry-pairing`, `max-retries-range`: `max_retries` (≥ 1) and `on_retry_exhausted` go
 /// together; `retryable_exit_codes` needs `on_error`. `classify-no-default`: a classify
-/// state whose route table has no `_`.
+/// state whose route table has no `_`. `twin-shorthands`: on_yes beside on_success (or on_no
+/// beside on_failure).
 inline void check_retry_fields(const state_config& state, const std::string& path,
                                diagnostics& out) {
   if (state.max_retries && *state.max_retries < 1)
@@ -445,6 +446,13 @@ inline void check_retry_fields(const state_config& state, const std::string& pat
   if (!state.retryable_exit_codes.empty() && state.on.count("error") == 0)
     report(out, join_path(path, "retryable_exit_codes"), "retry-pairing",
            "'retryable_exit_codes' requires 'on_error' to also be set");
+  for (const auto& [verdict, twin] : {std::pair{"yes", "success"}, std::pair{"no", "failure"}})
+    if (state.on.count(verdict) != 0 && state.on.count(twin) != 0)
+      report(out, join_path(path, std::string("on_") + twin), "twin-shorthands",
+             fmt::format("on_{} and on_{} route twin verdicts: each verdict takes its own, the "
+                         "other only as a fallback",
+                         verdict, twin),
+             severity::warning);
   if (state.evaluate && state.evaluate->type == evaluator_type::classify && state.route &&
       !state.route->default_target)
     report(out, join_path(path, "route"), "classify-no-default",
