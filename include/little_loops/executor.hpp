@@ -165,7 +165,9 @@ class fsm_executor {
   [[nodiscard]] little_loops::snapshot snapshot() const {
     // Its own storage, not snapshot_view()'s: const callers may run at once.
     std::vector<std::pair<std::string_view, double>> convergence;
-    return view_into(convergence).materialize();
+    little_loops::snapshot s = view_into(convergence).materialize();
+    s.counters = counters_.to_json(*loop_);
+    return s;
   }
 
   /// @brief snapshot() by reference to the executor's state, without copying it (what a
@@ -173,7 +175,10 @@ class fsm_executor {
   /// Valid until the executor next changes (step(), run(), resume(), reset()) or the next
   /// snapshot_view() call; unlike snapshot(), not to be called from two threads at once.
   [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
-    return view_into(convergence_view_);
+    little_loops::snapshot_view v = view_into(convergence_view_);
+    counters_view_ = counters_.to_json(*loop_);
+    if (!counters_view_.is_null()) v.counters = &counters_view_;
+    return v;
   }
 
   /// @brief Restore a snapshot; the next step()/run() continues from it (emitting
@@ -195,6 +200,7 @@ class fsm_executor {
     summary_executed_ = s.summary_executed;
     context_ = s.context;
     detail::inject_missing(context_, options_.injected_context);
+    counters_.restore(s.counters, *loop_);
     captured_ = captured_map(s.captured);
     history_.restore(s);
     convergence_ = std::move(convergence);
@@ -649,6 +655,7 @@ class fsm_executor {
   detail::run_history history_;
   detail::convergence_memory convergence_;
   mutable std::vector<std::pair<std::string_view, double>> convergence_view_;  // snapshot_view()
+  mutable json counters_view_;  // snapshot_view()
   std::int64_t elapsed_offset_ms_ = 0;
   std::chrono::steady_clock::time_point start_{};
   std::chrono::steady_clock::time_point now_{};

@@ -48,6 +48,9 @@ struct snapshot {
   ordered_map<std::string, double> convergence;  ///< `convergence`: state → previous value
   std::int64_t elapsed_ms = 0;             ///< `elapsed_ms`: run time before the snapshot
   std::string started_at;                  ///< `started_at`: ISO 8601 start of the first run
+  /// `counters` (written only when set): max_retries streaks, cannot_judge holds and full
+  /// passes, `{passes, entered, retries: {state: n}, holds: {state: n}}`; null when none.
+  json counters;
 
   friend bool operator==(const snapshot&, const snapshot&) = default;
 };
@@ -72,6 +75,7 @@ struct snapshot_view {
   std::span<const std::pair<std::string_view, double>> convergence;
   std::int64_t elapsed_ms = 0;
   std::string_view started_at;
+  const json* counters = nullptr;          ///< see snapshot::counters (null: none)
 
   /// The snapshot itself (copies everything).
   [[nodiscard]] snapshot materialize() const {
@@ -88,6 +92,7 @@ struct snapshot_view {
     for (const auto& [state, value] : convergence) s.convergence[std::string(state)] = value;
     s.elapsed_ms = elapsed_ms;
     s.started_at = started_at;
+    if (counters != nullptr) s.counters = *counters;
     return s;
   }
 };
@@ -340,6 +345,10 @@ inline expected<void, error> read_snapshot_tail(const json& j, snapshot& s) {
   auto started = snapshot_string(j, "started_at", "");
   if (!started) return unexpected(started.error());
   s.started_at = std::move(*started);
+  if (const auto counters = j.find("counters"); counters != j.end()) {
+    if (!counters->is_object()) return unexpected(snapshot_error("counters", "must be an object"));
+    s.counters = *counters;
+  }
   return {};
 }
 
@@ -363,7 +372,7 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
                                   {"version", "loop", "digest", "current_state", "iteration",
                                    "summary_executed", "context", "captured", "prev",
                                    "last_evaluation", "convergence", "elapsed_ms",
-                                   "started_at"},
+                                   "started_at", "counters"},
                                   "");
       !k)
     return unexpected(k.error());

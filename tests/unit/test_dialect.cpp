@@ -348,6 +348,37 @@ TEST_SUITE("dialect") {
               "retry-pairing"));
   }
 
+  TEST_CASE("resume keeps the retry streak and the hold count (snapshot counters)") {
+    const std::string tail = std::string(", ") + std::string(done);
+    const std::string text = doc(R"("a": {"action": "x", "on_failure": "$current", "max_retries": 2,
+                                          "on_retry_exhausted": "done"})" + tail);
+    ll::scripted_runner runner;
+    runner.otherwise(exit_with(1));
+    auto first = ll::make_executor(compiled(text), runner);
+    REQUIRE(first.has_value());
+    CHECK(first->step());
+    CHECK(first->step());  // a ran twice: one retry so far
+    const ll::snapshot saved = first->snapshot();
+    REQUIRE(saved.counters.is_object());
+    auto text_form = ll::snapshot_from_json_text(ll::to_json(saved).dump());
+    REQUIRE(text_form.has_value());
+    CHECK(*text_form == saved);
+    auto second = ll::make_executor(compiled(text), runner);
+    REQUIRE(second.has_value());
+    REQUIRE(second->resume(*text_form).has_value());
+    const auto& r = second->run();
+    CHECK(r.final_state == "done");
+    CHECK(r.iterations == 3);  // one more run of a, then on_retry_exhausted
+    // a seed loop without these keys writes no counters
+    ll::scripted_runner ok;
+    ok.otherwise(exit_with(0));
+    auto plain = ll::make_executor(compiled(doc(R"("a": {"action": "x", "next": "done"})" + tail)), ok);
+    REQUIRE(plain.has_value());
+    CHECK(plain->step());
+    CHECK(plain->snapshot().counters.is_null());
+    CHECK(ll::to_json(plain->snapshot()).dump().find("counters") == std::string::npos);
+  }
+
   TEST_CASE("retryable_exit_codes: other codes go to on_retry_exhausted, else on_error") {
     const std::string tail = std::string(", ") + std::string(done) + R"(, "retry": {"terminal": true})";
     const std::string next_state = doc(R"("a": {"action": "x", "next": "done", "on_error": "retry",

@@ -7,6 +7,7 @@
 #include <little_loops/detail/routing.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
+#include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
 
 #include <cstddef>
@@ -82,6 +83,40 @@ class retry_counters {
     if (!hold(q.current, q.loop->states().size(), 2)) return escalate_abstention(q);
     reason = "cannot_judge_hold";
     return route_outcome(q.current);
+  }
+
+  // The counters for a snapshot, by state name (null when there are none).
+  [[nodiscard]] json to_json(const compiled_loop& loop) const {
+    if (passes == 0 && !entered_ && holds_.empty()) return nullptr;  // the common case
+    const auto named = [&loop](const std::vector<int>& counts) {
+      json out = json::object();
+      for (std::size_t i = 0; i < counts.size(); ++i)
+        if (counts[i] != 0) out[loop.state(i).name] = counts[i];
+      return out;
+    };
+    json retries = named(retries_), holds = named(holds_);
+    if (passes == 0 && retries.empty() && holds.empty() && !entered_) return nullptr;
+    json out = {{"passes", passes}, {"retries", std::move(retries)}, {"holds", std::move(holds)}};
+    if (entered_) out["entered"] = loop.state(*entered_).name;
+    return out;
+  }
+
+  // Restores the counters of snapshot::counters (states the loop lacks are skipped).
+  void restore(const json& j, const compiled_loop& loop) {
+    clear();
+    if (!j.is_object()) return;
+    if (const auto p = j.find("passes"); p != j.end() && p->is_number_integer()) passes = p->get<std::int64_t>();
+    if (const auto e = j.find("entered"); e != j.end() && e->is_string())
+      entered_ = loop.find(e->get_ref<const std::string&>());
+    const auto fill = [&](const char* key, std::vector<int>& counts) {
+      const auto m = j.find(key);
+      if (m == j.end() || !m->is_object()) return;
+      counts.assign(loop.states().size(), 0);
+      for (auto it = m->begin(); it != m->end(); ++it)
+        if (const auto i = loop.find(it.key()); i && it->is_number_integer()) counts[*i] = it->get<int>();
+    };
+    fill("retries", retries_);
+    fill("holds", holds_);
   }
 
   std::int64_t passes = 0;  // maintain restarts
