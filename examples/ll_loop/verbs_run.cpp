@@ -327,7 +327,7 @@ bool claim_loop_scope(ll::loop_journal& journal, const ll::fsm_loop& loop, const
   const auto give_up = clock::now() + std::chrono::hours(1);
   bool announced = false;
   for (;;) {
-    auto claimed = journal.claim_scope(scope);
+    auto claimed = journal.claim_scope(scope, loop.singleton);
     if (!claimed) {
       if (claimed.error().code == ll::errc::io_error)
         report(claimed.error());
