@@ -5,6 +5,7 @@ little_loops_add_suite(test_executor FILES
   unit/test_routing.cpp
   unit/test_executor_limits.cpp
   unit/test_executor_signals.cpp
+  unit/test_dialect.cpp
   unit/test_events.cpp
   unit/test_concepts.cpp
   unit/test_snapshot.cpp

@@ -60,7 +60,7 @@ option_spec quiet_option(std::string_view help) { return {"quiet", 'q', "", help
 verb_entry run_verb() {
   return {{"run",
            "Run a loop with real processes and a live progress display.",
-           {"LOOP"},
+           {"LOOP", "[INPUT]"},
            {context_option("set context variable K (repeatable; overrides the file)"),
             {"max-iterations", 'n', "N", "override the iteration limit", false, {}},
             no_llm_option(),
@@ -80,6 +80,11 @@ verb_entry run_verb() {
            "LOOP is a file path, or a NAME found as .loops/NAME.fsm.yaml, NAME.yaml, NAME.yml,\n"
            "NAME.fsm.json or NAME.json (the first that exists: a compiled loop before its spec).\n"
            "Paradigm files (goal, convergence, invariants, imperative) are compiled first.\n"
+           "INPUT goes into the context: a JSON object sets the context keys it names that the\n"
+           "loop already has; anything else is stored as context[input_key] (default `input`).\n"
+           "--context wins over INPUT. Keys in `required_inputs:` must then be non-empty.\n"
+           "The run gets context.run_dir (a fresh .loops/runs/<name>-<time>/), input_hash and\n"
+           "max_steps unless the context already has them.\n"
            "The run ends with `Loop completed: <final state> (N iterations, duration)`, followed\n"
            "by how it ended when that was not a success terminal.\n"
            "Ctrl-C stops gracefully: the running action's process group is killed and the run\n"
@@ -142,7 +147,7 @@ std::vector<verb_entry> inspect_verbs() {
 verb_entry simulate_verb() {
   return {{"simulate",
            "Trace a loop with scripted action results; no process is started.",
-           {"LOOP"},
+           {"LOOP", "[INPUT]"},
            {{"scenario", 's', "NAME", "scripted exit codes",
              false, {"all-pass", "all-fail", "all-error", "first-fail", "alternating"}},
             {"responses", 'r', "FILE", "JSON file of scripted responses (see below)", false, {}},

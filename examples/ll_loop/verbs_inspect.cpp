@@ -68,6 +68,26 @@ bool write_text_file(const fs::path& path, const std::string& text, std::string&
   return true;
 }
 
+/// The dialect, metadata, inputs and lint flags of `show`, one line each when set.
+std::string show_metadata(const ll::fsm_loop& loop, const style& s) {
+  std::string text = fmt::format("{} {}{}\n", s.bold("Dialect:"), ll::to_string(ll::dialect_of(loop)),
+                                 loop.dialect ? "" : " (inferred)");
+  if (!loop.category.empty()) text += fmt::format("{} {}\n", s.bold("Category:"), loop.category);
+  if (loop.visibility) text += fmt::format("{} {}\n", s.bold("Visibility:"), *loop.visibility);
+  if (!loop.labels.empty())
+    text += fmt::format("{} {}\n", s.bold("Labels:"), fmt::join(loop.labels, ", "));
+  if (loop.input_key != "input" || !loop.required_inputs.empty())
+    text += fmt::format("{} {}{}\n", s.bold("Input:"), loop.input_key,
+                        loop.required_inputs.empty()
+                            ? std::string()
+                            : fmt::format(" (required: {})", fmt::join(loop.required_inputs, ", ")));
+  if (loop.singleton) text += fmt::format("{} yes\n", s.bold("Singleton:"));
+  std::vector<std::string> flags;
+  for (const auto& [flag, on] : loop.lint_flags) flags.push_back(fmt::format("{}={}", flag, on));
+  if (!flags.empty()) text += fmt::format("{} {}\n", s.bold("Lint flags:"), fmt::join(flags, ", "));
+  return text;
+}
+
 }  // namespace
 
 int verb_validate(const parsed_args& args) {
@@ -106,6 +126,8 @@ int verb_validate(const parsed_args& args) {
                     {"initial", loop.initial},
                     {"states", states},
                     {"max_iterations", loop.max_iterations},
+                    {"dialect", ll::to_string(ll::dialect_of(loop))},
+                    {"dialect_inferred", !loop.dialect.has_value()},
                     {"diagnostics", diagnostics_json(loaded->diagnostics, &loaded->positions)}};
     fmt::print("{}\n", json_text(out, 2));
     return exit_ok;
@@ -115,6 +137,8 @@ int verb_validate(const parsed_args& args) {
   say(fmt::format("{} {} is valid", s.green("\u2713"), name));
   say(fmt::format("  States: {}", state_list(loop)));
   say(fmt::format("  Initial: {}", loop.initial));
+  say(fmt::format("  Dialect: {}{}", ll::to_string(ll::dialect_of(loop)),
+                  loop.dialect ? "" : " (inferred)"));
   say(fmt::format("  Max iterations: {}", loop.max_iterations));
   // Warnings follow, on stdout, as the original's validate prints them.
   for (const auto& d : loaded->diagnostics)
@@ -212,6 +236,7 @@ int verb_show(const parsed_args& args) {
     text += fmt::format("{} {}\n", s.bold("Source:"), loaded->path.string());
     if (!loaded->paradigm.empty())
       text += fmt::format("{} {}\n", s.bold("Paradigm:"), loaded->paradigm);
+    text += show_metadata(loop, s);
     if (loop.context.is_object() && !loop.context.empty()) {
       text += fmt::format("{}\n", s.bold("Context:"));
       for (auto it = loop.context.begin(); it != loop.context.end(); ++it)

@@ -1,6 +1,7 @@
 // little_loops — ll-loop: run, resume (real processes, journal, signals) and simulate
 // SPDX-License-Identifier: MIT
 #include "display.hpp"
+#include "inputs.hpp"
 #include "loading.hpp"
 #include "verbs.hpp"
 
@@ -237,6 +238,7 @@ struct run_settings {
   std::optional<long long> output_limit;
   std::optional<ll::snapshot> resume_from;
   std::string started_at;             ///< kept across resumes
+  std::string run_dir;                ///< `.loops/runs/<instance>/`, kept across resumes
 };
 
 int exit_code_for(const ll::execution_result& r) {
@@ -246,13 +248,14 @@ int exit_code_for(const ll::execution_result& r) {
 
 // The `--json` result: the fixed key set, `error` null when the run has none
 // (to_json(execution_result) leaves it out then, as the original's to_dict does).
-ll::json result_json(const ll::execution_result& r) {
+ll::json result_json(const ll::execution_result& r, ll::loop_dialect dialect) {
   const ll::json full = ll::to_json(r);
   ll::json out = ll::json::object();
   for (const char* key : {"final_state", "iterations", "terminated_by", "duration_ms", "captured"})
     out[key] = full.at(key);
   const auto error = full.find("error");
   out["error"] = error != full.end() ? *error : ll::json(nullptr);
+  out["dialect"] = ll::to_string(dialect);
   return out;
 }
 
@@ -314,13 +317,17 @@ void print_run_summary(const ll::execution_result& result, const std::string& re
 /// why, when another running loop's scope overlaps it (with --queue: after waiting up to an
 /// hour for it, a look every second) or the claim cannot be made.
 bool claim_loop_scope(ll::loop_journal& journal, const ll::fsm_loop& loop, const run_settings& s,
-                      const std::function<void(const ll::error&)>& report) {
-  const std::vector<std::string> scope = ll::resolve_scope(loop.scope, loop.context);
+                      const ll::json& injected, const std::function<void(const ll::error&)>& report) {
+  // The scope sees the injected context too (`scope: ["${context.run_dir}"]`).
+  ll::json context = loop.context;
+  for (auto it = injected.begin(); it != injected.end(); ++it)
+    if (context.is_object() && !context.contains(it.key())) context[it.key()] = it.value();
+  const std::vector<std::string> scope = ll::resolve_scope(loop.scope, context);
   using clock = std::chrono::steady_clock;
   const auto give_up = clock::now() + std::chrono::hours(1);
   bool announced = false;
   for (;;) {
-    auto claimed = journal.claim_scope(scope);
+    auto claimed = journal.claim_scope(scope, loop.singleton);
     if (!claimed) {
       if (claimed.error().code == ll::errc::io_error)
         report(claimed.error());
@@ -425,6 +432,7 @@ ll::journal_record initial_record(const run_settings& s, const std::string& run_
   record.loop_path = s.loaded.path.string();
   record.started_at = s.started_at;
   record.extra = {{"context", s.context_overrides}, {"no_llm", s.no_llm}, {"run_id", run_id}};
+  if (!s.run_dir.empty()) record.extra["run_dir"] = s.run_dir;
   if (s.max_iterations) record.extra["max_iterations"] = *s.max_iterations;
   if (s.shell_command) record.extra["shell_command"] = *s.shell_command;
   if (s.prompt_command) record.extra["prompt_command"] = *s.prompt_command;
@@ -472,7 +480,7 @@ std::optional<pid_t> spawn_handoff_session(ll::loop_journal& journal, const run_
 void report_run(const run_settings& s, const ll::execution_result& result, const ll::journal_record& record,
                 const style& out_style, std::optional<pid_t> continuation_pid) {
   if (s.as_json) {
-    ll::json out = result_json(result);
+    ll::json out = result_json(result, ll::dialect_of(s.loaded.loop));
     out["failure"] = result.failure;
     out["status"] = record.status;
     if (continuation_pid) out["continuation_pid"] = static_cast<long>(*continuation_pid);
@@ -547,7 +555,11 @@ int execute(run_settings& s) {
   };
   // Before the journal is opened (which starts a fresh event log): a refused run leaves
   // the loop's last run as it was.
-  if (!claim_loop_scope(journal, loop, s, report_journal_error)) return exit_failed;
+  if (s.run_dir.empty()) s.run_dir = make_run_dir(loop, false);
+  ll::executor_options options;
+  options.injected_context = injected_context(loop, s.run_dir);
+  if (!claim_loop_scope(journal, loop, s, options.injected_context, report_journal_error))
+    return exit_failed;
   if (auto opened = journal.open(!s.resume_from.has_value()); !opened) {
     report_journal_error(opened.error());
     return exit_failed;
@@ -556,7 +568,7 @@ int execute(run_settings& s) {
   const style out_style = style::for_stream(stdout);
   progress_display display(stdout, out_style, loop);
   run_sink sink(journal, display_forward{(s.quiet || s.as_json) ? nullptr : &display});
-  auto made = ll::make_executor(loop, runner, evaluator, sink);
+  auto made = ll::make_executor(loop, runner, evaluator, sink, std::move(options));
   if (!made) {
     report_load_failure(failure_of(made.error(), s.loaded), s.shown_name);
     return exit_failed;
@@ -729,6 +741,9 @@ int verb_run(const parsed_args& args) {
   for (const auto& d : loaded->diagnostics)
     if (d.level == ll::severity::warning && chatty)
       say_warning(d.path.empty() ? d.message : fmt::format("{}: {}", d.path, d.message));
+  if (args.positionals.size() > 1)
+    apply_positional_input(loaded->loop, args.positional(1), s.context_overrides);
+  if (!check_required_inputs(loaded->loop, "run", s.shown_name)) return exit_failed;
   if (dry_run) {
     // The plan shows the loop as it would run: --max-iterations applies (as in the original).
     if (s.max_iterations) loaded->loop.max_iterations = static_cast<int>(*s.max_iterations);
@@ -869,6 +884,7 @@ void reuse_run_settings(run_settings& s, const ll::json& extra) {
       !s.max_iterations && it != extra.end() && it->is_number_integer())
     s.max_iterations = it->get<long long>();
   if (auto it = extra.find("no_llm"); it != extra.end() && it->is_boolean()) s.no_llm = it->get<bool>();
+  if (auto it = extra.find("run_dir"); it != extra.end() && it->is_string()) s.run_dir = it->get<std::string>();
   auto stored_words = [&](const char* key, std::optional<std::vector<std::string>>& target) {
     const auto it = extra.find(key);
     if (target || it == extra.end() || !it->is_array() || it->empty()) return;
@@ -1191,6 +1207,8 @@ int verb_simulate(const parsed_args& args) {
     return exit_failed;
   }
   ll::fsm_loop& loop = loaded->loop;
+  if (args.positionals.size() > 1) apply_positional_input(loop, args.positional(1), *overrides);
+  if (!check_required_inputs(loop, "simulate", name)) return exit_failed;
   limit_simulation(loop, limits.max_iterations, quiet);
   const std::optional<std::string> responses_file = args.value("responses");
   std::optional<simulation_responses> responses;
@@ -1208,6 +1226,7 @@ int verb_simulate(const parsed_args& args) {
   // routes like any other.
   ll::executor_options options;
   options.signals.clear();
+  options.injected_context = injected_context(loop, make_run_dir(loop, true));
   auto made = ll::make_executor(loop, runner, evaluator, sink, std::move(options));
   if (!made) {
     report_load_failure(failure_of(made.error(), *loaded), name);
@@ -1221,7 +1240,7 @@ int verb_simulate(const parsed_args& args) {
   if (as_json) {
     // After JSON Lines events on stdout, the result is one more line (still JSON Lines).
     const bool events_on_stdout = events_target && *events_target == "-";
-    fmt::print("{}\n", json_text(result_json(result), events_on_stdout ? -1 : 2));
+    fmt::print("{}\n", json_text(result_json(result, ll::dialect_of(loop)), events_on_stdout ? -1 : 2));
   } else if (!quiet) {
     print_simulation_summary(result, made->sink().visited, made->runner().calls());
   }

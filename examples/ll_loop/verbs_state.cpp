@@ -80,14 +80,30 @@ std::optional<ll::journal_record> find_record(const fs::path& dir, const std::st
 namespace {
 
 // The first line of a loop file's `description`, or "" (unreadable files, no description).
-std::string description_of(const fs::path& path) {
+/// What `list` shows of a loop file: its description's first line and its metadata
+/// (`category`, `visibility`, `labels`), each empty when absent or not a string.
+struct list_entry {
+  std::string description, category, visibility;
+  std::vector<std::string> labels;
+};
+
+list_entry list_entry_of(const fs::path& path) {
+  list_entry e;
   auto doc = ll::read_document(path);
-  if (!doc || !doc->is_object()) return {};
-  const auto it = doc->find("description");
-  if (it == doc->end() || !it->is_string()) return {};
-  const std::string& text = it->get_ref<const std::string&>();
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) return {};
-  return text.substr(0, text.find('\n'));
+  if (!doc || !doc->is_object()) return e;
+  auto text = [&](const char* key) {
+    const auto it = doc->find(key);
+    return it != doc->end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  e.description = text("description");
+  if (e.description.find_first_not_of(" \t\r\n") == std::string::npos) e.description.clear();
+  e.description = e.description.substr(0, e.description.find('\n'));
+  e.category = text("category");
+  e.visibility = text("visibility");
+  if (const auto it = doc->find("labels"); it != doc->end() && it->is_array())
+    for (const auto& l : *it)
+      if (l.is_string()) e.labels.push_back(l.get<std::string>());
+  return e;
 }
 
 std::string elapsed_text(const ll::journal_record& r) {
@@ -171,8 +187,14 @@ int verb_list(const parsed_args& args) {
   std::sort(files.begin(), files.end());
   if (as_json) {
     ll::json out = ll::json::array();
-    for (const auto& p : files)
-      out.push_back(ll::json{{"name", p.stem().string()}, {"path", p.string()}});
+    for (const auto& p : files) {
+      const list_entry e = list_entry_of(p);
+      ll::json item{{"name", p.stem().string()}, {"path", p.string()}};
+      if (!e.category.empty()) item["category"] = e.category;
+      if (!e.visibility.empty()) item["visibility"] = e.visibility;
+      if (!e.labels.empty()) item["labels"] = e.labels;
+      out.push_back(std::move(item));
+    }
     fmt::print("{}\n", json_text(out, 2));
     return exit_ok;
   }
@@ -182,8 +204,13 @@ int verb_list(const parsed_args& args) {
   }
   say("Available loops:");
   for (const auto& p : files) {
-    const std::string desc = description_of(p);
-    say(fmt::format("  {}{}{}", p.stem().string(), desc.empty() ? "" : "  ", desc));
+    const list_entry e = list_entry_of(p);
+    std::string meta;
+    if (!e.category.empty()) meta += fmt::format(" [{}]", e.category);
+    if (!e.visibility.empty() && e.visibility != "public") meta += fmt::format(" ({})", e.visibility);
+    if (!e.labels.empty()) meta += fmt::format(" {{{}}}", fmt::join(e.labels, ", "));
+    say(fmt::format("  {}{}{}{}", p.stem().string(), meta, e.description.empty() ? "" : "  ",
+                    e.description));
   }
   return exit_ok;
 }

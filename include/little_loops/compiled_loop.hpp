@@ -67,6 +67,9 @@ struct compiled_state {
   compiled_target maintain_target;         ///< `on_maintain` or the initial state
   std::optional<std::string> capture;      ///< `capture:` name
   bool dynamic_targets = false;            ///< some target is a template
+  std::optional<int> max_retries;          ///< direct self re-entries allowed
+  std::optional<compiled_target> retry_exhausted;  ///< `on_retry_exhausted` (a state name)
+  std::vector<int> retryable_exit_codes;   ///< exit codes `on_error` retries
 
   /// True when the action runs as an LLM prompt (prompt or slash command).
   [[nodiscard]] bool is_prompt() const noexcept { return kind != action_kind::shell; }
@@ -121,6 +124,14 @@ class compiled_loop {
   }
   /// The index of the initial state.
   [[nodiscard]] std::size_t initial() const noexcept { return initial_; }
+  /// The dialect the loop runs in (dialect_of()).
+  [[nodiscard]] loop_dialect dialect() const noexcept { return dialect_; }
+  /// True when some state has `max_retries` (the executor then counts self re-entries).
+  [[nodiscard]] bool counts_retries() const noexcept { return counts_retries_; }
+  /// The full-pass cap's handler (`on_max_iterations` beside `max_steps`), if any.
+  [[nodiscard]] const std::optional<compiled_target>& on_max_passes() const noexcept {
+    return on_max_passes_;
+  }
   /// The loop's `on_max_iterations` target, if it has one (kind::state, or kind::unknown
   /// when it names no state).
   [[nodiscard]] const std::optional<compiled_target>& on_max_iterations() const noexcept {
@@ -199,7 +210,11 @@ class compiled_loop {
     initial_ = *init;
     if (loop_.on_max_iterations)
       on_max_iterations_ =
-          static_target(*loop_.on_max_iterations, *loop_.on_max_iterations, "on_max_iterations");
+          static_target(*loop_.on_max_iterations, *loop_.on_max_iterations,
+                        loop_.max_steps_spelling ? "on_max_steps" : "on_max_iterations");
+    if (loop_.on_max_passes)
+      on_max_passes_ = static_target(*loop_.on_max_passes, *loop_.on_max_passes, "on_max_iterations");
+    dialect_ = dialect_of(loop_);
     digest_ = loop_digest(loop_);
     for (auto& s : states_) {
       const std::string base = "states." + s.name;
@@ -229,8 +244,16 @@ class compiled_loop {
     s.terminal = cfg.terminal;
     s.failure = cfg.failure;
     s.capture = cfg.capture;
-    if (cfg.timeout && *cfg.timeout > 0)  // 0: the runner's default (seed 002)
-      s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*cfg.timeout * 1000.0));
+    s.max_retries = cfg.max_retries;
+    counts_retries_ = counts_retries_ || cfg.max_retries.has_value();
+    if (cfg.on_retry_exhausted)
+      s.retry_exhausted = static_target(*cfg.on_retry_exhausted, *cfg.on_retry_exhausted,
+                                        base + ".on_retry_exhausted");
+    s.retryable_exit_codes = cfg.retryable_exit_codes;
+    // 0: the runner's default (seed 002); none: the loop's default_timeout, if any.
+    const std::optional<double> timeout = cfg.timeout ? cfg.timeout : loop_.default_timeout;
+    if (timeout && *timeout > 0)
+      s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*timeout * 1000.0));
     // An empty `action: ""` runs nothing, as in the seed (`if state.action:`); validation
     // warns about it (`empty-action`).
     if (cfg.action && !cfg.action->empty()) {
@@ -313,6 +336,9 @@ class compiled_loop {
   std::vector<std::pair<std::string_view, std::size_t>> by_name_;
   std::size_t initial_ = 0;
   std::optional<compiled_target> on_max_iterations_;
+  std::optional<compiled_target> on_max_passes_;
+  loop_dialect dialect_ = loop_dialect::seed;
+  bool counts_retries_ = false;
   std::string digest_;
   const template_table* templates_ = nullptr;  // while build() runs: the templates validation kept
 };

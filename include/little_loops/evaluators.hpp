@@ -8,6 +8,7 @@
 #include <little_loops/detail/json_scan.hpp>
 #include <little_loops/detail/numbers.hpp>
 #include <little_loops/error.hpp>
+#include <little_loops/evaluators/classify.hpp>
 #include <little_loops/evaluators/convergence.hpp>
 #include <little_loops/evaluators/exit_code.hpp>
 #include <little_loops/evaluators/llm_judge.hpp>
@@ -179,9 +180,11 @@ inline bool has_fixed_verdict(const action_result* action, bool has_evaluate) no
   return action ? action->abnormal() : !has_evaluate;
 }
 // fixed_verdict(): the verdict, when has_fixed_verdict().
-inline evaluation_result fixed_verdict(const action_result* action) {
+inline evaluation_result fixed_verdict(const action_result* action,
+                                       loop_dialect dialect = loop_dialect::seed) {
   if (action) return abnormal_action_result(*action);
-  return evaluation_result{"success", evaluation_details{}};
+  return evaluation_result{dialect == loop_dialect::current ? "yes" : "success",
+                           evaluation_details{}};
 }
 
 // A number from a config field: JSON number/bool, or a (templated) string that parses.
@@ -222,8 +225,31 @@ inline const compiled_evaluator& default_exit_code_evaluator() {
   return c;
 }
 
+// The text of the number after the last `KEY =` (spaces allowed around `=`) in `input`.
+inline std::optional<std::string_view> keyed_number(std::string_view input, std::string_view key) {
+  std::optional<std::string_view> found;
+  for (std::size_t at = input.find(key); at != std::string_view::npos; at = input.find(key, at + 1)) {
+    std::size_t i = at + key.size();
+    while (i < input.size() && (input[i] == ' ' || input[i] == '\t')) ++i;
+    if (i >= input.size() || input[i] != '=') continue;
+    ++i;
+    while (i < input.size() && (input[i] == ' ' || input[i] == '\t')) ++i;
+    std::size_t end = i;
+    while (end < input.size() && (std::isdigit(static_cast<unsigned char>(input[end])) ||
+                                  std::string_view("+-.eE").find(input[end]) != std::string_view::npos))
+      ++end;
+    if (end > i && parse_number(input.substr(i, end - i))) found = input.substr(i, end - i);
+  }
+  return found;
+}
+
 inline evaluation_result run_output_numeric(const compiled_evaluator& c, std::string_view input,
                                             const interpolation_context* ctx) {
+  if (c.config.key) {
+    auto number = keyed_number(input, *c.config.key);
+    if (!number) return error_result(fmt::format("key '{}' not found in output", *c.config.key));
+    input = *number;
+  }
   const comparison_op op = c.config.op.value_or(comparison_op::eq);
   if (c.config.target && c.config.target->is_number_integer())
     return evaluate_output_numeric_target(input, op, *c.config.target);
@@ -272,8 +298,26 @@ inline evaluation_result run_output_json(const compiled_evaluator& c, std::strin
                             target);
 }
 
-inline evaluation_result run_output_contains(const compiled_evaluator& c, std::string_view input,
-                                             const interpolation_context* ctx) {
+// output_contains' `error_patterns`: a non-matching result becomes `error` when the output
+// holds one of them (checked in order, plain substrings).
+inline evaluation_result with_error_patterns(evaluation_result r, const evaluate_config& cfg,
+                                             std::string_view input) {
+  if (cfg.error_patterns.empty() || cfg.negate || r.verdict != "failure") return r;
+  for (const auto& p : cfg.error_patterns) {
+    if (input.find(p) == std::string_view::npos) continue;
+    r.verdict = "error";
+    json d = r.details.materialize();
+    d["error_pattern"] = p;
+    d["error"] = fmt::format("output contains error pattern '{}'", p);
+    r.details = std::move(d);
+    break;
+  }
+  return r;
+}
+
+// The pattern search of output_contains.
+inline evaluation_result search_output(const compiled_evaluator& c, std::string_view input,
+                                       const interpolation_context* ctx) {
   if (c.matcher) {
     return contains_result(c.matcher->search(input), c.matcher->pattern(), c.config.negate);
   }
@@ -285,6 +329,11 @@ inline evaluation_result run_output_contains(const compiled_evaluator& c, std::s
   }
   // No pattern: the empty pattern matches everything (Python `re.search("", s)`).
   return contains_result(true, "", c.config.negate);
+}
+
+inline evaluation_result run_output_contains(const compiled_evaluator& c, std::string_view input,
+                                             const interpolation_context* ctx) {
+  return with_error_patterns(search_output(c, input, ctx), c.config, input);
 }
 
 inline evaluation_result run_convergence(const compiled_evaluator& c, std::string_view input,
@@ -313,6 +362,32 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
                               c.config.direction);
 }
 
+// The current dialect's words for the seed's deterministic verdicts: success → yes,
+// failure → no (design §6.1). The judge's and classify's verdicts are their own words.
+inline evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
+                                    evaluator_type type) {
+  if (dialect != loop_dialect::current || type == evaluator_type::llm_structured ||
+      type == evaluator_type::classify)
+    return r;
+  if (r.verdict == "success") r.verdict = "yes";
+  else if (r.verdict == "failure") r.verdict = "no";
+  return r;
+}
+
+// The current dialect's blind-evaluator rule: output_*, convergence and classify do not read
+// the output of an action that exited non-zero; the verdict is `error`.
+inline bool blind_to_exit(evaluator_type type) noexcept {
+  return type != evaluator_type::exit_code && type != evaluator_type::llm_structured;
+}
+
+inline evaluation_result blind_result(int exit_code) {
+  evaluation_result r;
+  r.verdict = "error";
+  r.details = json{{"exit_code", exit_code},
+                   {"error", fmt::format("action exited with code {}", exit_code)}};
+  return r;
+}
+
 }  // namespace detail
 
 /// @brief The library's Evaluator: runs the deterministic evaluators in-library and sends
@@ -326,6 +401,8 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
 /// - no action and no `evaluate:` → `success` with empty details (the executor applies
 ///   this rule before calling any evaluator, and emits no evaluate event then);
 /// - `source:` (a template) replaces the action output as the evaluated input;
+/// - in the current dialect (request.dialect), `success`/`failure` are said `yes`/`no`, and
+///   a non-zero exit makes every evaluator but exit_code and llm_structured `error`;
 /// - template failures in evaluator fields → `error` with the reason in details.
 /// @tparam Judge a JudgeBackend; no_judge_backend makes every judge evaluation `error`.
 template <class Judge>
@@ -341,7 +418,7 @@ class basic_evaluator {
   expected<evaluation_result, error> evaluate(const evaluation_request& request) {
     const action_result* action = request.action;
     if (detail::has_fixed_verdict(action, request.config != nullptr))
-      return detail::fixed_verdict(action);
+      return detail::fixed_verdict(action, request.dialect);
 
     const compiled_evaluator* compiled = request.compiled;
     if (!request.config) {
@@ -357,6 +434,24 @@ class basic_evaluator {
       with.compiled = &*c;
       return evaluate(with);
     }
+    if (request.dialect == loop_dialect::current && action && action->exit_code != 0 &&
+        detail::blind_to_exit(compiled->config.type))
+      return detail::blind_result(action->exit_code);
+    if (request.dialect == loop_dialect::seed) return evaluate_compiled(request, *compiled);
+    return detail::in_dialect(evaluate_compiled(request, *compiled), request.dialect,
+                              compiled->config.type);
+  }
+
+  /// The judge backend.
+  [[nodiscard]] Judge& judge() noexcept { return judge_; }
+  [[nodiscard]] const Judge& judge() const noexcept { return judge_; }
+
+ private:
+  // Runs `compiled` on the action output (or its `source:`), in the seed's words.
+  evaluation_result evaluate_compiled(const evaluation_request& request,
+                                      const compiled_evaluator& compiled_ref) {
+    const compiled_evaluator* compiled = &compiled_ref;
+    const action_result* action = request.action;
     const evaluate_config& cfg = compiled->config;
     const interpolation_context* ctx = request.context;
 
@@ -380,17 +475,14 @@ class basic_evaluator {
         return detail::run_output_contains(*compiled, input, ctx);
       case evaluator_type::convergence:
         return detail::run_convergence(*compiled, input, ctx, request.convergence_memory);
+      case evaluator_type::classify:
+        return evaluate_classify(input, cfg.line.value_or(json(nullptr)));
       case evaluator_type::llm_structured:
         return ask_judge(request, *compiled, input);
     }
     return detail::error_result("unknown evaluator type");
   }
 
-  /// The judge backend.
-  [[nodiscard]] Judge& judge() noexcept { return judge_; }
-  [[nodiscard]] const Judge& judge() const noexcept { return judge_; }
-
- private:
   // llm_structured: asks the judge backend about `input`, within the loop's deadline.
   evaluation_result ask_judge(const evaluation_request& request,
                               [[maybe_unused]] const compiled_evaluator& compiled,

@@ -6,7 +6,9 @@
 #include <little_loops/concepts.hpp>
 #include <little_loops/config.hpp>
 #include <little_loops/detail/host_calls.hpp>
+#include <little_loops/detail/failure_type.hpp>
 #include <little_loops/detail/output_signal_scan.hpp>
+#include <little_loops/detail/retry_counters.hpp>
 #include <little_loops/detail/routing.hpp>
 #include <little_loops/detail/run_history.hpp>
 #include <little_loops/detail/text_transfer.hpp>
@@ -122,9 +124,12 @@ class fsm_executor {
     }
     if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations))
       return end_or_restart(st);
-    if (iteration_ >= def.max_iterations && !enter_on_max_iterations()) return false;
+    if (iteration_ >= def.max_iterations &&
+        !enter_summary(loop_->on_max_iterations(), def.max_steps_spelling ? "on_max_steps" : "on_max_iterations"))
+      return false;
     now_ = clock_->now();
     if (past_timeout()) return end(termination::timeout);
+    if (loop_->counts_retries() && redirect_exhausted()) return !finished();
     execute(loop_->state(current_));
     return !finished();
   }
@@ -160,7 +165,9 @@ class fsm_executor {
   [[nodiscard]] little_loops::snapshot snapshot() const {
     // Its own storage, not snapshot_view()'s: const callers may run at once.
     std::vector<std::pair<std::string_view, double>> convergence;
-    return view_into(convergence).materialize();
+    little_loops::snapshot s = view_into(convergence).materialize();
+    s.counters = counters_.to_json(*loop_);
+    return s;
   }
 
   /// @brief snapshot() by reference to the executor's state, without copying it (what a
@@ -168,7 +175,10 @@ class fsm_executor {
   /// Valid until the executor next changes (step(), run(), resume(), reset()) or the next
   /// snapshot_view() call; unlike snapshot(), not to be called from two threads at once.
   [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
-    return view_into(convergence_view_);
+    little_loops::snapshot_view v = view_into(convergence_view_);
+    counters_view_ = counters_.to_json(*loop_);
+    if (!counters_view_.is_null()) v.counters = &counters_view_;
+    return v;
   }
 
   /// @brief Restore a snapshot; the next step()/run() continues from it (emitting
@@ -189,6 +199,8 @@ class fsm_executor {
     iteration_ = s.iteration;
     summary_executed_ = s.summary_executed;
     context_ = s.context;
+    detail::inject_missing(context_, options_.injected_context);
+    counters_.restore(s.counters, *loop_);
     captured_ = captured_map(s.captured);
     history_.restore(s);
     convergence_ = std::move(convergence);
@@ -205,6 +217,8 @@ class fsm_executor {
     phase_ = run_phase::fresh;
     summary_executed_ = false;
     context_ = loop_->loop().context;
+    detail::inject_missing(context_, options_.injected_context);
+    counters_.clear();
     captured_.clear();
     history_.clear();
     convergence_.clear(loop_->states().size());
@@ -289,28 +303,30 @@ class fsm_executor {
   bool end_or_restart(const compiled_state& st) {
     if (!loop_->loop().maintain || summary_executed_)
       return end(summary_executed_ ? termination::max_iterations : termination::terminal);
+    if (const auto& cap = loop_->loop().max_passes; cap && counters_.passes >= *cap)
+      return enter_summary(loop_->on_max_passes(), "on_max_iterations");
     auto target = detail::take_static(st, st.maintain_target, current_);
     if (!target) {  // `on_maintain` names no state
       report_error(st, "route", target.error().message);
       return end(termination::error, std::move(target.error()));
     }
-    ++iteration_;  // a maintain restart counts as one iteration (design §3.16)
+    ++iteration_;  // a maintain restart counts as one iteration (design §3.16) and one pass
+    ++counters_.passes;
     if constexpr (emits_events)
       emit(route_event{wall(), st.name, loop_->state(*target).name, "maintain"});
     current_ = *target;
     return true;
   }
 
-  // The cap is reached: run the `on_max_iterations` state once (design §3.5), else end.
-  // Returns whether the run goes on.
-  bool enter_on_max_iterations() {
-    const auto& summary = loop_->on_max_iterations();
+  // A cap is reached (the step cap, or at a terminal the full-pass cap): run its handler
+  // (`key`) once (design §3.5, §6.2), else end. Returns whether the run goes on.
+  bool enter_summary(const std::optional<compiled_target>& summary, std::string_view key) {
     if (!summary || summary_executed_) return end(termination::max_iterations);
     summary_executed_ = true;
     if (summary->type != compiled_target::kind::state) {
       little_loops::error err{
           errc::unknown_state,
-          fmt::format("on_max_iterations names \"{}\", which is not a state", summary->source),
+          fmt::format("{} names \"{}\", which is not a state", key, summary->source),
           summary->path};
       report_error(loop_->state(current_), "route", err.message);
       return end(termination::error, std::move(err));
@@ -319,6 +335,22 @@ class fsm_executor {
       emit(max_iterations_event{wall(), loop_->state(summary->index).name, iteration_});
     current_ = summary->index;
     if (loop_->state(current_).terminal) return end(termination::max_iterations);
+    return true;
+  }
+
+  // `max_retries` (design §6.3): an exhausted state is not run; the run goes to
+  // `on_retry_exhausted` without a step. True when it redirected.
+  bool redirect_exhausted() {
+    const compiled_state& st = loop_->state(current_);
+    auto to = counters_.redirect(*loop_, current_);
+    if (!to) return false;
+    if (!*to) {
+      report_error(st, "route", to->error().message);
+      return !end(termination::error, std::move(to->error()));
+    }
+    if constexpr (emits_events)
+      emit(route_event{wall(), st.name, loop_->state(**to).name, "retry_exhausted"});
+    current_ = **to;
     return true;
   }
 
@@ -406,6 +438,7 @@ class fsm_executor {
   // result (null: no action ran; when the state has one, execute() set the `error` verdict).
   void conclude(const compiled_state& st, interpolation_context& ctx, action_result* action) {
     if (action && !finish_action(st, *action)) return;
+    retry_code_ = !action ? -1 : action->timed_out ? 124 : action->signal != 0 ? -1 : action->exit_code;
     const bool evaluated = decide_verdict(st, ctx, action);
     if (st.capture && action) captured_[*st.capture].verdict = result_eval_.verdict;
     history_.record(st, action, result_eval_, evaluated);
@@ -433,6 +466,7 @@ class fsm_executor {
       rec.exit_code = a.exit_code;
       rec.duration_ms = static_cast<std::int64_t>(a.duration.count());
       rec.verdict.clear();
+      detail::record_failure(rec, a);
     }
     return true;
   }
@@ -447,14 +481,12 @@ class fsm_executor {
     // The verdicts no evaluator decides (abnormal action, nothing to evaluate) have their rule
     // in evaluators.hpp; they hold whatever Evaluator the host gave.
     if (detail::has_fixed_verdict(action, st.evaluator && !st.next)) {
-      result_eval_ = detail::fixed_verdict(action);
+      result_eval_ = detail::fixed_verdict(action, loop_->dialect());
       return report_verdict(st, action && !st.next, false);
     }
     if (!st.next) return ask_evaluator(st, ctx, action);
     // A `next:` state: the exit code decides, silently (seed 002).
-    result_eval_.verdict.assign(action->exit_code == 0   ? std::string_view("success")
-                                : action->exit_code == 1 ? std::string_view("failure")
-                                                         : std::string_view("error"));
+    result_eval_.verdict.assign(exit_code_verdict(action->exit_code, loop_->dialect()));
     result_eval_.details = evaluation_details{};
     return false;
   }
@@ -470,6 +502,7 @@ class fsm_executor {
     req.action = action;
     req.context = &ctx;
     req.llm = &loop_->loop().llm;
+    req.dialect = loop_->dialect();
     if (deadline_)
       req.time_left = std::max(std::chrono::milliseconds(0),
                                std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -512,7 +545,14 @@ class fsm_executor {
                           .unrunnable = st.action.has_value() && !rec.ran_action,
                           .details = &rec.details,
                           .context = &ctx,
-                          .text = &target_text_};
+                          .text = &target_text_,
+                          .retry_code = retry_code_};
+    route_reason_ = {};
+    if (is_abstention_verdict(q.verdict)) {
+      if (auto held = counters_.abstention_route(q, route_reason_)) return std::move(*held);
+    } else {
+      counters_.judged(current_);
+    }
     auto next = detail::route(q);
     if (next || !next.error().unrenderable || q.verdict == "error") return next;
     report_error(st, "interpolation", next.error().error.message);
@@ -555,7 +595,7 @@ class fsm_executor {
     }
     if (next) {
       if constexpr (emits_events)
-        emit(route_event{wall(), st.name, loop_->state(*next).name, {}});
+        emit(route_event{wall(), st.name, loop_->state(*next).name, route_reason_});
       current_ = *next;
     }
     if (stop) {
@@ -615,6 +655,7 @@ class fsm_executor {
   detail::run_history history_;
   detail::convergence_memory convergence_;
   mutable std::vector<std::pair<std::string_view, double>> convergence_view_;  // snapshot_view()
+  mutable json counters_view_;  // snapshot_view()
   std::int64_t elapsed_offset_ms_ = 0;
   std::chrono::steady_clock::time_point start_{};
   std::chrono::steady_clock::time_point now_{};
@@ -622,68 +663,16 @@ class fsm_executor {
   std::string started_at_;
   std::string action_text_;
   std::string target_text_;
+  detail::retry_counters counters_;   // max_retries, cannot_judge holds, full passes
+  int retry_code_ = -1;               // the exit code retryable_exit_codes sees
+  std::string_view route_reason_;     // the reason of the next route event
   action_request request_;  // reused per action (keeps one stop token)
   evaluation_result result_eval_;
   std::stop_source stop_;
   execution_result result_;
 };
 
-// ---------------------------------------------------------------------------------------------
-// Factories with readable diagnostics
-
-namespace detail {
-template <class T>
-using stored_t = std::conditional_t<std::is_lvalue_reference_v<T>, T, std::remove_cvref_t<T>>;
-}  // namespace detail
-
-/// @brief Validate and compile `loop`, and build an executor over it.
-///
-/// Pass lvalues to borrow the runner/evaluator/sink (the executor stores references), rvalues
-/// to move them in. Unmet concepts are reported by a static_assert naming the concept.
-/// @return the executor, or the compile error (see compiled_loop::compile).
-/// @code
-/// ll::scripted_runner runner;
-/// auto ex = ll::make_executor(loop, runner);          // borrows runner
-/// if (!ex) return fail(ex.error());
-/// const ll::execution_result& r = ex->run();
-/// @endcode
-template <class Runner, class Eval = default_evaluator, class Sink = null_event_sink>
-auto make_executor(std::shared_ptr<const compiled_loop> loop, Runner&& runner, Eval&& eval = Eval{},
-                   Sink&& sink = Sink{}, executor_options options = {}) {
-  using R = detail::stored_t<Runner>;
-  using E = detail::stored_t<Eval>;
-  using S = detail::stored_t<Sink>;
-  static_assert(ActionRunner<std::remove_reference_t<R>>,
-                "little_loops: the runner does not model ActionRunner: it needs a member "
-                "`run(const action_request&)` returning expected<action_result, error>");
-  static_assert(Evaluator<std::remove_reference_t<E>>,
-                "little_loops: the evaluator does not model Evaluator: it needs a member "
-                "`evaluate(const evaluation_request&)` returning expected<evaluation_result, error>");
-  static_assert(EventSink<std::remove_reference_t<S>>,
-                "little_loops: the sink does not model EventSink: it needs a member "
-                "`on_event(const loop_event&) noexcept`");
-  if constexpr (ActionRunner<std::remove_reference_t<R>> && Evaluator<std::remove_reference_t<E>> &&
-                EventSink<std::remove_reference_t<S>>) {
-    using executor = fsm_executor<R, E, S>;
-    return expected<executor, error>(executor(std::move(loop), std::forward<Runner>(runner),
-                                              std::forward<Eval>(eval), std::forward<Sink>(sink),
-                                              std::move(options)));
-  }
-}
-
-/// @copydoc make_executor
-template <class Runner, class Eval = default_evaluator, class Sink = null_event_sink>
-auto make_executor(const fsm_loop& loop, Runner&& runner, Eval&& eval = Eval{}, Sink&& sink = Sink{},
-                   executor_options options = {}) {
-  using result_type = decltype(make_executor(std::shared_ptr<const compiled_loop>{},
-                                             std::forward<Runner>(runner), std::forward<Eval>(eval),
-                                             std::forward<Sink>(sink)));
-  if constexpr (!std::is_void_v<result_type>) {
-    auto compiled = compiled_loop::compile(loop);
-    if (!compiled) return result_type(unexpected(std::move(compiled.error())));
-    return make_executor(std::move(*compiled), std::forward<Runner>(runner),
-                         std::forward<Eval>(eval), std::forward<Sink>(sink), std::move(options));
-  }
-}
-
 LITTLE_LOOPS_NAMESPACE_END
+
+// The factories (make_executor) build the executor above.
+#include <little_loops/make_executor.hpp>

@@ -4,6 +4,7 @@
 
 #include <little_loops/config.hpp>
 #include <little_loops/executor_clock.hpp>
+#include <little_loops/json.hpp>
 #include <little_loops/output_signal.hpp>
 #include <little_loops/results.hpp>
 
@@ -24,6 +25,19 @@ struct executor_options {
   /// `${env.NAME}` lookup (null: std::getenv) and its user pointer.
   env_lookup_fn env = nullptr;
   void* env_user = nullptr;
+  /// Context the host injects (an object): when a run starts or resumes, each key is set in
+  /// `context` only if absent, so the loop's `context:` and the host's own overrides win.
+  /// ll-loop injects `run_dir`, `input_hash` and `max_steps` (design §6.3).
+  json injected_context = json::object();
 };
+
+namespace detail {
+// Sets in `context` each key of `injected` it lacks (executor_options::injected_context).
+inline void inject_missing(json& context, const json& injected) {
+  if (!injected.is_object() || injected.empty() || !context.is_object()) return;
+  for (auto it = injected.begin(); it != injected.end(); ++it)
+    if (!context.contains(it.key())) context[it.key()] = it.value();
+}
+}  // namespace detail
 
 LITTLE_LOOPS_NAMESPACE_END

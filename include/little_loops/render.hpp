@@ -86,12 +86,16 @@ inline bool render_is_prompt_action(const state_config& s) noexcept {
 // state with neither action nor evaluate yields success (design §3.16).
 inline bool has_unrouted_verdict(const state_config& state) {
   if (state.route && state.route->default_target) return false;
-  const auto routed = [&](std::string_view verdict) {
+  const auto routed_exactly = [&](std::string_view verdict) {
     if (state.route) {
       if (state.route->routes.count(std::string(verdict)) != 0) return true;
       if (verdict == "error" && state.route->error_target) return true;
     }
     return state.on.count(std::string(verdict)) != 0;
+  };
+  const auto routed = [&](std::string_view verdict) {  // twin verdicts route alike
+    const std::string_view twin = twin_verdict(verdict);
+    return routed_exactly(verdict) || (!twin.empty() && routed_exactly(twin));
   };
   const bool acts = state.action && !state.action->empty();
   evaluator_type type = evaluator_type::exit_code;
@@ -103,7 +107,8 @@ inline bool has_unrouted_verdict(const state_config& state) {
     type = evaluator_type::llm_structured;
   }
   switch (type) {
-    case evaluator_type::llm_structured: return true;  // any verdict the judge names
+    case evaluator_type::llm_structured:
+    case evaluator_type::classify: return true;  // any verdict the judge or the output names
     case evaluator_type::convergence:
       return !routed("target") || !routed("progress") || !routed("stall") || !routed("error");
     default: return !routed("success") || !routed("failure") || !routed("error");
@@ -215,6 +220,9 @@ inline std::string render_evaluator(const fsm_loop& loop, const state_config& s)
     case evaluator_type::llm_structured:
       if (e.min_confidence != 0.5) parts.push_back(fmt::format("min_confidence: {}", e.min_confidence));
       if (e.uncertain_suffix) parts.emplace_back("uncertain_suffix: true");
+      break;
+    case evaluator_type::classify:
+      if (e.line) parts.push_back("line: " + render_visible(e.line->is_string() ? e.line->get<std::string>() : e.line->dump()));
       break;
     case evaluator_type::exit_code: break;
   }
@@ -351,10 +359,16 @@ inline std::string render_preview(const fsm_loop& loop) {
     if (items.empty()) items.emplace_back("(no transitions)");
     out += fmt::format("{}\n", fmt::join(items, ", "));
   }
+  for (const auto& [name, state] : loop.states)
+    if (state.description)
+      out += "  " + detail::render_visible(name) + " — " + detail::render_visible(*state.description) + "\n";
   out += "Initial: " + detail::render_visible(loop.initial) + "\n";
   out += fmt::format("Max iterations: {}\n", loop.max_iterations);
+  if (loop.max_passes) out += fmt::format("Max full passes: {}\n", *loop.max_passes);
   if (loop.on_max_iterations)
     out += "On max iterations: " + detail::render_visible(*loop.on_max_iterations) + "\n";
+  if (loop.on_max_passes)
+    out += "On max full passes: " + detail::render_visible(*loop.on_max_passes) + "\n";
   std::vector<std::pair<std::string, std::string>> checks;
   for (const auto& [name, state] : loop.states)
     if (detail::render_is_check(state))

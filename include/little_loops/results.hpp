@@ -177,6 +177,8 @@ struct captured_record {
   int exit_code = 0;
   std::int64_t duration_ms = 0;
   std::string verdict;
+  std::string failure_type;   ///< "" (exit 0), transient, non_recoverable or real
+  std::string timeout_kind;   ///< "wall", "idle", or "" when the action did not time out
 
   friend bool operator==(const captured_record&, const captured_record&) = default;
 };
@@ -248,6 +250,9 @@ struct evaluation_request {
   /// given at most this long instead of its `llm.timeout`, and is not asked once it is gone,
   /// so a hung judge cannot hold a run past its deadline.
   std::optional<std::chrono::milliseconds> time_left;
+  /// The loop's dialect: in `current`, the deterministic evaluators say `yes`/`no` and a
+  /// non-zero exit makes output_*, convergence and classify `error` (design §6.1).
+  loop_dialect dialect = loop_dialect::seed;
 };
 
 LITTLE_LOOPS_NAMESPACE_END

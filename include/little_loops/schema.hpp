@@ -58,7 +58,14 @@ enum class evaluator_type {
   output_contains,  ///< regex/substring `pattern` in stdout, optionally negated
   convergence,      ///< compare a value with `target` and the previous value
   llm_structured,   ///< ask an LLM judge (host-supplied backend)
+  classify,         ///< one line of the output (`line:`), trimmed, is the verdict
 };
+
+/// Which rules a loop follows (design §6.1): `seed`, the January 2026 engine's, or
+/// `current`, today's little-loops (`yes`/`no` verdicts, an unrouted `no` taking the error
+/// route, the blind-evaluator rule, failure terminals by name, `max_steps` with full
+/// passes). Declared with `dialect:`; dialect_of() infers it when absent.
+enum class loop_dialect { seed, current };
 
 /// Comparison operators of output_numeric / output_json (`operator:` in documents).
 enum class comparison_op { eq, ne, lt, le, gt, ge };
@@ -99,6 +106,13 @@ struct evaluate_config {
   std::optional<std::string> source;        ///< replaces the action output as input
   std::optional<std::string> previous;      ///< convergence: template of the previous value
   convergence_direction direction = convergence_direction::minimize;
+  /// classify: which non-blank line is the token: `"first"`, `"last"` (the default) or an
+  /// integer index, negative from the end.
+  std::optional<json> line;
+  /// output_numeric: read the number after the last `KEY =` in the output.
+  std::optional<std::string> key;
+  /// output_contains: substrings that make a non-matching output `error` instead.
+  std::vector<std::string> error_patterns;
 
   friend bool operator==(const evaluate_config&, const evaluate_config&) = default;
 };
@@ -126,6 +140,13 @@ struct state_config {
   std::optional<std::string> capture;          ///< store the action result as captured.<name>
   std::optional<double> timeout;               ///< action timeout in seconds
   std::optional<std::string> on_maintain;      ///< where maintain mode goes from here
+  std::optional<std::string> description;      ///< metadata, shown by `show`
+  /// Direct self re-entries allowed before the state is redirected to `on_retry_exhausted`.
+  std::optional<int> max_retries;
+  std::optional<std::string> on_retry_exhausted;  ///< where an exhausted retry streak goes
+  /// Exit codes worth retrying through `on_error`; another non-zero exit goes to
+  /// `on_retry_exhausted` (or `on_error` when that is unset). A timeout counts as 124.
+  std::vector<int> retryable_exit_codes;
 
   friend bool operator==(const state_config&, const state_config&) = default;
 };
@@ -154,6 +175,7 @@ struct fsm_loop {
   int max_iterations = 50;                         ///< state executions allowed
   std::optional<double> backoff;                   ///< seconds between steps
   std::optional<double> timeout;                   ///< loop deadline in seconds
+  std::optional<double> default_timeout;           ///< action timeout of states without one
   bool maintain = false;                           ///< restart after a terminal
   llm_config llm;
   handoff_policy on_handoff = handoff_policy::pause;
@@ -162,6 +184,22 @@ struct fsm_loop {
   /// `imperative`; `fsm` when a document says so). Provenance only: it changes nothing in
   /// how the loop runs. A document with both `paradigm` and `initial` is a loop.
   std::optional<std::string> paradigm;
+  std::optional<loop_dialect> dialect;             ///< as declared; dialect_of() infers
+  /// The step cap was written `max_steps` (the current dialect's spelling): kept so that a
+  /// loop written back infers the same dialect.
+  bool max_steps_spelling = false;
+  /// Current dialect with both `max_steps` and `max_iterations`: `max_iterations` caps full
+  /// passes (maintain restarts at a terminal) and `max_iterations` above holds `max_steps`.
+  std::optional<int> max_passes;
+  std::optional<std::string> on_max_passes;        ///< state run once when max_passes is hit
+  std::string category;                            ///< metadata (`list`, `show`)
+  std::optional<std::string> visibility;           ///< metadata: public, internal, example
+  std::vector<std::string> labels;                 ///< metadata
+  std::string input_key = "input";                 ///< context key of the positional input
+  std::vector<std::string> required_inputs;        ///< context keys a run must be given
+  bool singleton = false;                          ///< one running instance per loop name
+  /// The reference's lint-suppression flags (`*_ok`, `artifact_versioning`), as written.
+  ordered_table<std::string, bool> lint_flags;
 
   friend bool operator==(const fsm_loop&, const fsm_loop&) = default;
 };
@@ -182,6 +220,8 @@ constexpr std::string_view to_string(convergence_direction v) noexcept {
 constexpr std::string_view to_string(action_kind v) noexcept { return detail::enum_name(v); }
 /// `"pause"`, `"spawn"`, `"terminate"`.
 constexpr std::string_view to_string(handoff_policy v) noexcept { return detail::enum_name(v); }
+/// `"seed"` / `"current"`.
+constexpr std::string_view to_string(loop_dialect v) noexcept { return detail::enum_name(v); }
 
 /// The enumerator spelled `text` (exact, case-sensitive), or std::nullopt.
 /// `Enum` is one of evaluator_type, comparison_op, convergence_direction, action_kind,
@@ -222,6 +262,7 @@ inline void to_json(json& j, comparison_op v) { j = std::string(to_string(v)); }
 inline void to_json(json& j, convergence_direction v) { j = std::string(to_string(v)); }
 inline void to_json(json& j, action_kind v) { j = std::string(to_string(v)); }
 inline void to_json(json& j, handoff_policy v) { j = std::string(to_string(v)); }
+inline void to_json(json& j, loop_dialect v) { j = std::string(to_string(v)); }
 
 // ---------------------------------------------------------------------------------------
 // Parsing
@@ -250,6 +291,34 @@ std::optional<Enum> parse_enum(const json& value, const std::string& path, diagn
 /// Durations (`timeout`, `backoff`, `llm.timeout`) above this many seconds are rejected, so
 /// converting them to clock durations can never overflow (about 31 years).
 inline constexpr double max_duration_seconds = 1e9;
+
+/// The twin of a verdict, which routes alike after the verdict's own key (design §6.2):
+/// `success`↔`yes`, `failure`↔`no`; empty for any other verdict.
+constexpr std::string_view twin_verdict(std::string_view verdict) noexcept {
+  if (verdict == "success") return "yes";
+  if (verdict == "yes") return "success";
+  if (verdict == "failure") return "no";
+  if (verdict == "no") return "failure";
+  return {};
+}
+
+/// True for a judge's abstention: `cannot_judge` or `cannot_judge_<suffix>` (design §6.3).
+constexpr bool is_abstention_verdict(std::string_view verdict) noexcept {
+  return verdict == "cannot_judge" || verdict.starts_with("cannot_judge_");
+}
+
+/// The loop's dialect: as declared, else `current` when it writes `max_steps`, or a state
+/// has `on_yes`/`on_no` or a route key `yes`/`no`, else `seed` (design §6.1).
+inline loop_dialect dialect_of(const fsm_loop& loop) {
+  if (loop.dialect) return *loop.dialect;
+  if (loop.max_steps_spelling) return loop_dialect::current;
+  for (const auto& [name, state] : loop.states) {
+    if (state.on.count("yes") != 0 || state.on.count("no") != 0) return loop_dialect::current;
+    if (state.route && (state.route->routes.count("yes") != 0 || state.route->routes.count("no") != 0))
+      return loop_dialect::current;
+  }
+  return loop_dialect::seed;
+}
 
 // The document parser and the loop reader behind the entry points below, defined in
 // detail/json_document.hpp and detail/loop_reader.hpp (included at the end of this header:
@@ -334,6 +403,9 @@ inline void to_json(json& j, const evaluate_config& c) {
   if (c.source) j["source"] = *c.source;
   if (c.previous) j["previous"] = *c.previous;
   if (c.direction != convergence_direction::minimize) j["direction"] = std::string(to_string(c.direction));
+  if (c.line) j["line"] = *c.line;
+  if (c.key) j["key"] = *c.key;
+  if (!c.error_patterns.empty()) j["error_patterns"] = c.error_patterns;
 }
 
 /// The verdict routes in order, then `_` and `_error`.
@@ -362,6 +434,10 @@ inline void to_json(json& j, const state_config& s) {
   if (s.capture) j["capture"] = *s.capture;
   if (s.timeout) j["timeout"] = detail::number_json(*s.timeout);
   if (s.on_maintain) j["on_maintain"] = *s.on_maintain;
+  if (s.description) j["description"] = *s.description;
+  if (s.max_retries) j["max_retries"] = *s.max_retries;
+  if (s.on_retry_exhausted) j["on_retry_exhausted"] = *s.on_retry_exhausted;
+  if (!s.retryable_exit_codes.empty()) j["retryable_exit_codes"] = s.retryable_exit_codes;
 }
 
 /// Only the fields that differ from the defaults (an empty object when all are default).
@@ -374,8 +450,9 @@ inline void to_json(json& j, const llm_config& l) {
   if (l.timeout != defaults.timeout) j["timeout"] = detail::number_json(l.timeout);
 }
 
-/// name, paradigm, description, initial, states, context, scope, max_iterations, backoff, timeout,
-/// maintain, llm, on_handoff, on_max_iterations — defaults omitted.
+/// name, paradigm, description, initial, states, context, scope, max_iterations (or
+/// max_steps), backoff, timeout, maintain, llm, on_handoff, on_max_iterations, dialect,
+/// metadata, inputs and lint flags — defaults omitted.
 inline void to_json(json& j, const fsm_loop& loop) {
   j = json::object();
   j["name"] = loop.name;
@@ -391,15 +468,30 @@ inline void to_json(json& j, const fsm_loop& loop) {
   }
   if (!(loop.context.is_object() && loop.context.empty())) j["context"] = loop.context;
   if (!loop.scope.empty()) j["scope"] = loop.scope;
-  if (loop.max_iterations != 50) j["max_iterations"] = loop.max_iterations;
+  if (loop.dialect) j["dialect"] = std::string(to_string(*loop.dialect));
+  if (loop.max_steps_spelling) {
+    j["max_steps"] = loop.max_iterations;
+    if (loop.max_passes) j["max_iterations"] = *loop.max_passes;
+  } else if (loop.max_iterations != 50) {
+    j["max_iterations"] = loop.max_iterations;
+  }
   if (loop.backoff) j["backoff"] = detail::number_json(*loop.backoff);
   if (loop.timeout) j["timeout"] = detail::number_json(*loop.timeout);
+  if (loop.default_timeout) j["default_timeout"] = detail::number_json(*loop.default_timeout);
   if (loop.maintain) j["maintain"] = true;
   json llm;
   to_json(llm, loop.llm);
   if (!llm.empty()) j["llm"] = std::move(llm);
   if (loop.on_handoff != handoff_policy::pause) j["on_handoff"] = std::string(to_string(loop.on_handoff));
-  if (loop.on_max_iterations) j["on_max_iterations"] = *loop.on_max_iterations;
+  if (loop.on_max_iterations) j[loop.max_steps_spelling ? "on_max_steps" : "on_max_iterations"] = *loop.on_max_iterations;
+  if (loop.on_max_passes) j["on_max_iterations"] = *loop.on_max_passes;
+  if (!loop.category.empty()) j["category"] = loop.category;
+  if (loop.visibility) j["visibility"] = *loop.visibility;
+  if (!loop.labels.empty()) j["labels"] = loop.labels;
+  if (loop.input_key != "input") j["input_key"] = loop.input_key;
+  if (!loop.required_inputs.empty()) j["required_inputs"] = loop.required_inputs;
+  if (loop.singleton) j["singleton"] = true;
+  for (const auto& [flag, on] : loop.lint_flags) j[flag] = on;
 }
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -48,6 +48,9 @@ struct snapshot {
   ordered_map<std::string, double> convergence;  ///< `convergence`: state → previous value
   std::int64_t elapsed_ms = 0;             ///< `elapsed_ms`: run time before the snapshot
   std::string started_at;                  ///< `started_at`: ISO 8601 start of the first run
+  /// `counters` (written only when set): max_retries streaks, cannot_judge holds and full
+  /// passes, `{passes, entered, retries: {state: n}, holds: {state: n}}`; null when none.
+  json counters;
 
   friend bool operator==(const snapshot&, const snapshot&) = default;
 };
@@ -72,6 +75,7 @@ struct snapshot_view {
   std::span<const std::pair<std::string_view, double>> convergence;
   std::int64_t elapsed_ms = 0;
   std::string_view started_at;
+  const json* counters = nullptr;          ///< see snapshot::counters (null: none)
 
   /// The snapshot itself (copies everything).
   [[nodiscard]] snapshot materialize() const {
@@ -88,6 +92,7 @@ struct snapshot_view {
     for (const auto& [state, value] : convergence) s.convergence[std::string(state)] = value;
     s.elapsed_ms = elapsed_ms;
     s.started_at = started_at;
+    if (counters != nullptr) s.counters = *counters;
     return s;
   }
 };
@@ -160,7 +165,10 @@ template <class Loop = fsm_loop>
 std::string loop_digest(const Loop& loop) {
   json canonical;
   to_json(canonical, loop);
-  if (canonical.is_object()) canonical.erase("max_iterations");
+  if (canonical.is_object()) {
+    canonical.erase("max_iterations");
+    canonical.erase("max_steps");
+  }
   return fmt::format("{:016x}",
                      detail::fnv1a_64(canonical.dump(-1, ' ', false, json::error_handler_t::replace)));
 }
@@ -201,7 +209,8 @@ namespace detail {
 // A captured record read back; `path` names it in errors.
 inline expected<captured_record, error> read_captured_record(const json& v, const std::string& path) {
   if (!v.is_object()) return unexpected(snapshot_error(path, "must be an object"));
-  if (auto k = snapshot_keys(v, {"output", "stderr", "exit_code", "duration_ms", "verdict"}, path); !k)
+  if (auto k = snapshot_keys(v, {"output", "stderr", "exit_code", "duration_ms", "verdict",
+                                 "failure_type", "timeout_kind"}, path); !k)
     return unexpected(k.error());
   captured_record rec;
   auto out = snapshot_string(v, "output", path);
@@ -219,6 +228,13 @@ inline expected<captured_record, error> read_captured_record(const json& v, cons
   auto verdict = snapshot_string(v, "verdict", path);
   if (!verdict) return unexpected(verdict.error());
   rec.verdict = std::move(*verdict);
+  for (auto [key, field] : {std::pair{"failure_type", &rec.failure_type},
+                            std::pair{"timeout_kind", &rec.timeout_kind}}) {
+    if (!v.contains(key)) continue;
+    auto text = snapshot_string(v, key, path);
+    if (!text) return unexpected(text.error());
+    *field = std::move(*text);
+  }
   return rec;
 }
 
@@ -329,6 +345,10 @@ inline expected<void, error> read_snapshot_tail(const json& j, snapshot& s) {
   auto started = snapshot_string(j, "started_at", "");
   if (!started) return unexpected(started.error());
   s.started_at = std::move(*started);
+  if (const auto counters = j.find("counters"); counters != j.end()) {
+    if (!counters->is_object()) return unexpected(snapshot_error("counters", "must be an object"));
+    s.counters = *counters;
+  }
   return {};
 }
 
@@ -352,7 +372,7 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
                                   {"version", "loop", "digest", "current_state", "iteration",
                                    "summary_executed", "context", "captured", "prev",
                                    "last_evaluation", "convergence", "elapsed_ms",
-                                   "started_at"},
+                                   "started_at", "counters"},
                                   "");
       !k)
     return unexpected(k.error());

@@ -67,6 +67,16 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `suspicious-verdict` | warning | on_<verdict>/route key close to a built-in verdict |
 /// | `pattern-not-regex` | warning | an output_contains pattern searched for as plain text: invalid for Python's re, or using a feature RE2 lacks (lookaround, backreferences) |
 /// | `unreachable-state` | warning | not reachable from `initial` (or on_max_iterations) |
+/// | `max-retries-range` | error | max_retries < 1 |
+/// | `retry-pairing` | error | max_retries without on_retry_exhausted (or the reverse); retryable_exit_codes without on_error |
+/// | `classify-no-default` | warning | a classify state's route table has no `_` |
+/// | `twin-shorthands` | warning | on_yes beside on_success, or on_no beside on_failure (twins) |
+/// | `unknown-visibility` | warning | visibility not public, internal or example |
+/// | `input-key-unguarded` | warning | input_key other than `input` without required_inputs |
+///
+/// A lint flag of the reference set to true (`capture_reachability_ok`, `partial_route_ok`,
+/// `unsafe_context_interpolation_ok`, `terminal_action_ok`) drops the warning of the same
+/// meaning (detail::lint_flag_codes); errors stay.
 ///
 /// With `keep`, every template that parses is kept there, so compiling the loop does not parse
 /// it again (see template_table).
@@ -83,6 +93,7 @@ inline diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr
   // ---- template rules (interpolation.hpp) ----------------------------------------------
   validate_templates(loop, out, keep);
   // ---------------------------------------------------------------------------------------
+  detail::apply_lint_flags(loop, out);
 
   return out;
 }

@@ -286,7 +286,7 @@ def test_simulate_scenarios():
         r, doc = simulate_json(path, "--scenario", "all-pass")
         expect_exit(r, 0)
         expect(set(doc) == {"final_state", "iterations", "terminated_by", "duration_ms",
-                            "captured", "error"}, "result keys", r)
+                            "captured", "error", "dialect"}, "result keys", r)
         expect(doc["final_state"] == "done" and doc["iterations"] == 1, "all-pass", r)
         r, doc = simulate_json(path, "--scenario", "first-fail")
         expect(doc["final_state"] == "done" and doc["iterations"] == 3, "first-fail", r)

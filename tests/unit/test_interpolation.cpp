@@ -519,7 +519,7 @@ TEST_SUITE("template validation") {
       }
     CHECK(keys == std::vector<std::string>{
         R"(states.a.action: ${prev.outptu} reads the key "outptu", which prev never has (it has state, output, stderr, exit_code, verdict, details, evaluation) (did you mean "output"?))",
-        R"(states.b.action: ${captured.c.exitcode} reads the key "exitcode", which a capture never has (it has output, stderr, exit_code, duration_ms, verdict) (did you mean "exit_code"?))",
+        R"(states.b.action: ${captured.c.exitcode} reads the key "exitcode", which a capture never has (it has output, stderr, exit_code, duration_ms, verdict, failure_type, timeout_kind) (did you mean "exit_code"?))",
         R"(states.b.route.success: ${result.verdcit} reads the key "verdcit", which result never has (it has verdict, details) (did you mean "verdict"?))"});
   }
 

@@ -1244,6 +1244,30 @@ TEST_CASE("scope: paths are made absolute and normal; overlap is by whole compon
   CHECK_FALSE(ll::scopes_overlap({"/x", "/a"}, {"/b", "/ab"}));
 }
 
+TEST_CASE("scope claims: a singleton loop conflicts with its own running instance whatever the scope") {
+  temp_dir dir("scope_singleton");
+  const std::string base = fs::canonical(dir.path).string();
+  {
+    std::ofstream(dir.path / "elsewhere.lock")
+        << ll::json{{"loop_name", "solo"}, {"scope", {base + "/a"}}, {"pid", static_cast<long>(::getpid())},
+                    {"started_at", ll::journal_now()}, {"singleton", true}}
+               .dump();
+  }
+  const std::vector<std::string> disjoint{base + "/b"};
+  const auto conflict = ll::find_scope_conflict(dir.path, disjoint, {}, "solo", true);
+  REQUIRE(conflict.has_value());
+  CHECK(conflict->singleton);
+  CHECK_FALSE(ll::find_scope_conflict(dir.path, disjoint, {}, "solo", false).has_value());
+  CHECK_FALSE(ll::find_scope_conflict(dir.path, disjoint, {}, "other", true).has_value());
+  // the claim records `singleton` only when true
+  ll::loop_journal mine(dir.path, "mine");
+  REQUIRE(mine.claim_scope({base + "/c"}, true).has_value());
+  CHECK(ll::json::parse(slurp(dir.path / "mine.lock"))["singleton"] == true);
+  mine.release_scope();
+  REQUIRE(mine.claim_scope({base + "/c"}).has_value());
+  CHECK_FALSE(ll::json::parse(slurp(dir.path / "mine.lock")).contains("singleton"));
+}
+
 TEST_CASE("scope claims: overlapping scopes are refused while the claim's run lives; released on close") {
   temp_dir dir("scope_claims");
   const std::string base = fs::canonical(dir.path).string();

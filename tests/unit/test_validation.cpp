@@ -293,8 +293,8 @@ TEST_CASE("did-you-mean hints name the closest key or value") {
                                R"("on_handof": "spawn", )")) ==
         "unknown key \"on_handof\" (did you mean \"on_handoff\"?)");
   CHECK(first_message(loop_doc(R"("a": {"action": "x", "next": "done"})",
-                               R"("max_steps": 5, )")) ==
-        "unknown key \"max_steps\"; use \"max_iterations\" (it counts state executions)");
+                               R"("max_step": 5, )")) ==
+        "unknown key \"max_step\" (did you mean \"max_steps\"?)");
   CHECK(first_message(loop_doc(R"("a": {"action": "x", "next": "done"})",
                                R"("zzzz": 5, )")) == "unknown key \"zzzz\"");
   CHECK(first_message(loop_doc(R"("a": {"action": "x", "next": "dnoe"})")) ==
@@ -460,7 +460,7 @@ TEST_CASE("reference messages match the Python validator") {
         "Invalid direction 'up'. Must be 'minimize' or 'maximize'");
   CHECK(first_message(loop_doc(R"("a": {"action": "x", "evaluate": {"type": "bogus"},
                                  "on_success": "done"})")) ==
-        "Unknown evaluator type 'bogus'. Must be one of: convergence, exit_code, "
+        "Unknown evaluator type 'bogus'. Must be one of: classify, convergence, exit_code, "
         "llm_structured, output_contains, output_json, output_numeric");
 }
 

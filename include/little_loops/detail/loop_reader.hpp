@@ -10,6 +10,7 @@
 #include <little_loops/error.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
+#include <little_loops/detail/foreign_keys.hpp>
 #include <little_loops/detail/json_fields.hpp>
 #include <little_loops/detail/schema_enums.hpp>
 #include <little_loops/detail/strings.hpp>
@@ -28,20 +29,24 @@
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
-inline constexpr std::array<std::string_view, 14> evaluate_keys{
+inline constexpr std::array<std::string_view, 17> evaluate_keys{
     "type",   "operator", "target",         "tolerance",        "pattern",
     "negate", "path",     "prompt",         "schema",           "min_confidence",
-    "uncertain_suffix",   "source",         "previous",         "direction"};
+    "uncertain_suffix",   "source",         "previous",         "direction",
+    "line",   "key",      "error_patterns"};
 
-inline constexpr std::array<std::string_view, 13> state_keys{
+inline constexpr std::array<std::string_view, 21> state_keys{
     "action",  "action_type", "evaluate",    "route",      "next",       "terminal",
     "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
-    "on_error"};
+    "on_error", "on_yes",     "on_no",       "on_partial", "on_blocked", "description",
+    "max_retries", "on_retry_exhausted", "retryable_exit_codes"};
 
-inline constexpr std::array<std::string_view, 14> loop_keys{
+inline constexpr std::array<std::string_view, 24> loop_keys{
     "name",    "description",    "initial", "states", "context",    "scope",
     "max_iterations", "backoff", "timeout", "maintain", "llm",     "on_handoff",
-    "on_max_iterations", "paradigm"};
+    "on_max_iterations", "paradigm", "dialect", "max_steps", "on_max_steps",
+    "category", "visibility", "labels", "input_key", "required_inputs", "singleton",
+    "default_timeout"};
 
 inline constexpr std::array<std::string_view, 4> llm_keys{"enabled", "model", "max_tokens",
                                                            "timeout"};
@@ -112,11 +117,63 @@ inline bool check_value_tree(const json& root, const std::string& path, diagnost
   return count_errors(out) == errors_before;
 }
 
+/// Reads a list of strings into `to`.
+inline void read_string_list(const json& field, const std::string& field_path,
+                             std::vector<std::string>& to, diagnostics& out) {
+  if (!field.is_array()) {
+    report_type(out, field_path, "a list of strings", field);
+    return;
+  }
+  for (std::size_t i = 0; i < field.size(); ++i)
+    if (auto v = read_string(field[i], index_path(field_path, i), out)) to.push_back(std::move(*v));
+}
+
+/// Reads classify's `line:`: `"first"`, `"last"` or an integer (not a boolean, not a
+/// numeric string).
+inline void read_classify_line(evaluate_config& config, const json& field,
+                               const std::string& field_path, diagnostics& out) {
+  if (field.is_string()) {
+    const auto& text = field.get_ref<const std::string&>();
+    if (text == "first" || text == "last") {
+      config.line = field;
+      return;
+    }
+    std::string message = "unknown line " + quote_excerpt(text) + "; expected \"first\", \"last\" or an integer";
+    if (text.find_first_not_of("-0123456789") == std::string::npos && !text.empty())
+      message += " (write " + text + " without quotes)";
+    else
+      message += did_you_mean(text, std::array<std::string_view, 2>{"first", "last"});
+    report(out, field_path, "unknown-value", std::move(message));
+  } else if (field.is_number_integer()) {
+    if (read_int(field, field_path, out)) config.line = field;
+  } else {
+    report_type(out, field_path, "\"first\", \"last\" or an integer", field);
+  }
+}
+
+/// A `type:` value of the little-loops plugin (an evaluator or an action type): a
+/// `plugin-key` error naming it. False when `field` is not one.
+inline bool report_plugin_value(const json& field, const std::string& field_path,
+                                diagnostics& out) {
+  if (!field.is_string()) return false;
+  const auto& text = field.get_ref<const std::string&>();
+  auto what = plugin_feature(plugin_values, text);
+  if (what.empty()) return false;
+  report(out, field_path, "plugin-key", plugin_message("value", text, what));
+  return true;
+}
+
 /// Reads member `key` of an `evaluate:` object into `config`; false when the key is unknown.
 inline bool read_evaluate_field(evaluate_config& config, const std::string& key,
                                 const json& field, const std::string& field_path,
                                 diagnostics& out) {
   if (key == "type") {
+    if (report_plugin_value(field, field_path, out)) return true;
+    if (field.is_string() && names_contain(resilience_keys, field.get_ref<const std::string&>())) {
+      report(out, field_path, "unsupported-key",
+             "\"" + field.get<std::string>() + "\" is a resilience evaluator, which this engine does not read yet");
+      return true;
+    }
     if (auto v = parse_enum<evaluator_type>(field, field_path, out)) config.type = *v;
   } else if (key == "operator") {
     if (auto v = parse_enum<comparison_op>(field, field_path, out)) config.op = *v;
@@ -155,6 +212,12 @@ inline bool read_evaluate_field(evaluate_config& config, const std::string& key,
     if (auto v = read_string(field, field_path, out)) config.previous = std::move(*v);
   } else if (key == "direction") {
     if (auto v = parse_enum<convergence_direction>(field, field_path, out)) config.direction = *v;
+  } else if (key == "line") {
+    read_classify_line(config, field, field_path, out);
+  } else if (key == "key") {
+    if (auto v = read_string(field, field_path, out)) config.key = std::move(*v);
+  } else if (key == "error_patterns") {
+    read_string_list(field, field_path, config.error_patterns, out);
   } else {
     return false;
   }
@@ -169,7 +232,7 @@ inline std::optional<evaluate_config> read_evaluate(const json& value, const std
   evaluate_config config;
   for (auto it = value.begin(); it != value.end(); ++it) {
     if (!read_evaluate_field(config, it.key(), it.value(), member_path(path, it.key()), out))
-      report_unknown_key(out, path, it.key(), evaluate_keys);
+      report_foreign_key(out, path, it.key(), evaluate_keys);
   }
   if (!value.contains("type"))
     report(out, path, "missing-field",
@@ -208,12 +271,30 @@ inline std::optional<route_config> parse_route(const json& value, const std::str
   return route;
 }
 
+/// Reads `retryable_exit_codes`: a list of integers ≥ 1 (booleans are not integers).
+inline void read_exit_codes(const json& field, const std::string& field_path, state_config& state,
+                            diagnostics& out) {
+  if (!field.is_array()) {
+    report_type(out, field_path, "a list of exit codes", field);
+    return;
+  }
+  for (const auto& code : field) {
+    if (!code.is_number_integer() || code.get<std::int64_t>() < 1 || code.get<std::int64_t>() > 255) {
+      report(out, field_path, "out-of-range",
+             "'retryable_exit_codes' entries must be exit codes from 1 to 255, got " + code.dump());
+      return;
+    }
+    state.retryable_exit_codes.push_back(code.get<int>());
+  }
+}
+
 /// Reads member `key` of a state into `state`; false when the key is unknown.
 inline bool read_state_field(state_config& state, const std::string& key, const json& field,
                              const std::string& field_path, diagnostics& out) {
   if (key == "action") {
     if (auto v = read_string(field, field_path, out)) state.action = std::move(*v);
   } else if (key == "action_type") {
+    if (report_plugin_value(field, field_path, out)) return true;
     if (auto v = parse_enum<action_kind>(field, field_path, out)) state.action_type = *v;
   } else if (key == "evaluate") {
     if (auto v = read_evaluate(field, field_path, out)) state.evaluate = std::move(*v);
@@ -237,6 +318,16 @@ inline bool read_state_field(state_config& state, const std::string& key, const 
     if (auto v = read_number(field, field_path, out)) state.timeout = *v;
   } else if (key == "on_maintain") {
     if (auto v = read_string(field, field_path, out)) state.on_maintain = std::move(*v);
+  } else if (key == "description") {
+    if (auto v = read_string(field, field_path, out)) state.description = std::move(*v);
+  } else if (key == "max_retries") {
+    if (auto v = read_int(field, field_path, out)) state.max_retries = *v;
+  } else if (key == "on_retry_exhausted") {
+    if (auto v = read_string(field, field_path, out)) state.on_retry_exhausted = std::move(*v);
+  } else if (key == "retryable_exit_codes") {
+    read_exit_codes(field, field_path, state, out);
+  } else if (key == "type" && report_plugin_value(field, field_path, out)) {
+    // `type: learning`: reported
   } else if (key.size() > 3 && key.compare(0, 3, "on_") == 0) {
     if (!is_valid_utf8(key)) {
       report(out, field_path, "invalid-utf8", "key is not valid UTF-8");
@@ -259,7 +350,7 @@ inline state_config parse_state(const json& value, const std::string& path, diag
   if (!expect_object(value, path, out)) return state;
   for (auto it = value.begin(); it != value.end(); ++it) {
     if (!read_state_field(state, it.key(), it.value(), member_path(path, it.key()), out))
-      report_unknown_key(out, path, it.key(), state_keys);
+      report_foreign_key(out, path, it.key(), state_keys);
   }
   return state;
 }
@@ -318,6 +409,81 @@ inline void read_scope(const json& field, const std::string& field_path, fsm_loo
       loop.scope.push_back(std::move(*v));
 }
 
+/// Reads the loop's metadata (`category`, `visibility`, `labels`), inputs (`input_key`, `required_inputs`), `singleton` and
+/// the reference's lint flags; false when `key` is none of them.
+inline bool read_metadata_field(fsm_loop& loop, const std::string& key, const json& field,
+                                const std::string& field_path, diagnostics& out) {
+  if (key == "category") {
+    if (auto v = read_string(field, field_path, out)) loop.category = std::move(*v);
+  } else if (key == "visibility") {
+    if (auto v = read_string(field, field_path, out)) loop.visibility = std::move(*v);
+  } else if (key == "labels") {
+    read_string_list(field, field_path, loop.labels, out);
+  } else if (key == "input_key") {
+    auto v = read_string(field, field_path, out);
+    if (v && v->empty()) report(out, field_path, "empty-value", "input_key must not be empty");
+    else if (v) loop.input_key = std::move(*v);
+  } else if (key == "required_inputs") {
+    read_string_list(field, field_path, loop.required_inputs, out);
+  } else if (key == "singleton") {
+    if (auto v = read_bool(field, field_path, out)) loop.singleton = *v;
+  } else if (names_contain(lint_flag_keys, key)) {
+    if (auto v = read_bool(field, field_path, out)) append_new_key(loop.lint_flags, key, *v);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// Reads `max_steps`/`on_max_steps` against `max_iterations`/`on_max_iterations` (design
+/// §6.2): alone, `max_steps` is the step cap; with `max_iterations` in the current dialect,
+/// `max_iterations` caps full passes. In the seed dialect both at once is an error.
+inline void read_step_caps(const json& doc, fsm_loop& loop, diagnostics& out) {
+  const auto steps = doc.find("max_steps");
+  const auto on_steps = doc.find("on_max_steps");
+  const bool both_caps = steps != doc.end() && doc.contains("max_iterations");
+  if (both_caps && loop.dialect == loop_dialect::seed) {
+    report(out, "max_steps", "dialect-conflict",
+           "max_steps and max_iterations are two spellings of one field in the seed dialect");
+    return;
+  }
+  if (steps != doc.end()) {
+    if (auto v = read_int(*steps, "max_steps", out)) {
+      if (both_caps) loop.max_passes = loop.max_iterations;
+      loop.max_iterations = *v;
+      loop.max_steps_spelling = true;
+    }
+  }
+  if (both_caps && loop.on_max_iterations) {
+    loop.on_max_passes = std::move(loop.on_max_iterations);
+    loop.on_max_iterations.reset();
+  }
+  if (on_steps == doc.end()) return;
+  auto target = read_string(*on_steps, "on_max_steps", out);
+  if (!target) return;
+  if (!both_caps && loop.on_max_iterations) {
+    report(out, "on_max_steps", "duplicate-field",
+           "on_max_steps and on_max_iterations are two spellings of one field (there is no "
+           "full-pass cap: write one of them)");
+    return;
+  }
+  loop.on_max_iterations = std::move(*target);
+}
+
+/// Current dialect: terminals named `failed`, `error`, `aborted` or `finalize_aborted` are
+/// failures unless they write `failure:` (design §6.1).
+inline void apply_failure_names(const json& doc, fsm_loop& loop) {
+  static constexpr std::array<std::string_view, 4> names{"failed", "error", "aborted",
+                                                         "finalize_aborted"};
+  const auto states = doc.find("states");
+  if (states == doc.end() || !states->is_object()) return;
+  for (auto& [name, state] : loop.states) {
+    if (!state.terminal || !names_contain(names, name)) continue;
+    const auto s = states->find(name);
+    if (s != states->end() && s->is_object() && !s->contains("failure")) state.failure = true;
+  }
+}
+
 /// Reads top-level member `key` of a loop document into `loop`; false when the key is
 /// unknown.
 inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& field,
@@ -337,10 +503,14 @@ inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& 
     read_scope(field, field_path, loop, out);
   } else if (key == "max_iterations") {
     if (auto v = read_int(field, field_path, out)) loop.max_iterations = *v;
+  } else if (key == "max_steps" || key == "on_max_steps") {
+    // read by read_step_caps(), which sees both spellings at once
   } else if (key == "backoff") {
     if (auto v = read_number(field, field_path, out)) loop.backoff = *v;
   } else if (key == "timeout") {
     if (auto v = read_number(field, field_path, out)) loop.timeout = *v;
+  } else if (key == "default_timeout") {
+    if (auto v = read_number(field, field_path, out)) loop.default_timeout = *v;
   } else if (key == "maintain") {
     if (auto v = read_bool(field, field_path, out)) loop.maintain = *v;
   } else if (key == "llm") {
@@ -349,6 +519,10 @@ inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& 
     if (auto v = parse_enum<handoff_policy>(field, field_path, out)) loop.on_handoff = *v;
   } else if (key == "on_max_iterations") {
     if (auto v = read_string(field, field_path, out)) loop.on_max_iterations = std::move(*v);
+  } else if (key == "dialect") {
+    if (auto v = parse_enum<loop_dialect>(field, field_path, out)) loop.dialect = *v;
+  } else if (read_metadata_field(loop, key, field, field_path, out)) {
+    // metadata, inputs, lint flags
   } else if (key == "paradigm") {
     // Provenance only: any string is kept, as the original's FSMLoop keeps it (a spec
     // naming an unknown paradigm, without `initial`, is refused by compile_paradigm).
@@ -361,14 +535,7 @@ inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& 
 
 /// Reports a top-level key that is not a loop key, with a hint for the usual mistakes.
 inline void report_unknown_loop_key(diagnostics& out, const std::string& key) {
-  if (key == "max_steps")
-    report_unknown_key(out, "", key, std::array<std::string_view, 1>{"max_iterations"},
-                       "use \"max_iterations\" (it counts state executions)");
-  else if (key == "on_max_steps")
-    report_unknown_key(out, "", key, std::array<std::string_view, 1>{"on_max_iterations"},
-                       "use \"on_max_iterations\"");
-  else
-    report_unknown_key(out, "", key, loop_keys);
+  report_foreign_key(out, "", key, loop_keys);
 }
 
 /// One diagnostic for the missing top-level keys, in the original's words ("missing
@@ -400,6 +567,8 @@ inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
     if (!read_loop_field(loop, it.key(), it.value(), member_path("", it.key()), out))
       report_unknown_loop_key(out, it.key());
   }
+  read_step_caps(doc, loop, out);
+  if (dialect_of(loop) == loop_dialect::current) apply_failure_names(doc, loop);
   report_missing_loop_keys(doc, loop, out);
 }
 

@@ -12,7 +12,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,6 +37,9 @@ struct route_query {
   // What interpolated targets render from, and the buffer they render into.
   const interpolation_context* context = nullptr;
   std::string* text = nullptr;
+  // The exit code `retryable_exit_codes` is matched against (a timeout is 124); -1 for a
+  // signal death, a cancelled or an unrunnable action, which match nothing.
+  int retry_code = -1;
 };
 
 // Why routing found no state. `unrenderable`: an interpolated target could not be rendered
@@ -120,22 +125,81 @@ inline little_loops::error no_transition_error(const compiled_state& st, std::st
   return little_loops::error{errc::no_transition, std::move(message), "states." + st.name};
 }
 
-// Design §3.3: next (happy path) → exact route key → `_error` → `_` → on_<verdict> →
-// maintain fallback → error naming state and verdict (and, for `error`, its cause).
-// In a `next:` state a failed action goes to on_error when there is one, else to `next`;
-// an action that could not be run at all without on_error is unrouted.
+// The entry of `table` (route keys or on_<verdict> shorthands) for `twin`, the twin of the
+// verdict (design §6.2: twin verdicts route alike after the exact key); null when none.
+inline const compiled_target* twin_entry(
+    const std::vector<std::pair<std::string, compiled_target>>& table, std::string_view twin) noexcept {
+  if (twin.empty()) return nullptr;
+  for (const auto& [key, target] : table)
+    if (key == twin) return &target;
+  return nullptr;
+}
+
+// An error whose exit code the state's `retryable_exit_codes` does not list.
+inline bool not_retryable(const compiled_state& st, int code) noexcept {
+  if (st.retryable_exit_codes.empty() || code < 0) return false;
+  return std::find(st.retryable_exit_codes.begin(), st.retryable_exit_codes.end(), code) ==
+         st.retryable_exit_codes.end();
+}
+
+// `on_retry_exhausted`, else `on_error` (validation makes sure there is one), for an error
+// that is not worth retrying.
+inline route_outcome take_retry_exhausted(const route_query& q, const compiled_state& st) {
+  if (st.retry_exhausted) return take_static_route(st, *st.retry_exhausted, q.current);
+  return take(q, st.on[*st.on_error].second);
+}
+
+// True when the state routes the abstention `verdict` by its own name (design §6.3: then it
+// is not held).
+inline bool routes_abstention(const compiled_state& st, std::string_view verdict) noexcept {
+  for (const auto& entry : st.routes)
+    if (entry.first == verdict) return true;
+  for (const auto& entry : st.on)
+    if (entry.first == verdict) return true;
+  return false;
+}
+
+// The route of an abstention held too long: `_error` with a route table, else `on_error`,
+// else unrouted (never `_` or `on_no`).
+inline route_outcome escalate_abstention(const route_query& q) {
+  const compiled_state& st = q.loop->state(q.current);
+  const bool has_table = !st.routes.empty() || st.route_default || st.route_error;
+  if (has_table && st.route_error) return take(q, *st.route_error);
+  if (!has_table && st.on_error) return take(q, st.on[*st.on_error].second);
+  return unexpected(route_failure{no_transition_error(st, q.verdict, q.details)});
+}
+
+// Design §3.3 and §6.1–6.3: next (happy path) → retryable_exit_codes bypass (an `error`
+// whose exit code is not listed) → route key (exact, then twin) → `_error` → `_` →
+// on_<verdict> (exact, then twin) → in the current dialect, `no` to `_error`/on_error →
+// maintain fallback → error naming state and verdict (and, for `error`, its cause). In a
+// `next:` state a failed action goes to on_error when there is one (on_retry_exhausted when
+// its exit code is not retryable), else to `next`; an action that could not be run at all
+// without on_error is unrouted. The cannot_judge hold is the executor's (it keeps counts).
 inline route_outcome route(const route_query& q) {
   const compiled_state& st = q.loop->state(q.current);
   if (st.next) {
-    if (q.failed_action && st.on_error) return take(q, st.on[*st.on_error].second);
+    if (q.failed_action && st.on_error) {
+      if (not_retryable(st, q.retry_code)) return take_retry_exhausted(q, st);
+      return take(q, st.on[*st.on_error].second);
+    }
     if (!q.unrunnable) return take(q, *st.next);
   } else {
+    if (q.verdict == "error" && not_retryable(st, q.retry_code)) return take_retry_exhausted(q, st);
     for (const auto& [key, target] : st.routes)
       if (key == q.verdict) return take(q, target);
+    if (!st.routes.empty())
+      if (const auto* t = twin_entry(st.routes, twin_verdict(q.verdict))) return take(q, *t);
     if (st.route_error && q.verdict == "error") return take(q, *st.route_error);
     if (st.route_default) return take(q, *st.route_default);
     for (const auto& [key, target] : st.on)
       if (key == q.verdict) return take(q, target);
+    if (const auto* t = twin_entry(st.on, twin_verdict(q.verdict))) return take(q, *t);
+    // The current dialect: an unrouted `no` takes the error route.
+    if (q.loop->dialect() == loop_dialect::current && (q.verdict == "no" || q.verdict == "failure")) {
+      if (st.route_error) return take(q, *st.route_error);
+      if (st.on_error) return take(q, st.on[*st.on_error].second);
+    }
   }
   if (q.loop->loop().maintain) return take_static_route(st, st.maintain_target, q.current);
   return unexpected(route_failure{no_transition_error(st, q.verdict, q.details)});

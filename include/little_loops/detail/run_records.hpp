@@ -21,6 +21,9 @@ void write_captured_record(W& w, const captured_record& r) {
   w.integer("exit_code", r.exit_code);
   w.integer("duration_ms", r.duration_ms);
   w.string("verdict", r.verdict);
+  // Only when set, so that records of runs without them read as before.
+  if (!r.failure_type.empty()) w.string("failure_type", r.failure_type);
+  if (!r.timeout_kind.empty()) w.string("timeout_kind", r.timeout_kind);
 }
 
 template <class W>

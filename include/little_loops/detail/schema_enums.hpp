@@ -23,6 +23,7 @@ enum class comparison_op;
 enum class convergence_direction;
 enum class action_kind;
 enum class handoff_policy;
+enum class loop_dialect;
 
 namespace detail {
 
@@ -32,9 +33,9 @@ struct enum_info;
 
 template <>
 struct enum_info<evaluator_type> {
-  static constexpr std::array<std::string_view, 6> names{
+  static constexpr std::array<std::string_view, 7> names{
       "exit_code", "output_numeric", "output_json", "output_contains", "convergence",
-      "llm_structured"};
+      "llm_structured", "classify"};
   static constexpr std::string_view what = "evaluator type";
 };
 template <>
@@ -56,6 +57,11 @@ template <>
 struct enum_info<handoff_policy> {
   static constexpr std::array<std::string_view, 3> names{"pause", "spawn", "terminate"};
   static constexpr std::string_view what = "on_handoff";
+};
+template <>
+struct enum_info<loop_dialect> {
+  static constexpr std::array<std::string_view, 2> names{"seed", "current"};
+  static constexpr std::string_view what = "dialect";
 };
 
 template <class Enum>

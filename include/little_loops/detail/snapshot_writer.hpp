@@ -28,6 +28,8 @@ inline const json& snapshot_member(const json* j) noexcept {
 }
 inline const prev_record* snapshot_ptr(const std::optional<prev_record>& p) noexcept { return p ? &*p : nullptr; }
 inline const prev_record* snapshot_ptr(const prev_record* p) noexcept { return p; }
+inline const json* snapshot_counters(const json& j) noexcept { return &j; }
+inline const json* snapshot_counters(const json* j) noexcept { return j; }
 inline const captured_map& snapshot_member(const captured_map& c) noexcept { return c; }
 inline const captured_map& snapshot_member(const captured_map* c) noexcept {
   static const captured_map empty;
@@ -56,6 +58,7 @@ void write_snapshot(W& w, const S& s) {
   });
   w.integer("elapsed_ms", s.elapsed_ms);
   w.string("started_at", s.started_at);
+  if (const json* c = snapshot_counters(s.counters); c != nullptr && !c->is_null()) w.value("counters", *c);
 }
 
 /// The `raw_bytes` member of a snapshot (empty when every string is UTF-8).

@@ -31,8 +31,8 @@ inline constexpr std::array<std::string_view, 5> template_loop_keys{
     "name", "started_at", "elapsed_ms", "elapsed", "max_iterations"};
 inline constexpr std::array<std::string_view, 7> template_prev_keys{
     "state", "output", "stderr", "exit_code", "verdict", "details", "evaluation"};
-inline constexpr std::array<std::string_view, 5> template_captured_keys{"output", "stderr", "exit_code",
-                                                               "duration_ms", "verdict"};
+inline constexpr std::array<std::string_view, 7> template_captured_keys{
+    "output", "stderr", "exit_code", "duration_ms", "verdict", "failure_type", "timeout_kind"};
 inline constexpr std::array<std::string_view, 2> template_result_keys{"verdict", "details"};
 
 // Bash parameter-expansion operators that are never valid inside `${ns.path}`.

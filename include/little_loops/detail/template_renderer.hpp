@@ -173,6 +173,8 @@ inline std::optional<std::string> resolve_captured(std::string& out, const templ
   if (field == "verdict") return append_leaf_string(out, path, 1, c.verdict, where);
   if (field == "exit_code") return append_leaf_int(out, path, 1, c.exit_code, where);
   if (field == "duration_ms") return append_leaf_int(out, path, 1, c.duration_ms, where);
+  if (field == "failure_type") return append_leaf_string(out, path, 1, c.failure_type, where);
+  if (field == "timeout_kind") return append_leaf_string(out, path, 1, c.timeout_kind, where);
   return fmt::format("Path '{}' not found in captured (available: {})", segments_text(path, 2),
                      join_names(template_captured_keys));
 }

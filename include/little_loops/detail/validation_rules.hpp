@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <optional>
@@ -58,6 +59,8 @@ inline std::vector<state_reference> state_references(const state_config& state,
   }
   for (const auto& [verdict, target] : state.on)
     refs.push_back({member_path(state_path, "on_" + verdict), &target});
+  if (state.on_retry_exhausted)
+    refs.push_back({join_path(state_path, "on_retry_exhausted"), &*state.on_retry_exhausted, true});
   if (state.on_maintain)
     // Seed 002: `state.on_maintain or initial`, a name, not interpolated (as on_max_iterations).
     refs.push_back({join_path(state_path, "on_maintain"), &*state.on_maintain, true});
@@ -107,7 +110,7 @@ inline void check_verdict_spelling(std::string_view verdict, const std::string& 
 /// Which optional fields an evaluator type reads; anything else set is dead configuration.
 struct evaluator_uses {
   bool op = false, target = false, tolerance = false, pattern = false, path = false,
-       llm = false, previous = false, direction = false, source = true;
+       llm = false, previous = false, direction = false, source = true, line = false, key = false, error_patterns = false;
 };
 
 /// Reports the fields `config`'s type requires and are missing (`evaluator-missing-field`);
@@ -128,7 +131,7 @@ inline evaluator_uses check_required_fields(const evaluate_config& config,
     case evaluator_type::output_numeric:
       require(config.op.has_value(), "operator");
       require(config.target.has_value(), "target");
-      uses.op = uses.target = true;
+      uses.op = uses.target = uses.key = true;
       break;
     case evaluator_type::output_json:
       require(config.path.has_value(), "path");
@@ -138,7 +141,7 @@ inline evaluator_uses check_required_fields(const evaluate_config& config,
       break;
     case evaluator_type::output_contains:
       require(config.pattern.has_value(), "pattern");
-      uses.pattern = true;
+      uses.pattern = uses.error_patterns = true;
       break;
     case evaluator_type::convergence:
       require(config.target.has_value(), "target");
@@ -146,6 +149,9 @@ inline evaluator_uses check_required_fields(const evaluate_config& config,
       break;
     case evaluator_type::llm_structured:
       uses.llm = true;
+      break;
+    case evaluator_type::classify:
+      uses.line = true;
       break;
   }
   return uses;
@@ -254,6 +260,9 @@ inline void report_unused_fields(const evaluate_config& config, const evaluator_
   unused(config.source.has_value(), uses.source, "source");
   unused(config.previous.has_value(), uses.previous, "previous");
   unused(config.direction != convergence_direction::minimize, uses.direction, "direction");
+  unused(config.line.has_value(), uses.line, "line");
+  unused(config.key.has_value(), uses.key, "key");
+  unused(!config.error_patterns.empty(), uses.error_patterns, "error_patterns");
 }
 
 /// The rules of one `evaluate:` at `path`, in order: required fields, numeric target,
@@ -419,6 +428,39 @@ inline void check_unused_state_fields(const state_config& state, const std::stri
            severity::warning);
 }
 
+/// `retry-pairing`, `max-retries-range`: `max_retries` (≥ 1) and `on_retry_exhausted` go
+/// together; `retryable_exit_codes` needs `on_error`. `classify-no-default`: a classify
+/// state whose route table has no `_`. `twin-shorthands`: on_yes beside on_success (or on_no
+/// beside on_failure).
+inline void check_retry_fields(const state_config& state, const std::string& path,
+                               diagnostics& out) {
+  if (state.max_retries && *state.max_retries < 1)
+    report(out, join_path(path, "max_retries"), "max-retries-range",
+           fmt::format("'max_retries' must be >= 1, got {}", *state.max_retries));
+  if (state.max_retries && !state.on_retry_exhausted)
+    report(out, join_path(path, "max_retries"), "retry-pairing",
+           "'max_retries' requires 'on_retry_exhausted' to also be set");
+  if (state.on_retry_exhausted && !state.max_retries)
+    report(out, join_path(path, "on_retry_exhausted"), "retry-pairing",
+           "'on_retry_exhausted' requires 'max_retries' to also be set");
+  if (!state.retryable_exit_codes.empty() && state.on.count("error") == 0)
+    report(out, join_path(path, "retryable_exit_codes"), "retry-pairing",
+           "'retryable_exit_codes' requires 'on_error' to also be set");
+  for (const auto& [verdict, twin] : {std::pair{"yes", "success"}, std::pair{"no", "failure"}})
+    if (state.on.count(verdict) != 0 && state.on.count(twin) != 0)
+      report(out, join_path(path, std::string("on_") + twin), "twin-shorthands",
+             fmt::format("on_{} and on_{} route twin verdicts: each verdict takes its own, the "
+                         "other only as a fallback",
+                         verdict, twin),
+             severity::warning);
+  if (state.evaluate && state.evaluate->type == evaluator_type::classify && state.route &&
+      !state.route->default_target)
+    report(out, join_path(path, "route"), "classify-no-default",
+           "classify routes on a free token: without a '_' route, an unexpected or empty token "
+           "has no transition",
+           severity::warning);
+}
+
 /// The rules of one state, in the order their diagnostics are reported.
 inline void check_state(const std::string& name, const state_config& state, const fsm_loop& loop,
                         const state_index& index, state_name_hints& hint, diagnostics& out) {
@@ -431,11 +473,56 @@ inline void check_state(const std::string& name, const state_config& state, cons
   check_transitions(state, path, out);
   check_action_fields(state, path, out);
   check_unused_state_fields(state, path, loop, out);
+  check_retry_fields(state, path, out);
   for (const auto& entry : state.on)
     check_verdict_spelling(entry.first, join_path(path, "on_" + entry.first), out);
   if (state.route)
     for (const auto& entry : state.route->routes)
       check_verdict_spelling(entry.first, join_path(join_path(path, "route"), entry.first), out);
+}
+
+/// `visibility` (warning: counts as public), `input-key-unguarded` (an `input_key` other
+/// than `input` without `required_inputs`).
+inline void check_loop_metadata(const fsm_loop& loop, diagnostics& out) {
+  if (loop.visibility && *loop.visibility != "public" && *loop.visibility != "internal" &&
+      *loop.visibility != "example")
+    report(out, "visibility", "unknown-visibility",
+           fmt::format("visibility {} is not one of public, internal, example: the loop counts "
+                       "as public{}",
+                       quote_excerpt(*loop.visibility),
+                       did_you_mean(*loop.visibility,
+                                    std::array<std::string_view, 3>{"public", "internal", "example"})),
+           severity::warning);
+  if (loop.input_key != "input" && loop.required_inputs.empty())
+    report(out, "input_key", "input-key-unguarded",
+           fmt::format("Loop sets input_key: '{}' but does not declare required_inputs: a run "
+                       "without input leaves ${{context.{}}} unset",
+                       sanitize_utf8(loop.input_key), sanitize_utf8(loop.input_key)),
+           severity::warning);
+}
+
+/// Warnings silenced by the reference's lint-suppression flags (flag → our code of the same
+/// meaning). A flag never silences an error.
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 4> lint_flag_codes{{
+    {"capture_reachability_ok", "template-unknown-capture"},
+    {"partial_route_ok", "classify-no-default"},
+    {"unsafe_context_interpolation_ok", "template-unquoted-context"},
+    {"terminal_action_ok", "terminal-action"},
+}};
+
+/// Drops the warnings that a lint flag set to true in `loop` silences.
+inline void apply_lint_flags(const fsm_loop& loop, diagnostics& out) {
+  if (loop.lint_flags.empty()) return;
+  auto silenced = [&](const diagnostic& d) {
+    if (d.level != severity::warning) return false;
+    for (const auto& [flag, code] : lint_flag_codes) {
+      if (d.code != code) continue;
+      const auto it = loop.lint_flags.find(std::string(flag));
+      if (it != loop.lint_flags.end() && it->second) return true;
+    }
+    return false;
+  };
+  out.erase(std::remove_if(out.begin(), out.end(), silenced), out.end());
 }
 
 /// `max-iterations-range`, `backoff-range`, `timeout-range`, `llm-max-tokens-range`,
@@ -455,10 +542,20 @@ inline void check_loop_settings(const fsm_loop& loop, const state_index& index,
                          *loop.backoff));
   }
   check_duration(loop.timeout, "timeout", "timeout", "timeout-range", out);
+  check_duration(loop.default_timeout, "default_timeout", "default_timeout", "timeout-range", out);
   if (loop.llm.max_tokens <= 0)
     report(out, "llm.max_tokens", "llm-max-tokens-range",
            fmt::format("llm.max_tokens must be > 0, got {}", loop.llm.max_tokens));
   check_duration(loop.llm.timeout, "llm.timeout", "llm.timeout", "llm-timeout-range", out);
+  if (loop.max_passes && *loop.max_passes <= 0)
+    report(out, "max_iterations", "max-iterations-range",
+           fmt::format("max_iterations must be > 0, got {}", *loop.max_passes));
+  if (loop.on_max_passes && index.count(*loop.on_max_passes) == 0)
+    report(out, "on_max_iterations", "unknown-state",
+           fmt::format("on_max_iterations references unknown state '{}' (must be a declared "
+                       "state)",
+                       sanitize_utf8(*loop.on_max_passes)));
+  check_loop_metadata(loop, out);
   if (loop.on_max_iterations && index.count(*loop.on_max_iterations) == 0)
     report(out, "on_max_iterations", "unknown-state",
            fmt::format("on_max_iterations references unknown state '{}' (must be a declared "
@@ -484,6 +581,7 @@ inline std::optional<std::vector<char>> reachable_states(const fsm_loop& loop,
   };
   enter(loop.initial);
   if (loop.on_max_iterations) enter(*loop.on_max_iterations);
+  if (loop.on_max_passes) enter(*loop.on_max_passes);
   bool dynamic = false;
   for (std::size_t head = 0; head < queue.size(); ++head) {
     for (const auto& ref : state_references(*states[queue[head]], std::string{})) {

@@ -5,6 +5,7 @@
 #include <little_loops/config.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/results.hpp>
+#include <little_loops/schema.hpp>
 
 #include <string>
 #include <string_view>
@@ -14,6 +15,15 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// @brief Maps a Unix exit code to a verdict (seed 000): 0 → `success`, 1 → `failure`,
 /// anything else → `error`; details `{"exit_code": N}` (held in evaluation_details' compact
 /// form: nothing is allocated unless they are read).
+/// The verdict of `exit_code` in `dialect`: 0 → `success` (`yes` in the current dialect),
+/// 1 → `failure` (`no`), anything else → `error`.
+constexpr std::string_view exit_code_verdict(int exit_code, loop_dialect dialect) noexcept {
+  const bool current = dialect == loop_dialect::current;
+  return exit_code == 0   ? std::string_view(current ? "yes" : "success")
+         : exit_code == 1 ? std::string_view(current ? "no" : "failure")
+                          : std::string_view("error");
+}
+
 inline evaluation_result evaluate_exit_code(int exit_code) {
   const std::string_view verdict = exit_code == 0   ? std::string_view("success")
                                    : exit_code == 1 ? std::string_view("failure")

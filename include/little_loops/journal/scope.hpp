@@ -24,6 +24,7 @@ struct scope_claim {
   long pid = 0;
   std::string started_at;
   std::filesystem::path file;  ///< the lock file it was read from
+  bool singleton = false;      ///< the loop is `singleton: true` (absent in the file: false)
 };
 
 /// The scope entries with every `${context.KEY}` replaced by the text of the context's

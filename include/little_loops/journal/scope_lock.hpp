@@ -51,12 +51,16 @@ inline std::vector<scope_claim> list_scope_claims(const std::filesystem::path& d
 }
 
 /// The first live claim in `dir` (except `except`'s) that overlaps `scope` (normalised
-/// paths; see normalize_scope_path()).
+/// paths; see normalize_scope_path()), or, when `singleton`, that is a singleton claim of the
+/// loop `name` whatever its scope (design §6.3: one running instance per singleton loop).
 inline std::optional<scope_claim> find_scope_conflict(const std::filesystem::path& dir,
                                                       const std::vector<std::string>& scope,
-                                                      const std::filesystem::path& except = {}) {
+                                                      const std::filesystem::path& except = {},
+                                                      std::string_view name = {},
+                                                      bool singleton = false) {
   for (auto& claim : list_scope_claims(dir, except))
-    if (scopes_overlap(scope, claim.scope)) return std::move(claim);
+    if (scopes_overlap(scope, claim.scope) || (singleton && claim.singleton && claim.loop_name == name))
+      return std::move(claim);
   return std::nullopt;
 }
 

@@ -361,7 +361,10 @@ class loop_journal {
   /// the live claim of another run that overlaps it (nothing is written then). See the
   /// scope-claim section above. Call again to wait for a conflicting run (e.g. once a
   /// second); release_scope() or the destructor drops the claim.
-  expected<std::optional<scope_claim>, little_loops::error> claim_scope(const std::vector<std::string>& scope) {
+  /// With `singleton` (the loop's `singleton: true`), a live singleton claim of the same loop
+  /// name conflicts whatever the scopes.
+  expected<std::optional<scope_claim>, little_loops::error> claim_scope(const std::vector<std::string>& scope,
+                                                                        bool singleton = false) {
     if (auto locked = take_lock(); !locked) return unexpected(std::move(locked.error()));
     auto paths = detail::normalized_scope(scope);
     if (!paths) return unexpected(std::move(paths.error()));
@@ -375,8 +378,8 @@ class loop_journal {
     if (auto held = detail::wait_for_claims_lock(fd, acquire); !held) return unexpected(std::move(held.error()));
     if (!detail::names_open_file(paths_.lock, lock_fd_))
       return unexpected(little_loops::error{errc::io_error, "the lock file was removed while this run held it", paths_.lock.string()});
-    if (auto conflict = find_scope_conflict(dir_, *paths, paths_.lock)) return conflict;
-    if (auto written = detail::write_scope_claim(lock_fd_, paths_.lock, name_, *paths); !written)
+    if (auto conflict = find_scope_conflict(dir_, *paths, paths_.lock, name_, singleton)) return conflict;
+    if (auto written = detail::write_scope_claim(lock_fd_, paths_.lock, name_, *paths, singleton); !written)
       return unexpected(std::move(written.error()));
     scope_claimed_ = true;
     return std::optional<scope_claim>{};

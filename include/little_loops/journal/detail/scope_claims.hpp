@@ -57,6 +57,8 @@ inline std::optional<scope_claim> read_scope_claim(const std::filesystem::path& 
   scope_claim claim;
   claim.loop_name = name->get<std::string>();
   claim.pid = pid->get<long>();
+  if (const auto single = j.find("singleton"); single != j.end() && single->is_boolean())
+    claim.singleton = single->get<bool>();
   if (scope->is_string()) {
     claim.scope.push_back(normalize_scope_path(scope->get<std::string>()));
   } else if (scope->is_array()) {
@@ -104,10 +106,11 @@ inline expected<void, little_loops::error> wait_for_claims_lock(int fd, const st
 /// Writes the claim of loop `name` on `paths` into its lock file (open as `lock_fd`).
 inline expected<void, little_loops::error> write_scope_claim(int lock_fd, const std::filesystem::path& lock,
                                                              const std::string& name,
-                                                             const std::vector<std::string>& paths) {
-  const std::string text =
-      json{{"loop_name", name}, {"scope", paths}, {"pid", static_cast<long>(::getpid())}, {"started_at", journal_now()}}
-          .dump(-1, ' ', false, json::error_handler_t::replace);
+                                                             const std::vector<std::string>& paths,
+                                                             bool singleton = false) {
+  json claim{{"loop_name", name}, {"scope", paths}, {"pid", static_cast<long>(::getpid())}, {"started_at", journal_now()}};
+  if (singleton) claim["singleton"] = true;  // only then, as the original writes it
+  const std::string text = claim.dump(-1, ' ', false, json::error_handler_t::replace);
   if (text.size() > max_scope_claim_bytes)
     return unexpected(little_loops::error{
         errc::invalid_loop,
