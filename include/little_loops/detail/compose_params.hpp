@@ -141,6 +141,7 @@ inline json bind_parameters(const json& specs, const json& bindings, std::string
       report(out, with_path, "missing-parameter",
              fmt::format("Required parameter '{}' of fragment '{}' is not bound in 'with'",
                          it.key(), fragment));
+      values[it.key()] = nullptr;  // reported once: its `${param.*}` folds to nothing
     }
   }
   return values;

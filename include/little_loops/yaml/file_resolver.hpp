@@ -26,10 +26,22 @@
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
-/// Reads a YAML or JSON file as a loop_source (id: its absolute path).
+/// `path` as messages show it: relative to the working directory when it lies below it.
+inline std::string shown_path(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto cwd = std::filesystem::current_path(ec);
+  if (ec || !path.is_absolute()) return path.string();
+  const auto rel = path.lexically_normal().lexically_proximate(cwd);
+  if (rel.empty() || rel.is_absolute() || *rel.begin() == "..") return path.string();
+  // lexically_normal folds `dir/..`, which a symlinked `dir` makes wrong
+  return std::filesystem::equivalent(rel, path, ec) && !ec ? rel.string() : path.string();
+}
+
+/// Reads a YAML or JSON file as a loop_source (id: its absolute path; positions name the
+/// file as shown_path() shows it).
 inline expected<loop_source, error> read_loop_source(const std::filesystem::path& path) {
   loop_source source;
-  auto doc = read_document(path, &source.positions);
+  auto doc = read_document(shown_path(path), &source.positions);
   if (!doc) return unexpected(std::move(doc.error()));
   source.document = std::move(*doc);
   std::error_code ec;
