@@ -222,18 +222,7 @@ void report_load_failure(const load_failure& failure, std::string_view shown_nam
   for (const auto& line : failure.lines) std::fprintf(stderr, "  %s\n", line.c_str());
 }
 
-std::string display_path(const fs::path& path) {
-  if (!path.is_absolute()) return path.string();
-  std::error_code ec;
-  const fs::path cwd = fs::current_path(ec);
-  if (ec) return path.string();
-  const fs::path rel = path.lexically_normal().lexically_proximate(cwd);
-  if (rel.empty() || rel.is_absolute() || *rel.begin() == "..") return path.string();
-  // lexically_normal folds `dir/..`, which a symlinked `dir` makes wrong: keep the
-  // relative form only when it names the same file.
-  if (!fs::equivalent(rel, path, ec) || ec) return path.string();
-  return rel.string();
-}
+std::string display_path(const fs::path& path) { return ll::shown_path(path); }
 
 namespace {
 
