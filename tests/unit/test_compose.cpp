@@ -185,6 +185,11 @@ state_defs:
                                   lib);
   CHECK_FALSE(out.contains("flow"));
   CHECK_FALSE(out.contains("state_defs"));
+  ll::source_map map;
+  (void)compose_ok("name: f\ninitial: a\nflow:\n  - a\n  - \"b?a:b\"\nstate_defs:\n  a: {action: x}\n", lib, &map);
+  CHECK(map.locate("states.b.on_yes")->line == 5);  // generated: the flow entry's position
+  CHECK(map.locate("states.a.next")->line == 4);
+  CHECK(map.locate("states.a.action")->line == 7);  // from state_defs
   CHECK(out["states"]["a"] == ll::json::parse(R"({"next":"b","action":"echo a"})"));
   CHECK(out["states"]["b"] == ll::json::parse(R"({"on_yes":"c","on_no":"a"})"));
   CHECK(out["states"]["c"] == ll::json::parse(R"({"terminal":false,"action":"echo c","next":"a"})"));
