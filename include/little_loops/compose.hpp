@@ -85,6 +85,7 @@ struct composed_loop {
 
 LITTLE_LOOPS_NAMESPACE_END
 
+#include <little_loops/detail/compose_children.hpp>
 #include <little_loops/detail/compose_findings.hpp>
 #include <little_loops/detail/compose_flow.hpp>
 #include <little_loops/detail/compose_fragments.hpp>
@@ -101,7 +102,7 @@ inline bool needs_composition(const json& doc) {
   const auto states = doc.find("states");
   if (states == doc.end() || !states->is_object()) return false;
   for (const auto& state : *states)
-    if (state.is_object() && state.contains("fragment")) return true;
+    if (state.is_object() && (state.contains("fragment") || state.contains("loop"))) return true;
   return false;
 }
 
@@ -109,6 +110,7 @@ inline bool needs_composition(const json& doc) {
 
 /// Composes `top`: `from:` (the parent's own `from:` first), then `flow:`/`state_defs:`,
 /// then `import:`/`fragments:`/`fragment:`, with the merge rules of the detail headers;
+/// then every `loop:` name without a template must resolve (reference_kind::child);
 /// `parameters:` is checked and moved to composed_loop::parameters. A document that uses
 /// none of these (or is not a mapping) is returned as it is. The positions of the result
 /// go to `*positions` (each value in its own file); on failure `*positions` locates each
@@ -130,6 +132,7 @@ inline expected<composed_loop, error> compose_loop(loop_source top, loop_resolve
       result.sources, found);
   if (!found.failed()) doc = detail::expand_flow(std::move(doc), found);
   if (!found.failed()) doc = detail::expand_fragments(std::move(doc), top.id, resolver, result.sources, found);
+  if (!found.failed()) detail::check_children(doc, top.id, resolver, found);
   if (const auto params = doc.value.find("parameters"); params != doc.value.end()) {
     diagnostics problems;
     detail::check_parameter_specs(*params, "parameters", problems);

@@ -410,3 +410,20 @@ TEST_CASE("file_resolver: the referrer's directory, then .loops/, then the host 
   CHECK(ll::split_search_path(":a::b:").size() == 2);
   fs::remove_all(root);
 }
+
+TEST_CASE("compose: a sub-loop name without a template must resolve at load") {
+  library lib;
+  lib.add("child", "name: child\ninitial: s\nstates:\n  s: {terminal: true}\n");
+  lib.add("lib.yaml", "fragments:\n  run: {loop: nowhere}\n");
+  ll::source_map map;
+  const ll::error missing = compose_error("name: p\nstates:\n  a: {loop: ghost}\n  b: {loop: child}\n", lib, &map);
+  CHECK(missing.code == ll::errc::composition_failed);
+  CHECK(has_finding(missing, "states.a.loop", "Loop reference 'ghost' does not resolve to any file"));
+  CHECK(missing.details.size() == 1);
+  CHECK(map.locate("states.a.loop")->line == 3);
+  CHECK(compose_ok("states:\n  a: {loop: '${context.which}'}\n  b: {loop: child}\n", lib)["states"]["a"]["loop"] ==
+        "${context.which}");
+  // a name that came from a fragment is checked too
+  CHECK(has_finding(compose_error("import: [lib.yaml]\nstates:\n  a: {fragment: run}\n", lib),
+                    "states.a.loop", "'nowhere'"));
+}
