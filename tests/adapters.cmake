@@ -8,6 +8,6 @@ little_loops_add_suite(test_adapters
 # without it. The fuzz corpus replay (every parser of untrusted text, YAML included) is there too.
 if(TARGET little_loops_yaml)
   little_loops_add_suite(test_adapters_yaml
-    FILES unit/test_yaml_loader.cpp unit/test_fuzz_replay.cpp
+    FILES unit/test_yaml_loader.cpp unit/test_fuzz_replay.cpp unit/test_compose.cpp
     LIBS little_loops::yaml)
 endif()

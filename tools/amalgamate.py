@@ -40,7 +40,8 @@ CORE = "little_loops/fsm.hpp"
 # Opt-in adapters the design names; any other header outside fsm.hpp is reported.
 KNOWN_ADAPTERS = ("little_loops/runners/", "little_loops/judges/", "little_loops/journal.hpp",
                   "little_loops/journal/", "little_loops/yaml_loader.hpp",
-                  "little_loops/yaml/", "little_loops/document.hpp")
+                  "little_loops/yaml/", "little_loops/document.hpp",
+                  "little_loops/compose.hpp")
 
 # Folders whose headers are parts of one umbrella adapter: they are inlined into it rather
 # than given single headers of their own, so a user copies one file per adapter.

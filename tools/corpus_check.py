@@ -37,10 +37,13 @@ def corpus(reference):
     return loops, fixtures
 
 
-def check(ll_loop, path):
+def check(ll_loop, path, loops_dir):
     """(ok, first error, error count, causes) for one file."""
+    # The builtin loops are on the search path, as the reference's builtin directory is
+    # searched last: oracles import lib/common.yaml from there.
+    env = dict(os.environ, LL_LOOP_PATH=loops_dir)
     proc = subprocess.run([ll_loop, "validate", "--json", path], capture_output=True, text=True,
-                          timeout=60)
+                          timeout=60, env=env)
     try:
         report = json.loads(proc.stdout)
     except json.JSONDecodeError:
@@ -63,10 +66,10 @@ def check(ll_loop, path):
     return False, first, max(len(errors), 1), causes or [first]
 
 
-def run_set(ll_loop, files, base, quiet, tally):
+def run_set(ll_loop, files, base, quiet, tally, loops_dir):
     passed = 0
     for path in files:
-        ok, first, count, causes = check(ll_loop, path)
+        ok, first, count, causes = check(ll_loop, path, loops_dir)
         if ok:
             passed += 1
             continue
@@ -96,8 +99,9 @@ def main():
     loops, fixtures = corpus(args.reference)
     base = os.path.join(args.reference, "scripts")
     tally = collections.Counter()
-    loops_ok = run_set(args.ll_loop, loops, base, args.quiet, tally)
-    fixtures_ok = run_set(args.ll_loop, fixtures, base, args.quiet, tally)
+    loops_dir = os.path.join(base, "little_loops", "loops")
+    loops_ok = run_set(args.ll_loop, loops, base, args.quiet, tally, loops_dir)
+    fixtures_ok = run_set(args.ll_loop, fixtures, base, args.quiet, tally, loops_dir)
     if tally and args.causes:
         print(f"most frequent causes (files affected):")
         for cause, n in tally.most_common(args.causes):

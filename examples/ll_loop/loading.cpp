@@ -11,6 +11,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -18,6 +19,11 @@
 #include <system_error>
 
 namespace ll_loop {
+
+std::vector<fs::path> loop_search_path() {
+  const char* value = std::getenv("LL_LOOP_PATH");
+  return value == nullptr ? std::vector<fs::path>{} : ll::split_search_path(value);
+}
 
 std::optional<fs::path> resolve_loop_path(std::string_view name_or_path,
                                           std::vector<std::string>* tried) {
@@ -35,6 +41,13 @@ std::optional<fs::path> resolve_loop_path(std::string_view name_or_path,
     if (tried != nullptr) tried->push_back(candidate.string());
     if (fs::is_regular_file(candidate, ec)) return candidate;
   }
+  // Then the host's search path (LL_LOOP_PATH), as for the names a loop holds.
+  for (const auto& dir : loop_search_path())
+    for (const auto& file : ll::file_resolver::file_names(ll::reference_kind::parent, name_or_path)) {
+      fs::path candidate = dir / file;
+      if (tried != nullptr) tried->push_back(candidate.string());
+      if (fs::is_regular_file(candidate, ec)) return candidate;
+    }
   return std::nullopt;
 }
 
@@ -90,20 +103,27 @@ ll::expected<loaded_loop, load_failure> load_loop_file(const fs::path& path,
     return ll::unexpected(std::move(f));
   };
 
-  auto doc = ll::read_document(path, &out.positions);
-  if (!doc)
-    return fail(std::move(doc.error()), doc.error().code == ll::errc::io_error
-                                            ? load_failure::kind::unreadable
-                                            : load_failure::kind::invalid);
-  out.document = std::move(*doc);
+  auto source = ll::read_loop_source(path);
+  if (!source)
+    return fail(std::move(source.error()), source.error().code == ll::errc::io_error
+                                               ? load_failure::kind::unreadable
+                                               : load_failure::kind::invalid);
+  out.document = source->document;
   if (is_paradigm_document(out.document)) {
     const auto& p = out.document["paradigm"];
     out.paradigm = p.is_string() ? p.get<std::string>() : std::string("?");
   }
-  // compile_paradigm: paradigm specs are compiled, plain loops parsed strictly; both
-  // validated, once. A loop with an error-level finding is refused there.
+  // Composition (from:, flow:, import:, fragment:) into one document, whose positions name
+  // the file each value came from; then compile_paradigm: paradigm specs are compiled,
+  // plain loops parsed strictly; both validated, once. A loop with an error-level finding
+  // is refused there.
+  ll::file_resolver resolver(loop_search_path());
+  out.positions.set_file_name(source->positions.file_name());
+  auto composed = ll::compose_loop(std::move(*source), resolver, &out.positions);
+  if (!composed) return fail(std::move(composed.error()), load_failure::kind::invalid);
+  out.parameters = std::move(composed->parameters);
   ll::diagnostics warnings;
-  auto parsed = ll::compile_paradigm(out.document, &warnings);
+  auto parsed = ll::compile_paradigm(composed->document, &warnings);
   if (!parsed) return fail(ll::annotate_error(std::move(parsed.error()), out.positions),
                            load_failure::kind::invalid);
   out.loop = std::move(*parsed);
@@ -202,18 +222,7 @@ void report_load_failure(const load_failure& failure, std::string_view shown_nam
   for (const auto& line : failure.lines) std::fprintf(stderr, "  %s\n", line.c_str());
 }
 
-std::string display_path(const fs::path& path) {
-  if (!path.is_absolute()) return path.string();
-  std::error_code ec;
-  const fs::path cwd = fs::current_path(ec);
-  if (ec) return path.string();
-  const fs::path rel = path.lexically_normal().lexically_proximate(cwd);
-  if (rel.empty() || rel.is_absolute() || *rel.begin() == "..") return path.string();
-  // lexically_normal folds `dir/..`, which a symlinked `dir` makes wrong: keep the
-  // relative form only when it names the same file.
-  if (!fs::equivalent(rel, path, ec) || ec) return path.string();
-  return rel.string();
-}
+std::string display_path(const fs::path& path) { return ll::shown_path(path); }
 
 namespace {
 

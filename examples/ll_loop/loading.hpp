@@ -19,12 +19,16 @@ namespace ll_loop {
 namespace ll = little_loops;
 namespace fs = std::filesystem;
 
+/// The host's search path for loops and fragment libraries: LL_LOOP_PATH, colon-separated.
+std::vector<fs::path> loop_search_path();
+
 /// Where a loop named on the command line lives: the path itself when it exists, else (relative
 /// to the cwd; a name may hold "/", as `sub/x`) `.loops/<name>.fsm.yaml`, `.loops/<name>.yaml`,
 /// `.loops/<name>.yml`, `.loops/<name>.fsm.json`, `.loops/<name>.json`. A compiled loop
 /// comes before its spec, as in the Python original's resolve_loop_path (`.fsm.yaml`, then
 /// `.yaml`): `ll-loop compile .loops/g.yaml` writes `.loops/g.fsm.yaml`, which then wins.
-/// `tried` receives every candidate looked at.
+/// Then the same names in each directory of LL_LOOP_PATH. `tried` receives every
+/// candidate looked at.
 std::optional<fs::path> resolve_loop_path(std::string_view name_or_path,
                                           std::vector<std::string>* tried = nullptr);
 
@@ -37,7 +41,8 @@ struct loaded_loop {
   ll::fsm_loop loop;
   fs::path path;                ///< absolute path of the file (journaled, for `resume`)
   fs::path shown_path;          ///< the path as typed, or as resolved from a name (messages)
-  ll::json document;            ///< the document as read
+  ll::json document;            ///< the document as read (before composition)
+  ll::json parameters = ll::json::object();  ///< the loop's declared `parameters:`
   std::string paradigm;         ///< "" for a hand-written loop
   ll::diagnostics diagnostics;  ///< validation findings (warnings when the load succeeded)
   ll::source_map positions;  ///< file:line:col of every value (for messages)

@@ -21,6 +21,8 @@ enum class errc : int {
   parse_error = 101,    ///< the text is not valid JSON/YAML
   invalid_loop = 102,   ///< the document does not describe a valid loop (see diagnostics)
   invalid_spec = 103,   ///< a paradigm spec is invalid (see diagnostics)
+  composition_failed = 104,   ///< `from:`, `flow:`, `import:` or `fragment:` cannot be composed
+  reference_not_found = 105,  ///< a parent loop or fragment library does not resolve
   // 2xx: templates and interpolation
   template_syntax = 201,    ///< a `${...}` template is malformed
   missing_variable = 202,   ///< a template variable does not resolve

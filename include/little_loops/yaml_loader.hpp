@@ -7,3 +7,4 @@
 #include <little_loops/document.hpp>
 #include <little_loops/yaml/limits.hpp>
 #include <little_loops/yaml/loader.hpp>
+#include <little_loops/yaml/file_resolver.hpp>

@@ -7,7 +7,9 @@
 // yaml_to_json(), parse_json_document(), parse_document(); read_document() for a file), load
 // (document → validated fsm_loop: compile_paradigm(), which compiles a paradigm spec and
 // reads a loop document with load_loop(), validating once), then compile (compile_loop(),
-// make_executor()). load_loop_yaml() and load_loop_file() are the first two together.
+// make_executor()). load_loop_yaml() and load_loop_file() are the first two together; they
+// read one document: a loop built from others (`from:`, `import:`, ...) is loaded with
+// load_loop_path() of <little_loops/yaml/file_resolver.hpp>, which composes it first.
 
 #include <little_loops/config.hpp>
 #include <little_loops/document.hpp>

@@ -1,0 +1,169 @@
+// little_loops — composition: `from:`, `flow:`, `import:` and `fragment:` into one loop document
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// The stage of the load pipeline between the document and the loop: text → document →
+// composition → fsm_loop → validated → compiled. A loop may inherit a parent (`from:`),
+// list its states as a `flow:` with `state_defs:`, and build states from fragments of
+// libraries (`import:`, `fragments:`, `fragment:` with `with:` bindings and
+// `${param.*}`). compose_loop() writes all of it out, in that order, as an ordinary loop
+// document that the strict reader and the validator then take like any other. The core
+// reads no files: a host passes a loop_resolver that finds the named documents
+// (<little_loops/yaml/file_resolver.hpp> searches directories).
+
+#include <little_loops/config.hpp>
+#include <little_loops/document.hpp>
+#include <little_loops/error.hpp>
+#include <little_loops/expected.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/paradigms.hpp>
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// What a name inside a loop document refers to.
+enum class reference_kind {
+  parent,   ///< `from: NAME`: a loop, named like a loop on the command line
+  library,  ///< an `import:` entry: a fragment library, a path taken as written
+  child,    ///< `loop: NAME` of a sub-loop state
+};
+
+/// A document as read, ready to compose.
+struct loop_source {
+  json document;         ///< the parsed document
+  source_map positions;  ///< where each value is (its file_name() names the document)
+  std::string id;        ///< identity (a file's absolute path): cycles, and the referrer of its names
+};
+
+/// Finds the documents that names in a loop refer to. `referrer` is the id of the document
+/// that holds the name. A name that does not resolve is errc::reference_not_found, with a
+/// message saying what was looked for and where; a document that cannot be read or parsed,
+/// that error.
+class loop_resolver {
+ public:
+  virtual ~loop_resolver() = default;
+  virtual expected<loop_source, error> resolve(reference_kind kind, std::string_view name,
+                                               std::string_view referrer) = 0;
+};
+
+/// A resolver over documents held in memory, by name (embedding and tests). A name resolves
+/// to the document added under it, whatever the kind and the referrer.
+class memory_resolver final : public loop_resolver {
+ public:
+  /// Adds (or replaces) the document `name` refers to; its positions name the file `name`.
+  void add(std::string name, json document, source_map positions = {}) {
+    if (positions.file_name().empty()) positions.set_file_name(name);
+    documents_[name] = loop_source{std::move(document), std::move(positions), name};
+  }
+
+  expected<loop_source, error> resolve(reference_kind kind, std::string_view name,
+                                       std::string_view /*referrer*/) override {
+    const auto it = documents_.find(std::string(name));
+    if (it != documents_.end()) return it->second;
+    return unexpected(error{errc::reference_not_found,
+                            std::string(kind == reference_kind::library ? "Fragment library not found: "
+                                                                        : "Loop not found: ") +
+                                std::string(name),
+                            std::string(name)});
+  }
+
+ private:
+  std::map<std::string, loop_source> documents_;
+};
+
+/// The result of compose_loop().
+struct composed_loop {
+  json document;                     ///< without from/flow/state_defs/import/fragments/parameters
+  json parameters = json::object();  ///< the loop's own `parameters:` (checked declarations)
+  std::vector<std::string> sources;  ///< ids of the parents and libraries read, in order
+};
+
+LITTLE_LOOPS_NAMESPACE_END
+
+#include <little_loops/detail/compose_children.hpp>
+#include <little_loops/detail/compose_findings.hpp>
+#include <little_loops/detail/compose_flow.hpp>
+#include <little_loops/detail/compose_fragments.hpp>
+#include <little_loops/detail/compose_inherit.hpp>
+#include <little_loops/detail/compose_params.hpp>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+namespace detail {
+
+inline bool needs_composition(const json& doc) {
+  for (const char* key : {"from", "flow", "state_defs", "import", "fragments", "parameters"})
+    if (doc.contains(key)) return true;
+  const auto states = doc.find("states");
+  if (states == doc.end() || !states->is_object()) return false;
+  for (const auto& state : *states)
+    if (state.is_object() && (state.contains("fragment") || state.contains("loop"))) return true;
+  return false;
+}
+
+}  // namespace detail
+
+/// Composes `top`: `from:` (the parent's own `from:` first), then `flow:`/`state_defs:`,
+/// then `import:`/`fragments:`/`fragment:`, with the merge rules of the detail headers;
+/// then every `loop:` name without a template must resolve (reference_kind::child);
+/// `parameters:` is checked and moved to composed_loop::parameters. A document that uses
+/// none of these (or is not a mapping) is returned as it is. The positions of the result
+/// go to `*positions` (each value in its own file); on failure `*positions` locates each
+/// finding of the error, which is errc::composition_failed or errc::reference_not_found
+/// with every finding in error::details and the first, with its position, as the message.
+inline expected<composed_loop, error> compose_loop(loop_source top, loop_resolver& resolver,
+                                                   source_map* positions = nullptr) {
+  composed_loop result;
+  if (!top.document.is_object() || !detail::needs_composition(top.document)) {
+    result.document = std::move(top.document);
+    if (positions != nullptr) *positions = std::move(top.positions);
+    return result;
+  }
+  detail::compose_findings found;
+  found.positions.set_file_name(top.positions.file_name());
+  std::vector<detail::chain_link> chain{{top.id, top.positions.file_name()}};
+  detail::composing doc = detail::inherit(
+      detail::composing{std::move(top.document), std::move(top.positions)}, resolver, chain,
+      result.sources, found);
+  if (!found.failed()) doc = detail::expand_flow(std::move(doc), found);
+  if (!found.failed()) doc = detail::expand_fragments(std::move(doc), top.id, resolver, result.sources, found);
+  if (!found.failed()) detail::check_children(doc, top.id, resolver, found);
+  if (const auto params = doc.value.find("parameters"); params != doc.value.end()) {
+    diagnostics problems;
+    detail::check_parameter_specs(*params, "parameters", problems);
+    found.take(problems, doc.positions);
+    result.parameters = *params;
+    doc.value.erase("parameters");
+  }
+  if (found.failed()) {
+    error failure = found.to_error();
+    if (positions != nullptr) *positions = std::move(found.positions);
+    return unexpected(std::move(failure));
+  }
+  result.document = std::move(doc.value);
+  if (positions != nullptr) *positions = std::move(doc.positions);
+  return result;
+}
+
+/// A loop document loaded through the whole pipeline: compose_loop(), then
+/// compile_paradigm() (strict reading and validation, once). Errors of either stage carry
+/// their findings; the message starts with the first one's position. `*positions`
+/// receives the positions of the composed document (see compose_loop()).
+inline expected<fsm_loop, error> load_composed_loop(loop_source top, loop_resolver& resolver,
+                                                    diagnostics* warnings = nullptr,
+                                                    source_map* positions = nullptr) {
+  source_map local;
+  source_map& map = positions != nullptr ? *positions : local;
+  auto composed = compose_loop(std::move(top), resolver, &map);
+  if (!composed) return unexpected(std::move(composed.error()));
+  auto loop = compile_paradigm(composed->document, warnings);
+  if (!loop) return unexpected(annotate_error(std::move(loop.error()), map));
+  return loop;
+}
+
+LITTLE_LOOPS_NAMESPACE_END
