@@ -55,10 +55,14 @@ inline constexpr std::array<foreign_key, 6> plugin_values{{
     {"contract", "the contract evaluator"},
 }};
 
-/// Composition keys (`import`, `fragment`, sub-loops, …): read by a load stage of its own.
-inline constexpr std::array<std::string_view, 11> composition_keys{
-    "import", "fragment", "fragments", "from",   "flow",   "state_defs",
-    "parameters", "loop", "with",      "context_passthrough", "output"};
+/// Composition keys (`import`, `fragment`, `from`, …): the composition stage (compose.hpp)
+/// consumes them before the reader; the reader sees one only in a document that was not
+/// composed.
+inline constexpr std::array<std::string_view, 7> composition_keys{
+    "import", "fragment", "fragments", "from", "flow", "state_defs", "parameters"};
+/// Sub-loop keys: not run yet.
+inline constexpr std::array<std::string_view, 4> sub_loop_keys{"loop", "with", "context_passthrough",
+                                                               "output"};
 
 /// Resilience keys (rate-limit ladders, circuits, stall evaluators): not read yet.
 inline constexpr std::array<std::string_view, 15> resilience_keys{
@@ -110,7 +114,11 @@ void report_foreign_key(diagnostics& out, std::string_view base, std::string_vie
     report(out, member_path(base, key), "plugin-key", plugin_message("key", key, what));
   } else if (names_contain(composition_keys, key)) {
     report(out, member_path(base, key), "unsupported-key",
-           "\"" + std::string(key) + "\" is a composition key, which this engine does not read yet");
+           "\"" + std::string(key) + "\" is a composition key: loop files are composed when "
+           "they load (compose_loop, load_loop_file), this document was not");
+  } else if (names_contain(sub_loop_keys, key)) {
+    report(out, member_path(base, key), "unsupported-key",
+           "\"" + std::string(key) + "\" is a sub-loop key, which this engine does not run yet");
   } else if (names_contain(resilience_keys, key)) {
     report(out, member_path(base, key), "unsupported-key",
            "\"" + std::string(key) + "\" is a resilience key, which this engine does not read yet");
@@ -118,6 +126,7 @@ void report_foreign_key(diagnostics& out, std::string_view base, std::string_vie
     std::string message = "unknown key " + quote_excerpt(key);
     std::string hint = did_you_mean(key, candidates);
     if (hint.empty()) hint = did_you_mean(key, composition_keys);
+    if (hint.empty()) hint = did_you_mean(key, sub_loop_keys);
     message += hint;
     report(out, member_path(base, key), "unknown-key", std::move(message));
   }
