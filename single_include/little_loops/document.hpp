@@ -157,6 +157,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <system_error>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
@@ -170,17 +171,39 @@ struct source_location {
 };
 
 /// Where each value of a loaded document came from: document path (the dotted form used
-/// by diagnostics, e.g. `states.fix.evaluate.operator`, `scope[0]`) → line and column. For
-/// a mapping member the position is its key's; for a list item and the root, the value's.
+/// by diagnostics, e.g. `states.fix.evaluate.operator`, `scope[0]`) → file, line and column.
+/// For a mapping member the position is its key's; for a list item and the root, the
+/// value's. A composed document (compose.hpp) holds values from several files: each
+/// position names its own file; file_name() is the file the document was loaded from.
 class source_map {
  public:
   /// The file name used in positions (as given to the loader).
-  [[nodiscard]] const std::string& file_name() const noexcept { return file_; }
-  void set_file_name(std::string name) { file_ = std::move(name); }
+  [[nodiscard]] const std::string& file_name() const noexcept {
+    static const std::string none;
+    return files_.empty() ? none : files_.front();
+  }
+  void set_file_name(std::string name) {
+    if (files_.empty()) files_.emplace_back();
+    files_.front() = std::move(name);
+  }
 
-  /// Records the (1-based) position of `path`; the first record of a path is kept.
+  /// Records the (1-based) position of `path` in file_name(); the first record of a path is
+  /// kept.
   void add(std::string path, int line, int column) {
-    marks_.try_emplace(std::move(path), line, column);
+    if (files_.empty()) files_.emplace_back();
+    marks_.try_emplace(std::move(path), mark{0, line, column});
+  }
+
+  /// Records the position of `path` in `at.file`; the first record of a path is kept.
+  void add(std::string path, const source_location& at) {
+    marks_.try_emplace(std::move(path), mark{file_index(at.file), at.line, at.column});
+  }
+
+  /// The position recorded for exactly `path`, or nullopt.
+  [[nodiscard]] std::optional<source_location> find(std::string_view path) const {
+    const auto it = marks_.find(std::string(path));
+    if (it == marks_.end()) return std::nullopt;
+    return source_location{files_[it->second.file], it->second.line, it->second.column};
   }
 
   /// The position of `path`, or of its nearest recorded ancestor (a diagnostic about a
@@ -189,7 +212,7 @@ class source_map {
     std::string key(path);
     for (;;) {
       if (const auto it = marks_.find(key); it != marks_.end())
-        return source_location{file_, it->second.first, it->second.second};
+        return source_location{files_[it->second.file], it->second.line, it->second.column};
       if (key.empty()) return std::nullopt;
       const auto cut = key.find_last_of(".[");
       key.resize(cut == std::string::npos ? 0 : cut);
@@ -198,11 +221,27 @@ class source_map {
 
   /// Number of recorded paths.
   [[nodiscard]] std::size_t size() const noexcept { return marks_.size(); }
-  void clear() noexcept { marks_.clear(); }
+  void clear() noexcept {
+    marks_.clear();
+    files_.resize(1);
+  }
 
  private:
-  std::string file_;
-  std::unordered_map<std::string, std::pair<int, int>> marks_;
+  struct mark {
+    std::uint32_t file;
+    int line;
+    int column;
+  };
+
+  std::uint32_t file_index(const std::string& name) {
+    for (std::size_t i = 0; i < files_.size(); ++i)
+      if (files_[i] == name) return static_cast<std::uint32_t>(i);
+    files_.push_back(name);
+    return static_cast<std::uint32_t>(files_.size() - 1);
+  }
+
+  std::vector<std::string> files_{std::string()};
+  std::unordered_map<std::string, mark> marks_;
 };
 
 /// `file:line:col: error: path: message` (the position of `d.path` looked up in `map`);

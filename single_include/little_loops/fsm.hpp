@@ -476,6 +476,8 @@ enum class errc : int {
   parse_error = 101,    ///< the text is not valid JSON/YAML
   invalid_loop = 102,   ///< the document does not describe a valid loop (see diagnostics)
   invalid_spec = 103,   ///< a paradigm spec is invalid (see diagnostics)
+  composition_failed = 104,   ///< `from:`, `flow:`, `import:` or `fragment:` cannot be composed
+  reference_not_found = 105,  ///< a parent loop or fragment library does not resolve
   // 2xx: templates and interpolation
   template_syntax = 201,    ///< a `${...}` template is malformed
   missing_variable = 202,   ///< a template variable does not resolve
@@ -1049,6 +1051,7 @@ enum class comparison_op;
 enum class convergence_direction;
 enum class action_kind;
 enum class handoff_policy;
+enum class loop_dialect;
 
 namespace detail {
 
@@ -1058,9 +1061,9 @@ struct enum_info;
 
 template <>
 struct enum_info<evaluator_type> {
-  static constexpr std::array<std::string_view, 6> names{
+  static constexpr std::array<std::string_view, 7> names{
       "exit_code", "output_numeric", "output_json", "output_contains", "convergence",
-      "llm_structured"};
+      "llm_structured", "classify"};
   static constexpr std::string_view what = "evaluator type";
 };
 template <>
@@ -1082,6 +1085,11 @@ template <>
 struct enum_info<handoff_policy> {
   static constexpr std::array<std::string_view, 3> names{"pause", "spawn", "terminate"};
   static constexpr std::string_view what = "on_handoff";
+};
+template <>
+struct enum_info<loop_dialect> {
+  static constexpr std::array<std::string_view, 2> names{"seed", "current"};
+  static constexpr std::string_view what = "dialect";
 };
 
 template <class Enum>
@@ -1172,7 +1180,14 @@ enum class evaluator_type {
   output_contains,  ///< regex/substring `pattern` in stdout, optionally negated
   convergence,      ///< compare a value with `target` and the previous value
   llm_structured,   ///< ask an LLM judge (host-supplied backend)
+  classify,         ///< one line of the output (`line:`), trimmed, is the verdict
 };
+
+/// Which rules a loop follows (design §6.1): `seed`, the January 2026 engine's, or
+/// `current`, today's little-loops (`yes`/`no` verdicts, an unrouted `no` taking the error
+/// route, the blind-evaluator rule, failure terminals by name, `max_steps` with full
+/// passes). Declared with `dialect:`; dialect_of() infers it when absent.
+enum class loop_dialect { seed, current };
 
 /// Comparison operators of output_numeric / output_json (`operator:` in documents).
 enum class comparison_op { eq, ne, lt, le, gt, ge };
@@ -1213,6 +1228,13 @@ struct evaluate_config {
   std::optional<std::string> source;        ///< replaces the action output as input
   std::optional<std::string> previous;      ///< convergence: template of the previous value
   convergence_direction direction = convergence_direction::minimize;
+  /// classify: which non-blank line is the token: `"first"`, `"last"` (the default) or an
+  /// integer index, negative from the end.
+  std::optional<json> line;
+  /// output_numeric: read the number after the last `KEY =` in the output.
+  std::optional<std::string> key;
+  /// output_contains: substrings that make a non-matching output `error` instead.
+  std::vector<std::string> error_patterns;
 
   friend bool operator==(const evaluate_config&, const evaluate_config&) = default;
 };
@@ -1240,6 +1262,13 @@ struct state_config {
   std::optional<std::string> capture;          ///< store the action result as captured.<name>
   std::optional<double> timeout;               ///< action timeout in seconds
   std::optional<std::string> on_maintain;      ///< where maintain mode goes from here
+  std::optional<std::string> description;      ///< metadata, shown by `show`
+  /// Direct self re-entries allowed before the state is redirected to `on_retry_exhausted`.
+  std::optional<int> max_retries;
+  std::optional<std::string> on_retry_exhausted;  ///< where an exhausted retry streak goes
+  /// Exit codes worth retrying through `on_error`; another non-zero exit goes to
+  /// `on_retry_exhausted` (or `on_error` when that is unset). A timeout counts as 124.
+  std::vector<int> retryable_exit_codes;
 
   friend bool operator==(const state_config&, const state_config&) = default;
 };
@@ -1268,6 +1297,7 @@ struct fsm_loop {
   int max_iterations = 50;                         ///< state executions allowed
   std::optional<double> backoff;                   ///< seconds between steps
   std::optional<double> timeout;                   ///< loop deadline in seconds
+  std::optional<double> default_timeout;           ///< action timeout of states without one
   bool maintain = false;                           ///< restart after a terminal
   llm_config llm;
   handoff_policy on_handoff = handoff_policy::pause;
@@ -1276,6 +1306,22 @@ struct fsm_loop {
   /// `imperative`; `fsm` when a document says so). Provenance only: it changes nothing in
   /// how the loop runs. A document with both `paradigm` and `initial` is a loop.
   std::optional<std::string> paradigm;
+  std::optional<loop_dialect> dialect;             ///< as declared; dialect_of() infers
+  /// The step cap was written `max_steps` (the current dialect's spelling): kept so that a
+  /// loop written back infers the same dialect.
+  bool max_steps_spelling = false;
+  /// Current dialect with both `max_steps` and `max_iterations`: `max_iterations` caps full
+  /// passes (maintain restarts at a terminal) and `max_iterations` above holds `max_steps`.
+  std::optional<int> max_passes;
+  std::optional<std::string> on_max_passes;        ///< state run once when max_passes is hit
+  std::string category;                            ///< metadata (`list`, `show`)
+  std::optional<std::string> visibility;           ///< metadata: public, internal, example
+  std::vector<std::string> labels;                 ///< metadata
+  std::string input_key = "input";                 ///< context key of the positional input
+  std::vector<std::string> required_inputs;        ///< context keys a run must be given
+  bool singleton = false;                          ///< one running instance per loop name
+  /// The reference's lint-suppression flags (`*_ok`, `artifact_versioning`), as written.
+  ordered_table<std::string, bool> lint_flags;
 
   friend bool operator==(const fsm_loop&, const fsm_loop&) = default;
 };
@@ -1296,6 +1342,8 @@ constexpr std::string_view to_string(convergence_direction v) noexcept {
 constexpr std::string_view to_string(action_kind v) noexcept { return detail::enum_name(v); }
 /// `"pause"`, `"spawn"`, `"terminate"`.
 constexpr std::string_view to_string(handoff_policy v) noexcept { return detail::enum_name(v); }
+/// `"seed"` / `"current"`.
+constexpr std::string_view to_string(loop_dialect v) noexcept { return detail::enum_name(v); }
 
 /// The enumerator spelled `text` (exact, case-sensitive), or std::nullopt.
 /// `Enum` is one of evaluator_type, comparison_op, convergence_direction, action_kind,
@@ -1336,6 +1384,7 @@ inline void to_json(json& j, comparison_op v) { j = std::string(to_string(v)); }
 inline void to_json(json& j, convergence_direction v) { j = std::string(to_string(v)); }
 inline void to_json(json& j, action_kind v) { j = std::string(to_string(v)); }
 inline void to_json(json& j, handoff_policy v) { j = std::string(to_string(v)); }
+inline void to_json(json& j, loop_dialect v) { j = std::string(to_string(v)); }
 
 // ---------------------------------------------------------------------------------------
 // Parsing
@@ -1361,10 +1410,214 @@ std::optional<Enum> parse_enum(const json& value, const std::string& path, diagn
   return std::nullopt;
 }
 
+/// Durations (`timeout`, `backoff`, `llm.timeout`) above this many seconds are rejected, so
+/// converting them to clock durations can never overflow (about 31 years).
+inline constexpr double max_duration_seconds = 1e9;
+
+/// The twin of a verdict, which routes alike after the verdict's own key (design §6.2):
+/// `success`↔`yes`, `failure`↔`no`; empty for any other verdict.
+constexpr std::string_view twin_verdict(std::string_view verdict) noexcept {
+  if (verdict == "success") return "yes";
+  if (verdict == "yes") return "success";
+  if (verdict == "failure") return "no";
+  if (verdict == "no") return "failure";
+  return {};
+}
+
+/// True for a judge's abstention: `cannot_judge` or `cannot_judge_<suffix>` (design §6.3).
+constexpr bool is_abstention_verdict(std::string_view verdict) noexcept {
+  return verdict == "cannot_judge" || verdict.starts_with("cannot_judge_");
+}
+
+/// The loop's dialect: as declared, else `current` when it writes `max_steps`, or a state
+/// has `on_yes`/`on_no` or a route key `yes`/`no`, else `seed` (design §6.1).
+inline loop_dialect dialect_of(const fsm_loop& loop) {
+  if (loop.dialect) return *loop.dialect;
+  if (loop.max_steps_spelling) return loop_dialect::current;
+  for (const auto& [name, state] : loop.states) {
+    if (state.on.count("yes") != 0 || state.on.count("no") != 0) return loop_dialect::current;
+    if (state.route && (state.route->routes.count("yes") != 0 || state.route->routes.count("no") != 0))
+      return loop_dialect::current;
+  }
+  return loop_dialect::seed;
+}
+
+// The document parser and the loop reader behind the entry points below, defined in
+// detail/json_document.hpp and detail/loop_reader.hpp (included at the end of this header:
+// they build the types above and use the limits and parse_enum).
+namespace detail {
+inline expected<json, error> scan_json_text(std::string_view text, diagnostics& duplicates);
+inline std::optional<evaluate_config> read_evaluate(const json& value, const std::string& path,
+                                                    diagnostics& out);
+inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out);
+inline error invalid_loop_error(diagnostics found);
+}  // namespace detail
+
+/// Parses an `evaluate:` object strictly. `path` is the object's own path (e.g.
+/// `states.fix.evaluate`); findings are appended to `out` with paths below it. Returns
+/// std::nullopt when an error was reported. Field requirements per type (e.g. operator and
+/// target for output_numeric) are checked by validate(), not here.
+inline std::optional<evaluate_config> parse_evaluate_config(const json& value,
+                                                            const std::string& path,
+                                                            diagnostics& out) {
+  return detail::read_evaluate(value, path, out);
+}
+
+/// Parses JSON text without exceptions. Syntax errors give errc::parse_error with the
+/// line, column and byte offset in the message (and one `parse-error` diagnostic);
+/// duplicate object keys give errc::parse_error with a `duplicate-key` diagnostic each.
+inline expected<json, error> parse_json_text(std::string_view text) {
+  diagnostics duplicates;
+  auto doc = detail::scan_json_text(text, duplicates);
+  if (!doc) return doc;
+  if (!duplicates.empty()) {
+    std::string message = "invalid JSON: duplicate key at " + duplicates.front().path;
+    return unexpected(error{errc::parse_error, std::move(message), {}, std::move(duplicates)});
+  }
+  return doc;
+}
+
+/// Parses a loop document strictly. Every unknown key, wrong type, unknown enum value,
+/// missing required key (`name`, `initial`, `states`, evaluate `type`) and ill-formed
+/// string becomes a diagnostic; if there is any, the result is errc::invalid_loop with all
+/// of them in error::details. Structural rules (dangling targets, terminals, …) are
+/// validate()'s job.
+inline expected<fsm_loop, error> parse_loop(const json& doc) {
+  diagnostics found;
+  fsm_loop loop;
+  detail::read_loop(doc, loop, found);
+  if (detail::count_errors(found) != 0) return unexpected(detail::invalid_loop_error(std::move(found)));
+  return loop;
+}
+
+/// Parses JSON text into a loop. Syntax errors are errc::parse_error (line, column and
+/// byte offset in the message); duplicate keys (`duplicate-key`) are reported with the
+/// other findings of parse_loop() as errc::invalid_loop.
+inline expected<fsm_loop, error> parse_loop_text(std::string_view json_text) {
+  diagnostics found;
+  auto doc = detail::scan_json_text(json_text, found);
+  if (!doc) return unexpected(std::move(doc.error()));
+  fsm_loop loop;
+  detail::read_loop(*doc, loop, found);
+  if (detail::count_errors(found) != 0)
+    return unexpected(detail::invalid_loop_error(std::move(found)));
+  return loop;
+}
+
+// ---------------------------------------------------------------------------------------
+// Serialisation (ADL to_json): defaults are omitted, so documents round-trip.
+// ---------------------------------------------------------------------------------------
+
+/// `{"type": …, "operator": …, …}` with only non-default fields.
+inline void to_json(json& j, const evaluate_config& c) {
+  j = json::object();
+  j["type"] = std::string(to_string(c.type));
+  if (c.op) j["operator"] = std::string(to_string(*c.op));
+  if (c.target) j["target"] = *c.target;
+  if (c.tolerance) j["tolerance"] = *c.tolerance;
+  if (c.pattern) j["pattern"] = *c.pattern;
+  if (c.negate) j["negate"] = true;
+  if (c.path) j["path"] = *c.path;
+  if (c.prompt) j["prompt"] = *c.prompt;
+  if (c.schema) j["schema"] = *c.schema;
+  if (c.min_confidence != 0.5) j["min_confidence"] = detail::number_json(c.min_confidence);
+  if (c.uncertain_suffix) j["uncertain_suffix"] = true;
+  if (c.source) j["source"] = *c.source;
+  if (c.previous) j["previous"] = *c.previous;
+  if (c.direction != convergence_direction::minimize) j["direction"] = std::string(to_string(c.direction));
+  if (c.line) j["line"] = *c.line;
+  if (c.key) j["key"] = *c.key;
+  if (!c.error_patterns.empty()) j["error_patterns"] = c.error_patterns;
+}
+
+/// The verdict routes in order, then `_` and `_error`.
+inline void to_json(json& j, const route_config& r) {
+  j = json::object();
+  // Keys of an ordered_table are unique: appended without a search (O(n), not O(n²)).
+  for (const auto& [verdict, target] : r.routes)
+    detail::append_new_key(j.get_ref<json::object_t&>(), verdict, target);
+  if (r.default_target) j["_"] = *r.default_target;
+  if (r.error_target) j["_error"] = *r.error_target;
+}
+
+/// action, action_type, evaluate, route, on_* shorthands, next, terminal, failure, capture,
+/// timeout, on_maintain — each only when set.
+inline void to_json(json& j, const state_config& s) {
+  j = json::object();
+  if (s.action) j["action"] = *s.action;
+  if (s.action_type) j["action_type"] = std::string(to_string(*s.action_type));
+  if (s.evaluate) to_json(j["evaluate"], *s.evaluate);
+  if (s.route) to_json(j["route"], *s.route);
+  for (const auto& [verdict, target] : s.on)  // unique, and none is a key written above
+    detail::append_new_key(j.get_ref<json::object_t&>(), "on_" + verdict, target);
+  if (s.next) j["next"] = *s.next;
+  if (s.terminal) j["terminal"] = true;
+  if (s.failure) j["failure"] = true;
+  if (s.capture) j["capture"] = *s.capture;
+  if (s.timeout) j["timeout"] = detail::number_json(*s.timeout);
+  if (s.on_maintain) j["on_maintain"] = *s.on_maintain;
+  if (s.description) j["description"] = *s.description;
+  if (s.max_retries) j["max_retries"] = *s.max_retries;
+  if (s.on_retry_exhausted) j["on_retry_exhausted"] = *s.on_retry_exhausted;
+  if (!s.retryable_exit_codes.empty()) j["retryable_exit_codes"] = s.retryable_exit_codes;
+}
+
+/// Only the fields that differ from the defaults (an empty object when all are default).
+inline void to_json(json& j, const llm_config& l) {
+  const llm_config defaults;
+  j = json::object();
+  if (l.enabled != defaults.enabled) j["enabled"] = l.enabled;
+  if (l.model != defaults.model) j["model"] = l.model;
+  if (l.max_tokens != defaults.max_tokens) j["max_tokens"] = l.max_tokens;
+  if (l.timeout != defaults.timeout) j["timeout"] = detail::number_json(l.timeout);
+}
+
+/// name, paradigm, description, initial, states, context, scope, max_iterations (or
+/// max_steps), backoff, timeout, maintain, llm, on_handoff, on_max_iterations, dialect,
+/// metadata, inputs and lint flags — defaults omitted.
+inline void to_json(json& j, const fsm_loop& loop) {
+  j = json::object();
+  j["name"] = loop.name;
+  if (loop.paradigm) j["paradigm"] = *loop.paradigm;
+  if (loop.description) j["description"] = *loop.description;
+  j["initial"] = loop.initial;
+  json& states = j["states"];
+  states = json::object();
+  for (const auto& [name, state] : loop.states) {  // names are unique: map keys
+    json state_json;
+    to_json(state_json, state);
+    detail::append_new_key(states.get_ref<json::object_t&>(), name, std::move(state_json));
+  }
+  if (!(loop.context.is_object() && loop.context.empty())) j["context"] = loop.context;
+  if (!loop.scope.empty()) j["scope"] = loop.scope;
+  if (loop.dialect) j["dialect"] = std::string(to_string(*loop.dialect));
+  if (loop.max_steps_spelling) {
+    j["max_steps"] = loop.max_iterations;
+    if (loop.max_passes) j["max_iterations"] = *loop.max_passes;
+  } else if (loop.max_iterations != 50) {
+    j["max_iterations"] = loop.max_iterations;
+  }
+  if (loop.backoff) j["backoff"] = detail::number_json(*loop.backoff);
+  if (loop.timeout) j["timeout"] = detail::number_json(*loop.timeout);
+  if (loop.default_timeout) j["default_timeout"] = detail::number_json(*loop.default_timeout);
+  if (loop.maintain) j["maintain"] = true;
+  json llm;
+  to_json(llm, loop.llm);
+  if (!llm.empty()) j["llm"] = std::move(llm);
+  if (loop.on_handoff != handoff_policy::pause) j["on_handoff"] = std::string(to_string(loop.on_handoff));
+  if (loop.on_max_iterations) j[loop.max_steps_spelling ? "on_max_steps" : "on_max_iterations"] = *loop.on_max_iterations;
+  if (loop.on_max_passes) j["on_max_iterations"] = *loop.on_max_passes;
+  if (!loop.category.empty()) j["category"] = loop.category;
+  if (loop.visibility) j["visibility"] = *loop.visibility;
+  if (!loop.labels.empty()) j["labels"] = loop.labels;
+  if (loop.input_key != "input") j["input_key"] = loop.input_key;
+  if (!loop.required_inputs.empty()) j["required_inputs"] = loop.required_inputs;
+  if (loop.singleton) j["singleton"] = true;
+  for (const auto& [flag, on] : loop.lint_flags) j[flag] = on;
+}
+
 LITTLE_LOOPS_NAMESPACE_END
 
-// The document parser and the loop reader behind the entry points below: they build the
-// types above and use the limits and parse_enum.
 // #include <little_loops/detail/json_document.hpp>
 // Part of schema.hpp (included there after max_document_depth): parse_json_text and
 // parse_loop_text read text through scan_json_text.
@@ -1373,6 +1626,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/expected.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
 // #include <little_loops/detail/json_fields.hpp> (already inlined above)
 // #include <little_loops/detail/strings.hpp> (already inlined above)
 
@@ -1640,6 +1894,141 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/detail/foreign_keys.hpp>
+// Part of the loop reader: a key that is not ours but that today's little-loops loops write
+// gets a diagnostic that says what it is, instead of a bare "unknown key". A plugin key (a
+// behaviour of the little-loops plugin this engine does not provide) is an error naming the
+// plugin; a lint-suppression flag of the reference is accepted (loop_reader.hpp).
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/detail/json_fields.hpp> (already inlined above)
+
+#include <array>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// A foreign key and what it does where it comes from.
+struct foreign_key {
+  std::string_view key;
+  std::string_view what;
+};
+
+/// Keys of the little-loops plugin whose behaviour this engine does not provide.
+inline constexpr std::array<foreign_key, 17> plugin_keys{{
+    {"worktree", "per-state git worktree delegation"},
+    {"learning", "learning states"},
+    {"throttle", "per-visit tool-call throttling"},
+    {"on_throttle_hard", "the throttle's hard-limit route"},
+    {"tamper_guard", "evaluator tamper detection"},
+    {"prepatch_check", "pre-patch checks"},
+    {"session_mode", "agent session continuity"},
+    {"pruning_profile", "context pruning profiles"},
+    {"agent", "agent selection for prompt actions"},
+    {"params", "MCP tool arguments"},
+    {"default_idle_timeout", "the default idle timeout of actions"},
+    {"host_guard", "host guards"},
+    {"prompt_size_guard", "prompt size guards"},
+    {"baseline_path", "comparator baselines"},
+    {"auto_promote", "comparator baseline promotion"},
+    {"min_pairs", "comparator pairs"},
+    {"pairs", "comparator pairs"},
+}};
+
+/// Values of `type:`/`action_type:` that belong to the plugin.
+inline constexpr std::array<foreign_key, 6> plugin_values{{
+    {"mcp_tool", "MCP tool actions"},
+    {"learning", "learning states"},
+    {"mcp_result", "the MCP result evaluator"},
+    {"harbor_scorer", "the harbor scorer evaluator"},
+    {"comparator", "the comparator evaluator"},
+    {"contract", "the contract evaluator"},
+}};
+
+/// Composition keys (`import`, `fragment`, `from`, …): the composition stage (compose.hpp)
+/// consumes them before the reader; the reader sees one only in a document that was not
+/// composed.
+inline constexpr std::array<std::string_view, 7> composition_keys{
+    "import", "fragment", "fragments", "from", "flow", "state_defs", "parameters"};
+/// Sub-loop keys: not run yet.
+inline constexpr std::array<std::string_view, 4> sub_loop_keys{"loop", "with", "context_passthrough",
+                                                               "output"};
+
+/// Resilience keys (rate-limit ladders, circuits, stall evaluators): not read yet.
+inline constexpr std::array<std::string_view, 15> resilience_keys{
+    "circuit",          "max_edge_revisits",          "on_rate_limit_exhausted",
+    "rate_limit_max_wait_seconds", "rate_limit_long_wait_ladder", "max_rate_limit_retries",
+    "rate_limit_backoff_base_seconds", "max_stall", "history_file", "epsilon", "track",
+    "max_repeat", "diff_stall", "score_stall", "open_question_stall"};
+
+/// The reference's lint-suppression flags: loop-level booleans, accepted and kept.
+inline constexpr std::array<std::string_view, 21> lint_flag_keys{
+    "artifact_versioning",   "artifact_versioning_ok", "meta_self_eval_ok",
+    "shared_state_ok",       "capture_reachability_ok", "partial_route_ok",
+    "shell_pid_ok",          "unsafe_context_interpolation_ok", "terminal_action_ok",
+    "bash_default_ok",       "evaluate_unknown_keys_ok", "parse_swallow_ok",
+    "policy_dims_scored_ok", "evidence_contract_ok",    "haiku_generator_ok",
+    "abandonment_verdict_ok", "generator_fix_ok",       "pruning_profile_ok",
+    "tamper_guard_ok",       "prepatch_check_ok",       "session_mode_ok"};
+
+template <class Range>
+constexpr bool names_contain(const Range& names, std::string_view key) noexcept {
+  for (std::string_view n : names)
+    if (n == key) return true;
+  return false;
+}
+
+/// The plugin feature behind `key` (a key or a `type:` value), or empty.
+template <std::size_t N>
+constexpr std::string_view plugin_feature(const std::array<foreign_key, N>& table,
+                                          std::string_view key) noexcept {
+  for (const auto& k : table)
+    if (k.key == key) return k.what;
+  return {};
+}
+
+/// `"`K` is a little-loops plugin key (what); this engine does not provide it"`.
+inline std::string plugin_message(std::string_view kind, std::string_view key,
+                                  std::string_view what) {
+  return std::string(kind) + " \"" + std::string(key) + "\" belongs to the little-loops plugin (" +
+         std::string(what) + "); this engine does not provide it";
+}
+
+/// Reports an unknown key at `base`: a plugin key (`plugin-key`), a composition or
+/// resilience key this build does not read (`unsupported-key`), or a plain `unknown-key`
+/// with a did-you-mean against `candidates` and the composition keys.
+template <class Range>
+void report_foreign_key(diagnostics& out, std::string_view base, std::string_view key,
+                        const Range& candidates) {
+  if (auto what = plugin_feature(plugin_keys, key); !what.empty()) {
+    report(out, member_path(base, key), "plugin-key", plugin_message("key", key, what));
+  } else if (names_contain(composition_keys, key)) {
+    report(out, member_path(base, key), "unsupported-key",
+           "\"" + std::string(key) + "\" is a composition key: loop files are composed when "
+           "they load (compose_loop, load_loop_file), this document was not");
+  } else if (names_contain(sub_loop_keys, key)) {
+    report(out, member_path(base, key), "unsupported-key",
+           "\"" + std::string(key) + "\" is a sub-loop key, which this engine does not run yet");
+  } else if (names_contain(resilience_keys, key)) {
+    report(out, member_path(base, key), "unsupported-key",
+           "\"" + std::string(key) + "\" is a resilience key, which this engine does not read yet");
+  } else {
+    std::string message = "unknown key " + quote_excerpt(key);
+    std::string hint = did_you_mean(key, candidates);
+    if (hint.empty()) hint = did_you_mean(key, composition_keys);
+    if (hint.empty()) hint = did_you_mean(key, sub_loop_keys);
+    message += hint;
+    report(out, member_path(base, key), "unknown-key", std::move(message));
+  }
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/foreign_keys.hpp>
 // #include <little_loops/detail/json_fields.hpp> (already inlined above)
 // #include <little_loops/detail/schema_enums.hpp> (already inlined above)
 // #include <little_loops/detail/strings.hpp> (already inlined above)
@@ -1658,20 +2047,24 @@ LITTLE_LOOPS_NAMESPACE_END
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
-inline constexpr std::array<std::string_view, 14> evaluate_keys{
+inline constexpr std::array<std::string_view, 17> evaluate_keys{
     "type",   "operator", "target",         "tolerance",        "pattern",
     "negate", "path",     "prompt",         "schema",           "min_confidence",
-    "uncertain_suffix",   "source",         "previous",         "direction"};
+    "uncertain_suffix",   "source",         "previous",         "direction",
+    "line",   "key",      "error_patterns"};
 
-inline constexpr std::array<std::string_view, 13> state_keys{
+inline constexpr std::array<std::string_view, 21> state_keys{
     "action",  "action_type", "evaluate",    "route",      "next",       "terminal",
     "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
-    "on_error"};
+    "on_error", "on_yes",     "on_no",       "on_partial", "on_blocked", "description",
+    "max_retries", "on_retry_exhausted", "retryable_exit_codes"};
 
-inline constexpr std::array<std::string_view, 14> loop_keys{
+inline constexpr std::array<std::string_view, 24> loop_keys{
     "name",    "description",    "initial", "states", "context",    "scope",
     "max_iterations", "backoff", "timeout", "maintain", "llm",     "on_handoff",
-    "on_max_iterations", "paradigm"};
+    "on_max_iterations", "paradigm", "dialect", "max_steps", "on_max_steps",
+    "category", "visibility", "labels", "input_key", "required_inputs", "singleton",
+    "default_timeout"};
 
 inline constexpr std::array<std::string_view, 4> llm_keys{"enabled", "model", "max_tokens",
                                                            "timeout"};
@@ -1742,11 +2135,63 @@ inline bool check_value_tree(const json& root, const std::string& path, diagnost
   return count_errors(out) == errors_before;
 }
 
+/// Reads a list of strings into `to`.
+inline void read_string_list(const json& field, const std::string& field_path,
+                             std::vector<std::string>& to, diagnostics& out) {
+  if (!field.is_array()) {
+    report_type(out, field_path, "a list of strings", field);
+    return;
+  }
+  for (std::size_t i = 0; i < field.size(); ++i)
+    if (auto v = read_string(field[i], index_path(field_path, i), out)) to.push_back(std::move(*v));
+}
+
+/// Reads classify's `line:`: `"first"`, `"last"` or an integer (not a boolean, not a
+/// numeric string).
+inline void read_classify_line(evaluate_config& config, const json& field,
+                               const std::string& field_path, diagnostics& out) {
+  if (field.is_string()) {
+    const auto& text = field.get_ref<const std::string&>();
+    if (text == "first" || text == "last") {
+      config.line = field;
+      return;
+    }
+    std::string message = "unknown line " + quote_excerpt(text) + "; expected \"first\", \"last\" or an integer";
+    if (text.find_first_not_of("-0123456789") == std::string::npos && !text.empty())
+      message += " (write " + text + " without quotes)";
+    else
+      message += did_you_mean(text, std::array<std::string_view, 2>{"first", "last"});
+    report(out, field_path, "unknown-value", std::move(message));
+  } else if (field.is_number_integer()) {
+    if (read_int(field, field_path, out)) config.line = field;
+  } else {
+    report_type(out, field_path, "\"first\", \"last\" or an integer", field);
+  }
+}
+
+/// A `type:` value of the little-loops plugin (an evaluator or an action type): a
+/// `plugin-key` error naming it. False when `field` is not one.
+inline bool report_plugin_value(const json& field, const std::string& field_path,
+                                diagnostics& out) {
+  if (!field.is_string()) return false;
+  const auto& text = field.get_ref<const std::string&>();
+  auto what = plugin_feature(plugin_values, text);
+  if (what.empty()) return false;
+  report(out, field_path, "plugin-key", plugin_message("value", text, what));
+  return true;
+}
+
 /// Reads member `key` of an `evaluate:` object into `config`; false when the key is unknown.
 inline bool read_evaluate_field(evaluate_config& config, const std::string& key,
                                 const json& field, const std::string& field_path,
                                 diagnostics& out) {
   if (key == "type") {
+    if (report_plugin_value(field, field_path, out)) return true;
+    if (field.is_string() && names_contain(resilience_keys, field.get_ref<const std::string&>())) {
+      report(out, field_path, "unsupported-key",
+             "\"" + field.get<std::string>() + "\" is a resilience evaluator, which this engine does not read yet");
+      return true;
+    }
     if (auto v = parse_enum<evaluator_type>(field, field_path, out)) config.type = *v;
   } else if (key == "operator") {
     if (auto v = parse_enum<comparison_op>(field, field_path, out)) config.op = *v;
@@ -1785,6 +2230,12 @@ inline bool read_evaluate_field(evaluate_config& config, const std::string& key,
     if (auto v = read_string(field, field_path, out)) config.previous = std::move(*v);
   } else if (key == "direction") {
     if (auto v = parse_enum<convergence_direction>(field, field_path, out)) config.direction = *v;
+  } else if (key == "line") {
+    read_classify_line(config, field, field_path, out);
+  } else if (key == "key") {
+    if (auto v = read_string(field, field_path, out)) config.key = std::move(*v);
+  } else if (key == "error_patterns") {
+    read_string_list(field, field_path, config.error_patterns, out);
   } else {
     return false;
   }
@@ -1799,7 +2250,7 @@ inline std::optional<evaluate_config> read_evaluate(const json& value, const std
   evaluate_config config;
   for (auto it = value.begin(); it != value.end(); ++it) {
     if (!read_evaluate_field(config, it.key(), it.value(), member_path(path, it.key()), out))
-      report_unknown_key(out, path, it.key(), evaluate_keys);
+      report_foreign_key(out, path, it.key(), evaluate_keys);
   }
   if (!value.contains("type"))
     report(out, path, "missing-field",
@@ -1838,12 +2289,30 @@ inline std::optional<route_config> parse_route(const json& value, const std::str
   return route;
 }
 
+/// Reads `retryable_exit_codes`: a list of integers ≥ 1 (booleans are not integers).
+inline void read_exit_codes(const json& field, const std::string& field_path, state_config& state,
+                            diagnostics& out) {
+  if (!field.is_array()) {
+    report_type(out, field_path, "a list of exit codes", field);
+    return;
+  }
+  for (const auto& code : field) {
+    if (!code.is_number_integer() || code.get<std::int64_t>() < 1 || code.get<std::int64_t>() > 255) {
+      report(out, field_path, "out-of-range",
+             "'retryable_exit_codes' entries must be exit codes from 1 to 255, got " + code.dump());
+      return;
+    }
+    state.retryable_exit_codes.push_back(code.get<int>());
+  }
+}
+
 /// Reads member `key` of a state into `state`; false when the key is unknown.
 inline bool read_state_field(state_config& state, const std::string& key, const json& field,
                              const std::string& field_path, diagnostics& out) {
   if (key == "action") {
     if (auto v = read_string(field, field_path, out)) state.action = std::move(*v);
   } else if (key == "action_type") {
+    if (report_plugin_value(field, field_path, out)) return true;
     if (auto v = parse_enum<action_kind>(field, field_path, out)) state.action_type = *v;
   } else if (key == "evaluate") {
     if (auto v = read_evaluate(field, field_path, out)) state.evaluate = std::move(*v);
@@ -1867,6 +2336,16 @@ inline bool read_state_field(state_config& state, const std::string& key, const 
     if (auto v = read_number(field, field_path, out)) state.timeout = *v;
   } else if (key == "on_maintain") {
     if (auto v = read_string(field, field_path, out)) state.on_maintain = std::move(*v);
+  } else if (key == "description") {
+    if (auto v = read_string(field, field_path, out)) state.description = std::move(*v);
+  } else if (key == "max_retries") {
+    if (auto v = read_int(field, field_path, out)) state.max_retries = *v;
+  } else if (key == "on_retry_exhausted") {
+    if (auto v = read_string(field, field_path, out)) state.on_retry_exhausted = std::move(*v);
+  } else if (key == "retryable_exit_codes") {
+    read_exit_codes(field, field_path, state, out);
+  } else if (key == "type" && report_plugin_value(field, field_path, out)) {
+    // `type: learning`: reported
   } else if (key.size() > 3 && key.compare(0, 3, "on_") == 0) {
     if (!is_valid_utf8(key)) {
       report(out, field_path, "invalid-utf8", "key is not valid UTF-8");
@@ -1889,7 +2368,7 @@ inline state_config parse_state(const json& value, const std::string& path, diag
   if (!expect_object(value, path, out)) return state;
   for (auto it = value.begin(); it != value.end(); ++it) {
     if (!read_state_field(state, it.key(), it.value(), member_path(path, it.key()), out))
-      report_unknown_key(out, path, it.key(), state_keys);
+      report_foreign_key(out, path, it.key(), state_keys);
   }
   return state;
 }
@@ -1948,6 +2427,81 @@ inline void read_scope(const json& field, const std::string& field_path, fsm_loo
       loop.scope.push_back(std::move(*v));
 }
 
+/// Reads the loop's metadata (`category`, `visibility`, `labels`), inputs (`input_key`, `required_inputs`), `singleton` and
+/// the reference's lint flags; false when `key` is none of them.
+inline bool read_metadata_field(fsm_loop& loop, const std::string& key, const json& field,
+                                const std::string& field_path, diagnostics& out) {
+  if (key == "category") {
+    if (auto v = read_string(field, field_path, out)) loop.category = std::move(*v);
+  } else if (key == "visibility") {
+    if (auto v = read_string(field, field_path, out)) loop.visibility = std::move(*v);
+  } else if (key == "labels") {
+    read_string_list(field, field_path, loop.labels, out);
+  } else if (key == "input_key") {
+    auto v = read_string(field, field_path, out);
+    if (v && v->empty()) report(out, field_path, "empty-value", "input_key must not be empty");
+    else if (v) loop.input_key = std::move(*v);
+  } else if (key == "required_inputs") {
+    read_string_list(field, field_path, loop.required_inputs, out);
+  } else if (key == "singleton") {
+    if (auto v = read_bool(field, field_path, out)) loop.singleton = *v;
+  } else if (names_contain(lint_flag_keys, key)) {
+    if (auto v = read_bool(field, field_path, out)) append_new_key(loop.lint_flags, key, *v);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// Reads `max_steps`/`on_max_steps` against `max_iterations`/`on_max_iterations` (design
+/// §6.2): alone, `max_steps` is the step cap; with `max_iterations` in the current dialect,
+/// `max_iterations` caps full passes. In the seed dialect both at once is an error.
+inline void read_step_caps(const json& doc, fsm_loop& loop, diagnostics& out) {
+  const auto steps = doc.find("max_steps");
+  const auto on_steps = doc.find("on_max_steps");
+  const bool both_caps = steps != doc.end() && doc.contains("max_iterations");
+  if (both_caps && loop.dialect == loop_dialect::seed) {
+    report(out, "max_steps", "dialect-conflict",
+           "max_steps and max_iterations are two spellings of one field in the seed dialect");
+    return;
+  }
+  if (steps != doc.end()) {
+    if (auto v = read_int(*steps, "max_steps", out)) {
+      if (both_caps) loop.max_passes = loop.max_iterations;
+      loop.max_iterations = *v;
+      loop.max_steps_spelling = true;
+    }
+  }
+  if (both_caps && loop.on_max_iterations) {
+    loop.on_max_passes = std::move(loop.on_max_iterations);
+    loop.on_max_iterations.reset();
+  }
+  if (on_steps == doc.end()) return;
+  auto target = read_string(*on_steps, "on_max_steps", out);
+  if (!target) return;
+  if (!both_caps && loop.on_max_iterations) {
+    report(out, "on_max_steps", "duplicate-field",
+           "on_max_steps and on_max_iterations are two spellings of one field (there is no "
+           "full-pass cap: write one of them)");
+    return;
+  }
+  loop.on_max_iterations = std::move(*target);
+}
+
+/// Current dialect: terminals named `failed`, `error`, `aborted` or `finalize_aborted` are
+/// failures unless they write `failure:` (design §6.1).
+inline void apply_failure_names(const json& doc, fsm_loop& loop) {
+  static constexpr std::array<std::string_view, 4> names{"failed", "error", "aborted",
+                                                         "finalize_aborted"};
+  const auto states = doc.find("states");
+  if (states == doc.end() || !states->is_object()) return;
+  for (auto& [name, state] : loop.states) {
+    if (!state.terminal || !names_contain(names, name)) continue;
+    const auto s = states->find(name);
+    if (s != states->end() && s->is_object() && !s->contains("failure")) state.failure = true;
+  }
+}
+
 /// Reads top-level member `key` of a loop document into `loop`; false when the key is
 /// unknown.
 inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& field,
@@ -1967,10 +2521,14 @@ inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& 
     read_scope(field, field_path, loop, out);
   } else if (key == "max_iterations") {
     if (auto v = read_int(field, field_path, out)) loop.max_iterations = *v;
+  } else if (key == "max_steps" || key == "on_max_steps") {
+    // read by read_step_caps(), which sees both spellings at once
   } else if (key == "backoff") {
     if (auto v = read_number(field, field_path, out)) loop.backoff = *v;
   } else if (key == "timeout") {
     if (auto v = read_number(field, field_path, out)) loop.timeout = *v;
+  } else if (key == "default_timeout") {
+    if (auto v = read_number(field, field_path, out)) loop.default_timeout = *v;
   } else if (key == "maintain") {
     if (auto v = read_bool(field, field_path, out)) loop.maintain = *v;
   } else if (key == "llm") {
@@ -1979,6 +2537,10 @@ inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& 
     if (auto v = parse_enum<handoff_policy>(field, field_path, out)) loop.on_handoff = *v;
   } else if (key == "on_max_iterations") {
     if (auto v = read_string(field, field_path, out)) loop.on_max_iterations = std::move(*v);
+  } else if (key == "dialect") {
+    if (auto v = parse_enum<loop_dialect>(field, field_path, out)) loop.dialect = *v;
+  } else if (read_metadata_field(loop, key, field, field_path, out)) {
+    // metadata, inputs, lint flags
   } else if (key == "paradigm") {
     // Provenance only: any string is kept, as the original's FSMLoop keeps it (a spec
     // naming an unknown paradigm, without `initial`, is refused by compile_paradigm).
@@ -1991,14 +2553,7 @@ inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& 
 
 /// Reports a top-level key that is not a loop key, with a hint for the usual mistakes.
 inline void report_unknown_loop_key(diagnostics& out, const std::string& key) {
-  if (key == "max_steps")
-    report_unknown_key(out, "", key, std::array<std::string_view, 1>{"max_iterations"},
-                       "use \"max_iterations\" (it counts state executions)");
-  else if (key == "on_max_steps")
-    report_unknown_key(out, "", key, std::array<std::string_view, 1>{"on_max_iterations"},
-                       "use \"on_max_iterations\"");
-  else
-    report_unknown_key(out, "", key, loop_keys);
+  report_foreign_key(out, "", key, loop_keys);
 }
 
 /// One diagnostic for the missing top-level keys, in the original's words ("missing
@@ -2030,6 +2585,8 @@ inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
     if (!read_loop_field(loop, it.key(), it.value(), member_path("", it.key()), out))
       report_unknown_loop_key(out, it.key());
   }
+  read_step_caps(doc, loop, out);
+  if (dialect_of(loop) == loop_dialect::current) apply_failure_names(doc, loop);
   report_missing_loop_keys(doc, loop, out);
 }
 
@@ -2048,150 +2605,6 @@ inline error invalid_loop_error(diagnostics found) {
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/loop_reader.hpp>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-
-/// Parses an `evaluate:` object strictly. `path` is the object's own path (e.g.
-/// `states.fix.evaluate`); findings are appended to `out` with paths below it. Returns
-/// std::nullopt when an error was reported. Field requirements per type (e.g. operator and
-/// target for output_numeric) are checked by validate(), not here.
-inline std::optional<evaluate_config> parse_evaluate_config(const json& value,
-                                                            const std::string& path,
-                                                            diagnostics& out) {
-  return detail::read_evaluate(value, path, out);
-}
-
-/// Parses JSON text without exceptions. Syntax errors give errc::parse_error with the
-/// line, column and byte offset in the message (and one `parse-error` diagnostic);
-/// duplicate object keys give errc::parse_error with a `duplicate-key` diagnostic each.
-inline expected<json, error> parse_json_text(std::string_view text) {
-  diagnostics duplicates;
-  auto doc = detail::scan_json_text(text, duplicates);
-  if (!doc) return doc;
-  if (!duplicates.empty()) {
-    std::string message = "invalid JSON: duplicate key at " + duplicates.front().path;
-    return unexpected(error{errc::parse_error, std::move(message), {}, std::move(duplicates)});
-  }
-  return doc;
-}
-
-/// Parses a loop document strictly. Every unknown key, wrong type, unknown enum value,
-/// missing required key (`name`, `initial`, `states`, evaluate `type`) and ill-formed
-/// string becomes a diagnostic; if there is any, the result is errc::invalid_loop with all
-/// of them in error::details. Structural rules (dangling targets, terminals, …) are
-/// validate()'s job.
-inline expected<fsm_loop, error> parse_loop(const json& doc) {
-  diagnostics found;
-  fsm_loop loop;
-  detail::read_loop(doc, loop, found);
-  if (detail::count_errors(found) != 0) return unexpected(detail::invalid_loop_error(std::move(found)));
-  return loop;
-}
-
-/// Parses JSON text into a loop. Syntax errors are errc::parse_error (line, column and
-/// byte offset in the message); duplicate keys (`duplicate-key`) are reported with the
-/// other findings of parse_loop() as errc::invalid_loop.
-inline expected<fsm_loop, error> parse_loop_text(std::string_view json_text) {
-  diagnostics found;
-  auto doc = detail::scan_json_text(json_text, found);
-  if (!doc) return unexpected(std::move(doc.error()));
-  fsm_loop loop;
-  detail::read_loop(*doc, loop, found);
-  if (detail::count_errors(found) != 0)
-    return unexpected(detail::invalid_loop_error(std::move(found)));
-  return loop;
-}
-
-// ---------------------------------------------------------------------------------------
-// Serialisation (ADL to_json): defaults are omitted, so documents round-trip.
-// ---------------------------------------------------------------------------------------
-
-/// `{"type": …, "operator": …, …}` with only non-default fields.
-inline void to_json(json& j, const evaluate_config& c) {
-  j = json::object();
-  j["type"] = std::string(to_string(c.type));
-  if (c.op) j["operator"] = std::string(to_string(*c.op));
-  if (c.target) j["target"] = *c.target;
-  if (c.tolerance) j["tolerance"] = *c.tolerance;
-  if (c.pattern) j["pattern"] = *c.pattern;
-  if (c.negate) j["negate"] = true;
-  if (c.path) j["path"] = *c.path;
-  if (c.prompt) j["prompt"] = *c.prompt;
-  if (c.schema) j["schema"] = *c.schema;
-  if (c.min_confidence != 0.5) j["min_confidence"] = detail::number_json(c.min_confidence);
-  if (c.uncertain_suffix) j["uncertain_suffix"] = true;
-  if (c.source) j["source"] = *c.source;
-  if (c.previous) j["previous"] = *c.previous;
-  if (c.direction != convergence_direction::minimize) j["direction"] = std::string(to_string(c.direction));
-}
-
-/// The verdict routes in order, then `_` and `_error`.
-inline void to_json(json& j, const route_config& r) {
-  j = json::object();
-  // Keys of an ordered_table are unique: appended without a search (O(n), not O(n²)).
-  for (const auto& [verdict, target] : r.routes)
-    detail::append_new_key(j.get_ref<json::object_t&>(), verdict, target);
-  if (r.default_target) j["_"] = *r.default_target;
-  if (r.error_target) j["_error"] = *r.error_target;
-}
-
-/// action, action_type, evaluate, route, on_* shorthands, next, terminal, failure, capture,
-/// timeout, on_maintain — each only when set.
-inline void to_json(json& j, const state_config& s) {
-  j = json::object();
-  if (s.action) j["action"] = *s.action;
-  if (s.action_type) j["action_type"] = std::string(to_string(*s.action_type));
-  if (s.evaluate) to_json(j["evaluate"], *s.evaluate);
-  if (s.route) to_json(j["route"], *s.route);
-  for (const auto& [verdict, target] : s.on)  // unique, and none is a key written above
-    detail::append_new_key(j.get_ref<json::object_t&>(), "on_" + verdict, target);
-  if (s.next) j["next"] = *s.next;
-  if (s.terminal) j["terminal"] = true;
-  if (s.failure) j["failure"] = true;
-  if (s.capture) j["capture"] = *s.capture;
-  if (s.timeout) j["timeout"] = detail::number_json(*s.timeout);
-  if (s.on_maintain) j["on_maintain"] = *s.on_maintain;
-}
-
-/// Only the fields that differ from the defaults (an empty object when all are default).
-inline void to_json(json& j, const llm_config& l) {
-  const llm_config defaults;
-  j = json::object();
-  if (l.enabled != defaults.enabled) j["enabled"] = l.enabled;
-  if (l.model != defaults.model) j["model"] = l.model;
-  if (l.max_tokens != defaults.max_tokens) j["max_tokens"] = l.max_tokens;
-  if (l.timeout != defaults.timeout) j["timeout"] = detail::number_json(l.timeout);
-}
-
-/// name, paradigm, description, initial, states, context, scope, max_iterations, backoff, timeout,
-/// maintain, llm, on_handoff, on_max_iterations — defaults omitted.
-inline void to_json(json& j, const fsm_loop& loop) {
-  j = json::object();
-  j["name"] = loop.name;
-  if (loop.paradigm) j["paradigm"] = *loop.paradigm;
-  if (loop.description) j["description"] = *loop.description;
-  j["initial"] = loop.initial;
-  json& states = j["states"];
-  states = json::object();
-  for (const auto& [name, state] : loop.states) {  // names are unique: map keys
-    json state_json;
-    to_json(state_json, state);
-    detail::append_new_key(states.get_ref<json::object_t&>(), name, std::move(state_json));
-  }
-  if (!(loop.context.is_object() && loop.context.empty())) j["context"] = loop.context;
-  if (!loop.scope.empty()) j["scope"] = loop.scope;
-  if (loop.max_iterations != 50) j["max_iterations"] = loop.max_iterations;
-  if (loop.backoff) j["backoff"] = detail::number_json(*loop.backoff);
-  if (loop.timeout) j["timeout"] = detail::number_json(*loop.timeout);
-  if (loop.maintain) j["maintain"] = true;
-  json llm;
-  to_json(llm, loop.llm);
-  if (!llm.empty()) j["llm"] = std::move(llm);
-  if (loop.on_handoff != handoff_policy::pause) j["on_handoff"] = std::string(to_string(loop.on_handoff));
-  if (loop.on_max_iterations) j["on_max_iterations"] = *loop.on_max_iterations;
-}
-
-LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/schema.hpp>
 // #include <little_loops/validation.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
@@ -2499,6 +2912,14 @@ inline void append_integer(std::string& out, Int v) {
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/numbers.hpp>
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+// #include <little_loops/detail/validation_rules.hpp>
+// Part of validation.hpp (included there after max_duration_seconds). Each rule appends
+// its diagnostics to `out`; validate() runs them in the order it reports.
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/json_fields.hpp> (already inlined above)
+// #include <little_loops/detail/numbers.hpp> (already inlined above)
 // #include <little_loops/detail/strings.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/evaluators/output_contains.hpp>
@@ -3520,6 +3941,8 @@ struct captured_record {
   int exit_code = 0;
   std::int64_t duration_ms = 0;
   std::string verdict;
+  std::string failure_type;   ///< "" (exit 0), transient, non_recoverable or real
+  std::string timeout_kind;   ///< "wall", "idle", or "" when the action did not time out
 
   friend bool operator==(const captured_record&, const captured_record&) = default;
 };
@@ -3591,6 +4014,9 @@ struct evaluation_request {
   /// given at most this long instead of its `llm.timeout`, and is not asked once it is gone,
   /// so a hung judge cannot hold a run past its deadline.
   std::optional<std::chrono::milliseconds> time_left;
+  /// The loop's dialect: in `current`, the deterministic evaluators say `yes`/`no` and a
+  /// non-zero exit makes output_*, convergence and classify `error` (design §6.1).
+  loop_dialect dialect = loop_dialect::seed;
 };
 
 LITTLE_LOOPS_NAMESPACE_END
@@ -3707,7 +4133,6 @@ inline evaluation_result evaluate_output_contains(std::string_view output,
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/evaluators/output_contains.hpp>
-// #include <little_loops/expected.hpp> (already inlined above)
 // #include <little_loops/interpolation.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/template_checker.hpp>
@@ -3912,8 +4337,8 @@ inline constexpr std::array<std::string_view, 5> template_loop_keys{
     "name", "started_at", "elapsed_ms", "elapsed", "max_iterations"};
 inline constexpr std::array<std::string_view, 7> template_prev_keys{
     "state", "output", "stderr", "exit_code", "verdict", "details", "evaluation"};
-inline constexpr std::array<std::string_view, 5> template_captured_keys{"output", "stderr", "exit_code",
-                                                               "duration_ms", "verdict"};
+inline constexpr std::array<std::string_view, 7> template_captured_keys{
+    "output", "stderr", "exit_code", "duration_ms", "verdict", "failure_type", "timeout_kind"};
 inline constexpr std::array<std::string_view, 2> template_result_keys{"verdict", "details"};
 
 // Bash parameter-expansion operators that are never valid inside `${ns.path}`.
@@ -4562,6 +4987,9 @@ void write_captured_record(W& w, const captured_record& r) {
   w.integer("exit_code", r.exit_code);
   w.integer("duration_ms", r.duration_ms);
   w.string("verdict", r.verdict);
+  // Only when set, so that records of runs without them read as before.
+  if (!r.failure_type.empty()) w.string("failure_type", r.failure_type);
+  if (!r.timeout_kind.empty()) w.string("timeout_kind", r.timeout_kind);
 }
 
 template <class W>
@@ -4757,6 +5185,8 @@ inline std::optional<std::string> resolve_captured(std::string& out, const templ
   if (field == "verdict") return append_leaf_string(out, path, 1, c.verdict, where);
   if (field == "exit_code") return append_leaf_int(out, path, 1, c.exit_code, where);
   if (field == "duration_ms") return append_leaf_int(out, path, 1, c.duration_ms, where);
+  if (field == "failure_type") return append_leaf_string(out, path, 1, c.failure_type, where);
+  if (field == "timeout_kind") return append_leaf_string(out, path, 1, c.timeout_kind, where);
   return fmt::format("Path '{}' not found in captured (available: {})", segments_text(path, 2),
                      join_names(template_captured_keys));
 }
@@ -5061,44 +5491,7 @@ LITTLE_LOOPS_NAMESPACE_END
 
 #include <fmt/format.h>
 
-#include <array>
-#include <charconv>
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <system_error>
-#include <unordered_map>
-#include <unordered_set>
-#include <utility>
-#include <vector>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-
-/// Durations (`timeout`, `backoff`, `llm.timeout`) above this many seconds are rejected, so
-/// converting them to clock durations can never overflow (about 31 years).
-inline constexpr double max_duration_seconds = 1e9;
-
-LITTLE_LOOPS_NAMESPACE_END
-
-// The rules validate() runs (they use max_duration_seconds).
-// #include <little_loops/detail/validation_rules.hpp>
-// Part of validation.hpp (included there after max_duration_seconds). Each rule appends
-// its diagnostics to `out`; validate() runs them in the order it reports.
-
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/detail/json_fields.hpp> (already inlined above)
-// #include <little_loops/detail/numbers.hpp> (already inlined above)
-// #include <little_loops/detail/strings.hpp> (already inlined above)
-// #include <little_loops/error.hpp> (already inlined above)
-// #include <little_loops/evaluators/output_contains.hpp> (already inlined above)
-// #include <little_loops/interpolation.hpp> (already inlined above)
-// #include <little_loops/json.hpp> (already inlined above)
-// #include <little_loops/schema.hpp> (already inlined above)
-
-#include <fmt/format.h>
-
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <optional>
@@ -5140,6 +5533,8 @@ inline std::vector<state_reference> state_references(const state_config& state,
   }
   for (const auto& [verdict, target] : state.on)
     refs.push_back({member_path(state_path, "on_" + verdict), &target});
+  if (state.on_retry_exhausted)
+    refs.push_back({join_path(state_path, "on_retry_exhausted"), &*state.on_retry_exhausted, true});
   if (state.on_maintain)
     // Seed 002: `state.on_maintain or initial`, a name, not interpolated (as on_max_iterations).
     refs.push_back({join_path(state_path, "on_maintain"), &*state.on_maintain, true});
@@ -5189,7 +5584,7 @@ inline void check_verdict_spelling(std::string_view verdict, const std::string& 
 /// Which optional fields an evaluator type reads; anything else set is dead configuration.
 struct evaluator_uses {
   bool op = false, target = false, tolerance = false, pattern = false, path = false,
-       llm = false, previous = false, direction = false, source = true;
+       llm = false, previous = false, direction = false, source = true, line = false, key = false, error_patterns = false;
 };
 
 /// Reports the fields `config`'s type requires and are missing (`evaluator-missing-field`);
@@ -5210,7 +5605,7 @@ inline evaluator_uses check_required_fields(const evaluate_config& config,
     case evaluator_type::output_numeric:
       require(config.op.has_value(), "operator");
       require(config.target.has_value(), "target");
-      uses.op = uses.target = true;
+      uses.op = uses.target = uses.key = true;
       break;
     case evaluator_type::output_json:
       require(config.path.has_value(), "path");
@@ -5220,7 +5615,7 @@ inline evaluator_uses check_required_fields(const evaluate_config& config,
       break;
     case evaluator_type::output_contains:
       require(config.pattern.has_value(), "pattern");
-      uses.pattern = true;
+      uses.pattern = uses.error_patterns = true;
       break;
     case evaluator_type::convergence:
       require(config.target.has_value(), "target");
@@ -5228,6 +5623,9 @@ inline evaluator_uses check_required_fields(const evaluate_config& config,
       break;
     case evaluator_type::llm_structured:
       uses.llm = true;
+      break;
+    case evaluator_type::classify:
+      uses.line = true;
       break;
   }
   return uses;
@@ -5336,6 +5734,9 @@ inline void report_unused_fields(const evaluate_config& config, const evaluator_
   unused(config.source.has_value(), uses.source, "source");
   unused(config.previous.has_value(), uses.previous, "previous");
   unused(config.direction != convergence_direction::minimize, uses.direction, "direction");
+  unused(config.line.has_value(), uses.line, "line");
+  unused(config.key.has_value(), uses.key, "key");
+  unused(!config.error_patterns.empty(), uses.error_patterns, "error_patterns");
 }
 
 /// The rules of one `evaluate:` at `path`, in order: required fields, numeric target,
@@ -5501,6 +5902,39 @@ inline void check_unused_state_fields(const state_config& state, const std::stri
            severity::warning);
 }
 
+/// `retry-pairing`, `max-retries-range`: `max_retries` (≥ 1) and `on_retry_exhausted` go
+/// together; `retryable_exit_codes` needs `on_error`. `classify-no-default`: a classify
+/// state whose route table has no `_`. `twin-shorthands`: on_yes beside on_success (or on_no
+/// beside on_failure).
+inline void check_retry_fields(const state_config& state, const std::string& path,
+                               diagnostics& out) {
+  if (state.max_retries && *state.max_retries < 1)
+    report(out, join_path(path, "max_retries"), "max-retries-range",
+           fmt::format("'max_retries' must be >= 1, got {}", *state.max_retries));
+  if (state.max_retries && !state.on_retry_exhausted)
+    report(out, join_path(path, "max_retries"), "retry-pairing",
+           "'max_retries' requires 'on_retry_exhausted' to also be set");
+  if (state.on_retry_exhausted && !state.max_retries)
+    report(out, join_path(path, "on_retry_exhausted"), "retry-pairing",
+           "'on_retry_exhausted' requires 'max_retries' to also be set");
+  if (!state.retryable_exit_codes.empty() && state.on.count("error") == 0)
+    report(out, join_path(path, "retryable_exit_codes"), "retry-pairing",
+           "'retryable_exit_codes' requires 'on_error' to also be set");
+  for (const auto& [verdict, twin] : {std::pair{"yes", "success"}, std::pair{"no", "failure"}})
+    if (state.on.count(verdict) != 0 && state.on.count(twin) != 0)
+      report(out, join_path(path, std::string("on_") + twin), "twin-shorthands",
+             fmt::format("on_{} and on_{} route twin verdicts: each verdict takes its own, the "
+                         "other only as a fallback",
+                         verdict, twin),
+             severity::warning);
+  if (state.evaluate && state.evaluate->type == evaluator_type::classify && state.route &&
+      !state.route->default_target)
+    report(out, join_path(path, "route"), "classify-no-default",
+           "classify routes on a free token: without a '_' route, an unexpected or empty token "
+           "has no transition",
+           severity::warning);
+}
+
 /// The rules of one state, in the order their diagnostics are reported.
 inline void check_state(const std::string& name, const state_config& state, const fsm_loop& loop,
                         const state_index& index, state_name_hints& hint, diagnostics& out) {
@@ -5513,11 +5947,56 @@ inline void check_state(const std::string& name, const state_config& state, cons
   check_transitions(state, path, out);
   check_action_fields(state, path, out);
   check_unused_state_fields(state, path, loop, out);
+  check_retry_fields(state, path, out);
   for (const auto& entry : state.on)
     check_verdict_spelling(entry.first, join_path(path, "on_" + entry.first), out);
   if (state.route)
     for (const auto& entry : state.route->routes)
       check_verdict_spelling(entry.first, join_path(join_path(path, "route"), entry.first), out);
+}
+
+/// `visibility` (warning: counts as public), `input-key-unguarded` (an `input_key` other
+/// than `input` without `required_inputs`).
+inline void check_loop_metadata(const fsm_loop& loop, diagnostics& out) {
+  if (loop.visibility && *loop.visibility != "public" && *loop.visibility != "internal" &&
+      *loop.visibility != "example")
+    report(out, "visibility", "unknown-visibility",
+           fmt::format("visibility {} is not one of public, internal, example: the loop counts "
+                       "as public{}",
+                       quote_excerpt(*loop.visibility),
+                       did_you_mean(*loop.visibility,
+                                    std::array<std::string_view, 3>{"public", "internal", "example"})),
+           severity::warning);
+  if (loop.input_key != "input" && loop.required_inputs.empty())
+    report(out, "input_key", "input-key-unguarded",
+           fmt::format("Loop sets input_key: '{}' but does not declare required_inputs: a run "
+                       "without input leaves ${{context.{}}} unset",
+                       sanitize_utf8(loop.input_key), sanitize_utf8(loop.input_key)),
+           severity::warning);
+}
+
+/// Warnings silenced by the reference's lint-suppression flags (flag → our code of the same
+/// meaning). A flag never silences an error.
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 4> lint_flag_codes{{
+    {"capture_reachability_ok", "template-unknown-capture"},
+    {"partial_route_ok", "classify-no-default"},
+    {"unsafe_context_interpolation_ok", "template-unquoted-context"},
+    {"terminal_action_ok", "terminal-action"},
+}};
+
+/// Drops the warnings that a lint flag set to true in `loop` silences.
+inline void apply_lint_flags(const fsm_loop& loop, diagnostics& out) {
+  if (loop.lint_flags.empty()) return;
+  auto silenced = [&](const diagnostic& d) {
+    if (d.level != severity::warning) return false;
+    for (const auto& [flag, code] : lint_flag_codes) {
+      if (d.code != code) continue;
+      const auto it = loop.lint_flags.find(std::string(flag));
+      if (it != loop.lint_flags.end() && it->second) return true;
+    }
+    return false;
+  };
+  out.erase(std::remove_if(out.begin(), out.end(), silenced), out.end());
 }
 
 /// `max-iterations-range`, `backoff-range`, `timeout-range`, `llm-max-tokens-range`,
@@ -5537,10 +6016,20 @@ inline void check_loop_settings(const fsm_loop& loop, const state_index& index,
                          *loop.backoff));
   }
   check_duration(loop.timeout, "timeout", "timeout", "timeout-range", out);
+  check_duration(loop.default_timeout, "default_timeout", "default_timeout", "timeout-range", out);
   if (loop.llm.max_tokens <= 0)
     report(out, "llm.max_tokens", "llm-max-tokens-range",
            fmt::format("llm.max_tokens must be > 0, got {}", loop.llm.max_tokens));
   check_duration(loop.llm.timeout, "llm.timeout", "llm.timeout", "llm-timeout-range", out);
+  if (loop.max_passes && *loop.max_passes <= 0)
+    report(out, "max_iterations", "max-iterations-range",
+           fmt::format("max_iterations must be > 0, got {}", *loop.max_passes));
+  if (loop.on_max_passes && index.count(*loop.on_max_passes) == 0)
+    report(out, "on_max_iterations", "unknown-state",
+           fmt::format("on_max_iterations references unknown state '{}' (must be a declared "
+                       "state)",
+                       sanitize_utf8(*loop.on_max_passes)));
+  check_loop_metadata(loop, out);
   if (loop.on_max_iterations && index.count(*loop.on_max_iterations) == 0)
     report(out, "on_max_iterations", "unknown-state",
            fmt::format("on_max_iterations references unknown state '{}' (must be a declared "
@@ -5566,6 +6055,7 @@ inline std::optional<std::vector<char>> reachable_states(const fsm_loop& loop,
   };
   enter(loop.initial);
   if (loop.on_max_iterations) enter(*loop.on_max_iterations);
+  if (loop.on_max_passes) enter(*loop.on_max_passes);
   bool dynamic = false;
   for (std::size_t head = 0; head < queue.size(); ++head) {
     for (const auto& ref : state_references(*states[queue[head]], std::string{})) {
@@ -5600,6 +6090,28 @@ inline void check_reachability(const fsm_loop& loop, const state_index& index,
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/validation_rules.hpp>
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/evaluators/output_contains.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
@@ -5639,6 +6151,16 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `suspicious-verdict` | warning | on_<verdict>/route key close to a built-in verdict |
 /// | `pattern-not-regex` | warning | an output_contains pattern searched for as plain text: invalid for Python's re, or using a feature RE2 lacks (lookaround, backreferences) |
 /// | `unreachable-state` | warning | not reachable from `initial` (or on_max_iterations) |
+/// | `max-retries-range` | error | max_retries < 1 |
+/// | `retry-pairing` | error | max_retries without on_retry_exhausted (or the reverse); retryable_exit_codes without on_error |
+/// | `classify-no-default` | warning | a classify state's route table has no `_` |
+/// | `twin-shorthands` | warning | on_yes beside on_success, or on_no beside on_failure (twins) |
+/// | `unknown-visibility` | warning | visibility not public, internal or example |
+/// | `input-key-unguarded` | warning | input_key other than `input` without required_inputs |
+///
+/// A lint flag of the reference set to true (`capture_reachability_ok`, `partial_route_ok`,
+/// `unsafe_context_interpolation_ok`, `terminal_action_ok`) drops the warning of the same
+/// meaning (detail::lint_flag_codes); errors stay.
 ///
 /// With `keep`, every template that parses is kept there, so compiling the loop does not parse
 /// it again (see template_table).
@@ -5655,6 +6177,7 @@ inline diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr
   // ---- template rules (interpolation.hpp) ----------------------------------------------
   validate_templates(loop, out, keep);
   // ---------------------------------------------------------------------------------------
+  detail::apply_lint_flags(loop, out);
 
   return out;
 }
@@ -6142,6 +6665,87 @@ LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/json_scan.hpp>
 // #include <little_loops/detail/numbers.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/evaluators/classify.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+namespace detail {
+
+inline bool is_classify_space(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+inline std::string_view trim_classify(std::string_view s) noexcept {
+  while (!s.empty() && is_classify_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_classify_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+/// The non-blank lines of `text`, split at `\n`, `\r\n`, `\r`, `\v` and `\f` (Python's
+/// splitlines for ASCII text), whitespace-only lines dropped.
+inline std::vector<std::string_view> classify_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  std::size_t start = 0;
+  auto push = [&](std::size_t end) {
+    std::string_view line = text.substr(start, end - start);
+    if (!trim_classify(line).empty()) lines.push_back(line);
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c != '\n' && c != '\r' && c != '\v' && c != '\f') continue;
+    push(i);
+    if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+    start = i + 1;
+  }
+  if (start < text.size()) push(text.size());
+  return lines;
+}
+
+}  // namespace detail
+
+/// @brief The classify evaluator: the verdict is one non-blank line of `output`, trimmed
+/// (case kept). `line` is `"first"`, `"last"` (also when null) or an index, 0-based and
+/// negative from the end. No line, or an index out of range, gives the empty verdict (which
+/// only `_` can route), with `error: "index out of range"` in the details for the latter.
+inline evaluation_result evaluate_classify(std::string_view output, const json& line) {
+  const auto lines = detail::classify_lines(output);
+  const json line_value = line.is_null() ? json("last") : line;
+  json details = json::object();
+  details["line"] = line_value;
+  if (lines.empty()) {
+    details["token"] = "";
+    details["source_lines"] = 0;
+    return evaluation_result{std::string(), std::move(details)};
+  }
+  const auto count = static_cast<std::int64_t>(lines.size());
+  std::int64_t index = count - 1;
+  if (line_value.is_string() && line_value.get_ref<const std::string&>() == "first") index = 0;
+  if (line_value.is_number_integer()) {
+    index = line_value.get<std::int64_t>();
+    if (index < 0) index += count;
+  }
+  if (index < 0 || index >= count) {
+    details["token"] = "";
+    details["source_lines"] = count;
+    details["error"] = "index out of range";
+    return evaluation_result{std::string(), std::move(details)};
+  }
+  std::string token(detail::trim_classify(lines[static_cast<std::size_t>(index)]));
+  details["token"] = token;
+  return evaluation_result{std::move(token), std::move(details)};
+}
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/evaluators/classify.hpp>
 // #include <little_loops/evaluators/convergence.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
@@ -6198,6 +6802,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
 
 #include <string>
 #include <string_view>
@@ -6207,6 +6812,15 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// @brief Maps a Unix exit code to a verdict (seed 000): 0 → `success`, 1 → `failure`,
 /// anything else → `error`; details `{"exit_code": N}` (held in evaluation_details' compact
 /// form: nothing is allocated unless they are read).
+/// The verdict of `exit_code` in `dialect`: 0 → `success` (`yes` in the current dialect),
+/// 1 → `failure` (`no`), anything else → `error`.
+constexpr std::string_view exit_code_verdict(int exit_code, loop_dialect dialect) noexcept {
+  const bool current = dialect == loop_dialect::current;
+  return exit_code == 0   ? std::string_view(current ? "yes" : "success")
+         : exit_code == 1 ? std::string_view(current ? "no" : "failure")
+                          : std::string_view("error");
+}
+
 inline evaluation_result evaluate_exit_code(int exit_code) {
   const std::string_view verdict = exit_code == 0   ? std::string_view("success")
                                    : exit_code == 1 ? std::string_view("failure")
@@ -7455,9 +8069,11 @@ inline bool has_fixed_verdict(const action_result* action, bool has_evaluate) no
   return action ? action->abnormal() : !has_evaluate;
 }
 // fixed_verdict(): the verdict, when has_fixed_verdict().
-inline evaluation_result fixed_verdict(const action_result* action) {
+inline evaluation_result fixed_verdict(const action_result* action,
+                                       loop_dialect dialect = loop_dialect::seed) {
   if (action) return abnormal_action_result(*action);
-  return evaluation_result{"success", evaluation_details{}};
+  return evaluation_result{dialect == loop_dialect::current ? "yes" : "success",
+                           evaluation_details{}};
 }
 
 // A number from a config field: JSON number/bool, or a (templated) string that parses.
@@ -7498,8 +8114,31 @@ inline const compiled_evaluator& default_exit_code_evaluator() {
   return c;
 }
 
+// The text of the number after the last `KEY =` (spaces allowed around `=`) in `input`.
+inline std::optional<std::string_view> keyed_number(std::string_view input, std::string_view key) {
+  std::optional<std::string_view> found;
+  for (std::size_t at = input.find(key); at != std::string_view::npos; at = input.find(key, at + 1)) {
+    std::size_t i = at + key.size();
+    while (i < input.size() && (input[i] == ' ' || input[i] == '\t')) ++i;
+    if (i >= input.size() || input[i] != '=') continue;
+    ++i;
+    while (i < input.size() && (input[i] == ' ' || input[i] == '\t')) ++i;
+    std::size_t end = i;
+    while (end < input.size() && (std::isdigit(static_cast<unsigned char>(input[end])) ||
+                                  std::string_view("+-.eE").find(input[end]) != std::string_view::npos))
+      ++end;
+    if (end > i && parse_number(input.substr(i, end - i))) found = input.substr(i, end - i);
+  }
+  return found;
+}
+
 inline evaluation_result run_output_numeric(const compiled_evaluator& c, std::string_view input,
                                             const interpolation_context* ctx) {
+  if (c.config.key) {
+    auto number = keyed_number(input, *c.config.key);
+    if (!number) return error_result(fmt::format("key '{}' not found in output", *c.config.key));
+    input = *number;
+  }
   const comparison_op op = c.config.op.value_or(comparison_op::eq);
   if (c.config.target && c.config.target->is_number_integer())
     return evaluate_output_numeric_target(input, op, *c.config.target);
@@ -7548,8 +8187,26 @@ inline evaluation_result run_output_json(const compiled_evaluator& c, std::strin
                             target);
 }
 
-inline evaluation_result run_output_contains(const compiled_evaluator& c, std::string_view input,
-                                             const interpolation_context* ctx) {
+// output_contains' `error_patterns`: a non-matching result becomes `error` when the output
+// holds one of them (checked in order, plain substrings).
+inline evaluation_result with_error_patterns(evaluation_result r, const evaluate_config& cfg,
+                                             std::string_view input) {
+  if (cfg.error_patterns.empty() || cfg.negate || r.verdict != "failure") return r;
+  for (const auto& p : cfg.error_patterns) {
+    if (input.find(p) == std::string_view::npos) continue;
+    r.verdict = "error";
+    json d = r.details.materialize();
+    d["error_pattern"] = p;
+    d["error"] = fmt::format("output contains error pattern '{}'", p);
+    r.details = std::move(d);
+    break;
+  }
+  return r;
+}
+
+// The pattern search of output_contains.
+inline evaluation_result search_output(const compiled_evaluator& c, std::string_view input,
+                                       const interpolation_context* ctx) {
   if (c.matcher) {
     return contains_result(c.matcher->search(input), c.matcher->pattern(), c.config.negate);
   }
@@ -7561,6 +8218,11 @@ inline evaluation_result run_output_contains(const compiled_evaluator& c, std::s
   }
   // No pattern: the empty pattern matches everything (Python `re.search("", s)`).
   return contains_result(true, "", c.config.negate);
+}
+
+inline evaluation_result run_output_contains(const compiled_evaluator& c, std::string_view input,
+                                             const interpolation_context* ctx) {
+  return with_error_patterns(search_output(c, input, ctx), c.config, input);
 }
 
 inline evaluation_result run_convergence(const compiled_evaluator& c, std::string_view input,
@@ -7589,6 +8251,32 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
                               c.config.direction);
 }
 
+// The current dialect's words for the seed's deterministic verdicts: success → yes,
+// failure → no (design §6.1). The judge's and classify's verdicts are their own words.
+inline evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
+                                    evaluator_type type) {
+  if (dialect != loop_dialect::current || type == evaluator_type::llm_structured ||
+      type == evaluator_type::classify)
+    return r;
+  if (r.verdict == "success") r.verdict = "yes";
+  else if (r.verdict == "failure") r.verdict = "no";
+  return r;
+}
+
+// The current dialect's blind-evaluator rule: output_*, convergence and classify do not read
+// the output of an action that exited non-zero; the verdict is `error`.
+inline bool blind_to_exit(evaluator_type type) noexcept {
+  return type != evaluator_type::exit_code && type != evaluator_type::llm_structured;
+}
+
+inline evaluation_result blind_result(int exit_code) {
+  evaluation_result r;
+  r.verdict = "error";
+  r.details = json{{"exit_code", exit_code},
+                   {"error", fmt::format("action exited with code {}", exit_code)}};
+  return r;
+}
+
 }  // namespace detail
 
 /// @brief The library's Evaluator: runs the deterministic evaluators in-library and sends
@@ -7602,6 +8290,8 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
 /// - no action and no `evaluate:` → `success` with empty details (the executor applies
 ///   this rule before calling any evaluator, and emits no evaluate event then);
 /// - `source:` (a template) replaces the action output as the evaluated input;
+/// - in the current dialect (request.dialect), `success`/`failure` are said `yes`/`no`, and
+///   a non-zero exit makes every evaluator but exit_code and llm_structured `error`;
 /// - template failures in evaluator fields → `error` with the reason in details.
 /// @tparam Judge a JudgeBackend; no_judge_backend makes every judge evaluation `error`.
 template <class Judge>
@@ -7617,7 +8307,7 @@ class basic_evaluator {
   expected<evaluation_result, error> evaluate(const evaluation_request& request) {
     const action_result* action = request.action;
     if (detail::has_fixed_verdict(action, request.config != nullptr))
-      return detail::fixed_verdict(action);
+      return detail::fixed_verdict(action, request.dialect);
 
     const compiled_evaluator* compiled = request.compiled;
     if (!request.config) {
@@ -7633,6 +8323,24 @@ class basic_evaluator {
       with.compiled = &*c;
       return evaluate(with);
     }
+    if (request.dialect == loop_dialect::current && action && action->exit_code != 0 &&
+        detail::blind_to_exit(compiled->config.type))
+      return detail::blind_result(action->exit_code);
+    if (request.dialect == loop_dialect::seed) return evaluate_compiled(request, *compiled);
+    return detail::in_dialect(evaluate_compiled(request, *compiled), request.dialect,
+                              compiled->config.type);
+  }
+
+  /// The judge backend.
+  [[nodiscard]] Judge& judge() noexcept { return judge_; }
+  [[nodiscard]] const Judge& judge() const noexcept { return judge_; }
+
+ private:
+  // Runs `compiled` on the action output (or its `source:`), in the seed's words.
+  evaluation_result evaluate_compiled(const evaluation_request& request,
+                                      const compiled_evaluator& compiled_ref) {
+    const compiled_evaluator* compiled = &compiled_ref;
+    const action_result* action = request.action;
     const evaluate_config& cfg = compiled->config;
     const interpolation_context* ctx = request.context;
 
@@ -7656,17 +8364,14 @@ class basic_evaluator {
         return detail::run_output_contains(*compiled, input, ctx);
       case evaluator_type::convergence:
         return detail::run_convergence(*compiled, input, ctx, request.convergence_memory);
+      case evaluator_type::classify:
+        return evaluate_classify(input, cfg.line.value_or(json(nullptr)));
       case evaluator_type::llm_structured:
         return ask_judge(request, *compiled, input);
     }
     return detail::error_result("unknown evaluator type");
   }
 
-  /// The judge backend.
-  [[nodiscard]] Judge& judge() noexcept { return judge_; }
-  [[nodiscard]] const Judge& judge() const noexcept { return judge_; }
-
- private:
   // llm_structured: asks the judge backend about `input`, within the loop's deadline.
   evaluation_result ask_judge(const evaluation_request& request,
                               [[maybe_unused]] const compiled_evaluator& compiled,
@@ -8624,6 +9329,8 @@ inline const json& snapshot_member(const json* j) noexcept {
 }
 inline const prev_record* snapshot_ptr(const std::optional<prev_record>& p) noexcept { return p ? &*p : nullptr; }
 inline const prev_record* snapshot_ptr(const prev_record* p) noexcept { return p; }
+inline const json* snapshot_counters(const json& j) noexcept { return &j; }
+inline const json* snapshot_counters(const json* j) noexcept { return j; }
 inline const captured_map& snapshot_member(const captured_map& c) noexcept { return c; }
 inline const captured_map& snapshot_member(const captured_map* c) noexcept {
   static const captured_map empty;
@@ -8652,6 +9359,7 @@ void write_snapshot(W& w, const S& s) {
   });
   w.integer("elapsed_ms", s.elapsed_ms);
   w.string("started_at", s.started_at);
+  if (const json* c = snapshot_counters(s.counters); c != nullptr && !c->is_null()) w.value("counters", *c);
 }
 
 /// The `raw_bytes` member of a snapshot (empty when every string is UTF-8).
@@ -8732,6 +9440,9 @@ struct snapshot {
   ordered_map<std::string, double> convergence;  ///< `convergence`: state → previous value
   std::int64_t elapsed_ms = 0;             ///< `elapsed_ms`: run time before the snapshot
   std::string started_at;                  ///< `started_at`: ISO 8601 start of the first run
+  /// `counters` (written only when set): max_retries streaks, cannot_judge holds and full
+  /// passes, `{passes, entered, retries: {state: n}, holds: {state: n}}`; null when none.
+  json counters;
 
   friend bool operator==(const snapshot&, const snapshot&) = default;
 };
@@ -8756,6 +9467,7 @@ struct snapshot_view {
   std::span<const std::pair<std::string_view, double>> convergence;
   std::int64_t elapsed_ms = 0;
   std::string_view started_at;
+  const json* counters = nullptr;          ///< see snapshot::counters (null: none)
 
   /// The snapshot itself (copies everything).
   [[nodiscard]] snapshot materialize() const {
@@ -8772,6 +9484,7 @@ struct snapshot_view {
     for (const auto& [state, value] : convergence) s.convergence[std::string(state)] = value;
     s.elapsed_ms = elapsed_ms;
     s.started_at = started_at;
+    if (counters != nullptr) s.counters = *counters;
     return s;
   }
 };
@@ -8844,7 +9557,10 @@ template <class Loop = fsm_loop>
 std::string loop_digest(const Loop& loop) {
   json canonical;
   to_json(canonical, loop);
-  if (canonical.is_object()) canonical.erase("max_iterations");
+  if (canonical.is_object()) {
+    canonical.erase("max_iterations");
+    canonical.erase("max_steps");
+  }
   return fmt::format("{:016x}",
                      detail::fnv1a_64(canonical.dump(-1, ' ', false, json::error_handler_t::replace)));
 }
@@ -8885,7 +9601,8 @@ namespace detail {
 // A captured record read back; `path` names it in errors.
 inline expected<captured_record, error> read_captured_record(const json& v, const std::string& path) {
   if (!v.is_object()) return unexpected(snapshot_error(path, "must be an object"));
-  if (auto k = snapshot_keys(v, {"output", "stderr", "exit_code", "duration_ms", "verdict"}, path); !k)
+  if (auto k = snapshot_keys(v, {"output", "stderr", "exit_code", "duration_ms", "verdict",
+                                 "failure_type", "timeout_kind"}, path); !k)
     return unexpected(k.error());
   captured_record rec;
   auto out = snapshot_string(v, "output", path);
@@ -8903,6 +9620,13 @@ inline expected<captured_record, error> read_captured_record(const json& v, cons
   auto verdict = snapshot_string(v, "verdict", path);
   if (!verdict) return unexpected(verdict.error());
   rec.verdict = std::move(*verdict);
+  for (auto [key, field] : {std::pair{"failure_type", &rec.failure_type},
+                            std::pair{"timeout_kind", &rec.timeout_kind}}) {
+    if (!v.contains(key)) continue;
+    auto text = snapshot_string(v, key, path);
+    if (!text) return unexpected(text.error());
+    *field = std::move(*text);
+  }
   return rec;
 }
 
@@ -9013,6 +9737,10 @@ inline expected<void, error> read_snapshot_tail(const json& j, snapshot& s) {
   auto started = snapshot_string(j, "started_at", "");
   if (!started) return unexpected(started.error());
   s.started_at = std::move(*started);
+  if (const auto counters = j.find("counters"); counters != j.end()) {
+    if (!counters->is_object()) return unexpected(snapshot_error("counters", "must be an object"));
+    s.counters = *counters;
+  }
   return {};
 }
 
@@ -9036,7 +9764,7 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
                                   {"version", "loop", "digest", "current_state", "iteration",
                                    "summary_executed", "context", "captured", "prev",
                                    "last_evaluation", "convergence", "elapsed_ms",
-                                   "started_at"},
+                                   "started_at", "counters"},
                                   "");
       !k)
     return unexpected(k.error());
@@ -9128,6 +9856,9 @@ struct compiled_state {
   compiled_target maintain_target;         ///< `on_maintain` or the initial state
   std::optional<std::string> capture;      ///< `capture:` name
   bool dynamic_targets = false;            ///< some target is a template
+  std::optional<int> max_retries;          ///< direct self re-entries allowed
+  std::optional<compiled_target> retry_exhausted;  ///< `on_retry_exhausted` (a state name)
+  std::vector<int> retryable_exit_codes;   ///< exit codes `on_error` retries
 
   /// True when the action runs as an LLM prompt (prompt or slash command).
   [[nodiscard]] bool is_prompt() const noexcept { return kind != action_kind::shell; }
@@ -9182,6 +9913,14 @@ class compiled_loop {
   }
   /// The index of the initial state.
   [[nodiscard]] std::size_t initial() const noexcept { return initial_; }
+  /// The dialect the loop runs in (dialect_of()).
+  [[nodiscard]] loop_dialect dialect() const noexcept { return dialect_; }
+  /// True when some state has `max_retries` (the executor then counts self re-entries).
+  [[nodiscard]] bool counts_retries() const noexcept { return counts_retries_; }
+  /// The full-pass cap's handler (`on_max_iterations` beside `max_steps`), if any.
+  [[nodiscard]] const std::optional<compiled_target>& on_max_passes() const noexcept {
+    return on_max_passes_;
+  }
   /// The loop's `on_max_iterations` target, if it has one (kind::state, or kind::unknown
   /// when it names no state).
   [[nodiscard]] const std::optional<compiled_target>& on_max_iterations() const noexcept {
@@ -9260,7 +9999,11 @@ class compiled_loop {
     initial_ = *init;
     if (loop_.on_max_iterations)
       on_max_iterations_ =
-          static_target(*loop_.on_max_iterations, *loop_.on_max_iterations, "on_max_iterations");
+          static_target(*loop_.on_max_iterations, *loop_.on_max_iterations,
+                        loop_.max_steps_spelling ? "on_max_steps" : "on_max_iterations");
+    if (loop_.on_max_passes)
+      on_max_passes_ = static_target(*loop_.on_max_passes, *loop_.on_max_passes, "on_max_iterations");
+    dialect_ = dialect_of(loop_);
     digest_ = loop_digest(loop_);
     for (auto& s : states_) {
       const std::string base = "states." + s.name;
@@ -9290,8 +10033,16 @@ class compiled_loop {
     s.terminal = cfg.terminal;
     s.failure = cfg.failure;
     s.capture = cfg.capture;
-    if (cfg.timeout && *cfg.timeout > 0)  // 0: the runner's default (seed 002)
-      s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*cfg.timeout * 1000.0));
+    s.max_retries = cfg.max_retries;
+    counts_retries_ = counts_retries_ || cfg.max_retries.has_value();
+    if (cfg.on_retry_exhausted)
+      s.retry_exhausted = static_target(*cfg.on_retry_exhausted, *cfg.on_retry_exhausted,
+                                        base + ".on_retry_exhausted");
+    s.retryable_exit_codes = cfg.retryable_exit_codes;
+    // 0: the runner's default (seed 002); none: the loop's default_timeout, if any.
+    const std::optional<double> timeout = cfg.timeout ? cfg.timeout : loop_.default_timeout;
+    if (timeout && *timeout > 0)
+      s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*timeout * 1000.0));
     // An empty `action: ""` runs nothing, as in the seed (`if state.action:`); validation
     // warns about it (`empty-action`).
     if (cfg.action && !cfg.action->empty()) {
@@ -9374,6 +10125,9 @@ class compiled_loop {
   std::vector<std::pair<std::string_view, std::size_t>> by_name_;
   std::size_t initial_ = 0;
   std::optional<compiled_target> on_max_iterations_;
+  std::optional<compiled_target> on_max_passes_;
+  loop_dialect dialect_ = loop_dialect::seed;
+  bool counts_retries_ = false;
   std::string digest_;
   const template_table* templates_ = nullptr;  // while build() runs: the templates validation kept
 };
@@ -9418,6 +10172,91 @@ expected<T, error> call_host(Call&& call, errc code, std::string_view who) {
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/host_calls.hpp>
+// #include <little_loops/detail/failure_type.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+inline bool contains_word(std::string_view text, std::string_view word) noexcept {
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
+    const bool left = at == 0 || !is_word(text[at - 1]);
+    const std::size_t end = at + word.size();
+    if (left && (end == text.size() || !is_word(text[end]))) return true;
+  }
+  return false;
+}
+
+/// The reference's failure classes, first match wins, on the lower-cased `output + "\n" +
+/// stderr`: `transient` (quota, network, timeouts, resources, server errors, context
+/// length, sessions, a missing command, a kill, tool errors, Python tracebacks),
+/// `non_recoverable` (authentication), else `real`. An action that exited 0 has none ("").
+inline std::string failure_type_of(int exit_code, std::string_view output, std::string_view stderr_text) {
+  if (exit_code == 0) return {};
+  std::string raw(output);
+  raw += '\n';
+  raw += stderr_text;
+  if (raw.find("<tool_use_error>") != std::string::npos) return "transient";
+  std::string text = raw;
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  auto any = [&text](std::initializer_list<std::string_view> needles) {
+    return std::any_of(needles.begin(), needles.end(),
+                       [&text](std::string_view n) { return text.find(n) != std::string::npos; });
+  };
+  if (any({"out of extra usage", "rate limit", "quota exceeded", "too many requests", "api limit",
+           "usage limit", "429", "resource exhausted", "resourceexhausted"}))
+    return "transient";
+  if (any({"connection refused", "connection timeout", "network error", "dns resolution",
+           "connection reset", "service unavailable", "502 bad gateway", "503 service unavailable",
+           "504 gateway timeout"}) ||
+      contains_word(text, "econnrefused") || contains_word(text, "enotfound") ||
+      contains_word(text, "etimedout"))
+    return "transient";
+  if (any({"timeout", "timed out", "deadline exceeded", "disk full", "no space left",
+           "resource temporarily unavailable", "too many open files", "memory allocation failed",
+           "out of memory"}))
+    return "transient";
+  if (any({"401", "403", "unauthorized", "forbidden", "authentication", "invalid api key",
+           "invalid_api_key", "expired token"}))
+    return "non_recoverable";
+  if (any({"the server had an error", "internal server error", "overloaded_error", "overloaded",
+           "529", "api error", "prompt is too long", "context length exceeded", "context window",
+           "maximum context", "requires a valid session id", "requires a valid session title",
+           "command not found", "read-only variable", "file \"<string>\"", "file \"<stdin>\""}) ||
+      contains_word(text, "killed"))
+    return "transient";
+  return "real";
+}
+
+// captured.X.failure_type and timeout_kind (design §6.3): a timed-out action counts as exit
+// 124, with `Action timed out` for text when it wrote no stderr.
+inline void record_failure(captured_record& rec, const action_result& a) {
+  rec.timeout_kind = !a.timed_out ? "" : a.idle_timeout ? "idle" : "wall";
+  if (a.exit_code == 0 && !a.abnormal()) {
+    rec.failure_type.clear();
+    return;
+  }
+  const std::string_view idle = "Action idle-timed out";
+  const std::string_view wall = "Action timed out";
+  const std::string_view err = !a.stderr_output.empty() ? std::string_view(a.stderr_output)
+                               : a.timed_out            ? (a.idle_timeout ? idle : wall)
+                                                        : std::string_view();
+  const int code = a.timed_out ? 124 : (a.exit_code == 0 ? 1 : a.exit_code);
+  rec.failure_type = failure_type_of(code, a.output, err);
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/failure_type.hpp>
 // #include <little_loops/detail/output_signal_scan.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/output_signal.hpp>
@@ -9513,6 +10352,9 @@ inline std::optional<found_signal> find_output_signal(std::string_view out,
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/output_signal_scan.hpp>
+// #include <little_loops/detail/retry_counters.hpp>
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/routing.hpp>
 // #include <little_loops/compiled_loop.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (already inlined above)
@@ -9524,7 +10366,9 @@ LITTLE_LOOPS_NAMESPACE_END
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -9547,6 +10391,9 @@ struct route_query {
   // What interpolated targets render from, and the buffer they render into.
   const interpolation_context* context = nullptr;
   std::string* text = nullptr;
+  // The exit code `retryable_exit_codes` is matched against (a timeout is 124); -1 for a
+  // signal death, a cancelled or an unrunnable action, which match nothing.
+  int retry_code = -1;
 };
 
 // Why routing found no state. `unrenderable`: an interpolated target could not be rendered
@@ -9632,22 +10479,81 @@ inline little_loops::error no_transition_error(const compiled_state& st, std::st
   return little_loops::error{errc::no_transition, std::move(message), "states." + st.name};
 }
 
-// Design §3.3: next (happy path) → exact route key → `_error` → `_` → on_<verdict> →
-// maintain fallback → error naming state and verdict (and, for `error`, its cause).
-// In a `next:` state a failed action goes to on_error when there is one, else to `next`;
-// an action that could not be run at all without on_error is unrouted.
+// The entry of `table` (route keys or on_<verdict> shorthands) for `twin`, the twin of the
+// verdict (design §6.2: twin verdicts route alike after the exact key); null when none.
+inline const compiled_target* twin_entry(
+    const std::vector<std::pair<std::string, compiled_target>>& table, std::string_view twin) noexcept {
+  if (twin.empty()) return nullptr;
+  for (const auto& [key, target] : table)
+    if (key == twin) return &target;
+  return nullptr;
+}
+
+// An error whose exit code the state's `retryable_exit_codes` does not list.
+inline bool not_retryable(const compiled_state& st, int code) noexcept {
+  if (st.retryable_exit_codes.empty() || code < 0) return false;
+  return std::find(st.retryable_exit_codes.begin(), st.retryable_exit_codes.end(), code) ==
+         st.retryable_exit_codes.end();
+}
+
+// `on_retry_exhausted`, else `on_error` (validation makes sure there is one), for an error
+// that is not worth retrying.
+inline route_outcome take_retry_exhausted(const route_query& q, const compiled_state& st) {
+  if (st.retry_exhausted) return take_static_route(st, *st.retry_exhausted, q.current);
+  return take(q, st.on[*st.on_error].second);
+}
+
+// True when the state routes the abstention `verdict` by its own name (design §6.3: then it
+// is not held).
+inline bool routes_abstention(const compiled_state& st, std::string_view verdict) noexcept {
+  for (const auto& entry : st.routes)
+    if (entry.first == verdict) return true;
+  for (const auto& entry : st.on)
+    if (entry.first == verdict) return true;
+  return false;
+}
+
+// The route of an abstention held too long: `_error` with a route table, else `on_error`,
+// else unrouted (never `_` or `on_no`).
+inline route_outcome escalate_abstention(const route_query& q) {
+  const compiled_state& st = q.loop->state(q.current);
+  const bool has_table = !st.routes.empty() || st.route_default || st.route_error;
+  if (has_table && st.route_error) return take(q, *st.route_error);
+  if (!has_table && st.on_error) return take(q, st.on[*st.on_error].second);
+  return unexpected(route_failure{no_transition_error(st, q.verdict, q.details)});
+}
+
+// Design §3.3 and §6.1–6.3: next (happy path) → retryable_exit_codes bypass (an `error`
+// whose exit code is not listed) → route key (exact, then twin) → `_error` → `_` →
+// on_<verdict> (exact, then twin) → in the current dialect, `no` to `_error`/on_error →
+// maintain fallback → error naming state and verdict (and, for `error`, its cause). In a
+// `next:` state a failed action goes to on_error when there is one (on_retry_exhausted when
+// its exit code is not retryable), else to `next`; an action that could not be run at all
+// without on_error is unrouted. The cannot_judge hold is the executor's (it keeps counts).
 inline route_outcome route(const route_query& q) {
   const compiled_state& st = q.loop->state(q.current);
   if (st.next) {
-    if (q.failed_action && st.on_error) return take(q, st.on[*st.on_error].second);
+    if (q.failed_action && st.on_error) {
+      if (not_retryable(st, q.retry_code)) return take_retry_exhausted(q, st);
+      return take(q, st.on[*st.on_error].second);
+    }
     if (!q.unrunnable) return take(q, *st.next);
   } else {
+    if (q.verdict == "error" && not_retryable(st, q.retry_code)) return take_retry_exhausted(q, st);
     for (const auto& [key, target] : st.routes)
       if (key == q.verdict) return take(q, target);
+    if (!st.routes.empty())
+      if (const auto* t = twin_entry(st.routes, twin_verdict(q.verdict))) return take(q, *t);
     if (st.route_error && q.verdict == "error") return take(q, *st.route_error);
     if (st.route_default) return take(q, *st.route_default);
     for (const auto& [key, target] : st.on)
       if (key == q.verdict) return take(q, target);
+    if (const auto* t = twin_entry(st.on, twin_verdict(q.verdict))) return take(q, *t);
+    // The current dialect: an unrouted `no` takes the error route.
+    if (q.loop->dialect() == loop_dialect::current && (q.verdict == "no" || q.verdict == "failure")) {
+      if (st.route_error) return take(q, *st.route_error);
+      if (st.on_error) return take(q, st.on[*st.on_error].second);
+    }
   }
   if (q.loop->loop().maintain) return take_static_route(st, st.maintain_target, q.current);
   return unexpected(route_failure{no_transition_error(st, q.verdict, q.details)});
@@ -9656,6 +10562,132 @@ inline route_outcome route(const route_query& q) {
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/routing.hpp>
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// `max_retries` counts direct self re-entries per state; the `cannot_judge` hold counts
+// consecutive abstentions per state; `passes` counts maintain restarts (the full-pass cap).
+// The vectors are allocated on first use, so loops without these keys pay nothing.
+class retry_counters {
+ public:
+  void clear() noexcept {
+    entered_.reset();
+    retries_.clear();
+    holds_.clear();
+    passes = 0;
+  }
+
+  // The run enters `state` (of `states` states): a re-entry of the state entered last counts
+  // one retry, entering another clears the count of the one left. Returns the state's count.
+  int enter(std::size_t state, std::size_t states) {
+    if (retries_.empty()) retries_.assign(states, 0);
+    if (entered_ && *entered_ == state)
+      ++retries_[state];
+    else if (entered_)
+      retries_[*entered_] = 0;
+    entered_ = state;
+    return retries_[state];
+  }
+
+  // The state's retry streak is over (redirected to on_retry_exhausted).
+  void exhausted(std::size_t state) noexcept {
+    if (state < retries_.size()) retries_[state] = 0;
+  }
+
+  // One more abstention of `state`: true to hold (re-enter it: at most `limit` in a row),
+  // false to escalate (the count starts again).
+  bool hold(std::size_t state, std::size_t states, int limit) {
+    if (holds_.empty()) holds_.assign(states, 0);
+    if (++holds_[state] <= limit) return true;
+    holds_[state] = 0;
+    return false;
+  }
+
+  // `state` gave a verdict that is not an abstention.
+  void judged(std::size_t state) noexcept {
+    if (state < holds_.size()) holds_[state] = 0;
+  }
+
+  // Entering `state` (max_retries): past its limit of direct self re-entries, the target of
+  // its `on_retry_exhausted` (or why it is none); nullopt while the state may run.
+  std::optional<expected<std::size_t, little_loops::error>> redirect(const compiled_loop& loop,
+                                                                     std::size_t state) {
+    const compiled_state& st = loop.state(state);
+    const int retries = enter(state, loop.states().size());
+    if (!st.max_retries || retries <= *st.max_retries || !st.retry_exhausted) return std::nullopt;
+    exhausted(state);
+    return take_static(st, *st.retry_exhausted, state);
+  }
+
+  // The cannot_judge hold (design §6.3): an abstention the state does not route by its own
+  // name re-enters it (`reason` set) up to twice in a row, the third takes the error route.
+  // nullopt for any other verdict, which ends the state's streak.
+  std::optional<route_outcome> abstention_route(const route_query& q, std::string_view& reason) {
+    if (!is_abstention_verdict(q.verdict) || routes_abstention(q.loop->state(q.current), q.verdict)) {
+      judged(q.current);
+      return std::nullopt;
+    }
+    if (!hold(q.current, q.loop->states().size(), 2)) return escalate_abstention(q);
+    reason = "cannot_judge_hold";
+    return route_outcome(q.current);
+  }
+
+  // The counters for a snapshot, by state name (null when there are none).
+  [[nodiscard]] json to_json(const compiled_loop& loop) const {
+    if (passes == 0 && !entered_ && holds_.empty()) return nullptr;  // the common case
+    const auto named = [&loop](const std::vector<int>& counts) {
+      json out = json::object();
+      for (std::size_t i = 0; i < counts.size(); ++i)
+        if (counts[i] != 0) out[loop.state(i).name] = counts[i];
+      return out;
+    };
+    json retries = named(retries_), holds = named(holds_);
+    if (passes == 0 && retries.empty() && holds.empty() && !entered_) return nullptr;
+    json out = {{"passes", passes}, {"retries", std::move(retries)}, {"holds", std::move(holds)}};
+    if (entered_) out["entered"] = loop.state(*entered_).name;
+    return out;
+  }
+
+  // Restores the counters of snapshot::counters (states the loop lacks are skipped).
+  void restore(const json& j, const compiled_loop& loop) {
+    clear();
+    if (!j.is_object()) return;
+    if (const auto p = j.find("passes"); p != j.end() && p->is_number_integer()) passes = p->get<std::int64_t>();
+    if (const auto e = j.find("entered"); e != j.end() && e->is_string())
+      entered_ = loop.find(e->get_ref<const std::string&>());
+    const auto fill = [&](const char* key, std::vector<int>& counts) {
+      const auto m = j.find(key);
+      if (m == j.end() || !m->is_object()) return;
+      counts.assign(loop.states().size(), 0);
+      for (auto it = m->begin(); it != m->end(); ++it)
+        if (const auto i = loop.find(it.key()); i && it->is_number_integer()) counts[*i] = it->get<int>();
+    };
+    fill("retries", retries_);
+    fill("holds", holds_);
+  }
+
+  std::int64_t passes = 0;  // maintain restarts
+
+ private:
+  std::optional<std::size_t> entered_;
+  std::vector<int> retries_;
+  std::vector<int> holds_;
+};
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/retry_counters.hpp>
+// #include <little_loops/detail/routing.hpp> (already inlined above)
 // #include <little_loops/detail/run_history.hpp>
 // #include <little_loops/compiled_loop.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (already inlined above)
@@ -10053,6 +11085,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/executor_options.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/executor_clock.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/output_signal.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
 
@@ -10073,7 +11106,20 @@ struct executor_options {
   /// `${env.NAME}` lookup (null: std::getenv) and its user pointer.
   env_lookup_fn env = nullptr;
   void* env_user = nullptr;
+  /// Context the host injects (an object): when a run starts or resumes, each key is set in
+  /// `context` only if absent, so the loop's `context:` and the host's own overrides win.
+  /// ll-loop injects `run_dir`, `input_hash` and `max_steps` (design §6.3).
+  json injected_context = json::object();
 };
+
+namespace detail {
+// Sets in `context` each key of `injected` it lacks (executor_options::injected_context).
+inline void inject_missing(json& context, const json& injected) {
+  if (!injected.is_object() || injected.empty() || !context.is_object()) return;
+  for (auto it = injected.begin(); it != injected.end(); ++it)
+    if (!context.contains(it.key())) context[it.key()] = it.value();
+}
+}  // namespace detail
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/executor_options.hpp>
@@ -10183,9 +11229,12 @@ class fsm_executor {
     }
     if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations))
       return end_or_restart(st);
-    if (iteration_ >= def.max_iterations && !enter_on_max_iterations()) return false;
+    if (iteration_ >= def.max_iterations &&
+        !enter_summary(loop_->on_max_iterations(), def.max_steps_spelling ? "on_max_steps" : "on_max_iterations"))
+      return false;
     now_ = clock_->now();
     if (past_timeout()) return end(termination::timeout);
+    if (loop_->counts_retries() && redirect_exhausted()) return !finished();
     execute(loop_->state(current_));
     return !finished();
   }
@@ -10221,7 +11270,9 @@ class fsm_executor {
   [[nodiscard]] little_loops::snapshot snapshot() const {
     // Its own storage, not snapshot_view()'s: const callers may run at once.
     std::vector<std::pair<std::string_view, double>> convergence;
-    return view_into(convergence).materialize();
+    little_loops::snapshot s = view_into(convergence).materialize();
+    s.counters = counters_.to_json(*loop_);
+    return s;
   }
 
   /// @brief snapshot() by reference to the executor's state, without copying it (what a
@@ -10229,7 +11280,10 @@ class fsm_executor {
   /// Valid until the executor next changes (step(), run(), resume(), reset()) or the next
   /// snapshot_view() call; unlike snapshot(), not to be called from two threads at once.
   [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
-    return view_into(convergence_view_);
+    little_loops::snapshot_view v = view_into(convergence_view_);
+    counters_view_ = counters_.to_json(*loop_);
+    if (!counters_view_.is_null()) v.counters = &counters_view_;
+    return v;
   }
 
   /// @brief Restore a snapshot; the next step()/run() continues from it (emitting
@@ -10250,6 +11304,8 @@ class fsm_executor {
     iteration_ = s.iteration;
     summary_executed_ = s.summary_executed;
     context_ = s.context;
+    detail::inject_missing(context_, options_.injected_context);
+    counters_.restore(s.counters, *loop_);
     captured_ = captured_map(s.captured);
     history_.restore(s);
     convergence_ = std::move(convergence);
@@ -10266,6 +11322,8 @@ class fsm_executor {
     phase_ = run_phase::fresh;
     summary_executed_ = false;
     context_ = loop_->loop().context;
+    detail::inject_missing(context_, options_.injected_context);
+    counters_.clear();
     captured_.clear();
     history_.clear();
     convergence_.clear(loop_->states().size());
@@ -10350,28 +11408,30 @@ class fsm_executor {
   bool end_or_restart(const compiled_state& st) {
     if (!loop_->loop().maintain || summary_executed_)
       return end(summary_executed_ ? termination::max_iterations : termination::terminal);
+    if (const auto& cap = loop_->loop().max_passes; cap && counters_.passes >= *cap)
+      return enter_summary(loop_->on_max_passes(), "on_max_iterations");
     auto target = detail::take_static(st, st.maintain_target, current_);
     if (!target) {  // `on_maintain` names no state
       report_error(st, "route", target.error().message);
       return end(termination::error, std::move(target.error()));
     }
-    ++iteration_;  // a maintain restart counts as one iteration (design §3.16)
+    ++iteration_;  // a maintain restart counts as one iteration (design §3.16) and one pass
+    ++counters_.passes;
     if constexpr (emits_events)
       emit(route_event{wall(), st.name, loop_->state(*target).name, "maintain"});
     current_ = *target;
     return true;
   }
 
-  // The cap is reached: run the `on_max_iterations` state once (design §3.5), else end.
-  // Returns whether the run goes on.
-  bool enter_on_max_iterations() {
-    const auto& summary = loop_->on_max_iterations();
+  // A cap is reached (the step cap, or at a terminal the full-pass cap): run its handler
+  // (`key`) once (design §3.5, §6.2), else end. Returns whether the run goes on.
+  bool enter_summary(const std::optional<compiled_target>& summary, std::string_view key) {
     if (!summary || summary_executed_) return end(termination::max_iterations);
     summary_executed_ = true;
     if (summary->type != compiled_target::kind::state) {
       little_loops::error err{
           errc::unknown_state,
-          fmt::format("on_max_iterations names \"{}\", which is not a state", summary->source),
+          fmt::format("{} names \"{}\", which is not a state", key, summary->source),
           summary->path};
       report_error(loop_->state(current_), "route", err.message);
       return end(termination::error, std::move(err));
@@ -10380,6 +11440,22 @@ class fsm_executor {
       emit(max_iterations_event{wall(), loop_->state(summary->index).name, iteration_});
     current_ = summary->index;
     if (loop_->state(current_).terminal) return end(termination::max_iterations);
+    return true;
+  }
+
+  // `max_retries` (design §6.3): an exhausted state is not run; the run goes to
+  // `on_retry_exhausted` without a step. True when it redirected.
+  bool redirect_exhausted() {
+    const compiled_state& st = loop_->state(current_);
+    auto to = counters_.redirect(*loop_, current_);
+    if (!to) return false;
+    if (!*to) {
+      report_error(st, "route", to->error().message);
+      return !end(termination::error, std::move(to->error()));
+    }
+    if constexpr (emits_events)
+      emit(route_event{wall(), st.name, loop_->state(**to).name, "retry_exhausted"});
+    current_ = **to;
     return true;
   }
 
@@ -10467,6 +11543,7 @@ class fsm_executor {
   // result (null: no action ran; when the state has one, execute() set the `error` verdict).
   void conclude(const compiled_state& st, interpolation_context& ctx, action_result* action) {
     if (action && !finish_action(st, *action)) return;
+    retry_code_ = !action ? -1 : action->timed_out ? 124 : action->signal != 0 ? -1 : action->exit_code;
     const bool evaluated = decide_verdict(st, ctx, action);
     if (st.capture && action) captured_[*st.capture].verdict = result_eval_.verdict;
     history_.record(st, action, result_eval_, evaluated);
@@ -10494,6 +11571,7 @@ class fsm_executor {
       rec.exit_code = a.exit_code;
       rec.duration_ms = static_cast<std::int64_t>(a.duration.count());
       rec.verdict.clear();
+      detail::record_failure(rec, a);
     }
     return true;
   }
@@ -10508,14 +11586,12 @@ class fsm_executor {
     // The verdicts no evaluator decides (abnormal action, nothing to evaluate) have their rule
     // in evaluators.hpp; they hold whatever Evaluator the host gave.
     if (detail::has_fixed_verdict(action, st.evaluator && !st.next)) {
-      result_eval_ = detail::fixed_verdict(action);
+      result_eval_ = detail::fixed_verdict(action, loop_->dialect());
       return report_verdict(st, action && !st.next, false);
     }
     if (!st.next) return ask_evaluator(st, ctx, action);
     // A `next:` state: the exit code decides, silently (seed 002).
-    result_eval_.verdict.assign(action->exit_code == 0   ? std::string_view("success")
-                                : action->exit_code == 1 ? std::string_view("failure")
-                                                         : std::string_view("error"));
+    result_eval_.verdict.assign(exit_code_verdict(action->exit_code, loop_->dialect()));
     result_eval_.details = evaluation_details{};
     return false;
   }
@@ -10531,6 +11607,7 @@ class fsm_executor {
     req.action = action;
     req.context = &ctx;
     req.llm = &loop_->loop().llm;
+    req.dialect = loop_->dialect();
     if (deadline_)
       req.time_left = std::max(std::chrono::milliseconds(0),
                                std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -10573,7 +11650,14 @@ class fsm_executor {
                           .unrunnable = st.action.has_value() && !rec.ran_action,
                           .details = &rec.details,
                           .context = &ctx,
-                          .text = &target_text_};
+                          .text = &target_text_,
+                          .retry_code = retry_code_};
+    route_reason_ = {};
+    if (is_abstention_verdict(q.verdict)) {
+      if (auto held = counters_.abstention_route(q, route_reason_)) return std::move(*held);
+    } else {
+      counters_.judged(current_);
+    }
     auto next = detail::route(q);
     if (next || !next.error().unrenderable || q.verdict == "error") return next;
     report_error(st, "interpolation", next.error().error.message);
@@ -10616,7 +11700,7 @@ class fsm_executor {
     }
     if (next) {
       if constexpr (emits_events)
-        emit(route_event{wall(), st.name, loop_->state(*next).name, {}});
+        emit(route_event{wall(), st.name, loop_->state(*next).name, route_reason_});
       current_ = *next;
     }
     if (stop) {
@@ -10676,6 +11760,7 @@ class fsm_executor {
   detail::run_history history_;
   detail::convergence_memory convergence_;
   mutable std::vector<std::pair<std::string_view, double>> convergence_view_;  // snapshot_view()
+  mutable json counters_view_;  // snapshot_view()
   std::int64_t elapsed_offset_ms_ = 0;
   std::chrono::steady_clock::time_point start_{};
   std::chrono::steady_clock::time_point now_{};
@@ -10683,14 +11768,33 @@ class fsm_executor {
   std::string started_at_;
   std::string action_text_;
   std::string target_text_;
+  detail::retry_counters counters_;   // max_retries, cannot_judge holds, full passes
+  int retry_code_ = -1;               // the exit code retryable_exit_codes sees
+  std::string_view route_reason_;     // the reason of the next route event
   action_request request_;  // reused per action (keeps one stop token)
   evaluation_result result_eval_;
   std::stop_source stop_;
   execution_result result_;
 };
 
-// ---------------------------------------------------------------------------------------------
-// Factories with readable diagnostics
+LITTLE_LOOPS_NAMESPACE_END
+
+// The factories (make_executor) build the executor above.
+// #include <little_loops/make_executor.hpp>
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/concepts.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/executor.hpp> (already inlined above)
+// #include <little_loops/executor_options.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
 
 namespace detail {
 template <class T>
@@ -10748,6 +11852,7 @@ auto make_executor(const fsm_loop& loop, Runner&& runner, Eval&& eval = Eval{}, 
 }
 
 LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/make_executor.hpp>
 // end of <little_loops/executor.hpp>
 // #include <little_loops/scripted_runner.hpp>
 // #include <little_loops/concepts.hpp> (already inlined above)
@@ -12521,12 +13626,16 @@ inline bool render_is_prompt_action(const state_config& s) noexcept {
 // state with neither action nor evaluate yields success (design §3.16).
 inline bool has_unrouted_verdict(const state_config& state) {
   if (state.route && state.route->default_target) return false;
-  const auto routed = [&](std::string_view verdict) {
+  const auto routed_exactly = [&](std::string_view verdict) {
     if (state.route) {
       if (state.route->routes.count(std::string(verdict)) != 0) return true;
       if (verdict == "error" && state.route->error_target) return true;
     }
     return state.on.count(std::string(verdict)) != 0;
+  };
+  const auto routed = [&](std::string_view verdict) {  // twin verdicts route alike
+    const std::string_view twin = twin_verdict(verdict);
+    return routed_exactly(verdict) || (!twin.empty() && routed_exactly(twin));
   };
   const bool acts = state.action && !state.action->empty();
   evaluator_type type = evaluator_type::exit_code;
@@ -12538,7 +13647,8 @@ inline bool has_unrouted_verdict(const state_config& state) {
     type = evaluator_type::llm_structured;
   }
   switch (type) {
-    case evaluator_type::llm_structured: return true;  // any verdict the judge names
+    case evaluator_type::llm_structured:
+    case evaluator_type::classify: return true;  // any verdict the judge or the output names
     case evaluator_type::convergence:
       return !routed("target") || !routed("progress") || !routed("stall") || !routed("error");
     default: return !routed("success") || !routed("failure") || !routed("error");
@@ -12650,6 +13760,9 @@ inline std::string render_evaluator(const fsm_loop& loop, const state_config& s)
     case evaluator_type::llm_structured:
       if (e.min_confidence != 0.5) parts.push_back(fmt::format("min_confidence: {}", e.min_confidence));
       if (e.uncertain_suffix) parts.emplace_back("uncertain_suffix: true");
+      break;
+    case evaluator_type::classify:
+      if (e.line) parts.push_back("line: " + render_visible(e.line->is_string() ? e.line->get<std::string>() : e.line->dump()));
       break;
     case evaluator_type::exit_code: break;
   }
@@ -12786,10 +13899,16 @@ inline std::string render_preview(const fsm_loop& loop) {
     if (items.empty()) items.emplace_back("(no transitions)");
     out += fmt::format("{}\n", fmt::join(items, ", "));
   }
+  for (const auto& [name, state] : loop.states)
+    if (state.description)
+      out += "  " + detail::render_visible(name) + " — " + detail::render_visible(*state.description) + "\n";
   out += "Initial: " + detail::render_visible(loop.initial) + "\n";
   out += fmt::format("Max iterations: {}\n", loop.max_iterations);
+  if (loop.max_passes) out += fmt::format("Max full passes: {}\n", *loop.max_passes);
   if (loop.on_max_iterations)
     out += "On max iterations: " + detail::render_visible(*loop.on_max_iterations) + "\n";
+  if (loop.on_max_passes)
+    out += "On max full passes: " + detail::render_visible(*loop.on_max_passes) + "\n";
   std::vector<std::pair<std::string, std::string>> checks;
   for (const auto& [name, state] : loop.states)
     if (detail::render_is_check(state))

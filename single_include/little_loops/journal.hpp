@@ -1576,6 +1576,7 @@ struct scope_claim {
   long pid = 0;
   std::string started_at;
   std::filesystem::path file;  ///< the lock file it was read from
+  bool singleton = false;      ///< the loop is `singleton: true` (absent in the file: false)
 };
 
 /// The scope entries with every `${context.KEY}` replaced by the text of the context's
@@ -1690,6 +1691,8 @@ inline std::optional<scope_claim> read_scope_claim(const std::filesystem::path& 
   scope_claim claim;
   claim.loop_name = name->get<std::string>();
   claim.pid = pid->get<long>();
+  if (const auto single = j.find("singleton"); single != j.end() && single->is_boolean())
+    claim.singleton = single->get<bool>();
   if (scope->is_string()) {
     claim.scope.push_back(normalize_scope_path(scope->get<std::string>()));
   } else if (scope->is_array()) {
@@ -1737,10 +1740,11 @@ inline expected<void, little_loops::error> wait_for_claims_lock(int fd, const st
 /// Writes the claim of loop `name` on `paths` into its lock file (open as `lock_fd`).
 inline expected<void, little_loops::error> write_scope_claim(int lock_fd, const std::filesystem::path& lock,
                                                              const std::string& name,
-                                                             const std::vector<std::string>& paths) {
-  const std::string text =
-      json{{"loop_name", name}, {"scope", paths}, {"pid", static_cast<long>(::getpid())}, {"started_at", journal_now()}}
-          .dump(-1, ' ', false, json::error_handler_t::replace);
+                                                             const std::vector<std::string>& paths,
+                                                             bool singleton = false) {
+  json claim{{"loop_name", name}, {"scope", paths}, {"pid", static_cast<long>(::getpid())}, {"started_at", journal_now()}};
+  if (singleton) claim["singleton"] = true;  // only then, as the original writes it
+  const std::string text = claim.dump(-1, ' ', false, json::error_handler_t::replace);
   if (text.size() > max_scope_claim_bytes)
     return unexpected(little_loops::error{
         errc::invalid_loop,
@@ -1802,12 +1806,16 @@ inline std::vector<scope_claim> list_scope_claims(const std::filesystem::path& d
 }
 
 /// The first live claim in `dir` (except `except`'s) that overlaps `scope` (normalised
-/// paths; see normalize_scope_path()).
+/// paths; see normalize_scope_path()), or, when `singleton`, that is a singleton claim of the
+/// loop `name` whatever its scope (design §6.3: one running instance per singleton loop).
 inline std::optional<scope_claim> find_scope_conflict(const std::filesystem::path& dir,
                                                       const std::vector<std::string>& scope,
-                                                      const std::filesystem::path& except = {}) {
+                                                      const std::filesystem::path& except = {},
+                                                      std::string_view name = {},
+                                                      bool singleton = false) {
   for (auto& claim : list_scope_claims(dir, except))
-    if (scopes_overlap(scope, claim.scope)) return std::move(claim);
+    if (scopes_overlap(scope, claim.scope) || (singleton && claim.singleton && claim.loop_name == name))
+      return std::move(claim);
   return std::nullopt;
 }
 
@@ -2159,7 +2167,10 @@ class loop_journal {
   /// the live claim of another run that overlaps it (nothing is written then). See the
   /// scope-claim section above. Call again to wait for a conflicting run (e.g. once a
   /// second); release_scope() or the destructor drops the claim.
-  expected<std::optional<scope_claim>, little_loops::error> claim_scope(const std::vector<std::string>& scope) {
+  /// With `singleton` (the loop's `singleton: true`), a live singleton claim of the same loop
+  /// name conflicts whatever the scopes.
+  expected<std::optional<scope_claim>, little_loops::error> claim_scope(const std::vector<std::string>& scope,
+                                                                        bool singleton = false) {
     if (auto locked = take_lock(); !locked) return unexpected(std::move(locked.error()));
     auto paths = detail::normalized_scope(scope);
     if (!paths) return unexpected(std::move(paths.error()));
@@ -2173,8 +2184,8 @@ class loop_journal {
     if (auto held = detail::wait_for_claims_lock(fd, acquire); !held) return unexpected(std::move(held.error()));
     if (!detail::names_open_file(paths_.lock, lock_fd_))
       return unexpected(little_loops::error{errc::io_error, "the lock file was removed while this run held it", paths_.lock.string()});
-    if (auto conflict = find_scope_conflict(dir_, *paths, paths_.lock)) return conflict;
-    if (auto written = detail::write_scope_claim(lock_fd_, paths_.lock, name_, *paths); !written)
+    if (auto conflict = find_scope_conflict(dir_, *paths, paths_.lock, name_, singleton)) return conflict;
+    if (auto written = detail::write_scope_claim(lock_fd_, paths_.lock, name_, *paths, singleton); !written)
       return unexpected(std::move(written.error()));
     scope_claimed_ = true;
     return std::optional<scope_claim>{};

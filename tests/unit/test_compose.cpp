@@ -164,8 +164,15 @@ TEST_CASE("compose from: a value inherited from a parent keeps the parent's file
   CHECK(map.locate("states.a.evaluate.pattern")->file == "base");
   CHECK(map.locate("states.a.evaluate.pattern")->line == 9);
   CHECK(map.locate("states.b.bogus")->file == "top.yaml");
-  // the first error is the parent's `labels:` (no such loop key), at the parent's line
-  CHECK_MESSAGE(loop.error().message.find("base:5:1:") == 0, loop.error().message);
+  CHECK_MESSAGE(loop.error().message.find("top.yaml:4:7:") == 0, loop.error().message);
+  // an error in what the parent gave is at the parent's line
+  auto parent_error = ll::load_composed_loop(
+      source("from: unknown_key_parent\nname: child\n"),
+      library().add("unknown_key_parent", "initial: a\nlabelz: [x]\nstates:\n  a: {terminal: true}\n")
+          .resolver);
+  REQUIRE_FALSE(parent_error.has_value());
+  CHECK_MESSAGE(parent_error.error().message.find("unknown_key_parent:2:1:") == 0,
+                parent_error.error().message);
   auto bad_parent = ll::load_composed_loop(
       source("from: broken\nname: c\n"),
       library().add("broken", "initial: a\nstates:\n  a:\n    action: x\n    nxt: a\n").resolver);
