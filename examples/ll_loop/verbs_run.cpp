@@ -494,6 +494,7 @@ struct run_hooks {
   const style& out_style;
   std::stop_source stop;
   std::optional<stop_signals> signals;
+  std::optional<ll::error> journal_failure;  ///< the first journal write that failed
 
   ll::journaled_run_hooks make() {
     ll::journaled_run_hooks hooks;
@@ -507,7 +508,12 @@ struct run_hooks {
     };
     hooks.write_failed = [this](const ll::error& e) {
       display.flush();
-      say_warning(fmt::format("journal: {}", ll::to_string(e)));
+      if (!journal_failure) {
+        say_error(fmt::format("cannot journal the run, so it stops before its next step: {}", ll::to_string(e)));
+        journal_failure = e;
+      } else {
+        say_warning(fmt::format("journal: {}", ll::to_string(e)));
+      }
     };
     return hooks;
   }
@@ -578,6 +584,7 @@ int execute(run_settings& s) {
   const ll::execution_result& result = ll::run_journaled(*made, journal, record, stop.get_token(), hooks.make());
   const std::optional<pid_t> continuation_pid = spawn_handoff_session(journal, s, result, record.current_state);
   report_run(s, result, record, out_style, continuation_pid);
+  if (hooks.journal_failure) return exit_journal_failed;
   return exit_code_for(result);
 }
 
