@@ -153,6 +153,13 @@ struct executor_options {
   /// `${env.NAME}` lookup (null: std::getenv) and its user pointer.
   env_lookup_fn env = nullptr;
   void* env_user = nullptr;
+  /// The most bytes a rendered action may have: past it the state's verdict is `error`
+  /// (errc::template_too_large), found while rendering. The default is the argument limit
+  /// of Linux's exec (default_action_size_limit); a runner that takes longer actions may
+  /// raise it.
+  std::size_t action_size_limit = default_action_size_limit;
+  /// The most bytes any other rendered template (route targets, evaluator fields) may have.
+  std::size_t render_size_limit = default_render_size_limit;
 };
 
 /// Why a run ended (design §3.12).
@@ -626,6 +633,7 @@ class fsm_executor {
     ctx.elapsed_ms = elapsed_ms();
     ctx.env = options_.env;
     ctx.env_user = options_.env_user;
+    ctx.size_limit = options_.render_size_limit;
     return ctx;
   }
 
@@ -683,7 +691,9 @@ class fsm_executor {
       text = st.action->literal();
     } else {
       action_text_.clear();
+      ctx.size_limit = options_.action_size_limit;
       auto r = render_to(*st.action, ctx, action_text_);
+      ctx.size_limit = options_.render_size_limit;
       if (!r) {
         report_error(st, "interpolation", r.error().message);
         set_error_verdict(r.error().message);

@@ -212,6 +212,15 @@ using env_lookup_fn = std::optional<std::string> (*)(std::string_view name, void
 
 /// Everything a template can read. All pointers are optional (null: namespace empty).
 /// The executor builds one per step without copying the data.
+/// The default size limit of a rendered template other than an action (16 MiB, as the
+/// default cap on captured output): interpolation_context::size_limit,
+/// executor_options::render_size_limit.
+inline constexpr std::size_t default_render_size_limit = std::size_t{16} << 20;
+/// The default size limit of a rendered action (128 KiB): the longest single argument Linux
+/// passes to a program (MAX_ARG_STRLEN, 32 pages, its terminating NUL included), which is
+/// how the process runner hands an action over. executor_options::action_size_limit.
+inline constexpr std::size_t default_action_size_limit = (std::size_t{128} << 10) - 1;
+
 struct interpolation_context {
   const json* context = nullptr;          ///< `${context.*}` (an object)
   const captured_map* captured = nullptr; ///< `${captured.<name>.<field>}`
@@ -228,6 +237,9 @@ struct interpolation_context {
   std::int64_t max_iterations = 0;        ///< `${loop.max_iterations}` (seed 004 §7)
   env_lookup_fn env = nullptr;            ///< `${env.NAME}`; null → std::getenv
   void* env_user = nullptr;               ///< passed to `env`
+  /// The most bytes one rendering may produce (render_to() refuses past it, checked as it
+  /// renders, so a template that repeats a large value cannot exhaust memory).
+  std::size_t size_limit = default_render_size_limit;
 };
 
 struct compiled_evaluator;  // defined in evaluators.hpp: templates and patterns compiled at load
