@@ -9,6 +9,8 @@ Outputs (same relative paths as include/, so -Isingle_include vs -Iinclude is th
   single_include/little_loops/<extra>   one header per opt-in adapter: every public header that
                                         fsm.hpp does not reach and that is not under detail/
                                         (posix runner, command judge, journal, YAML loader...).
+                                        The headers of journal/ and yaml/ are parts of their
+                                        umbrellas (journal.hpp, yaml_loader.hpp), inlined there.
                                         Core includes become one `#include <little_loops/fsm.hpp>`,
                                         other extras stay as includes, private helpers are inlined
                                         inside include guards (two extras may share one).
@@ -39,6 +41,11 @@ CORE = "little_loops/fsm.hpp"
 KNOWN_ADAPTERS = ("little_loops/runners/", "little_loops/judges/", "little_loops/journal.hpp",
                   "little_loops/journal/", "little_loops/yaml_loader.hpp",
                   "little_loops/yaml/", "little_loops/document.hpp")
+
+# Folders whose headers are parts of one umbrella adapter: they are inlined into it rather
+# than given single headers of their own, so a user copies one file per adapter.
+UMBRELLAS = {"little_loops/journal/": "little_loops/journal.hpp",
+             "little_loops/yaml/": "little_loops/yaml_loader.hpp"}
 
 # Line-anchored, so an include inside a comment or a raw string literal never matches.
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*[<"](little_loops/[^>"]+)[>"]')
@@ -203,7 +210,7 @@ def generate(remap=False):
         raise AmalgamationError(f"include/{CORE} is missing")
     core_parts = closure(CORE)
     extras = [h for h in public_headers()
-              if h not in core_parts and "/detail/" not in h]
+              if h not in core_parts and "/detail/" not in h and not h.startswith(tuple(UMBRELLAS))]
     for extra in extras:
         closure(extra)
     for extra in extras:

@@ -40,13 +40,10 @@ class compiled_template {
   }
   /// Number of variable references.
   [[nodiscard]] std::size_t variable_count() const noexcept { return variables_; }
-  /// The parsed parts (literal runs and variables), in order.
-  [[nodiscard]] const std::vector<detail::template_part>& parts() const noexcept {
-    return parts_;
-  }
-
  private:
   friend expected<compiled_template, error> compile_template(std::string_view text);
+  friend expected<void, error> render_to(const compiled_template& tpl, const interpolation_context& ctx,
+                                         std::string& out);
   std::string source_;
   std::vector<detail::template_part> parts_;
   std::size_t variables_ = 0;
@@ -103,7 +100,7 @@ inline error too_large(const compiled_template& tpl, std::size_t limit) {
 inline expected<void, error> render_to(const compiled_template& tpl,
                                        const interpolation_context& ctx, std::string& out) {
   const std::size_t base = out.size();
-  for (const auto& p : tpl.parts()) {
+  for (const auto& p : tpl.parts_) {
     if (out.size() - base > ctx.size_limit) return unexpected(detail::too_large(tpl, ctx.size_limit));
     if (!p.is_variable) {
       out += p.text;

@@ -89,6 +89,184 @@ LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/expected.hpp>
 // #include <little_loops/json.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/utf8.hpp>
+// validation, replacement of ill-formed bytes and cutting on character boundaries
+// SPDX-License-Identifier: MIT
+
+// #include <little_loops/config.hpp> (already inlined above)
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+inline constexpr std::string_view utf8_replacement = "\xEF\xBF\xBD";  // U+FFFD
+
+// True for a continuation byte (10xxxxxx): it never starts a character.
+inline constexpr bool is_utf8_continuation(char c) noexcept {
+  return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
+}
+
+/// The UTF-8 sequence that starts at `p[i]` (a byte of 0x80 or more, `i < n`): its length,
+/// and whether it is well-formed (Unicode's table 3-7: no overlong forms, surrogates or code
+/// points past U+10FFFF). An ill-formed one is its maximal subpart (what one U+FFFD replaces
+/// in nlohmann's replace handler and in Python's decode(errors="replace")): a byte that
+/// cannot start a sequence; or a start and the continuation bytes before the byte that cannot
+/// continue it (not included: it is read again) or before the end.
+struct utf8_sequence {
+  std::size_t length;
+  bool well_formed;
+};
+inline utf8_sequence utf8_sequence_at(const unsigned char* p, std::size_t i, std::size_t n) noexcept {
+  const unsigned char c = p[i];
+  std::size_t need = 0;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    need = 1;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    need = 2;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    need = 3;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {  // 80..C1, F5..FF start nothing
+    return {1, false};
+  }
+  std::size_t k = 1;
+  for (; k <= need && i + k < n; ++k) {
+    const unsigned char b = p[i + k];
+    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) break;
+  }
+  if (k > need) return {need + 1, true};
+  return {k, false};
+}
+
+// The length of the well-formed UTF-8 sequence at `p` (1 to 4), or 0 when none starts there
+// (a stray continuation byte, an overlong form, a surrogate, beyond U+10FFFF, truncated).
+inline std::size_t utf8_sequence_length(const unsigned char* p, const unsigned char* end) noexcept {
+  if (*p < 0x80) return 1;
+  const utf8_sequence seq = utf8_sequence_at(p, 0, static_cast<std::size_t>(end - p));
+  return seq.well_formed ? seq.length : 0;
+}
+
+// The code point of the well-formed UTF-8 sequence of `len` bytes at `p` (the length
+// utf8_sequence_length gave).
+inline char32_t utf8_code_point(const unsigned char* p, std::size_t len) noexcept {
+  char32_t c = p[0] & (len == 1 ? 0x7F : len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+  for (std::size_t k = 1; k < len; ++k) c = (c << 6) | (p[k] & 0x3F);
+  return c;
+}
+
+/// True when `text` is well-formed UTF-8 (no overlongs, surrogates or code points
+/// above U+10FFFF).
+inline bool is_valid_utf8(std::string_view text) noexcept {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    const std::size_t n = utf8_sequence_length(p, end);
+    if (n == 0) return false;
+    p += n;
+  }
+  return true;
+}
+
+/// Decodes UTF-8 into code points; each byte that starts no well-formed sequence becomes
+/// U+FFFD.
+inline std::vector<char32_t> utf8_decode(std::string_view text) {
+  std::vector<char32_t> out;
+  out.reserve(text.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    const std::size_t len = utf8_sequence_length(p, end);
+    out.push_back(len == 0 ? char32_t{0xFFFD} : utf8_code_point(p, len));
+    p += len == 0 ? 1 : len;
+  }
+  return out;
+}
+
+/// Appends the UTF-8 encoding of `cp` to `out`. A surrogate (U+D800–U+DFFF) gets the
+/// generalised 3-byte form ("WTF-8"), which is not valid UTF-8.
+inline void utf8_append(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0U | (cp >> 6U)));
+    out.push_back(static_cast<char>(0x80U | (cp & 0x3FU)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0U | (cp >> 12U)));
+    out.push_back(static_cast<char>(0x80U | ((cp >> 6U) & 0x3FU)));
+    out.push_back(static_cast<char>(0x80U | (cp & 0x3FU)));
+  } else {
+    out.push_back(static_cast<char>(0xF0U | (cp >> 18U)));
+    out.push_back(static_cast<char>(0x80U | ((cp >> 12U) & 0x3FU)));
+    out.push_back(static_cast<char>(0x80U | ((cp >> 6U) & 0x3FU)));
+    out.push_back(static_cast<char>(0x80U | (cp & 0x3FU)));
+  }
+}
+
+// The first `n` code points of a UTF-8 string (Python's `s[:n]`).
+inline std::string_view utf8_prefix(std::string_view s, std::size_t n) noexcept {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (!is_utf8_continuation(s[i])) {
+      if (count == n) return s.substr(0, i);
+      ++count;
+    }
+  }
+  return s;
+}
+
+// The last `n` code points of a UTF-8 string (Python's `s[-n:]`).
+inline std::string_view utf8_suffix(std::string_view s, std::size_t n) noexcept {
+  if (n == 0) return s.substr(s.size());
+  std::size_t count = 0;
+  for (std::size_t i = s.size(); i-- > 0;) {
+    if (!is_utf8_continuation(s[i])) {
+      if (++count == n) return s.substr(i);
+    }
+  }
+  return s;
+}
+
+// The largest cut ≤ `max_bytes` (and ≤ the size) that does not split a UTF-8 sequence:
+// `s.substr(0, cut)` ends on a character boundary.
+inline std::size_t utf8_cut(std::string_view s, std::size_t max_bytes) noexcept {
+  if (max_bytes >= s.size()) return s.size();
+  std::size_t cut = max_bytes;
+  while (cut > 0 && is_utf8_continuation(s[cut])) --cut;
+  return cut;
+}
+
+/// `text` with every byte that starts no well-formed UTF-8 sequence replaced by U+FFFD, so
+/// user data can be put into messages and paths that are later serialised as JSON.
+inline std::string sanitize_utf8(std::string_view text) {
+  if (is_valid_utf8(text)) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + 8);
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t len = utf8_sequence_length(p + i, end);
+    if (len == 0) {
+      out += utf8_replacement;
+      ++i;
+    } else {
+      out += text.substr(i, len);
+      i += len;
+    }
+  }
+  return out;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/utf8.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -145,41 +323,6 @@ inline bool json_plain_ascii(std::string_view s) noexcept {
   return true;
 }
 
-/// The UTF-8 sequence that starts at `p[i]` (a byte of 0x80 or more, `i < n`): its length,
-/// and whether it is well-formed (Unicode's table 3-7). An ill-formed one is what one
-/// U+FFFD replaces (its maximal subpart, as nlohmann's replace handler reads it): a byte that
-/// cannot start a sequence; or a start and the continuation bytes before the byte that cannot
-/// continue it (not included: it is read again) or before the end.
-struct utf8_sequence {
-  std::size_t length;
-  bool well_formed;
-};
-inline utf8_sequence utf8_sequence_at(const unsigned char* p, std::size_t i, std::size_t n) noexcept {
-  const unsigned char c = p[i];
-  std::size_t need = 0;
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    need = 1;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    need = 2;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    need = 3;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {  // 80..C1, F5..FF start nothing
-    return {1, false};
-  }
-  std::size_t k = 1;
-  for (; k <= need && i + k < n; ++k) {
-    const unsigned char b = p[i + k];
-    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) break;
-  }
-  if (k > need) return {need + 1, true};
-  return {k, false};
-}
-
 /// Appends `s` as a JSON string exactly as that dump writes it, straight into `out` (no
 /// temporary copies: a capped 16 MiB output is written once): `"`, `\\` and control
 /// characters escaped (`\b \t \n \f \r`, the others `\u00xx`), well-formed UTF-8 (Unicode's
@@ -189,7 +332,6 @@ inline utf8_sequence utf8_sequence_at(const unsigned char* p, std::size_t i, std
 /// is one U+FFFD and that byte is read again; one cut short by the end of `s` is one U+FFFD.
 /// Returns true when something was replaced (the text does not hold `s` exactly).
 inline bool append_json_string(std::string& out, std::string_view s) {
-  static constexpr std::string_view replacement = "\xEF\xBF\xBD";
   static constexpr char hex[] = "0123456789abcdef";
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
@@ -228,7 +370,7 @@ inline bool append_json_string(std::string& out, std::string_view s) {
     if (seq.well_formed) {
       out.append(s.data() + i, seq.length);
     } else {
-      out += replacement;
+      out += utf8_replacement;
       replaced = true;
     }
     i += seq.length;
@@ -430,8 +572,14 @@ struct fmt::formatter<little_loops::diagnostic> : fmt::formatter<std::string_vie
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/expected.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/detail/json_fields.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/detail/strings.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/utf8.hpp> (already inlined above)
 
 #include <algorithm>
 #include <cstddef>
@@ -444,6 +592,11 @@ struct fmt::formatter<little_loops::diagnostic> : fmt::formatter<std::string_vie
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
+/// True when `text` holds an ASCII upper-case letter.
+inline bool has_ascii_upper(std::string_view text) noexcept {
+  return std::any_of(text.begin(), text.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
+
 /// ASCII lower-case copy (keys and enum values are ASCII; other bytes pass through).
 inline std::string ascii_lower(std::string_view text) {
   std::string out(text);
@@ -455,20 +608,39 @@ inline std::string ascii_lower(std::string_view text) {
 /// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions) between
 /// `a` and `b`: exact when it is at most `limit`, some value above `limit` otherwise (found
 /// as soon as it is known to exceed it), so comparing a long junk key against candidates
-/// stays cheap: O(|a| * limit).
+/// stays cheap: O(|a| * limit). A common prefix and suffix are skipped first (an optimal
+/// alignment matches them), so names that share a long stem cost only their differing middle.
 inline std::size_t edit_distance(std::string_view a, std::string_view b,
                                  std::size_t limit = static_cast<std::size_t>(-1) - 1) {
+  const std::size_t length_gap = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
+  if (length_gap > limit) return limit + 1;
+  const auto prefix = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  a.remove_prefix(static_cast<std::size_t>(prefix.first - a.begin()));
+  b.remove_prefix(static_cast<std::size_t>(prefix.second - b.begin()));
+  const auto suffix = std::mismatch(a.rbegin(), a.rend(), b.rbegin(), b.rend());
+  a.remove_suffix(static_cast<std::size_t>(suffix.first - a.rbegin()));
+  b.remove_suffix(static_cast<std::size_t>(suffix.second - b.rbegin()));
   const std::size_t n = a.size();
   const std::size_t m = b.size();
-  const std::size_t length_gap = n > m ? n - m : m - n;
-  if (length_gap > limit) return limit + 1;
   if (n == 0) return m;
   if (m == 0) return n;
-  // Three rolling rows: two rows back (for transpositions), previous, current. Only the band
-  // |i - j| <= limit can hold a distance within the limit, so only it is computed (the cells
-  // just outside it are set above the limit): O(n * limit) rather than O(n * m).
+  // Three rolling rows: two rows back (for transpositions), previous, current; on the stack
+  // for short names. Only the band |i - j| <= limit can hold a distance within the limit, so
+  // only it is computed (the cells just outside it are set above the limit): O(n * limit)
+  // rather than O(n * m).
   const std::size_t over = limit + 1;
-  std::vector<std::size_t> before(m + 1, over), previous(m + 1, over), current(m + 1, over);
+  constexpr std::size_t small_row = 48;
+  std::size_t small[3 * small_row];
+  std::vector<std::size_t> large;
+  std::size_t* rows = small;
+  if (m + 1 > small_row) {
+    large.resize(3 * (m + 1));
+    rows = large.data();
+  }
+  std::fill(rows, rows + 3 * (m + 1), over);
+  std::size_t* before = rows;
+  std::size_t* previous = rows + (m + 1);
+  std::size_t* current = rows + 2 * (m + 1);
   for (std::size_t j = 0; j <= m && j <= over; ++j) previous[j] = j;
   for (std::size_t i = 1; i <= n; ++i) {
     const std::size_t j_lo = i > limit ? i - limit : 1;
@@ -503,6 +675,7 @@ template <class Range>
 std::optional<std::string_view> closest_match(std::string_view value, const Range& candidates) {
   if (value.size() > closest_match_max_length) return std::nullopt;
   const std::string lowered = ascii_lower(value);
+  std::string lowered_candidate;  // only for candidates with upper-case letters
   std::optional<std::string_view> best;
   std::size_t best_distance = static_cast<std::size_t>(-1);
   for (const auto& candidate_ref : candidates) {
@@ -511,12 +684,20 @@ std::optional<std::string_view> closest_match(std::string_view value, const Rang
     const std::size_t size = candidate.size();
     const std::size_t threshold = size <= 4 ? 1 : (size <= 8 ? 2 : 3);
     if ((size > value.size() ? size - value.size() : value.size() - size) > threshold) continue;
-    const std::size_t distance = edit_distance(lowered, ascii_lower(candidate), threshold);
+    std::string_view folded = candidate;
+    if (has_ascii_upper(candidate)) {
+      lowered_candidate = ascii_lower(candidate);
+      folded = lowered_candidate;
+    }
+    // Only a distance below the best so far can change the answer (ties go to the first).
+    const std::size_t limit = best ? std::min(threshold, best_distance - 1) : threshold;
+    const std::size_t distance = edit_distance(lowered, folded, limit);
     // A complete replacement ("c" for "a") is not a typo.
     const std::size_t longest = std::max(size, value.size());
-    if (distance <= threshold && distance < longest && distance < best_distance) {
+    if (distance <= limit && distance < longest) {
       best = candidate;
       best_distance = distance;
+      if (distance == 0) break;  // a case-insensitive equal: nothing closer follows
     }
   }
   return best;
@@ -546,87 +727,6 @@ std::string join_names(const Range& names, std::string_view separator = ", ") {
   return out;
 }
 
-// The length of the well-formed UTF-8 sequence at `p` (1 to 4), or 0 when none starts there
-// (a stray continuation byte, an overlong form, a surrogate, beyond U+10FFFF, truncated).
-inline std::size_t utf8_sequence_length(const unsigned char* p, const unsigned char* end) noexcept {
-  const unsigned char c = *p;
-  if (c < 0x80) return 1;
-  std::size_t extra = 0;
-  unsigned char low = 0x80;
-  unsigned char high = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    extra = 1;
-  } else if (c == 0xE0) {
-    extra = 2;
-    low = 0xA0;
-  } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
-    extra = 2;
-  } else if (c == 0xED) {
-    extra = 2;
-    high = 0x9F;
-  } else if (c == 0xF0) {
-    extra = 3;
-    low = 0x90;
-  } else if (c >= 0xF1 && c <= 0xF3) {
-    extra = 3;
-  } else if (c == 0xF4) {
-    extra = 3;
-    high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (static_cast<std::size_t>(end - p) <= extra) return 0;
-  if (p[1] < low || p[1] > high) return 0;
-  for (std::size_t k = 2; k <= extra; ++k)
-    if (p[k] < 0x80 || p[k] > 0xBF) return 0;
-  return extra + 1;
-}
-
-// The code point of the well-formed UTF-8 sequence of `len` bytes at `p` (the length
-// utf8_sequence_length gave).
-inline char32_t utf8_code_point(const unsigned char* p, std::size_t len) noexcept {
-  char32_t c = p[0] & (len == 1 ? 0x7F : len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
-  for (std::size_t k = 1; k < len; ++k) c = (c << 6) | (p[k] & 0x3F);
-  return c;
-}
-
-/// True when `text` is well-formed UTF-8 (no overlongs, surrogates or code points
-/// above U+10FFFF).
-inline bool is_valid_utf8(std::string_view text) noexcept {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const auto* end = p + text.size();
-  while (p < end) {
-    const std::size_t n = utf8_sequence_length(p, end);
-    if (n == 0) return false;
-    p += n;
-  }
-  return true;
-}
-
-// The first `n` code points of a UTF-8 string (Python's `s[:n]`).
-inline std::string_view utf8_prefix(std::string_view s, std::size_t n) noexcept {
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
-      if (count == n) return s.substr(0, i);
-      ++count;
-    }
-  }
-  return s;
-}
-
-// The last `n` code points of a UTF-8 string (Python's `s[-n:]`).
-inline std::string_view utf8_suffix(std::string_view s, std::size_t n) noexcept {
-  if (n == 0) return s.substr(s.size());
-  std::size_t count = 0;
-  for (std::size_t i = s.size(); i-- > 0;) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
-      if (++count == n) return s.substr(i);
-    }
-  }
-  return s;
-}
-
 /// Dotted document path: `join_path("states.fix", "evaluate")` → `states.fix.evaluate`;
 /// an empty base yields the key alone.
 inline std::string join_path(std::string_view base, std::string_view key) {
@@ -647,33 +747,6 @@ inline std::string index_path(std::string_view base, std::size_t index) {
   return out;
 }
 
-/// `text` with every ill-formed UTF-8 sequence replaced by U+FFFD, so user data can be put
-/// into messages and paths that are later serialised as JSON.
-inline std::string sanitize_utf8(std::string_view text) {
-  if (is_valid_utf8(text)) return std::string(text);
-  std::string out;
-  out.reserve(text.size() + 8);
-  std::size_t i = 0;
-  while (i < text.size()) {
-    // Find the longest valid prefix starting at i of length 1..4.
-    std::size_t taken = 0;
-    for (std::size_t len = 1; len <= 4 && i + len <= text.size(); ++len) {
-      if (is_valid_utf8(text.substr(i, len))) {
-        taken = len;
-        break;
-      }
-    }
-    if (taken == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out += text.substr(i, taken);
-      i += taken;
-    }
-  }
-  return out;
-}
-
 /// `text` shortened to at most `max_bytes` bytes (on a UTF-8 boundary) with `…` appended
 /// when cut; used to quote user values in messages without flooding them.
 inline std::string quote_excerpt(std::string_view text, std::size_t max_bytes = 60) {
@@ -683,9 +756,7 @@ inline std::string quote_excerpt(std::string_view text, std::size_t max_bytes = 
   if (view.size() <= max_bytes) {
     out += view;
   } else {
-    std::size_t cut = max_bytes;
-    while (cut > 0 && (static_cast<unsigned char>(view[cut]) & 0xC0) == 0x80) --cut;
-    out += view.substr(0, cut);
+    out += view.substr(0, utf8_cut(view, max_bytes));
     out += "\xE2\x80\xA6";  // …
   }
   out += '"';
@@ -710,18 +781,354 @@ inline std::uint64_t fnv1a_64(std::string_view data) noexcept {
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/strings.hpp>
 
-#include <algorithm>
-#include <array>
-#include <climits>
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <unordered_set>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// ---------------------------------------------------------------------------------------
+// Field values: the one set of type and range rules. Each caller words a fault its own way:
+// as a diagnostic (the loop and paradigm readers, below) or as an error (snapshots).
+// ---------------------------------------------------------------------------------------
+
+/// Why a JSON value is not the field asked for.
+enum class field_fault {
+  wrong_type,    ///< another JSON type (or a fractional number for an integer)
+  invalid_utf8,  ///< a string that is not well-formed UTF-8
+  not_finite,    ///< an infinite or NaN number
+  too_small,     ///< an integer below the range of the type asked for
+  too_large,     ///< an integer above it
+};
+
+/// The string in `value`, checked to be well-formed UTF-8 when `check_utf8`.
+inline expected<std::string_view, field_fault> string_field(const json& value,
+                                                            bool check_utf8 = true) {
+  if (!value.is_string()) return unexpected(field_fault::wrong_type);
+  const auto& text = value.get_ref<const std::string&>();
+  if (check_utf8 && !is_valid_utf8(text)) return unexpected(field_fault::invalid_utf8);
+  return std::string_view(text);
+}
+
+/// The boolean in `value`.
+inline expected<bool, field_fault> bool_field(const json& value) {
+  if (!value.is_boolean()) return unexpected(field_fault::wrong_type);
+  return value.get<bool>();
+}
+
+/// The finite number (integer or floating point) in `value`.
+inline expected<double, field_fault> number_field(const json& value) {
+  if (!value.is_number()) return unexpected(field_fault::wrong_type);
+  const double number = value.get<double>();
+  if (!std::isfinite(number)) return unexpected(field_fault::not_finite);
+  return number;
+}
+
+/// The integer in `value` that fits an `Int`. With `whole_floats`, a floating-point value
+/// that is a whole number (`10.0`, as JSON Schema's `integer` and Python take it) is that
+/// integer; `10.5` is a wrong type either way.
+template <class Int>
+expected<Int, field_fault> integer_field(const json& value, bool whole_floats = true) {
+  using limits = std::numeric_limits<Int>;
+  static_assert(std::is_signed_v<Int> && sizeof(Int) <= sizeof(std::int64_t));
+  if (value.is_number_unsigned()) {
+    const auto n = value.get<std::uint64_t>();
+    if (n > static_cast<std::uint64_t>(limits::max())) return unexpected(field_fault::too_large);
+    return static_cast<Int>(n);
+  }
+  if (value.is_number_integer()) {
+    const auto n = value.get<std::int64_t>();
+    if (n > limits::max()) return unexpected(field_fault::too_large);
+    if (n < limits::min()) return unexpected(field_fault::too_small);
+    return static_cast<Int>(n);
+  }
+  if (whole_floats && value.is_number_float()) {
+    const double d = value.get<double>();
+    if (!std::isfinite(d)) return unexpected(field_fault::not_finite);
+    if (std::floor(d) == d) {
+      if (d > static_cast<double>(limits::max())) return unexpected(field_fault::too_large);
+      if (d < static_cast<double>(limits::min())) return unexpected(field_fault::too_small);
+      return static_cast<Int>(d);
+    }
+  }
+  return unexpected(field_fault::wrong_type);
+}
+
+/// The first key of object `obj` that is not in `known`, or nullptr.
+inline const std::string* first_unknown_key(const json& obj,
+                                            std::initializer_list<std::string_view> known) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool ok = false;
+    for (auto k : known) ok = ok || it.key() == k;
+    if (!ok) return &it.key();
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------
+// Diagnostics: the readers of loop documents and paradigm specs report every finding with
+// its path and go on.
+// ---------------------------------------------------------------------------------------
+
+/// `object`, `array`, `string`, `integer`, `number`, `boolean`, `null`, `binary`.
+inline std::string_view json_kind(const json& value) noexcept {
+  switch (value.type()) {
+    case json::value_t::object: return "object";
+    case json::value_t::array: return "array";
+    case json::value_t::string: return "string";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "integer";
+    case json::value_t::number_float: return "number";
+    case json::value_t::boolean: return "boolean";
+    case json::value_t::null: return "null";
+    case json::value_t::binary: return "binary";
+    case json::value_t::discarded: return "discarded";
+  }
+  return "unknown";
+}
+
+/// `an array`, `string "abc"`, `integer 5` — how a found value is described in messages.
+inline std::string describe_value(const json& value) {
+  switch (value.type()) {
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "an array";
+    case json::value_t::null: return "null";
+    case json::value_t::string:
+      return "string " + quote_excerpt(value.get_ref<const std::string&>());
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float:
+    case json::value_t::boolean:
+      return std::string(json_kind(value)) + " " + value.dump();
+    default: return std::string(json_kind(value));
+  }
+}
+
+inline void report(diagnostics& out, std::string path, std::string_view code,
+                   std::string message, severity level = severity::error) {
+  out.push_back(diagnostic{level, std::move(path), std::move(message), std::string(code)});
+}
+
+inline std::size_t count_errors(const diagnostics& list) noexcept {
+  std::size_t n = 0;
+  for (const auto& d : list)
+    if (d.level == severity::error) ++n;
+  return n;
+}
+
+/// Reports a value of the wrong JSON type: `null-value` for null, else `wrong-type`.
+inline void report_type(diagnostics& out, const std::string& path, std::string_view expected,
+                        const json& found) {
+  if (found.is_null())
+    report(out, path, "null-value", fmt::format("expected {}, got null", expected));
+  else
+    report(out, path, "wrong-type", fmt::format("expected {}, got {}", expected,
+                                                 describe_value(found)));
+}
+
+/// The path of member `key` under `base`, with ill-formed UTF-8 in the key replaced.
+inline std::string member_path(std::string_view base, std::string_view key) {
+  return join_path(base, sanitize_utf8(key));
+}
+
+/// Reports `key` under `base` as unknown, with a "did you mean" among `candidates` and an
+/// optional extra hint.
+template <class Range>
+void report_unknown_key(diagnostics& out, std::string_view base, std::string_view key,
+                        const Range& candidates, std::string_view extra = {}) {
+  std::string message = "unknown key " + quote_excerpt(key);
+  message += did_you_mean(key, candidates);
+  if (!extra.empty()) {
+    message += "; ";
+    message += extra;
+  }
+  report(out, member_path(base, key), "unknown-key", std::move(message));
+}
+
+/// Reports `fault` for `value` at `path`; `expected` says what was wanted ("a string"). The
+/// range named for an integer is `int`'s, the one integer type these readers read.
+inline void report_fault(diagnostics& out, const std::string& path, field_fault fault,
+                         std::string_view expected, const json& value) {
+  switch (fault) {
+    case field_fault::wrong_type: report_type(out, path, expected, value); return;
+    case field_fault::invalid_utf8:
+      report(out, path, "invalid-utf8", "string is not valid UTF-8");
+      return;
+    case field_fault::not_finite: report(out, path, "out-of-range", "number is not finite"); return;
+    case field_fault::too_small:
+      report(out, path, "out-of-range", fmt::format("integer {} is too small (min {})",
+                                                    value.dump(), std::numeric_limits<int>::min()));
+      return;
+    case field_fault::too_large:
+      report(out, path, "out-of-range", fmt::format("integer {} is too large (max {})",
+                                                    value.dump(), std::numeric_limits<int>::max()));
+      return;
+  }
+}
+
+/// The field read from `value`, or std::nullopt after reporting why not at `path`.
+template <class T>
+std::optional<T> reported(expected<T, field_fault> field, const json& value,
+                          const std::string& path, std::string_view expected, diagnostics& out) {
+  if (field) return std::move(*field);
+  report_fault(out, path, field.error(), expected, value);
+  return std::nullopt;
+}
+
+/// A well-formed UTF-8 string.
+inline std::optional<std::string> read_string(const json& value, const std::string& path,
+                                              diagnostics& out) {
+  auto text = reported(string_field(value), value, path, "a string", out);
+  if (!text) return std::nullopt;
+  return std::string(*text);
+}
+
+inline std::optional<bool> read_bool(const json& value, const std::string& path,
+                                     diagnostics& out) {
+  return reported(bool_field(value), value, path, "a boolean (true or false)", out);
+}
+
+/// A finite number (integer or floating point).
+inline std::optional<double> read_number(const json& value, const std::string& path,
+                                         diagnostics& out) {
+  return reported(number_field(value), value, path, "a number", out);
+}
+
+/// An integer that fits an `int`; a whole floating-point number (`10.0`) is that integer.
+inline std::optional<int> read_int(const json& value, const std::string& path,
+                                   diagnostics& out) {
+  return reported(integer_field<int>(value), value, path, "an integer", out);
+}
+
+/// `true` when `value` is a JSON object, else reports it.
+inline bool expect_object(const json& value, const std::string& path, diagnostics& out) {
+  if (value.is_object()) return true;
+  report_type(out, path, "an object", value);
+  return false;
+}
+
+/// JSON for a double: an integer when the value is integral (so `30` stays `30`).
+inline json number_json(double value) {
+  if (std::isfinite(value) && std::floor(value) == value && std::fabs(value) < 9007199254740992.0)
+    return json(static_cast<std::int64_t>(value));
+  return json(value);
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/json_fields.hpp>
+// #include <little_loops/detail/schema_enums.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+// Declared here for the tables below; schema.hpp defines and documents them.
+enum class evaluator_type;
+enum class comparison_op;
+enum class convergence_direction;
+enum class action_kind;
+enum class handoff_policy;
+
+namespace detail {
+
+/// Names (in enumerator order) and the word used in messages, per schema enum.
+template <class Enum>
+struct enum_info;
+
+template <>
+struct enum_info<evaluator_type> {
+  static constexpr std::array<std::string_view, 6> names{
+      "exit_code", "output_numeric", "output_json", "output_contains", "convergence",
+      "llm_structured"};
+  static constexpr std::string_view what = "evaluator type";
+};
+template <>
+struct enum_info<comparison_op> {
+  static constexpr std::array<std::string_view, 6> names{"eq", "ne", "lt", "le", "gt", "ge"};
+  static constexpr std::string_view what = "operator";
+};
+template <>
+struct enum_info<convergence_direction> {
+  static constexpr std::array<std::string_view, 2> names{"minimize", "maximize"};
+  static constexpr std::string_view what = "direction";
+};
+template <>
+struct enum_info<action_kind> {
+  static constexpr std::array<std::string_view, 3> names{"shell", "prompt", "slash_command"};
+  static constexpr std::string_view what = "action_type";
+};
+template <>
+struct enum_info<handoff_policy> {
+  static constexpr std::array<std::string_view, 3> names{"pause", "spawn", "terminate"};
+  static constexpr std::string_view what = "on_handoff";
+};
+
+template <class Enum>
+constexpr std::string_view enum_name(Enum value) noexcept {
+  const auto index = static_cast<std::size_t>(value);
+  const auto& names = enum_info<Enum>::names;
+  return index < names.size() ? names[index] : std::string_view{"<invalid>"};
+}
+
+/// The message for an unknown enum value. Operator, direction and evaluator type use the
+/// original's sentences (`Invalid operator 'x'. Must be one of: eq, ge, gt, le, lt, ne`,
+/// `Invalid direction 'x'. Must be 'minimize' or 'maximize'`, `Unknown evaluator type 'x'.
+/// Must be one of: …`, names sorted as it sorts them); the others say `unknown <what> "x";
+/// expected one of: …`. Each ends with a "did you mean" when a name is close.
+template <class Enum>
+std::string unknown_enum_message(std::string_view text) {
+  const auto& names = enum_info<Enum>::names;
+  const std::string hint = did_you_mean(text, names);
+  const std::string quoted = quote_excerpt(text);
+  const std::string_view bare = std::string_view(quoted).substr(1, quoted.size() - 2);
+  auto sorted_names = [&] {
+    std::vector<std::string_view> v(names.begin(), names.end());
+    std::sort(v.begin(), v.end());
+    return join_names(v);
+  };
+  if constexpr (std::is_same_v<Enum, comparison_op>)
+    return fmt::format("Invalid operator '{}'. Must be one of: {}{}", bare, sorted_names(), hint);
+  else if constexpr (std::is_same_v<Enum, convergence_direction>)
+    return fmt::format("Invalid direction '{}'. Must be 'minimize' or 'maximize'{}", bare, hint);
+  else if constexpr (std::is_same_v<Enum, evaluator_type>)
+    return fmt::format("Unknown evaluator type '{}'. Must be one of: {}{}", bare, sorted_names(),
+                       hint);
+  else
+    return fmt::format("unknown {} {}{}; expected one of: {}", enum_info<Enum>::what, quoted,
+                       hint, join_names(names));
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/schema_enums.hpp>
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+
+#include <cstddef>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -873,53 +1280,9 @@ struct fsm_loop {
   friend bool operator==(const fsm_loop&, const fsm_loop&) = default;
 };
 
-
 // ---------------------------------------------------------------------------------------
 // Enum names
 // ---------------------------------------------------------------------------------------
-
-namespace detail {
-
-/// Names (in enumerator order) and the word used in messages, per schema enum.
-template <class Enum>
-struct enum_info;
-
-template <>
-struct enum_info<evaluator_type> {
-  static constexpr std::array<std::string_view, 6> names{
-      "exit_code", "output_numeric", "output_json", "output_contains", "convergence",
-      "llm_structured"};
-  static constexpr std::string_view what = "evaluator type";
-};
-template <>
-struct enum_info<comparison_op> {
-  static constexpr std::array<std::string_view, 6> names{"eq", "ne", "lt", "le", "gt", "ge"};
-  static constexpr std::string_view what = "operator";
-};
-template <>
-struct enum_info<convergence_direction> {
-  static constexpr std::array<std::string_view, 2> names{"minimize", "maximize"};
-  static constexpr std::string_view what = "direction";
-};
-template <>
-struct enum_info<action_kind> {
-  static constexpr std::array<std::string_view, 3> names{"shell", "prompt", "slash_command"};
-  static constexpr std::string_view what = "action_type";
-};
-template <>
-struct enum_info<handoff_policy> {
-  static constexpr std::array<std::string_view, 3> names{"pause", "spawn", "terminate"};
-  static constexpr std::string_view what = "on_handoff";
-};
-
-template <class Enum>
-constexpr std::string_view enum_name(Enum value) noexcept {
-  const auto index = static_cast<std::size_t>(value);
-  const auto& names = enum_info<Enum>::names;
-  return index < names.size() ? names[index] : std::string_view{"<invalid>"};
-}
-
-}  // namespace detail
 
 /// `"exit_code"`, `"output_numeric"`, … — the document spelling.
 constexpr std::string_view to_string(evaluator_type v) noexcept { return detail::enum_name(v); }
@@ -975,7 +1338,7 @@ inline void to_json(json& j, action_kind v) { j = std::string(to_string(v)); }
 inline void to_json(json& j, handoff_policy v) { j = std::string(to_string(v)); }
 
 // ---------------------------------------------------------------------------------------
-// Strict reading helpers (shared with the paradigm compilers)
+// Parsing
 // ---------------------------------------------------------------------------------------
 
 /// Values nested deeper than this inside `context`, `schema` or `target` are rejected
@@ -986,296 +1349,6 @@ inline constexpr std::size_t max_value_depth = 256;
 /// errc::parse_error): nlohmann copies nested values recursively while building ordered
 /// objects, so unbounded depth would exhaust the stack.
 inline constexpr std::size_t max_document_depth = 512;
-
-namespace detail {
-
-/// `object`, `array`, `string`, `integer`, `number`, `boolean`, `null`, `binary`.
-inline std::string_view json_kind(const json& value) noexcept {
-  switch (value.type()) {
-    case json::value_t::object: return "object";
-    case json::value_t::array: return "array";
-    case json::value_t::string: return "string";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer";
-    case json::value_t::number_float: return "number";
-    case json::value_t::boolean: return "boolean";
-    case json::value_t::null: return "null";
-    case json::value_t::binary: return "binary";
-    case json::value_t::discarded: return "discarded";
-  }
-  return "unknown";
-}
-
-/// `an array`, `string "abc"`, `integer 5` — how a found value is described in messages.
-inline std::string describe_value(const json& value) {
-  switch (value.type()) {
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::null: return "null";
-    case json::value_t::string:
-      return "string " + quote_excerpt(value.get_ref<const std::string&>());
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-    case json::value_t::number_float:
-    case json::value_t::boolean:
-      return std::string(json_kind(value)) + " " + value.dump();
-    default: return std::string(json_kind(value));
-  }
-}
-
-inline void report(diagnostics& out, std::string path, std::string_view code,
-                   std::string message, severity level = severity::error) {
-  out.push_back(diagnostic{level, std::move(path), std::move(message), std::string(code)});
-}
-
-inline std::size_t count_errors(const diagnostics& list) noexcept {
-  std::size_t n = 0;
-  for (const auto& d : list)
-    if (d.level == severity::error) ++n;
-  return n;
-}
-
-/// Reports a value of the wrong JSON type: `null-value` for null, else `wrong-type`.
-inline void report_type(diagnostics& out, const std::string& path, std::string_view expected,
-                        const json& found) {
-  if (found.is_null())
-    report(out, path, "null-value", fmt::format("expected {}, got null", expected));
-  else
-    report(out, path, "wrong-type", fmt::format("expected {}, got {}", expected,
-                                                 describe_value(found)));
-}
-
-/// The path of member `key` under `base`, with ill-formed UTF-8 in the key replaced.
-inline std::string member_path(std::string_view base, std::string_view key) {
-  return join_path(base, sanitize_utf8(key));
-}
-
-/// Reports `key` under `base` as unknown, with a "did you mean" among `candidates` and an
-/// optional extra hint.
-template <class Range>
-void report_unknown_key(diagnostics& out, std::string_view base, std::string_view key,
-                        const Range& candidates, std::string_view extra = {}) {
-  std::string message = "unknown key " + quote_excerpt(key);
-  message += did_you_mean(key, candidates);
-  if (!extra.empty()) {
-    message += "; ";
-    message += extra;
-  }
-  report(out, member_path(base, key), "unknown-key", std::move(message));
-}
-
-inline std::optional<std::string> read_string(const json& value, const std::string& path,
-                                              diagnostics& out) {
-  if (!value.is_string()) {
-    report_type(out, path, "a string", value);
-    return std::nullopt;
-  }
-  const auto& text = value.get_ref<const std::string&>();
-  if (!is_valid_utf8(text)) {
-    report(out, path, "invalid-utf8", "string is not valid UTF-8");
-    return std::nullopt;
-  }
-  return text;
-}
-
-inline std::optional<bool> read_bool(const json& value, const std::string& path,
-                                     diagnostics& out) {
-  if (!value.is_boolean()) {
-    report_type(out, path, "a boolean (true or false)", value);
-    return std::nullopt;
-  }
-  return value.get<bool>();
-}
-
-/// A finite number (integer or floating point).
-inline std::optional<double> read_number(const json& value, const std::string& path,
-                                         diagnostics& out) {
-  if (!value.is_number()) {
-    report_type(out, path, "a number", value);
-    return std::nullopt;
-  }
-  const double number = value.get<double>();
-  if (!std::isfinite(number)) {
-    report(out, path, "out-of-range", "number is not finite");
-    return std::nullopt;
-  }
-  return number;
-}
-
-/// An integer that fits an `int`. A floating-point value that is a whole number (`10.0`, as
-/// JSON Schema's `integer` and Python take it) is that integer; `10.5` is a wrong type.
-inline std::optional<int> read_int(const json& value, const std::string& path,
-                                   diagnostics& out) {
-  const auto out_of_range = [&](const std::string& text, bool negative) {
-    report(out, path, "out-of-range",
-           negative ? fmt::format("integer {} is too small (min {})", text, INT_MIN)
-                    : fmt::format("integer {} is too large (max {})", text, INT_MAX));
-  };
-  if (value.is_number_unsigned()) {
-    const auto n = value.get<std::uint64_t>();
-    if (n > static_cast<std::uint64_t>(INT_MAX)) {
-      out_of_range(std::to_string(n), false);
-      return std::nullopt;
-    }
-    return static_cast<int>(n);
-  }
-  if (value.is_number_integer()) {
-    const auto n = value.get<std::int64_t>();
-    if (n > INT_MAX || n < INT_MIN) {
-      out_of_range(std::to_string(n), n < 0);
-      return std::nullopt;
-    }
-    return static_cast<int>(n);
-  }
-  if (value.is_number_float()) {
-    const double d = value.get<double>();
-    if (!std::isfinite(d)) {
-      report(out, path, "out-of-range", "number is not finite");
-      return std::nullopt;
-    }
-    if (std::floor(d) == d) {
-      if (d > INT_MAX || d < INT_MIN) {
-        out_of_range(value.dump(), d < 0);
-        return std::nullopt;
-      }
-      return static_cast<int>(d);
-    }
-  }
-  report_type(out, path, "an integer", value);
-  return std::nullopt;
-}
-
-/// null, boolean or number: nothing to check inside.
-inline bool is_plain_scalar(const json& value) noexcept {
-  return value.is_null() || value.is_boolean() || value.is_number();
-}
-
-/// Checks an arbitrary JSON value kept verbatim (context, schema, target): nesting depth at
-/// most max_value_depth, every string and key well-formed UTF-8 and every number finite (a
-/// YAML `.inf`, `.nan` or `1e400`: JSON, and so a compiled loop or a journal, has no way to
-/// write it). Iterative (no recursion). Returns false after reporting.
-inline bool check_value_tree(const json& root, const std::string& path, diagnostics& out) {
-  struct frame {
-    const json* value;
-    std::size_t depth;
-    std::string path;
-  };
-  const std::size_t errors_before = count_errors(out);
-  std::vector<frame> stack;
-  stack.push_back(frame{&root, 0, path});
-  while (!stack.empty()) {
-    frame current = std::move(stack.back());
-    stack.pop_back();
-    const json& value = *current.value;
-    if (value.is_string()) {
-      if (!is_valid_utf8(value.get_ref<const std::string&>()))
-        report(out, current.path, "invalid-utf8", "string is not valid UTF-8");
-      continue;
-    }
-    if (value.is_number_float()) {
-      if (!std::isfinite(value.get<double>()))
-        report(out, current.path, "out-of-range",
-               "number is not finite (JSON has no infinity or NaN: write a finite number, or a "
-               "string)");
-      continue;
-    }
-    if (value.is_binary()) {
-      report(out, current.path, "wrong-type", "binary values cannot be used in a loop");
-      continue;
-    }
-    if (!value.is_structured() || value.empty()) continue;
-    if (current.depth >= max_value_depth) {
-      report(out, current.path, "too-deep",
-             fmt::format("value is nested deeper than {} levels", max_value_depth));
-      return false;
-    }
-    if (value.is_object()) {
-      for (auto it = value.crbegin(); it != value.crend(); ++it) {
-        // reverse iteration + stack = document order
-        const std::string& key = it.key();
-        if (!is_valid_utf8(key)) report(out, member_path(current.path, key), "invalid-utf8",
-                                        "key is not valid UTF-8");
-        if (is_plain_scalar(it.value()) && !it.value().is_number_float()) continue;
-        stack.push_back(frame{&it.value(), current.depth + 1, member_path(current.path, key)});
-      }
-    } else {
-      for (std::size_t i = value.size(); i-- > 0;) {
-        const json& element = value[i];
-        if (is_plain_scalar(element) && !element.is_number_float()) continue;
-        stack.push_back(frame{&element, current.depth + 1, index_path(current.path, i)});
-      }
-    }
-  }
-  return count_errors(out) == errors_before;
-}
-
-/// `true` when `value` is a JSON object, else reports it.
-inline bool expect_object(const json& value, const std::string& path, diagnostics& out) {
-  if (value.is_object()) return true;
-  report_type(out, path, "an object", value);
-  return false;
-}
-
-/// JSON for a double: an integer when the value is integral (so `30` stays `30`).
-inline json number_json(double value) {
-  if (std::isfinite(value) && std::floor(value) == value && std::fabs(value) < 9007199254740992.0)
-    return json(static_cast<std::int64_t>(value));
-  return json(value);
-}
-
-inline constexpr std::array<std::string_view, 14> evaluate_keys{
-    "type",   "operator", "target",         "tolerance",        "pattern",
-    "negate", "path",     "prompt",         "schema",           "min_confidence",
-    "uncertain_suffix",   "source",         "previous",         "direction"};
-
-inline constexpr std::array<std::string_view, 13> state_keys{
-    "action",  "action_type", "evaluate",    "route",      "next",       "terminal",
-    "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
-    "on_error"};
-
-inline constexpr std::array<std::string_view, 14> loop_keys{
-    "name",    "description",    "initial", "states", "context",    "scope",
-    "max_iterations", "backoff", "timeout", "maintain", "llm",     "on_handoff",
-    "on_max_iterations", "paradigm"};
-
-inline constexpr std::array<std::string_view, 4> llm_keys{"enabled", "model", "max_tokens",
-                                                           "timeout"};
-
-inline constexpr std::array<std::string_view, 2> route_reserved_keys{"_", "_error"};
-
-}  // namespace detail
-
-namespace detail {
-
-/// The message for an unknown enum value. Operator, direction and evaluator type use the
-/// original's sentences (`Invalid operator 'x'. Must be one of: eq, ge, gt, le, lt, ne`,
-/// `Invalid direction 'x'. Must be 'minimize' or 'maximize'`, `Unknown evaluator type 'x'.
-/// Must be one of: …`, names sorted as it sorts them); the others say `unknown <what> "x";
-/// expected one of: …`. Each ends with a "did you mean" when a name is close.
-template <class Enum>
-std::string unknown_enum_message(std::string_view text) {
-  const auto& names = enum_info<Enum>::names;
-  const std::string hint = did_you_mean(text, names);
-  const std::string quoted = quote_excerpt(text);
-  const std::string_view bare = std::string_view(quoted).substr(1, quoted.size() - 2);
-  auto sorted_names = [&] {
-    std::vector<std::string_view> v(names.begin(), names.end());
-    std::sort(v.begin(), v.end());
-    return join_names(v);
-  };
-  if constexpr (std::is_same_v<Enum, comparison_op>)
-    return fmt::format("Invalid operator '{}'. Must be one of: {}{}", bare, sorted_names(), hint);
-  else if constexpr (std::is_same_v<Enum, convergence_direction>)
-    return fmt::format("Invalid direction '{}'. Must be 'minimize' or 'maximize'{}", bare, hint);
-  else if constexpr (std::is_same_v<Enum, evaluator_type>)
-    return fmt::format("Unknown evaluator type '{}'. Must be one of: {}{}", bare, sorted_names(),
-                       hint);
-  else
-    return fmt::format("unknown {} {}{}; expected one of: {}", enum_info<Enum>::what, quoted,
-                       hint, join_names(names));
-}
-
-}  // namespace detail
 
 /// Reads a schema enum from `value` (a string), reporting `null-value`, `wrong-type` or
 /// `unknown-value` (with "did you mean" and the valid names) at `path` on failure.
@@ -1288,288 +1361,34 @@ std::optional<Enum> parse_enum(const json& value, const std::string& path, diagn
   return std::nullopt;
 }
 
-// ---------------------------------------------------------------------------------------
-// Parsing
-// ---------------------------------------------------------------------------------------
+LITTLE_LOOPS_NAMESPACE_END
 
-/// Parses an `evaluate:` object strictly. `path` is the object's own path (e.g.
-/// `states.fix.evaluate`); findings are appended to `out` with paths below it. Returns
-/// std::nullopt when an error was reported. Field requirements per type (e.g. operator and
-/// target for output_numeric) are checked by validate(), not here.
-inline std::optional<evaluate_config> parse_evaluate_config(const json& value,
-                                                            const std::string& path,
-                                                            diagnostics& out) {
-  const std::size_t errors_before = detail::count_errors(out);
-  if (!detail::expect_object(value, path, out)) return std::nullopt;
-  evaluate_config config;
-  bool has_type = false;
-  for (auto it = value.begin(); it != value.end(); ++it) {
-    const std::string& key = it.key();
-    const json& field = it.value();
-    const std::string field_path = detail::member_path(path, key);
-    if (key == "type") {
-      has_type = true;
-      if (auto v = parse_enum<evaluator_type>(field, field_path, out)) config.type = *v;
-    } else if (key == "operator") {
-      if (auto v = parse_enum<comparison_op>(field, field_path, out)) config.op = *v;
-    } else if (key == "target") {
-      if (field.is_null()) {
-        detail::report_type(out, field_path, "a number, string or JSON value", field);
-      } else if (detail::check_value_tree(field, field_path, out)) {
-        config.target = field;
-      }
-    } else if (key == "tolerance") {
-      if (field.is_string()) {
-        if (auto v = detail::read_string(field, field_path, out)) config.tolerance = json(*v);
-      } else if (field.is_number()) {
-        if (auto v = detail::read_number(field, field_path, out)) config.tolerance = field;
-      } else {
-        detail::report_type(out, field_path, "a number or a template string", field);
-      }
-    } else if (key == "pattern") {
-      if (auto v = detail::read_string(field, field_path, out)) config.pattern = std::move(*v);
-    } else if (key == "negate") {
-      if (auto v = detail::read_bool(field, field_path, out)) config.negate = *v;
-    } else if (key == "path") {
-      if (auto v = detail::read_string(field, field_path, out)) config.path = std::move(*v);
-    } else if (key == "prompt") {
-      if (auto v = detail::read_string(field, field_path, out)) config.prompt = std::move(*v);
-    } else if (key == "schema") {
-      if (detail::expect_object(field, field_path, out) &&
-          detail::check_value_tree(field, field_path, out))
-        config.schema = field;
-    } else if (key == "min_confidence") {
-      if (auto v = detail::read_number(field, field_path, out)) config.min_confidence = *v;
-    } else if (key == "uncertain_suffix") {
-      if (auto v = detail::read_bool(field, field_path, out)) config.uncertain_suffix = *v;
-    } else if (key == "source") {
-      if (auto v = detail::read_string(field, field_path, out)) config.source = std::move(*v);
-    } else if (key == "previous") {
-      if (auto v = detail::read_string(field, field_path, out)) config.previous = std::move(*v);
-    } else if (key == "direction") {
-      if (auto v = parse_enum<convergence_direction>(field, field_path, out))
-        config.direction = *v;
-    } else {
-      detail::report_unknown_key(out, path, key, detail::evaluate_keys);
-    }
-  }
-  if (!has_type)
-    detail::report(out, path, "missing-field",
-                   fmt::format("missing required key \"type\" (one of: {})",
-                               detail::join_names(detail::enum_info<evaluator_type>::names)));
-  if (detail::count_errors(out) != errors_before) return std::nullopt;
-  return config;
-}
+// The document parser and the loop reader behind the entry points below: they build the
+// types above and use the limits and parse_enum.
+// #include <little_loops/detail/json_document.hpp>
+// Part of schema.hpp (included there after max_document_depth): parse_json_text and
+// parse_loop_text read text through scan_json_text.
 
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/detail/json_fields.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
-
-inline std::optional<route_config> parse_route(const json& value, const std::string& path,
-                                               diagnostics& out) {
-  if (!expect_object(value, path, out)) return std::nullopt;
-  route_config route;
-  for (auto it = value.begin(); it != value.end(); ++it) {
-    const std::string& key = it.key();
-    const std::string key_path = member_path(path, key);
-    if (!is_valid_utf8(key)) {
-      report(out, key_path, "invalid-utf8", "key is not valid UTF-8");
-      continue;
-    }
-    auto target = read_string(it.value(), key_path, out);
-    if (key == "_") {
-      if (target) route.default_target = std::move(*target);
-    } else if (key == "_error") {
-      if (target) route.error_target = std::move(*target);
-    } else if (key.empty()) {
-      report(out, key_path, "invalid-key", "a route verdict must not be empty");
-    } else if (key.front() == '_') {
-      report_unknown_key(out, path, key, route_reserved_keys,
-                         "keys starting with '_' are reserved: \"_\" is the default route and "
-                         "\"_error\" the route for the error verdict");
-    } else if (target) {
-      append_new_key(route.routes, key, std::move(*target));  // JSON keys are unique
-    }
-  }
-  return route;
-}
-
-/// Reads a state. What could not be read is left out of the result and reported: the loop
-/// is then invalid, and the validator looks only at what was read (see read_and_validate).
-inline state_config parse_state(const json& value, const std::string& path, diagnostics& out) {
-  state_config state;
-  if (!expect_object(value, path, out)) return state;
-  for (auto it = value.begin(); it != value.end(); ++it) {
-    const std::string& key = it.key();
-    const json& field = it.value();
-    const std::string field_path = member_path(path, key);
-    if (key == "action") {
-      if (auto v = read_string(field, field_path, out)) state.action = std::move(*v);
-    } else if (key == "action_type") {
-      if (auto v = parse_enum<action_kind>(field, field_path, out)) state.action_type = *v;
-    } else if (key == "evaluate") {
-      if (auto v = parse_evaluate_config(field, field_path, out)) state.evaluate = std::move(*v);
-    } else if (key == "route") {
-      if (auto v = parse_route(field, field_path, out)) state.route = std::move(*v);
-    } else if (key == "next") {
-      if (auto v = read_string(field, field_path, out)) state.next = std::move(*v);
-    } else if (key == "terminal") {
-      if (auto v = read_bool(field, field_path, out)) state.terminal = *v;
-    } else if (key == "failure") {
-      if (auto v = read_bool(field, field_path, out)) state.failure = *v;
-    } else if (key == "capture") {
-      if (auto v = read_string(field, field_path, out)) {
-        if (v->empty())
-          report(out, field_path, "empty-value",
-                 "a capture name must not be empty (it is the name in ${captured.<name>})");
-        else
-          state.capture = std::move(*v);
-      }
-    } else if (key == "timeout") {
-      if (auto v = read_number(field, field_path, out)) state.timeout = *v;
-    } else if (key == "on_maintain") {
-      if (auto v = read_string(field, field_path, out)) state.on_maintain = std::move(*v);
-    } else if (key.size() > 3 && key.compare(0, 3, "on_") == 0) {
-      if (!is_valid_utf8(key)) {
-        report(out, field_path, "invalid-utf8", "key is not valid UTF-8");
-      } else if (auto v = read_string(field, field_path, out)) {
-        append_new_key(state.on, key.substr(3), std::move(*v));  // JSON keys are unique
-      }
-    } else if (key == "on_") {
-      report(out, field_path, "invalid-key",
-             "shorthand routing needs a verdict after \"on_\", e.g. \"on_success\"");
-    } else {
-      report_unknown_key(out, path, key, state_keys);
-    }
-  }
-  return state;
-}
-
-inline llm_config parse_llm(const json& value, const std::string& path, diagnostics& out) {
-  llm_config llm;
-  if (!expect_object(value, path, out)) return llm;
-  for (auto it = value.begin(); it != value.end(); ++it) {
-    const std::string& key = it.key();
-    const json& field = it.value();
-    const std::string field_path = member_path(path, key);
-    if (key == "enabled") {
-      if (auto v = read_bool(field, field_path, out)) llm.enabled = *v;
-    } else if (key == "model") {
-      if (auto v = read_string(field, field_path, out)) llm.model = std::move(*v);
-    } else if (key == "max_tokens") {
-      if (auto v = read_int(field, field_path, out)) llm.max_tokens = *v;
-    } else if (key == "timeout") {
-      if (auto v = read_number(field, field_path, out)) llm.timeout = *v;
-    } else {
-      report_unknown_key(out, path, key, llm_keys);
-    }
-  }
-  return llm;
-}
-
-/// Reads a loop document into `loop`, appending every finding to `out`.
-inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
-  if (!doc.is_object()) {
-    report_type(out, "", "a loop document (a JSON object)", doc);
-    return;
-  }
-  bool has_name = false;
-  bool has_initial = false;
-  bool has_states = false;
-  for (auto it = doc.begin(); it != doc.end(); ++it) {
-    const std::string& key = it.key();
-    const json& field = it.value();
-    const std::string field_path = member_path("", key);
-    if (key == "name") {
-      has_name = true;
-      if (auto v = read_string(field, field_path, out)) loop.name = std::move(*v);
-    } else if (key == "description") {
-      if (auto v = read_string(field, field_path, out)) loop.description = std::move(*v);
-    } else if (key == "initial") {
-      has_initial = true;
-      if (auto v = read_string(field, field_path, out)) loop.initial = std::move(*v);
-    } else if (key == "states") {
-      has_states = true;
-      if (!expect_object(field, field_path, out)) continue;
-      for (auto s = field.begin(); s != field.end(); ++s) {
-        const std::string& state_name = s.key();
-        const std::string state_path = member_path(field_path, state_name);
-        if (state_name.empty()) {
-          report(out, state_path, "invalid-key", "a state name must not be empty");
-          continue;
-        }
-        if (!is_valid_utf8(state_name)) {
-          report(out, state_path, "invalid-utf8", "state name is not valid UTF-8");
-          continue;
-        }
-        // names are unique (JSON keys); a state with errors is kept with what could be read
-        detail::append_new_key(loop.states, state_name, parse_state(s.value(), state_path, out));
-      }
-    } else if (key == "context") {
-      if (expect_object(field, field_path, out) && check_value_tree(field, field_path, out))
-        loop.context = field;
-    } else if (key == "scope") {
-      if (!field.is_array()) {
-        report_type(out, field_path, "an array of strings", field);
-        continue;
-      }
-      for (std::size_t i = 0; i < field.size(); ++i)
-        if (auto v = read_string(field[i], index_path(field_path, i), out))
-          loop.scope.push_back(std::move(*v));
-    } else if (key == "max_iterations") {
-      if (auto v = read_int(field, field_path, out)) loop.max_iterations = *v;
-    } else if (key == "backoff") {
-      if (auto v = read_number(field, field_path, out)) loop.backoff = *v;
-    } else if (key == "timeout") {
-      if (auto v = read_number(field, field_path, out)) loop.timeout = *v;
-    } else if (key == "maintain") {
-      if (auto v = read_bool(field, field_path, out)) loop.maintain = *v;
-    } else if (key == "llm") {
-      loop.llm = parse_llm(field, field_path, out);
-    } else if (key == "on_handoff") {
-      if (auto v = parse_enum<handoff_policy>(field, field_path, out)) loop.on_handoff = *v;
-    } else if (key == "on_max_iterations") {
-      if (auto v = read_string(field, field_path, out)) loop.on_max_iterations = std::move(*v);
-    } else if (key == "paradigm") {
-      // Provenance only: any string is kept, as the original's FSMLoop keeps it (a spec
-      // naming an unknown paradigm, without `initial`, is refused by compile_paradigm).
-      if (auto v = read_string(field, field_path, out)) loop.paradigm = std::move(*v);
-    } else if (key == "max_steps") {
-      report_unknown_key(out, "", key, std::array<std::string_view, 1>{"max_iterations"},
-                         "use \"max_iterations\" (it counts state executions)");
-    } else if (key == "on_max_steps") {
-      report_unknown_key(out, "", key, std::array<std::string_view, 1>{"on_max_iterations"},
-                         "use \"on_max_iterations\"");
-    } else {
-      report_unknown_key(out, "", key, loop_keys);
-    }
-  }
-  // One diagnostic for the missing top-level keys, in the original's words ("missing
-  // required fields: initial, states").
-  std::vector<std::string_view> missing;
-  if (!has_name) missing.emplace_back("name");
-  if (!has_initial) missing.emplace_back("initial");
-  if (!has_states) missing.emplace_back("states");
-  if (!missing.empty()) {
-    std::string message = "missing required fields: " + join_names(missing);
-    if (!has_initial && loop.paradigm && *loop.paradigm != "fsm")
-      message += " (a " + *loop.paradigm +
-                 " paradigm spec is compiled with compile_paradigm, not parsed as a loop)";
-    else if (!has_initial || !has_states)
-      message += " (`initial` names the first state; `states` is an object of states)";
-    report(out, "", "missing-field", std::move(message));
-  }
-}
-
-inline error invalid_loop_error(diagnostics found) {
-  const std::size_t errors = count_errors(found);
-  std::string message = fmt::format("invalid loop document: {} error{}", errors,
-                                    errors == 1 ? "" : "s");
-  for (const auto& d : found) {
-    if (d.level != severity::error) continue;
-    message += fmt::format(" (first: {}{}{})", d.path, d.path.empty() ? "" : ": ", d.message);
-    break;
-  }
-  return error{errc::invalid_loop, std::move(message), {}, std::move(found)};
-}
 
 /// The value types nlohmann's SAX interface names, for the two consumers below.
 struct json_sax_types {
@@ -1663,10 +1482,6 @@ class document_scanner : public json_sax_types {
     return path;
   }
 };
-
-}  // namespace detail
-
-namespace detail {
 
 /// Where the bracket opening nesting level `level` (1-based) is in `text`, as "line L,
 /// column C (byte B)" (1-based, as nlohmann reports syntax errors). The text before it must
@@ -1815,6 +1630,436 @@ inline expected<json, error> scan_json_text(std::string_view text, diagnostics& 
 }
 
 }  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/json_document.hpp>
+// #include <little_loops/detail/loop_reader.hpp>
+// Part of schema.hpp (included there after the value types and parse_enum): the readers
+// behind parse_loop, parse_loop_text and parse_evaluate_config, shared with the paradigm
+// compilers and the load pipeline. Each reports every finding with its path and goes on.
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/detail/json_fields.hpp> (already inlined above)
+// #include <little_loops/detail/schema_enums.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+inline constexpr std::array<std::string_view, 14> evaluate_keys{
+    "type",   "operator", "target",         "tolerance",        "pattern",
+    "negate", "path",     "prompt",         "schema",           "min_confidence",
+    "uncertain_suffix",   "source",         "previous",         "direction"};
+
+inline constexpr std::array<std::string_view, 13> state_keys{
+    "action",  "action_type", "evaluate",    "route",      "next",       "terminal",
+    "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
+    "on_error"};
+
+inline constexpr std::array<std::string_view, 14> loop_keys{
+    "name",    "description",    "initial", "states", "context",    "scope",
+    "max_iterations", "backoff", "timeout", "maintain", "llm",     "on_handoff",
+    "on_max_iterations", "paradigm"};
+
+inline constexpr std::array<std::string_view, 4> llm_keys{"enabled", "model", "max_tokens",
+                                                           "timeout"};
+
+inline constexpr std::array<std::string_view, 2> route_reserved_keys{"_", "_error"};
+
+/// null, boolean or number: nothing to check inside.
+inline bool is_plain_scalar(const json& value) noexcept {
+  return value.is_null() || value.is_boolean() || value.is_number();
+}
+
+/// Checks an arbitrary JSON value kept verbatim (context, schema, target): nesting depth at
+/// most max_value_depth, every string and key well-formed UTF-8 and every number finite (a
+/// YAML `.inf`, `.nan` or `1e400`: JSON, and so a compiled loop or a journal, has no way to
+/// write it). Iterative (no recursion). Returns false after reporting.
+inline bool check_value_tree(const json& root, const std::string& path, diagnostics& out) {
+  struct frame {
+    const json* value;
+    std::size_t depth;
+    std::string path;
+  };
+  const std::size_t errors_before = count_errors(out);
+  std::vector<frame> stack;
+  stack.push_back(frame{&root, 0, path});
+  while (!stack.empty()) {
+    frame current = std::move(stack.back());
+    stack.pop_back();
+    const json& value = *current.value;
+    if (value.is_string()) {
+      if (!is_valid_utf8(value.get_ref<const std::string&>()))
+        report(out, current.path, "invalid-utf8", "string is not valid UTF-8");
+      continue;
+    }
+    if (value.is_number_float()) {
+      if (!std::isfinite(value.get<double>()))
+        report(out, current.path, "out-of-range",
+               "number is not finite (JSON has no infinity or NaN: write a finite number, or a "
+               "string)");
+      continue;
+    }
+    if (value.is_binary()) {
+      report(out, current.path, "wrong-type", "binary values cannot be used in a loop");
+      continue;
+    }
+    if (!value.is_structured() || value.empty()) continue;
+    if (current.depth >= max_value_depth) {
+      report(out, current.path, "too-deep",
+             fmt::format("value is nested deeper than {} levels", max_value_depth));
+      return false;
+    }
+    if (value.is_object()) {
+      for (auto it = value.crbegin(); it != value.crend(); ++it) {
+        // reverse iteration + stack = document order
+        const std::string& key = it.key();
+        if (!is_valid_utf8(key)) report(out, member_path(current.path, key), "invalid-utf8",
+                                        "key is not valid UTF-8");
+        if (is_plain_scalar(it.value()) && !it.value().is_number_float()) continue;
+        stack.push_back(frame{&it.value(), current.depth + 1, member_path(current.path, key)});
+      }
+    } else {
+      for (std::size_t i = value.size(); i-- > 0;) {
+        const json& element = value[i];
+        if (is_plain_scalar(element) && !element.is_number_float()) continue;
+        stack.push_back(frame{&element, current.depth + 1, index_path(current.path, i)});
+      }
+    }
+  }
+  return count_errors(out) == errors_before;
+}
+
+/// Reads member `key` of an `evaluate:` object into `config`; false when the key is unknown.
+inline bool read_evaluate_field(evaluate_config& config, const std::string& key,
+                                const json& field, const std::string& field_path,
+                                diagnostics& out) {
+  if (key == "type") {
+    if (auto v = parse_enum<evaluator_type>(field, field_path, out)) config.type = *v;
+  } else if (key == "operator") {
+    if (auto v = parse_enum<comparison_op>(field, field_path, out)) config.op = *v;
+  } else if (key == "target") {
+    if (field.is_null()) {
+      report_type(out, field_path, "a number, string or JSON value", field);
+    } else if (check_value_tree(field, field_path, out)) {
+      config.target = field;
+    }
+  } else if (key == "tolerance") {
+    if (field.is_string()) {
+      if (auto v = read_string(field, field_path, out)) config.tolerance = json(*v);
+    } else if (field.is_number()) {
+      if (auto v = read_number(field, field_path, out)) config.tolerance = field;
+    } else {
+      report_type(out, field_path, "a number or a template string", field);
+    }
+  } else if (key == "pattern") {
+    if (auto v = read_string(field, field_path, out)) config.pattern = std::move(*v);
+  } else if (key == "negate") {
+    if (auto v = read_bool(field, field_path, out)) config.negate = *v;
+  } else if (key == "path") {
+    if (auto v = read_string(field, field_path, out)) config.path = std::move(*v);
+  } else if (key == "prompt") {
+    if (auto v = read_string(field, field_path, out)) config.prompt = std::move(*v);
+  } else if (key == "schema") {
+    if (expect_object(field, field_path, out) && check_value_tree(field, field_path, out))
+      config.schema = field;
+  } else if (key == "min_confidence") {
+    if (auto v = read_number(field, field_path, out)) config.min_confidence = *v;
+  } else if (key == "uncertain_suffix") {
+    if (auto v = read_bool(field, field_path, out)) config.uncertain_suffix = *v;
+  } else if (key == "source") {
+    if (auto v = read_string(field, field_path, out)) config.source = std::move(*v);
+  } else if (key == "previous") {
+    if (auto v = read_string(field, field_path, out)) config.previous = std::move(*v);
+  } else if (key == "direction") {
+    if (auto v = parse_enum<convergence_direction>(field, field_path, out)) config.direction = *v;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// Reads an `evaluate:` object (parse_evaluate_config()).
+inline std::optional<evaluate_config> read_evaluate(const json& value, const std::string& path,
+                                                    diagnostics& out) {
+  const std::size_t errors_before = count_errors(out);
+  if (!expect_object(value, path, out)) return std::nullopt;
+  evaluate_config config;
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (!read_evaluate_field(config, it.key(), it.value(), member_path(path, it.key()), out))
+      report_unknown_key(out, path, it.key(), evaluate_keys);
+  }
+  if (!value.contains("type"))
+    report(out, path, "missing-field",
+           fmt::format("missing required key \"type\" (one of: {})",
+                       join_names(enum_info<evaluator_type>::names)));
+  if (count_errors(out) != errors_before) return std::nullopt;
+  return config;
+}
+
+inline std::optional<route_config> parse_route(const json& value, const std::string& path,
+                                               diagnostics& out) {
+  if (!expect_object(value, path, out)) return std::nullopt;
+  route_config route;
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    const std::string& key = it.key();
+    const std::string key_path = member_path(path, key);
+    if (!is_valid_utf8(key)) {
+      report(out, key_path, "invalid-utf8", "key is not valid UTF-8");
+      continue;
+    }
+    auto target = read_string(it.value(), key_path, out);
+    if (key == "_") {
+      if (target) route.default_target = std::move(*target);
+    } else if (key == "_error") {
+      if (target) route.error_target = std::move(*target);
+    } else if (key.empty()) {
+      report(out, key_path, "invalid-key", "a route verdict must not be empty");
+    } else if (key.front() == '_') {
+      report_unknown_key(out, path, key, route_reserved_keys,
+                         "keys starting with '_' are reserved: \"_\" is the default route and "
+                         "\"_error\" the route for the error verdict");
+    } else if (target) {
+      append_new_key(route.routes, key, std::move(*target));  // JSON keys are unique
+    }
+  }
+  return route;
+}
+
+/// Reads member `key` of a state into `state`; false when the key is unknown.
+inline bool read_state_field(state_config& state, const std::string& key, const json& field,
+                             const std::string& field_path, diagnostics& out) {
+  if (key == "action") {
+    if (auto v = read_string(field, field_path, out)) state.action = std::move(*v);
+  } else if (key == "action_type") {
+    if (auto v = parse_enum<action_kind>(field, field_path, out)) state.action_type = *v;
+  } else if (key == "evaluate") {
+    if (auto v = read_evaluate(field, field_path, out)) state.evaluate = std::move(*v);
+  } else if (key == "route") {
+    if (auto v = parse_route(field, field_path, out)) state.route = std::move(*v);
+  } else if (key == "next") {
+    if (auto v = read_string(field, field_path, out)) state.next = std::move(*v);
+  } else if (key == "terminal") {
+    if (auto v = read_bool(field, field_path, out)) state.terminal = *v;
+  } else if (key == "failure") {
+    if (auto v = read_bool(field, field_path, out)) state.failure = *v;
+  } else if (key == "capture") {
+    if (auto v = read_string(field, field_path, out)) {
+      if (v->empty())
+        report(out, field_path, "empty-value",
+               "a capture name must not be empty (it is the name in ${captured.<name>})");
+      else
+        state.capture = std::move(*v);
+    }
+  } else if (key == "timeout") {
+    if (auto v = read_number(field, field_path, out)) state.timeout = *v;
+  } else if (key == "on_maintain") {
+    if (auto v = read_string(field, field_path, out)) state.on_maintain = std::move(*v);
+  } else if (key.size() > 3 && key.compare(0, 3, "on_") == 0) {
+    if (!is_valid_utf8(key)) {
+      report(out, field_path, "invalid-utf8", "key is not valid UTF-8");
+    } else if (auto v = read_string(field, field_path, out)) {
+      append_new_key(state.on, key.substr(3), std::move(*v));  // JSON keys are unique
+    }
+  } else if (key == "on_") {
+    report(out, field_path, "invalid-key",
+           "shorthand routing needs a verdict after \"on_\", e.g. \"on_success\"");
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// Reads a state. What could not be read is left out of the result and reported: the loop
+/// is then invalid, and the validator looks only at what was read (see read_and_validate).
+inline state_config parse_state(const json& value, const std::string& path, diagnostics& out) {
+  state_config state;
+  if (!expect_object(value, path, out)) return state;
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (!read_state_field(state, it.key(), it.value(), member_path(path, it.key()), out))
+      report_unknown_key(out, path, it.key(), state_keys);
+  }
+  return state;
+}
+
+inline llm_config parse_llm(const json& value, const std::string& path, diagnostics& out) {
+  llm_config llm;
+  if (!expect_object(value, path, out)) return llm;
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    const std::string& key = it.key();
+    const json& field = it.value();
+    const std::string field_path = member_path(path, key);
+    if (key == "enabled") {
+      if (auto v = read_bool(field, field_path, out)) llm.enabled = *v;
+    } else if (key == "model") {
+      if (auto v = read_string(field, field_path, out)) llm.model = std::move(*v);
+    } else if (key == "max_tokens") {
+      if (auto v = read_int(field, field_path, out)) llm.max_tokens = *v;
+    } else if (key == "timeout") {
+      if (auto v = read_number(field, field_path, out)) llm.timeout = *v;
+    } else {
+      report_unknown_key(out, path, key, llm_keys);
+    }
+  }
+  return llm;
+}
+
+/// Reads the `states` object into `loop.states`.
+inline void read_states(const json& field, const std::string& field_path, fsm_loop& loop,
+                        diagnostics& out) {
+  if (!expect_object(field, field_path, out)) return;
+  for (auto s = field.begin(); s != field.end(); ++s) {
+    const std::string& state_name = s.key();
+    const std::string state_path = member_path(field_path, state_name);
+    if (state_name.empty()) {
+      report(out, state_path, "invalid-key", "a state name must not be empty");
+      continue;
+    }
+    if (!is_valid_utf8(state_name)) {
+      report(out, state_path, "invalid-utf8", "state name is not valid UTF-8");
+      continue;
+    }
+    // names are unique (JSON keys); a state with errors is kept with what could be read
+    append_new_key(loop.states, state_name, parse_state(s.value(), state_path, out));
+  }
+}
+
+/// Reads the `scope` array into `loop.scope`.
+inline void read_scope(const json& field, const std::string& field_path, fsm_loop& loop,
+                       diagnostics& out) {
+  if (!field.is_array()) {
+    report_type(out, field_path, "an array of strings", field);
+    return;
+  }
+  for (std::size_t i = 0; i < field.size(); ++i)
+    if (auto v = read_string(field[i], index_path(field_path, i), out))
+      loop.scope.push_back(std::move(*v));
+}
+
+/// Reads top-level member `key` of a loop document into `loop`; false when the key is
+/// unknown.
+inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& field,
+                            const std::string& field_path, diagnostics& out) {
+  if (key == "name") {
+    if (auto v = read_string(field, field_path, out)) loop.name = std::move(*v);
+  } else if (key == "description") {
+    if (auto v = read_string(field, field_path, out)) loop.description = std::move(*v);
+  } else if (key == "initial") {
+    if (auto v = read_string(field, field_path, out)) loop.initial = std::move(*v);
+  } else if (key == "states") {
+    read_states(field, field_path, loop, out);
+  } else if (key == "context") {
+    if (expect_object(field, field_path, out) && check_value_tree(field, field_path, out))
+      loop.context = field;
+  } else if (key == "scope") {
+    read_scope(field, field_path, loop, out);
+  } else if (key == "max_iterations") {
+    if (auto v = read_int(field, field_path, out)) loop.max_iterations = *v;
+  } else if (key == "backoff") {
+    if (auto v = read_number(field, field_path, out)) loop.backoff = *v;
+  } else if (key == "timeout") {
+    if (auto v = read_number(field, field_path, out)) loop.timeout = *v;
+  } else if (key == "maintain") {
+    if (auto v = read_bool(field, field_path, out)) loop.maintain = *v;
+  } else if (key == "llm") {
+    loop.llm = parse_llm(field, field_path, out);
+  } else if (key == "on_handoff") {
+    if (auto v = parse_enum<handoff_policy>(field, field_path, out)) loop.on_handoff = *v;
+  } else if (key == "on_max_iterations") {
+    if (auto v = read_string(field, field_path, out)) loop.on_max_iterations = std::move(*v);
+  } else if (key == "paradigm") {
+    // Provenance only: any string is kept, as the original's FSMLoop keeps it (a spec
+    // naming an unknown paradigm, without `initial`, is refused by compile_paradigm).
+    if (auto v = read_string(field, field_path, out)) loop.paradigm = std::move(*v);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// Reports a top-level key that is not a loop key, with a hint for the usual mistakes.
+inline void report_unknown_loop_key(diagnostics& out, const std::string& key) {
+  if (key == "max_steps")
+    report_unknown_key(out, "", key, std::array<std::string_view, 1>{"max_iterations"},
+                       "use \"max_iterations\" (it counts state executions)");
+  else if (key == "on_max_steps")
+    report_unknown_key(out, "", key, std::array<std::string_view, 1>{"on_max_iterations"},
+                       "use \"on_max_iterations\"");
+  else
+    report_unknown_key(out, "", key, loop_keys);
+}
+
+/// One diagnostic for the missing top-level keys, in the original's words ("missing
+/// required fields: initial, states").
+inline void report_missing_loop_keys(const json& doc, const fsm_loop& loop, diagnostics& out) {
+  const bool has_initial = doc.contains("initial");
+  const bool has_states = doc.contains("states");
+  std::vector<std::string_view> missing;
+  if (!doc.contains("name")) missing.emplace_back("name");
+  if (!has_initial) missing.emplace_back("initial");
+  if (!has_states) missing.emplace_back("states");
+  if (missing.empty()) return;
+  std::string message = "missing required fields: " + join_names(missing);
+  if (!has_initial && loop.paradigm && *loop.paradigm != "fsm")
+    message += " (a " + *loop.paradigm +
+               " paradigm spec is compiled with compile_paradigm, not parsed as a loop)";
+  else if (!has_initial || !has_states)
+    message += " (`initial` names the first state; `states` is an object of states)";
+  report(out, "", "missing-field", std::move(message));
+}
+
+/// Reads a loop document into `loop`, appending every finding to `out`.
+inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
+  if (!doc.is_object()) {
+    report_type(out, "", "a loop document (a JSON object)", doc);
+    return;
+  }
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    if (!read_loop_field(loop, it.key(), it.value(), member_path("", it.key()), out))
+      report_unknown_loop_key(out, it.key());
+  }
+  report_missing_loop_keys(doc, loop, out);
+}
+
+inline error invalid_loop_error(diagnostics found) {
+  const std::size_t errors = count_errors(found);
+  std::string message = fmt::format("invalid loop document: {} error{}", errors,
+                                    errors == 1 ? "" : "s");
+  for (const auto& d : found) {
+    if (d.level != severity::error) continue;
+    message += fmt::format(" (first: {}{}{})", d.path, d.path.empty() ? "" : ": ", d.message);
+    break;
+  }
+  return error{errc::invalid_loop, std::move(message), {}, std::move(found)};
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/loop_reader.hpp>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// Parses an `evaluate:` object strictly. `path` is the object's own path (e.g.
+/// `states.fix.evaluate`); findings are appended to `out` with paths below it. Returns
+/// std::nullopt when an error was reported. Field requirements per type (e.g. operator and
+/// target for output_numeric) are checked by validate(), not here.
+inline std::optional<evaluate_config> parse_evaluate_config(const json& value,
+                                                            const std::string& path,
+                                                            diagnostics& out) {
+  return detail::read_evaluate(value, path, out);
+}
 
 /// Parses JSON text without exceptions. Syntax errors give errc::parse_error with the
 /// line, column and byte offset in the message (and one `parse-error` diagnostic);
@@ -2258,6 +2503,845 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/evaluators/output_contains.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/python_regex.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// Python's `re` reads a counted repetition `{m}`, `{m,}`, `{,n}`, `{m,n}` or `{,}` (but not
+// `{}`); the length of that form starting at `p[0] == '{'`, or 0 when the brace is literal
+// text. `min_empty` tells whether the minimum is omitted (`{,n}`, `{,}`).
+inline std::size_t py_repeat_length(std::string_view p, bool* min_empty = nullptr) noexcept {
+  std::size_t k = 1;
+  const auto digits = [&] {
+    const std::size_t from = k;
+    while (k < p.size() && p[k] >= '0' && p[k] <= '9') ++k;
+    return k - from;
+  };
+  const std::size_t lo = digits();
+  const bool comma = k < p.size() && p[k] == ',';
+  if (comma) {
+    ++k;
+    digits();
+  }
+  if (k >= p.size() || p[k] != '}' || (lo == 0 && !comma)) return 0;
+  if (min_empty) *min_empty = lo == 0;
+  return k + 1;
+}
+
+// Length of the character class starting at `p[0] == '['` as Python reads it (a `]` right
+// after `[` or `[^` is a member; `\` escapes one character), or 0 when it is unterminated.
+inline std::size_t py_class_length(std::string_view p) noexcept {
+  std::size_t k = 1;
+  if (k < p.size() && p[k] == '^') ++k;
+  if (k < p.size() && p[k] == ']') ++k;
+  while (k < p.size() && p[k] != ']') k += p[k] == '\\' ? 2 : 1;
+  return k < p.size() ? k + 1 : 0;
+}
+
+inline bool py_hex_digit(char c) noexcept {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+inline bool py_ascii_letter(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+inline bool py_octal_digit(char c) noexcept { return c >= '0' && c <= '7'; }
+
+// The result of reading a Python `re` pattern for RE2: the RE2 pattern, and `error` (non-empty)
+// when Python's `re.compile` rejects the pattern or the pattern uses something that cannot be
+// translated; the matcher then falls back to a substring search, as seed 000 does on
+// `re.error`. The text of `re2` is still filled in (best effort) after an error.
+struct py_regex_translation {
+  std::string re2;
+  std::string error;
+  /// `error` is about something Python accepts but RE2 cannot run (a backreference, `\N{…}`),
+  /// not something Python rejects.
+  bool unsupported = false;
+};
+
+// Python's classes are Unicode (a str pattern): `\d` is \p{Nd}, `\w` is [\p{L}\p{N}_]
+// (exactly, in Unicode 14; RE2's tables are a later Unicode, which adds letters) and `\s`
+// is str.isspace(); RE2's own `\d`, `\w`, `\s` are ASCII. The members of `\s`:
+inline constexpr std::string_view py_space_members =
+    "\\t\\n\\x0B\\f\\r\\x1C-\\x1F \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}"
+    "\\x{202F}\\x{205F}\\x{3000}";
+inline constexpr std::string_view py_word_members = "\\p{L}\\p{N}_";
+// Under the ASCII flag `(?a)` they are ASCII, as RE2's, except that Python's `\s` also
+// has \v.
+inline constexpr std::string_view py_ascii_space_members = "\\t\\n\\x0B\\f\\r ";
+inline constexpr std::string_view py_ascii_word_members = "0-9A-Za-z_";
+
+// Translates a Python `re` pattern (Python 3.11, no flags argument, str pattern) to RE2
+// syntax, or reports why it cannot (see py_regex_translation). What it does:
+//
+// - Escapes are checked as Python's sre_parse does. An ASCII letter Python does not know
+//   (`\z`, `\pL`, `\Q`, `\e`, `\C`, …; inside a class also `\A`, `\B`, `\Z`), an incomplete
+//   `\xHH`, `\uXXXX` or `\UXXXXXXXX`, a `\U` beyond U+10FFFF, an octal escape above \377, a
+//   trailing `\` and a group reference (`\1`, `\12`: an error without that group, and a
+//   backreference RE2 cannot run otherwise) are errors. `\Z` becomes `\z`, `\b` inside a
+//   class becomes a backspace, and `\xHH`, `\uXXXX`, `\UXXXXXXXX` and octal escapes
+//   (`\0`, `\012`, `\123`, `[\1]`) become `\x{…}`. An escaped non-letter is a literal (an
+//   escaped non-ASCII character is written unescaped, which RE2 requires).
+//   `\N{NAME}` is valid Python (a named character), but there is no name table here, so it
+//   is reported as untranslatable: the pattern falls back to a substring search where
+//   Python would search for the named character (a known difference).
+// - A `[` or a leading `]` inside a class is escaped (`[[:alpha:]]` is Python's class
+//   {`[`, `:`, `a`, `l`, `p`, `h`} followed by a literal `]`, not RE2's POSIX class).
+// - Comments `(?#…)` are removed. Global flag groups (`(?i)`, `(?im)`) are errors unless
+//   they come before anything else (Python 3.11: "global flags not at the start of the
+//   expression"); `(?-i)`, `(?L)`, unknown flags and a flag turned both on and off are
+//   errors. Extensions Python does not know (`(?U)`, `(?<name>…)`) are errors. `u` is
+//   dropped (a str pattern is Unicode anyway); `a` (global or scoped) is dropped and makes
+//   `\d`, `\w`, `\s` and their negations ASCII, as in Python (RE2's `\b` is ASCII in either
+//   mode; under `(?ai)` RE2 still folds case by Unicode rules); `x` is passed on, so RE2
+//   rejects it (substring fallback).
+// - A repetition with the minimum omitted (`x{,n}`, `x{,}`, which Python reads as
+//   `x{0,n}`, `x{0,}` and RE2 as literal text) gets an explicit 0. A repetition after
+//   nothing, after `(`, `|` or an anchor (`^`, `$`, `\A`, `\Z`, `\b`, `\B`) is "nothing to
+//   repeat", and one after another (other than the lazy `?` and possessive `+`) is "multiple
+//   repeat", as in Python.
+// - `$` outside multi-line mode: Python's `$` matches at the end and also before a newline
+//   that ends the text; RE2's only at the end, and RE2 has no lookahead to say "before a
+//   final newline". It becomes `(?:\n?\z)`, which consumes that final newline instead of
+//   looking at it. Only the verdict is reported (never the matched span), and when nothing
+//   after the `$` has to consume text the verdict is the same. `$\n` (a newline, not
+//   repeated, right after it) becomes `\n\z` and `$\Z` becomes `\z\z`, which are exact.
+//   Known differences, all for patterns that make little sense: text after `$` other than
+//   `\n` that would have to match the final newline (`a$\s` and `a$[^x]` match "a\n" in
+//   Python, not here), and `\b`, `\B`, `^`, `\A` right after a `$` that matched before a
+//   final newline. Under `(?m)` (global or scoped) `$` is left alone: RE2's multi-line `$`
+//   is Python's (before any newline, and at the end). `\Z` (RE2's `\z`) matches only at
+//   the very end, as in Python.
+//
+// One pass over the pattern: each construct has its reader, which writes its RE2 text to
+// `out_`, leaves `i_` on the construct's last character and keeps the state that the
+// constructs after it depend on (the modes in effect, what a repetition would apply to).
+class py_regex_translator {
+ public:
+  explicit py_regex_translator(std::string_view pattern) : p_(pattern), n_(pattern.size()) {}
+
+  py_regex_translation run() && {
+    out_.reserve(n_ + 8);
+    for (i_ = 0; i_ < n_; ++i_)
+      if (!token()) break;
+    if (t_.error.empty() && !multiline_stack_.empty())
+      fail("missing ), unterminated subpattern", n_);
+    t_.re2 = std::move(out_);
+    return std::move(t_);
+  }
+
+ private:
+  // What the previous token was, for repetitions: an atom (can be repeated), a repetition
+  // (takes a lazy `?` or possessive `+`), or neither (start, `(`, `|`, an anchor).
+  enum class prev_kind { none, atom, repeat };
+
+  std::string_view p_;
+  std::size_t n_;
+  std::size_t i_ = 0;
+  py_regex_translation t_;  // its `re2` is filled from `out_` at the end
+  std::string out_;
+  bool ascii_ = false;                  // (?a) in effect (global, or scoped `(?a:…)`)
+  bool multiline_ = false;              // (?m) in effect
+  bool flags_allowed_ = true;           // nothing but global flags and comments so far
+  std::vector<bool> multiline_stack_;   // multi-line mode outside each open group
+  std::vector<bool> ascii_stack_;       // ASCII mode outside each open group
+  prev_kind prev_ = prev_kind::none;
+
+  char at(std::size_t k) const noexcept { return k < n_ ? p_[k] : '\0'; }
+
+  // The first error wins.
+  void fail(std::string_view what, std::size_t at) {
+    if (t_.error.empty()) t_.error = fmt::format("{} at position {}", what, at);
+  }
+  void unsupported(std::string_view what, std::size_t at) {
+    if (!t_.error.empty()) return;
+    t_.error = fmt::format("{} at position {}", what, at);
+    t_.unsupported = true;
+  }
+  void emit_code_point(unsigned long cp) { out_ += fmt::format("\\x{{{:X}}}", cp); }
+
+  // Reads `count` hex digits after `p_[from]`; the value, or -1 when fewer are there.
+  std::int64_t hex_run(std::size_t from, std::size_t count) const noexcept {
+    std::int64_t v = 0;
+    for (std::size_t h = 1; h <= count; ++h) {
+      const char d = at(from + h);
+      if (!py_hex_digit(d)) return -1;
+      v = v * 16 + (d <= '9' ? d - '0' : (d | 0x20) - 'a' + 10);
+    }
+    return v;
+  }
+
+  // One token at `i_`; false when the rest of the pattern cannot be read.
+  bool token() {
+    const char c = p_[i_];
+    if (c == '\\') return top_level_escape();
+    if (c == '[') return char_class();
+    if (c == '(' && at(i_ + 1) == '?' && at(i_ + 2) == '#') return comment();
+    if (c == '(') return open_group();
+    if (c == ')') return close_group();
+    if (c == '$' && !multiline_) return dollar();
+    if (c == '*' || c == '+' || c == '?' || (c == '{' && py_repeat_length(p_.substr(i_)) != 0))
+      return repetition();
+    out_ += c;
+    flags_allowed_ = false;
+    // `|` and the anchors `^` and (multi-line) `$` cannot be repeated; anything else is an
+    // atom, including a brace that is not a repetition (literal text).
+    prev_ = (c == '|' || c == '^' || c == '$') ? prev_kind::none : prev_kind::atom;
+    return true;
+  }
+
+  // --- Escapes ----------------------------------------------------------------------------
+
+  bool top_level_escape() {
+    flags_allowed_ = false;
+    if (i_ + 1 >= n_) {
+      fail("bad escape (end of pattern)", i_);
+      out_ += '\\';
+      return true;
+    }
+    bool anchor = false;
+    i_ = escape(i_, false, anchor);
+    prev_ = anchor ? prev_kind::none : prev_kind::atom;
+    return true;
+  }
+
+  // Translates the escape at p_[i] == '\\' (i + 1 < n_) and returns the index of its last
+  // character. `in_class`: inside `[...]`. Sets `anchor` for \A \Z \b \B.
+  std::size_t escape(std::size_t i, bool in_class, bool& anchor) {
+    anchor = false;
+    const char e = p_[i + 1];
+    const bool set = e == 'd' || e == 'D' || e == 'w' || e == 'W' || e == 's' || e == 'S';
+    if (set && ascii_) {
+      ascii_set_escape(e, in_class);
+      return i + 1;
+    }
+    if (set) {
+      unicode_set_escape(e, in_class);
+      return i + 1;
+    }
+    switch (e) {
+      case 'a': case 'f': case 'n': case 'r': case 't': case 'v':
+        out_ += '\\';
+        out_ += e;
+        return i + 1;
+      case 'b': case 'A': case 'B': case 'Z': anchor = anchor_escape(i, e, in_class); return i + 1;
+      case 'x': case 'u': case 'U': return hex_escape(i, e);
+      case 'N': named_escape(i); return i + 1;
+      default: break;
+    }
+    if (e >= '0' && e <= '9') return digit_escape(i, e, in_class);
+    if (py_ascii_letter(e)) fail(fmt::format("bad escape \\{}", e), i);
+    // Any other character is itself. RE2 takes escaped ASCII punctuation and whitespace,
+    // but not an escaped non-ASCII character, which needs no escape.
+    if (static_cast<unsigned char>(e) < 0x80) out_ += '\\';
+    out_ += e;
+    return i + 1;
+  }
+
+  // `\d \D \w \W \s \S` under `(?a)`.
+  void ascii_set_escape(char e, bool in_class) {
+    const bool negated = e == 'D' || e == 'W' || e == 'S';
+    const std::string_view members = e == 'd' || e == 'D'   ? std::string_view("0-9")
+                                     : e == 'w' || e == 'W' ? py_ascii_word_members
+                                                            : py_ascii_space_members;
+    if (!in_class) {
+      out_ += negated ? "[^" : "[";
+      out_ += members;
+      out_ += ']';
+    } else if (!negated) {
+      out_ += members;
+    } else {
+      // RE2's own ASCII \D, \W (exact) and \S (which keeps \v: a known difference).
+      out_ += '\\';
+      out_ += e;
+    }
+  }
+
+  // `\d \D \w \W \s \S` as Python's Unicode classes.
+  void unicode_set_escape(char e, bool in_class) {
+    if (e == 'd' || e == 'D') {
+      out_ += e == 'd' ? "\\p{Nd}" : "\\P{Nd}";
+      return;
+    }
+    const std::string_view members = e == 'w' || e == 'W' ? py_word_members : py_space_members;
+    if (e == 'w' || e == 's') {
+      if (!in_class) out_ += '[';
+      out_ += members;
+      if (!in_class) out_ += ']';
+    } else if (!in_class) {
+      out_ += "[^";
+      out_ += members;
+      out_ += ']';
+    } else {
+      // Inside a class with other members a negated class is one side of a union, which
+      // RE2 can only write with its ASCII `\W` / `\S` (a known difference for non-ASCII
+      // letters and spaces; a class of `\W` or `\S` alone is translated exactly).
+      out_ += '\\';
+      out_ += e;
+    }
+  }
+
+  // `\b \A \B \Z`: anchors (true), except `\b` inside a class, a backspace.
+  bool anchor_escape(std::size_t i, char e, bool in_class) {
+    if (!in_class) {
+      out_ += '\\';
+      out_ += e == 'Z' ? 'z' : e;
+      return true;
+    }
+    if (e == 'b')
+      out_ += "\\x08";  // backspace, as in Python
+    else
+      fail(fmt::format("bad escape \\{}", e), i);
+    return false;
+  }
+
+  // `\xHH \uXXXX \UXXXXXXXX`; the index of the last character read.
+  std::size_t hex_escape(std::size_t i, char e) {
+    const std::size_t len = e == 'x' ? 2 : e == 'u' ? 4 : 8;
+    const std::int64_t cp = hex_run(i + 1, len);
+    if (cp < 0) {
+      fail(fmt::format("incomplete escape \\{}", e), i);
+      return i + 1;
+    }
+    if (cp > 0x10FFFF) fail("bad escape \\U", i);
+    emit_code_point(static_cast<unsigned long>(cp));
+    return i + 1 + len;
+  }
+
+  // `\N{NAME}`: valid Python, but names cannot be resolved here.
+  void named_escape(std::size_t i) {
+    if (at(i + 2) == '{')
+      unsupported("named character escapes \\N{...} are not supported", i);
+    else
+      fail("missing {", i + 2);
+    out_ += "\\N";
+  }
+
+  // Octal: `\0` plus up to two octal digits; inside a class any octal digit starts one (up
+  // to three digits); outside, `\1`–`\7` followed by two more octal digits. Any other digit
+  // escape is a group reference (or "bad escape" inside a class).
+  std::size_t digit_escape(std::size_t i, char e, bool in_class) {
+    std::size_t len = 0;
+    if (e == '0' || (in_class && py_octal_digit(e))) {
+      len = 1;
+      while (len < 3 && i + 1 + len < n_ && py_octal_digit(p_[i + 1 + len])) ++len;
+    } else if (!in_class && py_octal_digit(e) && i + 3 < n_ && py_octal_digit(p_[i + 2]) &&
+               py_octal_digit(p_[i + 3])) {
+      len = 3;
+    }
+    if (len == 0) {
+      if (in_class)
+        fail(fmt::format("bad escape \\{}", e), i);
+      else
+        unsupported("group references (backreferences) are not supported", i);
+      out_ += '\\';
+      out_ += e;
+      return i + 1;
+    }
+    unsigned long cp = 0;
+    for (std::size_t k = 0; k < len; ++k)
+      cp = cp * 8 + static_cast<unsigned long>(p_[i + 1 + k] - '0');
+    if (cp > 0377) fail("octal escape value outside of range 0-0o377", i);
+    emit_code_point(cp);
+    return i + len;
+  }
+
+  // --- Character classes ------------------------------------------------------------------
+
+  bool char_class() {
+    flags_allowed_ = false;
+    const std::size_t len = py_class_length(p_.substr(i_));
+    if (len == 0) {
+      fail("unterminated character set", i_);
+      out_ += p_.substr(i_);
+      return false;
+    }
+    const std::size_t end = i_ + len - 1;  // the closing `]`
+    const bool negated = p_[i_ + 1] == '^';
+    const std::size_t body = i_ + 1 + (negated ? 1 : 0);
+    const bool lone_negated_set =
+        end == body + 2 && p_[body] == '\\' && (p_[body + 1] == 'W' || p_[body + 1] == 'S');
+    if (lone_negated_set)
+      complement_class(negated, p_[body + 1]);
+    else
+      class_members(negated, body, end);
+    i_ = end;
+    prev_ = prev_kind::atom;
+    return true;
+  }
+
+  // `[\W]`, `[^\S]`…: one negated class, written as the complement of its members.
+  void complement_class(bool negated, char e) {
+    out_ += negated ? "[" : "[^";
+    if (ascii_)
+      out_ += e == 'W' ? py_ascii_word_members : py_ascii_space_members;
+    else
+      out_ += e == 'W' ? py_word_members : py_space_members;
+    out_ += ']';
+  }
+
+  // The class `[` … `]` with its members from `body` to `end` (the closing `]`).
+  // Ranges: Python accepts only single characters as their ends (`[\d-z]` is "bad character
+  // range"; RE2 would read it as a union with `-`). `item` is the member before an
+  // unescaped `-` that can start a range.
+  void class_members(bool negated, std::size_t body, std::size_t end) {
+    out_ += '[';
+    if (negated) out_ += '^';
+    std::size_t k = body;
+    bool have_item = p_[k] == ']';  // a leading `]` member
+    if (have_item) {
+      out_ += "\\]";
+      ++k;
+    }
+    bool item_is_set = false;
+    bool range_open = false;
+    std::size_t item_at = body, item_len = have_item ? 1 : 0;
+    for (; k < end; ++k) {
+      const std::size_t from = k;
+      bool is_set = false;
+      if (p_[k] == '\\') {
+        is_set = p_[k + 1] != '\0' && std::strchr("dDwWsS", p_[k + 1]) != nullptr;
+        bool anchor = false;
+        k = escape(k, true, anchor);
+      } else if (p_[k] == '-' && have_item && !range_open && k + 1 < end) {
+        range_open = true;
+        out_ += '-';
+        continue;
+      } else {
+        if (p_[k] == '[') out_ += '\\';
+        out_ += p_[k];
+      }
+      if (range_open) {
+        if (item_is_set || is_set)
+          fail(fmt::format("bad character range {}-{}", p_.substr(item_at, item_len),
+                           p_.substr(from, k - from + 1)),
+               item_at);
+        range_open = false;
+        have_item = false;
+      } else {
+        have_item = true;
+        item_is_set = is_set;
+        item_at = from;
+        item_len = k - from + 1;
+      }
+    }
+    out_ += ']';
+  }
+
+  // --- Groups and flags -------------------------------------------------------------------
+
+  // A comment `(?#…)`: dropped. An escape inside is one token, so `\)` does not end it.
+  // `prev_` and `flags_allowed_` stay: a comment is not an item.
+  bool comment() {
+    std::size_t k = i_ + 3;
+    while (k < n_ && p_[k] != ')') k += p_[k] == '\\' ? 2 : 1;
+    if (k >= n_) {
+      fail("missing ), unterminated comment", i_);
+      return false;
+    }
+    i_ = k;
+    return true;
+  }
+
+  static bool is_flag(char f) noexcept { return f != '\0' && std::strchr("aiLmsux", f) != nullptr; }
+
+  bool open_group() {
+    if (at(i_ + 1) == '?' && (is_flag(at(i_ + 2)) || at(i_ + 2) == '-')) return inline_flags();
+    if (at(i_ + 1) == '?')
+      extension(i_ + 2);
+    else
+      out_ += '(';
+    push_modes();
+    flags_allowed_ = false;
+    prev_ = prev_kind::none;
+    return true;
+  }
+
+  void push_modes() {
+    multiline_stack_.push_back(multiline_);
+    ascii_stack_.push_back(ascii_);
+  }
+
+  // Python 3.11 also knows (?: (?= (?! (?> (?<= (?<! (?P<name> (?P=name) (?(…); they are
+  // passed on (RE2 rejects all but (?: and (?P<name>). Anything else, such as RE2's
+  // (?<name>…), is an error in Python. `k`: the introducer (right after `(?`, or after the
+  // flags of a flag group in error, whose `(?` is then passed on as it is).
+  void extension(std::size_t k) {
+    const char a = at(k), b = at(k + 1);
+    std::size_t intro = 0;  // length of the introducer after `(?`
+    if (k < n_ && (a == ':' || a == '=' || a == '!' || a == '>' || a == '('))
+      intro = 1;
+    else if (k + 1 < n_ && a == '<' && (b == '=' || b == '!'))
+      intro = 2;
+    else if (k + 1 < n_ && a == 'P' && (b == '<' || b == '='))
+      intro = 2;
+    if (intro == 0)
+      fail(fmt::format("unknown extension ?{}", k < n_ ? std::string(1, a) : ""), i_ + 1);
+    else if (a == '(' || (a == 'P' && b == '='))
+      unsupported("backreferences and conditional groups are not supported", i_);
+    out_ += p_.substr(i_, 2 + intro);
+    i_ = k + intro - 1;
+  }
+
+  // Inline flags: `(?flags)` (global) or `(?flags-flags:...)` (scoped).
+  bool inline_flags() {
+    std::size_t k = i_ + 2;
+    std::string on, off;
+    while (k < n_ && is_flag(p_[k])) on += p_[k++];
+    const bool minus = k < n_ && p_[k] == '-';
+    if (minus) {
+      ++k;
+      while (k < n_ && is_flag(p_[k])) off += p_[k++];
+    }
+    if (k >= n_ || (p_[k] != ')' && p_[k] != ':')) {
+      fail("unknown flag", k);
+    } else if (on.find('L') != std::string::npos) {
+      fail("bad inline flags: cannot use 'L' flag with a str pattern", k);
+    } else if (on.find('a') != std::string::npos && on.find('u') != std::string::npos) {
+      fail("bad inline flags: flags 'a', 'u' and 'L' are incompatible", k);
+    } else if (off.find_first_of("auL") != std::string::npos) {
+      fail("bad inline flags: cannot turn off flags 'a', 'u' and 'L'", k);
+    } else if (p_[k] == ')') {
+      global_flags(on, minus, k);
+      return true;
+    } else {
+      scoped_flags(on, off, minus, k);
+      return true;
+    }
+    // An error: the group is passed on as an extension would be.
+    extension(k);
+    push_modes();
+    flags_allowed_ = false;
+    prev_ = prev_kind::none;
+    return true;
+  }
+
+  // `u` (Unicode matching) is what a str pattern does anyway, and `a` (ASCII classes) is
+  // done here by the class translations: both dropped for RE2.
+  static std::string flags_for_re2(std::string_view on) {
+    std::string kept;
+    for (char f : on)
+      if (f != 'u' && f != 'a') kept += f;
+    return kept;
+  }
+
+  // `(?flags)` ending at `close`: not an item, so `prev_` and `flags_allowed_` stay.
+  void global_flags(std::string_view on, bool minus, std::size_t close) {
+    if (minus) fail("missing :", close);
+    if (!flags_allowed_) fail("global flags not at the start of the expression", i_);
+    if (on.find('m') != std::string_view::npos) multiline_ = true;
+    if (on.find('a') != std::string_view::npos) ascii_ = true;
+    const std::string kept = flags_for_re2(on);
+    if (!kept.empty()) {
+      out_ += "(?";
+      out_ += kept;
+      out_ += ')';
+    }
+    i_ = close;
+  }
+
+  // `(?on-off:` ending at the colon `colon`.
+  void scoped_flags(std::string_view on, std::string_view off, bool minus, std::size_t colon) {
+    for (char f : off)
+      if (on.find(f) != std::string_view::npos) fail("bad inline flags: flag turned on and off", colon);
+    if (minus && off.empty()) fail("missing flag", colon);
+    push_modes();
+    if (on.find('m') != std::string_view::npos) multiline_ = true;
+    if (off.find('m') != std::string_view::npos) multiline_ = false;
+    if (on.find('a') != std::string_view::npos) ascii_ = true;
+    out_ += "(?";
+    out_ += flags_for_re2(on);
+    if (minus) {
+      out_ += '-';
+      out_ += off;
+    }
+    out_ += ':';
+    i_ = colon;
+    flags_allowed_ = false;
+    prev_ = prev_kind::none;
+  }
+
+  bool close_group() {
+    if (multiline_stack_.empty()) {
+      fail("unbalanced parenthesis", i_);
+    } else {
+      multiline_ = multiline_stack_.back();
+      multiline_stack_.pop_back();
+      ascii_ = ascii_stack_.back();
+      ascii_stack_.pop_back();
+    }
+    out_ += ')';
+    flags_allowed_ = false;
+    prev_ = prev_kind::atom;
+    return true;
+  }
+
+  // --- Anchors and repetitions ------------------------------------------------------------
+
+  // `$` outside multi-line mode (see translate_python_regex).
+  bool dollar() {
+    flags_allowed_ = false;
+    prev_ = prev_kind::none;
+    // `$\n` with the newline not repeated: the newline that ends the text.
+    std::size_t nl = 0;
+    if (at(i_ + 1) == '\n' && i_ + 1 < n_) nl = 1;
+    if (i_ + 2 < n_ && p_[i_ + 1] == '\\' && p_[i_ + 2] == 'n') nl = 2;
+    if (nl != 0) {
+      const std::size_t after = i_ + 1 + nl;
+      const char a = at(after);
+      const bool repeated = after < n_ && (a == '*' || a == '+' || a == '?' ||
+                                           (a == '{' && py_repeat_length(p_.substr(after))));
+      if (!repeated) {
+        out_ += "\\n\\z";
+        i_ = after - 1;
+        return true;
+      }
+    }
+    // `$\Z`: the end itself (`\Z` fails before the final newline).
+    if (i_ + 2 < n_ && p_[i_ + 1] == '\\' && p_[i_ + 2] == 'Z')
+      out_ += "\\z";
+    else
+      out_ += "(?:\\n?\\z)";
+    return true;
+  }
+
+  // `*`, `+`, `?` or a counted repetition `{…}`.
+  bool repetition() {
+    const char c = p_[i_];
+    flags_allowed_ = false;
+    if (prev_ == prev_kind::repeat && (c == '?' || c == '+')) {
+      out_ += c;  // lazy (or possessive, which RE2 rejects) modifier
+      prev_ = prev_kind::none;
+      return true;
+    }
+    if (prev_ != prev_kind::atom)
+      fail(prev_ == prev_kind::repeat ? "multiple repeat" : "nothing to repeat", i_);
+    if (c == '{')
+      counted_repetition();
+    else
+      out_ += c;
+    prev_ = prev_kind::repeat;
+    return true;
+  }
+
+  // `{m,n}` and its short forms. Counts are numbers to Python (`{01}` is `{1}`); RE2 reads a
+  // leading zero as text, so each count is written without its leading zeros, and an
+  // omitted minimum after an atom as 0.
+  void counted_repetition() {
+    bool min_empty = false;
+    const std::size_t len = py_repeat_length(p_.substr(i_), &min_empty);
+    out_ += '{';
+    if (min_empty && prev_ == prev_kind::atom) out_ += '0';
+    const std::string_view counts = p_.substr(i_ + 1, len - 2);  // between the braces
+    std::size_t from = 0;
+    while (from <= counts.size()) {
+      const std::size_t comma = std::min(counts.find(',', from), counts.size());
+      std::string_view number = counts.substr(from, comma - from);
+      if (!number.empty()) {
+        const std::size_t first = number.find_first_not_of('0');
+        number = first == std::string_view::npos ? std::string_view("0") : number.substr(first);
+      }
+      out_ += number;
+      if (comma == counts.size()) break;
+      out_ += ',';
+      from = comma + 1;
+    }
+    out_ += '}';
+    i_ += len - 1;
+  }
+};
+
+// See py_regex_translator.
+inline py_regex_translation translate_python_regex(std::string_view pattern) {
+  return py_regex_translator(pattern).run();
+}
+
+// The RE2 text of translate_python_regex() (without its verdict on validity).
+inline std::string python_to_re2(std::string_view pattern) {
+  return translate_python_regex(pattern).re2;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/python_regex.hpp>
+// #include <little_loops/detail/regex_prefilter.hpp>
+// regex match must contain, and the byte search that looks for them
+// SPDX-License-Identifier: MIT
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/python_regex.hpp> (already inlined above)
+// #include <little_loops/detail/utf8.hpp> (already inlined above)
+
+#include <cstring>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// True when `pattern` has no regex metacharacter, so a regex search equals a substring
+// search.
+inline bool is_literal_pattern(std::string_view pattern) noexcept {
+  return pattern.find_first_of("\\^$.|?*+()[]{}") == std::string_view::npos;
+}
+
+// Byte-string search; glibc's memmem is a vectorised two-way search.
+inline bool contains_substring(std::string_view text, std::string_view needle) noexcept {
+  if (needle.empty()) return true;
+  if (needle.size() > text.size()) return false;
+#if defined(__GLIBC__)
+  return ::memmem(text.data(), text.size(), needle.data(), needle.size()) != nullptr;
+#else
+  return text.find(needle) != std::string_view::npos;
+#endif
+}
+
+// Reads an RE2 pattern for required_literal(): one pass over the top-level concatenation,
+// keeping the literal run being read (`cur_`) and the longest one ended (`best_`). Each
+// reader leaves `i_` on the last character of its construct, or returns false when the
+// rest cannot be read (the answer is then `best_` as it stands).
+class required_literal_reader {
+ public:
+  explicit required_literal_reader(std::string_view pattern) : p_(pattern), n_(pattern.size()) {}
+
+  std::string run() && {
+    if (p_.find('|') != std::string_view::npos) return {};
+    // Non-capturing groups `(?:` (python_to_re2 writes `$` as `(?:\n?\z)`) are groups like
+    // any other; any other `(?` (flags, named groups) gives "".
+    for (std::size_t at = p_.find("(?"); at != std::string_view::npos; at = p_.find("(?", at + 2))
+      if (at + 2 >= n_ || p_[at + 2] != ':') return {};
+    for (i_ = 0; i_ < n_; ++i_)
+      if (!token()) return std::move(best_);
+    end_run();
+    return std::move(best_);
+  }
+
+ private:
+  std::string_view p_;
+  std::size_t n_;
+  std::size_t i_ = 0;
+  int depth_ = 0;
+  std::string best_, cur_;
+
+  void end_run() {
+    if (cur_.size() > best_.size()) best_ = cur_;
+    cur_.clear();
+  }
+
+  // Drops the last character (a whole UTF-8 sequence) of the run: the atom a repetition
+  // applies to. When the atom was not a literal (a class, a group, `\d`), the run is empty.
+  void drop_atom() {
+    while (!cur_.empty() && is_utf8_continuation(cur_.back())) cur_.pop_back();
+    if (!cur_.empty()) cur_.pop_back();
+  }
+
+  bool token() {
+    const char c = p_[i_];
+    switch (c) {
+      case '\\': return escape();
+      case '[': return skip_class();
+      case '{':
+        if (const std::size_t len = py_repeat_length(p_.substr(i_))) {
+          drop_atom();
+          i_ += len - 1;
+        }
+        end_run();  // a literal brace: fine to leave out
+        return true;
+      case '*': case '?': case '+': drop_atom(); end_run(); return true;
+      case '(': ++depth_; end_run(); return true;
+      case ')': --depth_; end_run(); return true;
+      case '.': case '^': case '$': end_run(); return true;
+      default:
+        if (depth_ == 0) cur_ += c;
+        return true;
+    }
+  }
+
+  // Escaped punctuation (or a non-ASCII byte) is a literal; any other escape ends the run
+  // and is skipped with its argument.
+  bool escape() {
+    if (i_ + 1 >= n_) {
+      best_.clear();
+      return false;
+    }
+    const char e = p_[++i_];
+    const bool word = (e >= '0' && e <= '9') || (e >= 'a' && e <= 'z') ||
+                      (e >= 'A' && e <= 'Z') || e == '_';
+    if (!word) {
+      if (depth_ == 0) cur_ += e;
+      return true;
+    }
+    end_run();
+    return skip_escape_argument(e);
+  }
+
+  // `\x41`, `\x{41}`, `\pL`, `\p{Greek}`, `\uXXXX`, octal `\123`; `\Q…\E` is not read.
+  bool skip_escape_argument(char e) {
+    if (e == 'x' || e == 'p' || e == 'P' || e == 'N') {
+      if (i_ + 1 < n_ && p_[i_ + 1] == '{') {
+        const std::size_t close = p_.find('}', i_ + 1);
+        if (close == std::string_view::npos) return false;
+        i_ = close;
+      } else if (e == 'x') {
+        for (int k = 0; k < 2 && i_ + 1 < n_ && py_hex_digit(p_[i_ + 1]); ++k) ++i_;
+      } else if (e != 'N') {
+        ++i_;  // one-letter property name: \pL
+        if (i_ < n_ && (static_cast<unsigned char>(p_[i_]) & 0x80) != 0) return false;
+      }
+    } else if (e == 'u' || e == 'U') {
+      const int len = e == 'u' ? 4 : 8;
+      for (int k = 0; k < len && i_ + 1 < n_ && py_hex_digit(p_[i_ + 1]); ++k) ++i_;
+    } else if (e >= '0' && e <= '9') {
+      for (int k = 0; k < 2 && i_ + 1 < n_ && p_[i_ + 1] >= '0' && p_[i_ + 1] <= '9'; ++k) ++i_;
+    } else if (e == 'Q') {
+      return false;  // quoted text up to \E: not worth reading
+    }
+    return true;
+  }
+
+  // Skips the class. A `[` inside (RE2's `[[:alpha:]]`) or `\Q` makes the end uncertain.
+  bool skip_class() {
+    std::size_t j = i_ + 1;
+    if (j < n_ && p_[j] == '^') ++j;
+    if (j < n_ && p_[j] == ']') ++j;
+    while (j < n_ && p_[j] != ']') {
+      if (p_[j] == '[' || (p_[j] == '\\' && j + 1 < n_ && p_[j + 1] == 'Q')) {
+        end_run();
+        return false;
+      }
+      if (p_[j] == '\\') ++j;
+      ++j;
+    }
+    i_ = j;
+    end_run();
+    return true;
+  }
+};
+
+// The longest run of literal bytes that every match of `pattern` (RE2 syntax, as given by
+// python_to_re2) must contain, or "" when none is known. Used as a memmem prefilter: when
+// the run is absent from the text there is no match, so it must be sound, never complete.
+// Only the top-level concatenation is read: groups, classes, `.`, anchors and escapes other
+// than escaped punctuation end a run; a repeated atom (`?`, `*`, `+`, `{m,n}`, including
+// `{0}`) is dropped from its run and ends it; escapes with arguments (`\x41`, `\x{41}`,
+// `\pL`, `\p{Greek}`, octal `\123`, `\Q…\E`) are skipped whole. Alternation and inline
+// flags (`(?i)`) anywhere give "", and so does anything unexpected.
+inline std::string required_literal(std::string_view pattern) {
+  return required_literal_reader(pattern).run();
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/regex_prefilter.hpp>
 // #include <little_loops/detail/strings.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/results.hpp>
@@ -2462,6 +3546,9 @@ struct prev_record {
   friend bool operator==(const prev_record&, const prev_record&) = default;
 };
 
+/// The namespaces a template variable can read (design §3.8).
+enum class template_namespace { context, captured, prev, result, state, loop, env };
+
 /// Host function that looks up an environment variable for `${env.NAME}`.
 /// Returns std::nullopt when the variable is not set.
 using env_lookup_fn = std::optional<std::string> (*)(std::string_view name, void* user);
@@ -2509,717 +3596,13 @@ struct evaluation_request {
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/results.hpp>
 
-#include <fmt/format.h>
 #include <re2/re2.h>
 
-#include <cstdint>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-// True when `pattern` has no regex metacharacter, so a regex search equals a substring
-// search.
-inline bool is_literal_pattern(std::string_view pattern) noexcept {
-  return pattern.find_first_of("\\^$.|?*+()[]{}") == std::string_view::npos;
-}
-
-// Byte-string search; glibc's memmem is a vectorised two-way search.
-inline bool contains_substring(std::string_view text, std::string_view needle) noexcept {
-  if (needle.empty()) return true;
-  if (needle.size() > text.size()) return false;
-#if defined(__GLIBC__)
-  return ::memmem(text.data(), text.size(), needle.data(), needle.size()) != nullptr;
-#else
-  return text.find(needle) != std::string_view::npos;
-#endif
-}
-
-// Python's `re` reads a counted repetition `{m}`, `{m,}`, `{,n}`, `{m,n}` or `{,}` (but not
-// `{}`); the length of that form starting at `p[0] == '{'`, or 0 when the brace is literal
-// text. `min_empty` tells whether the minimum is omitted (`{,n}`, `{,}`).
-inline std::size_t py_repeat_length(std::string_view p, bool* min_empty = nullptr) noexcept {
-  std::size_t k = 1;
-  const auto digits = [&] {
-    const std::size_t from = k;
-    while (k < p.size() && p[k] >= '0' && p[k] <= '9') ++k;
-    return k - from;
-  };
-  const std::size_t lo = digits();
-  const bool comma = k < p.size() && p[k] == ',';
-  if (comma) {
-    ++k;
-    digits();
-  }
-  if (k >= p.size() || p[k] != '}' || (lo == 0 && !comma)) return 0;
-  if (min_empty) *min_empty = lo == 0;
-  return k + 1;
-}
-
-// Length of the character class starting at `p[0] == '['` as Python reads it (a `]` right
-// after `[` or `[^` is a member; `\` escapes one character), or 0 when it is unterminated.
-inline std::size_t py_class_length(std::string_view p) noexcept {
-  std::size_t k = 1;
-  if (k < p.size() && p[k] == '^') ++k;
-  if (k < p.size() && p[k] == ']') ++k;
-  while (k < p.size() && p[k] != ']') k += p[k] == '\\' ? 2 : 1;
-  return k < p.size() ? k + 1 : 0;
-}
-
-// The result of reading a Python `re` pattern for RE2: the RE2 pattern, and `error` (non-empty)
-// when Python's `re.compile` rejects the pattern or the pattern uses something that cannot be
-// translated; the matcher then falls back to a substring search, as seed 000 does on
-// `re.error`. The text of `re2` is still filled in (best effort) after an error.
-struct py_regex_translation {
-  std::string re2;
-  std::string error;
-  /// `error` is about something Python accepts but RE2 cannot run (a backreference, `\N{…}`),
-  /// not something Python rejects.
-  bool unsupported = false;
-};
-
-inline bool py_hex_digit(char c) noexcept {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-inline bool py_ascii_letter(char c) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-inline bool py_octal_digit(char c) noexcept { return c >= '0' && c <= '7'; }
-
-// Translates a Python `re` pattern (Python 3.11, no flags argument, str pattern) to RE2
-// syntax, or reports why it cannot (see py_regex_translation). What it does:
-//
-// - Escapes are checked as Python's sre_parse does. An ASCII letter Python does not know
-//   (`\z`, `\pL`, `\Q`, `\e`, `\C`, …; inside a class also `\A`, `\B`, `\Z`), an incomplete
-//   `\xHH`, `\uXXXX` or `\UXXXXXXXX`, a `\U` beyond U+10FFFF, an octal escape above \377, a
-//   trailing `\` and a group reference (`\1`, `\12`: an error without that group, and a
-//   backreference RE2 cannot run otherwise) are errors. `\Z` becomes `\z`, `\b` inside a
-//   class becomes a backspace, and `\xHH`, `\uXXXX`, `\UXXXXXXXX` and octal escapes
-//   (`\0`, `\012`, `\123`, `[\1]`) become `\x{…}`. An escaped non-letter is a literal (an
-//   escaped non-ASCII character is written unescaped, which RE2 requires).
-//   `\N{NAME}` is valid Python (a named character), but there is no name table here, so it
-//   is reported as untranslatable: the pattern falls back to a substring search where
-//   Python would search for the named character (a known difference).
-// - A `[` or a leading `]` inside a class is escaped (`[[:alpha:]]` is Python's class
-//   {`[`, `:`, `a`, `l`, `p`, `h`} followed by a literal `]`, not RE2's POSIX class).
-// - Comments `(?#…)` are removed. Global flag groups (`(?i)`, `(?im)`) are errors unless
-//   they come before anything else (Python 3.11: "global flags not at the start of the
-//   expression"); `(?-i)`, `(?L)`, unknown flags and a flag turned both on and off are
-//   errors. Extensions Python does not know (`(?U)`, `(?<name>…)`) are errors. `u` is
-//   dropped (a str pattern is Unicode anyway); `a` (global or scoped) is dropped and makes
-//   `\d`, `\w`, `\s` and their negations ASCII, as in Python (RE2's `\b` is ASCII in either
-//   mode; under `(?ai)` RE2 still folds case by Unicode rules); `x` is passed on, so RE2
-//   rejects it (substring fallback).
-// - A repetition with the minimum omitted (`x{,n}`, `x{,}`, which Python reads as
-//   `x{0,n}`, `x{0,}` and RE2 as literal text) gets an explicit 0. A repetition after
-//   nothing, after `(`, `|` or an anchor (`^`, `$`, `\A`, `\Z`, `\b`, `\B`) is "nothing to
-//   repeat", and one after another (other than the lazy `?` and possessive `+`) is "multiple
-//   repeat", as in Python.
-// - `$` outside multi-line mode: Python's `$` matches at the end and also before a newline
-//   that ends the text; RE2's only at the end, and RE2 has no lookahead to say "before a
-//   final newline". It becomes `(?:\n?\z)`, which consumes that final newline instead of
-//   looking at it. Only the verdict is reported (never the matched span), and when nothing
-//   after the `$` has to consume text the verdict is the same. `$\n` (a newline, not
-//   repeated, right after it) becomes `\n\z` and `$\Z` becomes `\z\z`, which are exact.
-//   Known differences, all for patterns that make little sense: text after `$` other than
-//   `\n` that would have to match the final newline (`a$\s` and `a$[^x]` match "a\n" in
-//   Python, not here), and `\b`, `\B`, `^`, `\A` right after a `$` that matched before a
-//   final newline. Under `(?m)` (global or scoped) `$` is left alone: RE2's multi-line `$`
-//   is Python's (before any newline, and at the end). `\Z` (RE2's `\z`) matches only at
-//   the very end, as in Python. (This replaces a retry without the final newline, which
-//   also let `\Z` match before it and broke `a$\n`.)
-inline py_regex_translation translate_python_regex(std::string_view pattern) {
-  py_regex_translation t;
-  std::string& out = t.re2;
-  out.reserve(pattern.size() + 8);
-  const std::size_t n = pattern.size();
-  const auto fail = [&](std::string what, std::size_t at) {
-    if (t.error.empty()) t.error = fmt::format("{} at position {}", what, at);
-  };
-  const auto unsupported = [&](std::string what, std::size_t at) {
-    if (!t.error.empty()) return;
-    t.error = fmt::format("{} at position {}", what, at);
-    t.unsupported = true;
-  };
-  const auto emit_code_point = [&](unsigned long cp) { out += fmt::format("\\x{{{:X}}}", cp); };
-  // Reads `count` hex digits after `p[at]`; the value, or -1 when fewer are there.
-  const auto hex_run = [&](std::size_t at, std::size_t count) -> std::int64_t {
-    std::int64_t v = 0;
-    for (std::size_t h = 1; h <= count; ++h) {
-      const char d = at + h < n ? pattern[at + h] : '\0';
-      if (!py_hex_digit(d)) return -1;
-      v = v * 16 + (d <= '9' ? d - '0' : (d | 0x20) - 'a' + 10);
-    }
-    return v;
-  };
-
-  // Python's classes are Unicode (a str pattern): `\d` is \p{Nd}, `\w` is [\p{L}\p{N}_]
-  // (exactly, in Unicode 14; RE2's tables are a later Unicode, which adds letters) and `\s`
-  // is str.isspace(); RE2's own `\d`, `\w`, `\s` are ASCII. The members of `\s`:
-  static constexpr std::string_view py_space =
-      "\\t\\n\\x0B\\f\\r\\x1C-\\x1F \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}"
-      "\\x{202F}\\x{205F}\\x{3000}";
-  static constexpr std::string_view py_word = "\\p{L}\\p{N}_";
-  // Under the ASCII flag `(?a)` they are ASCII, as RE2's, except that Python's `\s` also
-  // has \v.
-  static constexpr std::string_view ascii_space = "\\t\\n\\x0B\\f\\r ";
-  bool ascii = false;  // (?a) in effect (global, or scoped `(?a:…)`)
-
-  // Translates the escape at pattern[i] == '\\' (i + 1 < n) and returns the index of its
-  // last character. `in_class`: inside `[...]`. Sets `anchor` for \A \Z \b \B.
-  const auto escape = [&](std::size_t i, bool in_class, bool& anchor) -> std::size_t {
-    anchor = false;
-    const char e = pattern[i + 1];
-    if (ascii && (e == 'd' || e == 'D' || e == 'w' || e == 'W' || e == 's' || e == 'S')) {
-      const bool negated = e == 'D' || e == 'W' || e == 'S';
-      const std::string_view members = e == 'd' || e == 'D'   ? std::string_view("0-9")
-                                       : e == 'w' || e == 'W' ? std::string_view("0-9A-Za-z_")
-                                                              : ascii_space;
-      if (!in_class) {
-        out += negated ? "[^" : "[";
-        out += members;
-        out += ']';
-      } else if (!negated) {
-        out += members;
-      } else {
-        // RE2's own ASCII \D, \W (exact) and \S (which keeps \v: a known difference).
-        out += '\\';
-        out += e;
-      }
-      return i + 1;
-    }
-    switch (e) {
-      case 'd': out += "\\p{Nd}"; return i + 1;
-      case 'D': out += "\\P{Nd}"; return i + 1;
-      case 'w':
-        if (!in_class) out += '[';
-        out += py_word;
-        if (!in_class) out += ']';
-        return i + 1;
-      case 's':
-        if (in_class) {
-          out += py_space;
-        } else {
-          out += '[';
-          out += py_space;
-          out += ']';
-        }
-        return i + 1;
-      case 'W': case 'S':
-        if (!in_class) {
-          out += "[^";
-          out += e == 'W' ? py_word : py_space;
-          out += ']';
-          return i + 1;
-        }
-        // Inside a class with other members a negated class is one side of a union, which
-        // RE2 can only write with its ASCII `\W` / `\S` (a known difference for non-ASCII
-        // letters and spaces; a class of `\W` or `\S` alone is translated exactly).
-        out += '\\';
-        out += e;
-        return i + 1;
-      case 'a': case 'f': case 'n': case 'r': case 't': case 'v':
-        out += '\\';
-        out += e;
-        return i + 1;
-      case 'b':
-        if (in_class) {
-          out += "\\x08";  // backspace, as in Python
-          return i + 1;
-        }
-        [[fallthrough]];
-      case 'A': case 'B': case 'Z':
-        if (in_class) {
-          fail(fmt::format("bad escape \\{}", e), i);
-          return i + 1;
-        }
-        anchor = true;
-        out += '\\';
-        out += e == 'Z' ? 'z' : e;
-        return i + 1;
-      case 'x': case 'u': case 'U': {
-        const std::size_t len = e == 'x' ? 2 : e == 'u' ? 4 : 8;
-        const std::int64_t cp = hex_run(i + 1, len);
-        if (cp < 0) {
-          fail(fmt::format("incomplete escape \\{}", e), i);
-          return i + 1;
-        }
-        if (cp > 0x10FFFF) fail("bad escape \\U", i);
-        emit_code_point(static_cast<unsigned long>(cp));
-        return i + 1 + len;
-      }
-      case 'N':
-        // Valid Python when followed by {NAME}, but names cannot be resolved here.
-        if (i + 2 < n && pattern[i + 2] == '{')
-          unsupported("named character escapes \\N{...} are not supported", i);
-        else
-          fail("missing {", i + 2);
-        out += "\\N";
-        return i + 1;
-      default: break;
-    }
-    if (e >= '0' && e <= '9') {
-      // Octal: `\0` plus up to two octal digits; inside a class any octal digit starts one
-      // (up to three digits); outside, `\1`–`\7` followed by two more octal digits. Any
-      // other digit escape is a group reference (or "bad escape" inside a class).
-      std::size_t len = 0;
-      if (e == '0' || (in_class && py_octal_digit(e))) {
-        len = 1;
-        while (len < 3 && i + 1 + len < n && py_octal_digit(pattern[i + 1 + len])) ++len;
-      } else if (!in_class && py_octal_digit(e) && i + 3 < n &&
-                 py_octal_digit(pattern[i + 2]) && py_octal_digit(pattern[i + 3])) {
-        len = 3;
-      }
-      if (len == 0) {
-        if (in_class)
-          fail(fmt::format("bad escape \\{}", e), i);
-        else
-          unsupported("group references (backreferences) are not supported", i);
-        out += '\\';
-        out += e;
-        return i + 1;
-      }
-      unsigned long cp = 0;
-      for (std::size_t k = 0; k < len; ++k)
-        cp = cp * 8 + static_cast<unsigned long>(pattern[i + 1 + k] - '0');
-      if (cp > 0377) fail("octal escape value outside of range 0-0o377", i);
-      emit_code_point(cp);
-      return i + len;
-    }
-    if (py_ascii_letter(e)) {
-      fail(fmt::format("bad escape \\{}", e), i);
-      out += '\\';
-      out += e;
-      return i + 1;
-    }
-    // Any other character is itself. RE2 takes escaped ASCII punctuation and whitespace,
-    // but not an escaped non-ASCII character, which needs no escape.
-    if (static_cast<unsigned char>(e) < 0x80) out += '\\';
-    out += e;
-    return i + 1;
-  };
-
-  std::vector<bool> multiline_stack;  // multi-line mode outside each open group
-  std::vector<bool> ascii_stack;      // ASCII mode outside each open group
-  bool multiline = false;             // (?m) in effect
-  bool flags_allowed = true;          // nothing but global flags and comments so far
-  // What the previous token was, for repetitions: an atom (can be repeated), a repetition
-  // (takes a lazy `?` or possessive `+`), or neither (start, `(`, `|`, an anchor).
-  enum class prev_kind { none, atom, repeat } prev = prev_kind::none;
-
-  for (std::size_t i = 0; i < n; ++i) {
-    const char c = pattern[i];
-    if (c == '\\') {
-      flags_allowed = false;
-      if (i + 1 >= n) {
-        fail("bad escape (end of pattern)", i);
-        out += c;
-        continue;
-      }
-      bool anchor = false;
-      i = escape(i, false, anchor);
-      prev = anchor ? prev_kind::none : prev_kind::atom;
-      continue;
-    }
-    if (c == '[') {
-      flags_allowed = false;
-      const std::size_t len = py_class_length(pattern.substr(i));
-      if (len == 0) {
-        fail("unterminated character set", i);
-        out += pattern.substr(i);
-        break;
-      }
-      const std::size_t end = i + len - 1;  // the closing `]`
-      const bool negated = pattern[i + 1] == '^';
-      const std::size_t body = i + 1 + (negated ? 1 : 0);
-      if (end == body + 2 && pattern[body] == '\\' && (pattern[body + 1] == 'W' || pattern[body + 1] == 'S')) {
-        // `[\W]`, `[^\S]`…: one negated class, written as the complement of its members.
-        out += negated ? "[" : "[^";
-        if (ascii)
-          out += pattern[body + 1] == 'W' ? std::string_view("0-9A-Za-z_") : ascii_space;
-        else
-          out += pattern[body + 1] == 'W' ? py_word : py_space;
-        out += ']';
-        i = end;
-        prev = prev_kind::atom;
-        continue;
-      }
-      out += '[';
-      std::size_t k = i + 1;
-      if (pattern[k] == '^') out += pattern[k++];
-      if (pattern[k] == ']') {
-        out += "\\]";
-        ++k;
-      }
-      // Ranges: Python accepts only single characters as their ends (`[\d-z]` is "bad
-      // character range"; RE2 would read it as a union with `-`). `item` is the member before
-      // an unescaped `-` that can start a range.
-      bool have_item = pattern[i + 1 + (negated ? 1 : 0)] == ']';  // a leading `]` member
-      bool item_is_set = false;
-      bool range_open = false;
-      std::size_t item_at = body, item_len = have_item ? 1 : 0;
-      for (; k < end; ++k) {
-        const std::size_t at = k;
-        bool is_set = false;
-        if (pattern[k] == '\\') {
-          is_set = pattern[k + 1] != '\0' && std::strchr("dDwWsS", pattern[k + 1]) != nullptr;
-          bool anchor = false;
-          k = escape(k, true, anchor);
-        } else if (pattern[k] == '-' && have_item && !range_open && k + 1 < end) {
-          range_open = true;
-          out += '-';
-          continue;
-        } else if (pattern[k] == '[') {
-          out += "\\[";
-        } else {
-          out += pattern[k];
-        }
-        if (range_open) {
-          if (item_is_set || is_set)
-            fail(fmt::format("bad character range {}-{}", pattern.substr(item_at, item_len),
-                             pattern.substr(at, k - at + 1)),
-                 item_at);
-          range_open = false;
-          have_item = false;
-        } else {
-          have_item = true;
-          item_is_set = is_set;
-          item_at = at;
-          item_len = k - at + 1;
-        }
-      }
-      out += ']';
-      i = end;
-      prev = prev_kind::atom;
-      continue;
-    }
-    if (c == '(' && i + 2 < n && pattern[i + 1] == '?' && pattern[i + 2] == '#') {
-      // A comment: dropped. An escape inside is one token, so `\)` does not end it.
-      std::size_t k = i + 3;
-      while (k < n && pattern[k] != ')') k += pattern[k] == '\\' ? 2 : 1;
-      if (k >= n) {
-        fail("missing ), unterminated comment", i);
-        break;
-      }
-      i = k;
-      continue;  // `prev` and `flags_allowed` unchanged: a comment is not an item
-    }
-    if (c == '(') {
-      std::size_t k = i + 1;
-      if (k < n && pattern[k] == '?') {
-        ++k;
-        const auto is_flag = [&](char f) { return f != '\0' && std::strchr("aiLmsux", f) != nullptr; };
-        if (k < n && (is_flag(pattern[k]) || pattern[k] == '-')) {
-          // Inline flags: `(?flags)` (global) or `(?flags-flags:...)` (scoped).
-          std::string on, off;
-          while (k < n && is_flag(pattern[k])) on += pattern[k++];
-          const bool minus = k < n && pattern[k] == '-';
-          if (minus) {
-            ++k;
-            while (k < n && is_flag(pattern[k])) off += pattern[k++];
-          }
-          // `u` (Unicode matching) is what a str pattern does anyway, and `a` (ASCII
-          // classes) is done here by the class translations: both dropped for RE2.
-          std::string kept_on;
-          for (char f : on)
-            if (f != 'u' && f != 'a') kept_on += f;
-          if (k >= n || (pattern[k] != ')' && pattern[k] != ':')) {
-            fail("unknown flag", k);
-          } else if (on.find('L') != std::string::npos) {
-            fail("bad inline flags: cannot use 'L' flag with a str pattern", k);
-          } else if (on.find('a') != std::string::npos && on.find('u') != std::string::npos) {
-            fail("bad inline flags: flags 'a', 'u' and 'L' are incompatible", k);
-          } else if (off.find_first_of("auL") != std::string::npos) {
-            fail("bad inline flags: cannot turn off flags 'a', 'u' and 'L'", k);
-          } else if (pattern[k] == ')') {
-            if (minus) fail("missing :", k);
-            if (!flags_allowed) fail("global flags not at the start of the expression", i);
-            if (on.find('m') != std::string::npos) multiline = true;
-            if (on.find('a') != std::string::npos) ascii = true;
-            if (!kept_on.empty()) {
-              out += "(?";
-              out += kept_on;
-              out += ')';
-            }
-            i = k;
-            continue;  // not an item: `prev` and `flags_allowed` unchanged
-          } else {
-            for (char f : off)
-              if (on.find(f) != std::string::npos)
-                fail("bad inline flags: flag turned on and off", k);
-            if (minus && off.empty()) fail("missing flag", k);
-            multiline_stack.push_back(multiline);
-            ascii_stack.push_back(ascii);
-            if (on.find('m') != std::string::npos) multiline = true;
-            if (off.find('m') != std::string::npos) multiline = false;
-            if (on.find('a') != std::string::npos) ascii = true;
-            out += "(?";
-            out += kept_on;
-            if (minus) {
-              out += '-';
-              out += off;
-            }
-            out += ':';
-            i = k;
-            flags_allowed = false;
-            prev = prev_kind::none;
-            continue;
-          }
-        }
-        // Python 3.11 also knows (?: (?= (?! (?> (?<= (?<! (?P<name> (?P=name) (?(…);
-        // they are passed on (RE2 rejects all but (?: and (?P<name>). Anything else, such
-        // as RE2's (?<name>…), is an error in Python.
-        std::size_t intro = 0;  // length of the introducer after `(?`
-        if (k < n && (pattern[k] == ':' || pattern[k] == '=' || pattern[k] == '!' ||
-                      pattern[k] == '>' || pattern[k] == '('))
-          intro = 1;
-        else if (k + 1 < n && pattern[k] == '<' && (pattern[k + 1] == '=' || pattern[k + 1] == '!'))
-          intro = 2;
-        else if (k + 1 < n && pattern[k] == 'P' && (pattern[k + 1] == '<' || pattern[k + 1] == '='))
-          intro = 2;
-        if (intro == 0) {
-          fail(fmt::format("unknown extension ?{}", k < n ? std::string(1, pattern[k]) : ""),
-               i + 1);
-        } else if (pattern[k] == '(' || (pattern[k] == 'P' && pattern[k + 1] == '=')) {
-          unsupported("backreferences and conditional groups are not supported", i);
-        }
-        out += pattern.substr(i, 2 + intro);
-        i = k + intro - 1;
-      } else {
-        out += c;
-      }
-      multiline_stack.push_back(multiline);
-      ascii_stack.push_back(ascii);
-      flags_allowed = false;
-      prev = prev_kind::none;
-      continue;
-    }
-    if (c == ')') {
-      if (multiline_stack.empty()) {
-        fail("unbalanced parenthesis", i);
-      } else {
-        multiline = multiline_stack.back();
-        multiline_stack.pop_back();
-        ascii = ascii_stack.back();
-        ascii_stack.pop_back();
-      }
-      out += c;
-      flags_allowed = false;
-      prev = prev_kind::atom;
-      continue;
-    }
-    if (c == '$' && !multiline) {
-      flags_allowed = false;
-      prev = prev_kind::none;
-      // `$\n` with the newline not repeated: the newline that ends the text.
-      std::size_t nl = 0;
-      if (i + 1 < n && pattern[i + 1] == '\n') nl = 1;
-      if (i + 2 < n && pattern[i + 1] == '\\' && pattern[i + 2] == 'n') nl = 2;
-      if (nl != 0) {
-        const std::size_t after = i + 1 + nl;
-        const bool repeated =
-            after < n && (pattern[after] == '*' || pattern[after] == '+' ||
-                          pattern[after] == '?' ||
-                          (pattern[after] == '{' && py_repeat_length(pattern.substr(after))));
-        if (!repeated) {
-          out += "\\n\\z";
-          i = after - 1;
-          continue;
-        }
-      }
-      // `$\Z`: the end itself (`\Z` fails before the final newline).
-      if (i + 2 < n && pattern[i + 1] == '\\' && pattern[i + 2] == 'Z') {
-        out += "\\z";
-        continue;
-      }
-      out += "(?:\\n?\\z)";
-      continue;
-    }
-    const bool brace_repeat = c == '{' && py_repeat_length(pattern.substr(i)) != 0;
-    if (c == '*' || c == '+' || c == '?' || brace_repeat) {
-      flags_allowed = false;
-      if (prev == prev_kind::repeat && (c == '?' || c == '+')) {
-        out += c;  // lazy (or possessive, which RE2 rejects) modifier
-        prev = prev_kind::none;
-        continue;
-      }
-      if (prev != prev_kind::atom)
-        fail(prev == prev_kind::repeat ? "multiple repeat" : "nothing to repeat", i);
-      if (brace_repeat) {
-        bool min_empty = false;
-        const std::size_t len = py_repeat_length(pattern.substr(i), &min_empty);
-        out += '{';
-        if (min_empty && prev == prev_kind::atom) out += '0';
-        // Counts are numbers to Python (`{01}` is `{1}`); RE2 reads a leading zero as text,
-        // so each count is written without its leading zeros.
-        const std::string_view counts = pattern.substr(i + 1, len - 2);  // between the braces
-        std::size_t from = 0;
-        while (from <= counts.size()) {
-          const std::size_t comma = std::min(counts.find(',', from), counts.size());
-          std::string_view number = counts.substr(from, comma - from);
-          if (!number.empty()) {
-            const std::size_t first = number.find_first_not_of('0');
-            number = first == std::string_view::npos ? std::string_view("0") : number.substr(first);
-          }
-          out += number;
-          if (comma == counts.size()) break;
-          out += ',';
-          from = comma + 1;
-        }
-        out += '}';
-        i += len - 1;
-      } else {
-        out += c;
-      }
-      prev = prev_kind::repeat;
-      continue;
-    }
-    out += c;
-    flags_allowed = false;
-    // `|` and the anchors `^` and (multi-line) `$` cannot be repeated; anything else is an
-    // atom, including a brace that is not a repetition (literal text).
-    prev = (c == '|' || c == '^' || c == '$') ? prev_kind::none : prev_kind::atom;
-  }
-  if (t.error.empty() && !multiline_stack.empty()) fail("missing ), unterminated subpattern", n);
-  return t;
-}
-
-// The RE2 text of translate_python_regex() (without its verdict on validity).
-inline std::string python_to_re2(std::string_view pattern) {
-  return translate_python_regex(pattern).re2;
-}
-
-// The longest run of literal bytes that every match of `pattern` (RE2 syntax, as given by
-// python_to_re2) must contain, or "" when none is known. Used as a memmem prefilter: when
-// the run is absent from the text there is no match, so it must be sound, never complete.
-// Only the top-level concatenation is read: groups, classes, `.`, anchors and escapes other
-// than escaped punctuation end a run; a repeated atom (`?`, `*`, `+`, `{m,n}`, including
-// `{0}`) is dropped from its run and ends it; escapes with arguments (`\x41`, `\x{41}`,
-// `\pL`, `\p{Greek}`, octal `\123`, `\Q…\E`) are skipped whole. Alternation and inline
-// flags (`(?i)`) anywhere give "", and so does anything unexpected.
-inline std::string required_literal(std::string_view pattern) {
-  if (pattern.find('|') != std::string_view::npos) return {};
-  // Non-capturing groups `(?:` (python_to_re2 writes `$` as `(?:\n?\z)`) are groups like
-  // any other; any other `(?` (flags, named groups) gives "".
-  for (std::size_t at = pattern.find("(?"); at != std::string_view::npos;
-       at = pattern.find("(?", at + 2))
-    if (at + 2 >= pattern.size() || pattern[at + 2] != ':') return {};
-  std::string best, cur;
-  int depth = 0;
-  auto end_run = [&] {
-    if (cur.size() > best.size()) best = cur;
-    cur.clear();
-  };
-  // Drops the last character (a whole UTF-8 sequence) of the run: the atom a repetition
-  // applies to. When the atom was not a literal (a class, a group, `\d`), the run is empty.
-  auto drop_atom = [&] {
-    while (!cur.empty() && (static_cast<unsigned char>(cur.back()) & 0xC0) == 0x80)
-      cur.pop_back();
-    if (!cur.empty()) cur.pop_back();
-  };
-  auto hex = [](char h) {
-    return (h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F');
-  };
-  const std::size_t n = pattern.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    const char c = pattern[i];
-    if (c == '\\') {
-      if (i + 1 >= n) return {};
-      const char e = pattern[++i];
-      const bool word = (e >= '0' && e <= '9') || (e >= 'a' && e <= 'z') ||
-                        (e >= 'A' && e <= 'Z') || e == '_';
-      if (!word) {  // escaped punctuation or a non-ASCII byte: a literal
-        if (depth == 0) cur += e;
-        continue;
-      }
-      end_run();
-      // Skip the escape's argument, if it has one.
-      if (e == 'x' || e == 'p' || e == 'P' || e == 'N') {
-        if (i + 1 < n && pattern[i + 1] == '{') {
-          const std::size_t close = pattern.find('}', i + 1);
-          if (close == std::string_view::npos) return best;
-          i = close;
-        } else if (e == 'x') {
-          for (int k = 0; k < 2 && i + 1 < n && hex(pattern[i + 1]); ++k) ++i;
-        } else if (e != 'N') {
-          ++i;  // one-letter property name: \pL
-          if (i < n && (static_cast<unsigned char>(pattern[i]) & 0x80) != 0) return best;
-        }
-      } else if (e == 'u' || e == 'U') {
-        const int len = e == 'u' ? 4 : 8;
-        for (int k = 0; k < len && i + 1 < n && hex(pattern[i + 1]); ++k) ++i;
-      } else if (e >= '0' && e <= '9') {
-        for (int k = 0; k < 2 && i + 1 < n && pattern[i + 1] >= '0' && pattern[i + 1] <= '9';
-             ++k)
-          ++i;
-      } else if (e == 'Q') {
-        return best;  // quoted text up to \E: not worth reading
-      }
-      continue;
-    }
-    if (c == '[') {
-      // Skip the class. A `[` inside (RE2's `[[:alpha:]]`) or `\Q` makes the end uncertain.
-      std::size_t j = i + 1;
-      if (j < n && pattern[j] == '^') ++j;
-      if (j < n && pattern[j] == ']') ++j;
-      while (j < n && pattern[j] != ']') {
-        if (pattern[j] == '[') {
-          end_run();
-          return best;
-        }
-        if (pattern[j] == '\\') {
-          if (j + 1 < n && pattern[j + 1] == 'Q') {
-            end_run();
-            return best;
-          }
-          ++j;
-        }
-        ++j;
-      }
-      i = j;
-      end_run();
-      continue;
-    }
-    if (c == '{') {
-      if (const std::size_t len = py_repeat_length(pattern.substr(i))) {
-        drop_atom();
-        end_run();
-        i += len - 1;
-        continue;
-      }
-      end_run();  // a literal brace: fine to leave out
-      continue;
-    }
-    if (c == '*' || c == '?' || c == '+') {
-      drop_atom();
-      end_run();
-      continue;
-    }
-    if (c == '(') {
-      ++depth;
-      end_run();
-      continue;
-    }
-    if (c == ')') {
-      --depth;
-      end_run();
-      continue;
-    }
-    if (c == '.' || c == '^' || c == '$') {
-      end_run();
-      continue;
-    }
-    if (depth == 0) cur += c;
-  }
-  end_run();
-  return best;
-}
-
-}  // namespace detail
 
 /// @brief An output_contains pattern compiled once: a literal (substring search), an RE2
 /// regex, or — when the pattern is not a valid regex — a substring search for the pattern
@@ -3326,6 +3709,563 @@ LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/evaluators/output_contains.hpp>
 // #include <little_loops/expected.hpp> (already inlined above)
 // #include <little_loops/interpolation.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/template_checker.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+// #include <little_loops/detail/template_parser.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/json_path.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/numbers.hpp> (already inlined above)
+
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// One step of a path: an object key, or (when all digits) also an array index.
+struct path_segment {
+  std::string key;
+  bool bracket = false;  // written as `[N]`
+
+  friend bool operator==(const path_segment&, const path_segment&) = default;
+};
+
+using path_segments = std::vector<path_segment>;
+
+inline bool all_digits(std::string_view s) noexcept {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
+// The array index a path segment names, as the original reads it (`part.isdigit()`, then
+// `int(part)`): decimal digits only, of any script (`٠` is 0), leading zeros allowed. An
+// index too large for size_t is SIZE_MAX (it names no element). nullopt: not an index.
+inline std::optional<std::size_t> path_index(std::string_view key) noexcept {
+  if (key.empty()) return std::nullopt;
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  std::size_t value = 0;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(key.data());
+  for (std::size_t i = 0; i < key.size();) {
+    int digit;
+    if (bytes[i] < 0x80) {
+      if (bytes[i] < '0' || bytes[i] > '9') return std::nullopt;
+      digit = bytes[i] - '0';
+      ++i;
+    } else {
+      const std::size_t len = utf8_sequence_length(bytes + i, bytes + key.size());
+      if (len == 0) return std::nullopt;
+      digit = unicode_decimal_value(utf8_code_point(bytes + i, len));
+      if (digit < 0) return std::nullopt;
+      i += len;
+    }
+    const auto d = static_cast<std::size_t>(digit);
+    value = value > (none - d) / 10 ? none : value * 10 + d;
+  }
+  return value;
+}
+
+// Splits a path into segments. "" and "." select the root (no segments). A leading "." is
+// optional; `[N]` (digits only) is an index segment; any other `[` is part of a key.
+// Empty keys (`a..b`) are kept and simply never match. With `brackets` false, `[` is never
+// special: the path splits at dots only, as the original's (a key may hold `[0]`).
+inline path_segments parse_json_path(std::string_view path, bool brackets = true) {
+  path_segments out;
+  if (path.empty() || path == ".") return out;
+  if (path.front() == '.') path.remove_prefix(1);
+  std::string current;
+  bool pending = true;  // a key segment is open (possibly empty)
+  std::size_t i = 0;
+  while (i < path.size()) {
+    char c = path[i];
+    if (c == '.') {
+      if (pending) out.push_back({std::move(current), false});
+      current.clear();
+      pending = true;
+      ++i;
+      continue;
+    }
+    if (c == '[' && brackets) {
+      std::size_t close = path.find(']', i + 1);
+      if (close != std::string_view::npos && all_digits(path.substr(i + 1, close - i - 1))) {
+        if (pending && !current.empty()) out.push_back({std::move(current), false});
+        current.clear();
+        out.push_back({std::string(path.substr(i + 1, close - i - 1)), true});
+        pending = false;
+        i = close + 1;
+        continue;
+      }
+    }
+    current += c;
+    pending = true;
+    ++i;
+  }
+  if (pending) out.push_back({std::move(current), false});
+  return out;
+}
+
+// A path that starts below a root already named (`${context.PATH}`, whose `context.` is the
+// root): split as parse_json_path splits it, but every segment must have a key, a leading
+// "." included (it is an empty segment, not the root). nullopt: an empty segment (`a..b`,
+// `a.`, `.a`) or an empty path, which name nothing.
+inline std::optional<path_segments> parse_member_path(std::string_view path, bool brackets = true) {
+  if (path.empty() || path.front() == '.') return std::nullopt;
+  path_segments segs = parse_json_path(path, brackets);
+  if (segs.empty()) return std::nullopt;
+  for (const auto& seg : segs)
+    if (seg.key.empty()) return std::nullopt;
+  return segs;
+}
+
+// True when a segment was written as `[N]`.
+inline bool has_bracket_segment(const path_segments& segs) noexcept {
+  for (const auto& seg : segs)
+    if (seg.bracket) return true;
+  return false;
+}
+
+// Result of a lookup: the value, or where the walk stopped.
+template <class Json>
+struct path_lookup {
+  const Json* value = nullptr;   // null: not found
+  const Json* parent = nullptr;  // the value at which the walk stopped (when not found)
+  std::size_t failed_at = 0;     // index of the segment that did not resolve
+};
+
+// Walks `segs` from `doc`: objects by key, arrays by a non-negative decimal index.
+template <class Json>
+path_lookup<Json> lookup_json_path(const Json& doc, const path_segments& segs,
+                                   std::size_t first = 0) {
+  const Json* cur = &doc;
+  for (std::size_t i = first; i < segs.size(); ++i) {
+    const auto& seg = segs[i];
+    if (cur->is_object()) {
+      auto it = cur->find(seg.key);
+      if (it != cur->end()) {
+        cur = &*it;
+        continue;
+      }
+      return {nullptr, cur, i};
+    }
+    if (cur->is_array()) {
+      if (const auto idx = path_index(seg.key); idx && *idx < cur->size()) {
+        cur = &(*cur)[*idx];
+        continue;
+      }
+    }
+    return {nullptr, cur, i};
+  }
+  return {cur, nullptr, segs.size()};
+}
+
+// `a.b[0].c` text of the first `n` segments (for messages).
+inline std::string segments_text(const path_segments& segs, std::size_t n) {
+  std::string s;
+  for (std::size_t i = 0; i < n && i < segs.size(); ++i) {
+    if (segs[i].bracket) {
+      s += '[';
+      s += segs[i].key;
+      s += ']';
+    } else {
+      if (!s.empty()) s += '.';
+      s += segs[i].key;
+    }
+  }
+  return s;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/json_path.hpp>
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+inline constexpr std::array<std::string_view, 7> namespace_names{
+    "context", "captured", "prev", "result", "state", "loop", "env"};
+inline constexpr std::array<std::string_view, 2> template_state_keys{"name", "iteration"};
+inline constexpr std::array<std::string_view, 5> template_loop_keys{
+    "name", "started_at", "elapsed_ms", "elapsed", "max_iterations"};
+inline constexpr std::array<std::string_view, 7> template_prev_keys{
+    "state", "output", "stderr", "exit_code", "verdict", "details", "evaluation"};
+inline constexpr std::array<std::string_view, 5> template_captured_keys{"output", "stderr", "exit_code",
+                                                               "duration_ms", "verdict"};
+inline constexpr std::array<std::string_view, 2> template_result_keys{"verdict", "details"};
+
+// Bash parameter-expansion operators that are never valid inside `${ns.path}`.
+inline constexpr std::array<std::string_view, 8> bash_operators{":-", ":+", ":=", ":?",
+                                                                "##", "%%", "[@]", "[*]"};
+
+// One piece of a compiled template: literal text, or a variable reference.
+struct template_part {
+  bool is_variable = false;
+  std::string text;  // literal: the text to append; variable: `ns.path` as written
+  // --- variables only ---
+  template_namespace ns = template_namespace::context;
+  path_segments path;                        // segments after the namespace
+  std::string env_name;                      // env: the variable name
+  std::optional<std::string> default_value;  // `:default=VALUE`
+  bool optional = false;                     // `?`
+  bool shell = false;                        // `:shell`
+  std::size_t offset = 0;                    // position of `${` in the source
+  std::size_t length = 0;                    // length of `${...}` in the source
+};
+
+inline std::optional<template_namespace> parse_namespace(std::string_view s) noexcept {
+  for (std::size_t i = 0; i < namespace_names.size(); ++i)
+    if (namespace_names[i] == s) return static_cast<template_namespace>(i);
+  return std::nullopt;
+}
+
+template <std::size_t N>
+inline bool contains_name(const std::array<std::string_view, N>& names, std::string_view s) {
+  return std::find(names.begin(), names.end(), s) != names.end();
+}
+
+inline error template_error(std::string_view source, std::string message) {
+  return error{errc::template_syntax,
+               fmt::format("invalid template \"{}\": {}", source, message)};
+}
+
+// `$${` inside a `:default=` value renders `${`, as everywhere else in a template.
+inline std::string unescape_default(std::string_view v) {
+  std::string s;
+  s.reserve(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v[i] == '$' && v.compare(i, 3, "$${") == 0) {
+      s += "${";
+      i += 2;
+    } else {
+      s += v[i];
+    }
+  }
+  return s;
+}
+
+// Removes a `:shell` suffix from `body` (see parse_variable for where it may stand).
+inline void take_shell_suffix(std::string& body, template_part& part) {
+  if (auto pos = body.find(":shell:default="); pos != std::string::npos) {
+    body.erase(pos, 6);
+    part.shell = true;
+  } else if (body.ends_with(":shell?")) {
+    body.erase(body.size() - 7, 6);
+    part.shell = true;
+  } else if (body.ends_with(":shell")) {
+    body.resize(body.size() - 6);
+    part.shell = true;
+  }
+}
+
+// An unknown `state.`/`loop.` key never resolves: without a fallback the template is
+// malformed; with `?` or `:default=` it renders the fallback, as in the original.
+inline std::optional<std::string> check_fixed_keys(const template_part& part, std::string_view rest,
+                                                   std::string_view expr) {
+  if (part.optional || part.default_value.has_value()) return std::nullopt;
+  const bool one_key = part.path.size() == 1;
+  if (part.ns == template_namespace::state && !(one_key && contains_name(template_state_keys, part.path[0].key)))
+    return fmt::format("Unknown state property: {} in ${{{}}} (known: {})", rest, expr,
+                       join_names(template_state_keys));
+  if (part.ns == template_namespace::loop && !(one_key && contains_name(template_loop_keys, part.path[0].key)))
+    return fmt::format("Unknown loop property: {} in ${{{}}} (known: {})", rest, expr,
+                       join_names(template_loop_keys));
+  return std::nullopt;
+}
+
+// Parses the inside of one `${...}` into `part`. Returns an error message on failure.
+//
+// Suffixes follow the original's parse_interpolation_suffixes: `:shell` is recognised right
+// before `:default=`, at the very end (also after a default value: `:default=v:shell` quotes
+// `v`) or right before a final `?`; then the text splits at the first `:default=`; otherwise
+// a final `?` makes the reference optional. `?` and `:default=` together are ambiguous.
+inline std::optional<std::string> parse_variable(std::string_view expr, template_part& part) {
+  if (expr.empty()) return std::string("empty ${}");
+  std::string body(expr);
+  take_shell_suffix(body, part);
+  std::string_view var = body;
+  if (auto pos = var.find(":default="); pos != std::string_view::npos) {
+    part.default_value = unescape_default(var.substr(pos + 9));
+    var = var.substr(0, pos);
+  }
+  for (auto op : bash_operators) {
+    if (var.find(op) != std::string_view::npos) {
+      return fmt::format("bash operator \"{}\" inside ${{{}}} is not supported; write "
+                         "$${{{}}} to pass a literal ${{...}} to the shell",
+                         op, expr, expr);
+    }
+  }
+  if (var.ends_with("?")) {
+    if (part.default_value)
+      return fmt::format("Ambiguous suffix: ${{{}}} (:default=... and ? are mutually exclusive)",
+                         expr);
+    part.optional = true;
+    var.remove_suffix(1);
+  }
+  auto dot = var.find('.');
+  if (dot == std::string_view::npos) {
+    return fmt::format("Invalid variable: ${{{}}} (expected namespace.path); write $${{{}}} "
+                       "for a literal ${{...}}",
+                       expr, expr);
+  }
+  std::string_view ns_text = var.substr(0, dot);
+  std::string_view rest = var.substr(dot + 1);
+  auto ns = parse_namespace(ns_text);
+  if (!ns) {
+    return fmt::format("Unknown namespace: {} in ${{{}}} (known: {})", ns_text, expr,
+                       join_names(namespace_names));
+  }
+  part.ns = *ns;
+  part.text = std::string(var);
+  if (rest.empty()) return fmt::format("empty path in ${{{}}}", expr);
+  if (*ns == template_namespace::env) {
+    part.env_name = std::string(rest);
+    return std::nullopt;
+  }
+  // The dot after the namespace is taken: `${context..a}` and `${prev..}` have an empty
+  // segment (the original looks the key "" up and fails).
+  auto path = parse_member_path(rest);
+  if (!path) return fmt::format("empty path segment in ${{{}}}", expr);
+  part.path = std::move(*path);
+  return check_fixed_keys(part, rest, expr);
+}
+
+// Parses `text` into `parts` (literal runs and variables, in order); returns the number of
+// variables, or errc::template_syntax (see compile_template).
+inline expected<std::size_t, error> parse_template(std::string_view text, std::vector<template_part>& parts) {
+  std::string literal;
+  std::size_t variables = 0;
+  auto flush = [&] {
+    if (!literal.empty()) {
+      template_part p;
+      p.text = std::move(literal);
+      parts.push_back(std::move(p));
+      literal.clear();
+    }
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    if (text[i] == '$' && text.compare(i, 3, "$${") == 0) {
+      literal += "${";
+      i += 3;
+      continue;
+    }
+    if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '{') {
+      std::size_t close = text.find('}', i + 2);
+      if (close == std::string_view::npos)
+        return unexpected(template_error(text, fmt::format("unterminated ${{ at offset {}", i)));
+      template_part part;
+      part.is_variable = true;
+      part.offset = i;
+      part.length = close + 1 - i;
+      if (auto msg = parse_variable(text.substr(i + 2, close - i - 2), part))
+        return unexpected(template_error(text, std::move(*msg)));
+      flush();
+      parts.push_back(std::move(part));
+      ++variables;
+      i = close + 1;
+      continue;
+    }
+    literal += text[i++];
+  }
+  flush();
+  return variables;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/template_parser.hpp>
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// Classifies a compile_template() failure for its diagnostic code.
+inline std::string_view template_error_code(const std::string& message) {
+  if (message.find("bash operator") != std::string::npos) return "template-bash-operator";
+  if (message.find("Unknown namespace: ") != std::string::npos) return "template-unknown-namespace";
+  if (message.find("Unknown state property: ") != std::string::npos ||
+      message.find("Unknown loop property: ") != std::string::npos)
+    return "template-unknown-key";
+  return "template-syntax";
+}
+
+struct template_checker {
+  const std::vector<std::string>* captures = nullptr;
+  diagnostics* out = nullptr;
+
+  void add(std::string path, std::string code, std::string message,
+           severity level = severity::error) const {
+    out->push_back(diagnostic{level, std::move(path), sanitize_utf8(message), std::move(code)});
+  }
+
+  // Parses `text` (reporting syntax problems) and checks its references; the parts, or
+  // nullopt when the text does not parse.
+  std::optional<std::vector<template_part>> check(std::string_view text, const std::string& path) const {
+    std::vector<template_part> parts;
+    if (auto parsed = parse_template(text, parts); !parsed) {
+      add(path, std::string(template_error_code(parsed.error().message)), parsed.error().message);
+      return std::nullopt;
+    }
+    for (const auto& part : parts) {
+      if (!part.is_variable || part.optional || part.default_value) continue;
+      check_record_key(part, path);
+      check_capture(part, path);
+    }
+    return parts;
+  }
+
+  // `${captured.X}` where no state captures X. A reference with a fallback (`?` or
+  // `:default=`) may read a capture that never happens, so it is not checked (design §3.8).
+  // A warning, as in the original (which checks nothing at load, and later warns): the
+  // reference fails only if the state runs, as the `error` verdict.
+  void check_capture(const template_part& part, const std::string& path) const {
+    if (part.ns != template_namespace::captured) return;
+    const std::string& name = part.path.front().key;
+    for (const auto& c : *captures)
+      if (c == name) return;
+    const std::string names = join_names(*captures);
+    add(path, "template-unknown-capture",
+        fmt::format("${{{}}} reads captured.{}, but no state captures \"{}\" (captured: {})",
+                    part.text, name, name, names.empty() ? std::string("none") : names),
+        severity::warning);
+  }
+
+  // `prev`, `result` and a capture are records with fixed keys: a reference to another key
+  // (a typo: `${prev.outptu}`) can never resolve. A warning, as for an unknown capture: it
+  // fails only if the state runs, as the `error` verdict.
+  void check_record_key(const template_part& part, const std::string& path) const {
+    auto warn = [&](std::string_view key, const auto& known, std::string_view record) {
+      if (contains_name(known, key)) return;
+      add(path, "template-unknown-key",
+          fmt::format("${{{}}} reads the key \"{}\", which {} never has (it has {}){}", part.text,
+                      key, record, join_names(known), did_you_mean(key, known)),
+          severity::warning);
+    };
+    if (part.ns == template_namespace::prev && !part.path.empty())
+      warn(part.path[0].key, template_prev_keys, "prev");
+    else if (part.ns == template_namespace::result && !part.path.empty())
+      warn(part.path[0].key, template_result_keys, "result");
+    else if (part.ns == template_namespace::captured && part.path.size() >= 2)
+      warn(part.path[1].key, template_captured_keys, "a capture");
+  }
+
+  // Warns about `${context.…}` pasted into shell text outside any quotes without `:shell`.
+  void check_shell_quoting(std::string_view src, const std::vector<template_part>& parts,
+                           const std::string& path) const {
+    char quote = 0;  // 0, '\'' or '"'
+    std::size_t pos = 0;
+    auto scan = [&](std::size_t end) {
+      for (; pos < end; ++pos) {
+        const char c = src[pos];
+        if (quote == '\'') {
+          if (c == '\'') quote = 0;
+        } else if (c == '\\') {
+          ++pos;
+        } else if (quote == '"') {
+          if (c == '"') quote = 0;
+        } else if (c == '\'' || c == '"') {
+          quote = c;
+        }
+      }
+    };
+    if (parts.size() == 1 && parts.front().is_variable) return;  // the whole command
+    for (const auto& part : parts) {
+      if (!part.is_variable) continue;
+      scan(part.offset);
+      pos = part.offset + part.length;
+      if (part.ns == template_namespace::context && !part.shell && quote == 0) {
+        add(path, "template-unquoted-context",
+            fmt::format("${{{}}} is pasted into the shell command unquoted; a value with "
+                        "spaces or metacharacters changes the command: write ${{{}:shell}}",
+                        part.text, part.text),
+            severity::warning);
+      }
+    }
+  }
+
+  // The action (with its shell quoting), `next`, route targets and on_<verdict> targets.
+  void check_state(const std::string& name, const state_config& state) const {
+    const std::string base = member_path("states", name);
+    if (state.action) {
+      const std::string path = join_path(base, "action");
+      auto parts = check(*state.action, path);
+      const bool shell = state.action_type ? *state.action_type == action_kind::shell
+                                           : (state.action->empty() || state.action->front() != '/');
+      if (parts && shell) check_shell_quoting(*state.action, *parts, path);
+    }
+    if (state.next) check(*state.next, join_path(base, "next"));
+    if (state.route) {
+      const std::string route = join_path(base, "route");
+      for (const auto& [verdict, target] : state.route->routes) check(target, member_path(route, verdict));
+      if (state.route->default_target) check(*state.route->default_target, join_path(route, "_"));
+      if (state.route->error_target) check(*state.route->error_target, join_path(route, "_error"));
+    }
+    for (const auto& [verdict, target] : state.on) check(target, member_path(base, "on_" + verdict));
+    if (state.evaluate) check_evaluator(*state.evaluate, join_path(base, "evaluate"));
+  }
+
+  // The evaluator's string fields (`target` and `tolerance` when they are strings).
+  void check_evaluator(const evaluate_config& e, const std::string& ev) const {
+    auto field = [&](const std::optional<std::string>& v, std::string_view key) {
+      if (v) check(*v, join_path(ev, key));
+    };
+    auto json_field = [&](const std::optional<json>& v, std::string_view key) {
+      if (v && v->is_string()) check(v->get_ref<const std::string&>(), join_path(ev, key));
+    };
+    json_field(e.target, "target");
+    json_field(e.tolerance, "tolerance");
+    field(e.pattern, "pattern");
+    field(e.path, "path");
+    field(e.prompt, "prompt");
+    field(e.source, "source");
+    field(e.previous, "previous");
+  }
+};
+
+// Checks every templated field of `loop` (see validate_templates).
+inline void check_loop_templates(const fsm_loop& loop, diagnostics& out) {
+  std::vector<std::string> captures;
+  for (const auto& entry : loop.states)
+    if (entry.second.capture) captures.push_back(*entry.second.capture);
+  const template_checker checker{&captures, &out};
+  for (const auto& [name, state] : loop.states) checker.check_state(name, state);
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/template_checker.hpp>
+// #include <little_loops/detail/template_parser.hpp> (already inlined above)
+// #include <little_loops/detail/template_renderer.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/feedback.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
@@ -3479,451 +4419,179 @@ inline json feedback_record(const prev_record& prev) {
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/feedback.hpp>
-// #include <little_loops/detail/json_path.hpp>
-// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/json_path.hpp> (already inlined above)
 // #include <little_loops/detail/numbers.hpp> (already inlined above)
+// #include <little_loops/detail/record_writer.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
 
-#include <cstddef>
-#include <limits>
-#include <optional>
+#include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
+#include <utility>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
-// One step of a path: an object key, or (when all digits) also an array index.
-struct path_segment {
-  std::string key;
-  bool bracket = false;  // written as `[N]`
+// A record's members are listed once, in a function template over a writer `W` with this
+// interface: string, integer, number, boolean, null, value (any JSON value) and object (a
+// nested record, whose members a callable writes to the nested writer it is given). Writers:
+//  - json_object_writer builds the JSON object;
+//  - json_text_writer appends that object's text, the bytes of
+//    `dump(-1, ' ', false, json::error_handler_t::replace)`, without building it;
+//  - raw_bytes_writer (detail/raw_bytes.hpp) collects the strings that are not UTF-8.
 
-  friend bool operator==(const path_segment&, const path_segment&) = default;
+/// Builds the record as a JSON object, member by member.
+class json_object_writer {
+ public:
+  void string(std::string_view key, std::string_view value) { j_[std::string(key)] = value; }
+  void integer(std::string_view key, std::int64_t value) { j_[std::string(key)] = value; }
+  void number(std::string_view key, double value) { j_[std::string(key)] = value; }
+  void boolean(std::string_view key, bool value) { j_[std::string(key)] = value; }
+  void null(std::string_view key) { j_[std::string(key)] = nullptr; }
+  void value(std::string_view key, const json& v) { j_[std::string(key)] = v; }
+  template <class Members>
+  void object(std::string_view key, Members&& members) {
+    json_object_writer inner;
+    std::forward<Members>(members)(inner);
+    j_[std::string(key)] = inner.take();
+  }
+  /// The object built.
+  json take() { return std::move(j_); }
+
+ private:
+  json j_ = json::object();
 };
 
-using path_segments = std::vector<path_segment>;
+/// Appends the record's JSON text, member by member: `{` now, `}` at finish().
+class json_text_writer {
+ public:
+  explicit json_text_writer(std::string& out) : out_(out) { out_ += '{'; }
 
-inline bool all_digits(std::string_view s) noexcept {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (c < '0' || c > '9') return false;
-  return true;
-}
-
-// The array index a path segment names, as the original reads it (`part.isdigit()`, then
-// `int(part)`): decimal digits only, of any script (`٠` is 0), leading zeros allowed. An
-// index too large for size_t is SIZE_MAX (it names no element). nullopt: not an index.
-inline std::optional<std::size_t> path_index(std::string_view key) noexcept {
-  if (key.empty()) return std::nullopt;
-  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
-  std::size_t value = 0;
-  const auto* bytes = reinterpret_cast<const unsigned char*>(key.data());
-  for (std::size_t i = 0; i < key.size();) {
-    int digit;
-    if (bytes[i] < 0x80) {
-      if (bytes[i] < '0' || bytes[i] > '9') return std::nullopt;
-      digit = bytes[i] - '0';
-      ++i;
-    } else {
-      const std::size_t len = utf8_sequence_length(bytes + i, bytes + key.size());
-      if (len == 0) return std::nullopt;
-      digit = unicode_decimal_value(utf8_code_point(bytes + i, len));
-      if (digit < 0) return std::nullopt;
-      i += len;
-    }
-    const auto d = static_cast<std::size_t>(digit);
-    value = value > (none - d) / 10 ? none : value * 10 + d;
+  void string(std::string_view key, std::string_view value) {
+    name(key);
+    replaced_ |= append_json_string(out_, value);
   }
-  return value;
-}
-
-// Splits a path into segments. "" and "." select the root (no segments). A leading "." is
-// optional; `[N]` (digits only) is an index segment; any other `[` is part of a key.
-// Empty keys (`a..b`) are kept and simply never match. With `brackets` false, `[` is never
-// special: the path splits at dots only, as the original's (a key may hold `[0]`).
-inline path_segments parse_json_path(std::string_view path, bool brackets = true) {
-  path_segments out;
-  if (path.empty() || path == ".") return out;
-  if (path.front() == '.') path.remove_prefix(1);
-  std::string current;
-  bool pending = true;  // a key segment is open (possibly empty)
-  std::size_t i = 0;
-  while (i < path.size()) {
-    char c = path[i];
-    if (c == '.') {
-      if (pending) out.push_back({std::move(current), false});
-      current.clear();
-      pending = true;
-      ++i;
-      continue;
-    }
-    if (c == '[' && brackets) {
-      std::size_t close = path.find(']', i + 1);
-      if (close != std::string_view::npos && all_digits(path.substr(i + 1, close - i - 1))) {
-        if (pending && !current.empty()) out.push_back({std::move(current), false});
-        current.clear();
-        out.push_back({std::string(path.substr(i + 1, close - i - 1)), true});
-        pending = false;
-        i = close + 1;
-        continue;
-      }
-    }
-    current += c;
-    pending = true;
-    ++i;
+  void integer(std::string_view key, std::int64_t value) {
+    name(key);
+    append_json_integer(out_, value);
   }
-  if (pending) out.push_back({std::move(current), false});
-  return out;
-}
+  void number(std::string_view key, double value) {
+    name(key);
+    append_json_text(out_, json(value));
+  }
+  void boolean(std::string_view key, bool value) {
+    using namespace std::string_view_literals;
+    name(key);
+    out_ += value ? "true"sv : "false"sv;
+  }
+  void null(std::string_view key) {
+    using namespace std::string_view_literals;
+    name(key);
+    out_ += "null"sv;
+  }
+  void value(std::string_view key, const json& v) {
+    name(key);
+    replaced_ |= append_json_text(out_, v);
+  }
+  template <class Members>
+  void object(std::string_view key, Members&& members) {
+    name(key);
+    json_text_writer inner(out_);
+    std::forward<Members>(members)(inner);
+    replaced_ |= inner.finish();
+  }
+  /// Closes the object. True when a string or key in it was not valid UTF-8 (and was written
+  /// with U+FFFD replacements).
+  bool finish() {
+    out_ += '}';
+    return replaced_;
+  }
 
-// True when a segment was written as `[N]`.
-inline bool has_bracket_segment(const path_segments& segs) noexcept {
-  for (const auto& seg : segs)
-    if (seg.bracket) return true;
-  return false;
-}
+ protected:
+  /// Writes `"key":`, after a comma from the second member on.
+  void name(std::string_view key) {
+    if (!first_) out_ += ',';
+    first_ = false;
+    replaced_ |= append_json_string(out_, key);
+    out_ += ':';
+  }
 
-// Result of a lookup: the value, or where the walk stopped.
-template <class Json>
-struct path_lookup {
-  const Json* value = nullptr;   // null: not found
-  const Json* parent = nullptr;  // the value at which the walk stopped (when not found)
-  std::size_t failed_at = 0;     // index of the segment that did not resolve
+  std::string& out_;
+
+ private:
+  bool first_ = true;
+  bool replaced_ = false;
 };
 
-// Walks `segs` from `doc`: objects by key, arrays by a non-negative decimal index.
-template <class Json>
-path_lookup<Json> lookup_json_path(const Json& doc, const path_segments& segs,
-                                   std::size_t first = 0) {
-  const Json* cur = &doc;
-  for (std::size_t i = first; i < segs.size(); ++i) {
-    const auto& seg = segs[i];
-    if (cur->is_object()) {
-      auto it = cur->find(seg.key);
-      if (it != cur->end()) {
-        cur = &*it;
-        continue;
-      }
-      return {nullptr, cur, i};
-    }
-    if (cur->is_array()) {
-      if (const auto idx = path_index(seg.key); idx && *idx < cur->size()) {
-        cur = &(*cur)[*idx];
-        continue;
-      }
-    }
-    return {nullptr, cur, i};
-  }
-  return {cur, nullptr, segs.size()};
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/record_writer.hpp>
+// #include <little_loops/detail/run_records.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/record_writer.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// Each record's members are listed once, in write_*(W&, record), for the writers of
+// detail/record_writer.hpp: the JSON object, its text, and the `raw_bytes` of its strings
+// that are not UTF-8 (snapshots, `${captured.<name>}`, results).
+
+template <class W>
+void write_captured_record(W& w, const captured_record& r) {
+  w.string("output", r.output);
+  w.string("stderr", r.stderr_output);
+  w.integer("exit_code", r.exit_code);
+  w.integer("duration_ms", r.duration_ms);
+  w.string("verdict", r.verdict);
 }
 
-// `a.b[0].c` text of the first `n` segments (for messages).
-inline std::string segments_text(const path_segments& segs, std::size_t n) {
-  std::string s;
-  for (std::size_t i = 0; i < n && i < segs.size(); ++i) {
-    if (segs[i].bracket) {
-      s += '[';
-      s += segs[i].key;
-      s += ']';
-    } else {
-      if (!s.empty()) s += '.';
-      s += segs[i].key;
-    }
-  }
-  return s;
+template <class W>
+void write_captured(W& w, const captured_map& m) {
+  for (const auto& [name, rec] : m)
+    w.object(name, [&rec](auto& r) { write_captured_record(r, rec); });
+}
+
+template <class W>
+void write_prev_record(W& w, const prev_record& p) {
+  w.string("state", p.state);
+  w.string("output", p.output);
+  w.string("stderr", p.stderr_output);
+  w.integer("exit_code", p.exit_code);
+  w.string("verdict", p.verdict);
+  p.details.visit([&w](const json& d) { w.value("details", d); });
+  if (!p.ran_action) w.boolean("ran_action", false);  // only then: older snapshots stay valid
+  if (!p.evaluated) w.boolean("evaluated", false);    // likewise
+}
+
+// `{NAME: record, …}`; public as to_json(const captured_map&) (snapshot.hpp).
+inline json captured_to_json(const captured_map& m) {
+  json_object_writer w;
+  write_captured(w, m);
+  return w.take();
 }
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/json_path.hpp>
-// #include <little_loops/detail/numbers.hpp> (already inlined above)
+// end of <little_loops/detail/run_records.hpp>
 // #include <little_loops/detail/strings.hpp> (already inlined above)
-// #include <little_loops/error.hpp> (already inlined above)
-// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/detail/template_parser.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
-// #include <little_loops/schema.hpp> (already inlined above)
 
 #include <fmt/format.h>
 
-#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
+#include <ranges>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
-
-/// The namespaces a template variable can read (design §3.8).
-enum class template_namespace { context, captured, prev, result, state, loop, env };
-
-namespace detail {
-
-inline constexpr std::array<std::string_view, 7> namespace_names{
-    "context", "captured", "prev", "result", "state", "loop", "env"};
-inline constexpr std::array<std::string_view, 2> template_state_keys{"name", "iteration"};
-inline constexpr std::array<std::string_view, 5> template_loop_keys{
-    "name", "started_at", "elapsed_ms", "elapsed", "max_iterations"};
-inline constexpr std::array<std::string_view, 7> template_prev_keys{
-    "state", "output", "stderr", "exit_code", "verdict", "details", "evaluation"};
-inline constexpr std::array<std::string_view, 5> template_captured_keys{"output", "stderr", "exit_code",
-                                                               "duration_ms", "verdict"};
-inline constexpr std::array<std::string_view, 2> template_result_keys{"verdict", "details"};
-
-// Bash parameter-expansion operators that are never valid inside `${ns.path}`.
-inline constexpr std::array<std::string_view, 8> bash_operators{":-", ":+", ":=", ":?",
-                                                                "##", "%%", "[@]", "[*]"};
-
-template <std::size_t N>
-inline std::string join_names(const std::array<std::string_view, N>& names) {
-  std::string s;
-  for (auto n : names) {
-    if (!s.empty()) s += ", ";
-    s += n;
-  }
-  return s;
-}
-
-// One piece of a compiled template: literal text, or a variable reference.
-struct template_part {
-  bool is_variable = false;
-  std::string text;  // literal: the text to append; variable: `ns.path` as written
-  // --- variables only ---
-  template_namespace ns = template_namespace::context;
-  path_segments path;                        // segments after the namespace
-  std::string env_name;                      // env: the variable name
-  std::optional<std::string> default_value;  // `:default=VALUE`
-  bool optional = false;                     // `?`
-  bool shell = false;                        // `:shell`
-  std::size_t offset = 0;                    // position of `${` in the source
-  std::size_t length = 0;                    // length of `${...}` in the source
-};
-
-}  // namespace detail
-
-/// @brief A template parsed once: literal runs and variable references.
-///
-/// Build with compile_template(); render with render_to() as often as needed, without any
-/// parsing. Literal-only templates can skip rendering entirely: see is_literal()/literal().
-class compiled_template {
- public:
-  compiled_template() = default;
-
-  /// The template text as written.
-  [[nodiscard]] const std::string& source() const noexcept { return source_; }
-  /// True when the template has no variables (its rendering is literal()).
-  [[nodiscard]] bool is_literal() const noexcept { return variables_ == 0; }
-  /// The rendered text of a literal-only template (`$${` already unescaped).
-  [[nodiscard]] std::string_view literal() const noexcept {
-    return parts_.empty() ? std::string_view{} : std::string_view{parts_.front().text};
-  }
-  /// Number of variable references.
-  [[nodiscard]] std::size_t variable_count() const noexcept { return variables_; }
-  /// The parsed parts (literal runs and variables), in order.
-  [[nodiscard]] const std::vector<detail::template_part>& parts() const noexcept {
-    return parts_;
-  }
-
- private:
-  friend expected<compiled_template, error> compile_template(std::string_view text);
-  std::string source_;
-  std::vector<detail::template_part> parts_;
-  std::size_t variables_ = 0;
-};
-
-namespace detail {
-
-inline std::optional<template_namespace> parse_namespace(std::string_view s) noexcept {
-  for (std::size_t i = 0; i < namespace_names.size(); ++i)
-    if (namespace_names[i] == s) return static_cast<template_namespace>(i);
-  return std::nullopt;
-}
-
-inline bool ends_with(std::string_view s, std::string_view suffix) noexcept {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-template <std::size_t N>
-inline bool contains_name(const std::array<std::string_view, N>& names, std::string_view s) {
-  for (auto n : names)
-    if (n == s) return true;
-  return false;
-}
-
-inline error template_error(std::string_view source, std::string message) {
-  return error{errc::template_syntax,
-               fmt::format("invalid template \"{}\": {}", source, message)};
-}
-
-// `$${` inside a `:default=` value renders `${`, as everywhere else in a template.
-inline std::string unescape_default(std::string_view v) {
-  std::string s;
-  s.reserve(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (v[i] == '$' && v.compare(i, 3, "$${") == 0) {
-      s += "${";
-      i += 2;
-    } else {
-      s += v[i];
-    }
-  }
-  return s;
-}
-
-// Parses the inside of one `${...}` into `part`. Returns an error message on failure.
-//
-// Suffixes follow the original's parse_interpolation_suffixes: `:shell` is recognised right
-// before `:default=`, at the very end (also after a default value: `:default=v:shell` quotes
-// `v`) or right before a final `?`; then the text splits at the first `:default=`; otherwise
-// a final `?` makes the reference optional. `?` and `:default=` together are ambiguous.
-inline std::optional<std::string> parse_variable(std::string_view expr, template_part& part) {
-  if (expr.empty()) return std::string("empty ${}");
-  std::string body(expr);
-  if (auto pos = body.find(":shell:default="); pos != std::string::npos) {
-    body.erase(pos, 6);
-    part.shell = true;
-  } else if (ends_with(body, ":shell?")) {
-    body.erase(body.size() - 7, 6);
-    part.shell = true;
-  } else if (ends_with(body, ":shell")) {
-    body.resize(body.size() - 6);
-    part.shell = true;
-  }
-  std::string_view var = body;
-  if (auto pos = var.find(":default="); pos != std::string_view::npos) {
-    part.default_value = unescape_default(var.substr(pos + 9));
-    var = var.substr(0, pos);
-  }
-  for (auto op : bash_operators) {
-    if (var.find(op) != std::string_view::npos) {
-      return fmt::format("bash operator \"{}\" inside ${{{}}} is not supported; write "
-                         "$${{{}}} to pass a literal ${{...}} to the shell",
-                         op, expr, expr);
-    }
-  }
-  if (ends_with(var, "?")) {
-    if (part.default_value)
-      return fmt::format("Ambiguous suffix: ${{{}}} (:default=... and ? are mutually exclusive)",
-                         expr);
-    part.optional = true;
-    var.remove_suffix(1);
-  }
-  auto dot = var.find('.');
-  if (dot == std::string_view::npos) {
-    return fmt::format("Invalid variable: ${{{}}} (expected namespace.path); write $${{{}}} "
-                       "for a literal ${{...}}",
-                       expr, expr);
-  }
-  std::string_view ns_text = var.substr(0, dot);
-  std::string_view rest = var.substr(dot + 1);
-  auto ns = parse_namespace(ns_text);
-  if (!ns) {
-    return fmt::format("Unknown namespace: {} in ${{{}}} (known: {})", ns_text, expr,
-                       join_names(namespace_names));
-  }
-  part.ns = *ns;
-  part.text = std::string(var);
-  if (rest.empty()) return fmt::format("empty path in ${{{}}}", expr);
-  if (*ns == template_namespace::env) {
-    part.env_name = std::string(rest);
-    return std::nullopt;
-  }
-  // parse_json_path reads a leading "." as the root (output_json's `.a`), but here the dot
-  // after the namespace is already taken: `${context..a}` and `${prev..}` have an empty
-  // segment (the original looks the key "" up and fails).
-  if (rest.front() == '.') return fmt::format("empty path segment in ${{{}}}", expr);
-  part.path = parse_json_path(rest);
-  if (part.path.empty()) return fmt::format("empty path segment in ${{{}}}", expr);
-  for (const auto& seg : part.path)
-    if (seg.key.empty()) return fmt::format("empty path segment in ${{{}}}", expr);
-  // An unknown `state.`/`loop.` key never resolves: without a fallback the template is
-  // malformed; with `?` or `:default=` it renders the fallback, as in the original.
-  const bool fallback = part.optional || part.default_value.has_value();
-  if (*ns == template_namespace::state) {
-    if (!fallback &&
-        (part.path.size() != 1 || !contains_name(template_state_keys, part.path[0].key)))
-      return fmt::format("Unknown state property: {} in ${{{}}} (known: {})", rest, expr,
-                         join_names(template_state_keys));
-  } else if (*ns == template_namespace::loop) {
-    if (!fallback &&
-        (part.path.size() != 1 || !contains_name(template_loop_keys, part.path[0].key)))
-      return fmt::format("Unknown loop property: {} in ${{{}}} (known: {})", rest, expr,
-                         join_names(template_loop_keys));
-  }
-  return std::nullopt;
-}
-
-}  // namespace detail
-
-/// @brief The template text that renders `text` exactly: every `${` written as `$${` (the one
-/// escape, design §3.8). For generating loops: a state name used as a route target must not
-/// be read as a placeholder.
-inline std::string escape_template(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '{') out += '$';
-    out += text[i];
-  }
-  return out;
-}
-
-/// @brief Parses `text` into a compiled_template.
-///
-/// Syntax: `${ns.path}` with suffixes `?` (empty when missing), `:shell` (POSIX single-quote
-/// escaping, exactly as Python's shlex.quote; may also follow a default:
-/// `${x.y:default=v:shell}`) and `:default=VALUE` (used when missing); `$${` renders a
-/// literal `${`, also inside a default value.
-/// @return the template, or errc::template_syntax for an unterminated or empty `${`, an
-/// unknown namespace, an unknown `state.`/`loop.` key without `?` or `:default=`, a missing
-/// `namespace.` prefix or a bash operator inside `${...}` (the message suggests `$${...}`).
-inline expected<compiled_template, error> compile_template(std::string_view text) {
-  compiled_template t;
-  t.source_ = std::string(text);
-  std::string literal;
-  std::size_t i = 0;
-  auto flush = [&] {
-    if (!literal.empty()) {
-      detail::template_part p;
-      p.text = std::move(literal);
-      t.parts_.push_back(std::move(p));
-      literal.clear();
-    }
-  };
-  while (i < text.size()) {
-    char c = text[i];
-    if (c == '$' && text.compare(i, 3, "$${") == 0) {
-      literal += "${";
-      i += 3;
-      continue;
-    }
-    if (c == '$' && i + 1 < text.size() && text[i + 1] == '{') {
-      std::size_t close = text.find('}', i + 2);
-      if (close == std::string_view::npos)
-        return unexpected(detail::template_error(
-            text, fmt::format("unterminated ${{ at offset {}", i)));
-      detail::template_part part;
-      part.is_variable = true;
-      part.offset = i;
-      part.length = close + 1 - i;
-      if (auto msg = detail::parse_variable(text.substr(i + 2, close - i - 2), part))
-        return unexpected(detail::template_error(text, std::move(*msg)));
-      flush();
-      t.parts_.push_back(std::move(part));
-      ++t.variables_;
-      i = close + 1;
-      continue;
-    }
-    literal += c;
-    ++i;
-  }
-  flush();
-  return t;
-}
-
 namespace detail {
 
 // Appends the deterministic text form of a JSON value (design §3.8).
@@ -4004,12 +4672,7 @@ inline std::string available_keys(const json& obj) {
   return s.empty() ? std::string("none") : s;
 }
 
-template <std::size_t N>
-inline std::string available_names(const std::array<std::string_view, N>& names) {
-  return join_names(names);
-}
-
-// Resolves `part` and appends the value; returns an error message when missing.
+// Appends the value at path[first..] in `root`; returns an error message when missing.
 inline std::optional<std::string> resolve_walk(std::string& out, const json& root,
                                                const path_segments& path, std::size_t first,
                                                std::string_view where) {
@@ -4020,16 +4683,6 @@ inline std::optional<std::string> resolve_walk(std::string& out, const json& roo
   }
   return fmt::format("Path '{}' not found in {} (available: {})",
                      segments_text(path, r.failed_at + 1), where, available_keys(*r.parent));
-}
-
-inline json captured_as_json(const captured_record& c) {
-  json j = json::object();
-  j["output"] = c.output;
-  j["stderr"] = c.stderr_output;
-  j["exit_code"] = c.exit_code;
-  j["duration_ms"] = c.duration_ms;
-  j["verdict"] = c.verdict;
-  return j;
 }
 
 inline std::optional<std::string> leaf_error(const path_segments& path, std::size_t leaf,
@@ -4065,132 +4718,228 @@ inline std::string format_elapsed(std::int64_t ms) {
   return fmt::format("{}m {}s", minutes, rest);
 }
 
-inline std::optional<std::string> resolve_part(std::string& out, const template_part& p,
+// `${captured.NAME[.FIELD]}`: the whole record as JSON, or one field.
+inline std::optional<std::string> resolve_captured(std::string& out, const template_part& p,
+                                                   const interpolation_context& ctx) {
+  const auto& path = p.path;
+  if (!ctx.captured || ctx.captured->empty())
+    return fmt::format("Path '{}' not found in captured (available: none)", segments_text(path, 1));
+  auto it = ctx.captured->find(path[0].key);
+  if (it == ctx.captured->end())
+    return fmt::format("Path '{}' not found in captured (available: {})", segments_text(path, 1),
+                       join_names(std::views::keys(*ctx.captured)));
+  const captured_record& c = it->second;
+  if (path.size() == 1) {
+    json_text_writer w(out);
+    write_captured_record(w, c);
+    w.finish();
+    return std::nullopt;
+  }
+  const std::string& field = path[1].key;
+  constexpr std::string_view where = "captured";
+  if (field == "output") return append_leaf_string(out, path, 1, c.output, where);
+  if (field == "stderr") return append_leaf_string(out, path, 1, c.stderr_output, where);
+  if (field == "verdict") return append_leaf_string(out, path, 1, c.verdict, where);
+  if (field == "exit_code") return append_leaf_int(out, path, 1, c.exit_code, where);
+  if (field == "duration_ms") return append_leaf_int(out, path, 1, c.duration_ms, where);
+  return fmt::format("Path '{}' not found in captured (available: {})", segments_text(path, 2),
+                     join_names(template_captured_keys));
+}
+
+// `${prev.evaluation[.…]}`: the last evaluation (seed 004), prev's own or the one before an
+// unevaluated state.
+inline std::optional<std::string> resolve_prev_evaluation(std::string& out, const template_part& p,
+                                                          const interpolation_context& ctx) {
+  const prev_record* ev = ctx.prev->evaluated ? ctx.prev : ctx.last_evaluation;
+  if (ev == nullptr) {
+    if (p.path.size() == 1 && !p.default_value) return std::nullopt;  // null: empty
+    return std::string("No evaluation available yet");
+  }
+  json rec = feedback_record(*ev);
+  return resolve_walk(out, rec, p.path, 1, "prev");
+}
+
+// `${prev.FIELD[.…]}`.
+inline std::optional<std::string> resolve_prev(std::string& out, const template_part& p,
                                                const interpolation_context& ctx) {
   const auto& path = p.path;
+  if (!ctx.prev) {
+    // Seed 004: before any evaluation the director's `last_evaluation` is null, which
+    // renders empty (a `:default=` still applies); any other prev path is missing.
+    if (path.size() == 1 && path[0].key == "evaluation" && !p.default_value) return std::nullopt;
+    return std::string("No previous state result available");
+  }
+  const prev_record& pr = *ctx.prev;
+  const std::string& field = path[0].key;
+  if (field == "state") return append_leaf_string(out, path, 0, pr.state, "prev");
+  if (field == "output") return append_leaf_string(out, path, 0, pr.output, "prev");
+  if (field == "stderr") return append_leaf_string(out, path, 0, pr.stderr_output, "prev");
+  if (field == "verdict") return append_leaf_string(out, path, 0, pr.verdict, "prev");
+  if (field == "exit_code") return append_leaf_int(out, path, 0, pr.exit_code, "prev");
+  if (field == "details")
+    return pr.details.visit([&](const json& d) { return resolve_walk(out, d, path, 1, "prev"); });
+  if (field == "evaluation") return resolve_prev_evaluation(out, p, ctx);
+  return fmt::format("Path '{}' not found in prev (available: {})", segments_text(path, 1),
+                     join_names(template_prev_keys));
+}
+
+// `${result.verdict}`, `${result.details[.…]}`.
+inline std::optional<std::string> resolve_result(std::string& out, const path_segments& path,
+                                                 const interpolation_context& ctx) {
+  if (!ctx.result) return std::string("No evaluation result available");
+  const std::string& field = path[0].key;
+  if (field == "verdict") return append_leaf_string(out, path, 0, ctx.result->verdict, "result");
+  if (field == "details")
+    return ctx.result->details.visit(
+        [&](const json& d) { return resolve_walk(out, d, path, 1, "result"); });
+  return fmt::format("Path '{}' not found in result (available: {})", segments_text(path, 1),
+                     join_names(template_result_keys));
+}
+
+// `${state.name}`, `${state.iteration}`. Unknown keys compile only with a fallback (`?` or
+// `:default=`), which replaces the message.
+inline std::optional<std::string> resolve_state(std::string& out, const path_segments& path,
+                                                const interpolation_context& ctx) {
+  const std::string& k = path[0].key;
+  if (path.size() == 1 && k == "name")
+    out += ctx.state_name;
+  else if (path.size() == 1 && k == "iteration")
+    append_integer(out, ctx.iteration);
+  else
+    return fmt::format("Unknown state property: {}", segments_text(path, path.size()));
+  return std::nullopt;
+}
+
+// `${loop.KEY}`.
+inline std::optional<std::string> resolve_loop(std::string& out, const path_segments& path,
+                                               const interpolation_context& ctx) {
+  const std::string& k = path[0].key;
+  if (path.size() != 1)
+    return fmt::format("Unknown loop property: {}", segments_text(path, path.size()));
+  if (k == "name")
+    out += ctx.loop_name;
+  else if (k == "started_at")
+    out += ctx.started_at;
+  else if (k == "elapsed_ms")
+    append_integer(out, ctx.elapsed_ms);
+  else if (k == "elapsed")
+    out += format_elapsed(ctx.elapsed_ms);
+  else if (k == "max_iterations")
+    append_integer(out, ctx.max_iterations);
+  else
+    return fmt::format("Unknown loop property: {}", k);
+  return std::nullopt;
+}
+
+// `${env.NAME}`: the host's lookup, else the process environment.
+inline std::optional<std::string> resolve_env(std::string& out, const std::string& name,
+                                              const interpolation_context& ctx) {
+  if (ctx.env) {
+    auto v = ctx.env(name, ctx.env_user);
+    if (!v) return fmt::format("Environment variable '{}' not set", name);
+    out += *v;
+  } else {
+    const char* v = std::getenv(name.c_str());
+    if (!v) return fmt::format("Environment variable '{}' not set", name);
+    out += v;
+  }
+  return std::nullopt;
+}
+
+// Appends the value of the variable `p`; returns an error message when it is missing.
+inline std::optional<std::string> resolve_part(std::string& out, const template_part& p,
+                                               const interpolation_context& ctx) {
   switch (p.ns) {
-    case template_namespace::context: {
+    case template_namespace::context:
       if (!ctx.context)
         return fmt::format("Path '{}' not found in context (available: none)",
-                           segments_text(path, 1));
-      return resolve_walk(out, *ctx.context, path, 0, "context");
-    }
-    case template_namespace::captured: {
-      if (!ctx.captured || ctx.captured->empty())
-        return fmt::format("Path '{}' not found in captured (available: none)",
-                           segments_text(path, 1));
-      auto it = ctx.captured->find(path[0].key);
-      if (it == ctx.captured->end()) {
-        std::string names;
-        for (const auto& kv : *ctx.captured) {
-          if (!names.empty()) names += ", ";
-          names += kv.first;
-        }
-        return fmt::format("Path '{}' not found in captured (available: {})",
-                           segments_text(path, 1), names);
-      }
-      const captured_record& c = it->second;
-      if (path.size() == 1) {
-        append_json_value(out, captured_as_json(c));
-        return std::nullopt;
-      }
-      const std::string& field = path[1].key;
-      constexpr std::string_view where = "captured";
-      if (field == "output") return append_leaf_string(out, path, 1, c.output, where);
-      if (field == "stderr") return append_leaf_string(out, path, 1, c.stderr_output, where);
-      if (field == "verdict") return append_leaf_string(out, path, 1, c.verdict, where);
-      if (field == "exit_code") return append_leaf_int(out, path, 1, c.exit_code, where);
-      if (field == "duration_ms") return append_leaf_int(out, path, 1, c.duration_ms, where);
-      return fmt::format("Path '{}' not found in captured (available: {})",
-                         segments_text(path, 2), available_names(template_captured_keys));
-    }
-    case template_namespace::prev: {
-      if (!ctx.prev) {
-        // Seed 004: before any evaluation the director's `last_evaluation` is null, which
-        // renders empty (a `:default=` still applies); any other prev path is missing.
-        if (path.size() == 1 && path[0].key == "evaluation" && !p.default_value)
-          return std::nullopt;
-        return std::string("No previous state result available");
-      }
-      const prev_record& pr = *ctx.prev;
-      const std::string& field = path[0].key;
-      if (field == "state") return append_leaf_string(out, path, 0, pr.state, "prev");
-      if (field == "output") return append_leaf_string(out, path, 0, pr.output, "prev");
-      if (field == "stderr") return append_leaf_string(out, path, 0, pr.stderr_output, "prev");
-      if (field == "verdict") return append_leaf_string(out, path, 0, pr.verdict, "prev");
-      if (field == "exit_code") return append_leaf_int(out, path, 0, pr.exit_code, "prev");
-      if (field == "details")
-        return pr.details.visit(
-            [&](const json& d) { return resolve_walk(out, d, path, 1, "prev"); });
-      if (field == "evaluation") {
-        // The last evaluation (seed 004): prev's own, or the one before an unevaluated state.
-        const prev_record* ev = pr.evaluated ? &pr : ctx.last_evaluation;
-        if (ev == nullptr) {
-          if (path.size() == 1 && !p.default_value) return std::nullopt;  // null: empty
-          return std::string("No evaluation available yet");
-        }
-        json rec = feedback_record(*ev);
-        return resolve_walk(out, rec, path, 1, "prev");
-      }
-      return fmt::format("Path '{}' not found in prev (available: {})", segments_text(path, 1),
-                         available_names(template_prev_keys));
-    }
-    case template_namespace::result: {
-      if (!ctx.result) return std::string("No evaluation result available");
-      const std::string& field = path[0].key;
-      if (field == "verdict") return append_leaf_string(out, path, 0, ctx.result->verdict, "result");
-      if (field == "details")
-        return ctx.result->details.visit(
-            [&](const json& d) { return resolve_walk(out, d, path, 1, "result"); });
-      return fmt::format("Path '{}' not found in result (available: {})", segments_text(path, 1),
-                         available_names(template_result_keys));
-    }
-    case template_namespace::state: {
-      // Unknown keys compile only with a fallback (`?` / `:default=`), which replaces this.
-      const std::string& k = path[0].key;
-      if (path.size() == 1 && k == "name")
-        out += ctx.state_name;
-      else if (path.size() == 1 && k == "iteration")
-        append_integer(out, ctx.iteration);
-      else
-        return fmt::format("Unknown state property: {}", segments_text(path, path.size()));
-      return std::nullopt;
-    }
-    case template_namespace::loop: {
-      const std::string& k = path[0].key;
-      if (path.size() != 1)
-        return fmt::format("Unknown loop property: {}", segments_text(path, path.size()));
-      if (k == "name")
-        out += ctx.loop_name;
-      else if (k == "started_at")
-        out += ctx.started_at;
-      else if (k == "elapsed_ms")
-        append_integer(out, ctx.elapsed_ms);
-      else if (k == "elapsed")
-        out += format_elapsed(ctx.elapsed_ms);
-      else if (k == "max_iterations")
-        append_integer(out, ctx.max_iterations);
-      else
-        return fmt::format("Unknown loop property: {}", k);
-      return std::nullopt;
-    }
-    case template_namespace::env: {
-      if (ctx.env) {
-        auto v = ctx.env(p.env_name, ctx.env_user);
-        if (!v) return fmt::format("Environment variable '{}' not set", p.env_name);
-        out += *v;
-      } else {
-        const char* v = std::getenv(p.env_name.c_str());
-        if (!v) return fmt::format("Environment variable '{}' not set", p.env_name);
-        out += v;
-      }
-      return std::nullopt;
-    }
+                           segments_text(p.path, 1));
+      return resolve_walk(out, *ctx.context, p.path, 0, "context");
+    case template_namespace::captured: return resolve_captured(out, p, ctx);
+    case template_namespace::prev: return resolve_prev(out, p, ctx);
+    case template_namespace::result: return resolve_result(out, p.path, ctx);
+    case template_namespace::state: return resolve_state(out, p.path, ctx);
+    case template_namespace::loop: return resolve_loop(out, p.path, ctx);
+    case template_namespace::env: return resolve_env(out, p.env_name, ctx);
   }
   return std::string("unknown namespace");
 }
 
 }  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/template_renderer.hpp>
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// @brief A template parsed once: literal runs and variable references.
+///
+/// Build with compile_template(); render with render_to() as often as needed, without any
+/// parsing. Literal-only templates can skip rendering entirely: see is_literal()/literal().
+class compiled_template {
+ public:
+  compiled_template() = default;
+
+  /// The template text as written.
+  [[nodiscard]] const std::string& source() const noexcept { return source_; }
+  /// True when the template has no variables (its rendering is literal()).
+  [[nodiscard]] bool is_literal() const noexcept { return variables_ == 0; }
+  /// The rendered text of a literal-only template (`$${` already unescaped).
+  [[nodiscard]] std::string_view literal() const noexcept {
+    return parts_.empty() ? std::string_view{} : std::string_view{parts_.front().text};
+  }
+  /// Number of variable references.
+  [[nodiscard]] std::size_t variable_count() const noexcept { return variables_; }
+ private:
+  friend expected<compiled_template, error> compile_template(std::string_view text);
+  friend expected<void, error> render_to(const compiled_template& tpl, const interpolation_context& ctx,
+                                         std::string& out);
+  std::string source_;
+  std::vector<detail::template_part> parts_;
+  std::size_t variables_ = 0;
+};
+
+/// @brief The template text that renders `text` exactly: every `${` written as `$${` (the one
+/// escape, design §3.8). For generating loops: a state name used as a route target must not
+/// be read as a placeholder.
+inline std::string escape_template(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '{') out += '$';
+    out += text[i];
+  }
+  return out;
+}
+
+/// @brief Parses `text` into a compiled_template.
+///
+/// Syntax: `${ns.path}` with suffixes `?` (empty when missing), `:shell` (POSIX single-quote
+/// escaping, exactly as Python's shlex.quote; may also follow a default:
+/// `${x.y:default=v:shell}`) and `:default=VALUE` (used when missing); `$${` renders a
+/// literal `${`, also inside a default value.
+/// @return the template, or errc::template_syntax for an unterminated or empty `${`, an
+/// unknown namespace, an unknown `state.`/`loop.` key without `?` or `:default=`, a missing
+/// `namespace.` prefix or a bash operator inside `${...}` (the message suggests `$${...}`).
+inline expected<compiled_template, error> compile_template(std::string_view text) {
+  compiled_template t;
+  t.source_ = std::string(text);
+  auto variables = detail::parse_template(text, t.parts_);
+  if (!variables) return unexpected(std::move(variables.error()));
+  t.variables_ = *variables;
+  return t;
+}
 
 /// @brief Renders `tpl` against `ctx`, appending to `out` (no parsing happens here).
 /// @return errc::missing_variable naming the template, the variable and the keys available
@@ -4198,7 +4947,7 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
 /// whatever was appended before the failing variable.
 inline expected<void, error> render_to(const compiled_template& tpl,
                                        const interpolation_context& ctx, std::string& out) {
-  for (const auto& p : tpl.parts()) {
+  for (const auto& p : tpl.parts_) {
     if (!p.is_variable) {
       out += p.text;
       continue;
@@ -4251,116 +5000,6 @@ inline bool has_template(std::string_view text) noexcept {
   return false;
 }
 
-namespace detail {
-
-// Classifies a compile_template() failure for its diagnostic code.
-inline std::string_view template_error_code(const std::string& message) {
-  if (message.find("bash operator") != std::string::npos) return "template-bash-operator";
-  if (message.find("Unknown namespace: ") != std::string::npos) return "template-unknown-namespace";
-  if (message.find("Unknown state property: ") != std::string::npos ||
-      message.find("Unknown loop property: ") != std::string::npos)
-    return "template-unknown-key";
-  return "template-syntax";
-}
-
-struct template_checker {
-  const std::vector<std::string>* captures = nullptr;
-  diagnostics* out = nullptr;
-
-  void add(std::string path, std::string code, std::string message,
-           severity level = severity::error) const {
-    out->push_back(diagnostic{level, std::move(path), sanitize_utf8(message), std::move(code)});
-  }
-
-  // Compiles `text` (reporting syntax problems) and checks `${captured.X}` references. A
-  // reference with a fallback (`?` or `:default=`) may read a capture that never happens, so
-  // it is not checked (design §3.8).
-  std::optional<compiled_template> check(std::string_view text, const std::string& path) const {
-    auto t = compile_template(text);
-    if (!t) {
-      add(path, std::string(template_error_code(t.error().message)), t.error().message);
-      return std::nullopt;
-    }
-    for (const auto& part : t->parts()) {
-      if (!part.is_variable || part.optional || part.default_value) continue;
-      check_record_key(part, path);
-      if (part.ns != template_namespace::captured) continue;
-      const std::string& name = part.path.front().key;
-      bool known = false;
-      for (const auto& c : *captures) known = known || c == name;
-      if (!known) {
-        std::string names;
-        for (const auto& c : *captures) {
-          if (!names.empty()) names += ", ";
-          names += c;
-        }
-        // A warning, as in the original (which checks nothing at load, and later warns): the
-        // reference fails only if the state runs, as the `error` verdict.
-        add(path, "template-unknown-capture",
-            fmt::format("${{{}}} reads captured.{}, but no state captures \"{}\" (captured: {})",
-                        part.text, name, name, names.empty() ? std::string("none") : names),
-            severity::warning);
-      }
-    }
-    return std::move(*t);
-  }
-
-  // `prev`, `result` and a capture are records with fixed keys: a reference to another key
-  // (a typo: `${prev.outptu}`) can never resolve. A warning, as for an unknown capture: it
-  // fails only if the state runs, as the `error` verdict.
-  void check_record_key(const template_part& part, const std::string& path) const {
-    auto warn = [&](std::string_view key, const auto& known, std::string_view record) {
-      if (contains_name(known, key)) return;
-      add(path, "template-unknown-key",
-          fmt::format("${{{}}} reads the key \"{}\", which {} never has (it has {}){}", part.text,
-                      key, record, join_names(known), did_you_mean(key, known)),
-          severity::warning);
-    };
-    if (part.ns == template_namespace::prev && !part.path.empty())
-      warn(part.path[0].key, template_prev_keys, "prev");
-    else if (part.ns == template_namespace::result && !part.path.empty())
-      warn(part.path[0].key, template_result_keys, "result");
-    else if (part.ns == template_namespace::captured && part.path.size() >= 2)
-      warn(part.path[1].key, template_captured_keys, "a capture");
-  }
-
-  // Warns about `${context.…}` pasted into shell text outside any quotes without `:shell`.
-  void check_shell_quoting(const compiled_template& t, const std::string& path) const {
-    const std::string& src = t.source();
-    char quote = 0;  // 0, '\'' or '"'
-    std::size_t pos = 0;
-    auto scan = [&](std::size_t end) {
-      for (; pos < end; ++pos) {
-        const char c = src[pos];
-        if (quote == '\'') {
-          if (c == '\'') quote = 0;
-        } else if (c == '\\') {
-          ++pos;
-        } else if (quote == '"') {
-          if (c == '"') quote = 0;
-        } else if (c == '\'' || c == '"') {
-          quote = c;
-        }
-      }
-    };
-    if (t.parts().size() == 1 && t.parts().front().is_variable) return;  // the whole command
-    for (const auto& part : t.parts()) {
-      if (!part.is_variable) continue;
-      scan(part.offset);
-      pos = part.offset + part.length;
-      if (part.ns == template_namespace::context && !part.shell && quote == 0) {
-        add(path, "template-unquoted-context",
-            fmt::format("${{{}}} is pasted into the shell command unquoted; a value with "
-                        "spaces or metacharacters changes the command: write ${{{}:shell}}",
-                        part.text, part.text),
-            severity::warning);
-      }
-    }
-  }
-};
-
-}  // namespace detail
-
 /// @brief Template rules of validate(): every templated field (action, next, route targets,
 /// on_<verdict> targets, evaluator string fields) must compile; reports
 /// malformed templates (`template-syntax`), unknown namespaces
@@ -4372,50 +5011,7 @@ struct template_checker {
 /// `:shell`; not for an action that is one `${context.…}` and nothing else, a command kept in
 /// the context, as the convergence paradigm's `${context.metric_cmd}`).
 inline void validate_templates(const fsm_loop& loop, diagnostics& out) {
-  std::vector<std::string> captures;
-  for (const auto& entry : loop.states)
-    if (entry.second.capture) captures.push_back(*entry.second.capture);
-  detail::template_checker checker{&captures, &out};
-  for (const auto& [name, state] : loop.states) {
-    const std::string base = detail::member_path("states", name);
-    if (state.action) {
-      const std::string path = detail::join_path(base, "action");
-      auto t = checker.check(*state.action, path);
-      const bool shell = state.action_type ? *state.action_type == action_kind::shell
-                                           : (state.action->empty() || state.action->front() != '/');
-      if (t && shell) checker.check_shell_quoting(*t, path);
-    }
-    if (state.next) checker.check(*state.next, detail::join_path(base, "next"));
-    if (state.route) {
-      const std::string route = detail::join_path(base, "route");
-      for (const auto& [verdict, target] : state.route->routes)
-        checker.check(target, detail::member_path(route, verdict));
-      if (state.route->default_target)
-        checker.check(*state.route->default_target, detail::join_path(route, "_"));
-      if (state.route->error_target)
-        checker.check(*state.route->error_target, detail::join_path(route, "_error"));
-    }
-    for (const auto& [verdict, target] : state.on)
-      checker.check(target, detail::member_path(base, "on_" + verdict));
-    if (state.evaluate) {
-      const evaluate_config& e = *state.evaluate;
-      const std::string ev = detail::join_path(base, "evaluate");
-      auto field = [&](const std::optional<std::string>& v, std::string_view key) {
-        if (v) checker.check(*v, detail::join_path(ev, key));
-      };
-      auto json_field = [&](const std::optional<json>& v, std::string_view key) {
-        if (v && v->is_string())
-          checker.check(v->get_ref<const std::string&>(), detail::join_path(ev, key));
-      };
-      json_field(e.target, "target");
-      json_field(e.tolerance, "tolerance");
-      field(e.pattern, "pattern");
-      field(e.path, "path");
-      field(e.prompt, "prompt");
-      field(e.source, "source");
-      field(e.previous, "previous");
-    }
-  }
+  detail::check_loop_templates(loop, out);
 }
 
 LITTLE_LOOPS_NAMESPACE_END
@@ -4444,6 +5040,34 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// converting them to clock durations can never overflow (about 31 years).
 inline constexpr double max_duration_seconds = 1e9;
 
+LITTLE_LOOPS_NAMESPACE_END
+
+// The rules validate() runs (they use max_duration_seconds).
+// #include <little_loops/detail/validation_rules.hpp>
+// Part of validation.hpp (included there after max_duration_seconds). Each rule appends
+// its diagnostics to `out`; validate() runs them in the order it reports.
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/json_fields.hpp> (already inlined above)
+// #include <little_loops/detail/numbers.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/evaluators/output_contains.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
 /// Verdicts the built-in evaluators produce (seed 000, design §3.2) plus the common judge
@@ -4499,133 +5123,6 @@ inline std::optional<std::string> static_target_name(const std::string& target) 
   return std::string(tpl->literal());
 }
 
-inline void check_evaluator(const evaluate_config& config, const std::string& path,
-                            const fsm_loop& loop, diagnostics& out) {
-  const std::string type_name{to_string(config.type)};
-  auto require = [&](bool present, std::string_view field) {
-    if (!present)
-      report(out, path, "evaluator-missing-field",
-             fmt::format("Evaluator type '{}' requires '{}' field", type_name, field));
-  };
-  // Which optional fields each type reads; anything else set is dead configuration.
-  bool uses_operator = false, uses_target = false, uses_tolerance = false,
-       uses_pattern = false, uses_path = false, uses_llm = false, uses_previous = false,
-       uses_direction = false, uses_source = true;
-  switch (config.type) {
-    case evaluator_type::exit_code:
-      uses_source = false;
-      break;
-    case evaluator_type::output_numeric:
-      require(config.op.has_value(), "operator");
-      require(config.target.has_value(), "target");
-      uses_operator = uses_target = true;
-      break;
-    case evaluator_type::output_json:
-      require(config.path.has_value(), "path");
-      require(config.op.has_value(), "operator");
-      require(config.target.has_value(), "target");
-      uses_path = uses_operator = uses_target = true;
-      break;
-    case evaluator_type::output_contains:
-      require(config.pattern.has_value(), "pattern");
-      uses_pattern = true;
-      break;
-    case evaluator_type::convergence:
-      require(config.target.has_value(), "target");
-      uses_target = uses_tolerance = uses_previous = uses_direction = true;
-      break;
-    case evaluator_type::llm_structured:
-      uses_llm = true;
-      break;
-  }
-
-  // Numeric targets: output_numeric and convergence compare numbers.
-  if (config.target && (config.type == evaluator_type::output_numeric ||
-                        config.type == evaluator_type::convergence)) {
-    const json& target = *config.target;
-    const bool ok = target.is_number() ||
-                    (target.is_string() &&
-                     (target.get_ref<const std::string&>().find("${") != std::string::npos ||
-                      // the run-time grammar (Python's float()): what validates will parse
-                      parse_number(target.get_ref<const std::string&>()).has_value()));
-    if (!ok)
-      report(out, join_path(path, "target"), "evaluator-target",
-             fmt::format("Evaluator type '{}' compares numbers: target must be a number or a "
-                         "template string, got {}",
-                         type_name, describe_value(target)));
-  }
-  // Range checks only where the type reads the field (as the original); elsewhere the field
-  // is reported as unused below.
-  if (config.type == evaluator_type::convergence && config.tolerance &&
-      config.tolerance->is_number() && config.tolerance->get<double>() < 0)
-    report(out, join_path(path, "tolerance"), "negative-tolerance",
-           "Tolerance cannot be negative");
-  if (config.type == evaluator_type::convergence && config.tolerance &&
-      config.tolerance->is_string()) {
-    const auto& text = config.tolerance->get_ref<const std::string&>();
-    if (text.find("${") == std::string::npos) {
-      if (const auto n = detail::parse_number(text); !n)
-        report(out, join_path(path, "tolerance"), "evaluator-target",
-               fmt::format("tolerance must be a number or a template string, got {}",
-                           quote_excerpt(text)));
-      else if (*n < 0)  // as for a number: "-1" is as negative as -1
-        report(out, join_path(path, "tolerance"), "negative-tolerance",
-               "Tolerance cannot be negative");
-    }
-  }
-  // A pattern that is not run as a regex is searched for as plain text: say so, and whether
-  // the original would have done the same (Python's re rejects it too) or run it as a regex
-  // (a feature RE2 lacks). Interpolated patterns are only known at run time.
-  if (config.type == evaluator_type::output_contains && config.pattern &&
-      config.pattern->find("${") == std::string::npos) {
-    const pattern_matcher matcher(*config.pattern);
-    if (matcher.match_mode() == pattern_matcher::mode::substring_fallback) {
-      if (matcher.rejected_by_python())
-        report(out, join_path(path, "pattern"), "pattern-not-regex",
-               fmt::format("pattern {} is not a valid regular expression ({}): it is searched "
-                           "for as plain text, as the original does",
-                           quote_excerpt(*config.pattern), matcher.regex_error()),
-               severity::warning);
-      else
-        report(out, join_path(path, "pattern"), "pattern-not-regex",
-               fmt::format("pattern {} uses a regular-expression feature RE2 does not support "
-                           "({}; lookaround, backreferences, \\N{{...}} and (?x) are not): it "
-                           "is searched for as plain text, where the original's re would run "
-                           "it as a regex",
-                           quote_excerpt(*config.pattern), matcher.regex_error()),
-               severity::warning);
-    }
-  }
-  if (config.type == evaluator_type::llm_structured &&
-      !(config.min_confidence >= 0.0 && config.min_confidence <= 1.0))
-    report(out, join_path(path, "min_confidence"), "min-confidence-range",
-           "min_confidence must be between 0 and 1");
-  if (config.type == evaluator_type::llm_structured && !loop.llm.enabled)
-    report(out, path, "llm-disabled",
-           "llm_structured evaluator while llm.enabled is false: the verdict is always 'error'",
-           severity::warning);
-
-  auto unused = [&](bool set, bool used, std::string_view field) {
-    if (set && !used)
-      report(out, join_path(path, field), "unused-evaluator-field",
-             fmt::format("'{}' is not used by evaluator type '{}'", field, type_name),
-             severity::warning);
-  };
-  unused(config.op.has_value(), uses_operator, "operator");
-  unused(config.target.has_value(), uses_target, "target");
-  unused(config.tolerance.has_value(), uses_tolerance, "tolerance");
-  unused(config.pattern.has_value(), uses_pattern, "pattern");
-  unused(config.negate, uses_pattern, "negate");
-  unused(config.path.has_value(), uses_path, "path");
-  unused(config.prompt.has_value(), uses_llm, "prompt");
-  unused(config.schema.has_value(), uses_llm, "schema");
-  unused(config.min_confidence != 0.5, uses_llm, "min_confidence");
-  unused(config.uncertain_suffix, uses_llm, "uncertain_suffix");
-  unused(config.source.has_value(), uses_source, "source");
-  unused(config.previous.has_value(), uses_previous, "previous");
-  unused(config.direction != convergence_direction::minimize, uses_direction, "direction");
-}
-
 inline void check_duration(std::optional<double> value, const std::string& path,
                            std::string_view label, std::string_view code, diagnostics& out) {
   if (!value) return;
@@ -4649,7 +5146,422 @@ inline void check_verdict_spelling(std::string_view verdict, const std::string& 
          severity::warning);
 }
 
+/// Which optional fields an evaluator type reads; anything else set is dead configuration.
+struct evaluator_uses {
+  bool op = false, target = false, tolerance = false, pattern = false, path = false,
+       llm = false, previous = false, direction = false, source = true;
+};
+
+/// Reports the fields `config`'s type requires and are missing (`evaluator-missing-field`);
+/// returns the fields the type reads.
+inline evaluator_uses check_required_fields(const evaluate_config& config,
+                                            const std::string& path,
+                                            const std::string& type_name, diagnostics& out) {
+  auto require = [&](bool present, std::string_view field) {
+    if (!present)
+      report(out, path, "evaluator-missing-field",
+             fmt::format("Evaluator type '{}' requires '{}' field", type_name, field));
+  };
+  evaluator_uses uses;
+  switch (config.type) {
+    case evaluator_type::exit_code:
+      uses.source = false;
+      break;
+    case evaluator_type::output_numeric:
+      require(config.op.has_value(), "operator");
+      require(config.target.has_value(), "target");
+      uses.op = uses.target = true;
+      break;
+    case evaluator_type::output_json:
+      require(config.path.has_value(), "path");
+      require(config.op.has_value(), "operator");
+      require(config.target.has_value(), "target");
+      uses.path = uses.op = uses.target = true;
+      break;
+    case evaluator_type::output_contains:
+      require(config.pattern.has_value(), "pattern");
+      uses.pattern = true;
+      break;
+    case evaluator_type::convergence:
+      require(config.target.has_value(), "target");
+      uses.target = uses.tolerance = uses.previous = uses.direction = true;
+      break;
+    case evaluator_type::llm_structured:
+      uses.llm = true;
+      break;
+  }
+  return uses;
+}
+
+/// output_numeric and convergence compare numbers: their target is a number or a string
+/// that is a template or a number (`evaluator-target`).
+inline void check_numeric_target(const evaluate_config& config, const std::string& path,
+                                 const std::string& type_name, diagnostics& out) {
+  if (!config.target || (config.type != evaluator_type::output_numeric &&
+                         config.type != evaluator_type::convergence))
+    return;
+  const json& target = *config.target;
+  const bool ok = target.is_number() ||
+                  (target.is_string() &&
+                   (target.get_ref<const std::string&>().find("${") != std::string::npos ||
+                    // the run-time grammar (Python's float()): what validates will parse
+                    parse_number(target.get_ref<const std::string&>()).has_value()));
+  if (!ok)
+    report(out, join_path(path, "target"), "evaluator-target",
+           fmt::format("Evaluator type '{}' compares numbers: target must be a number or a "
+                       "template string, got {}",
+                       type_name, describe_value(target)));
+}
+
+/// A convergence tolerance is not negative, as a number or as a string that is not a
+/// template. Range checks are made only where the type reads the field (as the original);
+/// elsewhere the field is reported as unused.
+inline void check_tolerance(const evaluate_config& config, const std::string& path,
+                            diagnostics& out) {
+  if (config.type != evaluator_type::convergence || !config.tolerance) return;
+  if (config.tolerance->is_number() && config.tolerance->get<double>() < 0)
+    report(out, join_path(path, "tolerance"), "negative-tolerance",
+           "Tolerance cannot be negative");
+  if (!config.tolerance->is_string()) return;
+  const auto& text = config.tolerance->get_ref<const std::string&>();
+  if (text.find("${") != std::string::npos) return;
+  if (const auto n = parse_number(text); !n)
+    report(out, join_path(path, "tolerance"), "evaluator-target",
+           fmt::format("tolerance must be a number or a template string, got {}",
+                       quote_excerpt(text)));
+  else if (*n < 0)  // as for a number: "-1" is as negative as -1
+    report(out, join_path(path, "tolerance"), "negative-tolerance",
+           "Tolerance cannot be negative");
+}
+
+/// A pattern that is not run as a regex is searched for as plain text: says so, and whether
+/// the original would have done the same (Python's re rejects it too) or run it as a regex
+/// (a feature RE2 lacks). Interpolated patterns are only known at run time.
+inline void check_pattern(const evaluate_config& config, const std::string& path,
+                          diagnostics& out) {
+  if (config.type != evaluator_type::output_contains || !config.pattern ||
+      config.pattern->find("${") != std::string::npos)
+    return;
+  const pattern_matcher matcher(*config.pattern);
+  if (matcher.match_mode() != pattern_matcher::mode::substring_fallback) return;
+  if (matcher.rejected_by_python())
+    report(out, join_path(path, "pattern"), "pattern-not-regex",
+           fmt::format("pattern {} is not a valid regular expression ({}): it is searched "
+                       "for as plain text, as the original does",
+                       quote_excerpt(*config.pattern), matcher.regex_error()),
+           severity::warning);
+  else
+    report(out, join_path(path, "pattern"), "pattern-not-regex",
+           fmt::format("pattern {} uses a regular-expression feature RE2 does not support "
+                       "({}; lookaround, backreferences, \\N{{...}} and (?x) are not): it "
+                       "is searched for as plain text, where the original's re would run "
+                       "it as a regex",
+                       quote_excerpt(*config.pattern), matcher.regex_error()),
+           severity::warning);
+}
+
+/// llm_structured: min_confidence in [0, 1], and the loop's LLM enabled.
+inline void check_llm_judge(const evaluate_config& config, const std::string& path,
+                            const fsm_loop& loop, diagnostics& out) {
+  if (config.type != evaluator_type::llm_structured) return;
+  if (!(config.min_confidence >= 0.0 && config.min_confidence <= 1.0))
+    report(out, join_path(path, "min_confidence"), "min-confidence-range",
+           "min_confidence must be between 0 and 1");
+  if (!loop.llm.enabled)
+    report(out, path, "llm-disabled",
+           "llm_structured evaluator while llm.enabled is false: the verdict is always 'error'",
+           severity::warning);
+}
+
+/// Warns about each field set that the evaluator's type does not read.
+inline void report_unused_fields(const evaluate_config& config, const evaluator_uses& uses,
+                                 const std::string& path, const std::string& type_name,
+                                 diagnostics& out) {
+  auto unused = [&](bool set, bool used, std::string_view field) {
+    if (set && !used)
+      report(out, join_path(path, field), "unused-evaluator-field",
+             fmt::format("'{}' is not used by evaluator type '{}'", field, type_name),
+             severity::warning);
+  };
+  unused(config.op.has_value(), uses.op, "operator");
+  unused(config.target.has_value(), uses.target, "target");
+  unused(config.tolerance.has_value(), uses.tolerance, "tolerance");
+  unused(config.pattern.has_value(), uses.pattern, "pattern");
+  unused(config.negate, uses.pattern, "negate");
+  unused(config.path.has_value(), uses.path, "path");
+  unused(config.prompt.has_value(), uses.llm, "prompt");
+  unused(config.schema.has_value(), uses.llm, "schema");
+  unused(config.min_confidence != 0.5, uses.llm, "min_confidence");
+  unused(config.uncertain_suffix, uses.llm, "uncertain_suffix");
+  unused(config.source.has_value(), uses.source, "source");
+  unused(config.previous.has_value(), uses.previous, "previous");
+  unused(config.direction != convergence_direction::minimize, uses.direction, "direction");
+}
+
+/// The rules of one `evaluate:` at `path`, in order: required fields, numeric target,
+/// tolerance, pattern, LLM judge settings, unused fields.
+inline void check_evaluator(const evaluate_config& config, const std::string& path,
+                            const fsm_loop& loop, diagnostics& out) {
+  const std::string type_name{to_string(config.type)};
+  const evaluator_uses uses = check_required_fields(config, path, type_name, out);
+  check_numeric_target(config, path, type_name, out);
+  check_tolerance(config, path, out);
+  check_pattern(config, path, out);
+  check_llm_judge(config, path, loop, out);
+  report_unused_fields(config, uses, path, type_name, out);
+}
+
+/// Position of each state in document order, by name.
+using state_index = std::unordered_map<std::string_view, std::size_t>;
+
+inline state_index index_states(const fsm_loop& loop) {
+  state_index index;
+  index.reserve(loop.states.size());
+  std::size_t position = 0;
+  for (const auto& entry : loop.states) index.emplace(entry.first, position++);
+  return index;
+}
+
+/// "Did you mean" for targets that name no state: the names are gathered once, and only
+/// the first `hints_left` such targets get a hint (each is a pass over every name).
+class state_name_hints {
+ public:
+  explicit state_name_hints(const fsm_loop& loop) : loop_(loop) {}
+
+  std::string operator()(const std::string& target) {
+    if (hints_left_ == 0) return {};
+    --hints_left_;
+    if (names_.empty()) {
+      names_.reserve(loop_.states.size());
+      for (const auto& s : loop_.states) names_.push_back(s.first);
+    }
+    return did_you_mean(target, names_);
+  }
+
+ private:
+  const fsm_loop& loop_;
+  std::vector<std::string_view> names_;
+  std::size_t hints_left_ = 64;
+};
+
+/// `no-states`, `unknown-initial`, `no-terminal`.
+inline void check_loop_shape(const fsm_loop& loop, const state_index& index, diagnostics& out) {
+  if (loop.states.empty())
+    report(out, "states", "no-states", "No states defined. A loop needs at least one state");
+  if (index.count(loop.initial) == 0)
+    report(out, "initial", "unknown-initial",
+           fmt::format("Initial state '{}' not found in states", sanitize_utf8(loop.initial)));
+  bool any_terminal = false;
+  for (const auto& entry : loop.states) any_terminal = any_terminal || entry.second.terminal;
+  if (!any_terminal)
+    report(out, "states", "no-terminal",
+           "No terminal state defined. At least one state must have 'terminal: true'");
+}
+
+/// `unknown-state` for each static target of `state` that names no state.
+inline void check_targets(const state_config& state, const std::string& path,
+                          const state_index& index, state_name_hints& hint, diagnostics& out) {
+  for (const auto& ref : state_references(state, path)) {
+    const auto named = ref.literal ? std::optional<std::string>(*ref.target)
+                                   : static_target_name(*ref.target);
+    if (!named || index.count(*named) != 0) continue;
+    report(out, ref.path, "unknown-state",
+           fmt::format("References unknown state '{}'{}", sanitize_utf8(*ref.target),
+                       hint(*ref.target)));
+  }
+}
+
+/// How a state leaves: `route-conflict`, `no-transition`, `next-with-routing`,
+/// `next-with-evaluate`, `terminal-action`, `terminal-transitions`.
+inline void check_transitions(const state_config& state, const std::string& path,
+                              diagnostics& out) {
+  const bool has_shorthand = !state.on.empty();
+  const bool has_route = has_route_entries(state);
+  if (has_shorthand && has_route)
+    report(out, path, "route-conflict",
+           state.route->default_target
+               ? "Both shorthand routing (on_<verdict>) and a route table with a '_' default "
+                 "are defined: the route table answers every verdict, so the shorthands are "
+                 "never used"
+               : "Both shorthand routing (on_<verdict>) and a route table are defined. Route "
+                 "table will take precedence; shorthands only apply to verdicts it does not "
+                 "route",
+           severity::warning);
+  if (!has_shorthand && !has_route && !state.next && !state.terminal)
+    report(out, path, "no-transition",
+           "State has no transition defined. Add routing, 'next', or mark as 'terminal: true'");
+  if (state.next && !state.terminal) {
+    bool shadowed = has_route;
+    for (const auto& entry : state.on) shadowed = shadowed || entry.first != "error";
+    if (shadowed)
+      report(out, join_path(path, "next"), "next-with-routing",
+             "'next' is unconditional: the route table and on_<verdict> shorthands of this "
+             "state are never used (only on_error applies, when the action fails)",
+             severity::warning);
+  }
+  if (state.next && state.evaluate && !state.terminal)
+    report(out, join_path(path, "evaluate"), "next-with-evaluate",
+           "'next' is unconditional: the state is never evaluated (a failed action goes to "
+           "on_error when there is one, else to 'next'); use routing (on_success, ...) for "
+           "the evaluator to decide",
+           severity::warning);
+  if (state.terminal && state.action)
+    report(out, join_path(path, "action"), "terminal-action",
+           "Terminal state has an action, but terminal actions never run: the loop ends when "
+           "it enters a terminal state",
+           severity::warning);
+  if (state.terminal && (state.next || has_shorthand || has_route))
+    report(out, path, "terminal-transitions",
+           "Terminal state has transitions (next/route/on_<verdict>) that are never used",
+           severity::warning);
+}
+
+/// `failure-not-terminal`, `empty-action`, `capture-without-action`.
+inline void check_action_fields(const state_config& state, const std::string& path,
+                                diagnostics& out) {
+  if (state.failure && !state.terminal)
+    report(out, join_path(path, "failure"), "failure-not-terminal",
+           "'failure: true' only has an effect on terminal states", severity::warning);
+  if (state.action && state.action->empty() && !state.terminal)
+    report(out, join_path(path, "action"), "empty-action",
+           "'action' is empty: the state runs no action (as if it had none)", severity::warning);
+  if (state.capture && (!state.action || state.action->empty()))
+    report(out, join_path(path, "capture"), "capture-without-action",
+           "'capture' on a state without an action captures nothing", severity::warning);
+}
+
+/// `unused-state-field`: fields of the action, of the evaluation and of the maintain restart
+/// that nothing reads here (design §3.1: every accepted field has a consumer, or the user is
+/// told).
+inline void check_unused_state_fields(const state_config& state, const std::string& path,
+                                      const fsm_loop& loop, diagnostics& out) {
+  const bool runs_action = state.action && !state.action->empty() && !state.terminal;
+  if (!runs_action) {
+    const char* why = state.terminal ? "a terminal state runs no action"
+                                     : "this state has no action";
+    if (state.timeout)
+      report(out, join_path(path, "timeout"), "unused-state-field",
+             fmt::format("'timeout' limits the state's action, and {}: it is never used", why),
+             severity::warning);
+    if (state.action_type)
+      report(out, join_path(path, "action_type"), "unused-state-field",
+             fmt::format("'action_type' says how to run the state's action, and {}: it is "
+                         "never used",
+                         why),
+             severity::warning);
+  }
+  if (state.terminal && state.evaluate)
+    report(out, join_path(path, "evaluate"), "unused-state-field",
+           "'evaluate' on a terminal state is never used: the loop ends (or, with 'maintain: "
+           "true', restarts) when it enters a terminal state",
+           severity::warning);
+  if (state.on_maintain && !loop.maintain)
+    report(out, join_path(path, "on_maintain"), "unused-state-field",
+           "'on_maintain' is used only in a loop with 'maintain: true': it is never used",
+           severity::warning);
+}
+
+/// The rules of one state, in the order their diagnostics are reported.
+inline void check_state(const std::string& name, const state_config& state, const fsm_loop& loop,
+                        const state_index& index, state_name_hints& hint, diagnostics& out) {
+  const std::string path = member_path("states", name);
+  check_targets(state, path, index, hint, out);
+  // A state timeout of 0 means the runner's default (seed 002: `state.timeout or 120`).
+  if (!(state.timeout && *state.timeout == 0))
+    check_duration(state.timeout, join_path(path, "timeout"), "timeout", "timeout-range", out);
+  if (state.evaluate) check_evaluator(*state.evaluate, join_path(path, "evaluate"), loop, out);
+  check_transitions(state, path, out);
+  check_action_fields(state, path, out);
+  check_unused_state_fields(state, path, loop, out);
+  for (const auto& entry : state.on)
+    check_verdict_spelling(entry.first, join_path(path, "on_" + entry.first), out);
+  if (state.route)
+    for (const auto& entry : state.route->routes)
+      check_verdict_spelling(entry.first, join_path(join_path(path, "route"), entry.first), out);
+}
+
+/// `max-iterations-range`, `backoff-range`, `timeout-range`, `llm-max-tokens-range`,
+/// `llm-timeout-range`, and on_max_iterations naming no state (`unknown-state`).
+inline void check_loop_settings(const fsm_loop& loop, const state_index& index,
+                                diagnostics& out) {
+  if (loop.max_iterations <= 0)
+    report(out, "max_iterations", "max-iterations-range",
+           fmt::format("max_iterations must be > 0, got {}", loop.max_iterations));
+  if (loop.backoff) {
+    if (*loop.backoff < 0 || !(*loop.backoff == *loop.backoff))
+      report(out, "backoff", "backoff-range",
+             fmt::format("backoff must be >= 0, got {}", *loop.backoff));
+    else if (*loop.backoff > max_duration_seconds)
+      report(out, "backoff", "backoff-range",
+             fmt::format("backoff must be at most {} seconds, got {}", max_duration_seconds,
+                         *loop.backoff));
+  }
+  check_duration(loop.timeout, "timeout", "timeout", "timeout-range", out);
+  if (loop.llm.max_tokens <= 0)
+    report(out, "llm.max_tokens", "llm-max-tokens-range",
+           fmt::format("llm.max_tokens must be > 0, got {}", loop.llm.max_tokens));
+  check_duration(loop.llm.timeout, "llm.timeout", "llm.timeout", "llm-timeout-range", out);
+  if (loop.on_max_iterations && index.count(*loop.on_max_iterations) == 0)
+    report(out, "on_max_iterations", "unknown-state",
+           fmt::format("on_max_iterations references unknown state '{}' (must be a declared "
+                       "state)",
+                       sanitize_utf8(*loop.on_max_iterations)));
+}
+
+/// Which states are reachable, breadth-first from initial (and on_max_iterations, which the
+/// executor enters when the cap is hit), by position; std::nullopt when a reachable state
+/// has an interpolated target, which could go anywhere.
+inline std::optional<std::vector<char>> reachable_states(const fsm_loop& loop,
+                                                         const state_index& index) {
+  std::vector<const state_config*> states;
+  states.reserve(loop.states.size());
+  for (const auto& entry : loop.states) states.push_back(&entry.second);
+  std::vector<char> seen(states.size(), 0);
+  std::vector<std::size_t> queue;
+  auto enter = [&](const std::string& name) {
+    const auto found = index.find(name);
+    if (found == index.end() || seen[found->second]) return;
+    seen[found->second] = 1;
+    queue.push_back(found->second);
+  };
+  enter(loop.initial);
+  if (loop.on_max_iterations) enter(*loop.on_max_iterations);
+  bool dynamic = false;
+  for (std::size_t head = 0; head < queue.size(); ++head) {
+    for (const auto& ref : state_references(*states[queue[head]], std::string{})) {
+      if (*ref.target == "$current" && !ref.literal) continue;
+      const auto named = ref.literal ? std::optional<std::string>(*ref.target)
+                                     : static_target_name(*ref.target);
+      if (named)
+        enter(*named);
+      else
+        dynamic = true;
+    }
+  }
+  if (dynamic) return std::nullopt;
+  return seen;
+}
+
+/// `unreachable-state` for each state not reachable from initial (see reachable_states). An
+/// unknown initial reaches nothing: as in the original, every state (but on_max_iterations'
+/// and what it reaches) is then reported too, besides the unknown-initial error.
+inline void check_reachability(const fsm_loop& loop, const state_index& index,
+                               diagnostics& out) {
+  const auto seen = reachable_states(loop, index);
+  if (!seen) return;
+  std::size_t i = 0;
+  for (const auto& entry : loop.states) {
+    if (!(*seen)[i++])
+      report(out, member_path("states", entry.first), "unreachable-state",
+             "State is not reachable from initial state", severity::warning);
+  }
+}
+
 }  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/validation_rules.hpp>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
 
 /// Checks a parsed loop and returns every finding, errors and warnings, in document order.
 /// A loop with no error-level diagnostic is valid: load_loop() / load_loop_text() refuse any
@@ -4688,223 +5600,16 @@ inline void check_verdict_spelling(std::string_view verdict, const std::string& 
 /// | `pattern-not-regex` | warning | an output_contains pattern searched for as plain text: invalid for Python's re, or using a feature RE2 lacks (lookaround, backreferences) |
 /// | `unreachable-state` | warning | not reachable from `initial` (or on_max_iterations) |
 inline diagnostics validate(const fsm_loop& loop) {
-  using detail::report;
   diagnostics out;
+  const detail::state_index index = detail::index_states(loop);
+  detail::check_loop_shape(loop, index, out);
+  detail::state_name_hints hint(loop);
+  for (const auto& [name, state] : loop.states)
+    detail::check_state(name, state, loop, index, hint, out);
+  detail::check_loop_settings(loop, index, out);
+  detail::check_reachability(loop, index, out);
 
-  std::unordered_map<std::string_view, std::size_t> index;
-  index.reserve(loop.states.size());
-  std::size_t position = 0;
-  for (const auto& entry : loop.states) index.emplace(entry.first, position++);
-  const auto exists = [&](const std::string& name) { return index.count(name) != 0; };
-
-  if (loop.states.empty())
-    report(out, "states", "no-states", "No states defined. A loop needs at least one state");
-
-  if (!exists(loop.initial))
-    report(out, "initial", "unknown-initial",
-           fmt::format("Initial state '{}' not found in states",
-                       detail::sanitize_utf8(loop.initial)));
-
-  bool any_terminal = false;
-  for (const auto& entry : loop.states) any_terminal = any_terminal || entry.second.terminal;
-  if (!any_terminal)
-    report(out, "states", "no-terminal",
-           "No terminal state defined. At least one state must have 'terminal: true'");
-
-  // "Did you mean" for targets that name no state: the names are gathered once, and only
-  // the first `state_hints_left` such targets get a hint (each is a pass over every name).
-  std::vector<std::string_view> state_names;
-  std::size_t state_hints_left = 64;
-  auto state_hint = [&](const std::string& target) -> std::string {
-    if (state_hints_left == 0) return {};
-    --state_hints_left;
-    if (state_names.empty()) {
-      state_names.reserve(loop.states.size());
-      for (const auto& s : loop.states) state_names.push_back(s.first);
-    }
-    return detail::did_you_mean(target, state_names);
-  };
-
-  for (const auto& [name, state] : loop.states) {
-    const std::string path = detail::member_path("states", name);
-
-    for (const auto& ref : detail::state_references(state, path)) {
-      const auto named = ref.literal ? std::optional<std::string>(*ref.target)
-                                     : detail::static_target_name(*ref.target);
-      if (!named || exists(*named)) continue;
-      report(out, ref.path, "unknown-state",
-             fmt::format("References unknown state '{}'{}", detail::sanitize_utf8(*ref.target),
-                         state_hint(*ref.target)));
-    }
-
-    // A state timeout of 0 means the runner's default (seed 002: `state.timeout or 120`).
-    if (!(state.timeout && *state.timeout == 0))
-      detail::check_duration(state.timeout, detail::join_path(path, "timeout"), "timeout",
-                             "timeout-range", out);
-
-    if (state.evaluate)
-      detail::check_evaluator(*state.evaluate, detail::join_path(path, "evaluate"), loop, out);
-
-    const bool has_shorthand = !state.on.empty();
-    const bool has_route = detail::has_route_entries(state);
-    if (has_shorthand && has_route)
-      report(out, path, "route-conflict",
-             state.route->default_target
-                 ? "Both shorthand routing (on_<verdict>) and a route table with a '_' default "
-                   "are defined: the route table answers every verdict, so the shorthands are "
-                   "never used"
-                 : "Both shorthand routing (on_<verdict>) and a route table are defined. Route "
-                   "table will take precedence; shorthands only apply to verdicts it does not "
-                   "route",
-             severity::warning);
-    if (!has_shorthand && !has_route && !state.next && !state.terminal)
-      report(out, path, "no-transition",
-             "State has no transition defined. Add routing, 'next', or mark as 'terminal: true'");
-
-    if (state.next && !state.terminal) {
-      bool shadowed = has_route;
-      for (const auto& entry : state.on) shadowed = shadowed || entry.first != "error";
-      if (shadowed)
-        report(out, detail::join_path(path, "next"), "next-with-routing",
-               "'next' is unconditional: the route table and on_<verdict> shorthands of this "
-               "state are never used (only on_error applies, when the action fails)",
-               severity::warning);
-    }
-    if (state.next && state.evaluate && !state.terminal)
-      report(out, detail::join_path(path, "evaluate"), "next-with-evaluate",
-             "'next' is unconditional: the state is never evaluated (a failed action goes to "
-             "on_error when there is one, else to 'next'); use routing (on_success, ...) for "
-             "the evaluator to decide",
-             severity::warning);
-    if (state.terminal && state.action)
-      report(out, detail::join_path(path, "action"), "terminal-action",
-             "Terminal state has an action, but terminal actions never run: the loop ends when "
-             "it enters a terminal state",
-             severity::warning);
-    if (state.terminal && (state.next || has_shorthand || has_route))
-      report(out, path, "terminal-transitions",
-             "Terminal state has transitions (next/route/on_<verdict>) that are never used",
-             severity::warning);
-    if (state.failure && !state.terminal)
-      report(out, detail::join_path(path, "failure"), "failure-not-terminal",
-             "'failure: true' only has an effect on terminal states", severity::warning);
-    if (state.action && state.action->empty() && !state.terminal)
-      report(out, detail::join_path(path, "action"), "empty-action",
-             "'action' is empty: the state runs no action (as if it had none)",
-             severity::warning);
-    if (state.capture && (!state.action || state.action->empty()))
-      report(out, detail::join_path(path, "capture"), "capture-without-action",
-             "'capture' on a state without an action captures nothing", severity::warning);
-    // Fields of the action, of the evaluation and of the maintain restart that nothing reads
-    // here (design §3.1: every accepted field has a consumer, or the user is told).
-    const bool runs_action = state.action && !state.action->empty() && !state.terminal;
-    if (!runs_action) {
-      const char* why = state.terminal ? "a terminal state runs no action"
-                                       : "this state has no action";
-      if (state.timeout)
-        report(out, detail::join_path(path, "timeout"), "unused-state-field",
-               fmt::format("'timeout' limits the state's action, and {}: it is never used", why),
-               severity::warning);
-      if (state.action_type)
-        report(out, detail::join_path(path, "action_type"), "unused-state-field",
-               fmt::format("'action_type' says how to run the state's action, and {}: it is "
-                           "never used",
-                           why),
-               severity::warning);
-    }
-    if (state.terminal && state.evaluate)
-      report(out, detail::join_path(path, "evaluate"), "unused-state-field",
-             "'evaluate' on a terminal state is never used: the loop ends (or, with 'maintain: "
-             "true', restarts) when it enters a terminal state",
-             severity::warning);
-    if (state.on_maintain && !loop.maintain)
-      report(out, detail::join_path(path, "on_maintain"), "unused-state-field",
-             "'on_maintain' is used only in a loop with 'maintain: true': it is never used",
-             severity::warning);
-
-    for (const auto& entry : state.on)
-      detail::check_verdict_spelling(entry.first, detail::join_path(path, "on_" + entry.first),
-                                     out);
-    if (state.route)
-      for (const auto& entry : state.route->routes)
-        detail::check_verdict_spelling(
-            entry.first, detail::join_path(detail::join_path(path, "route"), entry.first), out);
-  }
-
-  if (loop.max_iterations <= 0)
-    report(out, "max_iterations", "max-iterations-range",
-           fmt::format("max_iterations must be > 0, got {}", loop.max_iterations));
-  if (loop.backoff) {
-    if (*loop.backoff < 0 || !(*loop.backoff == *loop.backoff))
-      report(out, "backoff", "backoff-range",
-             fmt::format("backoff must be >= 0, got {}", *loop.backoff));
-    else if (*loop.backoff > max_duration_seconds)
-      report(out, "backoff", "backoff-range",
-             fmt::format("backoff must be at most {} seconds, got {}", max_duration_seconds,
-                         *loop.backoff));
-  }
-  detail::check_duration(loop.timeout, "timeout", "timeout", "timeout-range", out);
-  if (loop.llm.max_tokens <= 0)
-    report(out, "llm.max_tokens", "llm-max-tokens-range",
-           fmt::format("llm.max_tokens must be > 0, got {}", loop.llm.max_tokens));
-  detail::check_duration(loop.llm.timeout, "llm.timeout", "llm.timeout", "llm-timeout-range",
-                         out);
-
-  if (loop.on_max_iterations && !exists(*loop.on_max_iterations))
-    report(out, "on_max_iterations", "unknown-state",
-           fmt::format("on_max_iterations references unknown state '{}' (must be a declared "
-                       "state)",
-                       detail::sanitize_utf8(*loop.on_max_iterations)));
-
-  // Unreachable states: breadth-first from initial (and on_max_iterations, which the
-  // executor enters when the cap is hit). A reachable state with an interpolated target
-  // could go anywhere, so then nothing is reported. An unknown initial reaches nothing: as
-  // in the original, every state (but on_max_iterations' and what it reaches) is then
-  // reported too, besides the unknown-initial error.
-  {
-    std::vector<const state_config*> states;
-    states.reserve(loop.states.size());
-    for (const auto& entry : loop.states) states.push_back(&entry.second);
-    std::vector<char> seen(states.size(), 0);
-    std::vector<std::size_t> queue;
-    if (exists(loop.initial)) {
-      queue.push_back(index.at(loop.initial));
-      seen[queue.back()] = 1;
-    }
-    if (loop.on_max_iterations && exists(*loop.on_max_iterations)) {
-      const std::size_t extra = index.at(*loop.on_max_iterations);
-      if (!seen[extra]) {
-        seen[extra] = 1;
-        queue.push_back(extra);
-      }
-    }
-    bool dynamic = false;
-    for (std::size_t head = 0; head < queue.size(); ++head) {
-      for (const auto& ref : detail::state_references(*states[queue[head]], std::string{})) {
-        if (*ref.target == "$current" && !ref.literal) continue;
-        const auto named = ref.literal ? std::optional<std::string>(*ref.target)
-                                       : detail::static_target_name(*ref.target);
-        if (!named) {
-          dynamic = true;
-          continue;
-        }
-        const auto found = index.find(*named);
-        if (found == index.end() || seen[found->second]) continue;
-        seen[found->second] = 1;
-        queue.push_back(found->second);
-      }
-    }
-    if (!dynamic) {
-      std::size_t i = 0;
-      for (const auto& entry : loop.states) {
-        if (!seen[i++])
-          report(out, detail::member_path("states", entry.first), "unreachable-state",
-                 "State is not reachable from initial state", severity::warning);
-      }
-    }
-  }
-
-  // ---- template rules (interpolation.hpp, issue 3) -------------------------------------
+  // ---- template rules (interpolation.hpp) ----------------------------------------------
   validate_templates(loop, out);
   // ---------------------------------------------------------------------------------------
 
@@ -4967,11 +5672,18 @@ inline void read_and_validate(const json& doc, fsm_loop& loop, diagnostics& foun
   validate_read(loop, found);
 }
 
-/// The result of read_and_validate(): errc::invalid_loop with every finding when there is
-/// an error; else the loop, its warnings appended to `*warnings` when given.
+/// The result of read_and_validate(): errc::invalid_loop (invalid_loop_error(); error::path
+/// is the path of the error when there is one) with every finding when there is an error;
+/// else the loop, its warnings appended to `*warnings` when given.
 inline expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& found,
                                              diagnostics* warnings) {
-  if (has_errors(found)) return unexpected(invalid_loop_error(std::move(found)));
+  if (has_errors(found)) {
+    error e = invalid_loop_error(std::move(found));
+    if (count_errors(e.details) == 1)
+      for (const auto& d : e.details)
+        if (d.level == severity::error) e.path = d.path;
+    return unexpected(std::move(e));
+  }
   if (warnings)
     for (auto& d : found) warnings->push_back(std::move(d));
   return expected<fsm_loop, error>(std::move(loop));
@@ -5013,6 +5725,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/detail/json_scan.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/json_path.hpp> (already inlined above)
+// #include <little_loops/detail/utf8.hpp> (already inlined above)
 
 #include <fmt/format.h>
 
@@ -5030,32 +5743,13 @@ inline int json_hex_digit(char c) noexcept {
   return -1;
 }
 
-// Appends code point `cp` as UTF-8. A surrogate (U+D800–U+DFFF, which only a lone `\uXXXX`
-// escape can produce) gets the generalised 3-byte form ("WTF-8"): that is not valid UTF-8,
-// so it never equals a well-formed string, just as Python's lone-surrogate str differs
-// from every string that can be written in a loop file. See replace_lone_surrogates().
-inline void append_code_point(std::string& out, unsigned cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 // Decodes the contents of a JSON string (the text between the quotes, already validated by
 // json_path_scanner) like Python's json module: the simple escapes, `\uXXXX`, and a high
 // surrogate escape followed by a low one (`\ud83d\ude00`) as one code point (U+1F600).
-// Other surrogates stay lone (see append_code_point).
+// Other surrogates stay lone, in the generalised 3-byte form utf8_append gives them
+// ("WTF-8"): that is not valid UTF-8, so it never equals a well-formed string, just as
+// Python's lone-surrogate str differs from every string that can be written in a loop
+// file. See replace_lone_surrogates().
 inline void decode_json_string(std::string_view raw, std::string& out) {
   out.reserve(out.size() + raw.size());
   const auto hex4 = [&](std::size_t at) {
@@ -5087,7 +5781,7 @@ inline void decode_json_string(std::string_view raw, std::string& out) {
             k += 6;
           }
         }
-        append_code_point(out, cp);
+        utf8_append(out, cp);
         break;
       }
       default: out += e; break;  // " \ /
@@ -5104,7 +5798,7 @@ inline std::string replace_lone_surrogates(std::string_view text) {
     if (text[k] == '\xED' && k + 2 < text.size() &&
         static_cast<unsigned char>(text[k + 1]) >= 0xA0 &&
         static_cast<unsigned char>(text[k + 1]) <= 0xBF) {
-      out += "\xEF\xBF\xBD";
+      out += utf8_replacement;
       k += 2;
       continue;
     }
@@ -5149,20 +5843,8 @@ class json_path_scanner {
   // maximal ill-formed prefix of one, or one stray byte (each of which Python's
   // decode(errors="replace") turns into one character).
   std::size_t char_length(std::size_t k) const noexcept {
-    const auto byte = [&](std::size_t at) { return static_cast<unsigned char>(s_[at]); };
-    const unsigned char c = byte(k);
-    if (c < 0xC2 || c > 0xF4) return 1;
-    const std::size_t extra = c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
-    const unsigned char low = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
-    const unsigned char high = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
-    std::size_t len = 1;
-    if (k + 1 < s_.size() && byte(k + 1) >= low && byte(k + 1) <= high) {
-      len = 2;
-      while (len <= extra && k + len < s_.size() && byte(k + len) >= 0x80 &&
-             byte(k + len) <= 0xBF)
-        ++len;
-    }
-    return len;
+    const auto* p = reinterpret_cast<const unsigned char*>(s_.data());
+    return p[k] < 0x80 ? 1 : utf8_sequence_at(p, k, s_.size()).length;
   }
 
   // Python's json module reports positions in characters (code points), not bytes.
@@ -6252,7 +6934,7 @@ inline bool py_equal(const A& a, const B& b) {
   return false;
 }
 
-// A decoded output string as shown in details: a lone surrogate (see append_code_point)
+// A decoded output string as shown in details: a lone surrogate (see decode_json_string)
 // becomes U+FFFD. Strings are otherwise valid UTF-8 (json_value_builder checks).
 inline std::string shown_string(const std::string& s) {
   if (s.find('\xED') == std::string::npos || is_valid_utf8(s)) return s;
@@ -6941,6 +7623,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/events.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/numbers.hpp> (already inlined above)
+// #include <little_loops/detail/record_writer.hpp> (already inlined above)
 // #include <little_loops/detail/strings.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
 
@@ -7179,74 +7862,33 @@ inline std::string_view output_tail(std::string_view s, std::size_t max = 2000) 
 namespace detail {
 
 // Each event's members are listed once, in write_event(W&, const event&), for two writers
-// with the same interface (string, integer, boolean, null, value):
+// of detail/record_writer.hpp, opened with the event's name and time:
 //  - event_json_builder builds the JSON object (to_json);
 //  - event_line_writer appends the same object's text (append_json_line) without building it.
 
 /// Builds the `{"event", "ts", ...}` object member by member.
-class event_json_builder {
+class event_json_builder : public json_object_writer {
  public:
   event_json_builder(std::string_view name, event_time ts) {
-    j_["event"] = name;
-    j_["ts"] = format_timestamp(ts);
+    string("event", name);
+    string("ts", format_timestamp(ts));
   }
-  void string(std::string_view key, std::string_view value) { j_[std::string(key)] = value; }
-  void integer(std::string_view key, std::int64_t value) { j_[std::string(key)] = value; }
-  void boolean(std::string_view key, bool value) { j_[std::string(key)] = value; }
-  void null(std::string_view key) { j_[std::string(key)] = nullptr; }
-  void value(std::string_view key, const json& v) { j_[std::string(key)] = v; }
-  json take() { return std::move(j_); }
-
- private:
-  json j_ = json::object();
 };
 
-/// Appends the text of one event object member by member (keys are seed 002's fixed ASCII
-/// names, except evaluation detail keys, which are escaped).
-class event_line_writer {
+/// Appends the text of one event object member by member, as one line.
+class event_line_writer : public json_text_writer {
  public:
-  event_line_writer(std::string& out, std::string_view name, event_time ts) : out_(out) {
-    using namespace std::string_view_literals;
-    out_ += "{\"event\":"sv;
-    append_json_string(out_, name);
-    out_ += ",\"ts\":\""sv;
+  event_line_writer(std::string& out, std::string_view name, event_time ts) : json_text_writer(out) {
+    string("event", name);
+    this->name("ts");
+    out_ += '"';
     append_timestamp(out_, ts);
     out_ += '"';
   }
-  void string(std::string_view key, std::string_view value) {
-    name(key);
-    append_json_string(out_, value);
+  void finish() {
+    json_text_writer::finish();
+    out_ += '\n';
   }
-  void integer(std::string_view key, std::int64_t value) {
-    name(key);
-    append_json_integer(out_, value);
-  }
-  void boolean(std::string_view key, bool value) {
-    using namespace std::string_view_literals;
-    name(key);
-    out_ += value ? "true"sv : "false"sv;
-  }
-  void null(std::string_view key) {
-    using namespace std::string_view_literals;
-    name(key);
-    out_ += "null"sv;
-  }
-  void value(std::string_view key, const json& v) {
-    out_ += ',';
-    append_json_string(out_, key);
-    out_ += ':';
-    append_json_text(out_, v);
-  }
-  void finish() { out_.append("}\n", 2); }
-
- private:
-  void name(std::string_view key) {
-    using namespace std::string_view_literals;
-    out_ += ",\""sv;
-    out_ += key;
-    out_ += "\":"sv;
-  }
-  std::string& out_;
 };
 
 template <class W>
@@ -7492,284 +8134,21 @@ LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/concepts.hpp>
 // #include <little_loops/snapshot.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/error.hpp> (already inlined above)
-// #include <little_loops/expected.hpp> (already inlined above)
-// #include <little_loops/json.hpp> (already inlined above)
-// #include <little_loops/results.hpp> (already inlined above)
-// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/detail/raw_bytes.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/base64.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
 
-#include <fmt/format.h>
-
-#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
-#include <utility>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
-
-/// @brief Everything needed to continue a run later (design §3.13).
-///
-/// Taken at a state boundary (`fsm_executor::snapshot()`, or `execution_result::snapshot`
-/// when a run pauses), serialised with `to_json` / `snapshot_from_json`, and handed to
-/// `fsm_executor::resume`. `current_state` is the state that runs *next*: a completed action
-/// is never re-run. `digest` identifies the loop definition; resuming against a different loop
-/// is refused with `errc::snapshot_mismatch`.
-struct snapshot {
-  /// Version of the JSON layout (the `version` key).
-  static constexpr int format_version = 1;
-
-  std::string loop_name;                   ///< `loop`
-  std::string digest;                      ///< `digest`: loop_digest() of the loop
-  std::string current_state;               ///< `current_state`: the next state to run
-  std::int64_t iteration = 0;              ///< `iteration`: state executions so far
-  bool summary_executed = false;           ///< `summary_executed`: on_max_iterations ran
-  json context = json::object();           ///< `context`
-  captured_map captured;                   ///< `captured`
-  std::optional<prev_record> prev;         ///< `prev` (null before the first state ran)
-  /// `last_evaluation` (written only when set): the last evaluated state, kept while `prev`
-  /// is a state that was not evaluated (what `${prev.evaluation}` reads then).
-  std::optional<prev_record> last_evaluation;
-  ordered_map<std::string, double> convergence;  ///< `convergence`: state → previous value
-  std::int64_t elapsed_ms = 0;             ///< `elapsed_ms`: run time before the snapshot
-  std::string started_at;                  ///< `started_at`: ISO 8601 start of the first run
-
-  friend bool operator==(const snapshot&, const snapshot&) = default;
-};
-
-/// @brief A snapshot's members by reference, for writing one without copying them.
-///
-/// `fsm_executor::snapshot_view()` makes one of the executor's own state; it is valid until
-/// the executor next changes (the next step(), resume() or reset()). `append_snapshot_json`,
-/// `journal_record::to_text` and `loop_journal::save` take it as they take a snapshot and
-/// write the same bytes (a journaled run saves one at every state boundary).
-struct snapshot_view {
-  std::string_view loop_name;
-  std::string_view digest;
-  std::string_view current_state;
-  std::int64_t iteration = 0;
-  bool summary_executed = false;
-  const json* context = nullptr;           ///< null: `{}`
-  const captured_map* captured = nullptr;  ///< null: `{}`
-  const prev_record* prev = nullptr;       ///< null: no state has run yet
-  const prev_record* last_evaluation = nullptr;  ///< see snapshot::last_evaluation
-  /// State name → previous value, in the order they are written.
-  std::span<const std::pair<std::string_view, double>> convergence;
-  std::int64_t elapsed_ms = 0;
-  std::string_view started_at;
-
-  /// The snapshot itself (copies everything).
-  [[nodiscard]] snapshot materialize() const {
-    snapshot s;
-    s.loop_name = loop_name;
-    s.digest = digest;
-    s.current_state = current_state;
-    s.iteration = iteration;
-    s.summary_executed = summary_executed;
-    if (context != nullptr) s.context = *context;
-    if (captured != nullptr) s.captured = captured_map(*captured);
-    if (prev != nullptr) s.prev = *prev;
-    if (last_evaluation != nullptr) s.last_evaluation = *last_evaluation;
-    for (const auto& [state, value] : convergence) s.convergence[std::string(state)] = value;
-    s.elapsed_ms = elapsed_ms;
-    s.started_at = started_at;
-    return s;
-  }
-};
-
 namespace detail {
 
-inline json captured_record_to_json(const captured_record& r) {
-  json j = json::object();
-  j["output"] = r.output;
-  j["stderr"] = r.stderr_output;
-  j["exit_code"] = r.exit_code;
-  j["duration_ms"] = r.duration_ms;
-  j["verdict"] = r.verdict;
-  return j;
-}
-
-inline json captured_to_json(const captured_map& m) {
-  json j = json::object();
-  for (const auto& [name, rec] : m) j[name] = captured_record_to_json(rec);
-  return j;
-}
-
-inline json prev_record_to_json(const prev_record& p) {
-  json j = json::object();
-  j["state"] = p.state;
-  j["output"] = p.output;
-  j["stderr"] = p.stderr_output;
-  j["exit_code"] = p.exit_code;
-  j["verdict"] = p.verdict;
-  j["details"] = p.details.to_json();
-  if (!p.ran_action) j["ran_action"] = false;  // only then: older snapshots stay valid
-  if (!p.evaluated) j["evaluated"] = false;    // likewise
-  return j;
-}
-
-inline error snapshot_error(std::string path, std::string message) {
-  return error{errc::invalid_snapshot, std::move(message), std::move(path)};
-}
-
-inline std::string_view snapshot_json_kind(const json& v) noexcept {
-  if (v.is_object()) return "an object";
-  if (v.is_array()) return "an array";
-  if (v.is_string()) return "a string";
-  if (v.is_boolean()) return "a boolean";
-  if (v.is_number()) return "a number";
-  return "null";
-}
-
-// Strict field readers: the key must exist with the right type.
-inline expected<std::string, error> read_string(const json& obj, std::string_view key,
-                                                 const std::string& path) {
-  auto it = obj.find(key);
-  const std::string where = path.empty() ? std::string(key) : path + "." + std::string(key);
-  if (it == obj.end()) return unexpected(snapshot_error(where, "missing"));
-  if (!it->is_string())
-    return unexpected(
-        snapshot_error(where, fmt::format("must be a string, not {}", snapshot_json_kind(*it))));
-  return it->get<std::string>();
-}
-
-inline expected<std::int64_t, error> read_int(const json& obj, std::string_view key,
-                                               const std::string& path) {
-  auto it = obj.find(key);
-  const std::string where = path.empty() ? std::string(key) : path + "." + std::string(key);
-  if (it == obj.end()) return unexpected(snapshot_error(where, "missing"));
-  if (!it->is_number_integer())
-    return unexpected(
-        snapshot_error(where, fmt::format("must be an integer, not {}", snapshot_json_kind(*it))));
-  return it->get<std::int64_t>();
-}
-
-inline expected<int, error> read_int32(const json& obj, std::string_view key,
-                                       const std::string& path) {
-  auto v = read_int(obj, key, path);
-  if (!v) return unexpected(v.error());
-  if (*v < INT32_MIN || *v > INT32_MAX)
-    return unexpected(snapshot_error(path + "." + std::string(key), "out of range"));
-  return static_cast<int>(*v);
-}
-
-inline expected<void, error> check_keys(const json& obj, std::initializer_list<std::string_view> known,
-                                        const std::string& path) {
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
-    bool ok = false;
-    for (auto k : known) ok = ok || it.key() == k;
-    if (!ok) {
-      const std::string where = path.empty() ? it.key() : path + "." + it.key();
-      return unexpected(snapshot_error(where, fmt::format("unknown key \"{}\"", it.key())));
-    }
-  }
-  return {};
-}
-
-}  // namespace detail
-
-/// @brief A stable digest of a loop definition: FNV-1a 64 of the canonical JSON
-/// (`to_json(json&, const fsm_loop&)`, defaults omitted), as 16 lowercase hex digits.
-/// `max_iterations` is left out: it is a limit, not the definition, so a run stopped by it
-/// can be resumed with a higher one (`ll-loop resume NAME --max-iterations N`).
-template <class Loop = fsm_loop>
-std::string loop_digest(const Loop& loop) {
-  json canonical;
-  to_json(canonical, loop);
-  if (canonical.is_object()) canonical.erase("max_iterations");
-  return fmt::format("{:016x}",
-                     detail::fnv1a_64(canonical.dump(-1, ' ', false, json::error_handler_t::replace)));
-}
-
-namespace detail {
-template <class S>
-json snapshot_raw_bytes(const S& s);
-}  // namespace detail
-
-/// The snapshot's JSON: `{"version", "loop", "digest", "current_state", "iteration",
-/// "summary_executed", "context", "captured", "prev", ["last_evaluation",] "convergence",
-/// "elapsed_ms", "started_at"[, "raw_bytes"]}` (`last_evaluation` only when set;
-/// `raw_bytes` only when a string is not valid UTF-8: see detail::base64_encode's section).
-inline json to_json(const snapshot& s) {
-  json j = json::object();
-  j["version"] = snapshot::format_version;
-  j["loop"] = s.loop_name;
-  j["digest"] = s.digest;
-  j["current_state"] = s.current_state;
-  j["iteration"] = s.iteration;
-  j["summary_executed"] = s.summary_executed;
-  j["context"] = s.context;
-  j["captured"] = detail::captured_to_json(s.captured);
-  j["prev"] = s.prev ? detail::prev_record_to_json(*s.prev) : json(nullptr);
-  if (s.last_evaluation) j["last_evaluation"] = detail::prev_record_to_json(*s.last_evaluation);
-  json conv = json::object();
-  for (const auto& [state, value] : s.convergence) conv[state] = value;
-  j["convergence"] = std::move(conv);
-  j["elapsed_ms"] = s.elapsed_ms;
-  j["started_at"] = s.started_at;
-  if (json raw = detail::snapshot_raw_bytes(s); !raw.empty()) j["raw_bytes"] = std::move(raw);
-  return j;
-}
-
-/// ADL hook so `json j = snap;` works.
-inline void to_json(json& j, const snapshot& s) { j = to_json(s); }
-
-namespace detail {
-
-inline bool append_captured_record_json(std::string& out, const captured_record& r) {
-  using namespace std::string_view_literals;
-  out += "{\"output\":"sv;
-  bool replaced = append_json_string(out, r.output);
-  out += ",\"stderr\":"sv;
-  replaced |= append_json_string(out, r.stderr_output);
-  out += ",\"exit_code\":"sv;
-  append_json_integer(out, r.exit_code);
-  out += ",\"duration_ms\":"sv;
-  append_json_integer(out, r.duration_ms);
-  out += ",\"verdict\":"sv;
-  replaced |= append_json_string(out, r.verdict);
-  out += '}';
-  return replaced;
-}
-
-inline bool append_prev_record_json(std::string& out, const prev_record& p) {
-  using namespace std::string_view_literals;
-  out += "{\"state\":"sv;
-  bool replaced = append_json_string(out, p.state);
-  out += ",\"output\":"sv;
-  replaced |= append_json_string(out, p.output);
-  out += ",\"stderr\":"sv;
-  replaced |= append_json_string(out, p.stderr_output);
-  out += ",\"exit_code\":"sv;
-  append_json_integer(out, p.exit_code);
-  out += ",\"verdict\":"sv;
-  replaced |= append_json_string(out, p.verdict);
-  out += ",\"details\":"sv;
-  replaced |= append_json_text(out, p.details.to_json());
-  if (!p.ran_action) out += ",\"ran_action\":false"sv;
-  if (!p.evaluated) out += ",\"evaluated\":false"sv;
-  out += '}';
-  return replaced;
-}
-
-}  // namespace detail
-
-namespace detail {
-// --- Bytes that are not UTF-8 -----------------------------------------------------------
-// JSON text holds only Unicode, so a string that is not valid UTF-8 (an action's raw output,
-// a `--context` value) is written with U+FFFD in place of each ill-formed sequence. So that a
-// resumed run sees the bytes the stopped one had, the snapshot then also carries
-// `"raw_bytes": {POINTER: BYTES}`: for each such string value, its RFC 6901 JSON Pointer
-// into the snapshot object, and either its exact bytes in base64 (RFC 4648, padded), or,
-// when shorter (a big output with a few stray bytes), the patches `[[OFFSET, BASE64], …]`:
-// at byte OFFSET of the string as written, the U+FFFDs of a run of ill-formed sequences
-// stand for those bytes. Written only when needed; snapshot_from_json() puts the bytes
-// back, after checking that each entry restores what its string replaced. Strings inside
-// an object with a key that is not UTF-8 cannot be pointed at reliably (written, that key
-// may equal another), and stay replaced.
-
+/// The base64 of `bytes` (padded, no line breaks).
 inline std::string base64_encode(std::string_view bytes) {
   static constexpr char alphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -7824,6 +8203,36 @@ inline std::optional<std::string> base64_decode(std::string_view text) {
   }
   return out;
 }
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/base64.hpp>
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// JSON text holds only Unicode, so a string that is not valid UTF-8 (an action's raw output,
+// a `--context` value) is written with U+FFFD in place of each ill-formed sequence. So that a
+// resumed run sees the bytes the stopped one had, the snapshot then also carries
+// `"raw_bytes": {POINTER: BYTES}`: for each such string value, its RFC 6901 JSON Pointer
+// into the snapshot object, and either its exact bytes in base64 (RFC 4648, padded), or,
+// when shorter (a big output with a few stray bytes), the patches `[[OFFSET, BASE64], …]`:
+// at byte OFFSET of the string as written, the U+FFFDs of a run of ill-formed sequences
+// stand for those bytes. Written only when needed; snapshot_from_json() puts the bytes
+// back, after checking that each entry restores what its string replaced. Strings inside
+// an object with a key that is not UTF-8 cannot be pointed at reliably (written, that key
+// may equal another), and stay replaced.
 
 /// `pointer` + "/" + `key` with `~` and `/` escaped (RFC 6901).
 inline std::string json_pointer_child(std::string_view pointer, std::string_view key) {
@@ -7914,16 +8323,210 @@ inline void collect_raw_bytes(const json& v, const std::string& pointer, json& o
   }
 }
 
-inline void collect_prev_raw_bytes(const prev_record& p, const std::string& pointer, json& out) {
-  collect_raw_string(p.state, pointer + "/state", out);
-  collect_raw_string(p.output, pointer + "/output", out);
-  collect_raw_string(p.stderr_output, pointer + "/stderr", out);
-  collect_raw_string(p.verdict, pointer + "/verdict", out);
-  collect_raw_bytes(p.details.to_json(), pointer + "/details", out);
+/// The writer of a record's members (detail/record_writer.hpp) that collects the record's
+/// `raw_bytes` entries: those of its strings that are not UTF-8, at their JSON Pointers.
+class raw_bytes_writer {
+ public:
+  /// Entries are added to `out` (an object); `pointer` is the record's own.
+  raw_bytes_writer(json& out, std::string pointer)
+      : out_(out), pointer_(std::move(pointer)), mark_(out.size()) {}
+
+  void string(std::string_view key, std::string_view value) {
+    if (member(key) && !is_valid_utf8(value))
+      collect_raw_string(value, json_pointer_child(pointer_, key), out_);
+  }
+  void value(std::string_view key, const json& v) {
+    if (member(key)) collect_raw_bytes(v, json_pointer_child(pointer_, key), out_);
+  }
+  void integer(std::string_view key, std::int64_t /*value*/) { member(key); }
+  void number(std::string_view key, double /*value*/) { member(key); }
+  void boolean(std::string_view key, bool /*value*/) { member(key); }
+  void null(std::string_view key) { member(key); }
+  template <class Members>
+  void object(std::string_view key, Members&& members) {
+    if (!member(key)) return;
+    raw_bytes_writer inner(out_, json_pointer_child(pointer_, key));
+    std::forward<Members>(members)(inner);
+  }
+
+ private:
+  // False from the first key that is not UTF-8 on: the object's strings then stay replaced
+  // (see above), and the entries already collected for it are dropped.
+  bool member(std::string_view key) {
+    if (dropped_) return false;
+    if (is_valid_utf8(key)) return true;
+    dropped_ = true;
+    auto& entries = out_.get_ref<json::object_t&>();
+    while (entries.size() > mark_) entries.Container::pop_back();
+    return false;
+  }
+
+  json& out_;
+  std::string pointer_;
+  std::size_t mark_;
+  bool dropped_ = false;
+};
+
+// --- Reading `raw_bytes` back ---------------------------------------------------------
+
+/// Why a `raw_bytes` entry was refused: where (`raw_bytes.POINTER`, `[K]` for a patch), and why.
+struct raw_bytes_problem {
+  std::string where;
+  std::string message;
+};
+
+/// Names the kind of a JSON value in messages ("an object", "a string", …).
+using json_kind_fn = std::string_view (*)(const json&);
+
+/// One reference token of a JSON Pointer, unescaped; nullopt for a `~` not followed by 0 or 1.
+inline std::optional<std::string> json_pointer_token(std::string_view escaped) {
+  std::string token;
+  for (std::size_t i = 0; i < escaped.size(); ++i) {
+    if (escaped[i] != '~') {
+      token += escaped[i];
+    } else if (i + 1 < escaped.size() && (escaped[i + 1] == '0' || escaped[i + 1] == '1')) {
+      token += escaped[++i] == '0' ? '~' : '/';
+    } else {
+      return std::nullopt;
+    }
+  }
+  return token;
 }
 
+/// The member `token` names in `at`: an object's key, or an array's index written in
+/// decimal without leading zeros; null when it names nothing.
+inline json* json_pointer_step(json& at, const std::string& token) {
+  if (at.is_object()) {
+    if (auto found = at.find(token); found != at.end()) return &*found;
+  } else if (at.is_array() && !token.empty() && token.size() < 10 &&
+             token.find_first_not_of("0123456789") == std::string::npos &&
+             (token.size() == 1 || token[0] != '0')) {
+    if (const std::size_t index = std::stoul(token); index < at.size()) return &at[index];
+  }
+  return nullptr;
+}
 
+/// The value `pointer` names in `root`; null, with `message` saying why, when it names none.
+inline json* find_json_pointer(json& root, std::string_view pointer, std::string& message) {
+  if (pointer.empty() || pointer.front() != '/') {
+    message = "the key is not a JSON Pointer to a string";
+    return nullptr;
+  }
+  json* at = &root;
+  std::size_t pos = 1;
+  for (;;) {
+    const std::size_t slash = pointer.find('/', pos);
+    const auto token = json_pointer_token(
+        pointer.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos));
+    if (!token) {
+      message = "the key is not a JSON Pointer (a '~' not followed by 0 or 1)";
+      return nullptr;
+    }
+    at = json_pointer_step(*at, *token);
+    if (at == nullptr) {
+      message = "names nothing in the snapshot";
+      return nullptr;
+    }
+    if (slash == std::string_view::npos) return at;
+    pos = slash + 1;
+  }
+}
 
+/// The bytes of `text` with the patches `[[OFFSET, BASE64], …]` applied, in order, each over
+/// U+FFFDs of the text; or why not (`where` names the entry).
+inline std::optional<raw_bytes_problem> apply_raw_patches(const json& patches, const std::string& text,
+                                                          const std::string& where, std::string& bytes) {
+  if (patches.empty()) return raw_bytes_problem{where, "an empty list of patches"};
+  std::size_t copied = 0;
+  for (std::size_t k = 0; k < patches.size(); ++k) {
+    const json& patch = patches[k];
+    std::string at_patch = fmt::format("{}[{}]", where, k);
+    if (!patch.is_array() || patch.size() != 2 || !patch[0].is_number_unsigned() || !patch[1].is_string())
+      return raw_bytes_problem{std::move(at_patch), "a patch is [offset, base64]"};
+    const auto offset = patch[0].get<std::uint64_t>();
+    auto run = base64_decode(patch[1].get_ref<const json::string_t&>());
+    if (!run || run->empty())
+      return raw_bytes_problem{std::move(at_patch), "is not base64 of some bytes"};
+    std::string replaced;  // what the run is written as
+    append_json_string(replaced, *run);
+    replaced = replaced.substr(1, replaced.size() - 2);
+    if (offset < copied || offset > text.size() || text.compare(offset, replaced.size(), replaced) != 0)
+      return raw_bytes_problem{std::move(at_patch), "does not match the string it restores"};
+    bytes.append(text, copied, offset - copied);
+    bytes += *run;
+    copied = offset + replaced.size();
+  }
+  bytes.append(text, copied, std::string::npos);
+  return std::nullopt;
+}
+
+/// Puts the bytes of the `raw_bytes` entry `pointer` → `entry` back into the string of `j`
+/// it names, after checking that they are what the string replaced.
+inline std::optional<raw_bytes_problem> restore_raw_string(json& j, const std::string& pointer,
+                                                           const json& entry, json_kind_fn kind) {
+  const std::string where = "raw_bytes." + pointer;
+  const auto fail = [&](std::string message) { return raw_bytes_problem{where, std::move(message)}; };
+  if (!entry.is_string() && !entry.is_array())
+    return fail(fmt::format("must be a string (base64) or an array of [offset, base64] patches, not {}",
+                            kind(entry)));
+  std::optional<std::string> whole;
+  if (entry.is_string()) {
+    whole = base64_decode(entry.get_ref<const json::string_t&>());
+    if (!whole) return fail("is not base64");
+  }
+  std::string message;
+  json* at = find_json_pointer(j, pointer, message);
+  if (at == nullptr) return fail(std::move(message));
+  if (!at->is_string()) return fail(fmt::format("names {}, not a string", kind(*at)));
+  const std::string& text = at->get_ref<const json::string_t&>();
+  std::string bytes;
+  if (whole)
+    bytes = std::move(*whole);
+  else if (auto problem = apply_raw_patches(entry, text, where, bytes))
+    return problem;
+  // The bytes must be what the string stands for: written out, they give its text.
+  std::string written, stored;
+  append_json_string(written, bytes);
+  append_json_string(stored, text);
+  if (written != stored) return fail("does not match the string it restores");
+  *at = std::move(bytes);
+  return std::nullopt;
+}
+
+/// Puts the bytes of a snapshot's `raw_bytes` back into (a copy of) its strings; `raw` is
+/// the member, `j` the snapshot object without it.
+inline std::optional<raw_bytes_problem> restore_raw_bytes(json& j, const json& raw, json_kind_fn kind) {
+  if (!raw.is_object())
+    return raw_bytes_problem{"raw_bytes", fmt::format("must be an object, not {}", kind(raw))};
+  for (auto it = raw.begin(); it != raw.end(); ++it)
+    if (auto problem = restore_raw_string(j, it.key(), *it, kind)) return problem;
+  return std::nullopt;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/raw_bytes.hpp>
+// #include <little_loops/detail/record_writer.hpp> (already inlined above)
+// #include <little_loops/detail/snapshot_writer.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/raw_bytes.hpp> (already inlined above)
+// #include <little_loops/detail/record_writer.hpp> (already inlined above)
+// #include <little_loops/detail/run_records.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// Version of the snapshot's JSON layout (`snapshot::format_version`, the `version` key).
+inline constexpr int snapshot_format_version = 1;
+
+// A snapshot's members, from a snapshot or a snapshot_view.
 inline const json& snapshot_member(const json& j) noexcept { return j; }
 inline const json& snapshot_member(const json* j) noexcept {
   static const json empty = json::object();
@@ -7937,29 +8540,36 @@ inline const captured_map& snapshot_member(const captured_map* c) noexcept {
   return c != nullptr ? *c : empty;
 }
 
-/// The `raw_bytes` member of a snapshot (empty when every string is UTF-8); `S`: snapshot or
-/// snapshot_view. The members walked are those append_snapshot_json_of writes.
+// The snapshot's members but `raw_bytes` (`S`: snapshot or snapshot_view).
+template <class W, class S>
+void write_snapshot(W& w, const S& s) {
+  w.integer("version", snapshot_format_version);
+  w.string("loop", s.loop_name);
+  w.string("digest", s.digest);
+  w.string("current_state", s.current_state);
+  w.integer("iteration", s.iteration);
+  w.boolean("summary_executed", s.summary_executed);
+  w.value("context", snapshot_member(s.context));
+  w.object("captured", [&s](auto& c) { write_captured(c, snapshot_member(s.captured)); });
+  if (const prev_record* p = snapshot_ptr(s.prev))
+    w.object("prev", [p](auto& r) { write_prev_record(r, *p); });
+  else
+    w.null("prev");
+  if (const prev_record* p = snapshot_ptr(s.last_evaluation))
+    w.object("last_evaluation", [p](auto& r) { write_prev_record(r, *p); });
+  w.object("convergence", [&s](auto& c) {
+    for (const auto& [state, value] : s.convergence) c.number(state, value);
+  });
+  w.integer("elapsed_ms", s.elapsed_ms);
+  w.string("started_at", s.started_at);
+}
+
+/// The `raw_bytes` member of a snapshot (empty when every string is UTF-8).
 template <class S>
 json snapshot_raw_bytes(const S& s) {
   json out = json::object();
-  collect_raw_string(s.loop_name, "/loop", out);
-  collect_raw_string(s.digest, "/digest", out);
-  collect_raw_string(s.current_state, "/current_state", out);
-  collect_raw_bytes(snapshot_member(s.context), "/context", out);
-  const auto& captured = snapshot_member(s.captured);
-  const bool names_ok = std::all_of(captured.begin(), captured.end(),
-                                    [](const auto& entry) { return is_valid_utf8(entry.first); });
-  for (const auto& [name, rec] : captured) {
-    if (!names_ok) break;  // (see above)
-    const std::string at = json_pointer_child("/captured", name);
-    collect_raw_string(rec.output, at + "/output", out);
-    collect_raw_string(rec.stderr_output, at + "/stderr", out);
-    collect_raw_string(rec.verdict, at + "/verdict", out);
-  }
-  if (const prev_record* p = snapshot_ptr(s.prev)) collect_prev_raw_bytes(*p, "/prev", out);
-  if (const prev_record* p = snapshot_ptr(s.last_evaluation))
-    collect_prev_raw_bytes(*p, "/last_evaluation", out);
-  collect_raw_string(s.started_at, "/started_at", out);
+  raw_bytes_writer w(out, "");
+  write_snapshot(w, s);
   return out;
 }
 
@@ -7974,60 +8584,199 @@ void append_snapshot_json_of(std::string& out, const S& s) {
   for (const prev_record* p : {snapshot_ptr(s.prev), snapshot_ptr(s.last_evaluation)})
     if (p != nullptr) bulk += p->output.size() + p->stderr_output.size();
   if (bulk > 65536) out.reserve(out.size() + bulk + bulk / 64 + 4096);
-  bool replaced = false;  // a string is not UTF-8: raw_bytes then keeps its bytes
-  out += "{\"version\":"sv;
-  append_json_integer(out, snapshot::format_version);
-  out += ",\"loop\":"sv;
-  replaced |= append_json_string(out, s.loop_name);
-  out += ",\"digest\":"sv;
-  replaced |= append_json_string(out, s.digest);
-  out += ",\"current_state\":"sv;
-  replaced |= append_json_string(out, s.current_state);
-  out += ",\"iteration\":"sv;
-  append_json_integer(out, s.iteration);
-  out += ",\"summary_executed\":"sv;
-  out += s.summary_executed ? "true"sv : "false"sv;
-  out += ",\"context\":"sv;
-  replaced |= append_json_text(out, snapshot_member(s.context));
-  out += ",\"captured\":{"sv;
-  bool first = true;
-  for (const auto& [name, rec] : snapshot_member(s.captured)) {
-    if (!std::exchange(first, false)) out += ',';
-    replaced |= append_json_string(out, name);
-    out += ':';
-    replaced |= append_captured_record_json(out, rec);
-  }
-  out += "},\"prev\":"sv;
-  if (s.prev)
-    replaced |= append_prev_record_json(out, *s.prev);
-  else
-    out += "null"sv;
-  if (s.last_evaluation) {
-    out += ",\"last_evaluation\":"sv;
-    replaced |= append_prev_record_json(out, *s.last_evaluation);
-  }
-  out += ",\"convergence\":{"sv;
-  first = true;
-  for (const auto& [state, value] : s.convergence) {
-    if (!std::exchange(first, false)) out += ',';
-    replaced |= append_json_string(out, state);
-    out += ':';
-    append_json_text(out, json(value));
-  }
-  out += "},\"elapsed_ms\":"sv;
-  append_json_integer(out, s.elapsed_ms);
-  out += ",\"started_at\":"sv;
-  replaced |= append_json_string(out, s.started_at);
-  if (replaced) {
+  json_text_writer w(out);
+  write_snapshot(w, s);
+  // A string that is not UTF-8 was written replaced: raw_bytes then keeps its bytes.
+  if (w.finish()) {
     if (const json raw = snapshot_raw_bytes(s); !raw.empty()) {
+      out.pop_back();  // the closing brace
       out += ",\"raw_bytes\":"sv;
       append_json_text(out, raw);
+      out += '}';
     }
   }
-  out += '}';
 }
 
 }  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/snapshot_writer.hpp>
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// @brief Everything needed to continue a run later (design §3.13).
+///
+/// Taken at a state boundary (`fsm_executor::snapshot()`, or `execution_result::snapshot`
+/// when a run pauses), serialised with `to_json` / `snapshot_from_json`, and handed to
+/// `fsm_executor::resume`. `current_state` is the state that runs *next*: a completed action
+/// is never re-run. `digest` identifies the loop definition; resuming against a different loop
+/// is refused with `errc::snapshot_mismatch`.
+struct snapshot {
+  /// Version of the JSON layout (the `version` key).
+  static constexpr int format_version = detail::snapshot_format_version;
+
+  std::string loop_name;                   ///< `loop`
+  std::string digest;                      ///< `digest`: loop_digest() of the loop
+  std::string current_state;               ///< `current_state`: the next state to run
+  std::int64_t iteration = 0;              ///< `iteration`: state executions so far
+  bool summary_executed = false;           ///< `summary_executed`: on_max_iterations ran
+  json context = json::object();           ///< `context`
+  captured_map captured;                   ///< `captured`
+  std::optional<prev_record> prev;         ///< `prev` (null before the first state ran)
+  /// `last_evaluation` (written only when set): the last evaluated state, kept while `prev`
+  /// is a state that was not evaluated (what `${prev.evaluation}` reads then).
+  std::optional<prev_record> last_evaluation;
+  ordered_map<std::string, double> convergence;  ///< `convergence`: state → previous value
+  std::int64_t elapsed_ms = 0;             ///< `elapsed_ms`: run time before the snapshot
+  std::string started_at;                  ///< `started_at`: ISO 8601 start of the first run
+
+  friend bool operator==(const snapshot&, const snapshot&) = default;
+};
+
+/// @brief A snapshot's members by reference, for writing one without copying them.
+///
+/// `fsm_executor::snapshot_view()` makes one of the executor's own state; it is valid until
+/// the executor next changes (the next step(), resume() or reset()). `append_snapshot_json`,
+/// `journal_record::to_text` and `loop_journal::save` take it as they take a snapshot and
+/// write the same bytes (a journaled run saves one at every state boundary).
+struct snapshot_view {
+  std::string_view loop_name;
+  std::string_view digest;
+  std::string_view current_state;
+  std::int64_t iteration = 0;
+  bool summary_executed = false;
+  const json* context = nullptr;           ///< null: `{}`
+  const captured_map* captured = nullptr;  ///< null: `{}`
+  const prev_record* prev = nullptr;       ///< null: no state has run yet
+  const prev_record* last_evaluation = nullptr;  ///< see snapshot::last_evaluation
+  /// State name → previous value, in the order they are written.
+  std::span<const std::pair<std::string_view, double>> convergence;
+  std::int64_t elapsed_ms = 0;
+  std::string_view started_at;
+
+  /// The snapshot itself (copies everything).
+  [[nodiscard]] snapshot materialize() const {
+    snapshot s;
+    s.loop_name = loop_name;
+    s.digest = digest;
+    s.current_state = current_state;
+    s.iteration = iteration;
+    s.summary_executed = summary_executed;
+    if (context != nullptr) s.context = *context;
+    if (captured != nullptr) s.captured = captured_map(*captured);
+    if (prev != nullptr) s.prev = *prev;
+    if (last_evaluation != nullptr) s.last_evaluation = *last_evaluation;
+    for (const auto& [state, value] : convergence) s.convergence[std::string(state)] = value;
+    s.elapsed_ms = elapsed_ms;
+    s.started_at = started_at;
+    return s;
+  }
+};
+
+namespace detail {
+
+inline error snapshot_error(std::string path, std::string message) {
+  return error{errc::invalid_snapshot, std::move(message), std::move(path)};
+}
+
+inline std::string_view snapshot_json_kind(const json& v) noexcept {
+  if (v.is_object()) return "an object";
+  if (v.is_array()) return "an array";
+  if (v.is_string()) return "a string";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  return "null";
+}
+
+// Snapshot fields: the key must exist with the right type, read by the strict field reader
+// (detail/json_fields.hpp) as written, with no UTF-8 check and no whole floats for integers.
+inline expected<const json*, error> snapshot_member(const json& obj, std::string_view key,
+                                                    const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return unexpected(snapshot_error(where, "missing"));
+  return &*it;
+}
+
+inline expected<std::string, error> snapshot_string(const json& obj, std::string_view key,
+                                                    const std::string& path) {
+  const std::string where = join_path(path, key);
+  auto member = snapshot_member(obj, key, where);
+  if (!member) return unexpected(member.error());
+  auto text = string_field(**member, false);
+  if (!text)
+    return unexpected(
+        snapshot_error(where, fmt::format("must be a string, not {}", snapshot_json_kind(**member))));
+  return std::string(*text);
+}
+
+/// An integer that fits an `Int` (std::int64_t, or int for exit codes: "out of range").
+template <class Int>
+expected<Int, error> snapshot_integer(const json& obj, std::string_view key,
+                                      const std::string& path) {
+  const std::string where = join_path(path, key);
+  auto member = snapshot_member(obj, key, where);
+  if (!member) return unexpected(member.error());
+  auto number = integer_field<Int>(**member, false);
+  if (number) return *number;
+  if (number.error() != field_fault::wrong_type)
+    return unexpected(snapshot_error(where, "out of range"));
+  return unexpected(
+      snapshot_error(where, fmt::format("must be an integer, not {}", snapshot_json_kind(**member))));
+}
+
+inline expected<void, error> snapshot_keys(const json& obj, std::initializer_list<std::string_view> known,
+                                           const std::string& path) {
+  const std::string* key = first_unknown_key(obj, known);
+  if (!key) return {};
+  return unexpected(snapshot_error(join_path(path, *key), fmt::format("unknown key \"{}\"", *key)));
+}
+
+}  // namespace detail
+
+/// @brief A stable digest of a loop definition: FNV-1a 64 of the canonical JSON
+/// (`to_json(json&, const fsm_loop&)`, defaults omitted), as 16 lowercase hex digits.
+/// `max_iterations` is left out: it is a limit, not the definition, so a run stopped by it
+/// can be resumed with a higher one (`ll-loop resume NAME --max-iterations N`).
+template <class Loop = fsm_loop>
+std::string loop_digest(const Loop& loop) {
+  json canonical;
+  to_json(canonical, loop);
+  if (canonical.is_object()) canonical.erase("max_iterations");
+  return fmt::format("{:016x}",
+                     detail::fnv1a_64(canonical.dump(-1, ' ', false, json::error_handler_t::replace)));
+}
+
+/// The JSON of a run's captured records (`execution_result::captured`, a snapshot's
+/// `captured`): `{NAME: {"output", "stderr", "exit_code", "duration_ms", "verdict"}, …}`.
+inline json to_json(const captured_map& captured) { return detail::captured_to_json(captured); }
+
+/// The snapshot's JSON: `{"version", "loop", "digest", "current_state", "iteration",
+/// "summary_executed", "context", "captured", "prev", ["last_evaluation",] "convergence",
+/// "elapsed_ms", "started_at"[, "raw_bytes"]}` (`last_evaluation` only when set;
+/// `raw_bytes` only when a string is not valid UTF-8: see detail/raw_bytes.hpp).
+inline json to_json(const snapshot& s) {
+  detail::json_object_writer w;
+  detail::write_snapshot(w, s);
+  json j = w.take();
+  if (json raw = detail::snapshot_raw_bytes(s); !raw.empty()) j["raw_bytes"] = std::move(raw);
+  return j;
+}
+
+/// ADL hook so `json j = snap;` works.
+inline void to_json(json& j, const snapshot& s) { j = to_json(s); }
 
 /// Appends the snapshot's JSON text: the same bytes as
 /// `to_json(s).dump(-1, ' ', false, json::error_handler_t::replace)`, written straight from
@@ -8043,29 +8792,53 @@ inline void append_snapshot_json(std::string& out, const snapshot_view& v) {
 
 namespace detail {
 
+// A captured record read back; `path` names it in errors.
+inline expected<captured_record, error> read_captured_record(const json& v, const std::string& path) {
+  if (!v.is_object()) return unexpected(snapshot_error(path, "must be an object"));
+  if (auto k = snapshot_keys(v, {"output", "stderr", "exit_code", "duration_ms", "verdict"}, path); !k)
+    return unexpected(k.error());
+  captured_record rec;
+  auto out = snapshot_string(v, "output", path);
+  if (!out) return unexpected(out.error());
+  rec.output = std::move(*out);
+  auto err = snapshot_string(v, "stderr", path);
+  if (!err) return unexpected(err.error());
+  rec.stderr_output = std::move(*err);
+  auto code = snapshot_integer<int>(v, "exit_code", path);
+  if (!code) return unexpected(code.error());
+  rec.exit_code = *code;
+  auto dur = snapshot_integer<std::int64_t>(v, "duration_ms", path);
+  if (!dur) return unexpected(dur.error());
+  rec.duration_ms = *dur;
+  auto verdict = snapshot_string(v, "verdict", path);
+  if (!verdict) return unexpected(verdict.error());
+  rec.verdict = std::move(*verdict);
+  return rec;
+}
+
 // A `prev` record (also `last_evaluation`) read back; `path` names it in errors.
 inline expected<prev_record, error> read_prev_record(const json& v, const std::string& path) {
   if (!v.is_object()) return unexpected(snapshot_error(path, "must be an object or null"));
-  if (auto k = check_keys(
+  if (auto k = snapshot_keys(
           v, {"state", "output", "stderr", "exit_code", "verdict", "details", "ran_action",
               "evaluated"},
           path);
       !k)
     return unexpected(k.error());
   prev_record p;
-  auto st = read_string(v, "state", path);
+  auto st = snapshot_string(v, "state", path);
   if (!st) return unexpected(st.error());
   p.state = std::move(*st);
-  auto out = read_string(v, "output", path);
+  auto out = snapshot_string(v, "output", path);
   if (!out) return unexpected(out.error());
   p.output = std::move(*out);
-  auto err = read_string(v, "stderr", path);
+  auto err = snapshot_string(v, "stderr", path);
   if (!err) return unexpected(err.error());
   p.stderr_output = std::move(*err);
-  auto code = read_int32(v, "exit_code", path);
+  auto code = snapshot_integer<int>(v, "exit_code", path);
   if (!code) return unexpected(code.error());
   p.exit_code = *code;
-  auto verdict = read_string(v, "verdict", path);
+  auto verdict = snapshot_string(v, "verdict", path);
   if (!verdict) return unexpected(verdict.error());
   p.verdict = std::move(*verdict);
   auto details = v.find("details");
@@ -8082,95 +8855,74 @@ inline expected<prev_record, error> read_prev_record(const json& v, const std::s
   return p;
 }
 
+// `loop`, `digest`, `current_state`, `iteration`, `summary_executed` and `context`.
+inline expected<void, error> read_snapshot_head(const json& j, snapshot& s) {
+  auto name = snapshot_string(j, "loop", "");
+  if (!name) return unexpected(name.error());
+  s.loop_name = std::move(*name);
+  auto digest = snapshot_string(j, "digest", "");
+  if (!digest) return unexpected(digest.error());
+  s.digest = std::move(*digest);
+  auto current = snapshot_string(j, "current_state", "");
+  if (!current) return unexpected(current.error());
+  s.current_state = std::move(*current);
+  auto iteration = snapshot_integer<std::int64_t>(j, "iteration", "");
+  if (!iteration) return unexpected(iteration.error());
+  if (*iteration < 0) return unexpected(snapshot_error("iteration", "must not be negative"));
+  s.iteration = *iteration;
+  auto summary = j.find("summary_executed");
+  if (summary == j.end() || !summary->is_boolean())
+    return unexpected(snapshot_error("summary_executed", "must be a boolean"));
+  s.summary_executed = summary->get<bool>();
+  auto context = j.find("context");
+  if (context == j.end() || !context->is_object())
+    return unexpected(snapshot_error("context", "must be an object"));
+  s.context = *context;
+  return {};
+}
 
-// Puts the bytes of a snapshot's `raw_bytes` back into (a copy of) its strings; `raw` is
-// the member, `j` the snapshot object without it.
-inline expected<void, error> restore_raw_bytes(json& j, const json& raw) {
-  if (!raw.is_object())
-    return unexpected(snapshot_error("raw_bytes", fmt::format("must be an object, not {}",
-                                                              snapshot_json_kind(raw))));
-  for (auto it = raw.begin(); it != raw.end(); ++it) {
-    const std::string& pointer = it.key();
-    const std::string where = "raw_bytes." + pointer;
-    if (!it->is_string() && !it->is_array())
-      return unexpected(snapshot_error(
-          where, fmt::format("must be a string (base64) or an array of [offset, base64] patches, not {}",
-                             snapshot_json_kind(*it))));
-    std::optional<std::string> whole;
-    if (it->is_string()) {
-      whole = base64_decode(it->get_ref<const json::string_t&>());
-      if (!whole) return unexpected(snapshot_error(where, "is not base64"));
-    }
-    if (pointer.empty() || pointer.front() != '/')
-      return unexpected(snapshot_error(where, "the key is not a JSON Pointer to a string"));
-    json* at = &j;
-    std::size_t pos = 1;
-    for (;;) {
-      const std::size_t slash = pointer.find('/', pos);
-      const std::string_view escaped =
-          std::string_view(pointer).substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
-      std::string token;
-      for (std::size_t i = 0; i < escaped.size(); ++i) {
-        if (escaped[i] != '~') {
-          token += escaped[i];
-        } else if (i + 1 < escaped.size() && (escaped[i + 1] == '0' || escaped[i + 1] == '1')) {
-          token += escaped[++i] == '0' ? '~' : '/';
-        } else {
-          return unexpected(snapshot_error(where, "the key is not a JSON Pointer (a '~' not followed by 0 or 1)"));
-        }
-      }
-      json* next = nullptr;
-      if (at->is_object()) {
-        if (auto found = at->find(token); found != at->end()) next = &*found;
-      } else if (at->is_array() && !token.empty() && token.size() < 10 &&
-                 token.find_first_not_of("0123456789") == std::string::npos &&
-                 (token.size() == 1 || token[0] != '0')) {
-        if (const std::size_t index = std::stoul(token); index < at->size()) next = &(*at)[index];
-      }
-      if (next == nullptr)
-        return unexpected(snapshot_error(where, "names nothing in the snapshot"));
-      at = next;
-      if (slash == std::string::npos) break;
-      pos = slash + 1;
-    }
-    if (!at->is_string())
-      return unexpected(snapshot_error(where, fmt::format("names {}, not a string",
-                                                          snapshot_json_kind(*at))));
-    const std::string& text = at->get_ref<const json::string_t&>();
-    std::string bytes;
-    if (whole) {
-      bytes = std::move(*whole);
-    } else {
-      // Patches, in order, each over U+FFFDs of the text.
-      if (it->empty()) return unexpected(snapshot_error(where, "an empty list of patches"));
-      std::size_t copied = 0;
-      for (std::size_t k = 0; k < it->size(); ++k) {
-        const json& patch = (*it)[k];
-        const std::string at_patch = fmt::format("{}[{}]", where, k);
-        if (!patch.is_array() || patch.size() != 2 || !patch[0].is_number_unsigned() || !patch[1].is_string())
-          return unexpected(snapshot_error(at_patch, "a patch is [offset, base64]"));
-        const auto offset = patch[0].get<std::uint64_t>();
-        auto run = base64_decode(patch[1].get_ref<const json::string_t&>());
-        if (!run || run->empty()) return unexpected(snapshot_error(at_patch, "is not base64 of some bytes"));
-        std::string replaced;  // what the run is written as
-        append_json_string(replaced, *run);
-        replaced = replaced.substr(1, replaced.size() - 2);
-        if (offset < copied || offset > text.size() || text.compare(offset, replaced.size(), replaced) != 0)
-          return unexpected(snapshot_error(at_patch, "does not match the string it restores"));
-        bytes.append(text, copied, offset - copied);
-        bytes += *run;
-        copied = offset + replaced.size();
-      }
-      bytes.append(text, copied, std::string::npos);
-    }
-    // The bytes must be what the string stands for: written out, they give its text.
-    std::string written, stored;
-    append_json_string(written, bytes);
-    append_json_string(stored, text);
-    if (written != stored)
-      return unexpected(snapshot_error(where, "does not match the string it restores"));
-    *at = std::move(bytes);
+// `captured`, `prev` and `last_evaluation`.
+inline expected<void, error> read_snapshot_records(const json& j, snapshot& s) {
+  auto captured = j.find("captured");
+  if (captured == j.end() || !captured->is_object())
+    return unexpected(snapshot_error("captured", "must be an object"));
+  for (auto it = captured->begin(); it != captured->end(); ++it) {
+    auto rec = read_captured_record(*it, "captured." + it.key());
+    if (!rec) return unexpected(std::move(rec.error()));
+    s.captured[it.key()] = std::move(*rec);
   }
+  auto prev = j.find("prev");
+  if (prev == j.end()) return unexpected(snapshot_error("prev", "missing"));
+  if (!prev->is_null()) {
+    auto p = read_prev_record(*prev, "prev");
+    if (!p) return unexpected(std::move(p.error()));
+    s.prev = std::move(*p);
+  }
+  if (auto last = j.find("last_evaluation"); last != j.end() && !last->is_null()) {
+    auto p = read_prev_record(*last, "last_evaluation");
+    if (!p) return unexpected(std::move(p.error()));
+    s.last_evaluation = std::move(*p);
+  }
+  return {};
+}
+
+// `convergence`, `elapsed_ms` and `started_at`.
+inline expected<void, error> read_snapshot_tail(const json& j, snapshot& s) {
+  auto conv = j.find("convergence");
+  if (conv == j.end() || !conv->is_object())
+    return unexpected(snapshot_error("convergence", "must be an object"));
+  for (auto it = conv->begin(); it != conv->end(); ++it) {
+    if (!it->is_number())
+      return unexpected(snapshot_error("convergence." + it.key(), "must be a number"));
+    s.convergence[it.key()] = it->get<double>();
+  }
+  auto elapsed = snapshot_integer<std::int64_t>(j, "elapsed_ms", "");
+  if (!elapsed) return unexpected(elapsed.error());
+  if (*elapsed < 0) return unexpected(snapshot_error("elapsed_ms", "must not be negative"));
+  s.elapsed_ms = *elapsed;
+  auto started = snapshot_string(j, "started_at", "");
+  if (!started) return unexpected(started.error());
+  s.started_at = std::move(*started);
   return {};
 }
 
@@ -8186,10 +8938,11 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
   if (const auto raw = j.find("raw_bytes"); raw != j.end()) {
     json restored = j;
     restored.erase("raw_bytes");
-    if (auto ok = detail::restore_raw_bytes(restored, *raw); !ok) return unexpected(std::move(ok.error()));
+    if (auto problem = detail::restore_raw_bytes(restored, *raw, detail::snapshot_json_kind))
+      return unexpected(snapshot_error(std::move(problem->where), std::move(problem->message)));
     return snapshot_from_json(restored);
   }
-  if (auto k = detail::check_keys(j,
+  if (auto k = detail::snapshot_keys(j,
                                   {"version", "loop", "digest", "current_state", "iteration",
                                    "summary_executed", "context", "captured", "prev",
                                    "last_evaluation", "convergence", "elapsed_ms",
@@ -8197,92 +8950,15 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
                                   "");
       !k)
     return unexpected(k.error());
-  auto version = detail::read_int(j, "version", "");
+  auto version = detail::snapshot_integer<std::int64_t>(j, "version", "");
   if (!version) return unexpected(version.error());
   if (*version != snapshot::format_version)
     return unexpected(snapshot_error(
         "version", fmt::format("unsupported snapshot version {} (this library reads {})",
                                *version, snapshot::format_version)));
   snapshot s;
-  auto name = detail::read_string(j, "loop", "");
-  if (!name) return unexpected(name.error());
-  s.loop_name = std::move(*name);
-  auto digest = detail::read_string(j, "digest", "");
-  if (!digest) return unexpected(digest.error());
-  s.digest = std::move(*digest);
-  auto current = detail::read_string(j, "current_state", "");
-  if (!current) return unexpected(current.error());
-  s.current_state = std::move(*current);
-  auto iteration = detail::read_int(j, "iteration", "");
-  if (!iteration) return unexpected(iteration.error());
-  if (*iteration < 0) return unexpected(snapshot_error("iteration", "must not be negative"));
-  s.iteration = *iteration;
-  auto summary = j.find("summary_executed");
-  if (summary == j.end() || !summary->is_boolean())
-    return unexpected(snapshot_error("summary_executed", "must be a boolean"));
-  s.summary_executed = summary->get<bool>();
-  auto context = j.find("context");
-  if (context == j.end() || !context->is_object())
-    return unexpected(snapshot_error("context", "must be an object"));
-  s.context = *context;
-
-  auto captured = j.find("captured");
-  if (captured == j.end() || !captured->is_object())
-    return unexpected(snapshot_error("captured", "must be an object"));
-  for (auto it = captured->begin(); it != captured->end(); ++it) {
-    const std::string path = "captured." + it.key();
-    if (!it->is_object()) return unexpected(snapshot_error(path, "must be an object"));
-    if (auto k = detail::check_keys(*it, {"output", "stderr", "exit_code", "duration_ms", "verdict"},
-                                    path);
-        !k)
-      return unexpected(k.error());
-    captured_record rec;
-    auto out = detail::read_string(*it, "output", path);
-    if (!out) return unexpected(out.error());
-    rec.output = std::move(*out);
-    auto err = detail::read_string(*it, "stderr", path);
-    if (!err) return unexpected(err.error());
-    rec.stderr_output = std::move(*err);
-    auto code = detail::read_int32(*it, "exit_code", path);
-    if (!code) return unexpected(code.error());
-    rec.exit_code = *code;
-    auto dur = detail::read_int(*it, "duration_ms", path);
-    if (!dur) return unexpected(dur.error());
-    rec.duration_ms = *dur;
-    auto verdict = detail::read_string(*it, "verdict", path);
-    if (!verdict) return unexpected(verdict.error());
-    rec.verdict = std::move(*verdict);
-    s.captured[it.key()] = std::move(rec);
-  }
-
-  auto prev = j.find("prev");
-  if (prev == j.end()) return unexpected(snapshot_error("prev", "missing"));
-  if (!prev->is_null()) {
-    auto p = detail::read_prev_record(*prev, "prev");
-    if (!p) return unexpected(std::move(p.error()));
-    s.prev = std::move(*p);
-  }
-  if (auto last = j.find("last_evaluation"); last != j.end() && !last->is_null()) {
-    auto p = detail::read_prev_record(*last, "last_evaluation");
-    if (!p) return unexpected(std::move(p.error()));
-    s.last_evaluation = std::move(*p);
-  }
-
-  auto conv = j.find("convergence");
-  if (conv == j.end() || !conv->is_object())
-    return unexpected(snapshot_error("convergence", "must be an object"));
-  for (auto it = conv->begin(); it != conv->end(); ++it) {
-    if (!it->is_number())
-      return unexpected(snapshot_error("convergence." + it.key(), "must be a number"));
-    s.convergence[it.key()] = it->get<double>();
-  }
-  auto elapsed = detail::read_int(j, "elapsed_ms", "");
-  if (!elapsed) return unexpected(elapsed.error());
-  if (*elapsed < 0) return unexpected(snapshot_error("elapsed_ms", "must not be negative"));
-  s.elapsed_ms = *elapsed;
-  auto started = detail::read_string(j, "started_at", "");
-  if (!started) return unexpected(started.error());
-  s.started_at = std::move(*started);
+  for (auto read : {detail::read_snapshot_head, detail::read_snapshot_records, detail::read_snapshot_tail})
+    if (auto ok = read(j, s); !ok) return unexpected(std::move(ok.error()));
   return s;
 }
 
@@ -8387,11 +9063,8 @@ class compiled_loop {
   /// evaluator's compile error, each with the path of the offending field.
   static expected<std::shared_ptr<const compiled_loop>, error> compile(fsm_loop loop) {
     diagnostics found = validate(loop);
-    for (const auto& d : found) {
-      if (!compile_blocking(d)) continue;
-      std::string first = "the loop is invalid: " + to_string(d);
-      return unexpected(error{errc::invalid_loop, std::move(first), "", std::move(found)});
-    }
+    for (const auto& d : found)
+      if (compile_blocking(d)) return unexpected(detail::invalid_loop_error(std::move(found)));
     std::shared_ptr<compiled_loop> out(new compiled_loop(std::move(loop)));
     if (auto r = out->build(); !r) return unexpected(r.error());
     return std::shared_ptr<const compiled_loop>(std::move(out));
@@ -8474,7 +9147,26 @@ class compiled_loop {
     return t;
   }
 
+  // Every state compiled, in document order; the first error stops.
   expected<void, error> build() {
+    index_states();
+    auto init = lookup(loop_.initial, "initial");
+    if (!init) return unexpected(init.error());
+    initial_ = *init;
+    if (loop_.on_max_iterations)
+      on_max_iterations_ =
+          static_target(*loop_.on_max_iterations, *loop_.on_max_iterations, "on_max_iterations");
+    digest_ = loop_digest(loop_);
+    for (auto& s : states_) {
+      const std::string base = "states." + s.name;
+      if (auto r = build_state(s, base); !r) return r;
+      if (auto r = build_routes(s, base); !r) return r;
+    }
+    return {};
+  }
+
+  // One compiled_state per state (names only) and the sorted name index find() searches.
+  void index_states() {
     states_.reserve(loop_.states.size());
     by_name_.reserve(loop_.states.size());
     for (const auto& [name, cfg] : loop_.states) {
@@ -8485,95 +9177,89 @@ class compiled_loop {
     }
     for (std::size_t i = 0; i < states_.size(); ++i) by_name_.emplace_back(states_[i].name, i);
     std::sort(by_name_.begin(), by_name_.end());
+  }
 
-    auto init = lookup(loop_.initial, "initial");
-    if (!init) return unexpected(init.error());
-    initial_ = *init;
-    if (loop_.on_max_iterations)
-      on_max_iterations_ =
-          static_target(*loop_.on_max_iterations, *loop_.on_max_iterations, "on_max_iterations");
-    digest_ = loop_digest(loop_);
-
-    for (auto& s : states_) {
-      const state_config& cfg = *s.config;
-      const std::string base = "states." + s.name;
-      s.terminal = cfg.terminal;
-      s.failure = cfg.failure;
-      s.capture = cfg.capture;
-      if (cfg.timeout && *cfg.timeout > 0)  // 0: the runner's default (seed 002)
-        s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*cfg.timeout * 1000.0));
-      // An empty `action: ""` runs nothing, as in the seed (`if state.action:`); validation
-      // warns about it (`empty-action`).
-      if (cfg.action && !cfg.action->empty()) {
-        auto tpl = compile_template(*cfg.action);
-        if (!tpl) {
-          error e = tpl.error();
-          e.path = base + ".action";
-          return unexpected(std::move(e));
-        }
-        s.action = std::move(*tpl);
-        if (cfg.action_type)
-          s.kind = *cfg.action_type;
-        else if (!cfg.action->empty() && cfg.action->front() == '/')
-          s.kind = action_kind::slash_command;
-        else
-          s.kind_from_rendered = cfg.action->starts_with("${");
-      } else if (cfg.action_type) {
+  // The state's own settings, its action template and its evaluator.
+  expected<void, error> build_state(compiled_state& s, const std::string& base) {
+    const state_config& cfg = *s.config;
+    s.terminal = cfg.terminal;
+    s.failure = cfg.failure;
+    s.capture = cfg.capture;
+    if (cfg.timeout && *cfg.timeout > 0)  // 0: the runner's default (seed 002)
+      s.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*cfg.timeout * 1000.0));
+    // An empty `action: ""` runs nothing, as in the seed (`if state.action:`); validation
+    // warns about it (`empty-action`).
+    if (cfg.action && !cfg.action->empty()) {
+      auto tpl = compile_template(*cfg.action);
+      if (!tpl) {
+        error e = tpl.error();
+        e.path = base + ".action";
+        return unexpected(std::move(e));
+      }
+      s.action = std::move(*tpl);
+      if (cfg.action_type)
         s.kind = *cfg.action_type;
+      else if (!cfg.action->empty() && cfg.action->front() == '/')
+        s.kind = action_kind::slash_command;
+      else
+        s.kind_from_rendered = cfg.action->starts_with("${");
+    } else if (cfg.action_type) {
+      s.kind = *cfg.action_type;
+    }
+    if (cfg.evaluate) {
+      auto ev = compile_evaluator(*cfg.evaluate);
+      if (!ev) {
+        error e = ev.error();
+        if (e.path.empty()) e.path = base + ".evaluate";
+        else if (e.path.rfind("states.", 0) != 0) e.path = base + ".evaluate." + e.path;
+        return unexpected(std::move(e));
       }
-      if (cfg.evaluate) {
-        auto ev = compile_evaluator(*cfg.evaluate);
-        if (!ev) {
-          error e = ev.error();
-          if (e.path.empty()) e.path = base + ".evaluate";
-          else if (e.path.rfind("states.", 0) != 0) e.path = base + ".evaluate." + e.path;
-          return unexpected(std::move(e));
-        }
-        s.evaluator.emplace(std::move(*ev));
-        s.evaluator_name = to_string(cfg.evaluate->type);
+      s.evaluator.emplace(std::move(*ev));
+      s.evaluator_name = to_string(cfg.evaluate->type);
+    }
+    return {};
+  }
+
+  // The state's targets: `next`, the route table, `on_<verdict>` and `on_maintain`.
+  expected<void, error> build_routes(compiled_state& s, const std::string& base) {
+    const state_config& cfg = *s.config;
+    auto add = [&](std::optional<compiled_target>& slot, const std::string& text,
+                   const std::string& path) -> expected<void, error> {
+      auto t = compile_target(text, path);
+      if (!t) return unexpected(t.error());
+      if (t->type == compiled_target::kind::dynamic) s.dynamic_targets = true;
+      slot = std::move(*t);
+      return {};
+    };
+    std::optional<compiled_target> t;
+    if (cfg.next) {
+      if (auto r = add(s.next, *cfg.next, base + ".next"); !r) return r;
+    }
+    if (cfg.route) {
+      for (const auto& [verdict, target] : cfg.route->routes) {
+        if (auto r = add(t, target, base + ".route." + verdict); !r) return r;
+        s.routes.emplace_back(verdict, std::move(*t));
       }
-      auto add = [&](const std::string& text, const std::string& path)
-          -> expected<compiled_target, error> {
-        auto t = compile_target(text, path);
-        if (t && t->type == compiled_target::kind::dynamic) s.dynamic_targets = true;
-        return t;
-      };
-      if (cfg.next) {
-        auto t = add(*cfg.next, base + ".next");
-        if (!t) return unexpected(t.error());
-        s.next = std::move(*t);
+      if (cfg.route->default_target) {
+        if (auto r = add(s.route_default, *cfg.route->default_target, base + ".route._"); !r)
+          return r;
       }
-      if (cfg.route) {
-        for (const auto& [verdict, target] : cfg.route->routes) {
-          auto t = add(target, base + ".route." + verdict);
-          if (!t) return unexpected(t.error());
-          s.routes.emplace_back(verdict, std::move(*t));
-        }
-        if (cfg.route->default_target) {
-          auto t = add(*cfg.route->default_target, base + ".route._");
-          if (!t) return unexpected(t.error());
-          s.route_default = std::move(*t);
-        }
-        if (cfg.route->error_target) {
-          auto t = add(*cfg.route->error_target, base + ".route._error");
-          if (!t) return unexpected(t.error());
-          s.route_error = std::move(*t);
-        }
+      if (cfg.route->error_target) {
+        if (auto r = add(s.route_error, *cfg.route->error_target, base + ".route._error"); !r)
+          return r;
       }
-      for (const auto& [verdict, target] : cfg.on) {
-        auto t = add(target, base + ".on_" + verdict);
-        if (!t) return unexpected(t.error());
-        if (verdict == "error") s.on_error = s.on.size();
-        s.on.emplace_back(verdict, std::move(*t));
-      }
-      if (cfg.on_maintain) {
-        s.maintain_target =
-            static_target(*cfg.on_maintain, *cfg.on_maintain, base + ".on_maintain");
-      } else {
-        s.maintain_target.index = initial_;
-        s.maintain_target.source = loop_.initial;
-        s.maintain_target.path = "initial";
-      }
+    }
+    for (const auto& [verdict, target] : cfg.on) {
+      if (auto r = add(t, target, base + ".on_" + verdict); !r) return r;
+      if (verdict == "error") s.on_error = s.on.size();
+      s.on.emplace_back(verdict, std::move(*t));
+    }
+    if (cfg.on_maintain) {
+      s.maintain_target = static_target(*cfg.on_maintain, *cfg.on_maintain, base + ".on_maintain");
+    } else {
+      s.maintain_target.index = initial_;
+      s.maintain_target.source = loop_.initial;
+      s.maintain_target.path = "initial";
     }
     return {};
   }
@@ -10390,6 +11076,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/slugify.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/utf8.hpp> (already inlined above)
 // #include <little_loops/detail/unicode_tables.hpp>
 // Generated by tools/gen_unicode_tables.py (from Python's own behaviour); do not edit.
 
@@ -10781,65 +11468,6 @@ LITTLE_LOOPS_NAMESPACE_END
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
-
-/// Decodes UTF-8 into code points; each invalid byte becomes U+FFFD.
-inline std::vector<char32_t> utf8_decode(std::string_view text) {
-  std::vector<char32_t> out;
-  out.reserve(text.size());
-  std::size_t i = 0;
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  while (i < text.size()) {
-    const unsigned char b0 = byte(i);
-    if (b0 < 0x80) {
-      out.push_back(b0);
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    char32_t cp = 0;
-    char32_t min = 0;
-    if ((b0 & 0xE0U) == 0xC0U) {
-      len = 2, cp = b0 & 0x1FU, min = 0x80;
-    } else if ((b0 & 0xF0U) == 0xE0U) {
-      len = 3, cp = b0 & 0x0FU, min = 0x800;
-    } else if ((b0 & 0xF8U) == 0xF0U) {
-      len = 4, cp = b0 & 0x07U, min = 0x10000;
-    }
-    bool ok = len != 0 && i + len <= text.size();
-    for (std::size_t k = 1; ok && k < len; ++k) {
-      if ((byte(i + k) & 0xC0U) != 0x80U) ok = false;
-      else cp = (cp << 6U) | (byte(i + k) & 0x3FU);
-    }
-    if (ok && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) ok = false;
-    if (!ok) {
-      out.push_back(0xFFFD);
-      ++i;
-      continue;
-    }
-    out.push_back(cp);
-    i += len;
-  }
-  return out;
-}
-
-/// Appends the UTF-8 encoding of `cp` to `out`.
-inline void utf8_append(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0U | (cp >> 6U)));
-    out.push_back(static_cast<char>(0x80U | (cp & 0x3FU)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0U | (cp >> 12U)));
-    out.push_back(static_cast<char>(0x80U | ((cp >> 6U) & 0x3FU)));
-    out.push_back(static_cast<char>(0x80U | (cp & 0x3FU)));
-  } else {
-    out.push_back(static_cast<char>(0xF0U | (cp >> 18U)));
-    out.push_back(static_cast<char>(0x80U | ((cp >> 12U) & 0x3FU)));
-    out.push_back(static_cast<char>(0x80U | ((cp >> 6U) & 0x3FU)));
-    out.push_back(static_cast<char>(0x80U | (cp & 0x3FU)));
-  }
-}
 
 /// Whitespace as Python's `str.isspace()` sees it (the `\s` of a str regex).
 inline bool slug_is_space(char32_t c) noexcept {
@@ -11417,10 +12045,10 @@ inline constexpr std::array<std::string_view, 5> paradigm_names{
 /// Compiles any spec by its `paradigm:` key: `goal`, `convergence`, `invariants` and
 /// `imperative` go to their compilers, which record it in fsm_loop::paradigm; `fsm`, no
 /// `paradigm` key at all, or an `initial` key (a loop compiled earlier) mean the document
-/// is a loop and is read by parse_loop(), which keeps `paradigm` as provenance. Every result
-/// has gone through validate(). Errors: errc::invalid_spec (paradigm specs, unknown
-/// paradigm) or errc::invalid_loop / errc::parse_error (fsm documents), with every
-/// diagnostic in error::details. Validation warnings are appended to `warnings` if given.
+/// is a loop and is read by load_loop(), which keeps `paradigm` as provenance. Every result
+/// has gone through validate(), once. Errors: errc::invalid_spec (paradigm specs, unknown
+/// paradigm) or errc::invalid_loop (fsm documents, see load_loop()), with every diagnostic
+/// in error::details. Validation warnings are appended to `warnings` if given.
 inline expected<fsm_loop, error> compile_paradigm(const json& spec,
                                                   diagnostics* warnings = nullptr) {
   using namespace detail;
@@ -11448,28 +12076,7 @@ inline expected<fsm_loop, error> compile_paradigm(const json& spec,
     if (paradigm == "invariants") return compile_invariants(spec, warnings);
     if (paradigm == "imperative") return compile_imperative(spec, warnings);
   } else {
-    fsm_loop loop;  // keeps `paradigm` as provenance
-    diagnostics checked;
-    read_loop(spec, loop, checked);
-    const bool unreadable = count_errors(checked) != 0;
-    validate_read(loop, checked);  // the validator's findings too, as the original reports them
-    if (unreadable) return unexpected(invalid_loop_error(std::move(checked)));
-    if (has_errors(checked)) {
-      std::size_t errors = 0;
-      for (const auto& d : checked)
-        if (d.level == severity::error) ++errors;
-      const diagnostic* first = nullptr;
-      for (const auto& d : checked)
-        if (d.level == severity::error && first == nullptr) first = &d;
-      std::string message = errors == 1 ? first->message
-                                        : fmt::format("invalid loop: {} errors, first: {}",
-                                                      errors, first->message);
-      std::string where = errors == 1 ? first->path : std::string();
-      return unexpected(error{errc::invalid_loop, std::move(message), std::move(where),
-                              std::move(checked)});
-    }
-    if (warnings != nullptr) warnings->insert(warnings->end(), checked.begin(), checked.end());
-    return loop;
+    return load_loop(spec, warnings);  // keeps `paradigm` as provenance
   }
   diagnostics out;
   report(out, "paradigm", "unknown-paradigm",
@@ -11491,7 +12098,8 @@ LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/paradigms.hpp>
 // #include <little_loops/render.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/detail/slugify.hpp> (already inlined above)
+// #include <little_loops/detail/json_path.hpp> (already inlined above)
+// #include <little_loops/detail/utf8.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/schema.hpp> (already inlined above)
 
@@ -11657,18 +12265,16 @@ inline std::string render_resolved(const fsm_loop& loop, const json& value) {
   if (text.size() <= prefix.size() + 1 || text.compare(0, prefix.size(), prefix) != 0 ||
       text.back() != '}')
     return text;
-  const std::string path = text.substr(prefix.size(), text.size() - prefix.size() - 1);
+  const auto path =
+      detail::parse_member_path(std::string_view(text).substr(prefix.size(), text.size() - prefix.size() - 1),
+                                /*brackets=*/false);
+  if (!path) return text;
   const json* node = &loop.context;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = path.find('.', start);
-    const std::string key = path.substr(start, dot == std::string::npos ? dot : dot - start);
-    if (!node->is_object() || key.empty()) return text;
-    const auto it = node->find(key);
+  for (const auto& segment : *path) {  // object keys only
+    if (!node->is_object()) return text;
+    const auto it = node->find(segment.key);
     if (it == node->end()) return text;
     node = &*it;
-    if (dot == std::string::npos) break;
-    start = dot + 1;
   }
   return render_value(*node);
 }
@@ -11942,5 +12548,63 @@ inline std::string render_mermaid(const fsm_loop& loop) {
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/render.hpp>
+// #include <little_loops/text.hpp>
+// float text (what the library itself uses to show outputs and values)
+// SPDX-License-Identifier: MIT
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/numbers.hpp> (already inlined above)
+// #include <little_loops/detail/utf8.hpp> (already inlined above)
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// @brief True when `text` is well-formed UTF-8 (Unicode's table 3-7: no overlong forms,
+/// surrogates or code points past U+10FFFF).
+inline bool is_utf8(std::string_view text) noexcept { return detail::is_valid_utf8(text); }
+
+/// @brief `text` with each byte that starts no well-formed UTF-8 sequence replaced by U+FFFD
+/// (`text` itself when it is valid): safe to put into JSON and messages.
+inline std::string to_valid_utf8(std::string_view text) { return detail::sanitize_utf8(text); }
+
+/// @brief The code points of `text`; each byte that starts no well-formed UTF-8 sequence
+/// becomes U+FFFD.
+inline std::vector<char32_t> decode_utf8(std::string_view text) { return detail::utf8_decode(text); }
+
+/// @brief Appends the UTF-8 encoding of the code point `cp` to `out`.
+inline void append_utf8(std::string& out, char32_t cp) { detail::utf8_append(out, cp); }
+
+/// @brief The length (1 to 4 bytes) of the well-formed UTF-8 character that starts at
+/// `text[at]` (`at < text.size()`), or 0 when none starts there (a stray continuation byte,
+/// an overlong form, a surrogate, a code point past U+10FFFF, a sequence cut short).
+inline std::size_t utf8_char_length(std::string_view text, std::size_t at) noexcept {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  return detail::utf8_sequence_length(p + at, p + text.size());
+}
+
+/// @brief The code point of the well-formed UTF-8 character of `length` bytes (as given by
+/// utf8_char_length) at `text[at]`.
+inline char32_t utf8_char_at(std::string_view text, std::size_t at, std::size_t length) noexcept {
+  return detail::utf8_code_point(reinterpret_cast<const unsigned char*>(text.data()) + at, length);
+}
+
+/// @brief The largest length, at most `max_bytes`, of a prefix of `text` that does not cut
+/// a UTF-8 sequence in half (`text.size()` when `max_bytes` covers it).
+inline std::size_t utf8_boundary(std::string_view text, std::size_t max_bytes) noexcept {
+  return detail::utf8_cut(text, max_bytes);
+}
+
+/// @brief `v` as Python's `repr(float)` writes it: the shortest digits that read back as
+/// `v`, fixed notation for decimal exponents in [-4, 16) with at least one fractional digit
+/// ("3.0", "0.0001"), scientific notation otherwise ("1e+16", "1.5e-07"); "inf", "-inf",
+/// "nan".
+inline std::string python_float_repr(double v) { return detail::py_float_string(v); }
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/text.hpp>
 
 #endif  // LITTLE_LOOPS_FSM_HPP

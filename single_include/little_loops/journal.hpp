@@ -43,337 +43,130 @@
 //   - none: the state file is replaced (temp file, rename) without fsync: atomic against a
 //     crash of the process, not of the machine.
 
+// The headers of journal/, one concern each:
+//   files.hpp          where a loop's journal files are; write_file_atomic(), journal_process_alive()
+//   status.hpp         journal_status, journal_status_for(), journal_resumable()
+//   record.hpp         journal_record (the state file's record) and its JSON and text forms
+//   reader.hpp         load_journal(), load_journal_summary(), list_journals(), read_journal_events()
+//   writer.hpp         loop_journal (the writer), journal_sync, append_journal_event()
+//   event_sink.hpp     journal_event_sink (an EventSink that writes the event log)
+//   scope.hpp          a loop's scope paths: resolve_scope(), normalize_scope_path(), overlaps
+//   scope_lock.hpp     scope claims of running loops: list_scope_claims(), find_scope_conflict()
+//   stop_file.hpp      request_stop()
+//   run_journaled.hpp  run_journaled(): an executor run with its record saved at every boundary
+
+// #include <little_loops/journal/event_sink.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_EVENT_SINK_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_EVENT_SINK_HPP
 #include <little_loops/fsm.hpp>
+// #include <little_loops/events.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/journal/writer.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_WRITER_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_WRITER_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/events.hpp> (in <little_loops/fsm.hpp>)
-// #include <little_loops/executor.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/snapshot.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/detail/strings.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/journal/detail/background_sync.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_BACKGROUND_SYNC_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_BACKGROUND_SYNC_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/journal/files.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_FILES_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_FILES_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/journal/detail/posix_files.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_POSIX_FILES_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_POSIX_FILES_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/detail/posix_io.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_DETAIL_POSIX_IO_HPP
+#define LITTLE_LOOPS_AMALGAMATED_DETAIL_POSIX_IO_HPP
+// POSIX only; reached from the opt-in adapters (runner, command judge), never from fsm.hpp.
 
-#include <fmt/format.h>
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <array>
-#include <atomic>
 #include <cerrno>
-#include <chrono>
-#include <condition_variable>
-#include <cstdint>
-#include <cstdlib>
+#include <cstddef>
 #include <cstring>
-#include <deque>
-#include <filesystem>
-#include <fstream>
-#include <limits>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <stop_token>
 #include <string>
 #include <string_view>
-#include <system_error>
-#include <thread>
-#include <tuple>
 #include <utility>
-#include <variant>
-#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
-
-/// Where journals live unless told otherwise (relative to the working directory).
-inline constexpr std::string_view default_journal_dir = ".loops/.running";
-
-/// The files of one loop's journal.
-struct journal_paths {
-  std::filesystem::path state;   ///< `DIR/NAME.state.json`
-  std::filesystem::path events;  ///< `DIR/NAME.events.jsonl`
-  std::filesystem::path stop;    ///< `DIR/NAME.stop`
-  std::filesystem::path checkpoints[2];  ///< `DIR/NAME.state.0.jsonl`, `DIR/NAME.state.1.jsonl`
-  std::filesystem::path lock;    ///< `DIR/NAME.lock`: flock()ed by the open journal's writer
-};
-
-/// How loop_journal::save() makes the state file survive a crash (see the file comment).
-enum class journal_sync {
-  every_save,  ///< temp file, fsync, rename, fsync of the directory, on the calling thread
-  background,  ///< one append to a checkpoint log on the calling thread; a thread syncs
-  none,        ///< temp file + rename: atomic against a crash of the process only
-};
-
-/// Status values written by run_journaled(): the original's (its PersistentExecutor's).
-/// Hosts may write others; how the run ended exactly is its `terminated_by`.
-namespace journal_status {
-inline constexpr std::string_view running = "running";
-inline constexpr std::string_view completed = "completed";      ///< success terminal
-inline constexpr std::string_view failed = "failed";  ///< error, timeout, `failure: true` terminal
-inline constexpr std::string_view interrupted = "interrupted";  ///< stopped, cancelled, crashed, max_iterations
-inline constexpr std::string_view handoff = "awaiting_continuation";  ///< handoff signal
-/// A handoff in a loop with `on_handoff: terminate`: the run ends there, not resumable.
-inline constexpr std::string_view terminated = "terminated";
-/// Written by versions before 2026-11-24 instead of `interrupted` / `failed`; still read.
-inline constexpr std::string_view max_iterations = "max_iterations";
-inline constexpr std::string_view timed_out = "timed_out";
-inline constexpr std::string_view error = "error";
-}  // namespace journal_status
-
-/// The status a finished run is journaled with, as the original maps its endings: a terminal
-/// is `completed` (`failed` for a `failure: true` one), max_iterations and a stop are
-/// `interrupted`, a handoff `awaiting_continuation` (`terminated` when the loop says
-/// `on_handoff: terminate`), an error or a timeout `failed`.
-inline std::string_view journal_status_for(const execution_result& r) noexcept {
-  switch (r.terminated_by) {
-    case termination::terminal:
-      return r.failure ? journal_status::failed : journal_status::completed;
-    case termination::max_iterations: return journal_status::interrupted;
-    case termination::cancelled: return journal_status::interrupted;
-    case termination::handoff:
-      return r.on_handoff == handoff_policy::terminate ? journal_status::terminated : journal_status::handoff;
-    case termination::timeout:
-    case termination::error: return journal_status::failed;
-  }
-  return journal_status::failed;
-}
-
-/// True for statuses a run can be resumed from, as in the original: interrupted (which
-/// includes max_iterations: resume with a higher --max-iterations), awaiting_continuation,
-/// and a `running` record whose process is gone. A failed or completed run is not.
-inline bool journal_resumable(std::string_view status) noexcept {
-  return status == journal_status::running || status == journal_status::interrupted ||
-         status == journal_status::handoff || status == journal_status::max_iterations;
-}
-
-/// The state file: `{["seq",]"name","loop_name","status","pid","loop_path","started_at",
-/// "updated_at","iteration","current_state"[,"accumulated_ms"],"extra","snapshot"[,"captured"]}`
-/// (`loop_name`, `accumulated_ms` and the final `captured` are the original's LoopState keys).
-/// Everything before `snapshot` is the record's head, which load_journal_summary() reads
-/// without the snapshot and captured outputs after it.
-struct journal_record {
-  /// The loop's name: the journal's (loop_journal::save() fills it in when empty). The
-  /// readers of a name return only records of that name.
-  std::string name;
-  std::string status;         ///< see journal_status
-  long pid = 0;               ///< the process that owns (or owned) the run
-  std::string loop_path;      ///< where the loop definition came from (for resume)
-  std::string started_at;     ///< ISO 8601, kept across resumes
-  std::string updated_at;     ///< ISO 8601, set by every save
-  std::int64_t iteration = 0;
-  std::string current_state;  ///< the state that runs next
-  json snapshot;              ///< to_json(snapshot); null when there is nothing to resume
-  /// The run's captured values once it has ended (run_journaled()'s final save; written
-  /// only when not null): a finished run's snapshot is null, and the original's state file
-  /// keeps them.
-  json captured;
-  json extra = json::object();  ///< host data (CLI options, overrides, ...)
-  /// The save's number in this loop's journal, set by loop_journal::save(): increasing from
-  /// save to save, across processes (a journal opened on existing files goes on from their
-  /// newest), so readers tell the newest record by it, not by a clock that may step back.
-  /// 0: not numbered (records of older versions and of the original; readers compare
-  /// `updated_at` then). Written first in the record text (`{"seq":N,...`): cheap to find.
-  /// (The last member, so that positional initialisation of the others is unchanged.)
-  std::uint64_t seq = 0;
-
-  /// True when the record says `running` but its process is gone (a crash or kill -9):
-  /// set by the readers, which then report the status as `interrupted`.
-  bool stale = false;
-
-  /// The run's time so far in ms, across resumes (the original's `accumulated_ms`): set by
-  /// loop_journal::save() from the snapshot saved (its `elapsed_ms`), and by a host's final
-  /// save from the result's duration. nullopt: not known (records of older versions, whose
-  /// head also lacks `extra`: read them whole for it).
-  std::optional<std::int64_t> accumulated_ms;
-
-  [[nodiscard]] json to_json() const {
-    json j = json::object();
-    if (seq != 0) j["seq"] = seq;
-    j["name"] = name;
-    j["loop_name"] = name;
-    j["status"] = status;
-    j["pid"] = pid;
-    j["loop_path"] = loop_path;
-    j["started_at"] = started_at;
-    j["updated_at"] = updated_at;
-    j["iteration"] = iteration;
-    j["current_state"] = current_state;
-    if (accumulated_ms) j["accumulated_ms"] = *accumulated_ms;
-    j["extra"] = extra;
-    j["snapshot"] = snapshot;
-    if (!captured.is_null()) j["captured"] = captured;
-    return j;
-  }
-
-  /// The state file's text: to_json() on one line plus a newline, written without building
-  /// a JSON object (the per-boundary cost of a save).
-  [[nodiscard]] std::string to_text() const {
-    std::string text = text_head();
-    detail::append_json_text(text, snapshot);
-    return text_tail(std::move(text));
-  }
-  /// The text of this record with `snap` as its snapshot (`snapshot` is not read): the
-  /// same bytes as with `snapshot = to_json(snap)`, written straight from the typed snapshot.
-  [[nodiscard]] std::string to_text(const little_loops::snapshot& snap) const {
-    std::string text = text_head();
-    append_snapshot_json(text, snap);
-    return text_tail(std::move(text));
-  }
-  /// @copydoc to_text(const little_loops::snapshot&) const
-  [[nodiscard]] std::string to_text(const little_loops::snapshot_view& snap) const {
-    std::string text = text_head();
-    append_snapshot_json(text, snap);
-    return text_tail(std::move(text));
-  }
-
- private:
-  // to_text() is to_json().dump(-1, ' ', false, replace) + "\n": the members up to
-  // "snapshot" (the head), then the snapshot, then the rest.
-  [[nodiscard]] std::string text_head() const {
-    using namespace std::string_view_literals;
-    std::string text;
-    // One allocation for a typical record (the fixed members plus a small snapshot).
-    text.reserve(512 + name.size() + loop_path.size() + current_state.size());
-    text += "{"sv;
-    if (seq != 0) {
-      text += "\"seq\":"sv;
-      detail::append_json_integer(text, seq);
-      text += ","sv;
-    }
-    text += "\"name\":"sv;
-    detail::append_json_string(text, name);
-    text += ",\"loop_name\":"sv;
-    detail::append_json_string(text, name);
-    text += ",\"status\":"sv;
-    detail::append_json_string(text, status);
-    text += ",\"pid\":"sv;
-    detail::append_json_integer(text, pid);
-    text += ",\"loop_path\":"sv;
-    detail::append_json_string(text, loop_path);
-    text += ",\"started_at\":"sv;
-    detail::append_json_string(text, started_at);
-    text += ",\"updated_at\":"sv;
-    detail::append_json_string(text, updated_at);
-    text += ",\"iteration\":"sv;
-    detail::append_json_integer(text, iteration);
-    text += ",\"current_state\":"sv;
-    detail::append_json_string(text, current_state);
-    if (accumulated_ms) {
-      text += ",\"accumulated_ms\":"sv;
-      detail::append_json_integer(text, *accumulated_ms);
-    }
-    text += ",\"extra\":"sv;
-    detail::append_json_text(text, extra);
-    text += ",\"snapshot\":"sv;
-    return text;
-  }
-  [[nodiscard]] std::string text_tail(std::string text) const {
-    using namespace std::string_view_literals;
-    if (!captured.is_null()) {
-      text += ",\"captured\":"sv;
-      detail::append_json_text(text, captured);
-    }
-    text += "}\n"sv;
-    return text;
-  }
-
- public:
-  /// Reads a state file's JSON; `name` and `status` are required, the rest optional.
-  /// The original's state file (its LoopState: `loop_name` instead of `name`, no pid, no
-  /// snapshot) is read too: its `captured`, `prev_result`, `last_result` and
-  /// `accumulated_ms` go to `extra["original"]`, from which a host can build a snapshot.
-  static expected<journal_record, little_loops::error> from_json(const json& j) {
-    auto bad = [](std::string path, std::string message) {
-      return unexpected(little_loops::error{errc::invalid_snapshot, std::move(message), std::move(path)});
-    };
-    if (!j.is_object()) return bad("", "journal state is not a JSON object");
-    journal_record r;
-    auto str = [&](const char* key, std::string& out, bool required) -> bool {
-      const auto it = j.find(key);
-      if (it == j.end() || it->is_null()) return !required;
-      if (!it->is_string()) return false;
-      out = it->get<std::string>();
-      return true;
-    };
-    const bool original = !j.contains("name") && j.contains("loop_name");
-    for (auto [key, field, required] :
-         {std::tuple<const char*, std::string*, bool>{original ? "loop_name" : "name", &r.name, true},
-          {"status", &r.status, true},
-          {"loop_path", &r.loop_path, false},
-          {"started_at", &r.started_at, false},
-          {"updated_at", &r.updated_at, false},
-          {"current_state", &r.current_state, false}})
-      if (!str(key, *field, required)) return bad(key, std::string("expected a string at \"") + key + "\"");
-    if (const auto it = j.find("pid"); it != j.end() && !it->is_null()) {
-      if (!it->is_number_integer()) return bad("pid", "expected an integer at \"pid\"");
-      r.pid = it->get<long>();
-    }
-    if (const auto it = j.find("seq"); it != j.end() && it->is_number_unsigned())
-      r.seq = it->get<std::uint64_t>();
-    if (const auto it = j.find("iteration"); it != j.end() && !it->is_null()) {
-      if (!it->is_number_integer()) return bad("iteration", "expected an integer at \"iteration\"");
-      r.iteration = it->get<std::int64_t>();
-    }
-    // (The original's own `accumulated_ms` goes to extra["original"] with its other keys.)
-    if (const auto it = j.find("accumulated_ms"); !original && it != j.end() && !it->is_null()) {
-      if (!it->is_number_integer())
-        return bad("accumulated_ms", "expected an integer at \"accumulated_ms\"");
-      r.accumulated_ms = it->get<std::int64_t>();
-    }
-    if (const auto it = j.find("snapshot"); it != j.end()) r.snapshot = *it;
-    if (const auto it = j.find("captured"); it != j.end() && it->is_object()) r.captured = *it;
-    if (const auto it = j.find("extra"); it != j.end() && it->is_object()) r.extra = *it;
-    if (original) {
-      json kept = json::object();
-      for (const char* key : {"captured", "prev_result", "last_result", "accumulated_ms"})
-        if (const auto it = j.find(key); it != j.end()) kept[key] = *it;
-      r.extra["original"] = std::move(kept);
-    }
-    return r;
-  }
-};
-
-/// The current UTC time as ISO 8601 (`2026-11-22T05:06:21.123456+00:00`).
-inline std::string journal_now() { return format_timestamp(std::chrono::system_clock::now()); }
-
 namespace detail {
 
-inline std::string journal_safe_name(std::string_view name) {
-  std::string out;
-  out.reserve(name.size() + 1);
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '-' || c == '_' || c == '.';
-    out.push_back(ok ? c : '_');
+/// An owned file descriptor.
+class unique_fd {
+ public:
+  unique_fd() = default;
+  explicit unique_fd(int fd) noexcept : fd_(fd) {}
+  unique_fd(const unique_fd&) = delete;
+  unique_fd& operator=(const unique_fd&) = delete;
+  unique_fd(unique_fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  unique_fd& operator=(unique_fd&& other) noexcept {
+    if (this != &other) reset(std::exchange(other.fd_, -1));
+    return *this;
   }
-  if (out.empty() || out[0] == '.') out.insert(out.begin(), '_');
-  return out;
-}
+  ~unique_fd() { reset(); }
 
-inline little_loops::error journal_io_error(const std::filesystem::path& path, std::string what, int err) {
-  return little_loops::error{errc::io_error, what + ": " + std::strerror(err), path.string()};
-}
-
-inline bool write_all(int fd, const char* data, std::size_t n) noexcept {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, data, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += w;
-    n -= static_cast<std::size_t>(w);
+  [[nodiscard]] int get() const noexcept { return fd_; }
+  [[nodiscard]] bool valid() const noexcept { return fd_ >= 0; }
+  void reset(int fd = -1) noexcept {
+    if (fd_ >= 0) ::close(fd_);  // close() is not retried on EINTR (Linux frees the fd)
+    fd_ = fd;
   }
-  return true;
+  /// Gives up ownership: the descriptor, which the caller now closes.
+  [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_ = -1;
+};
+
+/// Moves `fd` above the standard descriptors (a host that closed 0/1/2 would otherwise get
+/// pipe ends there, and `dup2(fd, fd)` would keep close-on-exec set).
+inline int lift_fd(int fd) noexcept {
+  if (fd < 0 || fd > 2) return fd;
+  const int lifted = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  ::close(fd);
+  return lifted;
 }
 
-/// open() with close-on-exec, never on a standard descriptor: in a host that closed
-/// stdout (`prog >&-`), a journal file opened as descriptor 1 would receive everything the
-/// host prints. -1 with errno set on failure.
-inline int open_cloexec(const char* path, int flags, mode_t mode = 0644) noexcept {
+/// A close-on-exec pipe. Returns false (errno set) on failure.
+inline bool make_pipe(unique_fd& read_end, unique_fd& write_end) noexcept {
+  int fds[2];
+#if defined(__linux__) || defined(__FreeBSD__) || defined(__NetBSD__) || defined(__OpenBSD__)
+  if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+#else
+  if (::pipe(fds) != 0) return false;
+  ::fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+  ::fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+#endif
+  fds[0] = lift_fd(fds[0]);
+  fds[1] = lift_fd(fds[1]);
+  read_end.reset(fds[0]);
+  write_end.reset(fds[1]);
+  return read_end.valid() && write_end.valid();
+}
+
+/// open() with close-on-exec, never on a standard descriptor (a host that closed stdout
+/// would otherwise have a file opened as descriptor 1 receive everything it prints); EINTR
+/// is retried. Invalid (errno set) on failure.
+inline unique_fd open_fd(const char* path, int flags, mode_t mode = 0644) noexcept {
   int fd;
   do {
     fd = ::open(path, flags | O_CLOEXEC, mode);
@@ -385,7 +178,81 @@ inline int open_cloexec(const char* path, int flags, mode_t mode = 0644) noexcep
     errno = err;
     fd = lifted;
   }
-  return fd;
+  return unique_fd(fd);
+}
+
+/// Writes all of `data` (short writes continued, EINTR retried). False (errno set) on failure.
+inline bool write_all(int fd, std::string_view data) noexcept {
+  while (!data.empty()) {
+    const ssize_t w = ::write(fd, data.data(), data.size());
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<std::size_t>(w));
+  }
+  return true;
+}
+
+/// Makes a fresh pipe end non-blocking. One fcntl: a new pipe end has no file status flags
+/// besides its access mode, which F_SETFL ignores.
+inline void set_nonblocking(int fd) noexcept { ::fcntl(fd, F_SETFL, O_NONBLOCK); }
+
+inline std::string errno_text(int err) { return std::string(std::strerror(err)); }
+
+/// write() that never raises SIGPIPE in the host: SIGPIPE is blocked in this thread for
+/// the call, and a SIGPIPE it generated is consumed before unblocking.
+inline ssize_t write_no_sigpipe(int fd, const char* data, std::size_t n) noexcept {
+  sigset_t pipe_set, old_set, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  sigemptyset(&pending);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+  ssize_t written;
+  do {
+    written = ::write(fd, data, n);
+  } while (written < 0 && errno == EINTR);
+  const int saved = errno;
+  if (written < 0 && saved == EPIPE && !was_pending) {
+    const timespec zero{0, 0};
+    while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
+  errno = saved;
+  return written;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_DETAIL_POSIX_IO_HPP
+// end of <little_loops/detail/posix_io.hpp>
+// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
+
+#include <fmt/format.h>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+namespace detail {
+
+inline little_loops::error journal_io_error(const std::filesystem::path& path, std::string what, int err) {
+  return little_loops::error{errc::io_error, what + ": " + std::strerror(err), path.string()};
 }
 
 /// Opens a journal file that is written by appending (the event log, a checkpoint log):
@@ -395,7 +262,7 @@ inline int open_cloexec(const char* path, int flags, mode_t mode = 0644) noexcep
 /// it, after those checks. -1 with errno set on failure: ELOOP for a symbolic link, EINVAL
 /// for a file that is not a regular one with one name (see journal_append_error()).
 inline int open_journal_for_append(const std::filesystem::path& path, bool truncate) noexcept {
-  const int fd = open_cloexec(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK);
+  const int fd = open_fd(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK).release();
   if (fd < 0) return -1;
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
@@ -425,58 +292,116 @@ inline little_loops::error journal_append_error(const std::filesystem::path& pat
   return journal_io_error(path, fmt::format("cannot open {}", what), err);
 }
 
+/// True when `path` names the open file `fd` (same device and inode).
+inline bool names_open_file(const std::filesystem::path& path, int fd) noexcept {
+  struct stat by_path {}, by_fd {};
+  return ::stat(path.c_str(), &by_path) == 0 && ::fstat(fd, &by_fd) == 0 &&
+         by_path.st_dev == by_fd.st_dev && by_path.st_ino == by_fd.st_ino;
+}
+
+/// Calls `chunk(const char*, std::size_t)` for each block read from an open journal file
+/// to its end (or a read error), then closes it.
+template <class Chunk>
+void read_journal_chunks(int fd, Chunk&& chunk) {
+  char block[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, block, sizeof block);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    chunk(static_cast<const char*>(block), static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+}
+
+/// Calls `line(std::string_view)` for every newline-terminated line of an open journal
+/// file, then closes it; the text after the last newline (a torn write) is not a line: its
+/// length is returned.
+template <class Line>
+std::size_t for_each_journal_line(int fd, Line&& line) {
+  std::string pending;
+  read_journal_chunks(fd, [&](const char* data, std::size_t n) {
+    std::size_t begin = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (data[i] != '\n') continue;
+      if (pending.empty()) {
+        line(std::string_view(data + begin, i - begin));
+      } else {
+        pending.append(data + begin, i - begin);
+        line(std::string_view(pending));
+        pending.clear();
+      }
+      begin = i + 1;
+    }
+    pending.append(data + begin, n - begin);
+  });
+  return pending.size();
+}
+
+/// The whole text of an open journal file (closed after).
+inline std::string read_journal_text(int fd) {
+  std::string text;
+  read_journal_chunks(fd, [&](const char* data, std::size_t n) { text.append(data, n); });
+  return text;
+}
+
+/// Opens and locks (an exclusive flock()) a journal's lock file, `NAME.lock`, emptied: the
+/// descriptor that holds the lock. The lock file is written (the scope claim): never
+/// through a symlink or into a file with other names. Locked, it must still be the file the
+/// path names (the original's tools remove lock files they take for stale; a run holding a
+/// removed one would not keep a second run out); a claim it holds is then a dead run's (the
+/// lock proves it). errc::io_error when another process holds the lock.
+inline expected<int, little_loops::error> lock_journal_file(const std::filesystem::path& path) {
+  for (int attempt = 0;; ++attempt) {
+    const int fd = open_fd(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW).release();
+    if (fd < 0)
+      return unexpected(journal_io_error(path, errno == ELOOP ? "the lock file is a symbolic link" : "cannot open lock file", errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+      ::close(fd);
+      return unexpected(little_loops::error{errc::io_error, "the lock file is not a regular file with one name", path.string()});
+    }
+    int rc;
+    do {
+      rc = ::flock(fd, LOCK_EX | LOCK_NB);
+    } while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      const int err = errno;
+      ::close(fd);
+      if (err == EWOULDBLOCK)
+        return unexpected(little_loops::error{
+            errc::io_error, "the loop is already running: another process holds its journal", path.string()});
+      return unexpected(journal_io_error(path, "cannot lock", err));
+    }
+    if (!names_open_file(path, fd)) {
+      ::close(fd);
+      if (attempt < 8) continue;  // removed or replaced meanwhile: lock the file there now
+      return unexpected(little_loops::error{errc::io_error, "the lock file keeps being replaced", path.string()});
+    }
+    if (st.st_size != 0) (void)::ftruncate(fd, 0);
+    return fd;
+  }
+}
+
 }  // namespace detail
 
-/// The journal files of `name` in `dir`.
-inline journal_paths journal_paths_for(const std::filesystem::path& dir, std::string_view name) {
-  const std::string safe = detail::journal_safe_name(name);
-  return journal_paths{dir / (safe + ".state.json"), dir / (safe + ".events.jsonl"),
-                       dir / (safe + ".stop"),
-                       {dir / (safe + ".state.0.jsonl"), dir / (safe + ".state.1.jsonl")},
-                       dir / (safe + ".lock")};
-}
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_POSIX_FILES_HPP
+// end of <little_loops/journal/detail/posix_files.hpp>
+// #include <little_loops/journal/detail/process_facts.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_PROCESS_FACTS_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_PROCESS_FACTS_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
 
-/// Replaces `path` with `content` atomically: a reader sees the old file or the new one,
-/// never a partial one. Writes a temp file in the same directory (`.NAME.tmp.PID.N`), then
-/// (when `durable`) fsyncs it, renames it over `path` and fsyncs the directory, so after a
-/// crash of the process or the machine the file is whole.
-inline expected<void, little_loops::error> write_file_atomic(const std::filesystem::path& path,
-                                                             std::string_view content,
-                                                             bool durable = true) {
-  static std::atomic<unsigned> counter{0};
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  const std::filesystem::path tmp =
-      dir / fmt::format(".{}.tmp.{}.{}", path.filename().string(), ::getpid(),
-                        counter.fetch_add(1));
-  const int fd = detail::open_cloexec(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL);
-  if (fd < 0) return unexpected(detail::journal_io_error(tmp, "cannot create temp file", errno));
-  bool ok = detail::write_all(fd, content.data(), content.size());
-  int err = ok ? 0 : errno;
-  if (ok && durable && ::fsync(fd) != 0) {
-    ok = false;
-    err = errno;
-  }
-  if (::close(fd) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    return unexpected(detail::journal_io_error(path, "cannot write file", err));
-  }
-  if (durable) {
-    const int dfd = detail::open_cloexec(dir.c_str(), O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-      ::fsync(dfd);
-      ::close(dfd);
-    }
-  }
-  return {};
-}
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
 
 namespace detail {
 
@@ -546,6 +471,107 @@ inline std::optional<process_facts> read_process_facts(long pid) noexcept {
 
 }  // namespace detail
 
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_PROCESS_FACTS_HPP
+// end of <little_loops/journal/detail/process_facts.hpp>
+
+#include <fmt/format.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// Where journals live unless told otherwise (relative to the working directory).
+inline constexpr std::string_view default_journal_dir = ".loops/.running";
+
+/// The files of one loop's journal.
+struct journal_paths {
+  std::filesystem::path state;   ///< `DIR/NAME.state.json`
+  std::filesystem::path events;  ///< `DIR/NAME.events.jsonl`
+  std::filesystem::path stop;    ///< `DIR/NAME.stop`
+  std::filesystem::path checkpoints[2];  ///< `DIR/NAME.state.0.jsonl`, `DIR/NAME.state.1.jsonl`
+  std::filesystem::path lock;    ///< `DIR/NAME.lock`: flock()ed by the open journal's writer
+};
+
+namespace detail {
+
+inline std::string journal_safe_name(std::string_view name) {
+  std::string out;
+  out.reserve(name.size() + 1);
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.';
+    out.push_back(ok ? c : '_');
+  }
+  if (out.empty() || out[0] == '.') out.insert(out.begin(), '_');
+  return out;
+}
+
+}  // namespace detail
+
+/// The journal files of `name` in `dir`.
+inline journal_paths journal_paths_for(const std::filesystem::path& dir, std::string_view name) {
+  const std::string safe = detail::journal_safe_name(name);
+  return journal_paths{dir / (safe + ".state.json"), dir / (safe + ".events.jsonl"),
+                       dir / (safe + ".stop"),
+                       {dir / (safe + ".state.0.jsonl"), dir / (safe + ".state.1.jsonl")},
+                       dir / (safe + ".lock")};
+}
+
+/// Replaces `path` with `content` atomically: a reader sees the old file or the new one,
+/// never a partial one. Writes a temp file in the same directory (`.NAME.tmp.PID.N`), then
+/// (when `durable`) fsyncs it, renames it over `path` and fsyncs the directory, so after a
+/// crash of the process or the machine the file is whole.
+inline expected<void, little_loops::error> write_file_atomic(const std::filesystem::path& path,
+                                                             std::string_view content,
+                                                             bool durable = true) {
+  static std::atomic<unsigned> counter{0};
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const std::filesystem::path tmp =
+      dir / fmt::format(".{}.tmp.{}.{}", path.filename().string(), ::getpid(),
+                        counter.fetch_add(1));
+  const int fd = detail::open_fd(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL).release();
+  if (fd < 0) return unexpected(detail::journal_io_error(tmp, "cannot create temp file", errno));
+  bool ok = detail::write_all(fd, content);
+  int err = ok ? 0 : errno;
+  if (ok && durable && ::fsync(fd) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    return unexpected(detail::journal_io_error(path, "cannot write file", err));
+  }
+  if (durable) {
+    const int dfd = detail::open_fd(dir.c_str(), O_RDONLY | O_DIRECTORY).release();
+    if (dfd >= 0) {
+      ::fsync(dfd);
+      ::close(dfd);
+    }
+  }
+  return {};
+}
+
 /// True when `pid` names a live process (EPERM counts as alive) that is not a zombie (an
 /// exited child its parent has not reaped is gone for us). With `last_seen` (the journal
 /// timestamp of a record that process wrote), a process that started after it is another
@@ -565,6 +591,564 @@ inline bool journal_process_alive(long pid, std::string_view last_seen = {}) noe
 /// Journal files larger than this are refused as corrupted (a state file holds at most a few
 /// capped outputs).
 inline constexpr std::uintmax_t max_journal_file_bytes = std::uintmax_t{1} << 30;
+
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_FILES_HPP
+// end of <little_loops/journal/files.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+namespace detail {
+
+/// The background half of journal_sync::background: writes the latest record to the state
+/// file durably (after fdatasync of the event log), coalescing records that arrive while
+/// it is busy or waiting out `interval` (a record is taken at least `interval` after the
+/// previous one was; flush() and the destructor do not wait for it).
+class journal_syncer {
+ public:
+  using clock = std::chrono::steady_clock;
+  journal_syncer(std::filesystem::path target, int events_fd, clock::duration interval)
+      : target_(std::move(target)),
+        events_fd_(events_fd >= 0 ? ::fcntl(events_fd, F_DUPFD_CLOEXEC, 3) : -1),  // 3: see detail::open_fd
+        interval_(interval),
+        thread_([this] { loop(); }) {}
+  journal_syncer(const journal_syncer&) = delete;
+  journal_syncer& operator=(const journal_syncer&) = delete;
+  ~journal_syncer() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();  // the loop writes the last submitted record before it returns
+    if (events_fd_ >= 0) ::close(events_fd_);
+  }
+
+  /// Queues record number `seq` (replacing a queued one the thread has not started on).
+  void submit(std::string text, std::uint64_t seq) {
+    bool asleep = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      pending_ = std::move(text);
+      submitted_ = seq;
+      asleep = asleep_;
+    }
+    // A busy thread, or one waiting out the interval, takes the newest record when it is
+    // done: no wake-up (a futex call on the loop's path between two actions) is needed.
+    if (asleep) wake_.notify_one();
+  }
+
+  /// The newest record number the state file durably holds (0: none yet).
+  [[nodiscard]] std::uint64_t durable() const noexcept { return durable_.load(std::memory_order_acquire); }
+
+  /// Waits until everything submitted so far is written; returns (and clears) the last
+  /// failure of the background writes.
+  expected<void, little_loops::error> flush() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (finished_ != submitted_) {
+      ++flushing_;  // no waiting out the interval now
+      wake_.notify_one();
+      done_.wait(lock, [&] { return finished_ == submitted_; });
+      --flushing_;
+    }
+    if (failure_) {
+      little_loops::error e = std::move(*failure_);
+      failure_.reset();
+      return unexpected(std::move(e));
+    }
+    return {};
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    clock::time_point next_take{};
+    for (;;) {
+      // Within the interval since the last write, the thread waits it out whether or not a
+      // record is pending: records that arrive meanwhile need no wake-up, and a fast loop
+      // costs one (timer) wake-up per interval. Past it, with nothing pending, it sleeps
+      // until a save wakes it.
+      if (!stopping_ && flushing_ == 0 && clock::now() < next_take) {
+        wake_.wait_until(lock, next_take);
+        continue;
+      }
+      if (taken_ == submitted_) {
+        if (stopping_) return;
+        asleep_ = true;
+        wake_.wait(lock);
+        asleep_ = false;
+        continue;
+      }
+      next_take = clock::now() + interval_;
+      std::string text = std::move(pending_);
+      pending_.clear();
+      const std::uint64_t seq = submitted_;
+      taken_ = seq;
+      lock.unlock();
+      // The event log first, so that the durable state never runs ahead of the history.
+      if (events_fd_ >= 0) ::fdatasync(events_fd_);
+      auto written = write_file_atomic(target_, text, true);
+      if (written) durable_.store(seq, std::memory_order_release);
+      lock.lock();
+      if (!written) failure_ = std::move(written.error());
+      finished_ = seq;
+      done_.notify_all();
+    }
+  }
+
+  std::filesystem::path target_;
+  int events_fd_;
+  clock::duration interval_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  std::string pending_;
+  std::uint64_t submitted_ = 0;  // the newest record submitted
+  std::uint64_t taken_ = 0;      // the newest record the thread has started on
+  std::uint64_t finished_ = 0;   // the newest record written (or failed)
+  std::atomic<std::uint64_t> durable_{0};
+  std::optional<little_loops::error> failure_;
+  bool stopping_ = false;
+  int flushing_ = 0;     // callers waiting in flush()
+  bool asleep_ = false;  // the thread waits on wake_ for a record (guarded by mutex_)
+  std::thread thread_;  // last: started once every other member is ready
+};
+
+}  // namespace detail
+
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_BACKGROUND_SYNC_HPP
+// end of <little_loops/journal/detail/background_sync.hpp>
+// #include <little_loops/journal/detail/posix_files.hpp> (already inlined above)
+// #include <little_loops/journal/detail/record_files.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_RECORD_FILES_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_RECORD_FILES_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/journal/detail/posix_files.hpp> (already inlined above)
+// #include <little_loops/journal/detail/record_members.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_RECORD_MEMBERS_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_RECORD_MEMBERS_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// A record's members are listed once, in record_members(V&, Record&), in the order they
+// are written, for three visitors with the same interface (counter, name, string,
+// integer, optional_integer, object, snapshot, optional_object):
+//  - record_json_builder builds the JSON object (journal_record::to_json);
+//  - record_text_writer appends the same object's text (journal_record::to_text) without
+//    building it;
+//  - record_json_reader reads a state file's object back (journal_record::from_json).
+// The members before record_snapshot_key are the record's head, which record_head_reader
+// reads without the snapshot and what follows it.
+
+/// The member that ends a record's head.
+inline constexpr std::string_view record_snapshot_key = "snapshot";
+
+/// Whether a string member must be present (see record_json_reader).
+enum class member_presence { optional, required };
+
+/// Visits the members of `r` (a journal_record, const for the writers) in their order.
+template <class V, class Record>
+void record_members(V& v, Record& r) {
+  v.counter("seq", r.seq);              // first, so that it is cheap to find (written when not 0)
+  v.name("name", "loop_name", r.name);  // `loop_name`: the original's key, written too
+  v.string("status", r.status, member_presence::required);
+  v.integer("pid", r.pid);
+  v.string("loop_path", r.loop_path);
+  v.string("started_at", r.started_at);
+  v.string("updated_at", r.updated_at);
+  v.integer("iteration", r.iteration);
+  v.string("current_state", r.current_state);
+  v.optional_integer("accumulated_ms", r.accumulated_ms);
+  v.object("extra", r.extra);
+  v.snapshot(record_snapshot_key, r.snapshot);
+  v.optional_object("captured", r.captured);  // written when not null
+}
+
+/// Builds a record's JSON object member by member.
+class record_json_builder {
+ public:
+  void counter(std::string_view key, std::uint64_t v) {
+    if (v != 0) j_[std::string(key)] = v;
+  }
+  void name(std::string_view key, std::string_view alias, const std::string& v) {
+    j_[std::string(key)] = v;
+    j_[std::string(alias)] = v;
+  }
+  void string(std::string_view key, const std::string& v, member_presence = member_presence::optional) {
+    j_[std::string(key)] = v;
+  }
+  template <class Int>
+  void integer(std::string_view key, Int v) {
+    j_[std::string(key)] = v;
+  }
+  void optional_integer(std::string_view key, const std::optional<std::int64_t>& v) {
+    if (v) j_[std::string(key)] = *v;
+  }
+  void object(std::string_view key, const json& v) { j_[std::string(key)] = v; }
+  void snapshot(std::string_view key, const json& v) { j_[std::string(key)] = v; }
+  void optional_object(std::string_view key, const json& v) {
+    if (!v.is_null()) j_[std::string(key)] = v;
+  }
+  json take() { return std::move(j_); }
+
+ private:
+  json j_ = json::object();
+};
+
+/// Appends a record's text (its JSON object on one line, as the library's one-line dump
+/// writes it, and a newline) member by member; `SnapshotText` appends the snapshot's text
+/// (`void(std::string&)`), so that a typed snapshot is written without building its JSON.
+template <class SnapshotText>
+class record_text_writer {
+ public:
+  record_text_writer(std::string& out, SnapshotText snapshot_text)
+      : out_(out), snapshot_text_(std::move(snapshot_text)) {
+    out_ += '{';
+  }
+  void counter(std::string_view key, std::uint64_t v) {
+    if (v == 0) return;
+    member(key);
+    append_json_integer(out_, v);
+  }
+  void name(std::string_view key, std::string_view alias, const std::string& v) {
+    string(key, v);
+    string(alias, v);
+  }
+  void string(std::string_view key, const std::string& v, member_presence = member_presence::optional) {
+    member(key);
+    append_json_string(out_, v);
+  }
+  template <class Int>
+  void integer(std::string_view key, Int v) {
+    member(key);
+    append_json_integer(out_, v);
+  }
+  void optional_integer(std::string_view key, const std::optional<std::int64_t>& v) {
+    if (v) integer(key, *v);
+  }
+  void object(std::string_view key, const json& v) {
+    member(key);
+    append_json_text(out_, v);
+  }
+  void snapshot(std::string_view key, const json&) {
+    member(key);
+    snapshot_text_(out_);
+  }
+  void optional_object(std::string_view key, const json& v) {
+    if (!v.is_null()) object(key, v);
+  }
+  void finish() { out_.append("}\n", 2); }
+
+ private:
+  // The keys are fixed ASCII names: written as they are.
+  void member(std::string_view key) {
+    if (!first_) out_ += ',';
+    first_ = false;
+    out_ += '"';
+    out_ += key;
+    out_ += "\":";
+  }
+  std::string& out_;
+  SnapshotText snapshot_text_;
+  bool first_ = true;
+};
+
+/// Reads a record's members from a state file's JSON object: `name` and `status` are
+/// required, the rest optional; a member of the wrong type is an error (errc::invalid_snapshot
+/// with the key as its path), except `seq`, `extra`, `captured`, which are then left out.
+/// The original's state file (its LoopState: `loop_name` instead of `name`) is read too;
+/// its own `accumulated_ms` is not ours (journal_record::from_json keeps it in `extra`).
+class record_json_reader {
+ public:
+  explicit record_json_reader(const json& j)
+      : j_(j), original_(!j.contains("name") && j.contains("loop_name")) {}
+
+  /// True when `j` is the original's state file.
+  [[nodiscard]] bool original() const noexcept { return original_; }
+  /// The first member that could not be read.
+  std::optional<little_loops::error>& failure() noexcept { return failure_; }
+
+  void counter(std::string_view key, std::uint64_t& out) {
+    if (const json* v = find(key); v != nullptr && v->is_number_unsigned()) out = v->get<std::uint64_t>();
+  }
+  void name(std::string_view key, std::string_view alias, std::string& out) {
+    string(original_ ? alias : key, out, member_presence::required);
+  }
+  void string(std::string_view key, std::string& out, member_presence presence = member_presence::optional) {
+    const json* v = find(key);
+    if (v == nullptr || v->is_null()) {
+      if (presence == member_presence::required) fail(key, "a string");
+    } else if (!v->is_string()) {
+      fail(key, "a string");
+    } else {
+      out = v->get<std::string>();
+    }
+  }
+  template <class Int>
+  void integer(std::string_view key, Int& out) {
+    const json* v = find(key);
+    if (v == nullptr || v->is_null()) return;
+    if (!v->is_number_integer()) return fail(key, "an integer");
+    out = v->get<Int>();
+  }
+  void optional_integer(std::string_view key, std::optional<std::int64_t>& out) {
+    if (original_) return;  // the original's own, kept with its other keys
+    std::int64_t value = 0;
+    const json* v = find(key);
+    if (v == nullptr || v->is_null()) return;
+    integer(key, value);
+    if (!failure_) out = value;
+  }
+  void object(std::string_view key, json& out) {
+    if (const json* v = find(key); v != nullptr && v->is_object()) out = *v;
+  }
+  void snapshot(std::string_view key, json& out) {
+    if (const json* v = find(key)) out = *v;
+  }
+  void optional_object(std::string_view key, json& out) { object(key, out); }
+
+ private:
+  const json* find(std::string_view key) const {
+    const auto it = j_.find(std::string(key));
+    return it == j_.end() ? nullptr : &*it;
+  }
+  void fail(std::string_view key, std::string_view expected) {
+    if (failure_) return;  // the first one is reported
+    failure_ = little_loops::error{
+        errc::invalid_snapshot,
+        "expected " + std::string(expected) + " at \"" + std::string(key) + "\"", std::string(key)};
+  }
+  const json& j_;
+  bool original_;
+  std::optional<little_loops::error> failure_;
+};
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_RECORD_MEMBERS_HPP
+// end of <little_loops/journal/detail/record_members.hpp>
+// #include <little_loops/journal/files.hpp> (already inlined above)
+// #include <little_loops/journal/record.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_RECORD_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_RECORD_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/events.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/snapshot.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/journal/detail/record_members.hpp> (already inlined above)
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// The state file: `{["seq",]"name","loop_name","status","pid","loop_path","started_at",
+/// "updated_at","iteration","current_state"[,"accumulated_ms"],"extra","snapshot"[,"captured"]}`
+/// (`loop_name`, `accumulated_ms` and the final `captured` are the original's LoopState keys).
+/// Everything before `snapshot` is the record's head, which load_journal_summary() reads
+/// without the snapshot and captured outputs after it.
+struct journal_record {
+  /// The loop's name: the journal's (loop_journal::save() fills it in when empty). The
+  /// readers of a name return only records of that name.
+  std::string name;
+  std::string status;         ///< see journal_status
+  long pid = 0;               ///< the process that owns (or owned) the run
+  std::string loop_path;      ///< where the loop definition came from (for resume)
+  std::string started_at;     ///< ISO 8601, kept across resumes
+  std::string updated_at;     ///< ISO 8601, set by every save
+  std::int64_t iteration = 0;
+  std::string current_state;  ///< the state that runs next
+  json snapshot;              ///< to_json(snapshot); null when there is nothing to resume
+  /// The run's captured values once it has ended (run_journaled()'s final save; written
+  /// only when not null): a finished run's snapshot is null, and the original's state file
+  /// keeps them.
+  json captured;
+  json extra = json::object();  ///< host data (CLI options, overrides, ...)
+  /// The save's number in this loop's journal, set by loop_journal::save(): increasing from
+  /// save to save, across processes (a journal opened on existing files goes on from their
+  /// newest), so readers tell the newest record by it, not by a clock that may step back.
+  /// 0: not numbered (records of older versions and of the original; readers compare
+  /// `updated_at` then). Written first in the record text (`{"seq":N,...`): cheap to find.
+  /// (The last member, so that positional initialisation of the others is unchanged.)
+  std::uint64_t seq = 0;
+
+  /// True when the record says `running` but its process is gone (a crash or kill -9):
+  /// set by the readers, which then report the status as `interrupted`.
+  bool stale = false;
+
+  /// The run's time so far in ms, across resumes (the original's `accumulated_ms`): set by
+  /// loop_journal::save() from the snapshot saved (its `elapsed_ms`), and by a host's final
+  /// save from the result's duration. nullopt: not known (records of older versions, whose
+  /// head also lacks `extra`: read them whole for it).
+  std::optional<std::int64_t> accumulated_ms;
+
+  /// The record's JSON object (see the struct's comment for its members).
+  [[nodiscard]] json to_json() const {
+    detail::record_json_builder builder;
+    detail::record_members(builder, *this);
+    return builder.take();
+  }
+
+  /// The state file's text: to_json() on one line plus a newline, written without building
+  /// a JSON object (the per-boundary cost of a save).
+  [[nodiscard]] std::string to_text() const {
+    return text_with([this](std::string& out) { detail::append_json_text(out, snapshot); });
+  }
+  /// The text of this record with `snap` as its snapshot (`snapshot` is not read): the
+  /// same bytes as with `snapshot = to_json(snap)`, written straight from the typed snapshot.
+  [[nodiscard]] std::string to_text(const little_loops::snapshot& snap) const {
+    return text_with([&snap](std::string& out) { append_snapshot_json(out, snap); });
+  }
+  /// @copydoc to_text(const little_loops::snapshot&) const
+  [[nodiscard]] std::string to_text(const little_loops::snapshot_view& snap) const {
+    return text_with([&snap](std::string& out) { append_snapshot_json(out, snap); });
+  }
+
+  /// Reads a state file's JSON; `name` and `status` are required, the rest optional.
+  /// The original's state file (its LoopState: `loop_name` instead of `name`, no pid, no
+  /// snapshot) is read too: its `captured`, `prev_result`, `last_result` and
+  /// `accumulated_ms` go to `extra["original"]`, from which a host can build a snapshot.
+  static expected<journal_record, little_loops::error> from_json(const json& j) {
+    if (!j.is_object())
+      return unexpected(little_loops::error{errc::invalid_snapshot, "journal state is not a JSON object", ""});
+    journal_record r;
+    detail::record_json_reader reader(j);
+    detail::record_members(reader, r);
+    if (reader.failure()) return unexpected(std::move(*reader.failure()));
+    if (reader.original()) {
+      json kept = json::object();
+      for (const char* key : {"captured", "prev_result", "last_result", "accumulated_ms"})
+        if (const auto it = j.find(key); it != j.end()) kept[key] = *it;
+      r.extra["original"] = std::move(kept);
+    }
+    return r;
+  }
+
+ private:
+  template <class SnapshotText>
+  [[nodiscard]] std::string text_with(SnapshotText snapshot_text) const {
+    std::string text;
+    // One allocation for a typical record (the fixed members plus a small snapshot).
+    text.reserve(512 + name.size() + loop_path.size() + current_state.size());
+    detail::record_text_writer<SnapshotText> writer(text, std::move(snapshot_text));
+    detail::record_members(writer, *this);
+    writer.finish();
+    return text;
+  }
+};
+
+/// The current UTC time as ISO 8601 (`2026-11-22T05:06:21.123456+00:00`).
+inline std::string journal_now() { return format_timestamp(std::chrono::system_clock::now()); }
+
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_RECORD_HPP
+// end of <little_loops/journal/record.hpp>
+// #include <little_loops/journal/status.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_STATUS_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_STATUS_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/executor.hpp> (in <little_loops/fsm.hpp>)
+
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// Status values written by run_journaled(): the original's (its PersistentExecutor's).
+/// Hosts may write others; how the run ended exactly is its `terminated_by`.
+namespace journal_status {
+inline constexpr std::string_view running = "running";
+inline constexpr std::string_view completed = "completed";      ///< success terminal
+inline constexpr std::string_view failed = "failed";  ///< error, timeout, `failure: true` terminal
+inline constexpr std::string_view interrupted = "interrupted";  ///< stopped, cancelled, crashed, max_iterations
+inline constexpr std::string_view handoff = "awaiting_continuation";  ///< handoff signal
+/// A handoff in a loop with `on_handoff: terminate`: the run ends there, not resumable.
+inline constexpr std::string_view terminated = "terminated";
+/// Written by versions before 2026-11-24 instead of `interrupted` / `failed`; still read.
+inline constexpr std::string_view max_iterations = "max_iterations";
+inline constexpr std::string_view timed_out = "timed_out";
+inline constexpr std::string_view error = "error";
+}  // namespace journal_status
+
+/// The status a finished run is journaled with, as the original maps its endings: a terminal
+/// is `completed` (`failed` for a `failure: true` one), max_iterations and a stop are
+/// `interrupted`, a handoff `awaiting_continuation` (`terminated` when the loop says
+/// `on_handoff: terminate`), an error or a timeout `failed`.
+inline std::string_view journal_status_for(const execution_result& r) noexcept {
+  switch (r.terminated_by) {
+    case termination::terminal:
+      return r.failure ? journal_status::failed : journal_status::completed;
+    case termination::max_iterations: return journal_status::interrupted;
+    case termination::cancelled: return journal_status::interrupted;
+    case termination::handoff:
+      return r.on_handoff == handoff_policy::terminate ? journal_status::terminated : journal_status::handoff;
+    case termination::timeout:
+    case termination::error: return journal_status::failed;
+  }
+  return journal_status::failed;
+}
+
+/// True for statuses a run can be resumed from, as in the original: interrupted (which
+/// includes max_iterations: resume with a higher --max-iterations), awaiting_continuation,
+/// and a `running` record whose process is gone. A failed or completed run is not.
+inline bool journal_resumable(std::string_view status) noexcept {
+  return status == journal_status::running || status == journal_status::interrupted ||
+         status == journal_status::handoff || status == journal_status::max_iterations;
+}
+
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_STATUS_HPP
+// end of <little_loops/journal/status.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
 
 namespace detail {
 
@@ -586,51 +1170,6 @@ inline expected<int, little_loops::error> open_journal_file(const std::filesyste
         errc::io_error, regular ? "journal file is too large" : "not a regular file", path.string()});
   }
   return fd;
-}
-
-/// Calls `chunk(const char*, std::size_t)` for each block read from an open journal file
-/// to its end (or a read error), then closes it.
-template <class Chunk>
-void read_journal_chunks(int fd, Chunk&& chunk) {
-  char block[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, block, sizeof block);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    chunk(static_cast<const char*>(block), static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-}
-
-/// Calls `line(std::string_view)` for every newline-terminated line of an open journal
-/// file, then closes it; the text after the last newline (a torn write) is not a line: its
-/// length is returned.
-template <class Line>
-std::size_t for_each_journal_line(int fd, Line&& line) {
-  std::string pending;
-  read_journal_chunks(fd, [&](const char* data, std::size_t n) {
-    std::size_t begin = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (data[i] != '\n') continue;
-      if (pending.empty()) {
-        line(std::string_view(data + begin, i - begin));
-      } else {
-        pending.append(data + begin, i - begin);
-        line(std::string_view(pending));
-        pending.clear();
-      }
-      begin = i + 1;
-    }
-    pending.append(data + begin, n - begin);
-  });
-  return pending.size();
-}
-
-/// The whole text of an open journal file (closed after).
-inline std::string read_journal_text(int fd) {
-  std::string text;
-  read_journal_chunks(fd, [&](const char* data, std::size_t n) { text.append(data, n); });
-  return text;
 }
 
 /// A journal line or file as JSON: nesting is bounded (a deeply nested corrupted file is
@@ -660,10 +1199,6 @@ inline expected<std::optional<journal_record>, little_loops::error> read_journal
   return std::optional<journal_record>(std::move(*record));
 }
 
-}  // namespace detail
-
-namespace detail {
-
 /// The `seq` a state file's record starts with (`{"seq":N,`), read from its first bytes; 0
 /// when it has none or cannot be read.
 inline std::uint64_t record_seq_prefix(const std::filesystem::path& path) {
@@ -687,8 +1222,8 @@ inline std::uint64_t record_seq_prefix(const std::filesystem::path& path) {
   return 0;
 }
 
-/// Collects the members of a record's top-level object that come before `snapshot` (in
-/// the records this journal writes: every field but the snapshot and the final captured
+/// Collects the members of a record's top-level object that come before `snapshot` (the
+/// record's head, see record_members(): every field but the snapshot and the final captured
 /// values, `extra` included), then stops the parse, so the snapshot and the captured
 /// outputs — megabytes, after a big capture — are neither read into JSON nor copied.
 class record_head_reader final : public nlohmann::json_sax<json> {
@@ -709,7 +1244,7 @@ class record_head_reader final : public nlohmann::json_sax<json> {
   bool end_array() override { return close(); }
   bool key(string_t& k) override {
     if (open_.empty()) {
-      if (k == "snapshot") {
+      if (k == record_snapshot_key) {
         reached_snapshot = true;
         return false;  // the head is complete
       }
@@ -854,6 +1389,33 @@ inline expected<std::optional<journal_record>, little_loops::error> load_journal
 
 }  // namespace detail
 
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_RECORD_FILES_HPP
+// end of <little_loops/journal/detail/record_files.hpp>
+// #include <little_loops/journal/files.hpp> (already inlined above)
+// #include <little_loops/journal/reader.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_READER_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_READER_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/journal/detail/record_files.hpp> (already inlined above)
+// #include <little_loops/journal/files.hpp> (already inlined above)
+// #include <little_loops/journal/record.hpp> (already inlined above)
+
+#include <algorithm>
+#include <cstddef>
+#include <deque>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
 /// Reads the journal of `name` in `dir`: the newest (by `seq`, else `updated_at`) whole record of
 /// `DIR/NAME.state.json` and the checkpoint logs of journal_sync::background. nullopt when
 /// there is none, or when the files hold another loop's record (see
@@ -969,48 +1531,43 @@ inline std::vector<json> read_journal_events(const std::filesystem::path& dir, s
   return out;
 }
 
-/// What request_stop() did.
-struct stop_outcome {
-  bool stop_file_written = false;  ///< `DIR/NAME.stop` now exists
-  bool signalled = false;          ///< SIGTERM was sent to the recorded pid
-  long pid = 0;
-};
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_READER_HPP
+// end of <little_loops/journal/reader.hpp>
+// #include <little_loops/journal/record.hpp> (already inlined above)
+// #include <little_loops/journal/scope_lock.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_SCOPE_LOCK_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_SCOPE_LOCK_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/journal/detail/scope_claims.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_SCOPE_CLAIMS_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_SCOPE_CLAIMS_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/detail/strings.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/journal/record.hpp> (already inlined above)
+// #include <little_loops/journal/detail/posix_files.hpp> (already inlined above)
+// #include <little_loops/journal/detail/record_files.hpp> (already inlined above)
+// #include <little_loops/journal/scope.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_SCOPE_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_SCOPE_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/interpolation.hpp> (in <little_loops/fsm.hpp>)
 
-/// Asks a running loop to stop: writes `DIR/NAME.stop` (a journaled run checks it at every
-/// state boundary) and, when the record says `running` and its process is alive, sends it
-/// SIGTERM (a host like ll-loop then stops the action's process group and journals the run
-/// as interrupted). errc::io_error when there is no journal or the stop file cannot be
-/// written.
-inline expected<stop_outcome, little_loops::error> request_stop(const std::filesystem::path& dir,
-                                                                std::string_view name,
-                                                                bool send_signal = true) {
-  auto record = load_journal_summary(dir, name);
-  if (!record) return unexpected(std::move(record.error()));
-  if (!record->has_value())
-    return unexpected(little_loops::error{errc::io_error, "no journal for this loop",
-                                          journal_paths_for(dir, name).state.string()});
-  stop_outcome outcome;
-  auto written = write_file_atomic(journal_paths_for(dir, name).stop, journal_now() + "\n", false);
-  if (!written) return unexpected(std::move(written.error()));
-  outcome.stop_file_written = true;
-  const journal_record& r = **record;
-  outcome.pid = r.pid;
-  if (send_signal && r.status == journal_status::running && r.pid > 0 && r.pid != ::getpid() &&
-      journal_process_alive(r.pid, r.updated_at))
-    outcome.signalled = ::kill(static_cast<pid_t>(r.pid), SIGTERM) == 0;
-  return outcome;
-}
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
 
-// ---------------------------------------------------------------------------------------
-// Scope claims: which paths running loops work on (a loop's `scope:`), so that two loops
-// whose scopes overlap do not run at once — the original's LockManager, in the same files.
-// A run's claim is written into its journal's `NAME.lock` (the file loop_journal holds an
-// flock() on while it is open) as `{"loop_name","scope","pid","started_at"}`; an empty
-// scope claims the working directory (the whole project). Claims are made one at a time
-// under an flock() of `DIR/.acquire.lock`, so two loops started together cannot both
-// claim overlapping paths. A claim is released (the file emptied) when the journal closes;
-// the claim of a process that is gone (journal_process_alive() with its `started_at`) is
-// stale and ignored. Lock files are never removed: a run may be about to lock one.
+LITTLE_LOOPS_NAMESPACE_BEGIN
 
 /// A running loop's claim (see above).
 struct scope_claim {
@@ -1084,17 +1641,32 @@ inline bool scopes_overlap(const std::vector<std::string>& a, const std::vector<
   return false;
 }
 
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_SCOPE_HPP
+// end of <little_loops/journal/scope.hpp>
+
+#include <fmt/format.h>
+
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
 namespace detail {
 
 /// Claims larger than this are refused when made and skipped when read.
 inline constexpr std::size_t max_scope_claim_bytes = std::size_t{1} << 20;
-
-/// True when `path` names the open file `fd` (same device and inode).
-inline bool names_open_file(const std::filesystem::path& path, int fd) noexcept {
-  struct stat by_path {}, by_fd {};
-  return ::stat(path.c_str(), &by_path) == 0 && ::fstat(fd, &by_fd) == 0 &&
-         by_path.st_dev == by_fd.st_dev && by_path.st_ino == by_fd.st_ino;
-}
 
 /// A lock file's claim; nullopt when the file is empty (no claim, or a run that has not
 /// claimed yet), unreadable, too large, or not a claim.
@@ -1132,7 +1704,81 @@ inline std::optional<scope_claim> read_scope_claim(const std::filesystem::path& 
   return claim;
 }
 
+/// The scope's paths normalised (normalize_scope_path(); none: the working directory).
+/// errc::invalid_loop for a path with a NUL byte, or that is not UTF-8 (a claim is JSON
+/// text: such bytes would not read back as written).
+inline expected<std::vector<std::string>, little_loops::error> normalized_scope(const std::vector<std::string>& scope) {
+  std::vector<std::string> paths;
+  for (const auto& p : scope) {
+    if (p.find('\0') != std::string::npos)
+      return unexpected(little_loops::error{errc::invalid_loop, "a scope path holds a NUL byte", "scope"});
+    if (!is_valid_utf8(p))
+      return unexpected(little_loops::error{errc::invalid_loop, "a scope path is not valid UTF-8", "scope"});
+    paths.push_back(normalize_scope_path(p));
+  }
+  if (paths.empty()) paths.push_back(normalize_scope_path("."));
+  return paths;
+}
+
+/// Takes the flock() of `DIR/.acquire.lock` (open as `fd`), under which claims are made
+/// one at a time, each in a few file reads: a holder that keeps it for ten seconds is
+/// stuck, not busy (errc::io_error then).
+inline expected<void, little_loops::error> wait_for_claims_lock(int fd, const std::filesystem::path& acquire) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return {};
+    if (errno != EWOULDBLOCK && errno != EINTR) return unexpected(journal_io_error(acquire, "cannot lock", errno));
+    if (std::chrono::steady_clock::now() >= give_up)
+      return unexpected(little_loops::error{errc::io_error, "another process has held the scope claims' lock for 10 s", acquire.string()});
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+/// Writes the claim of loop `name` on `paths` into its lock file (open as `lock_fd`).
+inline expected<void, little_loops::error> write_scope_claim(int lock_fd, const std::filesystem::path& lock,
+                                                             const std::string& name,
+                                                             const std::vector<std::string>& paths) {
+  const std::string text =
+      json{{"loop_name", name}, {"scope", paths}, {"pid", static_cast<long>(::getpid())}, {"started_at", journal_now()}}
+          .dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > max_scope_claim_bytes)
+    return unexpected(little_loops::error{
+        errc::invalid_loop,
+        fmt::format("the scope is too large to claim ({} bytes of paths; at most {})", text.size(), max_scope_claim_bytes),
+        "scope"});
+  if (::ftruncate(lock_fd, 0) != 0 || ::pwrite(lock_fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
+    return unexpected(journal_io_error(lock, "cannot write the scope claim", errno));
+  return {};
+}
+
 }  // namespace detail
+
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_SCOPE_CLAIMS_HPP
+// end of <little_loops/journal/detail/scope_claims.hpp>
+// #include <little_loops/journal/files.hpp> (already inlined above)
+// #include <little_loops/journal/scope.hpp> (already inlined above)
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+// Scope claims: which paths running loops work on (a loop's `scope:`), so that two loops
+// whose scopes overlap do not run at once — the original's LockManager, in the same files.
+// A run's claim is written into its journal's `NAME.lock` (the file loop_journal holds an
+// flock() on while it is open) as `{"loop_name","scope","pid","started_at"}`; an empty
+// scope claims the working directory (the whole project). Claims are made one at a time
+// under an flock() of `DIR/.acquire.lock`, so two loops started together cannot both
+// claim overlapping paths. A claim is released (the file emptied) when the journal closes;
+// the claim of a process that is gone (journal_process_alive() with its `started_at`) is
+// stale and ignored. Lock files are never removed: a run may be about to lock one.
 
 /// The claims of the live runs in `dir` (stale claims and files that hold none are
 /// skipped), except the one in `except` (a run's own lock file), in file-name order.
@@ -1165,139 +1811,56 @@ inline std::optional<scope_claim> find_scope_conflict(const std::filesystem::pat
   return std::nullopt;
 }
 
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_SCOPE_LOCK_HPP
+// end of <little_loops/journal/scope_lock.hpp>
+
+#include <fmt/format.h>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// How loop_journal::save() makes the state file survive a crash (see the file comment).
+enum class journal_sync {
+  every_save,  ///< temp file, fsync, rename, fsync of the directory, on the calling thread
+  background,  ///< one append to a checkpoint log on the calling thread; a thread syncs
+  none,        ///< temp file + rename: atomic against a crash of the process only
+};
+
 /// Appends one event line to the event log of `name` in `dir` with a single write(), for a
 /// process that does not hold the loop's journal (e.g. after loop_journal::close(), about
 /// what happened next). A line is never torn by other appenders (O_APPEND).
 inline expected<void, little_loops::error> append_journal_event(const std::filesystem::path& dir,
                                                                 std::string_view name, const json& event) {
   const auto path = journal_paths_for(dir, name).events;
-  const int fd = detail::open_cloexec(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW);
+  const int fd = detail::open_fd(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW).release();
   if (fd < 0) return unexpected(detail::journal_io_error(path, "cannot open event log", errno));
   const std::string line = event.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  const bool ok = detail::write_all(fd, line.data(), line.size());
+  const bool ok = detail::write_all(fd, line);
   const int err = errno;
   ::close(fd);
   if (!ok) return unexpected(detail::journal_io_error(path, "cannot write event log", err));
   return {};
 }
-
-namespace detail {
-
-/// The background half of journal_sync::background: writes the latest record to the state
-/// file durably (after fdatasync of the event log), coalescing records that arrive while
-/// it is busy or waiting out `interval` (a record is taken at least `interval` after the
-/// previous one was; flush() and the destructor do not wait for it).
-class journal_syncer {
- public:
-  using clock = std::chrono::steady_clock;
-  journal_syncer(std::filesystem::path target, int events_fd, clock::duration interval)
-      : target_(std::move(target)),
-        events_fd_(events_fd >= 0 ? ::fcntl(events_fd, F_DUPFD_CLOEXEC, 3) : -1),  // 3: see open_cloexec
-        interval_(interval),
-        thread_([this] { loop(); }) {}
-  journal_syncer(const journal_syncer&) = delete;
-  journal_syncer& operator=(const journal_syncer&) = delete;
-  ~journal_syncer() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();  // the loop writes the last submitted record before it returns
-    if (events_fd_ >= 0) ::close(events_fd_);
-  }
-
-  /// Queues record number `seq` (replacing a queued one the thread has not started on).
-  void submit(std::string text, std::uint64_t seq) {
-    bool asleep = false;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      pending_ = std::move(text);
-      submitted_ = seq;
-      asleep = asleep_;
-    }
-    // A busy thread, or one waiting out the interval, takes the newest record when it is
-    // done: no wake-up (a futex call on the loop's path between two actions) is needed.
-    if (asleep) wake_.notify_one();
-  }
-
-  /// The newest record number the state file durably holds (0: none yet).
-  [[nodiscard]] std::uint64_t durable() const noexcept { return durable_.load(std::memory_order_acquire); }
-
-  /// Waits until everything submitted so far is written; returns (and clears) the last
-  /// failure of the background writes.
-  expected<void, little_loops::error> flush() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (finished_ != submitted_) {
-      ++flushing_;  // no waiting out the interval now
-      wake_.notify_one();
-      done_.wait(lock, [&] { return finished_ == submitted_; });
-      --flushing_;
-    }
-    if (failure_) {
-      little_loops::error e = std::move(*failure_);
-      failure_.reset();
-      return unexpected(std::move(e));
-    }
-    return {};
-  }
-
- private:
-  void loop() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    clock::time_point next_take{};
-    for (;;) {
-      // Within the interval since the last write, the thread waits it out whether or not a
-      // record is pending: records that arrive meanwhile need no wake-up, and a fast loop
-      // costs one (timer) wake-up per interval. Past it, with nothing pending, it sleeps
-      // until a save wakes it.
-      if (!stopping_ && flushing_ == 0 && clock::now() < next_take) {
-        wake_.wait_until(lock, next_take);
-        continue;
-      }
-      if (taken_ == submitted_) {
-        if (stopping_) return;
-        asleep_ = true;
-        wake_.wait(lock);
-        asleep_ = false;
-        continue;
-      }
-      next_take = clock::now() + interval_;
-      std::string text = std::move(pending_);
-      pending_.clear();
-      const std::uint64_t seq = submitted_;
-      taken_ = seq;
-      lock.unlock();
-      // The event log first, so that the durable state never runs ahead of the history.
-      if (events_fd_ >= 0) ::fdatasync(events_fd_);
-      auto written = write_file_atomic(target_, text, true);
-      if (written) durable_.store(seq, std::memory_order_release);
-      lock.lock();
-      if (!written) failure_ = std::move(written.error());
-      finished_ = seq;
-      done_.notify_all();
-    }
-  }
-
-  std::filesystem::path target_;
-  int events_fd_;
-  clock::duration interval_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::condition_variable done_;
-  std::string pending_;
-  std::uint64_t submitted_ = 0;  // the newest record submitted
-  std::uint64_t taken_ = 0;      // the newest record the thread has started on
-  std::uint64_t finished_ = 0;   // the newest record written (or failed)
-  std::atomic<std::uint64_t> durable_{0};
-  std::optional<little_loops::error> failure_;
-  bool stopping_ = false;
-  int flushing_ = 0;     // callers waiting in flush()
-  bool asleep_ = false;  // the thread waits on wake_ for a record (guarded by mutex_)
-  std::thread thread_;  // last: started once every other member is ready
-};
-
-}  // namespace detail
 
 /// The writer side of one loop's journal.
 class loop_journal {
@@ -1421,13 +1984,13 @@ class loop_journal {
       // A crash may have cut the last line: terminate it so the next event starts clean.
       struct stat st;
       if (::fstat(events_fd_, &st) == 0 && st.st_size > 0) {
-        const int rfd = detail::open_cloexec(paths_.events.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+        const int rfd = detail::open_fd(paths_.events.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).release();
         char last = '\n';
         if (rfd >= 0) {
           if (::pread(rfd, &last, 1, st.st_size - 1) != 1) last = '\n';
           ::close(rfd);
         }
-        if (last != '\n') (void)detail::write_all(events_fd_, "\n", 1);
+        if (last != '\n') (void)detail::write_all(events_fd_, "\n");
       }
     }
     clear_stop_request();
@@ -1598,47 +2161,21 @@ class loop_journal {
   /// second); release_scope() or the destructor drops the claim.
   expected<std::optional<scope_claim>, little_loops::error> claim_scope(const std::vector<std::string>& scope) {
     if (auto locked = take_lock(); !locked) return unexpected(std::move(locked.error()));
-    std::vector<std::string> paths;
-    for (const auto& p : scope) {
-      if (p.find('\0') != std::string::npos)
-        return unexpected(little_loops::error{errc::invalid_loop, "a scope path holds a NUL byte", "scope"});
-      // (A claim is JSON text: bytes that are not UTF-8 would not read back as written.)
-      if (!detail::is_valid_utf8(p))
-        return unexpected(little_loops::error{errc::invalid_loop, "a scope path is not valid UTF-8", "scope"});
-      paths.push_back(normalize_scope_path(p));
-    }
-    if (paths.empty()) paths.push_back(normalize_scope_path("."));
+    auto paths = detail::normalized_scope(scope);
+    if (!paths) return unexpected(std::move(paths.error()));
     const std::filesystem::path acquire = dir_ / ".acquire.lock";
-    const int fd = detail::open_cloexec(acquire.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW);
+    const int fd = detail::open_fd(acquire.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW).release();
     if (fd < 0) return unexpected(detail::journal_io_error(acquire, "cannot open lock file", errno));
     struct closer {
       int fd;
       ~closer() { ::close(fd); }  // releases the flock
     } close_acquire{fd};
-    // Claims are made one at a time, each in a few file reads: a holder that keeps the lock
-    // for ten seconds is stuck, not busy.
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    for (;;) {
-      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) break;
-      if (errno != EWOULDBLOCK && errno != EINTR)
-        return unexpected(detail::journal_io_error(acquire, "cannot lock", errno));
-      if (std::chrono::steady_clock::now() >= give_up)
-        return unexpected(little_loops::error{errc::io_error, "another process has held the scope claims' lock for 10 s", acquire.string()});
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    if (auto held = detail::wait_for_claims_lock(fd, acquire); !held) return unexpected(std::move(held.error()));
     if (!detail::names_open_file(paths_.lock, lock_fd_))
       return unexpected(little_loops::error{errc::io_error, "the lock file was removed while this run held it", paths_.lock.string()});
-    if (auto conflict = find_scope_conflict(dir_, paths, paths_.lock)) return conflict;
-    const std::string text =
-        json{{"loop_name", name_}, {"scope", paths}, {"pid", static_cast<long>(::getpid())}, {"started_at", journal_now()}}
-            .dump(-1, ' ', false, json::error_handler_t::replace);
-    if (text.size() > detail::max_scope_claim_bytes)
-      return unexpected(little_loops::error{errc::invalid_loop,
-                                            fmt::format("the scope is too large to claim ({} bytes of paths; at most {})",
-                                                        text.size(), detail::max_scope_claim_bytes),
-                                            "scope"});
-    if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
-      return unexpected(detail::journal_io_error(paths_.lock, "cannot write the scope claim", errno));
+    if (auto conflict = find_scope_conflict(dir_, *paths, paths_.lock)) return conflict;
+    if (auto written = detail::write_scope_claim(lock_fd_, paths_.lock, name_, *paths); !written)
+      return unexpected(std::move(written.error()));
     scope_claimed_ = true;
     return std::optional<scope_claim>{};
   }
@@ -1669,7 +2206,7 @@ class loop_journal {
       current_log_ = other;
     }
     log_state& log = log_info_[current_log_];
-    if (!detail::write_all(logs_[current_log_], text.data(), text.size()))
+    if (!detail::write_all(logs_[current_log_], text))
       return unexpected(detail::journal_io_error(paths_.checkpoints[current_log_], "cannot append checkpoint", errno));
     log.size += text.size();
     log.last_seq = seq;
@@ -1693,7 +2230,7 @@ class loop_journal {
 
   void write_pending_events() noexcept {
     if (pending_events_.empty()) return;
-    if (events_fd_ >= 0) (void)detail::write_all(events_fd_, pending_events_.data(), pending_events_.size());
+    if (events_fd_ >= 0) (void)detail::write_all(events_fd_, pending_events_);
     pending_events_.clear();
   }
 
@@ -1729,41 +2266,10 @@ class loop_journal {
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     if (ec) return unexpected(little_loops::error{errc::io_error, "cannot create journal directory: " + ec.message(), dir_.string()});
-    // The lock file is written (the scope claim): never through a symlink or into a file
-    // with other names. Locked, it must still be the file the path names (the original's
-    // tools remove lock files they take for stale; a run holding a removed one would not
-    // keep a second run out); a claim it holds is then a dead run's (the lock proves it).
-    for (int attempt = 0;; ++attempt) {
-      const int fd = detail::open_cloexec(paths_.lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW);
-      if (fd < 0)
-        return unexpected(detail::journal_io_error(paths_.lock, errno == ELOOP ? "the lock file is a symbolic link" : "cannot open lock file", errno));
-      struct stat st {};
-      if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
-        ::close(fd);
-        return unexpected(little_loops::error{errc::io_error, "the lock file is not a regular file with one name", paths_.lock.string()});
-      }
-      int rc;
-      do {
-        rc = ::flock(fd, LOCK_EX | LOCK_NB);
-      } while (rc != 0 && errno == EINTR);
-      if (rc != 0) {
-        const int err = errno;
-        ::close(fd);
-        if (err == EWOULDBLOCK)
-          return unexpected(little_loops::error{
-              errc::io_error, "the loop is already running: another process holds its journal",
-              paths_.lock.string()});
-        return unexpected(detail::journal_io_error(paths_.lock, "cannot lock", err));
-      }
-      if (!detail::names_open_file(paths_.lock, fd)) {
-        ::close(fd);
-        if (attempt < 8) continue;  // removed or replaced meanwhile: lock the file there now
-        return unexpected(little_loops::error{errc::io_error, "the lock file keeps being replaced", paths_.lock.string()});
-      }
-      if (st.st_size != 0) (void)::ftruncate(fd, 0);
-      lock_fd_ = fd;
-      return {};
-    }
+    auto fd = detail::lock_journal_file(paths_.lock);
+    if (!fd) return unexpected(std::move(fd.error()));
+    lock_fd_ = *fd;
+    return {};
   }
 
   void close_logs() noexcept {
@@ -1793,6 +2299,15 @@ class loop_journal {
   std::optional<little_loops::error> deferred_failure_;  // of a hand-over in flush_events()
   std::unique_ptr<detail::journal_syncer> syncer_;
 };
+
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_WRITER_HPP
+// end of <little_loops/journal/writer.hpp>
+
+#include <utility>
+#include <variant>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
 
 /// An EventSink that appends every event (seed-002 JSON) to a journal's event log and then
 /// forwards it to `Next` (e.g. a progress display). Lines are buffered and written with one
@@ -1825,55 +2340,216 @@ class journal_event_sink {
   Next next_;
 };
 
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_EVENT_SINK_HPP
+// end of <little_loops/journal/event_sink.hpp>
+// #include <little_loops/journal/files.hpp> (already inlined above)
+// #include <little_loops/journal/reader.hpp> (already inlined above)
+// #include <little_loops/journal/record.hpp> (already inlined above)
+// #include <little_loops/journal/run_journaled.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_RUN_JOURNALED_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_RUN_JOURNALED_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/executor.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/snapshot.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/journal/detail/run_record.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_RUN_RECORD_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_RUN_RECORD_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/executor.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/snapshot.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/journal/record.hpp> (already inlined above)
+// #include <little_loops/journal/status.hpp> (already inlined above)
+// #include <little_loops/journal/writer.hpp> (already inlined above)
+
+#include <chrono>
+#include <string>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+namespace detail {
+
+/// `record` at the executor's state boundary `s`, status `running`.
+inline void record_boundary(journal_record& record, const snapshot_view& s) {
+  record.iteration = s.iteration;
+  record.current_state = s.current_state;
+  if (record.started_at.empty()) record.started_at = s.started_at;
+  record.status = std::string(journal_status::running);
+}
+
+/// `record` at the end of a run: its status (journal_status_for()), where it stopped, its
+/// captured values and the resumable snapshot (null after a terminal or a terminated handoff).
+inline void record_result(journal_record& record, const execution_result& result) {
+  record.iteration = result.iterations;
+  record.current_state = result.snapshot ? result.snapshot->current_state : result.final_state;
+  record.captured = captured_to_json(result.captured);
+  record.accumulated_ms = result.duration_ms;
+  record.status = std::string(journal_status_for(result));
+  const bool keeps_snapshot = result.snapshot && record.status != journal_status::terminated;
+  record.snapshot = keeps_snapshot ? to_json(*result.snapshot) : json(nullptr);
+}
+
+/// Whether a stop was requested through the journal's stop file, looked for at most every
+/// 10 ms (a stat() per step would be on the path between two actions; a stop request is a
+/// human-scale event).
+class stop_file_poll {
+ public:
+  bool requested(const loop_journal& journal) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_check_) return false;
+    next_check_ = now + std::chrono::milliseconds(10);
+    return journal.stop_requested();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point next_check_{};
+};
+
+}  // namespace detail
+
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_DETAIL_RUN_RECORD_HPP
+// end of <little_loops/journal/detail/run_record.hpp>
+// #include <little_loops/journal/record.hpp> (already inlined above)
+// #include <little_loops/journal/status.hpp> (already inlined above)
+// #include <little_loops/journal/writer.hpp> (already inlined above)
+
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// What a host adds to run_journaled(); every member may be left empty.
+struct journaled_run_hooks {
+  /// Called once the first state boundary is saved, before the first step (e.g. to print a
+  /// header, or to install signal handlers for the steps).
+  std::function<void()> started;
+  /// Called once the executor has stopped, with the final record filled in (status,
+  /// iteration, current state, captured values) but not yet saved: e.g. to add how the run
+  /// ended to `record.extra`, or to set the journal's `sync` for the final save.
+  std::function<void(const execution_result&, journal_record&)> finished;
+  /// Called with every journal write failure, as it happens (failures never stop the run).
+  std::function<void(const little_loops::error&)> write_failed;
+};
+
 /// Runs `executor` to the end, saving `record` (status `running`, snapshot, iteration,
 /// current state) atomically after every state boundary, and the final status (see
-/// journal_status_for) with the resumable snapshot (null after a terminal or a terminated handoff) at the end,
-/// which is durable when it returns (journal.flush()). A stop file (request_stop(); looked for
-/// at a boundary at most every 10 ms) or `stop` stops the run at the next boundary, like a
-/// cancellation. Journal write failures do not stop the run; the last one is returned in
+/// journal_status_for) with the resumable snapshot (null after a terminal or a terminated
+/// handoff) at the end, which is durable when it returns (journal.flush()). A stop file
+/// (request_stop(); looked for at a boundary at most every 10 ms) or `stop` stops the run at
+/// the next boundary, like a cancellation. `hooks` let a host act when the run has started
+/// and when it has ended, and hear of journal write failures (which do not stop the run).
+template <class Executor>
+const execution_result& run_journaled(Executor& executor, loop_journal& journal,
+                                      journal_record& record, std::stop_token stop,
+                                      const journaled_run_hooks& hooks) {
+  std::stop_callback forward(stop, [&executor]() noexcept { executor.request_stop(); });
+  record.pid = static_cast<long>(::getpid());  // once: getpid() is a system call
+  record.captured = json();  // the snapshots hold them until the end
+  const auto report = [&](const expected<void, little_loops::error>& written) {
+    if (!written && hooks.write_failed) hooks.write_failed(written.error());
+  };
+  const auto boundary = [&] {
+    const snapshot_view s = executor.snapshot_view();
+    detail::record_boundary(record, s);
+    report(journal.save(record, s));
+  };
+  boundary();
+  if (hooks.started) hooks.started();
+  detail::stop_file_poll stop_file;
+  while (executor.step()) {
+    boundary();
+    if (stop_file.requested(journal)) executor.request_stop();
+  }
+  const execution_result& result = executor.result();
+  detail::record_result(record, result);
+  if (hooks.finished) hooks.finished(result, record);
+  report(journal.save(record));
+  report(journal.flush());
+  journal.clear_stop_request();
+  return result;
+}
+
+/// run_journaled() without hooks: the last journal write failure, if any, is returned in
 /// `*write_error` when given.
 template <class Executor>
 const execution_result& run_journaled(Executor& executor, loop_journal& journal,
                                       journal_record& record, std::stop_token stop = {},
                                       std::optional<little_loops::error>* write_error = nullptr) {
-  std::stop_callback forward(stop, [&executor]() noexcept { executor.request_stop(); });
-  record.pid = static_cast<long>(::getpid());  // once: getpid() is a system call
-  record.captured = json();  // the snapshots hold them until the end
-  auto save = [&](std::string_view status, json snap) {
-    record.status = std::string(status);
-    record.snapshot = std::move(snap);
-    if (auto r = journal.save(record); !r && write_error != nullptr) *write_error = r.error();
-  };
-  auto boundary = [&]() {
-    const little_loops::snapshot_view s = executor.snapshot_view();
-    record.iteration = s.iteration;
-    record.current_state = s.current_state;
-    if (record.started_at.empty()) record.started_at = s.started_at;
-    record.status = std::string(journal_status::running);
-    if (auto r = journal.save(record, s); !r && write_error != nullptr) *write_error = r.error();
-  };
-  boundary();
-  // The stop file is looked for at a boundary at most every 10 ms (a stat() per step would
-  // be on the path between two actions; a stop request is a human-scale event).
-  using stop_clock = std::chrono::steady_clock;
-  stop_clock::time_point next_stop_check{};
-  while (executor.step()) {
-    boundary();
-    if (const auto now = stop_clock::now(); now >= next_stop_check) {
-      next_stop_check = now + std::chrono::milliseconds(10);
-      if (journal.stop_requested()) executor.request_stop();
-    }
-  }
-  const execution_result& result = executor.result();
-  record.iteration = result.iterations;
-  record.current_state = result.snapshot ? result.snapshot->current_state : result.final_state;
-  record.captured = detail::captured_to_json(result.captured);
-  record.accumulated_ms = result.duration_ms;
-  const std::string_view status = journal_status_for(result);
-  save(status, result.snapshot && status != journal_status::terminated ? to_json(*result.snapshot) : json(nullptr));
-  if (auto r = journal.flush(); !r && write_error != nullptr) *write_error = r.error();
-  journal.clear_stop_request();
-  return result;
+  journaled_run_hooks hooks;
+  if (write_error != nullptr)
+    hooks.write_failed = [write_error](const little_loops::error& e) { *write_error = e; };
+  return run_journaled(executor, journal, record, std::move(stop), hooks);
 }
 
 LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_RUN_JOURNALED_HPP
+// end of <little_loops/journal/run_journaled.hpp>
+// #include <little_loops/journal/scope.hpp> (already inlined above)
+// #include <little_loops/journal/scope_lock.hpp> (already inlined above)
+// #include <little_loops/journal/status.hpp> (already inlined above)
+// #include <little_loops/journal/stop_file.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_JOURNAL_STOP_FILE_HPP
+#define LITTLE_LOOPS_AMALGAMATED_JOURNAL_STOP_FILE_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/journal/files.hpp> (already inlined above)
+// #include <little_loops/journal/reader.hpp> (already inlined above)
+// #include <little_loops/journal/record.hpp> (already inlined above)
+// #include <little_loops/journal/status.hpp> (already inlined above)
+
+#include <signal.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// What request_stop() did.
+struct stop_outcome {
+  bool stop_file_written = false;  ///< `DIR/NAME.stop` now exists
+  bool signalled = false;          ///< SIGTERM was sent to the recorded pid
+  long pid = 0;
+};
+
+/// Asks a running loop to stop: writes `DIR/NAME.stop` (a journaled run checks it at every
+/// state boundary) and, when the record says `running` and its process is alive, sends it
+/// SIGTERM (a host like ll-loop then stops the action's process group and journals the run
+/// as interrupted). errc::io_error when there is no journal or the stop file cannot be
+/// written.
+inline expected<stop_outcome, little_loops::error> request_stop(const std::filesystem::path& dir,
+                                                                std::string_view name,
+                                                                bool send_signal = true) {
+  auto record = load_journal_summary(dir, name);
+  if (!record) return unexpected(std::move(record.error()));
+  if (!record->has_value())
+    return unexpected(little_loops::error{errc::io_error, "no journal for this loop",
+                                          journal_paths_for(dir, name).state.string()});
+  stop_outcome outcome;
+  auto written = write_file_atomic(journal_paths_for(dir, name).stop, journal_now() + "\n", false);
+  if (!written) return unexpected(std::move(written.error()));
+  outcome.stop_file_written = true;
+  const journal_record& r = **record;
+  outcome.pid = r.pid;
+  if (send_signal && r.status == journal_status::running && r.pid > 0 && r.pid != ::getpid() &&
+      journal_process_alive(r.pid, r.updated_at))
+    outcome.signalled = ::kill(static_cast<pid_t>(r.pid), SIGTERM) == 0;
+  return outcome;
+}
+
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_JOURNAL_STOP_FILE_HPP
+// end of <little_loops/journal/stop_file.hpp>
+// #include <little_loops/journal/writer.hpp> (already inlined above)

@@ -7,84 +7,15 @@
 
 // Opt-in adapter (CMake target little_loops::yaml, needs yaml-cpp); fsm.hpp never includes it.
 
+#include <little_loops/document.hpp>
+// #include <little_loops/yaml/limits.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_YAML_LIMITS_HPP
+#define LITTLE_LOOPS_AMALGAMATED_YAML_LIMITS_HPP
 #include <little_loops/fsm.hpp>
-// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
-// #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
-// #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
-// #include <little_loops/paradigms.hpp> (in <little_loops/fsm.hpp>)
-// #include <little_loops/schema.hpp> (in <little_loops/fsm.hpp>)
-// #include <little_loops/detail/strings.hpp> (in <little_loops/fsm.hpp>)
 
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/exceptions.h>
-#include <yaml-cpp/mark.h>
-#include <yaml-cpp/parser.h>
-
-#include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <cstddef>
-#include <cstdint>
-#include <exception>
-#include <filesystem>
-#include <fstream>
-#include <limits>
-#include <optional>
-#include <sstream>
-#include <string>
-#include <string_view>
-#include <system_error>
-#include <unordered_map>
-#include <unordered_set>
-#include <utility>
-#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
-
-/// A position in a source file; line and column are 1-based.
-struct source_location {
-  std::string file;
-  int line = 0;
-  int column = 0;
-
-  friend bool operator==(const source_location&, const source_location&) = default;
-};
-
-/// Where each value of a loaded document came from: document path (the dotted form used
-/// by diagnostics, e.g. `states.fix.evaluate.operator`, `scope[0]`) → line and column. For
-/// a mapping member the position is its key's; for a list item and the root, the value's.
-class yaml_source_map {
- public:
-  /// The file name used in positions (as given to the loader).
-  [[nodiscard]] const std::string& file_name() const noexcept { return file_; }
-  void set_file_name(std::string name) { file_ = std::move(name); }
-
-  /// Records the (1-based) position of `path`; the first record of a path is kept.
-  void add(std::string path, int line, int column) {
-    marks_.try_emplace(std::move(path), line, column);
-  }
-
-  /// The position of `path`, or of its nearest recorded ancestor (a diagnostic about a
-  /// missing key points at the object that lacks it). nullopt when nothing is recorded.
-  [[nodiscard]] std::optional<source_location> locate(std::string_view path) const {
-    std::string key(path);
-    for (;;) {
-      if (const auto it = marks_.find(key); it != marks_.end())
-        return source_location{file_, it->second.first, it->second.second};
-      if (key.empty()) return std::nullopt;
-      const auto cut = key.find_last_of(".[");
-      key.resize(cut == std::string::npos ? 0 : cut);
-    }
-  }
-
-  /// Number of recorded paths.
-  [[nodiscard]] std::size_t size() const noexcept { return marks_.size(); }
-  void clear() noexcept { marks_.clear(); }
-
- private:
-  std::string file_;
-  std::unordered_map<std::string, std::pair<int, int>> marks_;
-};
 
 /// Limits that keep hostile documents from exhausting the stack or memory.
 struct yaml_limits {
@@ -92,39 +23,52 @@ struct yaml_limits {
   std::size_t max_nodes = 1'000'000;  ///< values after alias expansion ("billion laughs")
 };
 
-/// `file:line:col: error: path: message` (the position of `d.path` looked up in `map`);
-/// without a position, `file: error: path: message`; without a map, to_string(d).
-inline std::string format_diagnostic(const diagnostic& d, const yaml_source_map* map) {
-  if (map == nullptr) return to_string(d);
-  if (const auto at = map->locate(d.path))
-    return fmt::format("{}:{}:{}: {}", at->file, at->line, at->column, to_string(d));
-  if (map->file_name().empty()) return to_string(d);
-  return fmt::format("{}: {}", map->file_name(), to_string(d));
-}
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_YAML_LIMITS_HPP
+// end of <little_loops/yaml/limits.hpp>
+// #include <little_loops/yaml/loader.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_YAML_LOADER_HPP
+#define LITTLE_LOOPS_AMALGAMATED_YAML_LOADER_HPP
+// Opt-in adapter (CMake target little_loops::yaml, needs yaml-cpp); fsm.hpp never includes it.
+// A load runs in stages, each once: parse (text → document with the position of each value:
+// yaml_to_json(), parse_json_document(), parse_document(); read_document() for a file), load
+// (document → validated fsm_loop: compile_paradigm(), which compiles a paradigm spec and
+// reads a loop document with load_loop(), validating once), then compile (compile_loop(),
+// make_executor()). load_loop_yaml() and load_loop_file() are the first two together.
 
-/// Prefixes `e.message` with the position of the error (its path, else its first error
-/// diagnostic's path) and sets `e.path` to the file name when it was empty. Diagnostics in
-/// `e.details` are left unchanged (format each with format_diagnostic()).
-inline error annotate_error(error e, const yaml_source_map& map) {
-  std::optional<source_location> at;
-  if (!e.path.empty()) at = map.locate(e.path);
-  if (!at)
-    for (const auto& d : e.details)
-      if (d.level == severity::error) {
-        at = map.locate(d.path);
-        break;
-      }
-  if (at)
-    e.message = fmt::format("{}:{}:{}: {}", at->file, at->line, at->column, e.message);
-  else if (!map.file_name().empty())
-    e.message = fmt::format("{}: {}", map.file_name(), e.message);
-  return e;
-}
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+#include <little_loops/document.hpp>
+// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/paradigms.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/schema.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/yaml/detail/event_builder.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_YAML_DETAIL_EVENT_BUILDER_HPP
+#define LITTLE_LOOPS_AMALGAMATED_YAML_DETAIL_EVENT_BUILDER_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+#include <little_loops/document.hpp>
+// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/schema.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/detail/strings.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/yaml/detail/scalars.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_YAML_DETAIL_SCALARS_HPP
+#define LITTLE_LOOPS_AMALGAMATED_YAML_DETAIL_SCALARS_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
 
 namespace detail {
-
-/// Thrown inside the YAML event handler to stop parsing (depth or size limit, complex key).
-struct yaml_abort {};
 
 inline constexpr std::string_view yaml_tag_prefix = "tag:yaml.org,2002:";
 
@@ -157,6 +101,39 @@ inline bool sexagesimal_tail(std::string_view rest) {
     rest.remove_prefix(n);
   }
   return true;
+}
+
+/// The value of base-60 digits without underscores (`1:30` → 90).
+inline double sexagesimal_value(const std::string& clean) {
+  double value = 0;
+  std::size_t start = 0;
+  while (start <= clean.size()) {
+    const auto end = clean.find(':', start);
+    value = value * 60 + std::stod(clean.substr(start, end == std::string::npos ? end : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return value;
+}
+
+/// A decimal float `clean` (`digits.digits[e±digits]`, `exponent` its `±digits` part) that
+/// from_chars finds out of range: too large (infinity, as Python's float() gives) or too
+/// small (0.0), as the decimal exponent of its first significant digit says.
+inline double out_of_range_float(const std::string& clean, std::string_view exponent) {
+  const std::string_view mantissa(clean.data(), clean.find_first_of("eE") == std::string::npos
+                                                    ? clean.size()
+                                                    : clean.find_first_of("eE"));
+  const std::size_t point = mantissa.find('.');
+  const std::size_t first = mantissa.find_first_of("123456789");
+  long long magnitude = first == std::string_view::npos ? 0
+                        : first < point ? static_cast<long long>(point - first)
+                                        : -static_cast<long long>(first - point - 1);
+  if (!exponent.empty()) {
+    long long e = 0;
+    for (char c : exponent.substr(1)) e = std::min(e * 10 + (c - '0'), 100000LL);
+    magnitude += exponent[0] == '-' ? -e : e;
+  }
+  return magnitude > 0 ? std::numeric_limits<double>::infinity() : 0.0;
 }
 
 /// A PyYAML (YAML 1.1) int: `[-+]?0b[01_]+`, `[-+]?0[0-7_]+`, `[-+]?(0|[1-9][0-9_]*)`,
@@ -193,16 +170,7 @@ inline std::optional<json> yaml11_int(std::string_view text) {
       // base 60: 1:30 == 90
       if (!all_of_chars(body.substr(0, colon), "0123456789_") || !sexagesimal_tail(body.substr(colon)))
         return std::nullopt;
-      double value = 0;
-      std::string clean = strip_underscores(body);
-      std::size_t start = 0;
-      while (start <= clean.size()) {
-        const auto end = clean.find(':', start);
-        const std::string part = clean.substr(start, end == std::string::npos ? end : end - start);
-        value = value * 60 + std::stod(part);
-        if (end == std::string::npos) break;
-        start = end + 1;
-      }
+      const double value = sexagesimal_value(strip_underscores(body));
       if (value <= 9.0e15) {
         const auto whole = static_cast<std::int64_t>(value);
         return json(negative ? -whole : whole);
@@ -278,15 +246,7 @@ inline std::optional<json> yaml11_float(std::string_view text) {
         !all_of_chars(int_part.substr(0, colon), "0123456789_") ||
         !sexagesimal_tail(int_part.substr(colon)))
       return std::nullopt;
-    double value = 0;
-    const std::string clean = strip_underscores(int_part);
-    std::size_t start = 0;
-    while (start <= clean.size()) {
-      const auto end = clean.find(':', start);
-      value = value * 60 + std::stod(clean.substr(start, end == std::string::npos ? end : end - start));
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
+    double value = sexagesimal_value(strip_underscores(int_part));
     const std::string fraction = "0." + strip_underscores(frac);
     double f = 0;
     std::from_chars(fraction.data(), fraction.data() + fraction.size(), f);
@@ -307,22 +267,7 @@ inline std::optional<json> yaml11_float(std::string_view text) {
   double value = 0;
   const auto [end, ec] = std::from_chars(clean.data(), clean.data() + clean.size(), value);
   if (ec == std::errc::result_out_of_range) {
-    // Too large (infinity, as Python's float() gives) or too small (0.0): the decimal
-    // exponent of the first significant digit says which.
-    const std::string_view mantissa(clean.data(), clean.find_first_of("eE") == std::string::npos
-                                                      ? clean.size()
-                                                      : clean.find_first_of("eE"));
-    const std::size_t point = mantissa.find('.');
-    const std::size_t first = mantissa.find_first_of("123456789");
-    long long magnitude = first == std::string_view::npos ? 0
-                          : first < point ? static_cast<long long>(point - first)
-                                          : -static_cast<long long>(first - point - 1);
-    if (!exponent.empty()) {
-      long long e = 0;
-      for (char c : exponent.substr(1)) e = std::min(e * 10 + (c - '0'), 100000LL);
-      magnitude += exponent[0] == '-' ? -e : e;
-    }
-    value = magnitude > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+    value = out_of_range_float(clean, exponent);
   } else if (ec != std::errc() || end != clean.data() + clean.size()) {
     return std::nullopt;
   }
@@ -354,8 +299,29 @@ inline json resolve_plain_scalar(const std::string& text) {
   return json(text);
 }
 
-/// Builds a json value from yaml-cpp parser events without recursion, recording positions
-/// and diagnostics.
+}  // namespace detail
+
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_YAML_DETAIL_SCALARS_HPP
+// end of <little_loops/yaml/detail/scalars.hpp>
+// #include <little_loops/yaml/detail/source_text.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_YAML_DETAIL_SOURCE_TEXT_HPP
+#define LITTLE_LOOPS_AMALGAMATED_YAML_DETAIL_SOURCE_TEXT_HPP
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/detail/strings.hpp> (in <little_loops/fsm.hpp>)
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+namespace detail {
+
 // yaml-cpp writes the escapes `\N` and `\_` of a double-quoted scalar as the single bytes
 // 0x85 and 0xA0 instead of the UTF-8 of U+0085 and U+00A0 (its other escapes are UTF-8).
 // In a source that is well-formed UTF-8 such a lone byte can only come from those escapes:
@@ -486,9 +452,36 @@ inline std::pair<std::size_t, std::size_t> line_and_column(std::string_view text
   return {line, column};
 }
 
+}  // namespace detail
+
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_YAML_DETAIL_SOURCE_TEXT_HPP
+// end of <little_loops/yaml/detail/source_text.hpp>
+// #include <little_loops/yaml/limits.hpp> (already inlined above)
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/mark.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+namespace detail {
+
+/// Thrown inside the YAML event handler to stop parsing (depth or size limit, complex key).
+struct yaml_abort {};
+
+/// Builds a json value from yaml-cpp parser events without recursion, recording positions
+/// and diagnostics.
 class yaml_json_builder final : public YAML::EventHandler {
  public:
-  yaml_json_builder(yaml_source_map* map, const yaml_limits& limits, bool utf8_source = false,
+  yaml_json_builder(source_map* map, const yaml_limits& limits, bool utf8_source = false,
                     std::string_view source = {})
       : map_(map), limits_(limits), utf8_source_(utf8_source), source_(source) {}
 
@@ -621,7 +614,7 @@ class yaml_json_builder final : public YAML::EventHandler {
     std::string path;
     YAML::anchor_t anchor = 0;
     std::size_t nodes = 1;
-    std::unordered_set<std::string> keys;
+    std::unordered_set<std::string> keys;  // filled once the mapping is large (seen_key())
     std::vector<json> merges;  // `<<` sources, in document order
   };
   struct anchored {
@@ -629,7 +622,7 @@ class yaml_json_builder final : public YAML::EventHandler {
     std::size_t nodes = 1;
   };
 
-  yaml_source_map* map_;
+  source_map* map_;
   yaml_limits limits_;
   bool utf8_source_ = false;  // the source is well-formed UTF-8 (see reencode_yaml_escapes)
   std::string_view source_;   // the text, when its byte offsets are yaml-cpp's positions
@@ -734,13 +727,29 @@ class yaml_json_builder final : public YAML::EventHandler {
     top.key_is_merge = plain && text == "<<";
     if (top.key_is_merge) return;
     const std::string path = member_path(top.path, text);
-    top.key_is_duplicate = !top.keys.insert(text).second;
+    top.key_is_duplicate = seen_key(top, text);
     if (top.key_is_duplicate)
       diag(path, mark, "duplicate-key",
            "duplicate key " + quote_excerpt(text) + ": a key may appear only once in a mapping");
     else
       record(path, mark);
     top.key = std::move(text);
+  }
+
+  // Whether `text` is a key of `top` already (and notes it when not). Keys whose value was
+  // attached are in the mapping; a small mapping is searched, a large one gets a hash set, so
+  // the common mapping of a few keys costs no allocation and a huge one stays O(n).
+  static bool seen_key(frame& top, const std::string& text) {
+    static constexpr std::size_t search_limit = 16;
+    const auto& members = top.value.get_ref<const json::object_t&>();
+    if (top.keys.empty() && members.size() < search_limit) {
+      for (const auto& member : members)
+        if (member.first == text) return true;
+      return false;
+    }
+    if (top.keys.empty())
+      for (const auto& member : members) top.keys.insert(member.first);
+    return !top.keys.insert(text).second;
   }
 
   // The path of the value that starts now; records positions of list items and the root.
@@ -887,7 +896,25 @@ inline error yaml_error(std::string message, std::string_view file_name, diagnos
 
 }  // namespace detail
 
-/// Converts YAML text (one document) to JSON the way PyYAML's safe_load reads it: key order
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_YAML_DETAIL_EVENT_BUILDER_HPP
+// end of <little_loops/yaml/detail/event_builder.hpp>
+// #include <little_loops/yaml/limits.hpp> (already inlined above)
+
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/parser.h>
+
+#include <exception>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// The position map filled by the YAML reader (the same type as for JSON).
+using yaml_source_map = source_map;
+
 /// kept; plain scalars resolved by YAML 1.1 rules (`true/false/yes/no/on/off` → bool, ints
 /// incl. `0x`, `0o`-style `017`, `0b`, `_` separators and base 60, floats with a dot,
 /// `~`/`null`/empty → null; timestamps stay strings); quoted and block scalars are strings;
@@ -898,7 +925,7 @@ inline error yaml_error(std::string message, std::string_view file_name, diagnos
 /// "(line L, column C)" in the message). Syntax errors give `file:line:col: message`.
 /// Never throws. An empty document is `null`. Positions go to `*map` when given.
 inline expected<json, error> yaml_to_json(std::string_view text, std::string_view file_name = "<yaml>",
-                                          yaml_source_map* map = nullptr,
+                                          source_map* map = nullptr,
                                           const yaml_limits& limits = {}) {
   if (map != nullptr) {
     map->clear();
@@ -958,96 +985,36 @@ inline expected<json, error> yaml_to_json(std::string_view text, std::string_vie
   return std::move(builder.root);
 }
 
-/// How a document file is read: by extension `.yaml`/`.yml` → YAML, `.json` → JSON; any
-/// other extension is JSON when its first non-blank character is `{`, else YAML.
-enum class document_format { yaml, json };
 
-/// Guesses the format of `path` (see document_format).
-inline document_format detect_document_format(const std::filesystem::path& path, std::string_view text) {
-  const std::string ext = path.extension().string();
-  if (ext == ".yaml" || ext == ".yml" || ext == ".YAML" || ext == ".YML") return document_format::yaml;
-  if (ext == ".json" || ext == ".JSON") return document_format::json;
-  const auto first = text.find_first_not_of(" \t\r\n");
-  return first != std::string_view::npos && text[first] == '{' ? document_format::json
-                                                               : document_format::yaml;
-}
-
-/// The largest document file read_text_file() reads: far above any loop (a 2,000-state loop
-/// is about 100 KB), far below what would exhaust memory while parsing.
-inline constexpr std::uintmax_t max_document_file_bytes = std::uintmax_t{64} << 20;
-
-/// Reads a whole regular file. errc::io_error (path = the file) when it does not exist, is
-/// not a regular file (a directory; a FIFO or device, whose reading may block or never
-/// end), is larger than max_document_file_bytes, or cannot be read.
-inline expected<std::string, error> read_text_file(const std::filesystem::path& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) {
-    return unexpected(error{errc::io_error,
-                            "cannot open file: " + (ec ? ec.message() : std::string("no such file")),
-                            path.string()});
-  }
-  if (fs::is_directory(st)) return unexpected(error{errc::io_error, "is a directory", path.string()});
-  if (!fs::is_regular_file(st))
-    return unexpected(error{errc::io_error, "not a regular file", path.string()});
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (!ec && size > max_document_file_bytes)
-    return unexpected(error{errc::io_error,
-                            fmt::format("file is larger than {} MiB ({} bytes)",
-                                        max_document_file_bytes >> 20, size),
-                            path.string()});
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return unexpected(error{errc::io_error, "cannot open file", path.string()});
-  // The size stat() gave, then 4 KiB reads to the end (procfs reports 0; a file may grow
-  // meanwhile), stopping as soon as the limit is passed.
-  std::string text(ec ? std::size_t{0} : static_cast<std::size_t>(size), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) return unexpected(error{errc::io_error, "cannot read file", path.string()});
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  char more[4096];
-  while (in && text.size() <= max_document_file_bytes) {
-    in.read(more, sizeof more);
-    text.append(more, static_cast<std::size_t>(in.gcount()));
-  }
-  if (in.bad()) return unexpected(error{errc::io_error, "cannot read file", path.string()});
-  if (text.size() > max_document_file_bytes)
-    return unexpected(error{errc::io_error,
-                            fmt::format("file is larger than {} MiB", max_document_file_bytes >> 20),
-                            path.string()});
-  return text;
-}
-
-/// Parses document text in `format`. JSON goes through the strict JSON reader
-/// (parse_json_text); positions for its paths are still recorded in `*map` (JSON is YAML).
-inline expected<json, error> parse_document_text(std::string_view text, document_format format,
-                                                 std::string_view file_name,
-                                                 yaml_source_map* map = nullptr) {
+/// Parses document text in `format`: YAML by yaml_to_json(), JSON by parse_json_document();
+/// positions go to `*map` when given.
+inline expected<json, error> parse_document(std::string_view text, document_format format,
+                                            std::string_view file_name, source_map* map = nullptr) {
   if (format == document_format::yaml) return yaml_to_json(text, file_name, map);
-  auto doc = parse_json_text(text);
-  if (map != nullptr) {
-    // Positions only; a JSON text YAML cannot read simply has none.
-    if (!yaml_to_json(text, file_name, map)) {
-      map->clear();
-      map->set_file_name(std::string(file_name));
-    }
-  }
-  if (!doc) {
-    error e = std::move(doc.error());
-    e.message = fmt::format("{}: {}", file_name, e.message);
-    if (e.path.empty()) e.path = std::string(file_name);
-    return unexpected(std::move(e));
-  }
-  return doc;
+  return parse_json_document(text, file_name, map);
 }
 
-/// Reads a YAML or JSON document file (see detect_document_format).
-inline expected<json, error> load_document_file(const std::filesystem::path& path,
-                                                yaml_source_map* map = nullptr) {
+/// Reads a YAML or JSON document file (read_text_file(), detect_document_format(),
+/// parse_document()).
+inline expected<json, error> read_document(const std::filesystem::path& path,
+                                           source_map* map = nullptr) {
   auto text = read_text_file(path);
   if (!text) return unexpected(std::move(text.error()));
-  return parse_document_text(*text, detect_document_format(path, *text), path.string(), map);
+  return parse_document(*text, detect_document_format(path, *text), path.string(), map);
 }
+
+namespace detail {
+
+// compile_paradigm() of a parsed document; an error's message gets its position.
+inline expected<fsm_loop, error> load_parsed(expected<json, error> doc, const source_map& positions,
+                                             diagnostics* warnings) {
+  if (!doc) return unexpected(std::move(doc.error()));
+  auto loop = compile_paradigm(*doc, warnings);
+  if (!loop) return unexpected(annotate_error(std::move(loop.error()), positions));
+  return loop;
+}
+
+}  // namespace detail
 
 /// YAML text → loop: yaml_to_json, then compile_paradigm() (a `paradigm:` spec is
 /// compiled; a plain loop is parsed strictly and validated). Errors carry the diagnostics
@@ -1056,14 +1023,10 @@ inline expected<json, error> load_document_file(const std::filesystem::path& pat
 inline expected<fsm_loop, error> load_loop_yaml(std::string_view text,
                                                 std::string_view file_name = "<yaml>",
                                                 diagnostics* warnings = nullptr,
-                                                yaml_source_map* map = nullptr) {
-  yaml_source_map local;
-  yaml_source_map& positions = map != nullptr ? *map : local;
-  auto doc = yaml_to_json(text, file_name, &positions);
-  if (!doc) return unexpected(std::move(doc.error()));
-  auto loop = compile_paradigm(*doc, warnings);
-  if (!loop) return unexpected(annotate_error(std::move(loop.error()), positions));
-  return loop;
+                                                source_map* map = nullptr) {
+  source_map local;
+  source_map& positions = map != nullptr ? *map : local;
+  return detail::load_parsed(yaml_to_json(text, file_name, &positions), positions, warnings);
 }
 
 /// Loads a loop or paradigm spec from a `.yaml`, `.yml` or `.json` file (see
@@ -1071,14 +1034,12 @@ inline expected<fsm_loop, error> load_loop_yaml(std::string_view text,
 /// can print every diagnostic with format_diagnostic().
 inline expected<fsm_loop, error> load_loop_file(const std::filesystem::path& path,
                                                 diagnostics* warnings = nullptr,
-                                                yaml_source_map* map = nullptr) {
-  yaml_source_map local;
-  yaml_source_map& positions = map != nullptr ? *map : local;
-  auto doc = load_document_file(path, &positions);
-  if (!doc) return unexpected(std::move(doc.error()));
-  auto loop = compile_paradigm(*doc, warnings);
-  if (!loop) return unexpected(annotate_error(std::move(loop.error()), positions));
-  return loop;
+                                                source_map* map = nullptr) {
+  source_map local;
+  source_map& positions = map != nullptr ? *map : local;
+  return detail::load_parsed(read_document(path, &positions), positions, warnings);
 }
 
 LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_YAML_LOADER_HPP
+// end of <little_loops/yaml/loader.hpp>

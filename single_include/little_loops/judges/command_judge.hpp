@@ -76,7 +76,7 @@ class command_judge {
   [[nodiscard]] expected<std::string, judge_error> ask(const judge_request& request) const {
     if (options_.command.empty())
       return unexpected(judge_error{judge_errc::unavailable, "no judge command configured"});
-    detail::process_request proc = runner_.make_process_request(options_.stop);
+    detail::process_request proc = detail::make_process_request(runner_, options_.stop);
     const std::string schema_text = request.schema != nullptr ? request.schema->dump() : "{}";
     const std::string max_tokens = std::to_string(request.max_tokens);
     proc.argv.reserve(options_.command.size());
@@ -90,13 +90,23 @@ class command_judge {
 
     auto ran = detail::run_process(proc);
     if (!ran) return unexpected(judge_error{judge_errc::failed, ran.error().message});
-    const action_result& r = *ran;
-    const std::string& program = proc.argv.front();
+    return judge_reply(*ran, proc.argv.front(), options_.timeout.value_or(request.timeout));
+  }
+
+  /// The options this judge was built with.
+  [[nodiscard]] const command_judge_options& options() const noexcept { return options_; }
+
+ private:
+  command_judge_options options_;
+  posix_process_runner runner_;
+
+  // The judge's reply in `r` (a finished run of `program`), or the typed failure it shows.
+  [[nodiscard]] expected<std::string, judge_error> judge_reply(
+      const action_result& r, const std::string& program, std::chrono::milliseconds timeout) const {
     if (r.timed_out)
       return unexpected(judge_error{
           judge_errc::timeout,
-          fmt::format("{} did not answer within {} ms", program,
-                      options_.timeout.value_or(request.timeout).count())});
+          fmt::format("{} did not answer within {} ms", program, timeout.count())});
     if (r.cancelled) return unexpected(judge_error{judge_errc::failed, "judge command cancelled"});
     if ((r.exit_code == 127 || r.exit_code == 126) &&
         r.stderr_output.rfind("little_loops: cannot run", 0) == 0) {
@@ -125,28 +135,23 @@ class command_judge {
       if (!err.empty()) message += " (stderr: " + err + ")";
       return unexpected(judge_error{judge_errc::empty_output, std::move(message)});
     }
-    if (options_.check_error_envelope) {
-      // The whole of stdout, else its last non-blank line (a JSONL stream ends with the
-      // envelope).
-      std::string_view text = r.output;
-      json envelope = json::parse(text, nullptr, false);
-      if (envelope.is_discarded()) {
-        const std::string last = trimmed(last_line(text), std::string::npos);
-        envelope = json::parse(last, nullptr, false);
-      }
-      if (!envelope.is_discarded())
-        if (auto err = detail::error_envelope_text(envelope))
-          return unexpected(judge_error{judge_errc::failed, "judge reported an error: " + *err});
-    }
+    if (options_.check_error_envelope)
+      if (auto err = envelope_error(r.output))
+        return unexpected(judge_error{judge_errc::failed, "judge reported an error: " + *err});
     return r.output;
   }
 
-  /// The options this judge was built with.
-  [[nodiscard]] const command_judge_options& options() const noexcept { return options_; }
-
- private:
-  command_judge_options options_;
-  posix_process_runner runner_;
+  // The error text of a CLI error envelope: the whole of stdout, else its last non-blank
+  // line (a JSONL stream ends with the envelope).
+  static std::optional<std::string> envelope_error(std::string_view text) {
+    json envelope = json::parse(text, nullptr, false);
+    if (envelope.is_discarded()) {
+      const std::string last = trimmed(last_line(text), std::string::npos);
+      envelope = json::parse(last, nullptr, false);
+    }
+    if (envelope.is_discarded()) return std::nullopt;
+    return detail::error_envelope_text(envelope);
+  }
 
   static posix_runner_options runner_options(const command_judge_options& o) {
     posix_runner_options r;
