@@ -738,7 +738,7 @@ class fsm_executor {
         emit(action_complete_event{wall(), st.name, a.exit_code,
                                    static_cast<std::int64_t>(a.duration.count()), a.output,
                                    request_.kind != action_kind::shell, a.timed_out,
-                                   a.cancelled, a.signal});
+                                   a.cancelled, a.signal, a.truncated, a.output_limit});
       // A cancelled action did not complete: stop here and re-run it on resume.
       if (a.cancelled || (a.abnormal() && stop_.stop_requested())) {
         finish(termination::cancelled);
