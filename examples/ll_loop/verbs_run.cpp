@@ -546,9 +546,16 @@ int execute(run_settings& s) {
   ll::loop_journal journal(s.journal_dir, loop.name);
   const auto report_journal_error = [&](const ll::error& e) {
     // Another process started this loop since the check above: its journal is locked.
-    if (e.path == journal.paths().lock.string() && e.message.find("already running") != std::string::npos)
-      say_error(fmt::format("Loop already running: {} (another process holds its journal)", loop.name));
-    else
+    if (e.path == journal.paths().lock.string() && e.message.find("already running") != std::string::npos) {
+      // Names that differ only in characters a file name cannot keep share journal files.
+      if (auto owner = ll::journal_name_collision(s.journal_dir, loop.name))
+        say_error(fmt::format("Loop already running: {}, whose journal files loop {} shares (loop names "
+                              "that differ only in characters other than letters, digits, '.', '_' "
+                              "and '-' share their journal files): rename one of the loops",
+                              *owner, loop.name));
+      else
+        say_error(fmt::format("Loop already running: {} (another process holds its journal)", loop.name));
+    } else
       say_error(fmt::format("cannot journal the run: {}", ll::to_string(e)));
   };
   // Before the journal is opened (which starts a fresh event log): a refused run leaves
