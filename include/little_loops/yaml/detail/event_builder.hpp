@@ -174,7 +174,7 @@ class yaml_json_builder final : public YAML::EventHandler {
     YAML::anchor_t anchor = 0;
     std::size_t nodes = 1;
     std::size_t bytes = 0;  // of its scalars and keys, aliases expanded (count_nodes)
-    std::unordered_set<std::string> keys;  // filled once the mapping is large (seen_key())
+    std::unordered_set<std::size_t> key_hashes;  // filled once the mapping is large (seen_key())
     std::vector<json> merges;  // `<<` sources, in document order
   };
   struct anchored {
@@ -264,8 +264,8 @@ class yaml_json_builder final : public YAML::EventHandler {
     return content;
   }
 
-  void record(const std::string& path, const YAML::Mark& mark) {
-    if (map_ != nullptr) map_->add(path, one_based(mark.line), one_based(mark.column));
+  void record(std::string path, const YAML::Mark& mark) {
+    if (map_ != nullptr) map_->add(std::move(path), one_based(mark.line), one_based(mark.column));
   }
 
   void diag(std::string path, const YAML::Mark& mark, std::string code, std::string message) {
@@ -288,30 +288,34 @@ class yaml_json_builder final : public YAML::EventHandler {
     top.key_explicit = false;
     top.key_is_merge = plain && text == "<<";
     if (top.key_is_merge) return;
-    const std::string path = member_path(top.path, text);
+    std::string path = member_path(top.path, text);
     top.key_is_duplicate = seen_key(top, text);
     if (top.key_is_duplicate)
-      diag(path, mark, "duplicate-key",
+      diag(std::move(path), mark, "duplicate-key",
            "duplicate key " + quote_excerpt(text) + ": a key may appear only once in a mapping");
     else
-      record(path, mark);
+      record(std::move(path), mark);
     top.key = std::move(text);
   }
 
-  // Whether `text` is a key of `top` already (and notes it when not). Keys whose value was
-  // attached are in the mapping; a small mapping is searched, a large one gets a hash set, so
-  // the common mapping of a few keys costs no allocation and a huge one stays O(n).
+  // Whether `text` is a key of `top` already. Keys whose value was attached are in the
+  // mapping; a small mapping is searched, a large one keeps the hashes of its keys (no copy
+  // of each key: a set of strings cost a third of loading a mapping of a million keys) and
+  // is searched only when a hash is seen again. The common mapping of a few keys costs no
+  // allocation and a huge one stays O(n).
   static bool seen_key(frame& top, const std::string& text) {
     static constexpr std::size_t search_limit = 16;
     const auto& members = top.value.get_ref<const json::object_t&>();
-    if (top.keys.empty() && members.size() < search_limit) {
+    const auto search = [&] {
       for (const auto& member : members)
         if (member.first == text) return true;
       return false;
-    }
-    if (top.keys.empty())
-      for (const auto& member : members) top.keys.insert(member.first);
-    return !top.keys.insert(text).second;
+    };
+    if (top.key_hashes.empty() && members.size() < search_limit) return search();
+    const std::hash<std::string_view> hash;
+    if (top.key_hashes.empty())
+      for (const auto& member : members) top.key_hashes.insert(hash(member.first));
+    return !top.key_hashes.insert(hash(text)).second && search();
   }
 
   // The path of the value that starts now; records positions of list items and the root.
