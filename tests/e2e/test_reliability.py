@@ -41,43 +41,6 @@ def test_a_state_file_that_cannot_be_written_stops_the_run_with_exit_3():
         expect(ran < 30, f"the run went on: {ran} steps", r)
 
 
-def mount_tmpfs(path, size):
-    """Mounts a tmpfs of `size` at `path`; the reason it cannot, or None."""
-    if os.geteuid() != 0 or not shutil.which("mount"):
-        return "not root: cannot mount a tmpfs"
-    path.mkdir(parents=True, exist_ok=True)
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                       capture_output=True, text=True)
-    return None if p.returncode == 0 else f"mount failed: {p.stderr.strip()}"
-
-
-def umount(path):
-    subprocess.run(["umount", "-l", str(path)], capture_output=True)
-
-
-def test_a_full_disk_stops_the_run_and_resume_loses_nothing():
-    with Workdir() as wd:
-        disk = wd / "disk"
-        why = mount_tmpfs(disk, "64k")
-        if why:
-            print(f"  SKIPPED: {why}")
-            return
-        try:
-            loop = counter(wd, pad="y" * 3000)  # 3 KB per step in the event log
-            r = ll("run", loop, "--journal-dir", disk / "j", cwd=wd)
-            expect_exit(r, 3)
-            expect_in("No space left on device", r.err, r)
-            before = len((wd / "ran").read_text().splitlines())
-            expect(before < 30, f"the run went on: {before} steps", r)
-            subprocess.run(["mount", "-o", "remount,size=4m", str(disk)], check=True)
-            r = ll("resume", "counter", "--journal-dir", disk / "j", cwd=wd)
-            total = len((wd / "ran").read_text().splitlines())
-            # 30 steps; the one in flight when the journal failed may run again.
-            expect(30 <= total <= 31, f"{total} steps ran for 30 (before the failure: {before})", r)
-        finally:
-            umount(disk)
-
-
 def test_an_action_that_renders_past_the_argument_limit_is_an_error_at_once():
     with Workdir() as wd:
         action = "echo " + "${captured.big.output}" * 1000
