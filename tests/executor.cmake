@@ -2,6 +2,7 @@
 little_loops_add_suite(test_executor FILES
   unit/test_executor.cpp
   unit/test_executor_routing.cpp
+  unit/test_routing.cpp
   unit/test_executor_limits.cpp
   unit/test_executor_signals.cpp
   unit/test_events.cpp

@@ -91,12 +91,17 @@ class compiled_loop {
   /// `details`), `errc::template_syntax`, `errc::unknown_state` (unknown `initial`), or an
   /// evaluator's compile error, each with the path of the offending field.
   static expected<std::shared_ptr<const compiled_loop>, error> compile(fsm_loop loop) {
-    diagnostics found = validate(loop);
+    template_table templates;
+    diagnostics found = validate(loop, &templates);
     for (const auto& d : found)
       if (compile_blocking(d)) return unexpected(detail::invalid_loop_error(std::move(found)));
-    std::shared_ptr<compiled_loop> out(new compiled_loop(std::move(loop)));
-    if (auto r = out->build(); !r) return unexpected(r.error());
-    return std::shared_ptr<const compiled_loop>(std::move(out));
+    return make(std::move(loop), templates);
+  }
+
+  /// @brief Compile a loop validate_loop() accepted: no second validation, and the templates
+  /// validation parsed are reused.
+  static expected<std::shared_ptr<const compiled_loop>, error> compile(validated_loop loop) {
+    return make(std::move(loop.loop_), loop.templates_);
   }
 
   /// The loop definition this was compiled from.
@@ -134,6 +139,16 @@ class compiled_loop {
  private:
   explicit compiled_loop(fsm_loop loop) : loop_(std::move(loop)) {}
 
+  static expected<std::shared_ptr<const compiled_loop>, error> make(fsm_loop loop,
+                                                                    const template_table& templates) {
+    std::shared_ptr<compiled_loop> out(new compiled_loop(std::move(loop)));
+    out->templates_ = &templates;
+    auto built = out->build();
+    out->templates_ = nullptr;
+    if (!built) return unexpected(built.error());
+    return std::shared_ptr<const compiled_loop>(std::move(out));
+  }
+
   static error at(errc code, std::string path, std::string message) {
     return error{code, std::move(message), std::move(path)};
   }
@@ -164,7 +179,7 @@ class compiled_loop {
       t.type = compiled_target::kind::current;
       return t;
     }
-    auto tpl = compile_template(text);
+    auto tpl = templates_->compile(text);
     if (!tpl) {
       error e = tpl.error();
       e.path = path;
@@ -219,7 +234,7 @@ class compiled_loop {
     // An empty `action: ""` runs nothing, as in the seed (`if state.action:`); validation
     // warns about it (`empty-action`).
     if (cfg.action && !cfg.action->empty()) {
-      auto tpl = compile_template(*cfg.action);
+      auto tpl = templates_->compile(*cfg.action);
       if (!tpl) {
         error e = tpl.error();
         e.path = base + ".action";
@@ -236,7 +251,7 @@ class compiled_loop {
       s.kind = *cfg.action_type;
     }
     if (cfg.evaluate) {
-      auto ev = compile_evaluator(*cfg.evaluate);
+      auto ev = compile_evaluator(*cfg.evaluate, templates_);
       if (!ev) {
         error e = ev.error();
         if (e.path.empty()) e.path = base + ".evaluate";
@@ -299,6 +314,7 @@ class compiled_loop {
   std::size_t initial_ = 0;
   std::optional<compiled_target> on_max_iterations_;
   std::string digest_;
+  const template_table* templates_ = nullptr;  // while build() runs: the templates validation kept
 };
 
 /// Validate and compile a loop (same as `compiled_loop::compile`).

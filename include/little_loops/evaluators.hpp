@@ -80,9 +80,9 @@ namespace detail {
 
 inline expected<void, error> compile_field(const std::optional<std::string>& text,
                                            std::optional<compiled_template>& out,
-                                           std::string_view field) {
+                                           std::string_view field, const template_table* kept) {
   if (!text) return {};
-  auto t = compile_template(*text);
+  auto t = kept != nullptr ? kept->compile(*text) : compile_template(*text);
   if (!t) {
     error e = std::move(t.error());
     e.path = fmt::format("evaluate.{}", field);
@@ -94,33 +94,34 @@ inline expected<void, error> compile_field(const std::optional<std::string>& tex
 
 inline expected<void, error> compile_json_field(const std::optional<json>& value,
                                                 std::optional<compiled_template>& out,
-                                                std::string_view field) {
+                                                std::string_view field, const template_table* kept) {
   if (!value || !value->is_string()) return {};
-  return compile_field(value->get<std::string>(), out, field);
+  return compile_field(value->get<std::string>(), out, field, kept);
 }
 
 }  // namespace detail
 
 /// @brief Prepares `config` for repeated evaluation (templates parsed, patterns compiled).
 /// @return errc::template_syntax (path `evaluate.<field>`) when a templated field is
-/// malformed.
-inline expected<compiled_evaluator, error> compile_evaluator(const evaluate_config& config) {
+/// malformed. With `kept`, templates validation already parsed are taken from there.
+inline expected<compiled_evaluator, error> compile_evaluator(const evaluate_config& config,
+                                                             const template_table* kept = nullptr) {
   compiled_evaluator c;
   c.config = config;
   expected<void, error> r;
-  if (!(r = detail::compile_json_field(config.target, c.target, "target")))
+  if (!(r = detail::compile_json_field(config.target, c.target, "target", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_json_field(config.tolerance, c.tolerance, "tolerance")))
+  if (!(r = detail::compile_json_field(config.tolerance, c.tolerance, "tolerance", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.pattern, c.pattern, "pattern")))
+  if (!(r = detail::compile_field(config.pattern, c.pattern, "pattern", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.path, c.path, "path")))
+  if (!(r = detail::compile_field(config.path, c.path, "path", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.prompt, c.prompt, "prompt")))
+  if (!(r = detail::compile_field(config.prompt, c.prompt, "prompt", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.source, c.source, "source")))
+  if (!(r = detail::compile_field(config.source, c.source, "source", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.previous, c.previous, "previous")))
+  if (!(r = detail::compile_field(config.previous, c.previous, "previous", kept)))
     return unexpected(std::move(r.error()));
   if (c.pattern) {
     if (c.pattern->is_literal())
@@ -166,6 +167,21 @@ inline evaluation_result abnormal_action_result(const action_result& a) {
   r.details["exit_code"] = a.exit_code;
   r.details["duration_ms"] = static_cast<std::int64_t>(a.duration.count());
   return r;
+}
+
+// The verdicts no evaluator decides (design §3.4, §3.16): an action that did not end
+// normally (timed out, cancelled, killed, not started) is `error` with details saying why, and
+// a state with neither action nor `evaluate:` is `success` with empty details. The one place
+// these rules live: basic_evaluator applies them first, and the executor applies them before
+// any host Evaluator, whose verdicts cannot override them.
+// has_fixed_verdict(): whether they apply (`action` null: no action ran).
+inline bool has_fixed_verdict(const action_result* action, bool has_evaluate) noexcept {
+  return action ? action->abnormal() : !has_evaluate;
+}
+// fixed_verdict(): the verdict, when has_fixed_verdict().
+inline evaluation_result fixed_verdict(const action_result* action) {
+  if (action) return abnormal_action_result(*action);
+  return evaluation_result{"success", evaluation_details{}};
 }
 
 // A number from a config field: JSON number/bool, or a (templated) string that parses.
@@ -344,8 +360,8 @@ inline std::optional<evaluation_result> judge_cut_output(const compiled_evaluato
 ///   whole output was needed); details get `output_truncated` and `output_limit`;
 /// - no `evaluate:` → `llm_structured` with the default prompt for prompt/slash-command
 ///   actions (request.kind), `exit_code` for shell actions;
-/// - no action and no `evaluate:` → `success` with empty details (the executor normally
-///   short-circuits this case and emits no evaluate event);
+/// - no action and no `evaluate:` → `success` with empty details (the executor applies
+///   this rule before calling any evaluator, and emits no evaluate event then);
 /// - `source:` (a template) replaces the action output as the evaluated input;
 /// - template failures in evaluator fields → `error` with the reason in details.
 /// @tparam Judge a JudgeBackend; no_judge_backend makes every judge evaluation `error`.
@@ -361,12 +377,8 @@ class basic_evaluator {
   /// `error`); the expected is kept for the Evaluator concept.
   expected<evaluation_result, error> evaluate(const evaluation_request& request) {
     const action_result* action = request.action;
-    if (!request.config && !action) {
-      evaluation_result r;
-      r.verdict = "success";
-      return r;
-    }
-    if (action && action->abnormal()) return detail::abnormal_action_result(*action);
+    if (detail::has_fixed_verdict(action, request.config != nullptr))
+      return detail::fixed_verdict(action);
 
     const compiled_evaluator* compiled = request.compiled;
     if (!request.config) {
@@ -407,35 +419,8 @@ class basic_evaluator {
         return detail::run_output_contains(*compiled, input, ctx);
       case evaluator_type::convergence:
         return detail::run_convergence(*compiled, input, ctx, request.convergence_memory);
-      case evaluator_type::llm_structured: {
-        static const llm_config default_llm{};
-        const llm_config& llm = request.llm ? *request.llm : default_llm;
-        if (!llm.enabled)
-          return detail::judge_error_result("LLM evaluation disabled", "disabled");
-        if constexpr (std::is_same_v<Judge, no_judge_backend>) {
-          return detail::judge_error_result("no judge backend", "missing_dependency");
-        } else {
-          std::string instruction;
-          if (compiled->prompt) {
-            auto p = detail::render_field(*compiled->prompt, ctx);
-            if (!p) return detail::error_result("Cannot resolve prompt: " + p.error().message);
-            instruction = std::move(*p);
-          }
-          const json* schema = cfg.schema ? &*cfg.schema : nullptr;
-          // The loop's deadline bounds the judge too (request.time_left).
-          if (request.time_left && request.time_left->count() <= 0) {
-            evaluation_result r = detail::judge_error_result("LLM evaluation timeout", "timeout");
-            r.details["reason"] =
-                "LLM evaluation timeout: the loop's timeout has passed (the judge was not asked)";
-            return r;
-          }
-          llm_config bounded = llm;
-          if (request.time_left)
-            bounded.timeout = std::min(llm.timeout, static_cast<double>(request.time_left->count()) / 1000.0);
-          return evaluate_llm_structured(judge_, input, instruction, schema, cfg.min_confidence,
-                                         cfg.uncertain_suffix, bounded);
-        }
-      }
+      case evaluator_type::llm_structured:
+        return ask_judge(request, *compiled, input);
     }
     return detail::error_result("unknown evaluator type");
   }
@@ -445,6 +430,40 @@ class basic_evaluator {
   [[nodiscard]] const Judge& judge() const noexcept { return judge_; }
 
  private:
+  // llm_structured: asks the judge backend about `input`, within the loop's deadline.
+  evaluation_result ask_judge(const evaluation_request& request,
+                              [[maybe_unused]] const compiled_evaluator& compiled,
+                              [[maybe_unused]] std::string_view input) {
+    static const llm_config default_llm{};
+    const llm_config& llm = request.llm ? *request.llm : default_llm;
+    if (!llm.enabled) return detail::judge_error_result("LLM evaluation disabled", "disabled");
+    if constexpr (std::is_same_v<Judge, no_judge_backend>) {
+      return detail::judge_error_result("no judge backend", "missing_dependency");
+    } else {
+      std::string instruction;
+      if (compiled.prompt) {
+        auto p = detail::render_field(*compiled.prompt, request.context);
+        if (!p) return detail::error_result("Cannot resolve prompt: " + p.error().message);
+        instruction = std::move(*p);
+      }
+      const evaluate_config& cfg = compiled.config;
+      const json* schema = cfg.schema ? &*cfg.schema : nullptr;
+      // The loop's deadline bounds the judge too (request.time_left).
+      if (request.time_left && request.time_left->count() <= 0) {
+        evaluation_result r = detail::judge_error_result("LLM evaluation timeout", "timeout");
+        r.details["reason"] =
+            "LLM evaluation timeout: the loop's timeout has passed (the judge was not asked)";
+        return r;
+      }
+      llm_config bounded = llm;
+      if (request.time_left)
+        bounded.timeout =
+            std::min(llm.timeout, static_cast<double>(request.time_left->count()) / 1000.0);
+      return evaluate_llm_structured(judge_, input, instruction, schema, cfg.min_confidence,
+                                     cfg.uncertain_suffix, bounded);
+    }
+  }
+
   Judge judge_;
 };
 

@@ -44,6 +44,7 @@ class compiled_template {
   friend expected<compiled_template, error> compile_template(std::string_view text);
   friend expected<void, error> render_to(const compiled_template& tpl, const interpolation_context& ctx,
                                          std::string& out);
+  friend class template_table;
   std::string source_;
   std::vector<detail::template_part> parts_;
   std::size_t variables_ = 0;
@@ -155,6 +156,29 @@ inline bool has_template(std::string_view text) noexcept {
   return false;
 }
 
+/// @brief The templates of one loop, parsed once: validate() parses every templated field and
+/// keeps the result here, by its text, so compiling the loop (compiled_loop::compile,
+/// compile_evaluator) reuses it instead of parsing the template again.
+class template_table {
+ public:
+  /// The compiled template of `text`: the one validation kept, else compiled now.
+  [[nodiscard]] expected<compiled_template, error> compile(std::string_view text) const {
+    const auto it = parsed_.find(text);
+    if (it == parsed_.end()) return compile_template(text);
+    compiled_template t;
+    t.source_ = std::string(text);
+    t.parts_ = it->second.parts;
+    t.variables_ = it->second.variables;
+    return t;
+  }
+  /// How many distinct template texts are kept.
+  [[nodiscard]] std::size_t size() const noexcept { return parsed_.size(); }
+
+ private:
+  friend void validate_templates(const fsm_loop& loop, diagnostics& out, template_table* keep);
+  detail::parsed_templates parsed_;
+};
+
 /// @brief Template rules of validate(): every templated field (action, next, route targets,
 /// on_<verdict> targets, evaluator string fields) must compile; reports
 /// malformed templates (`template-syntax`), unknown namespaces
@@ -165,8 +189,9 @@ inline bool has_template(std::string_view text) noexcept {
 /// `${context.…}` outside quotes in shell actions (`template-unquoted-context`, suggesting
 /// `:shell`; not for an action that is one `${context.…}` and nothing else, a command kept in
 /// the context, as the convergence paradigm's `${context.metric_cmd}`).
-inline void validate_templates(const fsm_loop& loop, diagnostics& out) {
-  detail::check_loop_templates(loop, out);
+/// With `keep`, every template that parses is kept there for compiling (see template_table).
+inline void validate_templates(const fsm_loop& loop, diagnostics& out, template_table* keep = nullptr) {
+  detail::check_loop_templates(loop, out, keep != nullptr ? &keep->parsed_ : nullptr);
 }
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -77,7 +77,10 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `suspicious-verdict` | warning | on_<verdict>/route key close to a built-in verdict |
 /// | `pattern-not-regex` | warning | an output_contains pattern searched for as plain text: invalid for Python's re, or using a feature RE2 lacks (lookaround, backreferences) |
 /// | `unreachable-state` | warning | not reachable from `initial` (or on_max_iterations) |
-inline diagnostics validate(const fsm_loop& loop) {
+///
+/// With `keep`, every template that parses is kept there, so compiling the loop does not parse
+/// it again (see template_table).
+inline diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr) {
   diagnostics out;
   const detail::state_index index = detail::index_states(loop);
   detail::check_loop_shape(loop, index, out);
@@ -88,7 +91,7 @@ inline diagnostics validate(const fsm_loop& loop) {
   detail::check_reachability(loop, index, out);
 
   // ---- template rules (interpolation.hpp) ----------------------------------------------
-  validate_templates(loop, out);
+  validate_templates(loop, out, keep);
   // ---------------------------------------------------------------------------------------
 
   return out;
@@ -168,6 +171,34 @@ inline expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& foun
 }
 
 }  // namespace detail
+
+/// @brief A loop validate() found no error in, with the templates it parsed: the input of
+/// compiled_loop::compile(validated_loop), which neither validates nor parses again.
+class validated_loop {
+ public:
+  /// The loop definition.
+  [[nodiscard]] const fsm_loop& loop() const noexcept { return loop_; }
+  /// The warnings validate() reported.
+  [[nodiscard]] const diagnostics& warnings() const noexcept { return warnings_; }
+
+ private:
+  friend expected<validated_loop, error> validate_loop(fsm_loop loop);
+  friend class compiled_loop;
+  fsm_loop loop_;
+  diagnostics warnings_;
+  template_table templates_;
+};
+
+/// @brief validate() as a step of the load pipeline: the validated loop, or errc::invalid_loop
+/// with every finding (as load_loop() reports it) when there is an error-level one.
+inline expected<validated_loop, error> validate_loop(fsm_loop loop) {
+  validated_loop out;
+  diagnostics found = validate(loop, &out.templates_);
+  auto checked = detail::loaded_loop(std::move(loop), std::move(found), &out.warnings_);
+  if (!checked) return unexpected(std::move(checked.error()));
+  out.loop_ = std::move(*checked);
+  return out;
+}
 
 /// parse_loop() followed by validate(). Any error-level finding gives errc::invalid_loop
 /// with every diagnostic (warnings included) in error::details — the validator's findings

@@ -3895,6 +3895,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -4051,6 +4052,16 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
   return check_fixed_keys(part, rest, expr);
 }
 
+// A template text parsed once: its parts and how many of them are variables.
+struct parsed_template {
+  std::vector<template_part> parts;
+  std::size_t variables = 0;
+};
+
+// Parsed templates by their text (template_table's store). std::less<> finds a
+// std::string_view without building a string.
+using parsed_templates = std::map<std::string, parsed_template, std::less<>>;
+
 // Parses `text` into `parts` (literal runs and variables, in order); returns the number of
 // variables, or errc::template_syntax (see compile_template).
 inline expected<std::size_t, error> parse_template(std::string_view text, std::vector<template_part>& parts) {
@@ -4122,6 +4133,7 @@ inline std::string_view template_error_code(const std::string& message) {
 struct template_checker {
   const std::vector<std::string>* captures = nullptr;
   diagnostics* out = nullptr;
+  parsed_templates* keep = nullptr;  // every template that parses, by its text (optional)
 
   void add(std::string path, std::string code, std::string message,
            severity level = severity::error) const {
@@ -4132,7 +4144,8 @@ struct template_checker {
   // nullopt when the text does not parse.
   std::optional<std::vector<template_part>> check(std::string_view text, const std::string& path) const {
     std::vector<template_part> parts;
-    if (auto parsed = parse_template(text, parts); !parsed) {
+    const auto parsed = parse_template(text, parts);
+    if (!parsed) {
       add(path, std::string(template_error_code(parsed.error().message)), parsed.error().message);
       return std::nullopt;
     }
@@ -4141,6 +4154,8 @@ struct template_checker {
       check_record_key(part, path);
       check_capture(part, path);
     }
+    if (keep != nullptr && keep->find(text) == keep->end())
+      keep->emplace(std::string(text), parsed_template{parts, *parsed});
     return parts;
   }
 
@@ -4253,11 +4268,11 @@ struct template_checker {
 };
 
 // Checks every templated field of `loop` (see validate_templates).
-inline void check_loop_templates(const fsm_loop& loop, diagnostics& out) {
+inline void check_loop_templates(const fsm_loop& loop, diagnostics& out, parsed_templates* keep = nullptr) {
   std::vector<std::string> captures;
   for (const auto& entry : loop.states)
     if (entry.second.capture) captures.push_back(*entry.second.capture);
-  const template_checker checker{&captures, &out};
+  const template_checker checker{&captures, &out, keep};
   for (const auto& [name, state] : loop.states) checker.check_state(name, state);
 }
 
@@ -4905,6 +4920,7 @@ class compiled_template {
   friend expected<compiled_template, error> compile_template(std::string_view text);
   friend expected<void, error> render_to(const compiled_template& tpl, const interpolation_context& ctx,
                                          std::string& out);
+  friend class template_table;
   std::string source_;
   std::vector<detail::template_part> parts_;
   std::size_t variables_ = 0;
@@ -5000,6 +5016,29 @@ inline bool has_template(std::string_view text) noexcept {
   return false;
 }
 
+/// @brief The templates of one loop, parsed once: validate() parses every templated field and
+/// keeps the result here, by its text, so compiling the loop (compiled_loop::compile,
+/// compile_evaluator) reuses it instead of parsing the template again.
+class template_table {
+ public:
+  /// The compiled template of `text`: the one validation kept, else compiled now.
+  [[nodiscard]] expected<compiled_template, error> compile(std::string_view text) const {
+    const auto it = parsed_.find(text);
+    if (it == parsed_.end()) return compile_template(text);
+    compiled_template t;
+    t.source_ = std::string(text);
+    t.parts_ = it->second.parts;
+    t.variables_ = it->second.variables;
+    return t;
+  }
+  /// How many distinct template texts are kept.
+  [[nodiscard]] std::size_t size() const noexcept { return parsed_.size(); }
+
+ private:
+  friend void validate_templates(const fsm_loop& loop, diagnostics& out, template_table* keep);
+  detail::parsed_templates parsed_;
+};
+
 /// @brief Template rules of validate(): every templated field (action, next, route targets,
 /// on_<verdict> targets, evaluator string fields) must compile; reports
 /// malformed templates (`template-syntax`), unknown namespaces
@@ -5010,8 +5049,9 @@ inline bool has_template(std::string_view text) noexcept {
 /// `${context.…}` outside quotes in shell actions (`template-unquoted-context`, suggesting
 /// `:shell`; not for an action that is one `${context.…}` and nothing else, a command kept in
 /// the context, as the convergence paradigm's `${context.metric_cmd}`).
-inline void validate_templates(const fsm_loop& loop, diagnostics& out) {
-  detail::check_loop_templates(loop, out);
+/// With `keep`, every template that parses is kept there for compiling (see template_table).
+inline void validate_templates(const fsm_loop& loop, diagnostics& out, template_table* keep = nullptr) {
+  detail::check_loop_templates(loop, out, keep != nullptr ? &keep->parsed_ : nullptr);
 }
 
 LITTLE_LOOPS_NAMESPACE_END
@@ -5599,7 +5639,10 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `suspicious-verdict` | warning | on_<verdict>/route key close to a built-in verdict |
 /// | `pattern-not-regex` | warning | an output_contains pattern searched for as plain text: invalid for Python's re, or using a feature RE2 lacks (lookaround, backreferences) |
 /// | `unreachable-state` | warning | not reachable from `initial` (or on_max_iterations) |
-inline diagnostics validate(const fsm_loop& loop) {
+///
+/// With `keep`, every template that parses is kept there, so compiling the loop does not parse
+/// it again (see template_table).
+inline diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr) {
   diagnostics out;
   const detail::state_index index = detail::index_states(loop);
   detail::check_loop_shape(loop, index, out);
@@ -5610,7 +5653,7 @@ inline diagnostics validate(const fsm_loop& loop) {
   detail::check_reachability(loop, index, out);
 
   // ---- template rules (interpolation.hpp) ----------------------------------------------
-  validate_templates(loop, out);
+  validate_templates(loop, out, keep);
   // ---------------------------------------------------------------------------------------
 
   return out;
@@ -5690,6 +5733,34 @@ inline expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& foun
 }
 
 }  // namespace detail
+
+/// @brief A loop validate() found no error in, with the templates it parsed: the input of
+/// compiled_loop::compile(validated_loop), which neither validates nor parses again.
+class validated_loop {
+ public:
+  /// The loop definition.
+  [[nodiscard]] const fsm_loop& loop() const noexcept { return loop_; }
+  /// The warnings validate() reported.
+  [[nodiscard]] const diagnostics& warnings() const noexcept { return warnings_; }
+
+ private:
+  friend expected<validated_loop, error> validate_loop(fsm_loop loop);
+  friend class compiled_loop;
+  fsm_loop loop_;
+  diagnostics warnings_;
+  template_table templates_;
+};
+
+/// @brief validate() as a step of the load pipeline: the validated loop, or errc::invalid_loop
+/// with every finding (as load_loop() reports it) when there is an error-level one.
+inline expected<validated_loop, error> validate_loop(fsm_loop loop) {
+  validated_loop out;
+  diagnostics found = validate(loop, &out.templates_);
+  auto checked = detail::loaded_loop(std::move(loop), std::move(found), &out.warnings_);
+  if (!checked) return unexpected(std::move(checked.error()));
+  out.loop_ = std::move(*checked);
+  return out;
+}
 
 /// parse_loop() followed by validate(). Any error-level finding gives errc::invalid_loop
 /// with every diagnostic (warnings included) in error::details — the validator's findings
@@ -7285,9 +7356,9 @@ namespace detail {
 
 inline expected<void, error> compile_field(const std::optional<std::string>& text,
                                            std::optional<compiled_template>& out,
-                                           std::string_view field) {
+                                           std::string_view field, const template_table* kept) {
   if (!text) return {};
-  auto t = compile_template(*text);
+  auto t = kept != nullptr ? kept->compile(*text) : compile_template(*text);
   if (!t) {
     error e = std::move(t.error());
     e.path = fmt::format("evaluate.{}", field);
@@ -7299,33 +7370,34 @@ inline expected<void, error> compile_field(const std::optional<std::string>& tex
 
 inline expected<void, error> compile_json_field(const std::optional<json>& value,
                                                 std::optional<compiled_template>& out,
-                                                std::string_view field) {
+                                                std::string_view field, const template_table* kept) {
   if (!value || !value->is_string()) return {};
-  return compile_field(value->get<std::string>(), out, field);
+  return compile_field(value->get<std::string>(), out, field, kept);
 }
 
 }  // namespace detail
 
 /// @brief Prepares `config` for repeated evaluation (templates parsed, patterns compiled).
 /// @return errc::template_syntax (path `evaluate.<field>`) when a templated field is
-/// malformed.
-inline expected<compiled_evaluator, error> compile_evaluator(const evaluate_config& config) {
+/// malformed. With `kept`, templates validation already parsed are taken from there.
+inline expected<compiled_evaluator, error> compile_evaluator(const evaluate_config& config,
+                                                             const template_table* kept = nullptr) {
   compiled_evaluator c;
   c.config = config;
   expected<void, error> r;
-  if (!(r = detail::compile_json_field(config.target, c.target, "target")))
+  if (!(r = detail::compile_json_field(config.target, c.target, "target", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_json_field(config.tolerance, c.tolerance, "tolerance")))
+  if (!(r = detail::compile_json_field(config.tolerance, c.tolerance, "tolerance", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.pattern, c.pattern, "pattern")))
+  if (!(r = detail::compile_field(config.pattern, c.pattern, "pattern", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.path, c.path, "path")))
+  if (!(r = detail::compile_field(config.path, c.path, "path", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.prompt, c.prompt, "prompt")))
+  if (!(r = detail::compile_field(config.prompt, c.prompt, "prompt", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.source, c.source, "source")))
+  if (!(r = detail::compile_field(config.source, c.source, "source", kept)))
     return unexpected(std::move(r.error()));
-  if (!(r = detail::compile_field(config.previous, c.previous, "previous")))
+  if (!(r = detail::compile_field(config.previous, c.previous, "previous", kept)))
     return unexpected(std::move(r.error()));
   if (c.pattern) {
     if (c.pattern->is_literal())
@@ -7371,6 +7443,21 @@ inline evaluation_result abnormal_action_result(const action_result& a) {
   r.details["exit_code"] = a.exit_code;
   r.details["duration_ms"] = static_cast<std::int64_t>(a.duration.count());
   return r;
+}
+
+// The verdicts no evaluator decides (design §3.4, §3.16): an action that did not end
+// normally (timed out, cancelled, killed, not started) is `error` with details saying why, and
+// a state with neither action nor `evaluate:` is `success` with empty details. The one place
+// these rules live: basic_evaluator applies them first, and the executor applies them before
+// any host Evaluator, whose verdicts cannot override them.
+// has_fixed_verdict(): whether they apply (`action` null: no action ran).
+inline bool has_fixed_verdict(const action_result* action, bool has_evaluate) noexcept {
+  return action ? action->abnormal() : !has_evaluate;
+}
+// fixed_verdict(): the verdict, when has_fixed_verdict().
+inline evaluation_result fixed_verdict(const action_result* action) {
+  if (action) return abnormal_action_result(*action);
+  return evaluation_result{"success", evaluation_details{}};
 }
 
 // A number from a config field: JSON number/bool, or a (templated) string that parses.
@@ -7512,8 +7599,8 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
 ///   saying why, whatever the evaluator;
 /// - no `evaluate:` → `llm_structured` with the default prompt for prompt/slash-command
 ///   actions (request.kind), `exit_code` for shell actions;
-/// - no action and no `evaluate:` → `success` with empty details (the executor normally
-///   short-circuits this case and emits no evaluate event);
+/// - no action and no `evaluate:` → `success` with empty details (the executor applies
+///   this rule before calling any evaluator, and emits no evaluate event then);
 /// - `source:` (a template) replaces the action output as the evaluated input;
 /// - template failures in evaluator fields → `error` with the reason in details.
 /// @tparam Judge a JudgeBackend; no_judge_backend makes every judge evaluation `error`.
@@ -7529,12 +7616,8 @@ class basic_evaluator {
   /// `error`); the expected is kept for the Evaluator concept.
   expected<evaluation_result, error> evaluate(const evaluation_request& request) {
     const action_result* action = request.action;
-    if (!request.config && !action) {
-      evaluation_result r;
-      r.verdict = "success";
-      return r;
-    }
-    if (action && action->abnormal()) return detail::abnormal_action_result(*action);
+    if (detail::has_fixed_verdict(action, request.config != nullptr))
+      return detail::fixed_verdict(action);
 
     const compiled_evaluator* compiled = request.compiled;
     if (!request.config) {
@@ -7573,35 +7656,8 @@ class basic_evaluator {
         return detail::run_output_contains(*compiled, input, ctx);
       case evaluator_type::convergence:
         return detail::run_convergence(*compiled, input, ctx, request.convergence_memory);
-      case evaluator_type::llm_structured: {
-        static const llm_config default_llm{};
-        const llm_config& llm = request.llm ? *request.llm : default_llm;
-        if (!llm.enabled)
-          return detail::judge_error_result("LLM evaluation disabled", "disabled");
-        if constexpr (std::is_same_v<Judge, no_judge_backend>) {
-          return detail::judge_error_result("no judge backend", "missing_dependency");
-        } else {
-          std::string instruction;
-          if (compiled->prompt) {
-            auto p = detail::render_field(*compiled->prompt, ctx);
-            if (!p) return detail::error_result("Cannot resolve prompt: " + p.error().message);
-            instruction = std::move(*p);
-          }
-          const json* schema = cfg.schema ? &*cfg.schema : nullptr;
-          // The loop's deadline bounds the judge too (request.time_left).
-          if (request.time_left && request.time_left->count() <= 0) {
-            evaluation_result r = detail::judge_error_result("LLM evaluation timeout", "timeout");
-            r.details["reason"] =
-                "LLM evaluation timeout: the loop's timeout has passed (the judge was not asked)";
-            return r;
-          }
-          llm_config bounded = llm;
-          if (request.time_left)
-            bounded.timeout = std::min(llm.timeout, static_cast<double>(request.time_left->count()) / 1000.0);
-          return evaluate_llm_structured(judge_, input, instruction, schema, cfg.min_confidence,
-                                         cfg.uncertain_suffix, bounded);
-        }
-      }
+      case evaluator_type::llm_structured:
+        return ask_judge(request, *compiled, input);
     }
     return detail::error_result("unknown evaluator type");
   }
@@ -7611,6 +7667,40 @@ class basic_evaluator {
   [[nodiscard]] const Judge& judge() const noexcept { return judge_; }
 
  private:
+  // llm_structured: asks the judge backend about `input`, within the loop's deadline.
+  evaluation_result ask_judge(const evaluation_request& request,
+                              [[maybe_unused]] const compiled_evaluator& compiled,
+                              [[maybe_unused]] std::string_view input) {
+    static const llm_config default_llm{};
+    const llm_config& llm = request.llm ? *request.llm : default_llm;
+    if (!llm.enabled) return detail::judge_error_result("LLM evaluation disabled", "disabled");
+    if constexpr (std::is_same_v<Judge, no_judge_backend>) {
+      return detail::judge_error_result("no judge backend", "missing_dependency");
+    } else {
+      std::string instruction;
+      if (compiled.prompt) {
+        auto p = detail::render_field(*compiled.prompt, request.context);
+        if (!p) return detail::error_result("Cannot resolve prompt: " + p.error().message);
+        instruction = std::move(*p);
+      }
+      const evaluate_config& cfg = compiled.config;
+      const json* schema = cfg.schema ? &*cfg.schema : nullptr;
+      // The loop's deadline bounds the judge too (request.time_left).
+      if (request.time_left && request.time_left->count() <= 0) {
+        evaluation_result r = detail::judge_error_result("LLM evaluation timeout", "timeout");
+        r.details["reason"] =
+            "LLM evaluation timeout: the loop's timeout has passed (the judge was not asked)";
+        return r;
+      }
+      llm_config bounded = llm;
+      if (request.time_left)
+        bounded.timeout =
+            std::min(llm.timeout, static_cast<double>(request.time_left->count()) / 1000.0);
+      return evaluate_llm_structured(judge_, input, instruction, schema, cfg.min_confidence,
+                                     cfg.uncertain_suffix, bounded);
+    }
+  }
+
   Judge judge_;
 };
 
@@ -9062,12 +9152,17 @@ class compiled_loop {
   /// `details`), `errc::template_syntax`, `errc::unknown_state` (unknown `initial`), or an
   /// evaluator's compile error, each with the path of the offending field.
   static expected<std::shared_ptr<const compiled_loop>, error> compile(fsm_loop loop) {
-    diagnostics found = validate(loop);
+    template_table templates;
+    diagnostics found = validate(loop, &templates);
     for (const auto& d : found)
       if (compile_blocking(d)) return unexpected(detail::invalid_loop_error(std::move(found)));
-    std::shared_ptr<compiled_loop> out(new compiled_loop(std::move(loop)));
-    if (auto r = out->build(); !r) return unexpected(r.error());
-    return std::shared_ptr<const compiled_loop>(std::move(out));
+    return make(std::move(loop), templates);
+  }
+
+  /// @brief Compile a loop validate_loop() accepted: no second validation, and the templates
+  /// validation parsed are reused.
+  static expected<std::shared_ptr<const compiled_loop>, error> compile(validated_loop loop) {
+    return make(std::move(loop.loop_), loop.templates_);
   }
 
   /// The loop definition this was compiled from.
@@ -9105,6 +9200,16 @@ class compiled_loop {
  private:
   explicit compiled_loop(fsm_loop loop) : loop_(std::move(loop)) {}
 
+  static expected<std::shared_ptr<const compiled_loop>, error> make(fsm_loop loop,
+                                                                    const template_table& templates) {
+    std::shared_ptr<compiled_loop> out(new compiled_loop(std::move(loop)));
+    out->templates_ = &templates;
+    auto built = out->build();
+    out->templates_ = nullptr;
+    if (!built) return unexpected(built.error());
+    return std::shared_ptr<const compiled_loop>(std::move(out));
+  }
+
   static error at(errc code, std::string path, std::string message) {
     return error{code, std::move(message), std::move(path)};
   }
@@ -9135,7 +9240,7 @@ class compiled_loop {
       t.type = compiled_target::kind::current;
       return t;
     }
-    auto tpl = compile_template(text);
+    auto tpl = templates_->compile(text);
     if (!tpl) {
       error e = tpl.error();
       e.path = path;
@@ -9190,7 +9295,7 @@ class compiled_loop {
     // An empty `action: ""` runs nothing, as in the seed (`if state.action:`); validation
     // warns about it (`empty-action`).
     if (cfg.action && !cfg.action->empty()) {
-      auto tpl = compile_template(*cfg.action);
+      auto tpl = templates_->compile(*cfg.action);
       if (!tpl) {
         error e = tpl.error();
         e.path = base + ".action";
@@ -9207,7 +9312,7 @@ class compiled_loop {
       s.kind = *cfg.action_type;
     }
     if (cfg.evaluate) {
-      auto ev = compile_evaluator(*cfg.evaluate);
+      auto ev = compile_evaluator(*cfg.evaluate, templates_);
       if (!ev) {
         error e = ev.error();
         if (e.path.empty()) e.path = base + ".evaluate";
@@ -9270,6 +9375,7 @@ class compiled_loop {
   std::size_t initial_ = 0;
   std::optional<compiled_target> on_max_iterations_;
   std::string digest_;
+  const template_table* templates_ = nullptr;  // while build() runs: the templates validation kept
 };
 
 /// Validate and compile a loop (same as `compiled_loop::compile`).
@@ -9283,108 +9389,45 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/compiled_loop.hpp> (already inlined above)
 // #include <little_loops/concepts.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/host_calls.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
-// #include <little_loops/evaluators.hpp> (already inlined above)
-// #include <little_loops/events.hpp> (already inlined above)
 // #include <little_loops/expected.hpp> (already inlined above)
-// #include <little_loops/interpolation.hpp> (already inlined above)
-// #include <little_loops/json.hpp> (already inlined above)
-// #include <little_loops/results.hpp> (already inlined above)
-// #include <little_loops/schema.hpp> (already inlined above)
-// #include <little_loops/snapshot.hpp> (already inlined above)
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <chrono>
-#include <condition_variable>
-#include <cstddef>
-#include <cstdint>
-#include <memory>
 #include <exception>
-#include <mutex>
-#include <optional>
-#include <stop_token>
 #include <string>
 #include <string_view>
-#include <type_traits>
-#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// Calls `call()` (host code returning something convertible to expected<T, error>); an
+// exception it throws becomes an error with `code`, saying that `who` threw and what. The
+// result is declared with its type, so a host returning it exactly constructs it in place.
+template <class T, class Call>
+expected<T, error> call_host(Call&& call, errc code, std::string_view who) {
+  try {
+    return call();
+  } catch (const std::exception& e) {
+    return unexpected(error{code, std::string(who) + " threw: " + e.what()});
+  } catch (...) {
+    return unexpected(error{code, std::string(who) + " threw an exception"});
+  }
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/host_calls.hpp>
+// #include <little_loops/detail/output_signal_scan.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/output_signal.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+
+#include <string>
+#include <string_view>
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
-
-// ---------------------------------------------------------------------------------------------
-// Clock
-
-/// @brief The executor's source of time: monotonic time for elapsed/timeout/deadline, wall time
-/// for event time stamps and `started_at`, and an interruptible sleep for `backoff`.
-/// Inject a manual_clock in tests so nothing ever sleeps.
-class executor_clock {
- public:
-  virtual ~executor_clock() = default;
-  /// Monotonic now.
-  virtual std::chrono::steady_clock::time_point now() noexcept = 0;
-  /// Wall-clock now (UTC).
-  virtual event_time wall_now() noexcept = 0;
-  /// Sleep for `d`, returning early when `stop` is requested.
-  virtual void sleep_for(std::chrono::nanoseconds d, std::stop_token stop) = 0;
-};
-
-/// The real clock: std::chrono::steady_clock / system_clock and a stop-aware sleep.
-class system_executor_clock final : public executor_clock {
- public:
-  std::chrono::steady_clock::time_point now() noexcept override {
-    return std::chrono::steady_clock::now();
-  }
-  event_time wall_now() noexcept override { return std::chrono::system_clock::now(); }
-  void sleep_for(std::chrono::nanoseconds d, std::stop_token stop) override {
-    std::mutex m;
-    std::condition_variable_any cv;
-    std::unique_lock lock(m);
-    cv.wait_for(lock, stop, d, [] { return false; });
-  }
-};
-
-/// The process-wide system clock used when executor_options::clock is null.
-inline executor_clock& default_executor_clock() noexcept {
-  static system_executor_clock clock;
-  return clock;
-}
-
-/// @brief A clock that only moves when told to: `advance()`, or `sleep_for` (which advances
-/// instead of sleeping and records the request). Also `auto_advance` per `now()` call.
-class manual_clock final : public executor_clock {
- public:
-  /// Starts at steady epoch + 0 and wall time 2026-01-01T00:00:00Z.
-  manual_clock() = default;
-
-  std::chrono::steady_clock::time_point now() noexcept override {
-    const auto t = steady_;
-    steady_ += auto_advance;
-    wall_ += std::chrono::duration_cast<event_time::duration>(auto_advance);
-    return t;
-  }
-  event_time wall_now() noexcept override { return wall_; }
-  void sleep_for(std::chrono::nanoseconds d, std::stop_token) override {
-    sleeps.push_back(d);
-    advance(d);
-  }
-  /// Move both clocks forward.
-  void advance(std::chrono::nanoseconds d) noexcept {
-    steady_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(d);
-    wall_ += std::chrono::duration_cast<event_time::duration>(d);
-  }
-
-  std::vector<std::chrono::nanoseconds> sleeps;    ///< every sleep_for request, in order
-  std::chrono::nanoseconds auto_advance{0};        ///< added after every now() call
-
- private:
-  std::chrono::steady_clock::time_point steady_{};
-  event_time wall_{std::chrono::sys_days{std::chrono::year{2026} / 1 / 1}};
-};
-
-// ---------------------------------------------------------------------------------------------
-// Options and results
 
 /// What an output signal does (design §3.14).
 enum class signal_kind {
@@ -9420,18 +9463,432 @@ inline std::vector<output_signal> default_output_signals() {
           output_signal{"LOOP_STOP:", signal_kind::stop, false}};
 }
 
-/// Host settings of an executor (the loop document holds the rest).
-struct executor_options {
-  /// Output signals, in priority order (empty: no signal detection).
-  std::vector<output_signal> signals = default_output_signals();
-  /// Time source; null → default_executor_clock(). Must outlive the executor.
-  executor_clock* clock = nullptr;
-  /// Per-action timeout used when a state has no `timeout:` (nullopt: the runner decides).
-  std::optional<std::chrono::milliseconds> default_action_timeout;
-  /// `${env.NAME}` lookup (null: std::getenv) and its user pointer.
-  env_lookup_fn env = nullptr;
-  void* env_user = nullptr;
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/output_signal.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// A signal found in an output: its kind and its payload (a view into the output).
+struct found_signal {
+  signal_kind kind;
+  std::string_view payload;
 };
+
+inline std::optional<found_signal> find_output_signal(std::string_view out,
+                                                      const std::vector<output_signal>& signals) {
+  constexpr std::string_view ws = " \t\r\n\f\v";
+  if (out.empty()) return std::nullopt;  // markers are never empty
+  for (const auto& sig : signals) {
+    if (sig.marker.empty()) continue;
+    std::size_t from = 0;
+    while (true) {
+      const auto pos = out.find(sig.marker, from);
+      if (pos == std::string_view::npos) break;
+      std::string_view rest = out.substr(pos + sig.marker.size());
+      const auto b = rest.find_first_not_of(ws);
+      std::string_view payload;
+      if (b != std::string_view::npos) {
+        rest.remove_prefix(b);
+        payload = rest.substr(0, rest.find('\n'));
+        const auto e = payload.find_last_not_of(ws);
+        payload = payload.substr(0, e + 1);
+      } else if (rest.find_first_not_of('\n') != std::string_view::npos) {
+        // Only whitespace follows, but not only newlines (`MARKER: `, a CRLF line end): the
+        // original's `MARKER\s*(.+)` still matches, with an empty (stripped) payload.
+        return found_signal{sig.kind, payload};
+      }
+      if (!payload.empty() || !sig.payload_required) return found_signal{sig.kind, payload};
+      from = pos + 1;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/output_signal_scan.hpp>
+// #include <little_loops/detail/routing.hpp>
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// One routing decision: the state routed from, its verdict, and what its targets read.
+struct route_query {
+  const compiled_loop* loop = nullptr;
+  std::size_t current = 0;  // the state routed from; `$current` re-enters it
+  std::string_view verdict;
+  // The action failed (non-zero exit, killed, timed out) or the verdict is `error`: a `next:`
+  // state then goes to its on_error, when it has one.
+  bool failed_action = false;
+  // The state's action could not be run at all: a `next:` state without on_error is unrouted.
+  bool unrunnable = false;
+  // The evaluation's details: an unrouted `error` verdict names their "error" as its cause.
+  const evaluation_details* details = nullptr;
+  // What interpolated targets render from, and the buffer they render into.
+  const interpolation_context* context = nullptr;
+  std::string* text = nullptr;
+};
+
+// Why routing found no state. `unrenderable`: an interpolated target could not be rendered
+// (design §3.4 makes that the verdict `error`, which the caller routes again).
+struct route_failure {
+  little_loops::error error;
+  bool unrenderable = false;
+};
+
+using route_outcome = expected<std::size_t, route_failure>;
+
+// Resolves a target that needs no rendering (a state, `$current`, an unknown name) to a state
+// index; `st` is the state routed from, `current` its index.
+inline expected<std::size_t, little_loops::error> take_static(const compiled_state& st,
+                                                              const compiled_target& t,
+                                                              std::size_t current) {
+  switch (t.type) {
+    case compiled_target::kind::state: return t.index;
+    case compiled_target::kind::current: return current;
+    case compiled_target::kind::dynamic: break;
+    case compiled_target::kind::unknown:
+      return unexpected(little_loops::error{
+          errc::unknown_state,
+          fmt::format("route target \"{}\" of state \"{}\" is not a state ({})", t.source, st.name,
+                      t.path),
+          t.path});
+  }
+  return unexpected(little_loops::error{
+      errc::unknown_state,
+      fmt::format("route target \"{}\" of state \"{}\" is not resolved", t.source, st.name),
+      t.path});
+}
+
+// take_static() as a routing outcome.
+inline route_outcome take_static_route(const compiled_state& st, const compiled_target& t,
+                                       std::size_t current) {
+  auto to = take_static(st, t, current);
+  if (!to) return unexpected(route_failure{std::move(to.error())});
+  return *to;
+}
+
+// Resolves any compiled target: an interpolated one is rendered into `*q.text` from
+// `*q.context`, then names `$current` or a state of the loop.
+inline route_outcome take(const route_query& q, const compiled_target& t) {
+  if (t.type == compiled_target::kind::state) return t.index;  // the common case, inline
+  const compiled_state& st = q.loop->state(q.current);
+  if (t.type != compiled_target::kind::dynamic) return take_static_route(st, t, q.current);
+  std::string& text = *q.text;
+  text.clear();
+  if (auto r = render_to(t.tmpl, *q.context, text); !r)
+    return unexpected(route_failure{
+        little_loops::error{r.error().code,
+                            fmt::format("route target \"{}\" of state \"{}\": {}", t.source,
+                                        st.name, r.error().message),
+                            "states." + st.name},
+        true});
+  if (text == "$current") return q.current;
+  if (auto i = q.loop->find(text)) return *i;
+  return unexpected(route_failure{little_loops::error{
+      errc::unknown_state,
+      fmt::format("route target \"{}\" of state \"{}\" resolved to \"{}\", which is not a state",
+                  t.source, st.name, text),
+      "states." + st.name}});
+}
+
+// "No valid transition from state "s" for verdict "v"", followed for the `error` verdict by
+// its cause (the details' "error": runner error, interpolation failure, evaluator error,
+// timeout, ...) when there is one.
+inline little_loops::error no_transition_error(const compiled_state& st, std::string_view verdict,
+                                               const evaluation_details* details) {
+  std::string message =
+      fmt::format("No valid transition from state \"{}\" for verdict \"{}\"", st.name, verdict);
+  if (verdict == "error" && details) {
+    details->visit([&message](const json& d) {
+      if (const auto it = d.find("error");
+          it != d.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
+        message += ": ";
+        message += it->get_ref<const std::string&>();
+      }
+      return 0;
+    });
+  }
+  return little_loops::error{errc::no_transition, std::move(message), "states." + st.name};
+}
+
+// Design §3.3: next (happy path) → exact route key → `_error` → `_` → on_<verdict> →
+// maintain fallback → error naming state and verdict (and, for `error`, its cause).
+// In a `next:` state a failed action goes to on_error when there is one, else to `next`;
+// an action that could not be run at all without on_error is unrouted.
+inline route_outcome route(const route_query& q) {
+  const compiled_state& st = q.loop->state(q.current);
+  if (st.next) {
+    if (q.failed_action && st.on_error) return take(q, st.on[*st.on_error].second);
+    if (!q.unrunnable) return take(q, *st.next);
+  } else {
+    for (const auto& [key, target] : st.routes)
+      if (key == q.verdict) return take(q, target);
+    if (st.route_error && q.verdict == "error") return take(q, *st.route_error);
+    if (st.route_default) return take(q, *st.route_default);
+    for (const auto& [key, target] : st.on)
+      if (key == q.verdict) return take(q, target);
+  }
+  if (q.loop->loop().maintain) return take_static_route(st, st.maintain_target, q.current);
+  return unexpected(route_failure{no_transition_error(st, q.verdict, q.details)});
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/routing.hpp>
+// #include <little_loops/detail/run_history.hpp>
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/text_transfer.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// Moves the text of `from` into `to` (whose old text is dropped) without allocating in steady
+// state: short texts are copied into `to`'s buffer, long ones are swapped (O(1)); `from` is
+// left with unspecified contents.
+// GCC 12 at -O3 reports the copies in std::string::swap's short-string branches as out of
+// bounds; they cannot run here (`from` is longer than the inline buffer) — false positives
+// of -Warray-bounds / -Wstringop-overflow / -Wstringop-overread, silenced for this function.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#  pragma GCC diagnostic push
+#  pragma GCC diagnostic ignored "-Warray-bounds"
+#  pragma GCC diagnostic ignored "-Wstringop-overflow"
+#  pragma GCC diagnostic ignored "-Wstringop-overread"
+#endif
+inline void take_text(std::string& to, std::string& from) {
+  if (from.empty())
+    to.clear();
+  else if (from.size() <= 64)
+    to.assign(from);
+  else
+    to.swap(from);
+}
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#  pragma GCC diagnostic pop
+#endif
+
+inline std::string_view strip_trailing_newlines(std::string_view s) noexcept {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/text_transfer.hpp>
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/snapshot.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// What `${prev.*}` and `${prev.evaluation}` read: the last executed state, and the last
+// evaluated one while `prev` is a state that was not evaluated (seed 004's
+// `last_evaluator_output`). Buffers are reused from state to state.
+class run_history {
+ public:
+  // `prev` (null before the first state ran).
+  [[nodiscard]] const prev_record* prev() const noexcept { return has_prev_ ? &prev_ : nullptr; }
+  // What `${prev.evaluation}` reads when prev was not evaluated (null: no evaluation yet).
+  [[nodiscard]] const prev_record* last_evaluation() const noexcept {
+    return has_prev_ && !prev_.evaluated && has_last_eval_ ? &last_eval_ : nullptr;
+  }
+
+  void clear() {
+    has_prev_ = has_last_eval_ = false;
+    prev_ = prev_record{};
+    last_eval_ = prev_record{};
+  }
+
+  void restore(const snapshot& s) {
+    has_prev_ = s.prev.has_value();
+    if (s.prev) prev_ = *s.prev;
+    has_last_eval_ = s.last_evaluation.has_value();
+    if (s.last_evaluation) last_eval_ = *s.last_evaluation;
+  }
+
+  // Records the state execution `st` as prev. `action`: its result (null: no action ran),
+  // whose output moves into prev; `eval`: its verdict, whose details move too unless the
+  // state's targets are templates (they read `result`). `evaluated`: the verdict counts as an
+  // evaluation; an unevaluated state keeps the last evaluation aside (swapped, not copied).
+  void record(const compiled_state& st, action_result* action, evaluation_result& eval,
+              bool evaluated) {
+    // Route targets see the state before this one as `prev` (seed 002 builds the context
+    // before the state runs): kept, as a copy, only for a state whose targets are templates.
+    had_prev_ = has_prev_;
+    if (st.dynamic_targets && has_prev_) route_prev_ = prev_;
+    if (!evaluated && has_prev_ && prev_.evaluated) {
+      std::swap(last_eval_, prev_);
+      has_last_eval_ = true;
+    }
+    prev_.state.assign(st.name);
+    prev_.evaluated = evaluated;
+    prev_.ran_action = action != nullptr;
+    if (action) {
+      take_text(prev_.output, action->output);
+      take_text(prev_.stderr_output, action->stderr_output);
+      prev_.exit_code = action->exit_code;
+    } else {
+      prev_.output.clear();
+      prev_.stderr_output.clear();
+      prev_.exit_code = 0;
+    }
+    prev_.verdict.assign(eval.verdict);
+    if (st.dynamic_targets)
+      prev_.details = eval.details;
+    else
+      prev_.details = std::move(eval.details);
+    has_prev_ = true;
+  }
+
+  // Replaces the recorded verdict by `eval` (an `error` decided while routing).
+  void amend_verdict(const evaluation_result& eval) {
+    prev_.evaluated = true;
+    prev_.verdict.assign(eval.verdict);
+    prev_.details = eval.details;
+  }
+
+  // `prev` and `${prev.evaluation}` as the route targets of the state just recorded see them:
+  // for templated targets the state before it, else (static targets read nothing) prev.
+  [[nodiscard]] const prev_record* route_prev(const compiled_state& st) const noexcept {
+    if (!st.dynamic_targets) return &prev_;
+    return had_prev_ ? &route_prev_ : nullptr;
+  }
+  [[nodiscard]] const prev_record* route_last_evaluation(const compiled_state& st) const noexcept {
+    if (!st.dynamic_targets) return last_evaluation();
+    return had_prev_ && !route_prev_.evaluated && has_last_eval_ ? &last_eval_ : nullptr;
+  }
+
+ private:
+  prev_record prev_;
+  prev_record last_eval_;
+  prev_record route_prev_;  // the state before the last recorded one, for its templated targets
+  bool has_prev_ = false;
+  bool has_last_eval_ = false;  // last_eval_ holds an evaluation older than an unevaluated prev_
+  bool had_prev_ = false;       // route_prev_ holds a state
+};
+
+// The convergence evaluator's memory: the previous value per state (design §3.9), and the
+// states that have one, in state order, so snapshots list them without a pass over every
+// state at each boundary.
+class convergence_memory {
+ public:
+  void clear(std::size_t states) {
+    values_.assign(states, std::nullopt);
+    set_.clear();
+  }
+  // The slot an evaluator of state `i` reads and writes.
+  [[nodiscard]] std::optional<double>& slot(std::size_t i) noexcept { return values_[i]; }
+  // Notes that the evaluator of state `i` ran (its slot may now hold a value).
+  void note(std::size_t i) {
+    if (!values_[i]) return;
+    const auto at = std::lower_bound(set_.begin(), set_.end(), i);
+    if (at == set_.end() || *at != i) set_.insert(at, i);
+  }
+  // Restores `s.convergence`; false (and unchanged) when it names a state not in `loop`,
+  // whose name is then `unknown`.
+  bool restore(const compiled_loop& loop, const snapshot& s, std::string_view& unknown) {
+    std::vector<std::optional<double>> values(loop.states().size());
+    for (const auto& [name, value] : s.convergence) {
+      const auto i = loop.find(name);
+      if (!i) {
+        unknown = name;
+        return false;
+      }
+      values[*i] = value;
+    }
+    values_ = std::move(values);
+    set_.clear();
+    for (std::size_t i = 0; i < values_.size(); ++i)
+      if (values_[i]) set_.push_back(i);
+    return true;
+  }
+  // The memory as (state name, value) pairs into `out`.
+  void list(const compiled_loop& loop,
+            std::vector<std::pair<std::string_view, double>>& out) const {
+    out.clear();
+    for (const std::size_t i : set_)
+      if (values_[i]) out.emplace_back(loop.state(i).name, *values_[i]);
+  }
+
+ private:
+  std::vector<std::optional<double>> values_;
+  std::vector<std::size_t> set_;
+};
+
+// The state a snapshot resumes at, once it is known to belong to `loop` (same name and
+// digest); else `errc::snapshot_mismatch` saying why.
+inline expected<std::size_t, error> resume_state(const compiled_loop& loop, const snapshot& s) {
+  if (s.digest != loop.digest() || s.loop_name != loop.loop().name)
+    return unexpected(error{
+        errc::snapshot_mismatch,
+        fmt::format("snapshot of loop \"{}\" (digest {}) does not match loop \"{}\" (digest {})",
+                    s.loop_name, s.digest, loop.loop().name, loop.digest()),
+        "digest"});
+  if (const auto at = loop.find(s.current_state)) return *at;
+  return unexpected(error{errc::snapshot_mismatch,
+                          fmt::format("snapshot state \"{}\" is not a state of loop \"{}\"",
+                                      s.current_state, loop.loop().name),
+                          "current_state"});
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/run_history.hpp>
+// #include <little_loops/detail/text_transfer.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/evaluators.hpp> (already inlined above)
+// #include <little_loops/events.hpp> (already inlined above)
+// #include <little_loops/execution_result.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/output_signal.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/snapshot.hpp> (already inlined above)
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
 
 /// Why a run ended (design §3.12).
 enum class termination {
@@ -9510,73 +9967,140 @@ inline json to_json(const execution_result& r) {
   return j;
 }
 
-namespace detail {
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/execution_result.hpp>
+// #include <little_loops/executor_clock.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/events.hpp> (already inlined above)
 
-struct found_signal {
-  signal_kind kind;
-  std::string_view payload;
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <stop_token>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// @brief The executor's source of time: monotonic time for elapsed/timeout/deadline, wall time
+/// for event time stamps and `started_at`, and an interruptible sleep for `backoff`.
+/// Inject a manual_clock in tests so nothing ever sleeps.
+class executor_clock {
+ public:
+  virtual ~executor_clock() = default;
+  /// Monotonic now.
+  virtual std::chrono::steady_clock::time_point now() noexcept = 0;
+  /// Wall-clock now (UTC).
+  virtual event_time wall_now() noexcept = 0;
+  /// Sleep for `d`, returning early when `stop` is requested.
+  virtual void sleep_for(std::chrono::nanoseconds d, std::stop_token stop) = 0;
 };
 
-inline std::optional<found_signal> find_output_signal(std::string_view out,
-                                                      const std::vector<output_signal>& signals) {
-  constexpr std::string_view ws = " \t\r\n\f\v";
-  if (out.empty()) return std::nullopt;  // markers are never empty
-  for (const auto& sig : signals) {
-    if (sig.marker.empty()) continue;
-    std::size_t from = 0;
-    while (true) {
-      const auto pos = out.find(sig.marker, from);
-      if (pos == std::string_view::npos) break;
-      std::string_view rest = out.substr(pos + sig.marker.size());
-      const auto b = rest.find_first_not_of(ws);
-      std::string_view payload;
-      if (b != std::string_view::npos) {
-        rest.remove_prefix(b);
-        payload = rest.substr(0, rest.find('\n'));
-        const auto e = payload.find_last_not_of(ws);
-        payload = payload.substr(0, e + 1);
-      } else if (rest.find_first_not_of('\n') != std::string_view::npos) {
-        // Only whitespace follows, but not only newlines (`MARKER: `, a CRLF line end): the
-        // original's `MARKER\s*(.+)` still matches, with an empty (stripped) payload.
-        return found_signal{sig.kind, payload};
-      }
-      if (!payload.empty() || !sig.payload_required) return found_signal{sig.kind, payload};
-      from = pos + 1;
-    }
+/// The real clock: std::chrono::steady_clock / system_clock and a stop-aware sleep.
+class system_executor_clock final : public executor_clock {
+ public:
+  std::chrono::steady_clock::time_point now() noexcept override {
+    return std::chrono::steady_clock::now();
   }
-  return std::nullopt;
+  event_time wall_now() noexcept override { return std::chrono::system_clock::now(); }
+  void sleep_for(std::chrono::nanoseconds d, std::stop_token stop) override {
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    cv.wait_for(lock, stop, d, [] { return false; });
+  }
+};
+
+/// The process-wide system clock used when executor_options::clock is null.
+inline executor_clock& default_executor_clock() noexcept {
+  static system_executor_clock clock;
+  return clock;
 }
 
-// Moves the text of `from` into `to` (whose old text is dropped) without allocating in steady
-// state: short texts are copied into `to`'s buffer, long ones are swapped (O(1)); `from` is
-// left with unspecified contents.
-// GCC 12 at -O3 reports the copies in std::string::swap's short-string branches as out of
-// bounds; they cannot run here (`from` is longer than the inline buffer) — false positives
-// of -Warray-bounds / -Wstringop-overflow / -Wstringop-overread, silenced for this function.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
-#  pragma GCC diagnostic push
-#  pragma GCC diagnostic ignored "-Warray-bounds"
-#  pragma GCC diagnostic ignored "-Wstringop-overflow"
-#  pragma GCC diagnostic ignored "-Wstringop-overread"
-#endif
-inline void take_text(std::string& to, std::string& from) {
-  if (from.empty())
-    to.clear();
-  else if (from.size() <= 64)
-    to.assign(from);
-  else
-    to.swap(from);
-}
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
-#  pragma GCC diagnostic pop
-#endif
+/// @brief A clock that only moves when told to: `advance()`, or `sleep_for` (which advances
+/// instead of sleeping and records the request). Also `auto_advance` per `now()` call.
+class manual_clock final : public executor_clock {
+ public:
+  /// Starts at steady epoch + 0 and wall time 2026-01-01T00:00:00Z.
+  manual_clock() = default;
 
-inline std::string_view strip_trailing_newlines(std::string_view s) noexcept {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
+  std::chrono::steady_clock::time_point now() noexcept override {
+    const auto t = steady_;
+    steady_ += auto_advance;
+    wall_ += std::chrono::duration_cast<event_time::duration>(auto_advance);
+    return t;
+  }
+  event_time wall_now() noexcept override { return wall_; }
+  void sleep_for(std::chrono::nanoseconds d, std::stop_token) override {
+    sleeps.push_back(d);
+    advance(d);
+  }
+  /// Move both clocks forward.
+  void advance(std::chrono::nanoseconds d) noexcept {
+    steady_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(d);
+    wall_ += std::chrono::duration_cast<event_time::duration>(d);
+  }
 
-}  // namespace detail
+  std::vector<std::chrono::nanoseconds> sleeps;    ///< every sleep_for request, in order
+  std::chrono::nanoseconds auto_advance{0};        ///< added after every now() call
+
+ private:
+  std::chrono::steady_clock::time_point steady_{};
+  event_time wall_{std::chrono::sys_days{std::chrono::year{2026} / 1 / 1}};
+};
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/executor_clock.hpp>
+// #include <little_loops/executor_options.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/executor_clock.hpp> (already inlined above)
+// #include <little_loops/output_signal.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+
+#include <chrono>
+#include <optional>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// Host settings of an executor (the loop document holds the rest).
+struct executor_options {
+  /// Output signals, in priority order (empty: no signal detection).
+  std::vector<output_signal> signals = default_output_signals();
+  /// Time source; null → default_executor_clock(). Must outlive the executor.
+  executor_clock* clock = nullptr;
+  /// Per-action timeout used when a state has no `timeout:` (nullopt: the runner decides).
+  std::optional<std::chrono::milliseconds> default_action_timeout;
+  /// `${env.NAME}` lookup (null: std::getenv) and its user pointer.
+  env_lookup_fn env = nullptr;
+  void* env_user = nullptr;
+};
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/executor_options.hpp>
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/output_signal.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/snapshot.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
 
 // ---------------------------------------------------------------------------------------------
 // The executor
@@ -9644,77 +10168,26 @@ class fsm_executor {
   /// @brief Advance by one state execution (or one maintain restart, or the final check).
   /// @return true while the run goes on; false once finished (see result()).
   bool step() {
-    if (finished_) return false;
-    if (!started_) begin();
-    if (stop_.stop_requested()) {
-      finish(termination::cancelled);
-      return false;
-    }
+    if (phase_ == run_phase::finished) return false;
+    if (phase_ != run_phase::running) begin();
+    if (stop_.stop_requested()) return end(termination::cancelled);
     const fsm_loop& def = loop_->loop();
-    {
-      const compiled_state& st = loop_->state(current_);
-      // The loop timeout before the terminal, as in seed 002 (a terminal reached after the
-      // deadline ends as `timeout`, final state the terminal); design §3.5 reverses only the
-      // cap: a terminal reached on the last allowed step ends as `terminal`. A maintain
-      // restart is an iteration, so it obeys the cap.
-      if (st.terminal && def.timeout) {
-        now_ = clock_->now();
-        if (elapsed_ms() > static_cast<std::int64_t>(*def.timeout * 1000.0)) {
-          finish(termination::timeout);
-          return false;
-        }
-      }
-      if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations)) {
-        if (def.maintain && !summary_executed_) {
-          auto target = take_static(st, st.maintain_target);
-          if (!target) {  // `on_maintain` names no state
-            report_error(st, "route", target.error().message);
-            finish(termination::error, std::move(target.error()));
-            return false;
-          }
-          // A maintain restart counts as one iteration (design §3.16).
-          ++iteration_;
-          const std::size_t to = *target;
-          if constexpr (emits_events)
-            emit(route_event{wall(), st.name, loop_->state(to).name, "maintain"});
-          current_ = to;
-          return true;
-        }
-        finish(summary_executed_ ? termination::max_iterations : termination::terminal);
-        return false;
-      }
+    const compiled_state& st = loop_->state(current_);
+    // The loop timeout before the terminal, as in seed 002 (a terminal reached after the
+    // deadline ends as `timeout`, final state the terminal); design §3.5 reverses only the
+    // cap: a terminal reached on the last allowed step ends as `terminal`. A maintain
+    // restart is an iteration, so it obeys the cap.
+    if (st.terminal && def.timeout) {
+      now_ = clock_->now();
+      if (past_timeout()) return end(termination::timeout);
     }
-    if (iteration_ >= def.max_iterations) {
-      const auto& summary = loop_->on_max_iterations();
-      if (!summary || summary_executed_) {
-        finish(termination::max_iterations);
-        return false;
-      }
-      summary_executed_ = true;
-      if (summary->type != compiled_target::kind::state) {
-        little_loops::error err{
-            errc::unknown_state,
-            fmt::format("on_max_iterations names \"{}\", which is not a state", summary->source),
-            summary->path};
-        report_error(loop_->state(current_), "route", err.message);
-        finish(termination::error, std::move(err));
-        return false;
-      }
-      if constexpr (emits_events)
-        emit(max_iterations_event{wall(), loop_->state(summary->index).name, iteration_});
-      current_ = summary->index;
-      if (loop_->state(current_).terminal) {
-        finish(termination::max_iterations);
-        return false;
-      }
-    }
+    if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations))
+      return end_or_restart(st);
+    if (iteration_ >= def.max_iterations && !enter_on_max_iterations()) return false;
     now_ = clock_->now();
-    if (def.timeout && elapsed_ms() > static_cast<std::int64_t>(*def.timeout * 1000.0)) {
-      finish(termination::timeout);
-      return false;
-    }
+    if (past_timeout()) return end(termination::timeout);
     execute(loop_->state(current_));
-    return !finished_;
+    return !finished();
   }
 
   /// Ask the run to stop at the next state boundary; the running action gets the stop token.
@@ -9723,7 +10196,7 @@ class fsm_executor {
   [[nodiscard]] std::stop_token stop_token() const noexcept { return stop_.get_token(); }
 
   /// True once the run ended.
-  [[nodiscard]] bool finished() const noexcept { return finished_; }
+  [[nodiscard]] bool finished() const noexcept { return phase_ == run_phase::finished; }
   /// The outcome (meaningful once finished()).
   [[nodiscard]] const execution_result& result() const noexcept { return result_; }
   /// The state that runs next (or the final state once finished).
@@ -9735,7 +10208,7 @@ class fsm_executor {
   /// `captured.*` so far.
   [[nodiscard]] const captured_map& captured() const noexcept { return captured_; }
   /// `prev` (null before the first state ran).
-  [[nodiscard]] const prev_record* prev() const noexcept { return has_prev_ ? &prev_ : nullptr; }
+  [[nodiscard]] const prev_record* prev() const noexcept { return history_.prev(); }
   /// The compiled loop.
   [[nodiscard]] const compiled_loop& loop() const noexcept { return *loop_; }
   /// The runner, evaluator and sink.
@@ -9759,11 +10232,56 @@ class fsm_executor {
     return view_into(convergence_view_);
   }
 
- private:
-  void note_convergence_state(std::size_t state) {
-    const auto at = std::lower_bound(convergence_states_.begin(), convergence_states_.end(), state);
-    if (at == convergence_states_.end() || *at != state) convergence_states_.insert(at, state);
+  /// @brief Restore a snapshot; the next step()/run() continues from it (emitting
+  /// `loop_resume` instead of `loop_start`).
+  /// @return `errc::snapshot_mismatch` when the snapshot belongs to another loop definition
+  /// (digest or name differ) or names an unknown state; the executor is then unchanged.
+  expected<void, little_loops::error> resume(const little_loops::snapshot& s) {
+    const auto at = detail::resume_state(*loop_, s);
+    if (!at) return unexpected(at.error());
+    detail::convergence_memory convergence;
+    if (std::string_view unknown; !convergence.restore(*loop_, s, unknown))
+      return unexpected(little_loops::error{
+          errc::snapshot_mismatch,
+          fmt::format("convergence memory of unknown state \"{}\"", unknown),
+          "convergence." + std::string(unknown)});
+    reset();
+    current_ = *at;
+    iteration_ = s.iteration;
+    summary_executed_ = s.summary_executed;
+    context_ = s.context;
+    captured_ = captured_map(s.captured);
+    history_.restore(s);
+    convergence_ = std::move(convergence);
+    elapsed_offset_ms_ = s.elapsed_ms;
+    started_at_ = s.started_at;
+    phase_ = run_phase::resumed;
+    return {};
   }
+
+  /// Forget the run: the next step() starts again from the initial state.
+  void reset() {
+    current_ = loop_->initial();
+    iteration_ = 0;
+    phase_ = run_phase::fresh;
+    summary_executed_ = false;
+    context_ = loop_->loop().context;
+    captured_.clear();
+    history_.clear();
+    convergence_.clear(loop_->states().size());
+    elapsed_offset_ms_ = 0;
+    started_at_.clear();
+    resume_state_.reset();
+    result_ = execution_result{};
+    if (stop_.stop_requested()) stop_ = std::stop_source{};
+    request_ = action_request{};
+    request_.stop = stop_.get_token();
+  }
+
+ private:
+  // Where the run is: before its first step (`fresh`, or `resumed` from a snapshot, which
+  // emits loop_resume instead of loop_start), between steps, or ended.
+  enum class run_phase : unsigned char { fresh, resumed, running, finished };
 
   little_loops::snapshot_view view_into(
       std::vector<std::pair<std::string_view, double>>& convergence_storage) const {
@@ -9775,85 +10293,15 @@ class fsm_executor {
     v.summary_executed = summary_executed_;
     v.context = &context_;
     v.captured = &captured_;
-    v.prev = has_prev_ ? &prev_ : nullptr;
-    v.last_evaluation = last_evaluation();
-    convergence_storage.clear();
-    for (const std::size_t i : convergence_states_)
-      if (convergence_[i]) convergence_storage.emplace_back(loop_->state(i).name, *convergence_[i]);
+    v.prev = history_.prev();
+    v.last_evaluation = history_.last_evaluation();
+    convergence_.list(*loop_, convergence_storage);
     v.convergence = convergence_storage;
-    v.elapsed_ms = started_ ? elapsed_ms_now() : elapsed_offset_ms_;
+    v.elapsed_ms = phase_ >= run_phase::running ? elapsed_ms_now() : elapsed_offset_ms_;
     v.started_at = started_at_;
     return v;
   }
 
- public:
-  /// @brief Restore a snapshot; the next step()/run() continues from it (emitting
-  /// `loop_resume` instead of `loop_start`).
-  /// @return `errc::snapshot_mismatch` when the snapshot belongs to another loop definition
-  /// (digest or name differ) or names an unknown state; the executor is then unchanged.
-  expected<void, little_loops::error> resume(const little_loops::snapshot& s) {
-    if (s.digest != loop_->digest() || s.loop_name != loop_->loop().name)
-      return unexpected(little_loops::error{
-          errc::snapshot_mismatch,
-          fmt::format("snapshot of loop \"{}\" (digest {}) does not match loop \"{}\" (digest {})",
-                      s.loop_name, s.digest, loop_->loop().name, loop_->digest()),
-          "digest"});
-    const auto at = loop_->find(s.current_state);
-    if (!at)
-      return unexpected(little_loops::error{
-          errc::snapshot_mismatch,
-          fmt::format("snapshot state \"{}\" is not a state of loop \"{}\"", s.current_state,
-                      loop_->loop().name),
-          "current_state"});
-    std::vector<std::optional<double>> conv(loop_->states().size());
-    for (const auto& [name, value] : s.convergence) {
-      const auto i = loop_->find(name);
-      if (!i)
-        return unexpected(little_loops::error{
-            errc::snapshot_mismatch, fmt::format("convergence memory of unknown state \"{}\"", name),
-            "convergence." + name});
-      conv[*i] = value;
-    }
-    reset();
-    current_ = *at;
-    iteration_ = s.iteration;
-    summary_executed_ = s.summary_executed;
-    context_ = s.context;
-    captured_ = captured_map(s.captured);
-    has_prev_ = s.prev.has_value();
-    if (s.prev) prev_ = *s.prev;
-    has_last_eval_ = s.last_evaluation.has_value();
-    if (s.last_evaluation) last_eval_ = *s.last_evaluation;
-    convergence_ = std::move(conv);
-    for (std::size_t i = 0; i < convergence_.size(); ++i)
-      if (convergence_[i]) convergence_states_.push_back(i);
-    elapsed_offset_ms_ = s.elapsed_ms;
-    started_at_ = s.started_at;
-    resumed_ = true;
-    return {};
-  }
-
-  /// Forget the run: the next step() starts again from the initial state.
-  void reset() {
-    current_ = loop_->initial();
-    iteration_ = 0;
-    started_ = finished_ = summary_executed_ = resumed_ = has_prev_ = has_last_eval_ = false;
-    context_ = loop_->loop().context;
-    captured_.clear();
-    prev_ = prev_record{};
-    last_eval_ = prev_record{};
-    convergence_.assign(loop_->states().size(), std::nullopt);
-    convergence_states_.clear();
-    elapsed_offset_ms_ = 0;
-    started_at_.clear();
-    resume_state_.reset();
-    result_ = execution_result{};
-    if (stop_.stop_requested()) stop_ = std::stop_source{};
-    request_ = action_request{};
-    request_.stop = stop_.get_token();
-  }
-
- private:
   // ---- time ----
   event_time wall() noexcept { return clock_->wall_now(); }
   std::int64_t elapsed_ms() const noexcept {
@@ -9864,6 +10312,11 @@ class fsm_executor {
     return elapsed_offset_ms_ +
            std::chrono::duration_cast<std::chrono::milliseconds>(clock_->now() - start_).count();
   }
+  // The loop `timeout` has passed (as of the last clock reading, now_).
+  bool past_timeout() const noexcept {
+    const auto& timeout = loop_->loop().timeout;
+    return timeout && elapsed_ms() > static_cast<std::int64_t>(*timeout * 1000.0);
+  }
 
   template <class Event>
   void emit(Event&& ev) noexcept {
@@ -9871,7 +10324,8 @@ class fsm_executor {
   }
 
   void begin() {
-    started_ = true;
+    const bool resumed = phase_ == run_phase::resumed;
+    phase_ = run_phase::running;
     start_ = clock_->now();
     now_ = start_;
     if (started_at_.empty()) started_at_ = format_timestamp(clock_->wall_now());
@@ -9881,7 +10335,7 @@ class fsm_executor {
       deadline_ = start_ + budget;
     }
     if constexpr (emits_events) {
-      if (resumed_)
+      if (resumed)
         emit(loop_resume_event{wall(), loop_->loop().name, loop_->state(current_).name,
                                iteration_});
       else
@@ -9889,12 +10343,54 @@ class fsm_executor {
     }
   }
 
+  // ---- boundaries: terminal states and the iteration cap ----
+
+  // At a terminal state: a `maintain` loop restarts (until on_max_iterations ran), any other
+  // loop ends. Returns whether the run goes on.
+  bool end_or_restart(const compiled_state& st) {
+    if (!loop_->loop().maintain || summary_executed_)
+      return end(summary_executed_ ? termination::max_iterations : termination::terminal);
+    auto target = detail::take_static(st, st.maintain_target, current_);
+    if (!target) {  // `on_maintain` names no state
+      report_error(st, "route", target.error().message);
+      return end(termination::error, std::move(target.error()));
+    }
+    ++iteration_;  // a maintain restart counts as one iteration (design §3.16)
+    if constexpr (emits_events)
+      emit(route_event{wall(), st.name, loop_->state(*target).name, "maintain"});
+    current_ = *target;
+    return true;
+  }
+
+  // The cap is reached: run the `on_max_iterations` state once (design §3.5), else end.
+  // Returns whether the run goes on.
+  bool enter_on_max_iterations() {
+    const auto& summary = loop_->on_max_iterations();
+    if (!summary || summary_executed_) return end(termination::max_iterations);
+    summary_executed_ = true;
+    if (summary->type != compiled_target::kind::state) {
+      little_loops::error err{
+          errc::unknown_state,
+          fmt::format("on_max_iterations names \"{}\", which is not a state", summary->source),
+          summary->path};
+      report_error(loop_->state(current_), "route", err.message);
+      return end(termination::error, std::move(err));
+    }
+    if constexpr (emits_events)
+      emit(max_iterations_event{wall(), loop_->state(summary->index).name, iteration_});
+    current_ = summary->index;
+    if (loop_->state(current_).terminal) return end(termination::max_iterations);
+    return true;
+  }
+
+  // ---- one state execution ----
+
   interpolation_context make_context(const compiled_state& st) const noexcept {
     interpolation_context ctx;
     ctx.context = &context_;
     ctx.captured = &captured_;
-    ctx.prev = has_prev_ ? &prev_ : nullptr;
-    ctx.last_evaluation = last_evaluation();
+    ctx.prev = history_.prev();
+    ctx.last_evaluation = history_.last_evaluation();
     ctx.result = nullptr;
     ctx.state_name = st.name;
     ctx.iteration = iteration_;
@@ -9907,67 +10403,36 @@ class fsm_executor {
     return ctx;
   }
 
-  // What `${prev.evaluation}` reads when prev was not evaluated (null: no evaluation yet).
-  const prev_record* last_evaluation() const noexcept {
-    return has_prev_ && !prev_.evaluated && has_last_eval_ ? &last_eval_ : nullptr;
-  }
-
-  void set_error_verdict(std::string message) {
-    result_eval_.verdict = "error";
-    result_eval_.details = json::object();
-    result_eval_.details["error"] = std::move(message);
-  }
-
   void report_error(const compiled_state& st, std::string_view kind, std::string_view message) {
     if constexpr (emits_events) emit(error_event{wall(), st.name, kind, message});
   }
 
   // The host's runner and evaluator: an exception from either is the `error` verdict with
-  // what it said (design §3.4), never an exception out of step(). The results are declared
-  // with their type: a host may return anything convertible (ActionRunner, Evaluator), and
-  // one returning the type exactly is constructed in place.
+  // what it said (design §3.4), never an exception out of step().
   expected<action_result, error> call_runner(const action_request& req) {
-    try {
-      return runner_.run(req);
-    } catch (const std::exception& e) {
-      return unexpected(error{errc::action_failed, std::string("the action runner threw: ") + e.what()});
-    } catch (...) {
-      return unexpected(error{errc::action_failed, "the action runner threw an exception"});
-    }
+    return detail::call_host<action_result>([&] { return runner_.run(req); },
+                                            errc::action_failed, "the action runner");
   }
 
   expected<evaluation_result, error> call_evaluator(const evaluation_request& req) {
-    try {
-      return eval_.evaluate(req);
-    } catch (const std::exception& e) {
-      return unexpected(error{errc::evaluation_failed, std::string("the evaluator threw: ") + e.what()});
-    } catch (...) {
-      return unexpected(error{errc::evaluation_failed, "the evaluator threw an exception"});
-    }
+    return detail::call_host<evaluation_result>([&] { return eval_.evaluate(req); },
+                                                errc::evaluation_failed, "the evaluator");
   }
 
-  // Execute one (non-terminal) state: action, then conclude() (evaluation, capture, prev,
-  // routing). The runner's result stays where the runner returned it: it is not moved.
+  // Executes one (non-terminal) state: renders and runs its action, then conclude(). The
+  // runner's result stays where the runner returned it: it is not moved.
   void execute(const compiled_state& st) {
     ++iteration_;
     if constexpr (emits_events) emit(state_enter_event{wall(), st.name, iteration_});
     interpolation_context ctx = make_context(st);
-    if (!st.action) {
-      conclude(st, ctx, nullptr, false);
-      return;
-    }
+    if (!st.action) return conclude(st, ctx, nullptr);
     std::string_view text;
     if (st.action->is_literal()) {
       text = st.action->literal();
     } else {
       action_text_.clear();
-      auto r = render_to(*st.action, ctx, action_text_);
-      if (!r) {
-        report_error(st, "interpolation", r.error().message);
-        set_error_verdict(r.error().message);
-        conclude(st, ctx, nullptr, true);
-        return;
-      }
+      if (auto r = render_to(*st.action, ctx, action_text_); !r)
+        return conclude_unrunnable(st, ctx, "interpolation", std::move(r.error().message));
       text = action_text_;
     }
     const action_kind kind = st.kind_from_rendered && !text.empty() && text.front() == '/'
@@ -9985,217 +10450,179 @@ class fsm_executor {
     req.deadline = deadline_;
     expected<action_result, error> res = call_runner(req);
     req.text = {};  // may view action_text_
-    if (!res) {
-      report_error(st, "action", res.error().message);
-      set_error_verdict(res.error().message);
-      conclude(st, ctx, nullptr, true);
-      return;
-    }
-    conclude(st, ctx, &*res, false);
+    if (!res) return conclude_unrunnable(st, ctx, "action", std::move(res.error().message));
+    conclude(st, ctx, &*res);
   }
 
-  // The rest of a state execution. `action` is the action's result (null: no action ran);
-  // `decided`: the verdict is already set (an error before evaluation).
-  void conclude(const compiled_state& st, interpolation_context& ctx, action_result* action,
-                bool decided) {
-    const bool ran = action != nullptr;
-    std::optional<detail::found_signal> signal;
-    if (ran) {
-      const action_result& a = *action;
-      if constexpr (emits_events)
-        emit(action_complete_event{wall(), st.name, a.exit_code,
-                                   static_cast<std::int64_t>(a.duration.count()), a.output,
-                                   request_.kind != action_kind::shell, a.timed_out,
-                                   a.cancelled, a.signal});
-      // A cancelled action did not complete: stop here and re-run it on resume.
-      if (a.cancelled || (a.abnormal() && stop_.stop_requested())) {
-        finish(termination::cancelled);
-        return;
-      }
-      // The loop deadline expired inside the action: the run ends as `timeout`.
-      if (a.timed_out && deadline_ && clock_->now() >= *deadline_) {
-        finish(termination::timeout);
-        return;
-      }
-      if (st.capture) {
-        captured_record& rec = captured_[*st.capture];
-        rec.output.assign(detail::strip_trailing_newlines(a.output));
-        rec.stderr_output.assign(a.stderr_output);
-        rec.exit_code = a.exit_code;
-        rec.duration_ms = static_cast<std::int64_t>(a.duration.count());
-        rec.verdict.clear();
-      }
-      if (a.abnormal()) {
-        // Timeouts and signal deaths are the verdict `error` (design §3.4), whatever the
-        // evaluator would say.
-        result_eval_ = detail::abnormal_action_result(a);
-        decided = true;
-      }
-    }
+  // The state's action could not be run at all (`kind`: why): its verdict is `error`.
+  void conclude_unrunnable(const compiled_state& st, interpolation_context& ctx,
+                           std::string_view kind, std::string message) {
+    report_error(st, kind, message);
+    result_eval_ = detail::error_result(std::move(message));
+    conclude(st, ctx, nullptr);
+  }
 
-    // A verdict decided without the evaluator (timeout, signal death, an action that could
-    // not run) is reported as an evaluate event, except in a `next:` state, which is never
-    // evaluated (seed 002 and the original at every version: the action runs, then `next`;
-    // the verdict only picks on_error). Validation warns about an `evaluate:` there.
-    bool emit_evaluate = decided && !st.next;
-    bool default_evaluation = false;  // the default evaluator decided: its event is {type, verdict}
-    if (!decided) {
-      if (!st.next && (st.evaluator || ran)) {
-        evaluation_request req;
-        req.state = st.name;
-        req.config = st.evaluator ? &*st.config->evaluate : nullptr;
-        req.compiled = st.evaluator ? &*st.evaluator : nullptr;
-        req.kind = st.kind;
-        req.action = action;
-        req.context = &ctx;
-        req.llm = &loop_->loop().llm;
-        if (deadline_)
-          req.time_left = std::max(std::chrono::milliseconds(0),
-                                   std::chrono::duration_cast<std::chrono::milliseconds>(
-                                       *deadline_ - clock_->now()));
-        req.convergence_memory = &convergence_[current_];
-        expected<evaluation_result, error> ev = call_evaluator(req);
-        if (convergence_[current_]) note_convergence_state(current_);
-        if (ev) {
-          result_eval_.verdict = std::move(ev->verdict);
-          result_eval_.details = std::move(ev->details);
-          default_evaluation = !st.evaluator;
-        } else {
-          report_error(st, "evaluator", ev.error().message);
-          set_error_verdict(ev.error().message);
-        }
-        emit_evaluate = true;
-      } else if (ran) {
-        // A `next:` state: the exit code decides, silently (seed 002).
-        result_eval_.verdict.assign(action->exit_code == 0   ? std::string_view("success")
-                                    : action->exit_code == 1 ? std::string_view("failure")
-                                                             : std::string_view("error"));
-        result_eval_.details = evaluation_details{};
-      } else {
-        // Neither action nor evaluate (or a `next:` state without action): success, no event.
-        result_eval_.verdict = "success";
-        result_eval_.details = evaluation_details{};
-      }
+  // The rest of a state execution, one phase after the other: finish the action, decide the
+  // verdict, record history, choose the next state, apply signals. `action` is the action's
+  // result (null: no action ran; when the state has one, execute() set the `error` verdict).
+  void conclude(const compiled_state& st, interpolation_context& ctx, action_result* action) {
+    if (action && !finish_action(st, *action)) return;
+    const bool evaluated = decide_verdict(st, ctx, action);
+    if (st.capture && action) captured_[*st.capture].verdict = result_eval_.verdict;
+    history_.record(st, action, result_eval_, evaluated);
+    std::optional<detail::found_signal> signal;  // design §3.14; payloads view prev's output
+    if (action && !options_.signals.empty())
+      signal = detail::find_output_signal(history_.prev()->output, options_.signals);
+    if (signal && signal->kind == signal_kind::error) return fail_by_signal(st, signal->payload);
+    move_on(st, signal, choose_next(st, ctx));
+  }
+
+  // Reports the completed action and fills its capture. Returns false when the action ended
+  // the run: cancelled (re-run on resume), or the loop deadline expired inside it.
+  bool finish_action(const compiled_state& st, const action_result& a) {
+    if constexpr (emits_events)
+      emit(action_complete_event{wall(), st.name, a.exit_code,
+                                 static_cast<std::int64_t>(a.duration.count()), a.output,
+                                 request_.kind != action_kind::shell, a.timed_out, a.cancelled,
+                                 a.signal});
+    if (a.cancelled || (a.abnormal() && stop_.stop_requested())) return end(termination::cancelled);
+    if (a.timed_out && deadline_ && clock_->now() >= *deadline_) return end(termination::timeout);
+    if (st.capture) {
+      captured_record& rec = captured_[*st.capture];
+      rec.output.assign(detail::strip_trailing_newlines(a.output));
+      rec.stderr_output.assign(a.stderr_output);
+      rec.exit_code = a.exit_code;
+      rec.duration_ms = static_cast<std::int64_t>(a.duration.count());
+      rec.verdict.clear();
     }
-    if constexpr (emits_events) {
-      if (emit_evaluate)
+    return true;
+  }
+
+  // Decides the verdict into result_eval_ and reports it. Returns whether it counts as an
+  // evaluation (what `${prev.evaluation}` reads). A `next:` state is never evaluated (seed 002
+  // and the original at every version: the action runs, then `next`; the verdict only picks
+  // on_error); validation warns about an `evaluate:` there.
+  bool decide_verdict(const compiled_state& st, interpolation_context& ctx,
+                      const action_result* action) {
+    if (!action && st.action) return report_verdict(st, !st.next, false);  // set by execute()
+    // The verdicts no evaluator decides (abnormal action, nothing to evaluate) have their rule
+    // in evaluators.hpp; they hold whatever Evaluator the host gave.
+    if (detail::has_fixed_verdict(action, st.evaluator && !st.next)) {
+      result_eval_ = detail::fixed_verdict(action);
+      return report_verdict(st, action && !st.next, false);
+    }
+    if (!st.next) return ask_evaluator(st, ctx, action);
+    // A `next:` state: the exit code decides, silently (seed 002).
+    result_eval_.verdict.assign(action->exit_code == 0   ? std::string_view("success")
+                                : action->exit_code == 1 ? std::string_view("failure")
+                                                         : std::string_view("error"));
+    result_eval_.details = evaluation_details{};
+    return false;
+  }
+
+  // Runs the state's evaluator (its `evaluate:`, or the default for its action kind).
+  bool ask_evaluator(const compiled_state& st, interpolation_context& ctx,
+                     const action_result* action) {
+    evaluation_request req;
+    req.state = st.name;
+    req.config = st.evaluator ? &*st.config->evaluate : nullptr;
+    req.compiled = st.evaluator ? &*st.evaluator : nullptr;
+    req.kind = st.kind;
+    req.action = action;
+    req.context = &ctx;
+    req.llm = &loop_->loop().llm;
+    if (deadline_)
+      req.time_left = std::max(std::chrono::milliseconds(0),
+                               std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   *deadline_ - clock_->now()));
+    req.convergence_memory = &convergence_.slot(current_);
+    expected<evaluation_result, error> ev = call_evaluator(req);
+    convergence_.note(current_);
+    if (!ev) {
+      report_error(st, "evaluator", ev.error().message);
+      result_eval_ = detail::error_result(ev.error().message);
+      return report_verdict(st, true, false);
+    }
+    result_eval_.verdict = std::move(ev->verdict);
+    result_eval_.details = std::move(ev->details);
+    return report_verdict(st, true, !st.evaluator);
+  }
+
+  // Emits the evaluate event when `evaluated` (the default evaluator's is {type, verdict}).
+  bool report_verdict(const compiled_state& st, bool evaluated, bool default_evaluation) {
+    if constexpr (emits_events)
+      if (evaluated)
         emit(evaluate_event{wall(), st.name, st.evaluator_name, result_eval_.verdict,
                             &result_eval_.details.materialize(), !default_evaluation});
-    }
-    if (st.capture && ran) captured_[*st.capture].verdict = result_eval_.verdict;
+    return evaluated;
+  }
 
-    // Route targets see the state before this one as `prev` (seed 002 builds the context
-    // before the state runs; `result` is this state's): kept, as a copy, only for a state
-    // whose targets are templates.
-    const bool had_prev = has_prev_;
-    if (st.dynamic_targets && had_prev) route_prev_ = prev_;
-    // An unevaluated state keeps the last evaluation for `${prev.evaluation}` (seed 004's
-    // `last_evaluator_output`): an evaluated prev is swapped aside (no copy; prev_ then
-    // reuses the older record's buffers).
-    if (!emit_evaluate && has_prev_ && prev_.evaluated) {
-      std::swap(last_eval_, prev_);
-      has_last_eval_ = true;
-    }
-    // prev = this state, from now on. The action's output moves into prev (the action result
-    // is not read again).
-    prev_.state.assign(st.name);
-    prev_.evaluated = emit_evaluate;
-    prev_.ran_action = ran;
-    if (ran) {
-      detail::take_text(prev_.output, action->output);
-      detail::take_text(prev_.stderr_output, action->stderr_output);
-      prev_.exit_code = action->exit_code;
-      // Output signals (design §3.14); payloads view prev_.output.
-      if (!options_.signals.empty())
-        signal = detail::find_output_signal(prev_.output, options_.signals);
-    } else {
-      prev_.output.clear();
-      prev_.stderr_output.clear();
-      prev_.exit_code = 0;
-    }
-    prev_.verdict.assign(result_eval_.verdict);
-    if (st.dynamic_targets)
-      prev_.details = result_eval_.details;
-    else
-      prev_.details = std::move(result_eval_.details);
-    has_prev_ = true;
-
-    // FATAL_ERROR: ends the run before routing.
-    if (signal && signal->kind == signal_kind::error) {
-      const std::string payload(signal->payload);
-      report_error(st, "signal", payload);
-      result_.signal = signal_kind::error;
-      result_.signal_payload = payload;
-      finish(termination::error, little_loops::error{errc::action_failed, payload, st.name});
-      return;
-    }
-
-    if (st.dynamic_targets) {
-      ctx.prev = had_prev ? &route_prev_ : nullptr;
-      ctx.last_evaluation =
-          had_prev && !route_prev_.evaluated && has_last_eval_ ? &last_eval_ : nullptr;
-    } else {
-      ctx.prev = &prev_;  // (static targets read nothing)
-      ctx.last_evaluation = last_evaluation();
-    }
+  // Routes the verdict (design §3.3). Targets see `result` (this evaluation) and, as `prev`,
+  // the state before this one. A target that cannot be interpolated makes the verdict `error`
+  // (design §3.4), which routes like any verdict; only an unrouted one ends the run.
+  detail::route_outcome choose_next(const compiled_state& st, interpolation_context& ctx) {
+    ctx.prev = history_.route_prev(st);
+    ctx.last_evaluation = history_.route_last_evaluation(st);
     ctx.result = &result_eval_;
-    const bool failed_action =
-        (ran && (prev_.exit_code != 0 || action->abnormal())) ||
-        std::string_view(result_eval_.verdict) == "error";
-    // The state has an action that could not be run at all (interpolation failure, runner
-    // error): the verdict is `error`, set in execute().
-    const bool unrunnable = st.action.has_value() && !ran;
-    target_render_failed_ = false;
-    auto next = route(st, result_eval_.verdict, failed_action, unrunnable, ctx);
-    if (!next && target_render_failed_ && std::string_view(result_eval_.verdict) != "error") {
-      // Design §3.4: a target that cannot be interpolated makes the verdict `error`, which
-      // routes like any verdict (on_error, `_error`, `_`); only an unrouted one ends the run.
-      report_error(st, "interpolation", next.error().message);
-      set_error_verdict(next.error().message);
-      prev_.evaluated = true;  // the error verdict is this state's evaluation
-      prev_.verdict.assign(result_eval_.verdict);
-      prev_.details = result_eval_.details;
-      if (st.capture && ran) captured_[*st.capture].verdict = result_eval_.verdict;
-      next = route(st, result_eval_.verdict, true, unrunnable, ctx);
-    }
+    const prev_record& rec = *history_.prev();
+    detail::route_query q{.loop = loop_.get(),
+                          .current = current_,
+                          .verdict = result_eval_.verdict,
+                          .failed_action = (rec.ran_action && rec.exit_code != 0) ||
+                                           result_eval_.verdict == "error",
+                          .unrunnable = st.action.has_value() && !rec.ran_action,
+                          .details = &rec.details,
+                          .context = &ctx,
+                          .text = &target_text_};
+    auto next = detail::route(q);
+    if (next || !next.error().unrenderable || q.verdict == "error") return next;
+    report_error(st, "interpolation", next.error().error.message);
+    result_eval_ = detail::error_result(next.error().error.message);
+    history_.amend_verdict(result_eval_);
+    if (st.capture && rec.ran_action) captured_[*st.capture].verdict = result_eval_.verdict;
+    q.verdict = result_eval_.verdict;
+    q.failed_action = true;
+    return detail::route(q);
+  }
 
+  // FATAL_ERROR: ends the run before routing.
+  void fail_by_signal(const compiled_state& st, std::string_view signal_payload) {
+    const std::string payload(signal_payload);
+    report_error(st, "signal", payload);
+    result_.signal = signal_kind::error;
+    result_.signal_payload = payload;
+    finish(termination::error, little_loops::error{errc::action_failed, payload, st.name});
+  }
+
+  // Applies the route and the output signal: a handoff pauses (resume goes where routing
+  // leads, or re-runs an unroutable state); LOOP_STOP stops after routing and is honoured
+  // even without a route (the original checks its stop request before reporting "No valid
+  // transition"); otherwise an unrouted verdict ends the run as `error`, even when the loop
+  // timeout passed meanwhile. Then the loop's `backoff` sleep.
+  void move_on(const compiled_state& st, const std::optional<detail::found_signal>& signal,
+               detail::route_outcome next) {
     if (signal && signal->kind == signal_kind::handoff) {
       const std::string payload(signal->payload);
-      if constexpr (emits_events)
-        emit(handoff_event{wall(), st.name, iteration_, payload});
+      if constexpr (emits_events) emit(handoff_event{wall(), st.name, iteration_, payload});
       result_.signal = signal_kind::handoff;
       result_.signal_payload = payload;
-      // Resume continues where routing leads; an unroutable state is re-run.
       resume_state_ = next ? *next : current_;
-      finish(termination::handoff);
-      return;
+      return finish(termination::handoff);
     }
-
-    if (!next && signal && signal->kind == signal_kind::stop) {
-      // LOOP_STOP: asked for a stop: it is honoured even without a route (the original
-      // checks its stop request before reporting "No valid transition"); resume re-runs
-      // this state, as nothing says where to go.
+    const bool stop = signal && signal->kind == signal_kind::stop;
+    if (!next && !stop) {
+      report_error(st, "route", next.error().error.message);
+      return finish(termination::error, std::move(next.error().error));
+    }
+    if (next) {
+      if constexpr (emits_events)
+        emit(route_event{wall(), st.name, loop_->state(*next).name, {}});
+      current_ = *next;
+    }
+    if (stop) {
       result_.signal = signal_kind::stop;
       result_.signal_payload.assign(signal->payload);
-      finish(termination::cancelled);
-      return;
-    }
-    if (!next) {
-      // Unrouted is an error even when the loop timeout has passed meanwhile (as in the
-      // original: the routing failure is reported, not the limit).
-      report_error(st, "route", next.error().message);
-      finish(termination::error, std::move(next.error()));
-      return;
-    }
-    if constexpr (emits_events)
-      emit(route_event{wall(), st.name, loop_->state(*next).name, {}});
-    current_ = *next;
-
-    if (signal && signal->kind == signal_kind::stop) {
-      result_.signal = signal_kind::stop;
-      result_.signal_payload.assign(signal->payload);
-      finish(termination::cancelled);
-      return;
+      return finish(termination::cancelled);
     }
     if (const auto& backoff = loop_->loop().backoff; backoff && *backoff > 0) {
       clock_->sleep_for(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -10204,93 +10631,16 @@ class fsm_executor {
     }
   }
 
-  // Resolve a target that needs no rendering (state, $current, unknown) to a state index.
-  expected<std::size_t, little_loops::error> take_static(const compiled_state& st,
-                                                         const compiled_target& t) const {
-    switch (t.type) {
-      case compiled_target::kind::state: return t.index;
-      case compiled_target::kind::current: return current_;
-      case compiled_target::kind::dynamic: break;
-      case compiled_target::kind::unknown:
-        return unexpected(little_loops::error{
-            errc::unknown_state,
-            fmt::format("route target \"{}\" of state \"{}\" is not a state ({})", t.source,
-                        st.name, t.path),
-            t.path});
-    }
-    return unexpected(little_loops::error{
-        errc::unknown_state,
-        fmt::format("route target \"{}\" of state \"{}\" is not resolved", t.source, st.name),
-        t.path});
-  }
+  // ---- the end ----
 
-  // Resolve a compiled target to a state index.
-  expected<std::size_t, little_loops::error> take(const compiled_state& st,
-                                                  const compiled_target& t,
-                                                  const interpolation_context& ctx) {
-    if (t.type != compiled_target::kind::dynamic) return take_static(st, t);
-    target_text_.clear();
-    auto r = render_to(t.tmpl, ctx, target_text_);
-    target_render_failed_ = !r;
-    if (!r)
-      return unexpected(little_loops::error{
-          r.error().code,
-          fmt::format("route target \"{}\" of state \"{}\": {}", t.source, st.name,
-                      r.error().message),
-          "states." + st.name});
-    if (target_text_ == "$current") return current_;
-    if (auto i = loop_->find(target_text_)) return *i;
-    return unexpected(little_loops::error{
-        errc::unknown_state,
-        fmt::format("route target \"{}\" of state \"{}\" resolved to \"{}\", which is not a state",
-                    t.source, st.name, target_text_),
-        "states." + st.name});
-  }
-
-  // Design §3.3: next (happy path) → exact route key → `_error` → `_` → on_<verdict> →
-  // maintain fallback → error naming state and verdict (and, for `error`, its cause).
-  // In a `next:` state a failed action goes to on_error when there is one, else to `next`;
-  // an action that could not be run at all (`unrunnable`) without on_error is unrouted.
-  expected<std::size_t, little_loops::error> route(const compiled_state& st, std::string_view verdict,
-                                                   bool failed_action, bool unrunnable,
-                                                   const interpolation_context& ctx) {
-    if (st.next) {
-      if (failed_action && st.on_error) return take(st, st.on[*st.on_error].second, ctx);
-      if (!unrunnable) return take(st, *st.next, ctx);
-    } else {
-      for (const auto& [key, target] : st.routes)
-        if (key == verdict) return take(st, target, ctx);
-      if (st.route_error && verdict == "error") return take(st, *st.route_error, ctx);
-      if (st.route_default) return take(st, *st.route_default, ctx);
-      for (const auto& [key, target] : st.on)
-        if (key == verdict) return take(st, target, ctx);
-    }
-    if (loop_->loop().maintain) return take_static(st, st.maintain_target);
-    return unexpected(no_transition_error(st, verdict));
-  }
-
-  // "No valid transition from state "s" for verdict "v"", followed for the `error` verdict by
-  // its cause (the evaluation details' "error": runner error, interpolation failure,
-  // evaluator error, timeout, ...) when there is one. The details are in prev_ by now.
-  little_loops::error no_transition_error(const compiled_state& st,
-                                          std::string_view verdict) const {
-    std::string message =
-        fmt::format("No valid transition from state \"{}\" for verdict \"{}\"", st.name, verdict);
-    if (verdict == "error") {
-      prev_.details.visit([&message](const json& d) {
-        if (const auto it = d.find("error");
-            it != d.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
-          message += ": ";
-          message += it->get_ref<const std::string&>();
-        }
-        return 0;
-      });
-    }
-    return little_loops::error{errc::no_transition, std::move(message), "states." + st.name};
+  // finish(), returning false (the run does not go on).
+  bool end(termination how, std::optional<little_loops::error> err = std::nullopt) {
+    finish(how, std::move(err));
+    return false;
   }
 
   void finish(termination how, std::optional<little_loops::error> err = std::nullopt) {
-    finished_ = true;
+    phase_ = run_phase::finished;
     const compiled_state& st = loop_->state(current_);
     if (!resume_state_ && how != termination::terminal) resume_state_ = current_;
     result_.final_state = st.name;
@@ -10319,21 +10669,12 @@ class fsm_executor {
   std::size_t current_ = 0;
   std::optional<std::size_t> resume_state_;  // where a snapshot goes on (handoff/finish)
   std::int64_t iteration_ = 0;
-  bool started_ = false;
-  bool finished_ = false;
-  bool summary_executed_ = false;
-  bool resumed_ = false;
-  bool has_prev_ = false;
-  bool has_last_eval_ = false;  // last_eval_ holds an evaluation older than an unevaluated prev_
+  run_phase phase_ = run_phase::fresh;
+  bool summary_executed_ = false;  // the on_max_iterations state ran
   json context_;
   captured_map captured_;
-  prev_record prev_;
-  prev_record last_eval_;
-  prev_record route_prev_;  // the state before the current one, for its templated targets
-  std::vector<std::optional<double>> convergence_;
-  // The states whose convergence memory an evaluator has set, in state order: snapshots list
-  // them without a pass over every state at each boundary.
-  std::vector<std::size_t> convergence_states_;
+  detail::run_history history_;
+  detail::convergence_memory convergence_;
   mutable std::vector<std::pair<std::string_view, double>> convergence_view_;  // snapshot_view()
   std::int64_t elapsed_offset_ms_ = 0;
   std::chrono::steady_clock::time_point start_{};
@@ -10342,7 +10683,6 @@ class fsm_executor {
   std::string started_at_;
   std::string action_text_;
   std::string target_text_;
-  bool target_render_failed_ = false;  // the last take() could not render its target
   action_request request_;  // reused per action (keeps one stop token)
   evaluation_result result_eval_;
   std::stop_source stop_;

@@ -311,7 +311,10 @@ TEST_SUITE("interpolation") {
     CHECK(render_ok("${context.missing:shell:default=y?}", f.ctx) == "'y?'");
     CHECK(render_ok("${context.missing?:shell}", f.ctx) == "''");
     CHECK(render_ok("${context.name:shell?}", f.ctx) == "world");
-    CHECK(render_ok("${context.missing:default=v w:shell}", f.ctx) == "'v w'");
+    std::vector<ll::detail::template_part> parts;
+    REQUIRE(ll::detail::parse_template("${context.missing:default=v:shell}", parts));
+    CHECK(parts[0].shell);
+    CHECK(parts[0].default_value == std::optional<std::string>("v"));
     for (const char* bad : {"${context.x?:shell:default=f}", "${context.x:shell?:default=f}"}) {
       CAPTURE(bad);
       auto b = ll::compile_template(bad);

@@ -1,5 +1,6 @@
 // little_loops — tests for validation.hpp: every rule, and a table of malformed documents
 // SPDX-License-Identifier: MIT
+#include <little_loops/compiled_loop.hpp>
 #include <little_loops/validation.hpp>
 
 #include <doctest/doctest.h>
@@ -796,4 +797,51 @@ TEST_CASE("a template warning repeated in one field is given once, with its coun
   const auto found = check(doc.dump());
   REQUIRE(count_code(found, "template-unquoted-context") == 1);
   CHECK(find_diagnostic(found, "states.a.action", "template-unquoted-context")->message.find("(found 1000 times)") != std::string::npos);
+}
+
+TEST_CASE("validate_loop: the validated loop keeps its warnings and the templates it parsed") {
+  auto parsed = ll::parse_loop_text(R"({"name": "t", "initial": "a", "states": {
+      "a": {"action": "echo ${context.x:shell}", "capture": "out",
+            "on_success": "b", "on_failure": "done"},
+      "b": {"action": "echo ${captured.out.output}", "next": "done",
+            "evaluate": {"type": "output_contains", "pattern": "${context.x}"}},
+      "lonely": {"action": "echo ${context.x:shell}", "next": "done"},
+      "done": {"terminal": true}}})");
+  REQUIRE(parsed);
+  auto valid = ll::validate_loop(*parsed);
+  REQUIRE(valid);
+  CHECK(valid->loop().name == "t");
+  CHECK(count_code(valid->warnings(), "unreachable-state") == 1);  // lonely
+  // Every distinct template text, once (lonely's action repeats a's).
+  ll::template_table kept;
+  const ll::diagnostics again = ll::validate(*parsed, &kept);
+  CHECK(again.size() == valid->warnings().size());
+  CHECK(kept.size() == 5);  // two actions (lonely repeats a's), "b", "done", the pattern
+  auto from_table = kept.compile("echo ${context.x:shell}");
+  auto fresh = ll::compile_template("echo ${context.x:shell}");
+  REQUIRE(from_table);
+  REQUIRE(fresh);
+  CHECK(from_table->source() == fresh->source());
+  CHECK(from_table->variable_count() == 1);
+  ll::interpolation_context ctx;
+  const json context{{"x", "a b"}};
+  ctx.context = &context;
+  CHECK(*ll::render(*from_table, ctx) == *ll::render(*fresh, ctx));
+  CHECK(kept.compile("not ${kept").has_value() == false);  // not kept: compiled, and refused
+
+  auto compiled = ll::compiled_loop::compile(std::move(*valid));
+  REQUIRE(compiled);
+  CHECK((*compiled)->states().size() == 4);
+  CHECK((*compiled)->state(*(*compiled)->find("a")).action->source() == "echo ${context.x:shell}");
+}
+
+TEST_CASE("validate_loop refuses a loop with an error, with every finding") {
+  auto parsed = ll::parse_loop_text(R"({"name": "t", "initial": "a", "states": {
+      "a": {"action": "x", "on_success": "nowhere"}, "done": {"terminal": true}}})");
+  REQUIRE(parsed);
+  auto valid = ll::validate_loop(*parsed);
+  REQUIRE_FALSE(valid);
+  CHECK(valid.error().code == ll::errc::invalid_loop);
+  CHECK(valid.error().path == "states.a.on_success");
+  CHECK(at_path(valid.error().details, "states.a.on_success") != nullptr);
 }

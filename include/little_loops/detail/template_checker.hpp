@@ -33,6 +33,7 @@ inline std::string_view template_error_code(const std::string& message) {
 struct template_checker {
   const std::vector<std::string>* captures = nullptr;
   diagnostics* out = nullptr;
+  parsed_templates* keep = nullptr;  // every template that parses, by its text (optional)
 
   void add(std::string path, std::string code, std::string message,
            severity level = severity::error) const {
@@ -43,7 +44,8 @@ struct template_checker {
   // nullopt when the text does not parse.
   std::optional<std::vector<template_part>> check(std::string_view text, const std::string& path) const {
     std::vector<template_part> parts;
-    if (auto parsed = parse_template(text, parts); !parsed) {
+    const auto parsed = parse_template(text, parts);
+    if (!parsed) {
       add(path, std::string(template_error_code(parsed.error().message)), parsed.error().message);
       return std::nullopt;
     }
@@ -52,6 +54,8 @@ struct template_checker {
       check_record_key(part, path);
       check_capture(part, path);
     }
+    if (keep != nullptr && keep->find(text) == keep->end())
+      keep->emplace(std::string(text), parsed_template{parts, *parsed});
     return parts;
   }
 
@@ -188,12 +192,12 @@ inline void merge_repeated_diagnostics(diagnostics& out, std::size_t first) {
 }
 
 // Checks every templated field of `loop` (see validate_templates).
-inline void check_loop_templates(const fsm_loop& loop, diagnostics& out) {
+inline void check_loop_templates(const fsm_loop& loop, diagnostics& out, parsed_templates* keep = nullptr) {
   std::vector<std::string> captures;
   for (const auto& entry : loop.states)
     if (entry.second.capture) captures.push_back(*entry.second.capture);
   const std::size_t first = out.size();
-  const template_checker checker{&captures, &out};
+  const template_checker checker{&captures, &out, keep};
   for (const auto& [name, state] : loop.states) checker.check_state(name, state);
   merge_repeated_diagnostics(out, first);
 }

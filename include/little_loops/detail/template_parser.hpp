@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -169,6 +170,16 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
   part.path = std::move(*path);
   return check_fixed_keys(part, rest, expr);
 }
+
+// A template text parsed once: its parts and how many of them are variables.
+struct parsed_template {
+  std::vector<template_part> parts;
+  std::size_t variables = 0;
+};
+
+// Parsed templates by their text (template_table's store). std::less<> finds a
+// std::string_view without building a string.
+using parsed_templates = std::map<std::string, parsed_template, std::less<>>;
 
 // Parses `text` into `parts` (literal runs and variables, in order); returns the number of
 // variables, or errc::template_syntax (see compile_template).

@@ -1,0 +1,37 @@
+// little_loops — executor_options: the host's settings of an executor (signals, clock, timeouts, env)
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <little_loops/config.hpp>
+#include <little_loops/executor_clock.hpp>
+#include <little_loops/output_signal.hpp>
+#include <little_loops/results.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// Host settings of an executor (the loop document holds the rest).
+struct executor_options {
+  /// Output signals, in priority order (empty: no signal detection).
+  std::vector<output_signal> signals = default_output_signals();
+  /// Time source; null → default_executor_clock(). Must outlive the executor.
+  executor_clock* clock = nullptr;
+  /// Per-action timeout used when a state has no `timeout:` (nullopt: the runner decides).
+  std::optional<std::chrono::milliseconds> default_action_timeout;
+  /// `${env.NAME}` lookup (null: std::getenv) and its user pointer.
+  env_lookup_fn env = nullptr;
+  void* env_user = nullptr;
+  /// The most bytes a rendered action may have: past it the state's verdict is `error`
+  /// (errc::template_too_large), found while rendering. The default is the argument limit
+  /// of Linux's exec (default_action_size_limit); a runner that takes longer actions may
+  /// raise it.
+  std::size_t action_size_limit = default_action_size_limit;
+  /// The most bytes any other rendered template (route targets, evaluator fields) may have.
+  std::size_t render_size_limit = default_render_size_limit;
+};
+
+LITTLE_LOOPS_NAMESPACE_END
