@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: MIT
 #include "display.hpp"
 
+#include <little_loops/results.hpp>
+
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -351,14 +353,15 @@ void progress_display::flush_pending_action() {
   if (!action_pending_) return;
   action_pending_ = false;
   std::string line;
+  const std::string cut = pending_cut_.empty() ? std::string() : ", " + pending_cut_;
   if (pending_abnormal_ || pending_exit_ != 0)
-    line = fmt::format("       {} {} ({})", style_.red("\u2717"),
+    line = fmt::format("       {} {} ({}{})", style_.red("\u2717"),
                        pending_note_.empty() ? fmt::format("exit {}", pending_exit_)
                                              : pending_note_,
-                       format_duration_short(pending_ms_));
+                       format_duration_short(pending_ms_), cut);
   else
-    line = fmt::format("       {} done ({})", style_.green("\u2713"),
-                       format_duration_short(pending_ms_));
+    line = fmt::format("       {} done ({}{})", style_.green("\u2713"),
+                       format_duration_short(pending_ms_), cut);
   put("{}\n", line);
 }
 
@@ -398,6 +401,7 @@ void progress_display::show(const ll::action_complete_event& e) {
   if (e.timed_out) pending_note_ = "timed out";
   else if (e.cancelled) pending_note_ = "cancelled";
   else if (e.signal != 0) pending_note_ = fmt::format("killed by signal {}", e.signal);
+  pending_cut_ = e.truncated ? ll::output_cut_text(e.output_limit) + "; use --output-limit" : std::string();
 }
 
 void progress_display::show(const ll::evaluate_event& e) {
@@ -411,6 +415,7 @@ void progress_display::show(const ll::evaluate_event& e) {
       extra += fmt::format(", confidence {:.2f}", c->template get<double>());
   }
   if (had_action && !pending_note_.empty()) extra += ", " + pending_note_;
+  if (had_action && !pending_cut_.empty()) extra += ", " + pending_cut_;
   std::string reason;
   if (!ok && e.details != nullptr && e.details->is_object()) {
     for (const char* key : {"error", "reason"}) {

@@ -155,6 +155,7 @@ class progress_display {
   std::int64_t pending_ms_ = 0;
   bool pending_abnormal_ = false;
   std::string pending_note_;
+  std::string pending_cut_;  // "output cut at 16 MiB; use --output-limit", or empty
 };
 
 }  // namespace ll_loop

@@ -19,6 +19,8 @@ inline constexpr int exit_ok = 0;
 inline constexpr int exit_failed = 1;
 inline constexpr int exit_failure_terminal = 2;
 inline constexpr int exit_usage = 2;
+/// `run`, `resume`: a state boundary could not be journaled, so the run stopped there.
+inline constexpr int exit_journal_failed = 3;
 inline constexpr int exit_bad_context = 1;
 
 int verb_run(const parsed_args& args);

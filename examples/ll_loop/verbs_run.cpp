@@ -502,6 +502,7 @@ struct run_hooks {
   const style& out_style;
   std::stop_source stop;
   std::optional<stop_signals> signals;
+  std::optional<ll::error> journal_failure;  ///< the first journal write that failed
 
   ll::journaled_run_hooks make() {
     ll::journaled_run_hooks hooks;
@@ -515,7 +516,12 @@ struct run_hooks {
     };
     hooks.write_failed = [this](const ll::error& e) {
       display.flush();
-      say_warning(fmt::format("journal: {}", ll::to_string(e)));
+      if (!journal_failure) {
+        say_error(fmt::format("cannot journal the run, so it stops before its next step: {}", ll::to_string(e)));
+        journal_failure = e;
+      } else {
+        say_warning(fmt::format("journal: {}", ll::to_string(e)));
+      }
     };
     return hooks;
   }
@@ -548,9 +554,16 @@ int execute(run_settings& s) {
   ll::loop_journal journal(s.journal_dir, loop.name);
   const auto report_journal_error = [&](const ll::error& e) {
     // Another process started this loop since the check above: its journal is locked.
-    if (e.path == journal.paths().lock.string() && e.message.find("already running") != std::string::npos)
-      say_error(fmt::format("Loop already running: {} (another process holds its journal)", loop.name));
-    else
+    if (e.path == journal.paths().lock.string() && e.message.find("already running") != std::string::npos) {
+      // Names that differ only in characters a file name cannot keep share journal files.
+      if (auto owner = ll::journal_name_collision(s.journal_dir, loop.name))
+        say_error(fmt::format("Loop already running: {}, whose journal files loop {} shares (loop names "
+                              "that differ only in characters other than letters, digits, '.', '_' "
+                              "and '-' share their journal files): rename one of the loops",
+                              *owner, loop.name));
+      else
+        say_error(fmt::format("Loop already running: {} (another process holds its journal)", loop.name));
+    } else
       say_error(fmt::format("cannot journal the run: {}", ll::to_string(e)));
   };
   // Before the journal is opened (which starts a fresh event log): a refused run leaves
@@ -590,6 +603,7 @@ int execute(run_settings& s) {
   const ll::execution_result& result = ll::run_journaled(*made, journal, record, stop.get_token(), hooks.make());
   const std::optional<pid_t> continuation_pid = spawn_handoff_session(journal, s, result, record.current_state);
   report_run(s, result, record, out_style, continuation_pid);
+  if (hooks.journal_failure) return exit_journal_failed;
   return exit_code_for(result);
 }
 

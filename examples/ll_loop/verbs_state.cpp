@@ -264,9 +264,15 @@ int verb_status(const parsed_args& args) {
   if (!record->loop_path.empty()) say(fmt::format("Loop file: {}", record->loop_path));
   const auto p = ll::journal_paths_for(dir, record->name);
   std::error_code ec;
-  if (fs::exists(p.events, ec))
-    say(fmt::format("Events: {}  ({} events)", p.events.string(),
-                    ll::read_journal_events(dir, record->name, 0).size()));
+  if (fs::exists(p.events, ec)) {
+    ll::skipped_event_lines skipped;
+    const std::size_t count = ll::read_journal_events(dir, record->name, 0, &skipped).size();
+    if (skipped.unreadable) {
+      say_error(fmt::format("cannot read the event log: {}", ll::to_string(*skipped.unreadable)));
+      return exit_failed;
+    }
+    say(fmt::format("Events: {}  ({} events)", p.events.string(), count));
+  }
   if (auto it = record->extra.find("error"); it != record->extra.end() && it->is_string())
     say(fmt::format("Error: {}", it->get<std::string>()));
   if (auto it = record->extra.find("continuation"); it != record->extra.end() && it->is_string())
@@ -332,6 +338,10 @@ int verb_history(const parsed_args& args) {
                               "or one in progress): skipped",
                               log));
   };
+  if (skipped.unreadable) {
+    say_error(fmt::format("cannot read the event log: {}", ll::to_string(*skipped.unreadable)));
+    return exit_failed;
+  }
   if (events.empty()) {
     warn_skipped();
     say(fmt::format("No history for: {}", name));

@@ -26,6 +26,7 @@ enum class errc : int {
   // 2xx: templates and interpolation
   template_syntax = 201,    ///< a `${...}` template is malformed
   missing_variable = 202,   ///< a template variable does not resolve
+  template_too_large = 203, ///< a template renders past its size limit
   // 3xx: evaluation
   evaluation_failed = 301,  ///< an evaluator could not produce a verdict
   judge_failed = 302,       ///< the LLM judge backend failed or replied badly

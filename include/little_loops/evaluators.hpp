@@ -388,6 +388,41 @@ inline evaluation_result blind_result(int exit_code) {
   return r;
 }
 
+// The verdict on an output the runner cut, for the evaluators that would misjudge it
+// (nullopt: evaluate as usual). output_numeric, output_json and convergence read the whole
+// output: `error`, saying it was cut. output_contains: a match found stands, nothing found
+// is `error` (the match may be in what was cut). exit_code does not read it. Each carries
+// `output_truncated` and `output_limit` in its details.
+inline std::optional<evaluation_result> judge_cut_output(const compiled_evaluator& c, std::string_view input,
+                                                         const interpolation_context* ctx,
+                                                         const action_result& a) {
+  const auto note = [&](evaluation_result r) {
+    r.details["output_truncated"] = true;
+    r.details["output_limit"] = a.output_limit;
+    return r;
+  };
+  const auto cut = [&] {
+    return note(error_result(fmt::format("{} (the runner's output limit): {} needs the whole output",
+                                         output_cut_text(a.output_limit), to_string(c.config.type))));
+  };
+  switch (c.config.type) {
+    case evaluator_type::output_numeric:
+    case evaluator_type::output_json:
+    case evaluator_type::convergence:
+    case evaluator_type::classify: return cut();
+    case evaluator_type::output_contains: {
+      evaluation_result r = run_output_contains(c, input, ctx);
+      if (r.verdict == "error") return note(std::move(r));
+      bool matched = false;
+      r.details.visit([&](const json& d) { matched = d.value("matched", false); });
+      return matched ? note(std::move(r)) : cut();
+    }
+    case evaluator_type::exit_code: return note(evaluate_exit_code(a.exit_code));
+    case evaluator_type::llm_structured: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 }  // namespace detail
 
 /// @brief The library's Evaluator: runs the deterministic evaluators in-library and sends
@@ -396,6 +431,9 @@ inline evaluation_result blind_result(int exit_code) {
 /// Rules (design §3.4, §3.10, §3.16):
 /// - an action that timed out, was cancelled or killed by a signal → `error` with details
 ///   saying why, whatever the evaluator;
+/// - an output the runner cut (action_result::truncated): output_numeric, output_json,
+///   convergence, and output_contains that found nothing → `error` saying it was cut (the
+///   whole output was needed); details get `output_truncated` and `output_limit`;
 /// - no `evaluate:` → `llm_structured` with the default prompt for prompt/slash-command
 ///   actions (request.kind), `exit_code` for shell actions;
 /// - no action and no `evaluate:` → `success` with empty details (the executor applies
@@ -462,6 +500,8 @@ class basic_evaluator {
       if (!s) return detail::error_result("Cannot resolve source: " + s.error().message);
       source_text = std::move(*s);
       input = source_text;
+    } else if (action && action->truncated) {
+      if (auto judged = detail::judge_cut_output(*compiled, input, ctx, *action)) return *std::move(judged);
     }
 
     switch (cfg.type) {

@@ -76,6 +76,8 @@ struct action_complete_event {
   bool timed_out = false;
   bool cancelled = false;
   int signal = 0;
+  bool truncated = false;        ///< the runner cut the output (action_result::truncated)
+  std::size_t output_limit = 0;  ///< where it was cut, in bytes per stream (0: not known)
 };
 
 /// `evaluate {type, verdict, ...details}`: the verdict of a state. `type` is the evaluator
@@ -303,6 +305,10 @@ inline void write_event(W& w, const action_complete_event& e) {
   if (e.timed_out) w.boolean("timed_out", true);
   if (e.cancelled) w.boolean("cancelled", true);
   if (e.signal != 0) w.integer("signal", e.signal);
+  if (e.truncated) {
+    w.boolean("output_truncated", true);
+    w.integer("output_limit", static_cast<std::int64_t>(e.output_limit));
+  }
 }
 template <class W>
 inline void write_event(W& w, const evaluate_event& e) {

@@ -371,6 +371,7 @@ class fsm_executor {
     ctx.elapsed_ms = elapsed_ms();
     ctx.env = options_.env;
     ctx.env_user = options_.env_user;
+    ctx.size_limit = options_.render_size_limit;
     return ctx;
   }
 
@@ -402,8 +403,10 @@ class fsm_executor {
       text = st.action->literal();
     } else {
       action_text_.clear();
-      if (auto r = render_to(*st.action, ctx, action_text_); !r)
-        return conclude_unrunnable(st, ctx, "interpolation", std::move(r.error().message));
+      ctx.size_limit = options_.action_size_limit;
+      auto r = render_to(*st.action, ctx, action_text_);
+      ctx.size_limit = options_.render_size_limit;
+      if (!r) return conclude_unrunnable(st, ctx, "interpolation", std::move(r.error().message));
       text = action_text_;
     }
     const action_kind kind = st.kind_from_rendered && !text.empty() && text.front() == '/'
@@ -456,7 +459,7 @@ class fsm_executor {
       emit(action_complete_event{wall(), st.name, a.exit_code,
                                  static_cast<std::int64_t>(a.duration.count()), a.output,
                                  request_.kind != action_kind::shell, a.timed_out, a.cancelled,
-                                 a.signal});
+                                 a.signal, a.truncated, a.output_limit});
     if (a.cancelled || (a.abnormal() && stop_.stop_requested())) return end(termination::cancelled);
     if (a.timed_out && deadline_ && clock_->now() >= *deadline_) return end(termination::timeout);
     if (st.capture) {

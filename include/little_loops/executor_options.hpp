@@ -9,6 +9,7 @@
 #include <little_loops/results.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <vector>
 
@@ -29,6 +30,13 @@ struct executor_options {
   /// `context` only if absent, so the loop's `context:` and the host's own overrides win.
   /// ll-loop injects `run_dir`, `input_hash` and `max_steps` (design §6.3).
   json injected_context = json::object();
+  /// The most bytes a rendered action may have: past it the state's verdict is `error`
+  /// (errc::template_too_large), found while rendering. The default is the argument limit
+  /// of Linux's exec (default_action_size_limit); a runner that takes longer actions may
+  /// raise it.
+  std::size_t action_size_limit = default_action_size_limit;
+  /// The most bytes any other rendered template (route targets, evaluator fields) may have.
+  std::size_t render_size_limit = default_render_size_limit;
 };
 
 namespace detail {

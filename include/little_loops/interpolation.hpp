@@ -6,6 +6,7 @@
 #include <little_loops/detail/template_checker.hpp>
 #include <little_loops/detail/template_parser.hpp>
 #include <little_loops/detail/template_renderer.hpp>
+#include <little_loops/detail/utf8.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
 #include <little_loops/results.hpp>
@@ -80,13 +81,28 @@ inline expected<compiled_template, error> compile_template(std::string_view text
   return t;
 }
 
+namespace detail {
+/// The errc::template_too_large error of `tpl` (its source cut to 80 characters).
+inline error too_large(const compiled_template& tpl, std::size_t limit) {
+  const std::string_view shown = utf8_prefix(tpl.source(), 80);
+  const bool cut = shown.size() < tpl.source().size();
+  return error{errc::template_too_large,
+               fmt::format("template \"{}{}\" renders to more than {} bytes (its size limit)", shown,
+                           cut ? "…" : "", limit)};
+}
+}  // namespace detail
+
 /// @brief Renders `tpl` against `ctx`, appending to `out` (no parsing happens here).
 /// @return errc::missing_variable naming the template, the variable and the keys available
-/// where the lookup stopped, unless the variable has `?` or `:default=`. On error `out` keeps
-/// whatever was appended before the failing variable.
+/// where the lookup stopped, unless the variable has `?` or `:default=`;
+/// errc::template_too_large naming the template and `ctx.size_limit` when the rendering
+/// grows past that limit (checked after every part: memory stays within the limit plus one
+/// value). On error `out` keeps whatever was appended before the failing part.
 inline expected<void, error> render_to(const compiled_template& tpl,
                                        const interpolation_context& ctx, std::string& out) {
+  const std::size_t base = out.size();
   for (const auto& p : tpl.parts_) {
+    if (out.size() - base > ctx.size_limit) return unexpected(detail::too_large(tpl, ctx.size_limit));
     if (!p.is_variable) {
       out += p.text;
       continue;
@@ -106,6 +122,7 @@ inline expected<void, error> render_to(const compiled_template& tpl,
     }
     if (p.shell) detail::shell_quote_tail(out, start);
   }
+  if (out.size() - base > ctx.size_limit) return unexpected(detail::too_large(tpl, ctx.size_limit));
   return {};
 }
 

@@ -6,7 +6,10 @@
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
 
+#include <fmt/format.h>
+
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stop_token>
@@ -42,6 +45,8 @@ struct action_result {
   bool cancelled = false;     ///< stopped because a stop was requested
   int signal = 0;             ///< non-zero: killed by this signal
   bool truncated = false;     ///< output was capped by the runner
+  /// When `truncated`: the runner's cap per stream, in bytes (0: not known).
+  std::size_t output_limit = 0;
   /// The program could not be started at all (not found: exit code 127, not executable:
   /// 126, as a shell reports them): no output of it exists to evaluate.
   bool not_started = false;
@@ -52,6 +57,16 @@ struct action_result {
     return timed_out || cancelled || signal != 0 || not_started;
   }
 };
+
+/// Where an action's output was cut, for messages: "output cut at 16 MiB" for an
+/// action_result::output_limit of 16 << 20 (whole MiB or KiB when the limit is one, bytes
+/// otherwise).
+inline std::string output_cut_text(std::size_t n) {
+  if (n == 0) return "output cut at the runner's output limit";
+  if (n % (std::size_t{1} << 20) == 0) return fmt::format("output cut at {} MiB", n >> 20);
+  if (n % (std::size_t{1} << 10) == 0) return fmt::format("output cut at {} KiB", n >> 10);
+  return fmt::format("output cut at {} bytes", n);
+}
 
 /// @brief An evaluation's details (a JSON object, seed 000), built only when someone reads
 /// them.
@@ -214,6 +229,15 @@ using env_lookup_fn = std::optional<std::string> (*)(std::string_view name, void
 
 /// Everything a template can read. All pointers are optional (null: namespace empty).
 /// The executor builds one per step without copying the data.
+/// The default size limit of a rendered template other than an action (16 MiB, as the
+/// default cap on captured output): interpolation_context::size_limit,
+/// executor_options::render_size_limit.
+inline constexpr std::size_t default_render_size_limit = std::size_t{16} << 20;
+/// The default size limit of a rendered action (128 KiB): the longest single argument Linux
+/// passes to a program (MAX_ARG_STRLEN, 32 pages, its terminating NUL included), which is
+/// how the process runner hands an action over. executor_options::action_size_limit.
+inline constexpr std::size_t default_action_size_limit = (std::size_t{128} << 10) - 1;
+
 struct interpolation_context {
   const json* context = nullptr;          ///< `${context.*}` (an object)
   const captured_map* captured = nullptr; ///< `${captured.<name>.<field>}`
@@ -230,6 +254,9 @@ struct interpolation_context {
   std::int64_t max_iterations = 0;        ///< `${loop.max_iterations}` (seed 004 §7)
   env_lookup_fn env = nullptr;            ///< `${env.NAME}`; null → std::getenv
   void* env_user = nullptr;               ///< passed to `env`
+  /// The most bytes one rendering may produce (render_to() refuses past it, checked as it
+  /// renders, so a template that repeats a large value cannot exhaust memory).
+  std::size_t size_limit = default_render_size_limit;
 };
 
 struct compiled_evaluator;  // defined in evaluators.hpp: templates and patterns compiled at load

@@ -60,6 +60,7 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `terminal-transitions` | warning | a terminal state's transitions are never used |
 /// | `failure-not-terminal` | warning | `failure: true` on a non-terminal state |
 /// | `empty-action` | warning | `action: ""`: the state runs no action, as in the seed |
+/// | `action-nul` | error | an action holding a NUL byte (`\u0000`), which no program can be given |
 /// | `capture-without-action` | warning | `capture` on a state without an action (or an empty one) |
 /// | `unused-state-field` | warning | `timeout` / `action_type` on a state that runs no action (none, empty, or terminal); `evaluate` on a terminal; `on_maintain` without `maintain: true` |
 /// | `unused-evaluator-field` | warning | an evaluator field its type does not read |

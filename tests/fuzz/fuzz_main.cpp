@@ -4,6 +4,7 @@
 // json_path, judge_reply, contains, snapshot) with the whole input; unset, the first byte of
 // each input picks the target. See tests/fuzz/README.md.
 // SPDX-License-Identifier: MIT
+#include "alloc_meter.hpp"
 #include "fuzz_targets.hpp"
 
 #include <cstdint>
@@ -36,6 +37,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                     little_loops_fuzz::targets.size()];
     input.remove_prefix(1);
   }
-  t->run(input);
+  little_loops_fuzz::run_within_memory(*t, input);
   return 0;
 }

@@ -1241,3 +1241,41 @@ TEST_SUITE("evaluators: Python fidelity") {
     CHECK(first.details["current"] == 7.0);
   }
 }
+
+TEST_SUITE("evaluators") {
+  TEST_CASE("an output the runner cut: evaluators that need all of it say so instead of misjudging") {
+    runner r;
+    r.action.truncated = true;
+    r.action.output_limit = std::size_t{16} << 20;
+    const std::string cut = "head\n[... output truncated by little_loops ...]\ntail";
+    auto contains = cfg(ll::evaluator_type::output_contains);
+    contains.pattern = "NEEDLE";  // in the part that was cut: not found is not a failure
+    auto missing = r.run(&contains, cut);
+    CHECK(missing.verdict == "error");
+    CHECK(missing.details["error"] ==
+          "output cut at 16 MiB (the runner's output limit): output_contains needs the whole output");
+    CHECK(missing.details["output_truncated"] == true);
+    CHECK(missing.details["output_limit"] == 16 << 20);
+    contains.pattern = "tail";  // found: stands
+    auto found = r.run(&contains, cut);
+    CHECK(found.verdict == "success");
+    CHECK(found.details["output_truncated"] == true);
+    auto json_eval = cfg(ll::evaluator_type::output_json);
+    json_eval.path = ".a";
+    CHECK(r.run(&json_eval, "{\"a\": 1, " + cut).details["error"] ==
+          "output cut at 16 MiB (the runner's output limit): output_json needs the whole output");
+    CHECK(r.run(&json_eval, cut).verdict == "error");
+    auto numeric = cfg(ll::evaluator_type::output_numeric);
+    CHECK(r.run(&numeric, cut).verdict == "error");
+    auto exit_code = cfg(ll::evaluator_type::exit_code);
+    auto by_exit = r.run(&exit_code, cut, 0);
+    CHECK(by_exit.verdict == "success");
+    CHECK(by_exit.details["output_truncated"] == true);
+    // Not cut: as before.
+    r.action.truncated = false;
+    contains.pattern = "NEEDLE";
+    CHECK(r.run(&contains, cut).verdict == "failure");
+    CHECK(ll::output_cut_text(1000) == "output cut at 1000 bytes");
+    CHECK(ll::output_cut_text(64 << 10) == "output cut at 64 KiB");
+  }
+}

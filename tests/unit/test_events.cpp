@@ -91,6 +91,12 @@ TEST_SUITE("events") {
     const ll::json blank =
         ll::to_json(ll::action_complete_event{t0, "s", 0, 0, "  \n", false, false, false, 0});
     CHECK(blank["output_preview"] == "");
+    CHECK_FALSE(blank.contains("output_truncated"));
+    // An output the runner cut says so, and where.
+    const ll::json cut = ll::to_json(
+        ll::action_complete_event{t0, "s", 0, 0, "x", false, false, false, 0, true, std::size_t{16} << 20});
+    CHECK(cut["output_truncated"] == true);
+    CHECK(cut["output_limit"] == 16 << 20);
   }
 
   TEST_CASE("action_complete: the preview counts characters, and strips as str.strip()") {

@@ -355,3 +355,28 @@ TEST_SUITE("executor.limits") {
     CHECK(runner.last_action().substr(0, 2) == "t=");
   }
 }
+
+TEST_SUITE("executor.limits") {
+  TEST_CASE("an action that renders past the action size limit is the error verdict; nothing runs") {
+    ll::scripted_runner runner;
+    runner.on_action("big", exit_with(0, std::string(std::size_t{1} << 20, 'x')));
+    std::string action;
+    for (int i = 0; i < 1000; ++i) action += "${captured.out.output}";
+    ll::json loop = ll::json::parse(R"({
+      "name": "t", "initial": "make",
+      "states": {"make": {"action": "big", "capture": "out", "next": "use"},
+                 "use": {"action": "", "on_success": "done", "on_error": "failed"},
+                 "done": {"terminal": true}, "failed": {"terminal": true, "failure": true}}})");
+    loop["states"]["use"]["action"] = action;
+    ll::recording_event_sink sink;
+    auto ex = ll::make_executor(compiled(loop.dump()), runner, ll::default_evaluator{}, sink);
+    REQUIRE(ex.has_value());
+    const auto& r = ex->run();
+    CHECK(r.final_state == "failed");
+    CHECK(runner.calls().size() == 1);  // the oversized action never reached the runner
+    bool named = false;
+    for (const auto& e : sink.events)
+      if (e.dump().find("renders to more than 131071 bytes") != std::string::npos) named = true;
+    CHECK(named);
+  }
+}

@@ -3,6 +3,7 @@
 // sanitizer build this is the fuzzing every commit gets; libFuzzer goes further
 // (tests/fuzz/README.md).
 // SPDX-License-Identifier: MIT
+#include "../fuzz/alloc_meter.hpp"
 #include "../fuzz/fuzz_targets.hpp"
 
 #include <doctest/doctest.h>
@@ -118,13 +119,13 @@ void replay(const fz::target& t, int mutations) {
   REQUIRE(seeds.size() >= 3);
   for (const auto& seed : seeds) {
     INFO(t.name, " seed: ", shown(seed));
-    CHECK_NOTHROW(t.run(seed));
+    CHECK_NOTHROW(fz::run_within_memory(t, seed));
   }
   std::mt19937 rng(20261123);
   for (int i = 0; i < mutations; ++i) {
     const std::string input = mutate(seeds[rng() % seeds.size()], seeds, rng);
     INFO(t.name, " mutation ", i, ": ", shown(input));
-    CHECK_NOTHROW(t.run(input));
+    CHECK_NOTHROW(fz::run_within_memory(t, input));
   }
 }
 
@@ -140,6 +141,12 @@ TEST_SUITE("fuzz replay") {
 
   TEST_CASE("the invariants can fail: a broken input is reported") {
     CHECK_THROWS_AS(little_loops_fuzz::require(false, "x"), little_loops_fuzz::invariant_broken);
+    // An input that makes a target hold more than memory_bound() of it: an expansion bomb.
+    const little_loops_fuzz::target bomb{"bomb", [](std::string_view in) {
+      std::vector<char> expanded;
+      expanded.reserve(little_loops_fuzz::memory_bound(in.size()) + 1);
+    }};
+    CHECK_THROWS_AS(little_loops_fuzz::run_within_memory(bomb, "tiny"), little_loops_fuzz::invariant_broken);
     // Inputs earlier fuzzing turned into fixes keep their outcome.
     auto tpl = little_loops::compile_template("h${prev..}");
     REQUIRE_FALSE(tpl.has_value());

@@ -584,3 +584,33 @@ TEST_SUITE("template validation") {
     CHECK(find_code(d, "template-unknown-namespace") != nullptr);
   }
 }
+
+TEST_CASE("rendering stops at the size limit: errc::template_too_large naming the template and the limit") {
+  ll::captured_map captured;
+  ll::captured_record big;
+  big.output = std::string(std::size_t{1} << 20, 'x');  // 1 MiB, rendered 1,000 times
+  captured["big"] = big;
+  ll::interpolation_context ctx;
+  ctx.captured = &captured;
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += "${captured.big.output} ";
+  auto tpl = ll::compile_template(text);
+  REQUIRE(tpl.has_value());
+  ctx.size_limit = std::size_t{4} << 20;
+  std::string out;
+  auto r = ll::render_to(*tpl, ctx, out);
+  REQUIRE_FALSE(r.has_value());
+  CHECK(r.error().code == ll::errc::template_too_large);
+  CHECK(r.error().message.find("renders to more than 4194304 bytes") != std::string::npos);
+  CHECK(r.error().message.find("${captured.big.output} ${captured.big") != std::string::npos);
+  CHECK(out.size() <= ctx.size_limit + big.output.size() + 1);  // stopped as it crossed the limit
+  // At the limit exactly: rendered.
+  ctx.size_limit = 3 * ((std::size_t{1} << 20) + 1);
+  auto three = ll::compile_template("${captured.big.output} ${captured.big.output} ${captured.big.output} ");
+  REQUIRE(three.has_value());
+  auto ok = ll::render(*three, ctx);
+  REQUIRE(ok.has_value());
+  CHECK(ok->size() == ctx.size_limit);
+  ctx.size_limit -= 1;
+  CHECK(ll::render(*three, ctx).error().code == ll::errc::template_too_large);
+}

@@ -663,6 +663,73 @@ TEST_CASE("run_journaled stops at the next boundary when a stop file appears") {
   CHECK(ll::load_journal(dir.path, "counter").value()->status == "interrupted");
 }
 
+TEST_CASE("run_journaled: no step starts after a boundary that could not be journaled") {
+  for (const ll::journal_sync sync : {ll::journal_sync::none, ll::journal_sync::every_save, ll::journal_sync::background}) {
+    CAPTURE(static_cast<int>(sync));
+    temp_dir dir("unjournaled");
+    ll::loop_journal journal(dir.path, "counter");
+    journal.sync = sync;
+    journal.sync_interval = std::chrono::milliseconds(0);
+    REQUIRE(journal.open(true).has_value());
+    const fs::path state = journal.paths().state;
+    const fs::path log0 = journal.paths().checkpoints[0];
+    const fs::path log1 = journal.paths().checkpoints[1];
+    ll::scripted_runner runner;
+    runner.otherwise(ll::scripted_response::exit(1));  // b fails forever: a <-> b
+    // The third action takes the journal away: the state file and the checkpoint logs
+    // become directories, which no write can replace.
+    runner.on_call([&](const ll::action_request&) {
+      // (time for the background thread to meet the failure)
+      if (runner.calls().size() > 2) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (runner.calls().size() != 2) return;
+      for (const auto& p : {state, log0, log1}) {
+        std::error_code ec;
+        fs::remove(p, ec);
+        fs::create_directories(p / "x");
+      }
+    });
+    auto ex = ll::fsm_executor<ll::scripted_runner&, ll::default_evaluator, ll::null_event_sink>::create(
+        counting_loop(), runner);
+    REQUIRE(ex.has_value());
+    ll::journal_record rec;
+    std::vector<ll::error> failures;
+    ll::journaled_run_hooks hooks;
+    hooks.write_failed = [&](const ll::error& e) { failures.push_back(e); };
+    const auto& result = ll::run_journaled(*ex, journal, rec, {}, hooks);
+    // Background: the checkpoint log (open before) still takes the next boundary; the
+    // state file's failure is met by the thread, and seen at the boundary after.
+    CHECK(runner.calls().size() >= 3);
+    CHECK(runner.calls().size() <= (sync == ll::journal_sync::background ? 5U : 3U));
+    CHECK(result.terminated_by == ll::termination::cancelled);
+    REQUIRE_FALSE(failures.empty());
+    (void)journal.close();
+  }
+}
+
+TEST_CASE("run_journaled: a first boundary that cannot be journaled runs nothing") {
+  temp_dir dir("unjournaled0");
+  ll::loop_journal journal(dir.path, "counter");
+  journal.sync = ll::journal_sync::every_save;
+  REQUIRE(journal.open(true).has_value());
+  fs::create_directories(journal.paths().state / "x");
+  ll::scripted_runner runner;
+  auto ex = ll::fsm_executor<ll::scripted_runner&, ll::default_evaluator, ll::null_event_sink>::create(
+      counting_loop(), runner);
+  REQUIRE(ex.has_value());
+  ll::journal_record rec;
+  std::optional<ll::error> failure;
+  bool started = false;
+  ll::journaled_run_hooks hooks;
+  hooks.started = [&] { started = true; };
+  hooks.write_failed = [&](const ll::error& e) { failure = e; };
+  const auto& result = ll::run_journaled(*ex, journal, rec, {}, hooks);
+  CHECK(runner.calls().empty());
+  CHECK_FALSE(started);
+  CHECK(result.terminated_by == ll::termination::cancelled);
+  REQUIRE(failure.has_value());
+  CHECK(failure->path == journal.paths().state.string());
+}
+
 // ---------------------------------------------------------------------------------------
 // journal_sync::background: checkpoint logs on the calling thread, state file on a thread.
 

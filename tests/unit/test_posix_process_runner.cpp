@@ -222,6 +222,7 @@ TEST_CASE("output is capped with a marker, head and tail kept") {
   const ll::posix_process_runner runner(opts);
   auto r = run_shell(runner, "i=0; while [ $i -lt 100 ]; do printf '%03d' $i; i=$((i+1)); done; printf END");
   CHECK(r.truncated);
+  CHECK(r.output_limit == 100);  // where it was cut: a fact of the result
   CHECK(r.exit_code == 0);
   REQUIRE(r.output.size() == 100 + 5);
   CHECK(r.output.substr(0, 9) == "000001002");
@@ -230,6 +231,7 @@ TEST_CASE("output is capped with a marker, head and tail kept") {
 
   auto exact = run_shell(runner, "printf '%0100d' 7");
   CHECK_FALSE(exact.truncated);
+  CHECK(exact.output_limit == 0);
   CHECK(exact.output.size() == 100);
 
   auto err = run_shell(runner, "printf '%0200d' 1 >&2");

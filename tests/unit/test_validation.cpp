@@ -779,6 +779,26 @@ TEST_CASE("findings that could stem from what a parse error left out are not add
   }
 }
 
+TEST_CASE("an action holding a NUL byte is refused by validation, as the runner refuses it") {
+  const auto found = check(loop_doc(R"("a": {"action": "echo a\u0000b", "next": "done"})"));
+  const auto* nul = find_diagnostic(found, "states.a.action", "action-nul");
+  REQUIRE_MESSAGE(nul != nullptr, dump_all(found));
+  CHECK(nul->level == ll::severity::error);
+  CHECK(nul->path == "states.a.action");
+  CHECK(nul->message == "'action' holds a NUL byte (\\u0000, at byte 6): a program cannot be given it");
+  CHECK(count_code(check(loop_doc(R"("a": {"action": "echo ab", "next": "done"})")), "action-nul") == 0);
+}
+
+TEST_CASE("a template warning repeated in one field is given once, with its count") {
+  std::string action;
+  for (int i = 0; i < 1000; ++i) action += "echo ${context.x}; ";
+  ll::json doc = ll::json::parse(loop_doc(R"("a": {"action": "", "next": "done"})", R"("context": {"x": "1"}, )"));
+  doc["states"]["a"]["action"] = action;
+  const auto found = check(doc.dump());
+  REQUIRE(count_code(found, "template-unquoted-context") == 1);
+  CHECK(find_diagnostic(found, "states.a.action", "template-unquoted-context")->message.find("(found 1000 times)") != std::string::npos);
+}
+
 TEST_CASE("validate_loop: the validated loop keeps its warnings and the templates it parsed") {
   auto parsed = ll::parse_loop_text(R"({"name": "t", "initial": "a", "states": {
       "a": {"action": "echo ${context.x:shell}", "capture": "out",

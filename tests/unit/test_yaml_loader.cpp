@@ -371,6 +371,26 @@ TEST_CASE("deep nesting and alias bombs are refused, not crashed on") {
   CHECK(big.details.front().code == "yaml-too-large");
 }
 
+TEST_CASE("alias expansion counts bytes: a long string aliased many times is refused, with its line and column") {
+  // A 1 MiB string, aliased 1,000 times: a 1 MiB file that would expand to 1 GiB.
+  std::string text = "big: &s " + std::string(std::size_t{1} << 20, 'x') + "\nlist:\n";
+  for (int i = 0; i < 1000; ++i) text += "  - *s\n";
+  auto bomb = yaml_error(text);
+  REQUIRE(bomb.details.size() == 1);
+  CHECK(bomb.details.front().code == "yaml-too-large");
+  CHECK(bomb.details.front().message.find("more than 67108864 bytes of text (after alias expansion)") != std::string::npos);
+  // The string and the keys "big" and "list", then 63 aliases: past 64 MiB at line 2 + 63.
+  CHECK(bomb.details.front().message.find("(line 65, column 5)") != std::string::npos);
+  CHECK(bomb.details.front().path == "list[62]");
+  // Aliased keys count too; a limit given by the host is used.
+  ll::yaml_limits small;
+  small.max_bytes = 100;
+  auto keys = ll::yaml_to_json("a: &k " + std::string(40, 'k') + "\nm:\n  *k : 1\nn:\n  *k : 2\n", "t.yaml", nullptr, small);
+  REQUIRE_FALSE(keys.has_value());
+  CHECK(keys.error().details.front().code == "yaml-too-large");
+  CHECK(ll::yaml_to_json("a: &k " + std::string(40, 'k') + "\nm:\n  *k : 1\n", "t.yaml", nullptr, small).has_value());
+}
+
 TEST_CASE("source map: paths to positions") {
   ll::yaml_source_map map;
   auto doc = ll::yaml_to_json("name: x\nstates:\n  fix:\n    evaluate:\n      operator: eqq\nscope:\n  - src\n  - lib\n",

@@ -28,8 +28,9 @@ void write_captured_record(W& w, const captured_record& r) {
 
 template <class W>
 void write_captured(W& w, const captured_map& m) {
-  for (const auto& [name, rec] : m)
-    w.object(name, [&rec](auto& r) { write_captured_record(r, rec); });
+  // (no structured binding: Clang 14 cannot capture one in a lambda)
+  for (const auto& entry : m)
+    w.object(entry.first, [&entry](auto& r) { write_captured_record(r, entry.second); });
 }
 
 template <class W>

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
@@ -166,13 +167,39 @@ struct template_checker {
   }
 };
 
+// The same diagnostic (level, path, code and message) from `out[first]` on is kept once,
+// where it first appeared, saying how often it was found: a variable used 1,000 times in
+// one field is one warning, "(found 1000 times)", not 1,000 lines.
+inline void merge_repeated_diagnostics(diagnostics& out, std::size_t first) {
+  std::unordered_map<std::string, std::size_t> seen;  // key → index of the kept one
+  std::vector<std::size_t> counts;
+  std::size_t kept = first;
+  for (std::size_t i = first; i < out.size(); ++i) {
+    const diagnostic& d = out[i];
+    std::string key = fmt::format("{}\n{}\n{}\n{}", static_cast<int>(d.level), d.path, d.code, d.message);
+    const auto [it, fresh] = seen.try_emplace(std::move(key), kept);
+    if (!fresh) {
+      ++counts[it->second - first];
+      continue;
+    }
+    if (kept != i) out[kept] = std::move(out[i]);
+    counts.push_back(1);
+    ++kept;
+  }
+  out.resize(kept);
+  for (std::size_t i = first; i < kept; ++i)
+    if (counts[i - first] > 1) out[i].message += fmt::format(" (found {} times)", counts[i - first]);
+}
+
 // Checks every templated field of `loop` (see validate_templates).
 inline void check_loop_templates(const fsm_loop& loop, diagnostics& out, parsed_templates* keep = nullptr) {
   std::vector<std::string> captures;
   for (const auto& entry : loop.states)
     if (entry.second.capture) captures.push_back(*entry.second.capture);
+  const std::size_t first = out.size();
   const template_checker checker{&captures, &out, keep};
   for (const auto& [name, state] : loop.states) checker.check_state(name, state);
+  merge_repeated_diagnostics(out, first);
 }
 
 }  // namespace detail

@@ -18,9 +18,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
-#include <ranges>
 #include <string>
 #include <string_view>
+#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
@@ -156,9 +156,14 @@ inline std::optional<std::string> resolve_captured(std::string& out, const templ
   if (!ctx.captured || ctx.captured->empty())
     return fmt::format("Path '{}' not found in captured (available: none)", segments_text(path, 1));
   auto it = ctx.captured->find(path[0].key);
-  if (it == ctx.captured->end())
+  if (it == ctx.captured->end()) {
+    // (a vector of names, not std::views::keys: Clang 14 rejects that view of an ordered_map
+    // with libstdc++ 12's ranges)
+    std::vector<std::string_view> names;
+    for (const auto& entry : *ctx.captured) names.push_back(entry.first);
     return fmt::format("Path '{}' not found in captured (available: {})", segments_text(path, 1),
-                       join_names(std::views::keys(*ctx.captured)));
+                       join_names(names));
+  }
   const captured_record& c = it->second;
   if (path.size() == 1) {
     json_text_writer w(out);

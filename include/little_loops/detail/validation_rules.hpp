@@ -383,9 +383,15 @@ inline void check_transitions(const state_config& state, const std::string& path
            severity::warning);
 }
 
-/// `failure-not-terminal`, `empty-action`, `capture-without-action`.
+/// `failure-not-terminal`, `empty-action`, `capture-without-action`, `action-nul`.
 inline void check_action_fields(const state_config& state, const std::string& path,
                                 diagnostics& out) {
+  // A program gets its arguments as C strings: the runner refuses a NUL (it would cut the
+  // action short), so a loop whose action holds one can never run it.
+  if (state.action && !state.terminal)
+    if (const auto nul = state.action->find('\0'); nul != std::string::npos)
+      report(out, join_path(path, "action"), "action-nul",
+             fmt::format("'action' holds a NUL byte (\\u0000, at byte {}): a program cannot be given it", nul));
   if (state.failure && !state.terminal)
     report(out, join_path(path, "failure"), "failure-not-terminal",
            "'failure: true' only has an effect on terminal states", severity::warning);

@@ -97,17 +97,21 @@ struct skipped_event_lines {
   std::size_t last_line = 0;            ///< 1-based number of the last of them
   /// The log ends in text with no newline: a write cut short, or one still in progress.
   bool torn_end = false;
+  /// The log exists but could not be read (e.g. no permission): no events were read.
+  std::optional<little_loops::error> unreadable;
 };
 
 /// The last `tail` events of a loop's log (all when `tail` is 0), oldest first. Lines that
 /// are not events (JSON objects whose `event` is a string, and `ts` too when present), such
 /// as a line cut by a crash or garbage, are skipped, and counted in `*skipped` when given;
-/// a log that is not a regular file reads as no events. Memory is bounded by `tail`.
+/// a log that is not a regular file or cannot be opened reads as no events (with the reason
+/// in `skipped->unreadable`). Memory is bounded by `tail`.
 inline std::vector<json> read_journal_events(const std::filesystem::path& dir, std::string_view name,
                                              std::size_t tail = 0,
                                              skipped_event_lines* skipped = nullptr) {
   std::vector<json> out;
   auto fd = detail::open_journal_file(journal_paths_for(dir, name).events);
+  if (!fd && skipped != nullptr) skipped->unreadable = std::move(fd.error());
   if (!fd || *fd < 0) return out;
   const auto is_event = [](const json& j) {
     if (!j.is_object()) return false;

@@ -32,7 +32,9 @@ struct journaled_run_hooks {
   /// iteration, current state, captured values) but not yet saved: e.g. to add how the run
   /// ended to `record.extra`, or to set the journal's `sync` for the final save.
   std::function<void(const execution_result&, journal_record&)> finished;
-  /// Called with every journal write failure, as it happens (failures never stop the run).
+  /// Called with every journal write failure, as it happens. A state boundary that cannot be
+  /// saved stops the run before the next step (see run_journaled()): a host that heard of a
+  /// failure knows the run ended because its journal could not be written.
   std::function<void(const little_loops::error&)> write_failed;
 };
 
@@ -42,7 +44,13 @@ struct journaled_run_hooks {
 /// handoff) at the end, which is durable when it returns (journal.flush()). A stop file
 /// (request_stop(); looked for at a boundary at most every 10 ms) or `stop` stops the run at
 /// the next boundary, like a cancellation. `hooks` let a host act when the run has started
-/// and when it has ended, and hear of journal write failures (which do not stop the run).
+/// and when it has ended, and hear of journal write failures.
+///
+/// No step starts unless the boundary before it is saved, as a database refuses a commit
+/// it cannot write: when a save fails, the executor is stopped at that boundary (the result
+/// says `cancelled`, as after request_stop()), the final record is still attempted, and
+/// `hooks.write_failed` hears the error. Resuming then runs the step after the last saved
+/// boundary, which is the step in flight: none is lost and none runs twice.
 template <class Executor>
 const execution_result& run_journaled(Executor& executor, loop_journal& journal,
                                       journal_record& record, std::stop_token stop,
@@ -53,17 +61,25 @@ const execution_result& run_journaled(Executor& executor, loop_journal& journal,
   const auto report = [&](const expected<void, little_loops::error>& written) {
     if (!written && hooks.write_failed) hooks.write_failed(written.error());
   };
+  // Whether the boundary is saved; when it is not, the executor ends there without a step.
   const auto boundary = [&] {
     const snapshot_view s = executor.snapshot_view();
     detail::record_boundary(record, s);
-    report(journal.save(record, s));
+    auto saved = journal.save(record, s);
+    if (saved) return true;
+    report(saved);
+    executor.request_stop();
+    return false;
   };
-  boundary();
-  if (hooks.started) hooks.started();
-  detail::stop_file_poll stop_file;
-  while (executor.step()) {
-    boundary();
-    if (stop_file.requested(journal)) executor.request_stop();
+  if (boundary()) {
+    if (hooks.started) hooks.started();
+    detail::stop_file_poll stop_file;
+    while (executor.step()) {
+      if (!boundary()) continue;  // the next step() ends the run without starting an action
+      if (stop_file.requested(journal)) executor.request_stop();
+    }
+  } else {
+    (void)executor.step();  // ends the run at once: a stop was requested
   }
   const execution_result& result = executor.result();
   detail::record_result(record, result);
@@ -74,8 +90,8 @@ const execution_result& run_journaled(Executor& executor, loop_journal& journal,
   return result;
 }
 
-/// run_journaled() without hooks: the last journal write failure, if any, is returned in
-/// `*write_error` when given.
+/// run_journaled() without hooks: the last journal write failure, if any (a failed
+/// boundary stops the run), is returned in `*write_error` when given.
 template <class Executor>
 const execution_result& run_journaled(Executor& executor, loop_journal& journal,
                                       journal_record& record, std::stop_token stop = {},

@@ -201,7 +201,8 @@ class loop_journal {
 
   /// Appends one event object as a line to the log's buffer; the buffer is written (one
   /// write(), so lines never interleave) by flush_events(), save() and the destructor.
-  /// Failures are ignored: journaling never stops a run.
+  /// Failures are ignored here (the state boundaries saved with save() are what a run
+  /// depends on).
   void append_event(const json& event) noexcept {
     if (events_fd_ < 0) return;
     try {
@@ -397,7 +398,18 @@ class loop_journal {
     std::uint64_t last_seq = 0;    // the newest record in it (0: only older runs' records)
   };
 
+  // The append of save_background(), then the failure of a background write since the last
+  // save: the record is in the checkpoint log (a resume finds it), but the state file cannot
+  // be written, which the caller hears of at once (run_journaled stops the run).
   expected<void, little_loops::error> save_background(std::string text) {
+    if (auto appended = append_background(std::move(text)); !appended) return appended;
+    if (syncer_)
+      if (auto failed = syncer_->take_failure()) return unexpected(std::move(*failed));
+    if (deferred_failure_) return unexpected(*std::exchange(deferred_failure_, std::nullopt));
+    return {};
+  }
+
+  expected<void, little_loops::error> append_background(std::string text) {
     const std::uint64_t seq = ++seq_;
     if (!open_log(current_log_))
       return unexpected(detail::journal_append_error(paths_.checkpoints[current_log_], "the checkpoint log"));
@@ -411,8 +423,12 @@ class loop_journal {
       current_log_ = other;
     }
     log_state& log = log_info_[current_log_];
-    if (!detail::write_all(logs_[current_log_], text))
-      return unexpected(detail::journal_io_error(paths_.checkpoints[current_log_], "cannot append checkpoint", errno));
+    if (!detail::write_all(logs_[current_log_], text)) {
+      const int err = errno;
+      // A partial record (a full disk) is cut off, so the next append starts a clean line.
+      (void)::ftruncate(logs_[current_log_], static_cast<off_t>(log.size));
+      return unexpected(detail::journal_io_error(paths_.checkpoints[current_log_], "cannot append checkpoint", err));
+    }
     log.size += text.size();
     log.last_seq = seq;
     if (defer_next_sync_) {  // the first save of a fresh run: see open()

@@ -66,6 +66,15 @@ class journal_syncer {
   /// The newest record number the state file durably holds (0: none yet).
   [[nodiscard]] std::uint64_t durable() const noexcept { return durable_.load(std::memory_order_acquire); }
 
+  /// The last failure of the background writes, cleared, without waiting for the thread
+  /// (one atomic load when there is none: it is asked at every save).
+  std::optional<little_loops::error> take_failure() {
+    if (!failed_.load(std::memory_order_acquire)) return std::nullopt;
+    std::lock_guard<std::mutex> lock(mutex_);
+    failed_.store(false, std::memory_order_relaxed);
+    return std::exchange(failure_, std::nullopt);
+  }
+
   /// Waits until everything submitted so far is written; returns (and clears) the last
   /// failure of the background writes.
   expected<void, little_loops::error> flush() {
@@ -79,6 +88,7 @@ class journal_syncer {
     if (failure_) {
       little_loops::error e = std::move(*failure_);
       failure_.reset();
+      failed_.store(false, std::memory_order_relaxed);
       return unexpected(std::move(e));
     }
     return {};
@@ -115,7 +125,10 @@ class journal_syncer {
       auto written = write_file_atomic(target_, text, true);
       if (written) durable_.store(seq, std::memory_order_release);
       lock.lock();
-      if (!written) failure_ = std::move(written.error());
+      if (!written) {
+        failure_ = std::move(written.error());
+        failed_.store(true, std::memory_order_release);
+      }
       finished_ = seq;
       done_.notify_all();
     }
@@ -133,6 +146,7 @@ class journal_syncer {
   std::uint64_t finished_ = 0;   // the newest record written (or failed)
   std::atomic<std::uint64_t> durable_{0};
   std::optional<little_loops::error> failure_;
+  std::atomic<bool> failed_{false};  // failure_ holds one (read without the mutex)
   bool stopping_ = false;
   int flushing_ = 0;     // callers waiting in flush()
   bool asleep_ = false;  // the thread waits on wake_ for a record (guarded by mutex_)
