@@ -481,6 +481,7 @@ enum class errc : int {
   // 2xx: templates and interpolation
   template_syntax = 201,    ///< a `${...}` template is malformed
   missing_variable = 202,   ///< a template variable does not resolve
+  template_too_large = 203, ///< a template renders past its size limit
   // 3xx: evaluation
   evaluation_failed = 301,  ///< an evaluator could not produce a verdict
   judge_failed = 302,       ///< the LLM judge backend failed or replied badly
@@ -3770,7 +3771,10 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/schema.hpp> (already inlined above)
 
+#include <fmt/format.h>
+
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stop_token>
@@ -3806,6 +3810,8 @@ struct action_result {
   bool cancelled = false;     ///< stopped because a stop was requested
   int signal = 0;             ///< non-zero: killed by this signal
   bool truncated = false;     ///< output was capped by the runner
+  /// When `truncated`: the runner's cap per stream, in bytes (0: not known).
+  std::size_t output_limit = 0;
   /// The program could not be started at all (not found: exit code 127, not executable:
   /// 126, as a shell reports them): no output of it exists to evaluate.
   bool not_started = false;
@@ -3816,6 +3822,16 @@ struct action_result {
     return timed_out || cancelled || signal != 0 || not_started;
   }
 };
+
+/// Where an action's output was cut, for messages: "output cut at 16 MiB" for an
+/// action_result::output_limit of 16 << 20 (whole MiB or KiB when the limit is one, bytes
+/// otherwise).
+inline std::string output_cut_text(std::size_t n) {
+  if (n == 0) return "output cut at the runner's output limit";
+  if (n % (std::size_t{1} << 20) == 0) return fmt::format("output cut at {} MiB", n >> 20);
+  if (n % (std::size_t{1} << 10) == 0) return fmt::format("output cut at {} KiB", n >> 10);
+  return fmt::format("output cut at {} bytes", n);
+}
 
 /// @brief An evaluation's details (a JSON object, seed 000), built only when someone reads
 /// them.
@@ -3978,6 +3994,15 @@ using env_lookup_fn = std::optional<std::string> (*)(std::string_view name, void
 
 /// Everything a template can read. All pointers are optional (null: namespace empty).
 /// The executor builds one per step without copying the data.
+/// The default size limit of a rendered template other than an action (16 MiB, as the
+/// default cap on captured output): interpolation_context::size_limit,
+/// executor_options::render_size_limit.
+inline constexpr std::size_t default_render_size_limit = std::size_t{16} << 20;
+/// The default size limit of a rendered action (128 KiB): the longest single argument Linux
+/// passes to a program (MAX_ARG_STRLEN, 32 pages, its terminating NUL included), which is
+/// how the process runner hands an action over. executor_options::action_size_limit.
+inline constexpr std::size_t default_action_size_limit = (std::size_t{128} << 10) - 1;
+
 struct interpolation_context {
   const json* context = nullptr;          ///< `${context.*}` (an object)
   const captured_map* captured = nullptr; ///< `${captured.<name>.<field>}`
@@ -3994,6 +4019,9 @@ struct interpolation_context {
   std::int64_t max_iterations = 0;        ///< `${loop.max_iterations}` (seed 004 §7)
   env_lookup_fn env = nullptr;            ///< `${env.NAME}`; null → std::getenv
   void* env_user = nullptr;               ///< passed to `env`
+  /// The most bytes one rendering may produce (render_to() refuses past it, checked as it
+  /// renders, so a template that repeats a large value cannot exhaust memory).
+  std::size_t size_limit = default_render_size_limit;
 };
 
 struct compiled_evaluator;  // defined in evaluators.hpp: templates and patterns compiled at load
@@ -4540,6 +4568,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
@@ -4692,13 +4721,39 @@ struct template_checker {
   }
 };
 
+// The same diagnostic (level, path, code and message) from `out[first]` on is kept once,
+// where it first appeared, saying how often it was found: a variable used 1,000 times in
+// one field is one warning, "(found 1000 times)", not 1,000 lines.
+inline void merge_repeated_diagnostics(diagnostics& out, std::size_t first) {
+  std::unordered_map<std::string, std::size_t> seen;  // key → index of the kept one
+  std::vector<std::size_t> counts;
+  std::size_t kept = first;
+  for (std::size_t i = first; i < out.size(); ++i) {
+    const diagnostic& d = out[i];
+    std::string key = fmt::format("{}\n{}\n{}\n{}", static_cast<int>(d.level), d.path, d.code, d.message);
+    const auto [it, fresh] = seen.try_emplace(std::move(key), kept);
+    if (!fresh) {
+      ++counts[it->second - first];
+      continue;
+    }
+    if (kept != i) out[kept] = std::move(out[i]);
+    counts.push_back(1);
+    ++kept;
+  }
+  out.resize(kept);
+  for (std::size_t i = first; i < kept; ++i)
+    if (counts[i - first] > 1) out[i].message += fmt::format(" (found {} times)", counts[i - first]);
+}
+
 // Checks every templated field of `loop` (see validate_templates).
 inline void check_loop_templates(const fsm_loop& loop, diagnostics& out, parsed_templates* keep = nullptr) {
   std::vector<std::string> captures;
   for (const auto& entry : loop.states)
     if (entry.second.capture) captures.push_back(*entry.second.capture);
+  const std::size_t first = out.size();
   const template_checker checker{&captures, &out, keep};
   for (const auto& [name, state] : loop.states) checker.check_state(name, state);
+  merge_repeated_diagnostics(out, first);
 }
 
 }  // namespace detail
@@ -4994,8 +5049,9 @@ void write_captured_record(W& w, const captured_record& r) {
 
 template <class W>
 void write_captured(W& w, const captured_map& m) {
-  for (const auto& [name, rec] : m)
-    w.object(name, [&rec](auto& r) { write_captured_record(r, rec); });
+  // (no structured binding: Clang 14 cannot capture one in a lambda)
+  for (const auto& entry : m)
+    w.object(entry.first, [&entry](auto& r) { write_captured_record(r, entry.second); });
 }
 
 template <class W>
@@ -5030,9 +5086,9 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
-#include <ranges>
 #include <string>
 #include <string_view>
+#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
@@ -5168,9 +5224,14 @@ inline std::optional<std::string> resolve_captured(std::string& out, const templ
   if (!ctx.captured || ctx.captured->empty())
     return fmt::format("Path '{}' not found in captured (available: none)", segments_text(path, 1));
   auto it = ctx.captured->find(path[0].key);
-  if (it == ctx.captured->end())
+  if (it == ctx.captured->end()) {
+    // (a vector of names, not std::views::keys: Clang 14 rejects that view of an ordered_map
+    // with libstdc++ 12's ranges)
+    std::vector<std::string_view> names;
+    for (const auto& entry : *ctx.captured) names.push_back(entry.first);
     return fmt::format("Path '{}' not found in captured (available: {})", segments_text(path, 1),
-                       join_names(std::views::keys(*ctx.captured)));
+                       join_names(names));
+  }
   const captured_record& c = it->second;
   if (path.size() == 1) {
     json_text_writer w(out);
@@ -5313,6 +5374,7 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/template_renderer.hpp>
+// #include <little_loops/detail/utf8.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/expected.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
@@ -5387,13 +5449,28 @@ inline expected<compiled_template, error> compile_template(std::string_view text
   return t;
 }
 
+namespace detail {
+/// The errc::template_too_large error of `tpl` (its source cut to 80 characters).
+inline error too_large(const compiled_template& tpl, std::size_t limit) {
+  const std::string_view shown = utf8_prefix(tpl.source(), 80);
+  const bool cut = shown.size() < tpl.source().size();
+  return error{errc::template_too_large,
+               fmt::format("template \"{}{}\" renders to more than {} bytes (its size limit)", shown,
+                           cut ? "…" : "", limit)};
+}
+}  // namespace detail
+
 /// @brief Renders `tpl` against `ctx`, appending to `out` (no parsing happens here).
 /// @return errc::missing_variable naming the template, the variable and the keys available
-/// where the lookup stopped, unless the variable has `?` or `:default=`. On error `out` keeps
-/// whatever was appended before the failing variable.
+/// where the lookup stopped, unless the variable has `?` or `:default=`;
+/// errc::template_too_large naming the template and `ctx.size_limit` when the rendering
+/// grows past that limit (checked after every part: memory stays within the limit plus one
+/// value). On error `out` keeps whatever was appended before the failing part.
 inline expected<void, error> render_to(const compiled_template& tpl,
                                        const interpolation_context& ctx, std::string& out) {
+  const std::size_t base = out.size();
   for (const auto& p : tpl.parts_) {
+    if (out.size() - base > ctx.size_limit) return unexpected(detail::too_large(tpl, ctx.size_limit));
     if (!p.is_variable) {
       out += p.text;
       continue;
@@ -5413,6 +5490,7 @@ inline expected<void, error> render_to(const compiled_template& tpl,
     }
     if (p.shell) detail::shell_quote_tail(out, start);
   }
+  if (out.size() - base > ctx.size_limit) return unexpected(detail::too_large(tpl, ctx.size_limit));
   return {};
 }
 
@@ -5857,9 +5935,15 @@ inline void check_transitions(const state_config& state, const std::string& path
            severity::warning);
 }
 
-/// `failure-not-terminal`, `empty-action`, `capture-without-action`.
+/// `failure-not-terminal`, `empty-action`, `capture-without-action`, `action-nul`.
 inline void check_action_fields(const state_config& state, const std::string& path,
                                 diagnostics& out) {
+  // A program gets its arguments as C strings: the runner refuses a NUL (it would cut the
+  // action short), so a loop whose action holds one can never run it.
+  if (state.action && !state.terminal)
+    if (const auto nul = state.action->find('\0'); nul != std::string::npos)
+      report(out, join_path(path, "action"), "action-nul",
+             fmt::format("'action' holds a NUL byte (\\u0000, at byte {}): a program cannot be given it", nul));
   if (state.failure && !state.terminal)
     report(out, join_path(path, "failure"), "failure-not-terminal",
            "'failure: true' only has an effect on terminal states", severity::warning);
@@ -6144,6 +6228,7 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `terminal-transitions` | warning | a terminal state's transitions are never used |
 /// | `failure-not-terminal` | warning | `failure: true` on a non-terminal state |
 /// | `empty-action` | warning | `action: ""`: the state runs no action, as in the seed |
+/// | `action-nul` | error | an action holding a NUL byte (`\u0000`), which no program can be given |
 /// | `capture-without-action` | warning | `capture` on a state without an action (or an empty one) |
 /// | `unused-state-field` | warning | `timeout` / `action_type` on a state that runs no action (none, empty, or terminal); `evaluate` on a terminal; `on_maintain` without `maintain: true` |
 /// | `unused-evaluator-field` | warning | an evaluator field its type does not read |
@@ -8277,6 +8362,41 @@ inline evaluation_result blind_result(int exit_code) {
   return r;
 }
 
+// The verdict on an output the runner cut, for the evaluators that would misjudge it
+// (nullopt: evaluate as usual). output_numeric, output_json and convergence read the whole
+// output: `error`, saying it was cut. output_contains: a match found stands, nothing found
+// is `error` (the match may be in what was cut). exit_code does not read it. Each carries
+// `output_truncated` and `output_limit` in its details.
+inline std::optional<evaluation_result> judge_cut_output(const compiled_evaluator& c, std::string_view input,
+                                                         const interpolation_context* ctx,
+                                                         const action_result& a) {
+  const auto note = [&](evaluation_result r) {
+    r.details["output_truncated"] = true;
+    r.details["output_limit"] = a.output_limit;
+    return r;
+  };
+  const auto cut = [&] {
+    return note(error_result(fmt::format("{} (the runner's output limit): {} needs the whole output",
+                                         output_cut_text(a.output_limit), to_string(c.config.type))));
+  };
+  switch (c.config.type) {
+    case evaluator_type::output_numeric:
+    case evaluator_type::output_json:
+    case evaluator_type::convergence:
+    case evaluator_type::classify: return cut();
+    case evaluator_type::output_contains: {
+      evaluation_result r = run_output_contains(c, input, ctx);
+      if (r.verdict == "error") return note(std::move(r));
+      bool matched = false;
+      r.details.visit([&](const json& d) { matched = d.value("matched", false); });
+      return matched ? note(std::move(r)) : cut();
+    }
+    case evaluator_type::exit_code: return note(evaluate_exit_code(a.exit_code));
+    case evaluator_type::llm_structured: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 }  // namespace detail
 
 /// @brief The library's Evaluator: runs the deterministic evaluators in-library and sends
@@ -8285,6 +8405,9 @@ inline evaluation_result blind_result(int exit_code) {
 /// Rules (design §3.4, §3.10, §3.16):
 /// - an action that timed out, was cancelled or killed by a signal → `error` with details
 ///   saying why, whatever the evaluator;
+/// - an output the runner cut (action_result::truncated): output_numeric, output_json,
+///   convergence, and output_contains that found nothing → `error` saying it was cut (the
+///   whole output was needed); details get `output_truncated` and `output_limit`;
 /// - no `evaluate:` → `llm_structured` with the default prompt for prompt/slash-command
 ///   actions (request.kind), `exit_code` for shell actions;
 /// - no action and no `evaluate:` → `success` with empty details (the executor applies
@@ -8351,6 +8474,8 @@ class basic_evaluator {
       if (!s) return detail::error_result("Cannot resolve source: " + s.error().message);
       source_text = std::move(*s);
       input = source_text;
+    } else if (action && action->truncated) {
+      if (auto judged = detail::judge_cut_output(*compiled, input, ctx, *action)) return *std::move(judged);
     }
 
     switch (cfg.type) {
@@ -8490,6 +8615,8 @@ struct action_complete_event {
   bool timed_out = false;
   bool cancelled = false;
   int signal = 0;
+  bool truncated = false;        ///< the runner cut the output (action_result::truncated)
+  std::size_t output_limit = 0;  ///< where it was cut, in bytes per stream (0: not known)
 };
 
 /// `evaluate {type, verdict, ...details}`: the verdict of a state. `type` is the evaluator
@@ -8717,6 +8844,10 @@ inline void write_event(W& w, const action_complete_event& e) {
   if (e.timed_out) w.boolean("timed_out", true);
   if (e.cancelled) w.boolean("cancelled", true);
   if (e.signal != 0) w.integer("signal", e.signal);
+  if (e.truncated) {
+    w.boolean("output_truncated", true);
+    w.integer("output_limit", static_cast<std::int64_t>(e.output_limit));
+  }
 }
 template <class W>
 inline void write_event(W& w, const evaluate_event& e) {
@@ -11090,6 +11221,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/results.hpp> (already inlined above)
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <vector>
 
@@ -11110,6 +11242,13 @@ struct executor_options {
   /// `context` only if absent, so the loop's `context:` and the host's own overrides win.
   /// ll-loop injects `run_dir`, `input_hash` and `max_steps` (design §6.3).
   json injected_context = json::object();
+  /// The most bytes a rendered action may have: past it the state's verdict is `error`
+  /// (errc::template_too_large), found while rendering. The default is the argument limit
+  /// of Linux's exec (default_action_size_limit); a runner that takes longer actions may
+  /// raise it.
+  std::size_t action_size_limit = default_action_size_limit;
+  /// The most bytes any other rendered template (route targets, evaluator fields) may have.
+  std::size_t render_size_limit = default_render_size_limit;
 };
 
 namespace detail {
@@ -11476,6 +11615,7 @@ class fsm_executor {
     ctx.elapsed_ms = elapsed_ms();
     ctx.env = options_.env;
     ctx.env_user = options_.env_user;
+    ctx.size_limit = options_.render_size_limit;
     return ctx;
   }
 
@@ -11507,8 +11647,10 @@ class fsm_executor {
       text = st.action->literal();
     } else {
       action_text_.clear();
-      if (auto r = render_to(*st.action, ctx, action_text_); !r)
-        return conclude_unrunnable(st, ctx, "interpolation", std::move(r.error().message));
+      ctx.size_limit = options_.action_size_limit;
+      auto r = render_to(*st.action, ctx, action_text_);
+      ctx.size_limit = options_.render_size_limit;
+      if (!r) return conclude_unrunnable(st, ctx, "interpolation", std::move(r.error().message));
       text = action_text_;
     }
     const action_kind kind = st.kind_from_rendered && !text.empty() && text.front() == '/'
@@ -11561,7 +11703,7 @@ class fsm_executor {
       emit(action_complete_event{wall(), st.name, a.exit_code,
                                  static_cast<std::int64_t>(a.duration.count()), a.output,
                                  request_.kind != action_kind::shell, a.timed_out, a.cancelled,
-                                 a.signal});
+                                 a.signal, a.truncated, a.output_limit});
     if (a.cancelled || (a.abnormal() && stop_.stop_requested())) return end(termination::cancelled);
     if (a.timed_out && deadline_ && clock_->now() >= *deadline_) return end(termination::timeout);
     if (st.capture) {

@@ -655,6 +655,15 @@ class journal_syncer {
   /// The newest record number the state file durably holds (0: none yet).
   [[nodiscard]] std::uint64_t durable() const noexcept { return durable_.load(std::memory_order_acquire); }
 
+  /// The last failure of the background writes, cleared, without waiting for the thread
+  /// (one atomic load when there is none: it is asked at every save).
+  std::optional<little_loops::error> take_failure() {
+    if (!failed_.load(std::memory_order_acquire)) return std::nullopt;
+    std::lock_guard<std::mutex> lock(mutex_);
+    failed_.store(false, std::memory_order_relaxed);
+    return std::exchange(failure_, std::nullopt);
+  }
+
   /// Waits until everything submitted so far is written; returns (and clears) the last
   /// failure of the background writes.
   expected<void, little_loops::error> flush() {
@@ -668,6 +677,7 @@ class journal_syncer {
     if (failure_) {
       little_loops::error e = std::move(*failure_);
       failure_.reset();
+      failed_.store(false, std::memory_order_relaxed);
       return unexpected(std::move(e));
     }
     return {};
@@ -704,7 +714,10 @@ class journal_syncer {
       auto written = write_file_atomic(target_, text, true);
       if (written) durable_.store(seq, std::memory_order_release);
       lock.lock();
-      if (!written) failure_ = std::move(written.error());
+      if (!written) {
+        failure_ = std::move(written.error());
+        failed_.store(true, std::memory_order_release);
+      }
       finished_ = seq;
       done_.notify_all();
     }
@@ -722,6 +735,7 @@ class journal_syncer {
   std::uint64_t finished_ = 0;   // the newest record written (or failed)
   std::atomic<std::uint64_t> durable_{0};
   std::optional<little_loops::error> failure_;
+  std::atomic<bool> failed_{false};  // failure_ holds one (read without the mutex)
   bool stopping_ = false;
   int flushing_ = 0;     // callers waiting in flush()
   bool asleep_ = false;  // the thread waits on wake_ for a record (guarded by mutex_)
@@ -1491,17 +1505,21 @@ struct skipped_event_lines {
   std::size_t last_line = 0;            ///< 1-based number of the last of them
   /// The log ends in text with no newline: a write cut short, or one still in progress.
   bool torn_end = false;
+  /// The log exists but could not be read (e.g. no permission): no events were read.
+  std::optional<little_loops::error> unreadable;
 };
 
 /// The last `tail` events of a loop's log (all when `tail` is 0), oldest first. Lines that
 /// are not events (JSON objects whose `event` is a string, and `ts` too when present), such
 /// as a line cut by a crash or garbage, are skipped, and counted in `*skipped` when given;
-/// a log that is not a regular file reads as no events. Memory is bounded by `tail`.
+/// a log that is not a regular file or cannot be opened reads as no events (with the reason
+/// in `skipped->unreadable`). Memory is bounded by `tail`.
 inline std::vector<json> read_journal_events(const std::filesystem::path& dir, std::string_view name,
                                              std::size_t tail = 0,
                                              skipped_event_lines* skipped = nullptr) {
   std::vector<json> out;
   auto fd = detail::open_journal_file(journal_paths_for(dir, name).events);
+  if (!fd && skipped != nullptr) skipped->unreadable = std::move(fd.error());
   if (!fd || *fd < 0) return out;
   const auto is_event = [](const json& j) {
     if (!j.is_object()) return false;
@@ -2007,7 +2025,8 @@ class loop_journal {
 
   /// Appends one event object as a line to the log's buffer; the buffer is written (one
   /// write(), so lines never interleave) by flush_events(), save() and the destructor.
-  /// Failures are ignored: journaling never stops a run.
+  /// Failures are ignored here (the state boundaries saved with save() are what a run
+  /// depends on).
   void append_event(const json& event) noexcept {
     if (events_fd_ < 0) return;
     try {
@@ -2203,7 +2222,18 @@ class loop_journal {
     std::uint64_t last_seq = 0;    // the newest record in it (0: only older runs' records)
   };
 
+  // The append of save_background(), then the failure of a background write since the last
+  // save: the record is in the checkpoint log (a resume finds it), but the state file cannot
+  // be written, which the caller hears of at once (run_journaled stops the run).
   expected<void, little_loops::error> save_background(std::string text) {
+    if (auto appended = append_background(std::move(text)); !appended) return appended;
+    if (syncer_)
+      if (auto failed = syncer_->take_failure()) return unexpected(std::move(*failed));
+    if (deferred_failure_) return unexpected(*std::exchange(deferred_failure_, std::nullopt));
+    return {};
+  }
+
+  expected<void, little_loops::error> append_background(std::string text) {
     const std::uint64_t seq = ++seq_;
     if (!open_log(current_log_))
       return unexpected(detail::journal_append_error(paths_.checkpoints[current_log_], "the checkpoint log"));
@@ -2217,8 +2247,12 @@ class loop_journal {
       current_log_ = other;
     }
     log_state& log = log_info_[current_log_];
-    if (!detail::write_all(logs_[current_log_], text))
-      return unexpected(detail::journal_io_error(paths_.checkpoints[current_log_], "cannot append checkpoint", errno));
+    if (!detail::write_all(logs_[current_log_], text)) {
+      const int err = errno;
+      // A partial record (a full disk) is cut off, so the next append starts a clean line.
+      (void)::ftruncate(logs_[current_log_], static_cast<off_t>(log.size));
+      return unexpected(detail::journal_io_error(paths_.checkpoints[current_log_], "cannot append checkpoint", err));
+    }
     log.size += text.size();
     log.last_seq = seq;
     if (defer_next_sync_) {  // the first save of a fresh run: see open()
@@ -2448,7 +2482,9 @@ struct journaled_run_hooks {
   /// iteration, current state, captured values) but not yet saved: e.g. to add how the run
   /// ended to `record.extra`, or to set the journal's `sync` for the final save.
   std::function<void(const execution_result&, journal_record&)> finished;
-  /// Called with every journal write failure, as it happens (failures never stop the run).
+  /// Called with every journal write failure, as it happens. A state boundary that cannot be
+  /// saved stops the run before the next step (see run_journaled()): a host that heard of a
+  /// failure knows the run ended because its journal could not be written.
   std::function<void(const little_loops::error&)> write_failed;
 };
 
@@ -2458,7 +2494,13 @@ struct journaled_run_hooks {
 /// handoff) at the end, which is durable when it returns (journal.flush()). A stop file
 /// (request_stop(); looked for at a boundary at most every 10 ms) or `stop` stops the run at
 /// the next boundary, like a cancellation. `hooks` let a host act when the run has started
-/// and when it has ended, and hear of journal write failures (which do not stop the run).
+/// and when it has ended, and hear of journal write failures.
+///
+/// No step starts unless the boundary before it is saved, as a database refuses a commit
+/// it cannot write: when a save fails, the executor is stopped at that boundary (the result
+/// says `cancelled`, as after request_stop()), the final record is still attempted, and
+/// `hooks.write_failed` hears the error. Resuming then runs the step after the last saved
+/// boundary, which is the step in flight: none is lost and none runs twice.
 template <class Executor>
 const execution_result& run_journaled(Executor& executor, loop_journal& journal,
                                       journal_record& record, std::stop_token stop,
@@ -2469,17 +2511,25 @@ const execution_result& run_journaled(Executor& executor, loop_journal& journal,
   const auto report = [&](const expected<void, little_loops::error>& written) {
     if (!written && hooks.write_failed) hooks.write_failed(written.error());
   };
+  // Whether the boundary is saved; when it is not, the executor ends there without a step.
   const auto boundary = [&] {
     const snapshot_view s = executor.snapshot_view();
     detail::record_boundary(record, s);
-    report(journal.save(record, s));
+    auto saved = journal.save(record, s);
+    if (saved) return true;
+    report(saved);
+    executor.request_stop();
+    return false;
   };
-  boundary();
-  if (hooks.started) hooks.started();
-  detail::stop_file_poll stop_file;
-  while (executor.step()) {
-    boundary();
-    if (stop_file.requested(journal)) executor.request_stop();
+  if (boundary()) {
+    if (hooks.started) hooks.started();
+    detail::stop_file_poll stop_file;
+    while (executor.step()) {
+      if (!boundary()) continue;  // the next step() ends the run without starting an action
+      if (stop_file.requested(journal)) executor.request_stop();
+    }
+  } else {
+    (void)executor.step();  // ends the run at once: a stop was requested
   }
   const execution_result& result = executor.result();
   detail::record_result(record, result);
@@ -2490,8 +2540,8 @@ const execution_result& run_journaled(Executor& executor, loop_journal& journal,
   return result;
 }
 
-/// run_journaled() without hooks: the last journal write failure, if any, is returned in
-/// `*write_error` when given.
+/// run_journaled() without hooks: the last journal write failure, if any (a failed
+/// boundary stops the run), is returned in `*write_error` when given.
 template <class Executor>
 const execution_result& run_journaled(Executor& executor, loop_journal& journal,
                                       journal_record& record, std::stop_token stop = {},

@@ -21,6 +21,9 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 struct yaml_limits {
   std::size_t max_depth = 256;        ///< nesting of mappings/sequences
   std::size_t max_nodes = 1'000'000;  ///< values after alias expansion ("billion laughs")
+  /// Bytes of scalars and keys after alias expansion: an alias of a long string counts its
+  /// length, not one value. 64 MiB: the largest file the loader reads.
+  std::size_t max_bytes = std::size_t{64} << 20;
 };
 
 LITTLE_LOOPS_NAMESPACE_END
@@ -506,7 +509,7 @@ class yaml_json_builder final : public YAML::EventHandler {
       return;
     }
     const std::string path = value_path(mark);
-    complete(json(nullptr), anchor, path, mark);
+    complete(json(nullptr), 0, anchor, path, mark);
   }
 
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
@@ -514,9 +517,11 @@ class yaml_json_builder final : public YAML::EventHandler {
     const auto it = anchors_.find(anchor);
     if (key_expected()) {
       if (it != anchors_.end() && !it->second.value.is_structured()) {
-        begin_key(it->second.value.is_string() ? it->second.value.get<std::string>()
-                                               : it->second.value.dump(),
-                  mark);
+        std::string key = it->second.value.is_string() ? it->second.value.get<std::string>()
+                                                       : it->second.value.dump();
+        frames_.back().bytes += key.size();
+        count_nodes(0, key.size(), frames_.back().path, mark);
+        begin_key(std::move(key), mark);
         return;
       }
       fail(frames_.back().path, mark, "complex-key", "mapping keys must be scalars");
@@ -526,8 +531,9 @@ class yaml_json_builder final : public YAML::EventHandler {
       fail(path, mark, "yaml-alias", "unknown alias");
     }
     const std::size_t nodes = it->second.nodes;
-    count_nodes(nodes, path, mark);
-    attach(json(it->second.value), nodes);
+    const std::size_t bytes = it->second.bytes;
+    count_nodes(nodes, bytes, path, mark);  // before the copy: refused in bounded memory
+    attach(json(it->second.value), nodes, bytes);
   }
 
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
@@ -564,7 +570,9 @@ class yaml_json_builder final : public YAML::EventHandler {
     std::string value = text;
     if (utf8_source_) reencode_yaml_escapes(value);
     if (key_expected()) {
-      if (anchor != 0) anchors_[anchor] = anchored{json(value), 1};  // `&k a: 1`, then `*k`
+      if (anchor != 0) anchors_[anchor] = anchored{json(value), 1, value.size()};  // `&k a: 1`, then `*k`
+      frames_.back().bytes += value.size();
+      count_nodes(0, value.size(), frames_.back().path, mark);
       begin_key(std::move(value), mark, tag == "?");
       frames_.back().key_explicit = content < source_.size() && explicit_key(content);
       return;
@@ -577,7 +585,8 @@ class yaml_json_builder final : public YAML::EventHandler {
       fail(frames_.back().path, mark, "parse-error",
            "while scanning a simple key: could not find expected ':'");
     const std::string path = value_path(mark);
-    complete(scalar_value(tag, value, path, mark), anchor, path, mark);
+    const std::size_t bytes = value.size();
+    complete(scalar_value(tag, value, path, mark), bytes, anchor, path, mark);
   }
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
@@ -616,12 +625,14 @@ class yaml_json_builder final : public YAML::EventHandler {
     std::string path;
     YAML::anchor_t anchor = 0;
     std::size_t nodes = 1;
-    std::unordered_set<std::string> keys;  // filled once the mapping is large (seen_key())
+    std::size_t bytes = 0;  // of its scalars and keys, aliases expanded (count_nodes)
+    std::unordered_set<std::size_t> key_hashes;  // filled once the mapping is large (seen_key())
     std::vector<json> merges;  // `<<` sources, in document order
   };
   struct anchored {
     json value;
     std::size_t nodes = 1;
+    std::size_t bytes = 0;
   };
 
   source_map* map_;
@@ -641,6 +652,7 @@ class yaml_json_builder final : public YAML::EventHandler {
     bool indicator = false;      // a `?` followed by a blank in [line_start, pos)
   } key_scan_;                   // explicit_key()
   std::size_t total_nodes_ = 0;
+  std::size_t total_bytes_ = 0;
 
   static int one_based(int v) { return v < 0 ? 0 : v + 1; }
 
@@ -704,8 +716,8 @@ class yaml_json_builder final : public YAML::EventHandler {
     return content;
   }
 
-  void record(const std::string& path, const YAML::Mark& mark) {
-    if (map_ != nullptr) map_->add(path, one_based(mark.line), one_based(mark.column));
+  void record(std::string path, const YAML::Mark& mark) {
+    if (map_ != nullptr) map_->add(std::move(path), one_based(mark.line), one_based(mark.column));
   }
 
   void diag(std::string path, const YAML::Mark& mark, std::string code, std::string message) {
@@ -728,30 +740,34 @@ class yaml_json_builder final : public YAML::EventHandler {
     top.key_explicit = false;
     top.key_is_merge = plain && text == "<<";
     if (top.key_is_merge) return;
-    const std::string path = member_path(top.path, text);
+    std::string path = member_path(top.path, text);
     top.key_is_duplicate = seen_key(top, text);
     if (top.key_is_duplicate)
-      diag(path, mark, "duplicate-key",
+      diag(std::move(path), mark, "duplicate-key",
            "duplicate key " + quote_excerpt(text) + ": a key may appear only once in a mapping");
     else
-      record(path, mark);
+      record(std::move(path), mark);
     top.key = std::move(text);
   }
 
-  // Whether `text` is a key of `top` already (and notes it when not). Keys whose value was
-  // attached are in the mapping; a small mapping is searched, a large one gets a hash set, so
-  // the common mapping of a few keys costs no allocation and a huge one stays O(n).
+  // Whether `text` is a key of `top` already. Keys whose value was attached are in the
+  // mapping; a small mapping is searched, a large one keeps the hashes of its keys (no copy
+  // of each key: a set of strings cost a third of loading a mapping of a million keys) and
+  // is searched only when a hash is seen again. The common mapping of a few keys costs no
+  // allocation and a huge one stays O(n).
   static bool seen_key(frame& top, const std::string& text) {
     static constexpr std::size_t search_limit = 16;
     const auto& members = top.value.get_ref<const json::object_t&>();
-    if (top.keys.empty() && members.size() < search_limit) {
+    const auto search = [&] {
       for (const auto& member : members)
         if (member.first == text) return true;
       return false;
-    }
-    if (top.keys.empty())
-      for (const auto& member : members) top.keys.insert(member.first);
-    return !top.keys.insert(text).second;
+    };
+    if (top.key_hashes.empty() && members.size() < search_limit) return search();
+    const std::hash<std::string_view> hash;
+    if (top.key_hashes.empty())
+      for (const auto& member : members) top.key_hashes.insert(hash(member.first));
+    return !top.key_hashes.insert(hash(text)).second && search();
   }
 
   // The path of the value that starts now; records positions of list items and the root.
@@ -767,11 +783,17 @@ class yaml_json_builder final : public YAML::EventHandler {
     return path;
   }
 
-  void count_nodes(std::size_t n, const std::string& path, const YAML::Mark& mark) {
+  // Counts `n` values and `bytes` bytes more; refuses the document once either limit is
+  // crossed.
+  void count_nodes(std::size_t n, std::size_t bytes, const std::string& path, const YAML::Mark& mark) {
     total_nodes_ += n;
+    total_bytes_ += bytes;
     if (total_nodes_ > limits_.max_nodes)
       fail(path, mark, "yaml-too-large",
            fmt::format("document has more than {} values (after alias expansion)", limits_.max_nodes));
+    if (total_bytes_ > limits_.max_bytes)
+      fail(path, mark, "yaml-too-large",
+           fmt::format("document has more than {} bytes of text (after alias expansion)", limits_.max_bytes));
   }
 
   json scalar_value(const std::string& tag, const std::string& text, const std::string& path,
@@ -811,7 +833,7 @@ class yaml_json_builder final : public YAML::EventHandler {
     std::string path = value_path(mark);
     if (frames_.size() >= limits_.max_depth)
       fail(path, mark, "too-deep", fmt::format("nesting deeper than {} levels", limits_.max_depth));
-    count_nodes(1, path, mark);
+    count_nodes(1, 0, path, mark);
     if (!(tag == "?" || tag == "!" || tag.empty() ||
           tag == std::string(yaml_tag_prefix) + std::string(kind)))
       diag(path, mark, "yaml-tag", "unsupported tag " + quote_excerpt(tag));
@@ -840,18 +862,19 @@ class yaml_json_builder final : public YAML::EventHandler {
   }
 
   void complete_frame(frame&& f) {
-    if (f.anchor != 0) anchors_[f.anchor] = anchored{f.value, f.nodes};
-    attach(std::move(f.value), f.nodes);
+    if (f.anchor != 0) anchors_[f.anchor] = anchored{f.value, f.nodes, f.bytes};
+    attach(std::move(f.value), f.nodes, f.bytes);
   }
 
   // A scalar value is complete.
-  void complete(json value, YAML::anchor_t anchor, const std::string& path, const YAML::Mark& mark) {
-    count_nodes(1, path, mark);
-    if (anchor != 0) anchors_[anchor] = anchored{value, 1};
-    attach(std::move(value), 1);
+  void complete(json value, std::size_t bytes, YAML::anchor_t anchor, const std::string& path,
+                const YAML::Mark& mark) {
+    count_nodes(1, bytes, path, mark);
+    if (anchor != 0) anchors_[anchor] = anchored{value, 1, bytes};
+    attach(std::move(value), 1, bytes);
   }
 
-  void attach(json value, std::size_t nodes) {
+  void attach(json value, std::size_t nodes, std::size_t bytes) {
     if (frames_.empty()) {
       root = std::move(value);
       have_root = true;
@@ -859,6 +882,7 @@ class yaml_json_builder final : public YAML::EventHandler {
     }
     frame& top = frames_.back();
     top.nodes += nodes;
+    top.bytes += bytes;
     if (!top.is_map) {
       top.value.push_back(std::move(value));
       return;

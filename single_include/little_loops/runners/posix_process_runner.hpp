@@ -1240,6 +1240,7 @@ inline action_result finish_result(const process_request& req, std::optional<int
     result.exit_code = -result.signal;  // as Python's subprocess returncode (seed 002)
   }
   result.truncated = supervised.out().truncated() || supervised.err().truncated();
+  if (result.truncated) result.output_limit = req.output_limit;
   result.output = supervised.out().finish(req.truncation_marker);
   result.stderr_output = supervised.err().finish(req.truncation_marker);
   report_stop(result, supervised.reason(), req);
