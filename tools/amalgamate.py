@@ -9,8 +9,9 @@ Outputs (same relative paths as include/, so -Isingle_include vs -Iinclude is th
   single_include/little_loops/<extra>   one header per opt-in adapter: every public header that
                                         fsm.hpp does not reach and that is not under detail/
                                         (posix runner, command judge, journal, YAML loader...).
-                                        The headers of journal/ and yaml/ are parts of their
-                                        umbrellas (journal.hpp, yaml_loader.hpp), inlined there.
+                                        The headers of compose/, journal/ and yaml/ are parts of
+                                        their umbrellas (compose.hpp, journal.hpp,
+                                        yaml_loader.hpp), inlined there.
                                         Core includes become one `#include <little_loops/fsm.hpp>`,
                                         other extras stay as includes, private helpers are inlined
                                         inside include guards (two extras may share one).
@@ -45,7 +46,8 @@ KNOWN_ADAPTERS = ("little_loops/runners/", "little_loops/judges/", "little_loops
 
 # Folders whose headers are parts of one umbrella adapter: they are inlined into it rather
 # than given single headers of their own, so a user copies one file per adapter.
-UMBRELLAS = {"little_loops/journal/": "little_loops/journal.hpp",
+UMBRELLAS = {"little_loops/compose/": "little_loops/compose.hpp",
+             "little_loops/journal/": "little_loops/journal.hpp",
              "little_loops/yaml/": "little_loops/yaml_loader.hpp"}
 
 # Line-anchored, so an include inside a comment or a raw string literal never matches.

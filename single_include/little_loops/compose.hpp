@@ -14,18 +14,18 @@
 // reads no files: a host passes a loop_resolver that finds the named documents
 // (<little_loops/yaml/file_resolver.hpp> searches directories).
 
+// #include <little_loops/compose/resolver.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_COMPOSE_RESOLVER_HPP
+#define LITTLE_LOOPS_AMALGAMATED_COMPOSE_RESOLVER_HPP
 #include <little_loops/fsm.hpp>
 #include <little_loops/document.hpp>
 // #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
-// #include <little_loops/paradigms.hpp> (in <little_loops/fsm.hpp>)
 
 #include <map>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
@@ -79,15 +79,10 @@ class memory_resolver final : public loop_resolver {
   std::map<std::string, loop_source> documents_;
 };
 
-/// The result of compose_loop().
-struct composed_loop {
-  json document;                     ///< without from/flow/state_defs/import/fragments/parameters
-  json parameters = json::object();  ///< the loop's own `parameters:` (checked declarations)
-  std::vector<std::string> sources;  ///< ids of the parents and libraries read, in order
-};
-
 LITTLE_LOOPS_NAMESPACE_END
-
+#endif  // LITTLE_LOOPS_AMALGAMATED_COMPOSE_RESOLVER_HPP
+// end of <little_loops/compose/resolver.hpp>
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/detail/compose_children.hpp>
 #ifndef LITTLE_LOOPS_AMALGAMATED_DETAIL_COMPOSE_CHILDREN_HPP
 #define LITTLE_LOOPS_AMALGAMATED_DETAIL_COMPOSE_CHILDREN_HPP
@@ -96,6 +91,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // (and so the same search path) a run uses; a name that does not resolve is a load error
 // at the state's `loop:`. A name with a template is resolved when the state runs.
 
+// #include <little_loops/compose/resolver.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/detail/compose_findings.hpp>
 #ifndef LITTLE_LOOPS_AMALGAMATED_DETAIL_COMPOSE_FINDINGS_HPP
@@ -447,6 +443,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // depth); the fragment's `description` and `parameters` stay out of the state, its `with:`
 // is a default under the state's, and the bindings fill `${param.*}` (compose_params.hpp).
 
+// #include <little_loops/compose/resolver.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/detail/compose_findings.hpp> (already inlined above)
 // #include <little_loops/detail/compose_merge.hpp> (already inlined above)
@@ -902,6 +899,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // parent's and any other child value replaces it. A chain that comes back to a document
 // already in it is an error that shows the chain.
 
+// #include <little_loops/compose/resolver.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/detail/compose_findings.hpp> (already inlined above)
 // #include <little_loops/detail/compose_merge.hpp> (already inlined above)
@@ -995,8 +993,27 @@ LITTLE_LOOPS_NAMESPACE_END
 #endif  // LITTLE_LOOPS_AMALGAMATED_DETAIL_COMPOSE_INHERIT_HPP
 // end of <little_loops/detail/compose_inherit.hpp>
 // #include <little_loops/detail/compose_params.hpp> (already inlined above)
+#include <little_loops/document.hpp>
+// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/paradigms.hpp> (in <little_loops/fsm.hpp>)
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// The result of compose_loop().
+struct composed_loop {
+  json document;                     ///< without from/flow/state_defs/import/fragments/parameters
+  json parameters = json::object();  ///< the loop's own `parameters:` (checked declarations)
+  std::vector<std::string> sources;  ///< ids of the parents and libraries read, in order
+};
+
 
 namespace detail {
 

@@ -7,6 +7,7 @@
 // (and so the same search path) a run uses; a name that does not resolve is a load error
 // at the state's `loop:`. A name with a template is resolved when the state runs.
 
+#include <little_loops/compose/resolver.hpp>
 #include <little_loops/config.hpp>
 #include <little_loops/detail/compose_findings.hpp>
 #include <little_loops/detail/json_fields.hpp>

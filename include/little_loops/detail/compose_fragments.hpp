@@ -10,6 +10,7 @@
 // depth); the fragment's `description` and `parameters` stay out of the state, its `with:`
 // is a default under the state's, and the bindings fill `${param.*}` (compose_params.hpp).
 
+#include <little_loops/compose/resolver.hpp>
 #include <little_loops/config.hpp>
 #include <little_loops/detail/compose_findings.hpp>
 #include <little_loops/detail/compose_merge.hpp>

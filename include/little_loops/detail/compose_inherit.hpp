@@ -9,6 +9,7 @@
 // parent's and any other child value replaces it. A chain that comes back to a document
 // already in it is an error that shows the chain.
 
+#include <little_loops/compose/resolver.hpp>
 #include <little_loops/config.hpp>
 #include <little_loops/detail/compose_findings.hpp>
 #include <little_loops/detail/compose_merge.hpp>
