@@ -115,8 +115,10 @@ TEST_SUITE("dialect") {
                                        std::string(done),
                                    head);
       for (const auto& [code, word] : {std::pair{0, yes}, std::pair{1, no}, std::pair{2, "error"}}) {
-        CAPTURE(head);
-        CAPTURE(code);
+        const std::string shown_head = head;  // Clang 14 cannot capture a structured binding
+        const int shown_code = code;
+        CAPTURE(shown_head);
+        CAPTURE(shown_code);
         const auto r = run_exit(text, code);
         CHECK(r.captured.at("c").verdict == word);
       }
