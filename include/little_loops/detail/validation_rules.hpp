@@ -9,6 +9,7 @@
 #include <little_loops/detail/json_fields.hpp>
 #include <little_loops/detail/numbers.hpp>
 #include <little_loops/detail/strings.hpp>
+#include <little_loops/detail/subloop_rules.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/evaluators/output_contains.hpp>
 #include <little_loops/interpolation.hpp>
@@ -398,7 +399,7 @@ inline void check_action_fields(const state_config& state, const std::string& pa
   if (state.action && state.action->empty() && !state.terminal)
     report(out, join_path(path, "action"), "empty-action",
            "'action' is empty: the state runs no action (as if it had none)", severity::warning);
-  if (state.capture && (!state.action || state.action->empty()))
+  if (state.capture && (!state.action || state.action->empty()) && !state.loop)
     report(out, join_path(path, "capture"), "capture-without-action",
            "'capture' on a state without an action captures nothing", severity::warning);
 }
@@ -412,7 +413,7 @@ inline void check_unused_state_fields(const state_config& state, const std::stri
   if (!runs_action) {
     const char* why = state.terminal ? "a terminal state runs no action"
                                      : "this state has no action";
-    if (state.timeout)
+    if (state.timeout && !state.loop)  // a sub-loop state's timeout bounds its child
       report(out, join_path(path, "timeout"), "unused-state-field",
              fmt::format("'timeout' limits the state's action, and {}: it is never used", why),
              severity::warning);
@@ -480,6 +481,7 @@ inline void check_state(const std::string& name, const state_config& state, cons
   check_action_fields(state, path, out);
   check_unused_state_fields(state, path, loop, out);
   check_retry_fields(state, path, out);
+  check_subloop_fields(state, path, out);
   for (const auto& entry : state.on)
     check_verdict_spelling(entry.first, join_path(path, "on_" + entry.first), out);
   if (state.route)
