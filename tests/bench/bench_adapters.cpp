@@ -35,10 +35,12 @@ namespace ll = little_loops;
 namespace {
 
 // The baseline: what any host must do at the least to run `/bin/sh -c true`.
-// The runner spawns what the bare spawns compare with: `/bin/sh -c` (its default is bash).
+// The runner spawns what the bare spawns compare with: `/bin/sh -c` (its default is bash),
+// held by its process group, as a bare spawn is (BM_runner_sh_true_cgroup adds a cgroup).
 ll::posix_runner_options sh_options() {
   ll::posix_runner_options opts;
   opts.shell_command = {"/bin/sh", "-c"};
+  opts.containment = ll::process_containment::process_group;
   return opts;
 }
 
@@ -98,6 +100,26 @@ void BM_runner_sh_true(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_runner_sh_true)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// The same in a cgroup of its own (the default where one is delegated): the cost of making,
+// killing and removing a cgroup per action.
+void BM_runner_sh_true_cgroup(benchmark::State& state) {
+  if (!ll::cgroup_containment_available()) {
+    state.SkipWithError("no delegated cgroup v2 group here");
+    return;
+  }
+  ll::posix_runner_options opts = sh_options();
+  opts.containment = ll::process_containment::automatic;
+  const ll::posix_process_runner runner(opts);
+  ll::action_request req;
+  req.text = "true";
+  for (auto _ : state) {
+    auto r = runner.run(req);
+    if (!r || r->exit_code != 0) state.SkipWithError("run failed");
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_runner_sh_true_cgroup)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // The same with a stop token (as the executor passes one): adds the wake-up pipe.
 void BM_runner_sh_true_cancellable(benchmark::State& state) {

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -146,6 +147,24 @@ TEST_CASE("cgroup containment: a timeout kills the escaped process too" * doctes
   REQUIRE(escaped > 0);
   CHECK(dies_soon(escaped));
   std::filesystem::remove(pid_file);
+}
+
+TEST_CASE("empty cgroups left by dead processes are removed; live ones and busy ones stay" *
+          doctest::skip(no_cgroups) * doctest::description("needs a delegated cgroup v2 group")) {
+  const std::string parent = ll::detail::delegated_cgroup();
+  // A pid that is no longer running: a child of ours, reaped.
+  const pid_t dead = ::fork();
+  REQUIRE(dead >= 0);
+  if (dead == 0) ::_exit(0);
+  REQUIRE(::waitpid(dead, nullptr, 0) == dead);
+  const std::string stale = parent + "/little_loops-" + std::to_string(dead) + "-0";
+  const std::string live = parent + "/little_loops-" + std::to_string(::getpid()) + "-999999";
+  REQUIRE(std::filesystem::create_directory(stale));
+  REQUIRE(std::filesystem::create_directory(live));
+  ll::detail::remove_stale_cgroups(parent);
+  CHECK_FALSE(std::filesystem::exists(stale));
+  CHECK(std::filesystem::exists(live));
+  std::filesystem::remove(live);
 }
 
 TEST_CASE("kill_cgroup without cgroup.kill: freeze, kill each pid, thaw" * doctest::skip(no_cgroups) *

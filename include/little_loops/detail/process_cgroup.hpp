@@ -22,11 +22,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -134,6 +137,19 @@ inline void kill_cgroup(const std::string& dir, bool use_kill_file = true) {
   }
 }
 
+/// Removes the empty action cgroups below `parent` that processes no longer running left (a
+/// host killed by SIGKILL cannot remove its own). One that still holds processes stays.
+inline void remove_stale_cgroups(const std::string& parent) {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("little_loops-", 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + 13, nullptr, 10);
+    if (pid <= 0 || pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    (void)::rmdir(it->path().c_str());
+  }
+}
+
 /// One action's cgroup: made by `create`, killed by `kill`, removed when destroyed (its
 /// processes are killed first, so that nothing outlives the action).
 class action_cgroup {
@@ -154,6 +170,8 @@ class action_cgroup {
     static std::atomic<bool> refused{false};
     static std::atomic<unsigned long> serial{0};
     if (parent.empty() || refused.load(std::memory_order_relaxed)) return made;
+    static const bool swept = (remove_stale_cgroups(parent), true);
+    (void)swept;
     const std::string prefix = parent + "/little_loops-" + std::to_string(::getpid()) + "-";
     for (int attempt = 0; attempt < 4; ++attempt) {
       std::string dir = prefix + std::to_string(serial.fetch_add(1, std::memory_order_relaxed));
