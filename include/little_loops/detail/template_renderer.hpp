@@ -173,6 +173,8 @@ inline std::optional<std::string> resolve_captured(std::string& out, const templ
   }
   const std::string& field = path[1].key;
   constexpr std::string_view where = "captured";
+  if (c.subloop.is_object() && c.subloop.contains(field))  // a sub-loop state's record
+    return resolve_walk(out, c.subloop, path, 1, where);
   if (field == "output") return append_leaf_string(out, path, 1, c.output, where);
   if (field == "stderr") return append_leaf_string(out, path, 1, c.stderr_output, where);
   if (field == "verdict") return append_leaf_string(out, path, 1, c.verdict, where);
