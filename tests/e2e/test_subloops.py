@@ -92,6 +92,20 @@ def test_simulate_runs_the_child_with_the_same_responses():
         expect(r.json()["final_state"] == "bad", "the child's failure routes on_no", r)
 
 
+def test_show_marks_sub_loop_states():
+    with Workdir() as wd:
+        setup(wd)
+        r = ll("show", "parent", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("call: [loop: child], yes→report, no→bad", r.out, r)
+        r = ll("show", "parent", "--format", "dot", cwd=wd)
+        expect_exit(r, 0)
+        expect_in('[loop: child]", shape=component', r.out, r)
+        r = ll("show", "parent", "--format", "mermaid", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("class s0 subloop", r.out, r)
+
+
 STEPS_CHILD = """\
 name: steps
 initial: one
