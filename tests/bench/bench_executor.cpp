@@ -155,6 +155,7 @@ void run_nested_transitions(benchmark::State& state) {
                               sink, std::move(options));
   if (!ex) std::abort();
   for (int i = 0; i < 100; ++i) ex->step();  // three calls, then the ping-pong at depth 3
+  if (ex->loop().loop().name != "ping_pong") std::abort();  // the running loop is the innermost
   const std::uint64_t before = g_allocations.load();
   for (auto _ : state) ex->step();
   const std::uint64_t allocs = g_allocations.load() - before;
