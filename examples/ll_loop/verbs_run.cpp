@@ -618,6 +618,8 @@ int execute(run_settings& s) {
   if (s.run_dir.empty()) s.run_dir = make_run_dir(loop, false);
   ll::executor_options options;
   options.injected_context = injected_context(loop, s.run_dir);
+  child_loops children;
+  children.give_to(options, s.loaded.path);
   if (!claim_loop_scope(journal, loop, s, options.injected_context, report_journal_error))
     return exit_failed;
   if (auto opened = journal.open(!s.resume_from.has_value()); !opened) {
@@ -1308,6 +1310,8 @@ int verb_simulate(const parsed_args& args) {
   ll::executor_options options;
   options.signals.clear();
   options.injected_context = injected_context(loop, make_run_dir(loop, true));
+  child_loops children;  // run for real, with the same scripted runner
+  children.give_to(options, loaded->path);
   auto made = ll::make_executor(loop, runner, evaluator, sink, std::move(options));
   if (!made) {
     report_load_failure(failure_of(made.error(), *loaded), name);

@@ -194,6 +194,10 @@ struct captured_record {
   std::string verdict;
   std::string failure_type;   ///< "" (exit 0), transient, non_recoverable or real
   std::string timeout_kind;   ///< "wall", "idle", or "" when the action did not time out
+  /// A sub-loop state's record (null otherwise): an object of the child's captures (with
+  /// `with:` or `context_passthrough`), `terminated_by`, `final_state`, `failure_terminal`,
+  /// `error` and the terminal's `output`, which `${captured.<state>.<key>}` reads first.
+  json subloop;
 
   friend bool operator==(const captured_record&, const captured_record&) = default;
 };
