@@ -377,7 +377,8 @@ inline evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
 // The current dialect's blind-evaluator rule: output_*, convergence and classify do not read
 // the output of an action that exited non-zero; the verdict is `error`.
 inline bool blind_to_exit(evaluator_type type) noexcept {
-  return type != evaluator_type::exit_code && type != evaluator_type::llm_structured;
+  return type != evaluator_type::exit_code && type != evaluator_type::llm_structured &&
+         !is_stall_evaluator(type);
 }
 
 inline evaluation_result blind_result(int exit_code) {
@@ -418,7 +419,11 @@ inline std::optional<evaluation_result> judge_cut_output(const compiled_evaluato
       return matched ? note(std::move(r)) : cut();
     }
     case evaluator_type::exit_code: return note(evaluate_exit_code(a.exit_code));
-    case evaluator_type::llm_structured: return std::nullopt;
+    case evaluator_type::llm_structured:
+    case evaluator_type::diff_stall:
+    case evaluator_type::score_stall:
+    case evaluator_type::open_question_stall:
+    case evaluator_type::action_stall: return std::nullopt;
   }
   return std::nullopt;
 }
@@ -519,6 +524,14 @@ class basic_evaluator {
         return evaluate_classify(input, cfg.line.value_or(json(nullptr)));
       case evaluator_type::llm_structured:
         return ask_judge(request, *compiled, input);
+      case evaluator_type::diff_stall:
+      case evaluator_type::score_stall:
+      case evaluator_type::open_question_stall:
+      case evaluator_type::action_stall:
+        // Their memory is the run's and what they read comes through the runner: the
+        // executor judges them (detail/stall_memory.hpp) without asking an Evaluator.
+        return detail::error_result(fmt::format(
+            "{} is judged by the executor, which keeps its memory", to_string(cfg.type)));
     }
     return detail::error_result("unknown evaluator type");
   }
