@@ -1009,8 +1009,9 @@ class simulation_runner {
   ll::expected<ll::action_result, ll::error> run(const ll::action_request& request) {
     const bool keyed =
         std::find(action_keys_.begin(), action_keys_.end(), request.text) != action_keys_.end();
-    if (request.probe && !keyed) {  // a stall evaluator's probe: nothing changed, no turn taken
+    if (request.probe) {  // a stall evaluator's probe: its `by_action` entry, else nothing changed
       if (print_) fmt::print("    [SIMULATED] Probe: {}\n", one_line(request.text, 200));
+      if (keyed) return probes_.run(request);
       return ll::action_result{};
     }
     const std::size_t index = calls_++;
@@ -1031,9 +1032,12 @@ class simulation_runner {
     return r;
   }
   [[nodiscard]] std::size_t calls() const noexcept { return calls_; }
+  /// Probes are answered from `probes` (by action text), never from the script's turns.
+  void answer_probes_with(ll::scripted_runner probes) { probes_ = std::move(probes); }
 
  private:
   ll::scripted_runner script_;
+  ll::scripted_runner probes_;
   bool has_responses_ = false;
   std::size_t index_count_;
   std::vector<std::string> action_keys_;
@@ -1113,6 +1117,7 @@ struct simulation_sink {
 /// A `--responses` file: the scripted runner it describes, and which calls it answers.
 struct simulation_responses {
   ll::scripted_runner script;
+  ll::scripted_runner probes;             ///< the `by_action` answers alone, for probes
   std::size_t index_count = 0;            ///< `by_index` answers
   std::vector<std::string> action_keys;   ///< `by_action` keys
   bool has_default = false;
@@ -1144,6 +1149,8 @@ std::optional<simulation_responses> read_responses(const std::string& file) {
   if (auto it = mapped.find("by_action"); it != mapped.end())
     for (auto a = it->begin(); a != it->end(); ++a) r.action_keys.push_back(a.key());
   r.has_default = mapped.contains("default");
+  if (auto it = mapped.find("by_action"); it != mapped.end())  // checked above
+    r.probes = *ll::scripted_runner::from_json(ll::json{{"by_action", *it}});
   return r;
 }
 
@@ -1227,8 +1234,11 @@ simulation_runner make_simulation_runner(std::optional<simulation_responses> res
   const bool has_responses = responses.has_value();
   simulation_responses r = responses ? std::move(*responses) : simulation_responses{};
   r.script.record(false);  // nothing reads the calls: memory stays flat however long the run
-  return simulation_runner(std::move(r.script), has_responses, r.index_count, std::move(r.action_keys),
+  r.probes.record(false);
+  simulation_runner runner(std::move(r.script), has_responses, r.index_count, std::move(r.action_keys),
                            r.has_default, std::move(scenario), print);
+  runner.answer_probes_with(std::move(r.probes));
+  return runner;
 }
 
 }  // namespace
