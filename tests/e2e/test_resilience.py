@@ -48,7 +48,7 @@ def test_reference_loops_run_to_their_terminal():
     with Workdir() as wd:
         for loop, (args, how, final, steps, _why) in RUNS.items():
             r = simulate(wd, loop, *args)
-            expect_exit(r, 0)
+            expect_exit(r, 1 if how == "error" else 0)
             doc = r.json()
             got = (doc["terminated_by"], doc["final_state"], doc["iterations"])
             expect(got == (how, final, steps), f"{loop}: {got} != {(how, final, steps)}", r)

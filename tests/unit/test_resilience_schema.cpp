@@ -21,7 +21,7 @@ namespace {
 json current_loop(const std::string& work, const std::string& top = "") {
   return json::parse(R"({"name": "r", "initial": "work", )" + top + R"( "states": {
     "work": {"action": "x", )" + work + R"(, "on_yes": "done", "on_no": "work", "on_error": "failed"},
-    "slow": {"action": "y", "on_yes": "done", "on_no": "done"},
+    "slow": {"action": "y", "on_yes": "done", "on_no": "done", "on_error": "done"},
     "done": {"terminal": true}, "failed": {"terminal": true}}})");
 }
 

@@ -60,10 +60,6 @@ inline constexpr std::array<foreign_key, 6> plugin_values{{
 /// composed.
 inline constexpr std::array<std::string_view, 7> composition_keys{
     "import", "fragment", "fragments", "from", "flow", "state_defs", "parameters"};
-/// Sub-loop keys: not run yet.
-inline constexpr std::array<std::string_view, 4> sub_loop_keys{"loop", "with", "context_passthrough",
-                                                               "output"};
-
 /// The resilience keys (resilience_fields.hpp reads them): candidates for "did you mean".
 inline constexpr std::array<std::string_view, 16> resilience_keys{
     "retry", "catch", "backoff", "max_rate_limit_retries", "on_rate_limit_exhausted",
@@ -104,9 +100,9 @@ inline std::string plugin_message(std::string_view kind, std::string_view key,
          std::string(what) + "); this engine does not provide it";
 }
 
-/// Reports an unknown key at `base`: a plugin key (`plugin-key`), a composition or
-/// sub-loop key this build does not read (`unsupported-key`), or a plain `unknown-key`
-/// with a did-you-mean against `candidates`, the composition, sub-loop and resilience keys.
+/// Reports an unknown key at `base`: a plugin key (`plugin-key`), a composition key in a
+/// document that was not composed (`unsupported-key`), or a plain `unknown-key` with a
+/// did-you-mean against `candidates`, the composition and the resilience keys.
 template <class Range>
 void report_foreign_key(diagnostics& out, std::string_view base, std::string_view key,
                         const Range& candidates) {
@@ -116,14 +112,10 @@ void report_foreign_key(diagnostics& out, std::string_view base, std::string_vie
     report(out, member_path(base, key), "unsupported-key",
            "\"" + std::string(key) + "\" is a composition key: loop files are composed when "
            "they load (compose_loop, load_loop_file), this document was not");
-  } else if (names_contain(sub_loop_keys, key)) {
-    report(out, member_path(base, key), "unsupported-key",
-           "\"" + std::string(key) + "\" is a sub-loop key, which this engine does not run yet");
   } else {
     std::string message = "unknown key " + quote_excerpt(key);
     std::string hint = did_you_mean(key, candidates);
     if (hint.empty()) hint = did_you_mean(key, composition_keys);
-    if (hint.empty()) hint = did_you_mean(key, sub_loop_keys);
     if (hint.empty()) hint = did_you_mean(key, resilience_keys);
     message += hint;
     report(out, member_path(base, key), "unknown-key", std::move(message));

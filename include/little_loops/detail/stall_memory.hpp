@@ -232,8 +232,13 @@ evaluation_result judge_stall(stall_memory& memory, const evaluation_request& re
   const evaluate_config& cfg = *req.config;
   std::optional<expected<action_result, error>> probe;
   if (auto text = stall_probe(cfg, *req.context)) {
-    action_request probe_req{req.state, *text, action_kind::shell, std::chrono::seconds(30),
-                             deadline, std::move(stop), true};
+    action_request probe_req;
+    probe_req.state = req.state;
+    probe_req.text = *text;
+    probe_req.timeout = std::chrono::seconds(30);
+    probe_req.deadline = deadline;
+    probe_req.stop = std::move(stop);
+    probe_req.probe = true;
     probe = run(probe_req);
   }
   const action_result* answer = probe && *probe ? &**probe : nullptr;
