@@ -65,6 +65,7 @@ enum class evaluator_type {
   score_stall,          ///< `yes` while a score history improves by more than epsilon
   open_question_stall,  ///< `yes` while an open-question count history decreases
   action_stall,         ///< `yes` until tracked values repeat max_repeat times
+  harbor_scorer,        ///< a benchmark scorer: exit code, then a float score (`yes`/`no`)
 };
 
 /// Which rules a loop follows (design §6.1): `seed`, the January 2026 engine's, or

@@ -46,11 +46,10 @@ inline constexpr std::array<foreign_key, 17> plugin_keys{{
 }};
 
 /// Values of `type:`/`action_type:` that belong to the plugin.
-inline constexpr std::array<foreign_key, 6> plugin_values{{
+inline constexpr std::array<foreign_key, 5> plugin_values{{
     {"mcp_tool", "MCP tool actions"},
     {"learning", "learning states"},
     {"mcp_result", "the MCP result evaluator"},
-    {"harbor_scorer", "the harbor scorer evaluator"},
     {"comparator", "the comparator evaluator"},
     {"contract", "the contract evaluator"},
 }};

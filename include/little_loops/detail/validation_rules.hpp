@@ -180,6 +180,8 @@ inline evaluator_uses check_required_fields(const evaluate_config& config,
     case evaluator_type::classify:
       uses.line = true;
       break;
+    case evaluator_type::harbor_scorer:
+      break;
     case evaluator_type::diff_stall:
     case evaluator_type::score_stall:
     case evaluator_type::open_question_stall:
