@@ -32,6 +32,9 @@ struct action_request {
   /// Cancellation: when stop is requested the runner stops the action and reports
   /// `cancelled`.
   std::stop_token stop;
+  /// A read-only query of a stall evaluator (`git diff --stat …`, `cat` of a history file),
+  /// not the state's action: a simulating host may answer it without a turn of its script.
+  bool probe = false;
 };
 
 /// What an ActionRunner reports back.
