@@ -11,6 +11,7 @@
 #include "loading.hpp"
 #include "verbs.hpp"
 
+#include <little_loops/runners/posix_process_runner.hpp>
 #include <little_loops/version.hpp>
 
 #include <fmt/format.h>
@@ -62,6 +63,35 @@ option_spec context_option(std::string_view help) {
 }
 option_spec quiet_option(std::string_view help) { return {"quiet", 'q', "", help, false, {}}; }
 
+/// The run verb's help text, with the containment this machine gives its actions.
+std::string_view run_details() {
+  static const std::string text = std::string(
+      "LOOP is a file path, or a NAME found as .loops/NAME.fsm.yaml, NAME.yaml, NAME.yml,\n"
+      "NAME.fsm.json or NAME.json (the first that exists: a compiled loop before its spec).\n"
+      "Paradigm files (goal, convergence, invariants, imperative) are compiled first.\n"
+      "INPUT goes into the context: a JSON object sets the context keys it names that the\n"
+      "loop already has; anything else is stored as context[input_key] (default `input`).\n"
+      "--context wins over INPUT. Keys in `required_inputs:` must then be non-empty.\n"
+      "The run gets context.run_dir (a fresh .loops/runs/<name>-<time>/), input_hash and\n"
+      "max_steps unless the context already has them.\n"
+      "The run ends with `Loop completed: <final state> (N iterations, duration)`, followed\n"
+      "by how it ended when that was not a success terminal.\n"
+      "Ctrl-C stops gracefully: the running action's processes are killed and the run\n"
+      "is journaled as interrupted; `ll-loop resume NAME` continues it.\n") +
+      (little_loops::cgroup_containment_available()
+           ? "Containment: cgroup. Each action runs in a cgroup of its own (ours is delegated to\n"
+             "us), killed at its end: processes it started with setsid die with it.\n"
+           : "Containment: process group. No cgroup v2 group is delegated to ll-loop here, so\n"
+             "each action runs in a process group: processes it starts with setsid outlive it.\n") +
+      "A loop does not start while another running loop's `scope:` overlaps its own (no\n"
+      "scope: the whole working directory); --queue waits for it instead.\n"
+      "On a CONTEXT_HANDOFF: signal the loop's `on_handoff:` decides: pause (resumable),\n"
+      "spawn (resumable, and the prompt command is started, detached, to resume it) or\n"
+      "terminate (the run ends, not resumable).\n"
+      "Exit status: 0 success terminal, 2 failure terminal, 1 otherwise.";
+  return text;
+}
+
 verb_entry run_verb() {
   return {{"run",
            "Run a loop with real processes and a live progress display.",
@@ -83,24 +113,7 @@ verb_entry run_verb() {
                                          "--dangerously-skip-permissions -p)", false, {}},
             judge_command_option(),
             output_limit_option()},
-           "LOOP is a file path, or a NAME found as .loops/NAME.fsm.yaml, NAME.yaml, NAME.yml,\n"
-           "NAME.fsm.json or NAME.json (the first that exists: a compiled loop before its spec).\n"
-           "Paradigm files (goal, convergence, invariants, imperative) are compiled first.\n"
-           "INPUT goes into the context: a JSON object sets the context keys it names that the\n"
-           "loop already has; anything else is stored as context[input_key] (default `input`).\n"
-           "--context wins over INPUT. Keys in `required_inputs:` must then be non-empty.\n"
-           "The run gets context.run_dir (a fresh .loops/runs/<name>-<time>/), input_hash and\n"
-           "max_steps unless the context already has them.\n"
-           "The run ends with `Loop completed: <final state> (N iterations, duration)`, followed\n"
-           "by how it ended when that was not a success terminal.\n"
-           "Ctrl-C stops gracefully: the running action's process group is killed and the run\n"
-           "is journaled as interrupted; `ll-loop resume NAME` continues it.\n"
-           "A loop does not start while another running loop's `scope:` overlaps its own (no\n"
-           "scope: the whole working directory); --queue waits for it instead.\n"
-           "On a CONTEXT_HANDOFF: signal the loop's `on_handoff:` decides: pause (resumable),\n"
-           "spawn (resumable, and the prompt command is started, detached, to resume it) or\n"
-           "terminate (the run ends, not resumable).\n"
-           "Exit status: 0 success terminal, 2 failure terminal, 1 otherwise."},
+           run_details()},
           verb_run};
 }
 

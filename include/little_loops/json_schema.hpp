@@ -53,7 +53,9 @@ inline json key_value_schema(std::string_view key) {
       {"default_timeout", "number"}, {"min_confidence", "number"},
       {"context", "object"},       {"schema", "object"},        {"labels", "array"},
       {"required_inputs", "array"}, {"retryable_exit_codes", "array"},
-      {"error_patterns", "array"}, {"scope", "array"}};
+      {"error_patterns", "array"}, {"scope", "array"},
+      {"loop", "string"},          {"with", "object"},          {"output", "object"},
+      {"context_passthrough", "boolean"}};
   if (key == "type") return enum_schema<evaluator_type>();
   if (key == "operator") return enum_schema<comparison_op>();
   if (key == "direction") return enum_schema<convergence_direction>();

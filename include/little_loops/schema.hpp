@@ -166,6 +166,17 @@ struct state_config {
   /// Exit codes worth retrying through `on_error`; another non-zero exit goes to
   /// `on_retry_exhausted` (or `on_error` when that is unset). A timeout counts as 124.
   std::vector<int> retryable_exit_codes;
+  /// A sub-loop state (design §6.5): the child loop it runs, by name. A name holding `${…}`
+  /// is a template, resolved when the state runs.
+  std::optional<std::string> loop;
+  /// `with:` of a sub-loop state: values of the child's parameters (strings are templates,
+  /// rendered when the state runs).
+  ordered_table<std::string, json> with;
+  /// The child starts from the parent's context and captures (its own `context:` wins).
+  bool context_passthrough = false;
+  /// `output:` of a terminal state: values (strings are templates) rendered when a run ends
+  /// there; a parent reads them as `${captured.<state>.output.<key>}`.
+  ordered_table<std::string, json> output;
 
   friend bool operator==(const state_config&, const state_config&) = default;
 };

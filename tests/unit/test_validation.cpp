@@ -933,3 +933,53 @@ TEST_CASE("validate_loop refuses a loop with an error, with every finding") {
   CHECK(valid.error().path == "states.a.on_success");
   CHECK(at_path(valid.error().details, "states.a.on_success") != nullptr);
 }
+
+TEST_CASE("sub-loop states: the reference's static rules and what they leave unused") {
+  const auto codes = [](const std::string& states) {
+    std::vector<std::string> out;
+    for (const auto& d : check(loop_doc(states))) out.push_back(d.path + " " + d.code);
+    return out;
+  };
+  const auto has = [&](const std::string& states, const std::string& entry) {
+    const auto list = codes(states);
+    return std::find(list.begin(), list.end(), entry) != list.end();
+  };
+  CHECK(codes(R"("a": {"loop": "child", "with": {"x": "${context.y}", "n": [1, {"k": "v"}]},
+                 "timeout": 5, "capture": "c", "on_yes": "done", "on_no": "done"})")
+            .empty());
+  CHECK(has(R"("a": {"loop": "c", "action": "x", "on_yes": "done"})", "states.a subloop-action"));
+  CHECK(has(R"("a": {"action": "x", "with": {"k": 1}, "on_yes": "done"})", "states.a.with with-without-loop"));
+  CHECK(has(R"("a": {"action": "x", "context_passthrough": true, "on_yes": "done"})",
+            "states.a.context_passthrough with-without-loop"));
+  CHECK(has(R"("a": {"loop": "c", "with": {"k": 1}, "context_passthrough": true, "on_yes": "done"})",
+            "states.a with-and-passthrough"));
+  CHECK(has(R"("a": {"loop": "c", "terminal": true})", "states.a.loop subloop-terminal"));
+  CHECK(has(R"("a": {"loop": "c", "evaluate": {"type": "exit_code"}, "on_yes": "done"})",
+            "states.a.evaluate unused-state-field"));
+  CHECK(has(R"("a": {"action": "x", "output": {"k": "v"}, "on_yes": "done"})", "states.a.output unused-state-field"));
+  // templates in loop:, with: and output: are checked like any other
+  CHECK(has(R"("a": {"loop": "${nope.x}", "on_yes": "done"})", "states.a.loop template-unknown-namespace"));
+  CHECK(has(R"("a": {"loop": "c", "with": {"k": "${nope.x}"}, "on_yes": "done"})",
+            "states.a.with.k template-unknown-namespace"));
+  CHECK(has(R"("a": {"loop": "c", "on_yes": "b"}, "b": {"terminal": true, "output": {"k": "${nope.x}"}})",
+            "states.b.output.k template-unknown-namespace"));
+  // a sub-loop state's record has the child's captures: no unknown-key warning for them
+  CHECK(codes(R"("a": {"loop": "c", "on_yes": "b"}, "b": {"action": "echo ${captured.a.plan.output:shell}", "next": "done"})")
+            .empty());
+}
+
+TEST_CASE("sub-loop keys are read strictly") {
+  for (const char* bad : {R"("loop": 3)", R"("loop": "")", R"("with": [1])", R"("context_passthrough": "yes")",
+                          R"("output": "x")"}) {
+    CAPTURE(bad);
+    auto loop = ll::parse_loop_text(loop_doc(std::string(R"("a": {"on_yes": "done", )") + bad + "}"));
+    CHECK_FALSE(loop.has_value());
+  }
+  auto typo = ll::parse_loop_text(loop_doc(R"("a": {"loop": "c", "with_": {}, "on_yes": "done"})"));
+  REQUIRE_FALSE(typo.has_value());
+  CHECK(typo.error().details[0].message.find("did you mean \"with\"") != std::string::npos);
+  auto loop = ll::parse_loop_text(loop_doc(R"("a": {"loop": "c", "with": {"k": 1}, "on_yes": "done"})"));
+  REQUIRE(loop.has_value());
+  CHECK(*loop->states["a"].loop == "c");
+  CHECK(loop->states["a"].with.at("k") == 1);
+}

@@ -60,10 +60,6 @@ inline constexpr std::array<foreign_key, 6> plugin_values{{
 /// composed.
 inline constexpr std::array<std::string_view, 7> composition_keys{
     "import", "fragment", "fragments", "from", "flow", "state_defs", "parameters"};
-/// Sub-loop keys: not run yet.
-inline constexpr std::array<std::string_view, 4> sub_loop_keys{"loop", "with", "context_passthrough",
-                                                               "output"};
-
 /// Resilience keys (rate-limit ladders, circuits, stall evaluators): not read yet.
 inline constexpr std::array<std::string_view, 15> resilience_keys{
     "circuit",          "max_edge_revisits",          "on_rate_limit_exhausted",
@@ -116,9 +112,6 @@ void report_foreign_key(diagnostics& out, std::string_view base, std::string_vie
     report(out, member_path(base, key), "unsupported-key",
            "\"" + std::string(key) + "\" is a composition key: loop files are composed when "
            "they load (compose_loop, load_loop_file), this document was not");
-  } else if (names_contain(sub_loop_keys, key)) {
-    report(out, member_path(base, key), "unsupported-key",
-           "\"" + std::string(key) + "\" is a sub-loop key, which this engine does not run yet");
   } else if (names_contain(resilience_keys, key)) {
     report(out, member_path(base, key), "unsupported-key",
            "\"" + std::string(key) + "\" is a resilience key, which this engine does not read yet");
@@ -126,7 +119,6 @@ void report_foreign_key(diagnostics& out, std::string_view base, std::string_vie
     std::string message = "unknown key " + quote_excerpt(key);
     std::string hint = did_you_mean(key, candidates);
     if (hint.empty()) hint = did_you_mean(key, composition_keys);
-    if (hint.empty()) hint = did_you_mean(key, sub_loop_keys);
     message += hint;
     report(out, member_path(base, key), "unknown-key", std::move(message));
   }

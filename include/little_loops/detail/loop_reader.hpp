@@ -35,11 +35,12 @@ inline constexpr std::array<std::string_view, 17> evaluate_keys{
     "uncertain_suffix",   "source",         "previous",         "direction",
     "line",   "key",      "error_patterns"};
 
-inline constexpr std::array<std::string_view, 21> state_keys{
+inline constexpr std::array<std::string_view, 25> state_keys{
     "action",  "action_type", "evaluate",    "route",      "next",       "terminal",
     "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
     "on_error", "on_yes",     "on_no",       "on_partial", "on_blocked", "description",
-    "max_retries", "on_retry_exhausted", "retryable_exit_codes"};
+    "max_retries", "on_retry_exhausted", "retryable_exit_codes",
+    "loop", "with", "context_passthrough", "output"};
 
 inline constexpr std::array<std::string_view, 24> loop_keys{
     "name",    "description",    "initial", "states", "context",    "scope",
@@ -288,6 +289,32 @@ inline void read_exit_codes(const json& field, const std::string& field_path, st
   }
 }
 
+/// Reads `loop:`, the name of a sub-loop state's child (not empty).
+inline void read_subloop_name(const json& field, const std::string& field_path,
+                              state_config& state, diagnostics& out) {
+  auto v = read_string(field, field_path, out);
+  if (!v) return;
+  if (v->empty())
+    report(out, field_path, "empty-value", "a sub-loop name must not be empty");
+  else
+    state.loop = std::move(*v);
+}
+
+/// Reads a mapping of names to values (`with:`, `output:`): each value a string (a
+/// template), a number, a boolean, null, or a list or mapping of those.
+inline void read_value_table(const json& field, const std::string& field_path,
+                             ordered_table<std::string, json>& table, diagnostics& out) {
+  if (!expect_object(field, field_path, out)) return;
+  for (auto it = field.begin(); it != field.end(); ++it) {
+    const std::string entry_path = member_path(field_path, it.key());
+    if (!is_valid_utf8(it.key())) {
+      report(out, entry_path, "invalid-utf8", "key is not valid UTF-8");
+    } else if (check_value_tree(it.value(), entry_path, out)) {
+      append_new_key(table, it.key(), it.value());  // JSON keys are unique
+    }
+  }
+}
+
 /// Reads member `key` of a state into `state`; false when the key is unknown.
 inline bool read_state_field(state_config& state, const std::string& key, const json& field,
                              const std::string& field_path, diagnostics& out) {
@@ -326,6 +353,14 @@ inline bool read_state_field(state_config& state, const std::string& key, const 
     if (auto v = read_string(field, field_path, out)) state.on_retry_exhausted = std::move(*v);
   } else if (key == "retryable_exit_codes") {
     read_exit_codes(field, field_path, state, out);
+  } else if (key == "loop") {
+    read_subloop_name(field, field_path, state, out);
+  } else if (key == "with") {
+    read_value_table(field, field_path, state.with, out);
+  } else if (key == "context_passthrough") {
+    if (auto v = read_bool(field, field_path, out)) state.context_passthrough = *v;
+  } else if (key == "output") {
+    read_value_table(field, field_path, state.output, out);
   } else if (key == "type" && report_plugin_value(field, field_path, out)) {
     // `type: learning`: reported
   } else if (key.size() > 3 && key.compare(0, 3, "on_") == 0) {

@@ -12,9 +12,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
-#include <array>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -41,6 +42,9 @@ struct template_checker {
   const std::vector<std::string>* context_keys = nullptr;  // the loop's, the input's, the host's
   diagnostics* out = nullptr;
   parsed_templates* keep = nullptr;  // every template that parses, by its text (optional)
+  // Names of sub-loop states: `captured.<state>` is then the child's record, whose keys are
+  // the child's captures, `output` and the outcome fields.
+  const std::vector<std::string>* subloop_records = nullptr;
 
   void add(std::string path, std::string code, std::string message,
            severity level = severity::error) const {
@@ -114,8 +118,15 @@ struct template_checker {
       warn(part.path[0].key, template_prev_keys, "prev");
     else if (part.ns == template_namespace::result && !part.path.empty())
       warn(part.path[0].key, template_result_keys, "result");
-    else if (part.ns == template_namespace::captured && part.path.size() >= 2)
+    else if (part.ns == template_namespace::captured && part.path.size() >= 2 &&
+             !reads_subloop_record(part))
       warn(part.path[1].key, template_captured_keys, "a capture");
+  }
+
+  bool reads_subloop_record(const template_part& part) const {
+    return subloop_records != nullptr &&
+           std::find(subloop_records->begin(), subloop_records->end(), part.path[0].key) !=
+               subloop_records->end();
   }
 
   // True for a `${captured.…}`, `${prev.…}` or `${result.…}` reference to text an action or
@@ -190,6 +201,21 @@ struct template_checker {
     }
     for (const auto& [verdict, target] : state.on) check(target, member_path(base, "on_" + verdict));
     if (state.evaluate) check_evaluator(*state.evaluate, join_path(base, "evaluate"));
+    if (state.loop) check(*state.loop, join_path(base, "loop"));
+    for (const auto& [key, value] : state.with) check_value(value, member_path(join_path(base, "with"), key));
+    for (const auto& [key, value] : state.output)
+      check_value(value, member_path(join_path(base, "output"), key));
+  }
+
+  // Every string inside a `with:` or `output:` value.
+  void check_value(const json& value, const std::string& path) const {
+    if (value.is_string()) {
+      check(value.get_ref<const std::string&>(), path);
+    } else if (value.is_object()) {
+      for (auto it = value.begin(); it != value.end(); ++it) check_value(it.value(), member_path(path, it.key()));
+    } else if (value.is_array()) {
+      for (std::size_t i = 0; i < value.size(); ++i) check_value(value[i], fmt::format("{}[{}]", path, i));
+    }
   }
 
   // The evaluator's string fields (`target` and `tolerance` when they are strings).
@@ -237,15 +263,21 @@ inline void merge_repeated_diagnostics(diagnostics& out, std::size_t first) {
 // Checks every templated field of `loop` (see validate_templates).
 inline void check_loop_templates(const fsm_loop& loop, diagnostics& out, parsed_templates* keep = nullptr) {
   std::vector<std::string> captures;
-  for (const auto& entry : loop.states)
+  std::vector<std::string> subloops;
+  for (const auto& entry : loop.states) {
     if (entry.second.capture) captures.push_back(*entry.second.capture);
+    if (entry.second.loop) {
+      captures.push_back(entry.first);
+      subloops.push_back(entry.first);
+    }
+  }
   std::vector<std::string> context_keys(host_context_keys.begin(), host_context_keys.end());
   if (loop.context.is_object())
     for (auto it = loop.context.begin(); it != loop.context.end(); ++it) context_keys.push_back(it.key());
   context_keys.push_back(loop.input_key);
   for (const auto& key : loop.required_inputs) context_keys.push_back(key);
   const std::size_t first = out.size();
-  const template_checker checker{&captures, &context_keys, &out, keep};
+  const template_checker checker{&captures, &context_keys, &out, keep, &subloops};
   for (const auto& [name, state] : loop.states) checker.check_state(name, state);
   merge_repeated_diagnostics(out, first);
 }

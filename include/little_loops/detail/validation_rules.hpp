@@ -11,6 +11,7 @@
 #include <little_loops/detail/numbers.hpp>
 #include <little_loops/detail/state_verdicts.hpp>
 #include <little_loops/detail/strings.hpp>
+#include <little_loops/detail/subloop_rules.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/evaluators/output_contains.hpp>
 #include <little_loops/interpolation.hpp>
@@ -107,13 +108,12 @@ inline void check_verdict_spelling(const state_config& state, std::string_view v
     std::vector<std::string_view> known = *produced;
     for (const auto v : *produced)
       if (!twin_verdict(v).empty()) known.push_back(twin_verdict(v));
+    if (state.loop) known.insert(known.end(), {"error", "timeout"});  // routed when given
     if (names_contain(known, verdict)) return;
     if (const auto close = closest_match(verdict, known)) {
-      const auto type = judging_evaluator(state);
       report(out, path, "impossible-verdict",
              fmt::format("{} can never produce the verdict {} (did you mean \"{}\"?)",
-                         type ? to_string(*type) : std::string_view("a state without action"),
-                         quote_excerpt(verdict), *close));
+                         verdict_source(state), quote_excerpt(verdict), *close));
       return;
     }
   }
@@ -418,7 +418,7 @@ inline void check_action_fields(const state_config& state, const std::string& pa
   if (state.action && state.action->empty() && !state.terminal)
     report(out, join_path(path, "action"), "empty-action",
            "'action' is empty: the state runs no action (as if it had none)", severity::warning);
-  if (state.capture && (!state.action || state.action->empty()))
+  if (state.capture && (!state.action || state.action->empty()) && !state.loop)
     report(out, join_path(path, "capture"), "capture-without-action",
            "'capture' on a state without an action captures nothing", severity::warning);
 }
@@ -432,7 +432,7 @@ inline void check_unused_state_fields(const state_config& state, const std::stri
   if (!runs_action) {
     const char* why = state.terminal ? "a terminal state runs no action"
                                      : "this state has no action";
-    if (state.timeout)
+    if (state.timeout && !state.loop)  // a sub-loop state's timeout bounds its child
       report(out, join_path(path, "timeout"), "unused-state-field",
              fmt::format("'timeout' limits the state's action, and {}: it is never used", why),
              severity::warning);
@@ -495,12 +495,11 @@ inline void check_unrouted_verdicts(const state_config& state, const std::string
   if (state.terminal || state.next || (state.on.empty() && !has_route_entries(state))) return;
   const auto unrouted = unrouted_verdicts(state);
   if (!unrouted) return;
-  const auto type = judging_evaluator(state);
   for (const auto verdict : *unrouted)
     report(out, path, "unrouted-verdict",
            fmt::format("{} can give the verdict \"{}\", which has no route here: the run would "
                        "stop with \"No valid transition\"; add on_{}{}",
-                       type ? to_string(*type) : std::string_view("a state without action"), verdict,
+                       verdict_source(state), verdict,
                        verdict, verdict == "error" ? " (or route._error)" : ""),
            severity::warning);
 }
@@ -518,6 +517,7 @@ inline void check_state(const std::string& name, const state_config& state, cons
   check_action_fields(state, path, out);
   check_unused_state_fields(state, path, loop, out);
   check_retry_fields(state, path, out);
+  check_subloop_fields(state, path, out);
   for (const auto& entry : state.on)
     check_verdict_spelling(state, entry.first, join_path(path, "on_" + entry.first), out);
   if (state.route)
