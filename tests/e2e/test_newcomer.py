@@ -15,8 +15,9 @@ from pathlib import Path
 from harness import (LL_LOOP, SOURCE_DIR, Workdir, expect, expect_exit, expect_in, lines, ll,
                      main, pids_with_marker, spawn, wait_for, write)
 
-# A prompt command that leaves a mark: anything sent to the LLM shows up as a file.
-MARK_PROMPT = ["--prompt-command", "touch LLM_RAN"]
+# A prompt command that leaves a mark: anything sent to the LLM shows up as a file (the
+# prompt itself is sh's $1, unused).
+MARK_PROMPT = ["--prompt-command", "sh -c 'touch LLM_RAN' prompt"]
 
 
 # --- high ------------------------------------------------------------------------------
@@ -238,7 +239,7 @@ states:
         os.kill(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=8)
         expect("killed the running action's process group" in err, f"said so: {err!r}")
-        expect(not pids_with_marker("sleep 7.531"), "the action is gone")
+        wait_for(lambda: not pids_with_marker("sleep 7.531"), timeout=3, what="the action to be gone")
         expect(not (wd / "finished").exists(), "the action did not finish")
 
 
