@@ -76,6 +76,22 @@ states:
         expect(not (wd / "LLM_RAN").exists(), "--no-llm ran the slash command", r)
         expect_exit(r, 1)
         expect_in("not run", r.out + r.err, r)
+        # Nor does a handoff start an agent session under --no-llm.
+        write(wd / "relay.yaml", """\
+name: relay
+on_handoff: spawn
+initial: work
+states:
+  work:
+    action: "echo 'CONTEXT_HANDOFF: go on'"
+    next: done
+  done:
+    terminal: true
+""")
+        r = ll("run", "relay.yaml", "--no-llm", *MARK_PROMPT, cwd=wd)
+        expect_in("no session started (--no-llm)", r.err, r)
+        time.sleep(0.2)
+        expect(not (wd / "LLM_RAN").exists(), "--no-llm started an agent session", r)
         # Without it, it does run (the mark proves the check above can fail).
         r = ll("run", "fix.yaml", *MARK_PROMPT, cwd=wd)
         expect((wd / "LLM_RAN").exists(), "a slash command goes to the prompt command", r)
