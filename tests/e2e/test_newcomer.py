@@ -65,7 +65,22 @@ states:
         expect_in("LLM action", r.out, r)
         expect_in("fix: slash command /ll:fix src", r.out, r)
         r = ll("validate", "paths.yaml", cwd=wd)
-        expect("slash command /usr" not in r.out, "a path is not listed as a slash command", r)
+        expect("LLM action" not in r.out, "a path (as written or rendered) is not an LLM action", r)
+        # A templated action is judged by what the loop's context renders it to.
+        write(wd / "templated.yaml", """\
+name: templated
+initial: ask
+context:
+  cmd: /ll:check
+states:
+  ask:
+    action: ${context.cmd}
+    next: done
+  done:
+    terminal: true
+""")
+        r = ll("validate", "templated.yaml", cwd=wd)
+        expect_in("ask: slash command /ll:check (from ${context.cmd})", r.out, r)
         r = ll("show", "fix.yaml", cwd=wd)
         expect_in("LLM actions", r.out, r)
         expect_in("fix: slash command /ll:fix src", r.out, r)
