@@ -499,6 +499,11 @@ std::optional<pid_t> spawn_handoff_session(ll::loop_journal& journal, const run_
   if (result.terminated_by != ll::termination::handoff || result.on_handoff != ll::handoff_policy::spawn)
     return std::nullopt;
   if (auto closed = journal.close(); !closed) say_warning(fmt::format("journal: {}", ll::to_string(closed.error())));
+  if (s.no_llm) {  // the session would be an LLM agent
+    say_warning(fmt::format("on_handoff: spawn: no session started (--no-llm); resume with: ll-loop "
+                            "resume {}", s.loaded.loop.name));
+    return std::nullopt;
+  }
   std::vector<std::string> command = s.prompt_command ? *s.prompt_command : ll::posix_runner_options{}.prompt_command;
   // As the original: an unattended session does not get the default's permission bypass
   // (a --prompt-command given is used as it is).

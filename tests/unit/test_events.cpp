@@ -97,6 +97,12 @@ TEST_SUITE("events") {
         ll::action_complete_event{t0, "s", 0, 0, "x", false, false, false, 0, true, std::size_t{16} << 20});
     CHECK(cut["output_truncated"] == true);
     CHECK(cut["output_limit"] == 16 << 20);
+    // What went wrong: the tail of stderr, when there is any.
+    CHECK_FALSE(empty.contains("stderr_preview"));
+    const ll::json failed = ll::to_json(ll::action_complete_event{
+        t0, "s", 2, 0, "", false, false, false, 0, false, 0, big + "\nboom: no header\n"});
+    CHECK(failed["stderr_preview"].get<std::string>().size() == 1999);
+    CHECK(failed["stderr_preview"].get<std::string>().ends_with("\nboom: no header"));
   }
 
   TEST_CASE("action_complete: the preview counts characters, and strips as str.strip()") {
