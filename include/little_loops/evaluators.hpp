@@ -564,4 +564,13 @@ class basic_evaluator {
 /// ("no judge backend").
 using default_evaluator = basic_evaluator<no_judge_backend>;
 
+namespace detail {
+/// True for the library's evaluators, whose default verdict of a shell action (no
+/// `evaluate:`) is its exit code, decided at once without calling anything.
+template <class T>
+inline constexpr bool is_basic_evaluator = false;
+template <class Judge>
+inline constexpr bool is_basic_evaluator<basic_evaluator<Judge>> = true;
+}  // namespace detail
+
 LITTLE_LOOPS_NAMESPACE_END

@@ -110,6 +110,7 @@ class fsm_executor {
   /// @return true while the run goes on; false once finished (see result()).
   bool step() {
     if (phase_ == run_phase::finished) return false;
+    stamp();
     if (phase_ != run_phase::running) begin();
     if (stop_.stop_requested()) return end(termination::cancelled);
     const fsm_loop& def = loop_->loop();
@@ -256,7 +257,13 @@ class fsm_executor {
   }
 
   // ---- time ----
-  event_time wall() noexcept { return clock_->wall_now(); }
+  // Events carry the wall time of the last reading, taken as each step starts and after
+  // each host call that can take time (the runner, the evaluator): events of one phase share
+  // it, so a step reads the wall clock three times instead of once per event.
+  event_time wall() const noexcept { return event_ts_; }
+  void stamp() noexcept {
+    if constexpr (emits_events) event_ts_ = clock_->wall_now();
+  }
   std::int64_t elapsed_ms() const noexcept {
     return elapsed_offset_ms_ +
            std::chrono::duration_cast<std::chrono::milliseconds>(now_ - start_).count();
@@ -423,6 +430,7 @@ class fsm_executor {
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
     expected<action_result, error> res = call_runner(req);
+    stamp();
     req.text = {};  // may view action_text_
     if (!res) return conclude_unrunnable(st, ctx, "action", std::move(res.error().message));
     conclude(st, ctx, &*res);
@@ -512,6 +520,10 @@ class fsm_executor {
                                    *deadline_ - clock_->now()));
     req.convergence_memory = &convergence_.slot(current_);
     expected<evaluation_result, error> ev = call_evaluator(req);
+    // (The library's exit-code verdict takes no time: the step's reading still holds.)
+    if (!(detail::is_basic_evaluator<std::remove_cvref_t<Eval>> && !req.config &&
+          req.kind == action_kind::shell))
+      stamp();
     convergence_.note(current_);
     if (!ev) {
       report_error(st, "evaluator", ev.error().message);
@@ -528,7 +540,7 @@ class fsm_executor {
     if constexpr (emits_events)
       if (evaluated)
         emit(evaluate_event{wall(), st.name, st.evaluator_name, result_eval_.verdict,
-                            &result_eval_.details.materialize(), !default_evaluation});
+                            &result_eval_.details.view(event_details_), !default_evaluation});
     return evaluated;
   }
 
@@ -671,6 +683,8 @@ class fsm_executor {
   std::string_view route_reason_;     // the reason of the next route event
   action_request request_;  // reused per action (keeps one stop token)
   evaluation_result result_eval_;
+  json event_details_;  // the evaluate event's compact details (evaluation_details::view)
+  event_time event_ts_{};  // the wall time events carry (see wall())
   std::stop_source stop_;
   execution_result result_;
 };
