@@ -257,13 +257,13 @@ class fsm_executor {
   }
 
   // ---- time ----
-  // Events carry the wall time of the last reading, taken as each step starts and after
-  // each host call that can take time (the runner, the evaluator): events of one phase share
-  // it, so a step reads the wall clock three times instead of once per event.
+  // Events carry the wall time read as a step starts and after each host call that can take
+  // time (the runner, an evaluator): events of one phase share a reading.
   event_time wall() const noexcept { return event_ts_; }
   void stamp() noexcept {
-    if constexpr (emits_events) event_ts_ = clock_->wall_now();
+    if (listening()) event_ts_ = clock_->wall_now();
   }
+  bool listening() const noexcept { return emits_events && detail::sink_listens(sink_); }
   std::int64_t elapsed_ms() const noexcept {
     return elapsed_offset_ms_ +
            std::chrono::duration_cast<std::chrono::milliseconds>(now_ - start_).count();
@@ -280,7 +280,7 @@ class fsm_executor {
 
   template <class Event>
   void emit(Event&& ev) noexcept {
-    sink_.on_event(loop_event{std::forward<Event>(ev)});
+    if (listening()) sink_.on_event(loop_event{std::forward<Event>(ev)});
   }
 
   void begin() {
@@ -520,10 +520,7 @@ class fsm_executor {
                                    *deadline_ - clock_->now()));
     req.convergence_memory = &convergence_.slot(current_);
     expected<evaluation_result, error> ev = call_evaluator(req);
-    // (The library's exit-code verdict takes no time: the step's reading still holds.)
-    if (!(detail::is_basic_evaluator<std::remove_cvref_t<Eval>> && !req.config &&
-          req.kind == action_kind::shell))
-      stamp();
+    if (!detail::instant_verdict<std::remove_cvref_t<Eval>>(req)) stamp();
     convergence_.note(current_);
     if (!ev) {
       report_error(st, "evaluator", ev.error().message);
@@ -538,7 +535,7 @@ class fsm_executor {
   // Emits the evaluate event when `evaluated` (the default evaluator's is {type, verdict}).
   bool report_verdict(const compiled_state& st, bool evaluated, bool default_evaluation) {
     if constexpr (emits_events)
-      if (evaluated)
+      if (evaluated && listening())
         emit(evaluate_event{wall(), st.name, st.evaluator_name, result_eval_.verdict,
                             &result_eval_.details.view(event_details_), !default_evaluation});
     return evaluated;

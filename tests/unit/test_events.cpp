@@ -212,6 +212,29 @@ TEST_SUITE("events") {
     CHECK(ex->sink().lines == expected);
   }
 
+  TEST_CASE("a sink whose wants_events() is false gets no events until it wants them") {
+    auto loop = ll::load_loop_text(R"({"name": "t", "initial": "a", "max_iterations": 3,
+      "states": {"a": {"action": "x", "on_success": "a", "on_failure": "a"},
+                 "done": {"terminal": true}}})");
+    REQUIRE(loop);
+    struct sink_t {
+      bool on = false;
+      std::vector<std::string> names;
+      [[nodiscard]] bool wants_events() const noexcept { return on; }
+      void on_event(const ll::loop_event& e) noexcept { names.emplace_back(ll::event_name(e)); }
+    };
+    static_assert(ll::EventSink<sink_t>);
+    ll::scripted_runner runner;
+    auto ex = ll::make_executor(*loop, runner, ll::default_evaluator{}, sink_t{});
+    REQUIRE(ex);
+    ex->step();
+    CHECK(ex->sink().names.empty());
+    ex->sink().on = true;
+    ex->step();
+    CHECK(ex->sink().names ==
+          std::vector<std::string>{"state_enter", "action_start", "action_complete", "evaluate", "route"});
+  }
+
   TEST_CASE("sinks") {
     static_assert(ll::EventSink<ll::null_event_sink>);
     static_assert(ll::EventSink<ll::recording_event_sink>);
