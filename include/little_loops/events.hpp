@@ -11,10 +11,12 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -196,6 +198,20 @@ inline event_time event_timestamp(const loop_event& e) noexcept {
 struct null_event_sink {
   void on_event(const loop_event&) noexcept {}
 };
+
+namespace detail {
+/// Whether `sink` wants events now: never the null sink; a sink with `wants_events()` (a
+/// display silenced by --quiet, say) is asked each time; any other always.
+template <class Sink>
+constexpr bool sink_listens(const Sink& sink) noexcept {
+  if constexpr (std::is_same_v<std::remove_cvref_t<Sink>, null_event_sink>)
+    return false;
+  else if constexpr (requires { { sink.wants_events() } noexcept -> std::convertible_to<bool>; })
+    return sink.wants_events();
+  else
+    return true;
+}
+}  // namespace detail
 
 /// An EventSink that keeps the seed-002 JSON of every event, in order (tests, debugging,
 /// simple journals). Conversion failures (out of memory) drop the event.

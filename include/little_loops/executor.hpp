@@ -236,6 +236,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   // One step of step(); returns false when the step ended its loop.
   bool advance() {
     if (phase_ == run_phase::finished) return false;
+    stamp();
     if (phase_ != run_phase::running) begin();
     if (stop_.stop_requested()) return end(termination::cancelled);
     const fsm_loop& def = loop_->loop();
@@ -263,7 +264,15 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   }
 
   // ---- time ----
-  event_time wall() noexcept { return clock_->wall_now(); }
+  // Events carry the wall time read as a step starts and after each host call that can take
+  // time (the runner, an evaluator): events of one phase share a reading.
+  event_time wall() const noexcept { return event_ts_; }
+  void stamp() noexcept {
+    if (recording()) event_ts_ = clock_->wall_now();
+  }
+  bool listening() const noexcept { return emits_events && detail::sink_listens(sink_); }
+  // Whether events are built: for the sink, or for a sub-loop state's `capture:` of its child.
+  bool recording() const noexcept { return listening() || (emits_events && !this->frames_.empty()); }
   std::int64_t elapsed_ms() const noexcept {
     return elapsed_offset_ms_ +
            std::chrono::duration_cast<std::chrono::milliseconds>(now_ - start_).count();
@@ -281,7 +290,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   void emit(Event&& ev) noexcept {
     ev.depth = static_cast<std::uint32_t>(this->frames_.size());
     if (!this->frames_.empty()) this->note_child_event(ev);
-    sink_.on_event(loop_event{std::forward<Event>(ev)});
+    if (listening()) sink_.on_event(loop_event{std::forward<Event>(ev)});
   }
 
   void begin() {
@@ -430,6 +439,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
     expected<action_result, error> res = call_runner(req);
+    stamp();
     req.text = {};  // may view action_text_
     if (!res) return conclude_unrunnable(st, ctx, "action", std::move(res.error().message));
     conclude(st, ctx, &*res);
@@ -534,6 +544,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
                                    *deadline_ - clock_->now()));
     req.convergence_memory = &convergence_.slot(current_);
     expected<evaluation_result, error> ev = call_evaluator(req);
+    if (!detail::instant_verdict<std::remove_cvref_t<Eval>>(req)) stamp();
     convergence_.note(current_);
     if (!ev) {
       report_error(st, "evaluator", ev.error().message);
@@ -548,9 +559,9 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   // Emits the evaluate event when `evaluated` (the default evaluator's is {type, verdict}).
   bool report_verdict(const compiled_state& st, bool evaluated, bool default_evaluation) {
     if constexpr (emits_events)
-      if (evaluated)
+      if (evaluated && recording())
         emit(evaluate_event{wall(), st.name, st.evaluator_name, result_eval_.verdict,
-                            &result_eval_.details.materialize(), !default_evaluation});
+                            &result_eval_.details.view(event_details_), !default_evaluation});
     return evaluated;
   }
 
@@ -695,6 +706,8 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   std::string_view route_reason_;     // the reason of the next route event
   action_request request_;  // reused per action (keeps one stop token)
   evaluation_result result_eval_;
+  json event_details_;  // the evaluate event's compact details (evaluation_details::view)
+  event_time event_ts_{};  // the wall time events carry (see wall())
   std::stop_source stop_;
   execution_result result_;
 };

@@ -143,6 +143,19 @@ class evaluation_details {
     return *value_;
   }
 
+  /// The details as JSON without storing them: the stored value, a shared `{}`, or the
+  /// compact forms written into `scratch`, which allocates only while it has another shape
+  /// (an event sink that keeps scratch across calls gets the exit-code form for free).
+  const json& view(json& scratch) const {
+    if (value_) return *value_;
+    if (!has_exit_code_) return empty_object();
+    if (!scratch.is_object() || scratch.size() != 1 || !scratch.contains("exit_code"))
+      scratch = json::object({{"exit_code", exit_code_}});
+    else
+      scratch.front() = exit_code_;
+    return scratch;
+  }
+
   /// Member `key` of the details, inserted when missing (the details become a stored
   /// object first, as with `json::operator[]`).
   json& operator[](std::string_view key) {
