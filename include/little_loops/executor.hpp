@@ -169,7 +169,7 @@ class fsm_executor {
     // Its own storage, not snapshot_view()'s: const callers may run at once.
     std::vector<std::pair<std::string_view, double>> convergence;
     little_loops::snapshot s = view_into(convergence).materialize();
-    s.counters = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json());
+    s.counters = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_));
     return s;
   }
 
@@ -179,7 +179,7 @@ class fsm_executor {
   /// snapshot_view() call; unlike snapshot(), not to be called from two threads at once.
   [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
     little_loops::snapshot_view v = view_into(convergence_view_);
-    counters_view_ = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json());
+    counters_view_ = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_));
     if (!counters_view_.is_null()) v.counters = &counters_view_;
     return v;
   }
@@ -204,7 +204,7 @@ class fsm_executor {
     context_ = s.context;
     detail::inject_missing(context_, options_.injected_context);
     counters_.restore(s.counters, *loop_);
-    resilience_.restore(s.counters.is_object() ? s.counters.value("resilience", json()) : json());
+    resilience_.restore(s.counters.is_object() ? s.counters.value("resilience", json()) : json(), *loop_);
     captured_ = captured_map(s.captured);
     history_.restore(s);
     convergence_ = std::move(convergence);
@@ -467,7 +467,7 @@ class fsm_executor {
       if (!d.event.kind.empty()) emit(detail::stamped(d.event, wall(), st.name, d.target, d.error_class));
     auto routed = detail::resilience_route(d, *loop_, route_reason_);
     auto next = routed ? std::move(*routed) : choose_next(st, ctx);
-    auto cycle = next ? resilience_.take_edge(*loop_, st.name, loop_->state(*next).name) : std::nullopt;
+    auto cycle = next ? resilience_.take_edge(*loop_, current_, *next) : std::nullopt;
     if (!cycle) return next;
     if constexpr (emits_events) emit(detail::stamped(cycle->event, wall(), st.name, cycle->target));
     return unexpected(detail::route_failure{cycle->error});
