@@ -499,6 +499,11 @@ std::optional<pid_t> spawn_handoff_session(ll::loop_journal& journal, const run_
   if (result.terminated_by != ll::termination::handoff || result.on_handoff != ll::handoff_policy::spawn)
     return std::nullopt;
   if (auto closed = journal.close(); !closed) say_warning(fmt::format("journal: {}", ll::to_string(closed.error())));
+  if (s.no_llm) {  // the session would be an LLM agent
+    say_warning(fmt::format("on_handoff: spawn: no session started (--no-llm); resume with: ll-loop "
+                            "resume {}", s.loaded.loop.name));
+    return std::nullopt;
+  }
   std::vector<std::string> command = s.prompt_command ? *s.prompt_command : ll::posix_runner_options{}.prompt_command;
   // As the original: an unattended session does not get the default's permission bypass
   // (a --prompt-command given is used as it is).
@@ -618,6 +623,8 @@ int execute(run_settings& s) {
   if (s.run_dir.empty()) s.run_dir = make_run_dir(loop, false);
   ll::executor_options options;
   options.injected_context = injected_context(loop, s.run_dir);
+  child_loops children;
+  children.give_to(options, s.loaded.path);
   if (!claim_loop_scope(journal, loop, s, options.injected_context, report_journal_error))
     return exit_failed;
   if (auto opened = journal.open(!s.resume_from.has_value()); !opened) {
@@ -1062,23 +1069,19 @@ std::string_view scenario_label(std::string_view scenario, std::size_t index) {
 /// `[simulated output for: ACTION]`; a `--responses` answer is used as it is.
 class simulation_runner {
  public:
-  simulation_runner(ll::scripted_runner script, bool has_responses, std::size_t index_count,
-                    std::vector<std::string> action_keys, bool has_default,
+  simulation_runner(ll::scripted_runner script, bool has_responses, bool has_default,
                     std::optional<std::string> scenario, bool print)
       : script_(std::move(script)),
         has_responses_(has_responses),
-        index_count_(index_count),
-        action_keys_(std::move(action_keys)),
         has_default_(has_default),
         scenario_(std::move(scenario)),
         print_(print) {}
 
   ll::expected<ll::action_result, ll::error> run(const ll::action_request& request) {
-    const bool keyed =
-        std::find(action_keys_.begin(), action_keys_.end(), request.text) != action_keys_.end();
     if (request.probe) {  // a stall evaluator's probe: its `by_action` entry, else nothing changed
       if (print_) fmt::print("    [SIMULATED] Probe: {}\n", one_line(request.text, 200));
-      if (keyed) return probes_.run(request);
+      auto answer = probes_.run(request);
+      if (probes_.last_call_scripted()) return answer;
       return ll::action_result{};
     }
     const std::size_t index = calls_++;
@@ -1086,12 +1089,15 @@ class simulation_runner {
       fmt::print("    [SIMULATED] Would execute ({}): {}\n",
                  request.kind == ll::action_kind::shell ? "shell command" : "slash command",
                  one_line(request.text, 200));
-    auto scripted = script_.run(request);  // keeps the script's own counters in step
-    const bool matched = index < index_count_ || has_default_ || keyed;
-    if (matched) return scripted;
-    if (!scenario_ && has_responses_) return scripted;  // nothing matched: exit 0, no output
+    if (has_responses_) {
+      auto scripted = script_.run(request);  // keeps the script's own counters in step
+      if (script_.last_call_scripted() || has_default_) return scripted;
+      if (!scenario_) return scripted;  // nothing matched: exit 0, no output
+    }
     ll::action_result r;
-    r.output = fmt::format("[simulated output for: {}]", request.text);
+    constexpr std::string_view head = "[simulated output for: ";
+    r.output.reserve(head.size() + request.text.size() + 1);
+    r.output.append(head).append(request.text) += ']';
     if (scenario_) {
       r.exit_code = scenario_exit_code(*scenario_, index);
       if (print_) fmt::print("    [AUTO] Result: {}\n", scenario_label(*scenario_, index));
@@ -1106,8 +1112,6 @@ class simulation_runner {
   ll::scripted_runner script_;
   ll::scripted_runner probes_;
   bool has_responses_ = false;
-  std::size_t index_count_;
-  std::vector<std::string> action_keys_;
   bool has_default_;
   std::optional<std::string> scenario_;
   bool print_ = true;
@@ -1144,6 +1148,9 @@ struct simulation_sink {
   std::FILE* events_out = nullptr;
   std::vector<std::string> visited;
   std::string line;  // reused for every event line
+
+  /// Quiet without --events: nothing to show or write, so the executor skips the events.
+  [[nodiscard]] bool wants_events() const noexcept { return print || events_out != nullptr; }
 
   void on_event(const ll::loop_event& event) noexcept {
     try {
@@ -1184,9 +1191,7 @@ struct simulation_sink {
 /// A `--responses` file: the scripted runner it describes, and which calls it answers.
 struct simulation_responses {
   ll::scripted_runner script;
-  ll::scripted_runner probes;             ///< the `by_action` answers alone, for probes
-  std::size_t index_count = 0;            ///< `by_index` answers
-  std::vector<std::string> action_keys;   ///< `by_action` keys
+  ll::scripted_runner probes;  ///< the `by_action` answers alone, for probes
   bool has_default = false;
 };
 
@@ -1212,9 +1217,6 @@ std::optional<simulation_responses> read_responses(const std::string& file) {
   }
   simulation_responses r;
   r.script = std::move(*built);
-  if (auto it = mapped.find("by_index"); it != mapped.end()) r.index_count = it->size();
-  if (auto it = mapped.find("by_action"); it != mapped.end())
-    for (auto a = it->begin(); a != it->end(); ++a) r.action_keys.push_back(a.key());
   r.has_default = mapped.contains("default");
   if (auto it = mapped.find("by_action"); it != mapped.end())  // checked above
     r.probes = *ll::scripted_runner::from_json(ll::json{{"by_action", *it}});
@@ -1302,8 +1304,7 @@ simulation_runner make_simulation_runner(std::optional<simulation_responses> res
   simulation_responses r = responses ? std::move(*responses) : simulation_responses{};
   r.script.record(false);  // nothing reads the calls: memory stays flat however long the run
   r.probes.record(false);
-  simulation_runner runner(std::move(r.script), has_responses, r.index_count, std::move(r.action_keys),
-                           r.has_default, std::move(scenario), print);
+  simulation_runner runner(std::move(r.script), has_responses, r.has_default, std::move(scenario), print);
   runner.answer_probes_with(std::move(r.probes));
   return runner;
 }
@@ -1350,6 +1351,8 @@ int verb_simulate(const parsed_args& args) {
   ll::executor_options options;
   options.signals.clear();
   options.injected_context = injected_context(loop, make_run_dir(loop, true));
+  child_loops children;  // run for real, with the same scripted runner
+  children.give_to(options, loaded->path);
   simulation_clock clock;
   options.clock = &clock;
   options.random_source = [] { return 0.5; };  // jitter: the middle of its range, every time

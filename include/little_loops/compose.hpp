@@ -140,3 +140,5 @@ inline expected<fsm_loop, error> load_composed_loop(loop_source top, loop_resolv
 }
 
 LITTLE_LOOPS_NAMESPACE_END
+
+#include <little_loops/compose/loop_library.hpp>

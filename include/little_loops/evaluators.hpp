@@ -581,4 +581,20 @@ class basic_evaluator {
 /// ("no judge backend").
 using default_evaluator = basic_evaluator<no_judge_backend>;
 
+namespace detail {
+/// True for the library's evaluators, whose default verdict of a shell action (no
+/// `evaluate:`) is its exit code, decided at once without calling anything.
+template <class T>
+inline constexpr bool is_basic_evaluator = false;
+template <class Judge>
+inline constexpr bool is_basic_evaluator<basic_evaluator<Judge>> = true;
+
+/// True when `Eval` decides `req` at once: the library's exit-code verdict of a shell action
+/// without `evaluate:` (an executor need not read the clock again after it).
+template <class Eval>
+constexpr bool instant_verdict(const evaluation_request& req) noexcept {
+  return is_basic_evaluator<Eval> && !req.config && req.kind == action_kind::shell;
+}
+}  // namespace detail
+
 LITTLE_LOOPS_NAMESPACE_END

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <little_loops/child_loops.hpp>
 #include <little_loops/config.hpp>
 #include <little_loops/executor_clock.hpp>
 #include <little_loops/json.hpp>
@@ -41,6 +42,14 @@ struct executor_options {
   std::size_t action_size_limit = default_action_size_limit;
   /// The most bytes any other rendered template (route targets, evaluator fields) may have.
   std::size_t render_size_limit = default_render_size_limit;
+  /// Finds the child of a sub-loop state (`loop:`) when the state runs; null: such a state's
+  /// verdict is `error` ("no child loop resolver"). Must outlive the executor.
+  child_loop_resolver* child_loops = nullptr;
+  /// The top loop's identity (its file), the referrer of its children's names.
+  std::string loop_id;
+  /// The most loops running at once, the top one included: a sub-loop state that would go
+  /// deeper gets the `error` verdict (a loop calling itself without end).
+  std::size_t max_subloop_depth = 16;
   /// The error class of an action's result, which `retry:` and `catch:` match
   /// (resilience.hpp: error_class_names); empty when it did not fail. Unset:
   /// default_error_class().

@@ -59,7 +59,9 @@ inline json key_value_schema(std::string_view key) {
       {"on_rate_limit_exhausted", "string"}, {"rate_limit_backoff_base_seconds", "number"},
       {"rate_limit_max_wait_seconds", "number"}, {"rate_limit_long_wait_ladder", "array"},
       {"max_stall", "integer"},    {"history_file", "string"},  {"epsilon", "number"},
-      {"track", "array"},          {"max_repeat", "integer"}};
+      {"track", "array"},          {"max_repeat", "integer"},
+      {"loop", "string"},          {"with", "object"},          {"output", "object"},
+      {"context_passthrough", "boolean"}};
   if (key == "type") return enum_schema<evaluator_type>();
   if (key == "operator") return enum_schema<comparison_op>();
   if (key == "direction") return enum_schema<convergence_direction>();

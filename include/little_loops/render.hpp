@@ -203,6 +203,11 @@ inline std::string render_evaluator(const fsm_loop& loop, const state_config& s)
   return out;
 }
 
+/// `[loop: <child>]` (the name as written, a template included).
+inline std::string subloop_mark(const state_config& s) {
+  return "[loop: " + render_visible(s.loop ? *s.loop : std::string()) + "]";
+}
+
 /// States whose verdict decides where the loop goes: an explicit `evaluate`, or an action
 /// without `next` in a non-terminal state.
 inline bool render_is_check(const state_config& s) noexcept {
@@ -306,7 +311,8 @@ struct render_ids {
 /// Max iterations: 50
 /// Evaluator: output_contains [pattern: "0 errors"]
 /// ```
-/// Failure terminals show `[terminal, failure]`; in a `maintain: true` loop every terminal,
+/// Failure terminals show `[terminal, failure]`, sub-loop states `[loop: <child>]` first;
+/// in a `maintain: true` loop every terminal,
 /// and every state whose routes leave verdicts out, adds `maintain→<target>` (its
 /// `on_maintain`, else `initial`); a loop with
 /// `on_max_iterations` gets an `On max iterations: <state>` line after `Max iterations`. With several deciding states the last line becomes an
@@ -325,6 +331,7 @@ inline std::string render_preview(const fsm_loop& loop) {
     out += "  " + detail::render_visible(name) + ": ";
     std::vector<std::string> items;
     if (state.terminal) items.emplace_back(state.failure ? "[terminal, failure]" : "[terminal]");
+    if (state.loop) items.push_back(detail::subloop_mark(state));
     for (const auto& t : transitions_of(loop, name, state))
       items.push_back(detail::render_visible(t.label) + "\u2192" + detail::render_visible(t.to));
     if (items.empty()) items.emplace_back("(no transitions)");
@@ -361,7 +368,8 @@ inline json render_policies_json(const fsm_loop& loop) {
   return detail::policies_json(loop, dialect_of(loop));
 }
 
-/// Graphviz DOT of the loop. States are boxes; the initial state is drawn bold and entered
+/// Graphviz DOT of the loop. States are boxes, sub-loop states components labelled with
+/// their child (`[loop: <child>]`); the initial state is drawn bold and entered
 /// from a point; terminals have a double border and a green fill, failure terminals a
 /// double border and a red fill and outline; transitions between the same two states are one edge whose label lists every
 /// verdict (`failure, error`); `maintain` edges are dotted; `on_max_iterations` is entered
@@ -376,7 +384,9 @@ inline std::string render_dot(const fsm_loop& loop) {
   out += "  edge [fontname=\"Helvetica\", fontsize=10];\n";
   out += "  \"init\" [shape=point, width=0.15, label=\"\"];\n";
   for (const auto& [name, state] : loop.states) {
-    std::vector<std::string> attrs{"label=" + detail::dot_quote(name)};
+    std::vector<std::string> attrs{
+        "label=" + detail::dot_quote(state.loop ? name + "\n" + detail::subloop_mark(state) : name)};
+    if (state.loop) attrs.emplace_back("shape=component, style=\"\"");
     if (state.terminal && state.failure)
       attrs.emplace_back(
           "peripheries=2, style=\"rounded,filled\", fillcolor=\"#f8d0d0\", color=\"#b00000\"");
@@ -407,17 +417,20 @@ inline std::string render_dot(const fsm_loop& loop) {
   return out;
 }
 
-/// Mermaid `stateDiagram-v2` of the loop: `[*] -->` marks the initial state (and, labelled
+/// Mermaid `stateDiagram-v2` of the loop (a sub-loop state's label adds `[loop: <child>]`,
+/// its class `subloop` a dashed border): `[*] -->` marks the initial state (and, labelled
 /// `max iterations`, the `on_max_iterations` state), `--> [*]` every terminal; classes `initial`, `terminal` and `failure` style them distinctly;
 /// transitions between the same two states are one edge whose label lists every verdict.
 /// Names and labels are escaped with Mermaid entity codes (`#34;`).
 inline std::string render_mermaid(const fsm_loop& loop) {
   detail::render_ids ids{loop};
   std::string out = "stateDiagram-v2\n";
-  std::vector<std::string> initial_ids, terminal_ids, failure_ids;
+  std::vector<std::string> initial_ids, terminal_ids, failure_ids, subloop_ids;
   for (const auto& [name, state] : loop.states) {
     const std::string id = ids.of(name);
-    out += fmt::format("    state \"{}\" as {}\n", detail::mermaid_escape(name), id);
+    out += fmt::format("    state \"{}\" as {}\n",
+                       detail::mermaid_escape(state.loop ? name + "\n" + detail::subloop_mark(state) : name), id);
+    if (state.loop) subloop_ids.push_back(id);
     if (name == loop.initial) initial_ids.push_back(id);
     if (state.terminal) (state.failure ? failure_ids : terminal_ids).push_back(id);
   }
@@ -438,9 +451,11 @@ inline std::string render_mermaid(const fsm_loop& loop) {
   out += "    classDef initial stroke-width:3px,font-weight:bold\n";
   out += "    classDef terminal fill:#d8f0d8\n";
   out += "    classDef failure fill:#f8d0d0,stroke:#b00000,color:#b00000\n";
+  if (!subloop_ids.empty()) out += "    classDef subloop stroke-dasharray:4 2\n";
   if (!initial_ids.empty()) out += fmt::format("    class {} initial\n", fmt::join(initial_ids, ","));
   if (!terminal_ids.empty()) out += fmt::format("    class {} terminal\n", fmt::join(terminal_ids, ","));
   if (!failure_ids.empty()) out += fmt::format("    class {} failure\n", fmt::join(failure_ids, ","));
+  if (!subloop_ids.empty()) out += fmt::format("    class {} subloop\n", fmt::join(subloop_ids, ","));
   return out;
 }
 

@@ -475,7 +475,8 @@ inline void to_json(json& j, const route_config& r) {
 }
 
 /// action, action_type, evaluate, route, on_* shorthands, next, terminal, failure, capture,
-/// timeout, on_maintain — each only when set.
+/// timeout, on_maintain, the retry keys, loop, with, context_passthrough, output — each only
+/// when set.
 inline void to_json(json& j, const state_config& s) {
   j = json::object();
   if (s.action) j["action"] = *s.action;
@@ -494,6 +495,15 @@ inline void to_json(json& j, const state_config& s) {
   if (s.max_retries) j["max_retries"] = *s.max_retries;
   if (s.on_retry_exhausted) j["on_retry_exhausted"] = *s.on_retry_exhausted;
   if (!s.retryable_exit_codes.empty()) j["retryable_exit_codes"] = s.retryable_exit_codes;
+  if (s.loop) j["loop"] = *s.loop;
+  const auto table = [](const ordered_table<std::string, json>& t) {
+    json out = json::object();
+    for (const auto& [key, value] : t) detail::append_new_key(out.get_ref<json::object_t&>(), key, value);
+    return out;
+  };
+  if (!s.with.empty()) j["with"] = table(s.with);
+  if (s.context_passthrough) j["context_passthrough"] = true;
+  if (!s.output.empty()) j["output"] = table(s.output);
   detail::write_state_resilience(j, s.resilience);
 }
 

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -168,4 +169,24 @@ TEST_CASE("kill_cgroup without cgroup.kill: freeze, kill each pid, thaw" * docte
   const std::string dir = cgroup.directory();
   cgroup.remove();
   CHECK_FALSE(std::filesystem::exists(dir));
+}
+
+TEST_CASE("cgroups left by a process that no longer exists are swept; a live owner's are kept") {
+  const std::filesystem::path parent =
+      std::filesystem::temp_directory_path() / ("ll_sweep_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(parent);
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  REQUIRE(dead > 0);
+  int status = 0;
+  REQUIRE(::waitpid(dead, &status, 0) == dead);
+  const auto orphan = parent / ("little_loops-" + std::to_string(dead) + "-3");
+  const auto ours = parent / ("little_loops-" + std::to_string(::getpid()) + "-0");
+  const auto other = parent / "little_loops-notapid-0";
+  for (const auto& dir : {orphan, ours, other}) std::filesystem::create_directory(dir);
+  ll::detail::sweep_orphan_cgroups(parent.string());
+  CHECK_FALSE(std::filesystem::exists(orphan));
+  CHECK(std::filesystem::exists(ours));
+  CHECK(std::filesystem::exists(other));
+  std::filesystem::remove_all(parent);
 }

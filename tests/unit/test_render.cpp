@@ -273,3 +273,23 @@ TEST_CASE("rendering a loop with no states or a dangling initial does not crash"
   CHECK(render_dot(empty).find(R"("x0" [label="ghost", shape=note, style=dashed];)") != std::string::npos);
   CHECK(render_mermaid(empty).find("    [*] --> x0\n") != std::string::npos);
 }
+
+TEST_CASE("render: sub-loop states are marked and name their child") {
+  auto loop = parse_loop_text(R"({"name": "p", "initial": "call", "states": {
+      "call": {"loop": "refine", "with": {"k": 1}, "on_yes": "dyn", "on_no": "done"},
+      "dyn": {"loop": "${context.which}", "on_yes": "done"},
+      "done": {"terminal": true}}})");
+  REQUIRE(loop.has_value());
+  const std::string preview = render_preview(*loop);
+  CHECK(preview.find("  call: [loop: refine], yes\u2192dyn, no\u2192done\n") != std::string::npos);
+  CHECK(preview.find("  dyn: [loop: ${context.which}], yes\u2192done\n") != std::string::npos);
+  const std::string dot = render_dot(*loop);
+  CHECK(dot.find(R"(label="call\n[loop: refine]", shape=component)") != std::string::npos);
+  const std::string mermaid = render_mermaid(*loop);
+  CHECK(mermaid.find("state \"call<br/>#91;loop#58; refine#93;\" as s0") != std::string::npos);
+  CHECK(mermaid.find("class s0,s1 subloop") != std::string::npos);
+  // a loop without sub-loops draws no subloop class
+  auto flat = parse_loop_text(R"({"name": "f", "initial": "d", "states": {"d": {"terminal": true}}})");
+  REQUIRE(flat.has_value());
+  CHECK(render_mermaid(*flat).find("subloop") == std::string::npos);
+}

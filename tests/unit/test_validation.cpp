@@ -983,4 +983,12 @@ TEST_CASE("sub-loop keys are read strictly") {
   REQUIRE(loop.has_value());
   CHECK(*loop->states["a"].loop == "c");
   CHECK(loop->states["a"].with.at("k") == 1);
+  // written back (show --format json, the digest) and read again, unchanged
+  json back;
+  ll::to_json(back, *loop);
+  CHECK(back["states"]["a"]["loop"] == "c");
+  CHECK(back["states"]["a"]["with"]["k"] == 1);
+  auto again = ll::parse_loop_text(back.dump());
+  REQUIRE(again.has_value());
+  CHECK(*again == *loop);
 }

@@ -12,6 +12,7 @@
 #include <little_loops/config.hpp>
 #include <little_loops/detail/posix_io.hpp>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -134,6 +135,36 @@ inline void kill_cgroup(const std::string& dir, bool use_kill_file = true) {
   }
 }
 
+/// Removes the action cgroups below `parent` that a process which no longer exists left
+/// behind (it was killed before its cleanup ran), killing whatever still runs in them. A
+/// cgroup of a live process, ours or another run's, is left alone.
+inline void sweep_orphan_cgroups(const std::string& parent) {
+  DIR* listing = ::opendir(parent.c_str());
+  if (listing == nullptr) return;
+  constexpr std::string_view prefix = "little_loops-";
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string_view name = entry->d_name;
+    if (name.substr(0, prefix.size()) != prefix) continue;
+    const std::string_view rest = name.substr(prefix.size());
+    const std::size_t dash = rest.find('-');
+    long owner = 0;
+    for (const char c : rest.substr(0, dash)) {
+      if (c < '0' || c > '9' || owner > 4'194'304) {
+        owner = 0;
+        break;
+      }
+      owner = owner * 10 + (c - '0');
+    }
+    if (owner <= 0 || dash == std::string_view::npos) continue;
+    if (::kill(static_cast<pid_t>(owner), 0) == 0 || errno != ESRCH) continue;  // still there
+    const std::string dir = parent + "/" + std::string(name);
+    kill_cgroup(dir);
+    for (int attempt = 0; attempt < 200 && ::rmdir(dir.c_str()) != 0 && errno == EBUSY; ++attempt)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ::closedir(listing);
+}
+
 /// One action's cgroup: made by `create`, killed by `kill`, removed when destroyed (its
 /// processes are killed first, so that nothing outlives the action).
 class action_cgroup {
@@ -153,7 +184,9 @@ class action_cgroup {
     action_cgroup made;
     static std::atomic<bool> refused{false};
     static std::atomic<unsigned long> serial{0};
+    static std::atomic<bool> swept{false};
     if (parent.empty() || refused.load(std::memory_order_relaxed)) return made;
+    if (!swept.exchange(true, std::memory_order_relaxed)) sweep_orphan_cgroups(parent);
     const std::string prefix = parent + "/little_loops-" + std::to_string(::getpid()) + "-";
     for (int attempt = 0; attempt < 4; ++attempt) {
       std::string dir = prefix + std::to_string(serial.fetch_add(1, std::memory_order_relaxed));

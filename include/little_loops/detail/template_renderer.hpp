@@ -172,6 +172,8 @@ inline std::optional<std::string> resolve_captured(std::string& out, const templ
     return std::nullopt;
   }
   constexpr std::string_view where = "captured";
+  if (c.subloop.is_object() && c.subloop.contains(path[1].key))  // a sub-loop state's record
+    return resolve_walk(out, c.subloop, path, 1, where);
   constexpr auto& keys = template_captured_keys;
   switch (p.key) {
     case key_index(keys, "output"): return append_leaf_string(out, path, 1, c.output, where);

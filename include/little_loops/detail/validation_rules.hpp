@@ -114,13 +114,12 @@ inline void check_verdict_spelling(const state_config& state, std::string_view v
     std::vector<std::string_view> known = *produced;
     for (const auto v : *produced)
       if (!twin_verdict(v).empty()) known.push_back(twin_verdict(v));
+    if (state.loop) known.insert(known.end(), {"error", "timeout"});  // routed when given
     if (names_contain(known, verdict)) return;
     if (const auto close = closest_match(verdict, known)) {
-      const auto type = judging_evaluator(state);
       report(out, path, "impossible-verdict",
              fmt::format("{} can never produce the verdict {} (did you mean \"{}\"?)",
-                         type ? to_string(*type) : std::string_view("a state without action"),
-                         quote_excerpt(verdict), *close));
+                         verdict_source(state), quote_excerpt(verdict), *close));
       return;
     }
   }
@@ -510,12 +509,11 @@ inline void check_unrouted_verdicts(const state_config& state, const std::string
   if (state.terminal || state.next || (state.on.empty() && !has_route_entries(state))) return;
   const auto unrouted = unrouted_verdicts(state);
   if (!unrouted) return;
-  const auto type = judging_evaluator(state);
   for (const auto verdict : *unrouted)
     report(out, path, "unrouted-verdict",
            fmt::format("{} can give the verdict \"{}\", which has no route here: the run would "
                        "stop with \"No valid transition\"; add on_{}{}",
-                       type ? to_string(*type) : std::string_view("a state without action"), verdict,
+                       verdict_source(state), verdict,
                        verdict, verdict == "error" ? " (or route._error)" : ""),
            severity::warning);
 }
