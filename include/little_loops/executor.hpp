@@ -149,7 +149,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     // Its own storage, not snapshot_view()'s: const callers may run at once.
     std::vector<std::pair<std::string_view, double>> convergence;
     little_loops::snapshot s = view_into(convergence).materialize();
-    s.counters = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json());
+    s.counters = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_));
     if (!this->frames_.empty()) this->stack_into(s);  // the top loop's, the frames below it
     return s;
   }
@@ -161,7 +161,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
     if (!this->frames_.empty()) return this->stack_view();  // inside a child: copies
     little_loops::snapshot_view v = view_into(convergence_view_);
-    counters_view_ = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json());
+    counters_view_ = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_));
     if (!counters_view_.is_null()) v.counters = &counters_view_;
     return v;
   }
@@ -478,7 +478,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
       if (!d.event.kind.empty()) emit(detail::stamped(d.event, wall(), st.name, d.target, d.error_class));
     auto routed = detail::resilience_route(d, *loop_, route_reason_);
     auto next = routed ? std::move(*routed) : choose_next(st, ctx);
-    auto cycle = next ? resilience_.take_edge(*loop_, st.name, loop_->state(*next).name) : std::nullopt;
+    auto cycle = next ? resilience_.take_edge(*loop_, current_, *next) : std::nullopt;
     if (!cycle) return next;
     if constexpr (emits_events) emit(detail::stamped(cycle->event, wall(), st.name, cycle->target));
     return unexpected(detail::route_failure{cycle->error});

@@ -361,6 +361,13 @@ inline std::string render_preview(const fsm_loop& loop) {
   return out;
 }
 
+/// The retry, catch, backoff, edge-cap and circuit policies `loop` runs with, as JSON
+/// (`ll-loop validate --json`): `{states: {name: {retry, catch, backoff}}, max_edge_revisits,
+/// circuit}`, built-in entries marked `built_in: true` (design §6.6).
+inline json render_policies_json(const fsm_loop& loop) {
+  return detail::policies_json(loop, dialect_of(loop));
+}
+
 /// Graphviz DOT of the loop. States are boxes, sub-loop states components labelled with
 /// their child (`[loop: <child>]`); the initial state is drawn bold and entered
 /// from a point; terminals have a double border and a green fill, failure terminals a

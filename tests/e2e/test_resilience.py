@@ -88,6 +88,20 @@ def test_backoff_is_reported_not_slept():
         expect(r.seconds < 5, "nothing slept", r)
 
 
+def test_validate_json_reports_the_policies():
+    with Workdir() as wd:
+        r = ll("validate", "--json", LOOPS / "rn-decompose.yaml", cwd=wd, env=ENV)
+        expect_exit(r, 0)
+        policies = r.json()["policies"]
+        review = policies["states"]["run_size_review"]
+        expect(review["catch"]["rate_limit"] == "rate_limit_diagnostic", "catch", r)
+        expect(review["retry"][0] == {"on": ["rate_limit"], "interval": 30, "backoff_rate": 2,
+                                      "jitter": 30, "max_attempts": 3, "built_in": True},
+               f"short tier: {review['retry'][0]}", r)
+        expect(review["retry"][1]["delays"] == [300, 900, 1800, 3600], "long tier", r)
+        expect(policies["max_edge_revisits"] == 100 and policies["circuit"] is None, "caps", r)
+
+
 def test_show_displays_the_rate_limit_policy():
     with Workdir() as wd:
         r = ll("show", LOOPS / "rn-decompose.yaml", cwd=wd, env=ENV)

@@ -171,6 +171,13 @@ TEST_CASE("show writes the policy a state runs with") {
   CHECK(shown.find("every state with an action, unless it names the class:") != std::string::npos);
   CHECK(shown.find("retry api_error: 30s, 2 attempts [built in]") != std::string::npos);
   CHECK(shown.find("Max edge revisits: 100 (built in)") != std::string::npos);
+  const json policies = ll::render_policies_json(*loop);
+  CHECK(policies["states"]["work"]["catch"]["rate_limit"] == "slow");
+  CHECK(policies["states"]["work"]["retry"][0]["max_attempts"] == 2);
+  CHECK(policies["states"]["work"]["retry"][0]["built_in"] == true);
+  CHECK(policies["states"]["slow"]["retry"].size() == 3);  // the current dialect's built-ins
+  CHECK(policies["max_edge_revisits"] == 100);
+  CHECK(policies["circuit"].is_null());
 
   json seed = json::parse(R"({"name": "s", "initial": "a", "states": {
       "a": {"action": "x", "next": "done"}, "done": {"terminal": true}}})");

@@ -196,6 +196,39 @@ inline std::string render_policies(const fsm_loop& loop, loop_dialect dialect) {
   return out;
 }
 
+/// The effective policies as JSON (`validate --json`): `states` maps each state with any to
+/// `{retry: [...], catch: {class: state}, backoff}` (built-in entries carry `built_in: true`);
+/// then `max_edge_revisits` (null: no cap) and `circuit` (null: none).
+inline json policies_json(const fsm_loop& loop, loop_dialect dialect) {
+  json states = json::object();
+  for (const auto& [name, state] : loop.states) {
+    const policy_set set = effective_policies(state, dialect);
+    json entry = json::object();
+    if (!set.retry.empty()) {
+      json list = json::array();
+      for (const auto& p : set.retry) {
+        json j = retry_policy_json(p);
+        if (!p.written) j["built_in"] = true;
+        list.push_back(std::move(j));
+      }
+      entry["retry"] = std::move(list);
+    }
+    if (!set.catches.empty()) {
+      json table = json::object();
+      for (const auto& [cls, target] : set.catches) table[cls] = target;
+      entry["catch"] = std::move(table);
+    }
+    if (state.resilience.backoff) entry["backoff"] = number_json(*state.resilience.backoff);
+    if (!entry.empty()) states[name] = std::move(entry);
+  }
+  json circuit = nullptr;
+  write_loop_resilience(circuit, loop.resilience);  // writes `circuit` when there is one
+  const auto cap = edge_revisit_cap(loop, dialect);
+  return json{{"states", std::move(states)},
+              {"max_edge_revisits", cap ? json(*cap) : json(nullptr)},
+              {"circuit", circuit.is_object() && circuit.contains("circuit") ? circuit["circuit"] : json(nullptr)}};
+}
+
 /// The stall evaluator's fields for `show` (`max_stall: 2`, …).
 inline void render_stall_fields(const stall_config& s, std::vector<std::string>& parts) {
   const auto list = [](const std::vector<std::string>& names) {

@@ -134,17 +134,18 @@ class resilience_memory {
     little_loops::error error;
   };
 
-  /// Counts the edge from → to; past the loop's cap (edge_revisit_cap()), the cycle that
-  /// ends the run.
-  std::optional<cycle> take_edge(const compiled_loop& loop, std::string_view from,
-                                 std::string_view to) {
+  /// Counts the edge from → to (state indexes of `loop`); past the loop's cap
+  /// (edge_revisit_cap()), the cycle that ends the run. Allocates only for an edge's first
+  /// traversal.
+  std::optional<cycle> take_edge(const compiled_loop& loop, std::size_t from, std::size_t to) {
     const auto cap = edge_revisit_cap(loop.loop(), loop.dialect());
     if (!cap) return std::nullopt;
-    const int count = ++edges_[std::string(from) + "->" + std::string(to)];
+    const int count = ++edges_[{from, to}];
     if (count <= *cap) return std::nullopt;
-    message_ = fmt::format("Cycle detected: edge {}->{} traversed {} times (limit: {})", from, to,
-                           count, *cap);
-    cycle c{resilience_event{}, std::string(to),
+    const std::string& to_name = loop.state(to).name;
+    message_ = fmt::format("Cycle detected: edge {}->{} traversed {} times (limit: {})",
+                           loop.state(from).name, to_name, count, *cap);
+    cycle c{resilience_event{}, to_name,
             little_loops::error{errc::cap_reached, message_, "max_edge_revisits"}};
     c.event.kind = "cycle_detected";
     c.event.attempt = count;
@@ -184,8 +185,9 @@ class resilience_memory {
 
   // ---- snapshot ----
 
-  /// The memory for snapshot::counters["resilience"] (null when there is none).
-  [[nodiscard]] json to_json() const {
+  /// The memory for snapshot::counters["resilience"], by state name (null when there is
+  /// none).
+  [[nodiscard]] json to_json(const compiled_loop& loop) const {
     json stall = stalls.to_json();
     if (records_.empty() && edges_.empty() && window_.empty() && recurrent_.empty() &&
         stall.is_null() && pending_wait_ == 0)
@@ -201,14 +203,20 @@ class resilience_memory {
                    {"waited", number_json(rec.waited)}};
       out["retries"] = std::move(r);
     }
-    if (!edges_.empty()) out["edges"] = edges_;
+    if (!edges_.empty()) {
+      json edges = json::object();
+      for (const auto& [edge, count] : edges_)
+        edges[loop.state(edge.first).name + "->" + loop.state(edge.second).name] = count;
+      out["edges"] = std::move(edges);
+    }
     if (!window_.empty()) out["window"] = window_;
     if (!recurrent_.empty()) out["recurrent"] = recurrent_;
     return out;
   }
 
-  /// Restores to_json()'s memory (ill-typed members are skipped).
-  void restore(const json& j) {
+  /// Restores to_json()'s memory (ill-typed members, and edges between states `loop` lacks,
+  /// are skipped).
+  void restore(const json& j, const compiled_loop& loop) {
     clear();
     if (!j.is_object()) return;
     if (const auto st = j.find("stall"); st != j.end()) stalls.restore(*st);
@@ -226,13 +234,18 @@ class resilience_memory {
         rec.waited = v.value("waited", 0.0);
         records_[it.key()] = std::move(rec);
       }
-    const auto table = [&j](const char* key, std::map<std::string, int>& to) {
-      if (const auto m = j.find(key); m != j.end() && m->is_object())
-        for (auto it = m->begin(); it != m->end(); ++it)
-          if (it->is_number_integer()) to[it.key()] = it->get<int>();
-    };
-    table("edges", edges_);
-    table("recurrent", recurrent_);
+    if (const auto m = j.find("recurrent"); m != j.end() && m->is_object())
+      for (auto it = m->begin(); it != m->end(); ++it)
+        if (it->is_number_integer()) recurrent_[it.key()] = it->get<int>();
+    if (const auto m = j.find("edges"); m != j.end() && m->is_object())
+      for (auto it = m->begin(); it != m->end(); ++it) {
+        const std::string& key = it.key();
+        const std::size_t arrow = key.find("->");
+        if (arrow == std::string::npos || !it->is_number_integer()) continue;
+        const auto from = loop.find(key.substr(0, arrow));
+        const auto to = loop.find(key.substr(arrow + 2));
+        if (from && to) edges_[{*from, *to}] = it->get<int>();
+      }
     if (const auto w = j.find("window"); w != j.end() && w->is_array())
       for (const auto& k : *w)
         if (k.is_string()) window_.push_back(k.get<std::string>());
@@ -294,7 +307,7 @@ class resilience_memory {
   }
 
   std::map<std::string, retry_record> records_;
-  std::map<std::string, int> edges_;
+  std::map<std::pair<std::size_t, std::size_t>, int> edges_;  // (from, to) → traversals
   std::deque<std::string> window_;
   std::map<std::string, int> recurrent_;
   std::vector<std::optional<policy_set>> sets_;

@@ -119,7 +119,7 @@ class subloop_frames {
     ex.context_ = s.context;
     inject_missing(ex.context_, ex.options_.injected_context);
     ex.counters_.restore(s.counters, *ex.loop_);
-    ex.resilience_.restore(s.counters.is_object() ? s.counters.value("resilience", json()) : json());
+    ex.resilience_.restore(s.counters.is_object() ? s.counters.value("resilience", json()) : json(), *ex.loop_);
     ex.captured_ = captured_map(s.captured);
     ex.history_.restore(s);
     ex.convergence_ = std::move(convergence);
@@ -365,7 +365,7 @@ class subloop_frames {
     s.elapsed_ms = f.elapsed_offset_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
                                              self().clock_->now() - f.start).count();
     s.started_at = f.started_at;
-    s.counters = with_resilience(f.counters.to_json(*f.loop), f.resilience.to_json());
+    s.counters = with_resilience(f.counters.to_json(*f.loop), f.resilience.to_json(*f.loop));
     return s;
   }
 
