@@ -109,23 +109,24 @@ std::size_t stop_leftovers_of_run(const std::string& run_id,
 
 // ---------------------------------------------------------------------------------------
 // Ctrl-C / SIGTERM: the handler only writes a byte to a self-pipe; a watcher thread turns it
-// into a stop request on the executor (stop_source is not async-signal-safe). A second signal
-// gets the default action (so a second Ctrl-C ends ll-loop at once).
+// into a stop request on the executor (stop_source is not async-signal-safe). The first
+// stop asks the action to end (SIGTERM, then SIGKILL after the runner's grace); a second
+// signal kills the action's process group at once, says so, and ends ll-loop if the run
+// does not end by itself within 2 s; a third gets the default action.
 
 std::atomic<int> g_signal_pipe_write{-1};
 std::atomic<int> g_signal_count{0};
 
 extern "C" void on_stop_signal(int sig) {
   const int saved = errno;
-  if (g_signal_count.fetch_add(1) >= 1) {
+  const int count = g_signal_count.fetch_add(1);
+  const int fd = g_signal_pipe_write.load();
+  if (count >= 2 || fd < 0) {
     std::signal(sig, SIG_DFL);
     ::raise(sig);
   }
-  const int fd = g_signal_pipe_write.load();
-  if (fd >= 0) {
-    const char byte = 's';
-    [[maybe_unused]] const auto n = ::write(fd, &byte, 1);
-  }
+  const char byte = count == 0 ? 's' : 'k';
+  [[maybe_unused]] const auto n = ::write(fd, &byte, 1);
   errno = saved;
 }
 
@@ -133,8 +134,8 @@ extern "C" void on_stop_signal(int sig) {
 /// thread when SIGINT/SIGTERM arrives or the stop-request file appears.
 class stop_signals {
  public:
-  stop_signals(std::stop_source source, fs::path stop_file)
-      : source_(std::move(source)), stop_file_(std::move(stop_file)) {
+  stop_signals(std::stop_source source, fs::path stop_file, std::string run_id)
+      : source_(std::move(source)), stop_file_(std::move(stop_file)), run_id_(std::move(run_id)) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return;
     read_fd_ = fds[0];
@@ -174,9 +175,12 @@ class stop_signals {
       const int n = ::poll(&p, 1, 200);  // also look for the stop file 5× a second
       if (n > 0) {
         char byte = 0;
-        if (::read(read_fd_, &byte, 1) == 1 && byte == 's') {
+        if (::read(read_fd_, &byte, 1) != 1) continue;
+        if (byte == 's') {
           signalled_ = true;
           source_.request_stop();
+        } else if (byte == 'k') {
+          kill_action();
         }
         continue;
       }
@@ -188,8 +192,25 @@ class stop_signals {
     }
   }
 
+  // The second interrupt: SIGKILL to the running action's process group, said on stderr;
+  // the run then ends as interrupted, or ll-loop exits with 130 after 2 s if it does not.
+  void kill_action() {
+    signalled_ = true;
+    source_.request_stop();
+    const std::size_t killed = stop_leftovers_of_run(run_id_, std::chrono::milliseconds(0));
+    say_note(killed == 0 ? std::string("Interrupted again: no action process was left to kill")
+                         : fmt::format("Interrupted again: killed the running action's process "
+                                       "group ({} process{})",
+                                       killed, killed == 1 ? "" : "es"));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!done_ && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!done_) std::_Exit(130);
+  }
+
   std::stop_source source_;
   fs::path stop_file_;
+  std::string run_id_;
   int read_fd_ = -1;
   int write_fd_ = -1;
   struct sigaction old_int_ {};
@@ -203,10 +224,27 @@ class stop_signals {
 // ---------------------------------------------------------------------------------------
 // The sink of a real run: progress display + event journal.
 
+/// The last action that failed (non-zero exit, timeout, signal): `last_failed_action` of
+/// `--json`, with the last lines of its stderr.
+struct failed_action {
+  bool seen = false;
+  std::string state;
+  int exit_code = 0;
+  std::vector<std::string> stderr_tail;
+};
+
 struct display_forward {
   progress_display* display = nullptr;
+  failed_action* failed = nullptr;
   void on_event(const ll::loop_event& event) noexcept {
     if (display != nullptr) display->on_event(event);
+    const auto* done = std::get_if<ll::action_complete_event>(&event);
+    if (failed == nullptr || done == nullptr || (done->exit_code == 0 && !done->timed_out && done->signal == 0))
+      return;
+    try {
+      *failed = {true, std::string(done->state), done->exit_code, last_lines(done->stderr_output, 5)};
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a report must not stop the run
+    }
   }
 };
 
@@ -229,6 +267,7 @@ struct run_settings {
   std::optional<long long> max_iterations;
   bool no_llm = false;
   bool quiet = false;
+  bool verbose = false;               ///< show every action's output
   bool as_json = false;
   bool queue = false;                 ///< wait for a conflicting scope instead of refusing
   fs::path journal_dir{std::string(ll::default_journal_dir)};
@@ -410,6 +449,8 @@ ll::posix_runner_options runner_options(const run_settings& s, const std::string
   opts.environment.emplace_back(std::string(run_id_variable), run_id);
   if (s.shell_command) opts.shell_command = *s.shell_command;
   if (s.prompt_command) opts.prompt_command = *s.prompt_command;
+  // --no-llm: no prompt or slash-command action runs (each is the `error` verdict).
+  if (s.no_llm) opts.prompt_command.clear();
   if (s.output_limit) opts.output_limit = static_cast<std::size_t>(*s.output_limit);
   return opts;
 }
@@ -478,11 +519,15 @@ std::optional<pid_t> spawn_handoff_session(ll::loop_journal& journal, const run_
 
 /// The run's outcome on stdout: the `--json` object, or the summary (not with --quiet).
 void report_run(const run_settings& s, const ll::execution_result& result, const ll::journal_record& record,
-                const style& out_style, std::optional<pid_t> continuation_pid) {
+                const style& out_style, std::optional<pid_t> continuation_pid, const failed_action& failed) {
   if (s.as_json) {
     ll::json out = result_json(result, ll::dialect_of(s.loaded.loop));
     out["failure"] = result.failure;
     out["status"] = record.status;
+    if (failed.seen)
+      out["last_failed_action"] = {{"state", failed.state},
+                                   {"exit_code", failed.exit_code},
+                                   {"stderr_tail", failed.stderr_tail}};
     if (continuation_pid) out["continuation_pid"] = static_cast<long>(*continuation_pid);
     fmt::print("{}\n", json_text(out, 2));
   } else if (!s.quiet) {
@@ -503,6 +548,7 @@ struct run_hooks {
   std::stop_source stop;
   std::optional<stop_signals> signals;
   std::optional<ll::error> journal_failure;  ///< the first journal write that failed
+  std::string run_id;                        ///< LL_LOOP_RUN_ID of the run's actions
 
   ll::journaled_run_hooks make() {
     ll::journaled_run_hooks hooks;
@@ -531,11 +577,12 @@ struct run_hooks {
     if (!s.quiet && !s.as_json && !s.resume_from) {
       say(fmt::format("Running loop: {}", out_style.bold(s.loaded.loop.name)));
       say(fmt::format("Max iterations: {}", s.loaded.loop.max_iterations));
+      if (s.no_llm) say("--no-llm: prompt and slash-command actions are not run");
       say("");
     }
     // The stop file (`ll-loop stop`): the watcher thread looks for it 5× a second; between
     // two actions run_journaled looks for it at most every 10 ms (not one stat() per step).
-    signals.emplace(stop, journal.paths().stop);
+    signals.emplace(stop, journal.paths().stop, run_id);
   }
 };
 
@@ -582,7 +629,9 @@ int execute(run_settings& s) {
 
   const style out_style = style::for_stream(stdout);
   progress_display display(stdout, out_style, loop);
-  run_sink sink(journal, display_forward{(s.quiet || s.as_json) ? nullptr : &display});
+  display.set_verbose(s.verbose);
+  failed_action failed;
+  run_sink sink(journal, display_forward{(s.quiet || s.as_json) ? nullptr : &display, &failed});
   auto made = ll::make_executor(loop, runner, evaluator, sink, std::move(options));
   if (!made) {
     report_load_failure(failure_of(made.error(), s.loaded), s.shown_name);
@@ -601,10 +650,10 @@ int execute(run_settings& s) {
   // fsyncs are written by the journal's background thread, off the loop's path (a machine
   // crash goes back at most one fsync round trip).
   journal.sync = ll::journal_sync::background;
-  run_hooks hooks{s, journal, display, out_style, stop, std::nullopt};
+  run_hooks hooks{s, journal, display, out_style, stop, std::nullopt, std::nullopt, run_id};
   const ll::execution_result& result = ll::run_journaled(*made, journal, record, stop.get_token(), hooks.make());
   const std::optional<pid_t> continuation_pid = spawn_handoff_session(journal, s, result, record.current_state);
-  report_run(s, result, record, out_style, continuation_pid);
+  report_run(s, result, record, out_style, continuation_pid, failed);
   if (hooks.journal_failure) return exit_journal_failed;
   return exit_code_for(result);
 }
@@ -689,6 +738,7 @@ bool read_max_iterations(const parsed_args& args, run_settings& s) {
 
 bool read_common_run_options(const parsed_args& args, run_settings& s) {
   s.quiet = args.has("quiet");
+  s.verbose = args.has("verbose");
   s.as_json = args.has("json");
   s.queue = args.has("queue");
   if (auto dir = args.value("journal-dir")) s.journal_dir = *dir;
@@ -940,6 +990,21 @@ std::optional<loaded_loop> reload_loop(const ll::journal_record& record, const r
 
 }  // namespace
 
+namespace {
+
+/// True, after saying how to go on, when `record`'s run ended at its iteration cap and the
+/// cap it would resume with (`--max-iterations`, the run's, or the loop's) leaves no step.
+bool stopped_at_cap(const ll::journal_record& record, long long cap, const std::string& shown_name) {
+  const auto how = record.extra.find("terminated_by");
+  if (how == record.extra.end() || *how != "max_iterations" || cap > record.iteration) return false;
+  say_error(fmt::format("{} stopped at its iteration cap ({} iterations). Resume with "
+                        "--max-iterations N (more than {})",
+                        shown_name, record.iteration, record.iteration));
+  return true;
+}
+
+}  // namespace
+
 int verb_resume(const parsed_args& args) {
   run_settings s;
   s.shown_name = args.positional(0);
@@ -956,6 +1021,8 @@ int verb_resume(const parsed_args& args) {
   reuse_run_settings(s, record->extra);
   auto loaded = reload_loop(*record, s);
   if (!loaded) return exit_failed;
+  if (stopped_at_cap(*record, s.max_iterations.value_or(loaded->loop.max_iterations), s.shown_name))
+    return exit_failed;
   if (record->status == ll::journal_status::handoff && !s.quiet && !s.as_json) {
     if (auto it = record->extra.find("continuation"); it != record->extra.end() && it->is_string())
       say(fmt::format("Resuming from context handoff (iteration {})...\nContext: {}\n",
@@ -1263,7 +1330,9 @@ int verb_simulate(const parsed_args& args) {
     print_simulation_summary(result, made->sink().visited, made->runner().calls());
   }
   std::fflush(stdout);
-  return exit_ok;
+  // A simulated run that ended in an error fails, as `run` does (a limit does not: a
+  // simulation is capped at 20 iterations by default).
+  return result.terminated_by == ll::termination::error ? exit_failed : exit_ok;
 }
 
 }  // namespace ll_loop
@@ -1453,6 +1522,28 @@ std::string print_test_verdict(const test_sink& sink, bool by_exit_code, const l
   return verdict;
 }
 
+/// For an `output_contains` state: the part of the output the pattern matched and its line,
+/// or, when nothing matched and the pattern anchors with `^` or `$`, that those anchor at the
+/// whole output (Python's re.search), with the `(?m)` that anchors them at each line.
+void print_test_match(const test_sink& sink, const test_runner& runner, const ll::state_config& state) {
+  if (sink.evaluator_type != "output_contains" || !runner.last() || !state.evaluate ||
+      state.evaluate->source)
+    return;
+  const auto pattern = sink.details.find("pattern");
+  if (pattern == sink.details.end() || !pattern->is_string()) return;
+  const std::string& text = pattern->get_ref<const std::string&>();
+  const std::string& output = runner.last()->output;
+  if (const auto at = ll::pattern_matcher(text).find(output)) {
+    const auto line = 1 + std::count(output.begin(), output.begin() + static_cast<std::ptrdiff_t>(at->first), '\n');
+    fmt::print("  matched: \"{}\" (line {} of the output)\n",
+               one_line(std::string_view(output).substr(at->first, at->second), 120), line);
+  } else if ((text.find('^') != std::string::npos || text.find('$') != std::string::npos) &&
+             text.find("(?m)") == std::string::npos) {
+    fmt::print("  note: ^ and $ anchor at the start and end of the whole output, not of each "
+               "line; write (?m){} to anchor at each line\n", terminal_safe(text));
+  }
+}
+
 /// Where the step would go, its errors and the conclusion; the exit code of `test`.
 int print_test_conclusion(const test_sink& sink, const std::string& target, const std::string& verdict) {
   fmt::print("\n");
@@ -1503,6 +1594,8 @@ int verb_test(const parsed_args& args) {
   ll::posix_runner_options opts;
   if (s.shell_command) opts.shell_command = *s.shell_command;
   if (s.output_limit) opts.output_limit = static_cast<std::size_t>(*s.output_limit);
+  const std::string run_id = new_run_id();  // so a second Ctrl-C finds the action
+  opts.environment.emplace_back(std::string(run_id_variable), run_id);
   ll::posix_process_runner process_runner(std::move(opts));
   test_runner runner(process_runner, *simulated_exit_code);
   std::stop_source stop;
@@ -1516,7 +1609,7 @@ int verb_test(const parsed_args& args) {
   std::fflush(stdout);
   {
     std::stop_callback forward(stop.get_token(), [&ex]() noexcept { ex.request_stop(); });
-    stop_signals signals(stop, {});
+    stop_signals signals(stop, {}, run_id);
     ex.step();
   }
   print_test_action(ex.runner(), *simulated_exit_code, args.value("exit-code").has_value());
@@ -1525,6 +1618,7 @@ int verb_test(const parsed_args& args) {
     return exit_failed;
   }
   const std::string verdict = print_test_verdict(ex.sink(), by_exit_code, ex.result());
+  print_test_match(ex.sink(), ex.runner(), *state);
   return print_test_conclusion(ex.sink(), target, verdict);
 }
 

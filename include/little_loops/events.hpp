@@ -66,7 +66,7 @@ struct action_start_event {
 };
 
 /// `action_complete {exit_code, duration_ms, output_preview, is_prompt[, timed_out, signal,
-/// cancelled]}`: the runner returned. `output_preview` is the output's last 2000 characters
+/// cancelled, stderr_preview]}`: the runner returned. `output_preview` is the output's last 2000 characters
 /// (code points), then stripped of whitespace as Python's str.strip() does; null only when
 /// the output is empty (a blank output gives "").
 struct action_complete_event {
@@ -82,6 +82,7 @@ struct action_complete_event {
   int signal = 0;
   bool truncated = false;        ///< the runner cut the output (action_result::truncated)
   std::size_t output_limit = 0;  ///< where it was cut, in bytes per stream (0: not known)
+  std::string_view stderr_output;  ///< the action's stderr (`stderr_preview` in JSON)
   std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
@@ -320,6 +321,8 @@ inline void write_event(W& w, const action_complete_event& e) {
     w.boolean("output_truncated", true);
     w.integer("output_limit", static_cast<std::int64_t>(e.output_limit));
   }
+  // What went wrong is usually on stderr: its tail, as output_preview, when there is any.
+  if (!e.stderr_output.empty()) w.string("stderr_preview", output_tail(e.stderr_output));
 }
 template <class W>
 inline void write_event(W& w, const evaluate_event& e) {

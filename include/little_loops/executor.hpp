@@ -412,9 +412,9 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
       if (!r) return conclude_unrunnable(st, ctx, "interpolation", std::move(r.error().message));
       text = action_text_;
     }
-    const action_kind kind = st.kind_from_rendered && !text.empty() && text.front() == '/'
-                                 ? action_kind::slash_command
-                                 : st.kind;
+    const action_kind kind = !st.kind_from_rendered ? st.kind
+                             : is_slash_command_text(text) ? action_kind::slash_command
+                                                           : action_kind::shell;
     if constexpr (emits_events)
       emit(action_start_event{wall(), st.name, text, kind != action_kind::shell});
     // The request is a member so its stop token is not copied (two atomic operations) per
@@ -462,7 +462,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
       emit(action_complete_event{wall(), st.name, a.exit_code,
                                  static_cast<std::int64_t>(a.duration.count()), a.output,
                                  request_.kind != action_kind::shell, a.timed_out, a.cancelled,
-                                 a.signal, a.truncated, a.output_limit});
+                                 a.signal, a.truncated, a.output_limit, a.stderr_output});
     if (a.cancelled || (a.abnormal() && stop_.stop_requested())) return end(termination::cancelled);
     if (a.timed_out && deadline_ && clock_->now() >= *deadline_) return end(termination::timeout);
     if (st.capture) {

@@ -4,6 +4,7 @@
 
 #include <little_loops/config.hpp>
 #include <little_loops/detail/json_path.hpp>
+#include <little_loops/detail/state_verdicts.hpp>
 #include <little_loops/detail/utf8.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
@@ -72,47 +73,11 @@ inline std::vector<loop_transition> transitions_of(const std::string& name,
 
 namespace detail {
 
-/// True when the state's action is LLM-bound: `action_type: prompt|slash_command`, or no
-/// action_type and an action starting with `/` (design §3.10).
-inline bool render_is_prompt_action(const state_config& s) noexcept {
-  if (s.action_type) return *s.action_type != action_kind::shell;
-  return s.action && !s.action->empty() && s.action->front() == '/';
-}
-
-// True when a verdict of `state` (not a `next:` state) can find no route: the verdicts its
-// evaluator gives (exit_code, output_numeric, output_json, output_contains: success, failure,
-// error; convergence: target, progress, stall, error; llm_structured, the default for a
-// prompt: any) that neither the route table (with `_error`, `_`) nor a shorthand takes. A
-// state with neither action nor evaluate yields success (design §3.16).
+// True when a verdict of `state` (not a `next:` state) can find no route (see
+// unrouted_verdicts; an evaluator that can give any verdict has one unless `_` is set).
 inline bool has_unrouted_verdict(const state_config& state) {
-  if (state.route && state.route->default_target) return false;
-  const auto routed_exactly = [&](std::string_view verdict) {
-    if (state.route) {
-      if (state.route->routes.count(std::string(verdict)) != 0) return true;
-      if (verdict == "error" && state.route->error_target) return true;
-    }
-    return state.on.count(std::string(verdict)) != 0;
-  };
-  const auto routed = [&](std::string_view verdict) {  // twin verdicts route alike
-    const std::string_view twin = twin_verdict(verdict);
-    return routed_exactly(verdict) || (!twin.empty() && routed_exactly(twin));
-  };
-  const bool acts = state.action && !state.action->empty();
-  evaluator_type type = evaluator_type::exit_code;
-  if (state.evaluate) {
-    type = state.evaluate->type;
-  } else if (!acts) {
-    return !routed("success");
-  } else if (render_is_prompt_action(state)) {
-    type = evaluator_type::llm_structured;
-  }
-  switch (type) {
-    case evaluator_type::llm_structured:
-    case evaluator_type::classify: return true;  // any verdict the judge or the output names
-    case evaluator_type::convergence:
-      return !routed("target") || !routed("progress") || !routed("stall") || !routed("error");
-    default: return !routed("success") || !routed("failure") || !routed("error");
-  }
+  const auto unrouted = unrouted_verdicts(state);
+  return !unrouted || !unrouted->empty();
 }
 
 }  // namespace detail
@@ -192,7 +157,7 @@ inline std::string render_resolved(const fsm_loop& loop, const json& value) {
 /// `output_contains [pattern: "0 errors"]`, `exit_code (default)`, …
 inline std::string render_evaluator(const fsm_loop& loop, const state_config& s) {
   if (!s.evaluate)
-    return render_is_prompt_action(s) ? "llm_structured (default)" : "exit_code (default)";
+    return runs_prompt_action(s) ? "llm_structured (default)" : "exit_code (default)";
   const evaluate_config& e = *s.evaluate;
   std::vector<std::string> parts;
   const auto quoted = [](const std::string& text) {

@@ -80,6 +80,25 @@ enum class action_kind {
   slash_command,  ///< a slash command for an agent CLI
 };
 
+/// True when `text`, an action without `action_type:`, is a slash command: its first word is
+/// `/name` or `/namespace:name` (letters, digits, `_`, `-`, `.`; no second `/`), so `/ll:fix
+/// src` is one and `/usr/bin/true` is a shell command (design §3.17). The executor asks again
+/// of the rendered text of a templated action.
+constexpr bool is_slash_command_text(std::string_view text) noexcept {
+  const auto word_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-' || c == '.';
+  };
+  if (text.size() < 2 || text[0] != '/' || !word_char(text[1]) || text[1] == '.') return false;
+  bool colon = false;
+  std::size_t i = 2;
+  for (; i < text.size() && text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r'; ++i) {
+    if (text[i] == ':' && !colon && word_char(text[i - 1])) colon = true;
+    else if (!word_char(text[i])) return false;
+  }
+  return text[i - 1] != ':';
+}
+
 /// What the host does on a `CONTEXT_HANDOFF:` signal (`on_handoff:` in documents). The
 /// executor ends the run as `handoff` with a snapshot either way (execution_result carries
 /// the policy); the host acts on it, as the original's: `pause` keeps the run resumable
@@ -316,6 +335,14 @@ constexpr std::string_view twin_verdict(std::string_view verdict) noexcept {
 /// True for a judge's abstention: `cannot_judge` or `cannot_judge_<suffix>` (design §6.3).
 constexpr bool is_abstention_verdict(std::string_view verdict) noexcept {
   return verdict == "cannot_judge" || verdict.starts_with("cannot_judge_");
+}
+
+/// True when the state's action runs as an LLM prompt: `action_type: prompt|slash_command`,
+/// or no `action_type` and an action that is a slash command as written
+/// (is_slash_command_text; a templated action is decided again once rendered).
+inline bool runs_prompt_action(const state_config& state) noexcept {
+  if (state.action_type) return *state.action_type != action_kind::shell;
+  return state.action && is_slash_command_text(*state.action);
 }
 
 /// The loop's dialect: as declared, else `current` when it writes `max_steps`, or a state

@@ -70,6 +70,8 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `unused-evaluator-field` | warning | an evaluator field its type does not read |
 /// | `llm-disabled` | warning | llm_structured while `llm.enabled: false` |
 /// | `suspicious-verdict` | warning | on_<verdict>/route key close to a built-in verdict |
+/// | `impossible-verdict` | error | a routed verdict the state's evaluator never gives, close to one it gives |
+/// | `unrouted-verdict` | warning | a verdict the state's evaluator gives that has no route |
 /// | `pattern-not-regex` | warning | an output_contains pattern searched for as plain text: invalid for Python's re, or using a feature RE2 lacks (lookaround, backreferences) |
 /// | `unreachable-state` | warning | not reachable from `initial` (or on_max_iterations) |
 /// | `max-retries-range` | error | max_retries < 1 |

@@ -71,6 +71,10 @@ def spawn(*args, cwd=None, env=None) -> subprocess.Popen:
                             start_new_session=True)
 
 
+class Skip(Exception):
+    """Raised by a test that cannot run here; main() reports it as SKIP with the reason."""
+
+
 def expect(cond, message, result: Result | None = None):
     if not cond:
         raise AssertionError(message + ("\n" + result.describe() if result else ""))
@@ -167,6 +171,8 @@ def main():
         try:
             fn()
             print(f"PASS {name} ({time.monotonic() - start:.2f}s)", flush=True)
+        except Skip as why:
+            print(f"SKIP {name}: {why}", flush=True)
         except Exception:  # noqa: BLE001 - report every failure, keep going
             failures += 1
             print(f"FAIL {name} ({time.monotonic() - start:.2f}s)", flush=True)
@@ -175,5 +181,5 @@ def main():
     sys.exit(1 if failures or not tests else 0)
 
 
-__all__ = ["EXAMPLES", "FIXTURES", "Result", "Workdir", "expect", "expect_exit", "expect_in",
+__all__ = ["EXAMPLES", "FIXTURES", "Result", "Skip", "Workdir", "expect", "expect_exit", "expect_in",
            "lines", "ll", "main", "pids_with_marker", "signal", "spawn", "wait_for", "write"]

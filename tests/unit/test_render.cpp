@@ -65,7 +65,7 @@ TEST_CASE("seed 001 phase 7: evaluator lines per type") {
         "Max iterations: 20\n"
         "Evaluator: output_numeric [operator: eq, target: 0]\n");
   loop = compiled_fixture("convergence");
-  CHECK(render_preview(loop).find("  measure: target\u2192done, progress\u2192apply, stall\u2192done\n") !=
+  CHECK(render_preview(loop).find("  measure: target\u2192done, progress\u2192apply, stall\u2192stalled\n") !=
         std::string::npos);
   CHECK(render_preview(loop).find("\nEvaluator: convergence [toward: 0, tolerance: 0]\n") != std::string::npos);
   loop = compiled_fixture("invariants");

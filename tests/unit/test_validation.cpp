@@ -34,17 +34,25 @@ std::string loop_doc(const std::string& states, const std::string& top = "") {
 }
 
 /// Parses (strictly) and validates; the test fails if the document does not parse.
-ll::diagnostics check(const std::string& text) {
+ll::diagnostics check_all(const std::string& text) {
   auto loop = ll::parse_loop_text(text);
   REQUIRE_MESSAGE(loop.has_value(), (loop ? "" : dump_all(loop.error().details)));
   return ll::validate(*loop);
 }
 
+/// check_all() without `unrouted-verdict` warnings: most documents here route only the
+/// verdicts their rule is about (the unrouted ones have tests of their own).
+ll::diagnostics check(const std::string& text) {
+  auto found = check_all(text);
+  std::erase_if(found, [](const ll::diagnostic& d) { return d.code == "unrouted-verdict"; });
+  return found;
+}
+
 }  // namespace
 
 TEST_CASE("a well-formed loop has no diagnostics") {
-  const auto found = check(loop_doc(R"("a": {"action": "make", "on_success": "done",
-                                                "on_failure": "a"})"));
+  const auto found = check_all(loop_doc(R"("a": {"action": "make", "on_success": "done",
+                                                "on_failure": "a", "on_error": "done"})"));
   CHECK_MESSAGE(found.empty(), dump_all(found));
 }
 
@@ -660,9 +668,16 @@ TEST_CASE("warnings: conflicts, dead configuration and unreachable states") {
 
   found = check(loop_doc(R"("a": {"action": "x", "on_sucess": "done", "on_failure": "a",
                                   "route": {"eror": "a"}})"));
+  // exit_code can never give these: errors now (the run would stop at them), not warnings.
+  REQUIRE(find_diagnostic(found, "states.a.on_sucess", "impossible-verdict") != nullptr);
+  CHECK(find_diagnostic(found, "states.a.on_sucess", "impossible-verdict")->message ==
+        "exit_code can never produce the verdict \"sucess\" (did you mean \"success\"?)");
+  CHECK(find_diagnostic(found, "states.a.route.eror", "impossible-verdict"));
+  // A judge may give any verdict: a close one is still only suspicious.
+  found = check(loop_doc(R"("a": {"action": "/x", "on_sucess": "done", "on_error": "done"})"));
+  REQUIRE(find_diagnostic(found, "states.a.on_sucess", "suspicious-verdict") != nullptr);
   CHECK(find_diagnostic(found, "states.a.on_sucess", "suspicious-verdict")->message ==
         "no built-in evaluator produces the verdict \"sucess\" (did you mean \"success\"?)");
-  CHECK(find_diagnostic(found, "states.a.route.eror", "suspicious-verdict"));
 
   found = check(loop_doc(R"("a": {"action": "x", "next": "done"},
                             "island": {"action": "y", "next": "done"},
@@ -709,8 +724,81 @@ TEST_CASE("validation of a large loop finds every problem once") {
   done.terminal = true;
   loop.states["done"] = done;
   const auto found = ll::validate(loop);
-  CHECK(found.size() == 4);
+  CHECK(found.size() == 204);
   CHECK(count_code(found, "unknown-state") == 4);
+  CHECK(count_code(found, "unrouted-verdict") == 200);  // no state routes `error`
+}
+
+TEST_CASE("verdicts: an impossible one is an error with a did-you-mean, an unrouted one a warning") {
+  // exit_code gives success, failure, error: `sucess` can never come.
+  auto found = check_all(loop_doc(R"("a": {"action": "make", "on_sucess": "done", "on_failure": "a",
+                                          "on_error": "done"})"));
+  const auto* typo = find_diagnostic(found, "states.a.on_sucess", "impossible-verdict");
+  REQUIRE(typo != nullptr);
+  CHECK(typo->level == ll::severity::error);
+  CHECK(typo->message == "exit_code can never produce the verdict \"sucess\" (did you mean \"success\"?)");
+  // ... and `success` is then unrouted.
+  const auto* unrouted = find_diagnostic(found, "states.a", "unrouted-verdict");
+  REQUIRE(unrouted != nullptr);
+  CHECK(unrouted->level == ll::severity::warning);
+  CHECK(unrouted->message.find("\"success\"") != std::string::npos);
+  // A verdict the evaluator gives, or its twin, is not impossible; a judge can give any.
+  CHECK(count_code(check_all(loop_doc(R"("a": {"action": "make", "on_yes": "done", "on_no": "a",
+                                            "on_error": "done"})")), "impossible-verdict") == 0);
+  CHECK(count_code(check_all(loop_doc(R"("a": {"action": "make", "evaluate": {"type": "llm_structured"},
+                                            "on_sucess": "done", "on_error": "done"})")), "impossible-verdict") == 0);
+  // Convergence: target, progress, stall, error. One warning per unrouted verdict.
+  found = check_all(loop_doc(R"("a": {"action": "m", "evaluate": {"type": "convergence", "target": 0},
+                                      "route": {"target": "done", "progres": "a"}})"));
+  CHECK(find_diagnostic(found, "states.a.route.progres", "impossible-verdict") != nullptr);
+  CHECK(count_code(found, "unrouted-verdict") == 3);  // progress, stall, error
+  // `_` routes every verdict; a `next:` state and a maintain loop are not judged by verdict.
+  CHECK(count_code(check_all(loop_doc(R"("a": {"action": "m", "on_success": "done", "route": {"_": "done"}})")),
+                   "unrouted-verdict") == 0);
+  CHECK(count_code(check_all(loop_doc(R"("a": {"action": "m", "next": "done"})")), "unrouted-verdict") == 0);
+  CHECK(count_code(check_all(loop_doc(R"("a": {"action": "m", "on_success": "done"})", R"("maintain": true, )")),
+                   "unrouted-verdict") == 0);
+}
+
+TEST_CASE("templates: a context key close to a defined one is an error unless guarded") {
+  const auto with = [](const std::string& action) {
+    return check_all(loop_doc(R"("a": {"action": )" + ll::json(action).dump() +
+                                  R"(, "on_success": "done", "on_failure": "done", "on_error": "done"})",
+                              R"("context": {"target": "x"}, )"));
+  };
+  auto found = with("echo ${context.targte:shell}");
+  const auto* typo = find_diagnostic(found, "states.a.action", "template-unknown-context");
+  REQUIRE(typo != nullptr);
+  CHECK(typo->level == ll::severity::error);
+  CHECK(typo->message.find("(did you mean \"target\"?)") != std::string::npos);
+  for (const char* fine : {"echo ${context.targte?}", "echo ${context.targte:default=y}",
+                           "echo ${context.target:shell}", "echo ${context.run_dir:shell}",
+                           "echo ${context.input:shell}", "echo ${context.unrelated_key:shell}"}) {
+    CAPTURE(fine);
+    CHECK(count_code(with(fine), "template-unknown-context") == 0);
+  }
+}
+
+TEST_CASE("templates: action output pasted into a shell action is a warning, even in quotes") {
+  const auto with = [](const std::string& action) {
+    return check_all(loop_doc(R"("a": {"action": "echo hi", "capture": "out", "next": "b"},
+                                 "b": {"action": )" + ll::json(action).dump() +
+                              R"(, "on_success": "done", "on_failure": "done", "on_error": "done"})"));
+  };
+  for (const char* risky : {"echo \"said: ${captured.out.output}\"", "echo ${prev.output}",
+                            "echo '${result.details}'", "echo ${prev.stderr}"}) {
+    CAPTURE(risky);
+    const auto found = with(risky);
+    const auto* w = find_diagnostic(found, "states.b.action", "template-unquoted-output");
+    REQUIRE(w != nullptr);
+    CHECK(w->level == ll::severity::warning);
+    CHECK(w->message.find(":shell}") != std::string::npos);
+  }
+  for (const char* fine : {"echo ${captured.out.output:shell}", "exit ${prev.exit_code}",
+                           "echo ${captured.out.duration_ms}", "echo ${prev.state}"}) {
+    CAPTURE(fine);
+    CHECK(count_code(with(fine), "template-unquoted-output") == 0);
+  }
 }
 
 namespace {

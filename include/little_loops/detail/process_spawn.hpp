@@ -48,6 +48,9 @@ struct process_request {
   std::size_t output_limit = std::size_t{16} << 20;
   std::string_view truncation_marker;
   bool kill_leftover_processes = true;
+  /// Run in a cgroup of its own when ours is delegated to us (see detail::action_cgroup);
+  /// only with kill_leftover_processes.
+  bool use_cgroup = true;
   std::stop_token stop;
 };
 
@@ -193,9 +196,10 @@ inline child_state peek_child(pid_t pid) noexcept {
 /// Starts `program` with clone_spawn when it is given by path and stdin has a descriptor;
 /// false (nothing started) leaves the start to posix_spawnp.
 inline bool clone_spawn_started(const char* program, char* const* argv, char* const* envp, int in_fd,
-                                const process_pipes& pipes, const char* cwd, spawned_child& child) noexcept {
+                                const process_pipes& pipes, const char* cwd, int cgroup_procs,
+                                spawned_child& child) noexcept {
   if (std::strchr(program, '/') == nullptr || in_fd < 0) return false;
-  clone_spawn_job job{program, argv, envp, in_fd, pipes.out_w.get(), pipes.err_w.get(), cwd, 0};
+  clone_spawn_job job{program, argv, envp, in_fd, pipes.out_w.get(), pipes.err_w.get(), cwd, cgroup_procs, 0};
   int pidfd = -1;
   const pid_t pid = clone_spawn(job, &pidfd);
   if (pid <= 0) return false;
@@ -207,8 +211,10 @@ inline bool clone_spawn_started(const char* program, char* const* argv, char* co
 
 /// Starts `req.argv` in a new process group on `pipes`: 0 when it runs (`child` set), else
 /// posix_spawnp's error number (see spawn_failure). Failures to set the start up are errors.
+/// `cgroup_procs` (-1: none) is the cgroup.procs of the action's cgroup: the clone spawn
+/// places the child in it before its exec; posix_spawn cannot, and leaves it in ours.
 inline expected<int, error> spawn_child(const process_request& req, const process_pipes& pipes,
-                                        spawned_child& child) {
+                                        spawned_child& child, int cgroup_procs = -1) {
   // The file actions depend only on the descriptor numbers and the working directory, which
   // repeat from one action to the next: they are kept per thread and rebuilt when those
   // change (glibc checks every descriptor of an action against RLIMIT_NOFILE, one
@@ -240,7 +246,9 @@ inline expected<int, error> spawn_child(const process_request& req, const proces
   char* const* envp = req.envp != nullptr ? req.envp : environ;
   int spawn_rc = -1;
 #if LITTLE_LOOPS_CLONE_SPAWN
-  if (clone_spawn_started(program, argv.data(), envp, in_fd, pipes, cwd, child)) spawn_rc = 0;
+  if (clone_spawn_started(program, argv.data(), envp, in_fd, pipes, cwd, cgroup_procs, child)) spawn_rc = 0;
+#else
+  (void)cgroup_procs;
 #endif
   if (spawn_rc != 0)
     spawn_rc = ::posix_spawnp(&child.pid, program, file_actions, &spawn.attributes, argv.data(), envp);

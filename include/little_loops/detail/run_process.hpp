@@ -7,6 +7,7 @@
 #include <little_loops/config.hpp>
 #include <little_loops/detail/posix_io.hpp>
 #include <little_loops/detail/process_capture.hpp>
+#include <little_loops/detail/process_cgroup.hpp>
 #include <little_loops/detail/process_spawn.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
@@ -33,10 +34,12 @@ inline action_result cancelled_before_start() {
   return result;
 }
 
-/// Reaps the supervised child, first killing what is left of its process group when asked
-/// to or after a stop. Its wait status; nullopt when waitpid() does not report it.
+/// Reaps the supervised child, first killing what is left of its process group (and of its
+/// cgroup) when asked to or after a stop. Its wait status; nullopt when waitpid() does not
+/// report it.
 inline expected<std::optional<int>, error> reap_child(const process_request& req, pid_t pid,
-                                                      stop_reason reason, stop_registration& stop) {
+                                                      stop_reason reason, stop_registration& stop,
+                                                      const action_cgroup& cgroup) {
   // The child must still be ours to reap. A host that ignores SIGCHLD (the kernel then reaps
   // at once) or reaps every child itself has taken its exit status: how the action ended is
   // unknown, an error (never a success), and its process group is not signalled (with the
@@ -51,7 +54,11 @@ inline expected<std::optional<int>, error> reap_child(const process_request& req
   // child is still an unreaped zombie, so its process-group id cannot have been reused.
   // After a timeout or a stop the whole group goes, kept background jobs included (the TERM
   // already asked them to).
-  if (req.kill_leftover_processes || reason != stop_reason::none) ::kill(-pid, SIGKILL);
+  // The cgroup holds those that left the group too (setsid).
+  if (req.kill_leftover_processes || reason != stop_reason::none) {
+    ::kill(-pid, SIGKILL);
+    cgroup.kill();
+  }
   stop.reset();
   int status = 0;
   pid_t waited;
@@ -110,7 +117,8 @@ inline action_result finish_result(const process_request& req, std::optional<int
   return result;
 }
 
-/// Spawns `req.argv` in a new process group and supervises it: captures stdout/stderr
+/// Spawns `req.argv` in a new process group (and, where ours is delegated to us, a cgroup of
+/// its own, removed at the end) and supervises it: captures stdout/stderr
 /// (capped), feeds stdin, enforces the deadline / idle timeout / stop token (TERM to the
 /// group, KILL after the grace period), abandons pipes held by descendants once the child
 /// has exited, and reaps the child. Failing to start the program is reported like a shell
@@ -123,8 +131,12 @@ inline expected<action_result, error> run_process(const process_request& req) {
   process_pipes pipes;
   if (!open_pipes(req, pipes))
     return unexpected(error{errc::io_error, "cannot create a pipe: " + errno_text(errno)});
+  // (Declared before the child: whatever path this returns by, the cgroup's processes are
+  // killed and the cgroup removed.)
+  const action_cgroup cgroup = action_cgroup::create(
+      req.use_cgroup && req.kill_leftover_processes ? delegated_cgroup() : std::string());
   spawned_child child;
-  const auto spawned = spawn_child(req, pipes, child);
+  const auto spawned = spawn_child(req, pipes, child, cgroup.procs_fd());
   if (!spawned) return unexpected(spawned.error());
   if (*spawned != 0) return spawn_failure(req, *spawned, start);
   prepare_capture(req, pipes, child);
@@ -133,7 +145,7 @@ inline expected<action_result, error> run_process(const process_request& req) {
   stop_registration stop(wakeup, req.stop);
   process_supervisor supervised(req, child, pipes, stop, start);
   if (auto ran = supervised.run(); !ran) return unexpected(ran.error());
-  const auto status = reap_child(req, child.pid, supervised.reason(), stop);
+  const auto status = reap_child(req, child.pid, supervised.reason(), stop, cgroup);
   if (!status) return unexpected(status.error());
   return finish_result(req, *status, supervised, start);
 }

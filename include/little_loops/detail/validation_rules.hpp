@@ -6,8 +6,10 @@
 // its diagnostics to `out`; validate() runs them in the order it reports.
 
 #include <little_loops/config.hpp>
+#include <little_loops/detail/foreign_keys.hpp>
 #include <little_loops/detail/json_fields.hpp>
 #include <little_loops/detail/numbers.hpp>
+#include <little_loops/detail/state_verdicts.hpp>
 #include <little_loops/detail/strings.hpp>
 #include <little_loops/detail/subloop_rules.hpp>
 #include <little_loops/error.hpp>
@@ -96,8 +98,26 @@ inline void check_duration(std::optional<double> value, const std::string& path,
                        *value));
 }
 
-inline void check_verdict_spelling(std::string_view verdict, const std::string& path,
-                                   diagnostics& out) {
+/// A verdict routed by `state` that its evaluator can never give but that is close to one it
+/// gives (`on_sucess` on an exit_code state) is an error with a did-you-mean
+/// (`impossible-verdict`): the run would end in "No valid transition". Other unknown verdicts
+/// close to a well-known one are a warning (`suspicious-verdict`).
+inline void check_verdict_spelling(const state_config& state, std::string_view verdict,
+                                   const std::string& path, diagnostics& out) {
+  if (const auto produced = producible_verdicts(state)) {
+    std::vector<std::string_view> known = *produced;
+    for (const auto v : *produced)
+      if (!twin_verdict(v).empty()) known.push_back(twin_verdict(v));
+    if (names_contain(known, verdict)) return;
+    if (const auto close = closest_match(verdict, known)) {
+      const auto type = judging_evaluator(state);
+      report(out, path, "impossible-verdict",
+             fmt::format("{} can never produce the verdict {} (did you mean \"{}\"?)",
+                         type ? to_string(*type) : std::string_view("a state without action"),
+                         quote_excerpt(verdict), *close));
+      return;
+    }
+  }
   for (const auto known : well_known_verdicts)
     if (known == verdict) return;
   const auto close = closest_match(verdict, well_known_verdicts);
@@ -468,6 +488,24 @@ inline void check_retry_fields(const state_config& state, const std::string& pat
            severity::warning);
 }
 
+/// A warning per verdict that the state's evaluator can give but that finds no route
+/// (`unrouted-verdict`): the run would end there with "No valid transition". Only for a
+/// state that routes by verdict (a state with no routing at all is `no-transition`).
+inline void check_unrouted_verdicts(const state_config& state, const std::string& path,
+                                    diagnostics& out) {
+  if (state.terminal || state.next || (state.on.empty() && !has_route_entries(state))) return;
+  const auto unrouted = unrouted_verdicts(state);
+  if (!unrouted) return;
+  const auto type = judging_evaluator(state);
+  for (const auto verdict : *unrouted)
+    report(out, path, "unrouted-verdict",
+           fmt::format("{} can give the verdict \"{}\", which has no route here: the run would "
+                       "stop with \"No valid transition\"; add on_{}{}",
+                       type ? to_string(*type) : std::string_view("a state without action"), verdict,
+                       verdict, verdict == "error" ? " (or route._error)" : ""),
+           severity::warning);
+}
+
 /// The rules of one state, in the order their diagnostics are reported.
 inline void check_state(const std::string& name, const state_config& state, const fsm_loop& loop,
                         const state_index& index, state_name_hints& hint, diagnostics& out) {
@@ -483,10 +521,12 @@ inline void check_state(const std::string& name, const state_config& state, cons
   check_retry_fields(state, path, out);
   check_subloop_fields(state, path, out);
   for (const auto& entry : state.on)
-    check_verdict_spelling(entry.first, join_path(path, "on_" + entry.first), out);
+    check_verdict_spelling(state, entry.first, join_path(path, "on_" + entry.first), out);
   if (state.route)
     for (const auto& entry : state.route->routes)
-      check_verdict_spelling(entry.first, join_path(join_path(path, "route"), entry.first), out);
+      check_verdict_spelling(state, entry.first, join_path(join_path(path, "route"), entry.first), out);
+  // (A paradigm's states are compiled, not written: its spec has no place for a route.)
+  if (!loop.maintain && !loop.paradigm) check_unrouted_verdicts(state, path, out);
 }
 
 /// `visibility` (warning: counts as public), `input-key-unguarded` (an `input_key` other

@@ -5,10 +5,12 @@
 // Opt-in adapter (CMake target little_loops::posix); fsm.hpp never includes it. The work is
 // done in detail/: run_process.hpp (one action, top-down), process_spawn.hpp (starting it),
 // clone_spawn.hpp (the Linux spawn of its own), process_capture.hpp (supervising it),
-// process_environment.hpp (environment block, PATH lookup) and posix_io.hpp (descriptors).
+// process_environment.hpp (environment block, PATH lookup), process_cgroup.hpp (cgroup
+// containment) and posix_io.hpp (descriptors).
 
 #include <little_loops/concepts.hpp>
 #include <little_loops/config.hpp>
+#include <little_loops/detail/process_cgroup.hpp>
 #include <little_loops/detail/process_environment.hpp>
 #include <little_loops/detail/run_process.hpp>
 #include <little_loops/error.hpp>
@@ -26,6 +28,23 @@
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// How the processes of one action are held together, so that cleanup can kill them all.
+enum class process_containment {
+  /// A cgroup of its own per action where this process's cgroup v2 group is delegated to it
+  /// (writable; Linux); the cgroup is killed and removed at the action's end, so a process
+  /// that left the action's process group (`setsid`) goes too. Elsewhere: process_group.
+  automatic,
+  /// The action's process group alone (a process that starts a session of its own escapes).
+  process_group,
+};
+
+/// Whether actions get cgroups of their own under process_containment::automatic here: this
+/// process's cgroup v2 group is delegated to it (found through /proc/self/mountinfo and
+/// /proc/self/cgroup), and the runner's own spawn is used (Linux x86-64 with glibc).
+[[nodiscard]] inline bool cgroup_containment_available() {
+  return LITTLE_LOOPS_CLONE_SPAWN && !detail::delegated_cgroup().empty();
+}
 
 /// Settings of a posix_process_runner. Every field has a working default.
 struct posix_runner_options {
@@ -67,6 +86,9 @@ struct posix_runner_options {
   /// jobs). false leaves them running (pipes they hold are still abandoned after
   /// drain_window).
   bool kill_leftover_processes = true;
+  /// How an action's processes are held together (see process_containment); cgroups are
+  /// used only with kill_leftover_processes.
+  process_containment containment = process_containment::automatic;
 };
 
 class posix_process_runner;
@@ -81,8 +103,8 @@ process_request make_process_request(const posix_process_runner& runner, std::st
 ///
 /// Shell actions run as `shell_command + [text]` (default `bash -c text`); prompt and
 /// slash-command actions as `prompt_command + [text]` (default `claude
-/// --dangerously-skip-permissions -p text`, no shell). Each action gets its own process group;
-/// on timeout (request.timeout or options.default_timeout, and request.deadline — whichever
+/// --dangerously-skip-permissions -p text`, no shell). Each action gets its own process group
+/// (and, see process_containment, its own cgroup where ours is delegated to us); on timeout (request.timeout or options.default_timeout, and request.deadline — whichever
 /// comes first), idle timeout or a stop request the group receives SIGTERM, then SIGKILL
 /// after options.kill_grace. Exit status: the exit code, or -signal with `signal` set (as
 /// Python's subprocess reports it);
@@ -103,7 +125,9 @@ class posix_process_runner {
     else if (request.kind == action_kind::slash_command)
       prefix = options_.slash_command.empty() ? &options_.prompt_command : &options_.slash_command;
     if (prefix->empty())
-      return unexpected(error{errc::action_failed, "no command configured for this action kind",
+      return unexpected(error{errc::action_failed,
+                              "not run: no command is configured for " +
+                                  std::string(to_string(request.kind)) + " actions",
                               std::string(request.state)});
 
     detail::process_request proc = detail::make_process_request(*this, request.stop);
@@ -147,6 +171,7 @@ inline process_request make_process_request(const posix_process_runner& runner, 
   proc.output_limit = options.output_limit;
   proc.truncation_marker = options.truncation_marker;
   proc.kill_leftover_processes = options.kill_leftover_processes;
+  proc.use_cgroup = options.containment == process_containment::automatic;
   proc.stop = std::move(stop);
   return proc;
 }
