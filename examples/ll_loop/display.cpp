@@ -498,6 +498,18 @@ void progress_display::show(const ll::max_iterations_event& e) {
       terminal_safe(e.summary_state));
 }
 
+void progress_display::show(const ll::resilience_event& e) {
+  flush_pending_action();
+  std::string what(e.kind);
+  if (!e.error_class.empty()) what += " (" + std::string(e.error_class) + ")";
+  if (e.kind == "retry")
+    what += fmt::format(": attempt {} after {:.1f}s", e.attempt, static_cast<double>(e.delay_ms) / 1000.0);
+  else if (!e.message.empty())
+    what += ": " + std::string(e.message);
+  if (!e.target.empty() && e.kind != "retry") what += " \u2192 " + std::string(e.target);
+  put("       {} {}\n", style_.yellow("\u21bb"), one_line(terminal_safe(what), 200));
+}
+
 void progress_display::show(const ll::loop_complete_event&) { flush_pending_action(); }
 
 }  // namespace ll_loop

@@ -4,6 +4,7 @@
 #include "loading.hpp"
 #include "verbs.hpp"
 
+#include <little_loops/interpolation.hpp>
 #include <little_loops/json_schema.hpp>
 #include <little_loops/paradigms.hpp>
 #include <little_loops/render.hpp>
@@ -91,7 +92,8 @@ std::string show_metadata(const ll::fsm_loop& loop, const style& s) {
 
 /// One line per state whose action goes to the prompt command (an LLM agent) instead of
 /// the shell: `fix: slash command /ll:fix`. A templated action without `action_type` is
-/// decided once rendered, so it is marked as one that may be.
+/// decided once rendered: rendered with the loop's own context when it reads nothing else,
+/// else marked as one that may be a slash command.
 std::vector<std::string> llm_action_notes(const ll::fsm_loop& loop) {
   std::vector<std::string> notes;
   for (const auto& [name, state] : loop.states) {
@@ -101,11 +103,19 @@ std::vector<std::string> llm_action_notes(const ll::fsm_loop& loop) {
       const bool slash = state.action_type ? *state.action_type == ll::action_kind::slash_command
                                            : true;
       notes.push_back(fmt::format("{}: {} {}", name, slash ? "slash command" : "prompt", shown));
-    } else if (!state.action_type && (state.action->starts_with("${") ||
-                                      (state.action->starts_with("/") &&
-                                       state.action->find("${") != std::string::npos))) {
-      notes.push_back(fmt::format("{}: slash command if it renders to /name or /ns:name: {}", name, shown));
+      continue;
     }
+    const bool may_render_slash = !state.action_type && (state.action->starts_with("${") ||
+                                                         (state.action->starts_with("/") &&
+                                                          state.action->find("${") != std::string::npos));
+    if (!may_render_slash) continue;
+    ll::interpolation_context ctx;
+    ctx.context = &loop.context;
+    const auto rendered = ll::interpolate(*state.action, ctx);
+    if (!rendered)
+      notes.push_back(fmt::format("{}: slash command if it renders to /name or /ns:name: {}", name, shown));
+    else if (ll::is_slash_command_text(*rendered))
+      notes.push_back(fmt::format("{}: slash command {} (from {})", name, one_line(*rendered, 60), shown));
   }
   return notes;
 }

@@ -499,6 +499,11 @@ std::optional<pid_t> spawn_handoff_session(ll::loop_journal& journal, const run_
   if (result.terminated_by != ll::termination::handoff || result.on_handoff != ll::handoff_policy::spawn)
     return std::nullopt;
   if (auto closed = journal.close(); !closed) say_warning(fmt::format("journal: {}", ll::to_string(closed.error())));
+  if (s.no_llm) {  // the session would be an LLM agent
+    say_warning(fmt::format("on_handoff: spawn: no session started (--no-llm); resume with: ll-loop "
+                            "resume {}", s.loaded.loop.name));
+    return std::nullopt;
+  }
   std::vector<std::string> command = s.prompt_command ? *s.prompt_command : ll::posix_runner_options{}.prompt_command;
   // As the original: an unattended session does not get the default's permission bypass
   // (a --prompt-command given is used as it is).
@@ -1064,31 +1069,35 @@ std::string_view scenario_label(std::string_view scenario, std::size_t index) {
 /// `[simulated output for: ACTION]`; a `--responses` answer is used as it is.
 class simulation_runner {
  public:
-  simulation_runner(ll::scripted_runner script, bool has_responses, std::size_t index_count,
-                    std::vector<std::string> action_keys, bool has_default,
+  simulation_runner(ll::scripted_runner script, bool has_responses, bool has_default,
                     std::optional<std::string> scenario, bool print)
       : script_(std::move(script)),
         has_responses_(has_responses),
-        index_count_(index_count),
-        action_keys_(std::move(action_keys)),
         has_default_(has_default),
         scenario_(std::move(scenario)),
         print_(print) {}
 
   ll::expected<ll::action_result, ll::error> run(const ll::action_request& request) {
+    if (request.probe) {  // a stall evaluator's probe: its `by_action` entry, else nothing changed
+      if (print_) fmt::print("    [SIMULATED] Probe: {}\n", one_line(request.text, 200));
+      auto answer = probes_.run(request);
+      if (probes_.last_call_scripted()) return answer;
+      return ll::action_result{};
+    }
     const std::size_t index = calls_++;
     if (print_)
       fmt::print("    [SIMULATED] Would execute ({}): {}\n",
                  request.kind == ll::action_kind::shell ? "shell command" : "slash command",
                  one_line(request.text, 200));
-    auto scripted = script_.run(request);  // keeps the script's own counters in step
-    const bool matched =
-        index < index_count_ || has_default_ ||
-        std::find(action_keys_.begin(), action_keys_.end(), request.text) != action_keys_.end();
-    if (matched) return scripted;
-    if (!scenario_ && has_responses_) return scripted;  // nothing matched: exit 0, no output
+    if (has_responses_) {
+      auto scripted = script_.run(request);  // keeps the script's own counters in step
+      if (script_.last_call_scripted() || has_default_) return scripted;
+      if (!scenario_) return scripted;  // nothing matched: exit 0, no output
+    }
     ll::action_result r;
-    r.output = fmt::format("[simulated output for: {}]", request.text);
+    constexpr std::string_view head = "[simulated output for: ";
+    r.output.reserve(head.size() + request.text.size() + 1);
+    r.output.append(head).append(request.text) += ']';
     if (scenario_) {
       r.exit_code = scenario_exit_code(*scenario_, index);
       if (print_) fmt::print("    [AUTO] Result: {}\n", scenario_label(*scenario_, index));
@@ -1096,16 +1105,41 @@ class simulation_runner {
     return r;
   }
   [[nodiscard]] std::size_t calls() const noexcept { return calls_; }
+  /// Probes are answered from `probes` (by action text), never from the script's turns.
+  void answer_probes_with(ll::scripted_runner probes) { probes_ = std::move(probes); }
 
  private:
   ll::scripted_runner script_;
+  ll::scripted_runner probes_;
   bool has_responses_ = false;
-  std::size_t index_count_;
-  std::vector<std::string> action_keys_;
   bool has_default_;
   std::optional<std::string> scenario_;
   bool print_ = true;
   std::size_t calls_ = 0;
+};
+
+/// A resilience policy's action in the simulate trace (waits are skipped, not slept).
+void print_resilience(const ll::resilience_event& e) {
+  std::string line = fmt::format("    Policy: {}", e.kind);
+  if (!e.error_class.empty()) line += fmt::format(" ({})", terminal_safe(e.error_class));
+  if (e.kind == "retry")
+    line += fmt::format(", attempt {}, wait {:.1f}s skipped", e.attempt, static_cast<double>(e.delay_ms) / 1000.0);
+  if (!e.target.empty() && e.kind != "retry") line += fmt::format(" \u2192 {}", terminal_safe(e.target));
+  if (!e.message.empty()) line += ": " + one_line(e.message, 200);
+  fmt::print("{}\n", line);
+}
+
+/// simulate's clock: real time, but a wait (backoff, a retry's delay) is counted, not slept.
+class simulation_clock final : public ll::executor_clock {
+ public:
+  std::chrono::steady_clock::time_point now() noexcept override { return std::chrono::steady_clock::now(); }
+  ll::event_time wall_now() noexcept override { return std::chrono::system_clock::now(); }
+  void sleep_for(std::chrono::nanoseconds d, std::stop_token) override {
+    ++waits;
+    skipped += d;
+  }
+  std::size_t waits = 0;
+  std::chrono::nanoseconds skipped{0};
 };
 
 /// The trace printed by `simulate` (the Python original's layout).
@@ -1114,6 +1148,9 @@ struct simulation_sink {
   std::FILE* events_out = nullptr;
   std::vector<std::string> visited;
   std::string line;  // reused for every event line
+
+  /// Quiet without --events: nothing to show or write, so the executor skips the events.
+  [[nodiscard]] bool wants_events() const noexcept { return print || events_out != nullptr; }
 
   void on_event(const ll::loop_event& event) noexcept {
     try {
@@ -1141,6 +1178,8 @@ struct simulation_sink {
                 fmt::print("    Transition: {} \u2192 {}\n", terminal_safe(e.from), terminal_safe(e.to));
             } else if constexpr (std::is_same_v<E, ll::error_event>) {
               if (print) fmt::print("    Error ({}): {}\n", e.kind, one_line(e.message, 200));
+            } else if constexpr (std::is_same_v<E, ll::resilience_event>) {
+              if (print) print_resilience(e);
             }
           },
           event);
@@ -1152,8 +1191,7 @@ struct simulation_sink {
 /// A `--responses` file: the scripted runner it describes, and which calls it answers.
 struct simulation_responses {
   ll::scripted_runner script;
-  std::size_t index_count = 0;            ///< `by_index` answers
-  std::vector<std::string> action_keys;   ///< `by_action` keys
+  ll::scripted_runner probes;  ///< the `by_action` answers alone, for probes
   bool has_default = false;
 };
 
@@ -1179,10 +1217,9 @@ std::optional<simulation_responses> read_responses(const std::string& file) {
   }
   simulation_responses r;
   r.script = std::move(*built);
-  if (auto it = mapped.find("by_index"); it != mapped.end()) r.index_count = it->size();
-  if (auto it = mapped.find("by_action"); it != mapped.end())
-    for (auto a = it->begin(); a != it->end(); ++a) r.action_keys.push_back(a.key());
   r.has_default = mapped.contains("default");
+  if (auto it = mapped.find("by_action"); it != mapped.end())  // checked above
+    r.probes = *ll::scripted_runner::from_json(ll::json{{"by_action", *it}});
   return r;
 }
 
@@ -1244,6 +1281,8 @@ std::string simulation_mode(const std::optional<std::string>& scenario,
   return mode;
 }
 
+double seconds_of(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
 /// The `=== Summary ===` of a simulation (the original's layout).
 void print_simulation_summary(const ll::execution_result& result, const std::vector<std::string>& visited,
                               std::size_t calls) {
@@ -1264,8 +1303,10 @@ simulation_runner make_simulation_runner(std::optional<simulation_responses> res
   const bool has_responses = responses.has_value();
   simulation_responses r = responses ? std::move(*responses) : simulation_responses{};
   r.script.record(false);  // nothing reads the calls: memory stays flat however long the run
-  return simulation_runner(std::move(r.script), has_responses, r.index_count, std::move(r.action_keys),
-                           r.has_default, std::move(scenario), print);
+  r.probes.record(false);
+  simulation_runner runner(std::move(r.script), has_responses, r.has_default, std::move(scenario), print);
+  runner.answer_probes_with(std::move(r.probes));
+  return runner;
 }
 
 }  // namespace
@@ -1312,6 +1353,9 @@ int verb_simulate(const parsed_args& args) {
   options.injected_context = injected_context(loop, make_run_dir(loop, true));
   child_loops children;  // run for real, with the same scripted runner
   children.give_to(options, loaded->path);
+  simulation_clock clock;
+  options.clock = &clock;
+  options.random_source = [] { return 0.5; };  // jitter: the middle of its range, every time
   auto made = ll::make_executor(loop, runner, evaluator, sink, std::move(options));
   if (!made) {
     report_load_failure(failure_of(made.error(), *loaded), name);
@@ -1325,9 +1369,14 @@ int verb_simulate(const parsed_args& args) {
   if (as_json) {
     // After JSON Lines events on stdout, the result is one more line (still JSON Lines).
     const bool events_on_stdout = events_target && *events_target == "-";
-    fmt::print("{}\n", json_text(result_json(result, ll::dialect_of(loop)), events_on_stdout ? -1 : 2));
+    ll::json out = result_json(result, ll::dialect_of(loop));
+    if (clock.waits != 0)  // the waits simulate did not sleep (backoff, retries)
+      out["skipped_waits"] = {{"count", clock.waits}, {"seconds", seconds_of(clock.skipped)}};
+    fmt::print("{}\n", json_text(out, events_on_stdout ? -1 : 2));
   } else if (!quiet) {
     print_simulation_summary(result, made->sink().visited, made->runner().calls());
+    if (clock.waits != 0)
+      fmt::print("Skipped waits: {} ({:g}s not slept)\n", clock.waits, seconds_of(clock.skipped));
   }
   std::fflush(stdout);
   // A simulated run that ended in an error fails, as `run` does (a limit does not: a

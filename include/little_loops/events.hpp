@@ -11,10 +11,12 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -157,11 +159,30 @@ struct loop_complete_event {
   std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
+/// `resilience {state, kind, ...}`: a resilience policy acted (design §6.6). `kind` is
+/// `retry` (the state runs again after `delay_ms`; `attempt` counts this failure's retries,
+/// `waited_ms` the time waited for it so far), `catch` (a failure of `error_class` went to
+/// `target`), `wait` (a per-state `backoff`), `cycle_detected` (`max_edge_revisits`) or
+/// `stall_detected` (`circuit`; `target` is `abort` or the recovery state).
+struct resilience_event {
+  static constexpr std::string_view name = "resilience";
+  event_time ts;
+  std::string_view state;
+  std::string_view kind;
+  std::string_view error_class;
+  std::int64_t attempt = 0;
+  std::int64_t delay_ms = 0;
+  std::int64_t waited_ms = 0;
+  std::string_view target;
+  std::string_view message;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
+};
+
 /// Every event the executor emits. Sinks receive this variant.
 using loop_event = std::variant<loop_start_event, loop_resume_event, state_enter_event,
                                 action_start_event, action_complete_event, evaluate_event,
                                 route_event, max_iterations_event, handoff_event, error_event,
-                                loop_complete_event>;
+                                loop_complete_event, resilience_event>;
 
 /// The name of an event (`"loop_start"`, `"route"`, …): the JSON `event` field.
 inline std::string_view event_name(const loop_event& e) noexcept {
@@ -178,6 +199,20 @@ inline event_time event_timestamp(const loop_event& e) noexcept {
 struct null_event_sink {
   void on_event(const loop_event&) noexcept {}
 };
+
+namespace detail {
+/// Whether `sink` wants events now: never the null sink; a sink with `wants_events()` (a
+/// display silenced by --quiet, say) is asked each time; any other always.
+template <class Sink>
+constexpr bool sink_listens(const Sink& sink) noexcept {
+  if constexpr (std::is_same_v<std::remove_cvref_t<Sink>, null_event_sink>)
+    return false;
+  else if constexpr (requires { { sink.wants_events() } noexcept -> std::convertible_to<bool>; })
+    return sink.wants_events();
+  else
+    return true;
+}
+}  // namespace detail
 
 /// An EventSink that keeps the seed-002 JSON of every event, in order (tests, debugging,
 /// simple journals). Conversion failures (out of memory) drop the event.
@@ -359,6 +394,18 @@ inline void write_event(W& w, const loop_complete_event& e) {
   w.string("final_state", e.final_state);
   w.integer("iterations", e.iterations);
   w.string("terminated_by", e.terminated_by);
+}
+
+template <class W>
+inline void write_event(W& w, const resilience_event& e) {
+  w.string("state", e.state);
+  w.string("kind", e.kind);
+  if (!e.error_class.empty()) w.string("error_class", e.error_class);
+  if (e.attempt != 0) w.integer("attempt", e.attempt);
+  if (e.kind == "retry" || e.kind == "wait") w.integer("delay_ms", e.delay_ms);
+  if (e.waited_ms != 0) w.integer("waited_ms", e.waited_ms);
+  if (!e.target.empty()) w.string("target", e.target);
+  if (!e.message.empty()) w.string("message", e.message);
 }
 
 /// True when evaluation details would overwrite a member of the evaluate event itself (the

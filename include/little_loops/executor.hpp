@@ -8,6 +8,7 @@
 #include <little_loops/detail/host_calls.hpp>
 #include <little_loops/detail/failure_type.hpp>
 #include <little_loops/detail/output_signal_scan.hpp>
+#include <little_loops/detail/resilience_runtime.hpp>
 #include <little_loops/detail/retry_counters.hpp>
 #include <little_loops/detail/routing.hpp>
 #include <little_loops/detail/run_history.hpp>
@@ -148,7 +149,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     // Its own storage, not snapshot_view()'s: const callers may run at once.
     std::vector<std::pair<std::string_view, double>> convergence;
     little_loops::snapshot s = view_into(convergence).materialize();
-    s.counters = counters_.to_json(*loop_);
+    s.counters = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json());
     if (!this->frames_.empty()) this->stack_into(s);  // the top loop's, the frames below it
     return s;
   }
@@ -160,7 +161,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
     if (!this->frames_.empty()) return this->stack_view();  // inside a child: copies
     little_loops::snapshot_view v = view_into(convergence_view_);
-    counters_view_ = counters_.to_json(*loop_);
+    counters_view_ = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json());
     if (!counters_view_.is_null()) v.counters = &counters_view_;
     return v;
   }
@@ -235,6 +236,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   // One step of step(); returns false when the step ended its loop.
   bool advance() {
     if (phase_ == run_phase::finished) return false;
+    stamp();
     if (phase_ != run_phase::running) begin();
     if (stop_.stop_requested()) return end(termination::cancelled);
     const fsm_loop& def = loop_->loop();
@@ -255,12 +257,22 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     now_ = clock_->now();
     if (past_timeout()) return end(termination::timeout);
     if (loop_->counts_retries() && redirect_exhausted()) return !finished();
+    if (const double wait = resilience_.take_pending_wait(); wait > 0)  // a retry's (§6.6)
+      clock_->sleep_for(detail::seconds_to_ns(wait), stop_.get_token());
     execute(loop_->state(current_));
     return !finished();
   }
 
   // ---- time ----
-  event_time wall() noexcept { return clock_->wall_now(); }
+  // Events carry the wall time read as a step starts and after each host call that can take
+  // time (the runner, an evaluator): events of one phase share a reading.
+  event_time wall() const noexcept { return event_ts_; }
+  void stamp() noexcept {
+    if (recording()) event_ts_ = clock_->wall_now();
+  }
+  bool listening() const noexcept { return emits_events && detail::sink_listens(sink_); }
+  // Whether events are built: for the sink, or for a sub-loop state's `capture:` of its child.
+  bool recording() const noexcept { return listening() || (emits_events && !this->frames_.empty()); }
   std::int64_t elapsed_ms() const noexcept {
     return elapsed_offset_ms_ +
            std::chrono::duration_cast<std::chrono::milliseconds>(now_ - start_).count();
@@ -278,7 +290,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   void emit(Event&& ev) noexcept {
     ev.depth = static_cast<std::uint32_t>(this->frames_.size());
     if (!this->frames_.empty()) this->note_child_event(ev);
-    sink_.on_event(loop_event{std::forward<Event>(ev)});
+    if (listening()) sink_.on_event(loop_event{std::forward<Event>(ev)});
   }
 
   void begin() {
@@ -389,6 +401,9 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   }
 
   expected<evaluation_result, error> call_evaluator(const evaluation_request& req) {
+    if (req.config && is_stall_evaluator(req.config->type))  // design §6.6: judged here
+      return detail::judge_stall(resilience_.stalls, req, deadline_, stop_.get_token(),
+                                 [this](const action_request& r) { return call_runner(r); });
     return detail::call_host<evaluation_result>([&] { return eval_.evaluate(req); },
                                                 errc::evaluation_failed, "the evaluator");
   }
@@ -417,15 +432,14 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
                                                            : action_kind::shell;
     if constexpr (emits_events)
       emit(action_start_event{wall(), st.name, text, kind != action_kind::shell});
-    // The request is a member so its stop token is not copied (two atomic operations) per
-    // step.
-    action_request& req = request_;
+    action_request& req = request_;  // a member: its stop token is not copied per step
     req.state = st.name;
     req.text = text;
     req.kind = kind;
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
     expected<action_result, error> res = call_runner(req);
+    stamp();
     req.text = {};  // may view action_text_
     if (!res) return conclude_unrunnable(st, ctx, "action", std::move(res.error().message));
     conclude(st, ctx, &*res);
@@ -452,7 +466,22 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     if (action && !options_.signals.empty())
       signal = detail::find_output_signal(history_.prev()->output, options_.signals);
     if (signal && signal->kind == signal_kind::error) return fail_by_signal(st, signal->payload);
-    move_on(st, signal, choose_next(st, ctx));
+    move_on(st, signal, resilient_next(st, ctx, action));
+  }
+
+  // Design §6.6, before the ordinary routes: the circuit, then `retry:`/`catch:` (waiting at
+  // the next step, after the boundary); then `max_edge_revisits` on the route chosen.
+  detail::route_outcome resilient_next(const compiled_state& st, interpolation_context& ctx,
+                                       const action_result* action) {
+    auto d = detail::decide_resilience(resilience_, *loop_, current_, action, result_eval_.verdict, options_);
+    if constexpr (emits_events)
+      if (!d.event.kind.empty()) emit(detail::stamped(d.event, wall(), st.name, d.target, d.error_class));
+    auto routed = detail::resilience_route(d, *loop_, route_reason_);
+    auto next = routed ? std::move(*routed) : choose_next(st, ctx);
+    auto cycle = next ? resilience_.take_edge(*loop_, st.name, loop_->state(*next).name) : std::nullopt;
+    if (!cycle) return next;
+    if constexpr (emits_events) emit(detail::stamped(cycle->event, wall(), st.name, cycle->target));
+    return unexpected(detail::route_failure{cycle->error});
   }
 
   // Reports the completed action and fills its capture. Returns false when the action ended
@@ -515,6 +544,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
                                    *deadline_ - clock_->now()));
     req.convergence_memory = &convergence_.slot(current_);
     expected<evaluation_result, error> ev = call_evaluator(req);
+    if (!detail::instant_verdict<std::remove_cvref_t<Eval>>(req)) stamp();
     convergence_.note(current_);
     if (!ev) {
       report_error(st, "evaluator", ev.error().message);
@@ -529,9 +559,9 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   // Emits the evaluate event when `evaluated` (the default evaluator's is {type, verdict}).
   bool report_verdict(const compiled_state& st, bool evaluated, bool default_evaluation) {
     if constexpr (emits_events)
-      if (evaluated)
+      if (evaluated && recording())
         emit(evaluate_event{wall(), st.name, st.evaluator_name, result_eval_.verdict,
-                            &result_eval_.details.materialize(), !default_evaluation});
+                            &result_eval_.details.view(event_details_), !default_evaluation});
     return evaluated;
   }
 
@@ -609,11 +639,8 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
       result_.signal_payload.assign(signal->payload);
       return finish(termination::cancelled);
     }
-    if (const auto& backoff = loop_->loop().backoff; backoff && *backoff > 0) {
-      clock_->sleep_for(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::duration<double>(*backoff)),
-                        stop_.get_token());
-    }
+    if (const auto backoff = detail::backoff_after(st, loop_->loop()); backoff > 0)
+      clock_->sleep_for(detail::seconds_to_ns(backoff), stop_.get_token());
   }
 
   // ---- the end ----
@@ -674,10 +701,13 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   std::string action_text_;
   std::string target_text_;
   detail::retry_counters counters_;   // max_retries, cannot_judge holds, full passes
+  detail::resilience_memory resilience_;  // retry attempts, edge counts, circuit, stalls
   int retry_code_ = -1;               // the exit code retryable_exit_codes sees
   std::string_view route_reason_;     // the reason of the next route event
   action_request request_;  // reused per action (keeps one stop token)
   evaluation_result result_eval_;
+  json event_details_;  // the evaluate event's compact details (evaluation_details::view)
+  event_time event_ts_{};  // the wall time events carry (see wall())
   std::stop_source stop_;
   execution_result result_;
 };

@@ -54,8 +54,14 @@ inline json key_value_schema(std::string_view key) {
       {"context", "object"},       {"schema", "object"},        {"labels", "array"},
       {"required_inputs", "array"}, {"retryable_exit_codes", "array"},
       {"error_patterns", "array"}, {"scope", "array"},
-      {"loop", "string"},          {"with", "object"},          {"context_passthrough", "boolean"},
-      {"output", "object"}};
+      {"retry", "array"},          {"catch", "object"},         {"circuit", "object"},
+      {"max_edge_revisits", "integer"}, {"max_rate_limit_retries", "integer"},
+      {"on_rate_limit_exhausted", "string"}, {"rate_limit_backoff_base_seconds", "number"},
+      {"rate_limit_max_wait_seconds", "number"}, {"rate_limit_long_wait_ladder", "array"},
+      {"max_stall", "integer"},    {"history_file", "string"},  {"epsilon", "number"},
+      {"track", "array"},          {"max_repeat", "integer"},
+      {"loop", "string"},          {"with", "object"},          {"output", "object"},
+      {"context_passthrough", "boolean"}};
   if (key == "type") return enum_schema<evaluator_type>();
   if (key == "operator") return enum_schema<comparison_op>();
   if (key == "direction") return enum_schema<convergence_direction>();
@@ -81,10 +87,13 @@ json object_of(const Keys& keys) {
 
 /// @brief The JSON Schema of a loop file, in either dialect: the loop, state, route,
 /// evaluate and llm keys the reader accepts, the enums it parses, `on_<verdict>` shorthands,
-/// the accepted lint flags and the composition keys. A paradigm spec (`paradigm:`) is only
+/// the accepted lint flags, the composition and the resilience keys. A paradigm spec (`paradigm:`) is only
 /// checked to be an object. `ll-loop schema` prints it; docs/loop.schema.json is this, committed.
 inline json loop_json_schema() {
   json state = detail::object_of(detail::state_keys);
+  for (const auto key : detail::state_resilience_keys) state["properties"][std::string(key)] = detail::key_value_schema(key);
+  json evaluate = detail::object_of(detail::evaluate_keys);
+  for (const auto key : detail::stall_keys) evaluate["properties"][std::string(key)] = detail::key_value_schema(key);
   state["patternProperties"] = {{"^on_.+$", detail::typed("string")}};
   state["properties"]["evaluate"] = {{"$ref", "#/$defs/evaluate"}};
   state["properties"]["route"] = {{"$ref", "#/$defs/route"}};
@@ -94,6 +103,7 @@ inline json loop_json_schema() {
   json loop = detail::object_of(detail::loop_keys);
   for (const auto key : detail::lint_flag_keys) loop["properties"][std::string(key)] = detail::typed("boolean");
   for (const auto key : detail::composition_keys) loop["properties"][std::string(key)] = json::object();
+  for (const auto key : detail::loop_resilience_keys) loop["properties"][std::string(key)] = detail::key_value_schema(key);
   loop["properties"]["states"] = {{"type", "object"},
                                   {"additionalProperties", {{"$ref", "#/$defs/state"}}}};
   loop["properties"]["llm"] = {{"$ref", "#/$defs/llm"}};
@@ -111,7 +121,7 @@ inline json loop_json_schema() {
        {{"loop", std::move(loop)},
         {"state", std::move(state)},
         {"route", std::move(route)},
-        {"evaluate", detail::object_of(detail::evaluate_keys)},
+        {"evaluate", std::move(evaluate)},
         {"llm", detail::object_of(detail::llm_keys)}}}};
 }
 

@@ -4,6 +4,7 @@
 
 #include <little_loops/config.hpp>
 #include <little_loops/detail/json_path.hpp>
+#include <little_loops/detail/resilience_policy.hpp>
 #include <little_loops/detail/state_verdicts.hpp>
 #include <little_loops/detail/utf8.hpp>
 #include <little_loops/json.hpp>
@@ -189,6 +190,11 @@ inline std::string render_evaluator(const fsm_loop& loop, const state_config& s)
     case evaluator_type::classify:
       if (e.line) parts.push_back("line: " + render_visible(e.line->is_string() ? e.line->get<std::string>() : e.line->dump()));
       break;
+    case evaluator_type::diff_stall:
+    case evaluator_type::score_stall:
+    case evaluator_type::open_question_stall:
+    case evaluator_type::action_stall: render_stall_fields(e.stall, parts); break;
+    case evaluator_type::harbor_scorer:
     case evaluator_type::exit_code: break;
   }
   if (e.source) parts.push_back("source: " + render_visible(*e.source));
@@ -351,6 +357,7 @@ inline std::string render_preview(const fsm_loop& loop) {
     out += "Evaluators:\n";
     for (const auto& [name, text] : checks) out += "  " + name + ": " + text + "\n";
   }
+  out += detail::render_policies(loop, dialect_of(loop));
   return out;
 }
 

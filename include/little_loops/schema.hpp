@@ -6,7 +6,9 @@
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
 #include <little_loops/json.hpp>
+#include <little_loops/resilience.hpp>
 #include <little_loops/detail/json_fields.hpp>
+#include <little_loops/detail/resilience_fields.hpp>
 #include <little_loops/detail/schema_enums.hpp>
 #include <little_loops/detail/strings.hpp>
 
@@ -59,6 +61,11 @@ enum class evaluator_type {
   convergence,      ///< compare a value with `target` and the previous value
   llm_structured,   ///< ask an LLM judge (host-supplied backend)
   classify,         ///< one line of the output (`line:`), trimmed, is the verdict
+  diff_stall,           ///< `yes` while `git diff --stat` changes (resilience.hpp)
+  score_stall,          ///< `yes` while a score history improves by more than epsilon
+  open_question_stall,  ///< `yes` while an open-question count history decreases
+  action_stall,         ///< `yes` until tracked values repeat max_repeat times
+  harbor_scorer,        ///< a benchmark scorer: exit code, then a float score (`yes`/`no`)
 };
 
 /// Which rules a loop follows (design §6.1): `seed`, the January 2026 engine's, or
@@ -132,6 +139,7 @@ struct evaluate_config {
   std::optional<std::string> key;
   /// output_contains: substrings that make a non-matching output `error` instead.
   std::vector<std::string> error_patterns;
+  stall_config stall;  ///< the stall evaluators' fields
 
   friend bool operator==(const evaluate_config&, const evaluate_config&) = default;
 };
@@ -177,6 +185,7 @@ struct state_config {
   /// `output:` of a terminal state: values (strings are templates) rendered when a run ends
   /// there; a parent reads them as `${captured.<state>.output.<key>}`.
   ordered_table<std::string, json> output;
+  state_resilience resilience;  ///< retry:, catch:, backoff, the rate-limit keys
 
   friend bool operator==(const state_config&, const state_config&) = default;
 };
@@ -230,6 +239,7 @@ struct fsm_loop {
   bool singleton = false;                          ///< one running instance per loop name
   /// The reference's lint-suppression flags (`*_ok`, `artifact_versioning`), as written.
   ordered_table<std::string, bool> lint_flags;
+  loop_resilience resilience;  ///< max_edge_revisits, circuit
 
   friend bool operator==(const fsm_loop&, const fsm_loop&) = default;
 };
@@ -330,6 +340,13 @@ constexpr std::string_view twin_verdict(std::string_view verdict) noexcept {
   if (verdict == "failure") return "no";
   if (verdict == "no") return "failure";
   return {};
+}
+
+/// The stall evaluators (`diff_stall`, `score_stall`, `open_question_stall`,
+/// `action_stall`): the executor judges them from the run's memory (design §6.6).
+constexpr bool is_stall_evaluator(evaluator_type type) noexcept {
+  return type == evaluator_type::diff_stall || type == evaluator_type::score_stall ||
+         type == evaluator_type::open_question_stall || type == evaluator_type::action_stall;
 }
 
 /// True for a judge's abstention: `cannot_judge` or `cannot_judge_<suffix>` (design §6.3).
@@ -444,6 +461,7 @@ inline void to_json(json& j, const evaluate_config& c) {
   if (c.line) j["line"] = *c.line;
   if (c.key) j["key"] = *c.key;
   if (!c.error_patterns.empty()) j["error_patterns"] = c.error_patterns;
+  detail::write_stall_fields(j, c.stall);
 }
 
 /// The verdict routes in order, then `_` and `_error`.
@@ -486,6 +504,7 @@ inline void to_json(json& j, const state_config& s) {
   if (!s.with.empty()) j["with"] = table(s.with);
   if (s.context_passthrough) j["context_passthrough"] = true;
   if (!s.output.empty()) j["output"] = table(s.output);
+  detail::write_state_resilience(j, s.resilience);
 }
 
 /// Only the fields that differ from the defaults (an empty object when all are default).
@@ -540,6 +559,7 @@ inline void to_json(json& j, const fsm_loop& loop) {
   if (!loop.required_inputs.empty()) j["required_inputs"] = loop.required_inputs;
   if (loop.singleton) j["singleton"] = true;
   for (const auto& [flag, on] : loop.lint_flags) j[flag] = on;
+  detail::write_loop_resilience(j, loop.resilience);
 }
 
 LITTLE_LOOPS_NAMESPACE_END

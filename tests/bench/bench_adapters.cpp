@@ -25,6 +25,7 @@
 #include <chrono>
 #include <filesystem>
 #include <random>
+#include <sstream>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -34,10 +35,12 @@ namespace ll = little_loops;
 namespace {
 
 // The baseline: what any host must do at the least to run `/bin/sh -c true`.
-// The runner spawns what the bare spawns compare with: `/bin/sh -c` (its default is bash).
+// The runner spawns what the bare spawns compare with: `/bin/sh -c` (its default is bash),
+// held by its process group, as a bare spawn is (BM_runner_sh_true_cgroup adds a cgroup).
 ll::posix_runner_options sh_options() {
   ll::posix_runner_options opts;
   opts.shell_command = {"/bin/sh", "-c"};
+  opts.containment = ll::process_containment::process_group;
   return opts;
 }
 
@@ -97,6 +100,26 @@ void BM_runner_sh_true(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_runner_sh_true)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// The same in a cgroup of its own (the default where one is delegated): the cost of making,
+// killing and removing a cgroup per action.
+void BM_runner_sh_true_cgroup(benchmark::State& state) {
+  if (!ll::cgroup_containment_available()) {
+    state.SkipWithError("no delegated cgroup v2 group here");
+    return;
+  }
+  ll::posix_runner_options opts = sh_options();
+  opts.containment = ll::process_containment::automatic;
+  const ll::posix_process_runner runner(opts);
+  ll::action_request req;
+  req.text = "true";
+  for (auto _ : state) {
+    auto r = runner.run(req);
+    if (!r || r->exit_code != 0) state.SkipWithError("run failed");
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_runner_sh_true_cgroup)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // The same with a stop token (as the executor passes one): adds the wake-up pipe.
 void BM_runner_sh_true_cancellable(benchmark::State& state) {
@@ -370,6 +393,60 @@ void BM_yaml_load_states(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0));
 }
 BENCHMARK(BM_yaml_load_states)->Arg(200)->Arg(2000)->Unit(benchmark::kMillisecond);
+
+// A loop whose context is one mapping of `keys` keys, about 45 bytes a line (the 50 MB,
+// 1.1 M-key file of the reliability campaign, scaled down).
+std::string key_map_yaml(int keys) {
+  std::string y = "name: keys\ninitial: s\nstates:\n  s:\n    terminal: true\ncontext:\n";
+  y.reserve(y.size() + static_cast<std::size_t>(keys) * 46);
+  for (int i = 0; i < keys; ++i) {
+    const std::string n = std::to_string(1'000'000 + i).substr(1);
+    y += "  key_" + n + ": value number " + n + " for the map\n";
+  }
+  return y;
+}
+
+// Key maps load at ≥ 20 MB/s where yaml-cpp allows it (bytes/s: of YAML text), positions
+// recorded as for any loop file.
+void BM_yaml_load_key_map(benchmark::State& state) {
+  const std::string text = key_map_yaml(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    ll::source_map positions;
+    auto loop = ll::load_loop_yaml(text, "keys.yaml", nullptr, &positions);
+    if (!loop) state.SkipWithError("load failed");
+    benchmark::DoNotOptimize(loop);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(text.size()));
+}
+BENCHMARK(BM_yaml_load_key_map)->Arg(100'000)->Unit(benchmark::kMillisecond);
+
+// The ceiling: yaml-cpp's event parser alone on the same text, with a handler that does
+// nothing.
+struct ignore_events final : YAML::EventHandler {
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+void BM_yaml_cpp_events_only(benchmark::State& state) {
+  const std::string text = key_map_yaml(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    std::istringstream stream(text);
+    YAML::Parser parser(stream);
+    ignore_events handler;
+    while (parser.HandleNextDocument(handler)) {
+    }
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(text.size()));
+}
+BENCHMARK(BM_yaml_cpp_events_only)->Arg(100'000)->Unit(benchmark::kMillisecond);
 #endif
 
 }  // namespace

@@ -15,8 +15,9 @@ from pathlib import Path
 from harness import (LL_LOOP, SOURCE_DIR, Workdir, expect, expect_exit, expect_in, lines, ll,
                      main, pids_with_marker, spawn, wait_for, write)
 
-# A prompt command that leaves a mark: anything sent to the LLM shows up as a file.
-MARK_PROMPT = ["--prompt-command", "touch LLM_RAN"]
+# A prompt command that leaves a mark: anything sent to the LLM shows up as a file (the
+# prompt itself is sh's $1, unused).
+MARK_PROMPT = ["--prompt-command", "sh -c 'touch LLM_RAN' prompt"]
 
 
 # --- high ------------------------------------------------------------------------------
@@ -64,7 +65,22 @@ states:
         expect_in("LLM action", r.out, r)
         expect_in("fix: slash command /ll:fix src", r.out, r)
         r = ll("validate", "paths.yaml", cwd=wd)
-        expect("slash command /usr" not in r.out, "a path is not listed as a slash command", r)
+        expect("LLM action" not in r.out, "a path (as written or rendered) is not an LLM action", r)
+        # A templated action is judged by what the loop's context renders it to.
+        write(wd / "templated.yaml", """\
+name: templated
+initial: ask
+context:
+  cmd: /ll:check
+states:
+  ask:
+    action: ${context.cmd}
+    next: done
+  done:
+    terminal: true
+""")
+        r = ll("validate", "templated.yaml", cwd=wd)
+        expect_in("ask: slash command /ll:check (from ${context.cmd})", r.out, r)
         r = ll("show", "fix.yaml", cwd=wd)
         expect_in("LLM actions", r.out, r)
         expect_in("fix: slash command /ll:fix src", r.out, r)
@@ -75,6 +91,22 @@ states:
         expect(not (wd / "LLM_RAN").exists(), "--no-llm ran the slash command", r)
         expect_exit(r, 1)
         expect_in("not run", r.out + r.err, r)
+        # Nor does a handoff start an agent session under --no-llm.
+        write(wd / "relay.yaml", """\
+name: relay
+on_handoff: spawn
+initial: work
+states:
+  work:
+    action: "echo 'CONTEXT_HANDOFF: go on'"
+    next: done
+  done:
+    terminal: true
+""")
+        r = ll("run", "relay.yaml", "--no-llm", *MARK_PROMPT, cwd=wd)
+        expect_in("no session started (--no-llm)", r.err, r)
+        time.sleep(0.2)
+        expect(not (wd / "LLM_RAN").exists(), "--no-llm started an agent session", r)
         # Without it, it does run (the mark proves the check above can fail).
         r = ll("run", "fix.yaml", *MARK_PROMPT, cwd=wd)
         expect((wd / "LLM_RAN").exists(), "a slash command goes to the prompt command", r)
@@ -238,7 +270,7 @@ states:
         os.kill(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=8)
         expect("killed the running action's process group" in err, f"said so: {err!r}")
-        expect(not pids_with_marker("sleep 7.531"), "the action is gone")
+        wait_for(lambda: not pids_with_marker("sleep 7.531"), timeout=3, what="the action to be gone")
         expect(not (wd / "finished").exists(), "the action did not finish")
 
 

@@ -72,7 +72,11 @@ TEST_CASE("the JSON Schema names the keys the loader accepts, in both dialects")
   CHECK(defs["state"]["patternProperties"].contains("^on_.+$"));
   CHECK(defs["state"]["properties"]["action_type"]["enum"] ==
         ll::json::array({"shell", "prompt", "slash_command"}));
-  CHECK(defs["evaluate"]["properties"]["type"]["enum"].size() == 7);
+  CHECK(defs["evaluate"]["properties"]["type"]["enum"].size() == 12);
+  CHECK(defs["state"]["properties"]["retry"]["type"] == "array");
+  CHECK(defs["state"]["properties"]["catch"]["type"] == "object");
+  CHECK(defs["evaluate"]["properties"]["max_stall"]["type"] == "integer");
+  CHECK(defs["loop"]["properties"]["circuit"]["type"] == "object");
   CHECK(defs["loop"]["properties"]["dialect"]["enum"] == ll::json::array({"seed", "current"}));
   CHECK(defs["llm"]["properties"].contains("max_tokens"));
   CHECK_FALSE(defs["state"]["properties"].contains("worktree"));  // a plugin key is an error

@@ -468,8 +468,9 @@ TEST_CASE("reference messages match the Python validator") {
         "Invalid direction 'up'. Must be 'minimize' or 'maximize'");
   CHECK(first_message(loop_doc(R"("a": {"action": "x", "evaluate": {"type": "bogus"},
                                  "on_success": "done"})")) ==
-        "Unknown evaluator type 'bogus'. Must be one of: classify, convergence, exit_code, "
-        "llm_structured, output_contains, output_json, output_numeric");
+        "Unknown evaluator type 'bogus'. Must be one of: action_stall, classify, convergence, "
+        "diff_stall, exit_code, harbor_scorer, llm_structured, open_question_stall, "
+        "output_contains, output_json, output_numeric, score_stall");
 }
 
 TEST_CASE("evaluator requirements per type") {

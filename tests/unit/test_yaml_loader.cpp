@@ -412,6 +412,42 @@ TEST_CASE("alias expansion counts bytes: a long string aliased many times is ref
   CHECK(ll::yaml_to_json("a: &k " + std::string(40, 'k') + "\nm:\n  *k : 1\n", "t.yaml", nullptr, small).has_value());
 }
 
+TEST_CASE("a large key map: every key's position, duplicates found, refused at the cap's crossing") {
+  std::string text = "map:\n";
+  for (int i = 0; i < 5000; ++i) text += fmt::format("  key_{}: value {}\n", i, i);
+  ll::yaml_source_map map;
+  auto doc = ll::yaml_to_json(text, "keys.yaml", &map);
+  REQUIRE(doc.has_value());
+  CHECK((*doc)["map"].size() == 5000);
+  CHECK(map.size() == 5002);  // the root, `map` and its keys
+  for (int i : {0, 15, 16, 17, 999, 4999}) {
+    const auto at = map.find(fmt::format("map.key_{}", i));
+    REQUIRE(at.has_value());
+    CHECK(at->line == i + 2);
+    CHECK(at->column == 3);
+  }
+  CHECK_FALSE(map.find("map.key_5000").has_value());
+  CHECK(map.locate("map.key_5000.x")->line == 1);  // the nearest recorded ancestor
+
+  // A key repeated far into a large mapping (its keys found by hash) is a duplicate.
+  auto dup = yaml_error(text + "  key_17: again\n");
+  REQUIRE(dup.details.size() == 1);
+  CHECK(dup.details.front().code == "duplicate-key");
+  CHECK(dup.details.front().path == "map.key_17");
+  CHECK(dup.details.front().message.find("(line 5002, column 3)") != std::string::npos);
+
+  // Refused where the value cap is crossed: the text after it is never read (the syntax
+  // error at its end is not reached).
+  ll::yaml_limits small;
+  small.max_nodes = 1000;
+  auto capped = ll::yaml_to_json(text + "bad: [unterminated\n", "keys.yaml", nullptr, small);
+  REQUIRE_FALSE(capped.has_value());
+  REQUIRE(capped.error().details.size() == 1);
+  CHECK(capped.error().details.front().code == "yaml-too-large");
+  CHECK(capped.error().details.front().message.find("more than 1000 values") != std::string::npos);
+  CHECK(capped.error().details.front().path == "map.key_998");
+}
+
 TEST_CASE("source map: paths to positions") {
   ll::yaml_source_map map;
   auto doc = ll::yaml_to_json("name: x\nstates:\n  fix:\n    evaluate:\n      operator: eqq\nscope:\n  - src\n  - lib\n",

@@ -165,6 +165,7 @@ inline void report_type(diagnostics& out, const std::string& path, std::string_v
 
 /// The path of member `key` under `base`, with ill-formed UTF-8 in the key replaced.
 inline std::string member_path(std::string_view base, std::string_view key) {
+  if (is_valid_utf8(key)) return join_path(base, key);  // (the common case: no copy)
   return join_path(base, sanitize_utf8(key));
 }
 

@@ -170,11 +170,6 @@ inline bool read_evaluate_field(evaluate_config& config, const std::string& key,
                                 diagnostics& out) {
   if (key == "type") {
     if (report_plugin_value(field, field_path, out)) return true;
-    if (field.is_string() && names_contain(resilience_keys, field.get_ref<const std::string&>())) {
-      report(out, field_path, "unsupported-key",
-             "\"" + field.get<std::string>() + "\" is a resilience evaluator, which this engine does not read yet");
-      return true;
-    }
     if (auto v = parse_enum<evaluator_type>(field, field_path, out)) config.type = *v;
   } else if (key == "operator") {
     if (auto v = parse_enum<comparison_op>(field, field_path, out)) config.op = *v;
@@ -219,7 +214,7 @@ inline bool read_evaluate_field(evaluate_config& config, const std::string& key,
     if (auto v = read_string(field, field_path, out)) config.key = std::move(*v);
   } else if (key == "error_patterns") {
     read_string_list(field, field_path, config.error_patterns, out);
-  } else {
+  } else if (!read_stall_field(config.stall, key, field, field_path, out)) {
     return false;
   }
   return true;
@@ -363,6 +358,8 @@ inline bool read_state_field(state_config& state, const std::string& key, const 
     read_value_table(field, field_path, state.output, out);
   } else if (key == "type" && report_plugin_value(field, field_path, out)) {
     // `type: learning`: reported
+  } else if (read_state_resilience(state.resilience, key, field, field_path, out)) {
+    // retry:, catch:, backoff, the rate-limit keys (resilience_fields.hpp)
   } else if (key.size() > 3 && key.compare(0, 3, "on_") == 0) {
     if (!is_valid_utf8(key)) {
       report(out, field_path, "invalid-utf8", "key is not valid UTF-8");
@@ -558,6 +555,8 @@ inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& 
     if (auto v = parse_enum<loop_dialect>(field, field_path, out)) loop.dialect = *v;
   } else if (read_metadata_field(loop, key, field, field_path, out)) {
     // metadata, inputs, lint flags
+  } else if (read_loop_resilience(loop.resilience, key, field, field_path, out)) {
+    // max_edge_revisits, circuit (resilience_fields.hpp)
   } else if (key == "paradigm") {
     // Provenance only: any string is kept, as the original's FSMLoop keeps it (a spec
     // naming an unknown paradigm, without `initial`, is refused by compile_paradigm).

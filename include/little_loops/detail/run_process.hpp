@@ -132,9 +132,9 @@ inline expected<action_result, error> run_process(const process_request& req) {
   if (!open_pipes(req, pipes))
     return unexpected(error{errc::io_error, "cannot create a pipe: " + errno_text(errno)});
   // (Declared before the child: whatever path this returns by, the cgroup's processes are
-  // killed and the cgroup removed.)
-  const action_cgroup cgroup = action_cgroup::create(
-      req.use_cgroup && req.kill_leftover_processes ? delegated_cgroup() : std::string());
+  // killed and the cgroup removed.) Only the clone spawn can place the child in it.
+  const bool contain = LITTLE_LOOPS_CLONE_SPAWN && req.use_cgroup && req.kill_leftover_processes;
+  const action_cgroup cgroup = action_cgroup::create(contain ? delegated_cgroup() : std::string());
   spawned_child child;
   const auto spawned = spawn_child(req, pipes, child, cgroup.procs_fd());
   if (!spawned) return unexpected(spawned.error());

@@ -24,10 +24,20 @@ inline std::optional<evaluator_type> judging_evaluator(const state_config& state
   return runs_prompt_action(state) ? evaluator_type::llm_structured : evaluator_type::exit_code;
 }
 
+/// What gives `state` its verdict, for messages: `exit_code`, `a sub-loop state`, …
+inline std::string_view verdict_source(const state_config& state) {
+  if (state.loop) return "a sub-loop state";
+  const auto type = judging_evaluator(state);
+  return type ? to_string(*type) : std::string_view("a state without action");
+}
+
 /// The verdicts `state` can give: exit_code, output_numeric, output_json, output_contains:
 /// success, failure, error; convergence: target, progress, stall, error; no action and no
-/// evaluate: success. nullopt when any verdict is possible (llm_structured, classify).
+/// evaluate: success; a sub-loop state: yes, no. nullopt when any verdict is possible (llm_structured, classify).
 inline std::optional<std::vector<std::string_view>> producible_verdicts(const state_config& state) {
+  // A sub-loop state's verdict is its child's outcome: `yes` or `no`; its `error` and
+  // `timeout` fall back to `no` when not routed.
+  if (state.loop) return std::vector<std::string_view>{"yes", "no"};
   const auto type = judging_evaluator(state);
   if (!type) return std::vector<std::string_view>{"success"};
   switch (*type) {

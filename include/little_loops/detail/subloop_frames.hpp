@@ -11,6 +11,7 @@
 
 #include <little_loops/compiled_loop.hpp>
 #include <little_loops/config.hpp>
+#include <little_loops/detail/resilience_runtime.hpp>
 #include <little_loops/detail/retry_counters.hpp>
 #include <little_loops/detail/run_history.hpp>
 #include <little_loops/detail/subloop_calls.hpp>
@@ -45,6 +46,7 @@ struct parked_frame {
   run_history history;
   convergence_memory convergence;
   retry_counters counters;
+  resilience_memory resilience;
   std::int64_t elapsed_offset_ms = 0;
   std::chrono::steady_clock::time_point start{};
   std::optional<std::chrono::steady_clock::time_point> deadline;
@@ -80,6 +82,7 @@ class subloop_frames {
     swap(ex.history_, f.history);
     swap(ex.convergence_, f.convergence);
     swap(ex.counters_, f.counters);
+    swap(ex.resilience_, f.resilience);
     swap(ex.elapsed_offset_ms_, f.elapsed_offset_ms);
     swap(ex.start_, f.start);
     swap(ex.deadline_, f.deadline);
@@ -96,6 +99,7 @@ class subloop_frames {
     ex.context_ = std::move(context);
     inject_missing(ex.context_, ex.options_.injected_context);
     ex.counters_.clear();
+    ex.resilience_.clear();
     ex.captured_.clear();
     ex.history_.clear();
     ex.convergence_.clear(ex.loop_->states().size());
@@ -115,6 +119,7 @@ class subloop_frames {
     ex.context_ = s.context;
     inject_missing(ex.context_, ex.options_.injected_context);
     ex.counters_.restore(s.counters, *ex.loop_);
+    ex.resilience_.restore(s.counters.is_object() ? s.counters.value("resilience", json()) : json());
     ex.captured_ = captured_map(s.captured);
     ex.history_.restore(s);
     ex.convergence_ = std::move(convergence);
@@ -360,7 +365,7 @@ class subloop_frames {
     s.elapsed_ms = f.elapsed_offset_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
                                              self().clock_->now() - f.start).count();
     s.started_at = f.started_at;
-    s.counters = f.counters.to_json(*f.loop);
+    s.counters = with_resilience(f.counters.to_json(*f.loop), f.resilience.to_json());
     return s;
   }
 

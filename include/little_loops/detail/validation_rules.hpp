@@ -7,6 +7,7 @@
 
 #include <little_loops/config.hpp>
 #include <little_loops/detail/foreign_keys.hpp>
+#include <little_loops/detail/resilience_rules.hpp>
 #include <little_loops/detail/json_fields.hpp>
 #include <little_loops/detail/numbers.hpp>
 #include <little_loops/detail/state_verdicts.hpp>
@@ -64,6 +65,11 @@ inline std::vector<state_reference> state_references(const state_config& state,
     refs.push_back({member_path(state_path, "on_" + verdict), &target});
   if (state.on_retry_exhausted)
     refs.push_back({join_path(state_path, "on_retry_exhausted"), &*state.on_retry_exhausted, true});
+  for (const auto& [cls, target] : state.resilience.catches)
+    refs.push_back({join_path(join_path(state_path, "catch"), cls), &target, true});
+  if (state.resilience.on_rate_limit_exhausted)
+    refs.push_back({join_path(state_path, "on_rate_limit_exhausted"),
+                    &*state.resilience.on_rate_limit_exhausted, true});
   if (state.on_maintain)
     // Seed 002: `state.on_maintain or initial`, a name, not interpolated (as on_max_iterations).
     refs.push_back({join_path(state_path, "on_maintain"), &*state.on_maintain, true});
@@ -108,13 +114,12 @@ inline void check_verdict_spelling(const state_config& state, std::string_view v
     std::vector<std::string_view> known = *produced;
     for (const auto v : *produced)
       if (!twin_verdict(v).empty()) known.push_back(twin_verdict(v));
+    if (state.loop) known.insert(known.end(), {"error", "timeout"});  // routed when given
     if (names_contain(known, verdict)) return;
     if (const auto close = closest_match(verdict, known)) {
-      const auto type = judging_evaluator(state);
       report(out, path, "impossible-verdict",
              fmt::format("{} can never produce the verdict {} (did you mean \"{}\"?)",
-                         type ? to_string(*type) : std::string_view("a state without action"),
-                         quote_excerpt(verdict), *close));
+                         verdict_source(state), quote_excerpt(verdict), *close));
       return;
     }
   }
@@ -173,6 +178,14 @@ inline evaluator_uses check_required_fields(const evaluate_config& config,
       break;
     case evaluator_type::classify:
       uses.line = true;
+      break;
+    case evaluator_type::harbor_scorer:
+      break;
+    case evaluator_type::diff_stall:
+    case evaluator_type::score_stall:
+    case evaluator_type::open_question_stall:
+    case evaluator_type::action_stall:
+      uses.source = false;
       break;
   }
   return uses;
@@ -496,12 +509,11 @@ inline void check_unrouted_verdicts(const state_config& state, const std::string
   if (state.terminal || state.next || (state.on.empty() && !has_route_entries(state))) return;
   const auto unrouted = unrouted_verdicts(state);
   if (!unrouted) return;
-  const auto type = judging_evaluator(state);
   for (const auto verdict : *unrouted)
     report(out, path, "unrouted-verdict",
            fmt::format("{} can give the verdict \"{}\", which has no route here: the run would "
                        "stop with \"No valid transition\"; add on_{}{}",
-                       type ? to_string(*type) : std::string_view("a state without action"), verdict,
+                       verdict_source(state), verdict,
                        verdict, verdict == "error" ? " (or route._error)" : ""),
            severity::warning);
 }
@@ -520,6 +532,8 @@ inline void check_state(const std::string& name, const state_config& state, cons
   check_unused_state_fields(state, path, loop, out);
   check_retry_fields(state, path, out);
   check_subloop_fields(state, path, out);
+  check_rate_limit_pairing(state, path, out);
+  if (state.evaluate) check_stall_fields(*state.evaluate, join_path(path, "evaluate"), out);
   for (const auto& entry : state.on)
     check_verdict_spelling(state, entry.first, join_path(path, "on_" + entry.first), out);
   if (state.route)
@@ -604,6 +618,7 @@ inline void check_loop_settings(const fsm_loop& loop, const state_index& index,
                        "state)",
                        sanitize_utf8(*loop.on_max_passes)));
   check_loop_metadata(loop, out);
+  check_circuit(loop, index, out);
   if (loop.on_max_iterations && index.count(*loop.on_max_iterations) == 0)
     report(out, "on_max_iterations", "unknown-state",
            fmt::format("on_max_iterations references unknown state '{}' (must be a declared "
@@ -630,6 +645,8 @@ inline std::optional<std::vector<char>> reachable_states(const fsm_loop& loop,
   enter(loop.initial);
   if (loop.on_max_iterations) enter(*loop.on_max_iterations);
   if (loop.on_max_passes) enter(*loop.on_max_passes);
+  if (const auto& rf = loop.resilience.repeated_failure; rf && rf->on_repeated_failure != "abort")
+    enter(rf->on_repeated_failure);  // the circuit enters it
   bool dynamic = false;
   for (std::size_t head = 0; head < queue.size(); ++head) {
     for (const auto& ref : state_references(*states[queue[head]], std::string{})) {

@@ -19,7 +19,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -29,6 +28,45 @@ namespace detail {
 
 /// Thrown inside the YAML event handler to stop parsing (depth or size limit, complex key).
 struct yaml_abort {};
+
+/// The hashes of a large mapping's keys (see yaml_json_builder::seen_key): open addressing
+/// in one array, so that a mapping of a million keys costs one allocation per growth rather
+/// than one node per key (the node-based set was a fifth of loading such a mapping, its
+/// destruction included).
+class key_hash_set {
+ public:
+  [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
+
+  /// Adds `hash`; false when it was there already (or a hash equal to it in all bits but
+  /// the lowest: the caller then compares the keys themselves).
+  bool insert(std::size_t hash) {
+    if ((count_ + 1) * 2 > slots_.size()) grow();
+    return place(hash | 1);
+  }
+
+ private:
+  bool place(std::size_t h) {
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = (h ^ (h >> 29)) & mask;; i = (i + 1) & mask) {
+      if (slots_[i] == h) return false;
+      if (slots_[i] == 0) {
+        slots_[i] = h;
+        ++count_;
+        return true;
+      }
+    }
+  }
+  void grow() {
+    std::vector<std::size_t> old(slots_.empty() ? 64 : slots_.size() * 2, 0);
+    old.swap(slots_);
+    count_ = 0;
+    for (const std::size_t h : old)
+      if (h != 0) place(h);
+  }
+
+  std::vector<std::size_t> slots_;  // 0: free; else a hash with its lowest bit set
+  std::size_t count_ = 0;
+};
 
 /// Builds a json value from yaml-cpp parser events without recursion, recording positions
 /// and diagnostics.
@@ -56,7 +94,7 @@ class yaml_json_builder final : public YAML::EventHandler {
       begin_key("null", mark);
       return;
     }
-    const std::string path = value_path(mark);
+    const std::string& path = value_path(mark);
     complete(json(nullptr), 0, anchor, path, mark);
   }
 
@@ -74,7 +112,7 @@ class yaml_json_builder final : public YAML::EventHandler {
       }
       fail(frames_.back().path, mark, "complex-key", "mapping keys must be scalars");
     }
-    const std::string path = value_path(mark);
+    const std::string& path = value_path(mark);
     if (it == anchors_.end()) {
       fail(path, mark, "yaml-alias", "unknown alias");
     }
@@ -132,9 +170,9 @@ class yaml_json_builder final : public YAML::EventHandler {
         mark.column <= frames_.back().key_mark.column)
       fail(frames_.back().path, mark, "parse-error",
            "while scanning a simple key: could not find expected ':'");
-    const std::string path = value_path(mark);
+    const std::string& path = value_path(mark);
     const std::size_t bytes = value.size();
-    complete(scalar_value(tag, value, path, mark), bytes, anchor, path, mark);
+    complete(scalar_value(tag, std::move(value), path, mark), bytes, anchor, path, mark);
   }
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
@@ -170,11 +208,12 @@ class yaml_json_builder final : public YAML::EventHandler {
     YAML::Mark key_mark;            // where the current key starts
     bool key_explicit = false;      // written `? key` (its value may follow on a `:` line)
     std::string key;
+    std::string key_path;  // the path of the current key (not of a `<<` key)
     std::string path;
     YAML::anchor_t anchor = 0;
     std::size_t nodes = 1;
     std::size_t bytes = 0;  // of its scalars and keys, aliases expanded (count_nodes)
-    std::unordered_set<std::size_t> key_hashes;  // filled once the mapping is large (seen_key())
+    key_hash_set key_hashes;  // filled once the mapping is large (seen_key())
     std::vector<json> merges;  // `<<` sources, in document order
   };
   struct anchored {
@@ -201,6 +240,8 @@ class yaml_json_builder final : public YAML::EventHandler {
   } key_scan_;                   // explicit_key()
   std::size_t total_nodes_ = 0;
   std::size_t total_bytes_ = 0;
+  std::string item_path_;  // see value_path()
+  const std::string no_path_;
 
   static int one_based(int v) { return v < 0 ? 0 : v + 1; }
 
@@ -264,8 +305,8 @@ class yaml_json_builder final : public YAML::EventHandler {
     return content;
   }
 
-  void record(std::string path, const YAML::Mark& mark) {
-    if (map_ != nullptr) map_->add(std::move(path), one_based(mark.line), one_based(mark.column));
+  void record(std::string_view path, const YAML::Mark& mark) {
+    if (map_ != nullptr) map_->add(path, one_based(mark.line), one_based(mark.column));
   }
 
   void diag(std::string path, const YAML::Mark& mark, std::string code, std::string message) {
@@ -288,13 +329,13 @@ class yaml_json_builder final : public YAML::EventHandler {
     top.key_explicit = false;
     top.key_is_merge = plain && text == "<<";
     if (top.key_is_merge) return;
-    std::string path = member_path(top.path, text);
+    top.key_path = member_path(top.path, text);
     top.key_is_duplicate = seen_key(top, text);
     if (top.key_is_duplicate)
-      diag(std::move(path), mark, "duplicate-key",
+      diag(top.key_path, mark, "duplicate-key",
            "duplicate key " + quote_excerpt(text) + ": a key may appear only once in a mapping");
     else
-      record(std::move(path), mark);
+      record(top.key_path, mark);
     top.key = std::move(text);
   }
 
@@ -315,20 +356,21 @@ class yaml_json_builder final : public YAML::EventHandler {
     const std::hash<std::string_view> hash;
     if (top.key_hashes.empty())
       for (const auto& member : members) top.key_hashes.insert(hash(member.first));
-    return !top.key_hashes.insert(hash(text)).second && search();
+    return !top.key_hashes.insert(hash(text)) && search();
   }
 
-  // The path of the value that starts now; records positions of list items and the root.
-  std::string value_path(const YAML::Mark& mark) {
+  // The path of the value that starts now (valid until the next event); records positions
+  // of list items and the root. A mapping's value has its key's path, made once.
+  const std::string& value_path(const YAML::Mark& mark) {
     if (frames_.empty()) {
       record("", mark);
-      return {};
+      return no_path_;
     }
     frame& top = frames_.back();
-    if (top.is_map) return top.key_is_merge ? top.path : member_path(top.path, top.key);
-    std::string path = index_path(top.path, top.value.size());
-    record(path, mark);
-    return path;
+    if (top.is_map) return top.key_is_merge ? top.path : top.key_path;
+    item_path_ = index_path(top.path, top.value.size());
+    record(item_path_, mark);
+    return item_path_;
   }
 
   // Counts `n` values and `bytes` bytes more; refuses the document once either limit is
@@ -344,14 +386,14 @@ class yaml_json_builder final : public YAML::EventHandler {
            fmt::format("document has more than {} bytes of text (after alias expansion)", limits_.max_bytes));
   }
 
-  json scalar_value(const std::string& tag, const std::string& text, const std::string& path,
+  json scalar_value(const std::string& tag, std::string&& text, const std::string& path,
                     const YAML::Mark& mark) {
-    if (tag == "?") return resolve_plain_scalar(text);
-    if (tag == "!" || tag.empty()) return json(text);
+    if (tag == "?") return resolve_plain_scalar(std::move(text));
+    if (tag == "!" || tag.empty()) return json(std::move(text));
     std::string_view name = tag;
     if (name.substr(0, yaml_tag_prefix.size()) == yaml_tag_prefix) {
       name.remove_prefix(yaml_tag_prefix.size());
-      if (name == "str") return json(text);
+      if (name == "str") return json(std::move(text));
       if (name == "null") {
         if (yaml11_null(text)) return json(nullptr);
       } else if (name == "bool") {

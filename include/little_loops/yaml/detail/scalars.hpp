@@ -238,12 +238,12 @@ inline bool yaml11_null(std::string_view text) {
 
 /// Resolves an untagged plain scalar the way PyYAML's safe_load does (bool, int, float,
 /// null; everything else — timestamps included — stays a string).
-inline json resolve_plain_scalar(const std::string& text) {
+inline json resolve_plain_scalar(std::string&& text) {
   if (yaml11_null(text)) return json(nullptr);
   if (auto b = yaml11_bool(text)) return json(*b);
   if (auto f = yaml11_float(text)) return *f;
   if (auto i = yaml11_int(text)) return *i;
-  return json(text);
+  return json(std::move(text));
 }
 
 }  // namespace detail

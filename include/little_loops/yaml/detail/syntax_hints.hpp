@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Prints what one host translation unit costs to compile (never fails on a slow machine).
+
+The host TU includes <little_loops/fsm.hpp>, loads a JSON loop and runs it; the reference TU
+includes only <nlohmann/json.hpp> and parses a document. Each is compiled with
+`g++ -std=c++20 -O0 -c` (CXX overrides g++), alternately, --rounds times; the medians of the
+CPU time (user + system of the compiler) and their ratio are printed.
+
+    python3 tools/compile_cost.py [--rounds 3] [--include include] [--flag=-O2]
+"""
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HOST = r'''#include <little_loops/fsm.hpp>
+#include <cstdio>
+namespace ll = little_loops;
+int main() {
+  auto loop = ll::load_loop_text(R"({"name": "pp", "initial": "ping", "max_iterations": 10,
+    "states": {"ping": {"action": "echo ping", "on_success": "pong", "on_failure": "done"},
+               "pong": {"action": "echo pong", "on_success": "ping", "on_failure": "done"},
+               "done": {"terminal": true}}})");
+  if (!loop) return 1;
+  ll::scripted_runner runner;
+  auto ex = ll::make_executor(*loop, runner);
+  if (!ex) return 1;
+  const auto& result = ex->run();
+  std::printf("%s after %lld iterations\n", std::string(ll::to_string(result.terminated_by)).c_str(),
+              static_cast<long long>(result.iterations));
+}
+'''
+
+REFERENCE = r'''#include <nlohmann/json.hpp>
+#include <cstdio>
+int main() {
+  auto doc = nlohmann::json::parse(R"({"name": "pp", "initial": "ping", "states": {}})");
+  std::printf("%s\n", doc.dump().c_str());
+}
+'''
+
+
+def compile_seconds(cxx, source, flags):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = source + ".o"
+    subprocess.run([cxx, "-std=c++20", "-O0", "-c", source, "-o", out] + flags, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    os.remove(out)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--include", default=os.path.join(os.path.dirname(__file__), "..", "include"))
+    parser.add_argument("--flag", action="append", default=[], help="extra compiler flag")
+    args = parser.parse_args()
+    cxx = os.environ.get("CXX", "g++")
+    flags = ["-I" + os.path.abspath(args.include)] + args.flag
+    kinds = [("nlohmann-only TU", REFERENCE, []), ("host TU, header-only", HOST, [])]
+    times = {name: [] for name, _, _ in kinds}
+    with tempfile.TemporaryDirectory() as tmp:
+        for round_ in range(args.rounds):
+            for name, text, extra in kinds:
+                path = os.path.join(tmp, name.split(",")[0].split()[0] + ".cpp")
+                with open(path, "w") as f:
+                    f.write(text)
+                times[name].append(compile_seconds(cxx, path, flags + extra))
+    reference = statistics.median(times[kinds[0][0]])
+    for name, _, _ in kinds:
+        m = statistics.median(times[name])
+        print(f"compile cost: {name}: {m:.2f} s CPU (median of {args.rounds}), "
+              f"{m / reference:.2f}x the nlohmann-only TU")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
