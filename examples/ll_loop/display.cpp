@@ -381,9 +381,16 @@ void progress_display::show(const ll::loop_resume_event& e) {
       style_.cyan(terminal_safe(e.from_state)), e.iteration);
 }
 
+// A sub-loop's child starting (the top loop's start is the header): `  ↳ sub-loop NAME`,
+// indented by its depth, as are its states.
+void progress_display::show(const ll::loop_start_event& e) {
+  if (e.depth == 0) return;
+  put("{}{} {}\n", std::string(2 * e.depth, ' '), style_.dim("\u21b3 sub-loop"), style_.bold(terminal_safe(e.loop)));
+}
+
 void progress_display::show(const ll::state_enter_event& e) {
   action_pending_ = false;
-  put("{} {}", style_.dim(fmt::format("[{}/{}]", e.iteration, max_iterations_)),
+  put("{}{} {}", std::string(2 * e.depth, ' '), style_.dim(fmt::format("[{}/{}]", e.iteration, max_iterations_)),
       style_.bold(style_.cyan(terminal_safe(e.state))));
   line_open_ = true;
 }

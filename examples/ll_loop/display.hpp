@@ -117,6 +117,7 @@ class progress_display {
   void handle(const ll::loop_event& event);
   // One line (or part of one) per kind of event; kinds not shown have no overload.
   void show(const ll::loop_resume_event& e);
+  void show(const ll::loop_start_event& e);
   void show(const ll::state_enter_event& e);
   void show(const ll::action_start_event& e);
   void show(const ll::action_complete_event& e);

@@ -148,7 +148,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   [[nodiscard]] little_loops::snapshot snapshot() const {
     // Its own storage, not snapshot_view()'s: const callers may run at once.
     std::vector<std::pair<std::string_view, double>> convergence;
-    little_loops::snapshot s = view_into(convergence).materialize();
+    little_loops::snapshot s = this->running_view(convergence).materialize();
     s.counters = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_));
     if (!this->frames_.empty()) this->stack_into(s);  // the top loop's, the frames below it
     return s;
@@ -160,7 +160,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   /// snapshot_view() call; unlike snapshot(), not to be called from two threads at once.
   [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
     if (!this->frames_.empty()) return this->stack_view();  // inside a child: copies
-    little_loops::snapshot_view v = view_into(convergence_view_);
+    little_loops::snapshot_view v = this->running_view(convergence_view_);
     counters_view_ = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_));
     if (!counters_view_.is_null()) v.counters = &counters_view_;
     return v;
@@ -213,25 +213,6 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   // Where the run is: before its first step (`fresh`, or `resumed` from a snapshot, which
   // emits loop_resume instead of loop_start), between steps, or ended.
   enum class run_phase : unsigned char { fresh, resumed, running, finished };
-
-  little_loops::snapshot_view view_into(
-      std::vector<std::pair<std::string_view, double>>& convergence_storage) const {
-    little_loops::snapshot_view v;
-    v.loop_name = loop_->loop().name;
-    v.digest = loop_->digest();
-    v.current_state = loop_->state(resume_state_ ? *resume_state_ : current_).name;
-    v.iteration = iteration_;
-    v.summary_executed = summary_executed_;
-    v.context = &context_;
-    v.captured = &captured_;
-    v.prev = history_.prev();
-    v.last_evaluation = history_.last_evaluation();
-    convergence_.list(*loop_, convergence_storage);
-    v.convergence = convergence_storage;
-    v.elapsed_ms = phase_ >= run_phase::running ? elapsed_ms_now() : elapsed_offset_ms_;
-    v.started_at = started_at_;
-    return v;
-  }
 
   // One step of step(); returns false when the step ended its loop.
   bool advance() {
@@ -652,10 +633,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   }
 
   void finish(termination how, std::optional<little_loops::error> err = std::nullopt) {
-    if (!this->frames_.empty())  // a child ended: its parent goes on, unless the run stops
-      return how == termination::cancelled || how == termination::handoff
-                 ? this->finish_stack(how, std::move(err))
-                 : this->return_to_parent(how, std::move(err));
+    if (!this->frames_.empty()) return this->end_child(how, std::move(err));
     phase_ = run_phase::finished;
     const compiled_state& st = loop_->state(current_);
     if (!resume_state_ && how != termination::terminal) resume_state_ = current_;

@@ -58,6 +58,7 @@ def test_run_a_child_and_read_its_output():
         expect_exit(r, 0)
         r = ll("run", "parent", cwd=wd)
         expect_exit(r, 0)
+        expect_in("\n  \u21b3 sub-loop child\n  [1/50] work", r.out, r, "the child's steps, indented")
         expect(lines(wd / "log") == ["child apple", "parent made-apple made-apple"], f"log: {lines(wd / 'log')}")
         events = [json.loads(x) for x in lines(wd / ".loops" / ".running" / "parent.events.jsonl")] \
             if (wd / ".loops" / ".running" / "parent.events.jsonl").exists() else None

@@ -174,8 +174,53 @@ TEST_CASE("sub-loop: captures come back only with with: or passthrough; capture:
   CHECK(log.output.find(R"("event":"loop_start")") != std::string::npos);
   CHECK(log.output.find(R"("event":"loop_complete")") != std::string::npos);
   CHECK(log.output.find(R"("depth":1)") != std::string::npos);
-  // prev after the sub-loop state: its verdict and the child's outcome
   REQUIRE(ex->prev() != nullptr);
+}
+
+TEST_CASE("sub-loop: prev after a sub-loop state holds its verdict and the child's outcome") {
+  child_table children;
+  children.add("child", child_loop_text);
+  ll::scripted_runner runner;
+  runner.record(true).otherwise(exit_with(1));
+  auto ex = ll::make_executor(
+      compiled(parent_text(R"({"loop": "child", "on_yes": "ok", "on_no": "ok"})")), runner,
+      ll::default_evaluator{}, ll::null_event_sink{}, with_children(children));
+  REQUIRE(ex.has_value());
+  while (ex->current_state() != "ok" || ex->loop().loop().name != "parent") REQUIRE(ex->step());
+  const ll::prev_record* prev = ex->prev();
+  REQUIRE(prev != nullptr);
+  CHECK(prev->state == "call");
+  CHECK(prev->verdict == "no");
+  CHECK_FALSE(prev->ran_action);
+  CHECK(prev->details == json{{"terminated_by", "terminal"}, {"final_state", "failed"}, {"failure_terminal", true}});
+}
+
+TEST_CASE("sub-loop: a handoff inside a child pauses the whole run; resume goes on in the child") {
+  child_table children;
+  children.add("child", R"({"name": "child", "initial": "a", "states": {
+      "a": {"action": "hand over", "next": "b"}, "b": {"action": "echo b", "next": "done"},
+      "done": {"terminal": true}}})");
+  const std::string parent = parent_text(R"({"loop": "child", "on_yes": "end"})");
+  ll::scripted_runner runner;
+  runner.record(true).on_action("hand over", exit_with(0, "CONTEXT_HANDOFF: later")).otherwise(exit_with(0));
+  auto ex = ll::make_executor(compiled(parent), runner, ll::default_evaluator{}, ll::null_event_sink{},
+                              with_children(children));
+  REQUIRE(ex.has_value());
+  const auto& paused = ex->run();
+  CHECK(paused.terminated_by == ll::termination::handoff);
+  CHECK(paused.final_state == "call");
+  REQUIRE(paused.snapshot.has_value());
+  REQUIRE(paused.snapshot->frames.size() == 1);
+  CHECK(paused.snapshot->frames[0]["current_state"] == "b");
+  ll::scripted_runner later;
+  later.record(true).otherwise(exit_with(0));
+  auto again = ll::make_executor(compiled(parent), later, ll::default_evaluator{}, ll::null_event_sink{},
+                                 with_children(children));
+  REQUIRE(again.has_value());
+  REQUIRE(again->resume(*paused.snapshot).has_value());
+  CHECK(again->run().final_state == "end");
+  REQUIRE(later.calls().size() == 1);
+  CHECK(later.calls()[0].text == "echo b");
 }
 
 TEST_CASE("sub-loop: the child's time is clamped to the parent's and to the state's timeout") {

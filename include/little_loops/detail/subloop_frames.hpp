@@ -229,7 +229,35 @@ class subloop_frames {
     r.snapshot = ex.snapshot();
   }
 
+  // The running loop's snapshot members (its convergence list in `convergence_storage`).
+  snapshot_view running_view(
+      std::vector<std::pair<std::string_view, double>>& convergence_storage) const {
+    const Executor& ex = self();
+    snapshot_view v;
+    v.loop_name = ex.loop_->loop().name;
+    v.digest = ex.loop_->digest();
+    v.current_state = ex.loop_->state(ex.resume_state_ ? *ex.resume_state_ : ex.current_).name;
+    v.iteration = ex.iteration_;
+    v.summary_executed = ex.summary_executed_;
+    v.context = &ex.context_;
+    v.captured = &ex.captured_;
+    v.prev = ex.history_.prev();
+    v.last_evaluation = ex.history_.last_evaluation();
+    ex.convergence_.list(*ex.loop_, convergence_storage);
+    v.convergence = convergence_storage;
+    v.elapsed_ms = ex.phase_ >= Executor::run_phase::running ? ex.elapsed_ms_now() : ex.elapsed_offset_ms_;
+    v.started_at = ex.started_at_;
+    return v;
+  }
+
   // ---- snapshots of the stack (snapshot::frames) ----
+
+  // A child ended (`how`): its parent goes on, unless the run stops or pauses.
+  void end_child(termination how, std::optional<error> err) {
+    if (how == termination::cancelled || how == termination::handoff) return finish_stack(how, std::move(err));
+    return_to_parent(how, std::move(err));
+  }
+
 
   // `s` (the running loop's snapshot) becomes the whole stack's: the top loop's members,
   // and `frames` the loops below it, the running one last.
