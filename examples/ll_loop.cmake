@@ -12,4 +12,9 @@ if(UNIX AND TARGET little_loops::yaml)
       ll_loop/verbs_state.cpp
     LIBS little_loops::posix little_loops::yaml)
   target_include_directories(ll-loop PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/ll_loop")
+  # Its own install component: `cmake --install BUILD --component ll-loop` installs only
+  # bin/ll-loop (a plain `cmake --install` installs it with the library).
+  if(LITTLE_LOOPS_INSTALL)
+    install(TARGETS ll-loop RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT ll-loop)
+  endif()
 endif()

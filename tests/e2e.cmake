@@ -18,5 +18,8 @@ if(UNIX AND LITTLE_LOOPS_BUILD_EXAMPLES AND LITTLE_LOOPS_WITH_YAML)
         LABELS e2e
         ENVIRONMENT "LL_LOOP=$<TARGET_FILE:ll-loop>;LL_SOURCE_DIR=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
     endforeach()
+    if(TEST e2e_newcomer)  # it also configures the project once (BUILD_TESTING=OFF)
+      set_tests_properties(e2e_newcomer PROPERTIES TIMEOUT 240)
+    endif()
   endif()
 endif()

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <iterator>
@@ -363,6 +364,7 @@ void progress_display::flush_pending_action() {
     line = fmt::format("       {} done ({}{})", style_.green("\u2713"),
                        format_duration_short(pending_ms_), cut);
   put("{}\n", line);
+  put_output_tail(pending_abnormal_ || pending_exit_ != 0);
 }
 
 void progress_display::handle(const ll::loop_event& event) {
@@ -402,6 +404,35 @@ void progress_display::show(const ll::action_complete_event& e) {
   else if (e.cancelled) pending_note_ = "cancelled";
   else if (e.signal != 0) pending_note_ = fmt::format("killed by signal {}", e.signal);
   pending_cut_ = e.truncated ? ll::output_cut_text(e.output_limit) + "; use --output-limit" : std::string();
+  constexpr std::size_t keep = 4096;  // enough for the lines shown
+  pending_stderr_.assign(e.stderr_output.substr(e.stderr_output.size() - std::min(e.stderr_output.size(), keep)));
+  if (verbose_) pending_stdout_.assign(e.output.substr(e.output.size() - std::min(e.output.size(), keep)));
+}
+
+std::vector<std::string> last_lines(std::string_view text, std::size_t max_lines) {
+  std::vector<std::string> lines;
+  while (!text.empty() && lines.size() < max_lines) {
+    const std::size_t nl = text.find_last_of('\n', text.size() - 1);
+    const std::string_view line = nl == std::string_view::npos ? text : text.substr(nl + 1);
+    if (line.find_first_not_of(" \t\r") != std::string_view::npos)
+      lines.push_back(one_line(line, 200));
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(0, nl);
+  }
+  return {lines.rbegin(), lines.rend()};
+}
+
+// Under a result line: a failed action's last stderr lines; with --verbose, every action's
+// output and stderr.
+void progress_display::put_output_tail(bool failed) {
+  const std::size_t max_lines = verbose_ ? 20 : 5;
+  if (verbose_)
+    for (const auto& line : last_lines(pending_stdout_, max_lines))
+      put("       {} {}\n", style_.dim("\u2502"), line);
+  if (verbose_ || failed)
+    for (const auto& line : last_lines(pending_stderr_, max_lines))
+      put("       {} {}\n", style_.dim("stderr:"), line);
+  pending_stdout_.clear();
+  pending_stderr_.clear();
 }
 
 void progress_display::show(const ll::evaluate_event& e) {
@@ -415,6 +446,7 @@ void progress_display::show(const ll::evaluate_event& e) {
       extra += fmt::format(", confidence {:.2f}", c->template get<double>());
   }
   if (had_action && !pending_note_.empty()) extra += ", " + pending_note_;
+  else if (had_action && pending_exit_ != 0) extra += fmt::format(", exit {}", pending_exit_);
   if (had_action && !pending_cut_.empty()) extra += ", " + pending_cut_;
   std::string reason;
   if (!ok && e.details != nullptr && e.details->is_object()) {
@@ -433,6 +465,7 @@ void progress_display::show(const ll::evaluate_event& e) {
     put("       {} {} ({}){}\n", mark, terminal_safe(e.verdict), extra.substr(2), reason);
   else
     put("       {} {}{}\n", mark, terminal_safe(e.verdict), reason);
+  if (had_action) put_output_tail(!ok || pending_exit_ != 0 || pending_abnormal_);
 }
 
 void progress_display::show(const ll::route_event& e) {
@@ -456,6 +489,18 @@ void progress_display::show(const ll::handoff_event& e) {
 void progress_display::show(const ll::max_iterations_event& e) {
   put("{} max iterations ({}) reached, running {}\n", style_.yellow("!"), e.iterations,
       terminal_safe(e.summary_state));
+}
+
+void progress_display::show(const ll::resilience_event& e) {
+  flush_pending_action();
+  std::string what(e.kind);
+  if (!e.error_class.empty()) what += " (" + std::string(e.error_class) + ")";
+  if (e.kind == "retry")
+    what += fmt::format(": attempt {} after {:.1f}s", e.attempt, static_cast<double>(e.delay_ms) / 1000.0);
+  else if (!e.message.empty())
+    what += ": " + std::string(e.message);
+  if (!e.target.empty() && e.kind != "retry") what += " \u2192 " + std::string(e.target);
+  put("       {} {}\n", style_.yellow("\u21bb"), one_line(terminal_safe(what), 200));
 }
 
 void progress_display::show(const ll::loop_complete_event&) { flush_pending_action(); }

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <thread>
 #include <utility>
+#include <vector>
 #include <functional>
 #include <iterator>
 #include <set>
@@ -104,6 +105,10 @@ class progress_display {
   progress_display& operator=(const progress_display&) = delete;
   ~progress_display();
 
+  /// Shows every action's output (the tail of stdout and stderr) under its result line;
+  /// without it only a failed action's stderr tail is shown.
+  void set_verbose(bool verbose) noexcept { verbose_ = verbose; }
+
   void on_event(const ll::loop_event& event) noexcept;
   /// Writes what the display holds (before other output to the same stream).
   void flush() noexcept;
@@ -121,6 +126,7 @@ class progress_display {
   void show(const ll::handoff_event& e);
   void show(const ll::max_iterations_event& e);
   void show(const ll::loop_complete_event& e);
+  void show(const ll::resilience_event& e);
   template <class Event>
   void show(const Event&) {}
   [[nodiscard]] bool waits_after(const ll::loop_event& event) const;
@@ -156,6 +162,14 @@ class progress_display {
   bool pending_abnormal_ = false;
   std::string pending_note_;
   std::string pending_cut_;  // "output cut at 16 MiB; use --output-limit", or empty
+  std::string pending_stdout_;  // the tail of the action's stdout (verbose only)
+  std::string pending_stderr_;  // the tail of the action's stderr
+  bool verbose_ = false;
+  void put_output_tail(bool failed);
 };
+
+/// The last `max_lines` non-blank lines of `text` (at most the last 4 KiB of it), each made
+/// safe for a terminal.
+std::vector<std::string> last_lines(std::string_view text, std::size_t max_lines);
 
 }  // namespace ll_loop

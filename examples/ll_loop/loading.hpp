@@ -3,9 +3,12 @@
 #pragma once
 
 #include <little_loops/error.hpp>
+#include <little_loops/executor_options.hpp>
 #include <little_loops/expected.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
+#include <little_loops/compose.hpp>
+#include <little_loops/yaml/file_resolver.hpp>
 #include <little_loops/yaml_loader.hpp>
 
 #include <filesystem>
@@ -51,6 +54,25 @@ struct loaded_loop {
   [[nodiscard]] std::string describe(const ll::diagnostic& d) const {
     return ll::format_diagnostic(d, &positions);
   }
+};
+
+/// The children that sub-loop states run (executor_options::child_loops), found as loops and
+/// fragment libraries are (the calling loop's directory, `.loops/`, LL_LOOP_PATH) and loaded
+/// once per run.
+class child_loops {
+ public:
+  child_loops() : resolver_(loop_search_path()), library_(resolver_) {}
+  child_loops(const child_loops&) = delete;
+  child_loops& operator=(const child_loops&) = delete;
+  /// Sets `options.child_loops` to this, and `options.loop_id` to `loop`'s file.
+  void give_to(ll::executor_options& options, const fs::path& loop) {
+    options.child_loops = &library_;
+    options.loop_id = loop.string();
+  }
+
+ private:
+  ll::file_resolver resolver_;
+  ll::loop_library library_;
 };
 
 /// Why a load failed: the message for the user, and every diagnostic.

@@ -8,6 +8,7 @@
 // Every verb has `--help`. See examples/loops/ for loops to try.
 #include "args.hpp"
 #include "display.hpp"
+#include "loading.hpp"
 #include "verbs.hpp"
 
 #include <little_loops/runners/posix_process_runner.hpp>
@@ -51,7 +52,11 @@ option_spec output_limit_option() {
           false, {}};
 }
 option_spec no_llm_option() {
-  return {"no-llm", 0, "", "disable LLM evaluation (llm_structured yields error)", false, {}};
+  return {"no-llm", 0, "", "run no LLM: prompt and slash-command actions are not run and "
+                           "llm_structured is not asked (each gives the error verdict)", false, {}};
+}
+option_spec verbose_option() {
+  return {"verbose", 'v', "", "show every action's output and stderr (the last 20 lines)", false, {}};
 }
 option_spec context_option(std::string_view help) {
   return {"context", 0, "K=V", help, true, {}};
@@ -97,6 +102,7 @@ verb_entry run_verb() {
             {"dry-run", 0, "", "show the execution plan without running (nothing is journaled)",
              false, {}},
             quiet_option("no progress output"),
+            verbose_option(),
             {"json", 0, "", "print the result as JSON (no progress output)", false, {}},
             {"queue", 0, "", "wait (up to an hour) while a running loop's scope overlaps this "
                              "one's, instead of refusing", false, {}},
@@ -116,6 +122,7 @@ verb_entry resume_verb() {
            "Resume an interrupted (or handed-off) run from its journal.",
            {"NAME"},
            {quiet_option("no progress output"),
+            verbose_option(),
             {"json", 0, "", "print the result as JSON", false, {}},
             {"max-iterations", 'n', "N", "a new iteration limit (default: the run's)", false, {}},
             {"queue", 0, "", "wait while a running loop's scope overlaps this one's", false, {}},
@@ -154,6 +161,14 @@ std::vector<verb_entry> inspect_verbs() {
         {{"format", 'f', "FMT", "output format", false, {"text", "dot", "mermaid", "json"}}},
         ""},
        verb_show},
+      {{"schema",
+        "Print the JSON Schema of loop files (for editors' completion and checks).",
+        {},
+        {},
+        "The schema is made from the keys the loader accepts, in both dialects; the project\n"
+        "commits it as docs/loop.schema.json. A YAML loop file names it on its first line:\n"
+        "  # yaml-language-server: $schema=<path or URL of loop.schema.json>"},
+       verb_schema},
   };
 }
 
@@ -186,7 +201,8 @@ verb_entry simulate_verb() {
            "  \"default\": R} with R = {\"output\": \"\", \"stderr\": \"\", \"exit_code\": 0} (fields\n"
            "  optional). Call n (0-based) with action text A uses by_index[n] if present, else\n"
            "  by_action[A] (a list's k-th entry on A's k-th call, the last entry repeating), else\n"
-           "  default, else the scenario, else exit 0 with empty output."},
+           "  default, else the scenario, else exit 0 with empty output.\n"
+           "Exit status: 1 when the simulated run ends in an error (as `run`), else 0."},
           verb_simulate};
 }
 
@@ -232,8 +248,12 @@ std::vector<verb_entry> journal_verbs() {
       {{"history",
         "Show the events of a run.",
         {"NAME"},
-        {{"tail", 'n', "N", "last N events (default 50)", false, {}}, journal_dir_option()},
-        ""},
+        {{"tail", 'n', "N", "last N events (default 50)", false, {}},
+         {"json", 0, "", "print the events as JSON lines, one object per line", false, {}},
+         journal_dir_option()},
+        "NAME is the loop's name, or the loop itself (a file or a .loops/ name), as for\n"
+        "`status` and `resume`. A failed action's event shows its exit code and the last\n"
+        "lines of its stderr."},
        verb_history},
       {{"stop",
         "Stop a running loop (it is journaled as interrupted and can be resumed).",
@@ -304,6 +324,16 @@ int dispatch(int argc, char** argv) {
       print_global_help(stderr);
       std::fprintf(stderr, "ll-loop: error: unrecognized argument: %s\n", words[0].c_str());
       return exit_usage;
+    }
+    // A word that names no loop but is close to a command is a mistyped command.
+    if (!resolve_loop_path(words[0])) {
+      std::vector<std::string_view> names;
+      for (const auto& v : verbs()) names.push_back(v.spec.name);
+      if (const std::string close = closest_match(words[0], names); !close.empty()) {
+        std::fprintf(stderr, "ll-loop: error: unknown command '%s' (did you mean '%s'?)\n",
+                     terminal_safe(words[0]).c_str(), close.c_str());
+        return exit_usage;
+      }
     }
     // `ll-loop NAME ...` is short for `ll-loop run NAME ...` (as in the Python original).
     words.insert(words.begin(), "run");

@@ -29,6 +29,7 @@ int verb_list(const parsed_args& args);
 int verb_validate(const parsed_args& args);
 int verb_compile(const parsed_args& args);
 int verb_show(const parsed_args& args);
+int verb_schema(const parsed_args& args);
 int verb_simulate(const parsed_args& args);
 int verb_test(const parsed_args& args);
 int verb_status(const parsed_args& args);
@@ -38,5 +39,11 @@ int verb_stop(const parsed_args& args);
 /// For a message saying `name` has no journal: ` (its journal files hold loop "OTHER")` when
 /// the files `name` maps to hold another loop's runs (ll::journal_name_collision), else "".
 std::string collision_note(const std::filesystem::path& dir, const std::string& name);
+
+/// The name `name`'s runs are journaled under. One rule for every verb that reads the
+/// journal (status, history, stop, resume): `name` itself when it has a journal, else, when
+/// `name` is a loop (a file, or a name in .loops/) whose inner `name:` differs, that inner
+/// name, under which `run` journaled it; else `name`.
+std::string journal_name_of(const std::filesystem::path& dir, const std::string& name);
 
 }  // namespace ll_loop

@@ -4,6 +4,8 @@
 #include "loading.hpp"
 #include "verbs.hpp"
 
+#include <little_loops/interpolation.hpp>
+#include <little_loops/json_schema.hpp>
 #include <little_loops/paradigms.hpp>
 #include <little_loops/render.hpp>
 #include <little_loops/validation.hpp>
@@ -88,6 +90,36 @@ std::string show_metadata(const ll::fsm_loop& loop, const style& s) {
   return text;
 }
 
+/// One line per state whose action goes to the prompt command (an LLM agent) instead of
+/// the shell: `fix: slash command /ll:fix`. A templated action without `action_type` is
+/// decided once rendered: rendered with the loop's own context when it reads nothing else,
+/// else marked as one that may be a slash command.
+std::vector<std::string> llm_action_notes(const ll::fsm_loop& loop) {
+  std::vector<std::string> notes;
+  for (const auto& [name, state] : loop.states) {
+    if (!state.action || state.action->empty()) continue;
+    const std::string shown = one_line(*state.action, 60);
+    if (ll::runs_prompt_action(state)) {
+      const bool slash = state.action_type ? *state.action_type == ll::action_kind::slash_command
+                                           : true;
+      notes.push_back(fmt::format("{}: {} {}", name, slash ? "slash command" : "prompt", shown));
+      continue;
+    }
+    const bool may_render_slash = !state.action_type && (state.action->starts_with("${") ||
+                                                         (state.action->starts_with("/") &&
+                                                          state.action->find("${") != std::string::npos));
+    if (!may_render_slash) continue;
+    ll::interpolation_context ctx;
+    ctx.context = &loop.context;
+    const auto rendered = ll::interpolate(*state.action, ctx);
+    if (!rendered)
+      notes.push_back(fmt::format("{}: slash command if it renders to /name or /ns:name: {}", name, shown));
+    else if (ll::is_slash_command_text(*rendered))
+      notes.push_back(fmt::format("{}: slash command {} (from {})", name, one_line(*rendered, 60), shown));
+  }
+  return notes;
+}
+
 }  // namespace
 
 int verb_validate(const parsed_args& args) {
@@ -128,6 +160,7 @@ int verb_validate(const parsed_args& args) {
                     {"max_iterations", loop.max_iterations},
                     {"dialect", ll::to_string(ll::dialect_of(loop))},
                     {"dialect_inferred", !loop.dialect.has_value()},
+                    {"llm_actions", llm_action_notes(loop)},
                     {"diagnostics", diagnostics_json(loaded->diagnostics, &loaded->positions)}};
     fmt::print("{}\n", json_text(out, 2));
     return exit_ok;
@@ -140,6 +173,9 @@ int verb_validate(const parsed_args& args) {
   say(fmt::format("  Dialect: {}{}", ll::to_string(ll::dialect_of(loop)),
                   loop.dialect ? "" : " (inferred)"));
   say(fmt::format("  Max iterations: {}", loop.max_iterations));
+  // Every action that an LLM agent runs (the prompt command), so that none runs unnoticed.
+  for (const auto& note : llm_action_notes(loop))
+    say(fmt::format("  {} LLM action (prompt command; --no-llm skips it): {}", s.yellow("\u2691"), note));
   // Warnings follow, on stdout, as the original's validate prints them.
   for (const auto& d : loaded->diagnostics)
     if (d.level == ll::severity::warning)
@@ -251,6 +287,10 @@ int verb_show(const parsed_args& args) {
                                            : fmt::format("{}", fmt::join(loop.scope, ", ")));
     if (loop.on_handoff != ll::handoff_policy::pause)
       text += fmt::format("{} {}\n", s.bold("On handoff:"), ll::to_string(loop.on_handoff));
+    if (const auto notes = llm_action_notes(loop); !notes.empty()) {
+      text += fmt::format("{}\n", s.bold("LLM actions (run by the prompt command; --no-llm skips them):"));
+      for (const auto& note : notes) text += fmt::format("  {}\n", note);
+    }
     const std::string preview = ll::render_preview(loop);
     text += "\n" + preview;
     if (!preview.empty() && preview.back() != '\n') text += '\n';
@@ -259,6 +299,11 @@ int verb_show(const parsed_args& args) {
     const std::string safe = terminal_safe(text, true, s.enabled);
     std::fwrite(safe.data(), 1, safe.size(), stdout);
   }
+  return exit_ok;
+}
+
+int verb_schema(const parsed_args&) {
+  fmt::print("{}\n", json_text(ll::loop_json_schema(), 2));
   return exit_ok;
 }
 

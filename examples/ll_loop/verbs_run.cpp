@@ -109,23 +109,24 @@ std::size_t stop_leftovers_of_run(const std::string& run_id,
 
 // ---------------------------------------------------------------------------------------
 // Ctrl-C / SIGTERM: the handler only writes a byte to a self-pipe; a watcher thread turns it
-// into a stop request on the executor (stop_source is not async-signal-safe). A second signal
-// gets the default action (so a second Ctrl-C ends ll-loop at once).
+// into a stop request on the executor (stop_source is not async-signal-safe). The first
+// stop asks the action to end (SIGTERM, then SIGKILL after the runner's grace); a second
+// signal kills the action's process group at once, says so, and ends ll-loop if the run
+// does not end by itself within 2 s; a third gets the default action.
 
 std::atomic<int> g_signal_pipe_write{-1};
 std::atomic<int> g_signal_count{0};
 
 extern "C" void on_stop_signal(int sig) {
   const int saved = errno;
-  if (g_signal_count.fetch_add(1) >= 1) {
+  const int count = g_signal_count.fetch_add(1);
+  const int fd = g_signal_pipe_write.load();
+  if (count >= 2 || fd < 0) {
     std::signal(sig, SIG_DFL);
     ::raise(sig);
   }
-  const int fd = g_signal_pipe_write.load();
-  if (fd >= 0) {
-    const char byte = 's';
-    [[maybe_unused]] const auto n = ::write(fd, &byte, 1);
-  }
+  const char byte = count == 0 ? 's' : 'k';
+  [[maybe_unused]] const auto n = ::write(fd, &byte, 1);
   errno = saved;
 }
 
@@ -133,8 +134,8 @@ extern "C" void on_stop_signal(int sig) {
 /// thread when SIGINT/SIGTERM arrives or the stop-request file appears.
 class stop_signals {
  public:
-  stop_signals(std::stop_source source, fs::path stop_file)
-      : source_(std::move(source)), stop_file_(std::move(stop_file)) {
+  stop_signals(std::stop_source source, fs::path stop_file, std::string run_id)
+      : source_(std::move(source)), stop_file_(std::move(stop_file)), run_id_(std::move(run_id)) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return;
     read_fd_ = fds[0];
@@ -174,9 +175,12 @@ class stop_signals {
       const int n = ::poll(&p, 1, 200);  // also look for the stop file 5× a second
       if (n > 0) {
         char byte = 0;
-        if (::read(read_fd_, &byte, 1) == 1 && byte == 's') {
+        if (::read(read_fd_, &byte, 1) != 1) continue;
+        if (byte == 's') {
           signalled_ = true;
           source_.request_stop();
+        } else if (byte == 'k') {
+          kill_action();
         }
         continue;
       }
@@ -188,8 +192,25 @@ class stop_signals {
     }
   }
 
+  // The second interrupt: SIGKILL to the running action's process group, said on stderr;
+  // the run then ends as interrupted, or ll-loop exits with 130 after 2 s if it does not.
+  void kill_action() {
+    signalled_ = true;
+    source_.request_stop();
+    const std::size_t killed = stop_leftovers_of_run(run_id_, std::chrono::milliseconds(0));
+    say_note(killed == 0 ? std::string("Interrupted again: no action process was left to kill")
+                         : fmt::format("Interrupted again: killed the running action's process "
+                                       "group ({} process{})",
+                                       killed, killed == 1 ? "" : "es"));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!done_ && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!done_) std::_Exit(130);
+  }
+
   std::stop_source source_;
   fs::path stop_file_;
+  std::string run_id_;
   int read_fd_ = -1;
   int write_fd_ = -1;
   struct sigaction old_int_ {};
@@ -203,10 +224,27 @@ class stop_signals {
 // ---------------------------------------------------------------------------------------
 // The sink of a real run: progress display + event journal.
 
+/// The last action that failed (non-zero exit, timeout, signal): `last_failed_action` of
+/// `--json`, with the last lines of its stderr.
+struct failed_action {
+  bool seen = false;
+  std::string state;
+  int exit_code = 0;
+  std::vector<std::string> stderr_tail;
+};
+
 struct display_forward {
   progress_display* display = nullptr;
+  failed_action* failed = nullptr;
   void on_event(const ll::loop_event& event) noexcept {
     if (display != nullptr) display->on_event(event);
+    const auto* done = std::get_if<ll::action_complete_event>(&event);
+    if (failed == nullptr || done == nullptr || (done->exit_code == 0 && !done->timed_out && done->signal == 0))
+      return;
+    try {
+      *failed = {true, std::string(done->state), done->exit_code, last_lines(done->stderr_output, 5)};
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a report must not stop the run
+    }
   }
 };
 
@@ -229,6 +267,7 @@ struct run_settings {
   std::optional<long long> max_iterations;
   bool no_llm = false;
   bool quiet = false;
+  bool verbose = false;               ///< show every action's output
   bool as_json = false;
   bool queue = false;                 ///< wait for a conflicting scope instead of refusing
   fs::path journal_dir{std::string(ll::default_journal_dir)};
@@ -410,6 +449,8 @@ ll::posix_runner_options runner_options(const run_settings& s, const std::string
   opts.environment.emplace_back(std::string(run_id_variable), run_id);
   if (s.shell_command) opts.shell_command = *s.shell_command;
   if (s.prompt_command) opts.prompt_command = *s.prompt_command;
+  // --no-llm: no prompt or slash-command action runs (each is the `error` verdict).
+  if (s.no_llm) opts.prompt_command.clear();
   if (s.output_limit) opts.output_limit = static_cast<std::size_t>(*s.output_limit);
   return opts;
 }
@@ -458,6 +499,11 @@ std::optional<pid_t> spawn_handoff_session(ll::loop_journal& journal, const run_
   if (result.terminated_by != ll::termination::handoff || result.on_handoff != ll::handoff_policy::spawn)
     return std::nullopt;
   if (auto closed = journal.close(); !closed) say_warning(fmt::format("journal: {}", ll::to_string(closed.error())));
+  if (s.no_llm) {  // the session would be an LLM agent
+    say_warning(fmt::format("on_handoff: spawn: no session started (--no-llm); resume with: ll-loop "
+                            "resume {}", s.loaded.loop.name));
+    return std::nullopt;
+  }
   std::vector<std::string> command = s.prompt_command ? *s.prompt_command : ll::posix_runner_options{}.prompt_command;
   // As the original: an unattended session does not get the default's permission bypass
   // (a --prompt-command given is used as it is).
@@ -478,11 +524,15 @@ std::optional<pid_t> spawn_handoff_session(ll::loop_journal& journal, const run_
 
 /// The run's outcome on stdout: the `--json` object, or the summary (not with --quiet).
 void report_run(const run_settings& s, const ll::execution_result& result, const ll::journal_record& record,
-                const style& out_style, std::optional<pid_t> continuation_pid) {
+                const style& out_style, std::optional<pid_t> continuation_pid, const failed_action& failed) {
   if (s.as_json) {
     ll::json out = result_json(result, ll::dialect_of(s.loaded.loop));
     out["failure"] = result.failure;
     out["status"] = record.status;
+    if (failed.seen)
+      out["last_failed_action"] = {{"state", failed.state},
+                                   {"exit_code", failed.exit_code},
+                                   {"stderr_tail", failed.stderr_tail}};
     if (continuation_pid) out["continuation_pid"] = static_cast<long>(*continuation_pid);
     fmt::print("{}\n", json_text(out, 2));
   } else if (!s.quiet) {
@@ -503,6 +553,7 @@ struct run_hooks {
   std::stop_source stop;
   std::optional<stop_signals> signals;
   std::optional<ll::error> journal_failure;  ///< the first journal write that failed
+  std::string run_id;                        ///< LL_LOOP_RUN_ID of the run's actions
 
   ll::journaled_run_hooks make() {
     ll::journaled_run_hooks hooks;
@@ -531,11 +582,12 @@ struct run_hooks {
     if (!s.quiet && !s.as_json && !s.resume_from) {
       say(fmt::format("Running loop: {}", out_style.bold(s.loaded.loop.name)));
       say(fmt::format("Max iterations: {}", s.loaded.loop.max_iterations));
+      if (s.no_llm) say("--no-llm: prompt and slash-command actions are not run");
       say("");
     }
     // The stop file (`ll-loop stop`): the watcher thread looks for it 5× a second; between
     // two actions run_journaled looks for it at most every 10 ms (not one stat() per step).
-    signals.emplace(stop, journal.paths().stop);
+    signals.emplace(stop, journal.paths().stop, run_id);
   }
 };
 
@@ -571,6 +623,8 @@ int execute(run_settings& s) {
   if (s.run_dir.empty()) s.run_dir = make_run_dir(loop, false);
   ll::executor_options options;
   options.injected_context = injected_context(loop, s.run_dir);
+  child_loops children;
+  children.give_to(options, s.loaded.path);
   if (!claim_loop_scope(journal, loop, s, options.injected_context, report_journal_error))
     return exit_failed;
   if (auto opened = journal.open(!s.resume_from.has_value()); !opened) {
@@ -580,7 +634,9 @@ int execute(run_settings& s) {
 
   const style out_style = style::for_stream(stdout);
   progress_display display(stdout, out_style, loop);
-  run_sink sink(journal, display_forward{(s.quiet || s.as_json) ? nullptr : &display});
+  display.set_verbose(s.verbose);
+  failed_action failed;
+  run_sink sink(journal, display_forward{(s.quiet || s.as_json) ? nullptr : &display, &failed});
   auto made = ll::make_executor(loop, runner, evaluator, sink, std::move(options));
   if (!made) {
     report_load_failure(failure_of(made.error(), s.loaded), s.shown_name);
@@ -599,10 +655,10 @@ int execute(run_settings& s) {
   // fsyncs are written by the journal's background thread, off the loop's path (a machine
   // crash goes back at most one fsync round trip).
   journal.sync = ll::journal_sync::background;
-  run_hooks hooks{s, journal, display, out_style, stop, std::nullopt};
+  run_hooks hooks{s, journal, display, out_style, stop, std::nullopt, std::nullopt, run_id};
   const ll::execution_result& result = ll::run_journaled(*made, journal, record, stop.get_token(), hooks.make());
   const std::optional<pid_t> continuation_pid = spawn_handoff_session(journal, s, result, record.current_state);
-  report_run(s, result, record, out_style, continuation_pid);
+  report_run(s, result, record, out_style, continuation_pid, failed);
   if (hooks.journal_failure) return exit_journal_failed;
   return exit_code_for(result);
 }
@@ -687,6 +743,7 @@ bool read_max_iterations(const parsed_args& args, run_settings& s) {
 
 bool read_common_run_options(const parsed_args& args, run_settings& s) {
   s.quiet = args.has("quiet");
+  s.verbose = args.has("verbose");
   s.as_json = args.has("json");
   s.queue = args.has("queue");
   if (auto dir = args.value("journal-dir")) s.journal_dir = *dir;
@@ -938,6 +995,21 @@ std::optional<loaded_loop> reload_loop(const ll::journal_record& record, const r
 
 }  // namespace
 
+namespace {
+
+/// True, after saying how to go on, when `record`'s run ended at its iteration cap and the
+/// cap it would resume with (`--max-iterations`, the run's, or the loop's) leaves no step.
+bool stopped_at_cap(const ll::journal_record& record, long long cap, const std::string& shown_name) {
+  const auto how = record.extra.find("terminated_by");
+  if (how == record.extra.end() || *how != "max_iterations" || cap > record.iteration) return false;
+  say_error(fmt::format("{} stopped at its iteration cap ({} iterations). Resume with "
+                        "--max-iterations N (more than {})",
+                        shown_name, record.iteration, record.iteration));
+  return true;
+}
+
+}  // namespace
+
 int verb_resume(const parsed_args& args) {
   run_settings s;
   s.shown_name = args.positional(0);
@@ -954,6 +1026,8 @@ int verb_resume(const parsed_args& args) {
   reuse_run_settings(s, record->extra);
   auto loaded = reload_loop(*record, s);
   if (!loaded) return exit_failed;
+  if (stopped_at_cap(*record, s.max_iterations.value_or(loaded->loop.max_iterations), s.shown_name))
+    return exit_failed;
   if (record->status == ll::journal_status::handoff && !s.quiet && !s.as_json) {
     if (auto it = record->extra.find("continuation"); it != record->extra.end() && it->is_string())
       say(fmt::format("Resuming from context handoff (iteration {})...\nContext: {}\n",
@@ -995,31 +1069,35 @@ std::string_view scenario_label(std::string_view scenario, std::size_t index) {
 /// `[simulated output for: ACTION]`; a `--responses` answer is used as it is.
 class simulation_runner {
  public:
-  simulation_runner(ll::scripted_runner script, bool has_responses, std::size_t index_count,
-                    std::vector<std::string> action_keys, bool has_default,
+  simulation_runner(ll::scripted_runner script, bool has_responses, bool has_default,
                     std::optional<std::string> scenario, bool print)
       : script_(std::move(script)),
         has_responses_(has_responses),
-        index_count_(index_count),
-        action_keys_(std::move(action_keys)),
         has_default_(has_default),
         scenario_(std::move(scenario)),
         print_(print) {}
 
   ll::expected<ll::action_result, ll::error> run(const ll::action_request& request) {
+    if (request.probe) {  // a stall evaluator's probe: its `by_action` entry, else nothing changed
+      if (print_) fmt::print("    [SIMULATED] Probe: {}\n", one_line(request.text, 200));
+      auto answer = probes_.run(request);
+      if (probes_.last_call_scripted()) return answer;
+      return ll::action_result{};
+    }
     const std::size_t index = calls_++;
     if (print_)
       fmt::print("    [SIMULATED] Would execute ({}): {}\n",
                  request.kind == ll::action_kind::shell ? "shell command" : "slash command",
                  one_line(request.text, 200));
-    auto scripted = script_.run(request);  // keeps the script's own counters in step
-    const bool matched =
-        index < index_count_ || has_default_ ||
-        std::find(action_keys_.begin(), action_keys_.end(), request.text) != action_keys_.end();
-    if (matched) return scripted;
-    if (!scenario_ && has_responses_) return scripted;  // nothing matched: exit 0, no output
+    if (has_responses_) {
+      auto scripted = script_.run(request);  // keeps the script's own counters in step
+      if (script_.last_call_scripted() || has_default_) return scripted;
+      if (!scenario_) return scripted;  // nothing matched: exit 0, no output
+    }
     ll::action_result r;
-    r.output = fmt::format("[simulated output for: {}]", request.text);
+    constexpr std::string_view head = "[simulated output for: ";
+    r.output.reserve(head.size() + request.text.size() + 1);
+    r.output.append(head).append(request.text) += ']';
     if (scenario_) {
       r.exit_code = scenario_exit_code(*scenario_, index);
       if (print_) fmt::print("    [AUTO] Result: {}\n", scenario_label(*scenario_, index));
@@ -1027,16 +1105,41 @@ class simulation_runner {
     return r;
   }
   [[nodiscard]] std::size_t calls() const noexcept { return calls_; }
+  /// Probes are answered from `probes` (by action text), never from the script's turns.
+  void answer_probes_with(ll::scripted_runner probes) { probes_ = std::move(probes); }
 
  private:
   ll::scripted_runner script_;
+  ll::scripted_runner probes_;
   bool has_responses_ = false;
-  std::size_t index_count_;
-  std::vector<std::string> action_keys_;
   bool has_default_;
   std::optional<std::string> scenario_;
   bool print_ = true;
   std::size_t calls_ = 0;
+};
+
+/// A resilience policy's action in the simulate trace (waits are skipped, not slept).
+void print_resilience(const ll::resilience_event& e) {
+  std::string line = fmt::format("    Policy: {}", e.kind);
+  if (!e.error_class.empty()) line += fmt::format(" ({})", terminal_safe(e.error_class));
+  if (e.kind == "retry")
+    line += fmt::format(", attempt {}, wait {:.1f}s skipped", e.attempt, static_cast<double>(e.delay_ms) / 1000.0);
+  if (!e.target.empty() && e.kind != "retry") line += fmt::format(" \u2192 {}", terminal_safe(e.target));
+  if (!e.message.empty()) line += ": " + one_line(e.message, 200);
+  fmt::print("{}\n", line);
+}
+
+/// simulate's clock: real time, but a wait (backoff, a retry's delay) is counted, not slept.
+class simulation_clock final : public ll::executor_clock {
+ public:
+  std::chrono::steady_clock::time_point now() noexcept override { return std::chrono::steady_clock::now(); }
+  ll::event_time wall_now() noexcept override { return std::chrono::system_clock::now(); }
+  void sleep_for(std::chrono::nanoseconds d, std::stop_token) override {
+    ++waits;
+    skipped += d;
+  }
+  std::size_t waits = 0;
+  std::chrono::nanoseconds skipped{0};
 };
 
 /// The trace printed by `simulate` (the Python original's layout).
@@ -1045,6 +1148,9 @@ struct simulation_sink {
   std::FILE* events_out = nullptr;
   std::vector<std::string> visited;
   std::string line;  // reused for every event line
+
+  /// Quiet without --events: nothing to show or write, so the executor skips the events.
+  [[nodiscard]] bool wants_events() const noexcept { return print || events_out != nullptr; }
 
   void on_event(const ll::loop_event& event) noexcept {
     try {
@@ -1072,6 +1178,8 @@ struct simulation_sink {
                 fmt::print("    Transition: {} \u2192 {}\n", terminal_safe(e.from), terminal_safe(e.to));
             } else if constexpr (std::is_same_v<E, ll::error_event>) {
               if (print) fmt::print("    Error ({}): {}\n", e.kind, one_line(e.message, 200));
+            } else if constexpr (std::is_same_v<E, ll::resilience_event>) {
+              if (print) print_resilience(e);
             }
           },
           event);
@@ -1083,8 +1191,7 @@ struct simulation_sink {
 /// A `--responses` file: the scripted runner it describes, and which calls it answers.
 struct simulation_responses {
   ll::scripted_runner script;
-  std::size_t index_count = 0;            ///< `by_index` answers
-  std::vector<std::string> action_keys;   ///< `by_action` keys
+  ll::scripted_runner probes;  ///< the `by_action` answers alone, for probes
   bool has_default = false;
 };
 
@@ -1110,10 +1217,9 @@ std::optional<simulation_responses> read_responses(const std::string& file) {
   }
   simulation_responses r;
   r.script = std::move(*built);
-  if (auto it = mapped.find("by_index"); it != mapped.end()) r.index_count = it->size();
-  if (auto it = mapped.find("by_action"); it != mapped.end())
-    for (auto a = it->begin(); a != it->end(); ++a) r.action_keys.push_back(a.key());
   r.has_default = mapped.contains("default");
+  if (auto it = mapped.find("by_action"); it != mapped.end())  // checked above
+    r.probes = *ll::scripted_runner::from_json(ll::json{{"by_action", *it}});
   return r;
 }
 
@@ -1175,6 +1281,8 @@ std::string simulation_mode(const std::optional<std::string>& scenario,
   return mode;
 }
 
+double seconds_of(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
 /// The `=== Summary ===` of a simulation (the original's layout).
 void print_simulation_summary(const ll::execution_result& result, const std::vector<std::string>& visited,
                               std::size_t calls) {
@@ -1195,8 +1303,10 @@ simulation_runner make_simulation_runner(std::optional<simulation_responses> res
   const bool has_responses = responses.has_value();
   simulation_responses r = responses ? std::move(*responses) : simulation_responses{};
   r.script.record(false);  // nothing reads the calls: memory stays flat however long the run
-  return simulation_runner(std::move(r.script), has_responses, r.index_count, std::move(r.action_keys),
-                           r.has_default, std::move(scenario), print);
+  r.probes.record(false);
+  simulation_runner runner(std::move(r.script), has_responses, r.has_default, std::move(scenario), print);
+  runner.answer_probes_with(std::move(r.probes));
+  return runner;
 }
 
 }  // namespace
@@ -1241,6 +1351,11 @@ int verb_simulate(const parsed_args& args) {
   ll::executor_options options;
   options.signals.clear();
   options.injected_context = injected_context(loop, make_run_dir(loop, true));
+  child_loops children;  // run for real, with the same scripted runner
+  children.give_to(options, loaded->path);
+  simulation_clock clock;
+  options.clock = &clock;
+  options.random_source = [] { return 0.5; };  // jitter: the middle of its range, every time
   auto made = ll::make_executor(loop, runner, evaluator, sink, std::move(options));
   if (!made) {
     report_load_failure(failure_of(made.error(), *loaded), name);
@@ -1254,12 +1369,19 @@ int verb_simulate(const parsed_args& args) {
   if (as_json) {
     // After JSON Lines events on stdout, the result is one more line (still JSON Lines).
     const bool events_on_stdout = events_target && *events_target == "-";
-    fmt::print("{}\n", json_text(result_json(result, ll::dialect_of(loop)), events_on_stdout ? -1 : 2));
+    ll::json out = result_json(result, ll::dialect_of(loop));
+    if (clock.waits != 0)  // the waits simulate did not sleep (backoff, retries)
+      out["skipped_waits"] = {{"count", clock.waits}, {"seconds", seconds_of(clock.skipped)}};
+    fmt::print("{}\n", json_text(out, events_on_stdout ? -1 : 2));
   } else if (!quiet) {
     print_simulation_summary(result, made->sink().visited, made->runner().calls());
+    if (clock.waits != 0)
+      fmt::print("Skipped waits: {} ({:g}s not slept)\n", clock.waits, seconds_of(clock.skipped));
   }
   std::fflush(stdout);
-  return exit_ok;
+  // A simulated run that ended in an error fails, as `run` does (a limit does not: a
+  // simulation is capped at 20 iterations by default).
+  return result.terminated_by == ll::termination::error ? exit_failed : exit_ok;
 }
 
 }  // namespace ll_loop
@@ -1449,6 +1571,28 @@ std::string print_test_verdict(const test_sink& sink, bool by_exit_code, const l
   return verdict;
 }
 
+/// For an `output_contains` state: the part of the output the pattern matched and its line,
+/// or, when nothing matched and the pattern anchors with `^` or `$`, that those anchor at the
+/// whole output (Python's re.search), with the `(?m)` that anchors them at each line.
+void print_test_match(const test_sink& sink, const test_runner& runner, const ll::state_config& state) {
+  if (sink.evaluator_type != "output_contains" || !runner.last() || !state.evaluate ||
+      state.evaluate->source)
+    return;
+  const auto pattern = sink.details.find("pattern");
+  if (pattern == sink.details.end() || !pattern->is_string()) return;
+  const std::string& text = pattern->get_ref<const std::string&>();
+  const std::string& output = runner.last()->output;
+  if (const auto at = ll::pattern_matcher(text).find(output)) {
+    const auto line = 1 + std::count(output.begin(), output.begin() + static_cast<std::ptrdiff_t>(at->first), '\n');
+    fmt::print("  matched: \"{}\" (line {} of the output)\n",
+               one_line(std::string_view(output).substr(at->first, at->second), 120), line);
+  } else if ((text.find('^') != std::string::npos || text.find('$') != std::string::npos) &&
+             text.find("(?m)") == std::string::npos) {
+    fmt::print("  note: ^ and $ anchor at the start and end of the whole output, not of each "
+               "line; write (?m){} to anchor at each line\n", terminal_safe(text));
+  }
+}
+
 /// Where the step would go, its errors and the conclusion; the exit code of `test`.
 int print_test_conclusion(const test_sink& sink, const std::string& target, const std::string& verdict) {
   fmt::print("\n");
@@ -1499,6 +1643,8 @@ int verb_test(const parsed_args& args) {
   ll::posix_runner_options opts;
   if (s.shell_command) opts.shell_command = *s.shell_command;
   if (s.output_limit) opts.output_limit = static_cast<std::size_t>(*s.output_limit);
+  const std::string run_id = new_run_id();  // so a second Ctrl-C finds the action
+  opts.environment.emplace_back(std::string(run_id_variable), run_id);
   ll::posix_process_runner process_runner(std::move(opts));
   test_runner runner(process_runner, *simulated_exit_code);
   std::stop_source stop;
@@ -1512,7 +1658,7 @@ int verb_test(const parsed_args& args) {
   std::fflush(stdout);
   {
     std::stop_callback forward(stop.get_token(), [&ex]() noexcept { ex.request_stop(); });
-    stop_signals signals(stop, {});
+    stop_signals signals(stop, {}, run_id);
     ex.step();
   }
   print_test_action(ex.runner(), *simulated_exit_code, args.value("exit-code").has_value());
@@ -1521,6 +1667,7 @@ int verb_test(const parsed_args& args) {
     return exit_failed;
   }
   const std::string verdict = print_test_verdict(ex.sink(), by_exit_code, ex.result());
+  print_test_match(ex.sink(), ex.runner(), *state);
   return print_test_conclusion(ex.sink(), target, verdict);
 }
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <csignal>
 #include <fstream>
@@ -52,6 +53,14 @@ ll::json status_json(const ll::journal_record& r, const fs::path& dir) {
 std::string collision_note(const fs::path& dir, const std::string& name) {
   const auto owner = ll::journal_name_collision(dir, name);
   return owner ? fmt::format(" (its journal files hold loop \"{}\")", terminal_safe(*owner)) : std::string();
+}
+
+std::string journal_name_of(const fs::path& dir, const std::string& name) {
+  const auto paths = ll::journal_paths_for(dir, name);
+  std::error_code ec;
+  if (fs::exists(paths.state, ec) || fs::exists(paths.events, ec) || !resolve_loop_path(name)) return name;
+  auto loop = load_loop(name, ll::json::object());
+  return loop && !loop->loop.name.empty() ? loop->loop.name : name;
 }
 
 namespace {
@@ -166,13 +175,25 @@ int verb_list(const parsed_args& args) {
       if (!r.accumulated_ms)
         if (auto whole = ll::load_journal(dir, r.name); whole && whole->has_value()) r = std::move(**whole);
     if (records.empty()) {
-      say("No running loops");
+      say("No journaled runs");
       return exit_ok;
     }
-    say("Running loops:");
+    // Every journaled run, finished ones too: the heading says so, the columns line up.
+    std::vector<std::array<std::string, 5>> rows{{"LOOP", "STATE", "ITERATION", "STATUS", "ELAPSED"}};
     for (const auto& r : records)
-      say(fmt::format("  {}: {} (iteration {}) [{}] {}", r.name, r.current_state, r.iteration,
-                      r.status, elapsed_text(r)));
+      rows.push_back({terminal_safe(r.name), terminal_safe(r.current_state), std::to_string(r.iteration),
+                      terminal_safe(r.status), elapsed_text(r)});
+    const auto cols = [](const std::string& text) { return ll::decode_utf8(text).size(); };
+    std::array<std::size_t, 5> width{};
+    for (const auto& row : rows)
+      for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], cols(row[c]));
+    say("Journaled runs (running and finished):");
+    for (const auto& row : rows) {
+      std::string line = " ";
+      for (std::size_t c = 0; c < row.size(); ++c)
+        line += " " + row[c] + (c + 1 < row.size() ? std::string(width[c] - cols(row[c]), ' ') : "");
+      say(line);
+    }
     return exit_ok;
   }
   // The loop files of .loops/ (what `ll-loop run NAME` finds), by name.
@@ -241,7 +262,7 @@ int verb_status(const parsed_args& args) {
     }
     return exit_ok;
   }
-  const std::string name = args.positional(0);
+  const std::string name = journal_name_of(dir, args.positional(0));
   auto record = find_record(dir, name, !as_json);  // --json shows the whole record
   if (!record) return exit_failed;
   if (as_json) {
@@ -280,9 +301,41 @@ int verb_status(const parsed_args& args) {
   return exit_ok;
 }
 
+namespace {
+
+/// A value of an event as text: strings as they are (one line), the rest as JSON.
+std::string history_value(const ll::json& v) {
+  return one_line(v.is_string() ? v.get<std::string>() : json_text(v), 160);
+}
+
+/// One event of `history`: `12:00:01  action_complete  check  exit 2 (3ms)` and then its
+/// other members as `key=value`; a failed action's stderr tail on the lines below.
+std::string history_line(const ll::json& e, const style& s) {
+  std::string ts = e.value("ts", std::string{});
+  if (ts.size() > 19) ts.resize(19);
+  const std::string kind = e.value("event", std::string{"?"});
+  std::string line = fmt::format("{} {:<16}", s.dim(ts), s.bold(terminal_safe(kind)));
+  std::string below;
+  for (auto it = e.begin(); it != e.end(); ++it) {
+    const std::string& key = it.key();
+    if (key == "event" || key == "ts") continue;
+    if (key == "stderr_preview") {
+      if (it.value().is_string())
+        for (const auto& l : last_lines(it.value().get_ref<const std::string&>(), 5))
+          below += fmt::format("\n    stderr: {}", l);
+      continue;
+    }
+    line += fmt::format(" {}={}", key, history_value(it.value()));
+  }
+  return line + below;
+}
+
+}  // namespace
+
 int verb_history(const parsed_args& args) {
   const fs::path dir = journal_dir_of(args);
-  const std::string name = args.positional(0);
+  const std::string name = journal_name_of(dir, args.positional(0));
+  const bool as_json = args.has("json");
   std::size_t tail = 50;
   if (auto v = args.value("tail")) {
     auto n = parse_count(*v);
@@ -344,27 +397,23 @@ int verb_history(const parsed_args& args) {
   }
   if (events.empty()) {
     warn_skipped();
+    if (as_json) return exit_ok;  // no lines
     say(fmt::format("No history for: {}", name));
     return exit_ok;
   }
   warn_skipped();
-  const style s = style::for_stream(stdout);
-  for (const auto& e : events) {
-    std::string ts = e.value("ts", std::string{});
-    if (ts.size() > 19) ts.resize(19);
-    const std::string kind = e.value("event", std::string{"?"});
-    ll::json details = ll::json::object();
-    for (auto it = e.begin(); it != e.end(); ++it)
-      if (it.key() != "event" && it.key() != "ts") details[it.key()] = it.value();
-    // The original prints the details dict as Python prints it: {'from': 'a', 'to': 'b'}.
-    say(fmt::format("{} {}: {}", s.dim(ts), s.bold(kind), python_repr(details)));
+  if (as_json) {
+    for (const auto& e : events) fmt::print("{}\n", json_text(e));
+    return exit_ok;
   }
+  const style s = style::for_stream(stdout);
+  for (const auto& e : events) say(history_line(e, s));
   return exit_ok;
 }
 
 int verb_stop(const parsed_args& args) {
   const fs::path dir = journal_dir_of(args);
-  const std::string name = args.positional(0);
+  const std::string name = journal_name_of(dir, args.positional(0));
   auto record = find_record(dir, name, true);
   if (!record) return exit_failed;
   const style s = style::for_stream(stdout);

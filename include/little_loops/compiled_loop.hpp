@@ -51,9 +51,9 @@ struct compiled_state {
   bool failure = false;                      ///< terminal marked `failure: true`
   std::optional<compiled_template> action;   ///< the action text, parsed
   action_kind kind = action_kind::shell;     ///< effective action kind
-  /// No `action_type` and the action starts with a variable: the runner gets a slash command
-  /// when the rendered text starts with `/` (seed 002 tests the interpolated action; the
-  /// default evaluator still goes by `kind`, from the text as written, as in the seed).
+  /// No `action_type` and a templated action: the runner gets a slash command when the
+  /// rendered text is one (is_slash_command_text; the default evaluator still goes by
+  /// `kind`, from the text as written, as in the seed).
   bool kind_from_rendered = false;
   std::optional<std::chrono::milliseconds> timeout;  ///< the state's `timeout:`
   std::optional<compiled_evaluator> evaluator;        ///< set when `evaluate:` is present
@@ -264,12 +264,12 @@ class compiled_loop {
         return unexpected(std::move(e));
       }
       s.action = std::move(*tpl);
-      if (cfg.action_type)
+      if (cfg.action_type) {
         s.kind = *cfg.action_type;
-      else if (!cfg.action->empty() && cfg.action->front() == '/')
-        s.kind = action_kind::slash_command;
-      else
-        s.kind_from_rendered = cfg.action->starts_with("${");
+      } else {
+        if (is_slash_command_text(*cfg.action)) s.kind = action_kind::slash_command;
+        s.kind_from_rendered = !s.action->is_literal();
+      }
     } else if (cfg.action_type) {
       s.kind = *cfg.action_type;
     }

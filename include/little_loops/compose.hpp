@@ -53,18 +53,9 @@ inline bool needs_composition(const json& doc) {
   return false;
 }
 
-}  // namespace detail
-
-/// Composes `top`: `from:` (the parent's own `from:` first), then `flow:`/`state_defs:`,
-/// then `import:`/`fragments:`/`fragment:`, with the merge rules of the detail headers;
-/// then every `loop:` name without a template must resolve (reference_kind::child);
-/// `parameters:` is checked and moved to composed_loop::parameters. A document that uses
-/// none of these (or is not a mapping) is returned as it is. The positions of the result
-/// go to `*positions` (each value in its own file); on failure `*positions` locates each
-/// finding of the error, which is errc::composition_failed or errc::reference_not_found
-/// with every finding in error::details and the first, with its position, as the message.
-inline expected<composed_loop, error> compose_loop(loop_source top, loop_resolver& resolver,
-                                                   source_map* positions = nullptr) {
+// compose_loop(), with the children checked so far during this load.
+inline expected<composed_loop, error> compose_checked(loop_source top, loop_resolver& resolver,
+                                                      source_map* positions, child_checks& checks) {
   composed_loop result;
   if (!top.document.is_object() || !detail::needs_composition(top.document)) {
     result.document = std::move(top.document);
@@ -79,7 +70,7 @@ inline expected<composed_loop, error> compose_loop(loop_source top, loop_resolve
       result.sources, found);
   if (!found.failed()) doc = detail::expand_flow(std::move(doc), found);
   if (!found.failed()) doc = detail::expand_fragments(std::move(doc), top.id, resolver, result.sources, found);
-  if (!found.failed()) detail::check_children(doc, top.id, resolver, found);
+  if (!found.failed()) detail::check_children(doc, top.id, resolver, found, checks);
   if (const auto params = doc.value.find("parameters"); params != doc.value.end()) {
     diagnostics problems;
     detail::check_parameter_specs(*params, "parameters", problems);
@@ -95,6 +86,41 @@ inline expected<composed_loop, error> compose_loop(loop_source top, loop_resolve
   result.document = std::move(doc.value);
   if (positions != nullptr) *positions = std::move(doc.positions);
   return result;
+}
+
+inline child_check check_child_loop(loop_source source, loop_resolver& resolver, child_checks& checks) {
+  child_check out;
+  source_map positions;
+  auto composed = compose_checked(std::move(source), resolver, &positions, checks);
+  if (!composed) {
+    out.failure = std::move(composed.error());
+    return out;
+  }
+  auto loop = compile_paradigm(composed->document, nullptr);
+  if (!loop) {
+    out.failure = annotate_error(std::move(loop.error()), positions);
+    return out;
+  }
+  out.parameters = std::move(composed->parameters);
+  return out;
+}
+
+}  // namespace detail
+
+/// Composes `top`: `from:` (the parent's own `from:` first), then `flow:`/`state_defs:`,
+/// then `import:`/`fragments:`/`fragment:`, with the merge rules of the detail headers;
+/// then every `loop:` name without a template must name a valid loop (reference_kind::child;
+/// the child is composed, read and validated in turn) whose `parameters:` fit the `with:`;
+/// `parameters:` is checked and moved to composed_loop::parameters. A document that uses
+/// none of these (or is not a mapping) is returned as it is. The positions of the result
+/// go to `*positions` (each value in its own file); on failure `*positions` locates each
+/// finding of the error, which is errc::composition_failed or errc::reference_not_found
+/// with every finding in error::details and the first, with its position, as the message.
+inline expected<composed_loop, error> compose_loop(loop_source top, loop_resolver& resolver,
+                                                   source_map* positions = nullptr) {
+  detail::child_checks checks;
+  checks.in_progress.push_back(top.id);
+  return detail::compose_checked(std::move(top), resolver, positions, checks);
 }
 
 /// A loop document loaded through the whole pipeline: compose_loop(), then
@@ -114,3 +140,5 @@ inline expected<fsm_loop, error> load_composed_loop(loop_source top, loop_resolv
 }
 
 LITTLE_LOOPS_NAMESPACE_END
+
+#include <little_loops/compose/loop_library.hpp>

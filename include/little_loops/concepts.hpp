@@ -98,6 +98,8 @@ concept Evaluator = requires(E& eval, const evaluation_request& request) {
 ///     (`to_json(ev)` produces the seed-002 JSON).
 ///
 /// Not required: a particular return type, copyability, thread safety.
+/// Optional: `bool wants_events() const noexcept`; while it returns false the executor
+/// neither reads the clock for events nor calls on_event (as with null_event_sink).
 ///
 /// @par Valid example
 /// @code

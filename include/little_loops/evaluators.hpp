@@ -11,6 +11,7 @@
 #include <little_loops/evaluators/classify.hpp>
 #include <little_loops/evaluators/convergence.hpp>
 #include <little_loops/evaluators/exit_code.hpp>
+#include <little_loops/evaluators/harbor_scorer.hpp>
 #include <little_loops/evaluators/llm_judge.hpp>
 #include <little_loops/evaluators/output_contains.hpp>
 #include <little_loops/evaluators/output_json.hpp>
@@ -377,7 +378,8 @@ inline evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
 // The current dialect's blind-evaluator rule: output_*, convergence and classify do not read
 // the output of an action that exited non-zero; the verdict is `error`.
 inline bool blind_to_exit(evaluator_type type) noexcept {
-  return type != evaluator_type::exit_code && type != evaluator_type::llm_structured;
+  return type != evaluator_type::exit_code && type != evaluator_type::llm_structured &&
+         type != evaluator_type::harbor_scorer && !is_stall_evaluator(type);
 }
 
 inline evaluation_result blind_result(int exit_code) {
@@ -409,6 +411,7 @@ inline std::optional<evaluation_result> judge_cut_output(const compiled_evaluato
     case evaluator_type::output_numeric:
     case evaluator_type::output_json:
     case evaluator_type::convergence:
+    case evaluator_type::harbor_scorer:
     case evaluator_type::classify: return cut();
     case evaluator_type::output_contains: {
       evaluation_result r = run_output_contains(c, input, ctx);
@@ -418,7 +421,11 @@ inline std::optional<evaluation_result> judge_cut_output(const compiled_evaluato
       return matched ? note(std::move(r)) : cut();
     }
     case evaluator_type::exit_code: return note(evaluate_exit_code(a.exit_code));
-    case evaluator_type::llm_structured: return std::nullopt;
+    case evaluator_type::llm_structured:
+    case evaluator_type::diff_stall:
+    case evaluator_type::score_stall:
+    case evaluator_type::open_question_stall:
+    case evaluator_type::action_stall: return std::nullopt;
   }
   return std::nullopt;
 }
@@ -519,6 +526,16 @@ class basic_evaluator {
         return evaluate_classify(input, cfg.line.value_or(json(nullptr)));
       case evaluator_type::llm_structured:
         return ask_judge(request, *compiled, input);
+      case evaluator_type::harbor_scorer:
+        return evaluate_harbor_scorer(input, action ? action->exit_code : 0);
+      case evaluator_type::diff_stall:
+      case evaluator_type::score_stall:
+      case evaluator_type::open_question_stall:
+      case evaluator_type::action_stall:
+        // Their memory is the run's and what they read comes through the runner: the
+        // executor judges them (detail/stall_memory.hpp) without asking an Evaluator.
+        return detail::error_result(fmt::format(
+            "{} is judged by the executor, which keeps its memory", to_string(cfg.type)));
     }
     return detail::error_result("unknown evaluator type");
   }
@@ -563,5 +580,21 @@ class basic_evaluator {
 /// The default evaluator: deterministic evaluators only; llm_structured yields `error`
 /// ("no judge backend").
 using default_evaluator = basic_evaluator<no_judge_backend>;
+
+namespace detail {
+/// True for the library's evaluators, whose default verdict of a shell action (no
+/// `evaluate:`) is its exit code, decided at once without calling anything.
+template <class T>
+inline constexpr bool is_basic_evaluator = false;
+template <class Judge>
+inline constexpr bool is_basic_evaluator<basic_evaluator<Judge>> = true;
+
+/// True when `Eval` decides `req` at once: the library's exit-code verdict of a shell action
+/// without `evaluate:` (an executor need not read the clock again after it).
+template <class Eval>
+constexpr bool instant_verdict(const evaluation_request& req) noexcept {
+  return is_basic_evaluator<Eval> && !req.config && req.kind == action_kind::shell;
+}
+}  // namespace detail
 
 LITTLE_LOOPS_NAMESPACE_END

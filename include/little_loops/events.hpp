@@ -11,10 +11,12 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -33,6 +35,7 @@ struct loop_start_event {
   static constexpr std::string_view name = "loop_start";
   event_time ts;
   std::string_view loop;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `loop_resume {loop, from_state, iteration}`: a run continues from a snapshot.
@@ -42,6 +45,7 @@ struct loop_resume_event {
   std::string_view loop;
   std::string_view from_state;
   std::int64_t iteration = 0;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `state_enter {state, iteration}`: a state starts executing (iteration is 1-based).
@@ -50,6 +54,7 @@ struct state_enter_event {
   event_time ts;
   std::string_view state;
   std::int64_t iteration = 0;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `action_start {action, is_prompt}`: the interpolated action is handed to the runner.
@@ -59,10 +64,11 @@ struct action_start_event {
   std::string_view state;
   std::string_view action;
   bool is_prompt = false;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `action_complete {exit_code, duration_ms, output_preview, is_prompt[, timed_out, signal,
-/// cancelled]}`: the runner returned. `output_preview` is the output's last 2000 characters
+/// cancelled, stderr_preview]}`: the runner returned. `output_preview` is the output's last 2000 characters
 /// (code points), then stripped of whitespace as Python's str.strip() does; null only when
 /// the output is empty (a blank output gives "").
 struct action_complete_event {
@@ -78,6 +84,8 @@ struct action_complete_event {
   int signal = 0;
   bool truncated = false;        ///< the runner cut the output (action_result::truncated)
   std::size_t output_limit = 0;  ///< where it was cut, in bytes per stream (0: not known)
+  std::string_view stderr_output;  ///< the action's stderr (`stderr_preview` in JSON)
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `evaluate {type, verdict, ...details}`: the verdict of a state. `type` is the evaluator
@@ -94,6 +102,7 @@ struct evaluate_event {
   /// false: the JSON form is `{type, verdict}` only, as seed 002 emits a default evaluation
   /// (no `evaluate:` config); sinks still get `details` (a display shows a judge's reason).
   bool details_in_json = true;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `route {from, to[, reason]}`: a transition. `reason` is `"maintain"` for a maintain-mode
@@ -104,6 +113,7 @@ struct route_event {
   std::string_view from;
   std::string_view to;
   std::string_view reason;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `max_iterations_summary {summary_state, iterations}`: the cap was hit and the loop's
@@ -113,6 +123,7 @@ struct max_iterations_event {
   event_time ts;
   std::string_view summary_state;
   std::int64_t iterations = 0;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `handoff_detected {state, iteration, continuation}`: an action printed the handoff
@@ -123,6 +134,7 @@ struct handoff_event {
   std::string_view state;
   std::int64_t iteration = 0;
   std::string_view continuation;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `error {state, kind, message}`: something failed while executing a state. `kind` is one
@@ -134,6 +146,7 @@ struct error_event {
   std::string_view state;
   std::string_view kind;
   std::string_view message;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `loop_complete {final_state, iterations, terminated_by}`: the run ended.
@@ -143,13 +156,32 @@ struct loop_complete_event {
   std::string_view final_state;
   std::int64_t iterations = 0;
   std::string_view terminated_by;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
+};
+
+/// `resilience {state, kind, ...}`: a resilience policy acted (design §6.6). `kind` is
+/// `retry` (the state runs again after `delay_ms`; `attempt` counts this failure's retries,
+/// `waited_ms` the time waited for it so far), `catch` (a failure of `error_class` went to
+/// `target`), `wait` (a per-state `backoff`), `cycle_detected` (`max_edge_revisits`) or
+/// `stall_detected` (`circuit`; `target` is `abort` or the recovery state).
+struct resilience_event {
+  static constexpr std::string_view name = "resilience";
+  event_time ts;
+  std::string_view state;
+  std::string_view kind;
+  std::string_view error_class;
+  std::int64_t attempt = 0;
+  std::int64_t delay_ms = 0;
+  std::int64_t waited_ms = 0;
+  std::string_view target;
+  std::string_view message;
 };
 
 /// Every event the executor emits. Sinks receive this variant.
 using loop_event = std::variant<loop_start_event, loop_resume_event, state_enter_event,
                                 action_start_event, action_complete_event, evaluate_event,
                                 route_event, max_iterations_event, handoff_event, error_event,
-                                loop_complete_event>;
+                                loop_complete_event, resilience_event>;
 
 /// The name of an event (`"loop_start"`, `"route"`, …): the JSON `event` field.
 inline std::string_view event_name(const loop_event& e) noexcept {
@@ -166,6 +198,20 @@ inline event_time event_timestamp(const loop_event& e) noexcept {
 struct null_event_sink {
   void on_event(const loop_event&) noexcept {}
 };
+
+namespace detail {
+/// Whether `sink` wants events now: never the null sink; a sink with `wants_events()` (a
+/// display silenced by --quiet, say) is asked each time; any other always.
+template <class Sink>
+constexpr bool sink_listens(const Sink& sink) noexcept {
+  if constexpr (std::is_same_v<std::remove_cvref_t<Sink>, null_event_sink>)
+    return false;
+  else if constexpr (requires { { sink.wants_events() } noexcept -> std::convertible_to<bool>; })
+    return sink.wants_events();
+  else
+    return true;
+}
+}  // namespace detail
 
 /// An EventSink that keeps the seed-002 JSON of every event, in order (tests, debugging,
 /// simple journals). Conversion failures (out of memory) drop the event.
@@ -309,6 +355,8 @@ inline void write_event(W& w, const action_complete_event& e) {
     w.boolean("output_truncated", true);
     w.integer("output_limit", static_cast<std::int64_t>(e.output_limit));
   }
+  // What went wrong is usually on stderr: its tail, as output_preview, when there is any.
+  if (!e.stderr_output.empty()) w.string("stderr_preview", output_tail(e.stderr_output));
 }
 template <class W>
 inline void write_event(W& w, const evaluate_event& e) {
@@ -347,6 +395,18 @@ inline void write_event(W& w, const loop_complete_event& e) {
   w.string("terminated_by", e.terminated_by);
 }
 
+template <class W>
+inline void write_event(W& w, const resilience_event& e) {
+  w.string("state", e.state);
+  w.string("kind", e.kind);
+  if (!e.error_class.empty()) w.string("error_class", e.error_class);
+  if (e.attempt != 0) w.integer("attempt", e.attempt);
+  if (e.kind == "retry" || e.kind == "wait") w.integer("delay_ms", e.delay_ms);
+  if (e.waited_ms != 0) w.integer("waited_ms", e.waited_ms);
+  if (!e.target.empty()) w.string("target", e.target);
+  if (!e.message.empty()) w.string("message", e.message);
+}
+
 /// True when evaluation details would overwrite a member of the evaluate event itself (the
 /// JSON object then keeps the member's first position, which the line writer cannot).
 inline bool details_shadow_event_members(const evaluate_event& e) {
@@ -364,6 +424,7 @@ template <class Event>
 json to_json(const Event& e) {
   detail::event_json_builder b(e.name, e.ts);
   detail::write_event(b, e);
+  if (e.depth != 0) b.integer("depth", e.depth);
   return b.take();
 }
 
@@ -385,6 +446,7 @@ inline void append_json_line(std::string& out, const loop_event& e) {
       [&out](const auto& ev) {
         detail::event_line_writer w(out, ev.name, ev.ts);
         detail::write_event(w, ev);
+        if (ev.depth != 0) w.integer("depth", ev.depth);
         w.finish();
       },
       e);

@@ -8,9 +8,11 @@
 #include <little_loops/detail/host_calls.hpp>
 #include <little_loops/detail/failure_type.hpp>
 #include <little_loops/detail/output_signal_scan.hpp>
+#include <little_loops/detail/resilience_runtime.hpp>
 #include <little_loops/detail/retry_counters.hpp>
 #include <little_loops/detail/routing.hpp>
 #include <little_loops/detail/run_history.hpp>
+#include <little_loops/detail/subloop_frames.hpp>
 #include <little_loops/detail/text_transfer.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/evaluators.hpp>
@@ -62,9 +64,10 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// @tparam Eval an Evaluator (default: default_evaluator, no LLM judge)
 /// @tparam Sink an EventSink (default: null_event_sink, which costs nothing)
 template <ActionRunner Runner, Evaluator Eval = default_evaluator, EventSink Sink = null_event_sink>
-class fsm_executor {
+class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, Sink>> {
   static constexpr bool emits_events =
       !std::is_same_v<std::remove_cvref_t<Sink>, null_event_sink>;
+  friend class detail::subloop_frames<fsm_executor>;
 
  public:
   using runner_type = Runner;
@@ -106,31 +109,11 @@ class fsm_executor {
     return run();
   }
 
-  /// @brief Advance by one state execution (or one maintain restart, or the final check).
+  /// @brief Advance by one state execution (or one maintain restart, or the final check),
+  /// in the running loop: the top one, or the child a sub-loop state runs.
   /// @return true while the run goes on; false once finished (see result()).
   bool step() {
-    if (phase_ == run_phase::finished) return false;
-    if (phase_ != run_phase::running) begin();
-    if (stop_.stop_requested()) return end(termination::cancelled);
-    const fsm_loop& def = loop_->loop();
-    const compiled_state& st = loop_->state(current_);
-    // The loop timeout before the terminal, as in seed 002 (a terminal reached after the
-    // deadline ends as `timeout`, final state the terminal); design §3.5 reverses only the
-    // cap: a terminal reached on the last allowed step ends as `terminal`. A maintain
-    // restart is an iteration, so it obeys the cap.
-    if (st.terminal && def.timeout) {
-      now_ = clock_->now();
-      if (past_timeout()) return end(termination::timeout);
-    }
-    if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations))
-      return end_or_restart(st);
-    if (iteration_ >= def.max_iterations &&
-        !enter_summary(loop_->on_max_iterations(), def.max_steps_spelling ? "on_max_steps" : "on_max_iterations"))
-      return false;
-    now_ = clock_->now();
-    if (past_timeout()) return end(termination::timeout);
-    if (loop_->counts_retries() && redirect_exhausted()) return !finished();
-    execute(loop_->state(current_));
+    advance();
     return !finished();
   }
 
@@ -166,7 +149,8 @@ class fsm_executor {
     // Its own storage, not snapshot_view()'s: const callers may run at once.
     std::vector<std::pair<std::string_view, double>> convergence;
     little_loops::snapshot s = view_into(convergence).materialize();
-    s.counters = counters_.to_json(*loop_);
+    s.counters = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json());
+    if (!this->frames_.empty()) this->stack_into(s);  // the top loop's, the frames below it
     return s;
   }
 
@@ -175,8 +159,9 @@ class fsm_executor {
   /// Valid until the executor next changes (step(), run(), resume(), reset()) or the next
   /// snapshot_view() call; unlike snapshot(), not to be called from two threads at once.
   [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
+    if (!this->frames_.empty()) return this->stack_view();  // inside a child: copies
     little_loops::snapshot_view v = view_into(convergence_view_);
-    counters_view_ = counters_.to_json(*loop_);
+    counters_view_ = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json());
     if (!counters_view_.is_null()) v.counters = &counters_view_;
     return v;
   }
@@ -184,8 +169,12 @@ class fsm_executor {
   /// @brief Restore a snapshot; the next step()/run() continues from it (emitting
   /// `loop_resume` instead of `loop_start`).
   /// @return `errc::snapshot_mismatch` when the snapshot belongs to another loop definition
-  /// (digest or name differ) or names an unknown state; the executor is then unchanged.
+  /// (digest or name differ) or names an unknown state; the executor is then unchanged. A
+  /// snapshot taken inside sub-loops (`frames`) reloads each child through
+  /// executor_options::child_loops and continues in the innermost; a child that changed is
+  /// errc::snapshot_mismatch naming its frame (the executor is then reset).
   expected<void, little_loops::error> resume(const little_loops::snapshot& s) {
+    this->unwind_frames();
     const auto at = detail::resume_state(*loop_, s);
     if (!at) return unexpected(at.error());
     detail::convergence_memory convergence;
@@ -195,36 +184,25 @@ class fsm_executor {
           fmt::format("convergence memory of unknown state \"{}\"", unknown),
           "convergence." + std::string(unknown)});
     reset();
-    current_ = *at;
-    iteration_ = s.iteration;
-    summary_executed_ = s.summary_executed;
-    context_ = s.context;
-    detail::inject_missing(context_, options_.injected_context);
-    counters_.restore(s.counters, *loop_);
-    captured_ = captured_map(s.captured);
-    history_.restore(s);
-    convergence_ = std::move(convergence);
-    elapsed_offset_ms_ = s.elapsed_ms;
-    started_at_ = s.started_at;
+    this->restore_frame(s, *at, std::move(convergence));
+    if (!s.frames.is_null()) {
+      if (auto children = this->resume_frames(s.frames); !children) {
+        reset();
+        return unexpected(std::move(children.error()));
+      }
+    }
     phase_ = run_phase::resumed;
     return {};
   }
 
   /// Forget the run: the next step() starts again from the initial state.
   void reset() {
-    current_ = loop_->initial();
-    iteration_ = 0;
+    this->unwind_frames();
+    this->loop_id_ = options_.loop_id;
+    const auto& timeout = loop_->loop().timeout;
+    this->start_frame(loop_->loop().context,
+                timeout ? std::optional(static_cast<std::int64_t>(*timeout * 1000.0)) : std::nullopt);
     phase_ = run_phase::fresh;
-    summary_executed_ = false;
-    context_ = loop_->loop().context;
-    detail::inject_missing(context_, options_.injected_context);
-    counters_.clear();
-    captured_.clear();
-    history_.clear();
-    convergence_.clear(loop_->states().size());
-    elapsed_offset_ms_ = 0;
-    started_at_.clear();
-    resume_state_.reset();
     result_ = execution_result{};
     if (stop_.stop_requested()) stop_ = std::stop_source{};
     request_ = action_request{};
@@ -255,8 +233,46 @@ class fsm_executor {
     return v;
   }
 
+  // One step of step(); returns false when the step ended its loop.
+  bool advance() {
+    if (phase_ == run_phase::finished) return false;
+    stamp();
+    if (phase_ != run_phase::running) begin();
+    if (stop_.stop_requested()) return end(termination::cancelled);
+    const fsm_loop& def = loop_->loop();
+    const compiled_state& st = loop_->state(current_);
+    // The loop timeout before the terminal, as in seed 002 (a terminal reached after the
+    // deadline ends as `timeout`, final state the terminal); design §3.5 reverses only the
+    // cap: a terminal reached on the last allowed step ends as `terminal`. A maintain
+    // restart is an iteration, so it obeys the cap.
+    if (st.terminal && this->timeout_ms_) {
+      now_ = clock_->now();
+      if (past_timeout()) return end(termination::timeout);
+    }
+    if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations))
+      return end_or_restart(st);
+    if (iteration_ >= def.max_iterations &&
+        !enter_summary(loop_->on_max_iterations(), def.max_steps_spelling ? "on_max_steps" : "on_max_iterations"))
+      return false;
+    now_ = clock_->now();
+    if (past_timeout()) return end(termination::timeout);
+    if (loop_->counts_retries() && redirect_exhausted()) return !finished();
+    if (const double wait = resilience_.take_pending_wait(); wait > 0)  // a retry's (§6.6)
+      clock_->sleep_for(detail::seconds_to_ns(wait), stop_.get_token());
+    execute(loop_->state(current_));
+    return !finished();
+  }
+
   // ---- time ----
-  event_time wall() noexcept { return clock_->wall_now(); }
+  // Events carry the wall time read as a step starts and after each host call that can take
+  // time (the runner, an evaluator): events of one phase share a reading.
+  event_time wall() const noexcept { return event_ts_; }
+  void stamp() noexcept {
+    if (recording()) event_ts_ = clock_->wall_now();
+  }
+  bool listening() const noexcept { return emits_events && detail::sink_listens(sink_); }
+  // Whether events are built: for the sink, or for a sub-loop state's `capture:` of its child.
+  bool recording() const noexcept { return listening() || (emits_events && !this->frames_.empty()); }
   std::int64_t elapsed_ms() const noexcept {
     return elapsed_offset_ms_ +
            std::chrono::duration_cast<std::chrono::milliseconds>(now_ - start_).count();
@@ -267,13 +283,14 @@ class fsm_executor {
   }
   // The loop `timeout` has passed (as of the last clock reading, now_).
   bool past_timeout() const noexcept {
-    const auto& timeout = loop_->loop().timeout;
-    return timeout && elapsed_ms() > static_cast<std::int64_t>(*timeout * 1000.0);
+    return this->timeout_ms_ && elapsed_ms() > *this->timeout_ms_;
   }
 
   template <class Event>
   void emit(Event&& ev) noexcept {
-    sink_.on_event(loop_event{std::forward<Event>(ev)});
+    ev.depth = static_cast<std::uint32_t>(this->frames_.size());
+    if (!this->frames_.empty()) this->note_child_event(ev);
+    if (listening()) sink_.on_event(loop_event{std::forward<Event>(ev)});
   }
 
   void begin() {
@@ -282,11 +299,8 @@ class fsm_executor {
     start_ = clock_->now();
     now_ = start_;
     if (started_at_.empty()) started_at_ = format_timestamp(clock_->wall_now());
-    if (loop_->loop().timeout) {
-      const auto budget = std::chrono::milliseconds(
-          static_cast<std::int64_t>(*loop_->loop().timeout * 1000.0) - elapsed_offset_ms_);
-      deadline_ = start_ + budget;
-    }
+    if (this->timeout_ms_)
+      deadline_ = start_ + std::chrono::milliseconds(*this->timeout_ms_ - elapsed_offset_ms_);
     if constexpr (emits_events) {
       if (resumed)
         emit(loop_resume_event{wall(), loop_->loop().name, loop_->state(current_).name,
@@ -387,6 +401,9 @@ class fsm_executor {
   }
 
   expected<evaluation_result, error> call_evaluator(const evaluation_request& req) {
+    if (req.config && is_stall_evaluator(req.config->type))  // design §6.6: judged here
+      return detail::judge_stall(resilience_.stalls, req, deadline_, stop_.get_token(),
+                                 [this](const action_request& r) { return call_runner(r); });
     return detail::call_host<evaluation_result>([&] { return eval_.evaluate(req); },
                                                 errc::evaluation_failed, "the evaluator");
   }
@@ -397,6 +414,7 @@ class fsm_executor {
     ++iteration_;
     if constexpr (emits_events) emit(state_enter_event{wall(), st.name, iteration_});
     interpolation_context ctx = make_context(st);
+    if (st.config->loop) return this->call_subloop(st, ctx);
     if (!st.action) return conclude(st, ctx, nullptr);
     std::string_view text;
     if (st.action->is_literal()) {
@@ -409,20 +427,19 @@ class fsm_executor {
       if (!r) return conclude_unrunnable(st, ctx, "interpolation", std::move(r.error().message));
       text = action_text_;
     }
-    const action_kind kind = st.kind_from_rendered && !text.empty() && text.front() == '/'
-                                 ? action_kind::slash_command
-                                 : st.kind;
+    const action_kind kind = !st.kind_from_rendered ? st.kind
+                             : is_slash_command_text(text) ? action_kind::slash_command
+                                                           : action_kind::shell;
     if constexpr (emits_events)
       emit(action_start_event{wall(), st.name, text, kind != action_kind::shell});
-    // The request is a member so its stop token is not copied (two atomic operations) per
-    // step.
-    action_request& req = request_;
+    action_request& req = request_;  // a member: its stop token is not copied per step
     req.state = st.name;
     req.text = text;
     req.kind = kind;
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
     expected<action_result, error> res = call_runner(req);
+    stamp();
     req.text = {};  // may view action_text_
     if (!res) return conclude_unrunnable(st, ctx, "action", std::move(res.error().message));
     conclude(st, ctx, &*res);
@@ -449,7 +466,22 @@ class fsm_executor {
     if (action && !options_.signals.empty())
       signal = detail::find_output_signal(history_.prev()->output, options_.signals);
     if (signal && signal->kind == signal_kind::error) return fail_by_signal(st, signal->payload);
-    move_on(st, signal, choose_next(st, ctx));
+    move_on(st, signal, resilient_next(st, ctx, action));
+  }
+
+  // Design §6.6, before the ordinary routes: the circuit, then `retry:`/`catch:` (waiting at
+  // the next step, after the boundary); then `max_edge_revisits` on the route chosen.
+  detail::route_outcome resilient_next(const compiled_state& st, interpolation_context& ctx,
+                                       const action_result* action) {
+    auto d = detail::decide_resilience(resilience_, *loop_, current_, action, result_eval_.verdict, options_);
+    if constexpr (emits_events)
+      if (!d.event.kind.empty()) emit(detail::stamped(d.event, wall(), st.name, d.target, d.error_class));
+    auto routed = detail::resilience_route(d, *loop_, route_reason_);
+    auto next = routed ? std::move(*routed) : choose_next(st, ctx);
+    auto cycle = next ? resilience_.take_edge(*loop_, st.name, loop_->state(*next).name) : std::nullopt;
+    if (!cycle) return next;
+    if constexpr (emits_events) emit(detail::stamped(cycle->event, wall(), st.name, cycle->target));
+    return unexpected(detail::route_failure{cycle->error});
   }
 
   // Reports the completed action and fills its capture. Returns false when the action ended
@@ -459,7 +491,7 @@ class fsm_executor {
       emit(action_complete_event{wall(), st.name, a.exit_code,
                                  static_cast<std::int64_t>(a.duration.count()), a.output,
                                  request_.kind != action_kind::shell, a.timed_out, a.cancelled,
-                                 a.signal, a.truncated, a.output_limit});
+                                 a.signal, a.truncated, a.output_limit, a.stderr_output});
     if (a.cancelled || (a.abnormal() && stop_.stop_requested())) return end(termination::cancelled);
     if (a.timed_out && deadline_ && clock_->now() >= *deadline_) return end(termination::timeout);
     if (st.capture) {
@@ -512,6 +544,7 @@ class fsm_executor {
                                    *deadline_ - clock_->now()));
     req.convergence_memory = &convergence_.slot(current_);
     expected<evaluation_result, error> ev = call_evaluator(req);
+    if (!detail::instant_verdict<std::remove_cvref_t<Eval>>(req)) stamp();
     convergence_.note(current_);
     if (!ev) {
       report_error(st, "evaluator", ev.error().message);
@@ -526,9 +559,9 @@ class fsm_executor {
   // Emits the evaluate event when `evaluated` (the default evaluator's is {type, verdict}).
   bool report_verdict(const compiled_state& st, bool evaluated, bool default_evaluation) {
     if constexpr (emits_events)
-      if (evaluated)
+      if (evaluated && recording())
         emit(evaluate_event{wall(), st.name, st.evaluator_name, result_eval_.verdict,
-                            &result_eval_.details.materialize(), !default_evaluation});
+                            &result_eval_.details.view(event_details_), !default_evaluation});
     return evaluated;
   }
 
@@ -606,11 +639,8 @@ class fsm_executor {
       result_.signal_payload.assign(signal->payload);
       return finish(termination::cancelled);
     }
-    if (const auto& backoff = loop_->loop().backoff; backoff && *backoff > 0) {
-      clock_->sleep_for(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::duration<double>(*backoff)),
-                        stop_.get_token());
-    }
+    if (const auto backoff = detail::backoff_after(st, loop_->loop()); backoff > 0)
+      clock_->sleep_for(detail::seconds_to_ns(backoff), stop_.get_token());
   }
 
   // ---- the end ----
@@ -622,6 +652,10 @@ class fsm_executor {
   }
 
   void finish(termination how, std::optional<little_loops::error> err = std::nullopt) {
+    if (!this->frames_.empty())  // a child ended: its parent goes on, unless the run stops
+      return how == termination::cancelled || how == termination::handoff
+                 ? this->finish_stack(how, std::move(err))
+                 : this->return_to_parent(how, std::move(err));
     phase_ = run_phase::finished;
     const compiled_state& st = loop_->state(current_);
     if (!resume_state_ && how != termination::terminal) resume_state_ = current_;
@@ -667,10 +701,13 @@ class fsm_executor {
   std::string action_text_;
   std::string target_text_;
   detail::retry_counters counters_;   // max_retries, cannot_judge holds, full passes
+  detail::resilience_memory resilience_;  // retry attempts, edge counts, circuit, stalls
   int retry_code_ = -1;               // the exit code retryable_exit_codes sees
   std::string_view route_reason_;     // the reason of the next route event
   action_request request_;  // reused per action (keeps one stop token)
   evaluation_result result_eval_;
+  json event_details_;  // the evaluate event's compact details (evaluation_details::view)
+  event_time event_ts_{};  // the wall time events carry (see wall())
   std::stop_source stop_;
   execution_result result_;
 };

@@ -2,15 +2,20 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <little_loops/child_loops.hpp>
 #include <little_loops/config.hpp>
 #include <little_loops/executor_clock.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/output_signal.hpp>
 #include <little_loops/results.hpp>
 
+#include <little_loops/detail/failure_type.hpp>
+
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
@@ -37,7 +42,35 @@ struct executor_options {
   std::size_t action_size_limit = default_action_size_limit;
   /// The most bytes any other rendered template (route targets, evaluator fields) may have.
   std::size_t render_size_limit = default_render_size_limit;
+  /// Finds the child of a sub-loop state (`loop:`) when the state runs; null: such a state's
+  /// verdict is `error` ("no child loop resolver"). Must outlive the executor.
+  child_loop_resolver* child_loops = nullptr;
+  /// The top loop's identity (its file), the referrer of its children's names.
+  std::string loop_id;
+  /// The most loops running at once, the top one included: a sub-loop state that would go
+  /// deeper gets the `error` verdict (a loop calling itself without end).
+  std::size_t max_subloop_depth = 16;
+  /// The error class of an action's result, which `retry:` and `catch:` match
+  /// (resilience.hpp: error_class_names); empty when it did not fail. Unset:
+  /// default_error_class().
+  std::function<std::string(const action_result&)> error_classifier;
+  /// Uniform numbers in [0, 1) for retry jitter (unset: a random engine); tests inject a
+  /// constant.
+  std::function<double()> random_source;
 };
+
+/// The default error classifier: `timeout` (the runner timed the action out), `signal` (it
+/// was killed), nothing for exit 0, else by the reference's patterns in the output and
+/// stderr (lower-cased): `rate_limit` (429, quota, usage limit, too many requests),
+/// `network` (connection refused or reset, DNS, 502–504), `auth` (401, 403, unauthorized,
+/// invalid API key), `api_error` (internal server error, overloaded, 529, "api error"),
+/// else `exit_code`.
+inline std::string default_error_class(const action_result& a) {
+  if (a.timed_out) return "timeout";
+  if (a.signal != 0) return "signal";
+  if (a.exit_code == 0) return {};
+  return std::string(detail::error_class_of(a.output, a.stderr_output));
+}
 
 namespace detail {
 // Sets in `context` each key of `injected` it lacks (executor_options::injected_context).

@@ -22,5 +22,6 @@
 #include <little_loops/paradigms.hpp>
 #include <little_loops/render.hpp>
 #include <little_loops/text.hpp>
+#include <little_loops/json_schema.hpp>
 
 #endif  // LITTLE_LOOPS_FSM_HPP

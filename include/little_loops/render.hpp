@@ -4,6 +4,8 @@
 
 #include <little_loops/config.hpp>
 #include <little_loops/detail/json_path.hpp>
+#include <little_loops/detail/resilience_policy.hpp>
+#include <little_loops/detail/state_verdicts.hpp>
 #include <little_loops/detail/utf8.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
@@ -72,47 +74,11 @@ inline std::vector<loop_transition> transitions_of(const std::string& name,
 
 namespace detail {
 
-/// True when the state's action is LLM-bound: `action_type: prompt|slash_command`, or no
-/// action_type and an action starting with `/` (design §3.10).
-inline bool render_is_prompt_action(const state_config& s) noexcept {
-  if (s.action_type) return *s.action_type != action_kind::shell;
-  return s.action && !s.action->empty() && s.action->front() == '/';
-}
-
-// True when a verdict of `state` (not a `next:` state) can find no route: the verdicts its
-// evaluator gives (exit_code, output_numeric, output_json, output_contains: success, failure,
-// error; convergence: target, progress, stall, error; llm_structured, the default for a
-// prompt: any) that neither the route table (with `_error`, `_`) nor a shorthand takes. A
-// state with neither action nor evaluate yields success (design §3.16).
+// True when a verdict of `state` (not a `next:` state) can find no route (see
+// unrouted_verdicts; an evaluator that can give any verdict has one unless `_` is set).
 inline bool has_unrouted_verdict(const state_config& state) {
-  if (state.route && state.route->default_target) return false;
-  const auto routed_exactly = [&](std::string_view verdict) {
-    if (state.route) {
-      if (state.route->routes.count(std::string(verdict)) != 0) return true;
-      if (verdict == "error" && state.route->error_target) return true;
-    }
-    return state.on.count(std::string(verdict)) != 0;
-  };
-  const auto routed = [&](std::string_view verdict) {  // twin verdicts route alike
-    const std::string_view twin = twin_verdict(verdict);
-    return routed_exactly(verdict) || (!twin.empty() && routed_exactly(twin));
-  };
-  const bool acts = state.action && !state.action->empty();
-  evaluator_type type = evaluator_type::exit_code;
-  if (state.evaluate) {
-    type = state.evaluate->type;
-  } else if (!acts) {
-    return !routed("success");
-  } else if (render_is_prompt_action(state)) {
-    type = evaluator_type::llm_structured;
-  }
-  switch (type) {
-    case evaluator_type::llm_structured:
-    case evaluator_type::classify: return true;  // any verdict the judge or the output names
-    case evaluator_type::convergence:
-      return !routed("target") || !routed("progress") || !routed("stall") || !routed("error");
-    default: return !routed("success") || !routed("failure") || !routed("error");
-  }
+  const auto unrouted = unrouted_verdicts(state);
+  return !unrouted || !unrouted->empty();
 }
 
 }  // namespace detail
@@ -192,7 +158,7 @@ inline std::string render_resolved(const fsm_loop& loop, const json& value) {
 /// `output_contains [pattern: "0 errors"]`, `exit_code (default)`, …
 inline std::string render_evaluator(const fsm_loop& loop, const state_config& s) {
   if (!s.evaluate)
-    return render_is_prompt_action(s) ? "llm_structured (default)" : "exit_code (default)";
+    return runs_prompt_action(s) ? "llm_structured (default)" : "exit_code (default)";
   const evaluate_config& e = *s.evaluate;
   std::vector<std::string> parts;
   const auto quoted = [](const std::string& text) {
@@ -224,12 +190,22 @@ inline std::string render_evaluator(const fsm_loop& loop, const state_config& s)
     case evaluator_type::classify:
       if (e.line) parts.push_back("line: " + render_visible(e.line->is_string() ? e.line->get<std::string>() : e.line->dump()));
       break;
+    case evaluator_type::diff_stall:
+    case evaluator_type::score_stall:
+    case evaluator_type::open_question_stall:
+    case evaluator_type::action_stall: render_stall_fields(e.stall, parts); break;
+    case evaluator_type::harbor_scorer:
     case evaluator_type::exit_code: break;
   }
   if (e.source) parts.push_back("source: " + render_visible(*e.source));
   std::string out{to_string(e.type)};
   if (!parts.empty()) out += fmt::format(" [{}]", fmt::join(parts, ", "));
   return out;
+}
+
+/// `[loop: <child>]` (the name as written, a template included).
+inline std::string subloop_mark(const state_config& s) {
+  return "[loop: " + render_visible(s.loop ? *s.loop : std::string()) + "]";
 }
 
 /// States whose verdict decides where the loop goes: an explicit `evaluate`, or an action
@@ -335,7 +311,8 @@ struct render_ids {
 /// Max iterations: 50
 /// Evaluator: output_contains [pattern: "0 errors"]
 /// ```
-/// Failure terminals show `[terminal, failure]`; in a `maintain: true` loop every terminal,
+/// Failure terminals show `[terminal, failure]`, sub-loop states `[loop: <child>]` first;
+/// in a `maintain: true` loop every terminal,
 /// and every state whose routes leave verdicts out, adds `maintain→<target>` (its
 /// `on_maintain`, else `initial`); a loop with
 /// `on_max_iterations` gets an `On max iterations: <state>` line after `Max iterations`. With several deciding states the last line becomes an
@@ -354,6 +331,7 @@ inline std::string render_preview(const fsm_loop& loop) {
     out += "  " + detail::render_visible(name) + ": ";
     std::vector<std::string> items;
     if (state.terminal) items.emplace_back(state.failure ? "[terminal, failure]" : "[terminal]");
+    if (state.loop) items.push_back(detail::subloop_mark(state));
     for (const auto& t : transitions_of(loop, name, state))
       items.push_back(detail::render_visible(t.label) + "\u2192" + detail::render_visible(t.to));
     if (items.empty()) items.emplace_back("(no transitions)");
@@ -379,10 +357,12 @@ inline std::string render_preview(const fsm_loop& loop) {
     out += "Evaluators:\n";
     for (const auto& [name, text] : checks) out += "  " + name + ": " + text + "\n";
   }
+  out += detail::render_policies(loop, dialect_of(loop));
   return out;
 }
 
-/// Graphviz DOT of the loop. States are boxes; the initial state is drawn bold and entered
+/// Graphviz DOT of the loop. States are boxes, sub-loop states components labelled with
+/// their child (`[loop: <child>]`); the initial state is drawn bold and entered
 /// from a point; terminals have a double border and a green fill, failure terminals a
 /// double border and a red fill and outline; transitions between the same two states are one edge whose label lists every
 /// verdict (`failure, error`); `maintain` edges are dotted; `on_max_iterations` is entered
@@ -397,7 +377,9 @@ inline std::string render_dot(const fsm_loop& loop) {
   out += "  edge [fontname=\"Helvetica\", fontsize=10];\n";
   out += "  \"init\" [shape=point, width=0.15, label=\"\"];\n";
   for (const auto& [name, state] : loop.states) {
-    std::vector<std::string> attrs{"label=" + detail::dot_quote(name)};
+    std::vector<std::string> attrs{
+        "label=" + detail::dot_quote(state.loop ? name + "\n" + detail::subloop_mark(state) : name)};
+    if (state.loop) attrs.emplace_back("shape=component, style=\"\"");
     if (state.terminal && state.failure)
       attrs.emplace_back(
           "peripheries=2, style=\"rounded,filled\", fillcolor=\"#f8d0d0\", color=\"#b00000\"");
@@ -428,17 +410,20 @@ inline std::string render_dot(const fsm_loop& loop) {
   return out;
 }
 
-/// Mermaid `stateDiagram-v2` of the loop: `[*] -->` marks the initial state (and, labelled
+/// Mermaid `stateDiagram-v2` of the loop (a sub-loop state's label adds `[loop: <child>]`,
+/// its class `subloop` a dashed border): `[*] -->` marks the initial state (and, labelled
 /// `max iterations`, the `on_max_iterations` state), `--> [*]` every terminal; classes `initial`, `terminal` and `failure` style them distinctly;
 /// transitions between the same two states are one edge whose label lists every verdict.
 /// Names and labels are escaped with Mermaid entity codes (`#34;`).
 inline std::string render_mermaid(const fsm_loop& loop) {
   detail::render_ids ids{loop};
   std::string out = "stateDiagram-v2\n";
-  std::vector<std::string> initial_ids, terminal_ids, failure_ids;
+  std::vector<std::string> initial_ids, terminal_ids, failure_ids, subloop_ids;
   for (const auto& [name, state] : loop.states) {
     const std::string id = ids.of(name);
-    out += fmt::format("    state \"{}\" as {}\n", detail::mermaid_escape(name), id);
+    out += fmt::format("    state \"{}\" as {}\n",
+                       detail::mermaid_escape(state.loop ? name + "\n" + detail::subloop_mark(state) : name), id);
+    if (state.loop) subloop_ids.push_back(id);
     if (name == loop.initial) initial_ids.push_back(id);
     if (state.terminal) (state.failure ? failure_ids : terminal_ids).push_back(id);
   }
@@ -459,9 +444,11 @@ inline std::string render_mermaid(const fsm_loop& loop) {
   out += "    classDef initial stroke-width:3px,font-weight:bold\n";
   out += "    classDef terminal fill:#d8f0d8\n";
   out += "    classDef failure fill:#f8d0d0,stroke:#b00000,color:#b00000\n";
+  if (!subloop_ids.empty()) out += "    classDef subloop stroke-dasharray:4 2\n";
   if (!initial_ids.empty()) out += fmt::format("    class {} initial\n", fmt::join(initial_ids, ","));
   if (!terminal_ids.empty()) out += fmt::format("    class {} terminal\n", fmt::join(terminal_ids, ","));
   if (!failure_ids.empty()) out += fmt::format("    class {} failure\n", fmt::join(failure_ids, ","));
+  if (!subloop_ids.empty()) out += fmt::format("    class {} subloop\n", fmt::join(subloop_ids, ","));
   return out;
 }
 

@@ -32,6 +32,9 @@ struct action_request {
   /// Cancellation: when stop is requested the runner stops the action and reports
   /// `cancelled`.
   std::stop_token stop;
+  /// A read-only query of a stall evaluator (`git diff --stat …`, `cat` of a history file),
+  /// not the state's action: a simulating host may answer it without a turn of its script.
+  bool probe = false;
 };
 
 /// What an ActionRunner reports back.
@@ -140,6 +143,19 @@ class evaluation_details {
     return *value_;
   }
 
+  /// The details as JSON without storing them: the stored value, a shared `{}`, or the
+  /// compact forms written into `scratch`, which allocates only while it has another shape
+  /// (an event sink that keeps scratch across calls gets the exit-code form for free).
+  const json& view(json& scratch) const {
+    if (value_) return *value_;
+    if (!has_exit_code_) return empty_object();
+    if (!scratch.is_object() || scratch.size() != 1 || !scratch.contains("exit_code"))
+      scratch = json::object({{"exit_code", exit_code_}});
+    else
+      scratch.front() = exit_code_;
+    return scratch;
+  }
+
   /// Member `key` of the details, inserted when missing (the details become a stored
   /// object first, as with `json::operator[]`).
   json& operator[](std::string_view key) {
@@ -194,6 +210,10 @@ struct captured_record {
   std::string verdict;
   std::string failure_type;   ///< "" (exit 0), transient, non_recoverable or real
   std::string timeout_kind;   ///< "wall", "idle", or "" when the action did not time out
+  /// A sub-loop state's record (null otherwise): an object of the child's captures (with
+  /// `with:` or `context_passthrough`), `terminated_by`, `final_state`, `failure_terminal`,
+  /// `error` and the terminal's `output`, which `${captured.<state>.<key>}` reads first.
+  json subloop;
 
   friend bool operator==(const captured_record&, const captured_record&) = default;
 };

@@ -6,7 +6,9 @@
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
 #include <little_loops/json.hpp>
+#include <little_loops/resilience.hpp>
 #include <little_loops/detail/json_fields.hpp>
+#include <little_loops/detail/resilience_fields.hpp>
 #include <little_loops/detail/schema_enums.hpp>
 #include <little_loops/detail/strings.hpp>
 
@@ -59,6 +61,11 @@ enum class evaluator_type {
   convergence,      ///< compare a value with `target` and the previous value
   llm_structured,   ///< ask an LLM judge (host-supplied backend)
   classify,         ///< one line of the output (`line:`), trimmed, is the verdict
+  diff_stall,           ///< `yes` while `git diff --stat` changes (resilience.hpp)
+  score_stall,          ///< `yes` while a score history improves by more than epsilon
+  open_question_stall,  ///< `yes` while an open-question count history decreases
+  action_stall,         ///< `yes` until tracked values repeat max_repeat times
+  harbor_scorer,        ///< a benchmark scorer: exit code, then a float score (`yes`/`no`)
 };
 
 /// Which rules a loop follows (design §6.1): `seed`, the January 2026 engine's, or
@@ -79,6 +86,25 @@ enum class action_kind {
   prompt,         ///< an LLM prompt
   slash_command,  ///< a slash command for an agent CLI
 };
+
+/// True when `text`, an action without `action_type:`, is a slash command: its first word is
+/// `/name` or `/namespace:name` (letters, digits, `_`, `-`, `.`; no second `/`), so `/ll:fix
+/// src` is one and `/usr/bin/true` is a shell command (design §3.17). The executor asks again
+/// of the rendered text of a templated action.
+constexpr bool is_slash_command_text(std::string_view text) noexcept {
+  const auto word_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-' || c == '.';
+  };
+  if (text.size() < 2 || text[0] != '/' || !word_char(text[1]) || text[1] == '.') return false;
+  bool colon = false;
+  std::size_t i = 2;
+  for (; i < text.size() && text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r'; ++i) {
+    if (text[i] == ':' && !colon && word_char(text[i - 1])) colon = true;
+    else if (!word_char(text[i])) return false;
+  }
+  return text[i - 1] != ':';
+}
 
 /// What the host does on a `CONTEXT_HANDOFF:` signal (`on_handoff:` in documents). The
 /// executor ends the run as `handoff` with a snapshot either way (execution_result carries
@@ -113,6 +139,7 @@ struct evaluate_config {
   std::optional<std::string> key;
   /// output_contains: substrings that make a non-matching output `error` instead.
   std::vector<std::string> error_patterns;
+  stall_config stall;  ///< the stall evaluators' fields
 
   friend bool operator==(const evaluate_config&, const evaluate_config&) = default;
 };
@@ -147,6 +174,18 @@ struct state_config {
   /// Exit codes worth retrying through `on_error`; another non-zero exit goes to
   /// `on_retry_exhausted` (or `on_error` when that is unset). A timeout counts as 124.
   std::vector<int> retryable_exit_codes;
+  /// A sub-loop state (design §6.5): the child loop it runs, by name. A name holding `${…}`
+  /// is a template, resolved when the state runs.
+  std::optional<std::string> loop;
+  /// `with:` of a sub-loop state: values of the child's parameters (strings are templates,
+  /// rendered when the state runs).
+  ordered_table<std::string, json> with;
+  /// The child starts from the parent's context and captures (its own `context:` wins).
+  bool context_passthrough = false;
+  /// `output:` of a terminal state: values (strings are templates) rendered when a run ends
+  /// there; a parent reads them as `${captured.<state>.output.<key>}`.
+  ordered_table<std::string, json> output;
+  state_resilience resilience;  ///< retry:, catch:, backoff, the rate-limit keys
 
   friend bool operator==(const state_config&, const state_config&) = default;
 };
@@ -200,6 +239,7 @@ struct fsm_loop {
   bool singleton = false;                          ///< one running instance per loop name
   /// The reference's lint-suppression flags (`*_ok`, `artifact_versioning`), as written.
   ordered_table<std::string, bool> lint_flags;
+  loop_resilience resilience;  ///< max_edge_revisits, circuit
 
   friend bool operator==(const fsm_loop&, const fsm_loop&) = default;
 };
@@ -302,9 +342,24 @@ constexpr std::string_view twin_verdict(std::string_view verdict) noexcept {
   return {};
 }
 
+/// The stall evaluators (`diff_stall`, `score_stall`, `open_question_stall`,
+/// `action_stall`): the executor judges them from the run's memory (design §6.6).
+constexpr bool is_stall_evaluator(evaluator_type type) noexcept {
+  return type == evaluator_type::diff_stall || type == evaluator_type::score_stall ||
+         type == evaluator_type::open_question_stall || type == evaluator_type::action_stall;
+}
+
 /// True for a judge's abstention: `cannot_judge` or `cannot_judge_<suffix>` (design §6.3).
 constexpr bool is_abstention_verdict(std::string_view verdict) noexcept {
   return verdict == "cannot_judge" || verdict.starts_with("cannot_judge_");
+}
+
+/// True when the state's action runs as an LLM prompt: `action_type: prompt|slash_command`,
+/// or no `action_type` and an action that is a slash command as written
+/// (is_slash_command_text; a templated action is decided again once rendered).
+inline bool runs_prompt_action(const state_config& state) noexcept {
+  if (state.action_type) return *state.action_type != action_kind::shell;
+  return state.action && is_slash_command_text(*state.action);
 }
 
 /// The loop's dialect: as declared, else `current` when it writes `max_steps`, or a state
@@ -406,6 +461,7 @@ inline void to_json(json& j, const evaluate_config& c) {
   if (c.line) j["line"] = *c.line;
   if (c.key) j["key"] = *c.key;
   if (!c.error_patterns.empty()) j["error_patterns"] = c.error_patterns;
+  detail::write_stall_fields(j, c.stall);
 }
 
 /// The verdict routes in order, then `_` and `_error`.
@@ -419,7 +475,8 @@ inline void to_json(json& j, const route_config& r) {
 }
 
 /// action, action_type, evaluate, route, on_* shorthands, next, terminal, failure, capture,
-/// timeout, on_maintain — each only when set.
+/// timeout, on_maintain, the retry keys, loop, with, context_passthrough, output — each only
+/// when set.
 inline void to_json(json& j, const state_config& s) {
   j = json::object();
   if (s.action) j["action"] = *s.action;
@@ -438,6 +495,16 @@ inline void to_json(json& j, const state_config& s) {
   if (s.max_retries) j["max_retries"] = *s.max_retries;
   if (s.on_retry_exhausted) j["on_retry_exhausted"] = *s.on_retry_exhausted;
   if (!s.retryable_exit_codes.empty()) j["retryable_exit_codes"] = s.retryable_exit_codes;
+  if (s.loop) j["loop"] = *s.loop;
+  const auto table = [](const ordered_table<std::string, json>& t) {
+    json out = json::object();
+    for (const auto& [key, value] : t) detail::append_new_key(out.get_ref<json::object_t&>(), key, value);
+    return out;
+  };
+  if (!s.with.empty()) j["with"] = table(s.with);
+  if (s.context_passthrough) j["context_passthrough"] = true;
+  if (!s.output.empty()) j["output"] = table(s.output);
+  detail::write_state_resilience(j, s.resilience);
 }
 
 /// Only the fields that differ from the defaults (an empty object when all are default).
@@ -492,6 +559,7 @@ inline void to_json(json& j, const fsm_loop& loop) {
   if (!loop.required_inputs.empty()) j["required_inputs"] = loop.required_inputs;
   if (loop.singleton) j["singleton"] = true;
   for (const auto& [flag, on] : loop.lint_flags) j[flag] = on;
+  detail::write_loop_resilience(j, loop.resilience);
 }
 
 LITTLE_LOOPS_NAMESPACE_END

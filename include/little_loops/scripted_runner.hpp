@@ -137,12 +137,15 @@ class scripted_runner {
       chosen = &sequence_[index];
     else if (by_action != nullptr)
       chosen = by_action;
+    last_scripted_ = chosen != &default_;
     if (chosen->failure) return unexpected(*chosen->failure);
     return chosen->result;
   }
 
   /// Every call so far, in order.
   [[nodiscard]] const std::vector<recorded_call>& calls() const noexcept { return calls_; }
+  /// Whether `by_index` or `on_action` answered the last call (false: the default did).
+  [[nodiscard]] bool last_call_scripted() const noexcept { return last_scripted_; }
   /// The number of calls so far (counted even when recording is off).
   [[nodiscard]] std::size_t call_count() const noexcept { return call_count_; }
   /// The text of the last call ("" before the first).
@@ -153,6 +156,7 @@ class scripted_runner {
   void reset() {
     calls_.clear();
     call_count_ = 0;
+    last_scripted_ = false;
     for (auto& [text, entry] : per_action_) entry.next = 0;
   }
 
@@ -279,6 +283,7 @@ class scripted_runner {
   std::vector<recorded_call> calls_;
   std::size_t call_count_ = 0;
   bool record_ = true;
+  bool last_scripted_ = false;
 };
 
 static_assert(ActionRunner<scripted_runner>);

@@ -51,6 +51,12 @@ struct snapshot {
   /// `counters` (written only when set): max_retries streaks, cannot_judge holds and full
   /// passes, `{passes, entered, retries: {state: n}, holds: {state: n}}`; null when none.
   json counters;
+  /// `frames` (version 2, written only when set): a run inside sub-loops. The members above
+  /// are the top loop's (its current state is the sub-loop state); each entry is a child
+  /// below it, outermost first, the running one last: an object of the same members plus
+  /// `loop_id` (the child's identity, as its resolver gives it) and `timeout_ms` (its time
+  /// limit, when it has one). Null when the top loop is the running one.
+  json frames;
 
   friend bool operator==(const snapshot&, const snapshot&) = default;
 };
@@ -76,6 +82,7 @@ struct snapshot_view {
   std::int64_t elapsed_ms = 0;
   std::string_view started_at;
   const json* counters = nullptr;          ///< see snapshot::counters (null: none)
+  const json* frames = nullptr;            ///< see snapshot::frames (null: none)
 
   /// The snapshot itself (copies everything).
   [[nodiscard]] snapshot materialize() const {
@@ -93,6 +100,7 @@ struct snapshot_view {
     s.elapsed_ms = elapsed_ms;
     s.started_at = started_at;
     if (counters != nullptr) s.counters = *counters;
+    if (frames != nullptr) s.frames = *frames;
     return s;
   }
 };
@@ -210,9 +218,13 @@ namespace detail {
 inline expected<captured_record, error> read_captured_record(const json& v, const std::string& path) {
   if (!v.is_object()) return unexpected(snapshot_error(path, "must be an object"));
   if (auto k = snapshot_keys(v, {"output", "stderr", "exit_code", "duration_ms", "verdict",
-                                 "failure_type", "timeout_kind"}, path); !k)
+                                 "failure_type", "timeout_kind", "subloop"}, path); !k)
     return unexpected(k.error());
   captured_record rec;
+  if (const auto sub = v.find("subloop"); sub != v.end()) {
+    if (!sub->is_object()) return unexpected(snapshot_error(path + ".subloop", "must be an object"));
+    rec.subloop = *sub;
+  }
   auto out = snapshot_string(v, "output", path);
   if (!out) return unexpected(out.error());
   rec.output = std::move(*out);
@@ -372,17 +384,22 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
                                   {"version", "loop", "digest", "current_state", "iteration",
                                    "summary_executed", "context", "captured", "prev",
                                    "last_evaluation", "convergence", "elapsed_ms",
-                                   "started_at", "counters"},
+                                   "started_at", "counters", "frames"},
                                   "");
       !k)
     return unexpected(k.error());
   auto version = detail::snapshot_integer<std::int64_t>(j, "version", "");
   if (!version) return unexpected(version.error());
-  if (*version != snapshot::format_version)
+  if (*version != 1 && *version != snapshot::format_version)
     return unexpected(snapshot_error(
-        "version", fmt::format("unsupported snapshot version {} (this library reads {})",
+        "version", fmt::format("unsupported snapshot version {} (this library reads 1 to {})",
                                *version, snapshot::format_version)));
   snapshot s;
+  if (const auto frames = j.find("frames"); frames != j.end()) {
+    if (*version < 2) return unexpected(snapshot_error("frames", "needs snapshot version 2"));
+    if (!frames->is_array()) return unexpected(snapshot_error("frames", "must be an array"));
+    s.frames = *frames;
+  }
   for (auto read : {detail::read_snapshot_head, detail::read_snapshot_records, detail::read_snapshot_tail})
     if (auto ok = read(j, s); !ok) return unexpected(std::move(ok.error()));
   return s;

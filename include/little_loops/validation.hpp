@@ -62,10 +62,16 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `empty-action` | warning | `action: ""`: the state runs no action, as in the seed |
 /// | `action-nul` | error | an action holding a NUL byte (`\u0000`), which no program can be given |
 /// | `capture-without-action` | warning | `capture` on a state without an action (or an empty one) |
-/// | `unused-state-field` | warning | `timeout` / `action_type` on a state that runs no action (none, empty, or terminal); `evaluate` on a terminal; `on_maintain` without `maintain: true` |
+/// | `unused-state-field` | warning | `timeout` / `action_type` on a state that runs no action (none, empty, or terminal); `evaluate` on a terminal or a sub-loop state; `on_maintain` without `maintain: true`; `output` on a state that is not terminal |
+/// | `subloop-action` | error | `loop` and `action` on one state |
+/// | `subloop-terminal` | error | `loop` on a terminal state |
+/// | `with-without-loop` | error | `with` or `context_passthrough` on a state without `loop` |
+/// | `with-and-passthrough` | error | `with` and `context_passthrough` on one state |
 /// | `unused-evaluator-field` | warning | an evaluator field its type does not read |
 /// | `llm-disabled` | warning | llm_structured while `llm.enabled: false` |
 /// | `suspicious-verdict` | warning | on_<verdict>/route key close to a built-in verdict |
+/// | `impossible-verdict` | error | a routed verdict the state's evaluator never gives, close to one it gives |
+/// | `unrouted-verdict` | warning | a verdict the state's evaluator gives that has no route |
 /// | `pattern-not-regex` | warning | an output_contains pattern searched for as plain text: invalid for Python's re, or using a feature RE2 lacks (lookaround, backreferences) |
 /// | `unreachable-state` | warning | not reachable from `initial` (or on_max_iterations) |
 /// | `max-retries-range` | error | max_retries < 1 |

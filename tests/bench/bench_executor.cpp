@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <new>
 #include <string>
 
@@ -127,7 +128,48 @@ void BM_ping_pong_run_1000(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * 1000);
 }
 
+// Sub-loops: a step of the same ping-pong three loops down (top → a → b → ping-pong), each
+// caller a `loop:` state; design §6.5 asks for at most 2× a flat step.
+struct stack_children final : ll::child_loop_resolver {
+  std::map<std::string, ll::child_loop, std::less<>> loops;
+  ll::expected<ll::child_loop, ll::error> load(std::string_view name, std::string_view) override {
+    return loops.at(std::string(name));
+  }
+};
+
+std::string caller_loop(const std::string& name, const std::string& child) {
+  return R"({"name": ")" + name + R"(", "initial": "call", "states": {"call": {"loop": ")" + child +
+         R"(", "on_yes": "done", "on_no": "done"}, "done": {"terminal": true}}})";
+}
+
+template <class Sink>
+void run_nested_transitions(benchmark::State& state) {
+  stack_children children;
+  children.loops["leaf"] = ll::child_loop{compile_or_die(ping_pong_loop()), "leaf", ll::json::object()};
+  children.loops["b"] = ll::child_loop{compile_or_die(caller_loop("b", "leaf")), "b", ll::json::object()};
+  children.loops["a"] = ll::child_loop{compile_or_die(caller_loop("a", "b")), "a", ll::json::object()};
+  ll::executor_options options;
+  options.child_loops = &children;
+  Sink sink;
+  auto ex = ll::make_executor(compile_or_die(caller_loop("top", "a")), noop_runner{}, ll::default_evaluator{},
+                              sink, std::move(options));
+  if (!ex) std::abort();
+  for (int i = 0; i < 100; ++i) ex->step();  // three calls, then the ping-pong at depth 3
+  if (ex->loop().loop().name != "ping_pong") std::abort();  // the running loop is the innermost
+  const std::uint64_t before = g_allocations.load();
+  for (auto _ : state) ex->step();
+  const std::uint64_t allocs = g_allocations.load() - before;
+  state.SetItemsProcessed(state.iterations());
+  state.counters["allocs/transition"] =
+      benchmark::Counter(static_cast<double>(allocs) / static_cast<double>(state.iterations()));
+}
+
+void BM_ping_pong_depth3_null_sink(benchmark::State& s) { run_nested_transitions<ll::null_event_sink>(s); }
+void BM_ping_pong_depth3_counting_sink(benchmark::State& s) { run_nested_transitions<counting_sink>(s); }
+
 BENCHMARK(BM_ping_pong_null_sink);
+BENCHMARK(BM_ping_pong_depth3_null_sink);
+BENCHMARK(BM_ping_pong_depth3_counting_sink);
 BENCHMARK(BM_ping_pong_counting_sink);
 BENCHMARK(BM_chain20_null_sink);
 BENCHMARK(BM_chain20_counting_sink);

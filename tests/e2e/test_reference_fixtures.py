@@ -36,8 +36,9 @@ EXPECTED = {
 
 def simulate(wd, fixture, *args):
     r = ll("simulate", REFERENCE / f"{fixture}.yaml", "--json", *args, cwd=wd)
-    expect_exit(r, 0)
-    return r, r.json()
+    doc = r.json()
+    expect_exit(r, 1 if doc["terminated_by"] == "error" else 0)  # as `run`: an error fails
+    return r, doc
 
 
 def test_fixtures_end_where_the_reference_ends():

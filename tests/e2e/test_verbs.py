@@ -656,10 +656,13 @@ def test_list():
         expect(r.json() == [{"name": "alpha", "path": ".loops/alpha.yaml"},
                             {"name": "beta", "path": ".loops/beta.json"}], "json", r)
         r = ll("list", "--running", cwd=wd)
-        expect(r.out.strip() == "No running loops", "nothing journaled", r)
+        expect(r.out.strip() == "No journaled runs", "nothing journaled", r)
         expect_exit(ll("run", "alpha", "--quiet", cwd=wd), 0)
         r = ll("list", "--running", cwd=wd)
-        expect(r.out.splitlines() == ["Running loops:", "  a: x (iteration 0) [completed] 0s"],
+        # Finished runs too, so the heading says so; the columns line up.
+        expect(r.out.splitlines() == ["Journaled runs (running and finished):",
+                                      "  LOOP STATE ITERATION STATUS    ELAPSED",
+                                      "  a    x     0         completed 0s"],
                "journaled runs", r)
         # The run time is the record's own (accumulated_ms, before the snapshot); a record of
         # an older layout has it in its snapshot only, and its run settings after it.
@@ -670,8 +673,8 @@ def test_list():
               '{"name": "old", "status": "failed", "current_state": "x", "iteration": 3, '
               '"snapshot": {"elapsed_ms": 125000}, "extra": {"error": "boom"}}\n')
         r = ll("list", "--running", cwd=wd)
-        expect_in("  slow: done (iteration 1) [completed] 1s", r.out, r)
-        expect_in("  old: x (iteration 3) [failed] 2m 5s", r.out, r)
+        expect_in("  slow done  1         completed 1s", r.out, r)
+        expect_in("  old  x     3         failed    2m 5s", r.out, r)
         r = ll("status", "old", cwd=wd)
         expect_exit(r, 0)
         expect_in("Error: boom", r.out, r)
@@ -719,9 +722,9 @@ def test_status_history_stop():
         expect_exit(r, 0)
         expect(len(r.out.strip().splitlines()) == 1, "tail 1", r)
         expect_in("loop_complete", r.out, r)
-        # The details as the original prints its dict; --tail 0 is every event (events[-0:]).
-        expect_in(" loop_complete: {'final_state': 'done', 'iterations': ", r.out, r)
-        expect_in("'terminated_by': 'terminal'}", r.out, r)
+        # The details as `key=value`; --tail 0 is every event (events[-0:]).
+        expect_in(" loop_complete    final_state=done iterations=", r.out, r)
+        expect_in(" terminated_by=terminal", r.out, r)
         every = ll("history", "hello", cwd=wd).out.strip().splitlines()
         r = ll("history", "hello", "--tail", "0", cwd=wd)
         expect(r.out.strip().splitlines() == every and len(every) > 3, "tail 0 shows all", r)
@@ -734,8 +737,14 @@ def test_status_history_stop():
             for d in details:
                 f.write(json.dumps({"event": "custom", "ts": "2026-11-24T00:00:00.5", **d}) + "\n")
         r = ll("history", "tricky", cwd=wd)
-        expect(r.out == "".join(f"2026-11-24T00:00:00 custom: {d!r}\n" for d in details),
-               "history details as Python's repr", r)
+        # Readable text, one line per event, safe on a terminal: strings as they are (control
+        # characters visible, newlines and tabs as spaces), the rest as JSON.
+        expect(r.out.count("\n") == 1 and r.out.startswith("2026-11-24T00:00:00 custom "),
+               "one line", r)
+        for part in (" s=it's", ' q=say "hi"', " nl=a b c\\d", " esc=^[[2J^?", " n=null",
+                     ' b=[true,false,{"x":[]}]', " i=-3", " f=1.0"):
+            expect_in(part, r.out, r)
+        expect("\x1b" not in r.out, "no raw escape", r)
         expect(r.err == "", "no warning for a clean log", r)
         # Lines that are not events are skipped, and said so on stderr (stdout stays the
         # history); so is a log ending in a cut line.
@@ -744,7 +753,7 @@ def test_status_history_stop():
                     json.dumps({"event": "later", "ts": "2026-11-24T00:00:01"}) + "\n{\"event\": \"cu")
         r = ll("history", "tricky", cwd=wd)
         expect_exit(r, 0)
-        expect_in("2026-11-24T00:00:01 later: {}", r.out, r)
+        expect_in("2026-11-24T00:00:01 later", r.out, r)
         expect_in("warning: 2 lines of the event log '.loops/.running/tricky.events.jsonl' are not "
                   "events (lines 2 and 3): skipped", r.err, r)
         expect_in("ends in an incomplete line (a write cut short, or one in progress): skipped", r.err, r)

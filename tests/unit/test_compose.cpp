@@ -434,3 +434,49 @@ TEST_CASE("compose: a sub-loop name without a template must resolve at load") {
   CHECK(has_finding(compose_error("import: [lib.yaml]\nstates:\n  a: {fragment: run}\n", lib),
                     "states.a.loop", "'nowhere'"));
 }
+
+TEST_CASE("compose: a static child is itself validated, its finding naming its own file") {
+  library lib;
+  lib.add("bad.yaml", "name: bad\ninitial: s\nstates:\n  s:\n    action: echo\n    on_yes: nowhere\n"
+                      "    on_no: s\n  d: {terminal: true}\n");
+  lib.add("mid.yaml", "name: mid\ninitial: s\nstates:\n  s: {loop: bad.yaml, on_yes: d, on_no: d}\n"
+                      "  d: {terminal: true}\n");
+  const ll::error e = compose_error("name: p\ninitial: a\nstates:\n  a: {loop: mid.yaml, on_yes: d, on_no: d}\n"
+                                    "  d: {terminal: true}\n", lib);
+  CHECK(e.code == ll::errc::composition_failed);
+  REQUIRE(e.details.size() == 1);
+  CHECK(e.details[0].path == "states.a.loop");
+  CHECK(e.details[0].code == "invalid-child");
+  // the grandchild's finding, with its file, line and column, inside the child's
+  CHECK(e.details[0].message.find("child loop 'mid.yaml' is invalid") != std::string::npos);
+  INFO(e.details[0].message);
+  CHECK(e.details[0].message.find("child loop 'bad.yaml' is invalid: bad.yaml:6:5") != std::string::npos);
+}
+
+TEST_CASE("compose: a static cycle of sub-loops ends the check") {
+  library lib;
+  lib.add("a.yaml", "name: a\ninitial: s\nstates:\n  s: {loop: b.yaml, on_yes: d, on_no: d}\n"
+                    "  d: {terminal: true}\n");
+  lib.add("b.yaml", "name: b\ninitial: s\nstates:\n  s: {loop: a.yaml, on_yes: d, on_no: d}\n"
+                    "  d: {terminal: true}\n");
+  ll::loop_source top = source("name: a\ninitial: s\nstates:\n  s: {loop: b.yaml, on_yes: d, on_no: d}\n"
+                               "  d: {terminal: true}\n", "a.yaml");
+  auto out = ll::compose_loop(std::move(top), lib.resolver);
+  CHECK(out.has_value());
+}
+
+TEST_CASE("compose: with: is checked against the child's parameters") {
+  library lib;
+  lib.add("child.yaml", "name: child\ninitial: s\nparameters:\n  issue: {type: string, required: true}\n"
+                        "  depth: {type: integer, default: 1}\nstates:\n  s: {terminal: true}\n");
+  const ll::error e = compose_error(
+      "name: p\ninitial: a\nstates:\n  a:\n    loop: child.yaml\n    with: {depth: 'x', extra: 1}\n"
+      "    on_yes: d\n    on_no: d\n  d: {terminal: true}\n", lib);
+  CHECK(has_finding(e, "states.a.with.extra", "'with.extra' is not a declared parameter of loop 'child.yaml'. Declared: depth, issue"));
+  CHECK(has_finding(e, "states.a.with", "Required parameter 'issue' of loop 'child.yaml' is not bound in 'with'"));
+  CHECK(has_finding(e, "states.a.with.depth", "Parameter 'depth': expected integer"));
+  // a template is known only at run time; no with: means no check (as the reference)
+  compose_ok("name: p\ninitial: a\nstates:\n  a:\n    loop: child.yaml\n"
+             "    with: {issue: x, depth: '${context.d}'}\n    on_yes: d\n  d: {terminal: true}\n", lib);
+  compose_ok("name: p\ninitial: a\nstates:\n  a: {loop: child.yaml, on_yes: d}\n  d: {terminal: true}\n", lib);
+}

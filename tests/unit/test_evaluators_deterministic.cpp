@@ -1,6 +1,7 @@
 // little_loops — tests: the deterministic evaluators (seed 000) and the default evaluator
 // SPDX-License-Identifier: MIT
 #include <little_loops/evaluators.hpp>
+#include <little_loops/validation.hpp>
 
 #include <doctest/doctest.h>
 #include <re2/re2.h>
@@ -1278,4 +1279,21 @@ TEST_SUITE("evaluators") {
     CHECK(ll::output_cut_text(1000) == "output cut at 1000 bytes");
     CHECK(ll::output_cut_text(64 << 10) == "output cut at 64 KiB");
   }
+}
+
+TEST_CASE("harbor_scorer reads the exit code, then a float score") {
+  auto yes = ll::evaluate_harbor_scorer(" 0.75\n", 0);
+  CHECK(yes.verdict == "yes");
+  CHECK(yes.details.materialize()["score"] == 0.75);
+  CHECK(ll::evaluate_harbor_scorer("0.9", 3).verdict == "no");
+  auto bad = ll::evaluate_harbor_scorer("score: high", 0);
+  CHECK(bad.verdict == "error");
+  CHECK(bad.details.materialize()["error"] == "Scorer stdout is not a float: score: high");
+
+  // a core evaluator, not a plugin key
+  auto loop = ll::parse_loop_text(R"({"name": "h", "initial": "s", "dialect": "current", "states": {
+      "s": {"action": "score", "evaluate": {"type": "harbor_scorer"}, "on_yes": "done",
+            "on_no": "done", "on_error": "done"}, "done": {"terminal": true}}})");
+  REQUIRE(loop);
+  CHECK(ll::validate(*loop).empty());
 }

@@ -97,6 +97,12 @@ TEST_SUITE("events") {
         ll::action_complete_event{t0, "s", 0, 0, "x", false, false, false, 0, true, std::size_t{16} << 20});
     CHECK(cut["output_truncated"] == true);
     CHECK(cut["output_limit"] == 16 << 20);
+    // What went wrong: the tail of stderr, when there is any.
+    CHECK_FALSE(empty.contains("stderr_preview"));
+    const ll::json failed = ll::to_json(ll::action_complete_event{
+        t0, "s", 2, 0, "", false, false, false, 0, false, 0, big + "\nboom: no header\n"});
+    CHECK(failed["stderr_preview"].get<std::string>().size() == 1999);
+    CHECK(failed["stderr_preview"].get<std::string>().ends_with("\nboom: no header"));
   }
 
   TEST_CASE("action_complete: the preview counts characters, and strips as str.strip()") {
@@ -174,6 +180,65 @@ TEST_SUITE("events") {
       expected_all += want;
     }
     CHECK(all == expected_all);  // appends, never overwrites
+  }
+
+  TEST_CASE("a sink reads exit-code details and phase time stamps as the executor lends them") {
+    // Each evaluate event lends {"exit_code": N} from one reused buffer: the value is right
+    // at every step. The wall clock is read as a step starts and after the runner, so the
+    // events before the action share a reading and those after it share the next one.
+    auto loop = ll::load_loop_text(R"({"name": "t", "initial": "a", "max_iterations": 3,
+      "states": {"a": {"action": "x", "on_success": "a", "on_failure": "done"},
+                 "done": {"terminal": true}}})");
+    REQUIRE(loop);
+    ll::scripted_runner runner;
+    runner.by_index({ll::scripted_response::exit(0), ll::scripted_response::exit(1)});
+    ll::manual_clock clock;
+    struct sink_t {
+      ll::manual_clock* clock;
+      std::vector<std::string> lines;
+      void on_event(const ll::loop_event& e) noexcept {
+        if (const auto* ev = std::get_if<ll::evaluate_event>(&e))
+          lines.push_back("details " + ev->details->dump());
+        lines.push_back(std::string(ll::event_name(e)) + " " +
+                        ll::format_timestamp(ll::event_timestamp(e)).substr(17, 2));
+        if (std::holds_alternative<ll::action_start_event>(e)) clock->advance(seconds{1});
+      }
+    } sink{&clock, {}};
+    ll::executor_options options;
+    options.clock = &clock;
+    auto ex = ll::make_executor(*loop, runner, ll::default_evaluator{}, sink, std::move(options));
+    REQUIRE(ex);
+    ex->step();
+    ex->step();
+    const std::vector<std::string> expected{
+        "loop_start 00", "state_enter 00", "action_start 00", "action_complete 01",
+        "details {\"exit_code\":0}", "evaluate 01", "route 01",
+        "state_enter 01", "action_start 01", "action_complete 02",
+        "details {\"exit_code\":1}", "evaluate 02", "route 02"};
+    CHECK(ex->sink().lines == expected);
+  }
+
+  TEST_CASE("a sink whose wants_events() is false gets no events until it wants them") {
+    auto loop = ll::load_loop_text(R"({"name": "t", "initial": "a", "max_iterations": 3,
+      "states": {"a": {"action": "x", "on_success": "a", "on_failure": "a"},
+                 "done": {"terminal": true}}})");
+    REQUIRE(loop);
+    struct sink_t {
+      bool on = false;
+      std::vector<std::string> names;
+      [[nodiscard]] bool wants_events() const noexcept { return on; }
+      void on_event(const ll::loop_event& e) noexcept { names.emplace_back(ll::event_name(e)); }
+    };
+    static_assert(ll::EventSink<sink_t>);
+    ll::scripted_runner runner;
+    auto ex = ll::make_executor(*loop, runner, ll::default_evaluator{}, sink_t{});
+    REQUIRE(ex);
+    ex->step();
+    CHECK(ex->sink().names.empty());
+    ex->sink().on = true;
+    ex->step();
+    CHECK(ex->sink().names ==
+          std::vector<std::string>{"state_enter", "action_start", "action_complete", "evaluate", "route"});
   }
 
   TEST_CASE("sinks") {

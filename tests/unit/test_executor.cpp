@@ -215,6 +215,22 @@ TEST_SUITE("executor") {
     CHECK(ll::to_json(r)["failure"] == true);
   }
 
+  TEST_CASE("a path is a shell command, as written or rendered; --no-llm's empty prompt command runs nothing") {
+    ll::scripted_runner runner;
+    auto ex = ll::make_executor(loop_from(R"({
+      "name": "t", "initial": "a", "context": {"script": "/usr/bin/true"},
+      "states": {"a": {"action": "/usr/bin/true", "next": "b"},
+                 "b": {"action": "${context.script} --flag", "next": "done"},
+                 "done": {"terminal": true}}})"),
+                                runner);
+    REQUIRE(ex.has_value());
+    CHECK(ex->run().final_state == "done");
+    REQUIRE(runner.calls().size() == 2);
+    CHECK(runner.calls()[0].kind == ll::action_kind::shell);
+    CHECK(runner.calls()[1].kind == ll::action_kind::shell);
+    CHECK(runner.calls()[1].text == "/usr/bin/true --flag");
+  }
+
   TEST_CASE("an action that renders to /... runs as a slash command; its evaluator follows the text as written") {
     // Seed 002: the runner gets `is_slash_command=action.startswith("/")` on the interpolated
     // action; the default evaluator tests `state.action` (the template), so it stays exit_code.

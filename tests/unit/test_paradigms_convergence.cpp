@@ -23,14 +23,14 @@ error convergence_err(const json& s) {
 
 }  // namespace
 
-TEST_CASE("convergence: measure -> apply -> done; stall ends in done, error is unrouted (as the original)") {
+TEST_CASE("convergence: measure -> apply -> done; stall ends in the failure terminal stalled, error is unrouted") {
   const auto loop = convergence_ok(spec(basic));
   CHECK(loop.name == "reduce-errors");
   CHECK(loop.paradigm == "convergence");
   CHECK(loop.initial == "measure");
   std::vector<std::string> names;
   for (const auto& [name, state] : loop.states) names.push_back(name);
-  CHECK(names == std::vector<std::string>{"measure", "apply", "done"});
+  CHECK(names == std::vector<std::string>{"measure", "apply", "done", "stalled"});
 
   const auto& measure = loop.states.at("measure");
   // As in the original: the check is data in the context, the action refers to it.
@@ -45,7 +45,7 @@ TEST_CASE("convergence: measure -> apply -> done; stall ends in done, error is u
   REQUIRE(measure.route.has_value());
   CHECK(measure.route->routes.at("target") == "done");
   CHECK(measure.route->routes.at("progress") == "apply");
-  CHECK(measure.route->routes.at("stall") == "done");
+  CHECK(measure.route->routes.at("stall") == "stalled");
   CHECK(measure.route->routes.size() == 3);
   CHECK_FALSE(measure.route->error_target.has_value());
   CHECK_FALSE(measure.route->default_target.has_value());
@@ -55,6 +55,9 @@ TEST_CASE("convergence: measure -> apply -> done; stall ends in done, error is u
   CHECK(loop.states.at("apply").next == "measure");
   CHECK(loop.states.at("done").terminal);
   CHECK_FALSE(loop.states.at("done").failure);
+  // A run that stopped improving short of the target is a failure (design §3.15).
+  CHECK(loop.states.at("stalled").terminal);
+  CHECK(loop.states.at("stalled").failure);
 }
 
 TEST_CASE("convergence: context holds metric_cmd, target and tolerance (default 0)") {

@@ -150,24 +150,6 @@ TEST_CASE("cgroup containment: a timeout kills the escaped process too" * doctes
   std::filesystem::remove(pid_file);
 }
 
-TEST_CASE("empty cgroups left by dead processes are removed; live ones and busy ones stay" *
-          doctest::skip(no_cgroups) * doctest::description("needs a delegated cgroup v2 group")) {
-  const std::string parent = ll::detail::delegated_cgroup();
-  // A pid that is no longer running: a child of ours, reaped.
-  const pid_t dead = ::fork();
-  REQUIRE(dead >= 0);
-  if (dead == 0) ::_exit(0);
-  REQUIRE(::waitpid(dead, nullptr, 0) == dead);
-  const std::string stale = parent + "/little_loops-" + std::to_string(dead) + "-0";
-  const std::string live = parent + "/little_loops-" + std::to_string(::getpid()) + "-999999";
-  REQUIRE(std::filesystem::create_directory(stale));
-  REQUIRE(std::filesystem::create_directory(live));
-  ll::detail::remove_stale_cgroups(parent);
-  CHECK_FALSE(std::filesystem::exists(stale));
-  CHECK(std::filesystem::exists(live));
-  std::filesystem::remove(live);
-}
-
 #if LITTLE_LOOPS_CLONE_SPAWN
 TEST_CASE("the clone spawn places the child in the cgroup: by clone3, or by the child's own write" *
           doctest::skip(no_cgroups) * doctest::description("needs a delegated cgroup v2 group")) {
@@ -220,4 +202,24 @@ TEST_CASE("kill_cgroup without cgroup.kill: freeze, kill each pid, thaw" * docte
   const std::string dir = cgroup.directory();
   cgroup.remove();
   CHECK_FALSE(std::filesystem::exists(dir));
+}
+
+TEST_CASE("cgroups left by a process that no longer exists are swept; a live owner's are kept") {
+  const std::filesystem::path parent =
+      std::filesystem::temp_directory_path() / ("ll_sweep_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(parent);
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  REQUIRE(dead > 0);
+  int status = 0;
+  REQUIRE(::waitpid(dead, &status, 0) == dead);
+  const auto orphan = parent / ("little_loops-" + std::to_string(dead) + "-3");
+  const auto ours = parent / ("little_loops-" + std::to_string(::getpid()) + "-0");
+  const auto other = parent / "little_loops-notapid-0";
+  for (const auto& dir : {orphan, ours, other}) std::filesystem::create_directory(dir);
+  ll::detail::sweep_orphan_cgroups(parent.string());
+  CHECK_FALSE(std::filesystem::exists(orphan));
+  CHECK(std::filesystem::exists(ours));
+  CHECK(std::filesystem::exists(other));
+  std::filesystem::remove_all(parent);
 }

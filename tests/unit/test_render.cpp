@@ -65,7 +65,7 @@ TEST_CASE("seed 001 phase 7: evaluator lines per type") {
         "Max iterations: 20\n"
         "Evaluator: output_numeric [operator: eq, target: 0]\n");
   loop = compiled_fixture("convergence");
-  CHECK(render_preview(loop).find("  measure: target\u2192done, progress\u2192apply, stall\u2192done\n") !=
+  CHECK(render_preview(loop).find("  measure: target\u2192done, progress\u2192apply, stall\u2192stalled\n") !=
         std::string::npos);
   CHECK(render_preview(loop).find("\nEvaluator: convergence [toward: 0, tolerance: 0]\n") != std::string::npos);
   loop = compiled_fixture("invariants");
@@ -272,4 +272,24 @@ TEST_CASE("rendering a loop with no states or a dangling initial does not crash"
   CHECK(render_dot(empty).find(R"("init" -> "x0";)") != std::string::npos);
   CHECK(render_dot(empty).find(R"("x0" [label="ghost", shape=note, style=dashed];)") != std::string::npos);
   CHECK(render_mermaid(empty).find("    [*] --> x0\n") != std::string::npos);
+}
+
+TEST_CASE("render: sub-loop states are marked and name their child") {
+  auto loop = parse_loop_text(R"({"name": "p", "initial": "call", "states": {
+      "call": {"loop": "refine", "with": {"k": 1}, "on_yes": "dyn", "on_no": "done"},
+      "dyn": {"loop": "${context.which}", "on_yes": "done"},
+      "done": {"terminal": true}}})");
+  REQUIRE(loop.has_value());
+  const std::string preview = render_preview(*loop);
+  CHECK(preview.find("  call: [loop: refine], yes\u2192dyn, no\u2192done\n") != std::string::npos);
+  CHECK(preview.find("  dyn: [loop: ${context.which}], yes\u2192done\n") != std::string::npos);
+  const std::string dot = render_dot(*loop);
+  CHECK(dot.find(R"(label="call\n[loop: refine]", shape=component)") != std::string::npos);
+  const std::string mermaid = render_mermaid(*loop);
+  CHECK(mermaid.find("state \"call<br/>#91;loop#58; refine#93;\" as s0") != std::string::npos);
+  CHECK(mermaid.find("class s0,s1 subloop") != std::string::npos);
+  // a loop without sub-loops draws no subloop class
+  auto flat = parse_loop_text(R"({"name": "f", "initial": "d", "states": {"d": {"terminal": true}}})");
+  REQUIRE(flat.has_value());
+  CHECK(render_mermaid(*flat).find("subloop") == std::string::npos);
 }

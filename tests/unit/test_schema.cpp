@@ -1,5 +1,6 @@
 // little_loops — tests for schema.hpp: enum names, strict parsing, serialisation, round trips
 // SPDX-License-Identifier: MIT
+#include <little_loops/json_schema.hpp>
 #include <little_loops/schema.hpp>
 #include <little_loops/validation.hpp>
 
@@ -37,6 +38,49 @@ bool same_document(const json& a, const json& b) {
 }
 
 }  // namespace
+
+TEST_CASE("only /name and /namespace:name are slash commands; a path is a shell command") {
+  for (const char* slash : {"/ll:fix", "/ll:fix src --all", "/review", "/commit\nmore", "/a.b-c_d:x-1"}) {
+    CAPTURE(slash);
+    CHECK(ll::is_slash_command_text(slash));
+  }
+  for (const char* shell : {"/usr/bin/true", "/bin/sh -c x", "/ll:fix/x", "/", "/ ll", "/:x", "/x:",
+                            "/a::b", "/.hidden", "./run.sh", "echo /ll:fix", "", "/tmp/x;y", "/x$(y)"}) {
+    CAPTURE(shell);
+    CHECK_FALSE(ll::is_slash_command_text(shell));
+  }
+  ll::state_config state;
+  state.action = "/usr/bin/make";
+  CHECK_FALSE(ll::runs_prompt_action(state));
+  state.action = "/ll:fix";
+  CHECK(ll::runs_prompt_action(state));
+  state.action_type = ll::action_kind::shell;
+  CHECK_FALSE(ll::runs_prompt_action(state));
+}
+
+TEST_CASE("the JSON Schema names the keys the loader accepts, in both dialects") {
+  const ll::json schema = ll::loop_json_schema();
+  CHECK(schema["$schema"] == "https://json-schema.org/draft/2020-12/schema");
+  const ll::json& defs = schema["$defs"];
+  for (const char* key : {"name", "initial", "states", "max_iterations", "max_steps", "on_max_steps",
+                          "dialect", "context", "llm", "scope", "on_handoff", "import", "from"})
+    CHECK_MESSAGE(defs["loop"]["properties"].contains(key), key);
+  CHECK(defs["loop"]["additionalProperties"] == false);
+  for (const char* key : {"action", "action_type", "evaluate", "route", "next", "terminal", "on_yes",
+                          "max_retries"})
+    CHECK_MESSAGE(defs["state"]["properties"].contains(key), key);
+  CHECK(defs["state"]["patternProperties"].contains("^on_.+$"));
+  CHECK(defs["state"]["properties"]["action_type"]["enum"] ==
+        ll::json::array({"shell", "prompt", "slash_command"}));
+  CHECK(defs["evaluate"]["properties"]["type"]["enum"].size() == 12);
+  CHECK(defs["state"]["properties"]["retry"]["type"] == "array");
+  CHECK(defs["state"]["properties"]["catch"]["type"] == "object");
+  CHECK(defs["evaluate"]["properties"]["max_stall"]["type"] == "integer");
+  CHECK(defs["loop"]["properties"]["circuit"]["type"] == "object");
+  CHECK(defs["loop"]["properties"]["dialect"]["enum"] == ll::json::array({"seed", "current"}));
+  CHECK(defs["llm"]["properties"].contains("max_tokens"));
+  CHECK_FALSE(defs["state"]["properties"].contains("worktree"));  // a plugin key is an error
+}
 
 TEST_CASE("enum names round-trip through to_string and the parse helpers") {
   for (auto t : {ll::evaluator_type::exit_code, ll::evaluator_type::output_numeric,

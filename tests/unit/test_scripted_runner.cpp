@@ -33,13 +33,18 @@ TEST_SUITE("scripted_runner") {
     r.by_index({ll::scripted_response::exit(7)})
         .on_action("t", ll::scripted_response::exit(3))
         .otherwise(ll::scripted_response::exit(9, "dflt"));
+    CHECK_FALSE(r.last_call_scripted());
     CHECK(r.run(req("t"))->exit_code == 7);
+    CHECK(r.last_call_scripted());  // by index
     CHECK(r.run(req("t"))->exit_code == 3);
+    CHECK(r.last_call_scripted());  // by text
     auto d = r.run(req("u"));
+    CHECK_FALSE(r.last_call_scripted());  // the default
     CHECK(d->exit_code == 9);
     CHECK(d->output == "dflt");
     r.reset();
     CHECK(r.call_count() == 0);
+    CHECK_FALSE(r.last_call_scripted());
     CHECK(r.run(req("t"))->exit_code == 7);
   }
 

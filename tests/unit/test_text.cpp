@@ -56,3 +56,23 @@ TEST_CASE("python_float_repr writes floats as Python's repr") {
   CHECK(ll::python_float_repr(-std::numeric_limits<double>::infinity()) == "-inf");
   CHECK(ll::python_float_repr(std::numeric_limits<double>::quiet_NaN()) == "nan");
 }
+
+TEST_CASE("python_float_repr: short decimals and the forms around their limits") {
+  // Written in fixed notation directly (at most 4 fractional digits, below 1e11) ...
+  CHECK(ll::python_float_repr(0.75) == "0.75");
+  CHECK(ll::python_float_repr(-0.0) == "-0.0");
+  CHECK(ll::python_float_repr(0.0) == "0.0");
+  CHECK(ll::python_float_repr(-12.5) == "-12.5");
+  CHECK(ll::python_float_repr(0.0005) == "0.0005");
+  CHECK(ll::python_float_repr(99999999999.9999) == "99999999999.9999");
+  CHECK(ll::python_float_repr(1e10) == "10000000000.0");
+  // ... and through the shortest-digits path beyond them.
+  CHECK(ll::python_float_repr(1e11) == "100000000000.0");
+  CHECK(ll::python_float_repr(1e15) == "1000000000000000.0");
+  CHECK(ll::python_float_repr(0.00015) == "0.00015");
+  CHECK(ll::python_float_repr(0.123456789) == "0.123456789");
+  CHECK(ll::python_float_repr(1e-5) == "1e-05");
+  CHECK(ll::python_float_repr(-2.2250738585072014e-308) == "-2.2250738585072014e-308");
+  CHECK(ll::python_float_repr(5e-324) == "5e-324");
+  CHECK(ll::python_float_repr(1.7976931348623157e308) == "1.7976931348623157e+308");
+}

@@ -34,17 +34,25 @@ std::string loop_doc(const std::string& states, const std::string& top = "") {
 }
 
 /// Parses (strictly) and validates; the test fails if the document does not parse.
-ll::diagnostics check(const std::string& text) {
+ll::diagnostics check_all(const std::string& text) {
   auto loop = ll::parse_loop_text(text);
   REQUIRE_MESSAGE(loop.has_value(), (loop ? "" : dump_all(loop.error().details)));
   return ll::validate(*loop);
 }
 
+/// check_all() without `unrouted-verdict` warnings: most documents here route only the
+/// verdicts their rule is about (the unrouted ones have tests of their own).
+ll::diagnostics check(const std::string& text) {
+  auto found = check_all(text);
+  std::erase_if(found, [](const ll::diagnostic& d) { return d.code == "unrouted-verdict"; });
+  return found;
+}
+
 }  // namespace
 
 TEST_CASE("a well-formed loop has no diagnostics") {
-  const auto found = check(loop_doc(R"("a": {"action": "make", "on_success": "done",
-                                                "on_failure": "a"})"));
+  const auto found = check_all(loop_doc(R"("a": {"action": "make", "on_success": "done",
+                                                "on_failure": "a", "on_error": "done"})"));
   CHECK_MESSAGE(found.empty(), dump_all(found));
 }
 
@@ -460,8 +468,9 @@ TEST_CASE("reference messages match the Python validator") {
         "Invalid direction 'up'. Must be 'minimize' or 'maximize'");
   CHECK(first_message(loop_doc(R"("a": {"action": "x", "evaluate": {"type": "bogus"},
                                  "on_success": "done"})")) ==
-        "Unknown evaluator type 'bogus'. Must be one of: classify, convergence, exit_code, "
-        "llm_structured, output_contains, output_json, output_numeric");
+        "Unknown evaluator type 'bogus'. Must be one of: action_stall, classify, convergence, "
+        "diff_stall, exit_code, harbor_scorer, llm_structured, open_question_stall, "
+        "output_contains, output_json, output_numeric, score_stall");
 }
 
 TEST_CASE("evaluator requirements per type") {
@@ -660,9 +669,16 @@ TEST_CASE("warnings: conflicts, dead configuration and unreachable states") {
 
   found = check(loop_doc(R"("a": {"action": "x", "on_sucess": "done", "on_failure": "a",
                                   "route": {"eror": "a"}})"));
+  // exit_code can never give these: errors now (the run would stop at them), not warnings.
+  REQUIRE(find_diagnostic(found, "states.a.on_sucess", "impossible-verdict") != nullptr);
+  CHECK(find_diagnostic(found, "states.a.on_sucess", "impossible-verdict")->message ==
+        "exit_code can never produce the verdict \"sucess\" (did you mean \"success\"?)");
+  CHECK(find_diagnostic(found, "states.a.route.eror", "impossible-verdict"));
+  // A judge may give any verdict: a close one is still only suspicious.
+  found = check(loop_doc(R"("a": {"action": "/x", "on_sucess": "done", "on_error": "done"})"));
+  REQUIRE(find_diagnostic(found, "states.a.on_sucess", "suspicious-verdict") != nullptr);
   CHECK(find_diagnostic(found, "states.a.on_sucess", "suspicious-verdict")->message ==
         "no built-in evaluator produces the verdict \"sucess\" (did you mean \"success\"?)");
-  CHECK(find_diagnostic(found, "states.a.route.eror", "suspicious-verdict"));
 
   found = check(loop_doc(R"("a": {"action": "x", "next": "done"},
                             "island": {"action": "y", "next": "done"},
@@ -709,8 +725,81 @@ TEST_CASE("validation of a large loop finds every problem once") {
   done.terminal = true;
   loop.states["done"] = done;
   const auto found = ll::validate(loop);
-  CHECK(found.size() == 4);
+  CHECK(found.size() == 204);
   CHECK(count_code(found, "unknown-state") == 4);
+  CHECK(count_code(found, "unrouted-verdict") == 200);  // no state routes `error`
+}
+
+TEST_CASE("verdicts: an impossible one is an error with a did-you-mean, an unrouted one a warning") {
+  // exit_code gives success, failure, error: `sucess` can never come.
+  auto found = check_all(loop_doc(R"("a": {"action": "make", "on_sucess": "done", "on_failure": "a",
+                                          "on_error": "done"})"));
+  const auto* typo = find_diagnostic(found, "states.a.on_sucess", "impossible-verdict");
+  REQUIRE(typo != nullptr);
+  CHECK(typo->level == ll::severity::error);
+  CHECK(typo->message == "exit_code can never produce the verdict \"sucess\" (did you mean \"success\"?)");
+  // ... and `success` is then unrouted.
+  const auto* unrouted = find_diagnostic(found, "states.a", "unrouted-verdict");
+  REQUIRE(unrouted != nullptr);
+  CHECK(unrouted->level == ll::severity::warning);
+  CHECK(unrouted->message.find("\"success\"") != std::string::npos);
+  // A verdict the evaluator gives, or its twin, is not impossible; a judge can give any.
+  CHECK(count_code(check_all(loop_doc(R"("a": {"action": "make", "on_yes": "done", "on_no": "a",
+                                            "on_error": "done"})")), "impossible-verdict") == 0);
+  CHECK(count_code(check_all(loop_doc(R"("a": {"action": "make", "evaluate": {"type": "llm_structured"},
+                                            "on_sucess": "done", "on_error": "done"})")), "impossible-verdict") == 0);
+  // Convergence: target, progress, stall, error. One warning per unrouted verdict.
+  found = check_all(loop_doc(R"("a": {"action": "m", "evaluate": {"type": "convergence", "target": 0},
+                                      "route": {"target": "done", "progres": "a"}})"));
+  CHECK(find_diagnostic(found, "states.a.route.progres", "impossible-verdict") != nullptr);
+  CHECK(count_code(found, "unrouted-verdict") == 3);  // progress, stall, error
+  // `_` routes every verdict; a `next:` state and a maintain loop are not judged by verdict.
+  CHECK(count_code(check_all(loop_doc(R"("a": {"action": "m", "on_success": "done", "route": {"_": "done"}})")),
+                   "unrouted-verdict") == 0);
+  CHECK(count_code(check_all(loop_doc(R"("a": {"action": "m", "next": "done"})")), "unrouted-verdict") == 0);
+  CHECK(count_code(check_all(loop_doc(R"("a": {"action": "m", "on_success": "done"})", R"("maintain": true, )")),
+                   "unrouted-verdict") == 0);
+}
+
+TEST_CASE("templates: a context key close to a defined one is an error unless guarded") {
+  const auto with = [](const std::string& action) {
+    return check_all(loop_doc(R"("a": {"action": )" + ll::json(action).dump() +
+                                  R"(, "on_success": "done", "on_failure": "done", "on_error": "done"})",
+                              R"("context": {"target": "x"}, )"));
+  };
+  auto found = with("echo ${context.targte:shell}");
+  const auto* typo = find_diagnostic(found, "states.a.action", "template-unknown-context");
+  REQUIRE(typo != nullptr);
+  CHECK(typo->level == ll::severity::error);
+  CHECK(typo->message.find("(did you mean \"target\"?)") != std::string::npos);
+  for (const char* fine : {"echo ${context.targte?}", "echo ${context.targte:default=y}",
+                           "echo ${context.target:shell}", "echo ${context.run_dir:shell}",
+                           "echo ${context.input:shell}", "echo ${context.unrelated_key:shell}"}) {
+    CAPTURE(fine);
+    CHECK(count_code(with(fine), "template-unknown-context") == 0);
+  }
+}
+
+TEST_CASE("templates: action output pasted into a shell action is a warning, even in quotes") {
+  const auto with = [](const std::string& action) {
+    return check_all(loop_doc(R"("a": {"action": "echo hi", "capture": "out", "next": "b"},
+                                 "b": {"action": )" + ll::json(action).dump() +
+                              R"(, "on_success": "done", "on_failure": "done", "on_error": "done"})"));
+  };
+  for (const char* risky : {"echo \"said: ${captured.out.output}\"", "echo ${prev.output}",
+                            "echo '${result.details}'", "echo ${prev.stderr}"}) {
+    CAPTURE(risky);
+    const auto found = with(risky);
+    const auto* w = find_diagnostic(found, "states.b.action", "template-unquoted-output");
+    REQUIRE(w != nullptr);
+    CHECK(w->level == ll::severity::warning);
+    CHECK(w->message.find(":shell}") != std::string::npos);
+  }
+  for (const char* fine : {"echo ${captured.out.output:shell}", "exit ${prev.exit_code}",
+                           "echo ${captured.out.duration_ms}", "echo ${prev.state}"}) {
+    CAPTURE(fine);
+    CHECK(count_code(with(fine), "template-unquoted-output") == 0);
+  }
 }
 
 namespace {
@@ -844,4 +933,62 @@ TEST_CASE("validate_loop refuses a loop with an error, with every finding") {
   CHECK(valid.error().code == ll::errc::invalid_loop);
   CHECK(valid.error().path == "states.a.on_success");
   CHECK(at_path(valid.error().details, "states.a.on_success") != nullptr);
+}
+
+TEST_CASE("sub-loop states: the reference's static rules and what they leave unused") {
+  const auto codes = [](const std::string& states) {
+    std::vector<std::string> out;
+    for (const auto& d : check(loop_doc(states))) out.push_back(d.path + " " + d.code);
+    return out;
+  };
+  const auto has = [&](const std::string& states, const std::string& entry) {
+    const auto list = codes(states);
+    return std::find(list.begin(), list.end(), entry) != list.end();
+  };
+  CHECK(codes(R"("a": {"loop": "child", "with": {"x": "${context.y}", "n": [1, {"k": "v"}]},
+                 "timeout": 5, "capture": "c", "on_yes": "done", "on_no": "done"})")
+            .empty());
+  CHECK(has(R"("a": {"loop": "c", "action": "x", "on_yes": "done"})", "states.a subloop-action"));
+  CHECK(has(R"("a": {"action": "x", "with": {"k": 1}, "on_yes": "done"})", "states.a.with with-without-loop"));
+  CHECK(has(R"("a": {"action": "x", "context_passthrough": true, "on_yes": "done"})",
+            "states.a.context_passthrough with-without-loop"));
+  CHECK(has(R"("a": {"loop": "c", "with": {"k": 1}, "context_passthrough": true, "on_yes": "done"})",
+            "states.a with-and-passthrough"));
+  CHECK(has(R"("a": {"loop": "c", "terminal": true})", "states.a.loop subloop-terminal"));
+  CHECK(has(R"("a": {"loop": "c", "evaluate": {"type": "exit_code"}, "on_yes": "done"})",
+            "states.a.evaluate unused-state-field"));
+  CHECK(has(R"("a": {"action": "x", "output": {"k": "v"}, "on_yes": "done"})", "states.a.output unused-state-field"));
+  // templates in loop:, with: and output: are checked like any other
+  CHECK(has(R"("a": {"loop": "${nope.x}", "on_yes": "done"})", "states.a.loop template-unknown-namespace"));
+  CHECK(has(R"("a": {"loop": "c", "with": {"k": "${nope.x}"}, "on_yes": "done"})",
+            "states.a.with.k template-unknown-namespace"));
+  CHECK(has(R"("a": {"loop": "c", "on_yes": "b"}, "b": {"terminal": true, "output": {"k": "${nope.x}"}})",
+            "states.b.output.k template-unknown-namespace"));
+  // a sub-loop state's record has the child's captures: no unknown-key warning for them
+  CHECK(codes(R"("a": {"loop": "c", "on_yes": "b"}, "b": {"action": "echo ${captured.a.plan.output:shell}", "next": "done"})")
+            .empty());
+}
+
+TEST_CASE("sub-loop keys are read strictly") {
+  for (const char* bad : {R"("loop": 3)", R"("loop": "")", R"("with": [1])", R"("context_passthrough": "yes")",
+                          R"("output": "x")"}) {
+    CAPTURE(bad);
+    auto loop = ll::parse_loop_text(loop_doc(std::string(R"("a": {"on_yes": "done", )") + bad + "}"));
+    CHECK_FALSE(loop.has_value());
+  }
+  auto typo = ll::parse_loop_text(loop_doc(R"("a": {"loop": "c", "with_": {}, "on_yes": "done"})"));
+  REQUIRE_FALSE(typo.has_value());
+  CHECK(typo.error().details[0].message.find("did you mean \"with\"") != std::string::npos);
+  auto loop = ll::parse_loop_text(loop_doc(R"("a": {"loop": "c", "with": {"k": 1}, "on_yes": "done"})"));
+  REQUIRE(loop.has_value());
+  CHECK(*loop->states["a"].loop == "c");
+  CHECK(loop->states["a"].with.at("k") == 1);
+  // written back (show --format json, the digest) and read again, unchanged
+  json back;
+  ll::to_json(back, *loop);
+  CHECK(back["states"]["a"]["loop"] == "c");
+  CHECK(back["states"]["a"]["with"]["k"] == 1);
+  auto again = ll::parse_loop_text(back.dump());
+  REQUIRE(again.has_value());
+  CHECK(*again == *loop);
 }

@@ -209,6 +209,27 @@ TEST_CASE("syntax errors carry file, line and column and never throw") {
   }
 }
 
+TEST_CASE("the three common YAML mistakes are explained with file:line:col and a fix") {
+  // `: ` in an unquoted value: yaml-cpp says "illegal map value".
+  auto e = yaml_error("name: x\nstates:\n  a:\n    action: echo said: hi\n");
+  CHECK(e.message ==
+        "t.yaml:4:13: the value of \"action\" contains \": \", which YAML reads as another key: "
+        "quote this value or use a block scalar (>-) (YAML parser: illegal map value)");
+  // A tab in the indentation.
+  e = yaml_error("name: x\nstates:\n  a:\n\taction: echo hi\n    next: b\n");
+  CHECK(e.message.rfind("t.yaml:4:1: tabs cannot indent YAML", 0) == 0);
+  // A key indented one space too far, or too little.
+  e = yaml_error("name: x\nstates:\n  a:\n    action: echo hi\n     next: b\n");
+  CHECK(e.message.rfind("t.yaml:5:6: this key does not line up with the keys above it: expected this "
+                        "key at column 5 (like \"action\")", 0) == 0);
+  e = yaml_error("name: x\nstates:\n  a:\n    action: echo hi\n   next: b\n");
+  CHECK(e.message.find("t.yaml:5:4: ") == 0);
+  CHECK(e.message.find("expected this key at column 5 (like \"action\") or column 3 (like \"a\")") !=
+        std::string::npos);
+  // Other errors keep yaml-cpp's words.
+  CHECK(yaml_error("a: [1, 2\n").message.find("(YAML parser:") == std::string::npos);
+}
+
 TEST_CASE("characters YAML does not allow are refused with their position (PyYAML's Reader)") {
   // A NUL read silently would change an action (yaml-cpp turned `a\0nb` into `a\nb`).
   auto nul = yaml_error(std::string("name: t\naction: echo a\0nid\n", 27));

@@ -162,7 +162,8 @@ inline json expand_state(const std::string& name, const placed_value& from, cons
   merged.erase("fragment");
   diagnostics problems;
   if (!bindings.is_object()) report_type(problems, member_path(to, "with"), "a mapping", bindings);
-  const json values = bind_parameters(specs, bindings, fragment, member_path(to, "with"), problems);
+  const json values = bind_parameters(specs, bindings, fmt::format("fragment '{}'", fragment),
+                                      member_path(to, "with"), problems);
   fold_parameters_in(merged, values, to, problems);
   found.take(problems, out);
   return merged;

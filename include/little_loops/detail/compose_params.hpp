@@ -110,10 +110,11 @@ inline bool parameter_value_fits(const json& spec, const json& value) {
   return true;
 }
 
-/// Checks the `with:` bindings of a fragment state against the fragment's declarations
-/// and returns the parameter values: the bindings, then declared defaults for the rest.
-/// Without declarations every binding is taken as written.
-inline json bind_parameters(const json& specs, const json& bindings, std::string_view fragment,
+/// Checks the `with:` bindings of a fragment state (or of a sub-loop state) against the
+/// declarations of `owner` (`fragment 'x'`, `loop 'x'`) and returns the parameter values:
+/// the bindings, then declared defaults for the rest. Without declarations every binding is
+/// taken as written.
+inline json bind_parameters(const json& specs, const json& bindings, std::string_view owner,
                             const std::string& with_path, diagnostics& out) {
   json values = bindings.is_object() ? bindings : json::object();
   if (!specs.is_object() || specs.empty()) return values;
@@ -121,8 +122,8 @@ inline json bind_parameters(const json& specs, const json& bindings, std::string
     const auto spec = specs.find(it.key());
     if (spec == specs.end()) {
       report(out, member_path(with_path, it.key()), "unknown-parameter",
-             fmt::format("'with.{}' is not a declared parameter of fragment '{}'. Declared: {}",
-                         it.key(), fragment, sorted_keys(specs)));
+             fmt::format("'with.{}' is not a declared parameter of {}. Declared: {}",
+                         it.key(), owner, sorted_keys(specs)));
       continue;
     }
     const json& v = it.value();
@@ -139,8 +140,8 @@ inline json bind_parameters(const json& specs, const json& bindings, std::string
       values[it.key()] = *dflt;
     } else if (it.value().value("required", false) && !injected_parameter(it.key())) {
       report(out, with_path, "missing-parameter",
-             fmt::format("Required parameter '{}' of fragment '{}' is not bound in 'with'",
-                         it.key(), fragment));
+             fmt::format("Required parameter '{}' of {} is not bound in 'with'",
+                         it.key(), owner));
       values[it.key()] = nullptr;  // reported once: its `${param.*}` folds to nothing
     }
   }

@@ -24,6 +24,42 @@ inline bool contains_word(std::string_view text, std::string_view word) noexcept
   return false;
 }
 
+/// The reference's failure patterns (lower case), by kind.
+inline constexpr std::array<std::string_view, 9> rate_limit_patterns{
+    "out of extra usage", "rate limit", "quota exceeded", "too many requests", "api limit",
+    "usage limit", "429", "resource exhausted", "resourceexhausted"};
+inline constexpr std::array<std::string_view, 9> network_patterns{
+    "connection refused", "connection timeout", "network error", "dns resolution",
+    "connection reset", "service unavailable", "502 bad gateway", "503 service unavailable",
+    "504 gateway timeout"};
+inline constexpr std::array<std::string_view, 8> auth_patterns{
+    "401", "403", "unauthorized", "forbidden", "authentication", "invalid api key",
+    "invalid_api_key", "expired token"};
+inline constexpr std::array<std::string_view, 6> api_error_patterns{
+    "the server had an error", "internal server error", "overloaded_error", "overloaded", "529",
+    "api error"};
+
+/// `output + "\n" + stderr`, lower-cased.
+inline std::string lowered_failure_text(std::string_view output, std::string_view stderr_text) {
+  std::string text(output);
+  text += '\n';
+  text += stderr_text;
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+template <std::size_t N>
+bool contains_any(std::string_view text, const std::array<std::string_view, N>& needles) {
+  return std::any_of(needles.begin(), needles.end(),
+                     [text](std::string_view n) { return text.find(n) != std::string_view::npos; });
+}
+
+inline bool is_network_failure(std::string_view text) {
+  return contains_any(text, network_patterns) || contains_word(text, "econnrefused") ||
+         contains_word(text, "enotfound") || contains_word(text, "etimedout");
+}
+
 /// The reference's failure classes, first match wins, on the lower-cased `output + "\n" +
 /// stderr`: `transient` (quota, network, timeouts, resources, server errors, context
 /// length, sessions, a missing command, a kill, tool errors, Python tracebacks),
@@ -34,36 +70,38 @@ inline std::string failure_type_of(int exit_code, std::string_view output, std::
   raw += '\n';
   raw += stderr_text;
   if (raw.find("<tool_use_error>") != std::string::npos) return "transient";
-  std::string text = raw;
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string text = lowered_failure_text(output, stderr_text);
   auto any = [&text](std::initializer_list<std::string_view> needles) {
     return std::any_of(needles.begin(), needles.end(),
                        [&text](std::string_view n) { return text.find(n) != std::string::npos; });
   };
-  if (any({"out of extra usage", "rate limit", "quota exceeded", "too many requests", "api limit",
-           "usage limit", "429", "resource exhausted", "resourceexhausted"}))
-    return "transient";
-  if (any({"connection refused", "connection timeout", "network error", "dns resolution",
-           "connection reset", "service unavailable", "502 bad gateway", "503 service unavailable",
-           "504 gateway timeout"}) ||
-      contains_word(text, "econnrefused") || contains_word(text, "enotfound") ||
-      contains_word(text, "etimedout"))
-    return "transient";
+  if (contains_any(text, rate_limit_patterns) || is_network_failure(text)) return "transient";
   if (any({"timeout", "timed out", "deadline exceeded", "disk full", "no space left",
            "resource temporarily unavailable", "too many open files", "memory allocation failed",
            "out of memory"}))
     return "transient";
-  if (any({"401", "403", "unauthorized", "forbidden", "authentication", "invalid api key",
-           "invalid_api_key", "expired token"}))
-    return "non_recoverable";
-  if (any({"the server had an error", "internal server error", "overloaded_error", "overloaded",
-           "529", "api error", "prompt is too long", "context length exceeded", "context window",
+  if (contains_any(text, auth_patterns)) return "non_recoverable";
+  if (contains_any(text, api_error_patterns) ||
+      any({"prompt is too long", "context length exceeded", "context window",
            "maximum context", "requires a valid session id", "requires a valid session title",
            "command not found", "read-only variable", "file \"<string>\"", "file \"<stdin>\""}) ||
       contains_word(text, "killed"))
     return "transient";
   return "real";
+}
+
+/// The error class (resilience.hpp) of a failed action by the same patterns as
+/// failure_type_of(), first match wins: `rate_limit`, `network`, `timeout` (text),
+/// `auth`, `api_error`, else `exit_code`.
+inline std::string_view error_class_of(std::string_view output, std::string_view stderr_text) {
+  const std::string text = lowered_failure_text(output, stderr_text);
+  if (contains_any(text, rate_limit_patterns)) return "rate_limit";
+  if (is_network_failure(text)) return "network";
+  if (text.find("timed out") != std::string::npos || text.find("deadline exceeded") != std::string::npos)
+    return "timeout";
+  if (contains_any(text, auth_patterns)) return "auth";
+  if (contains_any(text, api_error_patterns)) return "api_error";
+  return "exit_code";
 }
 
 // captured.X.failure_type and timeout_kind (design §6.3): a timed-out action counts as exit

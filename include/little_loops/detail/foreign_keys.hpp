@@ -46,11 +46,10 @@ inline constexpr std::array<foreign_key, 17> plugin_keys{{
 }};
 
 /// Values of `type:`/`action_type:` that belong to the plugin.
-inline constexpr std::array<foreign_key, 6> plugin_values{{
+inline constexpr std::array<foreign_key, 5> plugin_values{{
     {"mcp_tool", "MCP tool actions"},
     {"learning", "learning states"},
     {"mcp_result", "the MCP result evaluator"},
-    {"harbor_scorer", "the harbor scorer evaluator"},
     {"comparator", "the comparator evaluator"},
     {"contract", "the contract evaluator"},
 }};
@@ -60,16 +59,12 @@ inline constexpr std::array<foreign_key, 6> plugin_values{{
 /// composed.
 inline constexpr std::array<std::string_view, 7> composition_keys{
     "import", "fragment", "fragments", "from", "flow", "state_defs", "parameters"};
-/// Sub-loop keys: not run yet.
-inline constexpr std::array<std::string_view, 4> sub_loop_keys{"loop", "with", "context_passthrough",
-                                                               "output"};
-
-/// Resilience keys (rate-limit ladders, circuits, stall evaluators): not read yet.
-inline constexpr std::array<std::string_view, 15> resilience_keys{
-    "circuit",          "max_edge_revisits",          "on_rate_limit_exhausted",
-    "rate_limit_max_wait_seconds", "rate_limit_long_wait_ladder", "max_rate_limit_retries",
-    "rate_limit_backoff_base_seconds", "max_stall", "history_file", "epsilon", "track",
-    "max_repeat", "diff_stall", "score_stall", "open_question_stall"};
+/// The resilience keys (resilience_fields.hpp reads them): candidates for "did you mean".
+inline constexpr std::array<std::string_view, 16> resilience_keys{
+    "retry", "catch", "backoff", "max_rate_limit_retries", "on_rate_limit_exhausted",
+    "rate_limit_backoff_base_seconds", "rate_limit_max_wait_seconds",
+    "rate_limit_long_wait_ladder", "scope", "max_stall", "history_file", "epsilon", "track",
+    "max_repeat", "max_edge_revisits", "circuit"};
 
 /// The reference's lint-suppression flags: loop-level booleans, accepted and kept.
 inline constexpr std::array<std::string_view, 21> lint_flag_keys{
@@ -104,9 +99,9 @@ inline std::string plugin_message(std::string_view kind, std::string_view key,
          std::string(what) + "); this engine does not provide it";
 }
 
-/// Reports an unknown key at `base`: a plugin key (`plugin-key`), a composition or
-/// resilience key this build does not read (`unsupported-key`), or a plain `unknown-key`
-/// with a did-you-mean against `candidates` and the composition keys.
+/// Reports an unknown key at `base`: a plugin key (`plugin-key`), a composition key in a
+/// document that was not composed (`unsupported-key`), or a plain `unknown-key` with a
+/// did-you-mean against `candidates`, the composition and the resilience keys.
 template <class Range>
 void report_foreign_key(diagnostics& out, std::string_view base, std::string_view key,
                         const Range& candidates) {
@@ -116,17 +111,11 @@ void report_foreign_key(diagnostics& out, std::string_view base, std::string_vie
     report(out, member_path(base, key), "unsupported-key",
            "\"" + std::string(key) + "\" is a composition key: loop files are composed when "
            "they load (compose_loop, load_loop_file), this document was not");
-  } else if (names_contain(sub_loop_keys, key)) {
-    report(out, member_path(base, key), "unsupported-key",
-           "\"" + std::string(key) + "\" is a sub-loop key, which this engine does not run yet");
-  } else if (names_contain(resilience_keys, key)) {
-    report(out, member_path(base, key), "unsupported-key",
-           "\"" + std::string(key) + "\" is a resilience key, which this engine does not read yet");
   } else {
     std::string message = "unknown key " + quote_excerpt(key);
     std::string hint = did_you_mean(key, candidates);
     if (hint.empty()) hint = did_you_mean(key, composition_keys);
-    if (hint.empty()) hint = did_you_mean(key, sub_loop_keys);
+    if (hint.empty()) hint = did_you_mean(key, resilience_keys);
     message += hint;
     report(out, member_path(base, key), "unknown-key", std::move(message));
   }

@@ -134,9 +134,12 @@ path_lookup<Json> lookup_json_path(const Json& doc, const path_segments& segs,
   for (std::size_t i = first; i < segs.size(); ++i) {
     const auto& seg = segs[i];
     if (cur->is_object()) {
-      auto it = cur->find(seg.key);
-      if (it != cur->end()) {
-        cur = &*it;
+      // The object's own map, without basic_json's iterator wrapper (a hot path: every
+      // `${context.…}` of a rendering walks here).
+      const auto& members = cur->template get_ref<const typename Json::object_t&>();
+      auto it = members.find(seg.key);
+      if (it != members.end()) {
+        cur = &it->second;
         continue;
       }
       return {nullptr, cur, i};

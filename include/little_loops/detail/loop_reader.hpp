@@ -35,11 +35,12 @@ inline constexpr std::array<std::string_view, 17> evaluate_keys{
     "uncertain_suffix",   "source",         "previous",         "direction",
     "line",   "key",      "error_patterns"};
 
-inline constexpr std::array<std::string_view, 21> state_keys{
+inline constexpr std::array<std::string_view, 25> state_keys{
     "action",  "action_type", "evaluate",    "route",      "next",       "terminal",
     "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
     "on_error", "on_yes",     "on_no",       "on_partial", "on_blocked", "description",
-    "max_retries", "on_retry_exhausted", "retryable_exit_codes"};
+    "max_retries", "on_retry_exhausted", "retryable_exit_codes",
+    "loop", "with", "context_passthrough", "output"};
 
 inline constexpr std::array<std::string_view, 24> loop_keys{
     "name",    "description",    "initial", "states", "context",    "scope",
@@ -169,11 +170,6 @@ inline bool read_evaluate_field(evaluate_config& config, const std::string& key,
                                 diagnostics& out) {
   if (key == "type") {
     if (report_plugin_value(field, field_path, out)) return true;
-    if (field.is_string() && names_contain(resilience_keys, field.get_ref<const std::string&>())) {
-      report(out, field_path, "unsupported-key",
-             "\"" + field.get<std::string>() + "\" is a resilience evaluator, which this engine does not read yet");
-      return true;
-    }
     if (auto v = parse_enum<evaluator_type>(field, field_path, out)) config.type = *v;
   } else if (key == "operator") {
     if (auto v = parse_enum<comparison_op>(field, field_path, out)) config.op = *v;
@@ -218,7 +214,7 @@ inline bool read_evaluate_field(evaluate_config& config, const std::string& key,
     if (auto v = read_string(field, field_path, out)) config.key = std::move(*v);
   } else if (key == "error_patterns") {
     read_string_list(field, field_path, config.error_patterns, out);
-  } else {
+  } else if (!read_stall_field(config.stall, key, field, field_path, out)) {
     return false;
   }
   return true;
@@ -288,6 +284,32 @@ inline void read_exit_codes(const json& field, const std::string& field_path, st
   }
 }
 
+/// Reads `loop:`, the name of a sub-loop state's child (not empty).
+inline void read_subloop_name(const json& field, const std::string& field_path,
+                              state_config& state, diagnostics& out) {
+  auto v = read_string(field, field_path, out);
+  if (!v) return;
+  if (v->empty())
+    report(out, field_path, "empty-value", "a sub-loop name must not be empty");
+  else
+    state.loop = std::move(*v);
+}
+
+/// Reads a mapping of names to values (`with:`, `output:`): each value a string (a
+/// template), a number, a boolean, null, or a list or mapping of those.
+inline void read_value_table(const json& field, const std::string& field_path,
+                             ordered_table<std::string, json>& table, diagnostics& out) {
+  if (!expect_object(field, field_path, out)) return;
+  for (auto it = field.begin(); it != field.end(); ++it) {
+    const std::string entry_path = member_path(field_path, it.key());
+    if (!is_valid_utf8(it.key())) {
+      report(out, entry_path, "invalid-utf8", "key is not valid UTF-8");
+    } else if (check_value_tree(it.value(), entry_path, out)) {
+      append_new_key(table, it.key(), it.value());  // JSON keys are unique
+    }
+  }
+}
+
 /// Reads member `key` of a state into `state`; false when the key is unknown.
 inline bool read_state_field(state_config& state, const std::string& key, const json& field,
                              const std::string& field_path, diagnostics& out) {
@@ -326,8 +348,18 @@ inline bool read_state_field(state_config& state, const std::string& key, const 
     if (auto v = read_string(field, field_path, out)) state.on_retry_exhausted = std::move(*v);
   } else if (key == "retryable_exit_codes") {
     read_exit_codes(field, field_path, state, out);
+  } else if (key == "loop") {
+    read_subloop_name(field, field_path, state, out);
+  } else if (key == "with") {
+    read_value_table(field, field_path, state.with, out);
+  } else if (key == "context_passthrough") {
+    if (auto v = read_bool(field, field_path, out)) state.context_passthrough = *v;
+  } else if (key == "output") {
+    read_value_table(field, field_path, state.output, out);
   } else if (key == "type" && report_plugin_value(field, field_path, out)) {
     // `type: learning`: reported
+  } else if (read_state_resilience(state.resilience, key, field, field_path, out)) {
+    // retry:, catch:, backoff, the rate-limit keys (resilience_fields.hpp)
   } else if (key.size() > 3 && key.compare(0, 3, "on_") == 0) {
     if (!is_valid_utf8(key)) {
       report(out, field_path, "invalid-utf8", "key is not valid UTF-8");
@@ -523,6 +555,8 @@ inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& 
     if (auto v = parse_enum<loop_dialect>(field, field_path, out)) loop.dialect = *v;
   } else if (read_metadata_field(loop, key, field, field_path, out)) {
     // metadata, inputs, lint flags
+  } else if (read_loop_resilience(loop.resilience, key, field, field_path, out)) {
+    // max_edge_revisits, circuit (resilience_fields.hpp)
   } else if (key == "paradigm") {
     // Provenance only: any string is kept, as the original's FSMLoop keeps it (a spec
     // naming an unknown paradigm, without `initial`, is refused by compile_paradigm).

@@ -5,6 +5,9 @@
 #include <little_loops/config.hpp>
 #include <little_loops/detail/strings.hpp>
 
+#include <fmt/format.h>
+
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -225,9 +228,49 @@ inline int compare_int_double(std::uint64_t u, double d) noexcept {
   return d > t ? -1 : 0;  // d >= 0, so only a positive fraction is possible
 }
 
+// Appends `v` in fixed notation when it is a decimal with at most 4 fractional digits and
+// |v| < 1e11 (ratios, durations, scores: most values a template prints) and returns true;
+// false when it is not. m / 10^k (both exact, one correctly rounded division) equal to `v`
+// means the k-decimal text reads back as `v`; the smallest such k gives the fewest digits;
+// below 1e11 the spacing of doubles is under 1e-4, so no other k-decimal text reads back
+// as `v`: the text is Python's shortest repr.
+inline bool append_short_decimal(std::string& out, double v) {
+  constexpr double limit = 1e11;
+  if (!(v > -limit && v < limit)) return false;
+  constexpr std::array<double, 5> scale{1.0, 10.0, 100.0, 1000.0, 10000.0};
+  for (std::size_t k = 0; k < scale.size(); ++k) {
+    // Rounded to the nearest integer by hand (std::nearbyint is a library call on x86-64).
+    const double product = v * scale[k];
+    auto m = static_cast<std::int64_t>(product + (product < 0 ? -0.5 : 0.5));
+    if (static_cast<double>(m) / scale[k] != v) continue;
+    if (std::signbit(v)) out += '-';
+    if (m < 0) m = -m;
+    char buf[24];
+    char* end = std::to_chars(buf, buf + sizeof buf, m).ptr;
+    const auto digits = static_cast<std::size_t>(end - buf);
+    if (k == 0) {
+      out.append(buf, digits);
+      out += ".0";
+    } else if (digits > k) {
+      out.append(buf, digits - k);
+      out += '.';
+      out.append(buf + digits - k, k);
+    } else {
+      out += "0.";
+      out.append(k - digits, '0');
+      out.append(buf, digits);
+    }
+    return true;
+  }
+  return false;
+}
+
 // Appends `v` the way Python's repr(float) prints it: shortest round-trip digits, fixed
 // notation for decimal exponents in [-4, 16) with at least one fractional digit ("3.0"),
-// scientific notation otherwise ("1e+16", "1.5e-07"); "inf", "-inf", "nan".
+// scientific notation otherwise ("1e+16", "1.5e-07"); "inf", "-inf", "nan". Beyond the short
+// decimals, fmt's default format of a double has the same digits and the same exponent
+// bounds and writes at least two exponent digits; it leaves out the ".0" of an integral
+// value, added here.
 inline void append_py_float(std::string& out, double v) {
   if (std::isnan(v)) {
     out += "nan";
@@ -237,56 +280,12 @@ inline void append_py_float(std::string& out, double v) {
     out += v < 0 ? "-inf" : "inf";
     return;
   }
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  std::string_view sci(buf, static_cast<std::size_t>(res.ptr - buf));
-  // sci looks like "-1.2345e+02" or "5e-07".
-  bool negative = false;
-  if (!sci.empty() && sci.front() == '-') {
-    negative = true;
-    sci.remove_prefix(1);
-  }
-  std::size_t epos = sci.find('e');
-  std::string_view mant = sci.substr(0, epos);
-  int exp10 = 0;
-  {
-    std::string_view es = sci.substr(epos + 1);
-    if (!es.empty() && es.front() == '+') es.remove_prefix(1);
-    std::from_chars(es.data(), es.data() + es.size(), exp10);
-  }
-  char digits[32];
-  std::size_t nd = 0;
-  for (char c : mant)
-    if (c != '.' && nd < sizeof digits) digits[nd++] = c;
-  if (negative) out += '-';
-  if (exp10 >= -4 && exp10 < 16) {
-    if (exp10 >= 0) {
-      auto int_len = static_cast<std::size_t>(exp10) + 1;
-      for (std::size_t k = 0; k < int_len; ++k) out += k < nd ? digits[k] : '0';
-      out += '.';
-      if (nd > int_len)
-        out.append(digits + int_len, nd - int_len);
-      else
-        out += '0';
-    } else {
-      out += "0.";
-      out.append(static_cast<std::size_t>(-exp10 - 1), '0');
-      out.append(digits, nd);
-    }
-    return;
-  }
-  out += digits[0];
-  if (nd > 1) {
-    out += '.';
-    out.append(digits + 1, nd - 1);
-  }
-  out += 'e';
-  out += exp10 < 0 ? '-' : '+';
-  int a = exp10 < 0 ? -exp10 : exp10;
-  if (a < 10) out += '0';
-  char eb[8];
-  auto r2 = std::to_chars(eb, eb + sizeof eb, a);
-  out.append(eb, static_cast<std::size_t>(r2.ptr - eb));
+  if (append_short_decimal(out, v)) return;
+  char buf[32];  // the longest shortest form, "-2.2250738585072014e-308", has 24
+  const char* end = fmt::format_to(buf, "{}", v);
+  const std::string_view text(buf, static_cast<std::size_t>(end - buf));
+  out += text;
+  if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
 }
 
 inline std::string py_float_string(double v) {

@@ -12,6 +12,7 @@
 #include <little_loops/config.hpp>
 #include <little_loops/detail/posix_io.hpp>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -22,14 +23,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -137,17 +135,34 @@ inline void kill_cgroup(const std::string& dir, bool use_kill_file = true) {
   }
 }
 
-/// Removes the empty action cgroups below `parent` that processes no longer running left (a
-/// host killed by SIGKILL cannot remove its own). One that still holds processes stays.
-inline void remove_stale_cgroups(const std::string& parent) {
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.rfind("little_loops-", 0) != 0) continue;
-    const long pid = std::strtol(name.c_str() + 13, nullptr, 10);
-    if (pid <= 0 || pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
-    (void)::rmdir(it->path().c_str());
+/// Removes the action cgroups below `parent` that a process which no longer exists left
+/// behind (it was killed before its cleanup ran), killing whatever still runs in them. A
+/// cgroup of a live process, ours or another run's, is left alone.
+inline void sweep_orphan_cgroups(const std::string& parent) {
+  DIR* listing = ::opendir(parent.c_str());
+  if (listing == nullptr) return;
+  constexpr std::string_view prefix = "little_loops-";
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string_view name = entry->d_name;
+    if (name.substr(0, prefix.size()) != prefix) continue;
+    const std::string_view rest = name.substr(prefix.size());
+    const std::size_t dash = rest.find('-');
+    long owner = 0;
+    for (const char c : rest.substr(0, dash)) {
+      if (c < '0' || c > '9' || owner > 4'194'304) {
+        owner = 0;
+        break;
+      }
+      owner = owner * 10 + (c - '0');
+    }
+    if (owner <= 0 || dash == std::string_view::npos) continue;
+    if (::kill(static_cast<pid_t>(owner), 0) == 0 || errno != ESRCH) continue;  // still there
+    const std::string dir = parent + "/" + std::string(name);
+    kill_cgroup(dir);
+    for (int attempt = 0; attempt < 200 && ::rmdir(dir.c_str()) != 0 && errno == EBUSY; ++attempt)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  ::closedir(listing);
 }
 
 /// One action's cgroup: made by `create`, killed by `kill`, removed when destroyed (its
@@ -169,9 +184,9 @@ class action_cgroup {
     action_cgroup made;
     static std::atomic<bool> refused{false};
     static std::atomic<unsigned long> serial{0};
+    static std::atomic<bool> swept{false};
     if (parent.empty() || refused.load(std::memory_order_relaxed)) return made;
-    static const bool swept = (remove_stale_cgroups(parent), true);
-    (void)swept;
+    if (!swept.exchange(true, std::memory_order_relaxed)) sweep_orphan_cgroups(parent);
     const std::string prefix = parent + "/little_loops-" + std::to_string(::getpid()) + "-";
     for (int attempt = 0; attempt < 4; ++attempt) {
       std::string dir = prefix + std::to_string(serial.fetch_add(1, std::memory_order_relaxed));

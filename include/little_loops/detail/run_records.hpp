@@ -24,6 +24,7 @@ void write_captured_record(W& w, const captured_record& r) {
   // Only when set, so that records of runs without them read as before.
   if (!r.failure_type.empty()) w.string("failure_type", r.failure_type);
   if (!r.timeout_kind.empty()) w.string("timeout_kind", r.timeout_kind);
+  if (!r.subloop.is_null()) w.value("subloop", r.subloop);
 }
 
 template <class W>

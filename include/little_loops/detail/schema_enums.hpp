@@ -33,9 +33,10 @@ struct enum_info;
 
 template <>
 struct enum_info<evaluator_type> {
-  static constexpr std::array<std::string_view, 7> names{
+  static constexpr std::array<std::string_view, 12> names{
       "exit_code", "output_numeric", "output_json", "output_contains", "convergence",
-      "llm_structured", "classify"};
+      "llm_structured", "classify", "diff_stall", "score_stall", "open_question_stall",
+      "action_stall", "harbor_scorer"};
   static constexpr std::string_view what = "evaluator type";
 };
 template <>

@@ -18,7 +18,9 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
 /// Version of the snapshot's JSON layout (`snapshot::format_version`, the `version` key).
-inline constexpr int snapshot_format_version = 1;
+/// Version 2 adds `frames` (a run inside sub-loops); a snapshot without frames is written
+/// as version 1, the same bytes as before, which every reader reads.
+inline constexpr int snapshot_format_version = 2;
 
 // A snapshot's members, from a snapshot or a snapshot_view.
 inline const json& snapshot_member(const json& j) noexcept { return j; }
@@ -29,6 +31,8 @@ inline const json& snapshot_member(const json* j) noexcept {
 inline const prev_record* snapshot_ptr(const std::optional<prev_record>& p) noexcept { return p ? &*p : nullptr; }
 inline const prev_record* snapshot_ptr(const prev_record* p) noexcept { return p; }
 inline const json* snapshot_counters(const json& j) noexcept { return &j; }
+inline const json* snapshot_frames(const json& j) noexcept { return j.is_null() ? nullptr : &j; }
+inline const json* snapshot_frames(const json* j) noexcept { return j; }
 inline const json* snapshot_counters(const json* j) noexcept { return j; }
 inline const captured_map& snapshot_member(const captured_map& c) noexcept { return c; }
 inline const captured_map& snapshot_member(const captured_map* c) noexcept {
@@ -39,7 +43,8 @@ inline const captured_map& snapshot_member(const captured_map* c) noexcept {
 // The snapshot's members but `raw_bytes` (`S`: snapshot or snapshot_view).
 template <class W, class S>
 void write_snapshot(W& w, const S& s) {
-  w.integer("version", snapshot_format_version);
+  const json* frames = snapshot_frames(s.frames);
+  w.integer("version", frames != nullptr ? snapshot_format_version : 1);
   w.string("loop", s.loop_name);
   w.string("digest", s.digest);
   w.string("current_state", s.current_state);
@@ -59,6 +64,7 @@ void write_snapshot(W& w, const S& s) {
   w.integer("elapsed_ms", s.elapsed_ms);
   w.string("started_at", s.started_at);
   if (const json* c = snapshot_counters(s.counters); c != nullptr && !c->is_null()) w.value("counters", *c);
+  if (frames != nullptr) w.value("frames", *frames);
 }
 
 /// The `raw_bytes` member of a snapshot (empty when every string is UTF-8).

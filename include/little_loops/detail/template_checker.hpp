@@ -3,6 +3,7 @@
 #pragma once
 
 #include <little_loops/config.hpp>
+#include <little_loops/detail/foreign_keys.hpp>
 #include <little_loops/detail/strings.hpp>
 #include <little_loops/detail/template_parser.hpp>
 #include <little_loops/error.hpp>
@@ -11,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,10 +33,18 @@ inline std::string_view template_error_code(const std::string& message) {
   return "template-syntax";
 }
 
+/// Context keys a host sets for every run (ll-loop: executor_options::injected_context).
+inline constexpr std::array<std::string_view, 3> host_context_keys{"run_dir", "input_hash",
+                                                                   "max_steps"};
+
 struct template_checker {
   const std::vector<std::string>* captures = nullptr;
+  const std::vector<std::string>* context_keys = nullptr;  // the loop's, the input's, the host's
   diagnostics* out = nullptr;
   parsed_templates* keep = nullptr;  // every template that parses, by its text (optional)
+  // Names of sub-loop states: `captured.<state>` is then the child's record, whose keys are
+  // the child's captures, `output` and the outcome fields.
+  const std::vector<std::string>* subloop_records = nullptr;
 
   void add(std::string path, std::string code, std::string message,
            severity level = severity::error) const {
@@ -53,6 +64,7 @@ struct template_checker {
       if (!part.is_variable || part.optional || part.default_value) continue;
       check_record_key(part, path);
       check_capture(part, path);
+      check_context_key(part, path);
     }
     if (keep != nullptr && keep->find(text) == keep->end())
       keep->emplace(std::string(text), parsed_template{parts, *parsed});
@@ -75,6 +87,22 @@ struct template_checker {
         severity::warning);
   }
 
+  // `${context.X}` where the loop defines no X but a key close to it (`targte` for
+  // `target`): an error with a did-you-mean, since a run would stop there with the `error`
+  // verdict. A key not close to any may come from `--context`; a guarded reference (`?`,
+  // `:default=`) is not checked.
+  void check_context_key(const template_part& part, const std::string& path) const {
+    if (part.ns != template_namespace::context || part.path.empty() || context_keys == nullptr) return;
+    const std::string& key = part.path.front().key;
+    if (names_contain(*context_keys, key)) return;
+    const auto close = closest_match(key, *context_keys);
+    if (!close) return;
+    add(path, "template-unknown-context",
+        fmt::format("${{{}}} reads context.{}, which the loop does not define (did you mean "
+                    "\"{}\"?); write ${{{}?}} or ${{{}:default=…}} if it is optional",
+                    part.text, key, *close, part.text, part.text));
+  }
+
   // `prev`, `result` and a capture are records with fixed keys: a reference to another key
   // (a typo: `${prev.outptu}`) can never resolve. A warning, as for an unknown capture: it
   // fails only if the state runs, as the `error` verdict.
@@ -90,11 +118,31 @@ struct template_checker {
       warn(part.path[0].key, template_prev_keys, "prev");
     else if (part.ns == template_namespace::result && !part.path.empty())
       warn(part.path[0].key, template_result_keys, "result");
-    else if (part.ns == template_namespace::captured && part.path.size() >= 2)
+    else if (part.ns == template_namespace::captured && part.path.size() >= 2 &&
+             !reads_subloop_record(part))
       warn(part.path[1].key, template_captured_keys, "a capture");
   }
 
-  // Warns about `${context.…}` pasted into shell text outside any quotes without `:shell`.
+  bool reads_subloop_record(const template_part& part) const {
+    return subloop_records != nullptr &&
+           std::find(subloop_records->begin(), subloop_records->end(), part.path[0].key) !=
+               subloop_records->end();
+  }
+
+  // True for a `${captured.…}`, `${prev.…}` or `${result.…}` reference to text an action or
+  // a judge produced (not an exit code, a duration or a state name).
+  static bool is_run_output(const template_part& part) {
+    if (part.ns != template_namespace::captured && part.ns != template_namespace::prev &&
+        part.ns != template_namespace::result)
+      return false;
+    const std::size_t field = part.ns == template_namespace::captured ? 1 : 0;
+    if (part.path.size() <= field) return true;
+    const std::string& key = part.path[field].key;
+    return key != "exit_code" && key != "duration_ms" && key != "state";
+  }
+
+  // Warns about `${context.…}` pasted into shell text outside any quotes, and about
+  // `${captured.…}`, `${prev.…}`, `${result.…}` output anywhere in it, without `:shell`.
   void check_shell_quoting(std::string_view src, const std::vector<template_part>& parts,
                            const std::string& path) const {
     char quote = 0;  // 0, '\'' or '"'
@@ -118,10 +166,18 @@ struct template_checker {
       if (!part.is_variable) continue;
       scan(part.offset);
       pos = part.offset + part.length;
-      if (part.ns == template_namespace::context && !part.shell && quote == 0) {
+      if (part.shell) continue;
+      if (part.ns == template_namespace::context && quote == 0) {
         add(path, "template-unquoted-context",
             fmt::format("${{{}}} is pasted into the shell command unquoted; a value with "
                         "spaces or metacharacters changes the command: write ${{{}:shell}}",
+                        part.text, part.text),
+            severity::warning);
+      } else if (is_run_output(part)) {
+        add(path, "template-unquoted-output",
+            fmt::format("${{{}}} pastes what an action printed into the shell command; quotes do "
+                        "not protect it (a `$(…)` or a quote in it runs as shell): write "
+                        "${{{}:shell}}",
                         part.text, part.text),
             severity::warning);
       }
@@ -134,9 +190,7 @@ struct template_checker {
     if (state.action) {
       const std::string path = join_path(base, "action");
       auto parts = check(*state.action, path);
-      const bool shell = state.action_type ? *state.action_type == action_kind::shell
-                                           : (state.action->empty() || state.action->front() != '/');
-      if (parts && shell) check_shell_quoting(*state.action, *parts, path);
+      if (parts && !runs_prompt_action(state)) check_shell_quoting(*state.action, *parts, path);
     }
     if (state.next) check(*state.next, join_path(base, "next"));
     if (state.route) {
@@ -147,6 +201,21 @@ struct template_checker {
     }
     for (const auto& [verdict, target] : state.on) check(target, member_path(base, "on_" + verdict));
     if (state.evaluate) check_evaluator(*state.evaluate, join_path(base, "evaluate"));
+    if (state.loop) check(*state.loop, join_path(base, "loop"));
+    for (const auto& [key, value] : state.with) check_value(value, member_path(join_path(base, "with"), key));
+    for (const auto& [key, value] : state.output)
+      check_value(value, member_path(join_path(base, "output"), key));
+  }
+
+  // Every string inside a `with:` or `output:` value.
+  void check_value(const json& value, const std::string& path) const {
+    if (value.is_string()) {
+      check(value.get_ref<const std::string&>(), path);
+    } else if (value.is_object()) {
+      for (auto it = value.begin(); it != value.end(); ++it) check_value(it.value(), member_path(path, it.key()));
+    } else if (value.is_array()) {
+      for (std::size_t i = 0; i < value.size(); ++i) check_value(value[i], fmt::format("{}[{}]", path, i));
+    }
   }
 
   // The evaluator's string fields (`target` and `tolerance` when they are strings).
@@ -194,10 +263,21 @@ inline void merge_repeated_diagnostics(diagnostics& out, std::size_t first) {
 // Checks every templated field of `loop` (see validate_templates).
 inline void check_loop_templates(const fsm_loop& loop, diagnostics& out, parsed_templates* keep = nullptr) {
   std::vector<std::string> captures;
-  for (const auto& entry : loop.states)
+  std::vector<std::string> subloops;
+  for (const auto& entry : loop.states) {
     if (entry.second.capture) captures.push_back(*entry.second.capture);
+    if (entry.second.loop) {
+      captures.push_back(entry.first);
+      subloops.push_back(entry.first);
+    }
+  }
+  std::vector<std::string> context_keys(host_context_keys.begin(), host_context_keys.end());
+  if (loop.context.is_object())
+    for (auto it = loop.context.begin(); it != loop.context.end(); ++it) context_keys.push_back(it.key());
+  context_keys.push_back(loop.input_key);
+  for (const auto& key : loop.required_inputs) context_keys.push_back(key);
   const std::size_t first = out.size();
-  const template_checker checker{&captures, &out, keep};
+  const template_checker checker{&captures, &context_keys, &out, keep, &subloops};
   for (const auto& [name, state] : loop.states) checker.check_state(name, state);
   merge_repeated_diagnostics(out, first);
 }

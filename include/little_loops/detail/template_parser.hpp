@@ -52,7 +52,40 @@ struct template_part {
   bool shell = false;                        // `:shell`
   std::size_t offset = 0;                    // position of `${` in the source
   std::size_t length = 0;                    // length of `${...}` in the source
+  // The fixed field a state/loop/prev/result reference names (path[0]) or a captured one
+  // (path[1]): its index in the namespace's key table, found once here so rendering
+  // compares no strings; no_key when it names none.
+  std::size_t key = no_key;
+  static constexpr std::size_t no_key = static_cast<std::size_t>(-1);
 };
+
+// The index of `name` in a key table (template_part::no_key when absent); constexpr, so a
+// renderer can switch on key_index(table, "name").
+template <std::size_t N>
+constexpr std::size_t key_index(const std::array<std::string_view, N>& names, std::string_view name) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (names[i] == name) return i;
+  return template_part::no_key;
+}
+
+// The key table of a namespace's fixed fields, and which path segment names the field.
+inline void resolve_fixed_key(template_part& part) {
+  const auto& path = part.path;
+  switch (part.ns) {
+    case template_namespace::state:
+      if (path.size() == 1) part.key = key_index(template_state_keys, path[0].key);
+      break;
+    case template_namespace::loop:
+      if (path.size() == 1) part.key = key_index(template_loop_keys, path[0].key);
+      break;
+    case template_namespace::prev: part.key = key_index(template_prev_keys, path[0].key); break;
+    case template_namespace::result: part.key = key_index(template_result_keys, path[0].key); break;
+    case template_namespace::captured:
+      if (path.size() > 1) part.key = key_index(template_captured_keys, path[1].key);
+      break;
+    default: break;
+  }
+}
 
 inline std::optional<template_namespace> parse_namespace(std::string_view s) noexcept {
   for (std::size_t i = 0; i < namespace_names.size(); ++i)
@@ -168,6 +201,7 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
   auto path = parse_member_path(rest);
   if (!path) return fmt::format("empty path segment in ${{{}}}", expr);
   part.path = std::move(*path);
+  resolve_fixed_key(part);
   return check_fixed_keys(part, rest, expr);
 }
 

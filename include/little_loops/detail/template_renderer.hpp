@@ -33,16 +33,16 @@ inline void append_json_value(std::string& out, const Json& v) {
       out += v.template get_ref<const std::string&>();
       break;
     case nlohmann::json::value_t::boolean:
-      out += v.template get<bool>() ? "true" : "false";
+      out += *v.template get_ptr<const typename Json::boolean_t*>() ? "true" : "false";
       break;
     case nlohmann::json::value_t::number_integer:
-      append_integer(out, v.template get<std::int64_t>());
+      append_integer(out, *v.template get_ptr<const typename Json::number_integer_t*>());
       break;
     case nlohmann::json::value_t::number_unsigned:
-      append_integer(out, v.template get<std::uint64_t>());
+      append_integer(out, *v.template get_ptr<const typename Json::number_unsigned_t*>());
       break;
     case nlohmann::json::value_t::number_float:
-      append_py_float(out, v.template get<double>());
+      append_py_float(out, *v.template get_ptr<const typename Json::number_float_t*>());
       break;
     case nlohmann::json::value_t::null:
     case nlohmann::json::value_t::discarded:
@@ -171,15 +171,22 @@ inline std::optional<std::string> resolve_captured(std::string& out, const templ
     w.finish();
     return std::nullopt;
   }
-  const std::string& field = path[1].key;
   constexpr std::string_view where = "captured";
-  if (field == "output") return append_leaf_string(out, path, 1, c.output, where);
-  if (field == "stderr") return append_leaf_string(out, path, 1, c.stderr_output, where);
-  if (field == "verdict") return append_leaf_string(out, path, 1, c.verdict, where);
-  if (field == "exit_code") return append_leaf_int(out, path, 1, c.exit_code, where);
-  if (field == "duration_ms") return append_leaf_int(out, path, 1, c.duration_ms, where);
-  if (field == "failure_type") return append_leaf_string(out, path, 1, c.failure_type, where);
-  if (field == "timeout_kind") return append_leaf_string(out, path, 1, c.timeout_kind, where);
+  if (c.subloop.is_object() && c.subloop.contains(path[1].key))  // a sub-loop state's record
+    return resolve_walk(out, c.subloop, path, 1, where);
+  constexpr auto& keys = template_captured_keys;
+  switch (p.key) {
+    case key_index(keys, "output"): return append_leaf_string(out, path, 1, c.output, where);
+    case key_index(keys, "stderr"): return append_leaf_string(out, path, 1, c.stderr_output, where);
+    case key_index(keys, "verdict"): return append_leaf_string(out, path, 1, c.verdict, where);
+    case key_index(keys, "exit_code"): return append_leaf_int(out, path, 1, c.exit_code, where);
+    case key_index(keys, "duration_ms"): return append_leaf_int(out, path, 1, c.duration_ms, where);
+    case key_index(keys, "failure_type"):
+      return append_leaf_string(out, path, 1, c.failure_type, where);
+    case key_index(keys, "timeout_kind"):
+      return append_leaf_string(out, path, 1, c.timeout_kind, where);
+    default: break;
+  }
   return fmt::format("Path '{}' not found in captured (available: {})", segments_text(path, 2),
                      join_names(template_captured_keys));
 }
@@ -208,64 +215,65 @@ inline std::optional<std::string> resolve_prev(std::string& out, const template_
     return std::string("No previous state result available");
   }
   const prev_record& pr = *ctx.prev;
-  const std::string& field = path[0].key;
-  if (field == "state") return append_leaf_string(out, path, 0, pr.state, "prev");
-  if (field == "output") return append_leaf_string(out, path, 0, pr.output, "prev");
-  if (field == "stderr") return append_leaf_string(out, path, 0, pr.stderr_output, "prev");
-  if (field == "verdict") return append_leaf_string(out, path, 0, pr.verdict, "prev");
-  if (field == "exit_code") return append_leaf_int(out, path, 0, pr.exit_code, "prev");
-  if (field == "details")
-    return pr.details.visit([&](const json& d) { return resolve_walk(out, d, path, 1, "prev"); });
-  if (field == "evaluation") return resolve_prev_evaluation(out, p, ctx);
+  constexpr auto& keys = template_prev_keys;
+  switch (p.key) {
+    case key_index(keys, "state"): return append_leaf_string(out, path, 0, pr.state, "prev");
+    case key_index(keys, "output"): return append_leaf_string(out, path, 0, pr.output, "prev");
+    case key_index(keys, "stderr"): return append_leaf_string(out, path, 0, pr.stderr_output, "prev");
+    case key_index(keys, "verdict"): return append_leaf_string(out, path, 0, pr.verdict, "prev");
+    case key_index(keys, "exit_code"): return append_leaf_int(out, path, 0, pr.exit_code, "prev");
+    case key_index(keys, "details"):
+      return pr.details.visit([&](const json& d) { return resolve_walk(out, d, path, 1, "prev"); });
+    case key_index(keys, "evaluation"): return resolve_prev_evaluation(out, p, ctx);
+    default: break;
+  }
   return fmt::format("Path '{}' not found in prev (available: {})", segments_text(path, 1),
                      join_names(template_prev_keys));
 }
 
 // `${result.verdict}`, `${result.details[.…]}`.
-inline std::optional<std::string> resolve_result(std::string& out, const path_segments& path,
+inline std::optional<std::string> resolve_result(std::string& out, const template_part& p,
                                                  const interpolation_context& ctx) {
+  const auto& path = p.path;
   if (!ctx.result) return std::string("No evaluation result available");
-  const std::string& field = path[0].key;
-  if (field == "verdict") return append_leaf_string(out, path, 0, ctx.result->verdict, "result");
-  if (field == "details")
-    return ctx.result->details.visit(
-        [&](const json& d) { return resolve_walk(out, d, path, 1, "result"); });
+  switch (p.key) {
+    case key_index(template_result_keys, "verdict"):
+      return append_leaf_string(out, path, 0, ctx.result->verdict, "result");
+    case key_index(template_result_keys, "details"):
+      return ctx.result->details.visit(
+          [&](const json& d) { return resolve_walk(out, d, path, 1, "result"); });
+    default: break;
+  }
   return fmt::format("Path '{}' not found in result (available: {})", segments_text(path, 1),
                      join_names(template_result_keys));
 }
 
 // `${state.name}`, `${state.iteration}`. Unknown keys compile only with a fallback (`?` or
 // `:default=`), which replaces the message.
-inline std::optional<std::string> resolve_state(std::string& out, const path_segments& path,
+inline std::optional<std::string> resolve_state(std::string& out, const template_part& p,
                                                 const interpolation_context& ctx) {
-  const std::string& k = path[0].key;
-  if (path.size() == 1 && k == "name")
-    out += ctx.state_name;
-  else if (path.size() == 1 && k == "iteration")
-    append_integer(out, ctx.iteration);
-  else
-    return fmt::format("Unknown state property: {}", segments_text(path, path.size()));
-  return std::nullopt;
+  switch (p.key) {
+    case key_index(template_state_keys, "name"): out += ctx.state_name; return std::nullopt;
+    case key_index(template_state_keys, "iteration"): append_integer(out, ctx.iteration); return std::nullopt;
+    default: return fmt::format("Unknown state property: {}", segments_text(p.path, p.path.size()));
+  }
 }
 
 // `${loop.KEY}`.
-inline std::optional<std::string> resolve_loop(std::string& out, const path_segments& path,
+inline std::optional<std::string> resolve_loop(std::string& out, const template_part& p,
                                                const interpolation_context& ctx) {
-  const std::string& k = path[0].key;
-  if (path.size() != 1)
-    return fmt::format("Unknown loop property: {}", segments_text(path, path.size()));
-  if (k == "name")
-    out += ctx.loop_name;
-  else if (k == "started_at")
-    out += ctx.started_at;
-  else if (k == "elapsed_ms")
-    append_integer(out, ctx.elapsed_ms);
-  else if (k == "elapsed")
-    out += format_elapsed(ctx.elapsed_ms);
-  else if (k == "max_iterations")
-    append_integer(out, ctx.max_iterations);
-  else
-    return fmt::format("Unknown loop property: {}", k);
+  constexpr auto& keys = template_loop_keys;
+  switch (p.key) {
+    case key_index(keys, "name"): out += ctx.loop_name; break;
+    case key_index(keys, "started_at"): out += ctx.started_at; break;
+    case key_index(keys, "elapsed_ms"): append_integer(out, ctx.elapsed_ms); break;
+    case key_index(keys, "elapsed"): out += format_elapsed(ctx.elapsed_ms); break;
+    case key_index(keys, "max_iterations"): append_integer(out, ctx.max_iterations); break;
+    default:
+      if (p.path.size() != 1)
+        return fmt::format("Unknown loop property: {}", segments_text(p.path, p.path.size()));
+      return fmt::format("Unknown loop property: {}", p.path[0].key);
+  }
   return std::nullopt;
 }
 
@@ -289,15 +297,22 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
                                                const interpolation_context& ctx) {
   switch (p.ns) {
     case template_namespace::context:
+      if (ctx.context && p.path.size() == 1 && ctx.context->is_object()) {  // `${context.KEY}`
+        const auto& members = ctx.context->get_ref<const json::object_t&>();
+        if (auto it = members.find(p.path[0].key); it != members.end()) {
+          append_json_value(out, it->second);
+          return std::nullopt;
+        }
+      }
       if (!ctx.context)
         return fmt::format("Path '{}' not found in context (available: none)",
                            segments_text(p.path, 1));
       return resolve_walk(out, *ctx.context, p.path, 0, "context");
     case template_namespace::captured: return resolve_captured(out, p, ctx);
     case template_namespace::prev: return resolve_prev(out, p, ctx);
-    case template_namespace::result: return resolve_result(out, p.path, ctx);
-    case template_namespace::state: return resolve_state(out, p.path, ctx);
-    case template_namespace::loop: return resolve_loop(out, p.path, ctx);
+    case template_namespace::result: return resolve_result(out, p, ctx);
+    case template_namespace::state: return resolve_state(out, p, ctx);
+    case template_namespace::loop: return resolve_loop(out, p, ctx);
     case template_namespace::env: return resolve_env(out, p.env_name, ctx);
   }
   return std::string("unknown namespace");

@@ -6,9 +6,13 @@
 // its diagnostics to `out`; validate() runs them in the order it reports.
 
 #include <little_loops/config.hpp>
+#include <little_loops/detail/foreign_keys.hpp>
+#include <little_loops/detail/resilience_rules.hpp>
 #include <little_loops/detail/json_fields.hpp>
 #include <little_loops/detail/numbers.hpp>
+#include <little_loops/detail/state_verdicts.hpp>
 #include <little_loops/detail/strings.hpp>
+#include <little_loops/detail/subloop_rules.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/evaluators/output_contains.hpp>
 #include <little_loops/interpolation.hpp>
@@ -61,6 +65,11 @@ inline std::vector<state_reference> state_references(const state_config& state,
     refs.push_back({member_path(state_path, "on_" + verdict), &target});
   if (state.on_retry_exhausted)
     refs.push_back({join_path(state_path, "on_retry_exhausted"), &*state.on_retry_exhausted, true});
+  for (const auto& [cls, target] : state.resilience.catches)
+    refs.push_back({join_path(join_path(state_path, "catch"), cls), &target, true});
+  if (state.resilience.on_rate_limit_exhausted)
+    refs.push_back({join_path(state_path, "on_rate_limit_exhausted"),
+                    &*state.resilience.on_rate_limit_exhausted, true});
   if (state.on_maintain)
     // Seed 002: `state.on_maintain or initial`, a name, not interpolated (as on_max_iterations).
     refs.push_back({join_path(state_path, "on_maintain"), &*state.on_maintain, true});
@@ -95,8 +104,25 @@ inline void check_duration(std::optional<double> value, const std::string& path,
                        *value));
 }
 
-inline void check_verdict_spelling(std::string_view verdict, const std::string& path,
-                                   diagnostics& out) {
+/// A verdict routed by `state` that its evaluator can never give but that is close to one it
+/// gives (`on_sucess` on an exit_code state) is an error with a did-you-mean
+/// (`impossible-verdict`): the run would end in "No valid transition". Other unknown verdicts
+/// close to a well-known one are a warning (`suspicious-verdict`).
+inline void check_verdict_spelling(const state_config& state, std::string_view verdict,
+                                   const std::string& path, diagnostics& out) {
+  if (const auto produced = producible_verdicts(state)) {
+    std::vector<std::string_view> known = *produced;
+    for (const auto v : *produced)
+      if (!twin_verdict(v).empty()) known.push_back(twin_verdict(v));
+    if (state.loop) known.insert(known.end(), {"error", "timeout"});  // routed when given
+    if (names_contain(known, verdict)) return;
+    if (const auto close = closest_match(verdict, known)) {
+      report(out, path, "impossible-verdict",
+             fmt::format("{} can never produce the verdict {} (did you mean \"{}\"?)",
+                         verdict_source(state), quote_excerpt(verdict), *close));
+      return;
+    }
+  }
   for (const auto known : well_known_verdicts)
     if (known == verdict) return;
   const auto close = closest_match(verdict, well_known_verdicts);
@@ -152,6 +178,14 @@ inline evaluator_uses check_required_fields(const evaluate_config& config,
       break;
     case evaluator_type::classify:
       uses.line = true;
+      break;
+    case evaluator_type::harbor_scorer:
+      break;
+    case evaluator_type::diff_stall:
+    case evaluator_type::score_stall:
+    case evaluator_type::open_question_stall:
+    case evaluator_type::action_stall:
+      uses.source = false;
       break;
   }
   return uses;
@@ -398,7 +432,7 @@ inline void check_action_fields(const state_config& state, const std::string& pa
   if (state.action && state.action->empty() && !state.terminal)
     report(out, join_path(path, "action"), "empty-action",
            "'action' is empty: the state runs no action (as if it had none)", severity::warning);
-  if (state.capture && (!state.action || state.action->empty()))
+  if (state.capture && (!state.action || state.action->empty()) && !state.loop)
     report(out, join_path(path, "capture"), "capture-without-action",
            "'capture' on a state without an action captures nothing", severity::warning);
 }
@@ -412,7 +446,7 @@ inline void check_unused_state_fields(const state_config& state, const std::stri
   if (!runs_action) {
     const char* why = state.terminal ? "a terminal state runs no action"
                                      : "this state has no action";
-    if (state.timeout)
+    if (state.timeout && !state.loop)  // a sub-loop state's timeout bounds its child
       report(out, join_path(path, "timeout"), "unused-state-field",
              fmt::format("'timeout' limits the state's action, and {}: it is never used", why),
              severity::warning);
@@ -467,6 +501,23 @@ inline void check_retry_fields(const state_config& state, const std::string& pat
            severity::warning);
 }
 
+/// A warning per verdict that the state's evaluator can give but that finds no route
+/// (`unrouted-verdict`): the run would end there with "No valid transition". Only for a
+/// state that routes by verdict (a state with no routing at all is `no-transition`).
+inline void check_unrouted_verdicts(const state_config& state, const std::string& path,
+                                    diagnostics& out) {
+  if (state.terminal || state.next || (state.on.empty() && !has_route_entries(state))) return;
+  const auto unrouted = unrouted_verdicts(state);
+  if (!unrouted) return;
+  for (const auto verdict : *unrouted)
+    report(out, path, "unrouted-verdict",
+           fmt::format("{} can give the verdict \"{}\", which has no route here: the run would "
+                       "stop with \"No valid transition\"; add on_{}{}",
+                       verdict_source(state), verdict,
+                       verdict, verdict == "error" ? " (or route._error)" : ""),
+           severity::warning);
+}
+
 /// The rules of one state, in the order their diagnostics are reported.
 inline void check_state(const std::string& name, const state_config& state, const fsm_loop& loop,
                         const state_index& index, state_name_hints& hint, diagnostics& out) {
@@ -480,11 +531,16 @@ inline void check_state(const std::string& name, const state_config& state, cons
   check_action_fields(state, path, out);
   check_unused_state_fields(state, path, loop, out);
   check_retry_fields(state, path, out);
+  check_subloop_fields(state, path, out);
+  check_rate_limit_pairing(state, path, out);
+  if (state.evaluate) check_stall_fields(*state.evaluate, join_path(path, "evaluate"), out);
   for (const auto& entry : state.on)
-    check_verdict_spelling(entry.first, join_path(path, "on_" + entry.first), out);
+    check_verdict_spelling(state, entry.first, join_path(path, "on_" + entry.first), out);
   if (state.route)
     for (const auto& entry : state.route->routes)
-      check_verdict_spelling(entry.first, join_path(join_path(path, "route"), entry.first), out);
+      check_verdict_spelling(state, entry.first, join_path(join_path(path, "route"), entry.first), out);
+  // (A paradigm's states are compiled, not written: its spec has no place for a route.)
+  if (!loop.maintain && !loop.paradigm) check_unrouted_verdicts(state, path, out);
 }
 
 /// `visibility` (warning: counts as public), `input-key-unguarded` (an `input_key` other
@@ -562,6 +618,7 @@ inline void check_loop_settings(const fsm_loop& loop, const state_index& index,
                        "state)",
                        sanitize_utf8(*loop.on_max_passes)));
   check_loop_metadata(loop, out);
+  check_circuit(loop, index, out);
   if (loop.on_max_iterations && index.count(*loop.on_max_iterations) == 0)
     report(out, "on_max_iterations", "unknown-state",
            fmt::format("on_max_iterations references unknown state '{}' (must be a declared "
@@ -588,6 +645,8 @@ inline std::optional<std::vector<char>> reachable_states(const fsm_loop& loop,
   enter(loop.initial);
   if (loop.on_max_iterations) enter(*loop.on_max_iterations);
   if (loop.on_max_passes) enter(*loop.on_max_passes);
+  if (const auto& rf = loop.resilience.repeated_failure; rf && rf->on_repeated_failure != "abort")
+    enter(rf->on_repeated_failure);  // the circuit enters it
   bool dynamic = false;
   for (std::size_t head = 0; head < queue.size(); ++head) {
     for (const auto& ref : state_references(*states[queue[head]], std::string{})) {

@@ -11,9 +11,12 @@
 
 #include <re2/re2.h>
 
+#include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
@@ -72,6 +75,20 @@ class pattern_matcher {
         return RE2::PartialMatch(text, *re_);
     }
     return false;
+  }
+
+  /// Where the pattern first occurs in `text`: {offset, length} of the match (as search()
+  /// finds it); nullopt when it does not occur. For showing what matched, not for speed.
+  [[nodiscard]] std::optional<std::pair<std::size_t, std::size_t>> find(std::string_view text) const {
+    if (mode_ != mode::regex) {
+      const std::size_t at = text.find(pattern_);
+      if (at == std::string_view::npos) return std::nullopt;
+      return std::pair{at, pattern_.size()};
+    }
+    re2::StringPiece match;
+    if (!re_->Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED, &match, 1))
+      return std::nullopt;
+    return std::pair{static_cast<std::size_t>(match.data() - text.data()), match.size()};
   }
 
   /// The pattern as written.

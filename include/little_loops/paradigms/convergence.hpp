@@ -44,10 +44,11 @@ inline std::optional<json> read_convergence_number(const json& field, const std:
 /// description, max_iterations, backoff, timeout, context, scope, llm, on_handoff
 /// ```
 /// into `measure` (runs the check, captures it as `current_value`, convergence evaluator on
-/// its output: target → `done`, progress → `apply`, stall → `done` as in the original — the
-/// value stopped improving, so the loop ends there; the `stall` verdict is in the events
-/// and `prev`; `error` unrouted, so it ends the run as an error), `apply` (next →
-/// `measure`) and `done` (terminal). As in the original, the context gets `metric_cmd`,
+/// its output: target → `done`, progress → `apply`, stall → `stalled`, a terminal marked
+/// `failure: true` (the value stopped improving short of the target: a run that made no
+/// progress must not look green in CI, design §3.15; the original ended it in `done`);
+/// `error` unrouted, so it ends the run as an error), `apply` (next → `measure`), `done`
+/// (terminal) and `stalled`. As in the original, the context gets `metric_cmd`,
 /// `target` and `tolerance` (user context keys are kept; these three are reserved), `measure`'s
 /// action is `${context.metric_cmd}` (so the check is data: a `${VAR}` in it reaches the
 /// shell as written, `--context metric_cmd=…` overrides it, and a `/slash` check is still run
@@ -121,7 +122,7 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
   route_config route;
   route.routes["target"] = "done";
   route.routes["progress"] = "apply";
-  route.routes["stall"] = "done";
+  route.routes["stall"] = "stalled";
   measure.route = std::move(route);
 
   state_config apply;
@@ -137,6 +138,9 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
   loop.states["measure"] = std::move(measure);
   loop.states["apply"] = std::move(apply);
   loop.states["done"] = paradigm_terminal();
+  state_config stalled = paradigm_terminal();
+  stalled.failure = true;
+  loop.states["stalled"] = std::move(stalled);
   return finish_paradigm("convergence", std::move(loop), std::move(out), warnings, &origins);
 }
 

@@ -125,7 +125,9 @@ class posix_process_runner {
     else if (request.kind == action_kind::slash_command)
       prefix = options_.slash_command.empty() ? &options_.prompt_command : &options_.slash_command;
     if (prefix->empty())
-      return unexpected(error{errc::action_failed, "no command configured for this action kind",
+      return unexpected(error{errc::action_failed,
+                              "not run: no command is configured for " +
+                                  std::string(to_string(request.kind)) + " actions",
                               std::string(request.state)});
 
     detail::process_request proc = detail::make_process_request(*this, request.stop);

@@ -19,6 +19,7 @@
 #include <little_loops/paradigms.hpp>
 #include <little_loops/schema.hpp>
 #include <little_loops/yaml/detail/event_builder.hpp>
+#include <little_loops/yaml/detail/syntax_hints.hpp>
 #include <little_loops/yaml/limits.hpp>
 
 #include <yaml-cpp/exceptions.h>
@@ -78,8 +79,13 @@ inline expected<json, error> yaml_to_json(std::string_view text, std::string_vie
   } catch (const detail::yaml_abort&) {
     // diagnostics recorded by the builder
   } catch (const YAML::Exception& e) {
-    std::string message = fmt::format("{}:{}:{}: {}", file_name, e.mark.line + 1, e.mark.column + 1,
-                                      e.msg.empty() ? std::string("invalid YAML") : e.msg);
+    const std::string what = e.msg.empty() ? std::string("invalid YAML") : e.msg;
+    const auto line = static_cast<std::size_t>(e.mark.line + 1);
+    const auto column = static_cast<std::size_t>(e.mark.column + 1);
+    std::string message = fmt::format("{}:{}:{}: {}", file_name, line, column, what);
+    if (const auto hint = detail::explain_yaml_error(text, e.mark.line < 0 ? 0 : line, column, what))
+      message = fmt::format("{}:{}:{}: {} (YAML parser: {})", file_name, hint->line, hint->column,
+                            hint->message, what);
     return unexpected(detail::yaml_error(std::move(message), file_name));
   } catch (const std::exception& e) {
     return unexpected(detail::yaml_error(fmt::format("{}: {}", file_name, e.what()), file_name));

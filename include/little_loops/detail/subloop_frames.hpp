@@ -1,0 +1,397 @@
+// little_loops — sub-loop frames: a child loop runs inside its parent's executor
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Part of executor.hpp (a private base of fsm_executor). The running loop lives in the
+// executor's members, so a step inside a child costs what a flat step costs. A sub-loop
+// state parks its loop's run here (swap_frame, the one list of a frame's members), and the
+// child starts in the members; when the child ends, its parent comes back and concludes the
+// sub-loop state with the child's outcome as its verdict. A stop or a handoff inside a child
+// ends (or pauses) the whole run with every frame in place, so the snapshot holds the stack.
+
+#include <little_loops/compiled_loop.hpp>
+#include <little_loops/config.hpp>
+#include <little_loops/detail/resilience_runtime.hpp>
+#include <little_loops/detail/retry_counters.hpp>
+#include <little_loops/detail/run_history.hpp>
+#include <little_loops/detail/subloop_calls.hpp>
+#include <little_loops/events.hpp>
+#include <little_loops/evaluators.hpp>
+#include <little_loops/execution_result.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/results.hpp>
+#include <little_loops/snapshot.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// A loop waiting for its child: its run, as the executor's members held it.
+struct parked_frame {
+  std::shared_ptr<const compiled_loop> loop;
+  std::string loop_id;
+  std::size_t current = 0;  // the sub-loop state
+  std::optional<std::size_t> resume_state;
+  std::int64_t iteration = 0;
+  bool summary_executed = false;
+  json context;
+  captured_map captured;
+  run_history history;
+  convergence_memory convergence;
+  retry_counters counters;
+  resilience_memory resilience;
+  std::int64_t elapsed_offset_ms = 0;
+  std::chrono::steady_clock::time_point start{};
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::optional<std::int64_t> timeout_ms;
+  std::string started_at;
+  /// The child's events as JSON Lines, kept when the sub-loop state has `capture:`.
+  std::optional<std::string> child_events;
+};
+
+template <class Executor>
+class subloop_frames {
+ protected:
+  std::vector<parked_frame> frames_;  // the loops waiting, outermost first
+  std::string loop_id_;               // the running loop's id (the referrer of its children)
+  std::optional<std::int64_t> timeout_ms_;  // the running loop's time limit
+  std::shared_ptr<const compiled_loop> retired_;  // the child that just ended (its calls unwind)
+
+  Executor& self() noexcept { return static_cast<Executor&>(*this); }
+  const Executor& self() const noexcept { return static_cast<const Executor&>(*this); }
+
+  // Exchanges the running loop's members with `f`.
+  void swap_frame(parked_frame& f) noexcept {
+    Executor& ex = self();
+    using std::swap;
+    swap(ex.loop_, f.loop);
+    swap(loop_id_, f.loop_id);
+    swap(ex.current_, f.current);
+    swap(ex.resume_state_, f.resume_state);
+    swap(ex.iteration_, f.iteration);
+    swap(ex.summary_executed_, f.summary_executed);
+    swap(ex.context_, f.context);
+    swap(ex.captured_, f.captured);
+    swap(ex.history_, f.history);
+    swap(ex.convergence_, f.convergence);
+    swap(ex.counters_, f.counters);
+    swap(ex.resilience_, f.resilience);
+    swap(ex.elapsed_offset_ms_, f.elapsed_offset_ms);
+    swap(ex.start_, f.start);
+    swap(ex.deadline_, f.deadline);
+    swap(timeout_ms_, f.timeout_ms);
+    swap(ex.started_at_, f.started_at);
+  }
+
+  // A loop starts in the members: the top loop (reset()), or a child (call_subloop()).
+  void start_frame(json context, std::optional<std::int64_t> timeout_ms) {
+    Executor& ex = self();
+    ex.current_ = ex.loop_->initial();
+    ex.iteration_ = 0;
+    ex.summary_executed_ = false;
+    ex.context_ = std::move(context);
+    inject_missing(ex.context_, ex.options_.injected_context);
+    ex.counters_.clear();
+    ex.resilience_.clear();
+    ex.captured_.clear();
+    ex.history_.clear();
+    ex.convergence_.clear(ex.loop_->states().size());
+    ex.elapsed_offset_ms_ = 0;
+    ex.started_at_.clear();
+    ex.resume_state_.reset();
+    ex.deadline_.reset();
+    timeout_ms_ = timeout_ms;
+  }
+
+  // The running loop's members from `s` (resume(); a child's frame, resume_frames()).
+  void restore_frame(const snapshot& s, std::size_t at, convergence_memory convergence) {
+    Executor& ex = self();
+    ex.current_ = at;
+    ex.iteration_ = s.iteration;
+    ex.summary_executed_ = s.summary_executed;
+    ex.context_ = s.context;
+    inject_missing(ex.context_, ex.options_.injected_context);
+    ex.counters_.restore(s.counters, *ex.loop_);
+    ex.resilience_.restore(s.counters.is_object() ? s.counters.value("resilience", json()) : json());
+    ex.captured_ = captured_map(s.captured);
+    ex.history_.restore(s);
+    ex.convergence_ = std::move(convergence);
+    ex.elapsed_offset_ms_ = s.elapsed_ms;
+    ex.started_at_ = s.started_at;
+  }
+
+  // Back to the top loop, every child dropped.
+  void unwind_frames() noexcept {
+    while (!frames_.empty()) {
+      swap_frame(frames_.back());
+      frames_.pop_back();
+    }
+  }
+
+  // Runs the sub-loop state `st`: its child becomes the running loop, whose first state is
+  // the next step. A child that cannot start is the state's `error` verdict.
+  void call_subloop(const compiled_state& st, interpolation_context& ctx) {
+    Executor& ex = self();
+    auto child = find_child(*st.config, ctx, ex.options_, frames_.size() + 2, loop_id_);
+    if (!child) return fail_call(st, ctx, std::move(child.error().message));
+    auto context = child_context(*st.config, *child, ctx, ex.options_.injected_context);
+    if (!context) return fail_call(st, ctx, fmt::format("sub-loop '{}': {}", child->loop->loop().name,
+                                                        context.error().message));
+    std::optional<std::int64_t> parent_left;
+    if (timeout_ms_) parent_left = *timeout_ms_ - ex.elapsed_ms_now();
+    const auto limit = child_timeout_ms(child->loop->loop().timeout, st.config->timeout, parent_left);
+    parked_frame parked;
+    if (st.capture) parked.child_events.emplace();
+    swap_frame(parked);
+    frames_.push_back(std::move(parked));
+    ex.loop_ = std::move(child->loop);
+    loop_id_ = std::move(child->id);
+    start_frame(std::move(*context), limit);
+    ex.start_ = ex.now_ = ex.clock_->now();
+    ex.started_at_ = format_timestamp(ex.clock_->wall_now());
+    if (limit) ex.deadline_ = ex.start_ + std::chrono::milliseconds(*limit);
+    if constexpr (Executor::emits_events) ex.emit(loop_start_event{ex.wall(), ex.loop_->loop().name});
+  }
+
+  // The child ended (`how`): its parent runs again and concludes the sub-loop state.
+  void return_to_parent(termination how, std::optional<error> err) {
+    Executor& ex = self();
+    const compiled_state& last = ex.loop_->state(ex.current_);
+    child_end end{how, how == termination::terminal && last.failure, last.name, std::move(err), json()};
+    if (how == termination::terminal && !last.config->output.empty()) {
+      auto out = render_table(last.config->output, ex.make_context(last));
+      if (out) {
+        end.output = std::move(*out);
+      } else {
+        ex.report_error(last, "output", out.error().message);
+        end.how = termination::error;
+        end.failed = std::move(out.error());
+      }
+    }
+    if constexpr (Executor::emits_events)
+      ex.emit(loop_complete_event{ex.wall(), last.name, ex.iteration_, to_string(end.how)});
+    captured_map child_captured = std::move(ex.captured_);
+    retired_ = ex.loop_;
+    swap_frame(frames_.back());
+    std::optional<std::string> events = std::move(frames_.back().child_events);
+    frames_.pop_back();
+    const compiled_state& st = ex.loop_->state(ex.current_);
+    if (st.capture) {
+      captured_record& c = ex.captured_[*st.capture];
+      c = captured_record{};
+      if (events) c.output = std::move(*events);
+    }
+    ex.captured_[st.name].subloop = subloop_record(*st.config, end, child_captured);
+    ex.result_eval_.verdict.assign(subloop_verdict(st, end));
+    json details = {{"terminated_by", to_string(end.how)}, {"final_state", end.final_state}};
+    if (end.failure) details["failure_terminal"] = true;
+    if (end.failed) details["error"] = end.failed->message;
+    ex.result_eval_.details = std::move(details);
+    interpolation_context ctx = ex.make_context(st);
+    conclude_call(st, ctx);
+  }
+
+  // A stop or a handoff inside a child: the run ends (or pauses) with every frame in place;
+  // each frame reports its end, innermost first, and the result is the top loop's.
+  void finish_stack(termination how, std::optional<error> err) {
+    Executor& ex = self();
+    if (!ex.resume_state_) ex.resume_state_ = ex.current_;
+    ex.phase_ = Executor::run_phase::finished;
+    if constexpr (Executor::emits_events) {
+      if (how != termination::handoff) {
+        ex.emit(loop_complete_event{ex.wall(), ex.loop_->state(ex.current_).name, ex.iteration_, to_string(how)});
+        for (std::size_t i = frames_.size(); i-- > 0;) {
+          const parked_frame& f = frames_[i];
+          loop_complete_event e{ex.wall(), f.loop->state(f.current).name, f.iteration, to_string(how)};
+          e.depth = static_cast<std::uint32_t>(i);
+          ex.sink_.on_event(loop_event{e});
+        }
+      }
+    }
+    const parked_frame& top = frames_.front();
+    execution_result& r = ex.result_;
+    r.final_state = top.loop->state(top.current).name;
+    r.iterations = top.iteration;
+    r.terminated_by = how;
+    r.failure = false;
+    r.duration_ms = top.elapsed_offset_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                ex.clock_->now() - top.start).count();
+    r.captured = captured_map(top.captured);
+    r.error = std::move(err);
+    r.on_handoff = top.loop->loop().on_handoff;
+    r.snapshot = ex.snapshot();
+  }
+
+  // ---- snapshots of the stack (snapshot::frames) ----
+
+  // `s` (the running loop's snapshot) becomes the whole stack's: the top loop's members,
+  // and `frames` the loops below it, the running one last.
+  void stack_into(snapshot& s) const {
+    json frames = json::array();
+    for (std::size_t i = 1; i < frames_.size(); ++i)
+      frames.push_back(frame_json(parked_snapshot(frames_[i]), frames_[i].loop_id, frames_[i].timeout_ms));
+    frames.push_back(frame_json(s, loop_id_, timeout_ms_));
+    s = parked_snapshot(frames_.front());
+    s.frames = std::move(frames);
+  }
+
+  // snapshot_view() inside a child: the stack's snapshot, copied (kept until the next call).
+  snapshot_view stack_view() const {
+    stack_snapshot_ = self().snapshot();
+    const snapshot& s = stack_snapshot_;
+    snapshot_view v;
+    v.loop_name = s.loop_name;
+    v.digest = s.digest;
+    v.current_state = s.current_state;
+    v.iteration = s.iteration;
+    v.summary_executed = s.summary_executed;
+    v.context = &s.context;
+    v.captured = &s.captured;
+    v.prev = s.prev ? &*s.prev : nullptr;
+    v.last_evaluation = s.last_evaluation ? &*s.last_evaluation : nullptr;
+    stack_convergence_.clear();
+    for (const auto& [state, value] : s.convergence) stack_convergence_.emplace_back(state, value);
+    v.convergence = stack_convergence_;
+    v.elapsed_ms = s.elapsed_ms;
+    v.started_at = s.started_at;
+    v.counters = s.counters.is_null() ? nullptr : &s.counters;
+    v.frames = &s.frames;
+    return v;
+  }
+
+  // Re-enters the children of a snapshot's `frames`, each reloaded by its id, the running
+  // one last; the executor's members then hold the innermost.
+  expected<void, error> resume_frames(const json& frames) {
+    Executor& ex = self();
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      auto frame = read_frame(frames[i], fmt::format("frames[{}]", i));
+      if (!frame) return unexpected(std::move(frame.error()));
+      if (ex.options_.child_loops == nullptr)
+        return unexpected(error{errc::snapshot_mismatch, "the snapshot runs sub-loops and the host gave no child loop resolver"});
+      auto child = ex.options_.child_loops->load(frame->id, loop_id_);
+      const auto changed = [&](const std::string& why) {
+        return error{errc::snapshot_mismatch,
+                     fmt::format("frame {} ({}) changed since the snapshot: {}", i + 1, frame->id, why),
+                     fmt::format("frames[{}]", i)};
+      };
+      if (!child) return unexpected(changed(child.error().message));
+      const auto at = resume_state(*child->loop, frame->state);
+      if (!at) return unexpected(changed(at.error().message));
+      convergence_memory convergence;
+      if (std::string_view unknown; !convergence.restore(*child->loop, frame->state, unknown))
+        return unexpected(changed(fmt::format("convergence memory of unknown state \"{}\"", unknown)));
+      ex.start_ = ex.clock_->now();  // the parent waits from now on, with the time it had
+      if (timeout_ms_) ex.deadline_ = ex.start_ + std::chrono::milliseconds(*timeout_ms_ - ex.elapsed_offset_ms_);
+      parked_frame parked;
+      swap_frame(parked);
+      frames_.push_back(std::move(parked));
+      ex.loop_ = std::move(child->loop);
+      loop_id_ = std::move(child->id);
+      start_frame(json::object(), frame->timeout_ms);
+      restore_frame(frame->state, *at, std::move(convergence));
+    }
+    return {};
+  }
+
+  // Keeps `e` in the event capture of every waiting frame that has one.
+  template <class Event>
+  void note_child_event(const Event& e) noexcept {
+    try {
+      for (auto& f : frames_)
+        if (f.child_events) append_json_line(*f.child_events, loop_event{e});
+    } catch (...) {  // NOLINT(bugprone-empty-catch): an event capture is best effort
+    }
+  }
+
+ private:
+  mutable snapshot stack_snapshot_;  // stack_view()
+  mutable std::vector<std::pair<std::string_view, double>> stack_convergence_;
+
+  // One entry of snapshot::frames, read back.
+  struct frame_entry {
+    snapshot state;
+    std::string id;
+    std::optional<std::int64_t> timeout_ms;
+  };
+
+  static expected<frame_entry, error> read_frame(const json& j, const std::string& path) {
+    const auto bad = [&](std::string_view key, std::string_view what) {
+      return error{errc::invalid_snapshot, std::string(what), join_path(path, key)};
+    };
+    if (!j.is_object()) return unexpected(bad("", "must be an object"));
+    const auto id = j.find("loop_id");
+    if (id == j.end() || !id->is_string()) return unexpected(bad("loop_id", "must be a string"));
+    frame_entry out;
+    out.id = id->get<std::string>();
+    json body = j;
+    body.erase("loop_id");
+    if (const auto t = body.find("timeout_ms"); t != body.end()) {
+      if (!t->is_number_integer()) return unexpected(bad("timeout_ms", "must be an integer"));
+      out.timeout_ms = t->get<std::int64_t>();
+      body.erase("timeout_ms");
+    }
+    auto state = snapshot_from_json(body);
+    if (!state) {
+      error e = std::move(state.error());
+      e.path = join_path(path, e.path);
+      return unexpected(std::move(e));
+    }
+    out.state = std::move(*state);
+    return out;
+  }
+
+  // A waiting loop's snapshot (its current state is the sub-loop state).
+  snapshot parked_snapshot(const parked_frame& f) const {
+    snapshot s;
+    s.loop_name = f.loop->loop().name;
+    s.digest = f.loop->digest();
+    s.current_state = f.loop->state(f.resume_state ? *f.resume_state : f.current).name;
+    s.iteration = f.iteration;
+    s.summary_executed = f.summary_executed;
+    s.context = f.context;
+    s.captured = captured_map(f.captured);
+    if (const prev_record* p = f.history.prev()) s.prev = *p;
+    if (const prev_record* p = f.history.last_evaluation()) s.last_evaluation = *p;
+    std::vector<std::pair<std::string_view, double>> convergence;
+    f.convergence.list(*f.loop, convergence);
+    for (const auto& [state, value] : convergence) s.convergence[std::string(state)] = value;
+    s.elapsed_ms = f.elapsed_offset_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             self().clock_->now() - f.start).count();
+    s.started_at = f.started_at;
+    s.counters = with_resilience(f.counters.to_json(*f.loop), f.resilience.to_json());
+    return s;
+  }
+
+  static json frame_json(const snapshot& s, const std::string& id, std::optional<std::int64_t> timeout_ms) {
+    json j = to_json(s);
+    j["loop_id"] = id;
+    if (timeout_ms) j["timeout_ms"] = *timeout_ms;
+    return j;
+  }
+
+  // A child that could not start: the state's `error` verdict.
+  void fail_call(const compiled_state& st, interpolation_context& ctx, std::string message) {
+    Executor& ex = self();
+    ex.report_error(st, "subloop", message);
+    ex.result_eval_ = error_result(std::move(message));
+    conclude_call(st, ctx);
+  }
+
+  // Records the sub-loop state's verdict as `prev` and routes it.
+  void conclude_call(const compiled_state& st, interpolation_context& ctx) {
+    Executor& ex = self();
+    if (st.capture) ex.captured_[*st.capture].verdict = ex.result_eval_.verdict;
+    ex.history_.record(st, nullptr, ex.result_eval_, true);
+    ex.move_on(st, std::nullopt, ex.choose_next(st, ctx));
+  }
+};
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
