@@ -175,6 +175,7 @@ struct resilience_event {
   std::int64_t waited_ms = 0;
   std::string_view target;
   std::string_view message;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// Every event the executor emits. Sinks receive this variant.
