@@ -91,7 +91,7 @@ inline void template_text(std::string_view text) {
       R"({"dir": "src", "n": 3, "quote": "it's \"x\"", "list": [1, {"k": null}], "t": true,
           "nested": {"a": {"b": [10, 20]}}, "empty": {}})");
   ll::captured_map captured;
-  captured["tests"] = ll::captured_record{"out\n2", "err", 1, 12, "failure", "", ""};
+  captured["tests"] = ll::captured_record{"out\n2", "err", 1, 12, "failure", "", "", {}};
   ll::prev_record prev;
   prev.state = "check";
   prev.output = "42";

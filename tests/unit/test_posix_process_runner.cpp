@@ -478,7 +478,7 @@ TEST_CASE("the runner's own spawn: the program runs with a pidfd; anything that 
   char sh[] = "/bin/sh", dash_c[] = "-c", script[] = "exit 7";
   char* argv[] = {sh, dash_c, script, nullptr};
   const int null_fd = d::null_input_fd();
-  d::clone_spawn_job job{"/bin/sh", argv, environ, null_fd, null_fd, null_fd, nullptr, -1, 0};
+  d::clone_spawn_job job{"/bin/sh", argv, environ, null_fd, null_fd, null_fd, nullptr, -1, -1, 0};
   int pidfd = -1;
   const pid_t pid = d::clone_spawn(job, &pidfd);
   REQUIRE(pid > 0);

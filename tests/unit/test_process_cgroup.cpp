@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -148,6 +149,38 @@ TEST_CASE("cgroup containment: a timeout kills the escaped process too" * doctes
   CHECK(dies_soon(escaped));
   std::filesystem::remove(pid_file);
 }
+
+#if LITTLE_LOOPS_CLONE_SPAWN
+TEST_CASE("the clone spawn places the child in the cgroup: by clone3, or by the child's own write" *
+          doctest::skip(no_cgroups) * doctest::description("needs a delegated cgroup v2 group")) {
+  namespace d = ll::detail;
+  for (const bool by_clone3 : {true, false}) {
+    CAPTURE(by_clone3);
+    auto cgroup = d::action_cgroup::create(d::delegated_cgroup());
+    REQUIRE(cgroup.active());
+    const auto out = std::filesystem::temp_directory_path() / ("ll_cgroup_spawn." + std::to_string(::getpid()));
+    const std::string script = "cat /proc/self/cgroup > '" + out.string() + "'";
+    char sh[] = "/bin/sh", dash_c[] = "-c";
+    char* argv[] = {sh, dash_c, const_cast<char*>(script.c_str()), nullptr};
+    const int null_fd = d::null_input_fd();
+    d::clone_spawn_job job{"/bin/sh", argv, environ, null_fd, null_fd, null_fd, nullptr,
+                           by_clone3 ? cgroup.directory_fd() : -1, cgroup.procs_fd(), 0};
+    int pidfd = -1;
+    const pid_t pid = d::clone_spawn(job, &pidfd);
+    REQUIRE(pid > 0);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    if (pidfd >= 0) ::close(pidfd);
+    CHECK(WEXITSTATUS(status) == 0);
+    std::ifstream in(out);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string name = cgroup.directory().substr(cgroup.directory().rfind('/'));
+    CHECK(text.find("0::") != std::string::npos);
+    CHECK(text.find(name + "\n") != std::string::npos);
+    std::filesystem::remove(out);
+  }
+}
+#endif
 
 TEST_CASE("kill_cgroup without cgroup.kill: freeze, kill each pid, thaw" * doctest::skip(no_cgroups) *
           doctest::description("needs a delegated cgroup v2 group")) {

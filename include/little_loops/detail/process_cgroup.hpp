@@ -173,7 +173,7 @@ class action_cgroup {
   action_cgroup(const action_cgroup&) = delete;
   action_cgroup& operator=(const action_cgroup&) = delete;
   action_cgroup(action_cgroup&& other) noexcept
-      : dir_(std::move(other.dir_)), procs_(std::move(other.procs_)) {
+      : dir_(std::move(other.dir_)), dir_fd_(std::move(other.dir_fd_)), procs_(std::move(other.procs_)) {
     other.dir_.clear();
   }
   action_cgroup& operator=(action_cgroup&&) = delete;
@@ -195,9 +195,10 @@ class action_cgroup {
         if (errno == EACCES || errno == EPERM || errno == EROFS) refused.store(true, std::memory_order_relaxed);
         return made;
       }
+      made.dir_fd_ = open_fd(dir.c_str(), O_RDONLY | O_DIRECTORY);
       made.procs_ = open_fd((dir + "/cgroup.procs").c_str(), O_WRONLY);
       made.dir_ = std::move(dir);
-      if (!made.procs_.valid()) made.remove();
+      if (!made.procs_.valid() || !made.dir_fd_.valid()) made.remove();
       return made;
     }
     return made;
@@ -207,8 +208,10 @@ class action_cgroup {
   [[nodiscard]] bool active() const noexcept { return !dir_.empty(); }
   /// The cgroup's directory (empty when none).
   [[nodiscard]] const std::string& directory() const noexcept { return dir_; }
-  /// The cgroup's cgroup.procs, open for writing: the child writes "0" to it before its exec
-  /// (-1 when none).
+  /// The cgroup's directory, open (for clone3's CLONE_INTO_CGROUP; -1 when none).
+  [[nodiscard]] int directory_fd() const noexcept { return dir_fd_.get(); }
+  /// The cgroup's cgroup.procs, open for writing: where clone3 cannot be used, the child
+  /// writes "0" to it before its exec (-1 when none).
   [[nodiscard]] int procs_fd() const noexcept { return procs_.get(); }
 
   /// Kills every process in the cgroup.
@@ -221,6 +224,7 @@ class action_cgroup {
   void remove() noexcept {
     if (dir_.empty()) return;
     procs_.reset();
+    dir_fd_.reset();
     try {
       for (int attempt = 0; attempt < 2000; ++attempt) {
         if (::rmdir(dir_.c_str()) == 0 || errno != EBUSY) break;
@@ -234,6 +238,7 @@ class action_cgroup {
 
  private:
   std::string dir_;
+  unique_fd dir_fd_;
   unique_fd procs_;
 };
 

@@ -196,10 +196,11 @@ inline child_state peek_child(pid_t pid) noexcept {
 /// Starts `program` with clone_spawn when it is given by path and stdin has a descriptor;
 /// false (nothing started) leaves the start to posix_spawnp.
 inline bool clone_spawn_started(const char* program, char* const* argv, char* const* envp, int in_fd,
-                                const process_pipes& pipes, const char* cwd, int cgroup_procs,
-                                spawned_child& child) noexcept {
+                                const process_pipes& pipes, const char* cwd, int cgroup_dir,
+                                int cgroup_procs, spawned_child& child) noexcept {
   if (std::strchr(program, '/') == nullptr || in_fd < 0) return false;
-  clone_spawn_job job{program, argv, envp, in_fd, pipes.out_w.get(), pipes.err_w.get(), cwd, cgroup_procs, 0};
+  clone_spawn_job job{program, argv,      envp, in_fd, pipes.out_w.get(), pipes.err_w.get(),
+                      cwd,     cgroup_dir, cgroup_procs, 0};
   int pidfd = -1;
   const pid_t pid = clone_spawn(job, &pidfd);
   if (pid <= 0) return false;
@@ -211,10 +212,11 @@ inline bool clone_spawn_started(const char* program, char* const* argv, char* co
 
 /// Starts `req.argv` in a new process group on `pipes`: 0 when it runs (`child` set), else
 /// posix_spawnp's error number (see spawn_failure). Failures to set the start up are errors.
-/// `cgroup_procs` (-1: none) is the cgroup.procs of the action's cgroup: the clone spawn
-/// places the child in it before its exec; posix_spawn cannot, and leaves it in ours.
+/// `cgroup_dir` and `cgroup_procs` (-1: none) are the action's cgroup and its cgroup.procs:
+/// the clone spawn starts the child in it (clone3), or has it write itself in before its
+/// exec; posix_spawn cannot, and leaves it in ours.
 inline expected<int, error> spawn_child(const process_request& req, const process_pipes& pipes,
-                                        spawned_child& child, int cgroup_procs = -1) {
+                                        spawned_child& child, int cgroup_dir = -1, int cgroup_procs = -1) {
   // The file actions depend only on the descriptor numbers and the working directory, which
   // repeat from one action to the next: they are kept per thread and rebuilt when those
   // change (glibc checks every descriptor of an action against RLIMIT_NOFILE, one
@@ -246,8 +248,10 @@ inline expected<int, error> spawn_child(const process_request& req, const proces
   char* const* envp = req.envp != nullptr ? req.envp : environ;
   int spawn_rc = -1;
 #if LITTLE_LOOPS_CLONE_SPAWN
-  if (clone_spawn_started(program, argv.data(), envp, in_fd, pipes, cwd, cgroup_procs, child)) spawn_rc = 0;
+  if (clone_spawn_started(program, argv.data(), envp, in_fd, pipes, cwd, cgroup_dir, cgroup_procs, child))
+    spawn_rc = 0;
 #else
+  (void)cgroup_dir;
   (void)cgroup_procs;
 #endif
   if (spawn_rc != 0)

@@ -136,7 +136,7 @@ inline expected<action_result, error> run_process(const process_request& req) {
   const bool contain = LITTLE_LOOPS_CLONE_SPAWN && req.use_cgroup && req.kill_leftover_processes;
   const action_cgroup cgroup = action_cgroup::create(contain ? delegated_cgroup() : std::string());
   spawned_child child;
-  const auto spawned = spawn_child(req, pipes, child, cgroup.procs_fd());
+  const auto spawned = spawn_child(req, pipes, child, cgroup.directory_fd(), cgroup.procs_fd());
   if (!spawned) return unexpected(spawned.error());
   if (*spawned != 0) return spawn_failure(req, *spawned, start);
   prepare_capture(req, pipes, child);
