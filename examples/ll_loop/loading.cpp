@@ -131,7 +131,9 @@ ll::expected<loaded_loop, load_failure> load_loop_file(const fs::path& path,
   // a paradigm spec's are mapped to the spec's paths (and joined by the spec's own), so its
   // compiled loop's findings are asked for. The context plays no part in validation, so the
   // overrides are merged afterwards.
-  out.diagnostics = out.paradigm.empty() ? std::move(warnings) : ll::validate(out.loop);
+  out.diagnostics = std::move(composed->warnings);
+  ll::diagnostics found = out.paradigm.empty() ? std::move(warnings) : ll::validate(out.loop);
+  out.diagnostics.insert(out.diagnostics.end(), found.begin(), found.end());
   if (context_overrides.is_object())
     for (auto it = context_overrides.begin(); it != context_overrides.end(); ++it)
       out.loop.context[it.key()] = it.value();

@@ -38,6 +38,8 @@ struct composed_loop {
   json document;                     ///< without from/flow/state_defs/import/fragments/parameters
   json parameters = json::object();  ///< the loop's own `parameters:` (checked declarations)
   std::vector<std::string> sources;  ///< ids of the parents and libraries read, in order
+  /// Findings that do not stop the load: a static child that cannot run (`invalid-child`).
+  diagnostics warnings;
 };
 
 
@@ -83,6 +85,8 @@ inline expected<composed_loop, error> compose_checked(loop_source top, loop_reso
     if (positions != nullptr) *positions = std::move(found.positions);
     return unexpected(std::move(failure));
   }
+  for (auto& d : found.list)
+    if (d.level != severity::error) result.warnings.push_back(std::move(d));
   result.document = std::move(doc.value);
   if (positions != nullptr) *positions = std::move(doc.positions);
   return result;
@@ -102,6 +106,8 @@ inline child_check check_child_loop(loop_source source, loop_resolver& resolver,
     return out;
   }
   out.parameters = std::move(composed->parameters);
+  for (const auto& d : composed->warnings)
+    if (d.code == "invalid-child" && !out.grandchild_failure) out.grandchild_failure = d.message;
   return out;
 }
 
@@ -109,8 +115,10 @@ inline child_check check_child_loop(loop_source source, loop_resolver& resolver,
 
 /// Composes `top`: `from:` (the parent's own `from:` first), then `flow:`/`state_defs:`,
 /// then `import:`/`fragments:`/`fragment:`, with the merge rules of the detail headers;
-/// then every `loop:` name without a template must name a valid loop (reference_kind::child;
-/// the child is composed, read and validated in turn) whose `parameters:` fit the `with:`;
+/// then every `loop:` name without a template must name a loop (reference_kind::child; the
+/// child is composed, read and validated in turn: an invalid one is a warning in
+/// composed_loop::warnings, as the reference loads such a parent) whose `parameters:` fit
+/// the `with:`;
 /// `parameters:` is checked and moved to composed_loop::parameters. A document that uses
 /// none of these (or is not a mapping) is returned as it is. The positions of the result
 /// go to `*positions` (each value in its own file); on failure `*positions` locates each
@@ -136,6 +144,7 @@ inline expected<fsm_loop, error> load_composed_loop(loop_source top, loop_resolv
   if (!composed) return unexpected(std::move(composed.error()));
   auto loop = compile_paradigm(composed->document, warnings);
   if (!loop) return unexpected(annotate_error(std::move(loop.error()), map));
+  if (warnings != nullptr) warnings->insert(warnings->end(), composed->warnings.begin(), composed->warnings.end());
   return loop;
 }
 

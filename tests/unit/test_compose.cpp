@@ -435,22 +435,33 @@ TEST_CASE("compose: a sub-loop name without a template must resolve at load") {
                     "states.a.loop", "'nowhere'"));
 }
 
-TEST_CASE("compose: a static child is itself validated, its finding naming its own file") {
+TEST_CASE("compose: an invalid static child is a warning naming its file; the parent loads") {
   library lib;
   lib.add("bad.yaml", "name: bad\ninitial: s\nstates:\n  s:\n    action: echo\n    on_yes: nowhere\n"
                       "    on_no: s\n  d: {terminal: true}\n");
   lib.add("mid.yaml", "name: mid\ninitial: s\nstates:\n  s: {loop: bad.yaml, on_yes: d, on_no: d}\n"
                       "  d: {terminal: true}\n");
-  const ll::error e = compose_error("name: p\ninitial: a\nstates:\n  a: {loop: mid.yaml, on_yes: d, on_no: d}\n"
-                                    "  d: {terminal: true}\n", lib);
-  CHECK(e.code == ll::errc::composition_failed);
-  REQUIRE(e.details.size() == 1);
-  CHECK(e.details[0].path == "states.a.loop");
-  CHECK(e.details[0].code == "invalid-child");
-  // the grandchild's finding, with its file, line and column, inside the child's
-  CHECK(e.details[0].message.find("child loop 'mid.yaml' is invalid") != std::string::npos);
-  INFO(e.details[0].message);
-  CHECK(e.details[0].message.find("child loop 'bad.yaml' is invalid: bad.yaml:6:5") != std::string::npos);
+  auto out = ll::compose_loop(source("name: p\ninitial: a\nstates:\n  a: {loop: mid.yaml, on_yes: d, on_no: d}\n"
+                                     "  b: {loop: bad.yaml, on_yes: d, on_no: d}\n  d: {terminal: true}\n"),
+                              lib.resolver);
+  REQUIRE(out.has_value());
+  REQUIRE(out->warnings.size() == 2);
+  for (const auto& w : out->warnings) {
+    CHECK(w.level == ll::severity::warning);
+    CHECK(w.code == "invalid-child");
+  }
+  // the child's own finding, with its file, line and column
+  const auto& direct = out->warnings[0].path == "states.b.loop" ? out->warnings[0] : out->warnings[1];
+  const auto& nested = out->warnings[0].path == "states.b.loop" ? out->warnings[1] : out->warnings[0];
+  CHECK(direct.path == "states.b.loop");
+  INFO(direct.message);
+  CHECK(direct.message.find("child loop 'bad.yaml' is invalid: bad.yaml:6:5") != std::string::npos);
+  CHECK(direct.message.find("takes its error route") != std::string::npos);
+  // a grandchild that cannot run is named through the child that runs it
+  CHECK(nested.path == "states.a.loop");
+  INFO(nested.message);
+  CHECK(nested.message.find("child loop 'mid.yaml' runs one that cannot run: child loop 'bad.yaml' is invalid") !=
+        std::string::npos);
 }
 
 TEST_CASE("compose: a static cycle of sub-loops ends the check") {

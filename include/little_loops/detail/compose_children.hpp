@@ -33,6 +33,8 @@ namespace detail {
 /// every finding in error::details), or its declared parameters.
 struct child_check {
   std::optional<error> failure;
+  /// Why a loop further down (a child of this child) cannot run, when one cannot.
+  std::optional<std::string> grandchild_failure;
   json parameters = json::object();
 };
 
@@ -95,9 +97,15 @@ inline void check_children(const composing& doc, std::string_view referrer, loop
     }
     const child_check* checked = checked_child(std::move(*source), resolver, checks);
     if (checked == nullptr) continue;
-    if (checked->failure) {
-      found.add(doc.positions, path, "invalid-child", invalid_child_message(child, *checked->failure));
-      continue;
+    // Not an error: the parent loads as in the reference, and the state takes its error
+    // route when it runs (the executor refuses the child then).
+    if (checked->failure || checked->grandchild_failure) {
+      found.add(doc.positions, path, "invalid-child",
+                checked->failure ? invalid_child_message(child, *checked->failure) + "; this state takes its error route"
+                                 : fmt::format("child loop '{}' runs one that cannot run: {}", child,
+                                               *checked->grandchild_failure),
+                severity::warning);
+      if (checked->failure) continue;
     }
     const auto with = it.value().find("with");
     if (with == it.value().end() || !with->is_object() || with->empty()) continue;

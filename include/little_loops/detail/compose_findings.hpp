@@ -33,9 +33,10 @@ struct compose_findings {
   errc code = errc::composition_failed;
 
   /// Records a finding about `path` of the document whose positions are `in`.
-  void add(const source_map& in, std::string path, std::string code_name, std::string message) {
+  void add(const source_map& in, std::string path, std::string code_name, std::string message,
+           severity level = severity::error) {
     if (const auto at = in.locate(path)) positions.add(path, *at);
-    report(list, std::move(path), code_name, std::move(message));
+    report(list, std::move(path), code_name, std::move(message), level);
   }
 
   /// Takes the findings in `found` (reported at paths of the document `in`).
