@@ -88,8 +88,12 @@ LITTLE_LOOPS_NAMESPACE_END
 #define LITTLE_LOOPS_AMALGAMATED_DETAIL_COMPOSE_CHILDREN_HPP
 // Part of compose.hpp (included after loop_resolver). A `loop:` state whose name holds no
 // `${...}` names its child at load, so the child is looked up then, with the same resolver
-// (and so the same search path) a run uses; a name that does not resolve is a load error
-// at the state's `loop:`. A name with a template is resolved when the state runs.
+// (and so the same search path) a run uses, and is itself composed, read and validated,
+// its own children included: a name that does not resolve, or a child that is invalid, is
+// a load error at the state's `loop:`; `with:` is checked against the child's
+// `parameters:`. A child already being checked (a static cycle, A → B → A) is not checked
+// again: at run time the depth limit bounds it. A name with a template is resolved when
+// the state runs.
 
 // #include <little_loops/compose/resolver.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
@@ -127,9 +131,10 @@ struct compose_findings {
   errc code = errc::composition_failed;
 
   /// Records a finding about `path` of the document whose positions are `in`.
-  void add(const source_map& in, std::string path, std::string code_name, std::string message) {
+  void add(const source_map& in, std::string path, std::string code_name, std::string message,
+           severity level = severity::error) {
     if (const auto at = in.locate(path)) positions.add(path, *at);
-    report(list, std::move(path), code_name, std::move(message));
+    report(list, std::move(path), code_name, std::move(message), level);
   }
 
   /// Takes the findings in `found` (reported at paths of the document `in`).
@@ -165,20 +170,324 @@ struct compose_findings {
 LITTLE_LOOPS_NAMESPACE_END
 #endif  // LITTLE_LOOPS_AMALGAMATED_DETAIL_COMPOSE_FINDINGS_HPP
 // end of <little_loops/detail/compose_findings.hpp>
+// #include <little_loops/detail/compose_params.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_DETAIL_COMPOSE_PARAMS_HPP
+#define LITTLE_LOOPS_AMALGAMATED_DETAIL_COMPOSE_PARAMS_HPP
+// Part of compose.hpp. A parameter declaration (`type`, `required`, `default`,
+// `description`, `values`) is checked where it is written: a loop's top-level
+// `parameters:` and a fragment's. A fragment state's `with:` bindings are checked against
+// its fragment's declarations, and every `${param.NAME}` in the expanded state is replaced
+// by its binding at load, so nothing is looked up at run time and a name that nothing binds
+// is a load error.
+
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/detail/json_fields.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/detail/strings.hpp> (in <little_loops/fsm.hpp>)
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
-/// Checks that every static `loop:` name of `doc`'s states resolves from `referrer`.
-template <class Resolver>
-void check_children(const composing& doc, std::string_view referrer, Resolver& resolver,
-                    compose_findings& found) {
+inline constexpr std::array<std::string_view, 6> parameter_types{"boolean", "enum",   "integer",
+                                                                 "number",  "path",   "string"};
+inline constexpr std::array<std::string_view, 5> parameter_keys{"type", "required", "default",
+                                                                "description", "values"};
+
+/// Names a host injects into every run: a fragment may declare them required without a
+/// binding; `${param.NAME}` then reads the host's value.
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 4> injected_parameters{{
+    {"run_dir", "context.run_dir"},
+    {"input_hash", "context.input_hash"},
+    {"loop_name", "loop.name"},
+    {"started_at", "loop.started_at"},
+}};
+
+/// Whether `names` holds `name`.
+template <class Names>
+bool is_one_of(const Names& names, std::string_view name) {
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
+/// The keys of an object, sorted, comma-separated ("(none)" when there are none).
+inline std::string sorted_keys(const json& object) {
+  std::vector<std::string> keys;
+  for (auto it = object.begin(); it != object.end(); ++it) keys.push_back(it.key());
+  std::sort(keys.begin(), keys.end());
+  return keys.empty() ? std::string("(none)") : join_names(keys);
+}
+
+inline std::optional<std::string_view> injected_parameter(std::string_view name) {
+  for (const auto& [key, target] : injected_parameters)
+    if (key == name) return target;
+  return std::nullopt;
+}
+
+/// Checks one declaration at `path`.
+inline void check_parameter_spec(const json& spec, const std::string& path, diagnostics& out) {
+  if (!expect_object(spec, path, out)) return;
+  for (auto it = spec.begin(); it != spec.end(); ++it)
+    if (!is_one_of(parameter_keys, it.key())) report_unknown_key(out, path, it.key(), parameter_keys);
+  const auto type = spec.find("type");
+  if (type == spec.end()) {
+    report(out, path, "missing-key", "a parameter needs a 'type'");
+  } else if (!type->is_string() || !is_one_of(parameter_types, type->get<std::string>())) {
+    report(out, member_path(path, "type"), "invalid-value",
+           fmt::format("Unknown parameter type {}. Must be one of: {}", type->dump(),
+                       join_names(parameter_types)));
+  } else if (*type == "enum") {
+    const auto values = spec.find("values");
+    if (values == spec.end() || !values->is_array() || values->empty())
+      report(out, path, "invalid-value", "Parameter type 'enum' requires a 'values' list");
+  }
+  const auto required = spec.find("required");
+  if (required != spec.end() && !required->is_boolean())
+    report_type(out, member_path(path, "required"), "a boolean", *required);
+  const auto dflt = spec.find("default");
+  if (required != spec.end() && *required == true && dflt != spec.end() && !dflt->is_null())
+    report(out, path, "invalid-value",
+           "Parameter cannot be both 'required: true' and have a 'default' value");
+}
+
+/// Checks every declaration of a `parameters:` mapping at `path`.
+inline void check_parameter_specs(const json& specs, const std::string& path, diagnostics& out) {
+  if (!expect_object(specs, path, out)) return;
+  for (auto it = specs.begin(); it != specs.end(); ++it)
+    check_parameter_spec(it.value(), member_path(path, it.key()), out);
+}
+
+/// Whether a literal `value` fits the declared `spec` (a `path` is any string; an integer
+/// is never a boolean).
+inline bool parameter_value_fits(const json& spec, const json& value) {
+  const std::string type = spec.value("type", std::string());
+  if (type == "string" || type == "path") return value.is_string();
+  if (type == "integer") return value.is_number_integer();
+  if (type == "number") return value.is_number();
+  if (type == "boolean") return value.is_boolean();
+  if (type == "enum") {
+    const json values = spec.value("values", json::array());
+    return std::find(values.begin(), values.end(), value) != values.end();
+  }
+  return true;
+}
+
+/// Checks the `with:` bindings of a fragment state (or of a sub-loop state) against the
+/// declarations of `owner` (`fragment 'x'`, `loop 'x'`) and returns the parameter values:
+/// the bindings, then declared defaults for the rest. Without declarations every binding is
+/// taken as written.
+inline json bind_parameters(const json& specs, const json& bindings, std::string_view owner,
+                            const std::string& with_path, diagnostics& out) {
+  json values = bindings.is_object() ? bindings : json::object();
+  if (!specs.is_object() || specs.empty()) return values;
+  for (auto it = values.begin(); it != values.end(); ++it) {
+    const auto spec = specs.find(it.key());
+    if (spec == specs.end()) {
+      report(out, member_path(with_path, it.key()), "unknown-parameter",
+             fmt::format("'with.{}' is not a declared parameter of {}. Declared: {}",
+                         it.key(), owner, sorted_keys(specs)));
+      continue;
+    }
+    const json& v = it.value();
+    const bool templated = v.is_string() && v.get_ref<const std::string&>().find("${") != std::string::npos;
+    if (!templated && !parameter_value_fits(*spec, v))
+      report(out, member_path(with_path, it.key()), "wrong-type",
+             fmt::format("Parameter '{}': expected {}, got {}", it.key(),
+                         spec->value("type", std::string()), describe_value(v)));
+  }
+  for (auto it = specs.begin(); it != specs.end(); ++it) {
+    if (values.contains(it.key()) || !it.value().is_object()) continue;
+    const auto dflt = it.value().find("default");
+    if (dflt != it.value().end() && !dflt->is_null()) {
+      values[it.key()] = *dflt;
+    } else if (it.value().value("required", false) && !injected_parameter(it.key())) {
+      report(out, with_path, "missing-parameter",
+             fmt::format("Required parameter '{}' of {} is not bound in 'with'",
+                         it.key(), owner));
+      values[it.key()] = nullptr;  // reported once: its `${param.*}` folds to nothing
+    }
+  }
+  return values;
+}
+
+/// A literal value as template text: formatted as templates format values, `${` escaped.
+inline std::string literal_template_text(const json& value) {
+  std::string text = value.is_string() ? value.get<std::string>()
+                     : value.is_null() ? std::string()
+                                       : value.dump();
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '{') out += '$';
+    out += text[i];
+  }
+  return out;
+}
+
+/// The value at dotted `path` (keys, or indexes of lists) inside `value`, or null.
+inline const json* member_at(const json& value, std::string_view path) {
+  const json* at = &value;
+  while (at != nullptr) {
+    const auto dot = path.find('.');
+    const std::string key(path.substr(0, dot));
+    if (at->is_object()) {
+      const auto it = at->find(key);
+      at = it == at->end() ? nullptr : &*it;
+    } else {
+      const bool index = at->is_array() && !key.empty() && key.size() < 10 &&
+                         key.find_first_not_of("0123456789") == std::string::npos;
+      at = index && std::stoul(key) < at->size() ? &(*at)[std::stoul(key)] : nullptr;
+    }
+    if (dot == std::string_view::npos) break;
+    path.remove_prefix(dot + 1);
+  }
+  return at;
+}
+
+/// The replacement of one `${param.EXPR}` (EXPR = `name`, then an optional `.path` and
+/// suffixes such as `:default=` or `?`), or the reason it cannot be folded.
+inline expected<std::string, std::string> fold_parameter(std::string_view expr, const json& values) {
+  const auto name_end = expr.find_first_of(".[:?");
+  const std::string name(expr.substr(0, name_end));
+  const std::string_view rest = name_end == std::string_view::npos ? "" : expr.substr(name_end);
+  const auto bound = values.find(name);
+  if (bound == values.end()) {
+    if (const auto target = injected_parameter(name)) return fmt::format("${{{}{}}}", *target, rest);
+    return unexpected(fmt::format("${{param.{}}}: parameter '{}' is neither bound in 'with' nor "
+                                  "declared with a default",
+                                  expr, name));
+  }
+  if (rest.empty()) return bound->is_string() ? bound->get<std::string>() : literal_template_text(*bound);
+  // A path into a literal mapping or list is looked up now.
+  if (!bound->is_string() && rest.front() == '.' && rest.find_first_of(":?") == std::string_view::npos) {
+    if (const json* at = member_at(*bound, rest.substr(1))) return literal_template_text(*at);
+    return unexpected(fmt::format("${{param.{}}}: no '{}' in the bound value", expr, rest.substr(1)));
+  }
+  // A binding that is one variable reference takes the path and suffixes on.
+  if (bound->is_string()) {
+    const std::string& text = bound->get_ref<const std::string&>();
+    if (text.starts_with("${") && text.ends_with("}") && text.find('}') == text.size() - 1 &&
+        text.find_first_of(":?", 2) == std::string::npos)
+      return fmt::format("{}{}}}", text.substr(0, text.size() - 1), rest);
+  }
+  return unexpected(fmt::format("${{param.{}}}: '{}' applies only to a parameter bound to one "
+                                "${{...}} reference",
+                                expr, rest));
+}
+
+/// `text` with every `${param.*}` replaced (see fold_parameter); `$${` is kept as written.
+inline expected<std::string, std::string> fold_parameters(std::string_view text, const json& values) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    if (text.compare(i, 3, "$${") == 0) {
+      out += "$${";
+      i += 3;
+      continue;
+    }
+    const std::size_t close = text.compare(i, 2, "${") == 0 ? text.find('}', i + 2) : text.npos;
+    if (close == text.npos || text.compare(i + 2, 6, "param.") != 0) {
+      out += text[i++];
+      continue;
+    }
+    auto folded = fold_parameter(text.substr(i + 8, close - i - 8), values);
+    if (!folded) return unexpected(std::move(folded.error()));
+    out += *folded;
+    i = close + 1;
+  }
+  return out;
+}
+
+/// Folds `${param.*}` in every string of `value` (keys stay as written); reports at the
+/// path of each string that cannot be folded.
+inline void fold_parameters_in(json& value, const json& values, const std::string& path,
+                               diagnostics& out) {
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    if (text.find("${param.") == std::string::npos) return;
+    if (auto folded = fold_parameters(text, values))
+      value = std::move(*folded);
+    else
+      report(out, path, "unbound-parameter", std::move(folded.error()));
+  } else if (value.is_object()) {
+    for (auto it = value.begin(); it != value.end(); ++it)
+      fold_parameters_in(it.value(), values, member_path(path, it.key()), out);
+  } else if (value.is_array()) {
+    for (std::size_t i = 0; i < value.size(); ++i)
+      fold_parameters_in(value[i], values, index_path(path, i), out);
+  }
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_DETAIL_COMPOSE_PARAMS_HPP
+// end of <little_loops/detail/compose_params.hpp>
+// #include <little_loops/detail/json_fields.hpp> (in <little_loops/fsm.hpp>)
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// What loading a child found: its failure (the first finding, with its position, and
+/// every finding in error::details), or its declared parameters.
+struct child_check {
+  std::optional<error> failure;
+  /// Why a loop further down (a child of this child) cannot run, when one cannot.
+  std::optional<std::string> grandchild_failure;
+  json parameters = json::object();
+};
+
+/// The children checked during one load, by id, and the chain being checked (cycles).
+struct child_checks {
+  std::vector<std::string> in_progress;
+  std::map<std::string, child_check, std::less<>> done;
+};
+
+/// Composes, reads and validates a child, checking its own children with `checks`
+/// (defined in compose.hpp, after compose_loop).
+child_check check_child_loop(loop_source source, loop_resolver& resolver, child_checks& checks);
+
+/// `child loop 'n' is invalid: FIRST (+N more)`.
+inline std::string invalid_child_message(std::string_view name, const error& why) {
+  std::size_t errors = 0;
+  for (const auto& d : why.details) errors += d.level == severity::error ? 1 : 0;
+  std::string message = fmt::format("child loop '{}' is invalid: {}", name, why.message);
+  if (errors > 1) message += fmt::format(" (+{} more)", errors - 1);
+  return message;
+}
+
+/// The check of the child `source`, made once per load.
+inline const child_check* checked_child(loop_source source, loop_resolver& resolver,
+                                        child_checks& checks) {
+  const std::string id = source.id;
+  if (const auto it = checks.done.find(id); it != checks.done.end()) return &it->second;
+  if (std::find(checks.in_progress.begin(), checks.in_progress.end(), id) != checks.in_progress.end())
+    return nullptr;  // a static cycle: bounded at run time by the depth limit
+  checks.in_progress.push_back(id);
+  child_check result = check_child_loop(std::move(source), resolver, checks);
+  checks.in_progress.pop_back();
+  return &checks.done.emplace(id, std::move(result)).first->second;
+}
+
+/// Checks that every static `loop:` name of `doc`'s states names a valid loop from
+/// `referrer`, and that the state's `with:` fits that loop's `parameters:`.
+inline void check_children(const composing& doc, std::string_view referrer, loop_resolver& resolver,
+                           compose_findings& found, child_checks& checks) {
   const auto states = doc.value.find("states");
   if (states == doc.value.end() || !states->is_object()) return;
   for (auto it = states->begin(); it != states->end(); ++it) {
@@ -187,16 +496,37 @@ void check_children(const composing& doc, std::string_view referrer, Resolver& r
     if (name == it.value().end() || !name->is_string()) continue;
     const std::string& child = name->get_ref<const std::string&>();
     if (child.find("${") != std::string::npos) continue;
+    const std::string state_path = member_path("states", it.key());
+    const std::string path = member_path(state_path, "loop");
     auto source = resolver.resolve(reference_kind::child, child, referrer);
-    if (source) continue;
-    const std::string path = member_path(member_path("states", it.key()), "loop");
-    if (source.error().code == errc::reference_not_found)
-      found.add(doc.positions, path, "not-found",
-                fmt::format("Loop reference '{}' does not resolve to any file ({})", child,
-                            source.error().message));
-    else
+    if (!source) {
+      if (source.error().code == errc::reference_not_found)
+        found.add(doc.positions, path, "not-found",
+                  fmt::format("Loop reference '{}' does not resolve to any file ({})", child,
+                              source.error().message));
+      else
+        found.add(doc.positions, path, "invalid-child",
+                  fmt::format("child loop '{}' cannot be read: {}", child, source.error().message));
+      continue;
+    }
+    const child_check* checked = checked_child(std::move(*source), resolver, checks);
+    if (checked == nullptr) continue;
+    // Not an error: the parent loads as in the reference, and the state takes its error
+    // route when it runs (the executor refuses the child then).
+    if (checked->failure || checked->grandchild_failure) {
       found.add(doc.positions, path, "invalid-child",
-                fmt::format("child loop '{}' cannot be read: {}", child, source.error().message));
+                checked->failure ? invalid_child_message(child, *checked->failure) + "; this state takes its error route"
+                                 : fmt::format("child loop '{}' runs one that cannot run: {}", child,
+                                               *checked->grandchild_failure),
+                severity::warning);
+      if (checked->failure) continue;
+    }
+    const auto with = it.value().find("with");
+    if (with == it.value().end() || !with->is_object() || with->empty()) continue;
+    diagnostics problems;
+    bind_parameters(checked->parameters, *with, fmt::format("loop '{}'", child),
+                    member_path(state_path, "with"), problems);
+    found.take(problems, doc.positions);
   }
 }
 
@@ -447,264 +777,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/detail/compose_findings.hpp> (already inlined above)
 // #include <little_loops/detail/compose_merge.hpp> (already inlined above)
-// #include <little_loops/detail/compose_params.hpp>
-#ifndef LITTLE_LOOPS_AMALGAMATED_DETAIL_COMPOSE_PARAMS_HPP
-#define LITTLE_LOOPS_AMALGAMATED_DETAIL_COMPOSE_PARAMS_HPP
-// Part of compose.hpp. A parameter declaration (`type`, `required`, `default`,
-// `description`, `values`) is checked where it is written: a loop's top-level
-// `parameters:` and a fragment's. A fragment state's `with:` bindings are checked against
-// its fragment's declarations, and every `${param.NAME}` in the expanded state is replaced
-// by its binding at load, so nothing is looked up at run time and a name that nothing binds
-// is a load error.
-
-// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
-// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
-// #include <little_loops/json.hpp> (in <little_loops/fsm.hpp>)
-// #include <little_loops/detail/json_fields.hpp> (in <little_loops/fsm.hpp>)
-// #include <little_loops/detail/strings.hpp> (in <little_loops/fsm.hpp>)
-
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <array>
-#include <iterator>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-inline constexpr std::array<std::string_view, 6> parameter_types{"boolean", "enum",   "integer",
-                                                                 "number",  "path",   "string"};
-inline constexpr std::array<std::string_view, 5> parameter_keys{"type", "required", "default",
-                                                                "description", "values"};
-
-/// Names a host injects into every run: a fragment may declare them required without a
-/// binding; `${param.NAME}` then reads the host's value.
-inline constexpr std::array<std::pair<std::string_view, std::string_view>, 4> injected_parameters{{
-    {"run_dir", "context.run_dir"},
-    {"input_hash", "context.input_hash"},
-    {"loop_name", "loop.name"},
-    {"started_at", "loop.started_at"},
-}};
-
-/// Whether `names` holds `name`.
-template <class Names>
-bool is_one_of(const Names& names, std::string_view name) {
-  return std::find(std::begin(names), std::end(names), name) != std::end(names);
-}
-
-/// The keys of an object, sorted, comma-separated ("(none)" when there are none).
-inline std::string sorted_keys(const json& object) {
-  std::vector<std::string> keys;
-  for (auto it = object.begin(); it != object.end(); ++it) keys.push_back(it.key());
-  std::sort(keys.begin(), keys.end());
-  return keys.empty() ? std::string("(none)") : join_names(keys);
-}
-
-inline std::optional<std::string_view> injected_parameter(std::string_view name) {
-  for (const auto& [key, target] : injected_parameters)
-    if (key == name) return target;
-  return std::nullopt;
-}
-
-/// Checks one declaration at `path`.
-inline void check_parameter_spec(const json& spec, const std::string& path, diagnostics& out) {
-  if (!expect_object(spec, path, out)) return;
-  for (auto it = spec.begin(); it != spec.end(); ++it)
-    if (!is_one_of(parameter_keys, it.key())) report_unknown_key(out, path, it.key(), parameter_keys);
-  const auto type = spec.find("type");
-  if (type == spec.end()) {
-    report(out, path, "missing-key", "a parameter needs a 'type'");
-  } else if (!type->is_string() || !is_one_of(parameter_types, type->get<std::string>())) {
-    report(out, member_path(path, "type"), "invalid-value",
-           fmt::format("Unknown parameter type {}. Must be one of: {}", type->dump(),
-                       join_names(parameter_types)));
-  } else if (*type == "enum") {
-    const auto values = spec.find("values");
-    if (values == spec.end() || !values->is_array() || values->empty())
-      report(out, path, "invalid-value", "Parameter type 'enum' requires a 'values' list");
-  }
-  const auto required = spec.find("required");
-  if (required != spec.end() && !required->is_boolean())
-    report_type(out, member_path(path, "required"), "a boolean", *required);
-  const auto dflt = spec.find("default");
-  if (required != spec.end() && *required == true && dflt != spec.end() && !dflt->is_null())
-    report(out, path, "invalid-value",
-           "Parameter cannot be both 'required: true' and have a 'default' value");
-}
-
-/// Checks every declaration of a `parameters:` mapping at `path`.
-inline void check_parameter_specs(const json& specs, const std::string& path, diagnostics& out) {
-  if (!expect_object(specs, path, out)) return;
-  for (auto it = specs.begin(); it != specs.end(); ++it)
-    check_parameter_spec(it.value(), member_path(path, it.key()), out);
-}
-
-/// Whether a literal `value` fits the declared `spec` (a `path` is any string; an integer
-/// is never a boolean).
-inline bool parameter_value_fits(const json& spec, const json& value) {
-  const std::string type = spec.value("type", std::string());
-  if (type == "string" || type == "path") return value.is_string();
-  if (type == "integer") return value.is_number_integer();
-  if (type == "number") return value.is_number();
-  if (type == "boolean") return value.is_boolean();
-  if (type == "enum") {
-    const json values = spec.value("values", json::array());
-    return std::find(values.begin(), values.end(), value) != values.end();
-  }
-  return true;
-}
-
-/// Checks the `with:` bindings of a fragment state against the fragment's declarations
-/// and returns the parameter values: the bindings, then declared defaults for the rest.
-/// Without declarations every binding is taken as written.
-inline json bind_parameters(const json& specs, const json& bindings, std::string_view fragment,
-                            const std::string& with_path, diagnostics& out) {
-  json values = bindings.is_object() ? bindings : json::object();
-  if (!specs.is_object() || specs.empty()) return values;
-  for (auto it = values.begin(); it != values.end(); ++it) {
-    const auto spec = specs.find(it.key());
-    if (spec == specs.end()) {
-      report(out, member_path(with_path, it.key()), "unknown-parameter",
-             fmt::format("'with.{}' is not a declared parameter of fragment '{}'. Declared: {}",
-                         it.key(), fragment, sorted_keys(specs)));
-      continue;
-    }
-    const json& v = it.value();
-    const bool templated = v.is_string() && v.get_ref<const std::string&>().find("${") != std::string::npos;
-    if (!templated && !parameter_value_fits(*spec, v))
-      report(out, member_path(with_path, it.key()), "wrong-type",
-             fmt::format("Parameter '{}': expected {}, got {}", it.key(),
-                         spec->value("type", std::string()), describe_value(v)));
-  }
-  for (auto it = specs.begin(); it != specs.end(); ++it) {
-    if (values.contains(it.key()) || !it.value().is_object()) continue;
-    const auto dflt = it.value().find("default");
-    if (dflt != it.value().end() && !dflt->is_null()) {
-      values[it.key()] = *dflt;
-    } else if (it.value().value("required", false) && !injected_parameter(it.key())) {
-      report(out, with_path, "missing-parameter",
-             fmt::format("Required parameter '{}' of fragment '{}' is not bound in 'with'",
-                         it.key(), fragment));
-      values[it.key()] = nullptr;  // reported once: its `${param.*}` folds to nothing
-    }
-  }
-  return values;
-}
-
-/// A literal value as template text: formatted as templates format values, `${` escaped.
-inline std::string literal_template_text(const json& value) {
-  std::string text = value.is_string() ? value.get<std::string>()
-                     : value.is_null() ? std::string()
-                                       : value.dump();
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '{') out += '$';
-    out += text[i];
-  }
-  return out;
-}
-
-/// The value at dotted `path` (keys, or indexes of lists) inside `value`, or null.
-inline const json* member_at(const json& value, std::string_view path) {
-  const json* at = &value;
-  while (at != nullptr) {
-    const auto dot = path.find('.');
-    const std::string key(path.substr(0, dot));
-    if (at->is_object()) {
-      const auto it = at->find(key);
-      at = it == at->end() ? nullptr : &*it;
-    } else {
-      const bool index = at->is_array() && !key.empty() && key.size() < 10 &&
-                         key.find_first_not_of("0123456789") == std::string::npos;
-      at = index && std::stoul(key) < at->size() ? &(*at)[std::stoul(key)] : nullptr;
-    }
-    if (dot == std::string_view::npos) break;
-    path.remove_prefix(dot + 1);
-  }
-  return at;
-}
-
-/// The replacement of one `${param.EXPR}` (EXPR = `name`, then an optional `.path` and
-/// suffixes such as `:default=` or `?`), or the reason it cannot be folded.
-inline expected<std::string, std::string> fold_parameter(std::string_view expr, const json& values) {
-  const auto name_end = expr.find_first_of(".[:?");
-  const std::string name(expr.substr(0, name_end));
-  const std::string_view rest = name_end == std::string_view::npos ? "" : expr.substr(name_end);
-  const auto bound = values.find(name);
-  if (bound == values.end()) {
-    if (const auto target = injected_parameter(name)) return fmt::format("${{{}{}}}", *target, rest);
-    return unexpected(fmt::format("${{param.{}}}: parameter '{}' is neither bound in 'with' nor "
-                                  "declared with a default",
-                                  expr, name));
-  }
-  if (rest.empty()) return bound->is_string() ? bound->get<std::string>() : literal_template_text(*bound);
-  // A path into a literal mapping or list is looked up now.
-  if (!bound->is_string() && rest.front() == '.' && rest.find_first_of(":?") == std::string_view::npos) {
-    if (const json* at = member_at(*bound, rest.substr(1))) return literal_template_text(*at);
-    return unexpected(fmt::format("${{param.{}}}: no '{}' in the bound value", expr, rest.substr(1)));
-  }
-  // A binding that is one variable reference takes the path and suffixes on.
-  if (bound->is_string()) {
-    const std::string& text = bound->get_ref<const std::string&>();
-    if (text.starts_with("${") && text.ends_with("}") && text.find('}') == text.size() - 1 &&
-        text.find_first_of(":?", 2) == std::string::npos)
-      return fmt::format("{}{}}}", text.substr(0, text.size() - 1), rest);
-  }
-  return unexpected(fmt::format("${{param.{}}}: '{}' applies only to a parameter bound to one "
-                                "${{...}} reference",
-                                expr, rest));
-}
-
-/// `text` with every `${param.*}` replaced (see fold_parameter); `$${` is kept as written.
-inline expected<std::string, std::string> fold_parameters(std::string_view text, const json& values) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size();) {
-    if (text.compare(i, 3, "$${") == 0) {
-      out += "$${";
-      i += 3;
-      continue;
-    }
-    const std::size_t close = text.compare(i, 2, "${") == 0 ? text.find('}', i + 2) : text.npos;
-    if (close == text.npos || text.compare(i + 2, 6, "param.") != 0) {
-      out += text[i++];
-      continue;
-    }
-    auto folded = fold_parameter(text.substr(i + 8, close - i - 8), values);
-    if (!folded) return unexpected(std::move(folded.error()));
-    out += *folded;
-    i = close + 1;
-  }
-  return out;
-}
-
-/// Folds `${param.*}` in every string of `value` (keys stay as written); reports at the
-/// path of each string that cannot be folded.
-inline void fold_parameters_in(json& value, const json& values, const std::string& path,
-                               diagnostics& out) {
-  if (value.is_string()) {
-    const std::string& text = value.get_ref<const std::string&>();
-    if (text.find("${param.") == std::string::npos) return;
-    if (auto folded = fold_parameters(text, values))
-      value = std::move(*folded);
-    else
-      report(out, path, "unbound-parameter", std::move(folded.error()));
-  } else if (value.is_object()) {
-    for (auto it = value.begin(); it != value.end(); ++it)
-      fold_parameters_in(it.value(), values, member_path(path, it.key()), out);
-  } else if (value.is_array()) {
-    for (std::size_t i = 0; i < value.size(); ++i)
-      fold_parameters_in(value[i], values, index_path(path, i), out);
-  }
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-#endif  // LITTLE_LOOPS_AMALGAMATED_DETAIL_COMPOSE_PARAMS_HPP
-// end of <little_loops/detail/compose_params.hpp>
+// #include <little_loops/detail/compose_params.hpp> (already inlined above)
 
 #include <fmt/format.h>
 
@@ -852,7 +925,8 @@ inline json expand_state(const std::string& name, const placed_value& from, cons
   merged.erase("fragment");
   diagnostics problems;
   if (!bindings.is_object()) report_type(problems, member_path(to, "with"), "a mapping", bindings);
-  const json values = bind_parameters(specs, bindings, fragment, member_path(to, "with"), problems);
+  const json values = bind_parameters(specs, bindings, fmt::format("fragment '{}'", fragment),
+                                      member_path(to, "with"), problems);
   fold_parameters_in(merged, values, to, problems);
   found.take(problems, out);
   return merged;
@@ -1012,6 +1086,8 @@ struct composed_loop {
   json document;                     ///< without from/flow/state_defs/import/fragments/parameters
   json parameters = json::object();  ///< the loop's own `parameters:` (checked declarations)
   std::vector<std::string> sources;  ///< ids of the parents and libraries read, in order
+  /// Findings that do not stop the load: a static child that cannot run (`invalid-child`).
+  diagnostics warnings;
 };
 
 
@@ -1027,18 +1103,9 @@ inline bool needs_composition(const json& doc) {
   return false;
 }
 
-}  // namespace detail
-
-/// Composes `top`: `from:` (the parent's own `from:` first), then `flow:`/`state_defs:`,
-/// then `import:`/`fragments:`/`fragment:`, with the merge rules of the detail headers;
-/// then every `loop:` name without a template must resolve (reference_kind::child);
-/// `parameters:` is checked and moved to composed_loop::parameters. A document that uses
-/// none of these (or is not a mapping) is returned as it is. The positions of the result
-/// go to `*positions` (each value in its own file); on failure `*positions` locates each
-/// finding of the error, which is errc::composition_failed or errc::reference_not_found
-/// with every finding in error::details and the first, with its position, as the message.
-inline expected<composed_loop, error> compose_loop(loop_source top, loop_resolver& resolver,
-                                                   source_map* positions = nullptr) {
+// compose_loop(), with the children checked so far during this load.
+inline expected<composed_loop, error> compose_checked(loop_source top, loop_resolver& resolver,
+                                                      source_map* positions, child_checks& checks) {
   composed_loop result;
   if (!top.document.is_object() || !detail::needs_composition(top.document)) {
     result.document = std::move(top.document);
@@ -1053,7 +1120,7 @@ inline expected<composed_loop, error> compose_loop(loop_source top, loop_resolve
       result.sources, found);
   if (!found.failed()) doc = detail::expand_flow(std::move(doc), found);
   if (!found.failed()) doc = detail::expand_fragments(std::move(doc), top.id, resolver, result.sources, found);
-  if (!found.failed()) detail::check_children(doc, top.id, resolver, found);
+  if (!found.failed()) detail::check_children(doc, top.id, resolver, found, checks);
   if (const auto params = doc.value.find("parameters"); params != doc.value.end()) {
     diagnostics problems;
     detail::check_parameter_specs(*params, "parameters", problems);
@@ -1066,9 +1133,50 @@ inline expected<composed_loop, error> compose_loop(loop_source top, loop_resolve
     if (positions != nullptr) *positions = std::move(found.positions);
     return unexpected(std::move(failure));
   }
+  for (auto& d : found.list)
+    if (d.level != severity::error) result.warnings.push_back(std::move(d));
   result.document = std::move(doc.value);
   if (positions != nullptr) *positions = std::move(doc.positions);
   return result;
+}
+
+inline child_check check_child_loop(loop_source source, loop_resolver& resolver, child_checks& checks) {
+  child_check out;
+  source_map positions;
+  auto composed = compose_checked(std::move(source), resolver, &positions, checks);
+  if (!composed) {
+    out.failure = std::move(composed.error());
+    return out;
+  }
+  auto loop = compile_paradigm(composed->document, nullptr);
+  if (!loop) {
+    out.failure = annotate_error(std::move(loop.error()), positions);
+    return out;
+  }
+  out.parameters = std::move(composed->parameters);
+  for (const auto& d : composed->warnings)
+    if (d.code == "invalid-child" && !out.grandchild_failure) out.grandchild_failure = d.message;
+  return out;
+}
+
+}  // namespace detail
+
+/// Composes `top`: `from:` (the parent's own `from:` first), then `flow:`/`state_defs:`,
+/// then `import:`/`fragments:`/`fragment:`, with the merge rules of the detail headers;
+/// then every `loop:` name without a template must name a loop (reference_kind::child; the
+/// child is composed, read and validated in turn: an invalid one is a warning in
+/// composed_loop::warnings, as the reference loads such a parent) whose `parameters:` fit
+/// the `with:`;
+/// `parameters:` is checked and moved to composed_loop::parameters. A document that uses
+/// none of these (or is not a mapping) is returned as it is. The positions of the result
+/// go to `*positions` (each value in its own file); on failure `*positions` locates each
+/// finding of the error, which is errc::composition_failed or errc::reference_not_found
+/// with every finding in error::details and the first, with its position, as the message.
+inline expected<composed_loop, error> compose_loop(loop_source top, loop_resolver& resolver,
+                                                   source_map* positions = nullptr) {
+  detail::child_checks checks;
+  checks.in_progress.push_back(top.id);
+  return detail::compose_checked(std::move(top), resolver, positions, checks);
 }
 
 /// A loop document loaded through the whole pipeline: compose_loop(), then
@@ -1084,7 +1192,64 @@ inline expected<fsm_loop, error> load_composed_loop(loop_source top, loop_resolv
   if (!composed) return unexpected(std::move(composed.error()));
   auto loop = compile_paradigm(composed->document, warnings);
   if (!loop) return unexpected(annotate_error(std::move(loop.error()), map));
+  if (warnings != nullptr) warnings->insert(warnings->end(), composed->warnings.begin(), composed->warnings.end());
   return loop;
 }
 
 LITTLE_LOOPS_NAMESPACE_END
+
+// #include <little_loops/compose/loop_library.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_COMPOSE_LOOP_LIBRARY_HPP
+#define LITTLE_LOOPS_AMALGAMATED_COMPOSE_LOOP_LIBRARY_HPP
+// Part of compose.hpp (included after load_composed_loop). A host gives an executor a
+// loop_library (executor_options::child_loops) so that sub-loop states find their children
+// through the same resolver, and so the same search path, that loaded the top loop.
+
+// #include <little_loops/child_loops.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/compiled_loop.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/compose.hpp> (already inlined above)
+// #include <little_loops/compose/resolver.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// Loads the children of sub-loop states through a loop_resolver (reference_kind::child):
+/// composed, read, validated and compiled the first time each is named, then kept for the
+/// library's life (by id), so a state entered many times loads its child once.
+class loop_library final : public child_loop_resolver {
+ public:
+  /// `resolver` must outlive the library.
+  explicit loop_library(loop_resolver& resolver) : resolver_(&resolver) {}
+
+  expected<child_loop, error> load(std::string_view name, std::string_view referrer) override {
+    auto source = resolver_->resolve(reference_kind::child, name, referrer);
+    if (!source) return unexpected(std::move(source.error()));
+    if (const auto it = cache_.find(source->id); it != cache_.end()) return it->second;
+    child_loop child;
+    child.id = source->id;
+    auto composed = compose_loop(std::move(*source), *resolver_);
+    if (!composed) return unexpected(std::move(composed.error()));
+    child.parameters = std::move(composed->parameters);
+    auto loop = compile_paradigm(composed->document, nullptr);
+    if (!loop) return unexpected(std::move(loop.error()));
+    auto compiled = compiled_loop::compile(std::move(*loop));
+    if (!compiled) return unexpected(std::move(compiled.error()));
+    child.loop = std::move(*compiled);
+    return cache_.emplace(child.id, std::move(child)).first->second;
+  }
+
+ private:
+  loop_resolver* resolver_;
+  std::map<std::string, child_loop, std::less<>> cache_;
+};
+
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_COMPOSE_LOOP_LIBRARY_HPP
+// end of <little_loops/compose/loop_library.hpp>

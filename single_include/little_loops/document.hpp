@@ -155,7 +155,6 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -189,33 +188,32 @@ class source_map {
 
   /// Records the (1-based) position of `path` in file_name(); the first record of a path is
   /// kept.
-  void add(std::string path, int line, int column) {
+  void add(std::string_view path, int line, int column) {
     if (files_.empty()) files_.emplace_back();
-    marks_.try_emplace(std::move(path), mark{0, line, column});
+    insert(path, 0, line, column);
   }
 
   /// Records the position of `path` in `at.file`; the first record of a path is kept.
-  void add(std::string path, const source_location& at) {
-    marks_.try_emplace(std::move(path), mark{file_index(at.file), at.line, at.column});
+  void add(std::string_view path, const source_location& at) {
+    insert(path, file_index(at.file), at.line, at.column);
   }
 
   /// The position recorded for exactly `path`, or nullopt.
   [[nodiscard]] std::optional<source_location> find(std::string_view path) const {
-    const auto it = marks_.find(std::string(path));
-    if (it == marks_.end()) return std::nullopt;
-    return source_location{files_[it->second.file], it->second.line, it->second.column};
+    const mark* m = lookup(path);
+    if (m == nullptr) return std::nullopt;
+    return source_location{files_[m->file], m->line, m->column};
   }
 
   /// The position of `path`, or of its nearest recorded ancestor (a diagnostic about a
   /// missing key points at the object that lacks it). nullopt when nothing is recorded.
   [[nodiscard]] std::optional<source_location> locate(std::string_view path) const {
-    std::string key(path);
     for (;;) {
-      if (const auto it = marks_.find(key); it != marks_.end())
-        return source_location{files_[it->second.file], it->second.line, it->second.column};
-      if (key.empty()) return std::nullopt;
-      const auto cut = key.find_last_of(".[");
-      key.resize(cut == std::string::npos ? 0 : cut);
+      if (const mark* m = lookup(path))
+        return source_location{files_[m->file], m->line, m->column};
+      if (path.empty()) return std::nullopt;
+      const auto cut = path.find_last_of(".[");
+      path = path.substr(0, cut == std::string_view::npos ? 0 : cut);
     }
   }
 
@@ -223,15 +221,61 @@ class source_map {
   [[nodiscard]] std::size_t size() const noexcept { return marks_.size(); }
   void clear() noexcept {
     marks_.clear();
+    paths_.clear();
+    index_.clear();
     files_.resize(1);
   }
 
  private:
+  // The paths are kept back to back in one string and found through an open-addressing
+  // index: a document of a million values costs a few allocations, not two per value (a
+  // map of strings was a tenth of loading a large YAML mapping, its destruction included).
   struct mark {
     std::uint32_t file;
     int line;
     int column;
+    std::size_t offset, length;  // the path: paths_[offset, offset + length)
+    std::size_t hash;
   };
+
+  std::string_view path_of(const mark& m) const noexcept {
+    return std::string_view(paths_).substr(m.offset, m.length);
+  }
+
+  const mark* lookup(std::string_view path) const noexcept {
+    if (index_.empty()) return nullptr;
+    const std::size_t hash = std::hash<std::string_view>{}(path);
+    const std::size_t mask = index_.size() - 1;
+    for (std::size_t i = hash & mask; index_[i] != 0; i = (i + 1) & mask) {
+      const mark& m = marks_[index_[i] - 1];
+      if (m.hash == hash && path_of(m) == path) return &m;
+    }
+    return nullptr;
+  }
+
+  void insert(std::string_view path, std::uint32_t file, int line, int column) {
+    if ((marks_.size() + 1) * 2 > index_.size()) grow();
+    const std::size_t hash = std::hash<std::string_view>{}(path);
+    const std::size_t mask = index_.size() - 1;
+    std::size_t i = hash & mask;
+    for (; index_[i] != 0; i = (i + 1) & mask) {
+      const mark& m = marks_[index_[i] - 1];
+      if (m.hash == hash && path_of(m) == path) return;  // the first record is kept
+    }
+    marks_.push_back(mark{file, line, column, paths_.size(), path.size(), hash});
+    paths_ += path;
+    index_[i] = marks_.size();
+  }
+
+  void grow() {
+    index_.assign(index_.empty() ? 64 : index_.size() * 2, 0);
+    const std::size_t mask = index_.size() - 1;
+    for (std::size_t n = 0; n < marks_.size(); ++n) {
+      std::size_t i = marks_[n].hash & mask;
+      while (index_[i] != 0) i = (i + 1) & mask;
+      index_[i] = n + 1;
+    }
+  }
 
   std::uint32_t file_index(const std::string& name) {
     for (std::size_t i = 0; i < files_.size(); ++i)
@@ -241,7 +285,9 @@ class source_map {
   }
 
   std::vector<std::string> files_{std::string()};
-  std::unordered_map<std::string, mark> marks_;
+  std::vector<mark> marks_;
+  std::string paths_;
+  std::vector<std::size_t> index_;  // 0: free; else 1 + the mark's place in marks_
 };
 
 /// `file:line:col: error: path: message` (the position of `d.path` looked up in `map`);

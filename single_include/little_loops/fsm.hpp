@@ -491,6 +491,7 @@ enum class errc : int {
   action_failed = 403,      ///< the action runner could not run the action
   snapshot_mismatch = 404,  ///< a snapshot does not belong to this loop
   invalid_snapshot = 405,   ///< a snapshot document is malformed
+  cap_reached = 406,        ///< `max_edge_revisits` or the `circuit` ended the run
   // 5xx: host adapters
   io_error = 501,           ///< a file or process operation failed
 };
@@ -575,6 +576,107 @@ struct fmt::formatter<little_loops::diagnostic> : fmt::formatter<std::string_vie
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/expected.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/resilience.hpp>
+// The value types of a state's `retry:`/`catch:`, the reference's rate-limit keys, the
+// per-state `backoff`, a loop's `circuit:` and `max_edge_revisits`, and the fields of the
+// stall evaluators (design §6.6). schema.hpp holds them in its records; the reader is
+// detail/resilience_reader.hpp; the executor applies them (detail/resilience_runtime.hpp).
+
+// #include <little_loops/config.hpp> (already inlined above)
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// The error classes a `retry:` or `catch:` entry names (error_classifier gives them):
+/// `rate_limit` (429, quota, usage limit), `auth` (401/403, invalid key), `api_error`
+/// (server errors, overloads), `network` (connection, DNS), `timeout`, `signal` (the action
+/// was killed), `exit_code` (any other non-zero exit), and `any` (every failure).
+inline constexpr std::array<std::string_view, 8> error_class_names{
+    "rate_limit", "auth", "api_error", "network", "timeout", "signal", "exit_code", "any"};
+
+/// One entry of a state's `retry:` list (AWS Step Functions' `Retry`). The entries that match
+/// a failure are tried in order: an entry whose attempts or duration are spent hands over to
+/// the next matching one (the reference's short and long rate-limit tiers); when none is
+/// left the failure goes to `catch:`, then to the state's ordinary routes.
+struct retry_policy {
+  std::vector<std::string> on;          ///< error classes (error_class_names)
+  std::vector<int> exit_codes;          ///< exit codes written in `on:`
+  double interval = 1;                  ///< seconds before the first retry of this entry
+  double backoff_rate = 2;              ///< each wait is the previous one times this
+  std::optional<double> max_delay;      ///< no single wait is longer (seconds)
+  std::vector<double> delays;           ///< explicit waits, the last repeating (a ladder)
+  /// `none` (0), `full` (the wait is uniform in [0, wait), as ASL's FULL) or seconds: a
+  /// uniform wait in [0, jitter) is added (the reference's rate-limit ladder).
+  std::optional<double> jitter;
+  bool full_jitter = false;
+  std::optional<int> max_attempts;      ///< retries of this entry (absent: 3, or unbounded with max_duration)
+  std::optional<double> max_duration;   ///< seconds waited in all, across the matching entries
+  /// Written by the loop (false: derived from the reference's rate-limit keys or the
+  /// current dialect's defaults; `show` says so).
+  bool written = true;
+
+  friend bool operator==(const retry_policy&, const retry_policy&) = default;
+};
+
+/// The resilience of a state: `retry:`, `catch:`, `backoff`, and the reference's rate-limit
+/// keys as written (they map onto retry and catch entries: effective_retry()).
+struct state_resilience {
+  std::vector<retry_policy> retry;                      ///< `retry:` as written
+  std::vector<std::pair<std::string, std::string>> catches;  ///< `catch:` error class → state
+  std::optional<double> backoff;                        ///< seconds to wait after this state
+  std::optional<int> max_rate_limit_retries;            ///< short tier attempts (3)
+  std::optional<std::string> on_rate_limit_exhausted;   ///< where exhausted rate limits go
+  std::optional<double> rate_limit_backoff_base_seconds;  ///< short tier base (30)
+  std::optional<double> rate_limit_max_wait_seconds;    ///< budget of both tiers (21600)
+  std::vector<double> rate_limit_long_wait_ladder;      ///< long tier (300, 900, 1800, 3600)
+
+  friend bool operator==(const state_resilience&, const state_resilience&) = default;
+};
+
+/// `circuit.repeated_failure`: the same (state, exit code, verdict) `window` times in a row,
+/// or `recurrent_window` times in all, aborts the run or routes to a state.
+struct repeated_failure_config {
+  int window = 3;
+  std::string on_repeated_failure = "abort";    ///< `abort` or a state name
+  std::vector<std::string> progress_paths;      ///< kept and shown (file fingerprints)
+  std::vector<std::string> exclude_paths;       ///< kept and shown
+  std::optional<int> recurrent_window;
+
+  friend bool operator==(const repeated_failure_config&, const repeated_failure_config&) = default;
+};
+
+/// The loop-level caps: `max_edge_revisits` and `circuit:`.
+struct loop_resilience {
+  /// Times one edge (from → to) may be taken; past it the run ends (`cycle_detected`).
+  /// Absent: the reference's 100 in the current dialect, no cap in the seed dialect.
+  std::optional<int> max_edge_revisits;
+  std::optional<repeated_failure_config> repeated_failure;  ///< `circuit.repeated_failure`
+  bool circuit = false;                                     ///< `circuit:` was written
+
+  friend bool operator==(const loop_resilience&, const loop_resilience&) = default;
+};
+
+/// The fields of the stall evaluators (`diff_stall`, `score_stall`, `open_question_stall`,
+/// `action_stall`) in `evaluate:`.
+struct stall_config {
+  std::optional<std::vector<std::string>> scope;  ///< diff_stall: `git diff --stat -- <scope>`
+  std::optional<int> max_stall;                   ///< non-progress rounds before `no` (1)
+  std::optional<std::string> history_file;        ///< score/open_question_stall (template)
+  std::optional<double> epsilon;                  ///< smallest progress (0.5; 0 for questions)
+  std::optional<std::vector<std::string>> track;  ///< action_stall: keys hashed (["action"])
+  std::optional<int> max_repeat;                  ///< action_stall: identical rounds (2)
+
+  friend bool operator==(const stall_config&, const stall_config&) = default;
+};
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/resilience.hpp>
 // #include <little_loops/detail/json_fields.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
@@ -941,6 +1043,7 @@ inline void report_type(diagnostics& out, const std::string& path, std::string_v
 
 /// The path of member `key` under `base`, with ill-formed UTF-8 in the key replaced.
 inline std::string member_path(std::string_view base, std::string_view key) {
+  if (is_valid_utf8(key)) return join_path(base, key);  // (the common case: no copy)
   return join_path(base, sanitize_utf8(key));
 }
 
@@ -1030,6 +1133,510 @@ inline json number_json(double value) {
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/json_fields.hpp>
+// #include <little_loops/detail/resilience_fields.hpp>
+// Part of the loop reader (loop_reader.hpp): `retry:`, `catch:`, the per-state `backoff`, the
+// reference's rate-limit keys, the stall evaluators' fields, `max_edge_revisits` and
+// `circuit:`. Each reader returns false for a key it does not own; ranges are checked here,
+// where the value is read, and state names where every target is (validation_rules.hpp).
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/resilience.hpp> (already inlined above)
+// #include <little_loops/detail/foreign_keys.hpp>
+// Part of the loop reader: a key that is not ours but that today's little-loops loops write
+// gets a diagnostic that says what it is, instead of a bare "unknown key". A plugin key (a
+// behaviour of the little-loops plugin this engine does not provide) is an error naming the
+// plugin; a lint-suppression flag of the reference is accepted (loop_reader.hpp).
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/detail/json_fields.hpp> (already inlined above)
+
+#include <array>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// A foreign key and what it does where it comes from.
+struct foreign_key {
+  std::string_view key;
+  std::string_view what;
+};
+
+/// Keys of the little-loops plugin whose behaviour this engine does not provide.
+inline constexpr std::array<foreign_key, 17> plugin_keys{{
+    {"worktree", "per-state git worktree delegation"},
+    {"learning", "learning states"},
+    {"throttle", "per-visit tool-call throttling"},
+    {"on_throttle_hard", "the throttle's hard-limit route"},
+    {"tamper_guard", "evaluator tamper detection"},
+    {"prepatch_check", "pre-patch checks"},
+    {"session_mode", "agent session continuity"},
+    {"pruning_profile", "context pruning profiles"},
+    {"agent", "agent selection for prompt actions"},
+    {"params", "MCP tool arguments"},
+    {"default_idle_timeout", "the default idle timeout of actions"},
+    {"host_guard", "host guards"},
+    {"prompt_size_guard", "prompt size guards"},
+    {"baseline_path", "comparator baselines"},
+    {"auto_promote", "comparator baseline promotion"},
+    {"min_pairs", "comparator pairs"},
+    {"pairs", "comparator pairs"},
+}};
+
+/// Values of `type:`/`action_type:` that belong to the plugin.
+inline constexpr std::array<foreign_key, 5> plugin_values{{
+    {"mcp_tool", "MCP tool actions"},
+    {"learning", "learning states"},
+    {"mcp_result", "the MCP result evaluator"},
+    {"comparator", "the comparator evaluator"},
+    {"contract", "the contract evaluator"},
+}};
+
+/// Composition keys (`import`, `fragment`, `from`, …): the composition stage (compose.hpp)
+/// consumes them before the reader; the reader sees one only in a document that was not
+/// composed.
+inline constexpr std::array<std::string_view, 7> composition_keys{
+    "import", "fragment", "fragments", "from", "flow", "state_defs", "parameters"};
+/// The resilience keys (resilience_fields.hpp reads them): candidates for "did you mean".
+inline constexpr std::array<std::string_view, 16> resilience_keys{
+    "retry", "catch", "backoff", "max_rate_limit_retries", "on_rate_limit_exhausted",
+    "rate_limit_backoff_base_seconds", "rate_limit_max_wait_seconds",
+    "rate_limit_long_wait_ladder", "scope", "max_stall", "history_file", "epsilon", "track",
+    "max_repeat", "max_edge_revisits", "circuit"};
+
+/// The reference's lint-suppression flags: loop-level booleans, accepted and kept.
+inline constexpr std::array<std::string_view, 21> lint_flag_keys{
+    "artifact_versioning",   "artifact_versioning_ok", "meta_self_eval_ok",
+    "shared_state_ok",       "capture_reachability_ok", "partial_route_ok",
+    "shell_pid_ok",          "unsafe_context_interpolation_ok", "terminal_action_ok",
+    "bash_default_ok",       "evaluate_unknown_keys_ok", "parse_swallow_ok",
+    "policy_dims_scored_ok", "evidence_contract_ok",    "haiku_generator_ok",
+    "abandonment_verdict_ok", "generator_fix_ok",       "pruning_profile_ok",
+    "tamper_guard_ok",       "prepatch_check_ok",       "session_mode_ok"};
+
+template <class Range>
+constexpr bool names_contain(const Range& names, std::string_view key) noexcept {
+  for (std::string_view n : names)
+    if (n == key) return true;
+  return false;
+}
+
+/// The plugin feature behind `key` (a key or a `type:` value), or empty.
+template <std::size_t N>
+constexpr std::string_view plugin_feature(const std::array<foreign_key, N>& table,
+                                          std::string_view key) noexcept {
+  for (const auto& k : table)
+    if (k.key == key) return k.what;
+  return {};
+}
+
+/// `"`K` is a little-loops plugin key (what); this engine does not provide it"`.
+inline std::string plugin_message(std::string_view kind, std::string_view key,
+                                  std::string_view what) {
+  return std::string(kind) + " \"" + std::string(key) + "\" belongs to the little-loops plugin (" +
+         std::string(what) + "); this engine does not provide it";
+}
+
+/// Reports an unknown key at `base`: a plugin key (`plugin-key`), a composition key in a
+/// document that was not composed (`unsupported-key`), or a plain `unknown-key` with a
+/// did-you-mean against `candidates`, the composition and the resilience keys.
+template <class Range>
+void report_foreign_key(diagnostics& out, std::string_view base, std::string_view key,
+                        const Range& candidates) {
+  if (auto what = plugin_feature(plugin_keys, key); !what.empty()) {
+    report(out, member_path(base, key), "plugin-key", plugin_message("key", key, what));
+  } else if (names_contain(composition_keys, key)) {
+    report(out, member_path(base, key), "unsupported-key",
+           "\"" + std::string(key) + "\" is a composition key: loop files are composed when "
+           "they load (compose_loop, load_loop_file), this document was not");
+  } else {
+    std::string message = "unknown key " + quote_excerpt(key);
+    std::string hint = did_you_mean(key, candidates);
+    if (hint.empty()) hint = did_you_mean(key, composition_keys);
+    if (hint.empty()) hint = did_you_mean(key, resilience_keys);
+    message += hint;
+    report(out, member_path(base, key), "unknown-key", std::move(message));
+  }
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/foreign_keys.hpp>
+// #include <little_loops/detail/json_fields.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+inline constexpr std::array<std::string_view, 8> state_resilience_keys{
+    "retry", "catch", "backoff", "max_rate_limit_retries", "on_rate_limit_exhausted",
+    "rate_limit_backoff_base_seconds", "rate_limit_max_wait_seconds",
+    "rate_limit_long_wait_ladder"};
+inline constexpr std::array<std::string_view, 9> retry_policy_keys{
+    "on", "interval", "backoff_rate", "max_delay", "delays", "jitter", "max_attempts",
+    "max_duration", "description"};
+inline constexpr std::array<std::string_view, 6> stall_keys{
+    "scope", "max_stall", "history_file", "epsilon", "track", "max_repeat"};
+inline constexpr std::array<std::string_view, 2> loop_resilience_keys{"max_edge_revisits",
+                                                                      "circuit"};
+inline constexpr std::array<std::string_view, 5> repeated_failure_keys{
+    "window", "on_repeated_failure", "progress_paths", "exclude_paths", "recurrent_window"};
+
+/// The longest wait a policy may name (as schema.hpp's max_duration_seconds: clock
+/// durations cannot overflow).
+inline constexpr double max_seconds = 1e9;
+
+/// A number of seconds in [minimum, max_seconds]; reported otherwise.
+inline std::optional<double> read_seconds(const json& field, const std::string& path,
+                                          double minimum, diagnostics& out) {
+  auto v = read_number(field, path, out);
+  if (!v) return std::nullopt;
+  if (*v < minimum || *v > max_seconds) {
+    report(out, path, "out-of-range",
+           fmt::format("expected seconds from {} to {}, got {}", minimum, max_seconds, field.dump()));
+    return std::nullopt;
+  }
+  return v;
+}
+
+/// An integer ≥ `minimum`; reported otherwise (the reference's `must be >= N, got M`).
+inline std::optional<int> read_int_at_least(const json& field, const std::string& path,
+                                            std::string_view name, int minimum,
+                                            diagnostics& out) {
+  auto v = read_int(field, path, out);
+  if (!v) return std::nullopt;
+  if (*v < minimum) {
+    report(out, path, "out-of-range", fmt::format("'{}' must be >= {}, got {}", name, minimum, *v));
+    return std::nullopt;
+  }
+  return v;
+}
+
+/// A list of seconds, each ≥ `minimum` (a ladder of waits).
+inline void read_seconds_list(const json& field, const std::string& path, double minimum,
+                              std::vector<double>& to, diagnostics& out) {
+  if (!field.is_array() || field.empty()) {
+    report(out, path, field.is_array() ? "empty-value" : "wrong-type",
+           fmt::format("expected a non-empty list of seconds, got {}", describe_value(field)));
+    return;
+  }
+  for (std::size_t i = 0; i < field.size(); ++i)
+    if (auto v = read_seconds(field[i], index_path(path, i), minimum, out)) to.push_back(*v);
+}
+
+/// A list of strings.
+inline std::optional<std::vector<std::string>> read_names(const json& field,
+                                                          const std::string& path,
+                                                          diagnostics& out) {
+  if (!field.is_array()) {
+    report_type(out, path, "a list of strings", field);
+    return std::nullopt;
+  }
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < field.size(); ++i)
+    if (auto v = read_string(field[i], index_path(path, i), out)) names.push_back(std::move(*v));
+  return names;
+}
+
+/// One error class (error_class_names) or an exit code from 1 to 255, into `policy`.
+inline void read_error_match(const json& item, const std::string& path, retry_policy& policy,
+                             diagnostics& out) {
+  if (item.is_number_integer()) {
+    const auto code = item.get<std::int64_t>();
+    if (code < 1 || code > 255)
+      report(out, path, "out-of-range", "an exit code in 'on' is from 1 to 255, got " + item.dump());
+    else
+      policy.exit_codes.push_back(static_cast<int>(code));
+    return;
+  }
+  auto name = read_string(item, path, out);
+  if (!name) return;
+  if (names_contain(error_class_names, *name)) {
+    policy.on.push_back(std::move(*name));
+    return;
+  }
+  report(out, path, "unknown-value",
+         "unknown error class " + quote_excerpt(*name) + did_you_mean(*name, error_class_names) +
+             "; expected one of: " + join_names(error_class_names) + ", or an exit code");
+}
+
+/// `jitter:` — `none`, `full`, or seconds.
+inline void read_jitter(const json& field, const std::string& path, retry_policy& policy,
+                        diagnostics& out) {
+  if (field.is_string()) {
+    const auto& text = field.get_ref<const std::string&>();
+    if (text == "full") {
+      policy.full_jitter = true;
+    } else if (text != "none") {
+      report(out, path, "unknown-value",
+             "unknown jitter " + quote_excerpt(text) +
+                 did_you_mean(text, std::array<std::string_view, 2>{"none", "full"}) +
+                 "; expected \"none\", \"full\" or a number of seconds");
+    }
+    return;
+  }
+  if (auto v = read_seconds(field, path, 0, out)) policy.jitter = *v;
+}
+
+/// Member `key` of a `retry:` entry; false when unknown.
+inline bool read_retry_field(retry_policy& p, const std::string& key, const json& field,
+                             const std::string& path, diagnostics& out) {
+  if (key == "on") {
+    if (field.is_array()) {
+      for (std::size_t i = 0; i < field.size(); ++i) read_error_match(field[i], index_path(path, i), p, out);
+    } else {
+      read_error_match(field, path, p, out);
+    }
+  } else if (key == "interval") {
+    if (auto v = read_seconds(field, path, 0, out)) p.interval = *v;
+  } else if (key == "backoff_rate") {
+    if (auto v = read_seconds(field, path, 1, out)) p.backoff_rate = *v;
+  } else if (key == "max_delay") {
+    if (auto v = read_seconds(field, path, 0, out)) p.max_delay = *v;
+  } else if (key == "delays") {
+    read_seconds_list(field, path, 0, p.delays, out);
+  } else if (key == "jitter") {
+    read_jitter(field, path, p, out);
+  } else if (key == "max_attempts") {
+    if (auto v = read_int_at_least(field, path, "max_attempts", 0, out)) p.max_attempts = *v;
+  } else if (key == "max_duration") {
+    if (auto v = read_seconds(field, path, 0, out)) p.max_duration = *v;
+  } else if (key == "description") {
+    (void)read_string(field, path, out);  // a note for readers, not kept
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// `retry:` — a list of entries, each with `on:`.
+inline void read_retry_list(const json& field, const std::string& path,
+                            std::vector<retry_policy>& to, diagnostics& out) {
+  if (!field.is_array()) {
+    report_type(out, path, "a list of retry entries", field);
+    return;
+  }
+  for (std::size_t i = 0; i < field.size(); ++i) {
+    const std::string item_path = index_path(path, i);
+    if (!expect_object(field[i], item_path, out)) continue;
+    retry_policy policy;
+    for (auto it = field[i].begin(); it != field[i].end(); ++it)
+      if (!read_retry_field(policy, it.key(), it.value(), member_path(item_path, it.key()), out))
+        report_unknown_key(out, item_path, it.key(), retry_policy_keys);
+    if (!field[i].contains("on"))
+      report(out, item_path, "missing-field",
+             "a retry entry needs 'on': the error classes or exit codes it retries");
+    to.push_back(std::move(policy));
+  }
+}
+
+/// `catch:` — error class → state.
+inline void read_catch_table(const json& field, const std::string& path,
+                             std::vector<std::pair<std::string, std::string>>& to,
+                             diagnostics& out) {
+  if (!expect_object(field, path, out)) return;
+  for (auto it = field.begin(); it != field.end(); ++it) {
+    const std::string item_path = member_path(path, it.key());
+    if (!names_contain(error_class_names, it.key())) {
+      report(out, item_path, "unknown-value",
+             "unknown error class " + quote_excerpt(it.key()) +
+                 did_you_mean(it.key(), error_class_names) +
+                 "; expected one of: " + join_names(error_class_names));
+      continue;
+    }
+    if (auto target = read_string(it.value(), item_path, out)) to.emplace_back(it.key(), std::move(*target));
+  }
+}
+
+/// Member `key` of a state that is a resilience key; false otherwise.
+inline bool read_state_resilience(state_resilience& r, const std::string& key, const json& field,
+                                  const std::string& path, diagnostics& out) {
+  if (key == "retry") {
+    read_retry_list(field, path, r.retry, out);
+  } else if (key == "catch") {
+    read_catch_table(field, path, r.catches, out);
+  } else if (key == "backoff") {
+    if (auto v = read_seconds(field, path, 0, out)) r.backoff = *v;
+  } else if (key == "max_rate_limit_retries") {
+    if (auto v = read_int_at_least(field, path, key, 1, out)) r.max_rate_limit_retries = *v;
+  } else if (key == "on_rate_limit_exhausted") {
+    if (auto v = read_string(field, path, out)) r.on_rate_limit_exhausted = std::move(*v);
+  } else if (key == "rate_limit_backoff_base_seconds") {
+    if (auto v = read_seconds(field, path, 1, out)) r.rate_limit_backoff_base_seconds = *v;
+  } else if (key == "rate_limit_max_wait_seconds") {
+    if (auto v = read_seconds(field, path, 1, out)) r.rate_limit_max_wait_seconds = *v;
+  } else if (key == "rate_limit_long_wait_ladder") {
+    read_seconds_list(field, path, 1, r.rate_limit_long_wait_ladder, out);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// Member `key` of an `evaluate:` object that is a stall evaluator's field; false otherwise.
+inline bool read_stall_field(stall_config& s, const std::string& key, const json& field,
+                             const std::string& path, diagnostics& out) {
+  if (key == "scope") {
+    if (auto v = read_names(field, path, out)) s.scope = std::move(*v);
+  } else if (key == "max_stall") {
+    if (auto v = read_int_at_least(field, path, "max_stall", 1, out)) s.max_stall = *v;
+  } else if (key == "history_file") {
+    if (auto v = read_string(field, path, out)) s.history_file = std::move(*v);
+  } else if (key == "epsilon") {
+    if (auto v = read_seconds(field, path, 0, out)) s.epsilon = *v;
+  } else if (key == "track") {
+    if (auto v = read_names(field, path, out)) s.track = std::move(*v);
+  } else if (key == "max_repeat") {
+    if (auto v = read_int_at_least(field, path, "max_repeat", 1, out)) s.max_repeat = *v;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// `circuit: {repeated_failure: {...}}`.
+inline void read_circuit(const json& field, const std::string& path, loop_resilience& r,
+                         diagnostics& out) {
+  if (!expect_object(field, path, out)) return;
+  r.circuit = true;
+  for (auto it = field.begin(); it != field.end(); ++it) {
+    const std::string rf_path = member_path(path, it.key());
+    if (it.key() != "repeated_failure") {
+      report_unknown_key(out, path, it.key(), std::array<std::string_view, 1>{"repeated_failure"});
+      continue;
+    }
+    if (it.value().is_null()) continue;  // the reference: disabled
+    if (!expect_object(it.value(), rf_path, out)) continue;
+    repeated_failure_config rf;
+    for (auto m = it.value().begin(); m != it.value().end(); ++m) {
+      const std::string& key = m.key();
+      const std::string at = member_path(rf_path, key);
+      if (key == "window") {
+        if (auto v = read_int_at_least(m.value(), at, "circuit.repeated_failure.window", 1, out)) rf.window = *v;
+      } else if (key == "on_repeated_failure") {
+        if (auto v = read_string(m.value(), at, out)) rf.on_repeated_failure = std::move(*v);
+      } else if (key == "progress_paths" || key == "exclude_paths") {
+        if (auto v = read_names(m.value(), at, out))
+          (key == "progress_paths" ? rf.progress_paths : rf.exclude_paths) = std::move(*v);
+      } else if (key == "recurrent_window") {
+        if (auto v = read_int_at_least(m.value(), at, "circuit.repeated_failure.recurrent_window", 2, out))
+          rf.recurrent_window = *v;
+      } else {
+        report_unknown_key(out, rf_path, key, repeated_failure_keys);
+      }
+    }
+    r.repeated_failure = std::move(rf);
+  }
+}
+
+/// A top-level resilience key; false otherwise.
+inline bool read_loop_resilience(loop_resilience& r, const std::string& key, const json& field,
+                                 const std::string& path, diagnostics& out) {
+  if (key == "max_edge_revisits") {
+    if (auto v = read_int_at_least(field, path, "max_edge_revisits", 1, out)) r.max_edge_revisits = *v;
+  } else if (key == "circuit") {
+    read_circuit(field, path, r, out);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// ---- writing (to_json of the records, defaults omitted) ----
+
+inline json retry_policy_json(const retry_policy& p) {
+  json j = json::object();
+  json on = json::array();
+  for (const auto& c : p.on) on.push_back(c);
+  for (int code : p.exit_codes) on.push_back(code);
+  j["on"] = std::move(on);
+  if (!p.delays.empty()) {
+    json delays = json::array();
+    for (double d : p.delays) delays.push_back(number_json(d));
+    j["delays"] = std::move(delays);
+  } else {
+    j["interval"] = number_json(p.interval);
+    j["backoff_rate"] = number_json(p.backoff_rate);
+  }
+  if (p.max_delay) j["max_delay"] = number_json(*p.max_delay);
+  if (p.full_jitter) j["jitter"] = "full";
+  else if (p.jitter) j["jitter"] = number_json(*p.jitter);
+  if (p.max_attempts) j["max_attempts"] = *p.max_attempts;
+  if (p.max_duration) j["max_duration"] = number_json(*p.max_duration);
+  return j;
+}
+
+/// Writes the state's resilience keys into its object `j`.
+inline void write_state_resilience(json& j, const state_resilience& r) {
+  if (!r.retry.empty()) {
+    json list = json::array();
+    for (const auto& p : r.retry) list.push_back(retry_policy_json(p));
+    j["retry"] = std::move(list);
+  }
+  if (!r.catches.empty()) {
+    json table = json::object();
+    for (const auto& [cls, target] : r.catches) table[cls] = target;
+    j["catch"] = std::move(table);
+  }
+  if (r.backoff) j["backoff"] = number_json(*r.backoff);
+  if (r.max_rate_limit_retries) j["max_rate_limit_retries"] = *r.max_rate_limit_retries;
+  if (r.on_rate_limit_exhausted) j["on_rate_limit_exhausted"] = *r.on_rate_limit_exhausted;
+  if (r.rate_limit_backoff_base_seconds)
+    j["rate_limit_backoff_base_seconds"] = number_json(*r.rate_limit_backoff_base_seconds);
+  if (r.rate_limit_max_wait_seconds)
+    j["rate_limit_max_wait_seconds"] = number_json(*r.rate_limit_max_wait_seconds);
+  if (!r.rate_limit_long_wait_ladder.empty()) {
+    json ladder = json::array();
+    for (double d : r.rate_limit_long_wait_ladder) ladder.push_back(number_json(d));
+    j["rate_limit_long_wait_ladder"] = std::move(ladder);
+  }
+}
+
+/// Writes the stall fields into an `evaluate:` object `j`.
+inline void write_stall_fields(json& j, const stall_config& s) {
+  if (s.scope) j["scope"] = *s.scope;
+  if (s.max_stall) j["max_stall"] = *s.max_stall;
+  if (s.history_file) j["history_file"] = *s.history_file;
+  if (s.epsilon) j["epsilon"] = number_json(*s.epsilon);
+  if (s.track) j["track"] = *s.track;
+  if (s.max_repeat) j["max_repeat"] = *s.max_repeat;
+}
+
+/// Writes `max_edge_revisits` and `circuit` into the loop object `j`.
+inline void write_loop_resilience(json& j, const loop_resilience& r) {
+  if (r.max_edge_revisits) j["max_edge_revisits"] = *r.max_edge_revisits;
+  if (!r.circuit) return;
+  json circuit = json::object();
+  if (const auto& rf = r.repeated_failure) {
+    json o = json::object();
+    if (rf->window != 3) o["window"] = rf->window;
+    if (rf->on_repeated_failure != "abort") o["on_repeated_failure"] = rf->on_repeated_failure;
+    if (!rf->progress_paths.empty()) o["progress_paths"] = rf->progress_paths;
+    if (!rf->exclude_paths.empty()) o["exclude_paths"] = rf->exclude_paths;
+    if (rf->recurrent_window) o["recurrent_window"] = *rf->recurrent_window;
+    circuit["repeated_failure"] = std::move(o);
+  }
+  j["circuit"] = std::move(circuit);
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/resilience_fields.hpp>
 // #include <little_loops/detail/schema_enums.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/strings.hpp> (already inlined above)
@@ -1062,9 +1669,10 @@ struct enum_info;
 
 template <>
 struct enum_info<evaluator_type> {
-  static constexpr std::array<std::string_view, 7> names{
+  static constexpr std::array<std::string_view, 12> names{
       "exit_code", "output_numeric", "output_json", "output_contains", "convergence",
-      "llm_structured", "classify"};
+      "llm_structured", "classify", "diff_stall", "score_stall", "open_question_stall",
+      "action_stall", "harbor_scorer"};
   static constexpr std::string_view what = "evaluator type";
 };
 template <>
@@ -1182,6 +1790,11 @@ enum class evaluator_type {
   convergence,      ///< compare a value with `target` and the previous value
   llm_structured,   ///< ask an LLM judge (host-supplied backend)
   classify,         ///< one line of the output (`line:`), trimmed, is the verdict
+  diff_stall,           ///< `yes` while `git diff --stat` changes (resilience.hpp)
+  score_stall,          ///< `yes` while a score history improves by more than epsilon
+  open_question_stall,  ///< `yes` while an open-question count history decreases
+  action_stall,         ///< `yes` until tracked values repeat max_repeat times
+  harbor_scorer,        ///< a benchmark scorer: exit code, then a float score (`yes`/`no`)
 };
 
 /// Which rules a loop follows (design §6.1): `seed`, the January 2026 engine's, or
@@ -1202,6 +1815,25 @@ enum class action_kind {
   prompt,         ///< an LLM prompt
   slash_command,  ///< a slash command for an agent CLI
 };
+
+/// True when `text`, an action without `action_type:`, is a slash command: its first word is
+/// `/name` or `/namespace:name` (letters, digits, `_`, `-`, `.`; no second `/`), so `/ll:fix
+/// src` is one and `/usr/bin/true` is a shell command (design §3.17). The executor asks again
+/// of the rendered text of a templated action.
+constexpr bool is_slash_command_text(std::string_view text) noexcept {
+  const auto word_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-' || c == '.';
+  };
+  if (text.size() < 2 || text[0] != '/' || !word_char(text[1]) || text[1] == '.') return false;
+  bool colon = false;
+  std::size_t i = 2;
+  for (; i < text.size() && text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r'; ++i) {
+    if (text[i] == ':' && !colon && word_char(text[i - 1])) colon = true;
+    else if (!word_char(text[i])) return false;
+  }
+  return text[i - 1] != ':';
+}
 
 /// What the host does on a `CONTEXT_HANDOFF:` signal (`on_handoff:` in documents). The
 /// executor ends the run as `handoff` with a snapshot either way (execution_result carries
@@ -1236,6 +1868,7 @@ struct evaluate_config {
   std::optional<std::string> key;
   /// output_contains: substrings that make a non-matching output `error` instead.
   std::vector<std::string> error_patterns;
+  stall_config stall;  ///< the stall evaluators' fields
 
   friend bool operator==(const evaluate_config&, const evaluate_config&) = default;
 };
@@ -1270,6 +1903,18 @@ struct state_config {
   /// Exit codes worth retrying through `on_error`; another non-zero exit goes to
   /// `on_retry_exhausted` (or `on_error` when that is unset). A timeout counts as 124.
   std::vector<int> retryable_exit_codes;
+  /// A sub-loop state (design §6.5): the child loop it runs, by name. A name holding `${…}`
+  /// is a template, resolved when the state runs.
+  std::optional<std::string> loop;
+  /// `with:` of a sub-loop state: values of the child's parameters (strings are templates,
+  /// rendered when the state runs).
+  ordered_table<std::string, json> with;
+  /// The child starts from the parent's context and captures (its own `context:` wins).
+  bool context_passthrough = false;
+  /// `output:` of a terminal state: values (strings are templates) rendered when a run ends
+  /// there; a parent reads them as `${captured.<state>.output.<key>}`.
+  ordered_table<std::string, json> output;
+  state_resilience resilience;  ///< retry:, catch:, backoff, the rate-limit keys
 
   friend bool operator==(const state_config&, const state_config&) = default;
 };
@@ -1323,6 +1968,7 @@ struct fsm_loop {
   bool singleton = false;                          ///< one running instance per loop name
   /// The reference's lint-suppression flags (`*_ok`, `artifact_versioning`), as written.
   ordered_table<std::string, bool> lint_flags;
+  loop_resilience resilience;  ///< max_edge_revisits, circuit
 
   friend bool operator==(const fsm_loop&, const fsm_loop&) = default;
 };
@@ -1425,9 +2071,24 @@ constexpr std::string_view twin_verdict(std::string_view verdict) noexcept {
   return {};
 }
 
+/// The stall evaluators (`diff_stall`, `score_stall`, `open_question_stall`,
+/// `action_stall`): the executor judges them from the run's memory (design §6.6).
+constexpr bool is_stall_evaluator(evaluator_type type) noexcept {
+  return type == evaluator_type::diff_stall || type == evaluator_type::score_stall ||
+         type == evaluator_type::open_question_stall || type == evaluator_type::action_stall;
+}
+
 /// True for a judge's abstention: `cannot_judge` or `cannot_judge_<suffix>` (design §6.3).
 constexpr bool is_abstention_verdict(std::string_view verdict) noexcept {
   return verdict == "cannot_judge" || verdict.starts_with("cannot_judge_");
+}
+
+/// True when the state's action runs as an LLM prompt: `action_type: prompt|slash_command`,
+/// or no `action_type` and an action that is a slash command as written
+/// (is_slash_command_text; a templated action is decided again once rendered).
+inline bool runs_prompt_action(const state_config& state) noexcept {
+  if (state.action_type) return *state.action_type != action_kind::shell;
+  return state.action && is_slash_command_text(*state.action);
 }
 
 /// The loop's dialect: as declared, else `current` when it writes `max_steps`, or a state
@@ -1529,6 +2190,7 @@ inline void to_json(json& j, const evaluate_config& c) {
   if (c.line) j["line"] = *c.line;
   if (c.key) j["key"] = *c.key;
   if (!c.error_patterns.empty()) j["error_patterns"] = c.error_patterns;
+  detail::write_stall_fields(j, c.stall);
 }
 
 /// The verdict routes in order, then `_` and `_error`.
@@ -1542,7 +2204,8 @@ inline void to_json(json& j, const route_config& r) {
 }
 
 /// action, action_type, evaluate, route, on_* shorthands, next, terminal, failure, capture,
-/// timeout, on_maintain — each only when set.
+/// timeout, on_maintain, the retry keys, loop, with, context_passthrough, output — each only
+/// when set.
 inline void to_json(json& j, const state_config& s) {
   j = json::object();
   if (s.action) j["action"] = *s.action;
@@ -1561,6 +2224,16 @@ inline void to_json(json& j, const state_config& s) {
   if (s.max_retries) j["max_retries"] = *s.max_retries;
   if (s.on_retry_exhausted) j["on_retry_exhausted"] = *s.on_retry_exhausted;
   if (!s.retryable_exit_codes.empty()) j["retryable_exit_codes"] = s.retryable_exit_codes;
+  if (s.loop) j["loop"] = *s.loop;
+  const auto table = [](const ordered_table<std::string, json>& t) {
+    json out = json::object();
+    for (const auto& [key, value] : t) detail::append_new_key(out.get_ref<json::object_t&>(), key, value);
+    return out;
+  };
+  if (!s.with.empty()) j["with"] = table(s.with);
+  if (s.context_passthrough) j["context_passthrough"] = true;
+  if (!s.output.empty()) j["output"] = table(s.output);
+  detail::write_state_resilience(j, s.resilience);
 }
 
 /// Only the fields that differ from the defaults (an empty object when all are default).
@@ -1615,6 +2288,7 @@ inline void to_json(json& j, const fsm_loop& loop) {
   if (!loop.required_inputs.empty()) j["required_inputs"] = loop.required_inputs;
   if (loop.singleton) j["singleton"] = true;
   for (const auto& [flag, on] : loop.lint_flags) j[flag] = on;
+  detail::write_loop_resilience(j, loop.resilience);
 }
 
 LITTLE_LOOPS_NAMESPACE_END
@@ -1896,140 +2570,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/schema.hpp> (already inlined above)
-// #include <little_loops/detail/foreign_keys.hpp>
-// Part of the loop reader: a key that is not ours but that today's little-loops loops write
-// gets a diagnostic that says what it is, instead of a bare "unknown key". A plugin key (a
-// behaviour of the little-loops plugin this engine does not provide) is an error naming the
-// plugin; a lint-suppression flag of the reference is accepted (loop_reader.hpp).
-
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/error.hpp> (already inlined above)
-// #include <little_loops/detail/json_fields.hpp> (already inlined above)
-
-#include <array>
-#include <string>
-#include <string_view>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-/// A foreign key and what it does where it comes from.
-struct foreign_key {
-  std::string_view key;
-  std::string_view what;
-};
-
-/// Keys of the little-loops plugin whose behaviour this engine does not provide.
-inline constexpr std::array<foreign_key, 17> plugin_keys{{
-    {"worktree", "per-state git worktree delegation"},
-    {"learning", "learning states"},
-    {"throttle", "per-visit tool-call throttling"},
-    {"on_throttle_hard", "the throttle's hard-limit route"},
-    {"tamper_guard", "evaluator tamper detection"},
-    {"prepatch_check", "pre-patch checks"},
-    {"session_mode", "agent session continuity"},
-    {"pruning_profile", "context pruning profiles"},
-    {"agent", "agent selection for prompt actions"},
-    {"params", "MCP tool arguments"},
-    {"default_idle_timeout", "the default idle timeout of actions"},
-    {"host_guard", "host guards"},
-    {"prompt_size_guard", "prompt size guards"},
-    {"baseline_path", "comparator baselines"},
-    {"auto_promote", "comparator baseline promotion"},
-    {"min_pairs", "comparator pairs"},
-    {"pairs", "comparator pairs"},
-}};
-
-/// Values of `type:`/`action_type:` that belong to the plugin.
-inline constexpr std::array<foreign_key, 6> plugin_values{{
-    {"mcp_tool", "MCP tool actions"},
-    {"learning", "learning states"},
-    {"mcp_result", "the MCP result evaluator"},
-    {"harbor_scorer", "the harbor scorer evaluator"},
-    {"comparator", "the comparator evaluator"},
-    {"contract", "the contract evaluator"},
-}};
-
-/// Composition keys (`import`, `fragment`, `from`, …): the composition stage (compose.hpp)
-/// consumes them before the reader; the reader sees one only in a document that was not
-/// composed.
-inline constexpr std::array<std::string_view, 7> composition_keys{
-    "import", "fragment", "fragments", "from", "flow", "state_defs", "parameters"};
-/// Sub-loop keys: not run yet.
-inline constexpr std::array<std::string_view, 4> sub_loop_keys{"loop", "with", "context_passthrough",
-                                                               "output"};
-
-/// Resilience keys (rate-limit ladders, circuits, stall evaluators): not read yet.
-inline constexpr std::array<std::string_view, 15> resilience_keys{
-    "circuit",          "max_edge_revisits",          "on_rate_limit_exhausted",
-    "rate_limit_max_wait_seconds", "rate_limit_long_wait_ladder", "max_rate_limit_retries",
-    "rate_limit_backoff_base_seconds", "max_stall", "history_file", "epsilon", "track",
-    "max_repeat", "diff_stall", "score_stall", "open_question_stall"};
-
-/// The reference's lint-suppression flags: loop-level booleans, accepted and kept.
-inline constexpr std::array<std::string_view, 21> lint_flag_keys{
-    "artifact_versioning",   "artifact_versioning_ok", "meta_self_eval_ok",
-    "shared_state_ok",       "capture_reachability_ok", "partial_route_ok",
-    "shell_pid_ok",          "unsafe_context_interpolation_ok", "terminal_action_ok",
-    "bash_default_ok",       "evaluate_unknown_keys_ok", "parse_swallow_ok",
-    "policy_dims_scored_ok", "evidence_contract_ok",    "haiku_generator_ok",
-    "abandonment_verdict_ok", "generator_fix_ok",       "pruning_profile_ok",
-    "tamper_guard_ok",       "prepatch_check_ok",       "session_mode_ok"};
-
-template <class Range>
-constexpr bool names_contain(const Range& names, std::string_view key) noexcept {
-  for (std::string_view n : names)
-    if (n == key) return true;
-  return false;
-}
-
-/// The plugin feature behind `key` (a key or a `type:` value), or empty.
-template <std::size_t N>
-constexpr std::string_view plugin_feature(const std::array<foreign_key, N>& table,
-                                          std::string_view key) noexcept {
-  for (const auto& k : table)
-    if (k.key == key) return k.what;
-  return {};
-}
-
-/// `"`K` is a little-loops plugin key (what); this engine does not provide it"`.
-inline std::string plugin_message(std::string_view kind, std::string_view key,
-                                  std::string_view what) {
-  return std::string(kind) + " \"" + std::string(key) + "\" belongs to the little-loops plugin (" +
-         std::string(what) + "); this engine does not provide it";
-}
-
-/// Reports an unknown key at `base`: a plugin key (`plugin-key`), a composition or
-/// resilience key this build does not read (`unsupported-key`), or a plain `unknown-key`
-/// with a did-you-mean against `candidates` and the composition keys.
-template <class Range>
-void report_foreign_key(diagnostics& out, std::string_view base, std::string_view key,
-                        const Range& candidates) {
-  if (auto what = plugin_feature(plugin_keys, key); !what.empty()) {
-    report(out, member_path(base, key), "plugin-key", plugin_message("key", key, what));
-  } else if (names_contain(composition_keys, key)) {
-    report(out, member_path(base, key), "unsupported-key",
-           "\"" + std::string(key) + "\" is a composition key: loop files are composed when "
-           "they load (compose_loop, load_loop_file), this document was not");
-  } else if (names_contain(sub_loop_keys, key)) {
-    report(out, member_path(base, key), "unsupported-key",
-           "\"" + std::string(key) + "\" is a sub-loop key, which this engine does not run yet");
-  } else if (names_contain(resilience_keys, key)) {
-    report(out, member_path(base, key), "unsupported-key",
-           "\"" + std::string(key) + "\" is a resilience key, which this engine does not read yet");
-  } else {
-    std::string message = "unknown key " + quote_excerpt(key);
-    std::string hint = did_you_mean(key, candidates);
-    if (hint.empty()) hint = did_you_mean(key, composition_keys);
-    if (hint.empty()) hint = did_you_mean(key, sub_loop_keys);
-    message += hint;
-    report(out, member_path(base, key), "unknown-key", std::move(message));
-  }
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/foreign_keys.hpp>
+// #include <little_loops/detail/foreign_keys.hpp> (already inlined above)
 // #include <little_loops/detail/json_fields.hpp> (already inlined above)
 // #include <little_loops/detail/schema_enums.hpp> (already inlined above)
 // #include <little_loops/detail/strings.hpp> (already inlined above)
@@ -2054,11 +2595,12 @@ inline constexpr std::array<std::string_view, 17> evaluate_keys{
     "uncertain_suffix",   "source",         "previous",         "direction",
     "line",   "key",      "error_patterns"};
 
-inline constexpr std::array<std::string_view, 21> state_keys{
+inline constexpr std::array<std::string_view, 25> state_keys{
     "action",  "action_type", "evaluate",    "route",      "next",       "terminal",
     "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
     "on_error", "on_yes",     "on_no",       "on_partial", "on_blocked", "description",
-    "max_retries", "on_retry_exhausted", "retryable_exit_codes"};
+    "max_retries", "on_retry_exhausted", "retryable_exit_codes",
+    "loop", "with", "context_passthrough", "output"};
 
 inline constexpr std::array<std::string_view, 24> loop_keys{
     "name",    "description",    "initial", "states", "context",    "scope",
@@ -2188,11 +2730,6 @@ inline bool read_evaluate_field(evaluate_config& config, const std::string& key,
                                 diagnostics& out) {
   if (key == "type") {
     if (report_plugin_value(field, field_path, out)) return true;
-    if (field.is_string() && names_contain(resilience_keys, field.get_ref<const std::string&>())) {
-      report(out, field_path, "unsupported-key",
-             "\"" + field.get<std::string>() + "\" is a resilience evaluator, which this engine does not read yet");
-      return true;
-    }
     if (auto v = parse_enum<evaluator_type>(field, field_path, out)) config.type = *v;
   } else if (key == "operator") {
     if (auto v = parse_enum<comparison_op>(field, field_path, out)) config.op = *v;
@@ -2237,7 +2774,7 @@ inline bool read_evaluate_field(evaluate_config& config, const std::string& key,
     if (auto v = read_string(field, field_path, out)) config.key = std::move(*v);
   } else if (key == "error_patterns") {
     read_string_list(field, field_path, config.error_patterns, out);
-  } else {
+  } else if (!read_stall_field(config.stall, key, field, field_path, out)) {
     return false;
   }
   return true;
@@ -2307,6 +2844,32 @@ inline void read_exit_codes(const json& field, const std::string& field_path, st
   }
 }
 
+/// Reads `loop:`, the name of a sub-loop state's child (not empty).
+inline void read_subloop_name(const json& field, const std::string& field_path,
+                              state_config& state, diagnostics& out) {
+  auto v = read_string(field, field_path, out);
+  if (!v) return;
+  if (v->empty())
+    report(out, field_path, "empty-value", "a sub-loop name must not be empty");
+  else
+    state.loop = std::move(*v);
+}
+
+/// Reads a mapping of names to values (`with:`, `output:`): each value a string (a
+/// template), a number, a boolean, null, or a list or mapping of those.
+inline void read_value_table(const json& field, const std::string& field_path,
+                             ordered_table<std::string, json>& table, diagnostics& out) {
+  if (!expect_object(field, field_path, out)) return;
+  for (auto it = field.begin(); it != field.end(); ++it) {
+    const std::string entry_path = member_path(field_path, it.key());
+    if (!is_valid_utf8(it.key())) {
+      report(out, entry_path, "invalid-utf8", "key is not valid UTF-8");
+    } else if (check_value_tree(it.value(), entry_path, out)) {
+      append_new_key(table, it.key(), it.value());  // JSON keys are unique
+    }
+  }
+}
+
 /// Reads member `key` of a state into `state`; false when the key is unknown.
 inline bool read_state_field(state_config& state, const std::string& key, const json& field,
                              const std::string& field_path, diagnostics& out) {
@@ -2345,8 +2908,18 @@ inline bool read_state_field(state_config& state, const std::string& key, const 
     if (auto v = read_string(field, field_path, out)) state.on_retry_exhausted = std::move(*v);
   } else if (key == "retryable_exit_codes") {
     read_exit_codes(field, field_path, state, out);
+  } else if (key == "loop") {
+    read_subloop_name(field, field_path, state, out);
+  } else if (key == "with") {
+    read_value_table(field, field_path, state.with, out);
+  } else if (key == "context_passthrough") {
+    if (auto v = read_bool(field, field_path, out)) state.context_passthrough = *v;
+  } else if (key == "output") {
+    read_value_table(field, field_path, state.output, out);
   } else if (key == "type" && report_plugin_value(field, field_path, out)) {
     // `type: learning`: reported
+  } else if (read_state_resilience(state.resilience, key, field, field_path, out)) {
+    // retry:, catch:, backoff, the rate-limit keys (resilience_fields.hpp)
   } else if (key.size() > 3 && key.compare(0, 3, "on_") == 0) {
     if (!is_valid_utf8(key)) {
       report(out, field_path, "invalid-utf8", "key is not valid UTF-8");
@@ -2542,6 +3115,8 @@ inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& 
     if (auto v = parse_enum<loop_dialect>(field, field_path, out)) loop.dialect = *v;
   } else if (read_metadata_field(loop, key, field, field_path, out)) {
     // metadata, inputs, lint flags
+  } else if (read_loop_resilience(loop.resilience, key, field, field_path, out)) {
+    // max_edge_revisits, circuit (resilience_fields.hpp)
   } else if (key == "paradigm") {
     // Provenance only: any string is kept, as the original's FSMLoop keeps it (a spec
     // naming an unknown paradigm, without `initial`, is refused by compile_paradigm).
@@ -2613,6 +3188,9 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/strings.hpp> (already inlined above)
 
+#include <fmt/format.h>
+
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -2833,9 +3411,49 @@ inline int compare_int_double(std::uint64_t u, double d) noexcept {
   return d > t ? -1 : 0;  // d >= 0, so only a positive fraction is possible
 }
 
+// Appends `v` in fixed notation when it is a decimal with at most 4 fractional digits and
+// |v| < 1e11 (ratios, durations, scores: most values a template prints) and returns true;
+// false when it is not. m / 10^k (both exact, one correctly rounded division) equal to `v`
+// means the k-decimal text reads back as `v`; the smallest such k gives the fewest digits;
+// below 1e11 the spacing of doubles is under 1e-4, so no other k-decimal text reads back
+// as `v`: the text is Python's shortest repr.
+inline bool append_short_decimal(std::string& out, double v) {
+  constexpr double limit = 1e11;
+  if (!(v > -limit && v < limit)) return false;
+  constexpr std::array<double, 5> scale{1.0, 10.0, 100.0, 1000.0, 10000.0};
+  for (std::size_t k = 0; k < scale.size(); ++k) {
+    // Rounded to the nearest integer by hand (std::nearbyint is a library call on x86-64).
+    const double product = v * scale[k];
+    auto m = static_cast<std::int64_t>(product + (product < 0 ? -0.5 : 0.5));
+    if (static_cast<double>(m) / scale[k] != v) continue;
+    if (std::signbit(v)) out += '-';
+    if (m < 0) m = -m;
+    char buf[24];
+    char* end = std::to_chars(buf, buf + sizeof buf, m).ptr;
+    const auto digits = static_cast<std::size_t>(end - buf);
+    if (k == 0) {
+      out.append(buf, digits);
+      out += ".0";
+    } else if (digits > k) {
+      out.append(buf, digits - k);
+      out += '.';
+      out.append(buf + digits - k, k);
+    } else {
+      out += "0.";
+      out.append(k - digits, '0');
+      out.append(buf, digits);
+    }
+    return true;
+  }
+  return false;
+}
+
 // Appends `v` the way Python's repr(float) prints it: shortest round-trip digits, fixed
 // notation for decimal exponents in [-4, 16) with at least one fractional digit ("3.0"),
-// scientific notation otherwise ("1e+16", "1.5e-07"); "inf", "-inf", "nan".
+// scientific notation otherwise ("1e+16", "1.5e-07"); "inf", "-inf", "nan". Beyond the short
+// decimals, fmt's default format of a double has the same digits and the same exponent
+// bounds and writes at least two exponent digits; it leaves out the ".0" of an integral
+// value, added here.
 inline void append_py_float(std::string& out, double v) {
   if (std::isnan(v)) {
     out += "nan";
@@ -2845,56 +3463,12 @@ inline void append_py_float(std::string& out, double v) {
     out += v < 0 ? "-inf" : "inf";
     return;
   }
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  std::string_view sci(buf, static_cast<std::size_t>(res.ptr - buf));
-  // sci looks like "-1.2345e+02" or "5e-07".
-  bool negative = false;
-  if (!sci.empty() && sci.front() == '-') {
-    negative = true;
-    sci.remove_prefix(1);
-  }
-  std::size_t epos = sci.find('e');
-  std::string_view mant = sci.substr(0, epos);
-  int exp10 = 0;
-  {
-    std::string_view es = sci.substr(epos + 1);
-    if (!es.empty() && es.front() == '+') es.remove_prefix(1);
-    std::from_chars(es.data(), es.data() + es.size(), exp10);
-  }
-  char digits[32];
-  std::size_t nd = 0;
-  for (char c : mant)
-    if (c != '.' && nd < sizeof digits) digits[nd++] = c;
-  if (negative) out += '-';
-  if (exp10 >= -4 && exp10 < 16) {
-    if (exp10 >= 0) {
-      auto int_len = static_cast<std::size_t>(exp10) + 1;
-      for (std::size_t k = 0; k < int_len; ++k) out += k < nd ? digits[k] : '0';
-      out += '.';
-      if (nd > int_len)
-        out.append(digits + int_len, nd - int_len);
-      else
-        out += '0';
-    } else {
-      out += "0.";
-      out.append(static_cast<std::size_t>(-exp10 - 1), '0');
-      out.append(digits, nd);
-    }
-    return;
-  }
-  out += digits[0];
-  if (nd > 1) {
-    out += '.';
-    out.append(digits + 1, nd - 1);
-  }
-  out += 'e';
-  out += exp10 < 0 ? '-' : '+';
-  int a = exp10 < 0 ? -exp10 : exp10;
-  if (a < 10) out += '0';
-  char eb[8];
-  auto r2 = std::to_chars(eb, eb + sizeof eb, a);
-  out.append(eb, static_cast<std::size_t>(r2.ptr - eb));
+  if (append_short_decimal(out, v)) return;
+  char buf[32];  // the longest shortest form, "-2.2250738585072014e-308", has 24
+  const char* end = fmt::format_to(buf, "{}", v);
+  const std::string_view text(buf, static_cast<std::size_t>(end - buf));
+  out += text;
+  if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
 }
 
 inline std::string py_float_string(double v) {
@@ -2919,9 +3493,201 @@ LITTLE_LOOPS_NAMESPACE_END
 // its diagnostics to `out`; validate() runs them in the order it reports.
 
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/foreign_keys.hpp> (already inlined above)
+// #include <little_loops/detail/resilience_rules.hpp>
+// Part of validate() (validation.hpp): the rules the reader cannot check alone. State names
+// in `catch:` and `on_rate_limit_exhausted` are targets like any other
+// (validation_rules.hpp: state_references).
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/detail/json_fields.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <string>
+#include <unordered_map>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// `retry-pairing`: `max_rate_limit_retries` and `on_rate_limit_exhausted` go together (as
+/// the reference requires).
+inline void check_rate_limit_pairing(const state_config& state, const std::string& path,
+                                     diagnostics& out) {
+  const state_resilience& r = state.resilience;
+  if (r.max_rate_limit_retries && !r.on_rate_limit_exhausted)
+    report(out, join_path(path, "max_rate_limit_retries"), "retry-pairing",
+           "'max_rate_limit_retries' requires 'on_rate_limit_exhausted' to also be set");
+  if (r.on_rate_limit_exhausted && !r.max_rate_limit_retries)
+    report(out, join_path(path, "on_rate_limit_exhausted"), "retry-pairing",
+           "'on_rate_limit_exhausted' requires 'max_rate_limit_retries' to also be set");
+}
+
+/// `unused-evaluator-field`: a stall field on an evaluator that does not read it.
+inline void check_stall_fields(const evaluate_config& config, const std::string& path,
+                               diagnostics& out) {
+  const stall_config& s = config.stall;
+  const evaluator_type t = config.type;
+  const bool history = t == evaluator_type::score_stall || t == evaluator_type::open_question_stall;
+  const auto unused = [&](bool present, bool read, const char* field) {
+    if (present && !read)
+      report(out, join_path(path, field), "unused-evaluator-field",
+             fmt::format("'{}' is not read by the {} evaluator", field, to_string(t)),
+             severity::warning);
+  };
+  unused(s.scope.has_value(), t == evaluator_type::diff_stall, "scope");
+  unused(s.max_stall.has_value(), history || t == evaluator_type::diff_stall, "max_stall");
+  unused(s.history_file.has_value(), history, "history_file");
+  unused(s.epsilon.has_value(), history, "epsilon");
+  unused(s.track.has_value(), t == evaluator_type::action_stall, "track");
+  unused(s.max_repeat.has_value(), t == evaluator_type::action_stall, "max_repeat");
+}
+
+/// `unknown-state`: `circuit.repeated_failure.on_repeated_failure` is `abort` or a state.
+template <class Index>
+void check_circuit(const fsm_loop& loop, const Index& index, diagnostics& out) {
+  const auto& rf = loop.resilience.repeated_failure;
+  if (!rf || rf->on_repeated_failure == "abort" || index.count(rf->on_repeated_failure) != 0) return;
+  report(out, "circuit.repeated_failure.on_repeated_failure", "unknown-state",
+         fmt::format("circuit.repeated_failure.on_repeated_failure references unknown state "
+                     "'{}' (must be a declared state or the literal \"abort\")",
+                     sanitize_utf8(rf->on_repeated_failure)));
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/resilience_rules.hpp>
 // #include <little_loops/detail/json_fields.hpp> (already inlined above)
 // #include <little_loops/detail/numbers.hpp> (already inlined above)
+// #include <little_loops/detail/state_verdicts.hpp>
+// Shared by the renderers (maintain edges) and validation (unrouted and impossible verdicts).
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// The evaluator that judges `state`: its `evaluate.type`, else the default (llm_structured
+/// for a prompt action, exit_code otherwise); nullopt for a state with neither action nor
+/// `evaluate`, which yields `success` (design §3.16).
+inline std::optional<evaluator_type> judging_evaluator(const state_config& state) {
+  if (state.evaluate) return state.evaluate->type;
+  if (!state.action || state.action->empty()) return std::nullopt;
+  return runs_prompt_action(state) ? evaluator_type::llm_structured : evaluator_type::exit_code;
+}
+
+/// What gives `state` its verdict, for messages: `exit_code`, `a sub-loop state`, …
+inline std::string_view verdict_source(const state_config& state) {
+  if (state.loop) return "a sub-loop state";
+  const auto type = judging_evaluator(state);
+  return type ? to_string(*type) : std::string_view("a state without action");
+}
+
+/// The verdicts `state` can give: exit_code, output_numeric, output_json, output_contains:
+/// success, failure, error; convergence: target, progress, stall, error; no action and no
+/// evaluate: success; a sub-loop state: yes, no. nullopt when any verdict is possible (llm_structured, classify).
+inline std::optional<std::vector<std::string_view>> producible_verdicts(const state_config& state) {
+  // A sub-loop state's verdict is its child's outcome: `yes` or `no`; its `error` and
+  // `timeout` fall back to `no` when not routed.
+  if (state.loop) return std::vector<std::string_view>{"yes", "no"};
+  const auto type = judging_evaluator(state);
+  if (!type) return std::vector<std::string_view>{"success"};
+  switch (*type) {
+    case evaluator_type::llm_structured:
+    case evaluator_type::classify: return std::nullopt;
+    case evaluator_type::convergence: return std::vector<std::string_view>{"target", "progress", "stall", "error"};
+    default: return std::vector<std::string_view>{"success", "failure", "error"};
+  }
+}
+
+/// True when `verdict` (or its twin, `yes` for `success`…) has a route of its own in
+/// `state`: a route table key, `_error` for `error`, or an `on_<verdict>` shorthand (`_`
+/// not counted).
+inline bool verdict_routed(const state_config& state, std::string_view verdict) {
+  const auto exactly = [&](std::string_view v) {
+    if (state.route) {
+      if (state.route->routes.count(std::string(v)) != 0) return true;
+      if (v == "error" && state.route->error_target) return true;
+    }
+    return state.on.count(std::string(v)) != 0;
+  };
+  const std::string_view twin = twin_verdict(verdict);
+  return exactly(verdict) || (!twin.empty() && exactly(twin));
+}
+
+/// The verdicts `state` can give that find no route (none when a `_` default takes every
+/// verdict); nullopt when any verdict is possible and none is the default.
+inline std::optional<std::vector<std::string_view>> unrouted_verdicts(const state_config& state) {
+  if (state.route && state.route->default_target) return std::vector<std::string_view>{};
+  auto verdicts = producible_verdicts(state);
+  if (!verdicts) return std::nullopt;
+  std::erase_if(*verdicts, [&](std::string_view v) { return verdict_routed(state, v); });
+  return verdicts;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/state_verdicts.hpp>
 // #include <little_loops/detail/strings.hpp> (already inlined above)
+// #include <little_loops/detail/subloop_rules.hpp>
+// Part of validation.hpp (called from check_state). A sub-loop state (`loop:`) runs a child
+// loop instead of an action; its verdict is the child's outcome (design §6.5). The rules
+// follow the reference's structural rules; the child's own contents are checked where the
+// child is found (compose.hpp, which has the resolver).
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/json_fields.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+
+#include <string>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// `subloop-action`, `subloop-terminal`, `with-without-loop`, `with-and-passthrough`,
+/// and `unused-state-field` for `evaluate` on a sub-loop state and `output` on a state
+/// that is not terminal.
+inline void check_subloop_fields(const state_config& state, const std::string& path,
+                                 diagnostics& out) {
+  if (state.loop && state.action)
+    report(out, path, "subloop-action",
+           "'loop' and 'action' are mutually exclusive — a sub-loop state cannot also have an "
+           "action");
+  if (state.loop && state.terminal)
+    report(out, join_path(path, "loop"), "subloop-terminal",
+           "a terminal state cannot run a sub-loop: the run ends when it enters a terminal state");
+  if (!state.loop && !state.with.empty())
+    report(out, join_path(path, "with"), "with-without-loop", "'with' is only valid when 'loop' is set");
+  if (!state.loop && state.context_passthrough)
+    report(out, join_path(path, "context_passthrough"), "with-without-loop",
+           "'context_passthrough' is only valid when 'loop' is set");
+  if (!state.with.empty() && state.context_passthrough)
+    report(out, path, "with-and-passthrough",
+           "'with' and 'context_passthrough' are mutually exclusive — use 'with' for explicit "
+           "parameter bindings or 'context_passthrough' to pass the whole parent context");
+  if (state.loop && state.evaluate)
+    report(out, join_path(path, "evaluate"), "unused-state-field",
+           "a sub-loop state's verdict is its child's outcome: 'evaluate' is never used",
+           severity::warning);
+  if (!state.output.empty() && !state.terminal)
+    report(out, join_path(path, "output"), "unused-state-field",
+           "'output' is read when a run ends on a terminal state: on this state it is never used",
+           severity::warning);
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/subloop_rules.hpp>
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/evaluators/output_contains.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
@@ -3797,6 +4563,9 @@ struct action_request {
   /// Cancellation: when stop is requested the runner stops the action and reports
   /// `cancelled`.
   std::stop_token stop;
+  /// A read-only query of a stall evaluator (`git diff --stat …`, `cat` of a history file),
+  /// not the state's action: a simulating host may answer it without a turn of its script.
+  bool probe = false;
 };
 
 /// What an ActionRunner reports back.
@@ -3905,6 +4674,19 @@ class evaluation_details {
     return *value_;
   }
 
+  /// The details as JSON without storing them: the stored value, a shared `{}`, or the
+  /// compact forms written into `scratch`, which allocates only while it has another shape
+  /// (an event sink that keeps scratch across calls gets the exit-code form for free).
+  const json& view(json& scratch) const {
+    if (value_) return *value_;
+    if (!has_exit_code_) return empty_object();
+    if (!scratch.is_object() || scratch.size() != 1 || !scratch.contains("exit_code"))
+      scratch = json::object({{"exit_code", exit_code_}});
+    else
+      scratch.front() = exit_code_;
+    return scratch;
+  }
+
   /// Member `key` of the details, inserted when missing (the details become a stored
   /// object first, as with `json::operator[]`).
   json& operator[](std::string_view key) {
@@ -3959,6 +4741,10 @@ struct captured_record {
   std::string verdict;
   std::string failure_type;   ///< "" (exit 0), transient, non_recoverable or real
   std::string timeout_kind;   ///< "wall", "idle", or "" when the action did not time out
+  /// A sub-loop state's record (null otherwise): an object of the child's captures (with
+  /// `with:` or `context_passthrough`), `terminated_by`, `final_state`, `failure_terminal`,
+  /// `error` and the terminal's `output`, which `${captured.<state>.<key>}` reads first.
+  json subloop;
 
   friend bool operator==(const captured_record&, const captured_record&) = default;
 };
@@ -4052,9 +4838,12 @@ LITTLE_LOOPS_NAMESPACE_END
 
 #include <re2/re2.h>
 
+#include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
@@ -4115,6 +4904,20 @@ class pattern_matcher {
     return false;
   }
 
+  /// Where the pattern first occurs in `text`: {offset, length} of the match (as search()
+  /// finds it); nullopt when it does not occur. For showing what matched, not for speed.
+  [[nodiscard]] std::optional<std::pair<std::size_t, std::size_t>> find(std::string_view text) const {
+    if (mode_ != mode::regex) {
+      const std::size_t at = text.find(pattern_);
+      if (at == std::string_view::npos) return std::nullopt;
+      return std::pair{at, pattern_.size()};
+    }
+    re2::StringPiece match;
+    if (!re_->Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED, &match, 1))
+      return std::nullopt;
+    return std::pair{static_cast<std::size_t>(match.data() - text.data()), match.size()};
+  }
+
   /// The pattern as written.
   [[nodiscard]] const std::string& pattern() const noexcept { return pattern_; }
   /// How it is matched.
@@ -4165,6 +4968,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/template_checker.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/foreign_keys.hpp> (already inlined above)
 // #include <little_loops/detail/strings.hpp> (already inlined above)
 // #include <little_loops/detail/template_parser.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
@@ -4301,9 +5105,12 @@ path_lookup<Json> lookup_json_path(const Json& doc, const path_segments& segs,
   for (std::size_t i = first; i < segs.size(); ++i) {
     const auto& seg = segs[i];
     if (cur->is_object()) {
-      auto it = cur->find(seg.key);
-      if (it != cur->end()) {
-        cur = &*it;
+      // The object's own map, without basic_json's iterator wrapper (a hot path: every
+      // `${context.…}` of a rendering walks here).
+      const auto& members = cur->template get_ref<const typename Json::object_t&>();
+      auto it = members.find(seg.key);
+      if (it != members.end()) {
+        cur = &it->second;
         continue;
       }
       return {nullptr, cur, i};
@@ -4386,7 +5193,40 @@ struct template_part {
   bool shell = false;                        // `:shell`
   std::size_t offset = 0;                    // position of `${` in the source
   std::size_t length = 0;                    // length of `${...}` in the source
+  // The fixed field a state/loop/prev/result reference names (path[0]) or a captured one
+  // (path[1]): its index in the namespace's key table, found once here so rendering
+  // compares no strings; no_key when it names none.
+  std::size_t key = no_key;
+  static constexpr std::size_t no_key = static_cast<std::size_t>(-1);
 };
+
+// The index of `name` in a key table (template_part::no_key when absent); constexpr, so a
+// renderer can switch on key_index(table, "name").
+template <std::size_t N>
+constexpr std::size_t key_index(const std::array<std::string_view, N>& names, std::string_view name) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (names[i] == name) return i;
+  return template_part::no_key;
+}
+
+// The key table of a namespace's fixed fields, and which path segment names the field.
+inline void resolve_fixed_key(template_part& part) {
+  const auto& path = part.path;
+  switch (part.ns) {
+    case template_namespace::state:
+      if (path.size() == 1) part.key = key_index(template_state_keys, path[0].key);
+      break;
+    case template_namespace::loop:
+      if (path.size() == 1) part.key = key_index(template_loop_keys, path[0].key);
+      break;
+    case template_namespace::prev: part.key = key_index(template_prev_keys, path[0].key); break;
+    case template_namespace::result: part.key = key_index(template_result_keys, path[0].key); break;
+    case template_namespace::captured:
+      if (path.size() > 1) part.key = key_index(template_captured_keys, path[1].key);
+      break;
+    default: break;
+  }
+}
 
 inline std::optional<template_namespace> parse_namespace(std::string_view s) noexcept {
   for (std::size_t i = 0; i < namespace_names.size(); ++i)
@@ -4502,6 +5342,7 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
   auto path = parse_member_path(rest);
   if (!path) return fmt::format("empty path segment in ${{{}}}", expr);
   part.path = std::move(*path);
+  resolve_fixed_key(part);
   return check_fixed_keys(part, rest, expr);
 }
 
@@ -4565,6 +5406,8 @@ LITTLE_LOOPS_NAMESPACE_END
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -4584,10 +5427,18 @@ inline std::string_view template_error_code(const std::string& message) {
   return "template-syntax";
 }
 
+/// Context keys a host sets for every run (ll-loop: executor_options::injected_context).
+inline constexpr std::array<std::string_view, 3> host_context_keys{"run_dir", "input_hash",
+                                                                   "max_steps"};
+
 struct template_checker {
   const std::vector<std::string>* captures = nullptr;
+  const std::vector<std::string>* context_keys = nullptr;  // the loop's, the input's, the host's
   diagnostics* out = nullptr;
   parsed_templates* keep = nullptr;  // every template that parses, by its text (optional)
+  // Names of sub-loop states: `captured.<state>` is then the child's record, whose keys are
+  // the child's captures, `output` and the outcome fields.
+  const std::vector<std::string>* subloop_records = nullptr;
 
   void add(std::string path, std::string code, std::string message,
            severity level = severity::error) const {
@@ -4607,6 +5458,7 @@ struct template_checker {
       if (!part.is_variable || part.optional || part.default_value) continue;
       check_record_key(part, path);
       check_capture(part, path);
+      check_context_key(part, path);
     }
     if (keep != nullptr && keep->find(text) == keep->end())
       keep->emplace(std::string(text), parsed_template{parts, *parsed});
@@ -4629,6 +5481,22 @@ struct template_checker {
         severity::warning);
   }
 
+  // `${context.X}` where the loop defines no X but a key close to it (`targte` for
+  // `target`): an error with a did-you-mean, since a run would stop there with the `error`
+  // verdict. A key not close to any may come from `--context`; a guarded reference (`?`,
+  // `:default=`) is not checked.
+  void check_context_key(const template_part& part, const std::string& path) const {
+    if (part.ns != template_namespace::context || part.path.empty() || context_keys == nullptr) return;
+    const std::string& key = part.path.front().key;
+    if (names_contain(*context_keys, key)) return;
+    const auto close = closest_match(key, *context_keys);
+    if (!close) return;
+    add(path, "template-unknown-context",
+        fmt::format("${{{}}} reads context.{}, which the loop does not define (did you mean "
+                    "\"{}\"?); write ${{{}?}} or ${{{}:default=…}} if it is optional",
+                    part.text, key, *close, part.text, part.text));
+  }
+
   // `prev`, `result` and a capture are records with fixed keys: a reference to another key
   // (a typo: `${prev.outptu}`) can never resolve. A warning, as for an unknown capture: it
   // fails only if the state runs, as the `error` verdict.
@@ -4644,11 +5512,31 @@ struct template_checker {
       warn(part.path[0].key, template_prev_keys, "prev");
     else if (part.ns == template_namespace::result && !part.path.empty())
       warn(part.path[0].key, template_result_keys, "result");
-    else if (part.ns == template_namespace::captured && part.path.size() >= 2)
+    else if (part.ns == template_namespace::captured && part.path.size() >= 2 &&
+             !reads_subloop_record(part))
       warn(part.path[1].key, template_captured_keys, "a capture");
   }
 
-  // Warns about `${context.…}` pasted into shell text outside any quotes without `:shell`.
+  bool reads_subloop_record(const template_part& part) const {
+    return subloop_records != nullptr &&
+           std::find(subloop_records->begin(), subloop_records->end(), part.path[0].key) !=
+               subloop_records->end();
+  }
+
+  // True for a `${captured.…}`, `${prev.…}` or `${result.…}` reference to text an action or
+  // a judge produced (not an exit code, a duration or a state name).
+  static bool is_run_output(const template_part& part) {
+    if (part.ns != template_namespace::captured && part.ns != template_namespace::prev &&
+        part.ns != template_namespace::result)
+      return false;
+    const std::size_t field = part.ns == template_namespace::captured ? 1 : 0;
+    if (part.path.size() <= field) return true;
+    const std::string& key = part.path[field].key;
+    return key != "exit_code" && key != "duration_ms" && key != "state";
+  }
+
+  // Warns about `${context.…}` pasted into shell text outside any quotes, and about
+  // `${captured.…}`, `${prev.…}`, `${result.…}` output anywhere in it, without `:shell`.
   void check_shell_quoting(std::string_view src, const std::vector<template_part>& parts,
                            const std::string& path) const {
     char quote = 0;  // 0, '\'' or '"'
@@ -4672,10 +5560,18 @@ struct template_checker {
       if (!part.is_variable) continue;
       scan(part.offset);
       pos = part.offset + part.length;
-      if (part.ns == template_namespace::context && !part.shell && quote == 0) {
+      if (part.shell) continue;
+      if (part.ns == template_namespace::context && quote == 0) {
         add(path, "template-unquoted-context",
             fmt::format("${{{}}} is pasted into the shell command unquoted; a value with "
                         "spaces or metacharacters changes the command: write ${{{}:shell}}",
+                        part.text, part.text),
+            severity::warning);
+      } else if (is_run_output(part)) {
+        add(path, "template-unquoted-output",
+            fmt::format("${{{}}} pastes what an action printed into the shell command; quotes do "
+                        "not protect it (a `$(…)` or a quote in it runs as shell): write "
+                        "${{{}:shell}}",
                         part.text, part.text),
             severity::warning);
       }
@@ -4688,9 +5584,7 @@ struct template_checker {
     if (state.action) {
       const std::string path = join_path(base, "action");
       auto parts = check(*state.action, path);
-      const bool shell = state.action_type ? *state.action_type == action_kind::shell
-                                           : (state.action->empty() || state.action->front() != '/');
-      if (parts && shell) check_shell_quoting(*state.action, *parts, path);
+      if (parts && !runs_prompt_action(state)) check_shell_quoting(*state.action, *parts, path);
     }
     if (state.next) check(*state.next, join_path(base, "next"));
     if (state.route) {
@@ -4701,6 +5595,21 @@ struct template_checker {
     }
     for (const auto& [verdict, target] : state.on) check(target, member_path(base, "on_" + verdict));
     if (state.evaluate) check_evaluator(*state.evaluate, join_path(base, "evaluate"));
+    if (state.loop) check(*state.loop, join_path(base, "loop"));
+    for (const auto& [key, value] : state.with) check_value(value, member_path(join_path(base, "with"), key));
+    for (const auto& [key, value] : state.output)
+      check_value(value, member_path(join_path(base, "output"), key));
+  }
+
+  // Every string inside a `with:` or `output:` value.
+  void check_value(const json& value, const std::string& path) const {
+    if (value.is_string()) {
+      check(value.get_ref<const std::string&>(), path);
+    } else if (value.is_object()) {
+      for (auto it = value.begin(); it != value.end(); ++it) check_value(it.value(), member_path(path, it.key()));
+    } else if (value.is_array()) {
+      for (std::size_t i = 0; i < value.size(); ++i) check_value(value[i], fmt::format("{}[{}]", path, i));
+    }
   }
 
   // The evaluator's string fields (`target` and `tolerance` when they are strings).
@@ -4748,10 +5657,21 @@ inline void merge_repeated_diagnostics(diagnostics& out, std::size_t first) {
 // Checks every templated field of `loop` (see validate_templates).
 inline void check_loop_templates(const fsm_loop& loop, diagnostics& out, parsed_templates* keep = nullptr) {
   std::vector<std::string> captures;
-  for (const auto& entry : loop.states)
+  std::vector<std::string> subloops;
+  for (const auto& entry : loop.states) {
     if (entry.second.capture) captures.push_back(*entry.second.capture);
+    if (entry.second.loop) {
+      captures.push_back(entry.first);
+      subloops.push_back(entry.first);
+    }
+  }
+  std::vector<std::string> context_keys(host_context_keys.begin(), host_context_keys.end());
+  if (loop.context.is_object())
+    for (auto it = loop.context.begin(); it != loop.context.end(); ++it) context_keys.push_back(it.key());
+  context_keys.push_back(loop.input_key);
+  for (const auto& key : loop.required_inputs) context_keys.push_back(key);
   const std::size_t first = out.size();
-  const template_checker checker{&captures, &out, keep};
+  const template_checker checker{&captures, &context_keys, &out, keep, &subloops};
   for (const auto& [name, state] : loop.states) checker.check_state(name, state);
   merge_repeated_diagnostics(out, first);
 }
@@ -5045,6 +5965,7 @@ void write_captured_record(W& w, const captured_record& r) {
   // Only when set, so that records of runs without them read as before.
   if (!r.failure_type.empty()) w.string("failure_type", r.failure_type);
   if (!r.timeout_kind.empty()) w.string("timeout_kind", r.timeout_kind);
+  if (!r.subloop.is_null()) w.value("subloop", r.subloop);
 }
 
 template <class W>
@@ -5101,16 +6022,16 @@ inline void append_json_value(std::string& out, const Json& v) {
       out += v.template get_ref<const std::string&>();
       break;
     case nlohmann::json::value_t::boolean:
-      out += v.template get<bool>() ? "true" : "false";
+      out += *v.template get_ptr<const typename Json::boolean_t*>() ? "true" : "false";
       break;
     case nlohmann::json::value_t::number_integer:
-      append_integer(out, v.template get<std::int64_t>());
+      append_integer(out, *v.template get_ptr<const typename Json::number_integer_t*>());
       break;
     case nlohmann::json::value_t::number_unsigned:
-      append_integer(out, v.template get<std::uint64_t>());
+      append_integer(out, *v.template get_ptr<const typename Json::number_unsigned_t*>());
       break;
     case nlohmann::json::value_t::number_float:
-      append_py_float(out, v.template get<double>());
+      append_py_float(out, *v.template get_ptr<const typename Json::number_float_t*>());
       break;
     case nlohmann::json::value_t::null:
     case nlohmann::json::value_t::discarded:
@@ -5239,15 +6160,22 @@ inline std::optional<std::string> resolve_captured(std::string& out, const templ
     w.finish();
     return std::nullopt;
   }
-  const std::string& field = path[1].key;
   constexpr std::string_view where = "captured";
-  if (field == "output") return append_leaf_string(out, path, 1, c.output, where);
-  if (field == "stderr") return append_leaf_string(out, path, 1, c.stderr_output, where);
-  if (field == "verdict") return append_leaf_string(out, path, 1, c.verdict, where);
-  if (field == "exit_code") return append_leaf_int(out, path, 1, c.exit_code, where);
-  if (field == "duration_ms") return append_leaf_int(out, path, 1, c.duration_ms, where);
-  if (field == "failure_type") return append_leaf_string(out, path, 1, c.failure_type, where);
-  if (field == "timeout_kind") return append_leaf_string(out, path, 1, c.timeout_kind, where);
+  if (c.subloop.is_object() && c.subloop.contains(path[1].key))  // a sub-loop state's record
+    return resolve_walk(out, c.subloop, path, 1, where);
+  constexpr auto& keys = template_captured_keys;
+  switch (p.key) {
+    case key_index(keys, "output"): return append_leaf_string(out, path, 1, c.output, where);
+    case key_index(keys, "stderr"): return append_leaf_string(out, path, 1, c.stderr_output, where);
+    case key_index(keys, "verdict"): return append_leaf_string(out, path, 1, c.verdict, where);
+    case key_index(keys, "exit_code"): return append_leaf_int(out, path, 1, c.exit_code, where);
+    case key_index(keys, "duration_ms"): return append_leaf_int(out, path, 1, c.duration_ms, where);
+    case key_index(keys, "failure_type"):
+      return append_leaf_string(out, path, 1, c.failure_type, where);
+    case key_index(keys, "timeout_kind"):
+      return append_leaf_string(out, path, 1, c.timeout_kind, where);
+    default: break;
+  }
   return fmt::format("Path '{}' not found in captured (available: {})", segments_text(path, 2),
                      join_names(template_captured_keys));
 }
@@ -5276,64 +6204,65 @@ inline std::optional<std::string> resolve_prev(std::string& out, const template_
     return std::string("No previous state result available");
   }
   const prev_record& pr = *ctx.prev;
-  const std::string& field = path[0].key;
-  if (field == "state") return append_leaf_string(out, path, 0, pr.state, "prev");
-  if (field == "output") return append_leaf_string(out, path, 0, pr.output, "prev");
-  if (field == "stderr") return append_leaf_string(out, path, 0, pr.stderr_output, "prev");
-  if (field == "verdict") return append_leaf_string(out, path, 0, pr.verdict, "prev");
-  if (field == "exit_code") return append_leaf_int(out, path, 0, pr.exit_code, "prev");
-  if (field == "details")
-    return pr.details.visit([&](const json& d) { return resolve_walk(out, d, path, 1, "prev"); });
-  if (field == "evaluation") return resolve_prev_evaluation(out, p, ctx);
+  constexpr auto& keys = template_prev_keys;
+  switch (p.key) {
+    case key_index(keys, "state"): return append_leaf_string(out, path, 0, pr.state, "prev");
+    case key_index(keys, "output"): return append_leaf_string(out, path, 0, pr.output, "prev");
+    case key_index(keys, "stderr"): return append_leaf_string(out, path, 0, pr.stderr_output, "prev");
+    case key_index(keys, "verdict"): return append_leaf_string(out, path, 0, pr.verdict, "prev");
+    case key_index(keys, "exit_code"): return append_leaf_int(out, path, 0, pr.exit_code, "prev");
+    case key_index(keys, "details"):
+      return pr.details.visit([&](const json& d) { return resolve_walk(out, d, path, 1, "prev"); });
+    case key_index(keys, "evaluation"): return resolve_prev_evaluation(out, p, ctx);
+    default: break;
+  }
   return fmt::format("Path '{}' not found in prev (available: {})", segments_text(path, 1),
                      join_names(template_prev_keys));
 }
 
 // `${result.verdict}`, `${result.details[.…]}`.
-inline std::optional<std::string> resolve_result(std::string& out, const path_segments& path,
+inline std::optional<std::string> resolve_result(std::string& out, const template_part& p,
                                                  const interpolation_context& ctx) {
+  const auto& path = p.path;
   if (!ctx.result) return std::string("No evaluation result available");
-  const std::string& field = path[0].key;
-  if (field == "verdict") return append_leaf_string(out, path, 0, ctx.result->verdict, "result");
-  if (field == "details")
-    return ctx.result->details.visit(
-        [&](const json& d) { return resolve_walk(out, d, path, 1, "result"); });
+  switch (p.key) {
+    case key_index(template_result_keys, "verdict"):
+      return append_leaf_string(out, path, 0, ctx.result->verdict, "result");
+    case key_index(template_result_keys, "details"):
+      return ctx.result->details.visit(
+          [&](const json& d) { return resolve_walk(out, d, path, 1, "result"); });
+    default: break;
+  }
   return fmt::format("Path '{}' not found in result (available: {})", segments_text(path, 1),
                      join_names(template_result_keys));
 }
 
 // `${state.name}`, `${state.iteration}`. Unknown keys compile only with a fallback (`?` or
 // `:default=`), which replaces the message.
-inline std::optional<std::string> resolve_state(std::string& out, const path_segments& path,
+inline std::optional<std::string> resolve_state(std::string& out, const template_part& p,
                                                 const interpolation_context& ctx) {
-  const std::string& k = path[0].key;
-  if (path.size() == 1 && k == "name")
-    out += ctx.state_name;
-  else if (path.size() == 1 && k == "iteration")
-    append_integer(out, ctx.iteration);
-  else
-    return fmt::format("Unknown state property: {}", segments_text(path, path.size()));
-  return std::nullopt;
+  switch (p.key) {
+    case key_index(template_state_keys, "name"): out += ctx.state_name; return std::nullopt;
+    case key_index(template_state_keys, "iteration"): append_integer(out, ctx.iteration); return std::nullopt;
+    default: return fmt::format("Unknown state property: {}", segments_text(p.path, p.path.size()));
+  }
 }
 
 // `${loop.KEY}`.
-inline std::optional<std::string> resolve_loop(std::string& out, const path_segments& path,
+inline std::optional<std::string> resolve_loop(std::string& out, const template_part& p,
                                                const interpolation_context& ctx) {
-  const std::string& k = path[0].key;
-  if (path.size() != 1)
-    return fmt::format("Unknown loop property: {}", segments_text(path, path.size()));
-  if (k == "name")
-    out += ctx.loop_name;
-  else if (k == "started_at")
-    out += ctx.started_at;
-  else if (k == "elapsed_ms")
-    append_integer(out, ctx.elapsed_ms);
-  else if (k == "elapsed")
-    out += format_elapsed(ctx.elapsed_ms);
-  else if (k == "max_iterations")
-    append_integer(out, ctx.max_iterations);
-  else
-    return fmt::format("Unknown loop property: {}", k);
+  constexpr auto& keys = template_loop_keys;
+  switch (p.key) {
+    case key_index(keys, "name"): out += ctx.loop_name; break;
+    case key_index(keys, "started_at"): out += ctx.started_at; break;
+    case key_index(keys, "elapsed_ms"): append_integer(out, ctx.elapsed_ms); break;
+    case key_index(keys, "elapsed"): out += format_elapsed(ctx.elapsed_ms); break;
+    case key_index(keys, "max_iterations"): append_integer(out, ctx.max_iterations); break;
+    default:
+      if (p.path.size() != 1)
+        return fmt::format("Unknown loop property: {}", segments_text(p.path, p.path.size()));
+      return fmt::format("Unknown loop property: {}", p.path[0].key);
+  }
   return std::nullopt;
 }
 
@@ -5357,15 +6286,22 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
                                                const interpolation_context& ctx) {
   switch (p.ns) {
     case template_namespace::context:
+      if (ctx.context && p.path.size() == 1 && ctx.context->is_object()) {  // `${context.KEY}`
+        const auto& members = ctx.context->get_ref<const json::object_t&>();
+        if (auto it = members.find(p.path[0].key); it != members.end()) {
+          append_json_value(out, it->second);
+          return std::nullopt;
+        }
+      }
       if (!ctx.context)
         return fmt::format("Path '{}' not found in context (available: none)",
                            segments_text(p.path, 1));
       return resolve_walk(out, *ctx.context, p.path, 0, "context");
     case template_namespace::captured: return resolve_captured(out, p, ctx);
     case template_namespace::prev: return resolve_prev(out, p, ctx);
-    case template_namespace::result: return resolve_result(out, p.path, ctx);
-    case template_namespace::state: return resolve_state(out, p.path, ctx);
-    case template_namespace::loop: return resolve_loop(out, p.path, ctx);
+    case template_namespace::result: return resolve_result(out, p, ctx);
+    case template_namespace::state: return resolve_state(out, p, ctx);
+    case template_namespace::loop: return resolve_loop(out, p, ctx);
     case template_namespace::env: return resolve_env(out, p.env_name, ctx);
   }
   return std::string("unknown namespace");
@@ -5491,7 +6427,10 @@ inline expected<void, error> render_to(const compiled_template& tpl,
     if (p.shell) detail::shell_quote_tail(out, start);
   }
   if (out.size() - base > ctx.size_limit) return unexpected(detail::too_large(tpl, ctx.size_limit));
-  return {};
+  // Default-initialised: tl::expected's defaulted constructor makes `return {}` zero the
+  // error's storage first (a third of a short rendering's time).
+  expected<void, error> rendered;
+  return rendered;
 }
 
 /// @brief Renders `tpl` into a new string.
@@ -5553,10 +6492,14 @@ class template_table {
 /// (`template-unknown-namespace`), unknown `state.`/`loop.` keys (`template-unknown-key`),
 /// bash operators inside `${…}` with a `$${…}` hint (`template-bash-operator`),
 /// all errors; warns about `${captured.X}` where no state captures X
-/// (`template-unknown-capture`; not for references with `?` or `:default=`) and about raw
+/// (`template-unknown-capture`; not for references with `?` or `:default=`), about raw
 /// `${context.…}` outside quotes in shell actions (`template-unquoted-context`, suggesting
 /// `:shell`; not for an action that is one `${context.…}` and nothing else, a command kept in
-/// the context, as the convergence paradigm's `${context.metric_cmd}`).
+/// the context, as the convergence paradigm's `${context.metric_cmd}`) and about
+/// `${captured.…}`, `${prev.…}`, `${result.…}` text in shell actions, quoted or not
+/// (`template-unquoted-output`, suggesting `:shell`); reports `${context.X}` for an X the
+/// loop does not define but close to a key it does (`template-unknown-context`, an error
+/// with a did-you-mean; not with `?` or `:default=`, nor for keys the host injects).
 /// With `keep`, every template that parses is kept there for compiling (see template_table).
 inline void validate_templates(const fsm_loop& loop, diagnostics& out, template_table* keep = nullptr) {
   detail::check_loop_templates(loop, out, keep != nullptr ? &keep->parsed_ : nullptr);
@@ -5613,6 +6556,11 @@ inline std::vector<state_reference> state_references(const state_config& state,
     refs.push_back({member_path(state_path, "on_" + verdict), &target});
   if (state.on_retry_exhausted)
     refs.push_back({join_path(state_path, "on_retry_exhausted"), &*state.on_retry_exhausted, true});
+  for (const auto& [cls, target] : state.resilience.catches)
+    refs.push_back({join_path(join_path(state_path, "catch"), cls), &target, true});
+  if (state.resilience.on_rate_limit_exhausted)
+    refs.push_back({join_path(state_path, "on_rate_limit_exhausted"),
+                    &*state.resilience.on_rate_limit_exhausted, true});
   if (state.on_maintain)
     // Seed 002: `state.on_maintain or initial`, a name, not interpolated (as on_max_iterations).
     refs.push_back({join_path(state_path, "on_maintain"), &*state.on_maintain, true});
@@ -5647,8 +6595,25 @@ inline void check_duration(std::optional<double> value, const std::string& path,
                        *value));
 }
 
-inline void check_verdict_spelling(std::string_view verdict, const std::string& path,
-                                   diagnostics& out) {
+/// A verdict routed by `state` that its evaluator can never give but that is close to one it
+/// gives (`on_sucess` on an exit_code state) is an error with a did-you-mean
+/// (`impossible-verdict`): the run would end in "No valid transition". Other unknown verdicts
+/// close to a well-known one are a warning (`suspicious-verdict`).
+inline void check_verdict_spelling(const state_config& state, std::string_view verdict,
+                                   const std::string& path, diagnostics& out) {
+  if (const auto produced = producible_verdicts(state)) {
+    std::vector<std::string_view> known = *produced;
+    for (const auto v : *produced)
+      if (!twin_verdict(v).empty()) known.push_back(twin_verdict(v));
+    if (state.loop) known.insert(known.end(), {"error", "timeout"});  // routed when given
+    if (names_contain(known, verdict)) return;
+    if (const auto close = closest_match(verdict, known)) {
+      report(out, path, "impossible-verdict",
+             fmt::format("{} can never produce the verdict {} (did you mean \"{}\"?)",
+                         verdict_source(state), quote_excerpt(verdict), *close));
+      return;
+    }
+  }
   for (const auto known : well_known_verdicts)
     if (known == verdict) return;
   const auto close = closest_match(verdict, well_known_verdicts);
@@ -5704,6 +6669,14 @@ inline evaluator_uses check_required_fields(const evaluate_config& config,
       break;
     case evaluator_type::classify:
       uses.line = true;
+      break;
+    case evaluator_type::harbor_scorer:
+      break;
+    case evaluator_type::diff_stall:
+    case evaluator_type::score_stall:
+    case evaluator_type::open_question_stall:
+    case evaluator_type::action_stall:
+      uses.source = false;
       break;
   }
   return uses;
@@ -5950,7 +6923,7 @@ inline void check_action_fields(const state_config& state, const std::string& pa
   if (state.action && state.action->empty() && !state.terminal)
     report(out, join_path(path, "action"), "empty-action",
            "'action' is empty: the state runs no action (as if it had none)", severity::warning);
-  if (state.capture && (!state.action || state.action->empty()))
+  if (state.capture && (!state.action || state.action->empty()) && !state.loop)
     report(out, join_path(path, "capture"), "capture-without-action",
            "'capture' on a state without an action captures nothing", severity::warning);
 }
@@ -5964,7 +6937,7 @@ inline void check_unused_state_fields(const state_config& state, const std::stri
   if (!runs_action) {
     const char* why = state.terminal ? "a terminal state runs no action"
                                      : "this state has no action";
-    if (state.timeout)
+    if (state.timeout && !state.loop)  // a sub-loop state's timeout bounds its child
       report(out, join_path(path, "timeout"), "unused-state-field",
              fmt::format("'timeout' limits the state's action, and {}: it is never used", why),
              severity::warning);
@@ -6019,6 +6992,23 @@ inline void check_retry_fields(const state_config& state, const std::string& pat
            severity::warning);
 }
 
+/// A warning per verdict that the state's evaluator can give but that finds no route
+/// (`unrouted-verdict`): the run would end there with "No valid transition". Only for a
+/// state that routes by verdict (a state with no routing at all is `no-transition`).
+inline void check_unrouted_verdicts(const state_config& state, const std::string& path,
+                                    diagnostics& out) {
+  if (state.terminal || state.next || (state.on.empty() && !has_route_entries(state))) return;
+  const auto unrouted = unrouted_verdicts(state);
+  if (!unrouted) return;
+  for (const auto verdict : *unrouted)
+    report(out, path, "unrouted-verdict",
+           fmt::format("{} can give the verdict \"{}\", which has no route here: the run would "
+                       "stop with \"No valid transition\"; add on_{}{}",
+                       verdict_source(state), verdict,
+                       verdict, verdict == "error" ? " (or route._error)" : ""),
+           severity::warning);
+}
+
 /// The rules of one state, in the order their diagnostics are reported.
 inline void check_state(const std::string& name, const state_config& state, const fsm_loop& loop,
                         const state_index& index, state_name_hints& hint, diagnostics& out) {
@@ -6032,11 +7022,16 @@ inline void check_state(const std::string& name, const state_config& state, cons
   check_action_fields(state, path, out);
   check_unused_state_fields(state, path, loop, out);
   check_retry_fields(state, path, out);
+  check_subloop_fields(state, path, out);
+  check_rate_limit_pairing(state, path, out);
+  if (state.evaluate) check_stall_fields(*state.evaluate, join_path(path, "evaluate"), out);
   for (const auto& entry : state.on)
-    check_verdict_spelling(entry.first, join_path(path, "on_" + entry.first), out);
+    check_verdict_spelling(state, entry.first, join_path(path, "on_" + entry.first), out);
   if (state.route)
     for (const auto& entry : state.route->routes)
-      check_verdict_spelling(entry.first, join_path(join_path(path, "route"), entry.first), out);
+      check_verdict_spelling(state, entry.first, join_path(join_path(path, "route"), entry.first), out);
+  // (A paradigm's states are compiled, not written: its spec has no place for a route.)
+  if (!loop.maintain && !loop.paradigm) check_unrouted_verdicts(state, path, out);
 }
 
 /// `visibility` (warning: counts as public), `input-key-unguarded` (an `input_key` other
@@ -6114,6 +7109,7 @@ inline void check_loop_settings(const fsm_loop& loop, const state_index& index,
                        "state)",
                        sanitize_utf8(*loop.on_max_passes)));
   check_loop_metadata(loop, out);
+  check_circuit(loop, index, out);
   if (loop.on_max_iterations && index.count(*loop.on_max_iterations) == 0)
     report(out, "on_max_iterations", "unknown-state",
            fmt::format("on_max_iterations references unknown state '{}' (must be a declared "
@@ -6140,6 +7136,8 @@ inline std::optional<std::vector<char>> reachable_states(const fsm_loop& loop,
   enter(loop.initial);
   if (loop.on_max_iterations) enter(*loop.on_max_iterations);
   if (loop.on_max_passes) enter(*loop.on_max_passes);
+  if (const auto& rf = loop.resilience.repeated_failure; rf && rf->on_repeated_failure != "abort")
+    enter(rf->on_repeated_failure);  // the circuit enters it
   bool dynamic = false;
   for (std::size_t head = 0; head < queue.size(); ++head) {
     for (const auto& ref : state_references(*states[queue[head]], std::string{})) {
@@ -6230,10 +7228,16 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `empty-action` | warning | `action: ""`: the state runs no action, as in the seed |
 /// | `action-nul` | error | an action holding a NUL byte (`\u0000`), which no program can be given |
 /// | `capture-without-action` | warning | `capture` on a state without an action (or an empty one) |
-/// | `unused-state-field` | warning | `timeout` / `action_type` on a state that runs no action (none, empty, or terminal); `evaluate` on a terminal; `on_maintain` without `maintain: true` |
+/// | `unused-state-field` | warning | `timeout` / `action_type` on a state that runs no action (none, empty, or terminal); `evaluate` on a terminal or a sub-loop state; `on_maintain` without `maintain: true`; `output` on a state that is not terminal |
+/// | `subloop-action` | error | `loop` and `action` on one state |
+/// | `subloop-terminal` | error | `loop` on a terminal state |
+/// | `with-without-loop` | error | `with` or `context_passthrough` on a state without `loop` |
+/// | `with-and-passthrough` | error | `with` and `context_passthrough` on one state |
 /// | `unused-evaluator-field` | warning | an evaluator field its type does not read |
 /// | `llm-disabled` | warning | llm_structured while `llm.enabled: false` |
 /// | `suspicious-verdict` | warning | on_<verdict>/route key close to a built-in verdict |
+/// | `impossible-verdict` | error | a routed verdict the state's evaluator never gives, close to one it gives |
+/// | `unrouted-verdict` | warning | a verdict the state's evaluator gives that has no route |
 /// | `pattern-not-regex` | warning | an output_contains pattern searched for as plain text: invalid for Python's re, or using a feature RE2 lacks (lookaround, backreferences) |
 /// | `unreachable-state` | warning | not reachable from `initial` (or on_max_iterations) |
 /// | `max-retries-range` | error | max_retries < 1 |
@@ -6915,6 +7919,45 @@ inline evaluation_result evaluate_exit_code(int exit_code) {
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/evaluators/exit_code.hpp>
+// #include <little_loops/evaluators/harbor_scorer.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/detail/numbers.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+// #include <little_loops/detail/utf8.hpp> (already inlined above)
+
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// @brief A Harbor-format scorer (the reference's evaluators.py): a non-zero exit is `no`
+/// (`{exit_code}`); exit 0 with a number as its whole output (surrounding whitespace
+/// allowed) is `yes` (`{score, exit_code: 0}`); exit 0 with anything else is `error`
+/// (`Scorer stdout is not a float: <first 200 characters>`). It reads the exit code, so a
+/// non-zero exit is not the blind-evaluator `error`.
+inline evaluation_result evaluate_harbor_scorer(std::string_view output, int exit_code) {
+  evaluation_result r;
+  if (exit_code != 0) {
+    r.verdict = "no";
+    r.details = json{{"exit_code", exit_code}};
+    return r;
+  }
+  if (const auto score = detail::parse_number(output)) {
+    r.verdict = "yes";
+    r.details = json{{"score", *score}, {"exit_code", 0}};
+    return r;
+  }
+  r.verdict = "error";
+  r.details = json{{"exit_code", 0},
+                   {"error", "Scorer stdout is not a float: " +
+                                 detail::sanitize_utf8(detail::utf8_prefix(output, 200))}};
+  return r;
+}
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/evaluators/harbor_scorer.hpp>
 // #include <little_loops/evaluators/llm_judge.hpp>
 // fail-closed reply parsing
 // SPDX-License-Identifier: MIT
@@ -8351,7 +9394,8 @@ inline evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
 // The current dialect's blind-evaluator rule: output_*, convergence and classify do not read
 // the output of an action that exited non-zero; the verdict is `error`.
 inline bool blind_to_exit(evaluator_type type) noexcept {
-  return type != evaluator_type::exit_code && type != evaluator_type::llm_structured;
+  return type != evaluator_type::exit_code && type != evaluator_type::llm_structured &&
+         type != evaluator_type::harbor_scorer && !is_stall_evaluator(type);
 }
 
 inline evaluation_result blind_result(int exit_code) {
@@ -8383,6 +9427,7 @@ inline std::optional<evaluation_result> judge_cut_output(const compiled_evaluato
     case evaluator_type::output_numeric:
     case evaluator_type::output_json:
     case evaluator_type::convergence:
+    case evaluator_type::harbor_scorer:
     case evaluator_type::classify: return cut();
     case evaluator_type::output_contains: {
       evaluation_result r = run_output_contains(c, input, ctx);
@@ -8392,7 +9437,11 @@ inline std::optional<evaluation_result> judge_cut_output(const compiled_evaluato
       return matched ? note(std::move(r)) : cut();
     }
     case evaluator_type::exit_code: return note(evaluate_exit_code(a.exit_code));
-    case evaluator_type::llm_structured: return std::nullopt;
+    case evaluator_type::llm_structured:
+    case evaluator_type::diff_stall:
+    case evaluator_type::score_stall:
+    case evaluator_type::open_question_stall:
+    case evaluator_type::action_stall: return std::nullopt;
   }
   return std::nullopt;
 }
@@ -8493,6 +9542,16 @@ class basic_evaluator {
         return evaluate_classify(input, cfg.line.value_or(json(nullptr)));
       case evaluator_type::llm_structured:
         return ask_judge(request, *compiled, input);
+      case evaluator_type::harbor_scorer:
+        return evaluate_harbor_scorer(input, action ? action->exit_code : 0);
+      case evaluator_type::diff_stall:
+      case evaluator_type::score_stall:
+      case evaluator_type::open_question_stall:
+      case evaluator_type::action_stall:
+        // Their memory is the run's and what they read comes through the runner: the
+        // executor judges them (detail/stall_memory.hpp) without asking an Evaluator.
+        return detail::error_result(fmt::format(
+            "{} is judged by the executor, which keeps its memory", to_string(cfg.type)));
     }
     return detail::error_result("unknown evaluator type");
   }
@@ -8538,6 +9597,22 @@ class basic_evaluator {
 /// ("no judge backend").
 using default_evaluator = basic_evaluator<no_judge_backend>;
 
+namespace detail {
+/// True for the library's evaluators, whose default verdict of a shell action (no
+/// `evaluate:`) is its exit code, decided at once without calling anything.
+template <class T>
+inline constexpr bool is_basic_evaluator = false;
+template <class Judge>
+inline constexpr bool is_basic_evaluator<basic_evaluator<Judge>> = true;
+
+/// True when `Eval` decides `req` at once: the library's exit-code verdict of a shell action
+/// without `evaluate:` (an executor need not read the clock again after it).
+template <class Eval>
+constexpr bool instant_verdict(const evaluation_request& req) noexcept {
+  return is_basic_evaluator<Eval> && !req.config && req.kind == action_kind::shell;
+}
+}  // namespace detail
+
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/evaluators.hpp>
 // #include <little_loops/events.hpp>
@@ -8550,10 +9625,12 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <fmt/format.h>
 
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -8572,6 +9649,7 @@ struct loop_start_event {
   static constexpr std::string_view name = "loop_start";
   event_time ts;
   std::string_view loop;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `loop_resume {loop, from_state, iteration}`: a run continues from a snapshot.
@@ -8581,6 +9659,7 @@ struct loop_resume_event {
   std::string_view loop;
   std::string_view from_state;
   std::int64_t iteration = 0;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `state_enter {state, iteration}`: a state starts executing (iteration is 1-based).
@@ -8589,6 +9668,7 @@ struct state_enter_event {
   event_time ts;
   std::string_view state;
   std::int64_t iteration = 0;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `action_start {action, is_prompt}`: the interpolated action is handed to the runner.
@@ -8598,10 +9678,11 @@ struct action_start_event {
   std::string_view state;
   std::string_view action;
   bool is_prompt = false;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `action_complete {exit_code, duration_ms, output_preview, is_prompt[, timed_out, signal,
-/// cancelled]}`: the runner returned. `output_preview` is the output's last 2000 characters
+/// cancelled, stderr_preview]}`: the runner returned. `output_preview` is the output's last 2000 characters
 /// (code points), then stripped of whitespace as Python's str.strip() does; null only when
 /// the output is empty (a blank output gives "").
 struct action_complete_event {
@@ -8617,6 +9698,8 @@ struct action_complete_event {
   int signal = 0;
   bool truncated = false;        ///< the runner cut the output (action_result::truncated)
   std::size_t output_limit = 0;  ///< where it was cut, in bytes per stream (0: not known)
+  std::string_view stderr_output;  ///< the action's stderr (`stderr_preview` in JSON)
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `evaluate {type, verdict, ...details}`: the verdict of a state. `type` is the evaluator
@@ -8633,6 +9716,7 @@ struct evaluate_event {
   /// false: the JSON form is `{type, verdict}` only, as seed 002 emits a default evaluation
   /// (no `evaluate:` config); sinks still get `details` (a display shows a judge's reason).
   bool details_in_json = true;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `route {from, to[, reason]}`: a transition. `reason` is `"maintain"` for a maintain-mode
@@ -8643,6 +9727,7 @@ struct route_event {
   std::string_view from;
   std::string_view to;
   std::string_view reason;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `max_iterations_summary {summary_state, iterations}`: the cap was hit and the loop's
@@ -8652,6 +9737,7 @@ struct max_iterations_event {
   event_time ts;
   std::string_view summary_state;
   std::int64_t iterations = 0;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `handoff_detected {state, iteration, continuation}`: an action printed the handoff
@@ -8662,6 +9748,7 @@ struct handoff_event {
   std::string_view state;
   std::int64_t iteration = 0;
   std::string_view continuation;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `error {state, kind, message}`: something failed while executing a state. `kind` is one
@@ -8673,6 +9760,7 @@ struct error_event {
   std::string_view state;
   std::string_view kind;
   std::string_view message;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// `loop_complete {final_state, iterations, terminated_by}`: the run ended.
@@ -8682,13 +9770,33 @@ struct loop_complete_event {
   std::string_view final_state;
   std::int64_t iterations = 0;
   std::string_view terminated_by;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
+};
+
+/// `resilience {state, kind, ...}`: a resilience policy acted (design §6.6). `kind` is
+/// `retry` (the state runs again after `delay_ms`; `attempt` counts this failure's retries,
+/// `waited_ms` the time waited for it so far), `catch` (a failure of `error_class` went to
+/// `target`), `wait` (a per-state `backoff`), `cycle_detected` (`max_edge_revisits`) or
+/// `stall_detected` (`circuit`; `target` is `abort` or the recovery state).
+struct resilience_event {
+  static constexpr std::string_view name = "resilience";
+  event_time ts;
+  std::string_view state;
+  std::string_view kind;
+  std::string_view error_class;
+  std::int64_t attempt = 0;
+  std::int64_t delay_ms = 0;
+  std::int64_t waited_ms = 0;
+  std::string_view target;
+  std::string_view message;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
 /// Every event the executor emits. Sinks receive this variant.
 using loop_event = std::variant<loop_start_event, loop_resume_event, state_enter_event,
                                 action_start_event, action_complete_event, evaluate_event,
                                 route_event, max_iterations_event, handoff_event, error_event,
-                                loop_complete_event>;
+                                loop_complete_event, resilience_event>;
 
 /// The name of an event (`"loop_start"`, `"route"`, …): the JSON `event` field.
 inline std::string_view event_name(const loop_event& e) noexcept {
@@ -8705,6 +9813,20 @@ inline event_time event_timestamp(const loop_event& e) noexcept {
 struct null_event_sink {
   void on_event(const loop_event&) noexcept {}
 };
+
+namespace detail {
+/// Whether `sink` wants events now: never the null sink; a sink with `wants_events()` (a
+/// display silenced by --quiet, say) is asked each time; any other always.
+template <class Sink>
+constexpr bool sink_listens(const Sink& sink) noexcept {
+  if constexpr (std::is_same_v<std::remove_cvref_t<Sink>, null_event_sink>)
+    return false;
+  else if constexpr (requires { { sink.wants_events() } noexcept -> std::convertible_to<bool>; })
+    return sink.wants_events();
+  else
+    return true;
+}
+}  // namespace detail
 
 /// An EventSink that keeps the seed-002 JSON of every event, in order (tests, debugging,
 /// simple journals). Conversion failures (out of memory) drop the event.
@@ -8848,6 +9970,8 @@ inline void write_event(W& w, const action_complete_event& e) {
     w.boolean("output_truncated", true);
     w.integer("output_limit", static_cast<std::int64_t>(e.output_limit));
   }
+  // What went wrong is usually on stderr: its tail, as output_preview, when there is any.
+  if (!e.stderr_output.empty()) w.string("stderr_preview", output_tail(e.stderr_output));
 }
 template <class W>
 inline void write_event(W& w, const evaluate_event& e) {
@@ -8886,6 +10010,18 @@ inline void write_event(W& w, const loop_complete_event& e) {
   w.string("terminated_by", e.terminated_by);
 }
 
+template <class W>
+inline void write_event(W& w, const resilience_event& e) {
+  w.string("state", e.state);
+  w.string("kind", e.kind);
+  if (!e.error_class.empty()) w.string("error_class", e.error_class);
+  if (e.attempt != 0) w.integer("attempt", e.attempt);
+  if (e.kind == "retry" || e.kind == "wait") w.integer("delay_ms", e.delay_ms);
+  if (e.waited_ms != 0) w.integer("waited_ms", e.waited_ms);
+  if (!e.target.empty()) w.string("target", e.target);
+  if (!e.message.empty()) w.string("message", e.message);
+}
+
 /// True when evaluation details would overwrite a member of the evaluate event itself (the
 /// JSON object then keeps the member's first position, which the line writer cannot).
 inline bool details_shadow_event_members(const evaluate_event& e) {
@@ -8903,6 +10039,7 @@ template <class Event>
 json to_json(const Event& e) {
   detail::event_json_builder b(e.name, e.ts);
   detail::write_event(b, e);
+  if (e.depth != 0) b.integer("depth", e.depth);
   return b.take();
 }
 
@@ -8924,6 +10061,7 @@ inline void append_json_line(std::string& out, const loop_event& e) {
       [&out](const auto& ev) {
         detail::event_line_writer w(out, ev.name, ev.ts);
         detail::write_event(w, ev);
+        if (ev.depth != 0) w.integer("depth", ev.depth);
         w.finish();
       },
       e);
@@ -9035,6 +10173,8 @@ concept Evaluator = requires(E& eval, const evaluation_request& request) {
 ///     (`to_json(ev)` produces the seed-002 JSON).
 ///
 /// Not required: a particular return type, copyability, thread safety.
+/// Optional: `bool wants_events() const noexcept`; while it returns false the executor
+/// neither reads the clock for events nor calls on_event (as with null_event_sink).
 ///
 /// @par Valid example
 /// @code
@@ -9450,7 +10590,9 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
 /// Version of the snapshot's JSON layout (`snapshot::format_version`, the `version` key).
-inline constexpr int snapshot_format_version = 1;
+/// Version 2 adds `frames` (a run inside sub-loops); a snapshot without frames is written
+/// as version 1, the same bytes as before, which every reader reads.
+inline constexpr int snapshot_format_version = 2;
 
 // A snapshot's members, from a snapshot or a snapshot_view.
 inline const json& snapshot_member(const json& j) noexcept { return j; }
@@ -9461,6 +10603,8 @@ inline const json& snapshot_member(const json* j) noexcept {
 inline const prev_record* snapshot_ptr(const std::optional<prev_record>& p) noexcept { return p ? &*p : nullptr; }
 inline const prev_record* snapshot_ptr(const prev_record* p) noexcept { return p; }
 inline const json* snapshot_counters(const json& j) noexcept { return &j; }
+inline const json* snapshot_frames(const json& j) noexcept { return j.is_null() ? nullptr : &j; }
+inline const json* snapshot_frames(const json* j) noexcept { return j; }
 inline const json* snapshot_counters(const json* j) noexcept { return j; }
 inline const captured_map& snapshot_member(const captured_map& c) noexcept { return c; }
 inline const captured_map& snapshot_member(const captured_map* c) noexcept {
@@ -9471,7 +10615,8 @@ inline const captured_map& snapshot_member(const captured_map* c) noexcept {
 // The snapshot's members but `raw_bytes` (`S`: snapshot or snapshot_view).
 template <class W, class S>
 void write_snapshot(W& w, const S& s) {
-  w.integer("version", snapshot_format_version);
+  const json* frames = snapshot_frames(s.frames);
+  w.integer("version", frames != nullptr ? snapshot_format_version : 1);
   w.string("loop", s.loop_name);
   w.string("digest", s.digest);
   w.string("current_state", s.current_state);
@@ -9491,6 +10636,7 @@ void write_snapshot(W& w, const S& s) {
   w.integer("elapsed_ms", s.elapsed_ms);
   w.string("started_at", s.started_at);
   if (const json* c = snapshot_counters(s.counters); c != nullptr && !c->is_null()) w.value("counters", *c);
+  if (frames != nullptr) w.value("frames", *frames);
 }
 
 /// The `raw_bytes` member of a snapshot (empty when every string is UTF-8).
@@ -9574,6 +10720,12 @@ struct snapshot {
   /// `counters` (written only when set): max_retries streaks, cannot_judge holds and full
   /// passes, `{passes, entered, retries: {state: n}, holds: {state: n}}`; null when none.
   json counters;
+  /// `frames` (version 2, written only when set): a run inside sub-loops. The members above
+  /// are the top loop's (its current state is the sub-loop state); each entry is a child
+  /// below it, outermost first, the running one last: an object of the same members plus
+  /// `loop_id` (the child's identity, as its resolver gives it) and `timeout_ms` (its time
+  /// limit, when it has one). Null when the top loop is the running one.
+  json frames;
 
   friend bool operator==(const snapshot&, const snapshot&) = default;
 };
@@ -9599,6 +10751,7 @@ struct snapshot_view {
   std::int64_t elapsed_ms = 0;
   std::string_view started_at;
   const json* counters = nullptr;          ///< see snapshot::counters (null: none)
+  const json* frames = nullptr;            ///< see snapshot::frames (null: none)
 
   /// The snapshot itself (copies everything).
   [[nodiscard]] snapshot materialize() const {
@@ -9616,6 +10769,7 @@ struct snapshot_view {
     s.elapsed_ms = elapsed_ms;
     s.started_at = started_at;
     if (counters != nullptr) s.counters = *counters;
+    if (frames != nullptr) s.frames = *frames;
     return s;
   }
 };
@@ -9733,9 +10887,13 @@ namespace detail {
 inline expected<captured_record, error> read_captured_record(const json& v, const std::string& path) {
   if (!v.is_object()) return unexpected(snapshot_error(path, "must be an object"));
   if (auto k = snapshot_keys(v, {"output", "stderr", "exit_code", "duration_ms", "verdict",
-                                 "failure_type", "timeout_kind"}, path); !k)
+                                 "failure_type", "timeout_kind", "subloop"}, path); !k)
     return unexpected(k.error());
   captured_record rec;
+  if (const auto sub = v.find("subloop"); sub != v.end()) {
+    if (!sub->is_object()) return unexpected(snapshot_error(path + ".subloop", "must be an object"));
+    rec.subloop = *sub;
+  }
   auto out = snapshot_string(v, "output", path);
   if (!out) return unexpected(out.error());
   rec.output = std::move(*out);
@@ -9895,17 +11053,22 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
                                   {"version", "loop", "digest", "current_state", "iteration",
                                    "summary_executed", "context", "captured", "prev",
                                    "last_evaluation", "convergence", "elapsed_ms",
-                                   "started_at", "counters"},
+                                   "started_at", "counters", "frames"},
                                   "");
       !k)
     return unexpected(k.error());
   auto version = detail::snapshot_integer<std::int64_t>(j, "version", "");
   if (!version) return unexpected(version.error());
-  if (*version != snapshot::format_version)
+  if (*version != 1 && *version != snapshot::format_version)
     return unexpected(snapshot_error(
-        "version", fmt::format("unsupported snapshot version {} (this library reads {})",
+        "version", fmt::format("unsupported snapshot version {} (this library reads 1 to {})",
                                *version, snapshot::format_version)));
   snapshot s;
+  if (const auto frames = j.find("frames"); frames != j.end()) {
+    if (*version < 2) return unexpected(snapshot_error("frames", "needs snapshot version 2"));
+    if (!frames->is_array()) return unexpected(snapshot_error("frames", "must be an array"));
+    s.frames = *frames;
+  }
   for (auto read : {detail::read_snapshot_head, detail::read_snapshot_records, detail::read_snapshot_tail})
     if (auto ok = read(j, s); !ok) return unexpected(std::move(ok.error()));
   return s;
@@ -9971,9 +11134,9 @@ struct compiled_state {
   bool failure = false;                      ///< terminal marked `failure: true`
   std::optional<compiled_template> action;   ///< the action text, parsed
   action_kind kind = action_kind::shell;     ///< effective action kind
-  /// No `action_type` and the action starts with a variable: the runner gets a slash command
-  /// when the rendered text starts with `/` (seed 002 tests the interpolated action; the
-  /// default evaluator still goes by `kind`, from the text as written, as in the seed).
+  /// No `action_type` and a templated action: the runner gets a slash command when the
+  /// rendered text is one (is_slash_command_text; the default evaluator still goes by
+  /// `kind`, from the text as written, as in the seed).
   bool kind_from_rendered = false;
   std::optional<std::chrono::milliseconds> timeout;  ///< the state's `timeout:`
   std::optional<compiled_evaluator> evaluator;        ///< set when `evaluate:` is present
@@ -10184,12 +11347,12 @@ class compiled_loop {
         return unexpected(std::move(e));
       }
       s.action = std::move(*tpl);
-      if (cfg.action_type)
+      if (cfg.action_type) {
         s.kind = *cfg.action_type;
-      else if (!cfg.action->empty() && cfg.action->front() == '/')
-        s.kind = action_kind::slash_command;
-      else
-        s.kind_from_rendered = cfg.action->starts_with("${");
+      } else {
+        if (is_slash_command_text(*cfg.action)) s.kind = action_kind::slash_command;
+        s.kind_from_rendered = !s.action->is_literal();
+      }
     } else if (cfg.action_type) {
       s.kind = *cfg.action_type;
     }
@@ -10326,6 +11489,42 @@ inline bool contains_word(std::string_view text, std::string_view word) noexcept
   return false;
 }
 
+/// The reference's failure patterns (lower case), by kind.
+inline constexpr std::array<std::string_view, 9> rate_limit_patterns{
+    "out of extra usage", "rate limit", "quota exceeded", "too many requests", "api limit",
+    "usage limit", "429", "resource exhausted", "resourceexhausted"};
+inline constexpr std::array<std::string_view, 9> network_patterns{
+    "connection refused", "connection timeout", "network error", "dns resolution",
+    "connection reset", "service unavailable", "502 bad gateway", "503 service unavailable",
+    "504 gateway timeout"};
+inline constexpr std::array<std::string_view, 8> auth_patterns{
+    "401", "403", "unauthorized", "forbidden", "authentication", "invalid api key",
+    "invalid_api_key", "expired token"};
+inline constexpr std::array<std::string_view, 6> api_error_patterns{
+    "the server had an error", "internal server error", "overloaded_error", "overloaded", "529",
+    "api error"};
+
+/// `output + "\n" + stderr`, lower-cased.
+inline std::string lowered_failure_text(std::string_view output, std::string_view stderr_text) {
+  std::string text(output);
+  text += '\n';
+  text += stderr_text;
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+template <std::size_t N>
+bool contains_any(std::string_view text, const std::array<std::string_view, N>& needles) {
+  return std::any_of(needles.begin(), needles.end(),
+                     [text](std::string_view n) { return text.find(n) != std::string_view::npos; });
+}
+
+inline bool is_network_failure(std::string_view text) {
+  return contains_any(text, network_patterns) || contains_word(text, "econnrefused") ||
+         contains_word(text, "enotfound") || contains_word(text, "etimedout");
+}
+
 /// The reference's failure classes, first match wins, on the lower-cased `output + "\n" +
 /// stderr`: `transient` (quota, network, timeouts, resources, server errors, context
 /// length, sessions, a missing command, a kill, tool errors, Python tracebacks),
@@ -10336,36 +11535,38 @@ inline std::string failure_type_of(int exit_code, std::string_view output, std::
   raw += '\n';
   raw += stderr_text;
   if (raw.find("<tool_use_error>") != std::string::npos) return "transient";
-  std::string text = raw;
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string text = lowered_failure_text(output, stderr_text);
   auto any = [&text](std::initializer_list<std::string_view> needles) {
     return std::any_of(needles.begin(), needles.end(),
                        [&text](std::string_view n) { return text.find(n) != std::string::npos; });
   };
-  if (any({"out of extra usage", "rate limit", "quota exceeded", "too many requests", "api limit",
-           "usage limit", "429", "resource exhausted", "resourceexhausted"}))
-    return "transient";
-  if (any({"connection refused", "connection timeout", "network error", "dns resolution",
-           "connection reset", "service unavailable", "502 bad gateway", "503 service unavailable",
-           "504 gateway timeout"}) ||
-      contains_word(text, "econnrefused") || contains_word(text, "enotfound") ||
-      contains_word(text, "etimedout"))
-    return "transient";
+  if (contains_any(text, rate_limit_patterns) || is_network_failure(text)) return "transient";
   if (any({"timeout", "timed out", "deadline exceeded", "disk full", "no space left",
            "resource temporarily unavailable", "too many open files", "memory allocation failed",
            "out of memory"}))
     return "transient";
-  if (any({"401", "403", "unauthorized", "forbidden", "authentication", "invalid api key",
-           "invalid_api_key", "expired token"}))
-    return "non_recoverable";
-  if (any({"the server had an error", "internal server error", "overloaded_error", "overloaded",
-           "529", "api error", "prompt is too long", "context length exceeded", "context window",
+  if (contains_any(text, auth_patterns)) return "non_recoverable";
+  if (contains_any(text, api_error_patterns) ||
+      any({"prompt is too long", "context length exceeded", "context window",
            "maximum context", "requires a valid session id", "requires a valid session title",
            "command not found", "read-only variable", "file \"<string>\"", "file \"<stdin>\""}) ||
       contains_word(text, "killed"))
     return "transient";
   return "real";
+}
+
+/// The error class (resilience.hpp) of a failed action by the same patterns as
+/// failure_type_of(), first match wins: `rate_limit`, `network`, `timeout` (text),
+/// `auth`, `api_error`, else `exit_code`.
+inline std::string_view error_class_of(std::string_view output, std::string_view stderr_text) {
+  const std::string text = lowered_failure_text(output, stderr_text);
+  if (contains_any(text, rate_limit_patterns)) return "rate_limit";
+  if (is_network_failure(text)) return "network";
+  if (text.find("timed out") != std::string::npos || text.find("deadline exceeded") != std::string::npos)
+    return "timeout";
+  if (contains_any(text, auth_patterns)) return "auth";
+  if (contains_any(text, api_error_patterns)) return "api_error";
+  return "exit_code";
 }
 
 // captured.X.failure_type and timeout_kind (design §6.3): a timed-out action counts as exit
@@ -10483,9 +11684,463 @@ inline std::optional<found_signal> find_output_signal(std::string_view out,
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/output_signal_scan.hpp>
-// #include <little_loops/detail/retry_counters.hpp>
+// #include <little_loops/detail/resilience_runtime.hpp>
+// What the executor remembers for `retry:`/`catch:`, `max_edge_revisits` and `circuit:`
+// (design §6.6), and what it decides from it. Everything is kept by state name in the
+// snapshot (snapshot::counters, key `resilience`), so a resumed run goes on counting. The
+// executor waits and emits; this class only counts and decides.
+
 // #include <little_loops/compiled_loop.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/events.hpp> (already inlined above)
+// #include <little_loops/executor_options.hpp>
+// #include <little_loops/child_loops.hpp>
+// A sub-loop state (`loop: NAME`) runs another loop inside the same executor (design §6.5).
+// The executor reads no files: it asks the host's child_loop_resolver
+// (executor_options::child_loops) for the child when the state runs. <little_loops/compose.hpp>
+// provides loop_library, which finds children through a loop_resolver, composes and
+// compiles each once.
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+class compiled_loop;
+
+/// A child loop ready to run.
+struct child_loop {
+  std::shared_ptr<const compiled_loop> loop;
+  std::string id;                     ///< identity (a file's absolute path): the referrer of its own children
+  json parameters = json::object();  ///< its `parameters:` declarations (defaults, required)
+};
+
+/// Finds the loop a sub-loop state names. `referrer` is the id of the loop holding the
+/// name (executor_options::loop_id for the top loop). A name that does not resolve is
+/// errc::reference_not_found; a child that does not load, its error.
+class child_loop_resolver {
+ public:
+  virtual ~child_loop_resolver() = default;
+  virtual expected<child_loop, error> load(std::string_view name, std::string_view referrer) = 0;
+};
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/child_loops.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/executor_clock.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/events.hpp> (already inlined above)
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <stop_token>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// @brief The executor's source of time: monotonic time for elapsed/timeout/deadline, wall time
+/// for event time stamps and `started_at`, and an interruptible sleep for `backoff`.
+/// Inject a manual_clock in tests so nothing ever sleeps.
+class executor_clock {
+ public:
+  virtual ~executor_clock() = default;
+  /// Monotonic now.
+  virtual std::chrono::steady_clock::time_point now() noexcept = 0;
+  /// Wall-clock now (UTC).
+  virtual event_time wall_now() noexcept = 0;
+  /// Sleep for `d`, returning early when `stop` is requested.
+  virtual void sleep_for(std::chrono::nanoseconds d, std::stop_token stop) = 0;
+};
+
+/// The real clock: std::chrono::steady_clock / system_clock and a stop-aware sleep.
+class system_executor_clock final : public executor_clock {
+ public:
+  std::chrono::steady_clock::time_point now() noexcept override {
+    return std::chrono::steady_clock::now();
+  }
+  event_time wall_now() noexcept override { return std::chrono::system_clock::now(); }
+  void sleep_for(std::chrono::nanoseconds d, std::stop_token stop) override {
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    cv.wait_for(lock, stop, d, [] { return false; });
+  }
+};
+
+/// The process-wide system clock used when executor_options::clock is null.
+inline executor_clock& default_executor_clock() noexcept {
+  static system_executor_clock clock;
+  return clock;
+}
+
+/// @brief A clock that only moves when told to: `advance()`, or `sleep_for` (which advances
+/// instead of sleeping and records the request). Also `auto_advance` per `now()` call.
+class manual_clock final : public executor_clock {
+ public:
+  /// Starts at steady epoch + 0 and wall time 2026-01-01T00:00:00Z.
+  manual_clock() = default;
+
+  std::chrono::steady_clock::time_point now() noexcept override {
+    const auto t = steady_;
+    steady_ += auto_advance;
+    wall_ += std::chrono::duration_cast<event_time::duration>(auto_advance);
+    return t;
+  }
+  event_time wall_now() noexcept override { return wall_; }
+  void sleep_for(std::chrono::nanoseconds d, std::stop_token) override {
+    sleeps.push_back(d);
+    advance(d);
+  }
+  /// Move both clocks forward.
+  void advance(std::chrono::nanoseconds d) noexcept {
+    steady_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(d);
+    wall_ += std::chrono::duration_cast<event_time::duration>(d);
+  }
+
+  std::vector<std::chrono::nanoseconds> sleeps;    ///< every sleep_for request, in order
+  std::chrono::nanoseconds auto_advance{0};        ///< added after every now() call
+
+ private:
+  std::chrono::steady_clock::time_point steady_{};
+  event_time wall_{std::chrono::sys_days{std::chrono::year{2026} / 1 / 1}};
+};
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/executor_clock.hpp>
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/output_signal.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+
+// #include <little_loops/detail/failure_type.hpp> (already inlined above)
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// Host settings of an executor (the loop document holds the rest).
+struct executor_options {
+  /// Output signals, in priority order (empty: no signal detection).
+  std::vector<output_signal> signals = default_output_signals();
+  /// Time source; null → default_executor_clock(). Must outlive the executor.
+  executor_clock* clock = nullptr;
+  /// Per-action timeout used when a state has no `timeout:` (nullopt: the runner decides).
+  std::optional<std::chrono::milliseconds> default_action_timeout;
+  /// `${env.NAME}` lookup (null: std::getenv) and its user pointer.
+  env_lookup_fn env = nullptr;
+  void* env_user = nullptr;
+  /// Context the host injects (an object): when a run starts or resumes, each key is set in
+  /// `context` only if absent, so the loop's `context:` and the host's own overrides win.
+  /// ll-loop injects `run_dir`, `input_hash` and `max_steps` (design §6.3).
+  json injected_context = json::object();
+  /// The most bytes a rendered action may have: past it the state's verdict is `error`
+  /// (errc::template_too_large), found while rendering. The default is the argument limit
+  /// of Linux's exec (default_action_size_limit); a runner that takes longer actions may
+  /// raise it.
+  std::size_t action_size_limit = default_action_size_limit;
+  /// The most bytes any other rendered template (route targets, evaluator fields) may have.
+  std::size_t render_size_limit = default_render_size_limit;
+  /// Finds the child of a sub-loop state (`loop:`) when the state runs; null: such a state's
+  /// verdict is `error` ("no child loop resolver"). Must outlive the executor.
+  child_loop_resolver* child_loops = nullptr;
+  /// The top loop's identity (its file), the referrer of its children's names.
+  std::string loop_id;
+  /// The most loops running at once, the top one included: a sub-loop state that would go
+  /// deeper gets the `error` verdict (a loop calling itself without end).
+  std::size_t max_subloop_depth = 16;
+  /// The error class of an action's result, which `retry:` and `catch:` match
+  /// (resilience.hpp: error_class_names); empty when it did not fail. Unset:
+  /// default_error_class().
+  std::function<std::string(const action_result&)> error_classifier;
+  /// Uniform numbers in [0, 1) for retry jitter (unset: a random engine); tests inject a
+  /// constant.
+  std::function<double()> random_source;
+};
+
+/// The default error classifier: `timeout` (the runner timed the action out), `signal` (it
+/// was killed), nothing for exit 0, else by the reference's patterns in the output and
+/// stderr (lower-cased): `rate_limit` (429, quota, usage limit, too many requests),
+/// `network` (connection refused or reset, DNS, 502–504), `auth` (401, 403, unauthorized,
+/// invalid API key), `api_error` (internal server error, overloaded, 529, "api error"),
+/// else `exit_code`.
+inline std::string default_error_class(const action_result& a) {
+  if (a.timed_out) return "timeout";
+  if (a.signal != 0) return "signal";
+  if (a.exit_code == 0) return {};
+  return std::string(detail::error_class_of(a.output, a.stderr_output));
+}
+
+namespace detail {
+// Sets in `context` each key of `injected` it lacks (executor_options::injected_context).
+inline void inject_missing(json& context, const json& injected) {
+  if (!injected.is_object() || injected.empty() || !context.is_object()) return;
+  for (auto it = injected.begin(); it != injected.end(); ++it)
+    if (!context.contains(it.key())) context[it.key()] = it.value();
+}
+}  // namespace detail
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/executor_options.hpp>
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/resilience.hpp> (already inlined above)
+// #include <little_loops/detail/resilience_policy.hpp>
+// A state's effective policy (design §6.6) is, in order: its written `retry:` entries; the
+// entries its reference rate-limit keys map onto; and, in the current dialect, for a state
+// with an action, the reference's built-in ladders for the error classes nothing above
+// names. `catch:` likewise: written entries first, then `rate_limit` → on_rate_limit_exhausted
+// (else on_error) and `auth` → on_error. The executor (resilience_runtime.hpp) and `show`
+// (render.hpp) read the same policy.
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/resilience.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/detail/foreign_keys.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// The reference's rate-limit defaults (executor.py): 3 short retries of 30 s doubling with
+/// up to 30 s of jitter, then waits of 300, 900, 1800 and 3600 s until 21600 s were waited.
+inline constexpr int default_rate_limit_retries = 3;
+inline constexpr double default_rate_limit_base = 30;
+inline constexpr double default_rate_limit_max_wait = 21600;
+inline constexpr std::array<double, 4> default_long_wait_ladder{300, 900, 1800, 3600};
+/// API server errors: 2 retries 30 s apart, then the ordinary routes.
+inline constexpr int default_api_error_retries = 2;
+inline constexpr double default_api_error_backoff = 30;
+
+/// What a state runs with: retry entries in the order they are tried, catch entries.
+struct policy_set {
+  std::vector<retry_policy> retry;
+  std::vector<std::pair<std::string, std::string>> catches;
+};
+
+inline bool names_class(const retry_policy& p, std::string_view cls) noexcept {
+  for (const auto& c : p.on)
+    if (c == cls || c == "any") return true;
+  return false;
+}
+
+/// The two rate-limit tiers of the reference, from the state's keys (defaults where unset).
+inline void add_rate_limit_tiers(const state_resilience& r, std::vector<retry_policy>& to) {
+  retry_policy short_tier;
+  short_tier.on = {"rate_limit"};
+  short_tier.interval = r.rate_limit_backoff_base_seconds.value_or(default_rate_limit_base);
+  short_tier.backoff_rate = 2;
+  short_tier.jitter = short_tier.interval;
+  short_tier.max_attempts = r.max_rate_limit_retries.value_or(default_rate_limit_retries);
+  short_tier.written = false;
+  retry_policy long_tier;
+  long_tier.on = {"rate_limit"};
+  if (r.rate_limit_long_wait_ladder.empty())
+    long_tier.delays.assign(default_long_wait_ladder.begin(), default_long_wait_ladder.end());
+  else
+    long_tier.delays = r.rate_limit_long_wait_ladder;
+  long_tier.max_duration = r.rate_limit_max_wait_seconds.value_or(default_rate_limit_max_wait);
+  long_tier.written = false;
+  to.push_back(std::move(short_tier));
+  to.push_back(std::move(long_tier));
+}
+
+inline bool has_rate_limit_keys(const state_resilience& r) noexcept {
+  return r.max_rate_limit_retries || r.on_rate_limit_exhausted || r.rate_limit_backoff_base_seconds ||
+         r.rate_limit_max_wait_seconds || !r.rate_limit_long_wait_ladder.empty();
+}
+
+inline bool retries_class(const std::vector<retry_policy>& list, std::string_view cls) {
+  for (const auto& p : list)
+    if (names_class(p, cls)) return true;
+  return false;
+}
+
+inline bool catches_class(const std::vector<std::pair<std::string, std::string>>& list,
+                          std::string_view cls) {
+  for (const auto& [c, target] : list)
+    if (c == cls || c == "any") return true;
+  return false;
+}
+
+/// The state's `on_error` shorthand, if it has one.
+inline const std::string* on_error_of(const state_config& s) {
+  const auto it = s.on.find("error");
+  return it == s.on.end() ? nullptr : &it->second;
+}
+
+/// The effective policy of `s` in a loop of `dialect` (see the top of this file).
+inline policy_set effective_policies(const state_config& s, loop_dialect dialect) {
+  const state_resilience& r = s.resilience;
+  policy_set set;
+  set.retry = r.retry;
+  set.catches = r.catches;
+  const bool defaults = dialect == loop_dialect::current && s.action.has_value() && !s.terminal;
+  if ((has_rate_limit_keys(r) || defaults) && !retries_class(set.retry, "rate_limit"))
+    add_rate_limit_tiers(r, set.retry);
+  if (defaults && !retries_class(set.retry, "api_error")) {
+    retry_policy api;
+    api.on = {"api_error"};
+    api.interval = default_api_error_backoff;
+    api.backoff_rate = 1;
+    api.max_attempts = default_api_error_retries;
+    api.written = false;
+    set.retry.push_back(std::move(api));
+  }
+  const std::string* on_error = on_error_of(s);
+  if (!catches_class(set.catches, "rate_limit")) {
+    if (r.on_rate_limit_exhausted)
+      set.catches.emplace_back("rate_limit", *r.on_rate_limit_exhausted);
+    else if (on_error && (defaults || has_rate_limit_keys(r)))
+      set.catches.emplace_back("rate_limit", *on_error);
+  }
+  if (defaults && on_error && !catches_class(set.catches, "auth"))
+    set.catches.emplace_back("auth", *on_error);
+  return set;
+}
+
+/// The most attempts an entry allows (nullopt: unbounded, when only max_duration ends it).
+inline std::optional<int> attempts_of(const retry_policy& p) noexcept {
+  if (p.max_attempts) return *p.max_attempts;
+  if (p.max_duration) return std::nullopt;
+  return 3;
+}
+
+/// `rate_limit: 30s ×2 (+≤30s jitter), 3 attempts` — one line of `show`.
+inline std::string describe_policy(const retry_policy& p) {
+  std::string on;
+  for (const auto& c : p.on) on += (on.empty() ? "" : ", ") + c;
+  for (int code : p.exit_codes) on += (on.empty() ? "" : ", ") + std::to_string(code);
+  std::string text = on + ": ";
+  if (!p.delays.empty()) {
+    text += "waits";
+    for (std::size_t i = 0; i < p.delays.size(); ++i)
+      text += fmt::format("{}{}s", i == 0 ? " " : ", ", p.delays[i]);
+    text += " (the last repeats)";
+  } else {
+    text += fmt::format("{}s", p.interval);
+    if (p.backoff_rate != 1) text += fmt::format(" \u00d7{}", p.backoff_rate);
+  }
+  if (p.max_delay) text += fmt::format(", at most {}s each", *p.max_delay);
+  if (p.full_jitter) text += ", full jitter";
+  else if (p.jitter && *p.jitter > 0) text += fmt::format(" (+\u2264{}s jitter)", *p.jitter);
+  if (const auto n = attempts_of(p)) text += fmt::format(", {} attempt{}", *n, *n == 1 ? "" : "s");
+  if (p.max_duration) text += fmt::format(", until {}s waited", *p.max_duration);
+  if (!p.written) text += " [built in]";
+  return text;
+}
+
+/// The edge cap of a loop: as written, else 100 in the current dialect, none in the seed.
+inline std::optional<int> edge_revisit_cap(const fsm_loop& loop, loop_dialect dialect) noexcept {
+  if (loop.resilience.max_edge_revisits) return loop.resilience.max_edge_revisits;
+  if (dialect == loop_dialect::current) return 100;
+  return std::nullopt;
+}
+
+/// The `Policies:` block of `show`: in the current dialect the built-in entries once, then
+/// per state the entries it writes or its rate-limit keys give; then `max_edge_revisits`
+/// and `circuit`. Empty when there is nothing to say.
+inline std::string render_policies(const fsm_loop& loop, loop_dialect dialect) {
+  std::string out;
+  for (const auto& [name, state] : loop.states) {
+    const policy_set set = effective_policies(state, loop_dialect::seed);
+    std::vector<std::string> items;
+    for (const auto& p : set.retry) items.push_back("retry " + describe_policy(p));
+    for (const auto& [cls, target] : set.catches) items.push_back("catch " + cls + "\u2192" + target);
+    if (state.resilience.backoff) items.push_back(fmt::format("backoff {}s", *state.resilience.backoff));
+    if (items.empty()) continue;
+    out += "  " + name + ":\n";
+    for (const auto& item : items) out += "    " + item + "\n";
+  }
+  if (dialect == loop_dialect::current && !loop.states.empty()) {
+    state_config probe;
+    probe.action = "";
+    std::string built_in;
+    for (const auto& p : effective_policies(probe, dialect).retry)
+      built_in += "    retry " + describe_policy(p) + "\n";
+    out = "  every state with an action, unless it names the class:\n" + built_in +
+          "    catch rate_limit, auth\u2192its on_error\n" + out;
+  }
+  if (!out.empty()) out = "Policies:\n" + out;
+  const auto& lr = loop.resilience;
+  if (const auto cap = edge_revisit_cap(loop, dialect))
+    out += fmt::format("Max edge revisits: {}{}\n", *cap, lr.max_edge_revisits ? "" : " (built in)");
+  if (const auto& rf = lr.repeated_failure) {
+    out += fmt::format("Circuit: the same (state, exit code, verdict) {} times in a row", rf->window);
+    if (rf->recurrent_window) out += fmt::format(" or {} times in all", *rf->recurrent_window);
+    out += " \u2192 " + rf->on_repeated_failure + "\n";
+  }
+  return out;
+}
+
+/// The effective policies as JSON (`validate --json`): `states` maps each state with any to
+/// `{retry: [...], catch: {class: state}, backoff}` (built-in entries carry `built_in: true`);
+/// then `max_edge_revisits` (null: no cap) and `circuit` (null: none).
+inline json policies_json(const fsm_loop& loop, loop_dialect dialect) {
+  json states = json::object();
+  for (const auto& [name, state] : loop.states) {
+    const policy_set set = effective_policies(state, dialect);
+    json entry = json::object();
+    if (!set.retry.empty()) {
+      json list = json::array();
+      for (const auto& p : set.retry) {
+        json j = retry_policy_json(p);
+        if (!p.written) j["built_in"] = true;
+        list.push_back(std::move(j));
+      }
+      entry["retry"] = std::move(list);
+    }
+    if (!set.catches.empty()) {
+      json table = json::object();
+      for (const auto& [cls, target] : set.catches) table[cls] = target;
+      entry["catch"] = std::move(table);
+    }
+    if (state.resilience.backoff) entry["backoff"] = number_json(*state.resilience.backoff);
+    if (!entry.empty()) states[name] = std::move(entry);
+  }
+  json circuit = nullptr;
+  write_loop_resilience(circuit, loop.resilience);  // writes `circuit` when there is one
+  const auto cap = edge_revisit_cap(loop, dialect);
+  return json{{"states", std::move(states)},
+              {"max_edge_revisits", cap ? json(*cap) : json(nullptr)},
+              {"circuit", circuit.is_object() && circuit.contains("circuit") ? circuit["circuit"] : json(nullptr)}};
+}
+
+/// The stall evaluator's fields for `show` (`max_stall: 2`, …).
+inline void render_stall_fields(const stall_config& s, std::vector<std::string>& parts) {
+  const auto list = [](const std::vector<std::string>& names) {
+    std::string text;
+    for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
+    return text;
+  };
+  if (s.scope) parts.push_back("scope: " + list(*s.scope));
+  if (s.max_stall) parts.push_back(fmt::format("max_stall: {}", *s.max_stall));
+  if (s.history_file) parts.push_back("history_file: " + *s.history_file);
+  if (s.epsilon) parts.push_back(fmt::format("epsilon: {}", *s.epsilon));
+  if (s.track) parts.push_back("track: " + list(*s.track));
+  if (s.max_repeat) parts.push_back(fmt::format("max_repeat: {}", *s.max_repeat));
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/resilience_policy.hpp>
 // #include <little_loops/detail/routing.hpp>
 // #include <little_loops/compiled_loop.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (already inlined above)
@@ -10693,6 +12348,628 @@ inline route_outcome route(const route_query& q) {
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/routing.hpp>
+// #include <little_loops/detail/stall_memory.hpp>
+// `diff_stall`, `score_stall`, `open_question_stall`, `action_stall` (design §6.6, the
+// reference's evaluators.py). What they read comes through the host's ActionRunner as a
+// probe (stall_probe(): `git diff --stat -- <scope>`, or the history file printed by `cat`),
+// so the core spawns nothing and reads no file; what they remember between rounds is kept
+// here, by the reference's keys (the sorted scope, the sorted tracked keys), and goes into
+// the snapshot with the rest of the resilience memory.
+
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/evaluators.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/detail/numbers.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+// #include <little_loops/detail/utf8.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// A POSIX shell word for `text` (single-quoted).
+inline std::string shell_word(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  out += '\'';
+  return out;
+}
+
+/// The history file of score_stall / open_question_stall (rendered; as the reference, the
+/// text as written when it cannot be rendered).
+inline std::string history_path(const evaluate_config& c, const interpolation_context& ctx) {
+  std::string path = c.stall.history_file.value_or(
+      c.type == evaluator_type::score_stall ? "${context.run_dir}/.score_history"
+                                            : "${context.run_dir}/.open_questions_history");
+  if (auto rendered = interpolate(path, ctx)) return *rendered;
+  return path;
+}
+
+/// The probe command a stall evaluator reads, or nullopt (action_stall reads none).
+inline std::optional<std::string> stall_probe(const evaluate_config& c,
+                                              const interpolation_context& ctx) {
+  if (c.type == evaluator_type::diff_stall) {
+    std::string cmd = "git diff --stat";
+    if (c.stall.scope && !c.stall.scope->empty()) {
+      cmd += " --";
+      for (const auto& p : *c.stall.scope) cmd += " " + shell_word(p);
+    }
+    return cmd;
+  }
+  if (c.type == evaluator_type::action_stall) return std::nullopt;
+  return "cat -- " + shell_word(history_path(c, ctx)) + " 2>/dev/null || true";
+}
+
+/// The numbers of a history file, one per line (blank and unreadable lines skipped).
+inline std::vector<double> history_numbers(std::string_view text) {
+  std::vector<double> out;
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    const std::string token(trim_py(text.substr(0, end)));
+    text.remove_prefix(std::min(end + 1, text.size()));
+    if (token.empty()) continue;
+    try {
+      std::size_t used = 0;
+      const double v = std::stod(token, &used);
+      if (used == token.size()) out.push_back(v);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): not a number, skipped as the reference does
+    }
+  }
+  return out;
+}
+
+/// score_stall (higher is better) and open_question_stall (lower is better): the rounds
+/// since the best-so-far last moved by more than epsilon.
+inline evaluation_result judge_history(const evaluate_config& c, std::string_view text) {
+  const bool lower = c.type == evaluator_type::open_question_stall;
+  const int max_stall = c.stall.max_stall.value_or(1);
+  const double epsilon = c.stall.epsilon.value_or(lower ? 0.0 : 0.5);
+  const std::vector<double> v = history_numbers(text);
+  evaluation_result r;
+  json details = {{"stall_count", 0}, {"max_stall", max_stall}, {"epsilon", number_json(epsilon)},
+                  {"rounds", v.size()}, {"best", v.empty() ? json() : number_json(v.back())}};
+  if (v.size() < 2) {
+    r.verdict = "yes";
+    r.details = std::move(details);
+    return r;
+  }
+  double best = v.front();
+  int stall = 0;
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    const bool progress = lower ? v[i] < best - epsilon : v[i] > best + epsilon;
+    if (!progress) ++stall;
+    else stall = 0;
+    best = lower ? std::min(best, v[i]) : std::max(best, v[i]);
+  }
+  details["stall_count"] = stall;
+  details["best"] = number_json(best);
+  r.verdict = stall >= max_stall ? "no" : "yes";
+  r.details = std::move(details);
+  return r;
+}
+
+/// The text action_stall compares: `key=value|…` over the tracked keys, each looked up as
+/// written when it has a dot, else as `context.`, `captured.`, `prev.`, `result.` KEY.
+inline std::string tracked_values(const evaluate_config& c, const interpolation_context& ctx) {
+  static const std::vector<std::string> default_track{"action"};
+  const std::vector<std::string>& track = c.stall.track ? *c.stall.track : default_track;
+  std::string out;
+  for (const auto& key : track) {
+    std::string value;
+    const auto lookup = [&](const std::string& name) {
+      auto v = interpolate("${" + name + "}", ctx);
+      if (v) value = std::move(*v);
+      return v.has_value();
+    };
+    if (key.find('.') != std::string::npos) {
+      lookup(key);
+    } else {
+      for (const char* ns : {"context.", "captured.", "prev.", "result."})
+        if (lookup(ns + key)) break;
+    }
+    out += (out.empty() ? "" : "|") + key + "=" + value;
+  }
+  return out;
+}
+
+/// The remembered side of diff_stall and action_stall.
+class stall_memory {
+ public:
+  void clear() { slots_.clear(); }
+
+  /// Judges `c` (a stall evaluator). `probe` is the probe's result (null: none was run, or
+  /// it could not be run: `error` text in `probe_error`).
+  evaluation_result judge(const evaluate_config& c, const interpolation_context& ctx,
+                          const action_result* probe, std::string_view probe_error) {
+    if (c.type == evaluator_type::score_stall || c.type == evaluator_type::open_question_stall)
+      return judge_history(c, probe ? std::string_view(probe->output) : std::string_view());
+    if (c.type == evaluator_type::action_stall)
+      return compare("action:" + sorted_key(c.stall.track, "action"), tracked_values(c, ctx),
+                     c.stall.max_repeat.value_or(2), "max_repeat", "hash_changed");
+    if (!probe || probe->exit_code != 0 || probe->timed_out) {
+      const std::string why = !probe ? std::string(probe_error)
+                              : probe->timed_out ? std::string("git diff timed out")
+                                                 : "git diff failed: " + std::string(utf8_prefix(probe->stderr_output, 200));
+      return error_result(why);
+    }
+    return compare("diff:" + sorted_key(c.stall.scope, "_root_"), probe->output,
+                   c.stall.max_stall.value_or(1), "max_stall", "diff_changed");
+  }
+
+  [[nodiscard]] json to_json() const {
+    if (slots_.empty()) return nullptr;
+    json out = json::object();
+    for (const auto& [key, s] : slots_) out[key] = {{"previous", s.previous}, {"count", s.count}};
+    return out;
+  }
+
+  void restore(const json& j) {
+    clear();
+    if (!j.is_object()) return;
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (it->is_object())
+        slots_[it.key()] = slot{it->value("previous", std::string{}), it->value("count", 0)};
+  }
+
+ private:
+  struct slot {
+    std::string previous;
+    int count = 0;
+  };
+
+  static std::string sorted_key(const std::optional<std::vector<std::string>>& names,
+                                std::string_view none) {
+    if (!names || names->empty()) return std::string(none);
+    std::vector<std::string> sorted = *names;
+    std::sort(sorted.begin(), sorted.end());
+    std::string out;
+    for (const auto& n : sorted) out += (out.empty() ? "" : "|") + n;
+    return out;
+  }
+
+  // The first round remembers and says `yes`; then the same text `limit` rounds in a row is
+  // `no`, a different one starts again.
+  evaluation_result compare(const std::string& key, std::string current, int limit,
+                            const char* limit_name, const char* changed_name) {
+    evaluation_result r;
+    const auto found = slots_.find(key);
+    bool changed = true;
+    int count = 0;
+    if (found != slots_.end() && found->second.previous == current) {
+      changed = false;
+      count = ++found->second.count;
+    } else {
+      slots_[key] = slot{std::move(current), 0};
+    }
+    r.verdict = !changed && count >= limit ? "no" : "yes";
+    r.details = json{{"stall_count", count}, {limit_name, limit}, {changed_name, changed}};
+    return r;
+  }
+
+  std::map<std::string, slot> slots_;
+};
+
+/// Judges the stall evaluator `req` asks for: runs its probe through `run` (an ActionRunner
+/// call: a shell request marked `probe`, 30 s at most), then asks `memory`.
+template <class Run>
+evaluation_result judge_stall(stall_memory& memory, const evaluation_request& req,
+                              std::optional<std::chrono::steady_clock::time_point> deadline,
+                              std::stop_token stop, Run&& run) {
+  const evaluate_config& cfg = *req.config;
+  std::optional<expected<action_result, error>> probe;
+  if (auto text = stall_probe(cfg, *req.context)) {
+    action_request probe_req;
+    probe_req.state = req.state;
+    probe_req.text = *text;
+    probe_req.timeout = std::chrono::seconds(30);
+    probe_req.deadline = deadline;
+    probe_req.stop = std::move(stop);
+    probe_req.probe = true;
+    probe = run(probe_req);
+  }
+  const action_result* answer = probe && *probe ? &**probe : nullptr;
+  return memory.judge(cfg, *req.context, answer,
+                      probe && !*probe ? std::string_view(probe->error().message) : "");
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/stall_memory.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// A failure streak of one state: which matching retry entry it is on, the attempts of that
+/// entry, all its retries, and the seconds waited.
+struct retry_record {
+  std::string error_class;
+  int entry = 0;
+  int attempts = 0;
+  int total = 0;
+  double waited = 0;
+};
+
+/// What the executor does after a state's verdict, before its ordinary routes.
+struct resilience_decision {
+  enum class kind : unsigned char { none, retry, caught, exhausted, stall_abort, stall_route };
+  kind what = kind::none;
+  std::string target;        ///< the state to go to (retry: the state itself)
+  double delay = 0;          ///< seconds to wait first (retry)
+  resilience_event event{};  ///< what to report (ts left to the executor)
+  std::string error_class;   ///< the failure's class (event.error_class views it)
+};
+
+class resilience_memory {
+ public:
+  using random_source = std::function<double()>;  ///< uniform in [0, 1)
+
+  stall_memory stalls;  ///< diff_stall and action_stall
+
+  /// The wait a retry (or a catch after a wait) asks for, taken before the next state runs,
+  /// so that a snapshot saved between two attempts holds it; 0 when none.
+  double take_pending_wait() noexcept { return std::exchange(pending_wait_, 0.0); }
+  void wait_before_next(double seconds) noexcept { pending_wait_ = seconds; }
+
+  void clear() {
+    pending_wait_ = 0;
+    stalls.clear();
+    records_.clear();
+    edges_.clear();
+    window_.clear();
+    recurrent_.clear();
+    message_.clear();
+  }
+
+  // ---- retry: and catch: ----
+
+  /// Decides after `state` (of `loop`) failed with `error_class` (empty: it did not fail,
+  /// which ends its streak) and exit code `code`.
+  resilience_decision after_result(const compiled_loop& loop, std::size_t state,
+                                   std::string_view error_class, int code,
+                                   const random_source& random) {
+    const std::string& name = loop.state(state).name;
+    resilience_decision d;
+    if (error_class.empty()) {
+      records_.erase(name);
+      return d;
+    }
+    const policy_set& set = policies(loop, state);
+    retry_record& rec = records_[name];
+    if (rec.error_class != error_class) rec = retry_record{std::string(error_class)};
+    std::vector<const retry_policy*> matching;
+    for (const auto& p : set.retry)
+      if (names_class(p, error_class) ||
+          std::find(p.exit_codes.begin(), p.exit_codes.end(), code) != p.exit_codes.end())
+        matching.push_back(&p);
+    while (rec.entry < static_cast<int>(matching.size())) {
+      const retry_policy& p = *matching[static_cast<std::size_t>(rec.entry)];
+      const auto limit = attempts_of(p);
+      if (limit && rec.attempts >= *limit) {
+        ++rec.entry;
+        rec.attempts = 0;
+        continue;
+      }
+      d.delay = next_delay(p, rec.attempts, random);
+      ++rec.attempts;
+      ++rec.total;
+      rec.waited += d.delay;
+      const bool spent = p.max_duration && rec.waited >= *p.max_duration;
+      fill(d, rec, spent ? "exhausted" : "retry");
+      if (!spent) {
+        d.what = resilience_decision::kind::retry;
+        d.target = name;
+        return d;
+      }
+      break;  // the reference waits out the last step of its ladder, then gives up
+    }
+    return give_up(set, name, error_class, rec, d);
+  }
+
+  // ---- max_edge_revisits ----
+
+  /// A run ended by `max_edge_revisits`: what to report and the error it ends with.
+  struct cycle {
+    resilience_event event;
+    std::string target;
+    little_loops::error error;
+  };
+
+  /// Counts the edge from → to (state indexes of `loop`); past the loop's cap
+  /// (edge_revisit_cap()), the cycle that ends the run. Allocates only for an edge's first
+  /// traversal.
+  std::optional<cycle> take_edge(const compiled_loop& loop, std::size_t from, std::size_t to) {
+    const auto cap = edge_revisit_cap(loop.loop(), loop.dialect());
+    if (!cap) return std::nullopt;
+    const int count = ++edges_[{from, to}];
+    if (count <= *cap) return std::nullopt;
+    const std::string& to_name = loop.state(to).name;
+    message_ = fmt::format("Cycle detected: edge {}->{} traversed {} times (limit: {})",
+                           loop.state(from).name, to_name, count, *cap);
+    cycle c{resilience_event{}, to_name,
+            little_loops::error{errc::cap_reached, message_, "max_edge_revisits"}};
+    c.event.kind = "cycle_detected";
+    c.event.attempt = count;
+    c.event.message = message_;
+    return c;
+  }
+
+  // ---- circuit.repeated_failure ----
+
+  /// Records one transition's (state, exit code, verdict); the decision when the circuit trips.
+  resilience_decision record_transition(const repeated_failure_config& rf, std::string_view state,
+                                        int exit_code, std::string_view verdict) {
+    resilience_decision d;
+    const std::string key = fmt::format("{}\x1f{}\x1f{}", state, exit_code, verdict);
+    window_.push_back(key);
+    while (window_.size() > static_cast<std::size_t>(rf.window)) window_.pop_front();
+    const bool consecutive = window_.size() == static_cast<std::size_t>(rf.window) &&
+                             std::all_of(window_.begin(), window_.end(),
+                                         [&](const std::string& k) { return k == key; });
+    int recurrent = 0;
+    if (rf.recurrent_window) recurrent = ++recurrent_[key];
+    const bool tripped = consecutive || (rf.recurrent_window && recurrent >= *rf.recurrent_window);
+    if (!tripped) return d;
+    const int count = consecutive ? rf.window : recurrent;
+    message_ = fmt::format(
+        "Stall detected: state {} ended with exit code {} and verdict {} {} times{}", state,
+        exit_code, verdict, count, consecutive ? " in a row" : " in all");
+    window_.clear();
+    d.what = rf.on_repeated_failure == "abort" ? resilience_decision::kind::stall_abort
+                                               : resilience_decision::kind::stall_route;
+    d.target = rf.on_repeated_failure;
+    d.event.kind = "stall_detected";
+    d.event.attempt = count;
+    d.event.message = message_;
+    return d;
+  }
+
+  // ---- snapshot ----
+
+  /// The memory for snapshot::counters["resilience"], by state name (null when there is
+  /// none).
+  [[nodiscard]] json to_json(const compiled_loop& loop) const {
+    json stall = stalls.to_json();
+    if (records_.empty() && edges_.empty() && window_.empty() && recurrent_.empty() &&
+        stall.is_null() && pending_wait_ == 0)
+      return nullptr;
+    json out = json::object();
+    if (pending_wait_ > 0) out["pending_wait"] = number_json(pending_wait_);
+    if (!stall.is_null()) out["stall"] = std::move(stall);
+    if (!records_.empty()) {
+      json r = json::object();
+      for (const auto& [name, rec] : records_)
+        r[name] = {{"error_class", rec.error_class}, {"entry", rec.entry},
+                   {"attempts", rec.attempts},       {"total", rec.total},
+                   {"waited", number_json(rec.waited)}};
+      out["retries"] = std::move(r);
+    }
+    if (!edges_.empty()) {
+      json edges = json::object();
+      for (const auto& [edge, count] : edges_)
+        edges[loop.state(edge.first).name + "->" + loop.state(edge.second).name] = count;
+      out["edges"] = std::move(edges);
+    }
+    if (!window_.empty()) out["window"] = window_;
+    if (!recurrent_.empty()) out["recurrent"] = recurrent_;
+    return out;
+  }
+
+  /// Restores to_json()'s memory (ill-typed members, and edges between states `loop` lacks,
+  /// are skipped).
+  void restore(const json& j, const compiled_loop& loop) {
+    clear();
+    if (!j.is_object()) return;
+    if (const auto st = j.find("stall"); st != j.end()) stalls.restore(*st);
+    if (const auto w = j.find("pending_wait"); w != j.end() && w->is_number())
+      pending_wait_ = std::clamp(w->get<double>(), 0.0, max_seconds);
+    if (const auto r = j.find("retries"); r != j.end() && r->is_object())
+      for (auto it = r->begin(); it != r->end(); ++it) {
+        const json& v = it.value();
+        if (!v.is_object()) continue;
+        retry_record rec;
+        rec.error_class = v.value("error_class", std::string{});
+        rec.entry = v.value("entry", 0);
+        rec.attempts = v.value("attempts", 0);
+        rec.total = v.value("total", 0);
+        rec.waited = v.value("waited", 0.0);
+        records_[it.key()] = std::move(rec);
+      }
+    if (const auto m = j.find("recurrent"); m != j.end() && m->is_object())
+      for (auto it = m->begin(); it != m->end(); ++it)
+        if (it->is_number_integer()) recurrent_[it.key()] = it->get<int>();
+    if (const auto m = j.find("edges"); m != j.end() && m->is_object())
+      for (auto it = m->begin(); it != m->end(); ++it) {
+        const std::string& key = it.key();
+        const std::size_t arrow = key.find("->");
+        if (arrow == std::string::npos || !it->is_number_integer()) continue;
+        const auto from = loop.find(key.substr(0, arrow));
+        const auto to = loop.find(key.substr(arrow + 2));
+        if (from && to) edges_[{*from, *to}] = it->get<int>();
+      }
+    if (const auto w = j.find("window"); w != j.end() && w->is_array())
+      for (const auto& k : *w)
+        if (k.is_string()) window_.push_back(k.get<std::string>());
+  }
+
+ private:
+  const policy_set& policies(const compiled_loop& loop, std::size_t state) {
+    if (sets_.size() != loop.states().size()) sets_.assign(loop.states().size(), std::nullopt);
+    auto& slot = sets_[state];
+    if (!slot) slot = effective_policies(*loop.state(state).config, loop.dialect());
+    return *slot;
+  }
+
+  // A uniform number in [0, 1): the host's source, else an engine seeded once per executor.
+  double uniform(const random_source& random) {
+    if (random) return std::clamp(random(), 0.0, 1.0);
+    if (!engine_) engine_.emplace(std::random_device{}());
+    return std::uniform_real_distribution<double>(0.0, 1.0)(*engine_);
+  }
+
+  double next_delay(const retry_policy& p, int attempts, const random_source& random) {
+    double delay = 0;
+    if (!p.delays.empty())
+      delay = p.delays[std::min(static_cast<std::size_t>(attempts), p.delays.size() - 1)];
+    else
+      delay = p.interval * std::pow(p.backoff_rate, attempts);
+    if (p.max_delay) delay = std::min(delay, *p.max_delay);
+    const double u = p.full_jitter || p.jitter ? uniform(random) : 0;
+    if (p.full_jitter) delay *= u;
+    else if (p.jitter) delay += *p.jitter * u;
+    return std::min(delay, max_seconds);
+  }
+
+  static void fill(resilience_decision& d, const retry_record& rec, std::string_view kind) {
+    d.event.kind = kind;
+    d.event.attempt = rec.total;
+    d.event.delay_ms = static_cast<std::int64_t>(d.delay * 1000.0);
+    d.event.waited_ms = static_cast<std::int64_t>(rec.waited * 1000.0);
+  }
+
+  // No retry is left: the catch entry for the class (or `any`), else the ordinary routes.
+  resilience_decision give_up(const policy_set& set, const std::string& name,
+                              std::string_view error_class, retry_record& rec,
+                              resilience_decision& d) {
+    const retry_record spent = rec;
+    records_.erase(name);
+    for (const auto& [cls, target] : set.catches) {
+      if (cls != error_class && cls != "any") continue;
+      d.what = resilience_decision::kind::caught;
+      d.target = target;
+      fill(d, spent, "catch");
+      return d;
+    }
+    if (spent.total > 0) {
+      d.what = resilience_decision::kind::exhausted;
+      fill(d, spent, "exhausted");
+    }
+    return d;
+  }
+
+  std::map<std::string, retry_record> records_;
+  std::map<std::pair<std::size_t, std::size_t>, int> edges_;  // (from, to) → traversals
+  std::deque<std::string> window_;
+  std::map<std::string, int> recurrent_;
+  std::vector<std::optional<policy_set>> sets_;
+  std::string message_;
+  std::optional<std::mt19937_64> engine_;
+  double pending_wait_ = 0;
+};
+
+/// The circuit, then `retry:`/`catch:`, after `state` gave `verdict` (design §6.6). `action`
+/// is null when no action ran (nothing to retry); `error_class` is its class (empty: no
+/// failure).
+inline resilience_decision decide_resilience(resilience_memory& memory, const compiled_loop& loop,
+                                             std::size_t state, const action_result* action,
+                                             std::string_view verdict,
+                                             const executor_options& options) {
+  const std::string error_class = !action                    ? std::string()
+                                  : options.error_classifier ? options.error_classifier(*action)
+                                                             : default_error_class(*action);
+  const int code = action ? (action->timed_out ? 124 : action->exit_code) : 0;
+  if (const auto& rf = loop.loop().resilience.repeated_failure) {
+    auto d = memory.record_transition(*rf, loop.state(state).name, code, verdict);
+    if (d.what != resilience_decision::kind::none) return d;
+  }
+  if (!action) return {};
+  auto d = memory.after_result(loop, state, error_class, code, options.random_source);
+  d.error_class = error_class;  // the event views it
+  memory.wait_before_next(d.delay);
+  return d;
+}
+
+/// `event` with its time, state, target and error class (views).
+inline resilience_event stamped(resilience_event event, event_time ts, std::string_view state,
+                                std::string_view target, std::string_view error_class = {}) {
+  event.ts = ts;
+  event.state = state;
+  event.target = target;
+  event.error_class = error_class;
+  return event;
+}
+
+/// Where a decision goes: the retry or catch target, the circuit's recovery state, or for a
+/// tripped circuit an error that ends the run (errc::cap_reached); an empty outcome
+/// (nullopt) leaves the ordinary routes to decide. Sets `reason` for the route event.
+inline std::optional<route_outcome> resilience_route(const resilience_decision& d,
+                                                     const compiled_loop& loop,
+                                                     std::string_view& reason) {
+  using k = resilience_decision::kind;
+  if (d.what == k::stall_abort)
+    return route_outcome(unexpected(route_failure{little_loops::error{
+        errc::cap_reached, std::string(d.event.message), "circuit.repeated_failure"}}));
+  if (d.what == k::none || d.what == k::exhausted) return std::nullopt;
+  reason = d.what == k::retry ? "retry" : d.what == k::caught ? "catch" : "stall_detected";
+  if (const auto to = loop.find(d.target)) return route_outcome(*to);
+  return route_outcome(unexpected(route_failure{little_loops::error{
+      errc::unknown_state, fmt::format("\"{}\" is not a state", d.target), {}}}));
+}
+
+/// Seconds as a clock duration.
+inline std::chrono::nanoseconds seconds_to_ns(double seconds) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(seconds));
+}
+
+/// The wait after `st`: its own `backoff`, else the loop's.
+inline double backoff_after(const compiled_state& st, const fsm_loop& loop) {
+  if (st.config != nullptr && st.config->resilience.backoff) return *st.config->resilience.backoff;
+  return loop.backoff.value_or(0);
+}
+
+/// snapshot::counters with the resilience memory under `resilience` (null when both are).
+inline json with_resilience(json counters, json resilience) {
+  if (resilience.is_null()) return counters;
+  if (!counters.is_object()) counters = json::object();
+  counters["resilience"] = std::move(resilience);
+  return counters;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/resilience_runtime.hpp>
+// #include <little_loops/detail/retry_counters.hpp>
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/routing.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/expected.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
@@ -11033,10 +13310,30 @@ inline expected<std::size_t, error> resume_state(const compiled_loop& loop, cons
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/run_history.hpp>
-// #include <little_loops/detail/text_transfer.hpp> (already inlined above)
+// #include <little_loops/detail/subloop_frames.hpp>
+// Part of executor.hpp (a private base of fsm_executor). The running loop lives in the
+// executor's members, so a step inside a child costs what a flat step costs. A sub-loop
+// state parks its loop's run here (swap_frame, the one list of a frame's members), and the
+// child starts in the members; when the child ends, its parent comes back and concludes the
+// sub-loop state with the child's outcome as its verdict. A stop or a handoff inside a child
+// ends (or pauses) the whole run with every frame in place, so the snapshot holds the stack.
+
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/resilience_runtime.hpp> (already inlined above)
+// #include <little_loops/detail/retry_counters.hpp> (already inlined above)
+// #include <little_loops/detail/run_history.hpp> (already inlined above)
+// #include <little_loops/detail/subloop_calls.hpp>
+// Part of the executor (detail/subloop_frames.hpp runs the frames). A sub-loop state
+// (`loop:`) finds its child, builds the context the child starts with, bounds its time, and
+// when the child ends turns its outcome into the state's verdict and `captured.<state>`
+// record (design §6.5; the reference's executor.py `_execute_sub_loop`).
+
+// #include <little_loops/child_loops.hpp> (already inlined above)
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/run_records.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
-// #include <little_loops/evaluators.hpp> (already inlined above)
-// #include <little_loops/events.hpp> (already inlined above)
 // #include <little_loops/execution_result.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
@@ -11132,136 +13429,595 @@ inline json to_json(const execution_result& r) {
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/execution_result.hpp>
-// #include <little_loops/executor_clock.hpp>
-// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/executor_options.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// How a child ended, as its parent sees it.
+struct child_end {
+  termination how = termination::terminal;
+  bool failure = false;          ///< ended on a failure terminal
+  std::string final_state;
+  std::optional<error> failed;   ///< why it ended `error`
+  json output;                   ///< the terminal's rendered `output:` (null: none)
+};
+
+/// `value` with every string in it rendered against `ctx` (keys stay as written).
+inline expected<json, error> render_value(const json& value, const interpolation_context& ctx) {
+  if (value.is_string()) {
+    auto text = interpolate(value.get_ref<const std::string&>(), ctx);
+    if (!text) return unexpected(std::move(text.error()));
+    return json(std::move(*text));
+  }
+  if (!value.is_object() && !value.is_array()) return value;
+  json out = value;
+  for (auto it = out.begin(); it != out.end(); ++it) {
+    auto v = render_value(it.value(), ctx);
+    if (!v) return unexpected(std::move(v.error()));
+    it.value() = std::move(*v);
+  }
+  return out;
+}
+
+/// The values of a `with:` or `output:` table, rendered.
+inline expected<json, error> render_table(const ordered_table<std::string, json>& table,
+                                          const interpolation_context& ctx) {
+  json out = json::object();
+  for (const auto& [key, value] : table) {
+    auto v = render_value(value, ctx);
+    if (!v) return unexpected(std::move(v.error()));
+    out[key] = std::move(*v);
+  }
+  return out;
+}
+
+/// The child a sub-loop state names: its name rendered, found through the host's resolver,
+/// within the depth limit (`depth`: how many loops would then run). The error is the
+/// state's `error` verdict, its message naming the child.
+inline expected<child_loop, error> find_child(const state_config& cfg, const interpolation_context& ctx,
+                                              const executor_options& options, std::size_t depth,
+                                              std::string_view referrer) {
+  auto name = interpolate(*cfg.loop, ctx);
+  if (!name)
+    return unexpected(error{errc::missing_variable, "sub-loop name: " + name.error().message});
+  if (depth > options.max_subloop_depth)
+    return unexpected(error{errc::invalid_loop,
+                            fmt::format("sub-loop '{}' would run {} loops deep (max_subloop_depth {})",
+                                        *name, depth, options.max_subloop_depth)});
+  if (options.child_loops == nullptr)
+    return unexpected(error{errc::invalid_loop,
+                            fmt::format("sub-loop '{}': the host gave no child loop resolver", *name)});
+  auto child = options.child_loops->load(*name, referrer);
+  if (!child)
+    return unexpected(error{child.error().code,
+                            fmt::format("sub-loop '{}': {}", *name, child.error().message)});
+  return child;
+}
+
+/// The context a child starts with. `with:` → the child's `context:`, the rendered bindings
+/// over it, then the defaults of its unbound parameters (a required one unbound is an
+/// error); `context_passthrough` → the parent's context and its captures (a capture as its
+/// output, a sub-loop record as it is) under the child's own `context:`, which wins;
+/// neither → the child's `context:`. The host's injected keys then fill what is missing.
+inline expected<json, error> child_context(const state_config& cfg, const child_loop& child,
+                                           const interpolation_context& ctx, const json& injected) {
+  json context = child.loop->loop().context;
+  if (!cfg.with.empty()) {
+    auto bound = render_table(cfg.with, ctx);
+    if (!bound) return unexpected(std::move(bound.error()));
+    for (auto it = bound->begin(); it != bound->end(); ++it) context[it.key()] = std::move(it.value());
+    for (auto it = child.parameters.begin(); it != child.parameters.end(); ++it) {
+      if (bound->contains(it.key()) || !it.value().is_object()) continue;
+      const auto dflt = it.value().find("default");
+      if (dflt != it.value().end() && !dflt->is_null()) {
+        context[it.key()] = *dflt;
+      } else if (it.value().value("required", false) && !injected.contains(it.key())) {
+        return unexpected(error{errc::missing_variable,
+                                fmt::format("sub-loop requires parameter '{}' but it is not bound in 'with'",
+                                            it.key())});
+      }
+    }
+  } else if (cfg.context_passthrough) {
+    json merged = ctx.context != nullptr && ctx.context->is_object() ? *ctx.context : json::object();
+    if (ctx.captured != nullptr)
+      for (const auto& [name, rec] : *ctx.captured)
+        merged[name] = rec.subloop.is_null() ? json(rec.output) : rec.subloop;
+    for (auto it = context.begin(); it != context.end(); ++it) merged[it.key()] = it.value();
+    context = std::move(merged);
+  }
+  inject_missing(context, injected);
+  return context;
+}
+
+/// The child's time limit (ms): the smallest of its own `timeout`, the calling state's
+/// `timeout` and the time the parent has left (at least 1 ms); nullopt when none is set.
+inline std::optional<std::int64_t> child_timeout_ms(std::optional<double> own, std::optional<double> state,
+                                                    std::optional<std::int64_t> parent_left) {
+  std::optional<std::int64_t> limit;
+  const auto take = [&limit](std::int64_t ms) { limit = limit ? std::min(*limit, ms) : ms; };
+  if (own && *own > 0) take(static_cast<std::int64_t>(*own * 1000.0));
+  if (state && *state > 0) take(static_cast<std::int64_t>(*state * 1000.0));
+  if (parent_left) take(std::max<std::int64_t>(1, *parent_left));
+  return limit;
+}
+
+/// Whether `st` routes `verdict` itself (a shorthand, a route-table key or `_error`).
+inline bool routes_verdict(const compiled_state& st, std::string_view verdict) {
+  const auto named = [verdict](const auto& entry) { return entry.first == verdict; };
+  if (std::any_of(st.on.begin(), st.on.end(), named)) return true;
+  if (std::any_of(st.routes.begin(), st.routes.end(), named)) return true;
+  return verdict == "error" && st.route_error.has_value();
+}
+
+/// The calling state's verdict for how its child ended (design §6.5): a terminal → `yes`; a
+/// failure terminal → `no`; `error` → `error` where the state routes it, else `no`; the
+/// child's time or step cap → `timeout` where the state routes it, else `no`.
+inline std::string_view subloop_verdict(const compiled_state& st, const child_end& end) {
+  switch (end.how) {
+    case termination::terminal: return end.failure ? "no" : "yes";
+    case termination::error: return routes_verdict(st, "error") ? "error" : "no";
+    case termination::timeout:
+    case termination::max_iterations: return routes_verdict(st, "timeout") ? "timeout" : "no";
+    default: return "no";
+  }
+}
+
+/// `captured.<state>` of a sub-loop state: the child's captures (with `with:` or
+/// `context_passthrough`), then `terminated_by`, `final_state`, `failure_terminal`,
+/// `error` and the terminal's `output`.
+inline json subloop_record(const state_config& cfg, const child_end& end, const captured_map& child) {
+  json rec = json::object();
+  if (!cfg.with.empty() || cfg.context_passthrough)
+    for (const auto& [name, c] : child) {
+      if (!c.subloop.is_null()) {
+        rec[name] = c.subloop;
+        continue;
+      }
+      json_object_writer w;
+      write_captured_record(w, c);
+      rec[name] = w.take();
+    }
+  rec["terminated_by"] = std::string(to_string(end.how));
+  rec["final_state"] = end.final_state;
+  if (end.failure) rec["failure_terminal"] = true;
+  if (end.failed) rec["error"] = end.failed->message;
+  if (!end.output.is_null()) rec["output"] = end.output;
+  return rec;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/subloop_calls.hpp>
 // #include <little_loops/events.hpp> (already inlined above)
+// #include <little_loops/evaluators.hpp> (already inlined above)
+// #include <little_loops/execution_result.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/snapshot.hpp> (already inlined above)
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <stop_token>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
 
-/// @brief The executor's source of time: monotonic time for elapsed/timeout/deadline, wall time
-/// for event time stamps and `started_at`, and an interruptible sleep for `backoff`.
-/// Inject a manual_clock in tests so nothing ever sleeps.
-class executor_clock {
- public:
-  virtual ~executor_clock() = default;
-  /// Monotonic now.
-  virtual std::chrono::steady_clock::time_point now() noexcept = 0;
-  /// Wall-clock now (UTC).
-  virtual event_time wall_now() noexcept = 0;
-  /// Sleep for `d`, returning early when `stop` is requested.
-  virtual void sleep_for(std::chrono::nanoseconds d, std::stop_token stop) = 0;
+/// A loop waiting for its child: its run, as the executor's members held it.
+struct parked_frame {
+  std::shared_ptr<const compiled_loop> loop;
+  std::string loop_id;
+  std::size_t current = 0;  // the sub-loop state
+  std::optional<std::size_t> resume_state;
+  std::int64_t iteration = 0;
+  bool summary_executed = false;
+  json context;
+  captured_map captured;
+  run_history history;
+  convergence_memory convergence;
+  retry_counters counters;
+  resilience_memory resilience;
+  std::int64_t elapsed_offset_ms = 0;
+  std::chrono::steady_clock::time_point start{};
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::optional<std::int64_t> timeout_ms;
+  std::string started_at;
+  /// The child's events as JSON Lines, kept when the sub-loop state has `capture:`.
+  std::optional<std::string> child_events;
 };
 
-/// The real clock: std::chrono::steady_clock / system_clock and a stop-aware sleep.
-class system_executor_clock final : public executor_clock {
- public:
-  std::chrono::steady_clock::time_point now() noexcept override {
-    return std::chrono::steady_clock::now();
-  }
-  event_time wall_now() noexcept override { return std::chrono::system_clock::now(); }
-  void sleep_for(std::chrono::nanoseconds d, std::stop_token stop) override {
-    std::mutex m;
-    std::condition_variable_any cv;
-    std::unique_lock lock(m);
-    cv.wait_for(lock, stop, d, [] { return false; });
-  }
-};
+template <class Executor>
+class subloop_frames {
+ protected:
+  std::vector<parked_frame> frames_;  // the loops waiting, outermost first
+  std::string loop_id_;               // the running loop's id (the referrer of its children)
+  std::optional<std::int64_t> timeout_ms_;  // the running loop's time limit
+  std::shared_ptr<const compiled_loop> retired_;  // the child that just ended (its calls unwind)
 
-/// The process-wide system clock used when executor_options::clock is null.
-inline executor_clock& default_executor_clock() noexcept {
-  static system_executor_clock clock;
-  return clock;
-}
+  Executor& self() noexcept { return static_cast<Executor&>(*this); }
+  const Executor& self() const noexcept { return static_cast<const Executor&>(*this); }
 
-/// @brief A clock that only moves when told to: `advance()`, or `sleep_for` (which advances
-/// instead of sleeping and records the request). Also `auto_advance` per `now()` call.
-class manual_clock final : public executor_clock {
- public:
-  /// Starts at steady epoch + 0 and wall time 2026-01-01T00:00:00Z.
-  manual_clock() = default;
-
-  std::chrono::steady_clock::time_point now() noexcept override {
-    const auto t = steady_;
-    steady_ += auto_advance;
-    wall_ += std::chrono::duration_cast<event_time::duration>(auto_advance);
-    return t;
-  }
-  event_time wall_now() noexcept override { return wall_; }
-  void sleep_for(std::chrono::nanoseconds d, std::stop_token) override {
-    sleeps.push_back(d);
-    advance(d);
-  }
-  /// Move both clocks forward.
-  void advance(std::chrono::nanoseconds d) noexcept {
-    steady_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(d);
-    wall_ += std::chrono::duration_cast<event_time::duration>(d);
+  // Exchanges the running loop's members with `f`.
+  void swap_frame(parked_frame& f) noexcept {
+    Executor& ex = self();
+    using std::swap;
+    swap(ex.loop_, f.loop);
+    swap(loop_id_, f.loop_id);
+    swap(ex.current_, f.current);
+    swap(ex.resume_state_, f.resume_state);
+    swap(ex.iteration_, f.iteration);
+    swap(ex.summary_executed_, f.summary_executed);
+    swap(ex.context_, f.context);
+    swap(ex.captured_, f.captured);
+    swap(ex.history_, f.history);
+    swap(ex.convergence_, f.convergence);
+    swap(ex.counters_, f.counters);
+    swap(ex.resilience_, f.resilience);
+    swap(ex.elapsed_offset_ms_, f.elapsed_offset_ms);
+    swap(ex.start_, f.start);
+    swap(ex.deadline_, f.deadline);
+    swap(timeout_ms_, f.timeout_ms);
+    swap(ex.started_at_, f.started_at);
   }
 
-  std::vector<std::chrono::nanoseconds> sleeps;    ///< every sleep_for request, in order
-  std::chrono::nanoseconds auto_advance{0};        ///< added after every now() call
+  // A loop starts in the members: the top loop (reset()), or a child (call_subloop()).
+  void start_frame(json context, std::optional<std::int64_t> timeout_ms) {
+    Executor& ex = self();
+    ex.current_ = ex.loop_->initial();
+    ex.iteration_ = 0;
+    ex.summary_executed_ = false;
+    ex.context_ = std::move(context);
+    inject_missing(ex.context_, ex.options_.injected_context);
+    ex.counters_.clear();
+    ex.resilience_.clear();
+    ex.captured_.clear();
+    ex.history_.clear();
+    ex.convergence_.clear(ex.loop_->states().size());
+    ex.elapsed_offset_ms_ = 0;
+    ex.started_at_.clear();
+    ex.resume_state_.reset();
+    ex.deadline_.reset();
+    timeout_ms_ = timeout_ms;
+  }
+
+  // The running loop's members from `s` (resume(); a child's frame, resume_frames()).
+  void restore_frame(const snapshot& s, std::size_t at, convergence_memory convergence) {
+    Executor& ex = self();
+    ex.current_ = at;
+    ex.iteration_ = s.iteration;
+    ex.summary_executed_ = s.summary_executed;
+    ex.context_ = s.context;
+    inject_missing(ex.context_, ex.options_.injected_context);
+    ex.counters_.restore(s.counters, *ex.loop_);
+    ex.resilience_.restore(s.counters.is_object() ? s.counters.value("resilience", json()) : json(), *ex.loop_);
+    ex.captured_ = captured_map(s.captured);
+    ex.history_.restore(s);
+    ex.convergence_ = std::move(convergence);
+    ex.elapsed_offset_ms_ = s.elapsed_ms;
+    ex.started_at_ = s.started_at;
+  }
+
+  // Back to the top loop, every child dropped.
+  void unwind_frames() noexcept {
+    while (!frames_.empty()) {
+      swap_frame(frames_.back());
+      frames_.pop_back();
+    }
+  }
+
+  // Runs the sub-loop state `st`: its child becomes the running loop, whose first state is
+  // the next step. A child that cannot start is the state's `error` verdict.
+  void call_subloop(const compiled_state& st, interpolation_context& ctx) {
+    Executor& ex = self();
+    auto child = find_child(*st.config, ctx, ex.options_, frames_.size() + 2, loop_id_);
+    if (!child) return fail_call(st, ctx, std::move(child.error().message));
+    auto context = child_context(*st.config, *child, ctx, ex.options_.injected_context);
+    if (!context) return fail_call(st, ctx, fmt::format("sub-loop '{}': {}", child->loop->loop().name,
+                                                        context.error().message));
+    std::optional<std::int64_t> parent_left;
+    if (timeout_ms_) parent_left = *timeout_ms_ - ex.elapsed_ms_now();
+    const auto limit = child_timeout_ms(child->loop->loop().timeout, st.config->timeout, parent_left);
+    parked_frame parked;
+    if (st.capture) parked.child_events.emplace();
+    swap_frame(parked);
+    frames_.push_back(std::move(parked));
+    ex.loop_ = std::move(child->loop);
+    loop_id_ = std::move(child->id);
+    start_frame(std::move(*context), limit);
+    ex.start_ = ex.now_ = ex.clock_->now();
+    ex.started_at_ = format_timestamp(ex.clock_->wall_now());
+    if (limit) ex.deadline_ = ex.start_ + std::chrono::milliseconds(*limit);
+    if constexpr (Executor::emits_events) ex.emit(loop_start_event{ex.wall(), ex.loop_->loop().name});
+  }
+
+  // The child ended (`how`): its parent runs again and concludes the sub-loop state.
+  void return_to_parent(termination how, std::optional<error> err) {
+    Executor& ex = self();
+    const compiled_state& last = ex.loop_->state(ex.current_);
+    child_end end{how, how == termination::terminal && last.failure, last.name, std::move(err), json()};
+    if (how == termination::terminal && !last.config->output.empty()) {
+      auto out = render_table(last.config->output, ex.make_context(last));
+      if (out) {
+        end.output = std::move(*out);
+      } else {
+        ex.report_error(last, "output", out.error().message);
+        end.how = termination::error;
+        end.failed = std::move(out.error());
+      }
+    }
+    if constexpr (Executor::emits_events)
+      ex.emit(loop_complete_event{ex.wall(), last.name, ex.iteration_, to_string(end.how)});
+    captured_map child_captured = std::move(ex.captured_);
+    retired_ = ex.loop_;
+    swap_frame(frames_.back());
+    std::optional<std::string> events = std::move(frames_.back().child_events);
+    frames_.pop_back();
+    const compiled_state& st = ex.loop_->state(ex.current_);
+    if (st.capture) {
+      captured_record& c = ex.captured_[*st.capture];
+      c = captured_record{};
+      if (events) c.output = std::move(*events);
+    }
+    ex.captured_[st.name].subloop = subloop_record(*st.config, end, child_captured);
+    ex.result_eval_.verdict.assign(subloop_verdict(st, end));
+    json details = {{"terminated_by", to_string(end.how)}, {"final_state", end.final_state}};
+    if (end.failure) details["failure_terminal"] = true;
+    if (end.failed) details["error"] = end.failed->message;
+    ex.result_eval_.details = std::move(details);
+    interpolation_context ctx = ex.make_context(st);
+    conclude_call(st, ctx);
+  }
+
+  // A stop or a handoff inside a child: the run ends (or pauses) with every frame in place;
+  // each frame reports its end, innermost first, and the result is the top loop's.
+  void finish_stack(termination how, std::optional<error> err) {
+    Executor& ex = self();
+    if (!ex.resume_state_) ex.resume_state_ = ex.current_;
+    ex.phase_ = Executor::run_phase::finished;
+    if constexpr (Executor::emits_events) {
+      if (how != termination::handoff) {
+        ex.emit(loop_complete_event{ex.wall(), ex.loop_->state(ex.current_).name, ex.iteration_, to_string(how)});
+        for (std::size_t i = frames_.size(); i-- > 0;) {
+          const parked_frame& f = frames_[i];
+          loop_complete_event e{ex.wall(), f.loop->state(f.current).name, f.iteration, to_string(how)};
+          e.depth = static_cast<std::uint32_t>(i);
+          ex.sink_.on_event(loop_event{e});
+        }
+      }
+    }
+    const parked_frame& top = frames_.front();
+    execution_result& r = ex.result_;
+    r.final_state = top.loop->state(top.current).name;
+    r.iterations = top.iteration;
+    r.terminated_by = how;
+    r.failure = false;
+    r.duration_ms = top.elapsed_offset_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                ex.clock_->now() - top.start).count();
+    r.captured = captured_map(top.captured);
+    r.error = std::move(err);
+    r.on_handoff = top.loop->loop().on_handoff;
+    r.snapshot = ex.snapshot();
+  }
+
+  // The running loop's snapshot members (its convergence list in `convergence_storage`).
+  snapshot_view running_view(
+      std::vector<std::pair<std::string_view, double>>& convergence_storage) const {
+    const Executor& ex = self();
+    snapshot_view v;
+    v.loop_name = ex.loop_->loop().name;
+    v.digest = ex.loop_->digest();
+    v.current_state = ex.loop_->state(ex.resume_state_ ? *ex.resume_state_ : ex.current_).name;
+    v.iteration = ex.iteration_;
+    v.summary_executed = ex.summary_executed_;
+    v.context = &ex.context_;
+    v.captured = &ex.captured_;
+    v.prev = ex.history_.prev();
+    v.last_evaluation = ex.history_.last_evaluation();
+    ex.convergence_.list(*ex.loop_, convergence_storage);
+    v.convergence = convergence_storage;
+    v.elapsed_ms = ex.phase_ >= Executor::run_phase::running ? ex.elapsed_ms_now() : ex.elapsed_offset_ms_;
+    v.started_at = ex.started_at_;
+    return v;
+  }
+
+  // ---- snapshots of the stack (snapshot::frames) ----
+
+  // A child ended (`how`): its parent goes on, unless the run stops or pauses.
+  void end_child(termination how, std::optional<error> err) {
+    if (how == termination::cancelled || how == termination::handoff) return finish_stack(how, std::move(err));
+    return_to_parent(how, std::move(err));
+  }
+
+
+  // `s` (the running loop's snapshot) becomes the whole stack's: the top loop's members,
+  // and `frames` the loops below it, the running one last.
+  void stack_into(snapshot& s) const {
+    json frames = json::array();
+    for (std::size_t i = 1; i < frames_.size(); ++i)
+      frames.push_back(frame_json(parked_snapshot(frames_[i]), frames_[i].loop_id, frames_[i].timeout_ms));
+    frames.push_back(frame_json(s, loop_id_, timeout_ms_));
+    s = parked_snapshot(frames_.front());
+    s.frames = std::move(frames);
+  }
+
+  // snapshot_view() inside a child: the stack's snapshot, copied (kept until the next call).
+  snapshot_view stack_view() const {
+    stack_snapshot_ = self().snapshot();
+    const snapshot& s = stack_snapshot_;
+    snapshot_view v;
+    v.loop_name = s.loop_name;
+    v.digest = s.digest;
+    v.current_state = s.current_state;
+    v.iteration = s.iteration;
+    v.summary_executed = s.summary_executed;
+    v.context = &s.context;
+    v.captured = &s.captured;
+    v.prev = s.prev ? &*s.prev : nullptr;
+    v.last_evaluation = s.last_evaluation ? &*s.last_evaluation : nullptr;
+    stack_convergence_.clear();
+    for (const auto& [state, value] : s.convergence) stack_convergence_.emplace_back(state, value);
+    v.convergence = stack_convergence_;
+    v.elapsed_ms = s.elapsed_ms;
+    v.started_at = s.started_at;
+    v.counters = s.counters.is_null() ? nullptr : &s.counters;
+    v.frames = &s.frames;
+    return v;
+  }
+
+  // Re-enters the children of a snapshot's `frames`, each reloaded by its id, the running
+  // one last; the executor's members then hold the innermost.
+  expected<void, error> resume_frames(const json& frames) {
+    Executor& ex = self();
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      auto frame = read_frame(frames[i], fmt::format("frames[{}]", i));
+      if (!frame) return unexpected(std::move(frame.error()));
+      if (ex.options_.child_loops == nullptr)
+        return unexpected(error{errc::snapshot_mismatch, "the snapshot runs sub-loops and the host gave no child loop resolver"});
+      auto child = ex.options_.child_loops->load(frame->id, loop_id_);
+      const auto changed = [&](const std::string& why) {
+        return error{errc::snapshot_mismatch,
+                     fmt::format("frame {} ({}) changed since the snapshot: {}", i + 1, frame->id, why),
+                     fmt::format("frames[{}]", i)};
+      };
+      if (!child) return unexpected(changed(child.error().message));
+      const auto at = resume_state(*child->loop, frame->state);
+      if (!at) return unexpected(changed(at.error().message));
+      convergence_memory convergence;
+      if (std::string_view unknown; !convergence.restore(*child->loop, frame->state, unknown))
+        return unexpected(changed(fmt::format("convergence memory of unknown state \"{}\"", unknown)));
+      ex.start_ = ex.clock_->now();  // the parent waits from now on, with the time it had
+      if (timeout_ms_) ex.deadline_ = ex.start_ + std::chrono::milliseconds(*timeout_ms_ - ex.elapsed_offset_ms_);
+      parked_frame parked;
+      swap_frame(parked);
+      frames_.push_back(std::move(parked));
+      ex.loop_ = std::move(child->loop);
+      loop_id_ = std::move(child->id);
+      start_frame(json::object(), frame->timeout_ms);
+      restore_frame(frame->state, *at, std::move(convergence));
+    }
+    return {};
+  }
+
+  // Keeps `e` in the event capture of every waiting frame that has one.
+  template <class Event>
+  void note_child_event(const Event& e) noexcept {
+    try {
+      for (auto& f : frames_)
+        if (f.child_events) append_json_line(*f.child_events, loop_event{e});
+    } catch (...) {  // NOLINT(bugprone-empty-catch): an event capture is best effort
+    }
+  }
 
  private:
-  std::chrono::steady_clock::time_point steady_{};
-  event_time wall_{std::chrono::sys_days{std::chrono::year{2026} / 1 / 1}};
+  mutable snapshot stack_snapshot_;  // stack_view()
+  mutable std::vector<std::pair<std::string_view, double>> stack_convergence_;
+
+  // One entry of snapshot::frames, read back.
+  struct frame_entry {
+    snapshot state;
+    std::string id;
+    std::optional<std::int64_t> timeout_ms;
+  };
+
+  static expected<frame_entry, error> read_frame(const json& j, const std::string& path) {
+    const auto bad = [&](std::string_view key, std::string_view what) {
+      return error{errc::invalid_snapshot, std::string(what), join_path(path, key)};
+    };
+    if (!j.is_object()) return unexpected(bad("", "must be an object"));
+    const auto id = j.find("loop_id");
+    if (id == j.end() || !id->is_string()) return unexpected(bad("loop_id", "must be a string"));
+    frame_entry out;
+    out.id = id->get<std::string>();
+    json body = j;
+    body.erase("loop_id");
+    if (const auto t = body.find("timeout_ms"); t != body.end()) {
+      if (!t->is_number_integer()) return unexpected(bad("timeout_ms", "must be an integer"));
+      out.timeout_ms = t->get<std::int64_t>();
+      body.erase("timeout_ms");
+    }
+    auto state = snapshot_from_json(body);
+    if (!state) {
+      error e = std::move(state.error());
+      e.path = join_path(path, e.path);
+      return unexpected(std::move(e));
+    }
+    out.state = std::move(*state);
+    return out;
+  }
+
+  // A waiting loop's snapshot (its current state is the sub-loop state).
+  snapshot parked_snapshot(const parked_frame& f) const {
+    snapshot s;
+    s.loop_name = f.loop->loop().name;
+    s.digest = f.loop->digest();
+    s.current_state = f.loop->state(f.resume_state ? *f.resume_state : f.current).name;
+    s.iteration = f.iteration;
+    s.summary_executed = f.summary_executed;
+    s.context = f.context;
+    s.captured = captured_map(f.captured);
+    if (const prev_record* p = f.history.prev()) s.prev = *p;
+    if (const prev_record* p = f.history.last_evaluation()) s.last_evaluation = *p;
+    std::vector<std::pair<std::string_view, double>> convergence;
+    f.convergence.list(*f.loop, convergence);
+    for (const auto& [state, value] : convergence) s.convergence[std::string(state)] = value;
+    s.elapsed_ms = f.elapsed_offset_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             self().clock_->now() - f.start).count();
+    s.started_at = f.started_at;
+    s.counters = with_resilience(f.counters.to_json(*f.loop), f.resilience.to_json(*f.loop));
+    return s;
+  }
+
+  static json frame_json(const snapshot& s, const std::string& id, std::optional<std::int64_t> timeout_ms) {
+    json j = to_json(s);
+    j["loop_id"] = id;
+    if (timeout_ms) j["timeout_ms"] = *timeout_ms;
+    return j;
+  }
+
+  // A child that could not start: the state's `error` verdict.
+  void fail_call(const compiled_state& st, interpolation_context& ctx, std::string message) {
+    Executor& ex = self();
+    ex.report_error(st, "subloop", message);
+    ex.result_eval_ = error_result(std::move(message));
+    conclude_call(st, ctx);
+  }
+
+  // Records the sub-loop state's verdict as `prev` and routes it.
+  void conclude_call(const compiled_state& st, interpolation_context& ctx) {
+    Executor& ex = self();
+    if (st.capture) ex.captured_[*st.capture].verdict = ex.result_eval_.verdict;
+    ex.history_.record(st, nullptr, ex.result_eval_, true);
+    ex.move_on(st, std::nullopt, ex.choose_next(st, ctx));
+  }
 };
 
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/executor_clock.hpp>
-// #include <little_loops/executor_options.hpp>
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/executor_clock.hpp> (already inlined above)
-// #include <little_loops/json.hpp> (already inlined above)
-// #include <little_loops/output_signal.hpp> (already inlined above)
-// #include <little_loops/results.hpp> (already inlined above)
-
-#include <chrono>
-#include <cstddef>
-#include <optional>
-#include <vector>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-
-/// Host settings of an executor (the loop document holds the rest).
-struct executor_options {
-  /// Output signals, in priority order (empty: no signal detection).
-  std::vector<output_signal> signals = default_output_signals();
-  /// Time source; null → default_executor_clock(). Must outlive the executor.
-  executor_clock* clock = nullptr;
-  /// Per-action timeout used when a state has no `timeout:` (nullopt: the runner decides).
-  std::optional<std::chrono::milliseconds> default_action_timeout;
-  /// `${env.NAME}` lookup (null: std::getenv) and its user pointer.
-  env_lookup_fn env = nullptr;
-  void* env_user = nullptr;
-  /// Context the host injects (an object): when a run starts or resumes, each key is set in
-  /// `context` only if absent, so the loop's `context:` and the host's own overrides win.
-  /// ll-loop injects `run_dir`, `input_hash` and `max_steps` (design §6.3).
-  json injected_context = json::object();
-  /// The most bytes a rendered action may have: past it the state's verdict is `error`
-  /// (errc::template_too_large), found while rendering. The default is the argument limit
-  /// of Linux's exec (default_action_size_limit); a runner that takes longer actions may
-  /// raise it.
-  std::size_t action_size_limit = default_action_size_limit;
-  /// The most bytes any other rendered template (route targets, evaluator fields) may have.
-  std::size_t render_size_limit = default_render_size_limit;
-};
-
-namespace detail {
-// Sets in `context` each key of `injected` it lacks (executor_options::injected_context).
-inline void inject_missing(json& context, const json& injected) {
-  if (!injected.is_object() || injected.empty() || !context.is_object()) return;
-  for (auto it = injected.begin(); it != injected.end(); ++it)
-    if (!context.contains(it.key())) context[it.key()] = it.value();
-}
 }  // namespace detail
-
 LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/executor_options.hpp>
+// end of <little_loops/detail/subloop_frames.hpp>
+// #include <little_loops/detail/text_transfer.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/evaluators.hpp> (already inlined above)
+// #include <little_loops/events.hpp> (already inlined above)
+// #include <little_loops/execution_result.hpp> (already inlined above)
+// #include <little_loops/executor_clock.hpp> (already inlined above)
+// #include <little_loops/executor_options.hpp> (already inlined above)
 // #include <little_loops/expected.hpp> (already inlined above)
 // #include <little_loops/interpolation.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
@@ -11306,9 +14062,10 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// @tparam Eval an Evaluator (default: default_evaluator, no LLM judge)
 /// @tparam Sink an EventSink (default: null_event_sink, which costs nothing)
 template <ActionRunner Runner, Evaluator Eval = default_evaluator, EventSink Sink = null_event_sink>
-class fsm_executor {
+class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, Sink>> {
   static constexpr bool emits_events =
       !std::is_same_v<std::remove_cvref_t<Sink>, null_event_sink>;
+  friend class detail::subloop_frames<fsm_executor>;
 
  public:
   using runner_type = Runner;
@@ -11350,31 +14107,11 @@ class fsm_executor {
     return run();
   }
 
-  /// @brief Advance by one state execution (or one maintain restart, or the final check).
+  /// @brief Advance by one state execution (or one maintain restart, or the final check),
+  /// in the running loop: the top one, or the child a sub-loop state runs.
   /// @return true while the run goes on; false once finished (see result()).
   bool step() {
-    if (phase_ == run_phase::finished) return false;
-    if (phase_ != run_phase::running) begin();
-    if (stop_.stop_requested()) return end(termination::cancelled);
-    const fsm_loop& def = loop_->loop();
-    const compiled_state& st = loop_->state(current_);
-    // The loop timeout before the terminal, as in seed 002 (a terminal reached after the
-    // deadline ends as `timeout`, final state the terminal); design §3.5 reverses only the
-    // cap: a terminal reached on the last allowed step ends as `terminal`. A maintain
-    // restart is an iteration, so it obeys the cap.
-    if (st.terminal && def.timeout) {
-      now_ = clock_->now();
-      if (past_timeout()) return end(termination::timeout);
-    }
-    if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations))
-      return end_or_restart(st);
-    if (iteration_ >= def.max_iterations &&
-        !enter_summary(loop_->on_max_iterations(), def.max_steps_spelling ? "on_max_steps" : "on_max_iterations"))
-      return false;
-    now_ = clock_->now();
-    if (past_timeout()) return end(termination::timeout);
-    if (loop_->counts_retries() && redirect_exhausted()) return !finished();
-    execute(loop_->state(current_));
+    advance();
     return !finished();
   }
 
@@ -11409,8 +14146,9 @@ class fsm_executor {
   [[nodiscard]] little_loops::snapshot snapshot() const {
     // Its own storage, not snapshot_view()'s: const callers may run at once.
     std::vector<std::pair<std::string_view, double>> convergence;
-    little_loops::snapshot s = view_into(convergence).materialize();
-    s.counters = counters_.to_json(*loop_);
+    little_loops::snapshot s = this->running_view(convergence).materialize();
+    s.counters = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_));
+    if (!this->frames_.empty()) this->stack_into(s);  // the top loop's, the frames below it
     return s;
   }
 
@@ -11419,8 +14157,9 @@ class fsm_executor {
   /// Valid until the executor next changes (step(), run(), resume(), reset()) or the next
   /// snapshot_view() call; unlike snapshot(), not to be called from two threads at once.
   [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
-    little_loops::snapshot_view v = view_into(convergence_view_);
-    counters_view_ = counters_.to_json(*loop_);
+    if (!this->frames_.empty()) return this->stack_view();  // inside a child: copies
+    little_loops::snapshot_view v = this->running_view(convergence_view_);
+    counters_view_ = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_));
     if (!counters_view_.is_null()) v.counters = &counters_view_;
     return v;
   }
@@ -11428,8 +14167,12 @@ class fsm_executor {
   /// @brief Restore a snapshot; the next step()/run() continues from it (emitting
   /// `loop_resume` instead of `loop_start`).
   /// @return `errc::snapshot_mismatch` when the snapshot belongs to another loop definition
-  /// (digest or name differ) or names an unknown state; the executor is then unchanged.
+  /// (digest or name differ) or names an unknown state; the executor is then unchanged. A
+  /// snapshot taken inside sub-loops (`frames`) reloads each child through
+  /// executor_options::child_loops and continues in the innermost; a child that changed is
+  /// errc::snapshot_mismatch naming its frame (the executor is then reset).
   expected<void, little_loops::error> resume(const little_loops::snapshot& s) {
+    this->unwind_frames();
     const auto at = detail::resume_state(*loop_, s);
     if (!at) return unexpected(at.error());
     detail::convergence_memory convergence;
@@ -11439,36 +14182,25 @@ class fsm_executor {
           fmt::format("convergence memory of unknown state \"{}\"", unknown),
           "convergence." + std::string(unknown)});
     reset();
-    current_ = *at;
-    iteration_ = s.iteration;
-    summary_executed_ = s.summary_executed;
-    context_ = s.context;
-    detail::inject_missing(context_, options_.injected_context);
-    counters_.restore(s.counters, *loop_);
-    captured_ = captured_map(s.captured);
-    history_.restore(s);
-    convergence_ = std::move(convergence);
-    elapsed_offset_ms_ = s.elapsed_ms;
-    started_at_ = s.started_at;
+    this->restore_frame(s, *at, std::move(convergence));
+    if (!s.frames.is_null()) {
+      if (auto children = this->resume_frames(s.frames); !children) {
+        reset();
+        return unexpected(std::move(children.error()));
+      }
+    }
     phase_ = run_phase::resumed;
     return {};
   }
 
   /// Forget the run: the next step() starts again from the initial state.
   void reset() {
-    current_ = loop_->initial();
-    iteration_ = 0;
+    this->unwind_frames();
+    this->loop_id_ = options_.loop_id;
+    const auto& timeout = loop_->loop().timeout;
+    this->start_frame(loop_->loop().context,
+                timeout ? std::optional(static_cast<std::int64_t>(*timeout * 1000.0)) : std::nullopt);
     phase_ = run_phase::fresh;
-    summary_executed_ = false;
-    context_ = loop_->loop().context;
-    detail::inject_missing(context_, options_.injected_context);
-    counters_.clear();
-    captured_.clear();
-    history_.clear();
-    convergence_.clear(loop_->states().size());
-    elapsed_offset_ms_ = 0;
-    started_at_.clear();
-    resume_state_.reset();
     result_ = execution_result{};
     if (stop_.stop_requested()) stop_ = std::stop_source{};
     request_ = action_request{};
@@ -11480,27 +14212,46 @@ class fsm_executor {
   // emits loop_resume instead of loop_start), between steps, or ended.
   enum class run_phase : unsigned char { fresh, resumed, running, finished };
 
-  little_loops::snapshot_view view_into(
-      std::vector<std::pair<std::string_view, double>>& convergence_storage) const {
-    little_loops::snapshot_view v;
-    v.loop_name = loop_->loop().name;
-    v.digest = loop_->digest();
-    v.current_state = loop_->state(resume_state_ ? *resume_state_ : current_).name;
-    v.iteration = iteration_;
-    v.summary_executed = summary_executed_;
-    v.context = &context_;
-    v.captured = &captured_;
-    v.prev = history_.prev();
-    v.last_evaluation = history_.last_evaluation();
-    convergence_.list(*loop_, convergence_storage);
-    v.convergence = convergence_storage;
-    v.elapsed_ms = phase_ >= run_phase::running ? elapsed_ms_now() : elapsed_offset_ms_;
-    v.started_at = started_at_;
-    return v;
+  // One step of step(); returns false when the step ended its loop.
+  bool advance() {
+    if (phase_ == run_phase::finished) return false;
+    stamp();
+    if (phase_ != run_phase::running) begin();
+    if (stop_.stop_requested()) return end(termination::cancelled);
+    const fsm_loop& def = loop_->loop();
+    const compiled_state& st = loop_->state(current_);
+    // The loop timeout before the terminal, as in seed 002 (a terminal reached after the
+    // deadline ends as `timeout`, final state the terminal); design §3.5 reverses only the
+    // cap: a terminal reached on the last allowed step ends as `terminal`. A maintain
+    // restart is an iteration, so it obeys the cap.
+    if (st.terminal && this->timeout_ms_) {
+      now_ = clock_->now();
+      if (past_timeout()) return end(termination::timeout);
+    }
+    if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations))
+      return end_or_restart(st);
+    if (iteration_ >= def.max_iterations &&
+        !enter_summary(loop_->on_max_iterations(), def.max_steps_spelling ? "on_max_steps" : "on_max_iterations"))
+      return false;
+    now_ = clock_->now();
+    if (past_timeout()) return end(termination::timeout);
+    if (loop_->counts_retries() && redirect_exhausted()) return !finished();
+    if (const double wait = resilience_.take_pending_wait(); wait > 0)  // a retry's (§6.6)
+      clock_->sleep_for(detail::seconds_to_ns(wait), stop_.get_token());
+    execute(loop_->state(current_));
+    return !finished();
   }
 
   // ---- time ----
-  event_time wall() noexcept { return clock_->wall_now(); }
+  // Events carry the wall time read as a step starts and after each host call that can take
+  // time (the runner, an evaluator): events of one phase share a reading.
+  event_time wall() const noexcept { return event_ts_; }
+  void stamp() noexcept {
+    if (recording()) event_ts_ = clock_->wall_now();
+  }
+  bool listening() const noexcept { return emits_events && detail::sink_listens(sink_); }
+  // Whether events are built: for the sink, or for a sub-loop state's `capture:` of its child.
+  bool recording() const noexcept { return listening() || (emits_events && !this->frames_.empty()); }
   std::int64_t elapsed_ms() const noexcept {
     return elapsed_offset_ms_ +
            std::chrono::duration_cast<std::chrono::milliseconds>(now_ - start_).count();
@@ -11511,13 +14262,14 @@ class fsm_executor {
   }
   // The loop `timeout` has passed (as of the last clock reading, now_).
   bool past_timeout() const noexcept {
-    const auto& timeout = loop_->loop().timeout;
-    return timeout && elapsed_ms() > static_cast<std::int64_t>(*timeout * 1000.0);
+    return this->timeout_ms_ && elapsed_ms() > *this->timeout_ms_;
   }
 
   template <class Event>
   void emit(Event&& ev) noexcept {
-    sink_.on_event(loop_event{std::forward<Event>(ev)});
+    ev.depth = static_cast<std::uint32_t>(this->frames_.size());
+    if (!this->frames_.empty()) this->note_child_event(ev);
+    if (listening()) sink_.on_event(loop_event{std::forward<Event>(ev)});
   }
 
   void begin() {
@@ -11526,11 +14278,8 @@ class fsm_executor {
     start_ = clock_->now();
     now_ = start_;
     if (started_at_.empty()) started_at_ = format_timestamp(clock_->wall_now());
-    if (loop_->loop().timeout) {
-      const auto budget = std::chrono::milliseconds(
-          static_cast<std::int64_t>(*loop_->loop().timeout * 1000.0) - elapsed_offset_ms_);
-      deadline_ = start_ + budget;
-    }
+    if (this->timeout_ms_)
+      deadline_ = start_ + std::chrono::milliseconds(*this->timeout_ms_ - elapsed_offset_ms_);
     if constexpr (emits_events) {
       if (resumed)
         emit(loop_resume_event{wall(), loop_->loop().name, loop_->state(current_).name,
@@ -11631,6 +14380,9 @@ class fsm_executor {
   }
 
   expected<evaluation_result, error> call_evaluator(const evaluation_request& req) {
+    if (req.config && is_stall_evaluator(req.config->type))  // design §6.6: judged here
+      return detail::judge_stall(resilience_.stalls, req, deadline_, stop_.get_token(),
+                                 [this](const action_request& r) { return call_runner(r); });
     return detail::call_host<evaluation_result>([&] { return eval_.evaluate(req); },
                                                 errc::evaluation_failed, "the evaluator");
   }
@@ -11641,6 +14393,7 @@ class fsm_executor {
     ++iteration_;
     if constexpr (emits_events) emit(state_enter_event{wall(), st.name, iteration_});
     interpolation_context ctx = make_context(st);
+    if (st.config->loop) return this->call_subloop(st, ctx);
     if (!st.action) return conclude(st, ctx, nullptr);
     std::string_view text;
     if (st.action->is_literal()) {
@@ -11653,20 +14406,19 @@ class fsm_executor {
       if (!r) return conclude_unrunnable(st, ctx, "interpolation", std::move(r.error().message));
       text = action_text_;
     }
-    const action_kind kind = st.kind_from_rendered && !text.empty() && text.front() == '/'
-                                 ? action_kind::slash_command
-                                 : st.kind;
+    const action_kind kind = !st.kind_from_rendered ? st.kind
+                             : is_slash_command_text(text) ? action_kind::slash_command
+                                                           : action_kind::shell;
     if constexpr (emits_events)
       emit(action_start_event{wall(), st.name, text, kind != action_kind::shell});
-    // The request is a member so its stop token is not copied (two atomic operations) per
-    // step.
-    action_request& req = request_;
+    action_request& req = request_;  // a member: its stop token is not copied per step
     req.state = st.name;
     req.text = text;
     req.kind = kind;
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
     expected<action_result, error> res = call_runner(req);
+    stamp();
     req.text = {};  // may view action_text_
     if (!res) return conclude_unrunnable(st, ctx, "action", std::move(res.error().message));
     conclude(st, ctx, &*res);
@@ -11693,7 +14445,22 @@ class fsm_executor {
     if (action && !options_.signals.empty())
       signal = detail::find_output_signal(history_.prev()->output, options_.signals);
     if (signal && signal->kind == signal_kind::error) return fail_by_signal(st, signal->payload);
-    move_on(st, signal, choose_next(st, ctx));
+    move_on(st, signal, resilient_next(st, ctx, action));
+  }
+
+  // Design §6.6, before the ordinary routes: the circuit, then `retry:`/`catch:` (waiting at
+  // the next step, after the boundary); then `max_edge_revisits` on the route chosen.
+  detail::route_outcome resilient_next(const compiled_state& st, interpolation_context& ctx,
+                                       const action_result* action) {
+    auto d = detail::decide_resilience(resilience_, *loop_, current_, action, result_eval_.verdict, options_);
+    if constexpr (emits_events)
+      if (!d.event.kind.empty()) emit(detail::stamped(d.event, wall(), st.name, d.target, d.error_class));
+    auto routed = detail::resilience_route(d, *loop_, route_reason_);
+    auto next = routed ? std::move(*routed) : choose_next(st, ctx);
+    auto cycle = next ? resilience_.take_edge(*loop_, current_, *next) : std::nullopt;
+    if (!cycle) return next;
+    if constexpr (emits_events) emit(detail::stamped(cycle->event, wall(), st.name, cycle->target));
+    return unexpected(detail::route_failure{cycle->error});
   }
 
   // Reports the completed action and fills its capture. Returns false when the action ended
@@ -11703,7 +14470,7 @@ class fsm_executor {
       emit(action_complete_event{wall(), st.name, a.exit_code,
                                  static_cast<std::int64_t>(a.duration.count()), a.output,
                                  request_.kind != action_kind::shell, a.timed_out, a.cancelled,
-                                 a.signal, a.truncated, a.output_limit});
+                                 a.signal, a.truncated, a.output_limit, a.stderr_output});
     if (a.cancelled || (a.abnormal() && stop_.stop_requested())) return end(termination::cancelled);
     if (a.timed_out && deadline_ && clock_->now() >= *deadline_) return end(termination::timeout);
     if (st.capture) {
@@ -11756,6 +14523,7 @@ class fsm_executor {
                                    *deadline_ - clock_->now()));
     req.convergence_memory = &convergence_.slot(current_);
     expected<evaluation_result, error> ev = call_evaluator(req);
+    if (!detail::instant_verdict<std::remove_cvref_t<Eval>>(req)) stamp();
     convergence_.note(current_);
     if (!ev) {
       report_error(st, "evaluator", ev.error().message);
@@ -11770,9 +14538,9 @@ class fsm_executor {
   // Emits the evaluate event when `evaluated` (the default evaluator's is {type, verdict}).
   bool report_verdict(const compiled_state& st, bool evaluated, bool default_evaluation) {
     if constexpr (emits_events)
-      if (evaluated)
+      if (evaluated && recording())
         emit(evaluate_event{wall(), st.name, st.evaluator_name, result_eval_.verdict,
-                            &result_eval_.details.materialize(), !default_evaluation});
+                            &result_eval_.details.view(event_details_), !default_evaluation});
     return evaluated;
   }
 
@@ -11850,11 +14618,8 @@ class fsm_executor {
       result_.signal_payload.assign(signal->payload);
       return finish(termination::cancelled);
     }
-    if (const auto& backoff = loop_->loop().backoff; backoff && *backoff > 0) {
-      clock_->sleep_for(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::duration<double>(*backoff)),
-                        stop_.get_token());
-    }
+    if (const auto backoff = detail::backoff_after(st, loop_->loop()); backoff > 0)
+      clock_->sleep_for(detail::seconds_to_ns(backoff), stop_.get_token());
   }
 
   // ---- the end ----
@@ -11866,6 +14631,7 @@ class fsm_executor {
   }
 
   void finish(termination how, std::optional<little_loops::error> err = std::nullopt) {
+    if (!this->frames_.empty()) return this->end_child(how, std::move(err));
     phase_ = run_phase::finished;
     const compiled_state& st = loop_->state(current_);
     if (!resume_state_ && how != termination::terminal) resume_state_ = current_;
@@ -11911,10 +14677,13 @@ class fsm_executor {
   std::string action_text_;
   std::string target_text_;
   detail::retry_counters counters_;   // max_retries, cannot_judge holds, full passes
+  detail::resilience_memory resilience_;  // retry attempts, edge counts, circuit, stalls
   int retry_code_ = -1;               // the exit code retryable_exit_codes sees
   std::string_view route_reason_;     // the reason of the next route event
   action_request request_;  // reused per action (keeps one stop token)
   evaluation_result result_eval_;
+  json event_details_;  // the evaluate event's compact details (evaluation_details::view)
+  event_time event_ts_{};  // the wall time events carry (see wall())
   std::stop_source stop_;
   execution_result result_;
 };
@@ -12132,12 +14901,15 @@ class scripted_runner {
       chosen = &sequence_[index];
     else if (by_action != nullptr)
       chosen = by_action;
+    last_scripted_ = chosen != &default_;
     if (chosen->failure) return unexpected(*chosen->failure);
     return chosen->result;
   }
 
   /// Every call so far, in order.
   [[nodiscard]] const std::vector<recorded_call>& calls() const noexcept { return calls_; }
+  /// Whether `by_index` or `on_action` answered the last call (false: the default did).
+  [[nodiscard]] bool last_call_scripted() const noexcept { return last_scripted_; }
   /// The number of calls so far (counted even when recording is off).
   [[nodiscard]] std::size_t call_count() const noexcept { return call_count_; }
   /// The text of the last call ("" before the first).
@@ -12148,6 +14920,7 @@ class scripted_runner {
   void reset() {
     calls_.clear();
     call_count_ = 0;
+    last_scripted_ = false;
     for (auto& [text, entry] : per_action_) entry.next = 0;
   }
 
@@ -12274,6 +15047,7 @@ class scripted_runner {
   std::vector<recorded_call> calls_;
   std::size_t call_count_ = 0;
   bool record_ = true;
+  bool last_scripted_ = false;
 };
 
 static_assert(ActionRunner<scripted_runner>);
@@ -12561,10 +15335,11 @@ inline std::optional<json> read_convergence_number(const json& field, const std:
 /// description, max_iterations, backoff, timeout, context, scope, llm, on_handoff
 /// ```
 /// into `measure` (runs the check, captures it as `current_value`, convergence evaluator on
-/// its output: target → `done`, progress → `apply`, stall → `done` as in the original — the
-/// value stopped improving, so the loop ends there; the `stall` verdict is in the events
-/// and `prev`; `error` unrouted, so it ends the run as an error), `apply` (next →
-/// `measure`) and `done` (terminal). As in the original, the context gets `metric_cmd`,
+/// its output: target → `done`, progress → `apply`, stall → `stalled`, a terminal marked
+/// `failure: true` (the value stopped improving short of the target: a run that made no
+/// progress must not look green in CI, design §3.15; the original ended it in `done`);
+/// `error` unrouted, so it ends the run as an error), `apply` (next → `measure`), `done`
+/// (terminal) and `stalled`. As in the original, the context gets `metric_cmd`,
 /// `target` and `tolerance` (user context keys are kept; these three are reserved), `measure`'s
 /// action is `${context.metric_cmd}` (so the check is data: a `${VAR}` in it reaches the
 /// shell as written, `--context metric_cmd=…` overrides it, and a `/slash` check is still run
@@ -12638,7 +15413,7 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
   route_config route;
   route.routes["target"] = "done";
   route.routes["progress"] = "apply";
-  route.routes["stall"] = "done";
+  route.routes["stall"] = "stalled";
   measure.route = std::move(route);
 
   state_config apply;
@@ -12654,6 +15429,9 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
   loop.states["measure"] = std::move(measure);
   loop.states["apply"] = std::move(apply);
   loop.states["done"] = paradigm_terminal();
+  state_config stalled = paradigm_terminal();
+  stalled.failure = true;
+  loop.states["stalled"] = std::move(stalled);
   return finish_paradigm("convergence", std::move(loop), std::move(out), warnings, &origins);
 }
 
@@ -13686,6 +16464,8 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/render.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/json_path.hpp> (already inlined above)
+// #include <little_loops/detail/resilience_policy.hpp> (already inlined above)
+// #include <little_loops/detail/state_verdicts.hpp> (already inlined above)
 // #include <little_loops/detail/utf8.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/schema.hpp> (already inlined above)
@@ -13754,47 +16534,11 @@ inline std::vector<loop_transition> transitions_of(const std::string& name,
 
 namespace detail {
 
-/// True when the state's action is LLM-bound: `action_type: prompt|slash_command`, or no
-/// action_type and an action starting with `/` (design §3.10).
-inline bool render_is_prompt_action(const state_config& s) noexcept {
-  if (s.action_type) return *s.action_type != action_kind::shell;
-  return s.action && !s.action->empty() && s.action->front() == '/';
-}
-
-// True when a verdict of `state` (not a `next:` state) can find no route: the verdicts its
-// evaluator gives (exit_code, output_numeric, output_json, output_contains: success, failure,
-// error; convergence: target, progress, stall, error; llm_structured, the default for a
-// prompt: any) that neither the route table (with `_error`, `_`) nor a shorthand takes. A
-// state with neither action nor evaluate yields success (design §3.16).
+// True when a verdict of `state` (not a `next:` state) can find no route (see
+// unrouted_verdicts; an evaluator that can give any verdict has one unless `_` is set).
 inline bool has_unrouted_verdict(const state_config& state) {
-  if (state.route && state.route->default_target) return false;
-  const auto routed_exactly = [&](std::string_view verdict) {
-    if (state.route) {
-      if (state.route->routes.count(std::string(verdict)) != 0) return true;
-      if (verdict == "error" && state.route->error_target) return true;
-    }
-    return state.on.count(std::string(verdict)) != 0;
-  };
-  const auto routed = [&](std::string_view verdict) {  // twin verdicts route alike
-    const std::string_view twin = twin_verdict(verdict);
-    return routed_exactly(verdict) || (!twin.empty() && routed_exactly(twin));
-  };
-  const bool acts = state.action && !state.action->empty();
-  evaluator_type type = evaluator_type::exit_code;
-  if (state.evaluate) {
-    type = state.evaluate->type;
-  } else if (!acts) {
-    return !routed("success");
-  } else if (render_is_prompt_action(state)) {
-    type = evaluator_type::llm_structured;
-  }
-  switch (type) {
-    case evaluator_type::llm_structured:
-    case evaluator_type::classify: return true;  // any verdict the judge or the output names
-    case evaluator_type::convergence:
-      return !routed("target") || !routed("progress") || !routed("stall") || !routed("error");
-    default: return !routed("success") || !routed("failure") || !routed("error");
-  }
+  const auto unrouted = unrouted_verdicts(state);
+  return !unrouted || !unrouted->empty();
 }
 
 }  // namespace detail
@@ -13874,7 +16618,7 @@ inline std::string render_resolved(const fsm_loop& loop, const json& value) {
 /// `output_contains [pattern: "0 errors"]`, `exit_code (default)`, …
 inline std::string render_evaluator(const fsm_loop& loop, const state_config& s) {
   if (!s.evaluate)
-    return render_is_prompt_action(s) ? "llm_structured (default)" : "exit_code (default)";
+    return runs_prompt_action(s) ? "llm_structured (default)" : "exit_code (default)";
   const evaluate_config& e = *s.evaluate;
   std::vector<std::string> parts;
   const auto quoted = [](const std::string& text) {
@@ -13906,12 +16650,22 @@ inline std::string render_evaluator(const fsm_loop& loop, const state_config& s)
     case evaluator_type::classify:
       if (e.line) parts.push_back("line: " + render_visible(e.line->is_string() ? e.line->get<std::string>() : e.line->dump()));
       break;
+    case evaluator_type::diff_stall:
+    case evaluator_type::score_stall:
+    case evaluator_type::open_question_stall:
+    case evaluator_type::action_stall: render_stall_fields(e.stall, parts); break;
+    case evaluator_type::harbor_scorer:
     case evaluator_type::exit_code: break;
   }
   if (e.source) parts.push_back("source: " + render_visible(*e.source));
   std::string out{to_string(e.type)};
   if (!parts.empty()) out += fmt::format(" [{}]", fmt::join(parts, ", "));
   return out;
+}
+
+/// `[loop: <child>]` (the name as written, a template included).
+inline std::string subloop_mark(const state_config& s) {
+  return "[loop: " + render_visible(s.loop ? *s.loop : std::string()) + "]";
 }
 
 /// States whose verdict decides where the loop goes: an explicit `evaluate`, or an action
@@ -14017,7 +16771,8 @@ struct render_ids {
 /// Max iterations: 50
 /// Evaluator: output_contains [pattern: "0 errors"]
 /// ```
-/// Failure terminals show `[terminal, failure]`; in a `maintain: true` loop every terminal,
+/// Failure terminals show `[terminal, failure]`, sub-loop states `[loop: <child>]` first;
+/// in a `maintain: true` loop every terminal,
 /// and every state whose routes leave verdicts out, adds `maintain→<target>` (its
 /// `on_maintain`, else `initial`); a loop with
 /// `on_max_iterations` gets an `On max iterations: <state>` line after `Max iterations`. With several deciding states the last line becomes an
@@ -14036,6 +16791,7 @@ inline std::string render_preview(const fsm_loop& loop) {
     out += "  " + detail::render_visible(name) + ": ";
     std::vector<std::string> items;
     if (state.terminal) items.emplace_back(state.failure ? "[terminal, failure]" : "[terminal]");
+    if (state.loop) items.push_back(detail::subloop_mark(state));
     for (const auto& t : transitions_of(loop, name, state))
       items.push_back(detail::render_visible(t.label) + "\u2192" + detail::render_visible(t.to));
     if (items.empty()) items.emplace_back("(no transitions)");
@@ -14061,10 +16817,19 @@ inline std::string render_preview(const fsm_loop& loop) {
     out += "Evaluators:\n";
     for (const auto& [name, text] : checks) out += "  " + name + ": " + text + "\n";
   }
+  out += detail::render_policies(loop, dialect_of(loop));
   return out;
 }
 
-/// Graphviz DOT of the loop. States are boxes; the initial state is drawn bold and entered
+/// The retry, catch, backoff, edge-cap and circuit policies `loop` runs with, as JSON
+/// (`ll-loop validate --json`): `{states: {name: {retry, catch, backoff}}, max_edge_revisits,
+/// circuit}`, built-in entries marked `built_in: true` (design §6.6).
+inline json render_policies_json(const fsm_loop& loop) {
+  return detail::policies_json(loop, dialect_of(loop));
+}
+
+/// Graphviz DOT of the loop. States are boxes, sub-loop states components labelled with
+/// their child (`[loop: <child>]`); the initial state is drawn bold and entered
 /// from a point; terminals have a double border and a green fill, failure terminals a
 /// double border and a red fill and outline; transitions between the same two states are one edge whose label lists every
 /// verdict (`failure, error`); `maintain` edges are dotted; `on_max_iterations` is entered
@@ -14079,7 +16844,9 @@ inline std::string render_dot(const fsm_loop& loop) {
   out += "  edge [fontname=\"Helvetica\", fontsize=10];\n";
   out += "  \"init\" [shape=point, width=0.15, label=\"\"];\n";
   for (const auto& [name, state] : loop.states) {
-    std::vector<std::string> attrs{"label=" + detail::dot_quote(name)};
+    std::vector<std::string> attrs{
+        "label=" + detail::dot_quote(state.loop ? name + "\n" + detail::subloop_mark(state) : name)};
+    if (state.loop) attrs.emplace_back("shape=component, style=\"\"");
     if (state.terminal && state.failure)
       attrs.emplace_back(
           "peripheries=2, style=\"rounded,filled\", fillcolor=\"#f8d0d0\", color=\"#b00000\"");
@@ -14110,17 +16877,20 @@ inline std::string render_dot(const fsm_loop& loop) {
   return out;
 }
 
-/// Mermaid `stateDiagram-v2` of the loop: `[*] -->` marks the initial state (and, labelled
+/// Mermaid `stateDiagram-v2` of the loop (a sub-loop state's label adds `[loop: <child>]`,
+/// its class `subloop` a dashed border): `[*] -->` marks the initial state (and, labelled
 /// `max iterations`, the `on_max_iterations` state), `--> [*]` every terminal; classes `initial`, `terminal` and `failure` style them distinctly;
 /// transitions between the same two states are one edge whose label lists every verdict.
 /// Names and labels are escaped with Mermaid entity codes (`#34;`).
 inline std::string render_mermaid(const fsm_loop& loop) {
   detail::render_ids ids{loop};
   std::string out = "stateDiagram-v2\n";
-  std::vector<std::string> initial_ids, terminal_ids, failure_ids;
+  std::vector<std::string> initial_ids, terminal_ids, failure_ids, subloop_ids;
   for (const auto& [name, state] : loop.states) {
     const std::string id = ids.of(name);
-    out += fmt::format("    state \"{}\" as {}\n", detail::mermaid_escape(name), id);
+    out += fmt::format("    state \"{}\" as {}\n",
+                       detail::mermaid_escape(state.loop ? name + "\n" + detail::subloop_mark(state) : name), id);
+    if (state.loop) subloop_ids.push_back(id);
     if (name == loop.initial) initial_ids.push_back(id);
     if (state.terminal) (state.failure ? failure_ids : terminal_ids).push_back(id);
   }
@@ -14141,9 +16911,11 @@ inline std::string render_mermaid(const fsm_loop& loop) {
   out += "    classDef initial stroke-width:3px,font-weight:bold\n";
   out += "    classDef terminal fill:#d8f0d8\n";
   out += "    classDef failure fill:#f8d0d0,stroke:#b00000,color:#b00000\n";
+  if (!subloop_ids.empty()) out += "    classDef subloop stroke-dasharray:4 2\n";
   if (!initial_ids.empty()) out += fmt::format("    class {} initial\n", fmt::join(initial_ids, ","));
   if (!terminal_ids.empty()) out += fmt::format("    class {} terminal\n", fmt::join(terminal_ids, ","));
   if (!failure_ids.empty()) out += fmt::format("    class {} failure\n", fmt::join(failure_ids, ","));
+  if (!subloop_ids.empty()) out += fmt::format("    class {} subloop\n", fmt::join(subloop_ids, ","));
   return out;
 }
 
@@ -14207,5 +16979,131 @@ inline std::string python_float_repr(double v) { return detail::py_float_string(
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/text.hpp>
+// #include <little_loops/json_schema.hpp>
+// The schema is generated, not written by hand: its keys are the tables the loop reader
+// accepts (detail/loop_reader.hpp) and its enums the names the reader parses
+// (detail/schema_enums.hpp), so a key the reader learns appears here without an edit.
+// Editors use it to complete and check keys (`# yaml-language-server: $schema=…`); the
+// loader stays the judge of what is valid (values, cross-references, templates).
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/detail/foreign_keys.hpp> (already inlined above)
+// #include <little_loops/detail/loop_reader.hpp> (already inlined above)
+// #include <little_loops/detail/schema_enums.hpp> (already inlined above)
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// The JSON Schema of a value whose enum names are `Enum`'s.
+template <class Enum>
+json enum_schema() {
+  json names = json::array();
+  for (const auto name : enum_info<Enum>::names) names.push_back(std::string(name));
+  return json{{"enum", std::move(names)}};
+}
+
+inline json typed(std::string_view type) { return json{{"type", std::string(type)}}; }
+
+inline json string_or_number() { return json{{"type", json::array({"string", "number"})}}; }
+
+/// What a key's value looks like, where the reader reads one shape; {} (anything) for a key
+/// this table does not know yet, so a new key is at least completed by editors.
+inline json key_value_schema(std::string_view key) {
+  static const std::pair<std::string_view, std::string_view> kinds[] = {
+      {"name", "string"},          {"description", "string"},   {"initial", "string"},
+      {"action", "string"},        {"next", "string"},          {"capture", "string"},
+      {"on_maintain", "string"},   {"on_retry_exhausted", "string"},
+      {"on_max_iterations", "string"}, {"on_max_steps", "string"}, {"input_key", "string"},
+      {"category", "string"},      {"visibility", "string"},    {"model", "string"},
+      {"prompt", "string"},        {"pattern", "string"},       {"path", "string"},
+      {"source", "string"},        {"previous", "string"},      {"uncertain_suffix", "string"},
+      {"line", "string"},          {"key", "string"},           {"paradigm", "string"},
+      {"terminal", "boolean"},     {"failure", "boolean"},      {"maintain", "boolean"},
+      {"negate", "boolean"},       {"enabled", "boolean"},      {"singleton", "boolean"},
+      {"max_iterations", "integer"}, {"max_steps", "integer"}, {"max_retries", "integer"},
+      {"max_tokens", "integer"},   {"timeout", "number"},       {"backoff", "number"},
+      {"default_timeout", "number"}, {"min_confidence", "number"},
+      {"context", "object"},       {"schema", "object"},        {"labels", "array"},
+      {"required_inputs", "array"}, {"retryable_exit_codes", "array"},
+      {"error_patterns", "array"}, {"scope", "array"},
+      {"retry", "array"},          {"catch", "object"},         {"circuit", "object"},
+      {"max_edge_revisits", "integer"}, {"max_rate_limit_retries", "integer"},
+      {"on_rate_limit_exhausted", "string"}, {"rate_limit_backoff_base_seconds", "number"},
+      {"rate_limit_max_wait_seconds", "number"}, {"rate_limit_long_wait_ladder", "array"},
+      {"max_stall", "integer"},    {"history_file", "string"},  {"epsilon", "number"},
+      {"track", "array"},          {"max_repeat", "integer"},
+      {"loop", "string"},          {"with", "object"},          {"output", "object"},
+      {"context_passthrough", "boolean"}};
+  if (key == "type") return enum_schema<evaluator_type>();
+  if (key == "operator") return enum_schema<comparison_op>();
+  if (key == "direction") return enum_schema<convergence_direction>();
+  if (key == "action_type") return enum_schema<action_kind>();
+  if (key == "on_handoff") return enum_schema<handoff_policy>();
+  if (key == "dialect") return enum_schema<loop_dialect>();
+  if (key == "target" || key == "tolerance") return string_or_number();
+  if (key.starts_with("on_")) return typed("string");
+  for (const auto& [name, kind] : kinds)
+    if (name == key) return typed(kind);
+  return json::object();
+}
+
+/// An object schema whose properties are `keys`, each described by key_value_schema().
+template <class Keys>
+json object_of(const Keys& keys) {
+  json properties = json::object();
+  for (const auto key : keys) properties[std::string(key)] = key_value_schema(key);
+  return json{{"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
+}
+
+}  // namespace detail
+
+/// @brief The JSON Schema of a loop file, in either dialect: the loop, state, route,
+/// evaluate and llm keys the reader accepts, the enums it parses, `on_<verdict>` shorthands,
+/// the accepted lint flags, the composition and the resilience keys. A paradigm spec (`paradigm:`) is only
+/// checked to be an object. `ll-loop schema` prints it; docs/loop.schema.json is this, committed.
+inline json loop_json_schema() {
+  json state = detail::object_of(detail::state_keys);
+  for (const auto key : detail::state_resilience_keys) state["properties"][std::string(key)] = detail::key_value_schema(key);
+  json evaluate = detail::object_of(detail::evaluate_keys);
+  for (const auto key : detail::stall_keys) evaluate["properties"][std::string(key)] = detail::key_value_schema(key);
+  state["patternProperties"] = {{"^on_.+$", detail::typed("string")}};
+  state["properties"]["evaluate"] = {{"$ref", "#/$defs/evaluate"}};
+  state["properties"]["route"] = {{"$ref", "#/$defs/route"}};
+  json route = {{"type", "object"},
+                {"description", "verdict: state; \"_\" is the default, \"_error\" the error route"},
+                {"additionalProperties", detail::typed("string")}};
+  json loop = detail::object_of(detail::loop_keys);
+  for (const auto key : detail::lint_flag_keys) loop["properties"][std::string(key)] = detail::typed("boolean");
+  for (const auto key : detail::composition_keys) loop["properties"][std::string(key)] = json::object();
+  for (const auto key : detail::loop_resilience_keys) loop["properties"][std::string(key)] = detail::key_value_schema(key);
+  loop["properties"]["states"] = {{"type", "object"},
+                                  {"additionalProperties", {{"$ref", "#/$defs/state"}}}};
+  loop["properties"]["llm"] = {{"$ref", "#/$defs/llm"}};
+  return json{
+      {"$schema", "https://json-schema.org/draft/2020-12/schema"},
+      {"title", "little_loops loop file"},
+      {"description",
+       "A loop (FSM) in either dialect, or a paradigm spec. Generated by `ll-loop schema` from "
+       "the loader's key tables; `ll-loop validate` checks everything else."},
+      {"type", "object"},
+      {"if", {{"required", json::array({"paradigm"})}}},
+      {"then", {{"properties", {{"paradigm", detail::typed("string")}}}}},
+      {"else", {{"$ref", "#/$defs/loop"}}},
+      {"$defs",
+       {{"loop", std::move(loop)},
+        {"state", std::move(state)},
+        {"route", std::move(route)},
+        {"evaluate", std::move(evaluate)},
+        {"llm", detail::object_of(detail::llm_keys)}}}};
+}
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/json_schema.hpp>
 
 #endif  // LITTLE_LOOPS_FSM_HPP

@@ -1844,6 +1844,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <fmt/format.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -2312,9 +2313,21 @@ class loop_journal {
     std::filesystem::create_directories(dir_, ec);
     if (ec) return unexpected(little_loops::error{errc::io_error, "cannot create journal directory: " + ec.message(), dir_.string()});
     auto fd = detail::lock_journal_file(paths_.lock);
+    // A run killed with SIGKILL may leave an action between its spawn and its exec, holding
+    // a copy of the lock's descriptor until the exec closes it. While the process the claim
+    // in the lock file names is gone, a busy lock is that and is waited for (at most 2 s).
+    for (int waited = 0; !fd && waited < 200 && held_by_dead_process(); ++waited) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      fd = detail::lock_journal_file(paths_.lock);
+    }
     if (!fd) return unexpected(std::move(fd.error()));
     lock_fd_ = *fd;
     return {};
+  }
+
+  bool held_by_dead_process() const {
+    const auto claim = detail::read_scope_claim(paths_.lock);
+    return claim && claim->pid > 0 && ::kill(static_cast<pid_t>(claim->pid), 0) != 0 && errno == ESRCH;
   }
 
   void close_logs() noexcept {

@@ -296,12 +296,12 @@ inline bool yaml11_null(std::string_view text) {
 
 /// Resolves an untagged plain scalar the way PyYAML's safe_load does (bool, int, float,
 /// null; everything else — timestamps included — stays a string).
-inline json resolve_plain_scalar(const std::string& text) {
+inline json resolve_plain_scalar(std::string&& text) {
   if (yaml11_null(text)) return json(nullptr);
   if (auto b = yaml11_bool(text)) return json(*b);
   if (auto f = yaml11_float(text)) return *f;
   if (auto i = yaml11_int(text)) return *i;
-  return json(text);
+  return json(std::move(text));
 }
 
 }  // namespace detail
@@ -471,7 +471,6 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -481,6 +480,45 @@ namespace detail {
 
 /// Thrown inside the YAML event handler to stop parsing (depth or size limit, complex key).
 struct yaml_abort {};
+
+/// The hashes of a large mapping's keys (see yaml_json_builder::seen_key): open addressing
+/// in one array, so that a mapping of a million keys costs one allocation per growth rather
+/// than one node per key (the node-based set was a fifth of loading such a mapping, its
+/// destruction included).
+class key_hash_set {
+ public:
+  [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
+
+  /// Adds `hash`; false when it was there already (or a hash equal to it in all bits but
+  /// the lowest: the caller then compares the keys themselves).
+  bool insert(std::size_t hash) {
+    if ((count_ + 1) * 2 > slots_.size()) grow();
+    return place(hash | 1);
+  }
+
+ private:
+  bool place(std::size_t h) {
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = (h ^ (h >> 29)) & mask;; i = (i + 1) & mask) {
+      if (slots_[i] == h) return false;
+      if (slots_[i] == 0) {
+        slots_[i] = h;
+        ++count_;
+        return true;
+      }
+    }
+  }
+  void grow() {
+    std::vector<std::size_t> old(slots_.empty() ? 64 : slots_.size() * 2, 0);
+    old.swap(slots_);
+    count_ = 0;
+    for (const std::size_t h : old)
+      if (h != 0) place(h);
+  }
+
+  std::vector<std::size_t> slots_;  // 0: free; else a hash with its lowest bit set
+  std::size_t count_ = 0;
+};
 
 /// Builds a json value from yaml-cpp parser events without recursion, recording positions
 /// and diagnostics.
@@ -508,7 +546,7 @@ class yaml_json_builder final : public YAML::EventHandler {
       begin_key("null", mark);
       return;
     }
-    const std::string path = value_path(mark);
+    const std::string& path = value_path(mark);
     complete(json(nullptr), 0, anchor, path, mark);
   }
 
@@ -526,7 +564,7 @@ class yaml_json_builder final : public YAML::EventHandler {
       }
       fail(frames_.back().path, mark, "complex-key", "mapping keys must be scalars");
     }
-    const std::string path = value_path(mark);
+    const std::string& path = value_path(mark);
     if (it == anchors_.end()) {
       fail(path, mark, "yaml-alias", "unknown alias");
     }
@@ -584,9 +622,9 @@ class yaml_json_builder final : public YAML::EventHandler {
         mark.column <= frames_.back().key_mark.column)
       fail(frames_.back().path, mark, "parse-error",
            "while scanning a simple key: could not find expected ':'");
-    const std::string path = value_path(mark);
+    const std::string& path = value_path(mark);
     const std::size_t bytes = value.size();
-    complete(scalar_value(tag, value, path, mark), bytes, anchor, path, mark);
+    complete(scalar_value(tag, std::move(value), path, mark), bytes, anchor, path, mark);
   }
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
@@ -622,11 +660,12 @@ class yaml_json_builder final : public YAML::EventHandler {
     YAML::Mark key_mark;            // where the current key starts
     bool key_explicit = false;      // written `? key` (its value may follow on a `:` line)
     std::string key;
+    std::string key_path;  // the path of the current key (not of a `<<` key)
     std::string path;
     YAML::anchor_t anchor = 0;
     std::size_t nodes = 1;
     std::size_t bytes = 0;  // of its scalars and keys, aliases expanded (count_nodes)
-    std::unordered_set<std::size_t> key_hashes;  // filled once the mapping is large (seen_key())
+    key_hash_set key_hashes;  // filled once the mapping is large (seen_key())
     std::vector<json> merges;  // `<<` sources, in document order
   };
   struct anchored {
@@ -653,6 +692,8 @@ class yaml_json_builder final : public YAML::EventHandler {
   } key_scan_;                   // explicit_key()
   std::size_t total_nodes_ = 0;
   std::size_t total_bytes_ = 0;
+  std::string item_path_;  // see value_path()
+  const std::string no_path_;
 
   static int one_based(int v) { return v < 0 ? 0 : v + 1; }
 
@@ -716,8 +757,8 @@ class yaml_json_builder final : public YAML::EventHandler {
     return content;
   }
 
-  void record(std::string path, const YAML::Mark& mark) {
-    if (map_ != nullptr) map_->add(std::move(path), one_based(mark.line), one_based(mark.column));
+  void record(std::string_view path, const YAML::Mark& mark) {
+    if (map_ != nullptr) map_->add(path, one_based(mark.line), one_based(mark.column));
   }
 
   void diag(std::string path, const YAML::Mark& mark, std::string code, std::string message) {
@@ -740,13 +781,13 @@ class yaml_json_builder final : public YAML::EventHandler {
     top.key_explicit = false;
     top.key_is_merge = plain && text == "<<";
     if (top.key_is_merge) return;
-    std::string path = member_path(top.path, text);
+    top.key_path = member_path(top.path, text);
     top.key_is_duplicate = seen_key(top, text);
     if (top.key_is_duplicate)
-      diag(std::move(path), mark, "duplicate-key",
+      diag(top.key_path, mark, "duplicate-key",
            "duplicate key " + quote_excerpt(text) + ": a key may appear only once in a mapping");
     else
-      record(std::move(path), mark);
+      record(top.key_path, mark);
     top.key = std::move(text);
   }
 
@@ -767,20 +808,21 @@ class yaml_json_builder final : public YAML::EventHandler {
     const std::hash<std::string_view> hash;
     if (top.key_hashes.empty())
       for (const auto& member : members) top.key_hashes.insert(hash(member.first));
-    return !top.key_hashes.insert(hash(text)).second && search();
+    return !top.key_hashes.insert(hash(text)) && search();
   }
 
-  // The path of the value that starts now; records positions of list items and the root.
-  std::string value_path(const YAML::Mark& mark) {
+  // The path of the value that starts now (valid until the next event); records positions
+  // of list items and the root. A mapping's value has its key's path, made once.
+  const std::string& value_path(const YAML::Mark& mark) {
     if (frames_.empty()) {
       record("", mark);
-      return {};
+      return no_path_;
     }
     frame& top = frames_.back();
-    if (top.is_map) return top.key_is_merge ? top.path : member_path(top.path, top.key);
-    std::string path = index_path(top.path, top.value.size());
-    record(path, mark);
-    return path;
+    if (top.is_map) return top.key_is_merge ? top.path : top.key_path;
+    item_path_ = index_path(top.path, top.value.size());
+    record(item_path_, mark);
+    return item_path_;
   }
 
   // Counts `n` values and `bytes` bytes more; refuses the document once either limit is
@@ -796,14 +838,14 @@ class yaml_json_builder final : public YAML::EventHandler {
            fmt::format("document has more than {} bytes of text (after alias expansion)", limits_.max_bytes));
   }
 
-  json scalar_value(const std::string& tag, const std::string& text, const std::string& path,
+  json scalar_value(const std::string& tag, std::string&& text, const std::string& path,
                     const YAML::Mark& mark) {
-    if (tag == "?") return resolve_plain_scalar(text);
-    if (tag == "!" || tag.empty()) return json(text);
+    if (tag == "?") return resolve_plain_scalar(std::move(text));
+    if (tag == "!" || tag.empty()) return json(std::move(text));
     std::string_view name = tag;
     if (name.substr(0, yaml_tag_prefix.size()) == yaml_tag_prefix) {
       name.remove_prefix(yaml_tag_prefix.size());
-      if (name == "str") return json(text);
+      if (name == "str") return json(std::move(text));
       if (name == "null") {
         if (yaml11_null(text)) return json(nullptr);
       } else if (name == "bool") {
@@ -925,6 +967,155 @@ inline error yaml_error(std::string message, std::string_view file_name, diagnos
 LITTLE_LOOPS_NAMESPACE_END
 #endif  // LITTLE_LOOPS_AMALGAMATED_YAML_DETAIL_EVENT_BUILDER_HPP
 // end of <little_loops/yaml/detail/event_builder.hpp>
+// #include <little_loops/yaml/detail/syntax_hints.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_YAML_DETAIL_SYNTAX_HINTS_HPP
+#define LITTLE_LOOPS_AMALGAMATED_YAML_DETAIL_SYNTAX_HINTS_HPP
+// yaml-cpp reports "illegal map value" or "end of map not found" for the three mistakes
+// people make most when writing YAML by hand: a tab in the indentation, a `: ` inside an
+// unquoted value, and a key indented more or less than its siblings. These helpers look at
+// the lines around the error and say which one it is, where, and how to fix it.
+
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// A syntax error restated: 1-based line and column, and the message.
+struct yaml_hint {
+  std::size_t line = 0;
+  std::size_t column = 0;
+  std::string message;
+};
+
+/// The lines of `text` (without their line breaks).
+inline std::vector<std::string_view> yaml_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = text.find('\n', start);
+    std::string_view line = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return lines;
+}
+
+inline std::size_t yaml_indent(std::string_view line) {
+  const std::size_t first = line.find_first_not_of(' ');
+  return first == std::string_view::npos ? line.size() : first;
+}
+
+inline bool yaml_blank_or_comment(std::string_view line) {
+  const std::size_t first = line.find_first_not_of(" \t");
+  return first == std::string_view::npos || line[first] == '#';
+}
+
+/// The key of a `key: value` or `key:` line (after its indentation), or "".
+inline std::string_view yaml_line_key(std::string_view line) {
+  line.remove_prefix(yaml_indent(line));
+  if (line.starts_with("- ")) line.remove_prefix(2);
+  const std::size_t colon = line.find(':');
+  if (colon == std::string_view::npos || colon == 0) return {};
+  if (colon + 1 < line.size() && line[colon + 1] != ' ') return {};
+  return line.substr(0, colon);
+}
+
+/// A tab in the indentation of a line up to `last` (1-based): YAML indents with spaces only.
+inline std::optional<yaml_hint> tab_indent_hint(const std::vector<std::string_view>& lines,
+                                                std::size_t last) {
+  for (std::size_t i = 0; i < lines.size() && i < last; ++i) {
+    const std::string_view line = lines[i];
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos || line[first] == '#') continue;
+    const std::size_t tab = line.substr(0, first).find('\t');
+    if (tab != std::string_view::npos)
+      return yaml_hint{i + 1, tab + 1, "tabs cannot indent YAML: indent this line with spaces"};
+  }
+  return std::nullopt;
+}
+
+/// The indentation levels open at line `index` (0-based): the indents of the lines above it
+/// that it could be a sibling of, deepest first, each with the key written there.
+inline std::vector<std::pair<std::size_t, std::string_view>> open_levels(
+    const std::vector<std::string_view>& lines, std::size_t index) {
+  std::vector<std::pair<std::size_t, std::string_view>> levels;
+  for (std::size_t i = index; i-- > 0;) {
+    if (yaml_blank_or_comment(lines[i])) continue;
+    const std::size_t indent = yaml_indent(lines[i]);
+    if (levels.empty() || indent < levels.back().first) levels.emplace_back(indent, yaml_line_key(lines[i]));
+    if (indent == 0) break;
+  }
+  return levels;
+}
+
+/// A key at an indentation no open mapping has, or deeper than the value above it.
+inline std::optional<yaml_hint> indent_hint(const std::vector<std::string_view>& lines,
+                                            std::size_t index) {
+  if (index >= lines.size() || yaml_line_key(lines[index]).empty()) return std::nullopt;
+  const std::size_t indent = yaml_indent(lines[index]);
+  const auto levels = open_levels(lines, index);
+  if (levels.empty()) return std::nullopt;
+  std::vector<std::string> choices;
+  for (const auto& [level, key] : levels) {
+    if (level == indent) return std::nullopt;
+    if (choices.size() < 2 && (level < indent || choices.empty()))
+      choices.push_back(key.empty() ? fmt::format("column {}", level + 1)
+                                    : fmt::format("column {} (like \"{}\")", level + 1, key));
+    if (level < indent) break;
+  }
+  return yaml_hint{index + 1, indent + 1,
+                   fmt::format("this key does not line up with the keys above it: expected this "
+                               "key at {}",
+                               choices.size() == 1 ? choices[0] : choices[0] + " or " + choices[1])};
+}
+
+/// An unquoted value holding `: ` (`action: echo said: hi`).
+inline std::optional<yaml_hint> colon_in_value_hint(const std::vector<std::string_view>& lines,
+                                                    std::size_t index, std::size_t column) {
+  if (index >= lines.size()) return std::nullopt;
+  const std::string_view line = lines[index];
+  const std::string_view key = yaml_line_key(line);
+  if (key.empty()) return std::nullopt;
+  const std::size_t value = line.find(':', yaml_indent(line)) + 1;
+  if (column <= value) return std::nullopt;  // the error is at the key's own colon
+  const std::size_t start = line.find_first_not_of(' ', value);
+  return yaml_hint{index + 1, start == std::string_view::npos ? value + 1 : start + 1,
+                   fmt::format("the value of \"{}\" contains \": \", which YAML reads as another "
+                               "key: quote this value or use a block scalar (>-)",
+                               key)};
+}
+
+/// What yaml-cpp's error `message` at 1-based `line`:`column` of `text` means, when it is one
+/// of the mistakes above; nullopt otherwise.
+inline std::optional<yaml_hint> explain_yaml_error(std::string_view text, std::size_t line,
+                                                   std::size_t column, std::string_view message) {
+  const auto lines = yaml_lines(text);
+  if (auto tab = tab_indent_hint(lines, line)) return tab;
+  if (line == 0) return std::nullopt;
+  if (message == "illegal map value") {
+    if (auto colon = colon_in_value_hint(lines, line - 1, column)) return colon;
+    return indent_hint(lines, line - 1);
+  }
+  if (message == "end of map not found" || message == "end of sequence not found")
+    return indent_hint(lines, line - 1);
+  return std::nullopt;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_YAML_DETAIL_SYNTAX_HINTS_HPP
+// end of <little_loops/yaml/detail/syntax_hints.hpp>
 // #include <little_loops/yaml/limits.hpp> (already inlined above)
 
 #include <yaml-cpp/exceptions.h>
@@ -984,8 +1175,13 @@ inline expected<json, error> yaml_to_json(std::string_view text, std::string_vie
   } catch (const detail::yaml_abort&) {
     // diagnostics recorded by the builder
   } catch (const YAML::Exception& e) {
-    std::string message = fmt::format("{}:{}:{}: {}", file_name, e.mark.line + 1, e.mark.column + 1,
-                                      e.msg.empty() ? std::string("invalid YAML") : e.msg);
+    const std::string what = e.msg.empty() ? std::string("invalid YAML") : e.msg;
+    const auto line = static_cast<std::size_t>(e.mark.line + 1);
+    const auto column = static_cast<std::size_t>(e.mark.column + 1);
+    std::string message = fmt::format("{}:{}:{}: {}", file_name, line, column, what);
+    if (const auto hint = detail::explain_yaml_error(text, e.mark.line < 0 ? 0 : line, column, what))
+      message = fmt::format("{}:{}:{}: {} (YAML parser: {})", file_name, hint->line, hint->column,
+                            hint->message, what);
     return unexpected(detail::yaml_error(std::move(message), file_name));
   } catch (const std::exception& e) {
     return unexpected(detail::yaml_error(fmt::format("{}: {}", file_name, e.what()), file_name));

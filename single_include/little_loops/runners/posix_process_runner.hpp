@@ -8,10 +8,400 @@
 // Opt-in adapter (CMake target little_loops::posix); fsm.hpp never includes it. The work is
 // done in detail/: run_process.hpp (one action, top-down), process_spawn.hpp (starting it),
 // clone_spawn.hpp (the Linux spawn of its own), process_capture.hpp (supervising it),
-// process_environment.hpp (environment block, PATH lookup) and posix_io.hpp (descriptors).
+// process_environment.hpp (environment block, PATH lookup), process_cgroup.hpp (cgroup
+// containment) and posix_io.hpp (descriptors).
 
 #include <little_loops/fsm.hpp>
 // #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/detail/process_cgroup.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_DETAIL_PROCESS_CGROUP_HPP
+#define LITTLE_LOOPS_AMALGAMATED_DETAIL_PROCESS_CGROUP_HPP
+// POSIX only; reached from the opt-in process runner, never from fsm.hpp. On Linux, where
+// the cgroup v2 directory of this process is delegated to it (writable), every action runs
+// in a child cgroup of it made for that action; at cleanup the whole cgroup is killed
+// (cgroup.kill, or freeze and kill each pid on kernels before 5.14) and removed. A process
+// that left the action's process group (setsid) cannot leave its cgroup. Elsewhere, and
+// whenever the directory cannot be made, the action is held by its process group alone.
+
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+// #include <little_loops/detail/posix_io.hpp>
+#ifndef LITTLE_LOOPS_AMALGAMATED_DETAIL_POSIX_IO_HPP
+#define LITTLE_LOOPS_AMALGAMATED_DETAIL_POSIX_IO_HPP
+// POSIX only; reached from the opt-in adapters (runner, command judge), never from fsm.hpp.
+
+// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// An owned file descriptor.
+class unique_fd {
+ public:
+  unique_fd() = default;
+  explicit unique_fd(int fd) noexcept : fd_(fd) {}
+  unique_fd(const unique_fd&) = delete;
+  unique_fd& operator=(const unique_fd&) = delete;
+  unique_fd(unique_fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  unique_fd& operator=(unique_fd&& other) noexcept {
+    if (this != &other) reset(std::exchange(other.fd_, -1));
+    return *this;
+  }
+  ~unique_fd() { reset(); }
+
+  [[nodiscard]] int get() const noexcept { return fd_; }
+  [[nodiscard]] bool valid() const noexcept { return fd_ >= 0; }
+  void reset(int fd = -1) noexcept {
+    if (fd_ >= 0) ::close(fd_);  // close() is not retried on EINTR (Linux frees the fd)
+    fd_ = fd;
+  }
+  /// Gives up ownership: the descriptor, which the caller now closes.
+  [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_ = -1;
+};
+
+/// Moves `fd` above the standard descriptors (a host that closed 0/1/2 would otherwise get
+/// pipe ends there, and `dup2(fd, fd)` would keep close-on-exec set).
+inline int lift_fd(int fd) noexcept {
+  if (fd < 0 || fd > 2) return fd;
+  const int lifted = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  ::close(fd);
+  return lifted;
+}
+
+/// A close-on-exec pipe. Returns false (errno set) on failure.
+inline bool make_pipe(unique_fd& read_end, unique_fd& write_end) noexcept {
+  int fds[2];
+#if defined(__linux__) || defined(__FreeBSD__) || defined(__NetBSD__) || defined(__OpenBSD__)
+  if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+#else
+  if (::pipe(fds) != 0) return false;
+  ::fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+  ::fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+#endif
+  fds[0] = lift_fd(fds[0]);
+  fds[1] = lift_fd(fds[1]);
+  read_end.reset(fds[0]);
+  write_end.reset(fds[1]);
+  return read_end.valid() && write_end.valid();
+}
+
+/// open() with close-on-exec, never on a standard descriptor (a host that closed stdout
+/// would otherwise have a file opened as descriptor 1 receive everything it prints); EINTR
+/// is retried. Invalid (errno set) on failure.
+inline unique_fd open_fd(const char* path, int flags, mode_t mode = 0644) noexcept {
+  int fd;
+  do {
+    fd = ::open(path, flags | O_CLOEXEC, mode);
+  } while (fd < 0 && errno == EINTR);
+  if (fd >= 0 && fd <= 2) {
+    const int lifted = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    fd = lifted;
+  }
+  return unique_fd(fd);
+}
+
+/// Writes all of `data` (short writes continued, EINTR retried). False (errno set) on failure.
+inline bool write_all(int fd, std::string_view data) noexcept {
+  while (!data.empty()) {
+    const ssize_t w = ::write(fd, data.data(), data.size());
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<std::size_t>(w));
+  }
+  return true;
+}
+
+/// Makes a fresh pipe end non-blocking. One fcntl: a new pipe end has no file status flags
+/// besides its access mode, which F_SETFL ignores.
+inline void set_nonblocking(int fd) noexcept { ::fcntl(fd, F_SETFL, O_NONBLOCK); }
+
+inline std::string errno_text(int err) { return std::string(std::strerror(err)); }
+
+/// write() that never raises SIGPIPE in the host: SIGPIPE is blocked in this thread for
+/// the call, and a SIGPIPE it generated is consumed before unblocking.
+inline ssize_t write_no_sigpipe(int fd, const char* data, std::size_t n) noexcept {
+  sigset_t pipe_set, old_set, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  sigemptyset(&pending);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+  ssize_t written;
+  do {
+    written = ::write(fd, data, n);
+  } while (written < 0 && errno == EINTR);
+  const int saved = errno;
+  if (written < 0 && saved == EPIPE && !was_pending) {
+    const timespec zero{0, 0};
+    while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
+  errno = saved;
+  return written;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_DETAIL_POSIX_IO_HPP
+// end of <little_loops/detail/posix_io.hpp>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// A mountinfo path with its octal escapes (`\040` for a space, …) decoded.
+inline std::string unescape_mount_path(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 3 < text.size() && text[i + 1] >= '0' && text[i + 1] <= '3' &&
+        text[i + 2] >= '0' && text[i + 2] <= '7' && text[i + 3] >= '0' && text[i + 3] <= '7') {
+      out.push_back(static_cast<char>((text[i + 1] - '0') * 64 + (text[i + 2] - '0') * 8 + (text[i + 3] - '0')));
+      i += 3;
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  return out;
+}
+
+/// The directory of this process's cgroup v2 group, from the text of /proc/self/mountinfo and
+/// /proc/self/cgroup (its `0::PATH` line); nullopt without a cgroup2 mount that holds it.
+inline std::optional<std::string> cgroup_v2_directory(std::string_view mountinfo, std::string_view proc_cgroup) {
+  std::optional<std::string> group;
+  std::istringstream cgroups{std::string(proc_cgroup)};
+  for (std::string line; std::getline(cgroups, line);)
+    if (line.rfind("0::", 0) == 0) group = line.substr(3);
+  if (!group || group->empty() || group->front() != '/') return std::nullopt;
+  std::istringstream mounts{std::string(mountinfo)};
+  for (std::string line; std::getline(mounts, line);) {
+    // id parent major:minor root mount-point options [optional fields] - fstype source …
+    const std::size_t dash = line.find(" - ");
+    if (dash == std::string::npos || line.compare(dash + 3, 8, "cgroup2 ") != 0) continue;
+    std::istringstream fields(line.substr(0, dash));
+    std::string id, parent, device, root, mount_point;
+    if (!(fields >> id >> parent >> device >> root >> mount_point)) continue;
+    root = unescape_mount_path(root);
+    mount_point = unescape_mount_path(mount_point);
+    // The group must lie under the mount's root (a cgroup namespace or a bind mount shows part).
+    if (root != "/" && group->compare(0, root.size(), root) != 0) continue;
+    if (root != "/" && group->size() > root.size() && (*group)[root.size()] != '/') continue;
+    std::string below = root == "/" ? *group : group->substr(root.size());
+    if (below == "/") below.clear();
+    return mount_point + below;
+  }
+  return std::nullopt;
+}
+
+/// The whole text of a small file (a /proc or cgroupfs file); empty when it cannot be read.
+inline std::string read_small_file(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// This process's cgroup v2 directory when it is delegated to us: actions may get cgroups
+/// below it (the directory and its cgroup.procs writable). Empty otherwise. Found once.
+inline const std::string& delegated_cgroup() {
+  static const std::string found = [] {
+#if defined(__linux__)
+    const auto dir = cgroup_v2_directory(read_small_file("/proc/self/mountinfo"),
+                                         read_small_file("/proc/self/cgroup"));
+    if (dir && ::access(dir->c_str(), W_OK) == 0 && ::access((*dir + "/cgroup.procs").c_str(), W_OK) == 0)
+      return *dir;
+#endif
+    return std::string();
+  }();
+  return found;
+}
+
+/// Writes `text` into the cgroup file `dir/name`; false when it cannot be written.
+inline bool write_cgroup_file(const std::string& dir, const char* name, std::string_view text) noexcept {
+  const unique_fd fd = open_fd((dir + "/" + name).c_str(), O_WRONLY);
+  return fd.valid() && write_all(fd.get(), text);
+}
+
+/// The pids in the cgroup `dir` (its cgroup.procs).
+inline std::string cgroup_procs(const std::string& dir) { return read_small_file((dir + "/cgroup.procs").c_str()); }
+
+/// Kills every process in the cgroup `dir`: one write to cgroup.kill where the kernel has it
+/// (Linux 5.14), else freezes the cgroup (nothing in it can fork while its pids are read),
+/// kills each pid and thaws it so that the signals are taken. `use_kill_file` false takes
+/// the second way (tests reach it on kernels with cgroup.kill).
+inline void kill_cgroup(const std::string& dir, bool use_kill_file = true) {
+  if (use_kill_file && write_cgroup_file(dir, "cgroup.kill", "1")) return;
+  for (int round = 0; round < 16; ++round) {
+    const bool frozen = write_cgroup_file(dir, "cgroup.freeze", "1");
+    if (frozen) {
+      // The freeze completes asynchronously; cgroup.events says `frozen 1` once it has.
+      for (int wait = 0; wait < 200 && read_small_file((dir + "/cgroup.events").c_str()).find("frozen 1") ==
+                                           std::string::npos; ++wait)
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+    std::istringstream pids(cgroup_procs(dir));
+    bool any = false;
+    for (long pid = 0; pids >> pid;) {
+      if (pid > 0) ::kill(static_cast<pid_t>(pid), SIGKILL);
+      any = true;
+    }
+    if (frozen) write_cgroup_file(dir, "cgroup.freeze", "0");
+    if (!any || frozen) return;  // (unfrozen, a process may have forked between read and kill)
+  }
+}
+
+/// Removes the action cgroups below `parent` that a process which no longer exists left
+/// behind (it was killed before its cleanup ran), killing whatever still runs in them. A
+/// cgroup of a live process, ours or another run's, is left alone.
+inline void sweep_orphan_cgroups(const std::string& parent) {
+  DIR* listing = ::opendir(parent.c_str());
+  if (listing == nullptr) return;
+  constexpr std::string_view prefix = "little_loops-";
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string_view name = entry->d_name;
+    if (name.substr(0, prefix.size()) != prefix) continue;
+    const std::string_view rest = name.substr(prefix.size());
+    const std::size_t dash = rest.find('-');
+    long owner = 0;
+    for (const char c : rest.substr(0, dash)) {
+      if (c < '0' || c > '9' || owner > 4'194'304) {
+        owner = 0;
+        break;
+      }
+      owner = owner * 10 + (c - '0');
+    }
+    if (owner <= 0 || dash == std::string_view::npos) continue;
+    if (::kill(static_cast<pid_t>(owner), 0) == 0 || errno != ESRCH) continue;  // still there
+    const std::string dir = parent + "/" + std::string(name);
+    kill_cgroup(dir);
+    for (int attempt = 0; attempt < 200 && ::rmdir(dir.c_str()) != 0 && errno == EBUSY; ++attempt)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ::closedir(listing);
+}
+
+/// One action's cgroup: made by `create`, killed by `kill`, removed when destroyed (its
+/// processes are killed first, so that nothing outlives the action).
+class action_cgroup {
+ public:
+  action_cgroup() = default;
+  action_cgroup(const action_cgroup&) = delete;
+  action_cgroup& operator=(const action_cgroup&) = delete;
+  action_cgroup(action_cgroup&& other) noexcept
+      : dir_(std::move(other.dir_)), dir_fd_(std::move(other.dir_fd_)), procs_(std::move(other.procs_)) {
+    other.dir_.clear();
+  }
+  action_cgroup& operator=(action_cgroup&&) = delete;
+  ~action_cgroup() { remove(); }
+
+  /// A new cgroup below `parent` (empty: none, the action has its process group alone).
+  static action_cgroup create(const std::string& parent) {
+    action_cgroup made;
+    static std::atomic<bool> refused{false};
+    static std::atomic<unsigned long> serial{0};
+    static std::atomic<bool> swept{false};
+    if (parent.empty() || refused.load(std::memory_order_relaxed)) return made;
+    if (!swept.exchange(true, std::memory_order_relaxed)) sweep_orphan_cgroups(parent);
+    const std::string prefix = parent + "/little_loops-" + std::to_string(::getpid()) + "-";
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      std::string dir = prefix + std::to_string(serial.fetch_add(1, std::memory_order_relaxed));
+      if (::mkdir(dir.c_str(), 0755) != 0) {
+        if (errno == EEXIST) continue;  // left by an earlier process of the same pid
+        if (errno == EACCES || errno == EPERM || errno == EROFS) refused.store(true, std::memory_order_relaxed);
+        return made;
+      }
+      made.dir_fd_ = open_fd(dir.c_str(), O_RDONLY | O_DIRECTORY);
+      made.procs_ = open_fd((dir + "/cgroup.procs").c_str(), O_WRONLY);
+      made.dir_ = std::move(dir);
+      if (!made.procs_.valid() || !made.dir_fd_.valid()) made.remove();
+      return made;
+    }
+    return made;
+  }
+
+  /// Whether the action is to run in this cgroup.
+  [[nodiscard]] bool active() const noexcept { return !dir_.empty(); }
+  /// The cgroup's directory (empty when none).
+  [[nodiscard]] const std::string& directory() const noexcept { return dir_; }
+  /// The cgroup's directory, open (for clone3's CLONE_INTO_CGROUP; -1 when none).
+  [[nodiscard]] int directory_fd() const noexcept { return dir_fd_.get(); }
+  /// The cgroup's cgroup.procs, open for writing: where clone3 cannot be used, the child
+  /// writes "0" to it before its exec (-1 when none).
+  [[nodiscard]] int procs_fd() const noexcept { return procs_.get(); }
+
+  /// Kills every process in the cgroup.
+  void kill() const {
+    if (active()) kill_cgroup(dir_);
+  }
+
+  /// Kills what is left in the cgroup and removes it; the killed processes take a moment to
+  /// leave it, so removal is retried (for at most about two seconds).
+  void remove() noexcept {
+    if (dir_.empty()) return;
+    procs_.reset();
+    dir_fd_.reset();
+    try {
+      for (int attempt = 0; attempt < 2000; ++attempt) {
+        if (::rmdir(dir_.c_str()) == 0 || errno != EBUSY) break;
+        if (attempt % 50 == 0) kill_cgroup(dir_);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    } catch (...) {  // (allocation failed: the directory stays; its processes were killed)
+    }
+    dir_.clear();
+  }
+
+ private:
+  std::string dir_;
+  unique_fd dir_fd_;
+  unique_fd procs_;
+};
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_AMALGAMATED_DETAIL_PROCESS_CGROUP_HPP
+// end of <little_loops/detail/process_cgroup.hpp>
 // #include <little_loops/detail/process_environment.hpp>
 #ifndef LITTLE_LOOPS_AMALGAMATED_DETAIL_PROCESS_ENVIRONMENT_HPP
 #define LITTLE_LOOPS_AMALGAMATED_DETAIL_PROCESS_ENVIRONMENT_HPP
@@ -184,149 +574,7 @@ LITTLE_LOOPS_NAMESPACE_END
 // POSIX only; reached from the opt-in process runner, never from fsm.hpp.
 
 // #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
-// #include <little_loops/detail/posix_io.hpp>
-#ifndef LITTLE_LOOPS_AMALGAMATED_DETAIL_POSIX_IO_HPP
-#define LITTLE_LOOPS_AMALGAMATED_DETAIL_POSIX_IO_HPP
-// POSIX only; reached from the opt-in adapters (runner, command judge), never from fsm.hpp.
-
-// #include <little_loops/config.hpp> (in <little_loops/fsm.hpp>)
-
-#include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
-#include <sys/types.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstddef>
-#include <cstring>
-#include <string>
-#include <string_view>
-#include <utility>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-/// An owned file descriptor.
-class unique_fd {
- public:
-  unique_fd() = default;
-  explicit unique_fd(int fd) noexcept : fd_(fd) {}
-  unique_fd(const unique_fd&) = delete;
-  unique_fd& operator=(const unique_fd&) = delete;
-  unique_fd(unique_fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  unique_fd& operator=(unique_fd&& other) noexcept {
-    if (this != &other) reset(std::exchange(other.fd_, -1));
-    return *this;
-  }
-  ~unique_fd() { reset(); }
-
-  [[nodiscard]] int get() const noexcept { return fd_; }
-  [[nodiscard]] bool valid() const noexcept { return fd_ >= 0; }
-  void reset(int fd = -1) noexcept {
-    if (fd_ >= 0) ::close(fd_);  // close() is not retried on EINTR (Linux frees the fd)
-    fd_ = fd;
-  }
-  /// Gives up ownership: the descriptor, which the caller now closes.
-  [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
-
- private:
-  int fd_ = -1;
-};
-
-/// Moves `fd` above the standard descriptors (a host that closed 0/1/2 would otherwise get
-/// pipe ends there, and `dup2(fd, fd)` would keep close-on-exec set).
-inline int lift_fd(int fd) noexcept {
-  if (fd < 0 || fd > 2) return fd;
-  const int lifted = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
-  ::close(fd);
-  return lifted;
-}
-
-/// A close-on-exec pipe. Returns false (errno set) on failure.
-inline bool make_pipe(unique_fd& read_end, unique_fd& write_end) noexcept {
-  int fds[2];
-#if defined(__linux__) || defined(__FreeBSD__) || defined(__NetBSD__) || defined(__OpenBSD__)
-  if (::pipe2(fds, O_CLOEXEC) != 0) return false;
-#else
-  if (::pipe(fds) != 0) return false;
-  ::fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-  ::fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-#endif
-  fds[0] = lift_fd(fds[0]);
-  fds[1] = lift_fd(fds[1]);
-  read_end.reset(fds[0]);
-  write_end.reset(fds[1]);
-  return read_end.valid() && write_end.valid();
-}
-
-/// open() with close-on-exec, never on a standard descriptor (a host that closed stdout
-/// would otherwise have a file opened as descriptor 1 receive everything it prints); EINTR
-/// is retried. Invalid (errno set) on failure.
-inline unique_fd open_fd(const char* path, int flags, mode_t mode = 0644) noexcept {
-  int fd;
-  do {
-    fd = ::open(path, flags | O_CLOEXEC, mode);
-  } while (fd < 0 && errno == EINTR);
-  if (fd >= 0 && fd <= 2) {
-    const int lifted = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    const int err = errno;
-    ::close(fd);
-    errno = err;
-    fd = lifted;
-  }
-  return unique_fd(fd);
-}
-
-/// Writes all of `data` (short writes continued, EINTR retried). False (errno set) on failure.
-inline bool write_all(int fd, std::string_view data) noexcept {
-  while (!data.empty()) {
-    const ssize_t w = ::write(fd, data.data(), data.size());
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<std::size_t>(w));
-  }
-  return true;
-}
-
-/// Makes a fresh pipe end non-blocking. One fcntl: a new pipe end has no file status flags
-/// besides its access mode, which F_SETFL ignores.
-inline void set_nonblocking(int fd) noexcept { ::fcntl(fd, F_SETFL, O_NONBLOCK); }
-
-inline std::string errno_text(int err) { return std::string(std::strerror(err)); }
-
-/// write() that never raises SIGPIPE in the host: SIGPIPE is blocked in this thread for
-/// the call, and a SIGPIPE it generated is consumed before unblocking.
-inline ssize_t write_no_sigpipe(int fd, const char* data, std::size_t n) noexcept {
-  sigset_t pipe_set, old_set, pending;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  sigemptyset(&pending);
-  sigpending(&pending);
-  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
-  ssize_t written;
-  do {
-    written = ::write(fd, data, n);
-  } while (written < 0 && errno == EINTR);
-  const int saved = errno;
-  if (written < 0 && saved == EPIPE && !was_pending) {
-    const timespec zero{0, 0};
-    while (sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
-    }
-  }
-  pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
-  errno = saved;
-  return written;
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-#endif  // LITTLE_LOOPS_AMALGAMATED_DETAIL_POSIX_IO_HPP
-// end of <little_loops/detail/posix_io.hpp>
+// #include <little_loops/detail/posix_io.hpp> (already inlined above)
 // #include <little_loops/detail/process_capture.hpp>
 #ifndef LITTLE_LOOPS_AMALGAMATED_DETAIL_PROCESS_CAPTURE_HPP
 #define LITTLE_LOOPS_AMALGAMATED_DETAIL_PROCESS_CAPTURE_HPP
@@ -379,6 +627,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
@@ -387,8 +636,8 @@ namespace detail {
 // The runner's own spawn: clone(CLONE_VM | CLONE_VFORK | CLONE_PIDFD) on a stack kept per
 // thread. It does what posix_spawn with the runner's attributes does in the child (default
 // dispositions for every signal, a process group of its own, stdin/stdout/stderr, the working
-// directory, an empty signal mask, exec), and the pidfd comes with the clone: no
-// pidfd_open(), and no child stack mapped and unmapped per action (about 13 µs of a 650 µs
+// directory, an empty signal mask, exec), places the child in the action's cgroup (when it has
+// one), and the pidfd comes with the clone: no pidfd_open(), and no child stack mapped and unmapped per action (about 13 µs of a 650 µs
 // `/bin/sh -c true` on the machine it was measured on). Only a program given by path is
 // started here, and only when it starts: anything else (clone refused, a failed chdir or
 // exec) is reaped and left to posix_spawnp, which starts it or reports the failure.
@@ -398,6 +647,8 @@ struct clone_spawn_job {
   char* const* envp;
   int in, out, err;
   const char* cwd;
+  int cgroup_dir;    // the action's cgroup directory (clone3's CLONE_INTO_CGROUP); -1: none
+  int cgroup_procs;  // its cgroup.procs, open for writing (the child writes itself in); -1: none
   int failed_errno;  // set by the child when it could not get to the program
 };
 
@@ -419,7 +670,11 @@ __attribute__((noinline, no_sanitize("address", "undefined"))) inline int clone_
     ::syscall(SYS_rt_sigaction, sig, &action, nullptr, sizeof(unsigned long));
   }
   unsigned long empty = 0;
-  if (::syscall(SYS_setpgid, 0, 0) != 0 || ::syscall(SYS_dup2, job->in, 0) < 0 ||
+  // Into the action's cgroup before the exec ("0" names the writer): the program and all it
+  // starts are in it from their first instruction, and the parent, suspended until the
+  // exec, sees the child only once it is there.
+  if ((job->cgroup_procs >= 0 && ::syscall(SYS_write, job->cgroup_procs, "0", 1) != 1) ||
+      ::syscall(SYS_setpgid, 0, 0) != 0 || ::syscall(SYS_dup2, job->in, 0) < 0 ||
       ::syscall(SYS_dup2, job->out, 1) < 0 || ::syscall(SYS_dup2, job->err, 2) < 0 ||
       (job->cwd != nullptr && ::syscall(SYS_chdir, job->cwd) != 0) ||
       ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty, nullptr, sizeof empty) != 0) {
@@ -449,6 +704,58 @@ struct clone_spawn_stack {
   clone_spawn_stack& operator=(const clone_spawn_stack&) = delete;
 };
 
+/// clone3()'s arguments (struct clone_args of Linux 5.7, with `cgroup`).
+struct clone3_args {
+  std::uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+      set_tid_size, cgroup;
+};
+
+/// clone3(`args`) with the child running `fn(arg)` on the stack the arguments give, then
+/// exiting with its result: the parent gets the pid or -errno. In assembly, as glibc's
+/// clone(): the child must not return into C code, whose frame is on the parent's stack.
+__attribute__((noinline, no_sanitize("address", "undefined"))) inline long clone3_run(clone3_args* args,
+                                                                                     int (*fn)(void*),
+                                                                                     void* arg) noexcept {
+  long result = 435;  // SYS_clone3
+  register void* child_fn asm("r12") = reinterpret_cast<void*>(fn);
+  register void* child_arg asm("r13") = arg;
+  asm volatile(
+      "syscall\n\t"
+      "testq %%rax, %%rax\n\t"
+      "jnz 1f\n\t"
+      "xorl %%ebp, %%ebp\n\t"  // the child, on its stack: fn(arg), then exit
+      "movq %%r13, %%rdi\n\t"
+      "callq *%%r12\n\t"
+      "movl %%eax, %%edi\n\t"
+      "movl $60, %%eax\n\t"  // SYS_exit
+      "syscall\n\t"
+      "ud2\n\t"
+      "1:\n\t"
+      : "+a"(result)
+      : "D"(args), "S"(sizeof(clone3_args)), "r"(child_fn), "r"(child_arg)
+      : "rcx", "r11", "rdx", "r8", "r9", "r10", "memory", "cc");
+  return result;
+}
+
+/// Starts `job` in its cgroup with clone3(CLONE_INTO_CGROUP) (Linux 5.7): the child is
+/// created there, which costs nothing, while writing it into cgroup.procs is a migration
+/// (a synchronize_rcu() of the kernel's: 1-15 ms on the machine measured). The pid, or
+/// -errno when clone3 refused (the caller then uses clone() and the write).
+inline long clone3_into_cgroup(clone_spawn_job& job, clone_spawn_stack& stack, int* pidfd) noexcept {
+  clone3_args args{};
+  args.flags = CLONE_VM | CLONE_VFORK | 0x00001000 /* CLONE_PIDFD */ | 0x200000000ULL /* CLONE_INTO_CGROUP */;
+  args.pidfd = reinterpret_cast<std::uint64_t>(pidfd);
+  args.exit_signal = SIGCHLD;
+  args.stack = reinterpret_cast<std::uint64_t>(stack.base + clone_spawn_stack::guard);
+  args.stack_size = clone_spawn_stack::size;
+  args.cgroup = static_cast<std::uint64_t>(job.cgroup_dir);
+  const int procs = job.cgroup_procs;
+  job.cgroup_procs = -1;  // (placed by the kernel)
+  const long pid = clone3_run(&args, clone_spawn_child, &job);
+  job.cgroup_procs = procs;
+  return pid;
+}
+
 /// Starts `job` (see above): the child's pid when the program runs, with `*pidfd` (-1 on a
 /// kernel without CLONE_PIDFD); 0 when it could not get to the program (it is reaped:
 /// posix_spawnp is to try); -1 when clone() cannot be used here at all (then never again in
@@ -456,6 +763,7 @@ struct clone_spawn_stack {
 inline pid_t clone_spawn(clone_spawn_job& job, int* pidfd) noexcept {
   static std::atomic<bool> unusable{false};
   if (unusable.load(std::memory_order_relaxed)) return -1;
+  static std::atomic<bool> no_clone3{false};  // (a kernel before 5.7, a seccomp filter)
   thread_local clone_spawn_stack stack;
   if (stack.base == nullptr) return -1;
   // Every signal blocked in this thread across the clone (glibc's own ones too): no handler
@@ -467,9 +775,20 @@ inline pid_t clone_spawn(clone_spawn_job& job, int* pidfd) noexcept {
 #  ifndef CLONE_PIDFD
   constexpr int CLONE_PIDFD = 0x00001000;  // Linux 5.2
 #  endif
-  const pid_t pid = ::clone(clone_spawn_child, stack.base + clone_spawn_stack::size + clone_spawn_stack::guard,
-                            CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &job, pidfd);
-  const int clone_errno = errno;
+  pid_t pid = -1;
+  int clone_errno = 0;
+  if (job.cgroup_dir >= 0 && !no_clone3.load(std::memory_order_relaxed)) {
+    const long placed = clone3_into_cgroup(job, stack, pidfd);
+    if (placed >= 0)
+      pid = static_cast<pid_t>(placed);
+    else if (placed == -ENOSYS || placed == -EINVAL || placed == -E2BIG || placed == -EPERM)
+      no_clone3.store(true, std::memory_order_relaxed);
+  }
+  if (pid < 0) {
+    pid = ::clone(clone_spawn_child, stack.base + clone_spawn_stack::size + clone_spawn_stack::guard,
+                  CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &job, pidfd);
+    clone_errno = errno;
+  }
   ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, nullptr, sizeof old);
   if (pid < 0) {
     if (clone_errno == EINVAL || clone_errno == ENOSYS || clone_errno == EPERM)
@@ -536,6 +855,9 @@ struct process_request {
   std::size_t output_limit = std::size_t{16} << 20;
   std::string_view truncation_marker;
   bool kill_leftover_processes = true;
+  /// Run in a cgroup of its own when ours is delegated to us (see detail::action_cgroup);
+  /// only with kill_leftover_processes.
+  bool use_cgroup = true;
   std::stop_token stop;
 };
 
@@ -681,9 +1003,11 @@ inline child_state peek_child(pid_t pid) noexcept {
 /// Starts `program` with clone_spawn when it is given by path and stdin has a descriptor;
 /// false (nothing started) leaves the start to posix_spawnp.
 inline bool clone_spawn_started(const char* program, char* const* argv, char* const* envp, int in_fd,
-                                const process_pipes& pipes, const char* cwd, spawned_child& child) noexcept {
+                                const process_pipes& pipes, const char* cwd, int cgroup_dir,
+                                int cgroup_procs, spawned_child& child) noexcept {
   if (std::strchr(program, '/') == nullptr || in_fd < 0) return false;
-  clone_spawn_job job{program, argv, envp, in_fd, pipes.out_w.get(), pipes.err_w.get(), cwd, 0};
+  clone_spawn_job job{program, argv,      envp, in_fd, pipes.out_w.get(), pipes.err_w.get(),
+                      cwd,     cgroup_dir, cgroup_procs, 0};
   int pidfd = -1;
   const pid_t pid = clone_spawn(job, &pidfd);
   if (pid <= 0) return false;
@@ -695,8 +1019,11 @@ inline bool clone_spawn_started(const char* program, char* const* argv, char* co
 
 /// Starts `req.argv` in a new process group on `pipes`: 0 when it runs (`child` set), else
 /// posix_spawnp's error number (see spawn_failure). Failures to set the start up are errors.
+/// `cgroup_dir` and `cgroup_procs` (-1: none) are the action's cgroup and its cgroup.procs:
+/// the clone spawn starts the child in it (clone3), or has it write itself in before its
+/// exec; posix_spawn cannot, and leaves it in ours.
 inline expected<int, error> spawn_child(const process_request& req, const process_pipes& pipes,
-                                        spawned_child& child) {
+                                        spawned_child& child, int cgroup_dir = -1, int cgroup_procs = -1) {
   // The file actions depend only on the descriptor numbers and the working directory, which
   // repeat from one action to the next: they are kept per thread and rebuilt when those
   // change (glibc checks every descriptor of an action against RLIMIT_NOFILE, one
@@ -728,7 +1055,11 @@ inline expected<int, error> spawn_child(const process_request& req, const proces
   char* const* envp = req.envp != nullptr ? req.envp : environ;
   int spawn_rc = -1;
 #if LITTLE_LOOPS_CLONE_SPAWN
-  if (clone_spawn_started(program, argv.data(), envp, in_fd, pipes, cwd, child)) spawn_rc = 0;
+  if (clone_spawn_started(program, argv.data(), envp, in_fd, pipes, cwd, cgroup_dir, cgroup_procs, child))
+    spawn_rc = 0;
+#else
+  (void)cgroup_dir;
+  (void)cgroup_procs;
 #endif
   if (spawn_rc != 0)
     spawn_rc = ::posix_spawnp(&child.pid, program, file_actions, &spawn.attributes, argv.data(), envp);
@@ -1146,6 +1477,7 @@ class process_supervisor {
 LITTLE_LOOPS_NAMESPACE_END
 #endif  // LITTLE_LOOPS_AMALGAMATED_DETAIL_PROCESS_CAPTURE_HPP
 // end of <little_loops/detail/process_capture.hpp>
+// #include <little_loops/detail/process_cgroup.hpp> (already inlined above)
 // #include <little_loops/detail/process_spawn.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (in <little_loops/fsm.hpp>)
 // #include <little_loops/expected.hpp> (in <little_loops/fsm.hpp>)
@@ -1172,10 +1504,12 @@ inline action_result cancelled_before_start() {
   return result;
 }
 
-/// Reaps the supervised child, first killing what is left of its process group when asked
-/// to or after a stop. Its wait status; nullopt when waitpid() does not report it.
+/// Reaps the supervised child, first killing what is left of its process group (and of its
+/// cgroup) when asked to or after a stop. Its wait status; nullopt when waitpid() does not
+/// report it.
 inline expected<std::optional<int>, error> reap_child(const process_request& req, pid_t pid,
-                                                      stop_reason reason, stop_registration& stop) {
+                                                      stop_reason reason, stop_registration& stop,
+                                                      const action_cgroup& cgroup) {
   // The child must still be ours to reap. A host that ignores SIGCHLD (the kernel then reaps
   // at once) or reaps every child itself has taken its exit status: how the action ended is
   // unknown, an error (never a success), and its process group is not signalled (with the
@@ -1190,7 +1524,11 @@ inline expected<std::optional<int>, error> reap_child(const process_request& req
   // child is still an unreaped zombie, so its process-group id cannot have been reused.
   // After a timeout or a stop the whole group goes, kept background jobs included (the TERM
   // already asked them to).
-  if (req.kill_leftover_processes || reason != stop_reason::none) ::kill(-pid, SIGKILL);
+  // The cgroup holds those that left the group too (setsid).
+  if (req.kill_leftover_processes || reason != stop_reason::none) {
+    ::kill(-pid, SIGKILL);
+    cgroup.kill();
+  }
   stop.reset();
   int status = 0;
   pid_t waited;
@@ -1249,7 +1587,8 @@ inline action_result finish_result(const process_request& req, std::optional<int
   return result;
 }
 
-/// Spawns `req.argv` in a new process group and supervises it: captures stdout/stderr
+/// Spawns `req.argv` in a new process group (and, where ours is delegated to us, a cgroup of
+/// its own, removed at the end) and supervises it: captures stdout/stderr
 /// (capped), feeds stdin, enforces the deadline / idle timeout / stop token (TERM to the
 /// group, KILL after the grace period), abandons pipes held by descendants once the child
 /// has exited, and reaps the child. Failing to start the program is reported like a shell
@@ -1262,8 +1601,12 @@ inline expected<action_result, error> run_process(const process_request& req) {
   process_pipes pipes;
   if (!open_pipes(req, pipes))
     return unexpected(error{errc::io_error, "cannot create a pipe: " + errno_text(errno)});
+  // (Declared before the child: whatever path this returns by, the cgroup's processes are
+  // killed and the cgroup removed.) Only the clone spawn can place the child in it.
+  const bool contain = LITTLE_LOOPS_CLONE_SPAWN && req.use_cgroup && req.kill_leftover_processes;
+  const action_cgroup cgroup = action_cgroup::create(contain ? delegated_cgroup() : std::string());
   spawned_child child;
-  const auto spawned = spawn_child(req, pipes, child);
+  const auto spawned = spawn_child(req, pipes, child, cgroup.directory_fd(), cgroup.procs_fd());
   if (!spawned) return unexpected(spawned.error());
   if (*spawned != 0) return spawn_failure(req, *spawned, start);
   prepare_capture(req, pipes, child);
@@ -1272,7 +1615,7 @@ inline expected<action_result, error> run_process(const process_request& req) {
   stop_registration stop(wakeup, req.stop);
   process_supervisor supervised(req, child, pipes, stop, start);
   if (auto ran = supervised.run(); !ran) return unexpected(ran.error());
-  const auto status = reap_child(req, child.pid, supervised.reason(), stop);
+  const auto status = reap_child(req, child.pid, supervised.reason(), stop, cgroup);
   if (!status) return unexpected(status.error());
   return finish_result(req, *status, supervised, start);
 }
@@ -1296,6 +1639,23 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// How the processes of one action are held together, so that cleanup can kill them all.
+enum class process_containment {
+  /// A cgroup of its own per action where this process's cgroup v2 group is delegated to it
+  /// (writable; Linux); the cgroup is killed and removed at the action's end, so a process
+  /// that left the action's process group (`setsid`) goes too. Elsewhere: process_group.
+  automatic,
+  /// The action's process group alone (a process that starts a session of its own escapes).
+  process_group,
+};
+
+/// Whether actions get cgroups of their own under process_containment::automatic here: this
+/// process's cgroup v2 group is delegated to it (found through /proc/self/mountinfo and
+/// /proc/self/cgroup), and the runner's own spawn is used (Linux x86-64 with glibc).
+[[nodiscard]] inline bool cgroup_containment_available() {
+  return LITTLE_LOOPS_CLONE_SPAWN && !detail::delegated_cgroup().empty();
+}
 
 /// Settings of a posix_process_runner. Every field has a working default.
 struct posix_runner_options {
@@ -1337,6 +1697,9 @@ struct posix_runner_options {
   /// jobs). false leaves them running (pipes they hold are still abandoned after
   /// drain_window).
   bool kill_leftover_processes = true;
+  /// How an action's processes are held together (see process_containment); cgroups are
+  /// used only with kill_leftover_processes.
+  process_containment containment = process_containment::automatic;
 };
 
 class posix_process_runner;
@@ -1351,8 +1714,8 @@ process_request make_process_request(const posix_process_runner& runner, std::st
 ///
 /// Shell actions run as `shell_command + [text]` (default `bash -c text`); prompt and
 /// slash-command actions as `prompt_command + [text]` (default `claude
-/// --dangerously-skip-permissions -p text`, no shell). Each action gets its own process group;
-/// on timeout (request.timeout or options.default_timeout, and request.deadline — whichever
+/// --dangerously-skip-permissions -p text`, no shell). Each action gets its own process group
+/// (and, see process_containment, its own cgroup where ours is delegated to us); on timeout (request.timeout or options.default_timeout, and request.deadline — whichever
 /// comes first), idle timeout or a stop request the group receives SIGTERM, then SIGKILL
 /// after options.kill_grace. Exit status: the exit code, or -signal with `signal` set (as
 /// Python's subprocess reports it);
@@ -1373,7 +1736,9 @@ class posix_process_runner {
     else if (request.kind == action_kind::slash_command)
       prefix = options_.slash_command.empty() ? &options_.prompt_command : &options_.slash_command;
     if (prefix->empty())
-      return unexpected(error{errc::action_failed, "no command configured for this action kind",
+      return unexpected(error{errc::action_failed,
+                              "not run: no command is configured for " +
+                                  std::string(to_string(request.kind)) + " actions",
                               std::string(request.state)});
 
     detail::process_request proc = detail::make_process_request(*this, request.stop);
@@ -1417,6 +1782,7 @@ inline process_request make_process_request(const posix_process_runner& runner, 
   proc.output_limit = options.output_limit;
   proc.truncation_marker = options.truncation_marker;
   proc.kill_leftover_processes = options.kill_leftover_processes;
+  proc.use_cgroup = options.containment == process_containment::automatic;
   proc.stop = std::move(stop);
   return proc;
 }
