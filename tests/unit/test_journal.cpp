@@ -249,7 +249,7 @@ TEST_CASE("record text: to_json() on one line; to_text(snapshot) as with snapsho
   snap.current_state = "st";
   snap.iteration = 3;
   snap.context = ll::json{{"dir", "src"}};
-  snap.captured["c"] = ll::captured_record{"o\"", "e", 1, 2, "failure", "", ""};
+  snap.captured["c"] = ll::captured_record{"o\"", "e", 1, 2, "failure", "", "", {}};
   snap.started_at = "2026-01-01T00:00:00.000000+00:00";
   r.snapshot = ll::to_json(snap);
   const std::string expected = r.to_json().dump(-1, ' ', false, ll::json::error_handler_t::replace) + "\n";

@@ -28,7 +28,7 @@ ll::snapshot sample() {
   s.iteration = 3;
   s.summary_executed = true;
   s.context = ll::json{{"dir", "src"}, {"n", 2}};
-  s.captured["tests"] = ll::captured_record{"out", "err", 1, 12, "failure", "", ""};
+  s.captured["tests"] = ll::captured_record{"out", "err", 1, 12, "failure", "", "", {}};
   ll::prev_record p;
   p.state = "check";
   p.output = "o";
@@ -253,8 +253,8 @@ TEST_SUITE("snapshot") {
     s.current_state = "st\"ate";
     s.started_at = hostile;
     s.context = ll::json{{"k\n", {1, 2.5, nullptr, "x\x80"}}, {"empty", ll::json::object()}};
-    s.captured[hostile] = ll::captured_record{hostile, "", -1, 0, "err\"or", "", ""};
-    s.captured["third"] = ll::captured_record{"", hostile, 255, 9007199254740993LL, "", "", ""};
+    s.captured[hostile] = ll::captured_record{hostile, "", -1, 0, "err\"or", "", "", {}};
+    s.captured["third"] = ll::captured_record{"", hostile, 255, 9007199254740993LL, "", "", "", {}};
     s.convergence["a"] = 0.1;
     s.convergence[hostile] = -0.0;
     s.convergence["big"] = 1e300;
@@ -406,7 +406,7 @@ TEST_SUITE("snapshot") {
     s.context["\xef\xbf\xbd"] = "caf\xe9";
     s.context["\xff"] = "x";
     s.context["other"] = ll::json{{"deep", "\xfe"}};
-    s.captured[std::string("\xff")] = ll::captured_record{"\xfe", "", 0, 0, "success", "", ""};
+    s.captured[std::string("\xff")] = ll::captured_record{"\xfe", "", 0, 0, "success", "", "", {}};
     s.prev->output = "o\xfe";  // elsewhere, bytes are kept
     const ll::json j = ll::to_json(s);
     CHECK(j["raw_bytes"] == ll::json{{"/prev/output", "b/4="}});
@@ -430,7 +430,7 @@ TEST_SUITE("snapshot") {
 
   TEST_CASE("to_json(captured_map): the records as a snapshot writes them") {
     ll::captured_map captured;
-    captured["build"] = ll::captured_record{"ok", "warn", 2, 15, "failure", "", ""};
+    captured["build"] = ll::captured_record{"ok", "warn", 2, 15, "failure", "", "", {}};
     const ll::json expected = ll::json::parse(
         R"({"build": {"output": "ok", "stderr": "warn", "exit_code": 2, "duration_ms": 15, "verdict": "failure"}})");
     CHECK(ll::to_json(captured) == expected);
