@@ -84,7 +84,7 @@ struct action_complete_event {
   int signal = 0;
   bool truncated = false;        ///< the runner cut the output (action_result::truncated)
   std::size_t output_limit = 0;  ///< where it was cut, in bytes per stream (0: not known)
-  std::string_view stderr_output;  ///< the action's stderr (`stderr_preview` in JSON)
+  std::string_view stderr_output{};  ///< the action's stderr (`stderr_preview` in JSON)
   std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 

@@ -213,7 +213,7 @@ struct captured_record {
   /// A sub-loop state's record (null otherwise): an object of the child's captures (with
   /// `with:` or `context_passthrough`), `terminated_by`, `final_state`, `failure_terminal`,
   /// `error` and the terminal's `output`, which `${captured.<state>.<key>}` reads first.
-  json subloop;
+  json subloop{};
 
   friend bool operator==(const captured_record&, const captured_record&) = default;
 };

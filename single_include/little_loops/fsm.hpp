@@ -4744,7 +4744,7 @@ struct captured_record {
   /// A sub-loop state's record (null otherwise): an object of the child's captures (with
   /// `with:` or `context_passthrough`), `terminated_by`, `final_state`, `failure_terminal`,
   /// `error` and the terminal's `output`, which `${captured.<state>.<key>}` reads first.
-  json subloop;
+  json subloop{};
 
   friend bool operator==(const captured_record&, const captured_record&) = default;
 };
@@ -9698,7 +9698,7 @@ struct action_complete_event {
   int signal = 0;
   bool truncated = false;        ///< the runner cut the output (action_result::truncated)
   std::size_t output_limit = 0;  ///< where it was cut, in bytes per stream (0: not known)
-  std::string_view stderr_output;  ///< the action's stderr (`stderr_preview` in JSON)
+  std::string_view stderr_output{};  ///< the action's stderr (`stderr_preview` in JSON)
   std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
