@@ -79,10 +79,12 @@ def test_setsid_process_dies_with_the_run():
         while pids_with_marker("sleep 300.4242") and time.monotonic() < deadline:
             time.sleep(0.05)
         expect(not pids_with_marker("sleep 300.4242"), "the setsid process of the run survived it", r)
-        # Cgroups of live processes belong to runs going on beside this one; the run removes
-        # its own and sweeps those of runs that were killed before their cleanup.
+        # Cgroups of live processes belong to runs going on beside this one, and one that
+        # still holds processes is a crashed run's, left for its resume; the run removes its
+        # own and sweeps the empty ones of runs killed before their cleanup.
         leftovers = [p.name for p in Path(delegated_cgroup()).iterdir()
-                     if p.name.startswith("little_loops-") and not owner_alive(p.name)]
+                     if p.name.startswith("little_loops-") and not owner_alive(p.name)
+                     and not (p / "cgroup.procs").read_text().strip()]
         expect(not leftovers, f"the action cgroups were not removed: {leftovers}", r)
 
 

@@ -204,7 +204,7 @@ TEST_CASE("kill_cgroup without cgroup.kill: freeze, kill each pid, thaw" * docte
   CHECK_FALSE(std::filesystem::exists(dir));
 }
 
-TEST_CASE("cgroups left by a process that no longer exists are swept; a live owner's are kept") {
+TEST_CASE("empty cgroups a dead process left are swept; busy ones and a live owner's are kept") {
   const std::filesystem::path parent =
       std::filesystem::temp_directory_path() / ("ll_sweep_" + std::to_string(::getpid()));
   std::filesystem::create_directories(parent);
@@ -216,10 +216,13 @@ TEST_CASE("cgroups left by a process that no longer exists are swept; a live own
   const auto orphan = parent / ("little_loops-" + std::to_string(dead) + "-3");
   const auto ours = parent / ("little_loops-" + std::to_string(::getpid()) + "-0");
   const auto other = parent / "little_loops-notapid-0";
-  for (const auto& dir : {orphan, ours, other}) std::filesystem::create_directory(dir);
+  const auto busy = parent / ("little_loops-" + std::to_string(dead) + "-4");
+  for (const auto& dir : {orphan, ours, other, busy}) std::filesystem::create_directory(dir);
+  std::ofstream(busy / "cgroup.procs") << "12345\n";  // a crashed run's action, for its resume
   ll::detail::sweep_orphan_cgroups(parent.string());
   CHECK_FALSE(std::filesystem::exists(orphan));
   CHECK(std::filesystem::exists(ours));
   CHECK(std::filesystem::exists(other));
+  CHECK(std::filesystem::exists(busy));
   std::filesystem::remove_all(parent);
 }

@@ -291,9 +291,10 @@ inline void kill_cgroup(const std::string& dir, bool use_kill_file = true) {
   }
 }
 
-/// Removes the action cgroups below `parent` that a process which no longer exists left
-/// behind (it was killed before its cleanup ran), killing whatever still runs in them. A
-/// cgroup of a live process, ours or another run's, is left alone.
+/// Removes the empty action cgroups below `parent` that a process which no longer exists
+/// left behind (it was killed before its cleanup ran). One that still holds processes stays:
+/// they are a crashed run's, which its `resume` finds and stops (then the next sweep removes
+/// the cgroup). A cgroup of a live process, ours or another run's, is left alone.
 inline void sweep_orphan_cgroups(const std::string& parent) {
   DIR* listing = ::opendir(parent.c_str());
   if (listing == nullptr) return;
@@ -313,10 +314,7 @@ inline void sweep_orphan_cgroups(const std::string& parent) {
     }
     if (owner <= 0 || dash == std::string_view::npos) continue;
     if (::kill(static_cast<pid_t>(owner), 0) == 0 || errno != ESRCH) continue;  // still there
-    const std::string dir = parent + "/" + std::string(name);
-    kill_cgroup(dir);
-    for (int attempt = 0; attempt < 200 && ::rmdir(dir.c_str()) != 0 && errno == EBUSY; ++attempt)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    (void)::rmdir((parent + "/" + std::string(name)).c_str());  // EBUSY while not empty
   }
   ::closedir(listing);
 }
