@@ -12,6 +12,11 @@ if(UNIX AND TARGET little_loops::yaml)
       ll_loop/verbs_state.cpp
     LIBS little_loops::posix little_loops::yaml)
   target_include_directories(ll-loop PRIVATE "${CMAKE_CURRENT_SOURCE_DIR}/ll_loop")
+  # With LITTLE_LOOPS_COMPILED=ON, ll-loop is built against the compiled library (CI's
+  # release_examples job does so, which keeps that mode building).
+  if(TARGET little_loops::compiled)
+    target_link_libraries(ll-loop PRIVATE little_loops::compiled)
+  endif()
   # Its own install component: `cmake --install BUILD --component ll-loop` installs only
   # bin/ll-loop (a plain `cmake --install` installs it with the library).
   if(LITTLE_LOOPS_INSTALL)

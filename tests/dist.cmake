@@ -203,7 +203,8 @@ set(_ll_with_yaml OFF)
 if(TARGET little_loops_yaml)
   set(_ll_with_yaml ON)
 endif()
-foreach(_mode find_package find_package_no_yaml add_subdirectory fetch_content single_header)
+foreach(_mode find_package find_package_no_yaml find_package_compiled add_subdirectory fetch_content
+              single_header)
   add_test(NAME consumer_${_mode}
            COMMAND "${CMAKE_COMMAND}" ${_ll_consumer_args} "-DMODE=${_mode}"
                    "-DWORK_DIR=${_ll_dist_bin}/consumer_${_mode}" "-DWITH_YAML=${_ll_with_yaml}"

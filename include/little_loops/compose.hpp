@@ -45,6 +45,7 @@ struct composed_loop {
 
 namespace detail {
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 inline bool needs_composition(const json& doc) {
   for (const char* key : {"from", "flow", "state_defs", "import", "fragments", "parameters"})
     if (doc.contains(key)) return true;
@@ -56,7 +57,7 @@ inline bool needs_composition(const json& doc) {
 }
 
 // compose_loop(), with the children checked so far during this load.
-inline expected<composed_loop, error> compose_checked(loop_source top, loop_resolver& resolver,
+LITTLE_LOOPS_INLINE expected<composed_loop, error> compose_checked(loop_source top, loop_resolver& resolver,
                                                       source_map* positions, child_checks& checks) {
   composed_loop result;
   if (!top.document.is_object() || !detail::needs_composition(top.document)) {
@@ -110,6 +111,12 @@ inline child_check check_child_loop(loop_source source, loop_resolver& resolver,
     if (d.code == "invalid-child" && !out.grandchild_failure) out.grandchild_failure = d.message;
   return out;
 }
+#else
+LITTLE_LOOPS_INLINE expected<composed_loop, error> compose_checked(loop_source top,
+                                                                   loop_resolver& resolver,
+                                                                   source_map* positions,
+                                                                   child_checks& checks);
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 

@@ -44,3 +44,23 @@
 #define LITTLE_LOOPS_NAMESPACE_END                                                         \
   }                                                                                        \
   }
+
+/// Compiled mode, in the manner of spdlog's SPDLOG_COMPILED_LIB: define
+/// LITTLE_LOOPS_COMPILED_LIB (linking the `little_loops::compiled` target does) and the
+/// headers carry only declarations of the non-template code — schema reading, validation,
+/// the regex translator, templates, rendering, composition — which the library holds,
+/// built once. Templates (the executor, the evaluators' dispatch) stay in the headers.
+/// Undefined (the default), the library is header-only. The library's own sources also
+/// define LITTLE_LOOPS_BUILDING_LIB, which brings the definitions back, without `inline`.
+#if defined(LITTLE_LOOPS_COMPILED_LIB) && !defined(LITTLE_LOOPS_BUILDING_LIB)
+#  define LITTLE_LOOPS_DETAIL_DEFINITIONS 0
+#else
+#  define LITTLE_LOOPS_DETAIL_DEFINITIONS 1
+#endif
+/// `inline` header-only; empty in compiled mode, where the library defines each function
+/// once. Marks the functions of the compiled code that the headers declare.
+#if defined(LITTLE_LOOPS_COMPILED_LIB)
+#  define LITTLE_LOOPS_INLINE
+#else
+#  define LITTLE_LOOPS_INLINE inline
+#endif

@@ -29,6 +29,7 @@ struct loop_transition {
   std::string to;     ///< target as written (`$current` already replaced by `from`)
 };
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The transitions of `state` (named `name`) that can actually be taken, in the order the
 /// renderers list them. A `next:` state: `next`, then `on_error` (labelled `error`: a failed
 /// action goes there), then `on_maintain`; its route table and other shorthands are never
@@ -37,7 +38,7 @@ struct loop_transition {
 /// checked first; `_` (labelled `_`); the `on_<verdict>` shorthands the route table does not
 /// shadow (a `_` default shadows all of them, `_error` or an `error` key shadows
 /// `on_error`); `on_maintain` (labelled `maintain`).
-inline std::vector<loop_transition> transitions_of(const std::string& name,
+LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const std::string& name,
                                                    const state_config& state) {
   std::vector<loop_transition> out;
   const auto add = [&](std::string label, const std::string& target) {
@@ -88,7 +89,7 @@ inline bool has_unrouted_verdict(const state_config& state) {
 /// used), where every terminal restarts at its `on_maintain` or `initial`, and so does a
 /// state (other than a `next:` state) for the verdicts its routes leave out (see
 /// detail::has_unrouted_verdict), instead of ending the run (labelled `maintain`).
-inline std::vector<loop_transition> transitions_of(const fsm_loop& loop, const std::string& name,
+LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const fsm_loop& loop, const std::string& name,
                                                    const state_config& state) {
   auto out = transitions_of(name, state);
   std::erase_if(out, [](const loop_transition& t) { return t.label == "maintain"; });
@@ -101,7 +102,7 @@ inline std::vector<loop_transition> transitions_of(const fsm_loop& loop, const s
 }
 
 /// Every transition of `loop`, state by state in document order.
-inline std::vector<loop_transition> transitions_of(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const fsm_loop& loop) {
   std::vector<loop_transition> out;
   for (const auto& [name, state] : loop.states) {
     auto part = transitions_of(loop, name, state);
@@ -318,7 +319,7 @@ struct render_ids {
 /// `on_max_iterations` gets an `On max iterations: <state>` line after `Max iterations`. With several deciding states the last line becomes an
 /// `Evaluators:` block with one `<state>: <evaluator>` line each. Control characters in
 /// names are shown escaped (`\n`).
-inline std::string render_preview(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE std::string render_preview(const fsm_loop& loop) {
   std::string out = "States: ";
   bool first = true;
   for (const auto& [name, state] : loop.states) {
@@ -364,7 +365,7 @@ inline std::string render_preview(const fsm_loop& loop) {
 /// The retry, catch, backoff, edge-cap and circuit policies `loop` runs with, as JSON
 /// (`ll-loop validate --json`): `{states: {name: {retry, catch, backoff}}, max_edge_revisits,
 /// circuit}`, built-in entries marked `built_in: true` (design §6.6).
-inline json render_policies_json(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE json render_policies_json(const fsm_loop& loop) {
   return detail::policies_json(loop, dialect_of(loop));
 }
 
@@ -376,7 +377,7 @@ inline json render_policies_json(const fsm_loop& loop) {
 /// from the start point by a dashed `max iterations` edge; targets that name no state
 /// (interpolated) become dashed note nodes. Every name is escaped, so any state name gives
 /// a graph `dot` accepts.
-inline std::string render_dot(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE std::string render_dot(const fsm_loop& loop) {
   detail::render_ids ids{loop};
   std::string out = "digraph " + detail::dot_quote(loop.name) + " {\n";
   out += "  graph [rankdir=LR, labelloc=t, label=" + detail::dot_quote(loop.name) + "];\n";
@@ -422,7 +423,7 @@ inline std::string render_dot(const fsm_loop& loop) {
 /// `max iterations`, the `on_max_iterations` state), `--> [*]` every terminal; classes `initial`, `terminal` and `failure` style them distinctly;
 /// transitions between the same two states are one edge whose label lists every verdict.
 /// Names and labels are escaped with Mermaid entity codes (`#34;`).
-inline std::string render_mermaid(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE std::string render_mermaid(const fsm_loop& loop) {
   detail::render_ids ids{loop};
   std::string out = "stateDiagram-v2\n";
   std::vector<std::string> initial_ids, terminal_ids, failure_ids, subloop_ids;
@@ -458,5 +459,17 @@ inline std::string render_mermaid(const fsm_loop& loop) {
   if (!subloop_ids.empty()) out += fmt::format("    class {} subloop\n", fmt::join(subloop_ids, ","));
   return out;
 }
+#else
+LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const std::string& name,
+                                                                const state_config& state);
+LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const fsm_loop& loop,
+                                                                const std::string& name,
+                                                                const state_config& state);
+LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE std::string render_preview(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE json render_policies_json(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE std::string render_dot(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE std::string render_mermaid(const fsm_loop& loop);
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

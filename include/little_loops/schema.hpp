@@ -379,11 +379,11 @@ inline loop_dialect dialect_of(const fsm_loop& loop) {
 // detail/json_document.hpp and detail/loop_reader.hpp (included at the end of this header:
 // they build the types above and use the limits and parse_enum).
 namespace detail {
-inline expected<json, error> scan_json_text(std::string_view text, diagnostics& duplicates);
-inline std::optional<evaluate_config> read_evaluate(const json& value, const std::string& path,
+LITTLE_LOOPS_INLINE expected<json, error> scan_json_text(std::string_view text, diagnostics& duplicates);
+LITTLE_LOOPS_INLINE std::optional<evaluate_config> read_evaluate(const json& value, const std::string& path,
                                                     diagnostics& out);
-inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out);
-inline error invalid_loop_error(diagnostics found);
+LITTLE_LOOPS_INLINE void read_loop(const json& doc, fsm_loop& loop, diagnostics& out);
+LITTLE_LOOPS_INLINE error invalid_loop_error(diagnostics found);
 }  // namespace detail
 
 /// Parses an `evaluate:` object strictly. `path` is the object's own path (e.g.

@@ -87,7 +87,8 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 ///
 /// With `keep`, every template that parses is kept there, so compiling the loop does not parse
 /// it again (see template_table).
-inline diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr) {
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr) {
   diagnostics out;
   const detail::state_index index = detail::index_states(loop);
   detail::check_loop_shape(loop, index, out);
@@ -104,9 +105,13 @@ inline diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr
 
   return out;
 }
+#else
+LITTLE_LOOPS_INLINE diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr);
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Validates `loop`, read by read_loop() with its findings in `found`: every finding of
 /// both, as the original's validator reports a loop's problems together. When the parse
 /// found errors, the loop holds only what could be read, so the validator's findings are
@@ -156,7 +161,7 @@ inline void validate_read(const fsm_loop& loop, diagnostics& found) {
     if (d.code == "unknown-state" || unreadable.count(container(d.path)) == 0) found.push_back(std::move(d));
   }
 }
-inline void read_and_validate(const json& doc, fsm_loop& loop, diagnostics& found) {
+LITTLE_LOOPS_INLINE void read_and_validate(const json& doc, fsm_loop& loop, diagnostics& found) {
   read_loop(doc, loop, found);
   validate_read(loop, found);
 }
@@ -164,7 +169,7 @@ inline void read_and_validate(const json& doc, fsm_loop& loop, diagnostics& foun
 /// The result of read_and_validate(): errc::invalid_loop (invalid_loop_error(); error::path
 /// is the path of the error when there is one) with every finding when there is an error;
 /// else the loop, its warnings appended to `*warnings` when given.
-inline expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& found,
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& found,
                                              diagnostics* warnings) {
   if (has_errors(found)) {
     error e = invalid_loop_error(std::move(found));
@@ -177,6 +182,11 @@ inline expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& foun
     for (auto& d : found) warnings->push_back(std::move(d));
   return expected<fsm_loop, error>(std::move(loop));
 }
+#else
+LITTLE_LOOPS_INLINE void read_and_validate(const json& doc, fsm_loop& loop, diagnostics& found);
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& found,
+                                                          diagnostics* warnings);
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 

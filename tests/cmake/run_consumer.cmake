@@ -1,14 +1,17 @@
 # little_loops — drives one packaging consumer test (called by ctest, see tests/dist.cmake)
 # SPDX-License-Identifier: MIT
 #
-#   cmake -DMODE=<find_package|find_package_no_yaml|add_subdirectory|fetch_content|single_header>
+#   cmake -DMODE=<find_package|find_package_no_yaml|find_package_compiled|add_subdirectory|
+#                 fetch_content|single_header>
 #         -DSOURCE_DIR=<checkout> -DWORK_DIR=<scratch dir> [-DGENERATOR=...]
 #         [-DCXX_COMPILER=...] [-DLAUNCHER=...] [-DBUILD_TYPE=...] [-DWITH_YAML=ON|OFF]
 #         -P run_consumer.cmake
 #
 # find_package: configure little_loops as the vcpkg port / Conan recipe do (no tests, no
 # examples), install into WORK_DIR/prefix, check the layout (share/cmake/little_loops, no lib/),
-# then build and run tests/cmake/find_package against that prefix only.
+# then build and run tests/cmake/find_package against that prefix only. find_package_compiled:
+# the same with the compiled library (LITTLE_LOOPS_COMPILED=ON: lib/ holds it), linked by the
+# consumer through little_loops::compiled.
 cmake_minimum_required(VERSION 3.21)
 
 foreach(var MODE SOURCE_DIR WORK_DIR)
@@ -66,13 +69,19 @@ function(build_and_run_consumer project)
   message(STATUS "${last_output}")
 endfunction()
 
-# Installs little_loops into <prefix> the way the vcpkg port / Conan recipe configure it.
+# Installs little_loops into <prefix> the way the vcpkg port / Conan recipe configure it
+# (with_compiled: also the compiled library).
 function(install_package prefix with_yaml)
+  set(with_compiled OFF)
+  if(ARGC GREATER 2)
+    set(with_compiled ${ARGV2})
+  endif()
   set(build "${WORK_DIR}/package")
   run("configure little_loops" ${CMAKE_COMMAND} ${common_args} -S "${SOURCE_DIR}" -B "${build}"
       -DLITTLE_LOOPS_BUILD_TESTS=OFF -DLITTLE_LOOPS_BUILD_EXAMPLES=OFF
       -DLITTLE_LOOPS_BUILD_BENCHMARKS=OFF -DLITTLE_LOOPS_INSTALL=ON
-      -DLITTLE_LOOPS_WITH_YAML=${with_yaml} "-DCMAKE_INSTALL_PREFIX=${prefix}")
+      -DLITTLE_LOOPS_WITH_YAML=${with_yaml} -DLITTLE_LOOPS_COMPILED=${with_compiled}
+      "-DCMAKE_INSTALL_PREFIX=${prefix}")
   run("build little_loops" ${CMAKE_COMMAND} --build "${build}")
   run("install little_loops" ${CMAKE_COMMAND} --install "${build}")
   set(cmake_dir "${prefix}/share/cmake/little_loops")
@@ -87,17 +96,27 @@ function(install_package prefix with_yaml)
   if(with_yaml)
     list(APPEND expected_files "${cmake_dir}/little_loopsYamlTargets.cmake")
   endif()
+  if(with_compiled)
+    list(APPEND expected_files "${cmake_dir}/little_loopsCompiledTargets.cmake")
+  endif()
   foreach(file IN LISTS expected_files)
     if(NOT EXISTS "${file}")
       message(FATAL_ERROR "consumer ${MODE}: the install is missing ${file}")
     endif()
   endforeach()
-  foreach(dir lib lib64 bin)
-    if(EXISTS "${prefix}/${dir}")
-      file(GLOB_RECURSE stray RELATIVE "${prefix}" "${prefix}/${dir}/*")
-      message(FATAL_ERROR "consumer ${MODE}: a header-only install created ${dir}/: ${stray}")
+  if(with_compiled)
+    file(GLOB_RECURSE archives "${prefix}/lib*/*little_loops.*")
+    if(NOT archives)
+      message(FATAL_ERROR "consumer ${MODE}: the compiled library was not installed to lib/")
     endif()
-  endforeach()
+  else()
+    foreach(dir lib lib64 bin)
+      if(EXISTS "${prefix}/${dir}")
+        file(GLOB_RECURSE stray RELATIVE "${prefix}" "${prefix}/${dir}/*")
+        message(FATAL_ERROR "consumer ${MODE}: a header-only install created ${dir}/: ${stray}")
+      endif()
+    endforeach()
+  endif()
   file(GLOB_RECURSE generated RELATIVE "${prefix}" "${prefix}/include/*.in" "${prefix}/include/*.cpp")
   if(generated)
     message(FATAL_ERROR "consumer ${MODE}: non-header files installed: ${generated}")
@@ -140,6 +159,11 @@ elseif(MODE STREQUAL "find_package_no_yaml")
     message(FATAL_ERROR "consumer ${MODE}: COMPONENTS yaml should fail with a clear message:\n${out}")
   endif()
   message(STATUS "COMPONENTS yaml correctly refused")
+elseif(MODE STREQUAL "find_package_compiled")
+  install_package("${WORK_DIR}/prefix" OFF ON)
+  build_and_run_consumer(find_package "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix"
+                         -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DLL_CONSUMER_COMPILED=ON
+                         "-DLL_REQUIRED_VERSION=${version}")
 elseif(MODE STREQUAL "add_subdirectory")
   build_and_run_consumer(add_subdirectory "-DLITTLE_LOOPS_SOURCE_DIR=${SOURCE_DIR}")
 elseif(MODE STREQUAL "fetch_content")

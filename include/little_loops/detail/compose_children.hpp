@@ -48,6 +48,7 @@ struct child_checks {
 /// (defined in compose.hpp, after compose_loop).
 child_check check_child_loop(loop_source source, loop_resolver& resolver, child_checks& checks);
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `child loop 'n' is invalid: FIRST (+N more)`.
 inline std::string invalid_child_message(std::string_view name, const error& why) {
   std::size_t errors = 0;
@@ -115,6 +116,7 @@ inline void check_children(const composing& doc, std::string_view referrer, loop
     found.take(problems, doc.positions);
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

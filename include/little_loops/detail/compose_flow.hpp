@@ -28,6 +28,7 @@ struct flow_entry {
   std::optional<std::pair<std::string, std::string>> branches;
 };
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Parses entry `text`; nullopt after reporting at `path`.
 inline std::optional<flow_entry> parse_flow_entry(const std::string& text, const std::string& path,
                                                   diagnostics& out) {
@@ -144,6 +145,7 @@ inline composing expand_flow(composing doc, compose_findings& found) {
   out.value["states"] = std::move(states);
   return out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -32,6 +32,7 @@ namespace detail {
 inline constexpr std::array<std::string_view, 4> library_keys{"fragments", "name", "description",
                                                               "category"};
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// A fragment and the document it is written in.
 struct fragment_ref {
   const json* body = nullptr;
@@ -195,6 +196,7 @@ composing expand_fragments(composing doc, std::string_view referrer, Resolver& r
   }
   return out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -33,6 +33,7 @@ struct chain_link {
 /// The most parents a chain may have.
 inline constexpr std::size_t max_from_depth = 32;
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `flow:` and `states:` written in the same document contradict each other.
 inline void check_flow_and_states(const composing& doc, compose_findings& found) {
   if (doc.value.contains("flow") && doc.value.contains("states"))
@@ -97,6 +98,7 @@ composing inherit(composing doc, Resolver& resolver, std::vector<chain_link>& ch
                             merged.positions, "");
   return merged;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -27,6 +27,7 @@ struct placed_value {
   std::string path;
 };
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Records in `to` the position of `from`'s value and of every value inside it, each at
 /// the same relative path under `to_path`.
 inline void copy_positions(const placed_value& from, source_map& to, const std::string& to_path) {
@@ -72,6 +73,7 @@ inline json deep_merge(const placed_value& base, const placed_value& over, sourc
   }
   return result;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -48,6 +48,7 @@ bool is_one_of(const Names& names, std::string_view name) {
   return std::find(std::begin(names), std::end(names), name) != std::end(names);
 }
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The keys of an object, sorted, comma-separated ("(none)" when there are none).
 inline std::string sorted_keys(const json& object) {
   std::vector<std::string> keys;
@@ -253,6 +254,7 @@ inline void fold_parameters_in(json& value, const json& values, const std::strin
       fold_parameters_in(value[i], values, index_path(path, i), out);
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
@@ -226,7 +227,7 @@ class document_builder : public json_sax_types {
 
 /// Parses `text`; syntax errors are returned as errc::parse_error, duplicate keys are
 /// appended to `duplicates` (the document keeps the last value of each).
-inline expected<json, error> scan_json_text(std::string_view text, diagnostics& duplicates) {
+LITTLE_LOOPS_INLINE expected<json, error> scan_json_text(std::string_view text, diagnostics& duplicates) {
   document_scanner scanner;
   const bool ok = json::sax_parse(text.begin(), text.end(), &scanner,
                                   nlohmann::detail::input_format_t::json, true);
@@ -268,3 +269,4 @@ inline expected<json, error> scan_json_text(std::string_view text, diagnostics& 
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS

@@ -54,6 +54,7 @@ inline constexpr std::array<std::string_view, 4> llm_keys{"enabled", "model", "m
 
 inline constexpr std::array<std::string_view, 2> route_reserved_keys{"_", "_error"};
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// null, boolean or number: nothing to check inside.
 inline bool is_plain_scalar(const json& value) noexcept {
   return value.is_null() || value.is_boolean() || value.is_number();
@@ -63,7 +64,7 @@ inline bool is_plain_scalar(const json& value) noexcept {
 /// most max_value_depth, every string and key well-formed UTF-8 and every number finite (a
 /// YAML `.inf`, `.nan` or `1e400`: JSON, and so a compiled loop or a journal, has no way to
 /// write it). Iterative (no recursion). Returns false after reporting.
-inline bool check_value_tree(const json& root, const std::string& path, diagnostics& out) {
+LITTLE_LOOPS_INLINE bool check_value_tree(const json& root, const std::string& path, diagnostics& out) {
   struct frame {
     const json* value;
     std::size_t depth;
@@ -221,7 +222,7 @@ inline bool read_evaluate_field(evaluate_config& config, const std::string& key,
 }
 
 /// Reads an `evaluate:` object (parse_evaluate_config()).
-inline std::optional<evaluate_config> read_evaluate(const json& value, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<evaluate_config> read_evaluate(const json& value, const std::string& path,
                                                     diagnostics& out) {
   const std::size_t errors_before = count_errors(out);
   if (!expect_object(value, path, out)) return std::nullopt;
@@ -387,7 +388,7 @@ inline state_config parse_state(const json& value, const std::string& path, diag
   return state;
 }
 
-inline llm_config parse_llm(const json& value, const std::string& path, diagnostics& out) {
+LITTLE_LOOPS_INLINE llm_config parse_llm(const json& value, const std::string& path, diagnostics& out) {
   llm_config llm;
   if (!expect_object(value, path, out)) return llm;
   for (auto it = value.begin(); it != value.end(); ++it) {
@@ -592,7 +593,7 @@ inline void report_missing_loop_keys(const json& doc, const fsm_loop& loop, diag
 }
 
 /// Reads a loop document into `loop`, appending every finding to `out`.
-inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
+LITTLE_LOOPS_INLINE void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
   if (!doc.is_object()) {
     report_type(out, "", "a loop document (a JSON object)", doc);
     return;
@@ -606,7 +607,7 @@ inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
   report_missing_loop_keys(doc, loop, out);
 }
 
-inline error invalid_loop_error(diagnostics found) {
+LITTLE_LOOPS_INLINE error invalid_loop_error(diagnostics found) {
   const std::size_t errors = count_errors(found);
   std::string message = fmt::format("invalid loop document: {} error{}", errors,
                                     errors == 1 ? "" : "s");
@@ -618,5 +619,11 @@ inline error invalid_loop_error(diagnostics found) {
   return error{errc::invalid_loop, std::move(message), {}, std::move(found)};
 }
 
+#else
+LITTLE_LOOPS_INLINE bool check_value_tree(const json& root, const std::string& path,
+                                          diagnostics& out);
+LITTLE_LOOPS_INLINE llm_config parse_llm(const json& value, const std::string& path,
+                                         diagnostics& out);
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -66,6 +66,7 @@ struct py_regex_translation {
   bool unsupported = false;
 };
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Python's classes are Unicode (a str pattern): `\d` is \p{Nd}, `\w` is [\p{L}\p{N}_]
 // (exactly, in Unicode 14; RE2's tables are a later Unicode, which adds letters) and `\s`
 // is str.isspace(); RE2's own `\d`, `\w`, `\s` are ASCII. The members of `\s`:
@@ -659,14 +660,18 @@ class py_regex_translator {
 };
 
 // See py_regex_translator.
-inline py_regex_translation translate_python_regex(std::string_view pattern) {
+LITTLE_LOOPS_INLINE py_regex_translation translate_python_regex(std::string_view pattern) {
   return py_regex_translator(pattern).run();
 }
 
 // The RE2 text of translate_python_regex() (without its verdict on validity).
-inline std::string python_to_re2(std::string_view pattern) {
+LITTLE_LOOPS_INLINE std::string python_to_re2(std::string_view pattern) {
   return translate_python_regex(pattern).re2;
 }
+#else
+LITTLE_LOOPS_INLINE py_regex_translation translate_python_regex(std::string_view pattern);
+LITTLE_LOOPS_INLINE std::string python_to_re2(std::string_view pattern);
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -31,6 +31,7 @@ inline bool contains_substring(std::string_view text, std::string_view needle) n
 #endif
 }
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Reads an RE2 pattern for required_literal(): one pass over the top-level concatenation,
 // keeping the literal run being read (`cur_`) and the longest one ended (`best_`). Each
 // reader leaves `i_` on the last character of its construct, or returns false when the
@@ -161,9 +162,12 @@ class required_literal_reader {
 // `{0}`) is dropped from its run and ends it; escapes with arguments (`\x41`, `\x{41}`,
 // `\pL`, `\p{Greek}`, octal `\123`, `\Q…\E`) are skipped whole. Alternation and inline
 // flags (`(?i)`) anywhere give "", and so does anything unexpected.
-inline std::string required_literal(std::string_view pattern) {
-  return required_literal_reader(pattern).run();
+LITTLE_LOOPS_INLINE std::string required_literal(std::string_view pattern) {
+                                                 return required_literal_reader(pattern).run();
 }
+#else
+LITTLE_LOOPS_INLINE std::string required_literal(std::string_view pattern);
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

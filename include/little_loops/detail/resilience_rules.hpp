@@ -17,6 +17,7 @@
 #include <string>
 #include <unordered_map>
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
@@ -66,3 +67,4 @@ void check_circuit(const fsm_loop& loop, const Index& index, diagnostics& out) {
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS

@@ -15,6 +15,7 @@
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The evaluator that judges `state`: its `evaluate.type`, else the default (llm_structured
 /// for a prompt action, exit_code otherwise); nullopt for a state with neither action nor
 /// `evaluate`, which yields `success` (design §3.16).
@@ -72,6 +73,7 @@ inline std::optional<std::vector<std::string_view>> unrouted_verdicts(const stat
   std::erase_if(*verdicts, [&](std::string_view v) { return verdict_routed(state, v); });
   return verdicts;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

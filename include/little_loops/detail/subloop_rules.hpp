@@ -14,6 +14,7 @@
 
 #include <string>
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
@@ -50,3 +51,4 @@ inline void check_subloop_fields(const state_config& state, const std::string& p
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS

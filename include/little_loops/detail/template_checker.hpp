@@ -23,6 +23,7 @@
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Classifies a compile_template() failure for its diagnostic code.
 inline std::string_view template_error_code(const std::string& message) {
   if (message.find("bash operator") != std::string::npos) return "template-bash-operator";
@@ -261,7 +262,7 @@ inline void merge_repeated_diagnostics(diagnostics& out, std::size_t first) {
 }
 
 // Checks every templated field of `loop` (see validate_templates).
-inline void check_loop_templates(const fsm_loop& loop, diagnostics& out, parsed_templates* keep = nullptr) {
+LITTLE_LOOPS_INLINE void check_loop_templates(const fsm_loop& loop, diagnostics& out, parsed_templates* keep = nullptr) {
   std::vector<std::string> captures;
   std::vector<std::string> subloops;
   for (const auto& entry : loop.states) {
@@ -281,6 +282,10 @@ inline void check_loop_templates(const fsm_loop& loop, diagnostics& out, parsed_
   for (const auto& [name, state] : loop.states) checker.check_state(name, state);
   merge_repeated_diagnostics(out, first);
 }
+#else
+LITTLE_LOOPS_INLINE void check_loop_templates(const fsm_loop& loop, diagnostics& out,
+                                              parsed_templates* keep = nullptr);
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -68,6 +68,7 @@ constexpr std::size_t key_index(const std::array<std::string_view, N>& names, st
   return template_part::no_key;
 }
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // The key table of a namespace's fixed fields, and which path segment names the field.
 inline void resolve_fixed_key(template_part& part) {
   const auto& path = part.path;
@@ -205,6 +206,8 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
   return check_fixed_keys(part, rest, expr);
 }
 
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
 // A template text parsed once: its parts and how many of them are variables.
 struct parsed_template {
   std::vector<template_part> parts;
@@ -215,9 +218,10 @@ struct parsed_template {
 // std::string_view without building a string.
 using parsed_templates = std::map<std::string, parsed_template, std::less<>>;
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Parses `text` into `parts` (literal runs and variables, in order); returns the number of
 // variables, or errc::template_syntax (see compile_template).
-inline expected<std::size_t, error> parse_template(std::string_view text, std::vector<template_part>& parts) {
+LITTLE_LOOPS_INLINE expected<std::size_t, error> parse_template(std::string_view text, std::vector<template_part>& parts) {
   std::string literal;
   std::size_t variables = 0;
   auto flush = [&] {
@@ -255,6 +259,10 @@ inline expected<std::size_t, error> parse_template(std::string_view text, std::v
   flush();
   return variables;
 }
+#else
+LITTLE_LOOPS_INLINE expected<std::size_t, error> parse_template(std::string_view text,
+                                                                std::vector<template_part>& parts);
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -53,6 +53,7 @@ inline void append_json_value(std::string& out, const Json& v) {
   }
 }
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Python's shlex.quote safe set: ASCII letters, digits and `_@%+=:,./-`.
 constexpr bool shell_safe_char(char c) noexcept {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -62,7 +63,7 @@ constexpr bool shell_safe_char(char c) noexcept {
 
 // Quotes out[start..] in place exactly as Python's shlex.quote: empty → `''`; only safe
 // characters → unchanged; otherwise `'…'` with each `'` written as `'"'"'`.
-inline void shell_quote_tail(std::string& out, std::size_t start) {
+LITTLE_LOOPS_INLINE void shell_quote_tail(std::string& out, std::size_t start) {
   const std::size_t end = out.size();
   if (start == end) {
     out += "''";
@@ -293,7 +294,7 @@ inline std::optional<std::string> resolve_env(std::string& out, const std::strin
 }
 
 // Appends the value of the variable `p`; returns an error message when it is missing.
-inline std::optional<std::string> resolve_part(std::string& out, const template_part& p,
+LITTLE_LOOPS_INLINE std::optional<std::string> resolve_part(std::string& out, const template_part& p,
                                                const interpolation_context& ctx) {
   switch (p.ns) {
     case template_namespace::context:
@@ -317,6 +318,12 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
   }
   return std::string("unknown namespace");
 }
+#else
+LITTLE_LOOPS_INLINE std::optional<std::string> resolve_part(std::string& out,
+                                                            const template_part& p,
+                                                            const interpolation_context& ctx);
+LITTLE_LOOPS_INLINE void shell_quote_tail(std::string& out, std::size_t start);
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
@@ -680,3 +681,4 @@ inline void check_reachability(const fsm_loop& loop, const state_index& index,
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
