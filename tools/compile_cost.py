@@ -2,9 +2,12 @@
 """Prints what one host translation unit costs to compile (never fails on a slow machine).
 
 The host TU includes <little_loops/fsm.hpp>, loads a JSON loop and runs it; the reference TU
-includes only <nlohmann/json.hpp> and parses a document. Each is compiled with
-`g++ -std=c++20 -O0 -c` (CXX overrides g++), alternately, --rounds times; the medians of the
-CPU time (user + system of the compiler) and their ratio are printed.
+includes only <nlohmann/json.hpp> and parses a document. The host TU is compiled twice:
+header-only (the default) and in compiled mode (-DLITTLE_LOOPS_COMPILED_LIB, as linking
+little_loops::compiled sets it: the headers then declare the non-template code). Each is
+compiled with `g++ -std=c++20 -O0 -c` (CXX overrides g++), alternately, --rounds times; the
+medians of the CPU time (user + system of the compiler) and their ratio to the reference are
+printed, then the one-time cost of the compiled library's source (src/little_loops.cpp).
 
     python3 tools/compile_cost.py [--rounds 3] [--include include] [--flag=-O2]
 """
@@ -43,9 +46,8 @@ int main() {
 '''
 
 
-def compile_seconds(cxx, source, flags):
+def compile_seconds(cxx, source, flags, out):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = source + ".o"
     subprocess.run([cxx, "-std=c++20", "-O0", "-c", source, "-o", out] + flags, check=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     os.remove(out)
@@ -60,20 +62,27 @@ def main():
     args = parser.parse_args()
     cxx = os.environ.get("CXX", "g++")
     flags = ["-I" + os.path.abspath(args.include)] + args.flag
-    kinds = [("nlohmann-only TU", REFERENCE, []), ("host TU, header-only", HOST, [])]
+    kinds = [("nlohmann-only TU", REFERENCE, []), ("host TU, header-only", HOST, []),
+             ("host TU, compiled mode", HOST, ["-DLITTLE_LOOPS_COMPILED_LIB"])]
     times = {name: [] for name, _, _ in kinds}
     with tempfile.TemporaryDirectory() as tmp:
         for round_ in range(args.rounds):
-            for name, text, extra in kinds:
-                path = os.path.join(tmp, name.split(",")[0].split()[0] + ".cpp")
+            for index, (name, text, extra) in enumerate(kinds):
+                path = os.path.join(tmp, f"tu{index}.cpp")
                 with open(path, "w") as f:
                     f.write(text)
-                times[name].append(compile_seconds(cxx, path, flags + extra))
+                times[name].append(compile_seconds(cxx, path, flags + extra, path + ".o"))
     reference = statistics.median(times[kinds[0][0]])
     for name, _, _ in kinds:
         m = statistics.median(times[name])
         print(f"compile cost: {name}: {m:.2f} s CPU (median of {args.rounds}), "
               f"{m / reference:.2f}x the nlohmann-only TU")
+    library = os.path.join(os.path.abspath(args.include), "..", "src", "little_loops.cpp")
+    if os.path.exists(library):
+        with tempfile.TemporaryDirectory() as tmp:
+            seconds = compile_seconds(cxx, library, flags + ["-DLITTLE_LOOPS_COMPILED_LIB",
+                                      "-DLITTLE_LOOPS_BUILDING_LIB"], os.path.join(tmp, "lib.o"))
+        print(f"compile cost: the compiled library (built once): {seconds:.2f} s CPU")
     return 0
 
 
