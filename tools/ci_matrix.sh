@@ -74,11 +74,13 @@ for job in "${jobs[@]}"; do
       # compiles them. GCC's flow-based warnings (-Wrestrict, -Warray-bounds, ...) only run
       # when optimising, and the other jobs do not optimise. Only ll-loop, which holds most of
       # the library's code paths (the small examples build in the main job): ≈ 80 s; no
-      # tests, then one loop.
+      # tests, then one loop. ll-loop is built against the compiled library here
+      # (LITTLE_LOOPS_COMPILED=ON), so that mode keeps building and running; the main job
+      # builds it header-only.
       local_start=$SECONDS
       echo "=== [$(stamp)] job release_examples: Release build of the examples"
       cmake -S . -B build-ci-release_examples -G Ninja "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release \
-        -DLITTLE_LOOPS_BUILD_TESTS=OFF -DLITTLE_LOOPS_BUILD_BENCHMARKS=OFF \
+        -DLITTLE_LOOPS_BUILD_TESTS=OFF -DLITTLE_LOOPS_BUILD_BENCHMARKS=OFF -DLITTLE_LOOPS_COMPILED=ON \
         >build-ci-release_examples.configure.log 2>&1 \
         || { cat build-ci-release_examples.configure.log; exit 1; }
       cmake --build build-ci-release_examples -j"${parallel}" --target ll-loop
