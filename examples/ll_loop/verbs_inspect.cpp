@@ -146,7 +146,7 @@ int verb_validate(const parsed_args& args) {
     report_load_failure(f, name, failure_wording::is_invalid);
     return exit_failed;
   }
-  const ll::fsm_loop& loop = loaded->loop;
+  const ll::fsm_loop& loop = loaded->loop();
   if (as_json) {
     ll::json states = ll::json::array();
     for (const auto& [state_name, state] : loop.states) states.push_back(state_name);
@@ -256,7 +256,7 @@ int verb_show(const parsed_args& args) {
     report_load_failure(loaded.error(), name);
     return exit_failed;
   }
-  const ll::fsm_loop& loop = loaded->loop;
+  const ll::fsm_loop& loop = loaded->loop();
   const std::string format = args.value("format").value_or("text");
   if (format == "dot") {
     fmt::print("{}", ll::render_dot(loop));
