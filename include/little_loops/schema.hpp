@@ -6,8 +6,10 @@
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
 #include <little_loops/json.hpp>
+#include <little_loops/guards.hpp>
 #include <little_loops/resilience.hpp>
 #include <little_loops/detail/json_fields.hpp>
+#include <little_loops/detail/guard_fields.hpp>
 #include <little_loops/detail/resilience_fields.hpp>
 #include <little_loops/detail/schema_enums.hpp>
 #include <little_loops/detail/strings.hpp>
@@ -186,6 +188,7 @@ struct state_config {
   /// there; a parent reads them as `${captured.<state>.output.<key>}`.
   ordered_table<std::string, json> output;
   state_resilience resilience;  ///< retry:, catch:, backoff, the rate-limit keys
+  test_guards guards;           ///< tamper_guard, prepatch_check (override the loop's)
 
   friend bool operator==(const state_config&, const state_config&) = default;
 };
@@ -240,6 +243,7 @@ struct fsm_loop {
   /// The reference's lint-suppression flags (`*_ok`, `artifact_versioning`), as written.
   ordered_table<std::string, bool> lint_flags;
   loop_resilience resilience;  ///< max_edge_revisits, circuit
+  test_guards guards;          ///< tamper_guard, prepatch_check: every state's default
 
   friend bool operator==(const fsm_loop&, const fsm_loop&) = default;
 };
@@ -505,6 +509,7 @@ inline void to_json(json& j, const state_config& s) {
   if (s.context_passthrough) j["context_passthrough"] = true;
   if (!s.output.empty()) j["output"] = table(s.output);
   detail::write_state_resilience(j, s.resilience);
+  detail::write_test_guards(j, s.guards);
 }
 
 /// Only the fields that differ from the defaults (an empty object when all are default).
@@ -560,6 +565,7 @@ inline void to_json(json& j, const fsm_loop& loop) {
   if (loop.singleton) j["singleton"] = true;
   for (const auto& [flag, on] : loop.lint_flags) j[flag] = on;
   detail::write_loop_resilience(j, loop.resilience);
+  detail::write_test_guards(j, loop.guards);
 }
 
 LITTLE_LOOPS_NAMESPACE_END

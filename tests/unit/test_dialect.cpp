@@ -517,7 +517,7 @@ TEST_SUITE("dialect") {
     for (const char* key : {"learning", "throttle", "agent", "session_mode", "pruning_profile", "prepatch_check"})
       CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", ")" + std::string(key) + R"(": 1})" + tail))
                 .starts_with("plugin-key"));
-    CHECK(first_error(doc(R"("a": {"action": "x", "next": "done"})" + tail, R"("tamper_guard": true, )"))
+    CHECK(first_error(doc(R"("a": {"action": "x", "next": "done"})" + tail, R"("host_guard": true, )"))
               .starts_with("plugin-key"));
     CHECK(first_error(doc(R"("a": {"action": "x", "action_type": "mcp_tool", "next": "done"})" + tail))
               .find("little-loops plugin") != std::string::npos);
