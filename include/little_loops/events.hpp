@@ -180,8 +180,8 @@ struct resilience_event {
 
 /// `guard {state, kind, ...}`: a test guard or a sub-loop worktree acted (design §6.3).
 /// `kind` is `tamper_guard` (test files changed while the state ran: `findings` of them,
-/// `reverted` restored, `passed` as the policy judged), `prepatch_check` (the host's verdict
-/// on the patch, in `verdict`), or `sub_loop_worktree_attached` / `_detached` / `_error`
+/// `reverted` restored, `passed` as the policy judged), `prepatch_check_flagged` (the host
+/// found the patch's tests passing before it too; policy `fail` or `warn`), or `sub_loop_worktree_attached` / `_detached` / `_error`
 /// (`message`: the branch, or what failed). `target`: where a `fail` policy sends the run.
 struct guard_event {
   static constexpr std::string_view name = "guard";

@@ -446,7 +446,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     const bool evaluated = decide_verdict(st, ctx, action);
     if (st.capture && action) captured_[*st.capture].verdict = result_eval_.verdict;
     history_.record(st, action, result_eval_, evaluated);
-    const std::optional<std::size_t> guarded = this->leave_guards(st);  // design §6.3
+    const std::optional<std::size_t> guarded = this->leave_guards(st, action);  // design §6.3
     std::optional<detail::found_signal> signal;  // design §3.14; payloads view prev's output
     if (action && !options_.signals.empty())
       signal = detail::find_output_signal(history_.prev()->output, options_.signals);

@@ -62,6 +62,12 @@ struct executor_options {
   /// directory; `**/` matches any leading directories, `*` stays in one segment).
   std::vector<std::string> test_file_patterns{default_test_file_patterns.begin(),
                                               default_test_file_patterns.end()};
+  /// The host's pre-patch check of `prepatch_check:` (guards.hpp): given the patch of a
+  /// guarded state's green exit, whether its candidate tests passed before it too. Unset:
+  /// every check is `skipped`.
+  std::function<prepatch_verdict(const prepatch_request&)> prepatch_checker;
+  /// The branch a patch is measured from: its merge base with HEAD, else the branch itself.
+  std::string prepatch_base_branch = "main";
 };
 
 /// The default error classifier: `timeout` (the runner timed the action out), `signal` (it

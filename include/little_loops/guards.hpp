@@ -33,6 +33,22 @@ struct test_guards {
   friend bool operator==(const test_guards&, const test_guards&) = default;
 };
 
+/// What the executor asks the host's pre-patch checker (executor_options::prepatch_checker)
+/// on the green exit of a state with `prepatch_check:`.
+struct prepatch_request {
+  std::string_view state;      ///< the guarded state
+  std::string_view base_ref;   ///< the pre-patch base (`git merge-base HEAD <base branch>`)
+  std::string_view step_diff;  ///< `git diff <base_ref>` and a diff of each untracked file
+};
+
+/// The host's answer: `clean` (every candidate test failed before the patch), `flagged` (one
+/// passed before it too: it proves nothing), or `skipped` (nothing to check, or the check is
+/// off), with the reason of a skip.
+struct prepatch_verdict {
+  std::string verdict = "skipped";
+  std::string skipped_reason;
+};
+
 /// The test-file patterns of the reference's project defaults (`project.test_patterns`):
 /// the files the tamper guard watches and the pre-patch check runs.
 inline constexpr std::array<std::string_view, 5> default_test_file_patterns{

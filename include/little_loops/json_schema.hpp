@@ -71,6 +71,8 @@ inline json key_value_schema(std::string_view key) {
   if (key == "dialect") return enum_schema<loop_dialect>();
   if (key == "tamper_guard")
     return json{{"enum", json(std::vector<std::string>(tamper_guard_values.begin(), tamper_guard_values.end()))}};
+  if (key == "prepatch_check")
+    return json{{"enum", json(std::vector<std::string>(prepatch_check_values.begin(), prepatch_check_values.end()))}};
   if (key == "target" || key == "tolerance") return string_or_number();
   if (key.starts_with("on_")) return typed("string");
   for (const auto& [name, kind] : kinds)

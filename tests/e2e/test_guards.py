@@ -80,6 +80,38 @@ def test_an_added_test_file_is_a_finding_and_other_files_are_not():
         expect_exit(r, 2)
 
 
+def test_prepatch_check_without_a_checker_records_a_skip_and_goes_on():
+    with Workdir() as wd:
+        repo(wd)
+        path = write(wd / "pre.yaml", """\
+name: pre
+initial: verify
+prepatch_check: fail
+states:
+  verify:
+    action: "echo 'def test_new(): pass' > tests/test_new.py"
+    on_yes: report
+    on_no: done
+  report:
+    action: "printf '%s' '${context._prepatch_check}'"
+    capture: report
+    next: done
+  done:
+    terminal: true
+  failed:
+    terminal: true
+""")
+        r = ll("run", path, "--json", cwd=wd)
+        expect_exit(r, 0)
+        doc = r.json()
+        expect(doc["final_state"] == "done", "no checker: the run goes on", r)
+        out = doc["captured"]["report"]["output"]
+        expect_in('"verdict":"skipped"', out.replace(" ", ""), r)
+        expect_in("no pre-patch checker in this host", out, r)
+        r = ll("validate", path, "--json", cwd=wd)
+        expect(r.json()["guards"]["prepatch_check"] == "fail", "validate --json shows the guard", r)
+
+
 def test_simulate_answers_the_probes_with_nothing():
     with Workdir() as wd:
         path = loop(wd, "fail", "edit the tests")

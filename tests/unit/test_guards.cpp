@@ -67,35 +67,40 @@ TEST_SUITE("guards") {
     CHECK_FALSE(detail::glob_match("src/*.c", "src/a/b.c"));
   }
 
-  TEST_CASE("tamper_guard is read at both levels and written back") {
+  TEST_CASE("tamper_guard and prepatch_check are read at both levels and written back") {
     auto loop = ll::parse_loop(ll::json::parse(guarded_loop(
-        R"(, "tamper_guard": "revert")",
+        R"(, "tamper_guard": "revert", "prepatch_check": "warn")",
         R"("tamper_guard": "fail", "tamper_guard_ok": true,)")));
     REQUIRE(loop);
     CHECK(loop->guards.tamper_guard == "fail");
     CHECK(loop->states.at("verify").guards.tamper_guard == "revert");
+    CHECK(loop->states.at("verify").guards.prepatch_check == "warn");
     ll::json written;
     ll::to_json(written, *loop);
     CHECK(written["tamper_guard"] == "fail");
+    CHECK(written["states"]["verify"]["prepatch_check"] == "warn");
     auto again = ll::parse_loop(written);
     REQUIRE(again);
     CHECK(*again == *loop);
     const ll::json shown = ll::render_guards_json(*loop);
     CHECK(shown["states"]["verify"]["tamper_guard"] == "revert");
-    CHECK(ll::render_preview(*loop).find("verify: tamper_guard revert") !=
+    CHECK(ll::render_preview(*loop).find("verify: tamper_guard revert, prepatch_check warn") !=
           std::string::npos);
   }
 
   TEST_CASE("a guard of the wrong type is an error; an unknown value a warning its flag silences") {
     CHECK(has_code(load_findings(guarded_loop(R"(, "tamper_guard": true)")),
                    "states.verify.tamper_guard", "wrong-type"));
-    const auto warned = load_findings(guarded_loop(R"(, "tamper_guard": "block")", R"("tamper_guard": "stop",)"));
+    CHECK(has_code(load_findings(guarded_loop("", R"("prepatch_check": ["fail"],)")),
+                   "prepatch_check", "wrong-type"));
+    const auto warned = load_findings(guarded_loop(R"(, "tamper_guard": "block")", R"("prepatch_check": "stop",)"));
     CHECK(has_code(warned, "states.verify.tamper_guard", "unknown-tamper-guard"));
-    CHECK(has_code(warned, "tamper_guard", "unknown-tamper-guard"));
+    CHECK(has_code(warned, "prepatch_check", "unknown-prepatch-check"));
     CHECK_FALSE(ll::has_errors(warned));
     const auto silenced = load_findings(guarded_loop(
-        R"(, "tamper_guard": "block")", R"("tamper_guard_ok": true,)"));
+        R"(, "tamper_guard": "block")", R"("tamper_guard_ok": true, "prepatch_check": "stop", "prepatch_check_ok": true,)"));
     CHECK_FALSE(has_code(silenced, "states.verify.tamper_guard", "unknown-tamper-guard"));
+    CHECK_FALSE(has_code(silenced, "prepatch_check", "unknown-prepatch-check"));
   }
 
   TEST_CASE("tamper_guard fail: a changed test file sends the run to the failure terminal") {
@@ -195,5 +200,107 @@ TEST_SUITE("guards") {
     const auto& states = loop->loop().states;
     CHECK(loop->state(*detail::failure_target(*loop, states.at("a"))).name == "zz_failed");
     CHECK(loop->state(*detail::failure_target(*loop, states.at("b"))).name == "error");
+  }
+
+  TEST_CASE("prepatch_check fail: a flagged patch sends the run to the failure terminal") {
+    ll::scripted_runner runner;
+    runner.on_action("pytest", exit_with(0));
+    const std::string diff = "diff --git a/tests/test_x.py b/tests/test_x.py\n+def test_x(): pass\n";
+    runner.on_action(detail::prepatch_diff_probe("main"), exit_with(0, "abc123\n" + diff));
+    ll::executor_options opts;
+    std::vector<std::string> seen;
+    opts.prepatch_checker = [&](const ll::prepatch_request& r) {
+      seen.push_back(std::string(r.state) + "|" + std::string(r.base_ref) + "|" + std::string(r.step_diff));
+      return ll::prepatch_verdict{"flagged", ""};
+    };
+    ll::recording_event_sink sink;
+    auto ex = ll::make_executor(compiled(guarded_loop("", R"("prepatch_check": "fail",)")), runner,
+                                ll::default_evaluator{}, sink, opts);
+    CHECK(ex->run().final_state == "failed");
+    REQUIRE(seen.size() == 1);
+    CHECK(seen[0] == "verify|abc123|" + diff);
+    const auto guards = events_named(sink, "guard");
+    REQUIRE(guards.size() == 1);
+    CHECK(guards[0]["kind"] == "prepatch_check_flagged");
+    CHECK(guards[0]["target"] == "failed");
+    CHECK(events_named(sink, "route")[0]["reason"] == "prepatch_check");
+    const ll::snapshot saved = ex->snapshot();
+    CHECK(saved.context["_prepatch_check"][0] ==
+          ll::json{{"state", "verify"}, {"policy", "fail"}, {"verdict", "flagged"}, {"base_ref", "abc123"},
+                   {"skipped_reason", nullptr}, {"memoized", false}});
+  }
+
+  TEST_CASE("prepatch_check: warn reports, a red exit skips, no checker skips, a repeat is memoized") {
+    SUBCASE("warn") {
+      ll::scripted_runner runner;
+      runner.on_action("pytest", exit_with(0));
+      ll::executor_options opts;
+      opts.prepatch_checker = [](const ll::prepatch_request&) { return ll::prepatch_verdict{"flagged", ""}; };
+      ll::recording_event_sink sink;
+      auto ex = ll::make_executor(compiled(guarded_loop(R"(, "prepatch_check": "warn")")), runner,
+                                  ll::default_evaluator{}, sink, opts);
+      CHECK(ex->run().final_state == "done");
+      const auto guards = events_named(sink, "guard");
+      REQUIRE(guards.size() == 1);
+      CHECK(guards[0]["policy"] == "warn");
+      CHECK_FALSE(guards[0].contains("target"));
+    }
+    SUBCASE("red") {
+      ll::scripted_runner runner;
+      runner.on_action("pytest", {exit_with(1), exit_with(0)});
+      ll::executor_options opts;
+      int asked = 0;
+      opts.prepatch_checker = [&](const ll::prepatch_request&) { ++asked; return ll::prepatch_verdict{"clean", ""}; };
+      auto ex = ll::make_executor(compiled(guarded_loop(R"(, "prepatch_check": "fail")")), runner,
+                                  ll::default_evaluator{}, ll::null_event_sink{}, opts);
+      CHECK(ex->run().final_state == "done");
+      const ll::snapshot saved = ex->snapshot();
+      const ll::json& records = saved.context["_prepatch_check"];
+      REQUIRE(records.size() == 2);
+      CHECK(records[0]["verdict"] == "skipped");
+      CHECK(records[0]["skipped_reason"] == "guarded state's action did not succeed (red path)");
+      CHECK(records[1]["verdict"] == "clean");
+      CHECK(asked == 1);
+    }
+    SUBCASE("no checker, then the same patch again") {
+      ll::scripted_runner runner;
+      runner.on_action("pytest", {exit_with(1), exit_with(0), exit_with(0)});
+      runner.on_action(detail::prepatch_diff_probe("main"), exit_with(0, "b1\nsame diff\n"));
+      auto ex = ll::make_executor(compiled(R"({"name": "g", "initial": "verify", "dialect": "current",
+          "prepatch_check": "allow", "states": {
+          "verify": {"action": "pytest", "on_yes": "again", "on_no": "verify"},
+          "again": {"action": "pytest", "on_yes": "done", "on_no": "done"},
+          "done": {"terminal": true}}})"), runner);
+      CHECK(ex->run().final_state == "done");
+      const ll::snapshot saved = ex->snapshot();
+      const ll::json& records = saved.context["_prepatch_check"];
+      REQUIRE(records.size() == 3);
+      CHECK(records[1]["skipped_reason"] == "no pre-patch checker in this host");
+      CHECK(records[1]["memoized"] == false);
+      CHECK(records[2]["memoized"] == true);
+      CHECK(records[2]["base_ref"] == "b1");
+    }
+  }
+
+  TEST_CASE("when both guards fail a state, the tamper guard's route wins") {
+    ll::scripted_runner runner;
+    runner.on_action("pytest", exit_with(0));
+    script_probes(runner, "h2");
+    ll::executor_options opts;
+    opts.prepatch_checker = [](const ll::prepatch_request&) { return ll::prepatch_verdict{"flagged", ""}; };
+    ll::recording_event_sink sink;
+    auto ex = ll::make_executor(
+        compiled(guarded_loop("", R"("prepatch_check": "fail", "tamper_guard": "fail",)")), runner,
+        ll::default_evaluator{}, sink, opts);
+    CHECK(ex->run().final_state == "failed");
+    CHECK(events_named(sink, "route")[0]["reason"] == "tamper_guard");
+    CHECK(events_named(sink, "guard").size() == 2);
+    // the patch is read before the tamper guard's exit probes
+    std::size_t diff_at = 0, listing_at = 0;
+    for (std::size_t i = 0; i < runner.calls().size(); ++i) {
+      if (runner.calls()[i].text == detail::prepatch_diff_probe("main")) diff_at = i;
+      if (runner.calls()[i].text == detail::listing_probe(false)) listing_at = i;
+    }
+    CHECK(diff_at < listing_at);
   }
 }

@@ -30,7 +30,9 @@ inline constexpr std::array<std::string_view, 2> test_guard_keys{"tamper_guard",
 /// A test-guard key (`tamper_guard`, `prepatch_check`) into `g`; false for another key.
 inline bool read_test_guard(test_guards& g, const std::string& key, const json& field,
                             const std::string& path, diagnostics& out) {
-  std::optional<std::string>* slot = key == "tamper_guard" ? &g.tamper_guard : nullptr;
+  std::optional<std::string>* slot = key == "tamper_guard"     ? &g.tamper_guard
+                                     : key == "prepatch_check" ? &g.prepatch_check
+                                                               : nullptr;
   if (slot == nullptr) return false;
   if (auto v = read_string(field, path, out)) *slot = std::move(*v);
   return true;

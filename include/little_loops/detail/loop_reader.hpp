@@ -35,19 +35,19 @@ inline constexpr std::array<std::string_view, 17> evaluate_keys{
     "uncertain_suffix",   "source",         "previous",         "direction",
     "line",   "key",      "error_patterns"};
 
-inline constexpr std::array<std::string_view, 26> state_keys{
+inline constexpr std::array<std::string_view, 27> state_keys{
     "action",  "action_type", "evaluate",    "route",      "next",       "terminal",
     "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
     "on_error", "on_yes",     "on_no",       "on_partial", "on_blocked", "description",
     "max_retries", "on_retry_exhausted", "retryable_exit_codes",
-    "loop", "with", "context_passthrough", "output", "tamper_guard"};
+    "loop", "with", "context_passthrough", "output", "tamper_guard", "prepatch_check"};
 
-inline constexpr std::array<std::string_view, 25> loop_keys{
+inline constexpr std::array<std::string_view, 26> loop_keys{
     "name",    "description",    "initial", "states", "context",    "scope",
     "max_iterations", "backoff", "timeout", "maintain", "llm",     "on_handoff",
     "on_max_iterations", "paradigm", "dialect", "max_steps", "on_max_steps",
     "category", "visibility", "labels", "input_key", "required_inputs", "singleton",
-    "default_timeout", "tamper_guard"};
+    "default_timeout", "tamper_guard", "prepatch_check"};
 
 inline constexpr std::array<std::string_view, 4> llm_keys{"enabled", "model", "max_tokens",
                                                            "timeout"};

@@ -203,12 +203,12 @@ inline std::vector<tamper_finding> compare_snapshots(const tamper_snapshot& befo
   return out;
 }
 
-/// The tamper guard's side of one state execution: the snapshot taken on entry and the
-/// checks on exit, through `run` (a probe of the host's runner).
+/// The probes of the test guards for one state, through `run` (the host's runner): the
+/// tamper guard's snapshot taken on entry and its check on exit, and ask() for any other.
 template <class Run>
-class tamper_check {
+class guard_probes {
  public:
-  tamper_check(Run run, std::string_view state, std::stop_token stop,
+  guard_probes(Run run, std::string_view state, std::stop_token stop,
                std::optional<std::chrono::steady_clock::time_point> deadline)
       : run_(std::move(run)), state_(state), stop_(std::move(stop)), deadline_(deadline) {}
 
@@ -254,7 +254,7 @@ class tamper_check {
     return record;
   }
 
- private:
+  /// The output of the probe `text` (nullopt: it could not be run, or timed out).
   std::optional<std::string> ask(const std::string& text) {
     action_request req;
     req.state = state_;
@@ -268,6 +268,7 @@ class tamper_check {
     return std::move(r->output);
   }
 
+ private:
   guard_listing list(bool entry) {
     auto text = ask(listing_probe(entry));
     return text ? parse_listing(*text) : guard_listing{};
@@ -341,16 +342,17 @@ inline std::optional<std::string_view> tamper_policy_of(const compiled_loop& loo
 }
 
 /// What a guard decided on a state's exit: where a `fail` policy sends the run, and the
-/// event to report (its time stamp left to the executor; `findings` 0: nothing to report).
+/// event to report (its time stamp left to the executor).
 struct guard_decision {
   std::optional<std::size_t> target;
   guard_event event{};
+  bool report = false;  ///< the event is worth reporting
 };
 
 /// The tamper guard's exit of `st`: compares with `before`, applies the policy, appends the
 /// record to `context._tamper_guard`.
 template <class Run, class Patterns>
-guard_decision tamper_exit(tamper_check<Run> check, const compiled_loop& loop,
+guard_decision tamper_exit(guard_probes<Run> check, const compiled_loop& loop,
                            const compiled_state& st, const tamper_snapshot& before,
                            const Patterns& patterns, json& context) {
   const std::string_view policy = *tamper_policy_of(loop, st);
@@ -362,6 +364,7 @@ guard_decision tamper_exit(tamper_check<Run> check, const compiled_loop& loop,
   d.event.passed = record["passed"].get<bool>();
   d.event.findings = static_cast<std::int64_t>(record["findings"].size());
   d.event.reverted = static_cast<std::int64_t>(record["reverted"].size());
+  d.report = d.event.findings != 0;
   if (!d.event.passed && policy == "fail") d.target = failure_target(loop, *st.config);
   if (d.target) d.event.target = loop.state(*d.target).name;
   append_guard_record(context, "_tamper_guard", std::move(record));
