@@ -6,9 +6,11 @@
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
 #include <little_loops/json.hpp>
+#include <little_loops/guards.hpp>
 #include <little_loops/resilience.hpp>
 #include <little_loops/throttle.hpp>
 #include <little_loops/detail/json_fields.hpp>
+#include <little_loops/detail/guard_fields.hpp>
 #include <little_loops/detail/resilience_fields.hpp>
 #include <little_loops/detail/schema_enums.hpp>
 #include <little_loops/detail/strings.hpp>
@@ -191,6 +193,7 @@ struct state_config {
   std::optional<std::string> type;
   std::optional<throttle_config> throttle;     ///< per-visit action throttle (throttle.hpp)
   std::optional<std::string> on_throttle_hard;  ///< where the throttle's hard limit goes
+  test_guards guards;           ///< tamper_guard, prepatch_check (override the loop's)
 
   friend bool operator==(const state_config&, const state_config&) = default;
 };
@@ -245,6 +248,7 @@ struct fsm_loop {
   /// The reference's lint-suppression flags (`*_ok`, `artifact_versioning`), as written.
   ordered_table<std::string, bool> lint_flags;
   loop_resilience resilience;  ///< max_edge_revisits, circuit
+  test_guards guards;          ///< tamper_guard, prepatch_check: every state's default
 
   friend bool operator==(const fsm_loop&, const fsm_loop&) = default;
 };
@@ -512,6 +516,7 @@ inline void to_json(json& j, const state_config& s) {
   if (!s.output.empty()) j["output"] = table(s.output);
   detail::write_state_resilience(j, s.resilience);
   detail::write_state_plugins(j, s);
+  detail::write_test_guards(j, s.guards);
 }
 
 /// Only the fields that differ from the defaults (an empty object when all are default).
@@ -567,6 +572,7 @@ inline void to_json(json& j, const fsm_loop& loop) {
   if (loop.singleton) j["singleton"] = true;
   for (const auto& [flag, on] : loop.lint_flags) j[flag] = on;
   detail::write_loop_resilience(j, loop.resilience);
+  detail::write_test_guards(j, loop.guards);
 }
 
 LITTLE_LOOPS_NAMESPACE_END

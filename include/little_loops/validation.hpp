@@ -82,9 +82,12 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `twin-shorthands` | warning | on_yes beside on_success, or on_no beside on_failure (twins) |
 /// | `unknown-visibility` | warning | visibility not public, internal or example |
 /// | `input-key-unguarded` | warning | input_key other than `input` without required_inputs |
+/// | `unknown-tamper-guard` | warning | tamper_guard not revert, fail or allow (the guard is off) |
+/// | `unknown-prepatch-check` | warning | prepatch_check not fail, warn or allow (the guard is off) |
 ///
 /// A lint flag of the reference set to true (`capture_reachability_ok`, `partial_route_ok`,
-/// `unsafe_context_interpolation_ok`, `terminal_action_ok`) drops the warning of the same
+/// `unsafe_context_interpolation_ok`, `terminal_action_ok`, `tamper_guard_ok`,
+/// `prepatch_check_ok`) drops the warning of the same
 /// meaning (detail::lint_flag_codes); errors stay.
 ///
 /// With `keep`, every template that parses is kept there, so compiling the loop does not parse
@@ -96,6 +99,9 @@ inline diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr
   detail::state_name_hints hint(loop);
   for (const auto& [name, state] : loop.states)
     detail::check_state(name, state, loop, index, hint, out);
+  detail::check_test_guards(loop.guards, "", out);
+  for (const auto& [name, state] : loop.states)
+    detail::check_test_guards(state.guards, detail::member_path("states", name), out);
   detail::check_loop_settings(loop, index, out);
   detail::check_reachability(loop, index, out);
 
