@@ -162,6 +162,7 @@ int verb_validate(const parsed_args& args) {
                     {"dialect_inferred", !loop.dialect.has_value()},
                     {"llm_actions", llm_action_notes(loop)},
                     {"policies", ll::render_policies_json(loop)},
+                    {"host", ll::render_host_settings_json(loop)},
                     {"diagnostics", diagnostics_json(loaded->diagnostics, &loaded->positions)}};
     fmt::print("{}\n", json_text(out, 2));
     return exit_ok;

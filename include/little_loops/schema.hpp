@@ -5,9 +5,11 @@
 #include <little_loops/config.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
+#include <little_loops/host_settings.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/resilience.hpp>
 #include <little_loops/detail/json_fields.hpp>
+#include <little_loops/detail/host_fields.hpp>
 #include <little_loops/detail/resilience_fields.hpp>
 #include <little_loops/detail/schema_enums.hpp>
 #include <little_loops/detail/strings.hpp>
@@ -186,6 +188,7 @@ struct state_config {
   /// there; a parent reads them as `${captured.<state>.output.<key>}`.
   ordered_table<std::string, json> output;
   state_resilience resilience;  ///< retry:, catch:, backoff, the rate-limit keys
+  state_host_settings host;     ///< agent:, pruning_profile:, session_mode:, params:
 
   friend bool operator==(const state_config&, const state_config&) = default;
 };
@@ -240,6 +243,7 @@ struct fsm_loop {
   /// The reference's lint-suppression flags (`*_ok`, `artifact_versioning`), as written.
   ordered_table<std::string, bool> lint_flags;
   loop_resilience resilience;  ///< max_edge_revisits, circuit
+  loop_host_settings host;     ///< pruning_profile:, session_mode: (the states' defaults)
 
   friend bool operator==(const fsm_loop&, const fsm_loop&) = default;
 };
@@ -505,6 +509,7 @@ inline void to_json(json& j, const state_config& s) {
   if (s.context_passthrough) j["context_passthrough"] = true;
   if (!s.output.empty()) j["output"] = table(s.output);
   detail::write_state_resilience(j, s.resilience);
+  detail::write_state_host(j, s.host);
 }
 
 /// Only the fields that differ from the defaults (an empty object when all are default).
@@ -560,6 +565,7 @@ inline void to_json(json& j, const fsm_loop& loop) {
   if (loop.singleton) j["singleton"] = true;
   for (const auto& [flag, on] : loop.lint_flags) j[flag] = on;
   detail::write_loop_resilience(j, loop.resilience);
+  detail::write_loop_host(j, loop.host);
 }
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -12,6 +12,7 @@
 #include <little_loops/compiled_loop.hpp>
 #include <little_loops/config.hpp>
 #include <little_loops/detail/resilience_runtime.hpp>
+#include <little_loops/detail/host_requests.hpp>
 #include <little_loops/detail/retry_counters.hpp>
 #include <little_loops/detail/run_history.hpp>
 #include <little_loops/detail/subloop_calls.hpp>
@@ -47,6 +48,7 @@ struct parked_frame {
   convergence_memory convergence;
   retry_counters counters;
   resilience_memory resilience;
+  session_chain session;
   std::int64_t elapsed_offset_ms = 0;
   std::chrono::steady_clock::time_point start{};
   std::optional<std::chrono::steady_clock::time_point> deadline;
@@ -83,6 +85,7 @@ class subloop_frames {
     swap(ex.convergence_, f.convergence);
     swap(ex.counters_, f.counters);
     swap(ex.resilience_, f.resilience);
+    swap(ex.session_, f.session);
     swap(ex.elapsed_offset_ms_, f.elapsed_offset_ms);
     swap(ex.start_, f.start);
     swap(ex.deadline_, f.deadline);
@@ -100,6 +103,7 @@ class subloop_frames {
     inject_missing(ex.context_, ex.options_.injected_context);
     ex.counters_.clear();
     ex.resilience_.clear();
+    ex.session_.clear();
     ex.captured_.clear();
     ex.history_.clear();
     ex.convergence_.clear(ex.loop_->states().size());
@@ -120,6 +124,7 @@ class subloop_frames {
     inject_missing(ex.context_, ex.options_.injected_context);
     ex.counters_.restore(s.counters, *ex.loop_);
     ex.resilience_.restore(s.counters.is_object() ? s.counters.value("resilience", json()) : json(), *ex.loop_);
+    ex.session_.restore(s.counters);
     ex.captured_ = captured_map(s.captured);
     ex.history_.restore(s);
     ex.convergence_ = std::move(convergence);
@@ -393,7 +398,7 @@ class subloop_frames {
     s.elapsed_ms = f.elapsed_offset_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
                                              self().clock_->now() - f.start).count();
     s.started_at = f.started_at;
-    s.counters = with_resilience(f.counters.to_json(*f.loop), f.resilience.to_json(*f.loop));
+    s.counters = f.session.into(with_resilience(f.counters.to_json(*f.loop), f.resilience.to_json(*f.loop)));
     return s;
   }
 
