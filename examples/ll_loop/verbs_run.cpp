@@ -1193,6 +1193,8 @@ struct simulation_sink {
               if (print) fmt::print("    Error ({}): {}\n", e.kind, one_line(e.message, 200));
             } else if constexpr (std::is_same_v<E, ll::resilience_event>) {
               if (print) print_resilience(e);
+            } else if constexpr (std::is_same_v<E, ll::throttle_event>) {
+              if (print) fmt::print("    Throttle: {}\n", throttle_line(e));
             }
           },
           event);

@@ -97,6 +97,10 @@ inline json loop_json_schema() {
   state["patternProperties"] = {{"^on_.+$", detail::typed("string")}};
   state["properties"]["evaluate"] = {{"$ref", "#/$defs/evaluate"}};
   state["properties"]["route"] = {{"$ref", "#/$defs/route"}};
+  state["properties"]["type"] = {{"enum", json::array({"learning"})}};
+  json throttle = detail::object_of(detail::throttle_keys);
+  for (auto& [key, value] : throttle["properties"].items()) value = {{"type", "integer"}, {"minimum", 1}};
+  state["properties"]["throttle"] = std::move(throttle);
   json route = {{"type", "object"},
                 {"description", "verdict: state; \"_\" is the default, \"_error\" the error route"},
                 {"additionalProperties", detail::typed("string")}};

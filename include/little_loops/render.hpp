@@ -4,6 +4,7 @@
 
 #include <little_loops/config.hpp>
 #include <little_loops/detail/json_path.hpp>
+#include <little_loops/detail/plugin_state_render.hpp>
 #include <little_loops/detail/resilience_policy.hpp>
 #include <little_loops/detail/state_verdicts.hpp>
 #include <little_loops/detail/utf8.hpp>
@@ -36,7 +37,8 @@ struct loop_transition {
 /// order; `_error` (labelled `error`) unless the table has an exact `error` key, which is
 /// checked first; `_` (labelled `_`); the `on_<verdict>` shorthands the route table does not
 /// shadow (a `_` default shadows all of them, `_error` or an `error` key shadows
-/// `on_error`); `on_maintain` (labelled `maintain`).
+/// `on_error`); `on_throttle_hard` (labelled `throttle_hard`); `on_maintain` (labelled
+/// `maintain`).
 inline std::vector<loop_transition> transitions_of(const std::string& name,
                                                    const state_config& state) {
   std::vector<loop_transition> out;
@@ -68,6 +70,7 @@ inline std::vector<loop_transition> transitions_of(const std::string& name,
       add(verdict, target);
     }
   }
+  if (state.on_throttle_hard) add("throttle_hard", *state.on_throttle_hard);
   if (state.on_maintain) add("maintain", *state.on_maintain);
   return out;
 }
@@ -358,6 +361,7 @@ inline std::string render_preview(const fsm_loop& loop) {
     for (const auto& [name, text] : checks) out += "  " + name + ": " + text + "\n";
   }
   out += detail::render_policies(loop, dialect_of(loop));
+  out += detail::plugin_states_text(loop);
   return out;
 }
 
@@ -366,6 +370,20 @@ inline std::string render_preview(const fsm_loop& loop) {
 /// circuit}`, built-in entries marked `built_in: true` (design §6.6).
 inline json render_policies_json(const fsm_loop& loop) {
   return detail::policies_json(loop, dialect_of(loop));
+}
+
+/// The throttles `loop` runs with, as JSON (`ll-loop validate --json`): `{throttle:
+/// {applies_to: "every_action_state" | "declared", states: {name: {normal_max, warn_max,
+/// hard_max[, on_throttle_hard][, exempt]}}}}`, a state listed when the throttle counts its
+/// actions.
+inline json render_plugin_states_json(const fsm_loop& loop) {
+  const loop_dialect dialect = dialect_of(loop);
+  json states = json::object();
+  for (const auto& [name, state] : loop.states)
+    if (detail::throttles(state, dialect)) states[name] = detail::throttle_json(state);
+  json throttle = {{"applies_to", dialect == loop_dialect::current ? "every_action_state" : "declared"},
+                   {"states", std::move(states)}};
+  return json{{"throttle", std::move(throttle)}};
 }
 
 /// Graphviz DOT of the loop. States are boxes, sub-loop states components labelled with

@@ -7,6 +7,7 @@
 #include <little_loops/expected.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/resilience.hpp>
+#include <little_loops/throttle.hpp>
 #include <little_loops/detail/json_fields.hpp>
 #include <little_loops/detail/resilience_fields.hpp>
 #include <little_loops/detail/schema_enums.hpp>
@@ -186,6 +187,10 @@ struct state_config {
   /// there; a parent reads them as `${captured.<state>.output.<key>}`.
   ordered_table<std::string, json> output;
   state_resilience resilience;  ///< retry:, catch:, backoff, the rate-limit keys
+  /// `type:` — `learning` (the only type): a learning state, exempt from the throttle's stop.
+  std::optional<std::string> type;
+  std::optional<throttle_config> throttle;     ///< per-visit action throttle (throttle.hpp)
+  std::optional<std::string> on_throttle_hard;  ///< where the throttle's hard limit goes
 
   friend bool operator==(const state_config&, const state_config&) = default;
 };
@@ -384,6 +389,7 @@ inline std::optional<evaluate_config> read_evaluate(const json& value, const std
                                                     diagnostics& out);
 inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out);
 inline error invalid_loop_error(diagnostics found);
+inline void write_state_plugins(json& j, const state_config& s);  // state_plugin_fields.hpp
 }  // namespace detail
 
 /// Parses an `evaluate:` object strictly. `path` is the object's own path (e.g.
@@ -505,6 +511,7 @@ inline void to_json(json& j, const state_config& s) {
   if (s.context_passthrough) j["context_passthrough"] = true;
   if (!s.output.empty()) j["output"] = table(s.output);
   detail::write_state_resilience(j, s.resilience);
+  detail::write_state_plugins(j, s);
 }
 
 /// Only the fields that differ from the defaults (an empty object when all are default).

@@ -25,11 +25,9 @@ struct foreign_key {
 };
 
 /// Keys of the little-loops plugin whose behaviour this engine does not provide.
-inline constexpr std::array<foreign_key, 17> plugin_keys{{
+inline constexpr std::array<foreign_key, 15> plugin_keys{{
     {"worktree", "per-state git worktree delegation"},
     {"learning", "learning states"},
-    {"throttle", "per-visit tool-call throttling"},
-    {"on_throttle_hard", "the throttle's hard-limit route"},
     {"tamper_guard", "evaluator tamper detection"},
     {"prepatch_check", "pre-patch checks"},
     {"session_mode", "agent session continuity"},
