@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
@@ -61,13 +62,19 @@ inline json key_value_schema(std::string_view key) {
       {"max_stall", "integer"},    {"history_file", "string"},  {"epsilon", "number"},
       {"track", "array"},          {"max_repeat", "integer"},
       {"loop", "string"},          {"with", "object"},          {"output", "object"},
-      {"context_passthrough", "boolean"}};
+      {"context_passthrough", "boolean"}, {"agent", "string"},  {"params", "object"},
+      {"suppress_catalog", "boolean"}, {"suppress_claude_md", "boolean"}};
   if (key == "type") return enum_schema<evaluator_type>();
   if (key == "operator") return enum_schema<comparison_op>();
   if (key == "direction") return enum_schema<convergence_direction>();
   if (key == "action_type") return enum_schema<action_kind>();
   if (key == "on_handoff") return enum_schema<handoff_policy>();
   if (key == "dialect") return enum_schema<loop_dialect>();
+  if (key == "tamper_guard")
+    return json{{"enum", json(std::vector<std::string>(tamper_guard_values.begin(), tamper_guard_values.end()))}};
+  if (key == "prepatch_check")
+    return json{{"enum", json(std::vector<std::string>(prepatch_check_values.begin(), prepatch_check_values.end()))}};
+  if (key == "session_mode") return enum_schema<session_mode>();
   if (key == "target" || key == "tolerance") return string_or_number();
   if (key.starts_with("on_")) return typed("string");
   for (const auto& [name, kind] : kinds)
@@ -87,7 +94,7 @@ json object_of(const Keys& keys) {
 
 /// @brief The JSON Schema of a loop file, in either dialect: the loop, state, route,
 /// evaluate and llm keys the reader accepts, the enums it parses, `on_<verdict>` shorthands,
-/// the accepted lint flags, the composition and the resilience keys. A paradigm spec (`paradigm:`) is only
+/// the accepted lint flags, the composition, the resilience and the host keys. A paradigm spec (`paradigm:`) is only
 /// checked to be an object. `ll-loop schema` prints it; docs/loop.schema.json is this, committed.
 inline json loop_json_schema() {
   json state = detail::object_of(detail::state_keys);
@@ -97,6 +104,10 @@ inline json loop_json_schema() {
   state["patternProperties"] = {{"^on_.+$", detail::typed("string")}};
   state["properties"]["evaluate"] = {{"$ref", "#/$defs/evaluate"}};
   state["properties"]["route"] = {{"$ref", "#/$defs/route"}};
+  state["properties"]["type"] = {{"enum", json::array({"learning"})}};
+  json throttle = detail::object_of(detail::throttle_keys);
+  for (auto& [key, value] : throttle["properties"].items()) value = {{"type", "integer"}, {"minimum", 1}};
+  state["properties"]["throttle"] = std::move(throttle);
   json route = {{"type", "object"},
                 {"description", "verdict: state; \"_\" is the default, \"_error\" the error route"},
                 {"additionalProperties", detail::typed("string")}};
@@ -104,6 +115,11 @@ inline json loop_json_schema() {
   for (const auto key : detail::lint_flag_keys) loop["properties"][std::string(key)] = detail::typed("boolean");
   for (const auto key : detail::composition_keys) loop["properties"][std::string(key)] = json::object();
   for (const auto key : detail::loop_resilience_keys) loop["properties"][std::string(key)] = detail::key_value_schema(key);
+  const json profile = detail::object_of(detail::pruning_profile_keys);
+  for (const auto key : detail::host_keys)
+    state["properties"][std::string(key)] = key == "pruning_profile" ? profile : detail::key_value_schema(key);
+  loop["properties"]["pruning_profile"] = profile;
+  loop["properties"]["session_mode"] = detail::key_value_schema("session_mode");
   loop["properties"]["states"] = {{"type", "object"},
                                   {"additionalProperties", {{"$ref", "#/$defs/state"}}}};
   loop["properties"]["llm"] = {{"$ref", "#/$defs/llm"}};
