@@ -391,7 +391,7 @@ LITTLE_LOOPS_INLINE std::string render_preview(const fsm_loop& loop) {
 /// What each state asks of the host, as JSON (`ll-loop validate --json`): `{states: {name:
 /// {agent, pruning_profile, automation_profile, session_mode, params}}}`, each as it takes
 /// effect (the state's own setting, else the loop's), states asking nothing left out.
-inline json render_host_settings_json(const fsm_loop& loop) { return detail::host_settings_json(loop); }
+LITTLE_LOOPS_INLINE json render_host_settings_json(const fsm_loop& loop) { return detail::host_settings_json(loop); }
 
 /// The retry, catch, backoff, edge-cap and circuit policies `loop` runs with, as JSON
 /// (`ll-loop validate --json`): `{states: {name: {retry, catch, backoff}}, max_edge_revisits,
@@ -404,7 +404,7 @@ LITTLE_LOOPS_INLINE json render_policies_json(const fsm_loop& loop) {
 /// {applies_to: "every_action_state" | "declared", states: {name: {normal_max, warn_max,
 /// hard_max[, on_throttle_hard][, exempt]}}}}`, a state listed when the throttle counts its
 /// actions.
-inline json render_plugin_states_json(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE json render_plugin_states_json(const fsm_loop& loop) {
   const loop_dialect dialect = dialect_of(loop);
   json states = json::object();
   for (const auto& [name, state] : loop.states)
@@ -418,7 +418,7 @@ inline json render_plugin_states_json(const fsm_loop& loop) {
 /// JSON (`ll-loop validate --json`): `{tamper_guard, prepatch_check}` as the loop writes them,
 /// and `states: {name: {tamper_guard, prepatch_check}}`; a value a guard does not know is
 /// left out (the guard is off). Empty when no guard is written.
-inline json render_guards_json(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE json render_guards_json(const fsm_loop& loop) {
   return detail::guards_json(loop);
 }
 
@@ -520,7 +520,10 @@ LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const fsm_loop& 
                                                                 const state_config& state);
 LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const fsm_loop& loop);
 LITTLE_LOOPS_INLINE std::string render_preview(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE json render_host_settings_json(const fsm_loop& loop);
 LITTLE_LOOPS_INLINE json render_policies_json(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE json render_plugin_states_json(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE json render_guards_json(const fsm_loop& loop);
 LITTLE_LOOPS_INLINE std::string render_dot(const fsm_loop& loop);
 LITTLE_LOOPS_INLINE std::string render_mermaid(const fsm_loop& loop);
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
