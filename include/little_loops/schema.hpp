@@ -6,6 +6,7 @@
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
 #include <little_loops/json.hpp>
+#include <little_loops/learning.hpp>
 #include <little_loops/resilience.hpp>
 #include <little_loops/throttle.hpp>
 #include <little_loops/detail/json_fields.hpp>
@@ -191,6 +192,7 @@ struct state_config {
   std::optional<std::string> type;
   std::optional<throttle_config> throttle;     ///< per-visit action throttle (throttle.hpp)
   std::optional<std::string> on_throttle_hard;  ///< where the throttle's hard limit goes
+  std::optional<learning_config> learning;      ///< `learning:` of a `type: learning` state
 
   friend bool operator==(const state_config&, const state_config&) = default;
 };

@@ -25,9 +25,8 @@ struct foreign_key {
 };
 
 /// Keys of the little-loops plugin whose behaviour this engine does not provide.
-inline constexpr std::array<foreign_key, 15> plugin_keys{{
+inline constexpr std::array<foreign_key, 14> plugin_keys{{
     {"worktree", "per-state git worktree delegation"},
-    {"learning", "learning states"},
     {"tamper_guard", "evaluator tamper detection"},
     {"prepatch_check", "pre-patch checks"},
     {"session_mode", "agent session continuity"},
@@ -44,9 +43,8 @@ inline constexpr std::array<foreign_key, 15> plugin_keys{{
 }};
 
 /// Values of `type:`/`action_type:` that belong to the plugin.
-inline constexpr std::array<foreign_key, 5> plugin_values{{
+inline constexpr std::array<foreign_key, 4> plugin_values{{
     {"mcp_tool", "MCP tool actions"},
-    {"learning", "learning states"},
     {"mcp_result", "the MCP result evaluator"},
     {"comparator", "the comparator evaluator"},
     {"contract", "the contract evaluator"},

@@ -36,13 +36,13 @@ inline constexpr std::array<std::string_view, 17> evaluate_keys{
     "uncertain_suffix",   "source",         "previous",         "direction",
     "line",   "key",      "error_patterns"};
 
-inline constexpr std::array<std::string_view, 28> state_keys{
+inline constexpr std::array<std::string_view, 29> state_keys{
     "action",  "action_type", "evaluate",    "route",      "next",       "terminal",
     "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
     "on_error", "on_yes",     "on_no",       "on_partial", "on_blocked", "description",
     "max_retries", "on_retry_exhausted", "retryable_exit_codes",
     "loop", "with", "context_passthrough", "output",
-    "type", "throttle", "on_throttle_hard"};
+    "type", "throttle", "on_throttle_hard", "learning"};
 
 inline constexpr std::array<std::string_view, 24> loop_keys{
     "name",    "description",    "initial", "states", "context",    "scope",
@@ -312,7 +312,7 @@ inline void read_value_table(const json& field, const std::string& field_path,
   }
 }
 
-// type, throttle, on_throttle_hard (defined in state_plugin_fields.hpp).
+// type, throttle, on_throttle_hard, learning (defined in state_plugin_fields.hpp).
 inline bool read_state_plugin_field(state_config& state, const std::string& key,
                                     const json& field, const std::string& path, diagnostics& out);
 
@@ -363,7 +363,7 @@ inline bool read_state_field(state_config& state, const std::string& key, const 
   } else if (key == "output") {
     read_value_table(field, field_path, state.output, out);
   } else if (read_state_plugin_field(state, key, field, field_path, out)) {
-    // type, throttle, on_throttle_hard (state_plugin_fields.hpp)
+    // type, throttle, on_throttle_hard, learning (state_plugin_fields.hpp)
   } else if (read_state_resilience(state.resilience, key, field, field_path, out)) {
     // retry:, catch:, backoff, the rate-limit keys (resilience_fields.hpp)
   } else if (key.size() > 3 && key.compare(0, 3, "on_") == 0) {
