@@ -185,6 +185,24 @@ def test_run_blocks_on_a_refuted_target_and_on_exhausted_retries():
         expect(stale == ["stale"], f"{stale}", r)
 
 
+def test_registry_age_staleness_and_a_malformed_record():
+    with Workdir() as wd:
+        loop = write(wd / "learn.yaml", LEARNING.replace('"Widget API", ', ""))
+        old = "---\ntarget: Gadget SDK\ndate: '2020-01-01'\nstatus: proven\n---\n"
+        write(wd / ".ll" / "learning-tests" / "gadget-sdk.md", old)
+        r = ll("simulate", loop, cwd=wd)  # staleness is off without the config
+        expect_in("proven: Gadget SDK", r.out, r)
+        write(wd / ".ll" / "ll-config.json",
+              json.dumps({"learning_tests": {"enabled": True, "stale_after_days": 30}}))
+        r = ll("simulate", loop, cwd=wd)
+        expect_in("stale (missing): Gadget SDK", r.out, r)  # too old: read as missing
+        write(wd / ".ll" / "learning-tests" / "gadget-sdk.md", "---\nstatus: [proven\n---\n")
+        r = ll("run", loop, cwd=wd)
+        expect_exit(r, 1)  # the error verdict, which this state does not route
+        expect_in("learning registry: " + str(wd / ".ll" / "learning-tests" / "gadget-sdk.md") + ":1:1:",
+                  r.err, r)
+
+
 def test_learning_is_reported_and_checked_by_validate():
     with Workdir() as wd:
         loop = write(wd / "learn.yaml", LEARNING)
