@@ -549,6 +549,19 @@ void progress_display::show(const ll::learning_event& e) {
   put("       {} {}\n", style_.dim("\u2022"), learning_line(e));
 }
 
+void progress_display::show(const ll::guard_event& e) {
+  flush_pending_action();
+  std::string what(e.kind);
+  if (e.kind == "tamper_guard")
+    what += fmt::format(" ({}): {} test file(s) changed{}", e.policy, e.findings,
+                        e.reverted != 0 ? fmt::format(", {} reverted", e.reverted) : std::string());
+  else if (!e.verdict.empty())
+    what += fmt::format(" ({}): {}", e.policy, e.verdict);
+  if (!e.message.empty()) what += ": " + std::string(e.message);
+  if (!e.target.empty()) what += " \u2192 " + std::string(e.target);
+  put("       {} {}\n", style_.yellow("!"), one_line(terminal_safe(what), 200));
+}
+
 void progress_display::show(const ll::loop_complete_event&) { flush_pending_action(); }
 
 }  // namespace ll_loop

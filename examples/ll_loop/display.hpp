@@ -137,6 +137,7 @@ class progress_display {
   void show(const ll::resilience_event& e);
   void show(const ll::throttle_event& e);
   void show(const ll::learning_event& e);
+  void show(const ll::guard_event& e);
   template <class Event>
   void show(const Event&) {}
   [[nodiscard]] bool waits_after(const ll::loop_event& event) const;

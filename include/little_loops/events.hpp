@@ -210,12 +210,32 @@ struct learning_event {
   std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
+/// `guard {state, kind, ...}`: a test guard or a sub-loop worktree acted (design §6.3).
+/// `kind` is `tamper_guard` (test files changed while the state ran: `findings` of them,
+/// `reverted` restored, `passed` as the policy judged), `prepatch_check_flagged` (the host
+/// found the patch's tests passing before it too; policy `fail` or `warn`), or `sub_loop_worktree_attached` / `_detached` / `_error`
+/// (`message`: the branch, or what failed). `target`: where a `fail` policy sends the run.
+struct guard_event {
+  static constexpr std::string_view name = "guard";
+  event_time ts;
+  std::string_view state;
+  std::string_view kind;
+  std::string_view policy;
+  bool passed = true;
+  std::int64_t findings = 0;
+  std::int64_t reverted = 0;
+  std::string_view verdict;
+  std::string_view target;
+  std::string_view message;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
+};
+
 /// Every event the executor emits. Sinks receive this variant.
 using loop_event = std::variant<loop_start_event, loop_resume_event, state_enter_event,
                                 action_start_event, action_complete_event, evaluate_event,
                                 route_event, max_iterations_event, handoff_event, error_event,
                                 loop_complete_event, resilience_event, throttle_event,
-                                learning_event>;
+                                learning_event, guard_event>;
 
 /// The name of an event (`"loop_start"`, `"route"`, …): the JSON `event` field.
 inline std::string_view event_name(const loop_event& e) noexcept {
@@ -468,6 +488,21 @@ inline void write_event(W& w, const learning_event& e) {
   if (e.name == "learning_target_stale") w.string("cause", e.detail);
   if (e.name == "learning_blocked") w.string("reason", e.detail);
   if (e.name == "learning_explore_invoked") w.integer("attempt", e.attempt);
+}
+
+template <class W>
+inline void write_event(W& w, const guard_event& e) {
+  w.string("state", e.state);
+  w.string("kind", e.kind);
+  if (!e.policy.empty()) w.string("policy", e.policy);
+  if (e.kind == "tamper_guard") {
+    w.boolean("passed", e.passed);
+    w.integer("findings", e.findings);
+    w.integer("reverted", e.reverted);
+  }
+  if (!e.verdict.empty()) w.string("verdict", e.verdict);
+  if (!e.target.empty()) w.string("target", e.target);
+  if (!e.message.empty()) w.string("message", e.message);
 }
 
 /// True when evaluation details would overwrite a member of the evaluate event itself (the

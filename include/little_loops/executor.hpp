@@ -7,6 +7,7 @@
 #include <little_loops/config.hpp>
 #include <little_loops/detail/host_calls.hpp>
 #include <little_loops/detail/failure_type.hpp>
+#include <little_loops/detail/guard_steps.hpp>
 #include <little_loops/detail/output_signal_scan.hpp>
 #include <little_loops/detail/plugin_states.hpp>
 #include <little_loops/detail/resilience_runtime.hpp>
@@ -66,11 +67,13 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// @tparam Sink an EventSink (default: null_event_sink, which costs nothing)
 template <ActionRunner Runner, Evaluator Eval = default_evaluator, EventSink Sink = null_event_sink>
 class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, Sink>>,
-                     private detail::plugin_states<fsm_executor<Runner, Eval, Sink>> {
+                     private detail::plugin_states<fsm_executor<Runner, Eval, Sink>>,
+                     private detail::guard_steps<fsm_executor<Runner, Eval, Sink>> {
   static constexpr bool emits_events =
       !std::is_same_v<std::remove_cvref_t<Sink>, null_event_sink>;
   friend class detail::subloop_frames<fsm_executor>;
   friend class detail::plugin_states<fsm_executor>;
+  friend class detail::guard_steps<fsm_executor>;
 
  public:
   using runner_type = Runner;
@@ -422,6 +425,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     req.kind = kind;
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
+    this->enter_guards(st);  // design §6.3
     expected<action_result, error> res = call_runner(req);
     stamp();
     req.text = {};  // may view action_text_
@@ -447,11 +451,12 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     const bool evaluated = decide_verdict(st, ctx, action);
     if (st.capture && action) captured_[*st.capture].verdict = result_eval_.verdict;
     history_.record(st, action, result_eval_, evaluated);
+    const std::optional<std::size_t> guarded = this->leave_guards(st, action);  // design §6.3
     std::optional<detail::found_signal> signal;  // design §3.14; payloads view prev's output
     if (action && !options_.signals.empty())
       signal = detail::find_output_signal(history_.prev()->output, options_.signals);
     if (signal && signal->kind == signal_kind::error) return fail_by_signal(st, signal->payload);
-    move_on(st, signal, resilient_next(st, ctx, action));
+    move_on(st, signal, guarded ? detail::route_outcome(*guarded) : resilient_next(st, ctx, action));
   }
 
   // Design §6.6, before the ordinary routes: the circuit, then `retry:`/`catch:` (waiting at

@@ -7,6 +7,7 @@
 #include <little_loops/executor_clock.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
+#include <little_loops/guards.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/learning.hpp>
 #include <little_loops/output_signal.hpp>
@@ -66,6 +67,16 @@ struct executor_options {
   /// exception) is the state's `error` verdict. Unset: a learning state's verdict is `error`
   /// ("no learning registry").
   std::function<expected<learning_status, error>(std::string_view target)> learning_registry;
+  /// Globs of the test files `tamper_guard:` watches (paths relative to the working
+  /// directory; `**/` matches any leading directories, `*` stays in one segment).
+  std::vector<std::string> test_file_patterns{default_test_file_patterns.begin(),
+                                              default_test_file_patterns.end()};
+  /// The host's pre-patch check of `prepatch_check:` (guards.hpp): given the patch of a
+  /// guarded state's green exit, whether its candidate tests passed before it too. Unset:
+  /// every check is `skipped`.
+  std::function<prepatch_verdict(const prepatch_request&)> prepatch_checker;
+  /// The branch a patch is measured from: its merge base with HEAD, else the branch itself.
+  std::string prepatch_base_branch = "main";
 };
 
 /// The default error classifier: `timeout` (the runner timed the action out), `signal` (it

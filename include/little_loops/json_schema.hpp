@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
@@ -68,6 +69,10 @@ inline json key_value_schema(std::string_view key) {
   if (key == "action_type") return enum_schema<action_kind>();
   if (key == "on_handoff") return enum_schema<handoff_policy>();
   if (key == "dialect") return enum_schema<loop_dialect>();
+  if (key == "tamper_guard")
+    return json{{"enum", json(std::vector<std::string>(tamper_guard_values.begin(), tamper_guard_values.end()))}};
+  if (key == "prepatch_check")
+    return json{{"enum", json(std::vector<std::string>(prepatch_check_values.begin(), prepatch_check_values.end()))}};
   if (key == "target" || key == "tolerance") return string_or_number();
   if (key.starts_with("on_")) return typed("string");
   for (const auto& [name, kind] : kinds)

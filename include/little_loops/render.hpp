@@ -301,6 +301,20 @@ struct render_ids {
   }
 };
 
+
+/// `Guards:` of render_preview(), one line per guarded state; empty without guards.
+inline std::string render_guards(const fsm_loop& loop) {
+  const json g = guards_json(loop);
+  if (!g.contains("states")) return {};
+  std::string out = "Guards:\n";
+  for (auto it = g["states"].begin(); it != g["states"].end(); ++it) {
+    std::string line;
+    for (auto m = it->begin(); m != it->end(); ++m)
+      line += (line.empty() ? "" : ", ") + m.key() + " " + render_visible(m->get<std::string>());
+    out += "  " + render_visible(it.key()) + ": " + line + "\n";
+  }
+  return out;
+}
 }  // namespace detail
 
 /// The compiled-loop preview of seed 001 phase 7:
@@ -320,7 +334,8 @@ struct render_ids {
 /// `on_maintain`, else `initial`); a loop with
 /// `on_max_iterations` gets an `On max iterations: <state>` line after `Max iterations`. With several deciding states the last line becomes an
 /// `Evaluators:` block with one `<state>: <evaluator>` line each. Control characters in
-/// names are shown escaped (`\n`).
+/// names are shown escaped (`\n`). The policies (retry, catch, caps) and a `Guards:` block
+/// (the test guards of each guarded state) close it.
 inline std::string render_preview(const fsm_loop& loop) {
   std::string out = "States: ";
   bool first = true;
@@ -363,6 +378,7 @@ inline std::string render_preview(const fsm_loop& loop) {
   out += detail::render_policies(loop, dialect_of(loop));
   out += detail::plugin_states_text(loop);
   out += detail::learning_text(loop);
+  out += detail::render_guards(loop);
   return out;
 }
 
@@ -389,6 +405,14 @@ inline json render_plugin_states_json(const fsm_loop& loop) {
   for (const auto& [name, state] : loop.states)
     if (state.type == "learning" && state.learning) learning[name] = detail::learning_json(*state.learning);
   return json{{"throttle", std::move(throttle)}, {"learning", std::move(learning)}};
+}
+
+/// The test guards each state with an action runs with (its own value, else the loop's), as
+/// JSON (`ll-loop validate --json`): `{tamper_guard, prepatch_check}` as the loop writes them,
+/// and `states: {name: {tamper_guard, prepatch_check}}`; a value a guard does not know is
+/// left out (the guard is off). Empty when no guard is written.
+inline json render_guards_json(const fsm_loop& loop) {
+  return detail::guards_json(loop);
 }
 
 /// Graphviz DOT of the loop. States are boxes, sub-loop states components labelled with

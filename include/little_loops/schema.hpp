@@ -5,11 +5,13 @@
 #include <little_loops/config.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
+#include <little_loops/guards.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/learning.hpp>
 #include <little_loops/resilience.hpp>
 #include <little_loops/throttle.hpp>
 #include <little_loops/detail/json_fields.hpp>
+#include <little_loops/detail/guard_fields.hpp>
 #include <little_loops/detail/resilience_fields.hpp>
 #include <little_loops/detail/schema_enums.hpp>
 #include <little_loops/detail/strings.hpp>
@@ -193,6 +195,7 @@ struct state_config {
   std::optional<throttle_config> throttle;     ///< per-visit action throttle (throttle.hpp)
   std::optional<std::string> on_throttle_hard;  ///< where the throttle's hard limit goes
   std::optional<learning_config> learning;      ///< `learning:` of a `type: learning` state
+  test_guards guards;           ///< tamper_guard, prepatch_check (override the loop's)
 
   friend bool operator==(const state_config&, const state_config&) = default;
 };
@@ -247,6 +250,7 @@ struct fsm_loop {
   /// The reference's lint-suppression flags (`*_ok`, `artifact_versioning`), as written.
   ordered_table<std::string, bool> lint_flags;
   loop_resilience resilience;  ///< max_edge_revisits, circuit
+  test_guards guards;          ///< tamper_guard, prepatch_check: every state's default
 
   friend bool operator==(const fsm_loop&, const fsm_loop&) = default;
 };
@@ -514,6 +518,7 @@ inline void to_json(json& j, const state_config& s) {
   if (!s.output.empty()) j["output"] = table(s.output);
   detail::write_state_resilience(j, s.resilience);
   detail::write_state_plugins(j, s);
+  detail::write_test_guards(j, s.guards);
 }
 
 /// Only the fields that differ from the defaults (an empty object when all are default).
@@ -569,6 +574,7 @@ inline void to_json(json& j, const fsm_loop& loop) {
   if (loop.singleton) j["singleton"] = true;
   for (const auto& [flag, on] : loop.lint_flags) j[flag] = on;
   detail::write_loop_resilience(j, loop.resilience);
+  detail::write_test_guards(j, loop.guards);
 }
 
 LITTLE_LOOPS_NAMESPACE_END

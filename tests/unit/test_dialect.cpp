@@ -514,10 +514,10 @@ TEST_SUITE("dialect") {
     CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", "worktree": true})" + tail)) ==
           "plugin-key: key \"worktree\" belongs to the little-loops plugin (per-state git worktree "
           "delegation); this engine does not provide it");
-    for (const char* key : {"agent", "session_mode", "pruning_profile", "prepatch_check"})
+    for (const char* key : {"agent", "session_mode", "pruning_profile"})
       CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", ")" + std::string(key) + R"(": 1})" + tail))
                 .starts_with("plugin-key"));
-    CHECK(first_error(doc(R"("a": {"action": "x", "next": "done"})" + tail, R"("tamper_guard": true, )"))
+    CHECK(first_error(doc(R"("a": {"action": "x", "next": "done"})" + tail, R"("host_guard": true, )"))
               .starts_with("plugin-key"));
     CHECK(first_error(doc(R"("a": {"action": "x", "action_type": "mcp_tool", "next": "done"})" + tail))
               .find("little-loops plugin") != std::string::npos);

@@ -25,22 +25,9 @@ std::string poll_loop(const std::string& extra, const std::string& dialect = "cu
     "done": {"terminal": true}, "failed": {"terminal": true}}})";
 }
 
-std::vector<ll::json> events_named(const ll::recording_event_sink& sink, std::string_view name) {
-  std::vector<ll::json> out;
-  for (const auto& e : sink.events)
-    if (e.value("event", "") == name) out.push_back(e);
-  return out;
-}
-
 ll::diagnostics load_errors(const std::string& text) {
   auto loop = ll::load_loop_text(text);
   return loop ? ll::diagnostics{} : loop.error().details;
-}
-
-bool has_code(const ll::diagnostics& list, std::string_view path, std::string_view code) {
-  for (const auto& d : list)
-    if (d.path == path && d.code == code) return true;
-  return false;
 }
 
 std::string dump(const ll::diagnostics& list) {

@@ -25,10 +25,8 @@ struct foreign_key {
 };
 
 /// Keys of the little-loops plugin whose behaviour this engine does not provide.
-inline constexpr std::array<foreign_key, 14> plugin_keys{{
+inline constexpr std::array<foreign_key, 12> plugin_keys{{
     {"worktree", "per-state git worktree delegation"},
-    {"tamper_guard", "evaluator tamper detection"},
-    {"prepatch_check", "pre-patch checks"},
     {"session_mode", "agent session continuity"},
     {"pruning_profile", "context pruning profiles"},
     {"agent", "agent selection for prompt actions"},

@@ -36,20 +36,20 @@ inline constexpr std::array<std::string_view, 17> evaluate_keys{
     "uncertain_suffix",   "source",         "previous",         "direction",
     "line",   "key",      "error_patterns"};
 
-inline constexpr std::array<std::string_view, 29> state_keys{
+inline constexpr std::array<std::string_view, 31> state_keys{
     "action",  "action_type", "evaluate",    "route",      "next",       "terminal",
     "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
     "on_error", "on_yes",     "on_no",       "on_partial", "on_blocked", "description",
     "max_retries", "on_retry_exhausted", "retryable_exit_codes",
     "loop", "with", "context_passthrough", "output",
-    "type", "throttle", "on_throttle_hard", "learning"};
+    "type", "throttle", "on_throttle_hard", "learning", "tamper_guard", "prepatch_check"};
 
-inline constexpr std::array<std::string_view, 24> loop_keys{
+inline constexpr std::array<std::string_view, 26> loop_keys{
     "name",    "description",    "initial", "states", "context",    "scope",
     "max_iterations", "backoff", "timeout", "maintain", "llm",     "on_handoff",
     "on_max_iterations", "paradigm", "dialect", "max_steps", "on_max_steps",
     "category", "visibility", "labels", "input_key", "required_inputs", "singleton",
-    "default_timeout"};
+    "default_timeout", "tamper_guard", "prepatch_check"};
 
 inline constexpr std::array<std::string_view, 4> llm_keys{"enabled", "model", "max_tokens",
                                                            "timeout"};
@@ -364,6 +364,8 @@ inline bool read_state_field(state_config& state, const std::string& key, const 
     read_value_table(field, field_path, state.output, out);
   } else if (read_state_plugin_field(state, key, field, field_path, out)) {
     // type, throttle, on_throttle_hard, learning (state_plugin_fields.hpp)
+  } else if (read_test_guard(state.guards, key, field, field_path, out)) {
+    // tamper_guard, prepatch_check (guard_fields.hpp)
   } else if (read_state_resilience(state.resilience, key, field, field_path, out)) {
     // retry:, catch:, backoff, the rate-limit keys (resilience_fields.hpp)
   } else if (key.size() > 3 && key.compare(0, 3, "on_") == 0) {
@@ -561,6 +563,8 @@ inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& 
     if (auto v = parse_enum<loop_dialect>(field, field_path, out)) loop.dialect = *v;
   } else if (read_metadata_field(loop, key, field, field_path, out)) {
     // metadata, inputs, lint flags
+  } else if (read_test_guard(loop.guards, key, field, field_path, out)) {
+    // tamper_guard, prepatch_check (guard_fields.hpp)
   } else if (read_loop_resilience(loop.resilience, key, field, field_path, out)) {
     // max_edge_revisits, circuit (resilience_fields.hpp)
   } else if (key == "paradigm") {

@@ -569,11 +569,13 @@ inline void check_loop_metadata(const fsm_loop& loop, diagnostics& out) {
 
 /// Warnings silenced by the reference's lint-suppression flags (flag → our code of the same
 /// meaning). A flag never silences an error.
-inline constexpr std::array<std::pair<std::string_view, std::string_view>, 4> lint_flag_codes{{
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 6> lint_flag_codes{{
     {"capture_reachability_ok", "template-unknown-capture"},
     {"partial_route_ok", "classify-no-default"},
     {"unsafe_context_interpolation_ok", "template-unquoted-context"},
     {"terminal_action_ok", "terminal-action"},
+    {"tamper_guard_ok", "unknown-tamper-guard"},
+    {"prepatch_check_ok", "unknown-prepatch-check"},
 }};
 
 /// Drops the warnings that a lint flag set to true in `loop` silences.
