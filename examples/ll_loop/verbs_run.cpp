@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 #include "display.hpp"
 #include "inputs.hpp"
+#include "learning_registry.hpp"
 #include "loading.hpp"
 #include "verbs.hpp"
 
@@ -637,6 +638,7 @@ int execute(run_settings& s) {
   if (s.run_dir.empty()) s.run_dir = make_run_dir(loop, false);
   ll::executor_options options;
   options.injected_context = injected_context(loop, s.run_dir);
+  options.learning_registry = learning_registry_here();
   child_loops children;
   children.give_to(options, s.loaded.path);
   if (!claim_loop_scope(journal, loop, s, options.injected_context, report_journal_error))
@@ -1199,6 +1201,8 @@ struct simulation_sink {
               if (print) print_resilience(e);
             } else if constexpr (std::is_same_v<E, ll::throttle_event>) {
               if (print) fmt::print("    Throttle: {}\n", throttle_line(e));
+            } else if constexpr (std::is_same_v<E, ll::learning_event>) {
+              if (print) fmt::print("    Learning: {}\n", learning_line(e));
             }
           },
           event);
@@ -1378,6 +1382,7 @@ int verb_simulate(const parsed_args& args) {
   // routes like any other.
   ll::executor_options options;
   options.signals.clear();
+  options.learning_registry = learning_registry_here();  // read only, as a probe is
   options.injected_context = injected_context(loop, make_run_dir(loop, true));
   child_loops children;  // run for real, with the same scripted runner
   children.give_to(options, loaded->path);

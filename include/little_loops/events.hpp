@@ -194,6 +194,22 @@ struct throttle_event {
   std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
+/// A learning state's progress (learning.hpp; the reference's events, `name` one of them):
+/// `learning_target_stale {state, target, cause}` (`missing` or `stale`),
+/// `learning_explore_invoked {state, target, attempt}`, `learning_target_refuted {state,
+/// target}`, `learning_target_proven {state, target}`, `learning_blocked {state, target,
+/// reason}` (`refuted` or `retries_exhausted`), `learning_complete {state, targets}`.
+struct learning_event {
+  std::string_view name = "learning_complete";
+  event_time ts;
+  std::string_view state;
+  std::string_view target;
+  std::string_view detail;  ///< `cause` (stale) or `reason` (blocked)
+  std::int64_t attempt = 0;
+  const std::vector<std::string>* targets = nullptr;  ///< learning_complete
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
+};
+
 /// `guard {state, kind, ...}`: a test guard or a sub-loop worktree acted (design §6.3).
 /// `kind` is `tamper_guard` (test files changed while the state ran: `findings` of them,
 /// `reverted` restored, `passed` as the policy judged), `prepatch_check_flagged` (the host
@@ -219,7 +235,7 @@ using loop_event = std::variant<loop_start_event, loop_resume_event, state_enter
                                 action_start_event, action_complete_event, evaluate_event,
                                 route_event, max_iterations_event, handoff_event, error_event,
                                 loop_complete_event, resilience_event, throttle_event,
-                                guard_event>;
+                                learning_event, guard_event>;
 
 /// The name of an event (`"loop_start"`, `"route"`, …): the JSON `event` field.
 inline std::string_view event_name(const loop_event& e) noexcept {
@@ -459,6 +475,19 @@ inline void write_event(W& w, const throttle_event& e) {
     w.null("next");  // neither on_throttle_hard nor on_error: the state goes on
   else
     w.string("next", e.next);
+}
+
+template <class W>
+inline void write_event(W& w, const learning_event& e) {
+  w.string("state", e.state);
+  if (e.name == "learning_complete") {
+    w.value("targets", e.targets != nullptr ? json(*e.targets) : json::array());
+    return;
+  }
+  w.string("target", e.target);
+  if (e.name == "learning_target_stale") w.string("cause", e.detail);
+  if (e.name == "learning_blocked") w.string("reason", e.detail);
+  if (e.name == "learning_explore_invoked") w.integer("attempt", e.attempt);
 }
 
 template <class W>

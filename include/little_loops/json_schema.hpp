@@ -108,6 +108,12 @@ inline json loop_json_schema() {
   json throttle = detail::object_of(detail::throttle_keys);
   for (auto& [key, value] : throttle["properties"].items()) value = {{"type", "integer"}, {"minimum", 1}};
   state["properties"]["throttle"] = std::move(throttle);
+  json learning = detail::object_of(detail::learning_keys);
+  learning["properties"]["targets"] = {{"type", "array"}, {"items", detail::typed("string")}};
+  learning["properties"]["targets_csv"] = detail::typed("string");
+  learning["properties"]["max_retries"] = {{"type", "integer"}, {"minimum", 0}};
+  learning["properties"]["max_retries_expr"] = detail::typed("string");
+  state["properties"]["learning"] = std::move(learning);
   json route = {{"type", "object"},
                 {"description", "verdict: state; \"_\" is the default, \"_error\" the error route"},
                 {"additionalProperties", detail::typed("string")}};

@@ -378,6 +378,7 @@ inline std::string render_preview(const fsm_loop& loop) {
   }
   out += detail::render_policies(loop, dialect_of(loop));
   out += detail::plugin_states_text(loop);
+  out += detail::learning_text(loop);
   out += detail::render_guards(loop);
   if (const auto host = detail::host_setting_lines(loop); !host.empty()) {
     out += "Host settings:\n";
@@ -399,10 +400,11 @@ inline json render_policies_json(const fsm_loop& loop) {
   return detail::policies_json(loop, dialect_of(loop));
 }
 
-/// The throttles `loop` runs with, as JSON (`ll-loop validate --json`): `{throttle:
+/// The throttles and learning states of `loop`, as JSON (`ll-loop validate --json`): `{throttle:
 /// {applies_to: "every_action_state" | "declared", states: {name: {normal_max, warn_max,
-/// hard_max[, on_throttle_hard][, exempt]}}}}`, a state listed when the throttle counts its
-/// actions.
+/// hard_max[, on_throttle_hard][, exempt]}}}, learning: {name: {targets | targets_csv,
+/// max_retries | max_retries_expr}}}`: a state listed under `throttle` when the throttle
+/// counts its actions, under `learning` when it is a learning state.
 inline json render_plugin_states_json(const fsm_loop& loop) {
   const loop_dialect dialect = dialect_of(loop);
   json states = json::object();
@@ -410,7 +412,10 @@ inline json render_plugin_states_json(const fsm_loop& loop) {
     if (detail::throttles(state, dialect)) states[name] = detail::throttle_json(state);
   json throttle = {{"applies_to", dialect == loop_dialect::current ? "every_action_state" : "declared"},
                    {"states", std::move(states)}};
-  return json{{"throttle", std::move(throttle)}};
+  json learning = json::object();
+  for (const auto& [name, state] : loop.states)
+    if (state.type == "learning" && state.learning) learning[name] = detail::learning_json(*state.learning);
+  return json{{"throttle", std::move(throttle)}, {"learning", std::move(learning)}};
 }
 
 /// The test guards each state with an action runs with (its own value, else the loop's), as

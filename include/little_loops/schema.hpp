@@ -6,8 +6,9 @@
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
 #include <little_loops/host_settings.hpp>
-#include <little_loops/json.hpp>
 #include <little_loops/guards.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/learning.hpp>
 #include <little_loops/resilience.hpp>
 #include <little_loops/throttle.hpp>
 #include <little_loops/detail/json_fields.hpp>
@@ -195,6 +196,7 @@ struct state_config {
   std::optional<std::string> type;
   std::optional<throttle_config> throttle;     ///< per-visit action throttle (throttle.hpp)
   std::optional<std::string> on_throttle_hard;  ///< where the throttle's hard limit goes
+  std::optional<learning_config> learning;      ///< `learning:` of a `type: learning` state
   test_guards guards;           ///< tamper_guard, prepatch_check (override the loop's)
   state_host_settings host;     ///< agent:, pruning_profile:, session_mode:, params:
 

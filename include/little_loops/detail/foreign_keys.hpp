@@ -25,9 +25,8 @@ struct foreign_key {
 };
 
 /// Keys of the little-loops plugin whose behaviour this engine does not provide.
-inline constexpr std::array<foreign_key, 10> plugin_keys{{
+inline constexpr std::array<foreign_key, 9> plugin_keys{{
     {"worktree", "per-state git worktree delegation"},
-    {"learning", "learning states"},
     {"params", "MCP tool arguments"},
     {"default_idle_timeout", "the default idle timeout of actions"},
     {"host_guard", "host guards"},
@@ -39,9 +38,8 @@ inline constexpr std::array<foreign_key, 10> plugin_keys{{
 }};
 
 /// Values of `type:`/`action_type:` that belong to the plugin.
-inline constexpr std::array<foreign_key, 5> plugin_values{{
+inline constexpr std::array<foreign_key, 4> plugin_values{{
     {"mcp_tool", "MCP tool actions"},
-    {"learning", "learning states"},
     {"mcp_result", "the MCP result evaluator"},
     {"comparator", "the comparator evaluator"},
     {"contract", "the contract evaluator"},
