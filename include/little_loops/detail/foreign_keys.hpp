@@ -25,14 +25,13 @@ struct foreign_key {
 };
 
 /// Keys of the little-loops plugin whose behaviour this engine does not provide.
-inline constexpr std::array<foreign_key, 14> plugin_keys{{
+inline constexpr std::array<foreign_key, 13> plugin_keys{{
     {"worktree", "per-state git worktree delegation"},
     {"learning", "learning states"},
     {"throttle", "per-visit tool-call throttling"},
     {"on_throttle_hard", "the throttle's hard-limit route"},
     {"tamper_guard", "evaluator tamper detection"},
     {"prepatch_check", "pre-patch checks"},
-    {"params", "MCP tool arguments"},
     {"default_idle_timeout", "the default idle timeout of actions"},
     {"host_guard", "host guards"},
     {"prompt_size_guard", "prompt size guards"},
@@ -43,10 +42,8 @@ inline constexpr std::array<foreign_key, 14> plugin_keys{{
 }};
 
 /// Values of `type:`/`action_type:` that belong to the plugin.
-inline constexpr std::array<foreign_key, 5> plugin_values{{
-    {"mcp_tool", "MCP tool actions"},
+inline constexpr std::array<foreign_key, 3> plugin_values{{
     {"learning", "learning states"},
-    {"mcp_result", "the MCP result evaluator"},
     {"comparator", "the comparator evaluator"},
     {"contract", "the contract evaluator"},
 }};

@@ -357,6 +357,9 @@ inline bool read_state_field(state_config& state, const std::string& key, const 
     if (auto v = read_bool(field, field_path, out)) state.context_passthrough = *v;
   } else if (key == "output") {
     read_value_table(field, field_path, state.output, out);
+  } else if (key == "params") {  // an mcp_tool action's arguments: strings are templates
+    if (expect_object(field, field_path, out) && check_value_tree(field, field_path, out))
+      state.host.params = field;
   } else if (key == "type" && report_plugin_value(field, field_path, out)) {
     // `type: learning`: reported
   } else if (read_state_resilience(state.resilience, key, field, field_path, out)) {
