@@ -224,6 +224,17 @@ std::string format_duration_short(std::int64_t ms) {
   return fmt::format("{}m {}s", ms / 60000, (ms % 60000) / 1000);
 }
 
+std::string throttle_line(const ll::throttle_event& e) {
+  std::string line = fmt::format("{}: {} ran {} actions in this visit", e.name, e.state, e.count);
+  if (e.name == "throttle_warn")
+    line += fmt::format(" (warn_max {}, hard_max {})", e.warn_max, e.hard_max);
+  else if (e.name == "throttle_hard")
+    line += fmt::format(" (hard_max {}) \u2192 {}", e.hard_max, e.next.empty() ? "no target: goes on" : e.next);
+  else
+    line += fmt::format(" (beyond hard_max {}): the run ends", e.hard_max);
+  return one_line(line, 200);
+}
+
 std::string one_line(std::string_view raw, std::size_t max) {
   // Newlines and tabs become spaces; every other control character is made visible.
   std::string flat(raw);
@@ -508,6 +519,24 @@ void progress_display::show(const ll::resilience_event& e) {
     what += ": " + std::string(e.message);
   if (!e.target.empty() && e.kind != "retry") what += " \u2192 " + std::string(e.target);
   put("       {} {}\n", style_.yellow("\u21bb"), one_line(terminal_safe(what), 200));
+}
+
+void progress_display::show(const ll::throttle_event& e) {
+  flush_pending_action();
+  put("       {} {}\n", style_.yellow("!"), throttle_line(e));
+}
+
+void progress_display::show(const ll::guard_event& e) {
+  flush_pending_action();
+  std::string what(e.kind);
+  if (e.kind == "tamper_guard")
+    what += fmt::format(" ({}): {} test file(s) changed{}", e.policy, e.findings,
+                        e.reverted != 0 ? fmt::format(", {} reverted", e.reverted) : std::string());
+  else if (!e.verdict.empty())
+    what += fmt::format(" ({}): {}", e.policy, e.verdict);
+  if (!e.message.empty()) what += ": " + std::string(e.message);
+  if (!e.target.empty()) what += " \u2192 " + std::string(e.target);
+  put("       {} {}\n", style_.yellow("!"), one_line(terminal_safe(what), 200));
 }
 
 void progress_display::show(const ll::loop_complete_event&) { flush_pending_action(); }

@@ -280,6 +280,22 @@ struct run_settings {
   std::string run_dir;                ///< `.loops/runs/<instance>/`, kept across resumes
 };
 
+/// What `run` and `resume` change in the loop before its validation: `--max-iterations`
+/// and `--no-llm`. True when `--no-llm` turned off an LLM the loop enables.
+bool apply_run_settings(ll::fsm_loop& loop, const run_settings& s) {
+  if (s.max_iterations) loop.max_iterations = static_cast<int>(*s.max_iterations);
+  const bool turned_off = s.no_llm && loop.llm.enabled;
+  if (s.no_llm) loop.llm.enabled = false;
+  return turned_off;
+}
+
+/// The load's warnings (stderr); without `llm-disabled` when `--no-llm` caused it.
+void say_load_warnings(const loaded_loop& loaded, bool llm_turned_off) {
+  for (const auto& d : loaded.diagnostics)
+    if (d.level == ll::severity::warning && !(llm_turned_off && d.code == "llm-disabled"))
+      say_warning(d.path.empty() ? d.message : fmt::format("{}: {}", d.path, d.message));
+}
+
 int exit_code_for(const ll::execution_result& r) {
   if (r.terminated_by == ll::termination::terminal) return r.failure ? exit_failure_terminal : exit_ok;
   return exit_failed;
@@ -468,7 +484,7 @@ ll::command_judge_options judge_options(const run_settings& s, std::stop_token s
 /// reuses unless it is given its own.
 ll::journal_record initial_record(const run_settings& s, const std::string& run_id) {
   ll::journal_record record;
-  record.name = s.loaded.loop.name;
+  record.name = s.loaded.loop().name;
   record.pid = static_cast<long>(::getpid());
   record.loop_path = s.loaded.path.string();
   record.started_at = s.started_at;
@@ -501,14 +517,14 @@ std::optional<pid_t> spawn_handoff_session(ll::loop_journal& journal, const run_
   if (auto closed = journal.close(); !closed) say_warning(fmt::format("journal: {}", ll::to_string(closed.error())));
   if (s.no_llm) {  // the session would be an LLM agent
     say_warning(fmt::format("on_handoff: spawn: no session started (--no-llm); resume with: ll-loop "
-                            "resume {}", s.loaded.loop.name));
+                            "resume {}", s.loaded.loop().name));
     return std::nullopt;
   }
   std::vector<std::string> command = s.prompt_command ? *s.prompt_command : ll::posix_runner_options{}.prompt_command;
   // As the original: an unattended session does not get the default's permission bypass
   // (a --prompt-command given is used as it is).
   if (!s.prompt_command) std::erase(command, std::string("--dangerously-skip-permissions"));
-  const std::string& name = s.loaded.loop.name;
+  const std::string& name = s.loaded.loop().name;
   auto spawned = spawn_continuation(command, name, result.signal_payload);
   if (!spawned) {
     say_error(fmt::format("on_handoff: spawn: {}", spawned.error()));
@@ -526,7 +542,7 @@ std::optional<pid_t> spawn_handoff_session(ll::loop_journal& journal, const run_
 void report_run(const run_settings& s, const ll::execution_result& result, const ll::journal_record& record,
                 const style& out_style, std::optional<pid_t> continuation_pid, const failed_action& failed) {
   if (s.as_json) {
-    ll::json out = result_json(result, ll::dialect_of(s.loaded.loop));
+    ll::json out = result_json(result, ll::dialect_of(s.loaded.loop()));
     out["failure"] = result.failure;
     out["status"] = record.status;
     if (failed.seen)
@@ -537,7 +553,7 @@ void report_run(const run_settings& s, const ll::execution_result& result, const
     fmt::print("{}\n", json_text(out, 2));
   } else if (!s.quiet) {
     say("");
-    print_run_summary(result, record.current_state, s.loaded.loop.name, s.resume_from.has_value(),
+    print_run_summary(result, record.current_state, s.loaded.loop().name, s.resume_from.has_value(),
                       out_style, continuation_pid);
   }
 }
@@ -580,8 +596,8 @@ struct run_hooks {
  private:
   void started() {
     if (!s.quiet && !s.as_json && !s.resume_from) {
-      say(fmt::format("Running loop: {}", out_style.bold(s.loaded.loop.name)));
-      say(fmt::format("Max iterations: {}", s.loaded.loop.max_iterations));
+      say(fmt::format("Running loop: {}", out_style.bold(s.loaded.loop().name)));
+      say(fmt::format("Max iterations: {}", s.loaded.loop().max_iterations));
       if (s.no_llm) say("--no-llm: prompt and slash-command actions are not run");
       say("");
     }
@@ -592,9 +608,7 @@ struct run_hooks {
 };
 
 int execute(run_settings& s) {
-  ll::fsm_loop& loop = s.loaded.loop;
-  if (s.max_iterations) loop.max_iterations = static_cast<int>(*s.max_iterations);
-  if (s.no_llm) loop.llm.enabled = false;
+  const ll::fsm_loop& loop = s.loaded.loop();
   // Refuse to run the same loop twice at once.
   if (running_elsewhere(s.journal_dir, loop.name)) return exit_failed;
 
@@ -637,11 +651,7 @@ int execute(run_settings& s) {
   display.set_verbose(s.verbose);
   failed_action failed;
   run_sink sink(journal, display_forward{(s.quiet || s.as_json) ? nullptr : &display, &failed});
-  auto made = ll::make_executor(loop, runner, evaluator, sink, std::move(options));
-  if (!made) {
-    report_load_failure(failure_of(made.error(), s.loaded), s.shown_name);
-    return exit_failed;
-  }
+  auto made = ll::make_executor(s.loaded.compiled, runner, evaluator, sink, std::move(options));
   if (s.resume_from) {
     if (auto ok = made->resume(*s.resume_from); !ok) {
       say_error(fmt::format("Cannot resume {}: {}", loop.name, ok.error().message));
@@ -799,7 +809,13 @@ int verb_run(const parsed_args& args) {
     return exit_usage;
   }
   const bool chatty = !s.quiet && !s.as_json;
-  auto loaded = load_loop(s.shown_name, s.context_overrides);
+  std::vector<std::string> dropped_input;
+  bool llm_turned_off = false;
+  auto loaded = load_loop(s.shown_name, s.context_overrides, [&](ll::fsm_loop& loop) {
+    if (args.positionals.size() > 1)
+      dropped_input = apply_positional_input(loop, args.positional(1), s.context_overrides);
+    llm_turned_off = apply_run_settings(loop, s);
+  });
   // As in the Python original, the compile is announced before it happens (so the line also
   // precedes a compile error), with the path as typed or as resolved from a name.
   if (chatty && !(loaded ? loaded->paradigm : loaded.error().paradigm).empty())
@@ -809,16 +825,12 @@ int verb_run(const parsed_args& args) {
     report_load_failure(loaded.error(), s.shown_name);
     return exit_failed;
   }
-  for (const auto& d : loaded->diagnostics)
-    if (d.level == ll::severity::warning && chatty)
-      say_warning(d.path.empty() ? d.message : fmt::format("{}: {}", d.path, d.message));
-  if (args.positionals.size() > 1)
-    apply_positional_input(loaded->loop, args.positional(1), s.context_overrides);
-  if (!check_required_inputs(loaded->loop, "run", s.shown_name)) return exit_failed;
+  if (chatty) say_load_warnings(*loaded, llm_turned_off);
+  warn_dropped_input_keys(dropped_input);
+  if (!check_required_inputs(loaded->loop(), "run", s.shown_name)) return exit_failed;
   if (dry_run) {
     // The plan shows the loop as it would run: --max-iterations applies (as in the original).
-    if (s.max_iterations) loaded->loop.max_iterations = static_cast<int>(*s.max_iterations);
-    print_execution_plan(loaded->loop);
+    print_execution_plan(loaded->loop());
     return exit_ok;
   }
   s.loaded = std::move(*loaded);
@@ -896,8 +908,8 @@ std::optional<ll::journal_record> find_resume_record(const run_settings& s) {
       report_load_failure(loop.error(), s.shown_name);
       return std::nullopt;
     }
-    if (loop->loop.name != s.shown_name) {
-      auto by_name = ll::load_journal(s.journal_dir, loop->loop.name);
+    if (loop->loop().name != s.shown_name) {
+      auto by_name = ll::load_journal(s.journal_dir, loop->loop().name);
       if (by_name && by_name->has_value()) loaded_record = std::move(by_name);
     }
   }
@@ -982,8 +994,9 @@ void reuse_run_settings(run_settings& s, const ll::json& extra) {
 std::optional<loaded_loop> reload_loop(const ll::journal_record& record, const run_settings& s) {
   const bool chatty = !s.quiet && !s.as_json;
   const std::string shown_path = record.loop_path.empty() ? record.name : display_path(record.loop_path);
-  auto loaded = record.loop_path.empty() ? load_loop(shown_path, s.context_overrides)
-                                         : load_loop_file(shown_path, s.context_overrides);
+  const auto adjust = [&s](ll::fsm_loop& loop) { (void)apply_run_settings(loop, s); };
+  auto loaded = record.loop_path.empty() ? load_loop(shown_path, s.context_overrides, adjust)
+                                         : load_loop_file(shown_path, s.context_overrides, adjust);
   if (chatty && !(loaded ? loaded->paradigm : loaded.error().paradigm).empty())
     say(fmt::format("Auto-compiling paradigm file: {}", shown_path));
   if (!loaded) {
@@ -1026,14 +1039,14 @@ int verb_resume(const parsed_args& args) {
   reuse_run_settings(s, record->extra);
   auto loaded = reload_loop(*record, s);
   if (!loaded) return exit_failed;
-  if (stopped_at_cap(*record, s.max_iterations.value_or(loaded->loop.max_iterations), s.shown_name))
+  if (stopped_at_cap(*record, loaded->loop().max_iterations, s.shown_name))
     return exit_failed;
   if (record->status == ll::journal_status::handoff && !s.quiet && !s.as_json) {
     if (auto it = record->extra.find("continuation"); it != record->extra.end() && it->is_string())
       say(fmt::format("Resuming from context handoff (iteration {})...\nContext: {}\n",
                       record->iteration, one_line(it->get<std::string>(), 500)));
   }
-  if (!snap) snap = snapshot_from_original(*record, loaded->loop);
+  if (!snap) snap = snapshot_from_original(*record, loaded->loop());
   s.loaded = std::move(*loaded);
   s.resume_from = std::move(*snap);
   s.started_at = record->started_at;
@@ -1203,6 +1216,8 @@ struct simulation_sink {
               if (print) fmt::print("    Error ({}): {}\n", e.kind, one_line(e.message, 200));
             } else if constexpr (std::is_same_v<E, ll::resilience_event>) {
               if (print) print_resilience(e);
+            } else if constexpr (std::is_same_v<E, ll::throttle_event>) {
+              if (print) fmt::print("    Throttle: {}\n", throttle_line(e));
             }
           },
           event);
@@ -1285,14 +1300,16 @@ struct events_output {
 };
 
 /// The iteration cap of a simulation: `--max-iterations`, else the loop's, at most 20.
-void limit_simulation(ll::fsm_loop& loop, std::optional<long long> max_iterations, bool quiet) {
+/// The loop's own cap when it was lowered to 20.
+std::optional<int> limit_simulation(ll::fsm_loop& loop, std::optional<long long> max_iterations) {
   if (max_iterations) {
     loop.max_iterations = static_cast<int>(*max_iterations);
   } else if (loop.max_iterations > 20) {
-    if (!quiet)
-      say(fmt::format("Limiting simulation to 20 iterations (loop config: {})", loop.max_iterations));
+    const int own = loop.max_iterations;
     loop.max_iterations = 20;
+    return own;
   }
+  return std::nullopt;
 }
 
 /// The `(...)` of the `=== SIMULATION: NAME (...) ===` header.
@@ -1348,15 +1365,22 @@ int verb_simulate(const parsed_args& args) {
   }
   run_settings limits;
   if (!read_max_iterations(args, limits)) return exit_usage;
-  auto loaded = load_loop(name, *overrides);
+  std::vector<std::string> dropped_input;
+  std::optional<int> limited_from;
+  auto loaded = load_loop(name, *overrides, [&](ll::fsm_loop& loop) {
+    if (args.positionals.size() > 1)
+      dropped_input = apply_positional_input(loop, args.positional(1), *overrides);
+    limited_from = limit_simulation(loop, limits.max_iterations);
+  });
   if (!loaded) {
     report_load_failure(loaded.error(), name);
     return exit_failed;
   }
-  ll::fsm_loop& loop = loaded->loop;
-  if (args.positionals.size() > 1) apply_positional_input(loop, args.positional(1), *overrides);
+  warn_dropped_input_keys(dropped_input);
+  const ll::fsm_loop& loop = loaded->loop();
   if (!check_required_inputs(loop, "simulate", name)) return exit_failed;
-  limit_simulation(loop, limits.max_iterations, quiet);
+  if (limited_from && !quiet)
+    say(fmt::format("Limiting simulation to 20 iterations (loop config: {})", *limited_from));
   const std::optional<std::string> responses_file = args.value("responses");
   std::optional<simulation_responses> responses;
   if (responses_file && !(responses = read_responses(*responses_file))) return exit_failed;
@@ -1379,11 +1403,7 @@ int verb_simulate(const parsed_args& args) {
   simulation_clock clock;
   options.clock = &clock;
   options.random_source = [] { return 0.5; };  // jitter: the middle of its range, every time
-  auto made = ll::make_executor(loop, runner, evaluator, sink, std::move(options));
-  if (!made) {
-    report_load_failure(failure_of(made.error(), *loaded), name);
-    return exit_failed;
-  }
+  auto made = ll::make_executor(loaded->compiled, runner, evaluator, sink, std::move(options));
   if (!quiet)
     fmt::print("=== SIMULATION: {} ({}) ===\n", terminal_safe(loop.name),
                terminal_safe(simulation_mode(scenario, responses_file)));
@@ -1655,7 +1675,9 @@ int verb_test(const parsed_args& args) {
     report_load_failure(loaded.error(), name);
     return exit_failed;
   }
-  ll::fsm_loop& loop = loaded->loop;
+  // The one-step loop derived from the loop as written (validated by the load, which
+  // refuses what `validate` refuses) is another loop: make_executor() checks it in turn.
+  ll::fsm_loop loop = loaded->loop();
   const std::string target = args.value("state").value_or(loop.initial);
   ll::state_config* state = find_test_state(loop, target);
   if (state == nullptr) return exit_failed;

@@ -178,15 +178,52 @@ struct resilience_event {
   std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
+/// The throttle of a state acted (throttle.hpp; the reference's events): `throttle_warn
+/// {state, count, normal_max, warn_max, hard_max}` at warn_max, `throttle_hard {state, count,
+/// hard_max, next}` when the state leaves for `next`, `throttle_stop {state, count,
+/// hard_max}` when the run ends. `name` is one of the three.
+struct throttle_event {
+  std::string_view name = "throttle_warn";
+  event_time ts;
+  std::string_view state;
+  std::int64_t count = 0;
+  std::int64_t normal_max = 0;
+  std::int64_t warn_max = 0;
+  std::int64_t hard_max = 0;
+  std::string_view next;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
+};
+
+/// `guard {state, kind, ...}`: a test guard or a sub-loop worktree acted (design §6.3).
+/// `kind` is `tamper_guard` (test files changed while the state ran: `findings` of them,
+/// `reverted` restored, `passed` as the policy judged), `prepatch_check_flagged` (the host
+/// found the patch's tests passing before it too; policy `fail` or `warn`), or `sub_loop_worktree_attached` / `_detached` / `_error`
+/// (`message`: the branch, or what failed). `target`: where a `fail` policy sends the run.
+struct guard_event {
+  static constexpr std::string_view name = "guard";
+  event_time ts;
+  std::string_view state;
+  std::string_view kind;
+  std::string_view policy;
+  bool passed = true;
+  std::int64_t findings = 0;
+  std::int64_t reverted = 0;
+  std::string_view verdict;
+  std::string_view target;
+  std::string_view message;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
+};
+
 /// Every event the executor emits. Sinks receive this variant.
 using loop_event = std::variant<loop_start_event, loop_resume_event, state_enter_event,
                                 action_start_event, action_complete_event, evaluate_event,
                                 route_event, max_iterations_event, handoff_event, error_event,
-                                loop_complete_event, resilience_event>;
+                                loop_complete_event, resilience_event, throttle_event,
+                                guard_event>;
 
 /// The name of an event (`"loop_start"`, `"route"`, …): the JSON `event` field.
 inline std::string_view event_name(const loop_event& e) noexcept {
-  return std::visit([](const auto& ev) noexcept { return std::decay_t<decltype(ev)>::name; }, e);
+  return std::visit([](const auto& ev) noexcept { return std::string_view(ev.name); }, e);
 }
 
 /// The time stamp of an event.
@@ -404,6 +441,37 @@ inline void write_event(W& w, const resilience_event& e) {
   if (e.attempt != 0) w.integer("attempt", e.attempt);
   if (e.kind == "retry" || e.kind == "wait") w.integer("delay_ms", e.delay_ms);
   if (e.waited_ms != 0) w.integer("waited_ms", e.waited_ms);
+  if (!e.target.empty()) w.string("target", e.target);
+  if (!e.message.empty()) w.string("message", e.message);
+}
+
+template <class W>
+inline void write_event(W& w, const throttle_event& e) {
+  w.string("state", e.state);
+  w.integer("count", e.count);
+  if (e.name == "throttle_warn") {
+    w.integer("normal_max", e.normal_max);
+    w.integer("warn_max", e.warn_max);
+  }
+  w.integer("hard_max", e.hard_max);
+  if (e.name != "throttle_hard") return;
+  if (e.next.empty())
+    w.null("next");  // neither on_throttle_hard nor on_error: the state goes on
+  else
+    w.string("next", e.next);
+}
+
+template <class W>
+inline void write_event(W& w, const guard_event& e) {
+  w.string("state", e.state);
+  w.string("kind", e.kind);
+  if (!e.policy.empty()) w.string("policy", e.policy);
+  if (e.kind == "tamper_guard") {
+    w.boolean("passed", e.passed);
+    w.integer("findings", e.findings);
+    w.integer("reverted", e.reverted);
+  }
+  if (!e.verdict.empty()) w.string("verdict", e.verdict);
   if (!e.target.empty()) w.string("target", e.target);
   if (!e.message.empty()) w.string("message", e.message);
 }

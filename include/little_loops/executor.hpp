@@ -8,7 +8,9 @@
 #include <little_loops/detail/host_calls.hpp>
 #include <little_loops/detail/host_requests.hpp>
 #include <little_loops/detail/failure_type.hpp>
+#include <little_loops/detail/guard_steps.hpp>
 #include <little_loops/detail/output_signal_scan.hpp>
+#include <little_loops/detail/plugin_states.hpp>
 #include <little_loops/detail/resilience_runtime.hpp>
 #include <little_loops/detail/retry_counters.hpp>
 #include <little_loops/detail/routing.hpp>
@@ -65,10 +67,14 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// @tparam Eval an Evaluator (default: default_evaluator, no LLM judge)
 /// @tparam Sink an EventSink (default: null_event_sink, which costs nothing)
 template <ActionRunner Runner, Evaluator Eval = default_evaluator, EventSink Sink = null_event_sink>
-class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, Sink>> {
+class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, Sink>>,
+                     private detail::plugin_states<fsm_executor<Runner, Eval, Sink>>,
+                     private detail::guard_steps<fsm_executor<Runner, Eval, Sink>> {
   static constexpr bool emits_events =
       !std::is_same_v<std::remove_cvref_t<Sink>, null_event_sink>;
   friend class detail::subloop_frames<fsm_executor>;
+  friend class detail::plugin_states<fsm_executor>;
+  friend class detail::guard_steps<fsm_executor>;
 
  public:
   using runner_type = Runner;
@@ -99,8 +105,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
 
   /// @brief Run until the loop ends (terminal, limit, timeout, stop, error or handoff).
   const execution_result& run() {
-    while (step()) {
-    }
+    while (step()) {}
     return result_;
   }
 
@@ -396,6 +401,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     ++iteration_;
     if constexpr (emits_events) emit(state_enter_event{wall(), st.name, iteration_});
     interpolation_context ctx = make_context(st);
+    if (this->visit_state(st, ctx)) return;  // the throttle's visit; a learning state
     if (st.config->loop) return this->call_subloop(st, ctx);
     if (!st.action) return conclude(st, ctx, nullptr);
     std::string_view text;
@@ -420,6 +426,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     req.text = *sent;
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
+    this->enter_guards(st);  // design §6.3
     expected<action_result, error> res = call_runner(req);
     stamp();
     req.text = req.params = {};  // they may view action_text_
@@ -440,16 +447,18 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   // result (null: no action ran; when the state has one, execute() set the `error` verdict).
   void conclude(const compiled_state& st, interpolation_context& ctx, action_result* action) {
     if (action && !finish_action(st, *action)) return;
+    if (action && this->throttle_after_action(st, ctx)) return;  // it left or ended the run
     retry_code_ = !action ? -1 : action->timed_out ? 124 : action->signal != 0 ? -1 : action->exit_code;
     const bool evaluated = decide_verdict(st, ctx, action);
     if (st.capture && action) captured_[*st.capture].verdict = result_eval_.verdict;
     history_.record(st, action, result_eval_, evaluated);
+    const std::optional<std::size_t> guarded = this->leave_guards(st, action);  // design §6.3
     std::optional<detail::found_signal> signal;  // design §3.14; payloads view prev's output
     if (action && !options_.signals.empty())
       signal = detail::find_output_signal(history_.prev()->output, options_.signals);
     if (signal && signal->kind == signal_kind::error) return fail_by_signal(st, signal->payload);
     if (action) session_.leave(request_.kind, loop_->loop(), *st.config, *action, signal);
-    move_on(st, signal, resilient_next(st, ctx, action));
+    move_on(st, signal, guarded ? detail::route_outcome(*guarded) : resilient_next(st, ctx, action));
   }
 
   // Design §6.6, before the ordinary routes: the circuit, then `retry:`/`catch:` (waiting at

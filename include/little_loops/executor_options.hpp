@@ -5,6 +5,7 @@
 #include <little_loops/child_loops.hpp>
 #include <little_loops/config.hpp>
 #include <little_loops/executor_clock.hpp>
+#include <little_loops/guards.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/output_signal.hpp>
 #include <little_loops/results.hpp>
@@ -57,6 +58,16 @@ struct executor_options {
   /// Uniform numbers in [0, 1) for retry jitter (unset: a random engine); tests inject a
   /// constant.
   std::function<double()> random_source;
+  /// Globs of the test files `tamper_guard:` watches (paths relative to the working
+  /// directory; `**/` matches any leading directories, `*` stays in one segment).
+  std::vector<std::string> test_file_patterns{default_test_file_patterns.begin(),
+                                              default_test_file_patterns.end()};
+  /// The host's pre-patch check of `prepatch_check:` (guards.hpp): given the patch of a
+  /// guarded state's green exit, whether its candidate tests passed before it too. Unset:
+  /// every check is `skipped`.
+  std::function<prepatch_verdict(const prepatch_request&)> prepatch_checker;
+  /// The branch a patch is measured from: its merge base with HEAD, else the branch itself.
+  std::string prepatch_base_branch = "main";
 };
 
 /// The default error classifier: `timeout` (the runner timed the action out), `signal` (it

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
@@ -69,6 +70,10 @@ inline json key_value_schema(std::string_view key) {
   if (key == "action_type") return enum_schema<action_kind>();
   if (key == "on_handoff") return enum_schema<handoff_policy>();
   if (key == "dialect") return enum_schema<loop_dialect>();
+  if (key == "tamper_guard")
+    return json{{"enum", json(std::vector<std::string>(tamper_guard_values.begin(), tamper_guard_values.end()))}};
+  if (key == "prepatch_check")
+    return json{{"enum", json(std::vector<std::string>(prepatch_check_values.begin(), prepatch_check_values.end()))}};
   if (key == "session_mode") return enum_schema<session_mode>();
   if (key == "target" || key == "tolerance") return string_or_number();
   if (key.starts_with("on_")) return typed("string");
@@ -99,6 +104,10 @@ inline json loop_json_schema() {
   state["patternProperties"] = {{"^on_.+$", detail::typed("string")}};
   state["properties"]["evaluate"] = {{"$ref", "#/$defs/evaluate"}};
   state["properties"]["route"] = {{"$ref", "#/$defs/route"}};
+  state["properties"]["type"] = {{"enum", json::array({"learning"})}};
+  json throttle = detail::object_of(detail::throttle_keys);
+  for (auto& [key, value] : throttle["properties"].items()) value = {{"type", "integer"}, {"minimum", 1}};
+  state["properties"]["throttle"] = std::move(throttle);
   json route = {{"type", "object"},
                 {"description", "verdict: state; \"_\" is the default, \"_error\" the error route"},
                 {"additionalProperties", detail::typed("string")}};

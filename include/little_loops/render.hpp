@@ -5,6 +5,7 @@
 #include <little_loops/config.hpp>
 #include <little_loops/detail/host_render.hpp>
 #include <little_loops/detail/json_path.hpp>
+#include <little_loops/detail/plugin_state_render.hpp>
 #include <little_loops/detail/resilience_policy.hpp>
 #include <little_loops/detail/state_verdicts.hpp>
 #include <little_loops/detail/utf8.hpp>
@@ -37,7 +38,8 @@ struct loop_transition {
 /// order; `_error` (labelled `error`) unless the table has an exact `error` key, which is
 /// checked first; `_` (labelled `_`); the `on_<verdict>` shorthands the route table does not
 /// shadow (a `_` default shadows all of them, `_error` or an `error` key shadows
-/// `on_error`); `on_maintain` (labelled `maintain`).
+/// `on_error`); `on_throttle_hard` (labelled `throttle_hard`); `on_maintain` (labelled
+/// `maintain`).
 inline std::vector<loop_transition> transitions_of(const std::string& name,
                                                    const state_config& state) {
   std::vector<loop_transition> out;
@@ -69,6 +71,7 @@ inline std::vector<loop_transition> transitions_of(const std::string& name,
       add(verdict, target);
     }
   }
+  if (state.on_throttle_hard) add("throttle_hard", *state.on_throttle_hard);
   if (state.on_maintain) add("maintain", *state.on_maintain);
   return out;
 }
@@ -300,6 +303,20 @@ struct render_ids {
   }
 };
 
+
+/// `Guards:` of render_preview(), one line per guarded state; empty without guards.
+inline std::string render_guards(const fsm_loop& loop) {
+  const json g = guards_json(loop);
+  if (!g.contains("states")) return {};
+  std::string out = "Guards:\n";
+  for (auto it = g["states"].begin(); it != g["states"].end(); ++it) {
+    std::string line;
+    for (auto m = it->begin(); m != it->end(); ++m)
+      line += (line.empty() ? "" : ", ") + m.key() + " " + render_visible(m->get<std::string>());
+    out += "  " + render_visible(it.key()) + ": " + line + "\n";
+  }
+  return out;
+}
 }  // namespace detail
 
 /// The compiled-loop preview of seed 001 phase 7:
@@ -319,7 +336,8 @@ struct render_ids {
 /// `on_maintain`, else `initial`); a loop with
 /// `on_max_iterations` gets an `On max iterations: <state>` line after `Max iterations`. With several deciding states the last line becomes an
 /// `Evaluators:` block with one `<state>: <evaluator>` line each. Control characters in
-/// names are shown escaped (`\n`).
+/// names are shown escaped (`\n`). The policies (retry, catch, caps) and a `Guards:` block
+/// (the test guards of each guarded state) close it.
 inline std::string render_preview(const fsm_loop& loop) {
   std::string out = "States: ";
   bool first = true;
@@ -360,6 +378,8 @@ inline std::string render_preview(const fsm_loop& loop) {
     for (const auto& [name, text] : checks) out += "  " + name + ": " + text + "\n";
   }
   out += detail::render_policies(loop, dialect_of(loop));
+  out += detail::plugin_states_text(loop);
+  out += detail::render_guards(loop);
   if (const auto host = detail::host_setting_lines(loop); !host.empty()) {
     out += "Host settings:\n";
     for (const auto& [name, items] : host)
@@ -378,6 +398,28 @@ inline json render_host_settings_json(const fsm_loop& loop) { return detail::hos
 /// circuit}`, built-in entries marked `built_in: true` (design §6.6).
 inline json render_policies_json(const fsm_loop& loop) {
   return detail::policies_json(loop, dialect_of(loop));
+}
+
+/// The throttles `loop` runs with, as JSON (`ll-loop validate --json`): `{throttle:
+/// {applies_to: "every_action_state" | "declared", states: {name: {normal_max, warn_max,
+/// hard_max[, on_throttle_hard][, exempt]}}}}`, a state listed when the throttle counts its
+/// actions.
+inline json render_plugin_states_json(const fsm_loop& loop) {
+  const loop_dialect dialect = dialect_of(loop);
+  json states = json::object();
+  for (const auto& [name, state] : loop.states)
+    if (detail::throttles(state, dialect)) states[name] = detail::throttle_json(state);
+  json throttle = {{"applies_to", dialect == loop_dialect::current ? "every_action_state" : "declared"},
+                   {"states", std::move(states)}};
+  return json{{"throttle", std::move(throttle)}};
+}
+
+/// The test guards each state with an action runs with (its own value, else the loop's), as
+/// JSON (`ll-loop validate --json`): `{tamper_guard, prepatch_check}` as the loop writes them,
+/// and `states: {name: {tamper_guard, prepatch_check}}`; a value a guard does not know is
+/// left out (the guard is off). Empty when no guard is written.
+inline json render_guards_json(const fsm_loop& loop) {
+  return detail::guards_json(loop);
 }
 
 /// Graphviz DOT of the loop. States are boxes, sub-loop states components labelled with

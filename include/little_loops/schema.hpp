@@ -7,8 +7,11 @@
 #include <little_loops/expected.hpp>
 #include <little_loops/host_settings.hpp>
 #include <little_loops/json.hpp>
+#include <little_loops/guards.hpp>
 #include <little_loops/resilience.hpp>
+#include <little_loops/throttle.hpp>
 #include <little_loops/detail/json_fields.hpp>
+#include <little_loops/detail/guard_fields.hpp>
 #include <little_loops/detail/host_fields.hpp>
 #include <little_loops/detail/resilience_fields.hpp>
 #include <little_loops/detail/schema_enums.hpp>
@@ -190,6 +193,11 @@ struct state_config {
   /// there; a parent reads them as `${captured.<state>.output.<key>}`.
   ordered_table<std::string, json> output;
   state_resilience resilience;  ///< retry:, catch:, backoff, the rate-limit keys
+  /// `type:` — `learning` (the only type): a learning state, exempt from the throttle's stop.
+  std::optional<std::string> type;
+  std::optional<throttle_config> throttle;     ///< per-visit action throttle (throttle.hpp)
+  std::optional<std::string> on_throttle_hard;  ///< where the throttle's hard limit goes
+  test_guards guards;           ///< tamper_guard, prepatch_check (override the loop's)
   state_host_settings host;     ///< agent:, pruning_profile:, session_mode:, params:
 
   friend bool operator==(const state_config&, const state_config&) = default;
@@ -245,6 +253,7 @@ struct fsm_loop {
   /// The reference's lint-suppression flags (`*_ok`, `artifact_versioning`), as written.
   ordered_table<std::string, bool> lint_flags;
   loop_resilience resilience;  ///< max_edge_revisits, circuit
+  test_guards guards;          ///< tamper_guard, prepatch_check: every state's default
   loop_host_settings host;     ///< pruning_profile:, session_mode: (the states' defaults)
 
   friend bool operator==(const fsm_loop&, const fsm_loop&) = default;
@@ -391,6 +400,7 @@ inline std::optional<evaluate_config> read_evaluate(const json& value, const std
                                                     diagnostics& out);
 inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out);
 inline error invalid_loop_error(diagnostics found);
+inline void write_state_plugins(json& j, const state_config& s);  // state_plugin_fields.hpp
 }  // namespace detail
 
 /// Parses an `evaluate:` object strictly. `path` is the object's own path (e.g.
@@ -512,6 +522,8 @@ inline void to_json(json& j, const state_config& s) {
   if (s.context_passthrough) j["context_passthrough"] = true;
   if (!s.output.empty()) j["output"] = table(s.output);
   detail::write_state_resilience(j, s.resilience);
+  detail::write_state_plugins(j, s);
+  detail::write_test_guards(j, s.guards);
   detail::write_state_host(j, s.host);
 }
 
@@ -568,6 +580,7 @@ inline void to_json(json& j, const fsm_loop& loop) {
   if (loop.singleton) j["singleton"] = true;
   for (const auto& [flag, on] : loop.lint_flags) j[flag] = on;
   detail::write_loop_resilience(j, loop.resilience);
+  detail::write_test_guards(j, loop.guards);
   detail::write_loop_host(j, loop.host);
 }
 

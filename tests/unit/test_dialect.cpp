@@ -514,12 +514,11 @@ TEST_SUITE("dialect") {
     CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", "worktree": true})" + tail)) ==
           "plugin-key: key \"worktree\" belongs to the little-loops plugin (per-state git worktree "
           "delegation); this engine does not provide it");
-    for (const char* key : {"learning", "throttle", "prepatch_check"})
+    for (const char* key : {"learning", "default_idle_timeout", "host_guard"})
       CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", ")" + std::string(key) + R"(": 1})" + tail))
                 .starts_with("plugin-key"));
-    CHECK(first_error(doc(R"("a": {"action": "x", "next": "done"})" + tail, R"("tamper_guard": true, )"))
+    CHECK(first_error(doc(R"("a": {"action": "x", "next": "done"})" + tail, R"("host_guard": true, )"))
               .starts_with("plugin-key"));
-    CHECK(first_error(doc(R"("a": {"type": "learning", "next": "done"})" + tail)).starts_with("plugin-key"));
     CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", "with_": {}})" + tail)) ==
           "unknown-key: unknown key \"with_\" (did you mean \"with\"?)");
     CHECK(first_error(doc(R"("a": {"action": "x", "evaluate": {"type": "exit_code", "command": "x"}, "next": "done"})" + tail))

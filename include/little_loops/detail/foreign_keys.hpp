@@ -25,13 +25,9 @@ struct foreign_key {
 };
 
 /// Keys of the little-loops plugin whose behaviour this engine does not provide.
-inline constexpr std::array<foreign_key, 13> plugin_keys{{
+inline constexpr std::array<foreign_key, 9> plugin_keys{{
     {"worktree", "per-state git worktree delegation"},
     {"learning", "learning states"},
-    {"throttle", "per-visit tool-call throttling"},
-    {"on_throttle_hard", "the throttle's hard-limit route"},
-    {"tamper_guard", "evaluator tamper detection"},
-    {"prepatch_check", "pre-patch checks"},
     {"default_idle_timeout", "the default idle timeout of actions"},
     {"host_guard", "host guards"},
     {"prompt_size_guard", "prompt size guards"},

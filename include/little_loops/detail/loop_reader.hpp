@@ -14,6 +14,7 @@
 #include <little_loops/detail/host_fields.hpp>
 #include <little_loops/detail/json_fields.hpp>
 #include <little_loops/detail/schema_enums.hpp>
+#include <little_loops/detail/state_plugin_fields.hpp>
 #include <little_loops/detail/strings.hpp>
 
 #include <fmt/format.h>
@@ -36,19 +37,20 @@ inline constexpr std::array<std::string_view, 17> evaluate_keys{
     "uncertain_suffix",   "source",         "previous",         "direction",
     "line",   "key",      "error_patterns"};
 
-inline constexpr std::array<std::string_view, 25> state_keys{
+inline constexpr std::array<std::string_view, 30> state_keys{
     "action",  "action_type", "evaluate",    "route",      "next",       "terminal",
     "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
     "on_error", "on_yes",     "on_no",       "on_partial", "on_blocked", "description",
     "max_retries", "on_retry_exhausted", "retryable_exit_codes",
-    "loop", "with", "context_passthrough", "output"};
+    "loop", "with", "context_passthrough", "output",
+    "type", "throttle", "on_throttle_hard", "tamper_guard", "prepatch_check"};
 
-inline constexpr std::array<std::string_view, 24> loop_keys{
+inline constexpr std::array<std::string_view, 26> loop_keys{
     "name",    "description",    "initial", "states", "context",    "scope",
     "max_iterations", "backoff", "timeout", "maintain", "llm",     "on_handoff",
     "on_max_iterations", "paradigm", "dialect", "max_steps", "on_max_steps",
     "category", "visibility", "labels", "input_key", "required_inputs", "singleton",
-    "default_timeout"};
+    "default_timeout", "tamper_guard", "prepatch_check"};
 
 inline constexpr std::array<std::string_view, 4> llm_keys{"enabled", "model", "max_tokens",
                                                            "timeout"};
@@ -311,6 +313,10 @@ inline void read_value_table(const json& field, const std::string& field_path,
   }
 }
 
+// type, throttle, on_throttle_hard (defined in state_plugin_fields.hpp).
+inline bool read_state_plugin_field(state_config& state, const std::string& key,
+                                    const json& field, const std::string& path, diagnostics& out);
+
 /// Reads member `key` of a state into `state`; false when the key is unknown.
 inline bool read_state_field(state_config& state, const std::string& key, const json& field,
                              const std::string& field_path, diagnostics& out) {
@@ -360,8 +366,10 @@ inline bool read_state_field(state_config& state, const std::string& key, const 
   } else if (key == "params") {  // an mcp_tool action's arguments: strings are templates
     if (expect_object(field, field_path, out) && check_value_tree(field, field_path, out))
       state.host.params = field;
-  } else if (key == "type" && report_plugin_value(field, field_path, out)) {
-    // `type: learning`: reported
+  } else if (read_state_plugin_field(state, key, field, field_path, out)) {
+    // type, throttle, on_throttle_hard (state_plugin_fields.hpp)
+  } else if (read_test_guard(state.guards, key, field, field_path, out)) {
+    // tamper_guard, prepatch_check (guard_fields.hpp)
   } else if (read_state_resilience(state.resilience, key, field, field_path, out)) {
     // retry:, catch:, backoff, the rate-limit keys (resilience_fields.hpp)
   } else if (read_state_host(state.host, key, field, field_path, out)) {
@@ -561,6 +569,8 @@ inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& 
     if (auto v = parse_enum<loop_dialect>(field, field_path, out)) loop.dialect = *v;
   } else if (read_metadata_field(loop, key, field, field_path, out)) {
     // metadata, inputs, lint flags
+  } else if (read_test_guard(loop.guards, key, field, field_path, out)) {
+    // tamper_guard, prepatch_check (guard_fields.hpp)
   } else if (read_loop_resilience(loop.resilience, key, field, field_path, out)) {
     // max_edge_revisits, circuit (resilience_fields.hpp)
   } else if (read_loop_host(loop.host, key, field, field_path, out)) {
