@@ -1060,6 +1060,26 @@ int verb_resume(const parsed_args& args) {
 
 namespace {
 
+/// What a simulated action prints: `[simulated output for: ACTION]`, as the original's; an
+/// MCP tool call an empty response envelope with the call (`{"simulated": "SERVER/TOOL"}`),
+/// which mcp_result reads as the exit code says.
+std::string simulated_output(const ll::action_request& request) {
+  if (request.kind == ll::action_kind::mcp_tool)
+    return ll::json{{"simulated", std::string(request.text)}}.dump(-1, ' ', false, ll::json::error_handler_t::replace);
+  return fmt::format("[simulated output for: {}]", request.text);
+}
+
+/// What a simulated action is, in the trace.
+std::string_view simulated_kind(ll::action_kind kind) {
+  switch (kind) {
+    case ll::action_kind::shell: return "shell command";
+    case ll::action_kind::mcp_tool: return "MCP tool call";
+    case ll::action_kind::prompt:
+    case ll::action_kind::slash_command: break;
+  }
+  return "slash command";
+}
+
 /// Scripted exit codes of `--scenario` (call index is 0-based).
 int scenario_exit_code(std::string_view scenario, std::size_t index) {
   if (scenario == "all-fail") return 1;
@@ -1101,9 +1121,10 @@ class simulation_runner {
     }
     const std::size_t index = calls_++;
     if (print_)
-      fmt::print("    [SIMULATED] Would execute ({}): {}\n",
-                 request.kind == ll::action_kind::shell ? "shell command" : "slash command",
+      fmt::print("    [SIMULATED] Would execute ({}): {}\n", simulated_kind(request.kind),
                  one_line(request.text, 200));
+    if (print_ && request.kind == ll::action_kind::mcp_tool)
+      fmt::print("    [SIMULATED] Params: {}\n", one_line(request.params, 200));
     if (print_ && !request.agent.empty())
       fmt::print("    [SIMULATED] Agent: {}\n", one_line(request.agent, 80));
     if (print_ && !request.automation_profile.empty())
@@ -1114,9 +1135,7 @@ class simulation_runner {
       if (!scenario_) return scripted;  // nothing matched: exit 0, no output
     }
     ll::action_result r;
-    constexpr std::string_view head = "[simulated output for: ";
-    r.output.reserve(head.size() + request.text.size() + 1);
-    r.output.append(head).append(request.text) += ']';
+    r.output = simulated_output(request);
     if (scenario_) {
       r.exit_code = scenario_exit_code(*scenario_, index);
       if (print_) fmt::print("    [AUTO] Result: {}\n", scenario_label(*scenario_, index));
@@ -1437,7 +1456,7 @@ class test_runner {
     }
     simulated_ = true;
     ll::action_result r;
-    r.output = fmt::format("[simulated output for: {}]", request.text);
+    r.output = simulated_output(request);
     r.exit_code = simulated_exit_code_;
     last_ = r;
     return r;

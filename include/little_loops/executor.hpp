@@ -418,17 +418,18 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     action_request& req = request_;  // a member: its stop token is not copied per step
     req.kind = !st.kind_from_rendered ? st.kind
                : is_slash_command_text(text) ? action_kind::slash_command : action_kind::shell;
-    text = detail::prepare_host_request(req, loop_->loop(), *st.config, session_, text, action_text_);
+    auto sent = detail::prepare_host_request(req, loop_->loop(), *st.config, session_, text, action_text_, ctx);
+    if (!sent) return conclude_unrunnable(st, ctx, "interpolation", std::move(sent.error()));
     if constexpr (emits_events)
-      emit(action_start_event{wall(), st.name, text, req.kind != action_kind::shell});
+      emit(action_start_event{wall(), st.name, *sent, detail::is_prompt_kind(req.kind)});
     req.state = st.name;
-    req.text = text;
+    req.text = *sent;
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
     this->enter_guards(st);  // design §6.3
     expected<action_result, error> res = call_runner(req);
     stamp();
-    req.text = {};  // may view action_text_
+    req.text = req.params = {};  // they may view action_text_
     if (!res) return conclude_unrunnable(st, ctx, "action", std::move(res.error().message));
     conclude(st, ctx, &*res);
   }
@@ -481,7 +482,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     if constexpr (emits_events)
       emit(action_complete_event{wall(), st.name, a.exit_code,
                                  static_cast<std::int64_t>(a.duration.count()), a.output,
-                                 request_.kind != action_kind::shell, a.timed_out, a.cancelled,
+                                 detail::is_prompt_kind(request_.kind), a.timed_out, a.cancelled,
                                  a.signal, a.truncated, a.output_limit, a.stderr_output});
     if (a.cancelled || (a.abnormal() && stop_.stop_requested())) return end(termination::cancelled);
     if (a.timed_out && deadline_ && clock_->now() >= *deadline_) return end(termination::timeout);
@@ -506,7 +507,8 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     if (!action && st.action) return report_verdict(st, !st.next, false);  // set by execute()
     // The verdicts no evaluator decides (abnormal action, nothing to evaluate) have their rule
     // in evaluators.hpp; they hold whatever Evaluator the host gave.
-    if (detail::has_fixed_verdict(action, st.evaluator && !st.next)) {
+    const bool own = !st.next && detail::judges_own_failure(st.evaluator, st.kind);
+    if (detail::has_fixed_verdict(action, st.evaluator && !st.next, own)) {
       result_eval_ = detail::fixed_verdict(action, loop_->dialect());
       return report_verdict(st, action && !st.next, false);
     }

@@ -199,6 +199,7 @@ inline std::string render_evaluator(const fsm_loop& loop, const state_config& s)
     case evaluator_type::open_question_stall:
     case evaluator_type::action_stall: render_stall_fields(e.stall, parts); break;
     case evaluator_type::harbor_scorer:
+    case evaluator_type::mcp_result:
     case evaluator_type::exit_code: break;
   }
   if (e.source) parts.push_back("source: " + render_visible(*e.source));

@@ -37,6 +37,9 @@ struct action_request {
   /// Prompt actions: the name of the enabled `pruning_profile:` the state runs under (empty:
   /// none); the host sets `LL_AUTOMATION=1` and `LL_AUTOMATION_PROFILE=<name>` for it.
   std::string_view automation_profile{};
+  /// mcp_tool actions: the state's `params:`, rendered, as compact JSON text (`{}` when it has
+  /// none); the host runs `mcp-call <text> <params>`.
+  std::string_view params{};
   /// A read-only query of a stall evaluator (`git diff --stat …`, `cat` of a history file),
   /// not the state's action: a simulating host may answer it without a turn of its script.
   bool probe = false;

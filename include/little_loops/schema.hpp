@@ -72,6 +72,7 @@ enum class evaluator_type {
   open_question_stall,  ///< `yes` while an open-question count history decreases
   action_stall,         ///< `yes` until tracked values repeat max_repeat times
   harbor_scorer,        ///< a benchmark scorer: exit code, then a float score (`yes`/`no`)
+  mcp_result,           ///< an MCP tool call's exit code and response envelope
 };
 
 /// Which rules a loop follows (design §6.1): `seed`, the January 2026 engine's, or
@@ -91,6 +92,7 @@ enum class action_kind {
   shell,          ///< a shell command
   prompt,         ///< an LLM prompt
   slash_command,  ///< a slash command for an agent CLI
+  mcp_tool,       ///< an MCP tool call: the action names `server/tool`, `params:` its arguments
 };
 
 /// True when `text`, an action without `action_type:`, is a slash command: its first word is
@@ -271,7 +273,7 @@ constexpr std::string_view to_string(comparison_op v) noexcept { return detail::
 constexpr std::string_view to_string(convergence_direction v) noexcept {
   return detail::enum_name(v);
 }
-/// `"shell"`, `"prompt"`, `"slash_command"`.
+/// `"shell"`, `"prompt"`, `"slash_command"`, `"mcp_tool"`.
 constexpr std::string_view to_string(action_kind v) noexcept { return detail::enum_name(v); }
 /// `"pause"`, `"spawn"`, `"terminate"`.
 constexpr std::string_view to_string(handoff_policy v) noexcept { return detail::enum_name(v); }
@@ -373,7 +375,8 @@ constexpr bool is_abstention_verdict(std::string_view verdict) noexcept {
 /// or no `action_type` and an action that is a slash command as written
 /// (is_slash_command_text; a templated action is decided again once rendered).
 inline bool runs_prompt_action(const state_config& state) noexcept {
-  if (state.action_type) return *state.action_type != action_kind::shell;
+  if (state.action_type)
+    return *state.action_type == action_kind::prompt || *state.action_type == action_kind::slash_command;
   return state.action && is_slash_command_text(*state.action);
 }
 

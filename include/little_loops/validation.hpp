@@ -92,6 +92,7 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `pruning-profile-catalog` | warning | a `/ll:` skill action under a profile with `suppress_catalog: true` |
 /// | `pruning-profile-missing` | warning | a `/ll:` skill action under no pruning profile |
 /// | `session-mode-evaluator` | warning | an llm_structured state with session_mode `continue` |
+/// | `params-without-mcp` | error | `params` on a state whose action_type is not `mcp_tool` |
 ///
 /// A lint flag of the reference set to true (`capture_reachability_ok`, `partial_route_ok`,
 /// `unsafe_context_interpolation_ok`, `terminal_action_ok`, `tamper_guard_ok`,

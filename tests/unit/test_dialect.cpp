@@ -519,8 +519,6 @@ TEST_SUITE("dialect") {
                 .starts_with("plugin-key"));
     CHECK(first_error(doc(R"("a": {"action": "x", "next": "done"})" + tail, R"("host_guard": true, )"))
               .starts_with("plugin-key"));
-    CHECK(first_error(doc(R"("a": {"action": "x", "action_type": "mcp_tool", "next": "done"})" + tail))
-              .find("little-loops plugin") != std::string::npos);
     CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", "with_": {}})" + tail)) ==
           "unknown-key: unknown key \"with_\" (did you mean \"with\"?)");
     CHECK(first_error(doc(R"("a": {"action": "x", "evaluate": {"type": "exit_code", "command": "x"}, "next": "done"})" + tail))

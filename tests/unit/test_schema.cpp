@@ -71,8 +71,8 @@ TEST_CASE("the JSON Schema names the keys the loader accepts, in both dialects")
     CHECK_MESSAGE(defs["state"]["properties"].contains(key), key);
   CHECK(defs["state"]["patternProperties"].contains("^on_.+$"));
   CHECK(defs["state"]["properties"]["action_type"]["enum"] ==
-        ll::json::array({"shell", "prompt", "slash_command"}));
-  CHECK(defs["evaluate"]["properties"]["type"]["enum"].size() == 12);
+        ll::json::array({"shell", "prompt", "slash_command", "mcp_tool"}));
+  CHECK(defs["evaluate"]["properties"]["type"]["enum"].size() == 13);
   CHECK(defs["state"]["properties"]["retry"]["type"] == "array");
   CHECK(defs["state"]["properties"]["catch"]["type"] == "object");
   CHECK(defs["evaluate"]["properties"]["max_stall"]["type"] == "integer");

@@ -25,9 +25,8 @@ struct foreign_key {
 };
 
 /// Keys of the little-loops plugin whose behaviour this engine does not provide.
-inline constexpr std::array<foreign_key, 9> plugin_keys{{
+inline constexpr std::array<foreign_key, 8> plugin_keys{{
     {"worktree", "per-state git worktree delegation"},
-    {"params", "MCP tool arguments"},
     {"default_idle_timeout", "the default idle timeout of actions"},
     {"host_guard", "host guards"},
     {"prompt_size_guard", "prompt size guards"},
@@ -38,9 +37,7 @@ inline constexpr std::array<foreign_key, 9> plugin_keys{{
 }};
 
 /// Values of `type:`/`action_type:` that belong to the plugin.
-inline constexpr std::array<foreign_key, 4> plugin_values{{
-    {"mcp_tool", "MCP tool actions"},
-    {"mcp_result", "the MCP result evaluator"},
+inline constexpr std::array<foreign_key, 2> plugin_values{{
     {"comparator", "the comparator evaluator"},
     {"contract", "the contract evaluator"},
 }};

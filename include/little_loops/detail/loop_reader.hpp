@@ -363,6 +363,9 @@ inline bool read_state_field(state_config& state, const std::string& key, const 
     if (auto v = read_bool(field, field_path, out)) state.context_passthrough = *v;
   } else if (key == "output") {
     read_value_table(field, field_path, state.output, out);
+  } else if (key == "params") {  // an mcp_tool action's arguments: strings are templates
+    if (expect_object(field, field_path, out) && check_value_tree(field, field_path, out))
+      state.host.params = field;
   } else if (read_state_plugin_field(state, key, field, field_path, out)) {
     // type, throttle, on_throttle_hard, learning (state_plugin_fields.hpp)
   } else if (read_test_guard(state.guards, key, field, field_path, out)) {
