@@ -379,7 +379,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   // The host's runner and evaluator: an exception from either is the `error` verdict with
   // what it said (design §3.4), never an exception out of step().
   expected<action_result, error> call_runner(const action_request& req) {
-    return detail::call_host<action_result>([&] { return runner_.run(req); },
+    return detail::call_host<action_result>([&] { return runner_.run(this->in_working_dir(req)); },
                                             errc::action_failed, "the action runner");
   }
 

@@ -5,6 +5,7 @@
 #include <little_loops/child_loops.hpp>
 #include <little_loops/config.hpp>
 #include <little_loops/executor_clock.hpp>
+#include <little_loops/expected.hpp>
 #include <little_loops/guards.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/output_signal.hpp>
@@ -17,6 +18,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
@@ -68,6 +70,14 @@ struct executor_options {
   std::function<prepatch_verdict(const prepatch_request&)> prepatch_checker;
   /// The branch a patch is measured from: its merge base with HEAD, else the branch itself.
   std::string prepatch_base_branch = "main";
+  /// `worktree:` of a sub-loop state: attaches a scratch git worktree to the existing branch
+  /// `branch` and returns its path, where the child's actions and probes run (or why it
+  /// could not). It may adjust the child's context (ll-loop anchors a relative `run_dir` to
+  /// the main tree). Unset: such a state's verdict is `error`.
+  std::function<expected<std::string, std::string>(std::string_view branch, json& child_context)>
+      attach_worktree;
+  /// Removes a worktree attach_worktree() made (its branch stays).
+  std::function<void(std::string_view path)> detach_worktree;
 };
 
 /// The default error classifier: `timeout` (the runner timed the action out), `signal` (it

@@ -62,7 +62,7 @@ inline json key_value_schema(std::string_view key) {
       {"max_stall", "integer"},    {"history_file", "string"},  {"epsilon", "number"},
       {"track", "array"},          {"max_repeat", "integer"},
       {"loop", "string"},          {"with", "object"},          {"output", "object"},
-      {"context_passthrough", "boolean"}};
+      {"context_passthrough", "boolean"}, {"worktree", "string"}};
   if (key == "type") return enum_schema<evaluator_type>();
   if (key == "operator") return enum_schema<comparison_op>();
   if (key == "direction") return enum_schema<convergence_direction>();

@@ -32,9 +32,12 @@ struct action_request {
   /// Cancellation: when stop is requested the runner stops the action and reports
   /// `cancelled`.
   std::stop_token stop;
-  /// A read-only query of a stall evaluator (`git diff --stat …`, `cat` of a history file),
-  /// not the state's action: a simulating host may answer it without a turn of its script.
+  /// A query the executor makes on its own, not the state's action: a stall evaluator's
+  /// (`git diff --stat …`, `cat` of a history file) or a test guard's (listing, hashing,
+  /// restoring test files). A simulating host may answer it without a turn of its script.
   bool probe = false;
+  /// The directory to run in (empty: the runner's own): a sub-loop's worktree.
+  std::string_view working_dir{};
 };
 
 /// What an ActionRunner reports back.

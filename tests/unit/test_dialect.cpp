@@ -511,9 +511,9 @@ TEST_SUITE("dialect") {
 
   TEST_CASE("plugin keys are errors naming the plugin; with_ gets a did-you-mean") {
     const std::string tail = std::string(", ") + std::string(done);
-    CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", "worktree": true})" + tail)) ==
-          "plugin-key: key \"worktree\" belongs to the little-loops plugin (per-state git worktree "
-          "delegation); this engine does not provide it");
+    CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", "host_guard": true})" + tail)) ==
+          "plugin-key: key \"host_guard\" belongs to the little-loops plugin (host guards); this "
+          "engine does not provide it");
     for (const char* key : {"learning", "throttle", "agent", "session_mode", "pruning_profile"})
       CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", ")" + std::string(key) + R"(": 1})" + tail))
                 .starts_with("plugin-key"));

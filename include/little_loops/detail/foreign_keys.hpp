@@ -25,8 +25,7 @@ struct foreign_key {
 };
 
 /// Keys of the little-loops plugin whose behaviour this engine does not provide.
-inline constexpr std::array<foreign_key, 15> plugin_keys{{
-    {"worktree", "per-state git worktree delegation"},
+inline constexpr std::array<foreign_key, 14> plugin_keys{{
     {"learning", "learning states"},
     {"throttle", "per-visit tool-call throttling"},
     {"on_throttle_hard", "the throttle's hard-limit route"},

@@ -131,6 +131,8 @@ class posix_process_runner {
                               std::string(request.state)});
 
     detail::process_request proc = detail::make_process_request(*this, request.stop);
+    const std::string working_dir(request.working_dir);  // a sub-loop's worktree
+    if (!working_dir.empty()) proc.working_directory = working_dir.c_str();
     proc.argv.reserve(prefix->size() + 1);
     proc.argv.assign(prefix->begin(), prefix->end());
     proc.argv.emplace_back(request.text);
