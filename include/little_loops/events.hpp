@@ -163,7 +163,8 @@ struct loop_complete_event {
 /// `retry` (the state runs again after `delay_ms`; `attempt` counts this failure's retries,
 /// `waited_ms` the time waited for it so far), `catch` (a failure of `error_class` went to
 /// `target`), `wait` (a per-state `backoff`), `cycle_detected` (`max_edge_revisits`) or
-/// `stall_detected` (`circuit`; `target` is `abort` or the recovery state).
+/// `stall_detected` (`circuit`; `target` is `abort` or the recovery state) or
+/// `rate_limit_storm` (after a rate limit's retries were spent `attempt` times in a row).
 struct resilience_event {
   static constexpr std::string_view name = "resilience";
   event_time ts;

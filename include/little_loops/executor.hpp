@@ -460,7 +460,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
                                        const action_result* action) {
     auto d = detail::decide_resilience(resilience_, *loop_, current_, action, result_eval_.verdict, options_);
     if constexpr (emits_events)
-      if (!d.event.kind.empty()) emit(detail::stamped(d.event, wall(), st.name, d.target, d.error_class));
+      for (const resilience_event* e : d.reported()) if (e) emit(detail::stamped(*e, wall(), st.name, d.target, d.error_class));
     auto routed = detail::resilience_route(d, *loop_, route_reason_);
     auto next = routed ? std::move(*routed) : choose_next(st, ctx);
     auto cycle = next ? resilience_.take_edge(*loop_, current_, *next) : std::nullopt;

@@ -81,7 +81,8 @@ struct executor_options {
 };
 
 /// The default error classifier: `timeout` (the runner timed the action out), `signal` (it
-/// was killed), nothing for exit 0, else by the reference's patterns in the output and
+/// was killed), nothing for exit 0, `infra` for exit 143 after a stream-json `result` event
+/// (the reference's infra teardown), else by the reference's patterns in the output and
 /// stderr (lower-cased): `rate_limit` (429, quota, usage limit, too many requests),
 /// `network` (connection refused or reset, DNS, 502–504), `auth` (401, 403, unauthorized,
 /// invalid API key), `api_error` (internal server error, overloaded, 529, "api error"),
@@ -90,6 +91,7 @@ inline std::string default_error_class(const action_result& a) {
   if (a.timed_out) return "timeout";
   if (a.signal != 0) return "signal";
   if (a.exit_code == 0) return {};
+  if (detail::is_infra_teardown(a.exit_code, a.output)) return "infra";
   return std::string(detail::error_class_of(a.output, a.stderr_output));
 }
 
