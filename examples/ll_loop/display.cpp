@@ -557,6 +557,7 @@ void progress_display::show(const ll::guard_event& e) {
                         e.reverted != 0 ? fmt::format(", {} reverted", e.reverted) : std::string());
   else if (!e.verdict.empty())
     what += fmt::format(" ({}): {}", e.policy, e.verdict);
+  if (!e.branch.empty()) what += fmt::format(": {} at {}", e.branch, e.path);
   if (!e.message.empty()) what += ": " + std::string(e.message);
   if (!e.target.empty()) what += " \u2192 " + std::string(e.target);
   put("       {} {}\n", style_.yellow("!"), one_line(terminal_safe(what), 200));

@@ -163,7 +163,8 @@ struct loop_complete_event {
 /// `retry` (the state runs again after `delay_ms`; `attempt` counts this failure's retries,
 /// `waited_ms` the time waited for it so far), `catch` (a failure of `error_class` went to
 /// `target`), `wait` (a per-state `backoff`), `cycle_detected` (`max_edge_revisits`) or
-/// `stall_detected` (`circuit`; `target` is `abort` or the recovery state).
+/// `stall_detected` (`circuit`; `target` is `abort` or the recovery state) or
+/// `rate_limit_storm` (after a rate limit's retries were spent `attempt` times in a row).
 struct resilience_event {
   static constexpr std::string_view name = "resilience";
   event_time ts;
@@ -213,8 +214,9 @@ struct learning_event {
 /// `guard {state, kind, ...}`: a test guard or a sub-loop worktree acted (design §6.3).
 /// `kind` is `tamper_guard` (test files changed while the state ran: `findings` of them,
 /// `reverted` restored, `passed` as the policy judged), `prepatch_check_flagged` (the host
-/// found the patch's tests passing before it too; policy `fail` or `warn`), or `sub_loop_worktree_attached` / `_detached` / `_error`
-/// (`message`: the branch, or what failed). `target`: where a `fail` policy sends the run.
+/// found the patch's tests passing before it too; policy `fail` or `warn`), or
+/// `sub_loop_worktree_attached` / `_detached` / `_error` (a sub-loop state's worktree:
+/// `branch`, `path`; `message`: what failed). `target`: where a `fail` policy sends the run.
 struct guard_event {
   static constexpr std::string_view name = "guard";
   event_time ts;
@@ -227,6 +229,8 @@ struct guard_event {
   std::string_view verdict;
   std::string_view target;
   std::string_view message;
+  std::string_view branch{};  ///< a worktree's branch
+  std::string_view path{};    ///< a worktree's directory
   std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
@@ -502,6 +506,8 @@ inline void write_event(W& w, const guard_event& e) {
   }
   if (!e.verdict.empty()) w.string("verdict", e.verdict);
   if (!e.target.empty()) w.string("target", e.target);
+  if (!e.branch.empty()) w.string("branch", e.branch);
+  if (!e.path.empty()) w.string("path", e.path);
   if (!e.message.empty()) w.string("message", e.message);
 }
 

@@ -383,7 +383,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   // The host's runner and evaluator: an exception from either is the `error` verdict with
   // what it said (design §3.4), never an exception out of step().
   expected<action_result, error> call_runner(const action_request& req) {
-    return detail::call_host<action_result>([&] { return runner_.run(req); },
+    return detail::call_host<action_result>([&] { return runner_.run(this->in_working_dir(req)); },
                                             errc::action_failed, "the action runner");
   }
 
@@ -467,7 +467,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
                                        const action_result* action) {
     auto d = detail::decide_resilience(resilience_, *loop_, current_, action, result_eval_.verdict, options_);
     if constexpr (emits_events)
-      if (!d.event.kind.empty()) emit(detail::stamped(d.event, wall(), st.name, d.target, d.error_class));
+      for (const resilience_event* e : d.reported()) if (e) emit(detail::stamped(*e, wall(), st.name, d.target, d.error_class));
     auto routed = detail::resilience_route(d, *loop_, route_reason_);
     auto next = routed ? std::move(*routed) : choose_next(st, ctx);
     auto cycle = next ? resilience_.take_edge(*loop_, current_, *next) : std::nullopt;

@@ -63,7 +63,8 @@ inline json key_value_schema(std::string_view key) {
       {"track", "array"},          {"max_repeat", "integer"},
       {"loop", "string"},          {"with", "object"},          {"output", "object"},
       {"context_passthrough", "boolean"}, {"agent", "string"},  {"params", "object"},
-      {"suppress_catalog", "boolean"}, {"suppress_claude_md", "boolean"}};
+      {"suppress_catalog", "boolean"}, {"suppress_claude_md", "boolean"},
+      {"worktree", "string"}};
   if (key == "type") return enum_schema<evaluator_type>();
   if (key == "operator") return enum_schema<comparison_op>();
   if (key == "direction") return enum_schema<convergence_direction>();

@@ -208,9 +208,12 @@ inline std::string render_evaluator(const fsm_loop& loop, const state_config& s)
   return out;
 }
 
-/// `[loop: <child>]` (the name as written, a template included).
+/// `[loop: <child>]` (the name as written, a template included), with `, worktree: <branch>`
+/// when the child runs in a worktree.
 inline std::string subloop_mark(const state_config& s) {
-  return "[loop: " + render_visible(s.loop ? *s.loop : std::string()) + "]";
+  std::string mark = "[loop: " + render_visible(s.loop ? *s.loop : std::string());
+  if (s.worktree) mark += ", worktree: " + render_visible(*s.worktree);
+  return mark + "]";
 }
 
 /// States whose verdict decides where the loop goes: an explicit `evaluate`, or an action

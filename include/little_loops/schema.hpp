@@ -190,6 +190,9 @@ struct state_config {
   ordered_table<std::string, json> with;
   /// The child starts from the parent's context and captures (its own `context:` wins).
   bool context_passthrough = false;
+  /// `worktree:` of a sub-loop state: a branch-name template; the child's actions run in a
+  /// scratch git worktree the host attaches to that existing branch (rendered empty: none).
+  std::optional<std::string> worktree{};
   /// `output:` of a terminal state: values (strings are templates) rendered when a run ends
   /// there; a parent reads them as `${captured.<state>.output.<key>}`.
   ordered_table<std::string, json> output;
@@ -522,6 +525,7 @@ inline void to_json(json& j, const state_config& s) {
   };
   if (!s.with.empty()) j["with"] = table(s.with);
   if (s.context_passthrough) j["context_passthrough"] = true;
+  if (s.worktree) j["worktree"] = *s.worktree;
   if (!s.output.empty()) j["output"] = table(s.output);
   detail::write_state_resilience(j, s.resilience);
   detail::write_state_plugins(j, s);

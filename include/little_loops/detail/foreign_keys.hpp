@@ -25,8 +25,7 @@ struct foreign_key {
 };
 
 /// Keys of the little-loops plugin whose behaviour this engine does not provide.
-inline constexpr std::array<foreign_key, 8> plugin_keys{{
-    {"worktree", "per-state git worktree delegation"},
+inline constexpr std::array<foreign_key, 7> plugin_keys{{
     {"default_idle_timeout", "the default idle timeout of actions"},
     {"host_guard", "host guards"},
     {"prompt_size_guard", "prompt size guards"},

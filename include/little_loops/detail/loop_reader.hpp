@@ -37,13 +37,14 @@ inline constexpr std::array<std::string_view, 17> evaluate_keys{
     "uncertain_suffix",   "source",         "previous",         "direction",
     "line",   "key",      "error_patterns"};
 
-inline constexpr std::array<std::string_view, 31> state_keys{
+inline constexpr std::array<std::string_view, 32> state_keys{
     "action",  "action_type", "evaluate",    "route",      "next",       "terminal",
     "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
     "on_error", "on_yes",     "on_no",       "on_partial", "on_blocked", "description",
     "max_retries", "on_retry_exhausted", "retryable_exit_codes",
     "loop", "with", "context_passthrough", "output",
-    "type", "throttle", "on_throttle_hard", "learning", "tamper_guard", "prepatch_check"};
+    "type", "throttle", "on_throttle_hard", "learning", "tamper_guard", "prepatch_check",
+    "worktree"};
 
 inline constexpr std::array<std::string_view, 26> loop_keys{
     "name",    "description",    "initial", "states", "context",    "scope",
@@ -359,6 +360,8 @@ inline bool read_state_field(state_config& state, const std::string& key, const 
     read_subloop_name(field, field_path, state, out);
   } else if (key == "with") {
     read_value_table(field, field_path, state.with, out);
+  } else if (key == "worktree") {
+    if (auto v = read_string(field, field_path, out)) state.worktree = std::move(*v);
   } else if (key == "context_passthrough") {
     if (auto v = read_bool(field, field_path, out)) state.context_passthrough = *v;
   } else if (key == "output") {

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -57,7 +58,18 @@ struct resilience_decision {
   double delay = 0;          ///< seconds to wait first (retry)
   resilience_event event{};  ///< what to report (ts left to the executor)
   std::string error_class;   ///< the failure's class (event.error_class views it)
+  /// `rate_limit_storm`: the rate-limit retries of the last states were spent this many
+  /// times in a row (reported after `event`).
+  std::optional<resilience_event> storm{};
+
+  /// The events to report, in order (null entries: none).
+  [[nodiscard]] std::array<const resilience_event*, 2> reported() const noexcept {
+    return {event.kind.empty() ? nullptr : &event, storm ? &*storm : nullptr};
+  }
 };
+
+/// Consecutive rate-limit exhaustions that make a storm (the reference's threshold).
+inline constexpr int rate_limit_storm_threshold = 3;
 
 class resilience_memory {
  public:
@@ -72,6 +84,7 @@ class resilience_memory {
 
   void clear() {
     pending_wait_ = 0;
+    rate_limit_exhaustions_ = 0;
     stalls.clear();
     records_.clear();
     edges_.clear();
@@ -123,6 +136,25 @@ class resilience_memory {
       break;  // the reference waits out the last step of its ladder, then gives up
     }
     return give_up(set, name, error_class, rec, d);
+  }
+
+  /// Counts the rate-limit exhaustions in a row (a result of another kind than a
+  /// rate limit, an API error, an infra teardown or an auth failure ends the row, as the
+  /// reference); from the threshold on, `d` reports a `rate_limit_storm` too.
+  void note_rate_limit(std::string_view error_class, resilience_decision& d) {
+    if (error_class != "rate_limit" && error_class != "api_error" && error_class != "infra" &&
+        error_class != "auth") {
+      rate_limit_exhaustions_ = 0;
+      return;
+    }
+    const bool spent = d.what == resilience_decision::kind::caught ||
+                       d.what == resilience_decision::kind::exhausted;
+    if (error_class != "rate_limit" || !spent) return;
+    if (++rate_limit_exhaustions_ < rate_limit_storm_threshold) return;
+    d.storm.emplace();
+    d.storm->kind = "rate_limit_storm";
+    d.storm->attempt = rate_limit_exhaustions_;
+    d.storm->error_class = "rate_limit";
   }
 
   // ---- max_edge_revisits ----
@@ -190,9 +222,10 @@ class resilience_memory {
   [[nodiscard]] json to_json(const compiled_loop& loop) const {
     json stall = stalls.to_json();
     if (records_.empty() && edges_.empty() && window_.empty() && recurrent_.empty() &&
-        stall.is_null() && pending_wait_ == 0)
+        stall.is_null() && pending_wait_ == 0 && rate_limit_exhaustions_ == 0)
       return nullptr;
     json out = json::object();
+    if (rate_limit_exhaustions_ > 0) out["rate_limit_exhaustions"] = rate_limit_exhaustions_;
     if (pending_wait_ > 0) out["pending_wait"] = number_json(pending_wait_);
     if (!stall.is_null()) out["stall"] = std::move(stall);
     if (!records_.empty()) {
@@ -220,6 +253,8 @@ class resilience_memory {
     clear();
     if (!j.is_object()) return;
     if (const auto st = j.find("stall"); st != j.end()) stalls.restore(*st);
+    if (const auto n = j.find("rate_limit_exhaustions"); n != j.end() && n->is_number_integer())
+      rate_limit_exhaustions_ = std::max(0, n->get<int>());
     if (const auto w = j.find("pending_wait"); w != j.end() && w->is_number())
       pending_wait_ = std::clamp(w->get<double>(), 0.0, max_seconds);
     if (const auto r = j.find("retries"); r != j.end() && r->is_object())
@@ -314,6 +349,7 @@ class resilience_memory {
   std::string message_;
   std::optional<std::mt19937_64> engine_;
   double pending_wait_ = 0;
+  int rate_limit_exhaustions_ = 0;  // in a row (note_rate_limit)
 };
 
 /// The circuit, then `retry:`/`catch:`, after `state` gave `verdict` (design §6.6). `action`
@@ -333,6 +369,7 @@ inline resilience_decision decide_resilience(resilience_memory& memory, const co
   }
   if (!action) return {};
   auto d = memory.after_result(loop, state, error_class, code, options.random_source);
+  memory.note_rate_limit(error_class, d);
   d.error_class = error_class;  // the event views it
   memory.wait_before_next(d.delay);
   return d;

@@ -202,6 +202,7 @@ struct template_checker {
     for (const auto& [verdict, target] : state.on) check(target, member_path(base, "on_" + verdict));
     if (state.evaluate) check_evaluator(*state.evaluate, join_path(base, "evaluate"));
     if (state.loop) check(*state.loop, join_path(base, "loop"));
+    if (state.worktree) check(*state.worktree, join_path(base, "worktree"));
     for (const auto& [key, value] : state.with) check_value(value, member_path(join_path(base, "with"), key));
     for (const auto& [key, value] : state.output)
       check_value(value, member_path(join_path(base, "output"), key));

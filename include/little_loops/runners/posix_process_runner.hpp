@@ -147,6 +147,8 @@ class posix_process_runner {
                               std::string(request.state)});
 
     detail::process_request proc = detail::make_process_request(*this, request.stop);
+    const std::string working_dir(request.working_dir);  // a sub-loop's worktree
+    if (!working_dir.empty()) proc.working_directory = working_dir.c_str();
     proc.argv.reserve(prefix->size() + 3);
     proc.argv.assign(prefix->begin(), prefix->end());
     const bool prompt = request.kind == action_kind::prompt || request.kind == action_kind::slash_command;
