@@ -163,6 +163,7 @@ int verb_validate(const parsed_args& args) {
                     {"llm_actions", llm_action_notes(loop)},
                     {"policies", ll::render_policies_json(loop)},
                     {"guards", ll::render_guards_json(loop)},
+                    {"host", ll::render_host_settings_json(loop)},
                     {"diagnostics", diagnostics_json(loaded->diagnostics, &loaded->positions)}};
     out.update(ll::render_plugin_states_json(loop));  // throttle (and learning states)
     fmt::print("{}\n", json_text(out, 2));

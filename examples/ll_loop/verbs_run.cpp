@@ -1104,6 +1104,10 @@ class simulation_runner {
       fmt::print("    [SIMULATED] Would execute ({}): {}\n",
                  request.kind == ll::action_kind::shell ? "shell command" : "slash command",
                  one_line(request.text, 200));
+    if (print_ && !request.agent.empty())
+      fmt::print("    [SIMULATED] Agent: {}\n", one_line(request.agent, 80));
+    if (print_ && !request.automation_profile.empty())
+      fmt::print("    [SIMULATED] Automation profile: {}\n", one_line(request.automation_profile, 80));
     if (has_responses_) {
       auto scripted = script_.run(request);  // keeps the script's own counters in step
       if (script_.last_call_scripted() || has_default_) return scripted;

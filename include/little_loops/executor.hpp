@@ -6,6 +6,7 @@
 #include <little_loops/concepts.hpp>
 #include <little_loops/config.hpp>
 #include <little_loops/detail/host_calls.hpp>
+#include <little_loops/detail/host_requests.hpp>
 #include <little_loops/detail/failure_type.hpp>
 #include <little_loops/detail/guard_steps.hpp>
 #include <little_loops/detail/output_signal_scan.hpp>
@@ -154,7 +155,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     // Its own storage, not snapshot_view()'s: const callers may run at once.
     std::vector<std::pair<std::string_view, double>> convergence;
     little_loops::snapshot s = this->running_view(convergence).materialize();
-    s.counters = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_));
+    s.counters = session_.into(detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_)));
     if (!this->frames_.empty()) this->stack_into(s);  // the top loop's, the frames below it
     return s;
   }
@@ -166,7 +167,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
     if (!this->frames_.empty()) return this->stack_view();  // inside a child: copies
     little_loops::snapshot_view v = this->running_view(convergence_view_);
-    counters_view_ = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_));
+    counters_view_ = session_.into(detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_)));
     if (!counters_view_.is_null()) v.counters = &counters_view_;
     return v;
   }
@@ -414,15 +415,14 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
       if (!r) return conclude_unrunnable(st, ctx, "interpolation", std::move(r.error().message));
       text = action_text_;
     }
-    const action_kind kind = !st.kind_from_rendered ? st.kind
-                             : is_slash_command_text(text) ? action_kind::slash_command
-                                                           : action_kind::shell;
-    if constexpr (emits_events)
-      emit(action_start_event{wall(), st.name, text, kind != action_kind::shell});
     action_request& req = request_;  // a member: its stop token is not copied per step
+    req.kind = !st.kind_from_rendered ? st.kind
+               : is_slash_command_text(text) ? action_kind::slash_command : action_kind::shell;
+    text = detail::prepare_host_request(req, loop_->loop(), *st.config, session_, text, action_text_);
+    if constexpr (emits_events)
+      emit(action_start_event{wall(), st.name, text, req.kind != action_kind::shell});
     req.state = st.name;
     req.text = text;
-    req.kind = kind;
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
     this->enter_guards(st);  // design §6.3
@@ -456,6 +456,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     if (action && !options_.signals.empty())
       signal = detail::find_output_signal(history_.prev()->output, options_.signals);
     if (signal && signal->kind == signal_kind::error) return fail_by_signal(st, signal->payload);
+    if (action) session_.leave(request_.kind, loop_->loop(), *st.config, *action, signal);
     move_on(st, signal, guarded ? detail::route_outcome(*guarded) : resilient_next(st, ctx, action));
   }
 
@@ -689,6 +690,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   std::string target_text_;
   detail::retry_counters counters_;   // max_retries, cannot_judge holds, full passes
   detail::resilience_memory resilience_;  // retry attempts, edge counts, circuit, stalls
+  detail::session_chain session_;        // the pending summary of session_mode: continue
   int retry_code_ = -1;               // the exit code retryable_exit_codes sees
   std::string_view route_reason_;     // the reason of the next route event
   action_request request_;  // reused per action (keeps one stop token)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <little_loops/config.hpp>
+#include <little_loops/detail/host_render.hpp>
 #include <little_loops/detail/json_path.hpp>
 #include <little_loops/detail/plugin_state_render.hpp>
 #include <little_loops/detail/resilience_policy.hpp>
@@ -379,8 +380,18 @@ inline std::string render_preview(const fsm_loop& loop) {
   out += detail::plugin_states_text(loop);
   out += detail::learning_text(loop);
   out += detail::render_guards(loop);
+  if (const auto host = detail::host_setting_lines(loop); !host.empty()) {
+    out += "Host settings:\n";
+    for (const auto& [name, items] : host)
+      out += "  " + detail::render_visible(name) + ": " + detail::render_visible(items) + "\n";
+  }
   return out;
 }
+
+/// What each state asks of the host, as JSON (`ll-loop validate --json`): `{states: {name:
+/// {agent, pruning_profile, automation_profile, session_mode, params}}}`, each as it takes
+/// effect (the state's own setting, else the loop's), states asking nothing left out.
+inline json render_host_settings_json(const fsm_loop& loop) { return detail::host_settings_json(loop); }
 
 /// The retry, catch, backoff, edge-cap and circuit policies `loop` runs with, as JSON
 /// (`ll-loop validate --json`): `{states: {name: {retry, catch, backoff}}, max_edge_revisits,

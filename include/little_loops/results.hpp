@@ -32,6 +32,11 @@ struct action_request {
   /// Cancellation: when stop is requested the runner stops the action and reports
   /// `cancelled`.
   std::stop_token stop;
+  /// Prompt actions: the state's `agent:`, which the host hands its agent CLI (empty: none).
+  std::string_view agent{};
+  /// Prompt actions: the name of the enabled `pruning_profile:` the state runs under (empty:
+  /// none); the host sets `LL_AUTOMATION=1` and `LL_AUTOMATION_PROFILE=<name>` for it.
+  std::string_view automation_profile{};
   /// A read-only query of a stall evaluator (`git diff --stat …`, `cat` of a history file),
   /// not the state's action: a simulating host may answer it without a turn of its script.
   bool probe = false;

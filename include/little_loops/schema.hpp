@@ -6,12 +6,14 @@
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
 #include <little_loops/guards.hpp>
+#include <little_loops/host_settings.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/learning.hpp>
 #include <little_loops/resilience.hpp>
 #include <little_loops/throttle.hpp>
 #include <little_loops/detail/json_fields.hpp>
 #include <little_loops/detail/guard_fields.hpp>
+#include <little_loops/detail/host_fields.hpp>
 #include <little_loops/detail/resilience_fields.hpp>
 #include <little_loops/detail/schema_enums.hpp>
 #include <little_loops/detail/strings.hpp>
@@ -196,6 +198,7 @@ struct state_config {
   std::optional<std::string> on_throttle_hard;  ///< where the throttle's hard limit goes
   std::optional<learning_config> learning;      ///< `learning:` of a `type: learning` state
   test_guards guards;           ///< tamper_guard, prepatch_check (override the loop's)
+  state_host_settings host;     ///< agent:, pruning_profile:, session_mode:, params:
 
   friend bool operator==(const state_config&, const state_config&) = default;
 };
@@ -251,6 +254,7 @@ struct fsm_loop {
   ordered_table<std::string, bool> lint_flags;
   loop_resilience resilience;  ///< max_edge_revisits, circuit
   test_guards guards;          ///< tamper_guard, prepatch_check: every state's default
+  loop_host_settings host;     ///< pruning_profile:, session_mode: (the states' defaults)
 
   friend bool operator==(const fsm_loop&, const fsm_loop&) = default;
 };
@@ -519,6 +523,7 @@ inline void to_json(json& j, const state_config& s) {
   detail::write_state_resilience(j, s.resilience);
   detail::write_state_plugins(j, s);
   detail::write_test_guards(j, s.guards);
+  detail::write_state_host(j, s.host);
 }
 
 /// Only the fields that differ from the defaults (an empty object when all are default).
@@ -575,6 +580,7 @@ inline void to_json(json& j, const fsm_loop& loop) {
   for (const auto& [flag, on] : loop.lint_flags) j[flag] = on;
   detail::write_loop_resilience(j, loop.resilience);
   detail::write_test_guards(j, loop.guards);
+  detail::write_loop_host(j, loop.host);
 }
 
 LITTLE_LOOPS_NAMESPACE_END

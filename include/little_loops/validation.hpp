@@ -6,6 +6,7 @@
 #include <little_loops/detail/numbers.hpp>
 #include <little_loops/detail/paradigm_origins.hpp>
 #include <little_loops/detail/strings.hpp>
+#include <little_loops/detail/host_rules.hpp>
 #include <little_loops/detail/validation_rules.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/evaluators/output_contains.hpp>
@@ -87,10 +88,14 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `input-key-unguarded` | warning | input_key other than `input` without required_inputs |
 /// | `unknown-tamper-guard` | warning | tamper_guard not revert, fail or allow (the guard is off) |
 /// | `unknown-prepatch-check` | warning | prepatch_check not fail, warn or allow (the guard is off) |
+/// | `unused-state-field` (host keys) | warning | `agent`, `pruning_profile` or `session_mode` on a state that runs no prompt action |
+/// | `pruning-profile-catalog` | warning | a `/ll:` skill action under a profile with `suppress_catalog: true` |
+/// | `pruning-profile-missing` | warning | a `/ll:` skill action under no pruning profile |
+/// | `session-mode-evaluator` | warning | an llm_structured state with session_mode `continue` |
 ///
 /// A lint flag of the reference set to true (`capture_reachability_ok`, `partial_route_ok`,
 /// `unsafe_context_interpolation_ok`, `terminal_action_ok`, `tamper_guard_ok`,
-/// `prepatch_check_ok`) drops the warning of the same
+/// `prepatch_check_ok`, `pruning_profile_ok`, `session_mode_ok`) drops the warning of the same
 /// meaning (detail::lint_flag_codes); errors stay.
 ///
 /// With `keep`, every template that parses is kept there, so compiling the loop does not parse
@@ -106,6 +111,7 @@ inline diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr
   for (const auto& [name, state] : loop.states)
     detail::check_test_guards(state.guards, detail::member_path("states", name), out);
   detail::check_loop_settings(loop, index, out);
+  detail::check_host_settings(loop, out);
   detail::check_reachability(loop, index, out);
 
   // ---- template rules (interpolation.hpp) ----------------------------------------------

@@ -514,7 +514,7 @@ TEST_SUITE("dialect") {
     CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", "worktree": true})" + tail)) ==
           "plugin-key: key \"worktree\" belongs to the little-loops plugin (per-state git worktree "
           "delegation); this engine does not provide it");
-    for (const char* key : {"agent", "session_mode", "pruning_profile"})
+    for (const char* key : {"default_idle_timeout", "host_guard"})
       CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", ")" + std::string(key) + R"(": 1})" + tail))
                 .starts_with("plugin-key"));
     CHECK(first_error(doc(R"("a": {"action": "x", "next": "done"})" + tail, R"("host_guard": true, )"))

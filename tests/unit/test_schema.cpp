@@ -80,6 +80,10 @@ TEST_CASE("the JSON Schema names the keys the loader accepts, in both dialects")
   CHECK(defs["loop"]["properties"]["dialect"]["enum"] == ll::json::array({"seed", "current"}));
   CHECK(defs["llm"]["properties"].contains("max_tokens"));
   CHECK_FALSE(defs["state"]["properties"].contains("worktree"));  // a plugin key is an error
+  CHECK(defs["state"]["properties"]["agent"]["type"] == "string");
+  CHECK(defs["state"]["properties"]["session_mode"]["enum"] == ll::json::array({"fresh", "continue"}));
+  CHECK(defs["loop"]["properties"]["pruning_profile"]["properties"]["suppress_catalog"]["type"] == "boolean");
+  CHECK(defs["loop"]["properties"]["pruning_profile"]["additionalProperties"] == false);
 }
 
 TEST_CASE("enum names round-trip through to_string and the parse helpers") {

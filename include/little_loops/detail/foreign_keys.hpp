@@ -25,11 +25,8 @@ struct foreign_key {
 };
 
 /// Keys of the little-loops plugin whose behaviour this engine does not provide.
-inline constexpr std::array<foreign_key, 12> plugin_keys{{
+inline constexpr std::array<foreign_key, 9> plugin_keys{{
     {"worktree", "per-state git worktree delegation"},
-    {"session_mode", "agent session continuity"},
-    {"pruning_profile", "context pruning profiles"},
-    {"agent", "agent selection for prompt actions"},
     {"params", "MCP tool arguments"},
     {"default_idle_timeout", "the default idle timeout of actions"},
     {"host_guard", "host guards"},
@@ -59,6 +56,10 @@ inline constexpr std::array<std::string_view, 16> resilience_keys{
     "rate_limit_backoff_base_seconds", "rate_limit_max_wait_seconds",
     "rate_limit_long_wait_ladder", "scope", "max_stall", "history_file", "epsilon", "track",
     "max_repeat", "max_edge_revisits", "circuit"};
+
+/// The host keys (host_fields.hpp reads them): candidates for "did you mean".
+inline constexpr std::array<std::string_view, 4> host_keys{"agent", "pruning_profile",
+                                                           "session_mode", "params"};
 
 /// The reference's lint-suppression flags: loop-level booleans, accepted and kept.
 inline constexpr std::array<std::string_view, 21> lint_flag_keys{
@@ -110,6 +111,7 @@ void report_foreign_key(diagnostics& out, std::string_view base, std::string_vie
     std::string hint = did_you_mean(key, candidates);
     if (hint.empty()) hint = did_you_mean(key, composition_keys);
     if (hint.empty()) hint = did_you_mean(key, resilience_keys);
+    if (hint.empty()) hint = did_you_mean(key, host_keys);
     message += hint;
     report(out, member_path(base, key), "unknown-key", std::move(message));
   }

@@ -22,6 +22,7 @@
 
 #include <little_loops/compiled_loop.hpp>
 #include <little_loops/config.hpp>
+#include <little_loops/detail/host_requests.hpp>
 #include <little_loops/detail/resilience_runtime.hpp>
 #include <little_loops/detail/retry_counters.hpp>
 #include <little_loops/detail/run_history.hpp>
@@ -123,6 +124,7 @@ inline void start_memory(run_history& m, const frame_start_values&) { m.clear();
 inline void start_memory(convergence_memory& m, const frame_start_values& v) { m.clear(v.loop.states().size()); }
 inline void start_memory(retry_counters& m, const frame_start_values&) { m.clear(); }
 inline void start_memory(resilience_memory& m, const frame_start_values&) { m.clear(); }
+inline void start_memory(session_chain& m, const frame_start_values&) { m.clear(); }
 
 inline void restore_memory(captured_map& m, const frame_restore_values& v) { m = captured_map(v.from.captured); }
 inline void restore_memory(run_history& m, const frame_restore_values& v) { m.restore(v.from); }
@@ -131,6 +133,7 @@ inline void restore_memory(retry_counters& m, const frame_restore_values& v) { m
 inline void restore_memory(resilience_memory& m, const frame_restore_values& v) {
   m.restore(v.from.counters.is_object() ? v.from.counters.value("resilience", json()) : json(), v.loop);
 }
+inline void restore_memory(session_chain& m, const frame_restore_values& v) { m.restore(v.from.counters); }
 
 inline void view_memory(const captured_map& m, const frame_view_values& v) { v.out.captured = &m; }
 inline void view_memory(const run_history& m, const frame_view_values& v) {
@@ -147,6 +150,10 @@ inline void view_memory(const retry_counters& m, const frame_view_values& v) {
 }
 inline void view_memory(const resilience_memory& m, const frame_view_values& v) {
   if (v.counters != nullptr) *v.counters = with_resilience(std::move(*v.counters), m.to_json(v.loop));
+}
+// The session chain's pending summary joins the counters' JSON (listed after resilience).
+inline void view_memory(const session_chain& m, const frame_view_values& v) {
+  if (v.counters != nullptr) *v.counters = m.into(std::move(*v.counters));
 }
 
 /// Starts the running loop's members (the parked frame's are not touched): the loop and its

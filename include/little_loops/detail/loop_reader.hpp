@@ -11,6 +11,7 @@
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
 #include <little_loops/detail/foreign_keys.hpp>
+#include <little_loops/detail/host_fields.hpp>
 #include <little_loops/detail/json_fields.hpp>
 #include <little_loops/detail/schema_enums.hpp>
 #include <little_loops/detail/state_plugin_fields.hpp>
@@ -368,6 +369,8 @@ inline bool read_state_field(state_config& state, const std::string& key, const 
     // tamper_guard, prepatch_check (guard_fields.hpp)
   } else if (read_state_resilience(state.resilience, key, field, field_path, out)) {
     // retry:, catch:, backoff, the rate-limit keys (resilience_fields.hpp)
+  } else if (read_state_host(state.host, key, field, field_path, out)) {
+    // agent:, pruning_profile:, session_mode: (host_fields.hpp)
   } else if (key.size() > 3 && key.compare(0, 3, "on_") == 0) {
     if (!is_valid_utf8(key)) {
       report(out, field_path, "invalid-utf8", "key is not valid UTF-8");
@@ -567,6 +570,8 @@ inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& 
     // tamper_guard, prepatch_check (guard_fields.hpp)
   } else if (read_loop_resilience(loop.resilience, key, field, field_path, out)) {
     // max_edge_revisits, circuit (resilience_fields.hpp)
+  } else if (read_loop_host(loop.host, key, field, field_path, out)) {
+    // pruning_profile:, session_mode: (host_fields.hpp)
   } else if (key == "paradigm") {
     // Provenance only: any string is kept, as the original's FSMLoop keeps it (a spec
     // naming an unknown paradigm, without `initial`, is refused by compile_paradigm).

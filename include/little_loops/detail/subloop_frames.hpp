@@ -12,6 +12,7 @@
 #include <little_loops/config.hpp>
 #include <little_loops/detail/frame_members.hpp>
 #include <little_loops/detail/resilience_runtime.hpp>
+#include <little_loops/detail/host_requests.hpp>
 #include <little_loops/detail/retry_counters.hpp>
 #include <little_loops/detail/run_history.hpp>
 #include <little_loops/detail/subloop_calls.hpp>
@@ -48,6 +49,7 @@ struct parked_frame {
   convergence_memory convergence;
   retry_counters counters;
   resilience_memory resilience;
+  session_chain session;
   std::int64_t elapsed_offset_ms = 0;
   std::chrono::steady_clock::time_point start{};
   std::optional<std::chrono::steady_clock::time_point> deadline;
@@ -88,6 +90,7 @@ class subloop_frames {
     v.memory(ex.convergence_, f.convergence);
     v.memory(ex.counters_, f.counters);
     v.memory(ex.resilience_, f.resilience);  // after counters_: it joins their JSON
+    v.memory(ex.session_, f.session);        // after resilience_: it joins the counters too
     v.elapsed(ex.elapsed_offset_ms_, f.elapsed_offset_ms);
     v.cleared(ex.deadline_, f.deadline);
     v.limit(ex.timeout_ms_, f.timeout_ms);

@@ -569,8 +569,11 @@ inline void check_loop_metadata(const fsm_loop& loop, diagnostics& out) {
 
 /// Warnings silenced by the reference's lint-suppression flags (flag → our code of the same
 /// meaning). A flag never silences an error.
-inline constexpr std::array<std::pair<std::string_view, std::string_view>, 6> lint_flag_codes{{
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 9> lint_flag_codes{{
     {"capture_reachability_ok", "template-unknown-capture"},
+    {"pruning_profile_ok", "pruning-profile-catalog"},
+    {"pruning_profile_ok", "pruning-profile-missing"},
+    {"session_mode_ok", "session-mode-evaluator"},
     {"partial_route_ok", "classify-no-default"},
     {"unsafe_context_interpolation_ok", "template-unquoted-context"},
     {"terminal_action_ok", "terminal-action"},
