@@ -5,8 +5,8 @@
 #include <little_loops/config.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
-#include <little_loops/host_settings.hpp>
 #include <little_loops/guards.hpp>
+#include <little_loops/host_settings.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/learning.hpp>
 #include <little_loops/resilience.hpp>

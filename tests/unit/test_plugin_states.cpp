@@ -366,6 +366,25 @@ TEST_SUITE("learning states") {
     CHECK(said);
   }
 
+  TEST_CASE("learning: an exploration carries the learning state's agent, not another's") {
+    std::vector<std::string> agents;
+    ll::scripted_runner runner;
+    runner.on_call([&agents](const ll::action_request& r) { agents.emplace_back(r.agent); });
+    runner.otherwise(exit_with(0));
+    ll::executor_options opts;
+    opts.learning_registry = [](std::string_view) -> ll::expected<ll::learning_status, ll::error> {
+      return ll::learning_status::missing;
+    };
+    auto ex = ll::make_executor(compiled(R"({"name": "l", "initial": "ask", "states": {
+        "ask": {"action": "/ll:fix x", "agent": "reviewer", "next": "learn"},
+        "learn": {"type": "learning", "learning": {"targets": ["A"], "max_retries": 1},
+                  "agent": "explorer", "on_yes": "done", "on_no": "done"},
+        "done": {"terminal": true}}})"),
+                                runner, ll::default_evaluator{}, ll::null_event_sink{}, opts);
+    CHECK(ex->run().final_state == "done");
+    CHECK(agents == std::vector<std::string>{"reviewer", "explorer"});
+  }
+
   TEST_CASE("learning: the slug of a target is the reference's") {
     CHECK(ll::learning_slug("Anthropic SDK streaming") == "anthropic-sdk-streaming");
     CHECK(ll::learning_slug("  @anthropic-ai/sdk tool_use -- v2 ") == "anthropic-aisdk-tool_use-v2");

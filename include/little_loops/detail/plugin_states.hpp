@@ -13,6 +13,7 @@
 #include <little_loops/compiled_loop.hpp>
 #include <little_loops/config.hpp>
 #include <little_loops/detail/host_calls.hpp>
+#include <little_loops/detail/host_requests.hpp>
 #include <little_loops/detail/learning_plan.hpp>
 #include <little_loops/detail/routing.hpp>
 #include <little_loops/error.hpp>
@@ -146,16 +147,19 @@ class plugin_states {
     return *r;
   }
 
-  // `/ll:explore-api <target>` through the runner, as a slash command; its result is only
-  // reported. False when the run ended in it (cancelled, out of time).
+  // `/ll:explore-api <target>` through the runner, as a slash command with the state's host
+  // settings (agent:, pruning_profile:, session_mode:); its result is only reported. False when the run ended in it (cancelled, out of time).
   bool explore(const compiled_state& st, const std::string& target) {
     Executor& ex = executor();
-    const std::string text = "/ll:explore-api " + target;
-    if constexpr (Executor::emits_events) ex.emit(action_start_event{ex.wall(), st.name, text, true});
+    const std::string command = "/ll:explore-api " + target;
     action_request& req = ex.request_;
+    req.kind = action_kind::slash_command;
+    // The state's agent and profile, as for any prompt action (none left from another state).
+    const std::string_view text = prepare_host_request(req, ex.loop_->loop(), *st.config, ex.session_,
+                                                       command, ex.action_text_);
+    if constexpr (Executor::emits_events) ex.emit(action_start_event{ex.wall(), st.name, text, true});
     req.state = st.name;
     req.text = text;
-    req.kind = action_kind::slash_command;
     req.timeout = st.timeout ? st.timeout : ex.options_.default_action_timeout;
     req.deadline = ex.deadline_;
     auto res = ex.call_runner(req);
