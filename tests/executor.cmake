@@ -12,7 +12,9 @@ little_loops_add_suite(test_executor FILES
   unit/test_scripted_runner.cpp
   unit/test_subloops.cpp
   unit/test_resilience_run.cpp
-  unit/test_guards.cpp)
+  unit/test_plugin_states.cpp
+  unit/test_guards.cpp
+  unit/test_host_requests.cpp)
 
 # Compile-fail tests (style.md §3.11): each file violates one concept; the test builds it and
 # passes only when the compiler output matches the file's `// expected error: <regex>` line.

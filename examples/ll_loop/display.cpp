@@ -5,6 +5,7 @@
 #include <little_loops/results.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -222,6 +223,34 @@ std::string format_duration_short(std::int64_t ms) {
   if (ms < 1000) return fmt::format("{}ms", ms);
   if (ms < 60000) return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000.0);
   return fmt::format("{}m {}s", ms / 60000, (ms % 60000) / 1000);
+}
+
+std::string throttle_line(const ll::throttle_event& e) {
+  std::string line = fmt::format("{}: {} ran {} actions in this visit", e.name, e.state, e.count);
+  if (e.name == "throttle_warn")
+    line += fmt::format(" (warn_max {}, hard_max {})", e.warn_max, e.hard_max);
+  else if (e.name == "throttle_hard")
+    line += fmt::format(" (hard_max {}) \u2192 {}", e.hard_max, e.next.empty() ? "no target: goes on" : e.next);
+  else
+    line += fmt::format(" (beyond hard_max {}): the run ends", e.hard_max);
+  return one_line(line, 200);
+}
+
+std::string learning_line(const ll::learning_event& e) {
+  std::string line;
+  if (e.name == "learning_target_proven")
+    line = fmt::format("proven: {}", e.target);
+  else if (e.name == "learning_target_stale")
+    line = fmt::format("stale ({}): {}", e.detail, e.target);
+  else if (e.name == "learning_explore_invoked")
+    line = fmt::format("exploring {} (attempt {})", e.target, e.attempt);
+  else if (e.name == "learning_target_refuted")
+    line = fmt::format("refuted: {}", e.target);
+  else if (e.name == "learning_blocked")
+    line = fmt::format("blocked on {} ({})", e.target, e.detail);
+  else
+    line = fmt::format("complete: {}", e.targets != nullptr ? fmt::format("{}", fmt::join(*e.targets, ", ")) : "");
+  return one_line(line, 200);
 }
 
 std::string one_line(std::string_view raw, std::size_t max) {
@@ -508,6 +537,16 @@ void progress_display::show(const ll::resilience_event& e) {
     what += ": " + std::string(e.message);
   if (!e.target.empty() && e.kind != "retry") what += " \u2192 " + std::string(e.target);
   put("       {} {}\n", style_.yellow("\u21bb"), one_line(terminal_safe(what), 200));
+}
+
+void progress_display::show(const ll::throttle_event& e) {
+  flush_pending_action();
+  put("       {} {}\n", style_.yellow("!"), throttle_line(e));
+}
+
+void progress_display::show(const ll::learning_event& e) {
+  flush_pending_action();
+  put("       {} {}\n", style_.dim("\u2022"), learning_line(e));
 }
 
 void progress_display::show(const ll::guard_event& e) {

@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 
 namespace ll_loop {
 
-void apply_positional_input(ll::fsm_loop& loop, const std::string& input, const ll::json& overrides) {
+std::vector<std::string> apply_positional_input(ll::fsm_loop& loop, const std::string& input,
+                                                const ll::json& overrides) {
   const ll::json parsed = ll::json::parse(input, nullptr, false);
   std::vector<std::string> dropped;
   bool matched = false;
@@ -32,13 +33,15 @@ void apply_positional_input(ll::fsm_loop& loop, const std::string& input, const 
       if (!overrides.contains(it.key())) loop.context[it.key()] = it.value();
     }
   }
-  if (matched) {
-    if (!dropped.empty())
-      say_warning(fmt::format("input keys not in the loop's context were ignored: {}",
-                              fmt::join(dropped, ", ")));
-    return;
-  }
+  if (matched) return dropped;
   if (!overrides.contains(loop.input_key)) loop.context[loop.input_key] = input;
+  return {};
+}
+
+void warn_dropped_input_keys(const std::vector<std::string>& dropped) {
+  if (!dropped.empty())
+    say_warning(fmt::format("input keys not in the loop's context were ignored: {}",
+                            fmt::join(dropped, ", ")));
 }
 
 bool check_required_inputs(const ll::fsm_loop& loop, std::string_view verb, std::string_view shown_name) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ll_loop {
 
@@ -15,9 +16,13 @@ namespace ll_loop {
 /// whose keys the context already has sets those keys (JSON values; the other keys are
 /// dropped, with a warning on stderr); anything else (other JSON, a JSON object with no
 /// known key, plain text) becomes `context[input_key]` as written. Keys in `overrides`
-/// (`--context`) are left alone: they win.
-void apply_positional_input(little_loops::fsm_loop& loop, const std::string& input,
-                            const little_loops::json& overrides);
+/// (`--context`) are left alone: they win. Returns the dropped keys, for
+/// warn_dropped_input_keys() once the loop has loaded.
+std::vector<std::string> apply_positional_input(little_loops::fsm_loop& loop, const std::string& input,
+                                                const little_loops::json& overrides);
+
+/// The warning (stderr) for the input keys apply_positional_input() dropped, if any.
+void warn_dropped_input_keys(const std::vector<std::string>& dropped);
 
 /// False, after saying which, when a `required_inputs` key is missing or empty (absent,
 /// null, false, 0, "", [] or {}).

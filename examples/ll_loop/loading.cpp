@@ -82,7 +82,8 @@ ll::expected<ll::json, std::string> parse_context_overrides(const std::vector<st
 }
 
 ll::expected<loaded_loop, load_failure> load_loop_file(const fs::path& path,
-                                                       const ll::json& context_overrides) {
+                                                       const ll::json& context_overrides,
+                                                       const loop_adjustment& adjust) {
   loaded_loop out;
   std::error_code ec;
   out.path = fs::absolute(path, ec);
@@ -114,29 +115,31 @@ ll::expected<loaded_loop, load_failure> load_loop_file(const fs::path& path,
     out.paradigm = p.is_string() ? p.get<std::string>() : std::string("?");
   }
   // Composition (from:, flow:, import:, fragment:) into one document, whose positions name
-  // the file each value came from; then compile_paradigm: paradigm specs are compiled,
-  // plain loops parsed strictly; both validated, once. A loop with an error-level finding
-  // is refused there.
+  // the file each value came from; then the pipeline's stages, each once: the draft (a
+  // paradigm spec compiled, a plain loop read strictly), the verb's changes (the context
+  // overrides, then `adjust`), the validation (a loop with an error-level finding is
+  // refused there; a spec's findings are at the spec's paths) and the compile.
   ll::file_resolver resolver(loop_search_path());
   out.positions.set_file_name(source->positions.file_name());
   auto composed = ll::compose_loop(std::move(*source), resolver, &out.positions);
   if (!composed) return fail(std::move(composed.error()), load_failure::kind::invalid);
   out.parameters = std::move(composed->parameters);
-  ll::diagnostics warnings;
-  auto parsed = ll::compile_paradigm(composed->document, &warnings);
-  if (!parsed) return fail(ll::annotate_error(std::move(parsed.error()), out.positions),
-                           load_failure::kind::invalid);
-  out.loop = std::move(*parsed);
-  // The findings are about the loop's own paths: a plain loop's warnings are validate()'s;
-  // a paradigm spec's are mapped to the spec's paths (and joined by the spec's own), so its
-  // compiled loop's findings are asked for. The context plays no part in validation, so the
-  // overrides are merged afterwards.
-  out.diagnostics = std::move(composed->warnings);
-  ll::diagnostics found = out.paradigm.empty() ? std::move(warnings) : ll::validate(out.loop);
-  out.diagnostics.insert(out.diagnostics.end(), found.begin(), found.end());
+  auto draft = ll::draft_paradigm(composed->document);
+  if (!draft) return fail(ll::annotate_error(std::move(draft.error()), out.positions),
+                          load_failure::kind::invalid);
   if (context_overrides.is_object())
     for (auto it = context_overrides.begin(); it != context_overrides.end(); ++it)
-      out.loop.context[it.key()] = it.value();
+      draft->loop().context[it.key()] = it.value();
+  if (adjust) adjust(draft->loop());
+  auto validated = ll::validate_loop(std::move(*draft));
+  if (!validated) return fail(ll::annotate_error(std::move(validated.error()), out.positions),
+                              load_failure::kind::invalid);
+  out.diagnostics = std::move(composed->warnings);
+  out.diagnostics.insert(out.diagnostics.end(), validated->warnings().begin(), validated->warnings().end());
+  auto compiled = ll::compiled_loop::compile(std::move(*validated));
+  if (!compiled) return fail(ll::annotate_error(std::move(compiled.error()), out.positions),
+                             load_failure::kind::invalid);
+  out.compiled = std::move(*compiled);
   return out;
 }
 
@@ -168,7 +171,8 @@ std::string non_regular_kind(const fs::path& path) {
 }
 
 ll::expected<loaded_loop, load_failure> load_loop(std::string_view name_or_path,
-                                                  const ll::json& context_overrides) {
+                                                  const ll::json& context_overrides,
+                                                  const loop_adjustment& adjust) {
   auto path = resolve_loop_path(name_or_path);
   if (!path) {
     load_failure f;
@@ -194,7 +198,7 @@ ll::expected<loaded_loop, load_failure> load_loop(std::string_view name_or_path,
     }
     return ll::unexpected(std::move(f));
   }
-  return load_loop_file(*path, context_overrides);
+  return load_loop_file(*path, context_overrides, adjust);
 }
 
 void report_load_failure(const load_failure& failure, std::string_view shown_name,

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <little_loops/compiled_loop.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/executor_options.hpp>
 #include <little_loops/expected.hpp>
@@ -12,6 +13,8 @@
 #include <little_loops/yaml_loader.hpp>
 
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,9 +42,10 @@ std::optional<fs::path> resolve_loop_path(std::string_view name_or_path,
 /// `initial` (a loop compiled earlier keeps its `paradigm` as provenance).
 bool is_paradigm_document(const ll::json& doc);
 
-/// A loop ready to run: parsed (or compiled from a paradigm) and validated.
+/// A loop ready to run: parsed (or compiled from a paradigm), changed by the verb, validated
+/// once and compiled.
 struct loaded_loop {
-  ll::fsm_loop loop;
+  std::shared_ptr<const ll::compiled_loop> compiled;
   fs::path path;                ///< absolute path of the file (journaled, for `resume`)
   fs::path shown_path;          ///< the path as typed, or as resolved from a name (messages)
   ll::json document;            ///< the document as read (before composition)
@@ -49,6 +53,9 @@ struct loaded_loop {
   std::string paradigm;         ///< "" for a hand-written loop
   ll::diagnostics diagnostics;  ///< validation findings (warnings when the load succeeded)
   ll::source_map positions;  ///< file:line:col of every value (for messages)
+
+  /// The loop definition.
+  [[nodiscard]] const ll::fsm_loop& loop() const { return compiled->loop(); }
 
   /// `file:line:col: warning: path: message` for a finding of this loop.
   [[nodiscard]] std::string describe(const ll::diagnostic& d) const {
@@ -91,14 +98,21 @@ struct load_failure {
 /// "a path that cannot be looked at (why)"); "" when it is a regular file or not there.
 std::string non_regular_kind(const fs::path& path);
 
-/// Resolves, reads, compiles (paradigms) and validates a loop, validating it once.
-/// `context_overrides` are merged into the loop's context (validation does not depend on it).
+/// What a verb changes in the loop before its one validation (`--max-iterations`, `--no-llm`,
+/// an input, `test`'s one step): validation judges the loop that runs.
+using loop_adjustment = std::function<void(ll::fsm_loop&)>;
+
+/// Resolves, reads and compiles (paradigms) a loop, merges `context_overrides` into its
+/// context and applies `adjust`, then validates it, once, and compiles it. A finding that
+/// the overrides cause is placed (file:line:col) as any other.
 ll::expected<loaded_loop, load_failure> load_loop(std::string_view name_or_path,
-                                                  const ll::json& context_overrides = {});
+                                                  const ll::json& context_overrides = {},
+                                                  const loop_adjustment& adjust = {});
 
 /// Loads a loop from an already resolved path.
 ll::expected<loaded_loop, load_failure> load_loop_file(const fs::path& path,
-                                                       const ll::json& context_overrides = {});
+                                                       const ll::json& context_overrides = {},
+                                                       const loop_adjustment& adjust = {});
 
 /// How the first line of an invalid-loop report reads.
 enum class failure_wording {

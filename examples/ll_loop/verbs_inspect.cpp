@@ -146,7 +146,7 @@ int verb_validate(const parsed_args& args) {
     report_load_failure(f, name, failure_wording::is_invalid);
     return exit_failed;
   }
-  const ll::fsm_loop& loop = loaded->loop;
+  const ll::fsm_loop& loop = loaded->loop();
   if (as_json) {
     ll::json states = ll::json::array();
     for (const auto& [state_name, state] : loop.states) states.push_back(state_name);
@@ -163,7 +163,9 @@ int verb_validate(const parsed_args& args) {
                     {"llm_actions", llm_action_notes(loop)},
                     {"policies", ll::render_policies_json(loop)},
                     {"guards", ll::render_guards_json(loop)},
+                    {"host", ll::render_host_settings_json(loop)},
                     {"diagnostics", diagnostics_json(loaded->diagnostics, &loaded->positions)}};
+    out.update(ll::render_plugin_states_json(loop));  // throttle (and learning states)
     fmt::print("{}\n", json_text(out, 2));
     return exit_ok;
   }
@@ -257,7 +259,7 @@ int verb_show(const parsed_args& args) {
     report_load_failure(loaded.error(), name);
     return exit_failed;
   }
-  const ll::fsm_loop& loop = loaded->loop;
+  const ll::fsm_loop& loop = loaded->loop();
   const std::string format = args.value("format").value_or("text");
   if (format == "dot") {
     fmt::print("{}", ll::render_dot(loop));

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 #include "display.hpp"
 #include "inputs.hpp"
+#include "learning_registry.hpp"
 #include "loading.hpp"
 #include "verbs.hpp"
 
@@ -282,6 +283,22 @@ struct run_settings {
   std::string run_dir;                ///< `.loops/runs/<instance>/`, kept across resumes
 };
 
+/// What `run` and `resume` change in the loop before its validation: `--max-iterations`
+/// and `--no-llm`. True when `--no-llm` turned off an LLM the loop enables.
+bool apply_run_settings(ll::fsm_loop& loop, const run_settings& s) {
+  if (s.max_iterations) loop.max_iterations = static_cast<int>(*s.max_iterations);
+  const bool turned_off = s.no_llm && loop.llm.enabled;
+  if (s.no_llm) loop.llm.enabled = false;
+  return turned_off;
+}
+
+/// The load's warnings (stderr); without `llm-disabled` when `--no-llm` caused it.
+void say_load_warnings(const loaded_loop& loaded, bool llm_turned_off) {
+  for (const auto& d : loaded.diagnostics)
+    if (d.level == ll::severity::warning && !(llm_turned_off && d.code == "llm-disabled"))
+      say_warning(d.path.empty() ? d.message : fmt::format("{}: {}", d.path, d.message));
+}
+
 int exit_code_for(const ll::execution_result& r) {
   if (r.terminated_by == ll::termination::terminal) return r.failure ? exit_failure_terminal : exit_ok;
   return exit_failed;
@@ -525,7 +542,7 @@ ll::command_judge_options judge_options(const run_settings& s, std::stop_token s
 /// reuses unless it is given its own.
 ll::journal_record initial_record(const run_settings& s, const std::string& run_id) {
   ll::journal_record record;
-  record.name = s.loaded.loop.name;
+  record.name = s.loaded.loop().name;
   record.pid = static_cast<long>(::getpid());
   record.loop_path = s.loaded.path.string();
   record.started_at = s.started_at;
@@ -558,14 +575,14 @@ std::optional<pid_t> spawn_handoff_session(ll::loop_journal& journal, const run_
   if (auto closed = journal.close(); !closed) say_warning(fmt::format("journal: {}", ll::to_string(closed.error())));
   if (s.no_llm) {  // the session would be an LLM agent
     say_warning(fmt::format("on_handoff: spawn: no session started (--no-llm); resume with: ll-loop "
-                            "resume {}", s.loaded.loop.name));
+                            "resume {}", s.loaded.loop().name));
     return std::nullopt;
   }
   std::vector<std::string> command = s.prompt_command ? *s.prompt_command : ll::posix_runner_options{}.prompt_command;
   // As the original: an unattended session does not get the default's permission bypass
   // (a --prompt-command given is used as it is).
   if (!s.prompt_command) std::erase(command, std::string("--dangerously-skip-permissions"));
-  const std::string& name = s.loaded.loop.name;
+  const std::string& name = s.loaded.loop().name;
   auto spawned = spawn_continuation(command, name, result.signal_payload);
   if (!spawned) {
     say_error(fmt::format("on_handoff: spawn: {}", spawned.error()));
@@ -583,7 +600,7 @@ std::optional<pid_t> spawn_handoff_session(ll::loop_journal& journal, const run_
 void report_run(const run_settings& s, const ll::execution_result& result, const ll::journal_record& record,
                 const style& out_style, std::optional<pid_t> continuation_pid, const failed_action& failed) {
   if (s.as_json) {
-    ll::json out = result_json(result, ll::dialect_of(s.loaded.loop));
+    ll::json out = result_json(result, ll::dialect_of(s.loaded.loop()));
     out["failure"] = result.failure;
     out["status"] = record.status;
     if (failed.seen)
@@ -594,7 +611,7 @@ void report_run(const run_settings& s, const ll::execution_result& result, const
     fmt::print("{}\n", json_text(out, 2));
   } else if (!s.quiet) {
     say("");
-    print_run_summary(result, record.current_state, s.loaded.loop.name, s.resume_from.has_value(),
+    print_run_summary(result, record.current_state, s.loaded.loop().name, s.resume_from.has_value(),
                       out_style, continuation_pid);
   }
 }
@@ -637,8 +654,8 @@ struct run_hooks {
  private:
   void started() {
     if (!s.quiet && !s.as_json && !s.resume_from) {
-      say(fmt::format("Running loop: {}", out_style.bold(s.loaded.loop.name)));
-      say(fmt::format("Max iterations: {}", s.loaded.loop.max_iterations));
+      say(fmt::format("Running loop: {}", out_style.bold(s.loaded.loop().name)));
+      say(fmt::format("Max iterations: {}", s.loaded.loop().max_iterations));
       if (s.no_llm) say("--no-llm: prompt and slash-command actions are not run");
       say("");
     }
@@ -649,9 +666,7 @@ struct run_hooks {
 };
 
 int execute(run_settings& s) {
-  ll::fsm_loop& loop = s.loaded.loop;
-  if (s.max_iterations) loop.max_iterations = static_cast<int>(*s.max_iterations);
-  if (s.no_llm) loop.llm.enabled = false;
+  const ll::fsm_loop& loop = s.loaded.loop();
   // Refuse to run the same loop twice at once.
   if (running_elsewhere(s.journal_dir, loop.name)) return exit_failed;
 
@@ -680,6 +695,7 @@ int execute(run_settings& s) {
   if (s.run_dir.empty()) s.run_dir = make_run_dir(loop, false);
   ll::executor_options options;
   options.injected_context = injected_context(loop, s.run_dir);
+  options.learning_registry = learning_registry_here();
   give_worktrees(options, runner);
   child_loops children;
   children.give_to(options, s.loaded.path);
@@ -695,11 +711,7 @@ int execute(run_settings& s) {
   display.set_verbose(s.verbose);
   failed_action failed;
   run_sink sink(journal, display_forward{(s.quiet || s.as_json) ? nullptr : &display, &failed});
-  auto made = ll::make_executor(loop, runner, evaluator, sink, std::move(options));
-  if (!made) {
-    report_load_failure(failure_of(made.error(), s.loaded), s.shown_name);
-    return exit_failed;
-  }
+  auto made = ll::make_executor(s.loaded.compiled, runner, evaluator, sink, std::move(options));
   if (s.resume_from) {
     if (auto ok = made->resume(*s.resume_from); !ok) {
       say_error(fmt::format("Cannot resume {}: {}", loop.name, ok.error().message));
@@ -857,7 +869,13 @@ int verb_run(const parsed_args& args) {
     return exit_usage;
   }
   const bool chatty = !s.quiet && !s.as_json;
-  auto loaded = load_loop(s.shown_name, s.context_overrides);
+  std::vector<std::string> dropped_input;
+  bool llm_turned_off = false;
+  auto loaded = load_loop(s.shown_name, s.context_overrides, [&](ll::fsm_loop& loop) {
+    if (args.positionals.size() > 1)
+      dropped_input = apply_positional_input(loop, args.positional(1), s.context_overrides);
+    llm_turned_off = apply_run_settings(loop, s);
+  });
   // As in the Python original, the compile is announced before it happens (so the line also
   // precedes a compile error), with the path as typed or as resolved from a name.
   if (chatty && !(loaded ? loaded->paradigm : loaded.error().paradigm).empty())
@@ -867,16 +885,12 @@ int verb_run(const parsed_args& args) {
     report_load_failure(loaded.error(), s.shown_name);
     return exit_failed;
   }
-  for (const auto& d : loaded->diagnostics)
-    if (d.level == ll::severity::warning && chatty)
-      say_warning(d.path.empty() ? d.message : fmt::format("{}: {}", d.path, d.message));
-  if (args.positionals.size() > 1)
-    apply_positional_input(loaded->loop, args.positional(1), s.context_overrides);
-  if (!check_required_inputs(loaded->loop, "run", s.shown_name)) return exit_failed;
+  if (chatty) say_load_warnings(*loaded, llm_turned_off);
+  warn_dropped_input_keys(dropped_input);
+  if (!check_required_inputs(loaded->loop(), "run", s.shown_name)) return exit_failed;
   if (dry_run) {
     // The plan shows the loop as it would run: --max-iterations applies (as in the original).
-    if (s.max_iterations) loaded->loop.max_iterations = static_cast<int>(*s.max_iterations);
-    print_execution_plan(loaded->loop);
+    print_execution_plan(loaded->loop());
     return exit_ok;
   }
   s.loaded = std::move(*loaded);
@@ -954,8 +968,8 @@ std::optional<ll::journal_record> find_resume_record(const run_settings& s) {
       report_load_failure(loop.error(), s.shown_name);
       return std::nullopt;
     }
-    if (loop->loop.name != s.shown_name) {
-      auto by_name = ll::load_journal(s.journal_dir, loop->loop.name);
+    if (loop->loop().name != s.shown_name) {
+      auto by_name = ll::load_journal(s.journal_dir, loop->loop().name);
       if (by_name && by_name->has_value()) loaded_record = std::move(by_name);
     }
   }
@@ -1040,8 +1054,9 @@ void reuse_run_settings(run_settings& s, const ll::json& extra) {
 std::optional<loaded_loop> reload_loop(const ll::journal_record& record, const run_settings& s) {
   const bool chatty = !s.quiet && !s.as_json;
   const std::string shown_path = record.loop_path.empty() ? record.name : display_path(record.loop_path);
-  auto loaded = record.loop_path.empty() ? load_loop(shown_path, s.context_overrides)
-                                         : load_loop_file(shown_path, s.context_overrides);
+  const auto adjust = [&s](ll::fsm_loop& loop) { (void)apply_run_settings(loop, s); };
+  auto loaded = record.loop_path.empty() ? load_loop(shown_path, s.context_overrides, adjust)
+                                         : load_loop_file(shown_path, s.context_overrides, adjust);
   if (chatty && !(loaded ? loaded->paradigm : loaded.error().paradigm).empty())
     say(fmt::format("Auto-compiling paradigm file: {}", shown_path));
   if (!loaded) {
@@ -1084,14 +1099,14 @@ int verb_resume(const parsed_args& args) {
   reuse_run_settings(s, record->extra);
   auto loaded = reload_loop(*record, s);
   if (!loaded) return exit_failed;
-  if (stopped_at_cap(*record, s.max_iterations.value_or(loaded->loop.max_iterations), s.shown_name))
+  if (stopped_at_cap(*record, loaded->loop().max_iterations, s.shown_name))
     return exit_failed;
   if (record->status == ll::journal_status::handoff && !s.quiet && !s.as_json) {
     if (auto it = record->extra.find("continuation"); it != record->extra.end() && it->is_string())
       say(fmt::format("Resuming from context handoff (iteration {})...\nContext: {}\n",
                       record->iteration, one_line(it->get<std::string>(), 500)));
   }
-  if (!snap) snap = snapshot_from_original(*record, loaded->loop);
+  if (!snap) snap = snapshot_from_original(*record, loaded->loop());
   s.loaded = std::move(*loaded);
   s.resume_from = std::move(*snap);
   s.started_at = record->started_at;
@@ -1102,6 +1117,26 @@ int verb_resume(const parsed_args& args) {
 // simulate
 
 namespace {
+
+/// What a simulated action prints: `[simulated output for: ACTION]`, as the original's; an
+/// MCP tool call an empty response envelope with the call (`{"simulated": "SERVER/TOOL"}`),
+/// which mcp_result reads as the exit code says.
+std::string simulated_output(const ll::action_request& request) {
+  if (request.kind == ll::action_kind::mcp_tool)
+    return ll::json{{"simulated", std::string(request.text)}}.dump(-1, ' ', false, ll::json::error_handler_t::replace);
+  return fmt::format("[simulated output for: {}]", request.text);
+}
+
+/// What a simulated action is, in the trace.
+std::string_view simulated_kind(ll::action_kind kind) {
+  switch (kind) {
+    case ll::action_kind::shell: return "shell command";
+    case ll::action_kind::mcp_tool: return "MCP tool call";
+    case ll::action_kind::prompt:
+    case ll::action_kind::slash_command: break;
+  }
+  return "slash command";
+}
 
 /// Scripted exit codes of `--scenario` (call index is 0-based).
 int scenario_exit_code(std::string_view scenario, std::size_t index) {
@@ -1144,18 +1179,21 @@ class simulation_runner {
     }
     const std::size_t index = calls_++;
     if (print_)
-      fmt::print("    [SIMULATED] Would execute ({}): {}\n",
-                 request.kind == ll::action_kind::shell ? "shell command" : "slash command",
+      fmt::print("    [SIMULATED] Would execute ({}): {}\n", simulated_kind(request.kind),
                  one_line(request.text, 200));
+    if (print_ && request.kind == ll::action_kind::mcp_tool)
+      fmt::print("    [SIMULATED] Params: {}\n", one_line(request.params, 200));
+    if (print_ && !request.agent.empty())
+      fmt::print("    [SIMULATED] Agent: {}\n", one_line(request.agent, 80));
+    if (print_ && !request.automation_profile.empty())
+      fmt::print("    [SIMULATED] Automation profile: {}\n", one_line(request.automation_profile, 80));
     if (has_responses_) {
       auto scripted = script_.run(request);  // keeps the script's own counters in step
       if (script_.last_call_scripted() || has_default_) return scripted;
       if (!scenario_) return scripted;  // nothing matched: exit 0, no output
     }
     ll::action_result r;
-    constexpr std::string_view head = "[simulated output for: ";
-    r.output.reserve(head.size() + request.text.size() + 1);
-    r.output.append(head).append(request.text) += ']';
+    r.output = simulated_output(request);
     if (scenario_) {
       r.exit_code = scenario_exit_code(*scenario_, index);
       if (print_) fmt::print("    [AUTO] Result: {}\n", scenario_label(*scenario_, index));
@@ -1238,6 +1276,10 @@ struct simulation_sink {
               if (print) fmt::print("    Error ({}): {}\n", e.kind, one_line(e.message, 200));
             } else if constexpr (std::is_same_v<E, ll::resilience_event>) {
               if (print) print_resilience(e);
+            } else if constexpr (std::is_same_v<E, ll::throttle_event>) {
+              if (print) fmt::print("    Throttle: {}\n", throttle_line(e));
+            } else if constexpr (std::is_same_v<E, ll::learning_event>) {
+              if (print) fmt::print("    Learning: {}\n", learning_line(e));
             }
           },
           event);
@@ -1320,14 +1362,16 @@ struct events_output {
 };
 
 /// The iteration cap of a simulation: `--max-iterations`, else the loop's, at most 20.
-void limit_simulation(ll::fsm_loop& loop, std::optional<long long> max_iterations, bool quiet) {
+/// The loop's own cap when it was lowered to 20.
+std::optional<int> limit_simulation(ll::fsm_loop& loop, std::optional<long long> max_iterations) {
   if (max_iterations) {
     loop.max_iterations = static_cast<int>(*max_iterations);
   } else if (loop.max_iterations > 20) {
-    if (!quiet)
-      say(fmt::format("Limiting simulation to 20 iterations (loop config: {})", loop.max_iterations));
+    const int own = loop.max_iterations;
     loop.max_iterations = 20;
+    return own;
   }
+  return std::nullopt;
 }
 
 /// The `(...)` of the `=== SIMULATION: NAME (...) ===` header.
@@ -1383,15 +1427,22 @@ int verb_simulate(const parsed_args& args) {
   }
   run_settings limits;
   if (!read_max_iterations(args, limits)) return exit_usage;
-  auto loaded = load_loop(name, *overrides);
+  std::vector<std::string> dropped_input;
+  std::optional<int> limited_from;
+  auto loaded = load_loop(name, *overrides, [&](ll::fsm_loop& loop) {
+    if (args.positionals.size() > 1)
+      dropped_input = apply_positional_input(loop, args.positional(1), *overrides);
+    limited_from = limit_simulation(loop, limits.max_iterations);
+  });
   if (!loaded) {
     report_load_failure(loaded.error(), name);
     return exit_failed;
   }
-  ll::fsm_loop& loop = loaded->loop;
-  if (args.positionals.size() > 1) apply_positional_input(loop, args.positional(1), *overrides);
+  warn_dropped_input_keys(dropped_input);
+  const ll::fsm_loop& loop = loaded->loop();
   if (!check_required_inputs(loop, "simulate", name)) return exit_failed;
-  limit_simulation(loop, limits.max_iterations, quiet);
+  if (limited_from && !quiet)
+    say(fmt::format("Limiting simulation to 20 iterations (loop config: {})", *limited_from));
   const std::optional<std::string> responses_file = args.value("responses");
   std::optional<simulation_responses> responses;
   if (responses_file && !(responses = read_responses(*responses_file))) return exit_failed;
@@ -1408,6 +1459,7 @@ int verb_simulate(const parsed_args& args) {
   // routes like any other.
   ll::executor_options options;
   options.signals.clear();
+  options.learning_registry = learning_registry_here();  // read only, as a probe is
   options.injected_context = injected_context(loop, make_run_dir(loop, true));
   child_loops children;  // run for real, with the same scripted runner
   children.give_to(options, loaded->path);
@@ -1419,11 +1471,7 @@ int verb_simulate(const parsed_args& args) {
   simulation_clock clock;
   options.clock = &clock;
   options.random_source = [] { return 0.5; };  // jitter: the middle of its range, every time
-  auto made = ll::make_executor(loop, runner, evaluator, sink, std::move(options));
-  if (!made) {
-    report_load_failure(failure_of(made.error(), *loaded), name);
-    return exit_failed;
-  }
+  auto made = ll::make_executor(loaded->compiled, runner, evaluator, sink, std::move(options));
   if (!quiet)
     fmt::print("=== SIMULATION: {} ({}) ===\n", terminal_safe(loop.name),
                terminal_safe(simulation_mode(scenario, responses_file)));
@@ -1471,7 +1519,7 @@ class test_runner {
     }
     simulated_ = true;
     ll::action_result r;
-    r.output = fmt::format("[simulated output for: {}]", request.text);
+    r.output = simulated_output(request);
     r.exit_code = simulated_exit_code_;
     last_ = r;
     return r;
@@ -1695,7 +1743,9 @@ int verb_test(const parsed_args& args) {
     report_load_failure(loaded.error(), name);
     return exit_failed;
   }
-  ll::fsm_loop& loop = loaded->loop;
+  // The one-step loop derived from the loop as written (validated by the load, which
+  // refuses what `validate` refuses) is another loop: make_executor() checks it in turn.
+  ll::fsm_loop loop = loaded->loop();
   const std::string target = args.value("state").value_or(loop.initial);
   ll::state_config* state = find_test_state(loop, target);
   if (state == nullptr) return exit_failed;

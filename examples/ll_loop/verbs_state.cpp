@@ -60,7 +60,7 @@ std::string journal_name_of(const fs::path& dir, const std::string& name) {
   std::error_code ec;
   if (fs::exists(paths.state, ec) || fs::exists(paths.events, ec) || !resolve_loop_path(name)) return name;
   auto loop = load_loop(name, ll::json::object());
-  return loop && !loop->loop.name.empty() ? loop->loop.name : name;
+  return loop && !loop->loop().name.empty() ? loop->loop().name : name;
 }
 
 namespace {

@@ -70,9 +70,17 @@ struct compiled_state {
   std::optional<int> max_retries;          ///< direct self re-entries allowed
   std::optional<compiled_target> retry_exhausted;  ///< `on_retry_exhausted` (a state name)
   std::vector<int> retryable_exit_codes;   ///< exit codes `on_error` retries
+  /// The throttle counts this state's actions (throttle.hpp): every action state in the
+  /// current dialect, in the seed dialect one that writes `throttle:` or `on_throttle_hard`.
+  bool throttled = false;
+  bool throttle_exempt = false;                    ///< `type: learning`: never made to leave
+  throttle_limits throttle;                        ///< its thresholds
+  std::optional<compiled_target> throttle_hard;    ///< `on_throttle_hard` (a state name)
 
   /// True when the action runs as an LLM prompt (prompt or slash command).
-  [[nodiscard]] bool is_prompt() const noexcept { return kind != action_kind::shell; }
+  [[nodiscard]] bool is_prompt() const noexcept {
+    return kind == action_kind::prompt || kind == action_kind::slash_command;
+  }
 };
 
 /// @brief A loop compiled for execution: validated, every template and evaluator compiled,
@@ -250,6 +258,12 @@ class compiled_loop {
       s.retry_exhausted = static_target(*cfg.on_retry_exhausted, *cfg.on_retry_exhausted,
                                         base + ".on_retry_exhausted");
     s.retryable_exit_codes = cfg.retryable_exit_codes;
+    s.throttled = dialect_ == loop_dialect::current || cfg.throttle || cfg.on_throttle_hard;
+    s.throttle_exempt = cfg.type == "learning";
+    s.throttle = effective_throttle(cfg.throttle);
+    if (cfg.on_throttle_hard)
+      s.throttle_hard = static_target(*cfg.on_throttle_hard, *cfg.on_throttle_hard,
+                                      base + ".on_throttle_hard");
     // 0: the runner's default (seed 002); none: the loop's default_timeout, if any.
     const std::optional<double> timeout = cfg.timeout ? cfg.timeout : loop_.default_timeout;
     if (timeout && *timeout > 0)

@@ -36,7 +36,7 @@ enum class errc : int {
   action_failed = 403,      ///< the action runner could not run the action
   snapshot_mismatch = 404,  ///< a snapshot does not belong to this loop
   invalid_snapshot = 405,   ///< a snapshot document is malformed
-  cap_reached = 406,        ///< `max_edge_revisits` or the `circuit` ended the run
+  cap_reached = 406,        ///< `max_edge_revisits`, the `circuit` or a throttle ended the run
   // 5xx: host adapters
   io_error = 501,           ///< a file or process operation failed
 };

@@ -179,6 +179,38 @@ struct resilience_event {
   std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
+/// The throttle of a state acted (throttle.hpp; the reference's events): `throttle_warn
+/// {state, count, normal_max, warn_max, hard_max}` at warn_max, `throttle_hard {state, count,
+/// hard_max, next}` when the state leaves for `next`, `throttle_stop {state, count,
+/// hard_max}` when the run ends. `name` is one of the three.
+struct throttle_event {
+  std::string_view name = "throttle_warn";
+  event_time ts;
+  std::string_view state;
+  std::int64_t count = 0;
+  std::int64_t normal_max = 0;
+  std::int64_t warn_max = 0;
+  std::int64_t hard_max = 0;
+  std::string_view next;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
+};
+
+/// A learning state's progress (learning.hpp; the reference's events, `name` one of them):
+/// `learning_target_stale {state, target, cause}` (`missing` or `stale`),
+/// `learning_explore_invoked {state, target, attempt}`, `learning_target_refuted {state,
+/// target}`, `learning_target_proven {state, target}`, `learning_blocked {state, target,
+/// reason}` (`refuted` or `retries_exhausted`), `learning_complete {state, targets}`.
+struct learning_event {
+  std::string_view name = "learning_complete";
+  event_time ts;
+  std::string_view state;
+  std::string_view target;
+  std::string_view detail;  ///< `cause` (stale) or `reason` (blocked)
+  std::int64_t attempt = 0;
+  const std::vector<std::string>* targets = nullptr;  ///< learning_complete
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
+};
+
 /// `guard {state, kind, ...}`: a test guard or a sub-loop worktree acted (design §6.3).
 /// `kind` is `tamper_guard` (test files changed while the state ran: `findings` of them,
 /// `reverted` restored, `passed` as the policy judged), `prepatch_check_flagged` (the host
@@ -206,11 +238,12 @@ struct guard_event {
 using loop_event = std::variant<loop_start_event, loop_resume_event, state_enter_event,
                                 action_start_event, action_complete_event, evaluate_event,
                                 route_event, max_iterations_event, handoff_event, error_event,
-                                loop_complete_event, resilience_event, guard_event>;
+                                loop_complete_event, resilience_event, throttle_event,
+                                learning_event, guard_event>;
 
 /// The name of an event (`"loop_start"`, `"route"`, …): the JSON `event` field.
 inline std::string_view event_name(const loop_event& e) noexcept {
-  return std::visit([](const auto& ev) noexcept { return std::decay_t<decltype(ev)>::name; }, e);
+  return std::visit([](const auto& ev) noexcept { return std::string_view(ev.name); }, e);
 }
 
 /// The time stamp of an event.
@@ -430,6 +463,35 @@ inline void write_event(W& w, const resilience_event& e) {
   if (e.waited_ms != 0) w.integer("waited_ms", e.waited_ms);
   if (!e.target.empty()) w.string("target", e.target);
   if (!e.message.empty()) w.string("message", e.message);
+}
+
+template <class W>
+inline void write_event(W& w, const throttle_event& e) {
+  w.string("state", e.state);
+  w.integer("count", e.count);
+  if (e.name == "throttle_warn") {
+    w.integer("normal_max", e.normal_max);
+    w.integer("warn_max", e.warn_max);
+  }
+  w.integer("hard_max", e.hard_max);
+  if (e.name != "throttle_hard") return;
+  if (e.next.empty())
+    w.null("next");  // neither on_throttle_hard nor on_error: the state goes on
+  else
+    w.string("next", e.next);
+}
+
+template <class W>
+inline void write_event(W& w, const learning_event& e) {
+  w.string("state", e.state);
+  if (e.name == "learning_complete") {
+    w.value("targets", e.targets != nullptr ? json(*e.targets) : json::array());
+    return;
+  }
+  w.string("target", e.target);
+  if (e.name == "learning_target_stale") w.string("cause", e.detail);
+  if (e.name == "learning_blocked") w.string("reason", e.detail);
+  if (e.name == "learning_explore_invoked") w.integer("attempt", e.attempt);
 }
 
 template <class W>

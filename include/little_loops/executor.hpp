@@ -6,9 +6,11 @@
 #include <little_loops/concepts.hpp>
 #include <little_loops/config.hpp>
 #include <little_loops/detail/host_calls.hpp>
+#include <little_loops/detail/host_requests.hpp>
 #include <little_loops/detail/failure_type.hpp>
 #include <little_loops/detail/guard_steps.hpp>
 #include <little_loops/detail/output_signal_scan.hpp>
+#include <little_loops/detail/plugin_states.hpp>
 #include <little_loops/detail/resilience_runtime.hpp>
 #include <little_loops/detail/retry_counters.hpp>
 #include <little_loops/detail/routing.hpp>
@@ -66,10 +68,12 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// @tparam Sink an EventSink (default: null_event_sink, which costs nothing)
 template <ActionRunner Runner, Evaluator Eval = default_evaluator, EventSink Sink = null_event_sink>
 class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, Sink>>,
+                     private detail::plugin_states<fsm_executor<Runner, Eval, Sink>>,
                      private detail::guard_steps<fsm_executor<Runner, Eval, Sink>> {
   static constexpr bool emits_events =
       !std::is_same_v<std::remove_cvref_t<Sink>, null_event_sink>;
   friend class detail::subloop_frames<fsm_executor>;
+  friend class detail::plugin_states<fsm_executor>;
   friend class detail::guard_steps<fsm_executor>;
 
  public:
@@ -151,7 +155,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     // Its own storage, not snapshot_view()'s: const callers may run at once.
     std::vector<std::pair<std::string_view, double>> convergence;
     little_loops::snapshot s = this->running_view(convergence).materialize();
-    s.counters = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_));
+    s.counters = session_.into(detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_)));
     if (!this->frames_.empty()) this->stack_into(s);  // the top loop's, the frames below it
     return s;
   }
@@ -163,7 +167,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
     if (!this->frames_.empty()) return this->stack_view();  // inside a child: copies
     little_loops::snapshot_view v = this->running_view(convergence_view_);
-    counters_view_ = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_));
+    counters_view_ = session_.into(detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_)));
     if (!counters_view_.is_null()) v.counters = &counters_view_;
     return v;
   }
@@ -397,6 +401,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     ++iteration_;
     if constexpr (emits_events) emit(state_enter_event{wall(), st.name, iteration_});
     interpolation_context ctx = make_context(st);
+    if (this->visit_state(st, ctx)) return;  // the throttle's visit; a learning state
     if (st.config->loop) return this->call_subloop(st, ctx);
     if (!st.action) return conclude(st, ctx, nullptr);
     std::string_view text;
@@ -410,21 +415,21 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
       if (!r) return conclude_unrunnable(st, ctx, "interpolation", std::move(r.error().message));
       text = action_text_;
     }
-    const action_kind kind = !st.kind_from_rendered ? st.kind
-                             : is_slash_command_text(text) ? action_kind::slash_command
-                                                           : action_kind::shell;
-    if constexpr (emits_events)
-      emit(action_start_event{wall(), st.name, text, kind != action_kind::shell});
     action_request& req = request_;  // a member: its stop token is not copied per step
+    req.kind = !st.kind_from_rendered ? st.kind
+               : is_slash_command_text(text) ? action_kind::slash_command : action_kind::shell;
+    auto sent = detail::prepare_host_request(req, loop_->loop(), *st.config, session_, text, action_text_, ctx);
+    if (!sent) return conclude_unrunnable(st, ctx, "interpolation", std::move(sent.error()));
+    if constexpr (emits_events)
+      emit(action_start_event{wall(), st.name, *sent, detail::is_prompt_kind(req.kind)});
     req.state = st.name;
-    req.text = text;
-    req.kind = kind;
+    req.text = *sent;
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
     this->enter_guards(st);  // design §6.3
     expected<action_result, error> res = call_runner(req);
     stamp();
-    req.text = {};  // may view action_text_
+    req.text = req.params = {};  // they may view action_text_
     if (!res) return conclude_unrunnable(st, ctx, "action", std::move(res.error().message));
     conclude(st, ctx, &*res);
   }
@@ -442,6 +447,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   // result (null: no action ran; when the state has one, execute() set the `error` verdict).
   void conclude(const compiled_state& st, interpolation_context& ctx, action_result* action) {
     if (action && !finish_action(st, *action)) return;
+    if (action && this->throttle_after_action(st, ctx)) return;  // it left or ended the run
     retry_code_ = !action ? -1 : action->timed_out ? 124 : action->signal != 0 ? -1 : action->exit_code;
     const bool evaluated = decide_verdict(st, ctx, action);
     if (st.capture && action) captured_[*st.capture].verdict = result_eval_.verdict;
@@ -451,6 +457,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     if (action && !options_.signals.empty())
       signal = detail::find_output_signal(history_.prev()->output, options_.signals);
     if (signal && signal->kind == signal_kind::error) return fail_by_signal(st, signal->payload);
+    if (action) session_.leave(request_.kind, loop_->loop(), *st.config, *action, signal);
     move_on(st, signal, guarded ? detail::route_outcome(*guarded) : resilient_next(st, ctx, action));
   }
 
@@ -475,7 +482,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     if constexpr (emits_events)
       emit(action_complete_event{wall(), st.name, a.exit_code,
                                  static_cast<std::int64_t>(a.duration.count()), a.output,
-                                 request_.kind != action_kind::shell, a.timed_out, a.cancelled,
+                                 detail::is_prompt_kind(request_.kind), a.timed_out, a.cancelled,
                                  a.signal, a.truncated, a.output_limit, a.stderr_output});
     if (a.cancelled || (a.abnormal() && stop_.stop_requested())) return end(termination::cancelled);
     if (a.timed_out && deadline_ && clock_->now() >= *deadline_) return end(termination::timeout);
@@ -500,7 +507,8 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     if (!action && st.action) return report_verdict(st, !st.next, false);  // set by execute()
     // The verdicts no evaluator decides (abnormal action, nothing to evaluate) have their rule
     // in evaluators.hpp; they hold whatever Evaluator the host gave.
-    if (detail::has_fixed_verdict(action, st.evaluator && !st.next)) {
+    const bool own = !st.next && detail::judges_own_failure(st.evaluator, st.kind);
+    if (detail::has_fixed_verdict(action, st.evaluator && !st.next, own)) {
       result_eval_ = detail::fixed_verdict(action, loop_->dialect());
       return report_verdict(st, action && !st.next, false);
     }
@@ -684,6 +692,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   std::string target_text_;
   detail::retry_counters counters_;   // max_retries, cannot_judge holds, full passes
   detail::resilience_memory resilience_;  // retry attempts, edge counts, circuit, stalls
+  detail::session_chain session_;        // the pending summary of session_mode: continue
   int retry_code_ = -1;               // the exit code retryable_exit_codes sees
   std::string_view route_reason_;     // the reason of the next route event
   action_request request_;  // reused per action (keeps one stop token)

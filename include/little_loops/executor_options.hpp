@@ -5,9 +5,11 @@
 #include <little_loops/child_loops.hpp>
 #include <little_loops/config.hpp>
 #include <little_loops/executor_clock.hpp>
+#include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
 #include <little_loops/guards.hpp>
 #include <little_loops/json.hpp>
+#include <little_loops/learning.hpp>
 #include <little_loops/output_signal.hpp>
 #include <little_loops/results.hpp>
 
@@ -60,6 +62,11 @@ struct executor_options {
   /// Uniform numbers in [0, 1) for retry jitter (unset: a random engine); tests inject a
   /// constant.
   std::function<double()> random_source;
+  /// The learning-test registry (learning.hpp): what it holds for a target. Called by a
+  /// learning state for each target, before and after each exploration; an error (or an
+  /// exception) is the state's `error` verdict. Unset: a learning state's verdict is `error`
+  /// ("no learning registry").
+  std::function<expected<learning_status, error>(std::string_view target)> learning_registry;
   /// Globs of the test files `tamper_guard:` watches (paths relative to the working
   /// directory; `**/` matches any leading directories, `*` stays in one segment).
   std::vector<std::string> test_file_patterns{default_test_file_patterns.begin(),

@@ -62,7 +62,9 @@ inline json key_value_schema(std::string_view key) {
       {"max_stall", "integer"},    {"history_file", "string"},  {"epsilon", "number"},
       {"track", "array"},          {"max_repeat", "integer"},
       {"loop", "string"},          {"with", "object"},          {"output", "object"},
-      {"context_passthrough", "boolean"}, {"worktree", "string"}};
+      {"context_passthrough", "boolean"}, {"agent", "string"},  {"params", "object"},
+      {"suppress_catalog", "boolean"}, {"suppress_claude_md", "boolean"},
+      {"worktree", "string"}};
   if (key == "type") return enum_schema<evaluator_type>();
   if (key == "operator") return enum_schema<comparison_op>();
   if (key == "direction") return enum_schema<convergence_direction>();
@@ -73,6 +75,7 @@ inline json key_value_schema(std::string_view key) {
     return json{{"enum", json(std::vector<std::string>(tamper_guard_values.begin(), tamper_guard_values.end()))}};
   if (key == "prepatch_check")
     return json{{"enum", json(std::vector<std::string>(prepatch_check_values.begin(), prepatch_check_values.end()))}};
+  if (key == "session_mode") return enum_schema<session_mode>();
   if (key == "target" || key == "tolerance") return string_or_number();
   if (key.starts_with("on_")) return typed("string");
   for (const auto& [name, kind] : kinds)
@@ -92,7 +95,7 @@ json object_of(const Keys& keys) {
 
 /// @brief The JSON Schema of a loop file, in either dialect: the loop, state, route,
 /// evaluate and llm keys the reader accepts, the enums it parses, `on_<verdict>` shorthands,
-/// the accepted lint flags, the composition and the resilience keys. A paradigm spec (`paradigm:`) is only
+/// the accepted lint flags, the composition, the resilience and the host keys. A paradigm spec (`paradigm:`) is only
 /// checked to be an object. `ll-loop schema` prints it; docs/loop.schema.json is this, committed.
 inline json loop_json_schema() {
   json state = detail::object_of(detail::state_keys);
@@ -102,6 +105,16 @@ inline json loop_json_schema() {
   state["patternProperties"] = {{"^on_.+$", detail::typed("string")}};
   state["properties"]["evaluate"] = {{"$ref", "#/$defs/evaluate"}};
   state["properties"]["route"] = {{"$ref", "#/$defs/route"}};
+  state["properties"]["type"] = {{"enum", json::array({"learning"})}};
+  json throttle = detail::object_of(detail::throttle_keys);
+  for (auto& [key, value] : throttle["properties"].items()) value = {{"type", "integer"}, {"minimum", 1}};
+  state["properties"]["throttle"] = std::move(throttle);
+  json learning = detail::object_of(detail::learning_keys);
+  learning["properties"]["targets"] = {{"type", "array"}, {"items", detail::typed("string")}};
+  learning["properties"]["targets_csv"] = detail::typed("string");
+  learning["properties"]["max_retries"] = {{"type", "integer"}, {"minimum", 0}};
+  learning["properties"]["max_retries_expr"] = detail::typed("string");
+  state["properties"]["learning"] = std::move(learning);
   json route = {{"type", "object"},
                 {"description", "verdict: state; \"_\" is the default, \"_error\" the error route"},
                 {"additionalProperties", detail::typed("string")}};
@@ -109,6 +122,11 @@ inline json loop_json_schema() {
   for (const auto key : detail::lint_flag_keys) loop["properties"][std::string(key)] = detail::typed("boolean");
   for (const auto key : detail::composition_keys) loop["properties"][std::string(key)] = json::object();
   for (const auto key : detail::loop_resilience_keys) loop["properties"][std::string(key)] = detail::key_value_schema(key);
+  const json profile = detail::object_of(detail::pruning_profile_keys);
+  for (const auto key : detail::host_keys)
+    state["properties"][std::string(key)] = key == "pruning_profile" ? profile : detail::key_value_schema(key);
+  loop["properties"]["pruning_profile"] = profile;
+  loop["properties"]["session_mode"] = detail::key_value_schema("session_mode");
   loop["properties"]["states"] = {{"type", "object"},
                                   {"additionalProperties", {{"$ref", "#/$defs/state"}}}};
   loop["properties"]["llm"] = {{"$ref", "#/$defs/llm"}};

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <little_loops/config.hpp>
+#include <little_loops/detail/host_render.hpp>
 #include <little_loops/detail/json_path.hpp>
+#include <little_loops/detail/plugin_state_render.hpp>
 #include <little_loops/detail/resilience_policy.hpp>
 #include <little_loops/detail/state_verdicts.hpp>
 #include <little_loops/detail/utf8.hpp>
@@ -36,7 +38,8 @@ struct loop_transition {
 /// order; `_error` (labelled `error`) unless the table has an exact `error` key, which is
 /// checked first; `_` (labelled `_`); the `on_<verdict>` shorthands the route table does not
 /// shadow (a `_` default shadows all of them, `_error` or an `error` key shadows
-/// `on_error`); `on_maintain` (labelled `maintain`).
+/// `on_error`); `on_throttle_hard` (labelled `throttle_hard`); `on_maintain` (labelled
+/// `maintain`).
 inline std::vector<loop_transition> transitions_of(const std::string& name,
                                                    const state_config& state) {
   std::vector<loop_transition> out;
@@ -68,6 +71,7 @@ inline std::vector<loop_transition> transitions_of(const std::string& name,
       add(verdict, target);
     }
   }
+  if (state.on_throttle_hard) add("throttle_hard", *state.on_throttle_hard);
   if (state.on_maintain) add("maintain", *state.on_maintain);
   return out;
 }
@@ -195,6 +199,7 @@ inline std::string render_evaluator(const fsm_loop& loop, const state_config& s)
     case evaluator_type::open_question_stall:
     case evaluator_type::action_stall: render_stall_fields(e.stall, parts); break;
     case evaluator_type::harbor_scorer:
+    case evaluator_type::mcp_result:
     case evaluator_type::exit_code: break;
   }
   if (e.source) parts.push_back("source: " + render_visible(*e.source));
@@ -376,15 +381,45 @@ inline std::string render_preview(const fsm_loop& loop) {
     for (const auto& [name, text] : checks) out += "  " + name + ": " + text + "\n";
   }
   out += detail::render_policies(loop, dialect_of(loop));
+  out += detail::plugin_states_text(loop);
+  out += detail::learning_text(loop);
   out += detail::render_guards(loop);
+  if (const auto host = detail::host_setting_lines(loop); !host.empty()) {
+    out += "Host settings:\n";
+    for (const auto& [name, items] : host)
+      out += "  " + detail::render_visible(name) + ": " + detail::render_visible(items) + "\n";
+  }
   return out;
 }
+
+/// What each state asks of the host, as JSON (`ll-loop validate --json`): `{states: {name:
+/// {agent, pruning_profile, automation_profile, session_mode, params}}}`, each as it takes
+/// effect (the state's own setting, else the loop's), states asking nothing left out.
+inline json render_host_settings_json(const fsm_loop& loop) { return detail::host_settings_json(loop); }
 
 /// The retry, catch, backoff, edge-cap and circuit policies `loop` runs with, as JSON
 /// (`ll-loop validate --json`): `{states: {name: {retry, catch, backoff}}, max_edge_revisits,
 /// circuit}`, built-in entries marked `built_in: true` (design §6.6).
 inline json render_policies_json(const fsm_loop& loop) {
   return detail::policies_json(loop, dialect_of(loop));
+}
+
+/// The throttles and learning states of `loop`, as JSON (`ll-loop validate --json`): `{throttle:
+/// {applies_to: "every_action_state" | "declared", states: {name: {normal_max, warn_max,
+/// hard_max[, on_throttle_hard][, exempt]}}}, learning: {name: {targets | targets_csv,
+/// max_retries | max_retries_expr}}}`: a state listed under `throttle` when the throttle
+/// counts its actions, under `learning` when it is a learning state.
+inline json render_plugin_states_json(const fsm_loop& loop) {
+  const loop_dialect dialect = dialect_of(loop);
+  json states = json::object();
+  for (const auto& [name, state] : loop.states)
+    if (detail::throttles(state, dialect)) states[name] = detail::throttle_json(state);
+  json throttle = {{"applies_to", dialect == loop_dialect::current ? "every_action_state" : "declared"},
+                   {"states", std::move(states)}};
+  json learning = json::object();
+  for (const auto& [name, state] : loop.states)
+    if (state.type == "learning" && state.learning) learning[name] = detail::learning_json(*state.learning);
+  return json{{"throttle", std::move(throttle)}, {"learning", std::move(learning)}};
 }
 
 /// The test guards each state with an action runs with (its own value, else the loop's), as

@@ -32,6 +32,14 @@ struct action_request {
   /// Cancellation: when stop is requested the runner stops the action and reports
   /// `cancelled`.
   std::stop_token stop;
+  /// Prompt actions: the state's `agent:`, which the host hands its agent CLI (empty: none).
+  std::string_view agent{};
+  /// Prompt actions: the name of the enabled `pruning_profile:` the state runs under (empty:
+  /// none); the host sets `LL_AUTOMATION=1` and `LL_AUTOMATION_PROFILE=<name>` for it.
+  std::string_view automation_profile{};
+  /// mcp_tool actions: the state's `params:`, rendered, as compact JSON text (`{}` when it has
+  /// none); the host runs `mcp-call <text> <params>`.
+  std::string_view params{};
   /// A query the executor makes on its own, not the state's action: a stall evaluator's
   /// (`git diff --stat …`, `cat` of a history file) or a test guard's (listing, hashing,
   /// restoring test files). A simulating host may answer it without a turn of its script.

@@ -5,11 +5,15 @@
 #include <little_loops/config.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
-#include <little_loops/json.hpp>
+#include <little_loops/host_settings.hpp>
 #include <little_loops/guards.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/learning.hpp>
 #include <little_loops/resilience.hpp>
+#include <little_loops/throttle.hpp>
 #include <little_loops/detail/json_fields.hpp>
 #include <little_loops/detail/guard_fields.hpp>
+#include <little_loops/detail/host_fields.hpp>
 #include <little_loops/detail/resilience_fields.hpp>
 #include <little_loops/detail/schema_enums.hpp>
 #include <little_loops/detail/strings.hpp>
@@ -68,6 +72,7 @@ enum class evaluator_type {
   open_question_stall,  ///< `yes` while an open-question count history decreases
   action_stall,         ///< `yes` until tracked values repeat max_repeat times
   harbor_scorer,        ///< a benchmark scorer: exit code, then a float score (`yes`/`no`)
+  mcp_result,           ///< an MCP tool call's exit code and response envelope
 };
 
 /// Which rules a loop follows (design §6.1): `seed`, the January 2026 engine's, or
@@ -87,6 +92,7 @@ enum class action_kind {
   shell,          ///< a shell command
   prompt,         ///< an LLM prompt
   slash_command,  ///< a slash command for an agent CLI
+  mcp_tool,       ///< an MCP tool call: the action names `server/tool`, `params:` its arguments
 };
 
 /// True when `text`, an action without `action_type:`, is a slash command: its first word is
@@ -191,7 +197,13 @@ struct state_config {
   /// there; a parent reads them as `${captured.<state>.output.<key>}`.
   ordered_table<std::string, json> output;
   state_resilience resilience;  ///< retry:, catch:, backoff, the rate-limit keys
+  /// `type:` — `learning` (the only type): a learning state, exempt from the throttle's stop.
+  std::optional<std::string> type;
+  std::optional<throttle_config> throttle;     ///< per-visit action throttle (throttle.hpp)
+  std::optional<std::string> on_throttle_hard;  ///< where the throttle's hard limit goes
+  std::optional<learning_config> learning;      ///< `learning:` of a `type: learning` state
   test_guards guards;           ///< tamper_guard, prepatch_check (override the loop's)
+  state_host_settings host;     ///< agent:, pruning_profile:, session_mode:, params:
 
   friend bool operator==(const state_config&, const state_config&) = default;
 };
@@ -247,6 +259,7 @@ struct fsm_loop {
   ordered_table<std::string, bool> lint_flags;
   loop_resilience resilience;  ///< max_edge_revisits, circuit
   test_guards guards;          ///< tamper_guard, prepatch_check: every state's default
+  loop_host_settings host;     ///< pruning_profile:, session_mode: (the states' defaults)
 
   friend bool operator==(const fsm_loop&, const fsm_loop&) = default;
 };
@@ -263,7 +276,7 @@ constexpr std::string_view to_string(comparison_op v) noexcept { return detail::
 constexpr std::string_view to_string(convergence_direction v) noexcept {
   return detail::enum_name(v);
 }
-/// `"shell"`, `"prompt"`, `"slash_command"`.
+/// `"shell"`, `"prompt"`, `"slash_command"`, `"mcp_tool"`.
 constexpr std::string_view to_string(action_kind v) noexcept { return detail::enum_name(v); }
 /// `"pause"`, `"spawn"`, `"terminate"`.
 constexpr std::string_view to_string(handoff_policy v) noexcept { return detail::enum_name(v); }
@@ -365,7 +378,8 @@ constexpr bool is_abstention_verdict(std::string_view verdict) noexcept {
 /// or no `action_type` and an action that is a slash command as written
 /// (is_slash_command_text; a templated action is decided again once rendered).
 inline bool runs_prompt_action(const state_config& state) noexcept {
-  if (state.action_type) return *state.action_type != action_kind::shell;
+  if (state.action_type)
+    return *state.action_type == action_kind::prompt || *state.action_type == action_kind::slash_command;
   return state.action && is_slash_command_text(*state.action);
 }
 
@@ -391,6 +405,7 @@ inline std::optional<evaluate_config> read_evaluate(const json& value, const std
                                                     diagnostics& out);
 inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out);
 inline error invalid_loop_error(diagnostics found);
+inline void write_state_plugins(json& j, const state_config& s);  // state_plugin_fields.hpp
 }  // namespace detail
 
 /// Parses an `evaluate:` object strictly. `path` is the object's own path (e.g.
@@ -513,7 +528,9 @@ inline void to_json(json& j, const state_config& s) {
   if (s.worktree) j["worktree"] = *s.worktree;
   if (!s.output.empty()) j["output"] = table(s.output);
   detail::write_state_resilience(j, s.resilience);
+  detail::write_state_plugins(j, s);
   detail::write_test_guards(j, s.guards);
+  detail::write_state_host(j, s.host);
 }
 
 /// Only the fields that differ from the defaults (an empty object when all are default).
@@ -570,6 +587,7 @@ inline void to_json(json& j, const fsm_loop& loop) {
   for (const auto& [flag, on] : loop.lint_flags) j[flag] = on;
   detail::write_loop_resilience(j, loop.resilience);
   detail::write_test_guards(j, loop.guards);
+  detail::write_loop_host(j, loop.host);
 }
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -48,8 +48,9 @@ struct snapshot {
   ordered_map<std::string, double> convergence;  ///< `convergence`: state → previous value
   std::int64_t elapsed_ms = 0;             ///< `elapsed_ms`: run time before the snapshot
   std::string started_at;                  ///< `started_at`: ISO 8601 start of the first run
-  /// `counters` (written only when set): max_retries streaks, cannot_judge holds and full
-  /// passes, `{passes, entered, retries: {state: n}, holds: {state: n}}`; null when none.
+  /// `counters` (written only when set): max_retries streaks, cannot_judge holds, full
+  /// passes and the throttle's visit, `{passes, entered, retries: {state: n}, holds: {state:
+  /// n}, throttle: {state, calls}}`; null when none.
   json counters;
   /// `frames` (version 2, written only when set): a run inside sub-loops. The members above
   /// are the top loop's (its current state is the sub-loop state); each entry is a child

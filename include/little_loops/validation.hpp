@@ -4,7 +4,9 @@
 
 #include <little_loops/config.hpp>
 #include <little_loops/detail/numbers.hpp>
+#include <little_loops/detail/paradigm_origins.hpp>
 #include <little_loops/detail/strings.hpp>
+#include <little_loops/detail/host_rules.hpp>
 #include <little_loops/detail/validation_rules.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/evaluators/output_contains.hpp>
@@ -76,16 +78,25 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `unreachable-state` | warning | not reachable from `initial` (or on_max_iterations) |
 /// | `max-retries-range` | error | max_retries < 1 |
 /// | `retry-pairing` | error | max_retries without on_retry_exhausted (or the reverse); retryable_exit_codes without on_error |
+/// | `learning-targets` | error | a learning state without `targets` or `targets_csv` |
+/// | `learning-routes` | error | a learning state without `on_yes`, or without both `on_blocked` and `on_no` |
+/// | `learning-without-type` | error | `learning:` on a state that is not `type: learning` |
+/// | `throttle-order` | error | `throttle:` with normal_max ≥ warn_max or warn_max ≥ hard_max |
 /// | `classify-no-default` | warning | a classify state's route table has no `_` |
 /// | `twin-shorthands` | warning | on_yes beside on_success, or on_no beside on_failure (twins) |
 /// | `unknown-visibility` | warning | visibility not public, internal or example |
 /// | `input-key-unguarded` | warning | input_key other than `input` without required_inputs |
 /// | `unknown-tamper-guard` | warning | tamper_guard not revert, fail or allow (the guard is off) |
 /// | `unknown-prepatch-check` | warning | prepatch_check not fail, warn or allow (the guard is off) |
+/// | `unused-state-field` (host keys) | warning | `agent`, `pruning_profile` or `session_mode` on a state that runs no prompt action |
+/// | `pruning-profile-catalog` | warning | a `/ll:` skill action under a profile with `suppress_catalog: true` |
+/// | `pruning-profile-missing` | warning | a `/ll:` skill action under no pruning profile |
+/// | `session-mode-evaluator` | warning | an llm_structured state with session_mode `continue` |
+/// | `params-without-mcp` | error | `params` on a state whose action_type is not `mcp_tool` |
 ///
 /// A lint flag of the reference set to true (`capture_reachability_ok`, `partial_route_ok`,
 /// `unsafe_context_interpolation_ok`, `terminal_action_ok`, `tamper_guard_ok`,
-/// `prepatch_check_ok`) drops the warning of the same
+/// `prepatch_check_ok`, `pruning_profile_ok`, `session_mode_ok`) drops the warning of the same
 /// meaning (detail::lint_flag_codes); errors stay.
 ///
 /// With `keep`, every template that parses is kept there, so compiling the loop does not parse
@@ -101,6 +112,7 @@ inline diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr
   for (const auto& [name, state] : loop.states)
     detail::check_test_guards(state.guards, detail::member_path("states", name), out);
   detail::check_loop_settings(loop, index, out);
+  detail::check_host_settings(loop, out);
   detail::check_reachability(loop, index, out);
 
   // ---- template rules (interpolation.hpp) ----------------------------------------------
@@ -122,8 +134,8 @@ namespace detail {
 /// name), except routes to a state that does not exist; none about the document or its
 /// `states` as a whole (an unreadable `terminal` is not "no terminal state"). A parse error
 /// on the document or on `states` itself keeps none.
-inline void validate_read(const fsm_loop& loop, diagnostics& found) {
-  diagnostics checked = validate(loop);
+inline void validate_read(const fsm_loop& loop, diagnostics& found, template_table* keep = nullptr) {
+  diagnostics checked = validate(loop, keep);
   if (count_errors(found) == 0) {
     for (auto& d : checked) found.push_back(std::move(d));
     return;
@@ -186,22 +198,74 @@ inline expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& foun
 
 }  // namespace detail
 
+class loop_draft;
+
 /// @brief A loop validate() found no error in, with the templates it parsed: the input of
 /// compiled_loop::compile(validated_loop), which neither validates nor parses again.
 class validated_loop {
  public:
   /// The loop definition.
   [[nodiscard]] const fsm_loop& loop() const noexcept { return loop_; }
-  /// The warnings validate() reported.
+  /// The warnings validate() reported (for a paradigm spec's draft, at the spec's paths and
+  /// joined by the spec's own).
   [[nodiscard]] const diagnostics& warnings() const noexcept { return warnings_; }
+  /// The loop definition, moved out (the kept templates are dropped with the rest).
+  [[nodiscard]] fsm_loop release() && { return std::move(loop_); }
 
  private:
   friend expected<validated_loop, error> validate_loop(fsm_loop loop);
+  friend expected<validated_loop, error> validate_loop(loop_draft draft);
   friend class compiled_loop;
   fsm_loop loop_;
   diagnostics warnings_;
   template_table templates_;
 };
+
+namespace detail {
+struct loop_draft_access;
+}  // namespace detail
+
+/// @brief A loop read from its document (a loop document read strictly, or a paradigm spec
+/// compiled) and not validated yet: the stage where a host changes it (ll-loop's
+/// `--max-iterations`, `--context`, `--no-llm`) before validate_loop() judges it, once.
+/// What the reader found rides along, so validation reports it with its own findings.
+/// Made by read_loop_draft() and draft_paradigm().
+class loop_draft {
+ public:
+  /// The loop as read; a host's changes go here.
+  [[nodiscard]] fsm_loop& loop() noexcept { return loop_; }
+  /// The loop as read.
+  [[nodiscard]] const fsm_loop& loop() const noexcept { return loop_; }
+  /// The reader's findings so far (errors refuse the loop in validate_loop()).
+  [[nodiscard]] const diagnostics& findings() const noexcept { return found_; }
+
+ private:
+  friend struct detail::loop_draft_access;
+  friend expected<validated_loop, error> validate_loop(loop_draft draft);
+  fsm_loop loop_;
+  diagnostics found_;
+  std::string spec_title_;             // "" for a loop document; "goal", ... for a spec
+  detail::paradigm_origins origins_;   // compiled path → spec path (a spec's)
+};
+
+namespace detail {
+/// Makes loop_drafts: the reader's (a loop document) and the paradigm compilers' (a spec).
+struct loop_draft_access {
+  static loop_draft document(fsm_loop loop, diagnostics found) {
+    loop_draft d;
+    d.loop_ = std::move(loop);
+    d.found_ = std::move(found);
+    return d;
+  }
+  static loop_draft spec(std::string_view title, fsm_loop loop, diagnostics found,
+                         paradigm_origins origins) {
+    loop_draft d = document(std::move(loop), std::move(found));
+    d.spec_title_ = title;
+    d.origins_ = std::move(origins);
+    return d;
+  }
+};
+}  // namespace detail
 
 /// @brief validate() as a step of the load pipeline: the validated loop, or errc::invalid_loop
 /// with every finding (as load_loop() reports it) when there is an error-level one.
@@ -212,6 +276,37 @@ inline expected<validated_loop, error> validate_loop(fsm_loop loop) {
   if (!checked) return unexpected(std::move(checked.error()));
   out.loop_ = std::move(*checked);
   return out;
+}
+
+/// @brief The one validation of a draft, with the reader's findings: a loop document's as
+/// load_loop() reports them (errc::invalid_loop), a paradigm spec's at the spec's paths
+/// (errc::invalid_spec; a spec the compiler refused is not validated). The templates
+/// validation parsed are kept for compiled_loop::compile(validated_loop).
+inline expected<validated_loop, error> validate_loop(loop_draft draft) {
+  validated_loop out;
+  diagnostics found = std::move(draft.found_);
+  if (draft.spec_title_.empty()) {
+    detail::validate_read(draft.loop_, found, &out.templates_);
+    auto checked = detail::loaded_loop(std::move(draft.loop_), std::move(found), &out.warnings_);
+    if (!checked) return unexpected(std::move(checked.error()));
+    out.loop_ = std::move(*checked);
+    return out;
+  }
+  if (!has_errors(found))
+    detail::add_spec_findings(validate(draft.loop_, &out.templates_), draft.origins_, found);
+  if (has_errors(found)) return unexpected(detail::invalid_spec_error(draft.spec_title_, std::move(found)));
+  out.warnings_ = std::move(found);
+  out.loop_ = std::move(draft.loop_);
+  return out;
+}
+
+/// parse_loop() as the first step of the load pipeline: the loop as read, with the reader's
+/// findings, for validate_loop(loop_draft) (see load_loop(), the two together).
+inline loop_draft read_loop_draft(const json& doc) {
+  diagnostics found;
+  fsm_loop loop;
+  detail::read_loop(doc, loop, found);
+  return detail::loop_draft_access::document(std::move(loop), std::move(found));
 }
 
 /// parse_loop() followed by validate(). Any error-level finding gives errc::invalid_loop

@@ -2,9 +2,9 @@
 # little_loops — e2e: the reference's own fixtures end where the reference engine ends
 # SPDX-License-Identifier: MIT
 """`ll-loop simulate` on fixtures of little-loops HEAD (tests/fixtures/reference/), with the
-outcome its engine reaches on the same scenario: (terminated_by, final_state, steps). The
-reference ends a self-loop at its per-visit throttle (step 13), which this engine does not
-have; those runs end at simulate's step cap (20) here, as listed."""
+outcome its engine reaches on the same scenario: (terminated_by, final_state, steps). A
+self-loop ends at the per-visit throttle (step 12 routes to on_error, step 13 stops), as the
+reference's does."""
 from pathlib import Path
 
 from harness import SOURCE_DIR, Workdir, expect, expect_exit, ll, main, write
@@ -20,7 +20,7 @@ EXPECTED = {
                                                 "all-fail": ("terminal", "done", 1),
                                                 "all-error": ("error", "start", 1)}),
     "analysis-degenerate-gate": ("current", {"all-pass": ("terminal", "done", 1),
-                                             "all-fail": ("max_iterations", "check_outcome", 20),
+                                             "all-fail": ("error", "check_outcome", 13),
                                              "first-fail": ("terminal", "done", 2)}),
     "semantic-valid-aligned": ("current", {"all-pass": ("terminal", "done", 1), "all-fail": ("terminal", "done", 2),
                                            "all-error": ("terminal", "done", 1), "first-fail": ("terminal", "done", 2)}),

@@ -587,6 +587,70 @@ def test_test_verb():
         expect_in("--exit-code", r.err, r)
 
 
+# Reads ${context.targte}, close to its own key `target`: an error unless --context gives it.
+OVERRIDDEN = """\
+name: overridden
+initial: go
+context:
+  target: t
+states:
+  go:
+    action: "echo ${context.targte}"
+    next: done
+  done:
+    terminal: true
+"""
+
+# The same as a goal spec: the compiled loop is validated once, after the overrides.
+OVERRIDDEN_GOAL = """\
+paradigm: goal
+name: overridden-goal
+goal: the flag
+context:
+  target: t
+tools:
+  - "echo ${context.targte}"
+"""
+
+
+def test_overrides_are_validated_with_the_loop():
+    """run and simulate validate a loop once, after --context, --max-iterations and the
+    input are applied: what the overrides settle is no error, and what they cause is
+    reported at the file:line:col it concerns."""
+    with Workdir() as wd:
+        loop = write(wd / "overridden.yaml", OVERRIDDEN)
+        spec = write(wd / "goal.yaml", OVERRIDDEN_GOAL)
+        r = ll("validate", loop, cwd=wd)
+        expect_exit(r, 1)
+        expect_in("overridden.yaml:7:5: error: states.go.action: ${context.targte} reads "
+                  "context.targte", r.err, r)
+        r = ll("validate", spec, cwd=wd)
+        expect_exit(r, 1)
+        expect_in("goal.yaml:7:5: error: tools[0]: ${context.targte} reads context.targte", r.err, r)
+        for path in (loop, spec):
+            r = ll("run", path, "--context", "targte=x", "--max-iterations", "3", cwd=wd)
+            expect_exit(r, 0)
+            expect("Validation error" not in r.err and "reads context.targte" not in r.err,
+                   "the override settles it", r)
+            r = ll("simulate", path, "--context", "targte=x", cwd=wd)
+            expect_exit(r, 0)
+            expect("Validation error" not in r.err, "simulate validates after the override too", r)
+        # The positional input is an override too: `input_key: targte` takes it.
+        keyed = write(wd / "keyed.yaml", OVERRIDDEN.replace("initial: go", "initial: go\ninput_key: targte"))
+        r = ll("run", keyed, "some input", cwd=wd)
+        expect_exit(r, 0)
+        expect("reads context.targte" not in r.err, "the input settles it", r)
+        # A --context key that makes a reference look like a typo of it is placed as well.
+        typo = write(wd / "typo.yaml", OVERRIDDEN.replace("  target: t\n", "  {}\n").replace(
+            "context:\n  {}", "context: {}").replace("targte", "tgt"))
+        for verb in ("run", "simulate"):
+            r = ll(verb, typo, "--context", "tgx=1", cwd=wd)
+            expect_exit(r, 1)
+            expect_in("Validation error", r.err, r)
+            expect_in("typo.yaml:6:5: error: states.go.action: ${context.tgt} reads context.tgt, "
+                      "which the loop does not define (did you mean \"tgx\"?)", r.err, r)
+
+
 def run_on_a_terminal(args, cwd, env_extra):
     """Runs ll-loop with stdout on a pseudo-terminal; returns (exit code, output)."""
     import os

@@ -38,4 +38,20 @@ inline ll::scripted_response exit_with(int code, std::string output = {}) {
 // The event names of a recording sink, without time stamps.
 inline std::vector<std::string> names(const ll::recording_event_sink& sink) { return sink.names(); }
 
+// The recorded events (as JSON) whose name is `name`, in order.
+inline std::vector<ll::json> events_named(const ll::recording_event_sink& sink,
+                                          std::string_view name) {
+  std::vector<ll::json> out;
+  for (const auto& e : sink.events)
+    if (e.value("event", "") == name) out.push_back(e);
+  return out;
+}
+
+// True when `list` has a diagnostic at `path` with `code`.
+inline bool has_code(const ll::diagnostics& list, std::string_view path, std::string_view code) {
+  for (const auto& d : list)
+    if (d.path == path && d.code == code) return true;
+  return false;
+}
+
 }  // namespace executor_test

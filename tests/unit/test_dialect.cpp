@@ -514,14 +514,11 @@ TEST_SUITE("dialect") {
     CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", "host_guard": true})" + tail)) ==
           "plugin-key: key \"host_guard\" belongs to the little-loops plugin (host guards); this "
           "engine does not provide it");
-    for (const char* key : {"learning", "throttle", "agent", "session_mode", "pruning_profile"})
+    for (const char* key : {"default_idle_timeout", "prompt_size_guard", "pairs"})
       CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", ")" + std::string(key) + R"(": 1})" + tail))
                 .starts_with("plugin-key"));
     CHECK(first_error(doc(R"("a": {"action": "x", "next": "done"})" + tail, R"("host_guard": true, )"))
               .starts_with("plugin-key"));
-    CHECK(first_error(doc(R"("a": {"action": "x", "action_type": "mcp_tool", "next": "done"})" + tail))
-              .find("little-loops plugin") != std::string::npos);
-    CHECK(first_error(doc(R"("a": {"type": "learning", "next": "done"})" + tail)).starts_with("plugin-key"));
     CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", "with_": {}})" + tail)) ==
           "unknown-key: unknown key \"with_\" (did you mean \"with\"?)");
     CHECK(first_error(doc(R"("a": {"action": "x", "evaluate": {"type": "exit_code", "command": "x"}, "next": "done"})" + tail))

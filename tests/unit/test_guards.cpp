@@ -28,11 +28,6 @@ ll::diagnostics load_findings(const std::string& text) {
   return ll::validate(*loop);
 }
 
-bool has_code(const ll::diagnostics& list, const std::string& path, const std::string& code) {
-  for (const auto& d : list)
-    if (d.path == path && d.code == code) return true;
-  return false;
-}
 
 // The probes of a guarded state whose test files are `tests/test_a.py` (hash `h1` before the
 // action, `after` after it) and `src/app.py`; `changed` is what git sees changed on exit.
@@ -44,12 +39,6 @@ void script_probes(ll::scripted_runner& runner, const std::string& after,
                    {exit_with(0, "h1\n"), exit_with(0, after + "\n")});
 }
 
-std::vector<ll::json> events_named(const ll::recording_event_sink& sink, std::string_view name) {
-  std::vector<ll::json> out;
-  for (const auto& e : sink.events)
-    if (e.value("event", "") == name) out.push_back(e);
-  return out;
-}
 
 }  // namespace
 

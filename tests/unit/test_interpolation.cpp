@@ -100,6 +100,27 @@ TEST_SUITE("interpolation") {
     CHECK(render_ok("${prev.evaluation.scriptOutput.exitCode}", f.ctx) == "1");
   }
 
+  TEST_CASE("a context key is found among keys that differ from it in one byte") {
+    // Keys of every length up to past the word-compare cut-off, each beside twins that
+    // differ in its first, middle or last byte: only the key itself matches.
+    for (std::size_t n = 1; n <= 20; ++n) {
+      const std::string key(n, 'k');
+      ll::json context = ll::json::object();
+      for (const std::size_t at : {std::size_t{0}, n / 2, n - 1}) {
+        std::string twin = key;
+        twin[at] = 'q';
+        context[twin] = "twin";
+      }
+      context[key + "k"] = "longer";
+      context[key] = "key";
+      ll::interpolation_context ctx;
+      ctx.context = &context;
+      CHECK_MESSAGE(render_ok("${context." + key + "}", ctx) == "key", n);
+      const std::string missing(n, 'm');
+      CHECK(render_err("${context." + missing + "}", ctx).code == ll::errc::missing_variable);
+    }
+  }
+
   TEST_CASE("captured record as a whole renders as JSON") {
     fixture f;
     CHECK(render_ok("${captured.lint}", f.ctx) ==

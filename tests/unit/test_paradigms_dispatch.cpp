@@ -245,3 +245,64 @@ TEST_CASE("the validator's findings on a compiled paradigm name the spec's paths
   CHECK(paths(spec(R"({"paradigm": "convergence", "name": "c", "check": "echo 1", "toward": 0, "using": "${x"})")) ==
         v{R"(using: invalid template "${x": unterminated ${ at offset 0)"});
 }
+
+TEST_CASE("draft_paradigm: a host's changes are judged by the one validation") {
+  // The goal's tool reads context.targte, close to the spec's `target`: an error, unless
+  // the host (ll-loop's --context) defines it before validate_loop() runs.
+  const json goal = spec(R"({"paradigm": "goal", "goal": "g", "context": {"target": "t"},
+                             "tools": ["echo ${context.targte:shell}"]})");
+  auto refused = draft_paradigm(goal);
+  REQUIRE(refused);
+  auto judged = validate_loop(std::move(*refused));
+  REQUIRE_FALSE(judged.has_value());
+  CHECK(judged.error().code == errc::invalid_spec);
+  CHECK(judged.error().path == "tools[0]");  // at the spec's path, as compile_paradigm() says
+  CHECK(judged.error().message == compile_paradigm(goal).error().message);
+
+  auto draft = draft_paradigm(goal);
+  REQUIRE(draft);
+  CHECK(draft->loop().initial == "evaluate");
+  CHECK(draft->findings().empty());
+  draft->loop().context["targte"] = "x";
+  draft->loop().max_iterations = 3;
+  auto validated = validate_loop(std::move(*draft));
+  REQUIRE(validated);
+  CHECK(validated->loop().max_iterations == 3);
+  auto compiled = compiled_loop::compile(std::move(*validated));  // no second validation
+  REQUIRE(compiled);
+  CHECK((*compiled)->loop().context.at("targte") == "x");
+
+  // A change that causes a finding gets it, at the spec's path.
+  auto capped = draft_paradigm(goal);
+  REQUIRE(capped);
+  capped->loop().context["targte"] = "x";
+  capped->loop().max_iterations = 0;
+  auto zero = validate_loop(std::move(*capped));
+  REQUIRE_FALSE(zero.has_value());
+  CHECK(zero.error().path == "max_iterations");
+}
+
+TEST_CASE("draft_paradigm: a loop document's draft validates as load_loop() does") {
+  const json doc = spec(R"({"name": "t", "initial": "start", "states": {
+      "start": {"action": "x", "evaluate": {"type": "bogus"}, "on_success": "nowhere"},
+      "other": {"terminal": "yes"}}})");
+  auto draft = draft_paradigm(doc);
+  REQUIRE(draft);
+  CHECK(draft->findings().size() == 2);  // the reader's; the validator's come with validation
+  auto validated = validate_loop(std::move(*draft));
+  REQUIRE_FALSE(validated.has_value());
+  const auto loaded = load_loop(doc);
+  REQUIRE_FALSE(loaded.has_value());
+  CHECK(validated.error().message == loaded.error().message);
+  CHECK(validated.error().details == loaded.error().details);
+
+  diagnostics warnings;
+  const json fine = spec(R"({"name": "t", "initial": "a", "states": {"a": {"action": "true", "next": "b"},
+      "b": {"terminal": true}, "lost": {"terminal": true}}})");
+  REQUIRE(load_loop(fine, &warnings));
+  auto good = validate_loop(read_loop_draft(fine));
+  REQUIRE(good);
+  CHECK(good->warnings() == warnings);  // `lost` is unreachable
+  CHECK_FALSE(good->warnings().empty());
+  CHECK_FALSE(draft_paradigm(spec(R"({"paradigm": "goals"})")).has_value());
+}

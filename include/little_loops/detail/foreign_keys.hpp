@@ -25,14 +25,7 @@ struct foreign_key {
 };
 
 /// Keys of the little-loops plugin whose behaviour this engine does not provide.
-inline constexpr std::array<foreign_key, 14> plugin_keys{{
-    {"learning", "learning states"},
-    {"throttle", "per-visit tool-call throttling"},
-    {"on_throttle_hard", "the throttle's hard-limit route"},
-    {"session_mode", "agent session continuity"},
-    {"pruning_profile", "context pruning profiles"},
-    {"agent", "agent selection for prompt actions"},
-    {"params", "MCP tool arguments"},
+inline constexpr std::array<foreign_key, 7> plugin_keys{{
     {"default_idle_timeout", "the default idle timeout of actions"},
     {"host_guard", "host guards"},
     {"prompt_size_guard", "prompt size guards"},
@@ -43,10 +36,7 @@ inline constexpr std::array<foreign_key, 14> plugin_keys{{
 }};
 
 /// Values of `type:`/`action_type:` that belong to the plugin.
-inline constexpr std::array<foreign_key, 5> plugin_values{{
-    {"mcp_tool", "MCP tool actions"},
-    {"learning", "learning states"},
-    {"mcp_result", "the MCP result evaluator"},
+inline constexpr std::array<foreign_key, 2> plugin_values{{
     {"comparator", "the comparator evaluator"},
     {"contract", "the contract evaluator"},
 }};
@@ -62,6 +52,10 @@ inline constexpr std::array<std::string_view, 16> resilience_keys{
     "rate_limit_backoff_base_seconds", "rate_limit_max_wait_seconds",
     "rate_limit_long_wait_ladder", "scope", "max_stall", "history_file", "epsilon", "track",
     "max_repeat", "max_edge_revisits", "circuit"};
+
+/// The host keys (host_fields.hpp reads them): candidates for "did you mean".
+inline constexpr std::array<std::string_view, 4> host_keys{"agent", "pruning_profile",
+                                                           "session_mode", "params"};
 
 /// The reference's lint-suppression flags: loop-level booleans, accepted and kept.
 inline constexpr std::array<std::string_view, 21> lint_flag_keys{
@@ -113,6 +107,7 @@ void report_foreign_key(diagnostics& out, std::string_view base, std::string_vie
     std::string hint = did_you_mean(key, candidates);
     if (hint.empty()) hint = did_you_mean(key, composition_keys);
     if (hint.empty()) hint = did_you_mean(key, resilience_keys);
+    if (hint.empty()) hint = did_you_mean(key, host_keys);
     message += hint;
     report(out, member_path(base, key), "unknown-key", std::move(message));
   }

@@ -11,8 +11,10 @@
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
 #include <little_loops/detail/foreign_keys.hpp>
+#include <little_loops/detail/host_fields.hpp>
 #include <little_loops/detail/json_fields.hpp>
 #include <little_loops/detail/schema_enums.hpp>
+#include <little_loops/detail/state_plugin_fields.hpp>
 #include <little_loops/detail/strings.hpp>
 
 #include <fmt/format.h>
@@ -35,12 +37,14 @@ inline constexpr std::array<std::string_view, 17> evaluate_keys{
     "uncertain_suffix",   "source",         "previous",         "direction",
     "line",   "key",      "error_patterns"};
 
-inline constexpr std::array<std::string_view, 28> state_keys{
+inline constexpr std::array<std::string_view, 32> state_keys{
     "action",  "action_type", "evaluate",    "route",      "next",       "terminal",
     "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
     "on_error", "on_yes",     "on_no",       "on_partial", "on_blocked", "description",
     "max_retries", "on_retry_exhausted", "retryable_exit_codes",
-    "loop", "with", "context_passthrough", "output", "tamper_guard", "prepatch_check", "worktree"};
+    "loop", "with", "context_passthrough", "output",
+    "type", "throttle", "on_throttle_hard", "learning", "tamper_guard", "prepatch_check",
+    "worktree"};
 
 inline constexpr std::array<std::string_view, 26> loop_keys{
     "name",    "description",    "initial", "states", "context",    "scope",
@@ -310,6 +314,10 @@ inline void read_value_table(const json& field, const std::string& field_path,
   }
 }
 
+// type, throttle, on_throttle_hard, learning (defined in state_plugin_fields.hpp).
+inline bool read_state_plugin_field(state_config& state, const std::string& key,
+                                    const json& field, const std::string& path, diagnostics& out);
+
 /// Reads member `key` of a state into `state`; false when the key is unknown.
 inline bool read_state_field(state_config& state, const std::string& key, const json& field,
                              const std::string& field_path, diagnostics& out) {
@@ -358,12 +366,17 @@ inline bool read_state_field(state_config& state, const std::string& key, const 
     if (auto v = read_bool(field, field_path, out)) state.context_passthrough = *v;
   } else if (key == "output") {
     read_value_table(field, field_path, state.output, out);
-  } else if (key == "type" && report_plugin_value(field, field_path, out)) {
-    // `type: learning`: reported
+  } else if (key == "params") {  // an mcp_tool action's arguments: strings are templates
+    if (expect_object(field, field_path, out) && check_value_tree(field, field_path, out))
+      state.host.params = field;
+  } else if (read_state_plugin_field(state, key, field, field_path, out)) {
+    // type, throttle, on_throttle_hard, learning (state_plugin_fields.hpp)
   } else if (read_test_guard(state.guards, key, field, field_path, out)) {
     // tamper_guard, prepatch_check (guard_fields.hpp)
   } else if (read_state_resilience(state.resilience, key, field, field_path, out)) {
     // retry:, catch:, backoff, the rate-limit keys (resilience_fields.hpp)
+  } else if (read_state_host(state.host, key, field, field_path, out)) {
+    // agent:, pruning_profile:, session_mode: (host_fields.hpp)
   } else if (key.size() > 3 && key.compare(0, 3, "on_") == 0) {
     if (!is_valid_utf8(key)) {
       report(out, field_path, "invalid-utf8", "key is not valid UTF-8");
@@ -563,6 +576,8 @@ inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& 
     // tamper_guard, prepatch_check (guard_fields.hpp)
   } else if (read_loop_resilience(loop.resilience, key, field, field_path, out)) {
     // max_edge_revisits, circuit (resilience_fields.hpp)
+  } else if (read_loop_host(loop.host, key, field, field_path, out)) {
+    // pruning_profile:, session_mode: (host_fields.hpp)
   } else if (key == "paradigm") {
     // Provenance only: any string is kept, as the original's FSMLoop keeps it (a spec
     // naming an unknown paradigm, without `initial`, is refused by compile_paradigm).

@@ -32,12 +32,10 @@ struct env_block {
   std::vector<char*> pointers;
 };
 
-/// Builds the environment of spawned processes: the host's (optionally) with `overrides`
-/// set on top. Returns null when the host environment can be passed unchanged.
-inline std::shared_ptr<const env_block> make_env_block(
-    const std::vector<std::pair<std::string, std::string>>& overrides, bool inherit) {
-  if (inherit && overrides.empty()) return nullptr;
-  auto block = std::make_shared<env_block>();
+/// The environment `base` (null: none) with `overrides` set on top, as a block of its own.
+inline env_block build_env_block(char* const* base,
+                                 const std::vector<std::pair<std::string, std::string>>& overrides) {
+  env_block block;
   auto overridden = [&](std::string_view entry) {
     const auto eq = entry.find('=');
     const std::string_view name = entry.substr(0, eq);
@@ -45,22 +43,30 @@ inline std::shared_ptr<const env_block> make_env_block(
       if (k == name) return true;
     return false;
   };
-  if (inherit && environ != nullptr)
-    for (char** e = environ; *e != nullptr; ++e)
-      if (!overridden(*e)) block->entries.emplace_back(*e);
+  if (base != nullptr)
+    for (char* const* e = base; *e != nullptr; ++e)
+      if (!overridden(*e)) block.entries.emplace_back(*e);
   for (const auto& [k, v] : overrides) {
     bool seen = false;  // a later duplicate of the same name wins
-    for (auto& entry : block->entries)
+    for (auto& entry : block.entries)
       if (entry.size() > k.size() && entry.compare(0, k.size(), k) == 0 && entry[k.size()] == '=') {
         entry = k + "=" + v;
         seen = true;
       }
-    if (!seen) block->entries.push_back(k + "=" + v);
+    if (!seen) block.entries.push_back(k + "=" + v);
   }
-  block->pointers.reserve(block->entries.size() + 1);
-  for (auto& entry : block->entries) block->pointers.push_back(entry.data());
-  block->pointers.push_back(nullptr);
+  block.pointers.reserve(block.entries.size() + 1);
+  for (auto& entry : block.entries) block.pointers.push_back(entry.data());
+  block.pointers.push_back(nullptr);
   return block;
+}
+
+/// Builds the environment of spawned processes: the host's (optionally) with `overrides`
+/// set on top. Returns null when the host environment can be passed unchanged.
+inline std::shared_ptr<const env_block> make_env_block(
+    const std::vector<std::pair<std::string, std::string>>& overrides, bool inherit) {
+  if (inherit && overrides.empty()) return nullptr;
+  return std::make_shared<const env_block>(build_env_block(inherit ? environ : nullptr, overrides));
 }
 
 /// Where posix_spawnp() finds a program on PATH, remembered from one action to the next.

@@ -19,7 +19,8 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
 // `max_retries` counts direct self re-entries per state; the `cannot_judge` hold counts
-// consecutive abstentions per state; `passes` counts maintain restarts (the full-pass cap).
+// consecutive abstentions per state; `passes` counts maintain restarts (the full-pass cap);
+// the throttle counts the actions of the current visit.
 // The vectors are allocated on first use, so loops without these keys pay nothing.
 class retry_counters {
  public:
@@ -28,7 +29,19 @@ class retry_counters {
     retries_.clear();
     holds_.clear();
     passes = 0;
+    visited_.reset();
+    calls_ = 0;
   }
+
+  // The throttle (throttle.hpp) counts the actions of one visit: entering a state other than
+  // the one entered last starts the count again.
+  void visit(std::size_t state) noexcept {
+    if (visited_ == state) return;
+    visited_ = state;
+    calls_ = 0;
+  }
+  // One more action in the current visit; the visit's count.
+  int count_call() noexcept { return ++calls_; }
 
   // The run enters `state` (of `states` states): a re-entry of the state entered last counts
   // one retry, entering another clears the count of the one left. Returns the state's count.
@@ -87,7 +100,7 @@ class retry_counters {
 
   // The counters for a snapshot, by state name (null when there are none).
   [[nodiscard]] json to_json(const compiled_loop& loop) const {
-    if (passes == 0 && !entered_ && holds_.empty()) return nullptr;  // the common case
+    if (passes == 0 && !entered_ && holds_.empty() && calls_ == 0) return nullptr;  // the common case
     const auto named = [&loop](const std::vector<int>& counts) {
       json out = json::object();
       for (std::size_t i = 0; i < counts.size(); ++i)
@@ -95,9 +108,10 @@ class retry_counters {
       return out;
     };
     json retries = named(retries_), holds = named(holds_);
-    if (passes == 0 && retries.empty() && holds.empty() && !entered_) return nullptr;
+    if (passes == 0 && retries.empty() && holds.empty() && !entered_ && calls_ == 0) return nullptr;
     json out = {{"passes", passes}, {"retries", std::move(retries)}, {"holds", std::move(holds)}};
     if (entered_) out["entered"] = loop.state(*entered_).name;
+    if (calls_ != 0 && visited_) out["throttle"] = {{"state", loop.state(*visited_).name}, {"calls", calls_}};
     return out;
   }
 
@@ -117,6 +131,12 @@ class retry_counters {
     };
     fill("retries", retries_);
     fill("holds", holds_);
+    if (const auto t = j.find("throttle"); t != j.end() && t->is_object()) {
+      const json& st = t->value("state", json());
+      const json& n = t->value("calls", json());
+      visited_ = st.is_string() ? loop.find(st.get_ref<const std::string&>()) : std::nullopt;
+      calls_ = visited_ && n.is_number_integer() ? n.get<int>() : 0;
+    }
   }
 
   std::int64_t passes = 0;  // maintain restarts
@@ -125,6 +145,8 @@ class retry_counters {
   std::optional<std::size_t> entered_;
   std::vector<int> retries_;
   std::vector<int> holds_;
+  std::optional<std::size_t> visited_;  // the state of the throttle's current visit
+  int calls_ = 0;                       // its actions so far
 };
 
 }  // namespace detail

@@ -4,14 +4,15 @@
 
 // Part of executor.hpp (a private base of fsm_executor). The running loop lives in the
 // executor's members, so a step inside a child costs what a flat step costs. A sub-loop
-// state parks its loop's run here (swap_frame, the one list of a frame's members), and the
-// child starts in the members; when the child ends, its parent comes back and concludes the
+// state parks its loop's run here (swap_frame), and the child starts in the members; when the child ends, its parent comes back and concludes the
 // sub-loop state with the child's outcome as its verdict. A stop or a handoff inside a child
 // ends (or pauses) the whole run with every frame in place, so the snapshot holds the stack.
 
 #include <little_loops/compiled_loop.hpp>
 #include <little_loops/config.hpp>
+#include <little_loops/detail/frame_members.hpp>
 #include <little_loops/detail/resilience_runtime.hpp>
+#include <little_loops/detail/host_requests.hpp>
 #include <little_loops/detail/retry_counters.hpp>
 #include <little_loops/detail/run_history.hpp>
 #include <little_loops/detail/subloop_calls.hpp>
@@ -34,7 +35,8 @@
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
-/// A loop waiting for its child: its run, as the executor's members held it.
+/// A loop waiting for its child: its run, as the executor's members held it. Each member is
+/// also in subloop_frames::frame_members(), the one list the frame operations walk.
 struct parked_frame {
   std::shared_ptr<const compiled_loop> loop;
   std::string loop_id;
@@ -48,6 +50,7 @@ struct parked_frame {
   convergence_memory convergence;
   retry_counters counters;
   resilience_memory resilience;
+  session_chain session;
   std::int64_t elapsed_offset_ms = 0;
   std::chrono::steady_clock::time_point start{};
   std::optional<std::chrono::steady_clock::time_point> deadline;
@@ -71,28 +74,43 @@ class subloop_frames {
   Executor& self() noexcept { return static_cast<Executor&>(*this); }
   const Executor& self() const noexcept { return static_cast<const Executor&>(*this); }
 
+  // The one list of a frame's per-run members: the running loop's (the executor's, or this
+  // base's) beside the parked frame's `f`, each under its role (detail/frame_members.hpp).
+  // Per-run state goes here, once, and into parked_frame: swap_frame, start_frame,
+  // restore_frame, running_view and parked_snapshot all walk this list.
+  template <class V, class Ex, class Parked>
+  static void frame_members(V& v, Ex& ex, Parked& f) {
+    v.kept(ex.loop_, f.loop);
+    v.kept(ex.loop_id_, f.loop_id);
+    v.kept(ex.working_dir_, f.working_dir);  // a sub-loop's worktree: set by call_subloop()
+    v.kept(ex.start_, f.start);
+    v.position(ex.current_, f.current, ex.resume_state_, f.resume_state);
+    v.field(ex.iteration_, f.iteration, &snapshot::iteration, &snapshot_view::iteration);
+    v.field(ex.summary_executed_, f.summary_executed, &snapshot::summary_executed,
+            &snapshot_view::summary_executed);
+    v.field(ex.started_at_, f.started_at, &snapshot::started_at, &snapshot_view::started_at);
+    v.context(ex.context_, f.context);
+    v.memory(ex.captured_, f.captured);
+    v.memory(ex.history_, f.history);
+    v.memory(ex.convergence_, f.convergence);
+    v.memory(ex.counters_, f.counters);
+    v.memory(ex.resilience_, f.resilience);  // after counters_: it joins their JSON
+    v.memory(ex.session_, f.session);        // after resilience_: it joins the counters too
+    v.elapsed(ex.elapsed_offset_ms_, f.elapsed_offset_ms);
+    v.cleared(ex.deadline_, f.deadline);
+    v.limit(ex.timeout_ms_, f.timeout_ms);
+  }
+
+  // Stands in for the parked frame when a visitor reads or sets only the running loop's.
+  static const parked_frame& no_frame() {
+    static const parked_frame none;
+    return none;
+  }
+
   // Exchanges the running loop's members with `f`.
   void swap_frame(parked_frame& f) noexcept {
-    Executor& ex = self();
-    using std::swap;
-    swap(ex.loop_, f.loop);
-    swap(loop_id_, f.loop_id);
-    swap(ex.current_, f.current);
-    swap(ex.resume_state_, f.resume_state);
-    swap(ex.iteration_, f.iteration);
-    swap(ex.summary_executed_, f.summary_executed);
-    swap(ex.context_, f.context);
-    swap(ex.captured_, f.captured);
-    swap(ex.history_, f.history);
-    swap(ex.convergence_, f.convergence);
-    swap(ex.counters_, f.counters);
-    swap(ex.resilience_, f.resilience);
-    swap(ex.elapsed_offset_ms_, f.elapsed_offset_ms);
-    swap(ex.start_, f.start);
-    swap(ex.deadline_, f.deadline);
-    swap(timeout_ms_, f.timeout_ms);
-    swap(ex.started_at_, f.started_at);
-    swap(working_dir_, f.working_dir);
+    frame_swapper v;
+    frame_members(v, self(), f);
   }
 
   // `req` in the running loop's working directory (the request itself outside a worktree).
@@ -106,38 +124,15 @@ class subloop_frames {
   // A loop starts in the members: the top loop (reset()), or a child (call_subloop()).
   void start_frame(json context, std::optional<std::int64_t> timeout_ms) {
     Executor& ex = self();
-    ex.current_ = ex.loop_->initial();
-    ex.iteration_ = 0;
-    ex.summary_executed_ = false;
-    ex.context_ = std::move(context);
-    inject_missing(ex.context_, ex.options_.injected_context);
-    ex.counters_.clear();
-    ex.resilience_.clear();
-    ex.captured_.clear();
-    ex.history_.clear();
-    ex.convergence_.clear(ex.loop_->states().size());
-    ex.elapsed_offset_ms_ = 0;
-    ex.started_at_.clear();
-    ex.resume_state_.reset();
-    ex.deadline_.reset();
-    timeout_ms_ = timeout_ms;
+    frame_starter v{{}, {*ex.loop_, std::move(context), ex.options_.injected_context, timeout_ms}};
+    frame_members(v, ex, no_frame());
   }
 
   // The running loop's members from `s` (resume(); a child's frame, resume_frames()).
   void restore_frame(const snapshot& s, std::size_t at, convergence_memory convergence) {
     Executor& ex = self();
-    ex.current_ = at;
-    ex.iteration_ = s.iteration;
-    ex.summary_executed_ = s.summary_executed;
-    ex.context_ = s.context;
-    inject_missing(ex.context_, ex.options_.injected_context);
-    ex.counters_.restore(s.counters, *ex.loop_);
-    ex.resilience_.restore(s.counters.is_object() ? s.counters.value("resilience", json()) : json(), *ex.loop_);
-    ex.captured_ = captured_map(s.captured);
-    ex.history_.restore(s);
-    ex.convergence_ = std::move(convergence);
-    ex.elapsed_offset_ms_ = s.elapsed_ms;
-    ex.started_at_ = s.started_at;
+    frame_restorer v{{}, {*ex.loop_, s, at, convergence, ex.options_.injected_context}};
+    frame_members(v, ex, no_frame());
   }
 
   // Back to the top loop, every child dropped (and every worktree detached).
@@ -279,24 +274,15 @@ class subloop_frames {
     detach_worktrees(how != termination::handoff);
   }
 
-  // The running loop's snapshot members (its convergence list in `convergence_storage`).
+  // The running loop's snapshot members (its convergence list in `convergence_storage`;
+  // the counters are the executor's to add).
   snapshot_view running_view(
       std::vector<std::pair<std::string_view, double>>& convergence_storage) const {
     const Executor& ex = self();
     snapshot_view v;
-    v.loop_name = ex.loop_->loop().name;
-    v.digest = ex.loop_->digest();
-    v.current_state = ex.loop_->state(ex.resume_state_ ? *ex.resume_state_ : ex.current_).name;
-    v.iteration = ex.iteration_;
-    v.summary_executed = ex.summary_executed_;
-    v.context = &ex.context_;
-    v.captured = &ex.captured_;
-    v.prev = ex.history_.prev();
-    v.last_evaluation = ex.history_.last_evaluation();
-    ex.convergence_.list(*ex.loop_, convergence_storage);
-    v.convergence = convergence_storage;
-    v.elapsed_ms = ex.phase_ >= Executor::run_phase::running ? ex.elapsed_ms_now() : ex.elapsed_offset_ms_;
-    v.started_at = ex.started_at_;
+    frame_viewer<false> viewer{{}, {*ex.loop_, v, convergence_storage, nullptr}};
+    viewer.elapsed_ms = ex.phase_ >= Executor::run_phase::running ? ex.elapsed_ms_now() : ex.elapsed_offset_ms_;
+    frame_members(viewer, ex, no_frame());
     return v;
   }
 
@@ -446,23 +432,15 @@ class subloop_frames {
 
   // A waiting loop's snapshot (its current state is the sub-loop state).
   snapshot parked_snapshot(const parked_frame& f) const {
-    snapshot s;
-    s.loop_name = f.loop->loop().name;
-    s.digest = f.loop->digest();
-    s.current_state = f.loop->state(f.resume_state ? *f.resume_state : f.current).name;
-    s.iteration = f.iteration;
-    s.summary_executed = f.summary_executed;
-    s.context = f.context;
-    s.captured = captured_map(f.captured);
-    if (const prev_record* p = f.history.prev()) s.prev = *p;
-    if (const prev_record* p = f.history.last_evaluation()) s.last_evaluation = *p;
+    snapshot_view v;
     std::vector<std::pair<std::string_view, double>> convergence;
-    f.convergence.list(*f.loop, convergence);
-    for (const auto& [state, value] : convergence) s.convergence[std::string(state)] = value;
-    s.elapsed_ms = f.elapsed_offset_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
-                                             self().clock_->now() - f.start).count();
-    s.started_at = f.started_at;
-    s.counters = with_resilience(f.counters.to_json(*f.loop), f.resilience.to_json(*f.loop));
+    json counters;
+    frame_viewer<true> viewer{{}, {*f.loop, v, convergence, &counters}};
+    viewer.elapsed_ms = f.elapsed_offset_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                  self().clock_->now() - f.start).count();
+    frame_members(viewer, self(), f);
+    snapshot s = v.materialize();
+    s.counters = std::move(counters);
     return s;
   }
 

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -292,18 +293,12 @@ inline std::optional<std::string> resolve_env(std::string& out, const std::strin
   return std::nullopt;
 }
 
-// Appends the value of the variable `p`; returns an error message when it is missing.
-inline std::optional<std::string> resolve_part(std::string& out, const template_part& p,
-                                               const interpolation_context& ctx) {
+// Appends the value of a variable that append_common_variable() does not take; returns an
+// error message when it is missing.
+inline std::optional<std::string> resolve_other_part(std::string& out, const template_part& p,
+                                                     const interpolation_context& ctx) {
   switch (p.ns) {
     case template_namespace::context:
-      if (ctx.context && p.path.size() == 1 && ctx.context->is_object()) {  // `${context.KEY}`
-        const auto& members = ctx.context->get_ref<const json::object_t&>();
-        if (auto it = members.find(p.path[0].key); it != members.end()) {
-          append_json_value(out, it->second);
-          return std::nullopt;
-        }
-      }
       if (!ctx.context)
         return fmt::format("Path '{}' not found in context (available: none)",
                            segments_text(p.path, 1));
@@ -316,6 +311,59 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
     case template_namespace::env: return resolve_env(out, p.env_name, ctx);
   }
   return std::string("unknown namespace");
+}
+
+// True when the `n` bytes at `a` and `b` are equal: for up to 16 bytes (context keys) two
+// overlapping word loads each, without the call memcmp() costs.
+inline bool same_short_text(const char* a, const char* b, std::size_t n) noexcept {
+  const auto equal_words = [&](auto word, std::size_t at) {
+    decltype(word) x{};
+    decltype(word) y{};
+    std::memcpy(&x, a + at, sizeof word);
+    std::memcpy(&y, b + at, sizeof word);
+    return x == y;
+  };
+  if (n > 16) return std::memcmp(a, b, n) == 0;
+  if (n >= 8) return equal_words(std::uint64_t{}, 0) && equal_words(std::uint64_t{}, n - 8);
+  if (n >= 4) return equal_words(std::uint32_t{}, 0) && equal_words(std::uint32_t{}, n - 4);
+  for (std::size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+// The variables most templates use, appended by a function small enough to cost no more
+// than its work: `${context.KEY}` of a context object that has KEY, `${state.name}` and
+// `${state.iteration}`. False when `p` is another one.
+inline bool append_common_variable(std::string& out, const template_part& p,
+                                   const interpolation_context& ctx) {
+  if (p.ns == template_namespace::context) {
+    if (ctx.context == nullptr || p.path.size() != 1 || !ctx.context->is_object()) return false;
+    const std::string& key = p.path[0].key;
+    for (const auto& [name, value] : ctx.context->get_ref<const json::object_t&>()) {
+      if (name.size() == key.size() && same_short_text(name.data(), key.data(), key.size())) {
+        append_json_value(out, value);
+        return true;
+      }
+    }
+    return false;
+  }
+  if (p.ns != template_namespace::state) return false;
+  if (p.key == key_index(template_state_keys, "name")) {
+    out += ctx.state_name;
+    return true;
+  }
+  if (p.key == key_index(template_state_keys, "iteration")) {
+    append_integer(out, ctx.iteration);
+    return true;
+  }
+  return false;
+}
+
+// Appends the value of the variable `p`; returns an error message when it is missing.
+inline std::optional<std::string> resolve_part(std::string& out, const template_part& p,
+                                               const interpolation_context& ctx) {
+  if (append_common_variable(out, p, ctx)) return std::nullopt;
+  return resolve_other_part(out, p, ctx);
 }
 
 }  // namespace detail

@@ -10,6 +10,7 @@
 #include <little_loops/detail/resilience_rules.hpp>
 #include <little_loops/detail/json_fields.hpp>
 #include <little_loops/detail/numbers.hpp>
+#include <little_loops/detail/state_plugin_rules.hpp>
 #include <little_loops/detail/state_verdicts.hpp>
 #include <little_loops/detail/strings.hpp>
 #include <little_loops/detail/subloop_rules.hpp>
@@ -70,6 +71,8 @@ inline std::vector<state_reference> state_references(const state_config& state,
   if (state.resilience.on_rate_limit_exhausted)
     refs.push_back({join_path(state_path, "on_rate_limit_exhausted"),
                     &*state.resilience.on_rate_limit_exhausted, true});
+  if (state.on_throttle_hard)  // a name, as the reference takes it (not interpolated)
+    refs.push_back({join_path(state_path, "on_throttle_hard"), &*state.on_throttle_hard, true});
   if (state.on_maintain)
     // Seed 002: `state.on_maintain or initial`, a name, not interpolated (as on_max_iterations).
     refs.push_back({join_path(state_path, "on_maintain"), &*state.on_maintain, true});
@@ -180,6 +183,7 @@ inline evaluator_uses check_required_fields(const evaluate_config& config,
       uses.line = true;
       break;
     case evaluator_type::harbor_scorer:
+    case evaluator_type::mcp_result:
       break;
     case evaluator_type::diff_stall:
     case evaluator_type::score_stall:
@@ -533,6 +537,7 @@ inline void check_state(const std::string& name, const state_config& state, cons
   check_retry_fields(state, path, out);
   check_subloop_fields(state, path, out);
   check_rate_limit_pairing(state, path, out);
+  check_state_plugins(state, path, out);
   if (state.evaluate) check_stall_fields(*state.evaluate, join_path(path, "evaluate"), out);
   for (const auto& entry : state.on)
     check_verdict_spelling(state, entry.first, join_path(path, "on_" + entry.first), out);
@@ -565,8 +570,11 @@ inline void check_loop_metadata(const fsm_loop& loop, diagnostics& out) {
 
 /// Warnings silenced by the reference's lint-suppression flags (flag → our code of the same
 /// meaning). A flag never silences an error.
-inline constexpr std::array<std::pair<std::string_view, std::string_view>, 6> lint_flag_codes{{
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 9> lint_flag_codes{{
     {"capture_reachability_ok", "template-unknown-capture"},
+    {"pruning_profile_ok", "pruning-profile-catalog"},
+    {"pruning_profile_ok", "pruning-profile-missing"},
+    {"session_mode_ok", "session-mode-evaluator"},
     {"partial_route_ok", "classify-no-default"},
     {"unsafe_context_interpolation_ok", "template-unquoted-context"},
     {"terminal_action_ok", "terminal-action"},

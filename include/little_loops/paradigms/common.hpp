@@ -13,13 +13,10 @@
 
 #include <array>
 #include <cstddef>
-#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -148,90 +145,27 @@ inline state_config paradigm_terminal() {
   return s;
 }
 
-/// Where the compiled loop's parts came from in the spec: each compiled path (`states.fix.action`)
-/// with the spec path it was made from (`tools[1]`). validate() judges the compiled loop;
-/// its findings are moved back into the spec with this, so that they name (and the loaders
-/// place) what the user wrote.
-class paradigm_origins {
- public:
-  /// `compiled` (and every path below it) came from `spec`.
-  void add(std::string compiled, std::string spec) {
-    origins_.insert_or_assign(std::move(compiled), std::move(spec));
-  }
+/// A compiler's result, before validation: the compiled loop with the spec's findings and
+/// where each compiled part came from (validate_loop() judges it, in spec terms).
+inline loop_draft paradigm_draft(std::string_view title, fsm_loop loop, diagnostics found,
+                                 paradigm_origins origins = {}) {
+  return loop_draft_access::spec(title, std::move(loop), std::move(found), std::move(origins));
+}
 
-  /// `states.<state>.<field>` came from `spec`.
-  void add_state_field(std::string_view state, std::string_view field, std::string spec) {
-    add(member_path(member_path("states", state), field), std::move(spec));
+/// A compiler's result validated: the loop, or the error (errc::invalid_spec, at the spec
+/// paths; see validate_loop()). Warnings are appended to `warnings` when given, those of
+/// a refused spec too.
+inline expected<fsm_loop, error> finish_paradigm(loop_draft draft, diagnostics* warnings) {
+  auto validated = validate_loop(std::move(draft));
+  if (!validated) {
+    if (warnings != nullptr)
+      for (const auto& d : validated.error().details)
+        if (d.level == severity::warning) warnings->push_back(d);
+    return unexpected(std::move(validated.error()));
   }
-
-  /// Rewrites `path` by its longest recorded prefix (whole dotted segments); unchanged when
-  /// none is recorded.
-  void map(std::string& path) const {
-    std::size_t end = path.size();
-    while (end != 0) {
-      if (const auto it = origins_.find(std::string_view(path).substr(0, end));
-          it != origins_.end()) {
-        path = it->second + path.substr(end);
-        return;
-      }
-      end = path.rfind('.', end - 1);
-      if (end == std::string::npos) return;
-    }
-  }
-
- private:
-  struct text_hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view text) const noexcept {
-      return std::hash<std::string_view>{}(text);
-    }
-  };
-  std::unordered_map<std::string, std::string, text_hash, std::equal_to<>> origins_;
-};
-
-/// The result of a compiler: errc::invalid_spec with every spec diagnostic when there is an
-/// error; otherwise the loop goes through validate() like a hand-written one (errors there
-/// are errc::invalid_spec too, at the spec paths `origins` gives). Warnings are appended to
-/// `warnings` when given.
-inline expected<fsm_loop, error> finish_paradigm(std::string_view title, fsm_loop loop,
-                                                 diagnostics found, diagnostics* warnings,
-                                                 const paradigm_origins* origins = nullptr) {
-  if (!has_errors(found)) {
-    diagnostics checked = validate(loop);
-    if (origins != nullptr) {
-      // Two compiled parts may come from one spec value (a goal's single tool is both the
-      // check and the fix): its finding is reported once.
-      std::unordered_set<std::string> seen;
-      for (auto& d : checked) {
-        origins->map(d.path);
-        if (seen.insert(fmt::format("{}\n{}\n{}\n{}", static_cast<int>(d.level), d.path, d.code,
-                                    d.message))
-                .second)
-          found.push_back(std::move(d));
-      }
-    } else {
-      found.insert(found.end(), checked.begin(), checked.end());
-    }
-  }
-  if (!has_errors(found)) {
-    if (warnings != nullptr) warnings->insert(warnings->end(), found.begin(), found.end());
-    return loop;
-  }
-  std::size_t errors = 0;
-  const diagnostic* first = nullptr;
-  for (const auto& d : found)
-    if (d.level == severity::error && ++errors == 1) first = &d;
-  std::string message =
-      errors == 1 ? first->message
-                  : fmt::format("invalid {} paradigm spec: {} errors, first: {}", title, errors,
-                                first->message);
-  std::string where = first->path;
-  if (errors != 1) where.clear();
   if (warnings != nullptr)
-    for (const auto& d : found)
-      if (d.level == severity::warning) warnings->push_back(d);
-  return unexpected(error{errc::invalid_spec, std::move(message), std::move(where),
-                          std::move(found)});
+    warnings->insert(warnings->end(), validated->warnings().begin(), validated->warnings().end());
+  return std::move(*validated).release();
 }
 
 }  // namespace detail

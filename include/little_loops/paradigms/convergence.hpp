@@ -30,6 +30,8 @@ inline std::optional<json> read_convergence_number(const json& field, const std:
   return field;
 }
 
+inline loop_draft draft_convergence(const json& spec);
+
 }  // namespace detail
 
 /// Compiles a convergence spec:
@@ -56,14 +58,19 @@ inline std::optional<json> read_convergence_number(const json& field, const std:
 /// `${context.tolerance}`. The previous value is the
 /// evaluator's own per-state memory (the original's `${prev.output}` would have read the
 /// fix's output).
-inline expected<fsm_loop, error> compile_convergence(const json& spec,
-                                                     diagnostics* warnings = nullptr) {
-  using namespace detail;
+inline expected<fsm_loop, error> compile_convergence(const json& spec, diagnostics* warnings = nullptr) {
+  return detail::finish_paradigm(detail::draft_convergence(spec), warnings);
+}
+
+namespace detail {
+
+/// compile_convergence() before validation: the compiled loop, the spec's findings and origins.
+inline loop_draft draft_convergence(const json& spec) {
   diagnostics out;
   fsm_loop loop;
   if (!spec.is_object()) {
     report_type(out, "", "a convergence spec (a JSON object)", spec);
-    return finish_paradigm("convergence", std::move(loop), std::move(out), warnings);
+    return paradigm_draft("convergence", std::move(loop), std::move(out));
   }
   require_paradigm_fields(spec, "Convergence", {"name", "check", "toward", "using"}, out);
   std::optional<std::string> name, check, fix;
@@ -102,7 +109,7 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
       report(out, member_path("context", reserved), "reserved-key",
              fmt::format("context key \"{}\" is set by the convergence paradigm", reserved));
   if (has_errors(out) || !name || !check || !fix || !toward)
-    return finish_paradigm("convergence", std::move(loop), std::move(out), warnings);
+    return paradigm_draft("convergence", std::move(loop), std::move(out));
 
   loop.name = std::move(*name);
   loop.paradigm = "convergence";
@@ -141,7 +148,9 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
   state_config stalled = paradigm_terminal();
   stalled.failure = true;
   loop.states["stalled"] = std::move(stalled);
-  return finish_paradigm("convergence", std::move(loop), std::move(out), warnings, &origins);
+  return paradigm_draft("convergence", std::move(loop), std::move(out), std::move(origins));
 }
+
+}  // namespace detail
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -67,6 +67,8 @@ inline std::optional<goal_tool> read_goal_tool(const json& entry, const std::str
   return tool;
 }
 
+inline loop_draft draft_goal(const json& spec);
+
 }  // namespace detail
 
 /// Compiles a goal spec:
@@ -84,12 +86,18 @@ inline std::optional<goal_tool> read_goal_tool(const json& entry, const std::str
 /// The `evaluator` object is parsed by parse_evaluate_config() with paths below
 /// `evaluator` and kept whole, an explicit `exit_code` included; `null` or `{}` mean none.
 inline expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* warnings = nullptr) {
-  using namespace detail;
+  return detail::finish_paradigm(detail::draft_goal(spec), warnings);
+}
+
+namespace detail {
+
+/// compile_goal() before validation: the compiled loop, the spec's findings and origins.
+inline loop_draft draft_goal(const json& spec) {
   diagnostics out;
   fsm_loop loop;
   if (!spec.is_object()) {
     report_type(out, "", "a goal spec (a JSON object)", spec);
-    return finish_paradigm("goal", std::move(loop), std::move(out), warnings);
+    return paradigm_draft("goal", std::move(loop), std::move(out));
   }
   require_paradigm_fields(spec, "Goal", {"goal", "tools"}, out);
   std::optional<std::string> goal;
@@ -130,7 +138,7 @@ inline expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* war
     }
   }
   if (has_errors(out) || !goal || !check || !fix)
-    return finish_paradigm("goal", std::move(loop), std::move(out), warnings);
+    return paradigm_draft("goal", std::move(loop), std::move(out));
 
   loop.name = name ? std::move(*name) : "goal-" + slugify(*goal);
   loop.paradigm = "goal";
@@ -159,7 +167,9 @@ inline expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* war
   loop.states["fix"] = std::move(fix_state);
   loop.states["done"] = paradigm_terminal();
   loop.states[failed] = paradigm_failure_terminal();
-  return finish_paradigm("goal", std::move(loop), std::move(out), warnings, &origins);
+  return paradigm_draft("goal", std::move(loop), std::move(out), std::move(origins));
 }
+
+}  // namespace detail
 
 LITTLE_LOOPS_NAMESPACE_END

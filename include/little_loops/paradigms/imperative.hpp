@@ -12,6 +12,10 @@
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
+namespace detail {
+inline loop_draft draft_imperative(const json& spec);
+}  // namespace detail
+
 /// Compiles an imperative spec:
 /// ```yaml
 /// paradigm: imperative
@@ -30,14 +34,19 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// but does not change the routes: seed 001 and the original never read it, so a spec means
 /// the same everywhere; `passes: false` gets the warning `passes-ignored` (to end when a
 /// check fails, give the evaluator `negate: true` or invert the check, e.g. `! cmd`).
-inline expected<fsm_loop, error> compile_imperative(const json& spec,
-                                                    diagnostics* warnings = nullptr) {
-  using namespace detail;
+inline expected<fsm_loop, error> compile_imperative(const json& spec, diagnostics* warnings = nullptr) {
+  return detail::finish_paradigm(detail::draft_imperative(spec), warnings);
+}
+
+namespace detail {
+
+/// compile_imperative() before validation: the compiled loop, the spec's findings and origins.
+inline loop_draft draft_imperative(const json& spec) {
   diagnostics out;
   fsm_loop loop;
   if (!spec.is_object()) {
     report_type(out, "", "an imperative spec (a JSON object)", spec);
-    return finish_paradigm("imperative", std::move(loop), std::move(out), warnings);
+    return paradigm_draft("imperative", std::move(loop), std::move(out));
   }
   require_paradigm_fields(spec, "Imperative", {"name", "steps", "until"}, out);
   std::optional<std::string> name;
@@ -94,7 +103,7 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
     }
   }
   if (has_errors(out) || !name || !steps_ok || !until_check)
-    return finish_paradigm("imperative", std::move(loop), std::move(out), warnings);
+    return paradigm_draft("imperative", std::move(loop), std::move(out));
 
   loop.name = std::move(*name);
   loop.paradigm = "imperative";
@@ -119,7 +128,9 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
   origins.add_state_field("check_done", "evaluate", "until.evaluator");
   loop.states["check_done"] = std::move(check);
   loop.states["done"] = paradigm_terminal();
-  return finish_paradigm("imperative", std::move(loop), std::move(out), warnings, &origins);
+  return paradigm_draft("imperative", std::move(loop), std::move(out), std::move(origins));
 }
+
+}  // namespace detail
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -73,6 +73,8 @@ inline std::optional<invariant_constraint> read_constraint(const json& entry, st
   return c;
 }
 
+inline loop_draft draft_invariants(const json& spec);
+
 }  // namespace detail
 
 /// Compiles an invariants spec:
@@ -92,14 +94,19 @@ inline std::optional<invariant_constraint> read_constraint(const json& entry, st
 /// `fix_<name>` (next → `check_<name>`), then `all_valid` (terminal; with maintain its
 /// `on_maintain` is the first check). Each constraint's evaluator is parsed by
 /// parse_evaluate_config() with paths such as `constraints[0].evaluator.operator`.
-inline expected<fsm_loop, error> compile_invariants(const json& spec,
-                                                    diagnostics* warnings = nullptr) {
-  using namespace detail;
+inline expected<fsm_loop, error> compile_invariants(const json& spec, diagnostics* warnings = nullptr) {
+  return detail::finish_paradigm(detail::draft_invariants(spec), warnings);
+}
+
+namespace detail {
+
+/// compile_invariants() before validation: the compiled loop, the spec's findings and origins.
+inline loop_draft draft_invariants(const json& spec) {
   diagnostics out;
   fsm_loop loop;
   if (!spec.is_object()) {
     report_type(out, "", "an invariants spec (a JSON object)", spec);
-    return finish_paradigm("invariants", std::move(loop), std::move(out), warnings);
+    return paradigm_draft("invariants", std::move(loop), std::move(out));
   }
   require_paradigm_fields(spec, "Invariants", {"name", "constraints"}, out);
   std::optional<std::string> name;
@@ -145,7 +152,7 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
     }
   }
   if (has_errors(out) || !name || !constraints_ok)
-    return finish_paradigm("invariants", std::move(loop), std::move(out), warnings);
+    return paradigm_draft("invariants", std::move(loop), std::move(out));
 
   loop.name = std::move(*name);
   loop.paradigm = "invariants";
@@ -180,7 +187,9 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
   state_config all_valid = paradigm_terminal();
   if (loop.maintain) all_valid.on_maintain = escape_template(first_check);
   loop.states["all_valid"] = std::move(all_valid);
-  return finish_paradigm("invariants", std::move(loop), std::move(out), warnings, &origins);
+  return paradigm_draft("invariants", std::move(loop), std::move(out), std::move(origins));
 }
+
+}  // namespace detail
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -1,0 +1,240 @@
+// little_loops — what a sub-loop frame does with each of its members: the visitors over the one list
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// Part of subloop_frames.hpp. A frame's per-run members are listed once, in
+// subloop_frames::frame_members(), each under a role; these visitors walk that list to swap
+// a frame in or out, start one, restore one from a snapshot, and view one as a snapshot.
+//
+// The roles (each call passes the running loop's member, then the parked frame's):
+//   kept(a, b)          the frame's loop (whose name and digest a view shows), identity and
+//                       clock: swapped only (who starts a frame sets them)
+//   position(c, pc, r, pr)  the current state and the state a paused run resumes at: the
+//                       snapshot's current_state
+//   field(a, b, &snapshot::m, &snapshot_view::m)  a plain value: value-initialised at start,
+//                       copied to and from the snapshot member `m`
+//   context(a, b)       the context: given at start, with the host's injected keys
+//   memory(a, b)        a run memory: how it starts, is restored and is viewed is given by
+//                       the overloads start_memory(), restore_memory() and view_memory()
+//   elapsed(a, b)       the run time before the frame's clock started
+//   cleared(a, b)       reset at start, in no snapshot
+//   limit(a, b)         the time limit the frame was started with
+
+#include <little_loops/compiled_loop.hpp>
+#include <little_loops/config.hpp>
+#include <little_loops/detail/host_requests.hpp>
+#include <little_loops/detail/resilience_runtime.hpp>
+#include <little_loops/detail/retry_counters.hpp>
+#include <little_loops/detail/run_history.hpp>
+#include <little_loops/json.hpp>
+#include <little_loops/results.hpp>
+#include <little_loops/snapshot.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// Every role, doing nothing: a visitor declares the roles it acts on.
+struct frame_visitor {
+  template <class... M>
+  void kept(M&&...) {}
+  template <class... M>
+  void position(M&&...) {}
+  template <class... M>
+  void field(M&&...) {}
+  template <class... M>
+  void context(M&&...) {}
+  template <class... M>
+  void memory(M&&...) {}
+  template <class... M>
+  void elapsed(M&&...) {}
+  template <class... M>
+  void cleared(M&&...) {}
+  template <class... M>
+  void limit(M&&...) {}
+};
+
+/// Exchanges the running loop's members with the parked frame's.
+struct frame_swapper {
+  template <class T, class... Rest>
+  void kept(T& a, T& b, Rest&&...) noexcept { swap_pair(a, b); }
+  template <class C, class R>
+  void position(C& c, C& pc, R& r, R& pr) noexcept {
+    swap_pair(c, pc);
+    swap_pair(r, pr);
+  }
+  template <class T, class... Rest>
+  void field(T& a, T& b, Rest&&...) noexcept { swap_pair(a, b); }
+  template <class T>
+  void context(T& a, T& b) noexcept { swap_pair(a, b); }
+  template <class T>
+  void memory(T& a, T& b) noexcept { swap_pair(a, b); }
+  template <class T>
+  void elapsed(T& a, T& b) noexcept { swap_pair(a, b); }
+  template <class T>
+  void cleared(T& a, T& b) noexcept { swap_pair(a, b); }
+  template <class T>
+  void limit(T& a, T& b) noexcept { swap_pair(a, b); }
+
+ private:
+  template <class T>
+  static void swap_pair(T& a, T& b) noexcept {
+    using std::swap;
+    swap(a, b);
+  }
+};
+
+// ---- run memories: how each starts, comes back from a snapshot and shows in one ----
+// A new per-run memory type gets one overload of each (the compiler asks for them).
+
+/// What a frame starts from.
+struct frame_start_values {
+  const compiled_loop& loop;
+  json context;
+  const json& injected;
+  std::optional<std::int64_t> timeout_ms;
+};
+
+/// What a frame is restored from (`convergence` read and checked by the caller).
+struct frame_restore_values {
+  const compiled_loop& loop;
+  const snapshot& from;
+  std::size_t at;
+  convergence_memory& convergence;
+  const json& injected;
+};
+
+/// Where a frame's view goes: `counters` (null: left out) receives the counters' JSON.
+struct frame_view_values {
+  const compiled_loop& loop;
+  snapshot_view& out;
+  std::vector<std::pair<std::string_view, double>>& convergence;
+  json* counters;
+};
+
+inline void start_memory(captured_map& m, const frame_start_values&) { m.clear(); }
+inline void start_memory(run_history& m, const frame_start_values&) { m.clear(); }
+inline void start_memory(convergence_memory& m, const frame_start_values& v) { m.clear(v.loop.states().size()); }
+inline void start_memory(retry_counters& m, const frame_start_values&) { m.clear(); }
+inline void start_memory(resilience_memory& m, const frame_start_values&) { m.clear(); }
+inline void start_memory(session_chain& m, const frame_start_values&) { m.clear(); }
+
+inline void restore_memory(captured_map& m, const frame_restore_values& v) { m = captured_map(v.from.captured); }
+inline void restore_memory(run_history& m, const frame_restore_values& v) { m.restore(v.from); }
+inline void restore_memory(convergence_memory& m, const frame_restore_values& v) { m = std::move(v.convergence); }
+inline void restore_memory(retry_counters& m, const frame_restore_values& v) { m.restore(v.from.counters, v.loop); }
+inline void restore_memory(resilience_memory& m, const frame_restore_values& v) {
+  m.restore(v.from.counters.is_object() ? v.from.counters.value("resilience", json()) : json(), v.loop);
+}
+inline void restore_memory(session_chain& m, const frame_restore_values& v) { m.restore(v.from.counters); }
+
+inline void view_memory(const captured_map& m, const frame_view_values& v) { v.out.captured = &m; }
+inline void view_memory(const run_history& m, const frame_view_values& v) {
+  v.out.prev = m.prev();
+  v.out.last_evaluation = m.last_evaluation();
+}
+inline void view_memory(const convergence_memory& m, const frame_view_values& v) {
+  m.list(v.loop, v.convergence);
+  v.out.convergence = v.convergence;
+}
+// The counters' JSON: the retry counters', joined by the resilience memory's (listed after).
+inline void view_memory(const retry_counters& m, const frame_view_values& v) {
+  if (v.counters != nullptr) *v.counters = m.to_json(v.loop);
+}
+inline void view_memory(const resilience_memory& m, const frame_view_values& v) {
+  if (v.counters != nullptr) *v.counters = with_resilience(std::move(*v.counters), m.to_json(v.loop));
+}
+// The session chain's pending summary joins the counters' JSON (listed after resilience).
+inline void view_memory(const session_chain& m, const frame_view_values& v) {
+  if (v.counters != nullptr) *v.counters = m.into(std::move(*v.counters));
+}
+
+/// Starts the running loop's members (the parked frame's are not touched): the loop and its
+/// identity are set already.
+struct frame_starter : frame_visitor {
+  frame_start_values values;
+
+  template <class C, class R>
+  void position(C& c, const C&, R& r, const R&) {
+    c = values.loop.initial();
+    r.reset();
+  }
+  template <class T, class... Rest>
+  void field(T& a, const T&, Rest&&...) { a = T{}; }
+  void context(json& a, const json&) {
+    a = std::move(values.context);
+    inject_missing(a, values.injected);
+  }
+  template <class T>
+  void memory(T& a, const T&) { start_memory(a, values); }
+  template <class T>
+  void elapsed(T& a, const T&) { a = 0; }
+  template <class T>
+  void cleared(T& a, const T&) { a = T{}; }
+  template <class T>
+  void limit(T& a, const T&) { a = values.timeout_ms; }
+};
+
+/// The running loop's members from a snapshot (after frame_starter: what the snapshot does
+/// not hold keeps its start value).
+struct frame_restorer : frame_visitor {
+  frame_restore_values values;
+
+  template <class C, class R>
+  void position(C& c, const C&, R&, const R&) { c = values.at; }
+  template <class T, class S, class V>
+  void field(T& a, const T&, S snapshot_member, V) { a = values.from.*snapshot_member; }
+  void context(json& a, const json&) {
+    a = values.from.context;
+    inject_missing(a, values.injected);
+  }
+  template <class T>
+  void memory(T& a, const T&) { restore_memory(a, values); }
+  template <class T>
+  void elapsed(T& a, const T&) { a = values.from.elapsed_ms; }
+};
+
+/// A frame's members as a snapshot_view: the running loop's (`Parked` false) or the parked
+/// frame's. `elapsed_ms` is the frame's run time, which the caller reads from its clock.
+template <bool Parked>
+struct frame_viewer : frame_visitor {
+  frame_view_values values;
+  std::int64_t elapsed_ms = 0;
+
+  template <class T>
+  void kept(const T&, const T&) {}
+  void kept(const std::shared_ptr<const compiled_loop>& a, const std::shared_ptr<const compiled_loop>& b) {
+    const compiled_loop& loop = *pick(a, b);
+    values.out.loop_name = loop.loop().name;
+    values.out.digest = loop.digest();
+  }
+  template <class C, class R>
+  void position(const C& c, const C& pc, const R& r, const R& pr) {
+    const R& resume = pick(r, pr);
+    values.out.current_state = values.loop.state(resume ? *resume : pick(c, pc)).name;
+  }
+  template <class T, class S, class V>
+  void field(const T& a, const T& b, S, V view_member) { values.out.*view_member = pick(a, b); }
+  void context(const json& a, const json& b) { values.out.context = &pick(a, b); }
+  template <class T>
+  void memory(const T& a, const T& b) { view_memory(pick(a, b), values); }
+  template <class T>
+  void elapsed(const T&, const T&) { values.out.elapsed_ms = elapsed_ms; }
+
+ private:
+  template <class T>
+  static const T& pick(const T& running, const T& parked) {
+    if constexpr (Parked) return parked;
+    else return running;
+  }
+};
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
