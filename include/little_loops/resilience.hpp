@@ -71,8 +71,8 @@ struct state_resilience {
 struct repeated_failure_config {
   int window = 3;
   std::string on_repeated_failure = "abort";    ///< `abort` or a state name
-  std::vector<std::string> progress_paths;      ///< kept and shown (file fingerprints)
-  std::vector<std::string> exclude_paths;       ///< kept and shown
+  std::vector<std::string> progress_paths;      ///< fingerprinted: a change resets the window
+  std::vector<std::string> exclude_paths;       ///< progress paths left out of it
   std::optional<int> recurrent_window;
 
   friend bool operator==(const repeated_failure_config&, const repeated_failure_config&) = default;

@@ -355,4 +355,34 @@ TEST_SUITE("resilience") {
     CHECK(kinds == std::vector<std::string>{"retry", "catch", "retry", "catch", "retry", "catch", "rate_limit_storm"});
     CHECK(h.events("resilience").back()["attempt"] == 3);
   }
+
+  TEST_CASE("circuit progress_paths: a changed fingerprint restarts the window; excluded paths count not") {
+    const std::string text = R"({"name": "c", "initial": "call", "dialect": "current",
+        "circuit": {"repeated_failure": {"window": 2, "progress_paths": ["out.txt", "${context.log}"],
+                                         "exclude_paths": ["${context.log}"]}},
+        "context": {"log": "ledger.log"},
+        "states": {"call": {"action": "work", "on_yes": "done", "on_no": "call", "on_error": "call"},
+                   "done": {"terminal": true}}})";
+    ll::repeated_failure_config rf;
+    rf.progress_paths = {"out.txt", "ledger.log"};
+    rf.exclude_paths = {"ledger.log"};
+    const std::string probe = *ll::detail::progress_probe(rf, ll::interpolation_context{});
+    CHECK(probe.find("out.txt") != std::string::npos);
+    CHECK(probe.find("ledger.log") == std::string::npos);
+    harness h;
+    h.runner.on_action("work", exit_with(1));
+    h.runner.on_action(probe, {exit_with(0, "1 10\n"), exit_with(0, "2 11\n"), exit_with(0, "3 12\n"),
+                               exit_with(0, "3 12\n")});
+    auto ex = ll::make_executor(compiled(text), h.runner, ll::default_evaluator{}, h.sink, h.opts);
+    REQUIRE(ex->step());
+    REQUIRE(ex->step());  // progress: the same triple twice does not trip
+    REQUIRE(ex->step());
+    CHECK(ex->snapshot().counters["resilience"]["progress"]["call"] == "3 12\n");
+    ex->run();  // no progress: tripped
+    CHECK(ex->result().terminated_by == ll::termination::error);
+    CHECK(ex->result().iterations == 4);
+    const auto acted = h.events("resilience");
+    REQUIRE(!acted.empty());
+    CHECK(acted.back()["kind"] == "stall_detected");
+  }
 }
