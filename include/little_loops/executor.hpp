@@ -357,24 +357,6 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
 
   // ---- one state execution ----
 
-  interpolation_context make_context(const compiled_state& st) const noexcept {
-    interpolation_context ctx;
-    ctx.context = &context_;
-    ctx.captured = &captured_;
-    ctx.prev = history_.prev();
-    ctx.last_evaluation = history_.last_evaluation();
-    ctx.result = nullptr;
-    ctx.state_name = st.name;
-    ctx.iteration = iteration_;
-    ctx.loop_name = loop_->loop().name;
-    ctx.max_iterations = loop_->loop().max_iterations;
-    ctx.started_at = started_at_;
-    ctx.elapsed_ms = elapsed_ms();
-    ctx.env = options_.env;
-    ctx.env_user = options_.env_user;
-    ctx.size_limit = options_.render_size_limit;
-    return ctx;
-  }
 
   void report_error(const compiled_state& st, std::string_view kind, std::string_view message) {
     if constexpr (emits_events) emit(error_event{wall(), st.name, kind, message});
@@ -400,7 +382,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   void execute(const compiled_state& st) {
     ++iteration_;
     if constexpr (emits_events) emit(state_enter_event{wall(), st.name, iteration_});
-    interpolation_context ctx = make_context(st);
+    interpolation_context ctx = this->running_context(st);
     if (this->visit_state(st, ctx)) return;  // the throttle's visit; a learning state
     if (st.config->loop) return this->call_subloop(st, ctx);
     if (!st.action) return conclude(st, ctx, nullptr);

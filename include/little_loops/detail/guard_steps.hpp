@@ -37,7 +37,7 @@ class guard_steps {
   std::optional<std::size_t> leave_guards(const compiled_state& st, const action_result* action) {
     Executor& ex = static_cast<Executor&>(*this);
     if (const auto& rf = ex.loop_->loop().resilience.repeated_failure; rf && !rf->progress_paths.empty())
-      if (const auto text = progress_probe(*rf, ex.make_context(st)))
+      if (const auto text = progress_probe(*rf, ex.running_context(st)))
         if (auto fp = probes(st).ask(*text)) ex.resilience_.note_progress(std::move(*fp));
     std::optional<std::size_t> prepatch;
     if (prepatch_policy_of(*ex.loop_, st)) {

@@ -204,7 +204,7 @@ class subloop_frames {
     const compiled_state& last = ex.loop_->state(ex.current_);
     child_end end{how, how == termination::terminal && last.failure, last.name, std::move(err), json()};
     if (how == termination::terminal && !last.config->output.empty()) {
-      auto out = render_table(last.config->output, ex.make_context(last));
+      auto out = render_table(last.config->output, running_context(last));
       if (out) {
         end.output = std::move(*out);
       } else {
@@ -238,7 +238,7 @@ class subloop_frames {
     if (end.failure) details["failure_terminal"] = true;
     if (end.failed) details["error"] = end.failed->message;
     ex.result_eval_.details = std::move(details);
-    interpolation_context ctx = ex.make_context(st);
+    interpolation_context ctx = running_context(st);
     conclude_call(st, ctx);
   }
 
@@ -284,6 +284,27 @@ class subloop_frames {
     viewer.elapsed_ms = ex.phase_ >= Executor::run_phase::running ? ex.elapsed_ms_now() : ex.elapsed_offset_ms_;
     frame_members(viewer, ex, no_frame());
     return v;
+  }
+
+  // The running loop's interpolation context at state `st` (no `result` yet).
+  interpolation_context running_context(const compiled_state& st) const noexcept {
+    const Executor& ex = self();
+    interpolation_context ctx;
+    ctx.context = &ex.context_;
+    ctx.captured = &ex.captured_;
+    ctx.prev = ex.history_.prev();
+    ctx.last_evaluation = ex.history_.last_evaluation();
+    ctx.result = nullptr;
+    ctx.state_name = st.name;
+    ctx.iteration = ex.iteration_;
+    ctx.loop_name = ex.loop_->loop().name;
+    ctx.max_iterations = ex.loop_->loop().max_iterations;
+    ctx.started_at = ex.started_at_;
+    ctx.elapsed_ms = ex.elapsed_ms();
+    ctx.env = ex.options_.env;
+    ctx.env_user = ex.options_.env_user;
+    ctx.size_limit = ex.options_.render_size_limit;
+    return ctx;
   }
 
   // ---- snapshots of the stack (snapshot::frames) ----
