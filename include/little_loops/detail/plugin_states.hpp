@@ -99,7 +99,7 @@ class plugin_states {
     if (!ex.options_.learning_registry)
       return learning_verdict(st, ctx, error_result("no learning registry: the host gives none"));
     for (const std::string& target : plan->targets) {
-      auto outcome = prove_target(st, target, plan->max_retries);
+      auto outcome = prove_target(st, ctx, target, plan->max_retries);
       if (!outcome) return learning_verdict(st, ctx, error_result(std::move(outcome.error())));
       if (!*outcome) return;  // the run (or this child loop) ended while exploring
       if ((*outcome)->empty()) continue;  // proven
@@ -120,6 +120,7 @@ class plugin_states {
   // One target: empty when proven, else why it blocks (`refuted`, `retries_exhausted`);
   // nullopt when the run ended in an exploration; an error when the registry failed.
   expected<std::optional<std::string>, std::string> prove_target(const compiled_state& st,
+                                                                 const interpolation_context& ctx,
                                                                  const std::string& target,
                                                                  int max_retries) {
     auto status = lookup(target);
@@ -128,7 +129,7 @@ class plugin_states {
       if (attempts >= max_retries) return std::string("retries_exhausted");
       learning_emit(st, "learning_target_stale", target, to_string(*status));
       learning_emit(st, "learning_explore_invoked", target, {}, ++attempts);
-      if (!explore(st, target)) return std::optional<std::string>();
+      if (!explore(st, ctx, target)) return std::optional<std::string>();
       status = lookup(target);
     }
     if (!status) return unexpected(std::move(status.error()));
@@ -149,14 +150,19 @@ class plugin_states {
 
   // `/ll:explore-api <target>` through the runner, as a slash command with the state's host
   // settings (agent:, pruning_profile:, session_mode:); its result is only reported. False when the run ended in it (cancelled, out of time).
-  bool explore(const compiled_state& st, const std::string& target) {
+  bool explore(const compiled_state& st, const interpolation_context& ctx, const std::string& target) {
     Executor& ex = executor();
     const std::string command = "/ll:explore-api " + target;
     action_request& req = ex.request_;
     req.kind = action_kind::slash_command;
     // The state's agent and profile, as for any prompt action (none left from another state).
-    const std::string_view text = prepare_host_request(req, ex.loop_->loop(), *st.config, ex.session_,
-                                                       command, ex.action_text_);
+    auto sent = prepare_host_request(req, ex.loop_->loop(), *st.config, ex.session_, command,
+                                     ex.action_text_, ctx);
+    if (!sent) {  // a slash command has no params to render: not expected, reported if it is
+      ex.report_error(st, "interpolation", sent.error());
+      return true;
+    }
+    const std::string_view text = *sent;
     if constexpr (Executor::emits_events) ex.emit(action_start_event{ex.wall(), st.name, text, true});
     req.state = st.name;
     req.text = text;
