@@ -154,8 +154,9 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   [[nodiscard]] little_loops::snapshot snapshot() const {
     // Its own storage, not snapshot_view()'s: const callers may run at once.
     std::vector<std::pair<std::string_view, double>> convergence;
-    little_loops::snapshot s = this->running_view(convergence).materialize();
-    s.counters = session_.into(detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_)));
+    json counters;
+    little_loops::snapshot s = this->running_view(convergence, counters).materialize();
+    s.counters = std::move(counters);
     if (!this->frames_.empty()) this->stack_into(s);  // the top loop's, the frames below it
     return s;
   }
@@ -166,8 +167,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   /// snapshot_view() call; unlike snapshot(), not to be called from two threads at once.
   [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
     if (!this->frames_.empty()) return this->stack_view();  // inside a child: copies
-    little_loops::snapshot_view v = this->running_view(convergence_view_);
-    counters_view_ = session_.into(detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_)));
+    little_loops::snapshot_view v = this->running_view(convergence_view_, counters_view_);
     if (!counters_view_.is_null()) v.counters = &counters_view_;
     return v;
   }

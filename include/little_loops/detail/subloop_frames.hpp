@@ -274,13 +274,13 @@ class subloop_frames {
     detach_worktrees(how != termination::handoff);
   }
 
-  // The running loop's snapshot members (its convergence list in `convergence_storage`;
-  // the counters are the executor's to add).
-  snapshot_view running_view(
-      std::vector<std::pair<std::string_view, double>>& convergence_storage) const {
+  // The running loop's snapshot members (its convergence list in `convergence_storage`, its
+  // counters' JSON in `counters`, which the view leaves for the caller to point at or move).
+  snapshot_view running_view(std::vector<std::pair<std::string_view, double>>& convergence_storage,
+                             json& counters) const {
     const Executor& ex = self();
     snapshot_view v;
-    frame_viewer<false> viewer{{}, {*ex.loop_, v, convergence_storage, nullptr}};
+    frame_viewer<false> viewer{{}, {*ex.loop_, v, convergence_storage, &counters}};
     viewer.elapsed_ms = ex.phase_ >= Executor::run_phase::running ? ex.elapsed_ms_now() : ex.elapsed_offset_ms_;
     frame_members(viewer, ex, no_frame());
     return v;
