@@ -6,6 +6,7 @@ if(UNIX AND TARGET little_loops::yaml)
       ll_loop/args.cpp
       ll_loop/display.cpp
       ll_loop/inputs.cpp
+      ll_loop/learning_registry.cpp
       ll_loop/loading.cpp
       ll_loop/verbs_inspect.cpp
       ll_loop/verbs_run.cpp

@@ -5,6 +5,7 @@
 #include <little_loops/results.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -232,6 +233,23 @@ std::string throttle_line(const ll::throttle_event& e) {
     line += fmt::format(" (hard_max {}) \u2192 {}", e.hard_max, e.next.empty() ? "no target: goes on" : e.next);
   else
     line += fmt::format(" (beyond hard_max {}): the run ends", e.hard_max);
+  return one_line(line, 200);
+}
+
+std::string learning_line(const ll::learning_event& e) {
+  std::string line;
+  if (e.name == "learning_target_proven")
+    line = fmt::format("proven: {}", e.target);
+  else if (e.name == "learning_target_stale")
+    line = fmt::format("stale ({}): {}", e.detail, e.target);
+  else if (e.name == "learning_explore_invoked")
+    line = fmt::format("exploring {} (attempt {})", e.target, e.attempt);
+  else if (e.name == "learning_target_refuted")
+    line = fmt::format("refuted: {}", e.target);
+  else if (e.name == "learning_blocked")
+    line = fmt::format("blocked on {} ({})", e.target, e.detail);
+  else
+    line = fmt::format("complete: {}", e.targets != nullptr ? fmt::format("{}", fmt::join(*e.targets, ", ")) : "");
   return one_line(line, 200);
 }
 
@@ -526,6 +544,11 @@ void progress_display::show(const ll::throttle_event& e) {
   put("       {} {}\n", style_.yellow("!"), throttle_line(e));
 }
 
+void progress_display::show(const ll::learning_event& e) {
+  flush_pending_action();
+  put("       {} {}\n", style_.dim("\u2022"), learning_line(e));
+}
+
 void progress_display::show(const ll::guard_event& e) {
   flush_pending_action();
   std::string what(e.kind);
@@ -534,6 +557,7 @@ void progress_display::show(const ll::guard_event& e) {
                         e.reverted != 0 ? fmt::format(", {} reverted", e.reverted) : std::string());
   else if (!e.verdict.empty())
     what += fmt::format(" ({}): {}", e.policy, e.verdict);
+  if (!e.branch.empty()) what += fmt::format(": {} at {}", e.branch, e.path);
   if (!e.message.empty()) what += ": " + std::string(e.message);
   if (!e.target.empty()) what += " \u2192 " + std::string(e.target);
   put("       {} {}\n", style_.yellow("!"), one_line(terminal_safe(what), 200));

@@ -70,6 +70,10 @@ std::string one_line(std::string_view text, std::size_t max);
 /// A throttle event in one line: `throttle_warn: fix ran 8 actions (warn_max 8, hard_max 12)`,
 /// `throttle_hard: … → escalate`, `throttle_stop: … (hard_max 12): the run ends`.
 std::string throttle_line(const ll::throttle_event& e);
+/// A learning event in one line: `proven: Anthropic SDK streaming`, `stale (missing):
+/// X`, `exploring X (attempt 1)`, `refuted: X`, `blocked on X (retries_exhausted)`,
+/// `complete: A, B`.
+std::string learning_line(const ll::learning_event& e);
 /// `value` as Python's repr() prints the same data after json.loads: `{'from': 'a', 'n': 2,
 /// 'ok': True, 'x': None, 'l': [1.0, 'b']}` (the original's `ll-loop history` prints event
 /// details so). Strings are quoted and escaped as repr does (`\n`, `\x1b`, `\u2028`…),
@@ -132,6 +136,7 @@ class progress_display {
   void show(const ll::loop_complete_event& e);
   void show(const ll::resilience_event& e);
   void show(const ll::throttle_event& e);
+  void show(const ll::learning_event& e);
   void show(const ll::guard_event& e);
   template <class Event>
   void show(const Event&) {}

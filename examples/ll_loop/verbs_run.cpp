@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: MIT
 #include "display.hpp"
 #include "inputs.hpp"
+#include "learning_registry.hpp"
 #include "loading.hpp"
 #include "verbs.hpp"
 
@@ -20,9 +21,11 @@
 #include <atomic>
 #include <chrono>
 #include <cerrno>
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -471,6 +474,61 @@ ll::posix_runner_options runner_options(const run_settings& s, const std::string
   return opts;
 }
 
+/// `text` without leading and trailing white space.
+std::string trimmed(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  return std::string(text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1));
+}
+
+/// `text` as one POSIX shell word.
+std::string shell_quoted(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+/// `worktree:` of sub-loop states: a scratch git worktree under .loops/worktrees/, attached
+/// to the existing branch (`git worktree add`), removed when the child ends (`git worktree
+/// remove --force`; the branch stays). git runs through `runner`, in the working directory.
+/// A relative `run_dir` of the child is anchored here, so the child writes where its parent
+/// reads.
+void give_worktrees(ll::executor_options& options, const ll::posix_process_runner& runner) {
+  const auto git = [&runner](const std::string& text) -> ll::expected<ll::action_result, ll::error> {
+    ll::action_request req;
+    req.state = "worktree";
+    req.text = text;
+    req.timeout = std::chrono::seconds(120);
+    return runner.run(req);
+  };
+  options.attach_worktree = [git](std::string_view branch, ll::json& child) -> ll::expected<std::string, std::string> {
+    std::string safe(branch);
+    for (char& c : safe)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') c = '-';
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    std::array<char, 32> stamp{};
+    std::strftime(stamp.data(), stamp.size(), "%Y%m%d-%H%M%S", &local);
+    const fs::path dir = fs::absolute(fs::path(".loops") / "worktrees" / fmt::format("{}-subloop-{}", stamp.data(), safe));
+    std::error_code ec;
+    fs::create_directories(dir.parent_path(), ec);
+    auto r = git(fmt::format("git worktree add {} {}", shell_quoted(dir.string()), shell_quoted(branch)));
+    if (!r) return ll::unexpected(r.error().message);
+    if (r->exit_code != 0)
+      return ll::unexpected(trimmed(r->stderr_output.empty() ? r->output : r->stderr_output));
+    if (const auto run_dir = child.find("run_dir"); run_dir != child.end() && run_dir->is_string())
+      *run_dir = fs::absolute(run_dir->get<std::string>()).string();
+    return dir.string();
+  };
+  options.detach_worktree = [git](std::string_view path) {
+    auto r = git("git worktree remove --force " + shell_quoted(path));
+    if (!r || r->exit_code != 0)
+      say_error(fmt::format("could not remove the worktree {}: {}", path,
+                            r ? trimmed(r->stderr_output) : r.error().message));
+  };
+}
+
 /// The LLM judge's options: a command with the prompt on stdin (default: the Claude CLI),
 /// cancelled by `stop` (Ctrl-C cancels a running judge command too).
 ll::command_judge_options judge_options(const run_settings& s, std::stop_token stop) {
@@ -637,6 +695,8 @@ int execute(run_settings& s) {
   if (s.run_dir.empty()) s.run_dir = make_run_dir(loop, false);
   ll::executor_options options;
   options.injected_context = injected_context(loop, s.run_dir);
+  options.learning_registry = learning_registry_here();
+  give_worktrees(options, runner);
   child_loops children;
   children.give_to(options, s.loaded.path);
   if (!claim_loop_scope(journal, loop, s, options.injected_context, report_journal_error))
@@ -1058,6 +1118,26 @@ int verb_resume(const parsed_args& args) {
 
 namespace {
 
+/// What a simulated action prints: `[simulated output for: ACTION]`, as the original's; an
+/// MCP tool call an empty response envelope with the call (`{"simulated": "SERVER/TOOL"}`),
+/// which mcp_result reads as the exit code says.
+std::string simulated_output(const ll::action_request& request) {
+  if (request.kind == ll::action_kind::mcp_tool)
+    return ll::json{{"simulated", std::string(request.text)}}.dump(-1, ' ', false, ll::json::error_handler_t::replace);
+  return fmt::format("[simulated output for: {}]", request.text);
+}
+
+/// What a simulated action is, in the trace.
+std::string_view simulated_kind(ll::action_kind kind) {
+  switch (kind) {
+    case ll::action_kind::shell: return "shell command";
+    case ll::action_kind::mcp_tool: return "MCP tool call";
+    case ll::action_kind::prompt:
+    case ll::action_kind::slash_command: break;
+  }
+  return "slash command";
+}
+
 /// Scripted exit codes of `--scenario` (call index is 0-based).
 int scenario_exit_code(std::string_view scenario, std::size_t index) {
   if (scenario == "all-fail") return 1;
@@ -1099,9 +1179,10 @@ class simulation_runner {
     }
     const std::size_t index = calls_++;
     if (print_)
-      fmt::print("    [SIMULATED] Would execute ({}): {}\n",
-                 request.kind == ll::action_kind::shell ? "shell command" : "slash command",
+      fmt::print("    [SIMULATED] Would execute ({}): {}\n", simulated_kind(request.kind),
                  one_line(request.text, 200));
+    if (print_ && request.kind == ll::action_kind::mcp_tool)
+      fmt::print("    [SIMULATED] Params: {}\n", one_line(request.params, 200));
     if (print_ && !request.agent.empty())
       fmt::print("    [SIMULATED] Agent: {}\n", one_line(request.agent, 80));
     if (print_ && !request.automation_profile.empty())
@@ -1112,9 +1193,7 @@ class simulation_runner {
       if (!scenario_) return scripted;  // nothing matched: exit 0, no output
     }
     ll::action_result r;
-    constexpr std::string_view head = "[simulated output for: ";
-    r.output.reserve(head.size() + request.text.size() + 1);
-    r.output.append(head).append(request.text) += ']';
+    r.output = simulated_output(request);
     if (scenario_) {
       r.exit_code = scenario_exit_code(*scenario_, index);
       if (print_) fmt::print("    [AUTO] Result: {}\n", scenario_label(*scenario_, index));
@@ -1199,6 +1278,8 @@ struct simulation_sink {
               if (print) print_resilience(e);
             } else if constexpr (std::is_same_v<E, ll::throttle_event>) {
               if (print) fmt::print("    Throttle: {}\n", throttle_line(e));
+            } else if constexpr (std::is_same_v<E, ll::learning_event>) {
+              if (print) fmt::print("    Learning: {}\n", learning_line(e));
             }
           },
           event);
@@ -1378,9 +1459,15 @@ int verb_simulate(const parsed_args& args) {
   // routes like any other.
   ll::executor_options options;
   options.signals.clear();
+  options.learning_registry = learning_registry_here();  // read only, as a probe is
   options.injected_context = injected_context(loop, make_run_dir(loop, true));
   child_loops children;  // run for real, with the same scripted runner
   children.give_to(options, loaded->path);
+  // A sub-loop's worktree is announced, not made: its actions are simulated anyway.
+  options.attach_worktree = [print = !quiet](std::string_view branch, ll::json&) -> ll::expected<std::string, std::string> {
+    if (print) fmt::print("    [SIMULATED] Would attach a worktree to branch {}\n", terminal_safe(branch));
+    return "(worktree of " + std::string(branch) + ")";
+  };
   simulation_clock clock;
   options.clock = &clock;
   options.random_source = [] { return 0.5; };  // jitter: the middle of its range, every time
@@ -1432,7 +1519,7 @@ class test_runner {
     }
     simulated_ = true;
     ll::action_result r;
-    r.output = fmt::format("[simulated output for: {}]", request.text);
+    r.output = simulated_output(request);
     r.exit_code = simulated_exit_code_;
     last_ = r;
     return r;

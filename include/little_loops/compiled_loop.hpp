@@ -78,7 +78,9 @@ struct compiled_state {
   std::optional<compiled_target> throttle_hard;    ///< `on_throttle_hard` (a state name)
 
   /// True when the action runs as an LLM prompt (prompt or slash command).
-  [[nodiscard]] bool is_prompt() const noexcept { return kind != action_kind::shell; }
+  [[nodiscard]] bool is_prompt() const noexcept {
+    return kind == action_kind::prompt || kind == action_kind::slash_command;
+  }
 };
 
 /// @brief A loop compiled for execution: validated, every template and evaluator compiled,

@@ -13,6 +13,7 @@
 #include <little_loops/evaluators/exit_code.hpp>
 #include <little_loops/evaluators/harbor_scorer.hpp>
 #include <little_loops/evaluators/llm_judge.hpp>
+#include <little_loops/evaluators/mcp_result.hpp>
 #include <little_loops/evaluators/output_contains.hpp>
 #include <little_loops/evaluators/output_json.hpp>
 #include <little_loops/evaluators/output_numeric.hpp>
@@ -176,9 +177,20 @@ inline evaluation_result abnormal_action_result(const action_result& a) {
 // a state with neither action nor `evaluate:` is `success` with empty details. The one place
 // these rules live: basic_evaluator applies them first, and the executor applies them before
 // any host Evaluator, whose verdicts cannot override them.
+// mcp_result (the evaluator `config` names, or the default of an mcp_tool action) reads a
+// timeout (exit 124) and a program that could not start (127) itself, as the reference's:
+// for it only a cancelled or killed action has the fixed verdict.
 // has_fixed_verdict(): whether they apply (`action` null: no action ran).
-inline bool has_fixed_verdict(const action_result* action, bool has_evaluate) noexcept {
-  return action ? action->abnormal() : !has_evaluate;
+inline bool judges_own_failure(const evaluate_config* config, action_kind kind) noexcept {
+  return config ? config->type == evaluator_type::mcp_result : kind == action_kind::mcp_tool;
+}
+inline bool judges_own_failure(const std::optional<compiled_evaluator>& c, action_kind kind) noexcept {
+  return judges_own_failure(c ? &c->config : nullptr, kind);
+}
+inline bool has_fixed_verdict(const action_result* action, bool has_evaluate,
+                              bool own_failure = false) noexcept {
+  if (!action) return !has_evaluate;
+  return own_failure ? action->cancelled || action->signal != 0 : action->abnormal();
 }
 // fixed_verdict(): the verdict, when has_fixed_verdict().
 inline evaluation_result fixed_verdict(const action_result* action,
@@ -206,24 +218,27 @@ inline expected<std::optional<double>, std::string> resolve_number(
   return unexpected(std::string("not a number"));
 }
 
-inline const compiled_evaluator& default_llm_evaluator() {
+// The compiled evaluator of a state without `evaluate:` whose action is of `kind`:
+// llm_structured for a prompt or slash command, mcp_result for an MCP tool call, exit_code
+// for a shell command.
+template <evaluator_type Type>
+inline const compiled_evaluator& default_compiled_evaluator() {
   static const compiled_evaluator c = [] {
     evaluate_config cfg;
-    cfg.type = evaluator_type::llm_structured;
+    cfg.type = Type;
     auto r = compile_evaluator(cfg);
     return r ? std::move(*r) : compiled_evaluator{};
   }();
   return c;
 }
-
-inline const compiled_evaluator& default_exit_code_evaluator() {
-  static const compiled_evaluator c = [] {
-    evaluate_config cfg;
-    cfg.type = evaluator_type::exit_code;
-    auto r = compile_evaluator(cfg);
-    return r ? std::move(*r) : compiled_evaluator{};
-  }();
-  return c;
+inline const compiled_evaluator& default_evaluator_for(action_kind kind) {
+  switch (kind) {
+    case action_kind::prompt:
+    case action_kind::slash_command: return default_compiled_evaluator<evaluator_type::llm_structured>();
+    case action_kind::mcp_tool: return default_compiled_evaluator<evaluator_type::mcp_result>();
+    case action_kind::shell: break;
+  }
+  return default_compiled_evaluator<evaluator_type::exit_code>();
 }
 
 // The text of the number after the last `KEY =` (spaces allowed around `=`) in `input`.
@@ -368,7 +383,7 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
 inline evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
                                     evaluator_type type) {
   if (dialect != loop_dialect::current || type == evaluator_type::llm_structured ||
-      type == evaluator_type::classify)
+      type == evaluator_type::classify || type == evaluator_type::mcp_result)
     return r;
   if (r.verdict == "success") r.verdict = "yes";
   else if (r.verdict == "failure") r.verdict = "no";
@@ -379,7 +394,8 @@ inline evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
 // the output of an action that exited non-zero; the verdict is `error`.
 inline bool blind_to_exit(evaluator_type type) noexcept {
   return type != evaluator_type::exit_code && type != evaluator_type::llm_structured &&
-         type != evaluator_type::harbor_scorer && !is_stall_evaluator(type);
+         type != evaluator_type::harbor_scorer && type != evaluator_type::mcp_result &&
+         !is_stall_evaluator(type);
 }
 
 inline evaluation_result blind_result(int exit_code) {
@@ -412,6 +428,7 @@ inline std::optional<evaluation_result> judge_cut_output(const compiled_evaluato
     case evaluator_type::output_json:
     case evaluator_type::convergence:
     case evaluator_type::harbor_scorer:
+    case evaluator_type::mcp_result:
     case evaluator_type::classify: return cut();
     case evaluator_type::output_contains: {
       evaluation_result r = run_output_contains(c, input, ctx);
@@ -462,15 +479,13 @@ class basic_evaluator {
   /// `error`); the expected is kept for the Evaluator concept.
   expected<evaluation_result, error> evaluate(const evaluation_request& request) {
     const action_result* action = request.action;
-    if (detail::has_fixed_verdict(action, request.config != nullptr))
+    if (detail::has_fixed_verdict(action, request.config != nullptr,
+                                  detail::judges_own_failure(request.config, request.kind)))
       return detail::fixed_verdict(action, request.dialect);
 
     const compiled_evaluator* compiled = request.compiled;
     if (!request.config) {
-      compiled = (request.kind == action_kind::prompt ||
-                  request.kind == action_kind::slash_command)
-                     ? &detail::default_llm_evaluator()
-                     : &detail::default_exit_code_evaluator();
+      compiled = &detail::default_evaluator_for(request.kind);
     } else if (!compiled) {
       // Not compiled by the host: compile it for this evaluation.
       auto c = compile_evaluator(*request.config);
@@ -528,6 +543,8 @@ class basic_evaluator {
         return ask_judge(request, *compiled, input);
       case evaluator_type::harbor_scorer:
         return evaluate_harbor_scorer(input, action ? action->exit_code : 0);
+      case evaluator_type::mcp_result:
+        return evaluate_mcp_result(input, action ? action->exit_code : 0);
       case evaluator_type::diff_stall:
       case evaluator_type::score_stall:
       case evaluator_type::open_question_stall:

@@ -163,7 +163,8 @@ struct loop_complete_event {
 /// `retry` (the state runs again after `delay_ms`; `attempt` counts this failure's retries,
 /// `waited_ms` the time waited for it so far), `catch` (a failure of `error_class` went to
 /// `target`), `wait` (a per-state `backoff`), `cycle_detected` (`max_edge_revisits`) or
-/// `stall_detected` (`circuit`; `target` is `abort` or the recovery state).
+/// `stall_detected` (`circuit`; `target` is `abort` or the recovery state) or
+/// `rate_limit_storm` (after a rate limit's retries were spent `attempt` times in a row).
 struct resilience_event {
   static constexpr std::string_view name = "resilience";
   event_time ts;
@@ -194,11 +195,28 @@ struct throttle_event {
   std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
+/// A learning state's progress (learning.hpp; the reference's events, `name` one of them):
+/// `learning_target_stale {state, target, cause}` (`missing` or `stale`),
+/// `learning_explore_invoked {state, target, attempt}`, `learning_target_refuted {state,
+/// target}`, `learning_target_proven {state, target}`, `learning_blocked {state, target,
+/// reason}` (`refuted` or `retries_exhausted`), `learning_complete {state, targets}`.
+struct learning_event {
+  std::string_view name = "learning_complete";
+  event_time ts;
+  std::string_view state;
+  std::string_view target;
+  std::string_view detail;  ///< `cause` (stale) or `reason` (blocked)
+  std::int64_t attempt = 0;
+  const std::vector<std::string>* targets = nullptr;  ///< learning_complete
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
+};
+
 /// `guard {state, kind, ...}`: a test guard or a sub-loop worktree acted (design §6.3).
 /// `kind` is `tamper_guard` (test files changed while the state ran: `findings` of them,
 /// `reverted` restored, `passed` as the policy judged), `prepatch_check_flagged` (the host
-/// found the patch's tests passing before it too; policy `fail` or `warn`), or `sub_loop_worktree_attached` / `_detached` / `_error`
-/// (`message`: the branch, or what failed). `target`: where a `fail` policy sends the run.
+/// found the patch's tests passing before it too; policy `fail` or `warn`), or
+/// `sub_loop_worktree_attached` / `_detached` / `_error` (a sub-loop state's worktree:
+/// `branch`, `path`; `message`: what failed). `target`: where a `fail` policy sends the run.
 struct guard_event {
   static constexpr std::string_view name = "guard";
   event_time ts;
@@ -211,6 +229,8 @@ struct guard_event {
   std::string_view verdict;
   std::string_view target;
   std::string_view message;
+  std::string_view branch{};  ///< a worktree's branch
+  std::string_view path{};    ///< a worktree's directory
   std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
@@ -219,7 +239,7 @@ using loop_event = std::variant<loop_start_event, loop_resume_event, state_enter
                                 action_start_event, action_complete_event, evaluate_event,
                                 route_event, max_iterations_event, handoff_event, error_event,
                                 loop_complete_event, resilience_event, throttle_event,
-                                guard_event>;
+                                learning_event, guard_event>;
 
 /// The name of an event (`"loop_start"`, `"route"`, …): the JSON `event` field.
 inline std::string_view event_name(const loop_event& e) noexcept {
@@ -462,6 +482,19 @@ inline void write_event(W& w, const throttle_event& e) {
 }
 
 template <class W>
+inline void write_event(W& w, const learning_event& e) {
+  w.string("state", e.state);
+  if (e.name == "learning_complete") {
+    w.value("targets", e.targets != nullptr ? json(*e.targets) : json::array());
+    return;
+  }
+  w.string("target", e.target);
+  if (e.name == "learning_target_stale") w.string("cause", e.detail);
+  if (e.name == "learning_blocked") w.string("reason", e.detail);
+  if (e.name == "learning_explore_invoked") w.integer("attempt", e.attempt);
+}
+
+template <class W>
 inline void write_event(W& w, const guard_event& e) {
   w.string("state", e.state);
   w.string("kind", e.kind);
@@ -473,6 +506,8 @@ inline void write_event(W& w, const guard_event& e) {
   }
   if (!e.verdict.empty()) w.string("verdict", e.verdict);
   if (!e.target.empty()) w.string("target", e.target);
+  if (!e.branch.empty()) w.string("branch", e.branch);
+  if (!e.path.empty()) w.string("path", e.path);
   if (!e.message.empty()) w.string("message", e.message);
 }
 

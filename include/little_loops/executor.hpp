@@ -154,8 +154,9 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   [[nodiscard]] little_loops::snapshot snapshot() const {
     // Its own storage, not snapshot_view()'s: const callers may run at once.
     std::vector<std::pair<std::string_view, double>> convergence;
-    little_loops::snapshot s = this->running_view(convergence).materialize();
-    s.counters = session_.into(detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_)));
+    json counters;
+    little_loops::snapshot s = this->running_view(convergence, counters).materialize();
+    s.counters = std::move(counters);
     if (!this->frames_.empty()) this->stack_into(s);  // the top loop's, the frames below it
     return s;
   }
@@ -166,8 +167,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   /// snapshot_view() call; unlike snapshot(), not to be called from two threads at once.
   [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
     if (!this->frames_.empty()) return this->stack_view();  // inside a child: copies
-    little_loops::snapshot_view v = this->running_view(convergence_view_);
-    counters_view_ = session_.into(detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_)));
+    little_loops::snapshot_view v = this->running_view(convergence_view_, counters_view_);
     if (!counters_view_.is_null()) v.counters = &counters_view_;
     return v;
   }
@@ -357,24 +357,6 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
 
   // ---- one state execution ----
 
-  interpolation_context make_context(const compiled_state& st) const noexcept {
-    interpolation_context ctx;
-    ctx.context = &context_;
-    ctx.captured = &captured_;
-    ctx.prev = history_.prev();
-    ctx.last_evaluation = history_.last_evaluation();
-    ctx.result = nullptr;
-    ctx.state_name = st.name;
-    ctx.iteration = iteration_;
-    ctx.loop_name = loop_->loop().name;
-    ctx.max_iterations = loop_->loop().max_iterations;
-    ctx.started_at = started_at_;
-    ctx.elapsed_ms = elapsed_ms();
-    ctx.env = options_.env;
-    ctx.env_user = options_.env_user;
-    ctx.size_limit = options_.render_size_limit;
-    return ctx;
-  }
 
   void report_error(const compiled_state& st, std::string_view kind, std::string_view message) {
     if constexpr (emits_events) emit(error_event{wall(), st.name, kind, message});
@@ -383,7 +365,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   // The host's runner and evaluator: an exception from either is the `error` verdict with
   // what it said (design §3.4), never an exception out of step().
   expected<action_result, error> call_runner(const action_request& req) {
-    return detail::call_host<action_result>([&] { return runner_.run(req); },
+    return detail::call_host<action_result>([&] { return runner_.run(this->in_working_dir(req)); },
                                             errc::action_failed, "the action runner");
   }
 
@@ -400,7 +382,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   void execute(const compiled_state& st) {
     ++iteration_;
     if constexpr (emits_events) emit(state_enter_event{wall(), st.name, iteration_});
-    interpolation_context ctx = make_context(st);
+    interpolation_context ctx = this->running_context(st);
     if (this->visit_state(st, ctx)) return;  // the throttle's visit; a learning state
     if (st.config->loop) return this->call_subloop(st, ctx);
     if (!st.action) return conclude(st, ctx, nullptr);
@@ -418,17 +400,18 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     action_request& req = request_;  // a member: its stop token is not copied per step
     req.kind = !st.kind_from_rendered ? st.kind
                : is_slash_command_text(text) ? action_kind::slash_command : action_kind::shell;
-    text = detail::prepare_host_request(req, loop_->loop(), *st.config, session_, text, action_text_);
+    auto sent = detail::prepare_host_request(req, loop_->loop(), *st.config, session_, text, action_text_, ctx);
+    if (!sent) return conclude_unrunnable(st, ctx, "interpolation", std::move(sent.error()));
     if constexpr (emits_events)
-      emit(action_start_event{wall(), st.name, text, req.kind != action_kind::shell});
+      emit(action_start_event{wall(), st.name, *sent, detail::is_prompt_kind(req.kind)});
     req.state = st.name;
-    req.text = text;
+    req.text = *sent;
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
     this->enter_guards(st);  // design §6.3
     expected<action_result, error> res = call_runner(req);
     stamp();
-    req.text = {};  // may view action_text_
+    req.text = req.params = {};  // they may view action_text_
     if (!res) return conclude_unrunnable(st, ctx, "action", std::move(res.error().message));
     conclude(st, ctx, &*res);
   }
@@ -466,7 +449,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
                                        const action_result* action) {
     auto d = detail::decide_resilience(resilience_, *loop_, current_, action, result_eval_.verdict, options_);
     if constexpr (emits_events)
-      if (!d.event.kind.empty()) emit(detail::stamped(d.event, wall(), st.name, d.target, d.error_class));
+      for (const resilience_event* e : d.reported()) if (e) emit(detail::stamped(*e, wall(), st.name, d.target, d.error_class));
     auto routed = detail::resilience_route(d, *loop_, route_reason_);
     auto next = routed ? std::move(*routed) : choose_next(st, ctx);
     auto cycle = next ? resilience_.take_edge(*loop_, current_, *next) : std::nullopt;
@@ -481,7 +464,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     if constexpr (emits_events)
       emit(action_complete_event{wall(), st.name, a.exit_code,
                                  static_cast<std::int64_t>(a.duration.count()), a.output,
-                                 request_.kind != action_kind::shell, a.timed_out, a.cancelled,
+                                 detail::is_prompt_kind(request_.kind), a.timed_out, a.cancelled,
                                  a.signal, a.truncated, a.output_limit, a.stderr_output});
     if (a.cancelled || (a.abnormal() && stop_.stop_requested())) return end(termination::cancelled);
     if (a.timed_out && deadline_ && clock_->now() >= *deadline_) return end(termination::timeout);
@@ -506,7 +489,8 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     if (!action && st.action) return report_verdict(st, !st.next, false);  // set by execute()
     // The verdicts no evaluator decides (abnormal action, nothing to evaluate) have their rule
     // in evaluators.hpp; they hold whatever Evaluator the host gave.
-    if (detail::has_fixed_verdict(action, st.evaluator && !st.next)) {
+    const bool own = !st.next && detail::judges_own_failure(st.evaluator, st.kind);
+    if (detail::has_fixed_verdict(action, st.evaluator && !st.next, own)) {
       result_eval_ = detail::fixed_verdict(action, loop_->dialect());
       return report_verdict(st, action && !st.next, false);
     }

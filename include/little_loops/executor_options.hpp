@@ -5,8 +5,11 @@
 #include <little_loops/child_loops.hpp>
 #include <little_loops/config.hpp>
 #include <little_loops/executor_clock.hpp>
+#include <little_loops/error.hpp>
+#include <little_loops/expected.hpp>
 #include <little_loops/guards.hpp>
 #include <little_loops/json.hpp>
+#include <little_loops/learning.hpp>
 #include <little_loops/output_signal.hpp>
 #include <little_loops/results.hpp>
 
@@ -17,6 +20,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
@@ -58,6 +62,11 @@ struct executor_options {
   /// Uniform numbers in [0, 1) for retry jitter (unset: a random engine); tests inject a
   /// constant.
   std::function<double()> random_source;
+  /// The learning-test registry (learning.hpp): what it holds for a target. Called by a
+  /// learning state for each target, before and after each exploration; an error (or an
+  /// exception) is the state's `error` verdict. Unset: a learning state's verdict is `error`
+  /// ("no learning registry").
+  std::function<expected<learning_status, error>(std::string_view target)> learning_registry;
   /// Globs of the test files `tamper_guard:` watches (paths relative to the working
   /// directory; `**/` matches any leading directories, `*` stays in one segment).
   std::vector<std::string> test_file_patterns{default_test_file_patterns.begin(),
@@ -68,10 +77,19 @@ struct executor_options {
   std::function<prepatch_verdict(const prepatch_request&)> prepatch_checker;
   /// The branch a patch is measured from: its merge base with HEAD, else the branch itself.
   std::string prepatch_base_branch = "main";
+  /// `worktree:` of a sub-loop state: attaches a scratch git worktree to the existing branch
+  /// `branch` and returns its path, where the child's actions and probes run (or why it
+  /// could not). It may adjust the child's context (ll-loop anchors a relative `run_dir` to
+  /// the main tree). Unset: such a state's verdict is `error`.
+  std::function<expected<std::string, std::string>(std::string_view branch, json& child_context)>
+      attach_worktree;
+  /// Removes a worktree attach_worktree() made (its branch stays).
+  std::function<void(std::string_view path)> detach_worktree;
 };
 
 /// The default error classifier: `timeout` (the runner timed the action out), `signal` (it
-/// was killed), nothing for exit 0, else by the reference's patterns in the output and
+/// was killed), nothing for exit 0, `infra` for exit 143 after a stream-json `result` event
+/// (the reference's infra teardown), else by the reference's patterns in the output and
 /// stderr (lower-cased): `rate_limit` (429, quota, usage limit, too many requests),
 /// `network` (connection refused or reset, DNS, 502–504), `auth` (401, 403, unauthorized,
 /// invalid API key), `api_error` (internal server error, overloaded, 529, "api error"),
@@ -80,6 +98,7 @@ inline std::string default_error_class(const action_result& a) {
   if (a.timed_out) return "timeout";
   if (a.signal != 0) return "signal";
   if (a.exit_code == 0) return {};
+  if (detail::is_infra_teardown(a.exit_code, a.output)) return "infra";
   return std::string(detail::error_class_of(a.output, a.stderr_output));
 }
 

@@ -27,8 +27,8 @@ inline constexpr std::array<std::string_view, 3> prepatch_check_values{"fail", "
 /// kept: validation warns about it (`unknown-tamper-guard`, `unknown-prepatch-check`) and
 /// the guard is off, as in the reference.
 struct test_guards {
-  std::optional<std::string> tamper_guard;
-  std::optional<std::string> prepatch_check;
+  std::optional<std::string> tamper_guard{};
+  std::optional<std::string> prepatch_check{};
 
   friend bool operator==(const test_guards&, const test_guards&) = default;
 };
@@ -36,9 +36,9 @@ struct test_guards {
 /// What the executor asks the host's pre-patch checker (executor_options::prepatch_checker)
 /// on the green exit of a state with `prepatch_check:`.
 struct prepatch_request {
-  std::string_view state;      ///< the guarded state
-  std::string_view base_ref;   ///< the pre-patch base (`git merge-base HEAD <base branch>`)
-  std::string_view step_diff;  ///< `git diff <base_ref>` and a diff of each untracked file
+  std::string_view state{};      ///< the guarded state
+  std::string_view base_ref{};   ///< the pre-patch base (`git merge-base HEAD <base branch>`)
+  std::string_view step_diff{};  ///< `git diff <base_ref>` and a diff of each untracked file
 };
 
 /// The host's answer: `clean` (every candidate test failed before the patch), `flagged` (one
@@ -46,7 +46,7 @@ struct prepatch_request {
 /// off), with the reason of a skip.
 struct prepatch_verdict {
   std::string verdict = "skipped";
-  std::string skipped_reason;
+  std::string skipped_reason{};
 };
 
 /// The test-file patterns of the reference's project defaults (`project.test_patterns`):

@@ -63,7 +63,8 @@ inline json key_value_schema(std::string_view key) {
       {"track", "array"},          {"max_repeat", "integer"},
       {"loop", "string"},          {"with", "object"},          {"output", "object"},
       {"context_passthrough", "boolean"}, {"agent", "string"},  {"params", "object"},
-      {"suppress_catalog", "boolean"}, {"suppress_claude_md", "boolean"}};
+      {"suppress_catalog", "boolean"}, {"suppress_claude_md", "boolean"},
+      {"worktree", "string"}};
   if (key == "type") return enum_schema<evaluator_type>();
   if (key == "operator") return enum_schema<comparison_op>();
   if (key == "direction") return enum_schema<convergence_direction>();
@@ -108,6 +109,12 @@ inline json loop_json_schema() {
   json throttle = detail::object_of(detail::throttle_keys);
   for (auto& [key, value] : throttle["properties"].items()) value = {{"type", "integer"}, {"minimum", 1}};
   state["properties"]["throttle"] = std::move(throttle);
+  json learning = detail::object_of(detail::learning_keys);
+  learning["properties"]["targets"] = {{"type", "array"}, {"items", detail::typed("string")}};
+  learning["properties"]["targets_csv"] = detail::typed("string");
+  learning["properties"]["max_retries"] = {{"type", "integer"}, {"minimum", 0}};
+  learning["properties"]["max_retries_expr"] = detail::typed("string");
+  state["properties"]["learning"] = std::move(learning);
   json route = {{"type", "object"},
                 {"description", "verdict: state; \"_\" is the default, \"_error\" the error route"},
                 {"additionalProperties", detail::typed("string")}};

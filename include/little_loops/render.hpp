@@ -200,6 +200,7 @@ inline std::string render_evaluator(const fsm_loop& loop, const state_config& s)
     case evaluator_type::open_question_stall:
     case evaluator_type::action_stall: render_stall_fields(e.stall, parts); break;
     case evaluator_type::harbor_scorer:
+    case evaluator_type::mcp_result:
     case evaluator_type::exit_code: break;
   }
   if (e.source) parts.push_back("source: " + render_visible(*e.source));
@@ -208,9 +209,12 @@ inline std::string render_evaluator(const fsm_loop& loop, const state_config& s)
   return out;
 }
 
-/// `[loop: <child>]` (the name as written, a template included).
+/// `[loop: <child>]` (the name as written, a template included), with `, worktree: <branch>`
+/// when the child runs in a worktree.
 inline std::string subloop_mark(const state_config& s) {
-  return "[loop: " + render_visible(s.loop ? *s.loop : std::string()) + "]";
+  std::string mark = "[loop: " + render_visible(s.loop ? *s.loop : std::string());
+  if (s.worktree) mark += ", worktree: " + render_visible(*s.worktree);
+  return mark + "]";
 }
 
 /// States whose verdict decides where the loop goes: an explicit `evaluate`, or an action
@@ -379,6 +383,7 @@ LITTLE_LOOPS_INLINE std::string render_preview(const fsm_loop& loop) {
   }
   out += detail::render_policies(loop, dialect_of(loop));
   out += detail::plugin_states_text(loop);
+  out += detail::learning_text(loop);
   out += detail::render_guards(loop);
   if (const auto host = detail::host_setting_lines(loop); !host.empty()) {
     out += "Host settings:\n";
@@ -400,10 +405,11 @@ LITTLE_LOOPS_INLINE json render_policies_json(const fsm_loop& loop) {
   return detail::policies_json(loop, dialect_of(loop));
 }
 
-/// The throttles `loop` runs with, as JSON (`ll-loop validate --json`): `{throttle:
+/// The throttles and learning states of `loop`, as JSON (`ll-loop validate --json`): `{throttle:
 /// {applies_to: "every_action_state" | "declared", states: {name: {normal_max, warn_max,
-/// hard_max[, on_throttle_hard][, exempt]}}}}`, a state listed when the throttle counts its
-/// actions.
+/// hard_max[, on_throttle_hard][, exempt]}}}, learning: {name: {targets | targets_csv,
+/// max_retries | max_retries_expr}}}`: a state listed under `throttle` when the throttle
+/// counts its actions, under `learning` when it is a learning state.
 LITTLE_LOOPS_INLINE json render_plugin_states_json(const fsm_loop& loop) {
   const loop_dialect dialect = dialect_of(loop);
   json states = json::object();
@@ -411,7 +417,10 @@ LITTLE_LOOPS_INLINE json render_plugin_states_json(const fsm_loop& loop) {
     if (detail::throttles(state, dialect)) states[name] = detail::throttle_json(state);
   json throttle = {{"applies_to", dialect == loop_dialect::current ? "every_action_state" : "declared"},
                    {"states", std::move(states)}};
-  return json{{"throttle", std::move(throttle)}};
+  json learning = json::object();
+  for (const auto& [name, state] : loop.states)
+    if (state.type == "learning" && state.learning) learning[name] = detail::learning_json(*state.learning);
+  return json{{"throttle", std::move(throttle)}, {"learning", std::move(learning)}};
 }
 
 /// The test guards each state with an action runs with (its own value, else the loop's), as

@@ -21,9 +21,11 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// The error classes a `retry:` or `catch:` entry names (error_classifier gives them):
 /// `rate_limit` (429, quota, usage limit), `auth` (401/403, invalid key), `api_error`
 /// (server errors, overloads), `network` (connection, DNS), `timeout`, `signal` (the action
-/// was killed), `exit_code` (any other non-zero exit), and `any` (every failure).
-inline constexpr std::array<std::string_view, 8> error_class_names{
-    "rate_limit", "auth", "api_error", "network", "timeout", "signal", "exit_code", "any"};
+/// was killed), `infra` (exit 143 after the agent's stream-json `result` event: its process
+/// group was torn down once its turn had ended), `exit_code` (any other non-zero exit), and
+/// `any` (every failure).
+inline constexpr std::array<std::string_view, 9> error_class_names{
+    "rate_limit", "auth", "api_error", "network", "timeout", "signal", "infra", "exit_code", "any"};
 
 /// One entry of a state's `retry:` list (AWS Step Functions' `Retry`). The entries that match
 /// a failure are tried in order: an entry whose attempts or duration are spent hands over to
@@ -69,8 +71,8 @@ struct state_resilience {
 struct repeated_failure_config {
   int window = 3;
   std::string on_repeated_failure = "abort";    ///< `abort` or a state name
-  std::vector<std::string> progress_paths;      ///< kept and shown (file fingerprints)
-  std::vector<std::string> exclude_paths;       ///< kept and shown
+  std::vector<std::string> progress_paths;      ///< fingerprinted: a change resets the window
+  std::vector<std::string> exclude_paths;       ///< progress paths left out of it
   std::optional<int> recurrent_window;
 
   friend bool operator==(const repeated_failure_config&, const repeated_failure_config&) = default;

@@ -37,9 +37,15 @@ struct action_request {
   /// Prompt actions: the name of the enabled `pruning_profile:` the state runs under (empty:
   /// none); the host sets `LL_AUTOMATION=1` and `LL_AUTOMATION_PROFILE=<name>` for it.
   std::string_view automation_profile{};
-  /// A read-only query of a stall evaluator (`git diff --stat …`, `cat` of a history file),
-  /// not the state's action: a simulating host may answer it without a turn of its script.
+  /// mcp_tool actions: the state's `params:`, rendered, as compact JSON text (`{}` when it has
+  /// none); the host runs `mcp-call <text> <params>`.
+  std::string_view params{};
+  /// A query the executor makes on its own, not the state's action: a stall evaluator's
+  /// (`git diff --stat …`, `cat` of a history file) or a test guard's (listing, hashing,
+  /// restoring test files). A simulating host may answer it without a turn of its script.
   bool probe = false;
+  /// The directory to run in (empty: the runner's own): a sub-loop's worktree.
+  std::string_view working_dir{};
 };
 
 /// What an ActionRunner reports back.

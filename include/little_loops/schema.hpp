@@ -5,9 +5,10 @@
 #include <little_loops/config.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/expected.hpp>
+#include <little_loops/guards.hpp>
 #include <little_loops/host_settings.hpp>
 #include <little_loops/json.hpp>
-#include <little_loops/guards.hpp>
+#include <little_loops/learning.hpp>
 #include <little_loops/resilience.hpp>
 #include <little_loops/throttle.hpp>
 #include <little_loops/detail/json_fields.hpp>
@@ -71,6 +72,7 @@ enum class evaluator_type {
   open_question_stall,  ///< `yes` while an open-question count history decreases
   action_stall,         ///< `yes` until tracked values repeat max_repeat times
   harbor_scorer,        ///< a benchmark scorer: exit code, then a float score (`yes`/`no`)
+  mcp_result,           ///< an MCP tool call's exit code and response envelope
 };
 
 /// Which rules a loop follows (design §6.1): `seed`, the January 2026 engine's, or
@@ -90,6 +92,7 @@ enum class action_kind {
   shell,          ///< a shell command
   prompt,         ///< an LLM prompt
   slash_command,  ///< a slash command for an agent CLI
+  mcp_tool,       ///< an MCP tool call: the action names `server/tool`, `params:` its arguments
 };
 
 /// True when `text`, an action without `action_type:`, is a slash command: its first word is
@@ -187,6 +190,9 @@ struct state_config {
   ordered_table<std::string, json> with;
   /// The child starts from the parent's context and captures (its own `context:` wins).
   bool context_passthrough = false;
+  /// `worktree:` of a sub-loop state: a branch-name template; the child's actions run in a
+  /// scratch git worktree the host attaches to that existing branch (rendered empty: none).
+  std::optional<std::string> worktree{};
   /// `output:` of a terminal state: values (strings are templates) rendered when a run ends
   /// there; a parent reads them as `${captured.<state>.output.<key>}`.
   ordered_table<std::string, json> output;
@@ -195,6 +201,7 @@ struct state_config {
   std::optional<std::string> type;
   std::optional<throttle_config> throttle;     ///< per-visit action throttle (throttle.hpp)
   std::optional<std::string> on_throttle_hard;  ///< where the throttle's hard limit goes
+  std::optional<learning_config> learning;      ///< `learning:` of a `type: learning` state
   test_guards guards;           ///< tamper_guard, prepatch_check (override the loop's)
   state_host_settings host;     ///< agent:, pruning_profile:, session_mode:, params:
 
@@ -269,7 +276,7 @@ constexpr std::string_view to_string(comparison_op v) noexcept { return detail::
 constexpr std::string_view to_string(convergence_direction v) noexcept {
   return detail::enum_name(v);
 }
-/// `"shell"`, `"prompt"`, `"slash_command"`.
+/// `"shell"`, `"prompt"`, `"slash_command"`, `"mcp_tool"`.
 constexpr std::string_view to_string(action_kind v) noexcept { return detail::enum_name(v); }
 /// `"pause"`, `"spawn"`, `"terminate"`.
 constexpr std::string_view to_string(handoff_policy v) noexcept { return detail::enum_name(v); }
@@ -371,7 +378,8 @@ constexpr bool is_abstention_verdict(std::string_view verdict) noexcept {
 /// or no `action_type` and an action that is a slash command as written
 /// (is_slash_command_text; a templated action is decided again once rendered).
 inline bool runs_prompt_action(const state_config& state) noexcept {
-  if (state.action_type) return *state.action_type != action_kind::shell;
+  if (state.action_type)
+    return *state.action_type == action_kind::prompt || *state.action_type == action_kind::slash_command;
   return state.action && is_slash_command_text(*state.action);
 }
 
@@ -517,6 +525,7 @@ inline void to_json(json& j, const state_config& s) {
   };
   if (!s.with.empty()) j["with"] = table(s.with);
   if (s.context_passthrough) j["context_passthrough"] = true;
+  if (s.worktree) j["worktree"] = *s.worktree;
   if (!s.output.empty()) j["output"] = table(s.output);
   detail::write_state_resilience(j, s.resilience);
   detail::write_state_plugins(j, s);

@@ -78,6 +78,9 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `unreachable-state` | warning | not reachable from `initial` (or on_max_iterations) |
 /// | `max-retries-range` | error | max_retries < 1 |
 /// | `retry-pairing` | error | max_retries without on_retry_exhausted (or the reverse); retryable_exit_codes without on_error |
+/// | `learning-targets` | error | a learning state without `targets` or `targets_csv` |
+/// | `learning-routes` | error | a learning state without `on_yes`, or without both `on_blocked` and `on_no` |
+/// | `learning-without-type` | error | `learning:` on a state that is not `type: learning` |
 /// | `throttle-order` | error | `throttle:` with normal_max ≥ warn_max or warn_max ≥ hard_max |
 /// | `classify-no-default` | warning | a classify state's route table has no `_` |
 /// | `twin-shorthands` | warning | on_yes beside on_success, or on_no beside on_failure (twins) |
@@ -89,6 +92,7 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `pruning-profile-catalog` | warning | a `/ll:` skill action under a profile with `suppress_catalog: true` |
 /// | `pruning-profile-missing` | warning | a `/ll:` skill action under no pruning profile |
 /// | `session-mode-evaluator` | warning | an llm_structured state with session_mode `continue` |
+/// | `params-without-mcp` | error | `params` on a state whose action_type is not `mcp_tool` |
 ///
 /// A lint flag of the reference set to true (`capture_reachability_ok`, `partial_route_ok`,
 /// `unsafe_context_interpolation_ok`, `terminal_action_ok`, `tamper_guard_ok`,

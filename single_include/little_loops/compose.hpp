@@ -1237,9 +1237,12 @@ class loop_library final : public child_loop_resolver {
     auto composed = compose_loop(std::move(*source), *resolver_);
     if (!composed) return unexpected(std::move(composed.error()));
     child.parameters = std::move(composed->parameters);
-    auto loop = compile_paradigm(composed->document, nullptr);
-    if (!loop) return unexpected(std::move(loop.error()));
-    auto compiled = compiled_loop::compile(std::move(*loop));
+    // Read, validated and compiled, each once (compile() keeps validation's templates).
+    auto draft = draft_paradigm(composed->document);
+    if (!draft) return unexpected(std::move(draft.error()));
+    auto validated = validate_loop(std::move(*draft));
+    if (!validated) return unexpected(std::move(validated.error()));
+    auto compiled = compiled_loop::compile(std::move(*validated));
     if (!compiled) return unexpected(std::move(compiled.error()));
     child.loop = std::move(*compiled);
     return cache_.emplace(child.id, std::move(child)).first->second;

@@ -491,7 +491,7 @@ enum class errc : int {
   action_failed = 403,      ///< the action runner could not run the action
   snapshot_mismatch = 404,  ///< a snapshot does not belong to this loop
   invalid_snapshot = 405,   ///< a snapshot document is malformed
-  cap_reached = 406,        ///< `max_edge_revisits` or the `circuit` ended the run
+  cap_reached = 406,        ///< `max_edge_revisits`, the `circuit` or a throttle ended the run
   // 5xx: host adapters
   io_error = 501,           ///< a file or process operation failed
 };
@@ -575,7 +575,694 @@ struct fmt::formatter<little_loops::diagnostic> : fmt::formatter<std::string_vie
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/guards.hpp>
+// The reference's `tamper_guard:` and `prepatch_check:` keys (design §6.3). A loop-level
+// value is the default of every state; a state's own value overrides it. schema.hpp holds
+// them in its records; the reader is detail/guard_fields.hpp; the executor applies them
+// (detail/tamper_guard.hpp, detail/prepatch_check.hpp) through probes of the host's runner.
+
+// #include <little_loops/config.hpp> (already inlined above)
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// The values of `tamper_guard:`: `revert` restores tracked test files an action changed,
+/// `fail` sends a run with a finding to its failure terminal, `allow` only records.
+inline constexpr std::array<std::string_view, 3> tamper_guard_values{"revert", "fail", "allow"};
+/// The values of `prepatch_check:`: `fail` sends a flagged run to its failure terminal,
+/// `warn` emits a `prepatch_check_flagged` guard event, `allow` only records.
+inline constexpr std::array<std::string_view, 3> prepatch_check_values{"fail", "warn", "allow"};
+
+/// The test guards of a state or a loop, as written. A value outside the lists above is
+/// kept: validation warns about it (`unknown-tamper-guard`, `unknown-prepatch-check`) and
+/// the guard is off, as in the reference.
+struct test_guards {
+  std::optional<std::string> tamper_guard{};
+  std::optional<std::string> prepatch_check{};
+
+  friend bool operator==(const test_guards&, const test_guards&) = default;
+};
+
+/// What the executor asks the host's pre-patch checker (executor_options::prepatch_checker)
+/// on the green exit of a state with `prepatch_check:`.
+struct prepatch_request {
+  std::string_view state{};      ///< the guarded state
+  std::string_view base_ref{};   ///< the pre-patch base (`git merge-base HEAD <base branch>`)
+  std::string_view step_diff{};  ///< `git diff <base_ref>` and a diff of each untracked file
+};
+
+/// The host's answer: `clean` (every candidate test failed before the patch), `flagged` (one
+/// passed before it too: it proves nothing), or `skipped` (nothing to check, or the check is
+/// off), with the reason of a skip.
+struct prepatch_verdict {
+  std::string verdict = "skipped";
+  std::string skipped_reason{};
+};
+
+/// The test-file patterns of the reference's project defaults (`project.test_patterns`):
+/// the files the tamper guard watches and the pre-patch check runs.
+inline constexpr std::array<std::string_view, 5> default_test_file_patterns{
+    "**/test_*.py", "**/*_test.py", "**/tests/**", "conftest.py", "**/conftest.py"};
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/guards.hpp>
+// #include <little_loops/host_settings.hpp>
+// The keys of today's little-loops that change how the host runs an action, not what the
+// executor does with its result (design §6.3). The core spawns nothing: the executor puts
+// what they ask into the action_request (results.hpp) and the host's runner acts on it
+// (runners/posix_process_runner.hpp). Their reader and writer: detail/host_fields.hpp.
+
+// #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// Whether a prompt action continues the chain of the prompt states before it
+/// (`session_mode:`, written `fresh` or `continue`).
+enum class session_mode {
+  fresh,      ///< a session of its own (the default)
+  continued,  ///< `continue`: the prompt starts with the prior chained state's summary
+};
+
+/// `pruning_profile:`: an automation profile for the host's prompt process. When enabled,
+/// the process gets `LL_AUTOMATION=1` and `LL_AUTOMATION_PROFILE=<name>` in its environment
+/// (automation-aware hooks then trim what they add to the session). `suppress_catalog` and
+/// `suppress_claude_md` are declarative, as in the reference: no host reads them, and
+/// `suppress_catalog` only feeds a validation warning.
+struct pruning_profile {
+  bool enabled = true;
+  std::string name = "default";
+  bool suppress_catalog = false;
+  bool suppress_claude_md = false;
+
+  friend bool operator==(const pruning_profile&, const pruning_profile&) = default;
+};
+
+/// A state's host settings. `agent`, `pruning_profile` and `session_mode` apply to prompt
+/// actions (`prompt`, `slash_command`); `params` to `mcp_tool` actions.
+struct state_host_settings {
+  std::optional<std::string> agent;             ///< `agent:`: the host CLI's agent
+  std::optional<pruning_profile> pruning;       ///< `pruning_profile:` (overrides the loop's)
+  std::optional<session_mode> session;          ///< `session_mode:` (overrides the loop's)
+  /// `params:` of an `mcp_tool` action: the tool's arguments (an object; strings anywhere
+  /// in it are templates, rendered when the state runs).
+  std::optional<json> params;
+
+  friend bool operator==(const state_host_settings&, const state_host_settings&) = default;
+};
+
+/// A loop's defaults for its states' host settings.
+struct loop_host_settings {
+  std::optional<pruning_profile> pruning;  ///< `pruning_profile:`
+  std::optional<session_mode> session;     ///< `session_mode:`
+
+  friend bool operator==(const loop_host_settings&, const loop_host_settings&) = default;
+};
+
+/// `"fresh"` / `"continue"`.
+constexpr std::string_view to_string(session_mode v) noexcept {
+  return v == session_mode::continued ? "continue" : "fresh";
+}
+
+/// The profile a state runs under: its own, else the loop's (null: none).
+inline const pruning_profile* effective_pruning_profile(const loop_host_settings& loop,
+                                                        const state_host_settings& state) noexcept {
+  if (state.pruning) return &*state.pruning;
+  return loop.pruning ? &*loop.pruning : nullptr;
+}
+
+/// The session mode a state runs with: its own, else the loop's, else `fresh`.
+inline session_mode effective_session_mode(const loop_host_settings& loop,
+                                           const state_host_settings& state) noexcept {
+  if (state.session) return *state.session;
+  return loop.session.value_or(session_mode::fresh);
+}
+
+/// The automation profile name a prompt action's process gets: the effective profile's
+/// name when it is enabled, else empty.
+inline std::string_view automation_profile_of(const loop_host_settings& loop,
+                                              const state_host_settings& state) noexcept {
+  const pruning_profile* p = effective_pruning_profile(loop, state);
+  return p && p->enabled ? std::string_view(p->name) : std::string_view{};
+}
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/host_settings.hpp>
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/learning.hpp>
+// A learning state proves a list of targets (APIs, SDKs) against the host's learning-test
+// registry before the run goes on (the reference's `_execute_learning_state`): a proven
+// target passes; a missing or stale one makes the state invoke `/ll:explore-api <target>`
+// through the ActionRunner (a slash command) and look again, up to `max_retries` times; a
+// refuted one blocks. All proven: the `yes` verdict (`on_yes`); blocked: `on_blocked`, else
+// `on_no`. The core reads no file: the registry is the host's (executor_options::
+// learning_registry; ll-loop reads `.ll/learning-tests/<slug>.md`).
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/slugify.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/utf8.hpp> (already inlined above)
+// #include <little_loops/detail/unicode_tables.hpp>
+// Generated by tools/gen_unicode_tables.py (from Python's own behaviour); do not edit.
+
+// #include <little_loops/config.hpp> (already inlined above)
+
+#include <cstdint>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail::unicode_tables {
+
+struct code_point_range {
+  char32_t lo, hi;
+};
+
+struct lower_run {
+  char32_t lo, hi;
+  std::int32_t delta;
+  std::uint32_t stride;
+};
+
+// non-ASCII code points matched by `\w` in a Python str pattern (730 ranges)
+inline constexpr code_point_range word[] = {
+    {0xAA, 0xAA}, {0xB2, 0xB3}, {0xB5, 0xB5}, {0xB9, 0xBA}, {0xBC, 0xBE}, {0xC0, 0xD6},
+    {0xD8, 0xF6}, {0xF8, 0x2C1}, {0x2C6, 0x2D1}, {0x2E0, 0x2E4}, {0x2EC, 0x2EC}, {0x2EE, 0x2EE},
+    {0x370, 0x374}, {0x376, 0x377}, {0x37A, 0x37D}, {0x37F, 0x37F}, {0x386, 0x386},
+    {0x388, 0x38A}, {0x38C, 0x38C}, {0x38E, 0x3A1}, {0x3A3, 0x3F5}, {0x3F7, 0x481},
+    {0x48A, 0x52F}, {0x531, 0x556}, {0x559, 0x559}, {0x560, 0x588}, {0x5D0, 0x5EA},
+    {0x5EF, 0x5F2}, {0x620, 0x64A}, {0x660, 0x669}, {0x66E, 0x66F}, {0x671, 0x6D3},
+    {0x6D5, 0x6D5}, {0x6E5, 0x6E6}, {0x6EE, 0x6FC}, {0x6FF, 0x6FF}, {0x710, 0x710},
+    {0x712, 0x72F}, {0x74D, 0x7A5}, {0x7B1, 0x7B1}, {0x7C0, 0x7EA}, {0x7F4, 0x7F5},
+    {0x7FA, 0x7FA}, {0x800, 0x815}, {0x81A, 0x81A}, {0x824, 0x824}, {0x828, 0x828},
+    {0x840, 0x858}, {0x860, 0x86A}, {0x870, 0x887}, {0x889, 0x88E}, {0x8A0, 0x8C9},
+    {0x904, 0x939}, {0x93D, 0x93D}, {0x950, 0x950}, {0x958, 0x961}, {0x966, 0x96F},
+    {0x971, 0x980}, {0x985, 0x98C}, {0x98F, 0x990}, {0x993, 0x9A8}, {0x9AA, 0x9B0},
+    {0x9B2, 0x9B2}, {0x9B6, 0x9B9}, {0x9BD, 0x9BD}, {0x9CE, 0x9CE}, {0x9DC, 0x9DD},
+    {0x9DF, 0x9E1}, {0x9E6, 0x9F1}, {0x9F4, 0x9F9}, {0x9FC, 0x9FC}, {0xA05, 0xA0A},
+    {0xA0F, 0xA10}, {0xA13, 0xA28}, {0xA2A, 0xA30}, {0xA32, 0xA33}, {0xA35, 0xA36},
+    {0xA38, 0xA39}, {0xA59, 0xA5C}, {0xA5E, 0xA5E}, {0xA66, 0xA6F}, {0xA72, 0xA74},
+    {0xA85, 0xA8D}, {0xA8F, 0xA91}, {0xA93, 0xAA8}, {0xAAA, 0xAB0}, {0xAB2, 0xAB3},
+    {0xAB5, 0xAB9}, {0xABD, 0xABD}, {0xAD0, 0xAD0}, {0xAE0, 0xAE1}, {0xAE6, 0xAEF},
+    {0xAF9, 0xAF9}, {0xB05, 0xB0C}, {0xB0F, 0xB10}, {0xB13, 0xB28}, {0xB2A, 0xB30},
+    {0xB32, 0xB33}, {0xB35, 0xB39}, {0xB3D, 0xB3D}, {0xB5C, 0xB5D}, {0xB5F, 0xB61},
+    {0xB66, 0xB6F}, {0xB71, 0xB77}, {0xB83, 0xB83}, {0xB85, 0xB8A}, {0xB8E, 0xB90},
+    {0xB92, 0xB95}, {0xB99, 0xB9A}, {0xB9C, 0xB9C}, {0xB9E, 0xB9F}, {0xBA3, 0xBA4},
+    {0xBA8, 0xBAA}, {0xBAE, 0xBB9}, {0xBD0, 0xBD0}, {0xBE6, 0xBF2}, {0xC05, 0xC0C},
+    {0xC0E, 0xC10}, {0xC12, 0xC28}, {0xC2A, 0xC39}, {0xC3D, 0xC3D}, {0xC58, 0xC5A},
+    {0xC5D, 0xC5D}, {0xC60, 0xC61}, {0xC66, 0xC6F}, {0xC78, 0xC7E}, {0xC80, 0xC80},
+    {0xC85, 0xC8C}, {0xC8E, 0xC90}, {0xC92, 0xCA8}, {0xCAA, 0xCB3}, {0xCB5, 0xCB9},
+    {0xCBD, 0xCBD}, {0xCDD, 0xCDE}, {0xCE0, 0xCE1}, {0xCE6, 0xCEF}, {0xCF1, 0xCF2},
+    {0xD04, 0xD0C}, {0xD0E, 0xD10}, {0xD12, 0xD3A}, {0xD3D, 0xD3D}, {0xD4E, 0xD4E},
+    {0xD54, 0xD56}, {0xD58, 0xD61}, {0xD66, 0xD78}, {0xD7A, 0xD7F}, {0xD85, 0xD96},
+    {0xD9A, 0xDB1}, {0xDB3, 0xDBB}, {0xDBD, 0xDBD}, {0xDC0, 0xDC6}, {0xDE6, 0xDEF},
+    {0xE01, 0xE30}, {0xE32, 0xE33}, {0xE40, 0xE46}, {0xE50, 0xE59}, {0xE81, 0xE82},
+    {0xE84, 0xE84}, {0xE86, 0xE8A}, {0xE8C, 0xEA3}, {0xEA5, 0xEA5}, {0xEA7, 0xEB0},
+    {0xEB2, 0xEB3}, {0xEBD, 0xEBD}, {0xEC0, 0xEC4}, {0xEC6, 0xEC6}, {0xED0, 0xED9},
+    {0xEDC, 0xEDF}, {0xF00, 0xF00}, {0xF20, 0xF33}, {0xF40, 0xF47}, {0xF49, 0xF6C},
+    {0xF88, 0xF8C}, {0x1000, 0x102A}, {0x103F, 0x1049}, {0x1050, 0x1055}, {0x105A, 0x105D},
+    {0x1061, 0x1061}, {0x1065, 0x1066}, {0x106E, 0x1070}, {0x1075, 0x1081}, {0x108E, 0x108E},
+    {0x1090, 0x1099}, {0x10A0, 0x10C5}, {0x10C7, 0x10C7}, {0x10CD, 0x10CD}, {0x10D0, 0x10FA},
+    {0x10FC, 0x1248}, {0x124A, 0x124D}, {0x1250, 0x1256}, {0x1258, 0x1258}, {0x125A, 0x125D},
+    {0x1260, 0x1288}, {0x128A, 0x128D}, {0x1290, 0x12B0}, {0x12B2, 0x12B5}, {0x12B8, 0x12BE},
+    {0x12C0, 0x12C0}, {0x12C2, 0x12C5}, {0x12C8, 0x12D6}, {0x12D8, 0x1310}, {0x1312, 0x1315},
+    {0x1318, 0x135A}, {0x1369, 0x137C}, {0x1380, 0x138F}, {0x13A0, 0x13F5}, {0x13F8, 0x13FD},
+    {0x1401, 0x166C}, {0x166F, 0x167F}, {0x1681, 0x169A}, {0x16A0, 0x16EA}, {0x16EE, 0x16F8},
+    {0x1700, 0x1711}, {0x171F, 0x1731}, {0x1740, 0x1751}, {0x1760, 0x176C}, {0x176E, 0x1770},
+    {0x1780, 0x17B3}, {0x17D7, 0x17D7}, {0x17DC, 0x17DC}, {0x17E0, 0x17E9}, {0x17F0, 0x17F9},
+    {0x1810, 0x1819}, {0x1820, 0x1878}, {0x1880, 0x1884}, {0x1887, 0x18A8}, {0x18AA, 0x18AA},
+    {0x18B0, 0x18F5}, {0x1900, 0x191E}, {0x1946, 0x196D}, {0x1970, 0x1974}, {0x1980, 0x19AB},
+    {0x19B0, 0x19C9}, {0x19D0, 0x19DA}, {0x1A00, 0x1A16}, {0x1A20, 0x1A54}, {0x1A80, 0x1A89},
+    {0x1A90, 0x1A99}, {0x1AA7, 0x1AA7}, {0x1B05, 0x1B33}, {0x1B45, 0x1B4C}, {0x1B50, 0x1B59},
+    {0x1B83, 0x1BA0}, {0x1BAE, 0x1BE5}, {0x1C00, 0x1C23}, {0x1C40, 0x1C49}, {0x1C4D, 0x1C7D},
+    {0x1C80, 0x1C88}, {0x1C90, 0x1CBA}, {0x1CBD, 0x1CBF}, {0x1CE9, 0x1CEC}, {0x1CEE, 0x1CF3},
+    {0x1CF5, 0x1CF6}, {0x1CFA, 0x1CFA}, {0x1D00, 0x1DBF}, {0x1E00, 0x1F15}, {0x1F18, 0x1F1D},
+    {0x1F20, 0x1F45}, {0x1F48, 0x1F4D}, {0x1F50, 0x1F57}, {0x1F59, 0x1F59}, {0x1F5B, 0x1F5B},
+    {0x1F5D, 0x1F5D}, {0x1F5F, 0x1F7D}, {0x1F80, 0x1FB4}, {0x1FB6, 0x1FBC}, {0x1FBE, 0x1FBE},
+    {0x1FC2, 0x1FC4}, {0x1FC6, 0x1FCC}, {0x1FD0, 0x1FD3}, {0x1FD6, 0x1FDB}, {0x1FE0, 0x1FEC},
+    {0x1FF2, 0x1FF4}, {0x1FF6, 0x1FFC}, {0x2070, 0x2071}, {0x2074, 0x2079}, {0x207F, 0x2089},
+    {0x2090, 0x209C}, {0x2102, 0x2102}, {0x2107, 0x2107}, {0x210A, 0x2113}, {0x2115, 0x2115},
+    {0x2119, 0x211D}, {0x2124, 0x2124}, {0x2126, 0x2126}, {0x2128, 0x2128}, {0x212A, 0x212D},
+    {0x212F, 0x2139}, {0x213C, 0x213F}, {0x2145, 0x2149}, {0x214E, 0x214E}, {0x2150, 0x2189},
+    {0x2460, 0x249B}, {0x24EA, 0x24FF}, {0x2776, 0x2793}, {0x2C00, 0x2CE4}, {0x2CEB, 0x2CEE},
+    {0x2CF2, 0x2CF3}, {0x2CFD, 0x2CFD}, {0x2D00, 0x2D25}, {0x2D27, 0x2D27}, {0x2D2D, 0x2D2D},
+    {0x2D30, 0x2D67}, {0x2D6F, 0x2D6F}, {0x2D80, 0x2D96}, {0x2DA0, 0x2DA6}, {0x2DA8, 0x2DAE},
+    {0x2DB0, 0x2DB6}, {0x2DB8, 0x2DBE}, {0x2DC0, 0x2DC6}, {0x2DC8, 0x2DCE}, {0x2DD0, 0x2DD6},
+    {0x2DD8, 0x2DDE}, {0x2E2F, 0x2E2F}, {0x3005, 0x3007}, {0x3021, 0x3029}, {0x3031, 0x3035},
+    {0x3038, 0x303C}, {0x3041, 0x3096}, {0x309D, 0x309F}, {0x30A1, 0x30FA}, {0x30FC, 0x30FF},
+    {0x3105, 0x312F}, {0x3131, 0x318E}, {0x3192, 0x3195}, {0x31A0, 0x31BF}, {0x31F0, 0x31FF},
+    {0x3220, 0x3229}, {0x3248, 0x324F}, {0x3251, 0x325F}, {0x3280, 0x3289}, {0x32B1, 0x32BF},
+    {0x3400, 0x4DBF}, {0x4E00, 0xA48C}, {0xA4D0, 0xA4FD}, {0xA500, 0xA60C}, {0xA610, 0xA62B},
+    {0xA640, 0xA66E}, {0xA67F, 0xA69D}, {0xA6A0, 0xA6EF}, {0xA717, 0xA71F}, {0xA722, 0xA788},
+    {0xA78B, 0xA7CA}, {0xA7D0, 0xA7D1}, {0xA7D3, 0xA7D3}, {0xA7D5, 0xA7D9}, {0xA7F2, 0xA801},
+    {0xA803, 0xA805}, {0xA807, 0xA80A}, {0xA80C, 0xA822}, {0xA830, 0xA835}, {0xA840, 0xA873},
+    {0xA882, 0xA8B3}, {0xA8D0, 0xA8D9}, {0xA8F2, 0xA8F7}, {0xA8FB, 0xA8FB}, {0xA8FD, 0xA8FE},
+    {0xA900, 0xA925}, {0xA930, 0xA946}, {0xA960, 0xA97C}, {0xA984, 0xA9B2}, {0xA9CF, 0xA9D9},
+    {0xA9E0, 0xA9E4}, {0xA9E6, 0xA9FE}, {0xAA00, 0xAA28}, {0xAA40, 0xAA42}, {0xAA44, 0xAA4B},
+    {0xAA50, 0xAA59}, {0xAA60, 0xAA76}, {0xAA7A, 0xAA7A}, {0xAA7E, 0xAAAF}, {0xAAB1, 0xAAB1},
+    {0xAAB5, 0xAAB6}, {0xAAB9, 0xAABD}, {0xAAC0, 0xAAC0}, {0xAAC2, 0xAAC2}, {0xAADB, 0xAADD},
+    {0xAAE0, 0xAAEA}, {0xAAF2, 0xAAF4}, {0xAB01, 0xAB06}, {0xAB09, 0xAB0E}, {0xAB11, 0xAB16},
+    {0xAB20, 0xAB26}, {0xAB28, 0xAB2E}, {0xAB30, 0xAB5A}, {0xAB5C, 0xAB69}, {0xAB70, 0xABE2},
+    {0xABF0, 0xABF9}, {0xAC00, 0xD7A3}, {0xD7B0, 0xD7C6}, {0xD7CB, 0xD7FB}, {0xF900, 0xFA6D},
+    {0xFA70, 0xFAD9}, {0xFB00, 0xFB06}, {0xFB13, 0xFB17}, {0xFB1D, 0xFB1D}, {0xFB1F, 0xFB28},
+    {0xFB2A, 0xFB36}, {0xFB38, 0xFB3C}, {0xFB3E, 0xFB3E}, {0xFB40, 0xFB41}, {0xFB43, 0xFB44},
+    {0xFB46, 0xFBB1}, {0xFBD3, 0xFD3D}, {0xFD50, 0xFD8F}, {0xFD92, 0xFDC7}, {0xFDF0, 0xFDFB},
+    {0xFE70, 0xFE74}, {0xFE76, 0xFEFC}, {0xFF10, 0xFF19}, {0xFF21, 0xFF3A}, {0xFF41, 0xFF5A},
+    {0xFF66, 0xFFBE}, {0xFFC2, 0xFFC7}, {0xFFCA, 0xFFCF}, {0xFFD2, 0xFFD7}, {0xFFDA, 0xFFDC},
+    {0x10000, 0x1000B}, {0x1000D, 0x10026}, {0x10028, 0x1003A}, {0x1003C, 0x1003D},
+    {0x1003F, 0x1004D}, {0x10050, 0x1005D}, {0x10080, 0x100FA}, {0x10107, 0x10133},
+    {0x10140, 0x10178}, {0x1018A, 0x1018B}, {0x10280, 0x1029C}, {0x102A0, 0x102D0},
+    {0x102E1, 0x102FB}, {0x10300, 0x10323}, {0x1032D, 0x1034A}, {0x10350, 0x10375},
+    {0x10380, 0x1039D}, {0x103A0, 0x103C3}, {0x103C8, 0x103CF}, {0x103D1, 0x103D5},
+    {0x10400, 0x1049D}, {0x104A0, 0x104A9}, {0x104B0, 0x104D3}, {0x104D8, 0x104FB},
+    {0x10500, 0x10527}, {0x10530, 0x10563}, {0x10570, 0x1057A}, {0x1057C, 0x1058A},
+    {0x1058C, 0x10592}, {0x10594, 0x10595}, {0x10597, 0x105A1}, {0x105A3, 0x105B1},
+    {0x105B3, 0x105B9}, {0x105BB, 0x105BC}, {0x10600, 0x10736}, {0x10740, 0x10755},
+    {0x10760, 0x10767}, {0x10780, 0x10785}, {0x10787, 0x107B0}, {0x107B2, 0x107BA},
+    {0x10800, 0x10805}, {0x10808, 0x10808}, {0x1080A, 0x10835}, {0x10837, 0x10838},
+    {0x1083C, 0x1083C}, {0x1083F, 0x10855}, {0x10858, 0x10876}, {0x10879, 0x1089E},
+    {0x108A7, 0x108AF}, {0x108E0, 0x108F2}, {0x108F4, 0x108F5}, {0x108FB, 0x1091B},
+    {0x10920, 0x10939}, {0x10980, 0x109B7}, {0x109BC, 0x109CF}, {0x109D2, 0x10A00},
+    {0x10A10, 0x10A13}, {0x10A15, 0x10A17}, {0x10A19, 0x10A35}, {0x10A40, 0x10A48},
+    {0x10A60, 0x10A7E}, {0x10A80, 0x10A9F}, {0x10AC0, 0x10AC7}, {0x10AC9, 0x10AE4},
+    {0x10AEB, 0x10AEF}, {0x10B00, 0x10B35}, {0x10B40, 0x10B55}, {0x10B58, 0x10B72},
+    {0x10B78, 0x10B91}, {0x10BA9, 0x10BAF}, {0x10C00, 0x10C48}, {0x10C80, 0x10CB2},
+    {0x10CC0, 0x10CF2}, {0x10CFA, 0x10D23}, {0x10D30, 0x10D39}, {0x10E60, 0x10E7E},
+    {0x10E80, 0x10EA9}, {0x10EB0, 0x10EB1}, {0x10F00, 0x10F27}, {0x10F30, 0x10F45},
+    {0x10F51, 0x10F54}, {0x10F70, 0x10F81}, {0x10FB0, 0x10FCB}, {0x10FE0, 0x10FF6},
+    {0x11003, 0x11037}, {0x11052, 0x1106F}, {0x11071, 0x11072}, {0x11075, 0x11075},
+    {0x11083, 0x110AF}, {0x110D0, 0x110E8}, {0x110F0, 0x110F9}, {0x11103, 0x11126},
+    {0x11136, 0x1113F}, {0x11144, 0x11144}, {0x11147, 0x11147}, {0x11150, 0x11172},
+    {0x11176, 0x11176}, {0x11183, 0x111B2}, {0x111C1, 0x111C4}, {0x111D0, 0x111DA},
+    {0x111DC, 0x111DC}, {0x111E1, 0x111F4}, {0x11200, 0x11211}, {0x11213, 0x1122B},
+    {0x11280, 0x11286}, {0x11288, 0x11288}, {0x1128A, 0x1128D}, {0x1128F, 0x1129D},
+    {0x1129F, 0x112A8}, {0x112B0, 0x112DE}, {0x112F0, 0x112F9}, {0x11305, 0x1130C},
+    {0x1130F, 0x11310}, {0x11313, 0x11328}, {0x1132A, 0x11330}, {0x11332, 0x11333},
+    {0x11335, 0x11339}, {0x1133D, 0x1133D}, {0x11350, 0x11350}, {0x1135D, 0x11361},
+    {0x11400, 0x11434}, {0x11447, 0x1144A}, {0x11450, 0x11459}, {0x1145F, 0x11461},
+    {0x11480, 0x114AF}, {0x114C4, 0x114C5}, {0x114C7, 0x114C7}, {0x114D0, 0x114D9},
+    {0x11580, 0x115AE}, {0x115D8, 0x115DB}, {0x11600, 0x1162F}, {0x11644, 0x11644},
+    {0x11650, 0x11659}, {0x11680, 0x116AA}, {0x116B8, 0x116B8}, {0x116C0, 0x116C9},
+    {0x11700, 0x1171A}, {0x11730, 0x1173B}, {0x11740, 0x11746}, {0x11800, 0x1182B},
+    {0x118A0, 0x118F2}, {0x118FF, 0x11906}, {0x11909, 0x11909}, {0x1190C, 0x11913},
+    {0x11915, 0x11916}, {0x11918, 0x1192F}, {0x1193F, 0x1193F}, {0x11941, 0x11941},
+    {0x11950, 0x11959}, {0x119A0, 0x119A7}, {0x119AA, 0x119D0}, {0x119E1, 0x119E1},
+    {0x119E3, 0x119E3}, {0x11A00, 0x11A00}, {0x11A0B, 0x11A32}, {0x11A3A, 0x11A3A},
+    {0x11A50, 0x11A50}, {0x11A5C, 0x11A89}, {0x11A9D, 0x11A9D}, {0x11AB0, 0x11AF8},
+    {0x11C00, 0x11C08}, {0x11C0A, 0x11C2E}, {0x11C40, 0x11C40}, {0x11C50, 0x11C6C},
+    {0x11C72, 0x11C8F}, {0x11D00, 0x11D06}, {0x11D08, 0x11D09}, {0x11D0B, 0x11D30},
+    {0x11D46, 0x11D46}, {0x11D50, 0x11D59}, {0x11D60, 0x11D65}, {0x11D67, 0x11D68},
+    {0x11D6A, 0x11D89}, {0x11D98, 0x11D98}, {0x11DA0, 0x11DA9}, {0x11EE0, 0x11EF2},
+    {0x11FB0, 0x11FB0}, {0x11FC0, 0x11FD4}, {0x12000, 0x12399}, {0x12400, 0x1246E},
+    {0x12480, 0x12543}, {0x12F90, 0x12FF0}, {0x13000, 0x1342E}, {0x14400, 0x14646},
+    {0x16800, 0x16A38}, {0x16A40, 0x16A5E}, {0x16A60, 0x16A69}, {0x16A70, 0x16ABE},
+    {0x16AC0, 0x16AC9}, {0x16AD0, 0x16AED}, {0x16B00, 0x16B2F}, {0x16B40, 0x16B43},
+    {0x16B50, 0x16B59}, {0x16B5B, 0x16B61}, {0x16B63, 0x16B77}, {0x16B7D, 0x16B8F},
+    {0x16E40, 0x16E96}, {0x16F00, 0x16F4A}, {0x16F50, 0x16F50}, {0x16F93, 0x16F9F},
+    {0x16FE0, 0x16FE1}, {0x16FE3, 0x16FE3}, {0x17000, 0x187F7}, {0x18800, 0x18CD5},
+    {0x18D00, 0x18D08}, {0x1AFF0, 0x1AFF3}, {0x1AFF5, 0x1AFFB}, {0x1AFFD, 0x1AFFE},
+    {0x1B000, 0x1B122}, {0x1B150, 0x1B152}, {0x1B164, 0x1B167}, {0x1B170, 0x1B2FB},
+    {0x1BC00, 0x1BC6A}, {0x1BC70, 0x1BC7C}, {0x1BC80, 0x1BC88}, {0x1BC90, 0x1BC99},
+    {0x1D2E0, 0x1D2F3}, {0x1D360, 0x1D378}, {0x1D400, 0x1D454}, {0x1D456, 0x1D49C},
+    {0x1D49E, 0x1D49F}, {0x1D4A2, 0x1D4A2}, {0x1D4A5, 0x1D4A6}, {0x1D4A9, 0x1D4AC},
+    {0x1D4AE, 0x1D4B9}, {0x1D4BB, 0x1D4BB}, {0x1D4BD, 0x1D4C3}, {0x1D4C5, 0x1D505},
+    {0x1D507, 0x1D50A}, {0x1D50D, 0x1D514}, {0x1D516, 0x1D51C}, {0x1D51E, 0x1D539},
+    {0x1D53B, 0x1D53E}, {0x1D540, 0x1D544}, {0x1D546, 0x1D546}, {0x1D54A, 0x1D550},
+    {0x1D552, 0x1D6A5}, {0x1D6A8, 0x1D6C0}, {0x1D6C2, 0x1D6DA}, {0x1D6DC, 0x1D6FA},
+    {0x1D6FC, 0x1D714}, {0x1D716, 0x1D734}, {0x1D736, 0x1D74E}, {0x1D750, 0x1D76E},
+    {0x1D770, 0x1D788}, {0x1D78A, 0x1D7A8}, {0x1D7AA, 0x1D7C2}, {0x1D7C4, 0x1D7CB},
+    {0x1D7CE, 0x1D7FF}, {0x1DF00, 0x1DF1E}, {0x1E100, 0x1E12C}, {0x1E137, 0x1E13D},
+    {0x1E140, 0x1E149}, {0x1E14E, 0x1E14E}, {0x1E290, 0x1E2AD}, {0x1E2C0, 0x1E2EB},
+    {0x1E2F0, 0x1E2F9}, {0x1E7E0, 0x1E7E6}, {0x1E7E8, 0x1E7EB}, {0x1E7ED, 0x1E7EE},
+    {0x1E7F0, 0x1E7FE}, {0x1E800, 0x1E8C4}, {0x1E8C7, 0x1E8CF}, {0x1E900, 0x1E943},
+    {0x1E94B, 0x1E94B}, {0x1E950, 0x1E959}, {0x1EC71, 0x1ECAB}, {0x1ECAD, 0x1ECAF},
+    {0x1ECB1, 0x1ECB4}, {0x1ED01, 0x1ED2D}, {0x1ED2F, 0x1ED3D}, {0x1EE00, 0x1EE03},
+    {0x1EE05, 0x1EE1F}, {0x1EE21, 0x1EE22}, {0x1EE24, 0x1EE24}, {0x1EE27, 0x1EE27},
+    {0x1EE29, 0x1EE32}, {0x1EE34, 0x1EE37}, {0x1EE39, 0x1EE39}, {0x1EE3B, 0x1EE3B},
+    {0x1EE42, 0x1EE42}, {0x1EE47, 0x1EE47}, {0x1EE49, 0x1EE49}, {0x1EE4B, 0x1EE4B},
+    {0x1EE4D, 0x1EE4F}, {0x1EE51, 0x1EE52}, {0x1EE54, 0x1EE54}, {0x1EE57, 0x1EE57},
+    {0x1EE59, 0x1EE59}, {0x1EE5B, 0x1EE5B}, {0x1EE5D, 0x1EE5D}, {0x1EE5F, 0x1EE5F},
+    {0x1EE61, 0x1EE62}, {0x1EE64, 0x1EE64}, {0x1EE67, 0x1EE6A}, {0x1EE6C, 0x1EE72},
+    {0x1EE74, 0x1EE77}, {0x1EE79, 0x1EE7C}, {0x1EE7E, 0x1EE7E}, {0x1EE80, 0x1EE89},
+    {0x1EE8B, 0x1EE9B}, {0x1EEA1, 0x1EEA3}, {0x1EEA5, 0x1EEA9}, {0x1EEAB, 0x1EEBB},
+    {0x1F100, 0x1F10C}, {0x1FBF0, 0x1FBF9}, {0x20000, 0x2A6DF}, {0x2A700, 0x2B738},
+    {0x2B740, 0x2B81D}, {0x2B820, 0x2CEA1}, {0x2CEB0, 0x2EBE0}, {0x2F800, 0x2FA1D},
+    {0x30000, 0x3134A},
+};
+
+// cased for the final-sigma rule of str.lower() (and not case-ignorable) (149 ranges)
+inline constexpr code_point_range cased[] = {
+    {0x41, 0x5A}, {0x61, 0x7A}, {0xAA, 0xAA}, {0xB5, 0xB5}, {0xBA, 0xBA}, {0xC0, 0xD6},
+    {0xD8, 0xF6}, {0xF8, 0x1BA}, {0x1BC, 0x1BF}, {0x1C4, 0x293}, {0x295, 0x2AF}, {0x370, 0x373},
+    {0x376, 0x377}, {0x37B, 0x37D}, {0x37F, 0x37F}, {0x386, 0x386}, {0x388, 0x38A},
+    {0x38C, 0x38C}, {0x38E, 0x3A1}, {0x3A3, 0x3F5}, {0x3F7, 0x481}, {0x48A, 0x52F},
+    {0x531, 0x556}, {0x560, 0x588}, {0x10A0, 0x10C5}, {0x10C7, 0x10C7}, {0x10CD, 0x10CD},
+    {0x10D0, 0x10FA}, {0x10FD, 0x10FF}, {0x13A0, 0x13F5}, {0x13F8, 0x13FD}, {0x1C80, 0x1C88},
+    {0x1C90, 0x1CBA}, {0x1CBD, 0x1CBF}, {0x1D00, 0x1D2B}, {0x1D6B, 0x1D77}, {0x1D79, 0x1D9A},
+    {0x1E00, 0x1F15}, {0x1F18, 0x1F1D}, {0x1F20, 0x1F45}, {0x1F48, 0x1F4D}, {0x1F50, 0x1F57},
+    {0x1F59, 0x1F59}, {0x1F5B, 0x1F5B}, {0x1F5D, 0x1F5D}, {0x1F5F, 0x1F7D}, {0x1F80, 0x1FB4},
+    {0x1FB6, 0x1FBC}, {0x1FBE, 0x1FBE}, {0x1FC2, 0x1FC4}, {0x1FC6, 0x1FCC}, {0x1FD0, 0x1FD3},
+    {0x1FD6, 0x1FDB}, {0x1FE0, 0x1FEC}, {0x1FF2, 0x1FF4}, {0x1FF6, 0x1FFC}, {0x2102, 0x2102},
+    {0x2107, 0x2107}, {0x210A, 0x2113}, {0x2115, 0x2115}, {0x2119, 0x211D}, {0x2124, 0x2124},
+    {0x2126, 0x2126}, {0x2128, 0x2128}, {0x212A, 0x212D}, {0x212F, 0x2134}, {0x2139, 0x2139},
+    {0x213C, 0x213F}, {0x2145, 0x2149}, {0x214E, 0x214E}, {0x2160, 0x217F}, {0x2183, 0x2184},
+    {0x24B6, 0x24E9}, {0x2C00, 0x2C7B}, {0x2C7E, 0x2CE4}, {0x2CEB, 0x2CEE}, {0x2CF2, 0x2CF3},
+    {0x2D00, 0x2D25}, {0x2D27, 0x2D27}, {0x2D2D, 0x2D2D}, {0xA640, 0xA66D}, {0xA680, 0xA69B},
+    {0xA722, 0xA76F}, {0xA771, 0xA787}, {0xA78B, 0xA78E}, {0xA790, 0xA7CA}, {0xA7D0, 0xA7D1},
+    {0xA7D3, 0xA7D3}, {0xA7D5, 0xA7D9}, {0xA7F5, 0xA7F6}, {0xA7FA, 0xA7FA}, {0xAB30, 0xAB5A},
+    {0xAB60, 0xAB68}, {0xAB70, 0xABBF}, {0xFB00, 0xFB06}, {0xFB13, 0xFB17}, {0xFF21, 0xFF3A},
+    {0xFF41, 0xFF5A}, {0x10400, 0x1044F}, {0x104B0, 0x104D3}, {0x104D8, 0x104FB},
+    {0x10570, 0x1057A}, {0x1057C, 0x1058A}, {0x1058C, 0x10592}, {0x10594, 0x10595},
+    {0x10597, 0x105A1}, {0x105A3, 0x105B1}, {0x105B3, 0x105B9}, {0x105BB, 0x105BC},
+    {0x10C80, 0x10CB2}, {0x10CC0, 0x10CF2}, {0x118A0, 0x118DF}, {0x16E40, 0x16E7F},
+    {0x1D400, 0x1D454}, {0x1D456, 0x1D49C}, {0x1D49E, 0x1D49F}, {0x1D4A2, 0x1D4A2},
+    {0x1D4A5, 0x1D4A6}, {0x1D4A9, 0x1D4AC}, {0x1D4AE, 0x1D4B9}, {0x1D4BB, 0x1D4BB},
+    {0x1D4BD, 0x1D4C3}, {0x1D4C5, 0x1D505}, {0x1D507, 0x1D50A}, {0x1D50D, 0x1D514},
+    {0x1D516, 0x1D51C}, {0x1D51E, 0x1D539}, {0x1D53B, 0x1D53E}, {0x1D540, 0x1D544},
+    {0x1D546, 0x1D546}, {0x1D54A, 0x1D550}, {0x1D552, 0x1D6A5}, {0x1D6A8, 0x1D6C0},
+    {0x1D6C2, 0x1D6DA}, {0x1D6DC, 0x1D6FA}, {0x1D6FC, 0x1D714}, {0x1D716, 0x1D734},
+    {0x1D736, 0x1D74E}, {0x1D750, 0x1D76E}, {0x1D770, 0x1D788}, {0x1D78A, 0x1D7A8},
+    {0x1D7AA, 0x1D7C2}, {0x1D7C4, 0x1D7CB}, {0x1DF00, 0x1DF09}, {0x1DF0B, 0x1DF1E},
+    {0x1E900, 0x1E943}, {0x1F130, 0x1F149}, {0x1F150, 0x1F169}, {0x1F170, 0x1F189},
+};
+
+// skipped by the final-sigma rule of str.lower() (427 ranges)
+inline constexpr code_point_range case_ignorable[] = {
+    {0x27, 0x27}, {0x2E, 0x2E}, {0x3A, 0x3A}, {0x5E, 0x5E}, {0x60, 0x60}, {0xA8, 0xA8},
+    {0xAD, 0xAD}, {0xAF, 0xAF}, {0xB4, 0xB4}, {0xB7, 0xB8}, {0x2B0, 0x36F}, {0x374, 0x375},
+    {0x37A, 0x37A}, {0x384, 0x385}, {0x387, 0x387}, {0x483, 0x489}, {0x559, 0x559},
+    {0x55F, 0x55F}, {0x591, 0x5BD}, {0x5BF, 0x5BF}, {0x5C1, 0x5C2}, {0x5C4, 0x5C5},
+    {0x5C7, 0x5C7}, {0x5F4, 0x5F4}, {0x600, 0x605}, {0x610, 0x61A}, {0x61C, 0x61C},
+    {0x640, 0x640}, {0x64B, 0x65F}, {0x670, 0x670}, {0x6D6, 0x6DD}, {0x6DF, 0x6E8},
+    {0x6EA, 0x6ED}, {0x70F, 0x70F}, {0x711, 0x711}, {0x730, 0x74A}, {0x7A6, 0x7B0},
+    {0x7EB, 0x7F5}, {0x7FA, 0x7FA}, {0x7FD, 0x7FD}, {0x816, 0x82D}, {0x859, 0x85B},
+    {0x888, 0x888}, {0x890, 0x891}, {0x898, 0x89F}, {0x8C9, 0x902}, {0x93A, 0x93A},
+    {0x93C, 0x93C}, {0x941, 0x948}, {0x94D, 0x94D}, {0x951, 0x957}, {0x962, 0x963},
+    {0x971, 0x971}, {0x981, 0x981}, {0x9BC, 0x9BC}, {0x9C1, 0x9C4}, {0x9CD, 0x9CD},
+    {0x9E2, 0x9E3}, {0x9FE, 0x9FE}, {0xA01, 0xA02}, {0xA3C, 0xA3C}, {0xA41, 0xA42},
+    {0xA47, 0xA48}, {0xA4B, 0xA4D}, {0xA51, 0xA51}, {0xA70, 0xA71}, {0xA75, 0xA75},
+    {0xA81, 0xA82}, {0xABC, 0xABC}, {0xAC1, 0xAC5}, {0xAC7, 0xAC8}, {0xACD, 0xACD},
+    {0xAE2, 0xAE3}, {0xAFA, 0xAFF}, {0xB01, 0xB01}, {0xB3C, 0xB3C}, {0xB3F, 0xB3F},
+    {0xB41, 0xB44}, {0xB4D, 0xB4D}, {0xB55, 0xB56}, {0xB62, 0xB63}, {0xB82, 0xB82},
+    {0xBC0, 0xBC0}, {0xBCD, 0xBCD}, {0xC00, 0xC00}, {0xC04, 0xC04}, {0xC3C, 0xC3C},
+    {0xC3E, 0xC40}, {0xC46, 0xC48}, {0xC4A, 0xC4D}, {0xC55, 0xC56}, {0xC62, 0xC63},
+    {0xC81, 0xC81}, {0xCBC, 0xCBC}, {0xCBF, 0xCBF}, {0xCC6, 0xCC6}, {0xCCC, 0xCCD},
+    {0xCE2, 0xCE3}, {0xD00, 0xD01}, {0xD3B, 0xD3C}, {0xD41, 0xD44}, {0xD4D, 0xD4D},
+    {0xD62, 0xD63}, {0xD81, 0xD81}, {0xDCA, 0xDCA}, {0xDD2, 0xDD4}, {0xDD6, 0xDD6},
+    {0xE31, 0xE31}, {0xE34, 0xE3A}, {0xE46, 0xE4E}, {0xEB1, 0xEB1}, {0xEB4, 0xEBC},
+    {0xEC6, 0xEC6}, {0xEC8, 0xECD}, {0xF18, 0xF19}, {0xF35, 0xF35}, {0xF37, 0xF37},
+    {0xF39, 0xF39}, {0xF71, 0xF7E}, {0xF80, 0xF84}, {0xF86, 0xF87}, {0xF8D, 0xF97},
+    {0xF99, 0xFBC}, {0xFC6, 0xFC6}, {0x102D, 0x1030}, {0x1032, 0x1037}, {0x1039, 0x103A},
+    {0x103D, 0x103E}, {0x1058, 0x1059}, {0x105E, 0x1060}, {0x1071, 0x1074}, {0x1082, 0x1082},
+    {0x1085, 0x1086}, {0x108D, 0x108D}, {0x109D, 0x109D}, {0x10FC, 0x10FC}, {0x135D, 0x135F},
+    {0x1712, 0x1714}, {0x1732, 0x1733}, {0x1752, 0x1753}, {0x1772, 0x1773}, {0x17B4, 0x17B5},
+    {0x17B7, 0x17BD}, {0x17C6, 0x17C6}, {0x17C9, 0x17D3}, {0x17D7, 0x17D7}, {0x17DD, 0x17DD},
+    {0x180B, 0x180F}, {0x1843, 0x1843}, {0x1885, 0x1886}, {0x18A9, 0x18A9}, {0x1920, 0x1922},
+    {0x1927, 0x1928}, {0x1932, 0x1932}, {0x1939, 0x193B}, {0x1A17, 0x1A18}, {0x1A1B, 0x1A1B},
+    {0x1A56, 0x1A56}, {0x1A58, 0x1A5E}, {0x1A60, 0x1A60}, {0x1A62, 0x1A62}, {0x1A65, 0x1A6C},
+    {0x1A73, 0x1A7C}, {0x1A7F, 0x1A7F}, {0x1AA7, 0x1AA7}, {0x1AB0, 0x1ACE}, {0x1B00, 0x1B03},
+    {0x1B34, 0x1B34}, {0x1B36, 0x1B3A}, {0x1B3C, 0x1B3C}, {0x1B42, 0x1B42}, {0x1B6B, 0x1B73},
+    {0x1B80, 0x1B81}, {0x1BA2, 0x1BA5}, {0x1BA8, 0x1BA9}, {0x1BAB, 0x1BAD}, {0x1BE6, 0x1BE6},
+    {0x1BE8, 0x1BE9}, {0x1BED, 0x1BED}, {0x1BEF, 0x1BF1}, {0x1C2C, 0x1C33}, {0x1C36, 0x1C37},
+    {0x1C78, 0x1C7D}, {0x1CD0, 0x1CD2}, {0x1CD4, 0x1CE0}, {0x1CE2, 0x1CE8}, {0x1CED, 0x1CED},
+    {0x1CF4, 0x1CF4}, {0x1CF8, 0x1CF9}, {0x1D2C, 0x1D6A}, {0x1D78, 0x1D78}, {0x1D9B, 0x1DFF},
+    {0x1FBD, 0x1FBD}, {0x1FBF, 0x1FC1}, {0x1FCD, 0x1FCF}, {0x1FDD, 0x1FDF}, {0x1FED, 0x1FEF},
+    {0x1FFD, 0x1FFE}, {0x200B, 0x200F}, {0x2018, 0x2019}, {0x2024, 0x2024}, {0x2027, 0x2027},
+    {0x202A, 0x202E}, {0x2060, 0x2064}, {0x2066, 0x206F}, {0x2071, 0x2071}, {0x207F, 0x207F},
+    {0x2090, 0x209C}, {0x20D0, 0x20F0}, {0x2C7C, 0x2C7D}, {0x2CEF, 0x2CF1}, {0x2D6F, 0x2D6F},
+    {0x2D7F, 0x2D7F}, {0x2DE0, 0x2DFF}, {0x2E2F, 0x2E2F}, {0x3005, 0x3005}, {0x302A, 0x302D},
+    {0x3031, 0x3035}, {0x303B, 0x303B}, {0x3099, 0x309E}, {0x30FC, 0x30FE}, {0xA015, 0xA015},
+    {0xA4F8, 0xA4FD}, {0xA60C, 0xA60C}, {0xA66F, 0xA672}, {0xA674, 0xA67D}, {0xA67F, 0xA67F},
+    {0xA69C, 0xA69F}, {0xA6F0, 0xA6F1}, {0xA700, 0xA721}, {0xA770, 0xA770}, {0xA788, 0xA78A},
+    {0xA7F2, 0xA7F4}, {0xA7F8, 0xA7F9}, {0xA802, 0xA802}, {0xA806, 0xA806}, {0xA80B, 0xA80B},
+    {0xA825, 0xA826}, {0xA82C, 0xA82C}, {0xA8C4, 0xA8C5}, {0xA8E0, 0xA8F1}, {0xA8FF, 0xA8FF},
+    {0xA926, 0xA92D}, {0xA947, 0xA951}, {0xA980, 0xA982}, {0xA9B3, 0xA9B3}, {0xA9B6, 0xA9B9},
+    {0xA9BC, 0xA9BD}, {0xA9CF, 0xA9CF}, {0xA9E5, 0xA9E6}, {0xAA29, 0xAA2E}, {0xAA31, 0xAA32},
+    {0xAA35, 0xAA36}, {0xAA43, 0xAA43}, {0xAA4C, 0xAA4C}, {0xAA70, 0xAA70}, {0xAA7C, 0xAA7C},
+    {0xAAB0, 0xAAB0}, {0xAAB2, 0xAAB4}, {0xAAB7, 0xAAB8}, {0xAABE, 0xAABF}, {0xAAC1, 0xAAC1},
+    {0xAADD, 0xAADD}, {0xAAEC, 0xAAED}, {0xAAF3, 0xAAF4}, {0xAAF6, 0xAAF6}, {0xAB5B, 0xAB5F},
+    {0xAB69, 0xAB6B}, {0xABE5, 0xABE5}, {0xABE8, 0xABE8}, {0xABED, 0xABED}, {0xFB1E, 0xFB1E},
+    {0xFBB2, 0xFBC2}, {0xFE00, 0xFE0F}, {0xFE13, 0xFE13}, {0xFE20, 0xFE2F}, {0xFE52, 0xFE52},
+    {0xFE55, 0xFE55}, {0xFEFF, 0xFEFF}, {0xFF07, 0xFF07}, {0xFF0E, 0xFF0E}, {0xFF1A, 0xFF1A},
+    {0xFF3E, 0xFF3E}, {0xFF40, 0xFF40}, {0xFF70, 0xFF70}, {0xFF9E, 0xFF9F}, {0xFFE3, 0xFFE3},
+    {0xFFF9, 0xFFFB}, {0x101FD, 0x101FD}, {0x102E0, 0x102E0}, {0x10376, 0x1037A},
+    {0x10780, 0x10785}, {0x10787, 0x107B0}, {0x107B2, 0x107BA}, {0x10A01, 0x10A03},
+    {0x10A05, 0x10A06}, {0x10A0C, 0x10A0F}, {0x10A38, 0x10A3A}, {0x10A3F, 0x10A3F},
+    {0x10AE5, 0x10AE6}, {0x10D24, 0x10D27}, {0x10EAB, 0x10EAC}, {0x10F46, 0x10F50},
+    {0x10F82, 0x10F85}, {0x11001, 0x11001}, {0x11038, 0x11046}, {0x11070, 0x11070},
+    {0x11073, 0x11074}, {0x1107F, 0x11081}, {0x110B3, 0x110B6}, {0x110B9, 0x110BA},
+    {0x110BD, 0x110BD}, {0x110C2, 0x110C2}, {0x110CD, 0x110CD}, {0x11100, 0x11102},
+    {0x11127, 0x1112B}, {0x1112D, 0x11134}, {0x11173, 0x11173}, {0x11180, 0x11181},
+    {0x111B6, 0x111BE}, {0x111C9, 0x111CC}, {0x111CF, 0x111CF}, {0x1122F, 0x11231},
+    {0x11234, 0x11234}, {0x11236, 0x11237}, {0x1123E, 0x1123E}, {0x112DF, 0x112DF},
+    {0x112E3, 0x112EA}, {0x11300, 0x11301}, {0x1133B, 0x1133C}, {0x11340, 0x11340},
+    {0x11366, 0x1136C}, {0x11370, 0x11374}, {0x11438, 0x1143F}, {0x11442, 0x11444},
+    {0x11446, 0x11446}, {0x1145E, 0x1145E}, {0x114B3, 0x114B8}, {0x114BA, 0x114BA},
+    {0x114BF, 0x114C0}, {0x114C2, 0x114C3}, {0x115B2, 0x115B5}, {0x115BC, 0x115BD},
+    {0x115BF, 0x115C0}, {0x115DC, 0x115DD}, {0x11633, 0x1163A}, {0x1163D, 0x1163D},
+    {0x1163F, 0x11640}, {0x116AB, 0x116AB}, {0x116AD, 0x116AD}, {0x116B0, 0x116B5},
+    {0x116B7, 0x116B7}, {0x1171D, 0x1171F}, {0x11722, 0x11725}, {0x11727, 0x1172B},
+    {0x1182F, 0x11837}, {0x11839, 0x1183A}, {0x1193B, 0x1193C}, {0x1193E, 0x1193E},
+    {0x11943, 0x11943}, {0x119D4, 0x119D7}, {0x119DA, 0x119DB}, {0x119E0, 0x119E0},
+    {0x11A01, 0x11A0A}, {0x11A33, 0x11A38}, {0x11A3B, 0x11A3E}, {0x11A47, 0x11A47},
+    {0x11A51, 0x11A56}, {0x11A59, 0x11A5B}, {0x11A8A, 0x11A96}, {0x11A98, 0x11A99},
+    {0x11C30, 0x11C36}, {0x11C38, 0x11C3D}, {0x11C3F, 0x11C3F}, {0x11C92, 0x11CA7},
+    {0x11CAA, 0x11CB0}, {0x11CB2, 0x11CB3}, {0x11CB5, 0x11CB6}, {0x11D31, 0x11D36},
+    {0x11D3A, 0x11D3A}, {0x11D3C, 0x11D3D}, {0x11D3F, 0x11D45}, {0x11D47, 0x11D47},
+    {0x11D90, 0x11D91}, {0x11D95, 0x11D95}, {0x11D97, 0x11D97}, {0x11EF3, 0x11EF4},
+    {0x13430, 0x13438}, {0x16AF0, 0x16AF4}, {0x16B30, 0x16B36}, {0x16B40, 0x16B43},
+    {0x16F4F, 0x16F4F}, {0x16F8F, 0x16F9F}, {0x16FE0, 0x16FE1}, {0x16FE3, 0x16FE4},
+    {0x1AFF0, 0x1AFF3}, {0x1AFF5, 0x1AFFB}, {0x1AFFD, 0x1AFFE}, {0x1BC9D, 0x1BC9E},
+    {0x1BCA0, 0x1BCA3}, {0x1CF00, 0x1CF2D}, {0x1CF30, 0x1CF46}, {0x1D167, 0x1D169},
+    {0x1D173, 0x1D182}, {0x1D185, 0x1D18B}, {0x1D1AA, 0x1D1AD}, {0x1D242, 0x1D244},
+    {0x1DA00, 0x1DA36}, {0x1DA3B, 0x1DA6C}, {0x1DA75, 0x1DA75}, {0x1DA84, 0x1DA84},
+    {0x1DA9B, 0x1DA9F}, {0x1DAA1, 0x1DAAF}, {0x1E000, 0x1E006}, {0x1E008, 0x1E018},
+    {0x1E01B, 0x1E021}, {0x1E023, 0x1E024}, {0x1E026, 0x1E02A}, {0x1E130, 0x1E13D},
+    {0x1E2AE, 0x1E2AE}, {0x1E2EC, 0x1E2EF}, {0x1E8D0, 0x1E8D6}, {0x1E944, 0x1E94B},
+    {0x1F3FB, 0x1F3FF}, {0xE0001, 0xE0001}, {0xE0020, 0xE007F}, {0xE0100, 0xE01EF},
+};
+
+// str.lower() of single code points (181 runs: c -> c + delta for c in lo..hi step stride)
+inline constexpr lower_run lower[] = {
+    {0x41, 0x5A, 32, 1}, {0xC0, 0xD6, 32, 1}, {0xD8, 0xDE, 32, 1}, {0x100, 0x12E, 1, 2},
+    {0x132, 0x136, 1, 2}, {0x139, 0x147, 1, 2}, {0x14A, 0x176, 1, 2}, {0x178, 0x178, -121, 1},
+    {0x179, 0x17D, 1, 2}, {0x181, 0x181, 210, 1}, {0x182, 0x184, 1, 2}, {0x186, 0x186, 206, 1},
+    {0x187, 0x187, 1, 1}, {0x189, 0x18A, 205, 1}, {0x18B, 0x18B, 1, 1}, {0x18E, 0x18E, 79, 1},
+    {0x18F, 0x18F, 202, 1}, {0x190, 0x190, 203, 1}, {0x191, 0x191, 1, 1},
+    {0x193, 0x193, 205, 1}, {0x194, 0x194, 207, 1}, {0x196, 0x196, 211, 1},
+    {0x197, 0x197, 209, 1}, {0x198, 0x198, 1, 1}, {0x19C, 0x19C, 211, 1},
+    {0x19D, 0x19D, 213, 1}, {0x19F, 0x19F, 214, 1}, {0x1A0, 0x1A4, 1, 2},
+    {0x1A6, 0x1A6, 218, 1}, {0x1A7, 0x1A7, 1, 1}, {0x1A9, 0x1A9, 218, 1}, {0x1AC, 0x1AC, 1, 1},
+    {0x1AE, 0x1AE, 218, 1}, {0x1AF, 0x1AF, 1, 1}, {0x1B1, 0x1B2, 217, 1}, {0x1B3, 0x1B5, 1, 2},
+    {0x1B7, 0x1B7, 219, 1}, {0x1B8, 0x1B8, 1, 1}, {0x1BC, 0x1BC, 1, 1}, {0x1C4, 0x1C4, 2, 1},
+    {0x1C5, 0x1C5, 1, 1}, {0x1C7, 0x1C7, 2, 1}, {0x1C8, 0x1C8, 1, 1}, {0x1CA, 0x1CA, 2, 1},
+    {0x1CB, 0x1DB, 1, 2}, {0x1DE, 0x1EE, 1, 2}, {0x1F1, 0x1F1, 2, 1}, {0x1F2, 0x1F4, 1, 2},
+    {0x1F6, 0x1F6, -97, 1}, {0x1F7, 0x1F7, -56, 1}, {0x1F8, 0x21E, 1, 2},
+    {0x220, 0x220, -130, 1}, {0x222, 0x232, 1, 2}, {0x23A, 0x23A, 10795, 1},
+    {0x23B, 0x23B, 1, 1}, {0x23D, 0x23D, -163, 1}, {0x23E, 0x23E, 10792, 1},
+    {0x241, 0x241, 1, 1}, {0x243, 0x243, -195, 1}, {0x244, 0x244, 69, 1}, {0x245, 0x245, 71, 1},
+    {0x246, 0x24E, 1, 2}, {0x370, 0x372, 1, 2}, {0x376, 0x376, 1, 1}, {0x37F, 0x37F, 116, 1},
+    {0x386, 0x386, 38, 1}, {0x388, 0x38A, 37, 1}, {0x38C, 0x38C, 64, 1}, {0x38E, 0x38F, 63, 1},
+    {0x391, 0x3A1, 32, 1}, {0x3A3, 0x3AB, 32, 1}, {0x3CF, 0x3CF, 8, 1}, {0x3D8, 0x3EE, 1, 2},
+    {0x3F4, 0x3F4, -60, 1}, {0x3F7, 0x3F7, 1, 1}, {0x3F9, 0x3F9, -7, 1}, {0x3FA, 0x3FA, 1, 1},
+    {0x3FD, 0x3FF, -130, 1}, {0x400, 0x40F, 80, 1}, {0x410, 0x42F, 32, 1}, {0x460, 0x480, 1, 2},
+    {0x48A, 0x4BE, 1, 2}, {0x4C0, 0x4C0, 15, 1}, {0x4C1, 0x4CD, 1, 2}, {0x4D0, 0x52E, 1, 2},
+    {0x531, 0x556, 48, 1}, {0x10A0, 0x10C5, 7264, 1}, {0x10C7, 0x10C7, 7264, 1},
+    {0x10CD, 0x10CD, 7264, 1}, {0x13A0, 0x13EF, 38864, 1}, {0x13F0, 0x13F5, 8, 1},
+    {0x1C90, 0x1CBA, -3008, 1}, {0x1CBD, 0x1CBF, -3008, 1}, {0x1E00, 0x1E94, 1, 2},
+    {0x1E9E, 0x1E9E, -7615, 1}, {0x1EA0, 0x1EFE, 1, 2}, {0x1F08, 0x1F0F, -8, 1},
+    {0x1F18, 0x1F1D, -8, 1}, {0x1F28, 0x1F2F, -8, 1}, {0x1F38, 0x1F3F, -8, 1},
+    {0x1F48, 0x1F4D, -8, 1}, {0x1F59, 0x1F5F, -8, 2}, {0x1F68, 0x1F6F, -8, 1},
+    {0x1F88, 0x1F8F, -8, 1}, {0x1F98, 0x1F9F, -8, 1}, {0x1FA8, 0x1FAF, -8, 1},
+    {0x1FB8, 0x1FB9, -8, 1}, {0x1FBA, 0x1FBB, -74, 1}, {0x1FBC, 0x1FBC, -9, 1},
+    {0x1FC8, 0x1FCB, -86, 1}, {0x1FCC, 0x1FCC, -9, 1}, {0x1FD8, 0x1FD9, -8, 1},
+    {0x1FDA, 0x1FDB, -100, 1}, {0x1FE8, 0x1FE9, -8, 1}, {0x1FEA, 0x1FEB, -112, 1},
+    {0x1FEC, 0x1FEC, -7, 1}, {0x1FF8, 0x1FF9, -128, 1}, {0x1FFA, 0x1FFB, -126, 1},
+    {0x1FFC, 0x1FFC, -9, 1}, {0x2126, 0x2126, -7517, 1}, {0x212A, 0x212A, -8383, 1},
+    {0x212B, 0x212B, -8262, 1}, {0x2132, 0x2132, 28, 1}, {0x2160, 0x216F, 16, 1},
+    {0x2183, 0x2183, 1, 1}, {0x24B6, 0x24CF, 26, 1}, {0x2C00, 0x2C2F, 48, 1},
+    {0x2C60, 0x2C60, 1, 1}, {0x2C62, 0x2C62, -10743, 1}, {0x2C63, 0x2C63, -3814, 1},
+    {0x2C64, 0x2C64, -10727, 1}, {0x2C67, 0x2C6B, 1, 2}, {0x2C6D, 0x2C6D, -10780, 1},
+    {0x2C6E, 0x2C6E, -10749, 1}, {0x2C6F, 0x2C6F, -10783, 1}, {0x2C70, 0x2C70, -10782, 1},
+    {0x2C72, 0x2C72, 1, 1}, {0x2C75, 0x2C75, 1, 1}, {0x2C7E, 0x2C7F, -10815, 1},
+    {0x2C80, 0x2CE2, 1, 2}, {0x2CEB, 0x2CED, 1, 2}, {0x2CF2, 0x2CF2, 1, 1},
+    {0xA640, 0xA66C, 1, 2}, {0xA680, 0xA69A, 1, 2}, {0xA722, 0xA72E, 1, 2},
+    {0xA732, 0xA76E, 1, 2}, {0xA779, 0xA77B, 1, 2}, {0xA77D, 0xA77D, -35332, 1},
+    {0xA77E, 0xA786, 1, 2}, {0xA78B, 0xA78B, 1, 1}, {0xA78D, 0xA78D, -42280, 1},
+    {0xA790, 0xA792, 1, 2}, {0xA796, 0xA7A8, 1, 2}, {0xA7AA, 0xA7AA, -42308, 1},
+    {0xA7AB, 0xA7AB, -42319, 1}, {0xA7AC, 0xA7AC, -42315, 1}, {0xA7AD, 0xA7AD, -42305, 1},
+    {0xA7AE, 0xA7AE, -42308, 1}, {0xA7B0, 0xA7B0, -42258, 1}, {0xA7B1, 0xA7B1, -42282, 1},
+    {0xA7B2, 0xA7B2, -42261, 1}, {0xA7B3, 0xA7B3, 928, 1}, {0xA7B4, 0xA7C2, 1, 2},
+    {0xA7C4, 0xA7C4, -48, 1}, {0xA7C5, 0xA7C5, -42307, 1}, {0xA7C6, 0xA7C6, -35384, 1},
+    {0xA7C7, 0xA7C9, 1, 2}, {0xA7D0, 0xA7D0, 1, 1}, {0xA7D6, 0xA7D8, 1, 2},
+    {0xA7F5, 0xA7F5, 1, 1}, {0xFF21, 0xFF3A, 32, 1}, {0x10400, 0x10427, 40, 1},
+    {0x104B0, 0x104D3, 40, 1}, {0x10570, 0x1057A, 39, 1}, {0x1057C, 0x1058A, 39, 1},
+    {0x1058C, 0x10592, 39, 1}, {0x10594, 0x10595, 39, 1}, {0x10C80, 0x10CB2, 64, 1},
+    {0x118A0, 0x118BF, 32, 1}, {0x16E40, 0x16E5F, 32, 1}, {0x1E900, 0x1E921, 34, 1},
+};
+
+}  // namespace detail::unicode_tables
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/unicode_tables.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// Whitespace as Python's `str.isspace()` sees it (the `\s` of a str regex).
+inline bool slug_is_space(char32_t c) noexcept {
+  return c == U' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F) || c == 0x85 ||
+         c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 ||
+         c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+/// True when `c` is in `table` (sorted, disjoint ranges).
+template <std::size_t N>
+bool in_code_point_ranges(const unicode_tables::code_point_range (&table)[N], char32_t c) noexcept {
+  const auto* it = std::lower_bound(std::begin(table), std::end(table), c,
+                                    [](const unicode_tables::code_point_range& r, char32_t v) {
+                                      return r.hi < v;
+                                    });
+  return it != std::end(table) && it->lo <= c;
+}
+
+/// A "word" character: what `\w` matches in a Python str pattern (letters, digits and
+/// numerics of every script, and `_`), from the Unicode 14 tables Python 3.11 uses.
+inline bool slug_is_word(char32_t c) noexcept {
+  if (c < 0x80)
+    return (c >= U'a' && c <= U'z') || (c >= U'A' && c <= U'Z') || (c >= U'0' && c <= U'9') ||
+           c == U'_';
+  return in_code_point_ranges(unicode_tables::word, c);
+}
+
+/// Python's `str.lower()` of one code point that maps to one code point (every one but
+/// U+0130, which slugify() handles, and U+03A3 at the end of a word: see slug_final_sigma).
+inline char32_t slug_to_lower(char32_t c) noexcept {
+  const auto* it = std::lower_bound(std::begin(unicode_tables::lower), std::end(unicode_tables::lower), c,
+                                    [](const unicode_tables::lower_run& r, char32_t v) {
+                                      return r.hi < v;
+                                    });
+  if (it == std::end(unicode_tables::lower) || c < it->lo || (c - it->lo) % it->stride != 0) return c;
+  return static_cast<char32_t>(static_cast<std::int64_t>(c) + it->delta);
+}
+
+/// True when the capital sigma at `text[i]` lower-cases to the final form ς, as in Python's
+/// `str.lower()`: a cased letter before it and none after it, case-ignorable characters
+/// (marks, modifier letters, apostrophes…) skipped on both sides.
+inline bool slug_final_sigma(const std::vector<char32_t>& text, std::size_t begin,
+                             std::size_t end, std::size_t i) noexcept {
+  std::size_t j = i;
+  while (j > begin && in_code_point_ranges(unicode_tables::case_ignorable, text[j - 1])) --j;
+  if (j == begin || !in_code_point_ranges(unicode_tables::cased, text[j - 1])) return false;
+  j = i + 1;
+  while (j < end && in_code_point_ranges(unicode_tables::case_ignorable, text[j])) ++j;
+  return j == end || !in_code_point_ranges(unicode_tables::cased, text[j]);
+}
+
+/// The slug of `text`, as the original's `_slugify`: drop every character that is not a
+/// word character, whitespace or `-`; turn each run of whitespace and `-` into one `-`;
+/// trim `-` at both ends; lower-case; keep the first `max_length` characters (code points,
+/// so a cut never splits a UTF-8 sequence; it may leave a trailing `-`, as the original).
+/// `"No Type Errors in src/"` → `"no-type-errors-in-src"`.
+inline std::string slugify(std::string_view text, std::size_t max_length = 50) {
+  const std::vector<char32_t> in = utf8_decode(text);
+  std::vector<char32_t> kept;
+  kept.reserve(in.size());
+  bool in_run = false;
+  for (const char32_t c : in) {
+    const bool sep = c == U'-' || slug_is_space(c);
+    if (sep) {
+      if (!in_run) kept.push_back(U'-');
+      in_run = true;
+    } else if (slug_is_word(c)) {
+      kept.push_back(c);
+      in_run = false;
+    }
+    // Other characters are removed before runs are collapsed, so "a / b" → "a-b".
+  }
+  std::size_t begin = 0;
+  std::size_t end = kept.size();
+  while (begin < end && kept[begin] == U'-') ++begin;
+  while (end > begin && kept[end - 1] == U'-') --end;
+  std::vector<char32_t> lowered;
+  lowered.reserve(end - begin);
+  for (std::size_t i = begin; i < end; ++i) {
+    if (kept[i] == 0x130) {  // İ lower-cases to "i" + combining dot above, as in Python
+      lowered.push_back(U'i');
+      lowered.push_back(0x307);
+    } else if (kept[i] == 0x3A3) {  // Σ: ς at the end of a word, σ elsewhere
+      lowered.push_back(slug_final_sigma(kept, begin, end, i) ? 0x3C2 : 0x3C3);
+    } else {
+      lowered.push_back(slug_to_lower(kept[i]));
+    }
+  }
+  std::string out;
+  for (std::size_t i = 0; i < lowered.size() && i < max_length; ++i) utf8_append(out, lowered[i]);
+  return out;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/slugify.hpp>
+
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// A state's `learning:` as written.
+struct learning_config {
+  std::vector<std::string> targets;            ///< the targets, in order
+  std::optional<std::string> targets_csv;      ///< a template rendering comma-separated targets
+  int max_retries = 2;                         ///< explorations per target (≥ 0)
+  std::optional<std::string> max_retries_expr;  ///< a template rendering max_retries; wins
+
+  friend bool operator==(const learning_config&, const learning_config&) = default;
+};
+
+/// What the registry holds for a target, as the reference's executor sees it: a record that
+/// is `proven` but too old (the host's staleness rule) reads as `missing`; a status other
+/// than `stale` or `refuted` reads as `proven`.
+enum class learning_status { missing, proven, stale, refuted };
+
+/// `"missing"`, `"proven"`, `"stale"`, `"refuted"`.
+constexpr std::string_view to_string(learning_status s) noexcept {
+  switch (s) {
+    case learning_status::missing: return "missing";
+    case learning_status::proven: return "proven";
+    case learning_status::stale: return "stale";
+    case learning_status::refuted: return "refuted";
+  }
+  return "missing";
+}
+
+/// The registry's name of a target, as the reference's `slugify`: characters other than
+/// word characters, whitespace and `-` dropped, runs of whitespace and `-` made one `-`,
+/// `-` trimmed, lower-cased. `"Anthropic SDK streaming"` → `"anthropic-sdk-streaming"`.
+inline std::string learning_slug(std::string_view target) {
+  return detail::slugify(target, std::numeric_limits<std::size_t>::max());
+}
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/learning.hpp>
 // #include <little_loops/resilience.hpp>
 // The value types of a state's `retry:`/`catch:`, the reference's rate-limit keys, the
 // per-state `backoff`, a loop's `circuit:` and `max_edge_revisits`, and the fields of the
@@ -596,9 +1283,11 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// The error classes a `retry:` or `catch:` entry names (error_classifier gives them):
 /// `rate_limit` (429, quota, usage limit), `auth` (401/403, invalid key), `api_error`
 /// (server errors, overloads), `network` (connection, DNS), `timeout`, `signal` (the action
-/// was killed), `exit_code` (any other non-zero exit), and `any` (every failure).
-inline constexpr std::array<std::string_view, 8> error_class_names{
-    "rate_limit", "auth", "api_error", "network", "timeout", "signal", "exit_code", "any"};
+/// was killed), `infra` (exit 143 after the agent's stream-json `result` event: its process
+/// group was torn down once its turn had ended), `exit_code` (any other non-zero exit), and
+/// `any` (every failure).
+inline constexpr std::array<std::string_view, 9> error_class_names{
+    "rate_limit", "auth", "api_error", "network", "timeout", "signal", "infra", "exit_code", "any"};
 
 /// One entry of a state's `retry:` list (AWS Step Functions' `Retry`). The entries that match
 /// a failure are tried in order: an entry whose attempts or duration are spent hands over to
@@ -644,8 +1333,8 @@ struct state_resilience {
 struct repeated_failure_config {
   int window = 3;
   std::string on_repeated_failure = "abort";    ///< `abort` or a state name
-  std::vector<std::string> progress_paths;      ///< kept and shown (file fingerprints)
-  std::vector<std::string> exclude_paths;       ///< kept and shown
+  std::vector<std::string> progress_paths;      ///< fingerprinted: a change resets the window
+  std::vector<std::string> exclude_paths;       ///< progress paths left out of it
   std::optional<int> recurrent_window;
 
   friend bool operator==(const repeated_failure_config&, const repeated_failure_config&) = default;
@@ -677,6 +1366,70 @@ struct stall_config {
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/resilience.hpp>
+// #include <little_loops/throttle.hpp>
+// A state's actions are counted within one visit: the count grows while the run stays in
+// the state (a re-entry of the state it just ran continues the count) and starts again when
+// the run enters another state. At `warn_max` the executor reports a `throttle_warn` event;
+// at `hard_max` it leaves the state for `on_throttle_hard` (else `on_error`) without
+// evaluating the action; past `hard_max` the run ends as an error (design §6.3, the
+// reference's `_check_throttle`). schema.hpp holds the configuration in state_config; the
+// reader is detail/state_plugin_fields.hpp; the executor applies it
+// (detail/plugin_states.hpp).
+
+// #include <little_loops/config.hpp> (already inlined above)
+
+#include <optional>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// A state's `throttle:` as written: each threshold optional (an integer ≥ 1).
+struct throttle_config {
+  std::optional<int> normal_max;  ///< calls 1..normal_max are expected (informational)
+  std::optional<int> warn_max;    ///< the call that reports `throttle_warn`
+  std::optional<int> hard_max;    ///< the call that leaves the state; beyond it, a stop
+
+  friend bool operator==(const throttle_config&, const throttle_config&) = default;
+};
+
+/// The thresholds a state runs with: its `throttle:` over the reference's defaults 3/8/12.
+struct throttle_limits {
+  int normal_max = 3;
+  int warn_max = 8;
+  int hard_max = 12;
+
+  friend bool operator==(const throttle_limits&, const throttle_limits&) = default;
+};
+
+/// The limits of a state whose `throttle:` is `config` (none: the defaults).
+constexpr throttle_limits effective_throttle(const std::optional<throttle_config>& config) noexcept {
+  throttle_limits limits;
+  if (!config) return limits;
+  if (config->normal_max) limits.normal_max = *config->normal_max;
+  if (config->warn_max) limits.warn_max = *config->warn_max;
+  if (config->hard_max) limits.hard_max = *config->hard_max;
+  return limits;
+}
+
+/// What the throttle does after an action of a state, besides the warning: nothing, leave
+/// the state (`throttle_hard`), or end the run (`throttle_stop`).
+enum class throttle_step { pass, hard, stop };
+
+/// True when the `count`-th action of one visit reports `throttle_warn` (also for a `type:
+/// learning` state, and also when the same action reaches `hard_max`).
+constexpr bool throttle_warns(int count, const throttle_limits& limits) noexcept {
+  return count == limits.warn_max;
+}
+
+/// The throttle's step after the `count`-th action of one visit. `exempt` (a `type:
+/// learning` state) is never made to leave or stop.
+constexpr throttle_step judge_throttle(int count, const throttle_limits& limits, bool exempt) noexcept {
+  if (exempt || count < limits.hard_max) return throttle_step::pass;
+  return count == limits.hard_max ? throttle_step::hard : throttle_step::stop;
+}
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/throttle.hpp>
 // #include <little_loops/detail/json_fields.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
@@ -1133,16 +1886,17 @@ inline json number_json(double value) {
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/json_fields.hpp>
-// #include <little_loops/detail/resilience_fields.hpp>
-// Part of the loop reader (loop_reader.hpp): `retry:`, `catch:`, the per-state `backoff`, the
-// reference's rate-limit keys, the stall evaluators' fields, `max_edge_revisits` and
-// `circuit:`. Each reader returns false for a key it does not own; ranges are checked here,
-// where the value is read, and state names where every target is (validation_rules.hpp).
+// #include <little_loops/detail/guard_fields.hpp>
+// Part of the loop reader (loop_reader.hpp) and of validation (validation.hpp): the
+// `tamper_guard:` and `prepatch_check:` keys (guards.hpp), at the top of a loop and in a
+// state. A value of the wrong type is an error where it is read; a string outside the
+// key's values is a warning, as in the reference, which its loop-level `*_ok` flag silences
+// (validation_rules.hpp: lint_flag_codes).
 
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/guards.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
-// #include <little_loops/resilience.hpp> (already inlined above)
 // #include <little_loops/detail/foreign_keys.hpp>
 // Part of the loop reader: a key that is not ours but that today's little-loops loops write
 // gets a diagnostic that says what it is, instead of a bare "unknown key". A plugin key (a
@@ -1167,17 +1921,7 @@ struct foreign_key {
 };
 
 /// Keys of the little-loops plugin whose behaviour this engine does not provide.
-inline constexpr std::array<foreign_key, 17> plugin_keys{{
-    {"worktree", "per-state git worktree delegation"},
-    {"learning", "learning states"},
-    {"throttle", "per-visit tool-call throttling"},
-    {"on_throttle_hard", "the throttle's hard-limit route"},
-    {"tamper_guard", "evaluator tamper detection"},
-    {"prepatch_check", "pre-patch checks"},
-    {"session_mode", "agent session continuity"},
-    {"pruning_profile", "context pruning profiles"},
-    {"agent", "agent selection for prompt actions"},
-    {"params", "MCP tool arguments"},
+inline constexpr std::array<foreign_key, 7> plugin_keys{{
     {"default_idle_timeout", "the default idle timeout of actions"},
     {"host_guard", "host guards"},
     {"prompt_size_guard", "prompt size guards"},
@@ -1188,10 +1932,7 @@ inline constexpr std::array<foreign_key, 17> plugin_keys{{
 }};
 
 /// Values of `type:`/`action_type:` that belong to the plugin.
-inline constexpr std::array<foreign_key, 5> plugin_values{{
-    {"mcp_tool", "MCP tool actions"},
-    {"learning", "learning states"},
-    {"mcp_result", "the MCP result evaluator"},
+inline constexpr std::array<foreign_key, 2> plugin_values{{
     {"comparator", "the comparator evaluator"},
     {"contract", "the contract evaluator"},
 }};
@@ -1207,6 +1948,10 @@ inline constexpr std::array<std::string_view, 16> resilience_keys{
     "rate_limit_backoff_base_seconds", "rate_limit_max_wait_seconds",
     "rate_limit_long_wait_ladder", "scope", "max_stall", "history_file", "epsilon", "track",
     "max_repeat", "max_edge_revisits", "circuit"};
+
+/// The host keys (host_fields.hpp reads them): candidates for "did you mean".
+inline constexpr std::array<std::string_view, 4> host_keys{"agent", "pruning_profile",
+                                                           "session_mode", "params"};
 
 /// The reference's lint-suppression flags: loop-level booleans, accepted and kept.
 inline constexpr std::array<std::string_view, 21> lint_flag_keys{
@@ -1258,6 +2003,7 @@ void report_foreign_key(diagnostics& out, std::string_view base, std::string_vie
     std::string hint = did_you_mean(key, candidates);
     if (hint.empty()) hint = did_you_mean(key, composition_keys);
     if (hint.empty()) hint = did_you_mean(key, resilience_keys);
+    if (hint.empty()) hint = did_you_mean(key, host_keys);
     message += hint;
     report(out, member_path(base, key), "unknown-key", std::move(message));
   }
@@ -1266,6 +2012,339 @@ void report_foreign_key(diagnostics& out, std::string_view base, std::string_vie
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/foreign_keys.hpp>
+// #include <little_loops/detail/json_fields.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <array>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+inline constexpr std::array<std::string_view, 2> test_guard_keys{"tamper_guard", "prepatch_check"};
+
+/// A test-guard key (`tamper_guard`, `prepatch_check`) into `g`; false for another key.
+inline bool read_test_guard(test_guards& g, const std::string& key, const json& field,
+                            const std::string& path, diagnostics& out) {
+  std::optional<std::string>* slot = key == "tamper_guard"     ? &g.tamper_guard
+                                     : key == "prepatch_check" ? &g.prepatch_check
+                                                               : nullptr;
+  if (slot == nullptr) return false;
+  if (auto v = read_string(field, path, out)) *slot = std::move(*v);
+  return true;
+}
+
+/// Writes the test guards into a state or loop object `j`.
+inline void write_test_guards(json& j, const test_guards& g) {
+  if (g.tamper_guard) j["tamper_guard"] = *g.tamper_guard;
+  if (g.prepatch_check) j["prepatch_check"] = *g.prepatch_check;
+}
+
+/// `unknown-tamper-guard` / `unknown-prepatch-check` (warnings) for the guards `g` at `base`
+/// ("" for the loop), each naming the values it may take.
+inline void check_test_guards(const test_guards& g, std::string_view base, diagnostics& out) {
+  const auto check = [&](const std::optional<std::string>& value, std::string_view key,
+                         const auto& values, std::string_view code) {
+    if (!value || names_contain(values, *value)) return;
+    std::string names;
+    for (std::string_view v : values) names += (names.empty() ? "" : ", ") + std::string(v);
+    report(out, base.empty() ? std::string(key) : member_path(base, key), code,
+           fmt::format("{} {} is not one of {}: the guard is off (set `{}_ok: true` at the top "
+                       "of the loop to silence this)",
+                       key, quote_excerpt(*value), names, key),
+           severity::warning);
+  };
+  check(g.tamper_guard, "tamper_guard", tamper_guard_values, "unknown-tamper-guard");
+  check(g.prepatch_check, "prepatch_check", prepatch_check_values, "unknown-prepatch-check");
+}
+
+/// The guards of every state that runs an action, as render_guards_json() (render.hpp).
+template <class Loop>
+json guards_json(const Loop& loop) {
+  json out = json::object();
+  write_test_guards(out, loop.guards);
+  json states = json::object();
+  for (const auto& [name, state] : loop.states) {
+    if (!state.action || state.terminal) continue;
+    json g = json::object();
+    const auto effective = [&](const std::optional<std::string>& own,
+                               const std::optional<std::string>& dflt, const auto& values,
+                               const char* key) {
+      const std::optional<std::string>& v = own && !own->empty() ? own : dflt;
+      if (v && names_contain(values, *v)) g[key] = *v;
+    };
+    effective(state.guards.tamper_guard, loop.guards.tamper_guard, tamper_guard_values, "tamper_guard");
+    effective(state.guards.prepatch_check, loop.guards.prepatch_check, prepatch_check_values,
+              "prepatch_check");
+    if (!g.empty()) states[name] = std::move(g);
+  }
+  if (!states.empty()) out["states"] = std::move(states);
+  return out;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/guard_fields.hpp>
+// #include <little_loops/detail/host_fields.hpp>
+// Part of the loop reader (loop_reader.hpp) and of the loop writer (schema.hpp's to_json):
+// the keys of host_settings.hpp. `params:` is a value tree, read beside `with:` by the loop
+// reader.
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/host_settings.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/detail/json_fields.hpp> (already inlined above)
+// #include <little_loops/detail/schema_enums.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+// Declared here for the tables below; schema.hpp defines and documents them.
+enum class evaluator_type;
+enum class comparison_op;
+enum class convergence_direction;
+enum class action_kind;
+enum class handoff_policy;
+enum class loop_dialect;
+
+namespace detail {
+
+/// Names (in enumerator order) and the word used in messages, per schema enum.
+template <class Enum>
+struct enum_info;
+
+template <>
+struct enum_info<evaluator_type> {
+  static constexpr std::array<std::string_view, 13> names{
+      "exit_code", "output_numeric", "output_json", "output_contains", "convergence",
+      "llm_structured", "classify", "diff_stall", "score_stall", "open_question_stall",
+      "action_stall", "harbor_scorer", "mcp_result"};
+  static constexpr std::string_view what = "evaluator type";
+};
+template <>
+struct enum_info<comparison_op> {
+  static constexpr std::array<std::string_view, 6> names{"eq", "ne", "lt", "le", "gt", "ge"};
+  static constexpr std::string_view what = "operator";
+};
+template <>
+struct enum_info<convergence_direction> {
+  static constexpr std::array<std::string_view, 2> names{"minimize", "maximize"};
+  static constexpr std::string_view what = "direction";
+};
+template <>
+struct enum_info<action_kind> {
+  static constexpr std::array<std::string_view, 4> names{"shell", "prompt", "slash_command",
+                                                         "mcp_tool"};
+  static constexpr std::string_view what = "action_type";
+};
+template <>
+struct enum_info<handoff_policy> {
+  static constexpr std::array<std::string_view, 3> names{"pause", "spawn", "terminate"};
+  static constexpr std::string_view what = "on_handoff";
+};
+template <>
+struct enum_info<loop_dialect> {
+  static constexpr std::array<std::string_view, 2> names{"seed", "current"};
+  static constexpr std::string_view what = "dialect";
+};
+
+template <class Enum>
+constexpr std::string_view enum_name(Enum value) noexcept {
+  const auto index = static_cast<std::size_t>(value);
+  const auto& names = enum_info<Enum>::names;
+  return index < names.size() ? names[index] : std::string_view{"<invalid>"};
+}
+
+/// The message for an unknown enum value. Operator, direction and evaluator type use the
+/// original's sentences (`Invalid operator 'x'. Must be one of: eq, ge, gt, le, lt, ne`,
+/// `Invalid direction 'x'. Must be 'minimize' or 'maximize'`, `Unknown evaluator type 'x'.
+/// Must be one of: …`, names sorted as it sorts them); the others say `unknown <what> "x";
+/// expected one of: …`. Each ends with a "did you mean" when a name is close.
+template <class Enum>
+std::string unknown_enum_message(std::string_view text) {
+  const auto& names = enum_info<Enum>::names;
+  const std::string hint = did_you_mean(text, names);
+  const std::string quoted = quote_excerpt(text);
+  const std::string_view bare = std::string_view(quoted).substr(1, quoted.size() - 2);
+  auto sorted_names = [&] {
+    std::vector<std::string_view> v(names.begin(), names.end());
+    std::sort(v.begin(), v.end());
+    return join_names(v);
+  };
+  if constexpr (std::is_same_v<Enum, comparison_op>)
+    return fmt::format("Invalid operator '{}'. Must be one of: {}{}", bare, sorted_names(), hint);
+  else if constexpr (std::is_same_v<Enum, convergence_direction>)
+    return fmt::format("Invalid direction '{}'. Must be 'minimize' or 'maximize'{}", bare, hint);
+  else if constexpr (std::is_same_v<Enum, evaluator_type>)
+    return fmt::format("Unknown evaluator type '{}'. Must be one of: {}{}", bare, sorted_names(),
+                       hint);
+  else
+    return fmt::format("unknown {} {}{}; expected one of: {}", enum_info<Enum>::what, quoted,
+                       hint, join_names(names));
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/schema_enums.hpp>
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+template <>
+struct enum_info<session_mode> {
+  static constexpr std::array<std::string_view, 2> names{"fresh", "continue"};
+  static constexpr std::string_view what = "session_mode";
+};
+
+/// The members of `pruning_profile:`.
+inline constexpr std::array<std::string_view, 4> pruning_profile_keys{
+    "enabled", "name", "suppress_catalog", "suppress_claude_md"};
+
+/// A name handed to the host process (an agent, a profile): not empty and without a NUL,
+/// which no argument or environment variable can carry.
+inline std::optional<std::string> read_host_name(const json& field, const std::string& path,
+                                                 std::string_view what, diagnostics& out) {
+  auto v = read_string(field, path, out);
+  if (!v) return std::nullopt;
+  if (v->empty()) {
+    report(out, path, "empty-value", fmt::format("{} must not be empty", what));
+    return std::nullopt;
+  }
+  if (v->find('\0') != std::string::npos) {
+    report(out, path, "invalid-value", fmt::format("{} holds a NUL byte, which a process cannot be given", what));
+    return std::nullopt;
+  }
+  return v;
+}
+
+/// Reads `pruning_profile:` strictly (null: unset, as the reference reads a loop's).
+inline void read_pruning_profile(const json& field, const std::string& path,
+                                 std::optional<pruning_profile>& to, diagnostics& out) {
+  if (field.is_null()) return;
+  if (!expect_object(field, path, out)) return;
+  pruning_profile p;
+  bool ok = true;
+  for (auto it = field.begin(); it != field.end(); ++it) {
+    const std::string& key = it.key();
+    const std::string key_path = member_path(path, key);
+    if (key == "name") {
+      auto v = read_host_name(it.value(), key_path, "a pruning profile's name", out);
+      if (v) p.name = std::move(*v);
+      ok = ok && v.has_value();
+      continue;
+    }
+    if (key != "enabled" && key != "suppress_catalog" && key != "suppress_claude_md") {
+      report_unknown_key(out, path, key, pruning_profile_keys);
+      ok = false;
+      continue;
+    }
+    bool& member = key == "enabled"            ? p.enabled
+                   : key == "suppress_catalog" ? p.suppress_catalog
+                                               : p.suppress_claude_md;
+    const auto flag = read_bool(it.value(), key_path, out);
+    if (flag) member = *flag;
+    ok = ok && flag.has_value();
+  }
+  if (ok) to = std::move(p);
+}
+
+/// Reads `session_mode:`: `fresh` or `continue`.
+inline void read_session_mode(const json& field, const std::string& path,
+                              std::optional<session_mode>& to, diagnostics& out) {
+  auto v = read_string(field, path, out);
+  if (!v) return;
+  if (*v == "fresh") to = session_mode::fresh;
+  else if (*v == "continue") to = session_mode::continued;
+  else report(out, path, "unknown-value", unknown_enum_message<session_mode>(*v));
+}
+
+/// Reads `pruning_profile:` or `session_mode:`, which a state and a loop both write; false
+/// when `key` is neither.
+inline bool read_shared_host_key(std::optional<pruning_profile>& pruning,
+                                 std::optional<session_mode>& session, const std::string& key,
+                                 const json& field, const std::string& path, diagnostics& out) {
+  if (key == "pruning_profile") read_pruning_profile(field, path, pruning, out);
+  else if (key == "session_mode") read_session_mode(field, path, session, out);
+  else return false;
+  return true;
+}
+
+/// Reads member `key` of a state into `host`; false when it is not a host key (`params`
+/// is read by the loop reader).
+inline bool read_state_host(state_host_settings& host, const std::string& key, const json& field,
+                            const std::string& path, diagnostics& out) {
+  if (key != "agent") return read_shared_host_key(host.pruning, host.session, key, field, path, out);
+  if (auto v = read_host_name(field, path, "an agent name", out)) host.agent = std::move(*v);
+  return true;
+}
+
+/// Reads top-level member `key` into `host`; false when it is not a loop host key.
+inline bool read_loop_host(loop_host_settings& host, const std::string& key, const json& field,
+                           const std::string& path, diagnostics& out) {
+  return read_shared_host_key(host.pruning, host.session, key, field, path, out);
+}
+
+/// `{enabled, name, suppress_catalog, suppress_claude_md}`, defaults omitted.
+inline json pruning_profile_json(const pruning_profile& p) {
+  json j = json::object();
+  if (!p.enabled) j["enabled"] = false;
+  if (p.name != "default") j["name"] = p.name;
+  if (p.suppress_catalog) j["suppress_catalog"] = true;
+  if (p.suppress_claude_md) j["suppress_claude_md"] = true;
+  return j;
+}
+
+/// Writes the state's host keys into `j` (a state object), each only when set.
+inline void write_state_host(json& j, const state_host_settings& host) {
+  if (host.agent) j["agent"] = *host.agent;
+  if (host.pruning) j["pruning_profile"] = pruning_profile_json(*host.pruning);
+  if (host.session) j["session_mode"] = std::string(to_string(*host.session));
+  if (host.params) j["params"] = *host.params;
+}
+
+/// Writes the loop's host keys into `j` (a loop object), each only when set.
+inline void write_loop_host(json& j, const loop_host_settings& host) {
+  if (host.pruning) j["pruning_profile"] = pruning_profile_json(*host.pruning);
+  if (host.session) j["session_mode"] = std::string(to_string(*host.session));
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/host_fields.hpp>
+// #include <little_loops/detail/resilience_fields.hpp>
+// Part of the loop reader (loop_reader.hpp): `retry:`, `catch:`, the per-state `backoff`, the
+// reference's rate-limit keys, the stall evaluators' fields, `max_edge_revisits` and
+// `circuit:`. Each reader returns false for a key it does not own; ranges are checked here,
+// where the value is read, and state names where every target is (validation_rules.hpp).
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/resilience.hpp> (already inlined above)
+// #include <little_loops/detail/foreign_keys.hpp> (already inlined above)
 // #include <little_loops/detail/json_fields.hpp> (already inlined above)
 // #include <little_loops/detail/strings.hpp> (already inlined above)
 
@@ -1637,108 +2716,7 @@ inline void write_loop_resilience(json& j, const loop_resilience& r) {
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/resilience_fields.hpp>
-// #include <little_loops/detail/schema_enums.hpp>
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/detail/strings.hpp> (already inlined above)
-
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
-#include <string>
-#include <string_view>
-#include <type_traits>
-#include <vector>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-
-// Declared here for the tables below; schema.hpp defines and documents them.
-enum class evaluator_type;
-enum class comparison_op;
-enum class convergence_direction;
-enum class action_kind;
-enum class handoff_policy;
-enum class loop_dialect;
-
-namespace detail {
-
-/// Names (in enumerator order) and the word used in messages, per schema enum.
-template <class Enum>
-struct enum_info;
-
-template <>
-struct enum_info<evaluator_type> {
-  static constexpr std::array<std::string_view, 12> names{
-      "exit_code", "output_numeric", "output_json", "output_contains", "convergence",
-      "llm_structured", "classify", "diff_stall", "score_stall", "open_question_stall",
-      "action_stall", "harbor_scorer"};
-  static constexpr std::string_view what = "evaluator type";
-};
-template <>
-struct enum_info<comparison_op> {
-  static constexpr std::array<std::string_view, 6> names{"eq", "ne", "lt", "le", "gt", "ge"};
-  static constexpr std::string_view what = "operator";
-};
-template <>
-struct enum_info<convergence_direction> {
-  static constexpr std::array<std::string_view, 2> names{"minimize", "maximize"};
-  static constexpr std::string_view what = "direction";
-};
-template <>
-struct enum_info<action_kind> {
-  static constexpr std::array<std::string_view, 3> names{"shell", "prompt", "slash_command"};
-  static constexpr std::string_view what = "action_type";
-};
-template <>
-struct enum_info<handoff_policy> {
-  static constexpr std::array<std::string_view, 3> names{"pause", "spawn", "terminate"};
-  static constexpr std::string_view what = "on_handoff";
-};
-template <>
-struct enum_info<loop_dialect> {
-  static constexpr std::array<std::string_view, 2> names{"seed", "current"};
-  static constexpr std::string_view what = "dialect";
-};
-
-template <class Enum>
-constexpr std::string_view enum_name(Enum value) noexcept {
-  const auto index = static_cast<std::size_t>(value);
-  const auto& names = enum_info<Enum>::names;
-  return index < names.size() ? names[index] : std::string_view{"<invalid>"};
-}
-
-/// The message for an unknown enum value. Operator, direction and evaluator type use the
-/// original's sentences (`Invalid operator 'x'. Must be one of: eq, ge, gt, le, lt, ne`,
-/// `Invalid direction 'x'. Must be 'minimize' or 'maximize'`, `Unknown evaluator type 'x'.
-/// Must be one of: …`, names sorted as it sorts them); the others say `unknown <what> "x";
-/// expected one of: …`. Each ends with a "did you mean" when a name is close.
-template <class Enum>
-std::string unknown_enum_message(std::string_view text) {
-  const auto& names = enum_info<Enum>::names;
-  const std::string hint = did_you_mean(text, names);
-  const std::string quoted = quote_excerpt(text);
-  const std::string_view bare = std::string_view(quoted).substr(1, quoted.size() - 2);
-  auto sorted_names = [&] {
-    std::vector<std::string_view> v(names.begin(), names.end());
-    std::sort(v.begin(), v.end());
-    return join_names(v);
-  };
-  if constexpr (std::is_same_v<Enum, comparison_op>)
-    return fmt::format("Invalid operator '{}'. Must be one of: {}{}", bare, sorted_names(), hint);
-  else if constexpr (std::is_same_v<Enum, convergence_direction>)
-    return fmt::format("Invalid direction '{}'. Must be 'minimize' or 'maximize'{}", bare, hint);
-  else if constexpr (std::is_same_v<Enum, evaluator_type>)
-    return fmt::format("Unknown evaluator type '{}'. Must be one of: {}{}", bare, sorted_names(),
-                       hint);
-  else
-    return fmt::format("unknown {} {}{}; expected one of: {}", enum_info<Enum>::what, quoted,
-                       hint, join_names(names));
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/schema_enums.hpp>
+// #include <little_loops/detail/schema_enums.hpp> (already inlined above)
 // #include <little_loops/detail/strings.hpp> (already inlined above)
 
 #include <cstddef>
@@ -1795,6 +2773,7 @@ enum class evaluator_type {
   open_question_stall,  ///< `yes` while an open-question count history decreases
   action_stall,         ///< `yes` until tracked values repeat max_repeat times
   harbor_scorer,        ///< a benchmark scorer: exit code, then a float score (`yes`/`no`)
+  mcp_result,           ///< an MCP tool call's exit code and response envelope
 };
 
 /// Which rules a loop follows (design §6.1): `seed`, the January 2026 engine's, or
@@ -1814,6 +2793,7 @@ enum class action_kind {
   shell,          ///< a shell command
   prompt,         ///< an LLM prompt
   slash_command,  ///< a slash command for an agent CLI
+  mcp_tool,       ///< an MCP tool call: the action names `server/tool`, `params:` its arguments
 };
 
 /// True when `text`, an action without `action_type:`, is a slash command: its first word is
@@ -1911,10 +2891,20 @@ struct state_config {
   ordered_table<std::string, json> with;
   /// The child starts from the parent's context and captures (its own `context:` wins).
   bool context_passthrough = false;
+  /// `worktree:` of a sub-loop state: a branch-name template; the child's actions run in a
+  /// scratch git worktree the host attaches to that existing branch (rendered empty: none).
+  std::optional<std::string> worktree{};
   /// `output:` of a terminal state: values (strings are templates) rendered when a run ends
   /// there; a parent reads them as `${captured.<state>.output.<key>}`.
   ordered_table<std::string, json> output;
   state_resilience resilience;  ///< retry:, catch:, backoff, the rate-limit keys
+  /// `type:` — `learning` (the only type): a learning state, exempt from the throttle's stop.
+  std::optional<std::string> type;
+  std::optional<throttle_config> throttle;     ///< per-visit action throttle (throttle.hpp)
+  std::optional<std::string> on_throttle_hard;  ///< where the throttle's hard limit goes
+  std::optional<learning_config> learning;      ///< `learning:` of a `type: learning` state
+  test_guards guards;           ///< tamper_guard, prepatch_check (override the loop's)
+  state_host_settings host;     ///< agent:, pruning_profile:, session_mode:, params:
 
   friend bool operator==(const state_config&, const state_config&) = default;
 };
@@ -1969,6 +2959,8 @@ struct fsm_loop {
   /// The reference's lint-suppression flags (`*_ok`, `artifact_versioning`), as written.
   ordered_table<std::string, bool> lint_flags;
   loop_resilience resilience;  ///< max_edge_revisits, circuit
+  test_guards guards;          ///< tamper_guard, prepatch_check: every state's default
+  loop_host_settings host;     ///< pruning_profile:, session_mode: (the states' defaults)
 
   friend bool operator==(const fsm_loop&, const fsm_loop&) = default;
 };
@@ -1985,7 +2977,7 @@ constexpr std::string_view to_string(comparison_op v) noexcept { return detail::
 constexpr std::string_view to_string(convergence_direction v) noexcept {
   return detail::enum_name(v);
 }
-/// `"shell"`, `"prompt"`, `"slash_command"`.
+/// `"shell"`, `"prompt"`, `"slash_command"`, `"mcp_tool"`.
 constexpr std::string_view to_string(action_kind v) noexcept { return detail::enum_name(v); }
 /// `"pause"`, `"spawn"`, `"terminate"`.
 constexpr std::string_view to_string(handoff_policy v) noexcept { return detail::enum_name(v); }
@@ -2087,7 +3079,8 @@ constexpr bool is_abstention_verdict(std::string_view verdict) noexcept {
 /// or no `action_type` and an action that is a slash command as written
 /// (is_slash_command_text; a templated action is decided again once rendered).
 inline bool runs_prompt_action(const state_config& state) noexcept {
-  if (state.action_type) return *state.action_type != action_kind::shell;
+  if (state.action_type)
+    return *state.action_type == action_kind::prompt || *state.action_type == action_kind::slash_command;
   return state.action && is_slash_command_text(*state.action);
 }
 
@@ -2113,6 +3106,7 @@ inline std::optional<evaluate_config> read_evaluate(const json& value, const std
                                                     diagnostics& out);
 inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out);
 inline error invalid_loop_error(diagnostics found);
+inline void write_state_plugins(json& j, const state_config& s);  // state_plugin_fields.hpp
 }  // namespace detail
 
 /// Parses an `evaluate:` object strictly. `path` is the object's own path (e.g.
@@ -2232,8 +3226,12 @@ inline void to_json(json& j, const state_config& s) {
   };
   if (!s.with.empty()) j["with"] = table(s.with);
   if (s.context_passthrough) j["context_passthrough"] = true;
+  if (s.worktree) j["worktree"] = *s.worktree;
   if (!s.output.empty()) j["output"] = table(s.output);
   detail::write_state_resilience(j, s.resilience);
+  detail::write_state_plugins(j, s);
+  detail::write_test_guards(j, s.guards);
+  detail::write_state_host(j, s.host);
 }
 
 /// Only the fields that differ from the defaults (an empty object when all are default).
@@ -2289,6 +3287,8 @@ inline void to_json(json& j, const fsm_loop& loop) {
   if (loop.singleton) j["singleton"] = true;
   for (const auto& [flag, on] : loop.lint_flags) j[flag] = on;
   detail::write_loop_resilience(j, loop.resilience);
+  detail::write_test_guards(j, loop.guards);
+  detail::write_loop_host(j, loop.host);
 }
 
 LITTLE_LOOPS_NAMESPACE_END
@@ -2571,8 +3571,150 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/schema.hpp> (already inlined above)
 // #include <little_loops/detail/foreign_keys.hpp> (already inlined above)
+// #include <little_loops/detail/host_fields.hpp> (already inlined above)
 // #include <little_loops/detail/json_fields.hpp> (already inlined above)
 // #include <little_loops/detail/schema_enums.hpp> (already inlined above)
+// #include <little_loops/detail/state_plugin_fields.hpp>
+// Part of the loop reader (loop_reader.hpp): the state keys of the reference's executor
+// that this engine provides beside the seed's (design §6.3). Strict as the rest: an unknown
+// member is an error with a did-you-mean, a wrong type or value says what was expected.
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/throttle.hpp> (already inlined above)
+// #include <little_loops/detail/foreign_keys.hpp> (already inlined above)
+// #include <little_loops/detail/json_fields.hpp> (already inlined above)
+// #include <little_loops/detail/resilience_fields.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+inline constexpr std::array<std::string_view, 3> throttle_keys{"normal_max", "warn_max", "hard_max"};
+inline constexpr std::array<std::string_view, 4> learning_keys{"targets", "targets_csv", "max_retries",
+                                                              "max_retries_expr"};
+/// The values of a state's `type:`.
+inline constexpr std::array<std::string_view, 1> state_types{"learning"};
+
+/// `throttle: {normal_max, warn_max, hard_max}`, each an integer ≥ 1.
+inline void read_throttle(const json& field, const std::string& path, state_config& state,
+                          diagnostics& out) {
+  if (!expect_object(field, path, out)) return;
+  throttle_config t;
+  for (auto it = field.begin(); it != field.end(); ++it) {
+    const std::string& key = it.key();
+    const std::string at = member_path(path, key);
+    std::optional<int>* slot = key == "normal_max" ? &t.normal_max
+                               : key == "warn_max" ? &t.warn_max
+                               : key == "hard_max" ? &t.hard_max
+                                                   : nullptr;
+    if (slot == nullptr)
+      report_unknown_key(out, path, key, throttle_keys);
+    else if (auto v = read_int_at_least(it.value(), at, "throttle." + key, 1, out))
+      *slot = *v;
+  }
+  state.throttle = t;
+}
+
+/// `learning.targets`: a list of strings.
+inline void read_learning_targets(const json& field, const std::string& path, learning_config& l,
+                                  diagnostics& out) {
+  if (!field.is_array()) {
+    report_type(out, path, "a list of strings", field);
+    return;
+  }
+  for (std::size_t i = 0; i < field.size(); ++i)
+    if (auto v = read_string(field[i], path + "[" + std::to_string(i) + "]", out))
+      l.targets.push_back(std::move(*v));
+}
+
+/// `learning: {targets, targets_csv, max_retries, max_retries_expr}`.
+inline void read_learning(const json& field, const std::string& path, state_config& state,
+                          diagnostics& out) {
+  if (!expect_object(field, path, out)) return;
+  learning_config l;
+  for (auto it = field.begin(); it != field.end(); ++it) {
+    const std::string& key = it.key();
+    const std::string at = member_path(path, key);
+    if (key == "targets") {
+      read_learning_targets(it.value(), at, l, out);
+    } else if (key == "targets_csv" || key == "max_retries_expr") {
+      auto v = read_string(it.value(), at, out);
+      if (v && !v->empty()) (key == "targets_csv" ? l.targets_csv : l.max_retries_expr) = std::move(*v);
+    } else if (key == "max_retries") {
+      if (auto v = read_int_at_least(it.value(), at, "learning.max_retries", 0, out)) l.max_retries = *v;
+    } else {
+      report_unknown_key(out, path, key, learning_keys);
+    }
+  }
+  state.learning = std::move(l);
+}
+
+/// `type:` — a string naming one of state_types.
+inline void read_state_type(const json& field, const std::string& path, state_config& state,
+                            diagnostics& out) {
+  auto text = read_string(field, path, out);
+  if (!text) return;
+  if (names_contain(state_types, *text)) {
+    state.type = std::move(*text);
+    return;
+  }
+  std::string message = "unknown state type " + quote_excerpt(*text);
+  std::string hint = did_you_mean(*text, state_types);
+  message += hint.empty() ? " (the only state type is \"learning\")" : hint;
+  report(out, path, "unknown-value", std::move(message));
+}
+
+/// Reads member `key` of a state when it is one of the keys above; false otherwise.
+inline bool read_state_plugin_field(state_config& state, const std::string& key,
+                                    const json& field, const std::string& path,
+                                    diagnostics& out) {
+  if (key == "type") {
+    read_state_type(field, path, state, out);
+  } else if (key == "throttle") {
+    read_throttle(field, path, state, out);
+  } else if (key == "on_throttle_hard") {
+    if (auto v = read_string(field, path, out)) state.on_throttle_hard = std::move(*v);
+  } else if (key == "learning") {
+    read_learning(field, path, state, out);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// The keys above, into the JSON form of a state (each only when set).
+inline void write_state_plugins(json& j, const state_config& s) {
+  if (s.type) j["type"] = *s.type;
+  if (s.throttle) {
+    json t = json::object();
+    if (s.throttle->normal_max) t["normal_max"] = *s.throttle->normal_max;
+    if (s.throttle->warn_max) t["warn_max"] = *s.throttle->warn_max;
+    if (s.throttle->hard_max) t["hard_max"] = *s.throttle->hard_max;
+    j["throttle"] = std::move(t);
+  }
+  if (s.on_throttle_hard) j["on_throttle_hard"] = *s.on_throttle_hard;
+  if (const auto& l = s.learning) {
+    json out = {{"targets", l->targets}, {"max_retries", l->max_retries}};
+    if (l->targets_csv) out["targets_csv"] = *l->targets_csv;
+    if (l->max_retries_expr) out["max_retries_expr"] = *l->max_retries_expr;
+    j["learning"] = std::move(out);
+  }
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/state_plugin_fields.hpp>
 // #include <little_loops/detail/strings.hpp> (already inlined above)
 
 #include <fmt/format.h>
@@ -2595,19 +3737,21 @@ inline constexpr std::array<std::string_view, 17> evaluate_keys{
     "uncertain_suffix",   "source",         "previous",         "direction",
     "line",   "key",      "error_patterns"};
 
-inline constexpr std::array<std::string_view, 25> state_keys{
+inline constexpr std::array<std::string_view, 32> state_keys{
     "action",  "action_type", "evaluate",    "route",      "next",       "terminal",
     "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
     "on_error", "on_yes",     "on_no",       "on_partial", "on_blocked", "description",
     "max_retries", "on_retry_exhausted", "retryable_exit_codes",
-    "loop", "with", "context_passthrough", "output"};
+    "loop", "with", "context_passthrough", "output",
+    "type", "throttle", "on_throttle_hard", "learning", "tamper_guard", "prepatch_check",
+    "worktree"};
 
-inline constexpr std::array<std::string_view, 24> loop_keys{
+inline constexpr std::array<std::string_view, 26> loop_keys{
     "name",    "description",    "initial", "states", "context",    "scope",
     "max_iterations", "backoff", "timeout", "maintain", "llm",     "on_handoff",
     "on_max_iterations", "paradigm", "dialect", "max_steps", "on_max_steps",
     "category", "visibility", "labels", "input_key", "required_inputs", "singleton",
-    "default_timeout"};
+    "default_timeout", "tamper_guard", "prepatch_check"};
 
 inline constexpr std::array<std::string_view, 4> llm_keys{"enabled", "model", "max_tokens",
                                                            "timeout"};
@@ -2870,6 +4014,10 @@ inline void read_value_table(const json& field, const std::string& field_path,
   }
 }
 
+// type, throttle, on_throttle_hard, learning (defined in state_plugin_fields.hpp).
+inline bool read_state_plugin_field(state_config& state, const std::string& key,
+                                    const json& field, const std::string& path, diagnostics& out);
+
 /// Reads member `key` of a state into `state`; false when the key is unknown.
 inline bool read_state_field(state_config& state, const std::string& key, const json& field,
                              const std::string& field_path, diagnostics& out) {
@@ -2912,14 +4060,23 @@ inline bool read_state_field(state_config& state, const std::string& key, const 
     read_subloop_name(field, field_path, state, out);
   } else if (key == "with") {
     read_value_table(field, field_path, state.with, out);
+  } else if (key == "worktree") {
+    if (auto v = read_string(field, field_path, out)) state.worktree = std::move(*v);
   } else if (key == "context_passthrough") {
     if (auto v = read_bool(field, field_path, out)) state.context_passthrough = *v;
   } else if (key == "output") {
     read_value_table(field, field_path, state.output, out);
-  } else if (key == "type" && report_plugin_value(field, field_path, out)) {
-    // `type: learning`: reported
+  } else if (key == "params") {  // an mcp_tool action's arguments: strings are templates
+    if (expect_object(field, field_path, out) && check_value_tree(field, field_path, out))
+      state.host.params = field;
+  } else if (read_state_plugin_field(state, key, field, field_path, out)) {
+    // type, throttle, on_throttle_hard, learning (state_plugin_fields.hpp)
+  } else if (read_test_guard(state.guards, key, field, field_path, out)) {
+    // tamper_guard, prepatch_check (guard_fields.hpp)
   } else if (read_state_resilience(state.resilience, key, field, field_path, out)) {
     // retry:, catch:, backoff, the rate-limit keys (resilience_fields.hpp)
+  } else if (read_state_host(state.host, key, field, field_path, out)) {
+    // agent:, pruning_profile:, session_mode: (host_fields.hpp)
   } else if (key.size() > 3 && key.compare(0, 3, "on_") == 0) {
     if (!is_valid_utf8(key)) {
       report(out, field_path, "invalid-utf8", "key is not valid UTF-8");
@@ -3115,8 +4272,12 @@ inline bool read_loop_field(fsm_loop& loop, const std::string& key, const json& 
     if (auto v = parse_enum<loop_dialect>(field, field_path, out)) loop.dialect = *v;
   } else if (read_metadata_field(loop, key, field, field_path, out)) {
     // metadata, inputs, lint flags
+  } else if (read_test_guard(loop.guards, key, field, field_path, out)) {
+    // tamper_guard, prepatch_check (guard_fields.hpp)
   } else if (read_loop_resilience(loop.resilience, key, field, field_path, out)) {
     // max_edge_revisits, circuit (resilience_fields.hpp)
+  } else if (read_loop_host(loop.host, key, field, field_path, out)) {
+    // pruning_profile:, session_mode: (host_fields.hpp)
   } else if (key == "paradigm") {
     // Provenance only: any string is kept, as the original's FSMLoop keeps it (a spec
     // naming an unknown paradigm, without `initial`, is refused by compile_paradigm).
@@ -3487,7 +4648,217 @@ inline void append_integer(std::string& out, Int v) {
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/numbers.hpp>
+// #include <little_loops/detail/paradigm_origins.hpp>
+// Part of validation.hpp (validate_loop() of a paradigm's loop_draft): validate() judges
+// the compiled loop; its findings are moved back into the spec, so that they name (and the
+// loaders place) what the user wrote.
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/json_fields.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// Where the compiled loop's parts came from in the spec: each compiled path (`states.fix.action`)
+/// with the spec path it was made from (`tools[1]`).
+class paradigm_origins {
+ public:
+  /// `compiled` (and every path below it) came from `spec`.
+  void add(std::string compiled, std::string spec) {
+    origins_.insert_or_assign(std::move(compiled), std::move(spec));
+  }
+
+  /// `states.<state>.<field>` came from `spec`.
+  void add_state_field(std::string_view state, std::string_view field, std::string spec) {
+    add(member_path(member_path("states", state), field), std::move(spec));
+  }
+
+  /// Rewrites `path` by its longest recorded prefix (whole dotted segments); unchanged when
+  /// none is recorded.
+  void map(std::string& path) const {
+    std::size_t end = path.size();
+    while (end != 0) {
+      if (const auto it = origins_.find(std::string_view(path).substr(0, end));
+          it != origins_.end()) {
+        path = it->second + path.substr(end);
+        return;
+      }
+      end = path.rfind('.', end - 1);
+      if (end == std::string::npos) return;
+    }
+  }
+
+ private:
+  struct text_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const noexcept {
+      return std::hash<std::string_view>{}(text);
+    }
+  };
+  std::unordered_map<std::string, std::string, text_hash, std::equal_to<>> origins_;
+};
+
+/// Appends the compiled loop's findings `checked` to the spec's `found`, each at the spec
+/// path `origins` gives. Two compiled parts may come from one spec value (a goal's single
+/// tool is both the check and the fix): its finding is reported once.
+inline void add_spec_findings(diagnostics checked, const paradigm_origins& origins,
+                              diagnostics& found) {
+  std::unordered_set<std::string> seen;
+  for (auto& d : checked) {
+    origins.map(d.path);
+    if (seen.insert(fmt::format("{}\n{}\n{}\n{}", static_cast<int>(d.level), d.path, d.code,
+                                d.message))
+            .second)
+      found.push_back(std::move(d));
+  }
+}
+
+/// errc::invalid_spec for the `title` paradigm's spec with the error-level findings in
+/// `found` (every finding in error::details): the error's own message when there is one,
+/// else a count and the first; error::path is the error's path when there is one.
+inline error invalid_spec_error(std::string_view title, diagnostics found) {
+  std::size_t errors = 0;
+  const diagnostic* first = nullptr;
+  for (const auto& d : found)
+    if (d.level == severity::error && ++errors == 1) first = &d;
+  std::string message =
+      errors == 1 ? first->message
+                  : fmt::format("invalid {} paradigm spec: {} errors, first: {}", title, errors,
+                                first->message);
+  std::string where = errors == 1 ? first->path : std::string();
+  return error{errc::invalid_spec, std::move(message), std::move(where), std::move(found)};
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/paradigm_origins.hpp>
 // #include <little_loops/detail/strings.hpp> (already inlined above)
+// #include <little_loops/detail/host_rules.hpp>
+// Part of validation.hpp: validate() runs check_host_settings() after the state rules. The
+// reference's rules (its MR-12 pruning-profile checks, the session-continuity check of
+// evaluator states, `params` only with `mcp_tool`) plus ours: a host key on a state whose
+// action does not read it is dead configuration and is said to be (design §3.1).
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/host_settings.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/detail/json_fields.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// The skill a state's action invokes, as the reference finds it: an action that starts
+/// (after leading whitespace) with `/` and holds `/ll:<skill>` (letters, digits, `_`, `-`);
+/// empty when there is none.
+inline std::string_view invoked_skill(const state_config& state) noexcept {
+  if (!state.action) return {};
+  const std::string_view text = *state.action;
+  const auto first = text.find_first_not_of(" \t\r\n\f\v");
+  if (first == std::string_view::npos || text[first] != '/') return {};
+  const auto skill_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  };
+  for (auto at = text.find("/ll:"); at != std::string_view::npos; at = text.find("/ll:", at + 1)) {
+    std::size_t end = at + 4;
+    while (end < text.size() && skill_char(text[end])) ++end;
+    if (end > at + 4) return text.substr(at + 4, end - at - 4);
+  }
+  return {};
+}
+
+/// `unused-state-field`: a host key the state's action does not read (agent, pruning_profile
+/// and session_mode: prompt actions); `params-without-mcp`: `params` on a state whose
+/// action_type is not mcp_tool (an error, as in the reference).
+inline void check_host_fields_used(const state_config& state, const std::string& path,
+                                   diagnostics& out) {
+  const state_host_settings& host = state.host;
+  const bool prompt = runs_prompt_action(state) && !state.terminal;
+  const auto unused = [&](std::string_view key) {
+    report(out, join_path(path, key), "unused-state-field",
+           fmt::format("'{}' applies to prompt actions (action_type prompt or slash_command), "
+                       "and this state runs none: it is never used",
+                       key),
+           severity::warning);
+  };
+  if (!prompt && host.agent) unused("agent");
+  if (!prompt && host.pruning) unused("pruning_profile");
+  if (!prompt && host.session) unused("session_mode");
+  if (host.params && state.action_type != action_kind::mcp_tool)
+    report(out, join_path(path, "params"), "params-without-mcp",
+           "'params' field is only valid when action_type is 'mcp_tool'");
+}
+
+/// The reference's MR-12 warnings for a state that invokes a `/ll:` skill: under a profile
+/// with `suppress_catalog: true` (`pruning-profile-catalog`: the host may not find the skill),
+/// or under no profile at all (`pruning-profile-missing`). `pruning_profile_ok` silences
+/// both.
+inline void check_pruning_profile(const fsm_loop& loop, const std::string& name,
+                                  const state_config& state, diagnostics& out) {
+  const std::string_view skill = invoked_skill(state);
+  if (skill.empty()) return;
+  const std::string path = member_path("states", name);
+  const pruning_profile* profile = effective_pruning_profile(loop.host, state.host);
+  if (profile && profile->enabled && profile->suppress_catalog)
+    report(out, join_path(path, "action"), "pruning-profile-catalog",
+           fmt::format("runs under a pruning profile with suppress_catalog: true and invokes "
+                       "/ll:{}: a host that suppresses its catalog may not resolve the skill "
+                       "(set pruning_profile_ok: true to silence)",
+                       sanitize_utf8(skill)),
+           severity::warning);
+  if (!profile)
+    report(out, join_path(path, "pruning_profile"), "pruning-profile-missing",
+           fmt::format("invokes /ll:{} with no pruning_profile (the state's or the loop's): its "
+                       "prompt process runs without LL_AUTOMATION, so the host's hooks add their "
+                       "full context on every visit (set pruning_profile_ok: true to silence)",
+                       sanitize_utf8(skill)),
+           severity::warning);
+}
+
+/// `session-mode-evaluator`: an llm_structured state that continues a session chain gets
+/// the prior state's summary in its prompt, so its judgment is not independent (the
+/// reference's rule; `session_mode_ok` silences it).
+inline void check_session_mode(const fsm_loop& loop, const std::string& name,
+                               const state_config& state, diagnostics& out) {
+  if (!state.evaluate || state.evaluate->type != evaluator_type::llm_structured) return;
+  if (effective_session_mode(loop.host, state.host) != session_mode::continued) return;
+  report(out, join_path(member_path("states", name), "session_mode"), "session-mode-evaluator",
+         "an llm_structured state inherits session_mode: continue: the prior chained state's "
+         "summary would prime its judgment; set session_mode: fresh on it (or session_mode_ok: "
+         "true to silence)",
+         severity::warning);
+}
+
+/// The host-setting rules of every state, in document order.
+inline void check_host_settings(const fsm_loop& loop, diagnostics& out) {
+  for (const auto& [name, state] : loop.states) {
+    check_host_fields_used(state, member_path("states", name), out);
+    check_pruning_profile(loop, name, state, out);
+    check_session_mode(loop, name, state, out);
+  }
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/host_rules.hpp>
 // #include <little_loops/detail/validation_rules.hpp>
 // Part of validation.hpp (included there after max_duration_seconds). Each rule appends
 // its diagnostics to `out`; validate() runs them in the order it reports.
@@ -3562,6 +4933,89 @@ LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/resilience_rules.hpp>
 // #include <little_loops/detail/json_fields.hpp> (already inlined above)
 // #include <little_loops/detail/numbers.hpp> (already inlined above)
+// #include <little_loops/detail/state_plugin_rules.hpp>
+// Part of validation.hpp (called from check_state), after the reference's structural rules
+// for the same keys. That `on_throttle_hard` names a state is checked with every other
+// target (state_references, validation_rules.hpp); each threshold is ≥ 1 where it is read.
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/json_fields.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// `throttle-order`: normal_max < warn_max and warn_max < hard_max, where both are written.
+/// `unused-state-field`: a throttle on a state that runs no action (nothing is counted).
+inline void check_throttle_fields(const state_config& state, const std::string& path,
+                                  diagnostics& out) {
+  if (const auto& t = state.throttle) {
+    if (t->normal_max && t->warn_max && *t->normal_max >= *t->warn_max)
+      report(out, join_path(path, "throttle"), "throttle-order",
+             fmt::format("'throttle.normal_max' ({}) must be less than 'throttle.warn_max' ({})",
+                         *t->normal_max, *t->warn_max));
+    if (t->warn_max && t->hard_max && *t->warn_max >= *t->hard_max)
+      report(out, join_path(path, "throttle"), "throttle-order",
+             fmt::format("'throttle.warn_max' ({}) must be less than 'throttle.hard_max' ({})",
+                         *t->warn_max, *t->hard_max));
+  }
+  const bool runs_action = state.action && !state.action->empty() && !state.terminal;
+  if (!runs_action && (state.throttle || state.on_throttle_hard))
+    report(out, join_path(path, state.throttle ? "throttle" : "on_throttle_hard"),
+           "unused-state-field",
+           "the throttle counts the state's actions, and this state runs none: it is never used",
+           severity::warning);
+}
+
+/// A learning state (the reference's rules): `learning-targets` (neither `targets` nor
+/// `targets_csv`), `learning-routes` (no `on_yes`; neither `on_blocked` nor `on_no`);
+/// `learning-without-type` (`learning:` on a state that is not `type: learning`, which
+/// would ignore it); `unused-state-field` for an action or evaluator a learning state never
+/// runs.
+inline void check_learning_fields(const state_config& state, const std::string& path,
+                                  diagnostics& out) {
+  if (state.learning && state.type != "learning")
+    report(out, join_path(path, "learning"), "learning-without-type",
+           "'learning' is read only on a state with 'type: learning'");
+  if (state.type != "learning" || !state.learning) return;
+  if (state.learning->targets.empty() && !state.learning->targets_csv)
+    report(out, join_path(path, "learning.targets"), "learning-targets",
+           "type=learning requires non-empty 'learning.targets' or 'learning.targets_csv'");
+  if (state.on.count("yes") == 0)
+    report(out, join_path(path, "on_yes"), "learning-routes",
+           "type=learning requires 'on_yes' (target for all-proven)");
+  if (state.on.count("blocked") == 0 && state.on.count("no") == 0)
+    report(out, path, "learning-routes",
+           "type=learning requires 'on_blocked' or 'on_no' (target for refuted / retries_exhausted)");
+  const auto unused = [&](std::string_view key, bool present) {
+    if (present)
+      report(out, join_path(path, key), "unused-state-field",
+             fmt::format("a learning state proves its targets and routes on the outcome: its '{}' "
+                         "is never used", key),
+             severity::warning);
+  };
+  unused("action", state.action.has_value());
+  unused("evaluate", state.evaluate.has_value());
+  unused("next", state.next.has_value());
+  unused("loop", state.loop.has_value());
+}
+
+/// The rules above, for one state.
+inline void check_state_plugins(const state_config& state, const std::string& path,
+                                diagnostics& out) {
+  check_throttle_fields(state, path, out);
+  check_learning_fields(state, path, out);
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/state_plugin_rules.hpp>
 // #include <little_loops/detail/state_verdicts.hpp>
 // Shared by the renderers (maintain edges) and validation (unrouted and impossible verdicts).
 
@@ -3577,11 +5031,12 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
 /// The evaluator that judges `state`: its `evaluate.type`, else the default (llm_structured
-/// for a prompt action, exit_code otherwise); nullopt for a state with neither action nor
-/// `evaluate`, which yields `success` (design §3.16).
+/// for a prompt action, mcp_result for an mcp_tool action, exit_code otherwise); nullopt for
+/// a state with neither action nor `evaluate`, which yields `success` (design §3.16).
 inline std::optional<evaluator_type> judging_evaluator(const state_config& state) {
   if (state.evaluate) return state.evaluate->type;
   if (!state.action || state.action->empty()) return std::nullopt;
+  if (state.action_type == action_kind::mcp_tool) return evaluator_type::mcp_result;
   return runs_prompt_action(state) ? evaluator_type::llm_structured : evaluator_type::exit_code;
 }
 
@@ -3593,7 +5048,8 @@ inline std::string_view verdict_source(const state_config& state) {
 }
 
 /// The verdicts `state` can give: exit_code, output_numeric, output_json, output_contains:
-/// success, failure, error; convergence: target, progress, stall, error; no action and no
+/// success, failure, error; convergence: target, progress, stall, error; mcp_result:
+/// success, tool_error, not_found, timeout, error (a killed call); no action and no
 /// evaluate: success; a sub-loop state: yes, no. nullopt when any verdict is possible (llm_structured, classify).
 inline std::optional<std::vector<std::string_view>> producible_verdicts(const state_config& state) {
   // A sub-loop state's verdict is its child's outcome: `yes` or `no`; its `error` and
@@ -3605,6 +5061,8 @@ inline std::optional<std::vector<std::string_view>> producible_verdicts(const st
     case evaluator_type::llm_structured:
     case evaluator_type::classify: return std::nullopt;
     case evaluator_type::convergence: return std::vector<std::string_view>{"target", "progress", "stall", "error"};
+    case evaluator_type::mcp_result:
+      return std::vector<std::string_view>{"success", "tool_error", "not_found", "timeout", "error"};
     default: return std::vector<std::string_view>{"success", "failure", "error"};
   }
 }
@@ -3654,7 +5112,7 @@ LITTLE_LOOPS_NAMESPACE_END
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
-/// `subloop-action`, `subloop-terminal`, `with-without-loop`, `with-and-passthrough`,
+/// `subloop-action`, `subloop-terminal`, `with-without-loop` (also `worktree`), `with-and-passthrough`,
 /// and `unused-state-field` for `evaluate` on a sub-loop state and `output` on a state
 /// that is not terminal.
 inline void check_subloop_fields(const state_config& state, const std::string& path,
@@ -3668,6 +5126,9 @@ inline void check_subloop_fields(const state_config& state, const std::string& p
            "a terminal state cannot run a sub-loop: the run ends when it enters a terminal state");
   if (!state.loop && !state.with.empty())
     report(out, join_path(path, "with"), "with-without-loop", "'with' is only valid when 'loop' is set");
+  if (!state.loop && state.worktree)
+    report(out, join_path(path, "worktree"), "with-without-loop",
+           "'worktree' is only valid when 'loop' is set: a worktree is attached for a sub-loop");
   if (!state.loop && state.context_passthrough)
     report(out, join_path(path, "context_passthrough"), "with-without-loop",
            "'context_passthrough' is only valid when 'loop' is set");
@@ -4563,9 +6024,20 @@ struct action_request {
   /// Cancellation: when stop is requested the runner stops the action and reports
   /// `cancelled`.
   std::stop_token stop;
-  /// A read-only query of a stall evaluator (`git diff --stat …`, `cat` of a history file),
-  /// not the state's action: a simulating host may answer it without a turn of its script.
+  /// Prompt actions: the state's `agent:`, which the host hands its agent CLI (empty: none).
+  std::string_view agent{};
+  /// Prompt actions: the name of the enabled `pruning_profile:` the state runs under (empty:
+  /// none); the host sets `LL_AUTOMATION=1` and `LL_AUTOMATION_PROFILE=<name>` for it.
+  std::string_view automation_profile{};
+  /// mcp_tool actions: the state's `params:`, rendered, as compact JSON text (`{}` when it has
+  /// none); the host runs `mcp-call <text> <params>`.
+  std::string_view params{};
+  /// A query the executor makes on its own, not the state's action: a stall evaluator's
+  /// (`git diff --stat …`, `cat` of a history file) or a test guard's (listing, hashing,
+  /// restoring test files). A simulating host may answer it without a turn of its script.
   bool probe = false;
+  /// The directory to run in (empty: the runner's own): a sub-loop's worktree.
+  std::string_view working_dir{};
 };
 
 /// What an ActionRunner reports back.
@@ -5596,12 +7068,14 @@ struct template_checker {
     for (const auto& [verdict, target] : state.on) check(target, member_path(base, "on_" + verdict));
     if (state.evaluate) check_evaluator(*state.evaluate, join_path(base, "evaluate"));
     if (state.loop) check(*state.loop, join_path(base, "loop"));
+    if (state.worktree) check(*state.worktree, join_path(base, "worktree"));
     for (const auto& [key, value] : state.with) check_value(value, member_path(join_path(base, "with"), key));
     for (const auto& [key, value] : state.output)
       check_value(value, member_path(join_path(base, "output"), key));
+    if (state.host.params) check_value(*state.host.params, join_path(base, "params"));
   }
 
-  // Every string inside a `with:` or `output:` value.
+  // Every string inside a `with:`, `output:` or `params:` value.
   void check_value(const json& value, const std::string& path) const {
     if (value.is_string()) {
       check(value.get_ref<const std::string&>(), path);
@@ -6006,6 +7480,7 @@ LITTLE_LOOPS_NAMESPACE_END
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -6281,18 +7756,12 @@ inline std::optional<std::string> resolve_env(std::string& out, const std::strin
   return std::nullopt;
 }
 
-// Appends the value of the variable `p`; returns an error message when it is missing.
-inline std::optional<std::string> resolve_part(std::string& out, const template_part& p,
-                                               const interpolation_context& ctx) {
+// Appends the value of a variable that append_common_variable() does not take; returns an
+// error message when it is missing.
+inline std::optional<std::string> resolve_other_part(std::string& out, const template_part& p,
+                                                     const interpolation_context& ctx) {
   switch (p.ns) {
     case template_namespace::context:
-      if (ctx.context && p.path.size() == 1 && ctx.context->is_object()) {  // `${context.KEY}`
-        const auto& members = ctx.context->get_ref<const json::object_t&>();
-        if (auto it = members.find(p.path[0].key); it != members.end()) {
-          append_json_value(out, it->second);
-          return std::nullopt;
-        }
-      }
       if (!ctx.context)
         return fmt::format("Path '{}' not found in context (available: none)",
                            segments_text(p.path, 1));
@@ -6305,6 +7774,59 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
     case template_namespace::env: return resolve_env(out, p.env_name, ctx);
   }
   return std::string("unknown namespace");
+}
+
+// True when the `n` bytes at `a` and `b` are equal: for up to 16 bytes (context keys) two
+// overlapping word loads each, without the call memcmp() costs.
+inline bool same_short_text(const char* a, const char* b, std::size_t n) noexcept {
+  const auto equal_words = [&](auto word, std::size_t at) {
+    decltype(word) x{};
+    decltype(word) y{};
+    std::memcpy(&x, a + at, sizeof word);
+    std::memcpy(&y, b + at, sizeof word);
+    return x == y;
+  };
+  if (n > 16) return std::memcmp(a, b, n) == 0;
+  if (n >= 8) return equal_words(std::uint64_t{}, 0) && equal_words(std::uint64_t{}, n - 8);
+  if (n >= 4) return equal_words(std::uint32_t{}, 0) && equal_words(std::uint32_t{}, n - 4);
+  for (std::size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+// The variables most templates use, appended by a function small enough to cost no more
+// than its work: `${context.KEY}` of a context object that has KEY, `${state.name}` and
+// `${state.iteration}`. False when `p` is another one.
+inline bool append_common_variable(std::string& out, const template_part& p,
+                                   const interpolation_context& ctx) {
+  if (p.ns == template_namespace::context) {
+    if (ctx.context == nullptr || p.path.size() != 1 || !ctx.context->is_object()) return false;
+    const std::string& key = p.path[0].key;
+    for (const auto& [name, value] : ctx.context->get_ref<const json::object_t&>()) {
+      if (name.size() == key.size() && same_short_text(name.data(), key.data(), key.size())) {
+        append_json_value(out, value);
+        return true;
+      }
+    }
+    return false;
+  }
+  if (p.ns != template_namespace::state) return false;
+  if (p.key == key_index(template_state_keys, "name")) {
+    out += ctx.state_name;
+    return true;
+  }
+  if (p.key == key_index(template_state_keys, "iteration")) {
+    append_integer(out, ctx.iteration);
+    return true;
+  }
+  return false;
+}
+
+// Appends the value of the variable `p`; returns an error message when it is missing.
+inline std::optional<std::string> resolve_part(std::string& out, const template_part& p,
+                                               const interpolation_context& ctx) {
+  if (append_common_variable(out, p, ctx)) return std::nullopt;
+  return resolve_other_part(out, p, ctx);
 }
 
 }  // namespace detail
@@ -6561,6 +8083,8 @@ inline std::vector<state_reference> state_references(const state_config& state,
   if (state.resilience.on_rate_limit_exhausted)
     refs.push_back({join_path(state_path, "on_rate_limit_exhausted"),
                     &*state.resilience.on_rate_limit_exhausted, true});
+  if (state.on_throttle_hard)  // a name, as the reference takes it (not interpolated)
+    refs.push_back({join_path(state_path, "on_throttle_hard"), &*state.on_throttle_hard, true});
   if (state.on_maintain)
     // Seed 002: `state.on_maintain or initial`, a name, not interpolated (as on_max_iterations).
     refs.push_back({join_path(state_path, "on_maintain"), &*state.on_maintain, true});
@@ -6671,6 +8195,7 @@ inline evaluator_uses check_required_fields(const evaluate_config& config,
       uses.line = true;
       break;
     case evaluator_type::harbor_scorer:
+    case evaluator_type::mcp_result:
       break;
     case evaluator_type::diff_stall:
     case evaluator_type::score_stall:
@@ -7024,6 +8549,7 @@ inline void check_state(const std::string& name, const state_config& state, cons
   check_retry_fields(state, path, out);
   check_subloop_fields(state, path, out);
   check_rate_limit_pairing(state, path, out);
+  check_state_plugins(state, path, out);
   if (state.evaluate) check_stall_fields(*state.evaluate, join_path(path, "evaluate"), out);
   for (const auto& entry : state.on)
     check_verdict_spelling(state, entry.first, join_path(path, "on_" + entry.first), out);
@@ -7056,11 +8582,16 @@ inline void check_loop_metadata(const fsm_loop& loop, diagnostics& out) {
 
 /// Warnings silenced by the reference's lint-suppression flags (flag → our code of the same
 /// meaning). A flag never silences an error.
-inline constexpr std::array<std::pair<std::string_view, std::string_view>, 4> lint_flag_codes{{
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 9> lint_flag_codes{{
     {"capture_reachability_ok", "template-unknown-capture"},
+    {"pruning_profile_ok", "pruning-profile-catalog"},
+    {"pruning_profile_ok", "pruning-profile-missing"},
+    {"session_mode_ok", "session-mode-evaluator"},
     {"partial_route_ok", "classify-no-default"},
     {"unsafe_context_interpolation_ok", "template-unquoted-context"},
     {"terminal_action_ok", "terminal-action"},
+    {"tamper_guard_ok", "unknown-tamper-guard"},
+    {"prepatch_check_ok", "unknown-prepatch-check"},
 }};
 
 /// Drops the warnings that a lint flag set to true in `loop` silences.
@@ -7242,13 +8773,25 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// | `unreachable-state` | warning | not reachable from `initial` (or on_max_iterations) |
 /// | `max-retries-range` | error | max_retries < 1 |
 /// | `retry-pairing` | error | max_retries without on_retry_exhausted (or the reverse); retryable_exit_codes without on_error |
+/// | `learning-targets` | error | a learning state without `targets` or `targets_csv` |
+/// | `learning-routes` | error | a learning state without `on_yes`, or without both `on_blocked` and `on_no` |
+/// | `learning-without-type` | error | `learning:` on a state that is not `type: learning` |
+/// | `throttle-order` | error | `throttle:` with normal_max ≥ warn_max or warn_max ≥ hard_max |
 /// | `classify-no-default` | warning | a classify state's route table has no `_` |
 /// | `twin-shorthands` | warning | on_yes beside on_success, or on_no beside on_failure (twins) |
 /// | `unknown-visibility` | warning | visibility not public, internal or example |
 /// | `input-key-unguarded` | warning | input_key other than `input` without required_inputs |
+/// | `unknown-tamper-guard` | warning | tamper_guard not revert, fail or allow (the guard is off) |
+/// | `unknown-prepatch-check` | warning | prepatch_check not fail, warn or allow (the guard is off) |
+/// | `unused-state-field` (host keys) | warning | `agent`, `pruning_profile` or `session_mode` on a state that runs no prompt action |
+/// | `pruning-profile-catalog` | warning | a `/ll:` skill action under a profile with `suppress_catalog: true` |
+/// | `pruning-profile-missing` | warning | a `/ll:` skill action under no pruning profile |
+/// | `session-mode-evaluator` | warning | an llm_structured state with session_mode `continue` |
+/// | `params-without-mcp` | error | `params` on a state whose action_type is not `mcp_tool` |
 ///
 /// A lint flag of the reference set to true (`capture_reachability_ok`, `partial_route_ok`,
-/// `unsafe_context_interpolation_ok`, `terminal_action_ok`) drops the warning of the same
+/// `unsafe_context_interpolation_ok`, `terminal_action_ok`, `tamper_guard_ok`,
+/// `prepatch_check_ok`, `pruning_profile_ok`, `session_mode_ok`) drops the warning of the same
 /// meaning (detail::lint_flag_codes); errors stay.
 ///
 /// With `keep`, every template that parses is kept there, so compiling the loop does not parse
@@ -7260,7 +8803,11 @@ inline diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr
   detail::state_name_hints hint(loop);
   for (const auto& [name, state] : loop.states)
     detail::check_state(name, state, loop, index, hint, out);
+  detail::check_test_guards(loop.guards, "", out);
+  for (const auto& [name, state] : loop.states)
+    detail::check_test_guards(state.guards, detail::member_path("states", name), out);
   detail::check_loop_settings(loop, index, out);
+  detail::check_host_settings(loop, out);
   detail::check_reachability(loop, index, out);
 
   // ---- template rules (interpolation.hpp) ----------------------------------------------
@@ -7282,8 +8829,8 @@ namespace detail {
 /// name), except routes to a state that does not exist; none about the document or its
 /// `states` as a whole (an unreadable `terminal` is not "no terminal state"). A parse error
 /// on the document or on `states` itself keeps none.
-inline void validate_read(const fsm_loop& loop, diagnostics& found) {
-  diagnostics checked = validate(loop);
+inline void validate_read(const fsm_loop& loop, diagnostics& found, template_table* keep = nullptr) {
+  diagnostics checked = validate(loop, keep);
   if (count_errors(found) == 0) {
     for (auto& d : checked) found.push_back(std::move(d));
     return;
@@ -7346,22 +8893,74 @@ inline expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& foun
 
 }  // namespace detail
 
+class loop_draft;
+
 /// @brief A loop validate() found no error in, with the templates it parsed: the input of
 /// compiled_loop::compile(validated_loop), which neither validates nor parses again.
 class validated_loop {
  public:
   /// The loop definition.
   [[nodiscard]] const fsm_loop& loop() const noexcept { return loop_; }
-  /// The warnings validate() reported.
+  /// The warnings validate() reported (for a paradigm spec's draft, at the spec's paths and
+  /// joined by the spec's own).
   [[nodiscard]] const diagnostics& warnings() const noexcept { return warnings_; }
+  /// The loop definition, moved out (the kept templates are dropped with the rest).
+  [[nodiscard]] fsm_loop release() && { return std::move(loop_); }
 
  private:
   friend expected<validated_loop, error> validate_loop(fsm_loop loop);
+  friend expected<validated_loop, error> validate_loop(loop_draft draft);
   friend class compiled_loop;
   fsm_loop loop_;
   diagnostics warnings_;
   template_table templates_;
 };
+
+namespace detail {
+struct loop_draft_access;
+}  // namespace detail
+
+/// @brief A loop read from its document (a loop document read strictly, or a paradigm spec
+/// compiled) and not validated yet: the stage where a host changes it (ll-loop's
+/// `--max-iterations`, `--context`, `--no-llm`) before validate_loop() judges it, once.
+/// What the reader found rides along, so validation reports it with its own findings.
+/// Made by read_loop_draft() and draft_paradigm().
+class loop_draft {
+ public:
+  /// The loop as read; a host's changes go here.
+  [[nodiscard]] fsm_loop& loop() noexcept { return loop_; }
+  /// The loop as read.
+  [[nodiscard]] const fsm_loop& loop() const noexcept { return loop_; }
+  /// The reader's findings so far (errors refuse the loop in validate_loop()).
+  [[nodiscard]] const diagnostics& findings() const noexcept { return found_; }
+
+ private:
+  friend struct detail::loop_draft_access;
+  friend expected<validated_loop, error> validate_loop(loop_draft draft);
+  fsm_loop loop_;
+  diagnostics found_;
+  std::string spec_title_;             // "" for a loop document; "goal", ... for a spec
+  detail::paradigm_origins origins_;   // compiled path → spec path (a spec's)
+};
+
+namespace detail {
+/// Makes loop_drafts: the reader's (a loop document) and the paradigm compilers' (a spec).
+struct loop_draft_access {
+  static loop_draft document(fsm_loop loop, diagnostics found) {
+    loop_draft d;
+    d.loop_ = std::move(loop);
+    d.found_ = std::move(found);
+    return d;
+  }
+  static loop_draft spec(std::string_view title, fsm_loop loop, diagnostics found,
+                         paradigm_origins origins) {
+    loop_draft d = document(std::move(loop), std::move(found));
+    d.spec_title_ = title;
+    d.origins_ = std::move(origins);
+    return d;
+  }
+};
+}  // namespace detail
 
 /// @brief validate() as a step of the load pipeline: the validated loop, or errc::invalid_loop
 /// with every finding (as load_loop() reports it) when there is an error-level one.
@@ -7372,6 +8971,37 @@ inline expected<validated_loop, error> validate_loop(fsm_loop loop) {
   if (!checked) return unexpected(std::move(checked.error()));
   out.loop_ = std::move(*checked);
   return out;
+}
+
+/// @brief The one validation of a draft, with the reader's findings: a loop document's as
+/// load_loop() reports them (errc::invalid_loop), a paradigm spec's at the spec's paths
+/// (errc::invalid_spec; a spec the compiler refused is not validated). The templates
+/// validation parsed are kept for compiled_loop::compile(validated_loop).
+inline expected<validated_loop, error> validate_loop(loop_draft draft) {
+  validated_loop out;
+  diagnostics found = std::move(draft.found_);
+  if (draft.spec_title_.empty()) {
+    detail::validate_read(draft.loop_, found, &out.templates_);
+    auto checked = detail::loaded_loop(std::move(draft.loop_), std::move(found), &out.warnings_);
+    if (!checked) return unexpected(std::move(checked.error()));
+    out.loop_ = std::move(*checked);
+    return out;
+  }
+  if (!has_errors(found))
+    detail::add_spec_findings(validate(draft.loop_, &out.templates_), draft.origins_, found);
+  if (has_errors(found)) return unexpected(detail::invalid_spec_error(draft.spec_title_, std::move(found)));
+  out.warnings_ = std::move(found);
+  out.loop_ = std::move(draft.loop_);
+  return out;
+}
+
+/// parse_loop() as the first step of the load pipeline: the loop as read, with the reader's
+/// findings, for validate_loop(loop_draft) (see load_loop(), the two together).
+inline loop_draft read_loop_draft(const json& doc) {
+  diagnostics found;
+  fsm_loop loop;
+  detail::read_loop(doc, loop, found);
+  return detail::loop_draft_access::document(std::move(loop), std::move(found));
 }
 
 /// parse_loop() followed by validate(). Any error-level finding gives errc::invalid_loop
@@ -8631,7 +10261,10 @@ evaluation_result evaluate_llm_structured(Judge& judge, std::string_view output,
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/evaluators/llm_judge.hpp>
-// #include <little_loops/evaluators/output_contains.hpp> (already inlined above)
+// #include <little_loops/evaluators/mcp_result.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
 // #include <little_loops/evaluators/output_json.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/json_path.hpp> (already inlined above)
@@ -9031,6 +10664,66 @@ inline evaluation_result evaluate_output_json(std::string_view output, std::stri
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/evaluators/output_json.hpp>
+// #include <little_loops/detail/numbers.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+// #include <little_loops/detail/utf8.hpp> (already inlined above)
+
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// @brief The result of an `mcp_tool` action (`mcp-call SERVER/TOOL PARAMS`), read as the
+/// reference reads it: exit 127 → `not_found` (the server or tool is not configured); exit
+/// 124 → `timeout`; otherwise the output is the MCP response envelope (JSON; empty output
+/// reads as `{}`): a true `isError` (Python's truth) → `tool_error`, else `success`; without
+/// `isError` (or an envelope that is not an object) a non-zero exit means an error. Output
+/// that is not JSON is `tool_error` (`Invalid JSON from mcp-call: <first 200 characters>`). Details: `{exit_code, envelope}` or `{exit_code,
+/// error}`. Its verdicts are its own words in both dialects.
+inline evaluation_result evaluate_mcp_result(std::string_view output, int exit_code) {
+  evaluation_result r;
+  if (exit_code == 127 || exit_code == 124) {
+    r.verdict = exit_code == 127 ? "not_found" : "timeout";
+    r.details = json{{"exit_code", exit_code},
+                     {"error", exit_code == 127 ? "Server or tool not found in .mcp.json"
+                                                : "MCP tool call timed out"}};
+    return r;
+  }
+  const std::string_view text = detail::trim_py(output);
+  json envelope = json::object();
+  if (!text.empty()) {
+    detail::output_document doc;
+    std::string message;
+    if (detail::extract_json_path(text, {}, doc, message) != detail::json_extract::found) {
+      r.verdict = "tool_error";
+      r.details = json{{"exit_code", exit_code},
+                       {"error", "Invalid JSON from mcp-call: " +
+                                     detail::sanitize_utf8(detail::utf8_prefix(output, 200))}};
+      return r;
+    }
+    envelope = detail::to_library_json(doc);
+  }
+  bool is_error = exit_code != 0;
+  if (envelope.is_object()) {
+    const auto flag = envelope.find("isError");
+    if (flag != envelope.end()) {  // read as Python reads a value's truth
+      const json& v = *flag;
+      is_error = v.is_boolean() ? v.get<bool>()
+                 : v.is_number() ? v.get<double>() != 0
+                 : v.is_string() ? !v.get_ref<const std::string&>().empty()
+                 : v.is_null()   ? false
+                                 : !v.empty();
+    }
+  }
+  r.verdict = is_error ? "tool_error" : "success";
+  r.details = json{{"exit_code", exit_code}, {"envelope", std::move(envelope)}};
+  return r;
+}
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/evaluators/mcp_result.hpp>
+// #include <little_loops/evaluators/output_contains.hpp> (already inlined above)
+// #include <little_loops/evaluators/output_json.hpp> (already inlined above)
 // #include <little_loops/evaluators/output_numeric.hpp> (already inlined above)
 // #include <little_loops/expected.hpp> (already inlined above)
 // #include <little_loops/interpolation.hpp> (already inlined above)
@@ -9192,9 +10885,20 @@ inline evaluation_result abnormal_action_result(const action_result& a) {
 // a state with neither action nor `evaluate:` is `success` with empty details. The one place
 // these rules live: basic_evaluator applies them first, and the executor applies them before
 // any host Evaluator, whose verdicts cannot override them.
+// mcp_result (the evaluator `config` names, or the default of an mcp_tool action) reads a
+// timeout (exit 124) and a program that could not start (127) itself, as the reference's:
+// for it only a cancelled or killed action has the fixed verdict.
 // has_fixed_verdict(): whether they apply (`action` null: no action ran).
-inline bool has_fixed_verdict(const action_result* action, bool has_evaluate) noexcept {
-  return action ? action->abnormal() : !has_evaluate;
+inline bool judges_own_failure(const evaluate_config* config, action_kind kind) noexcept {
+  return config ? config->type == evaluator_type::mcp_result : kind == action_kind::mcp_tool;
+}
+inline bool judges_own_failure(const std::optional<compiled_evaluator>& c, action_kind kind) noexcept {
+  return judges_own_failure(c ? &c->config : nullptr, kind);
+}
+inline bool has_fixed_verdict(const action_result* action, bool has_evaluate,
+                              bool own_failure = false) noexcept {
+  if (!action) return !has_evaluate;
+  return own_failure ? action->cancelled || action->signal != 0 : action->abnormal();
 }
 // fixed_verdict(): the verdict, when has_fixed_verdict().
 inline evaluation_result fixed_verdict(const action_result* action,
@@ -9222,24 +10926,27 @@ inline expected<std::optional<double>, std::string> resolve_number(
   return unexpected(std::string("not a number"));
 }
 
-inline const compiled_evaluator& default_llm_evaluator() {
+// The compiled evaluator of a state without `evaluate:` whose action is of `kind`:
+// llm_structured for a prompt or slash command, mcp_result for an MCP tool call, exit_code
+// for a shell command.
+template <evaluator_type Type>
+inline const compiled_evaluator& default_compiled_evaluator() {
   static const compiled_evaluator c = [] {
     evaluate_config cfg;
-    cfg.type = evaluator_type::llm_structured;
+    cfg.type = Type;
     auto r = compile_evaluator(cfg);
     return r ? std::move(*r) : compiled_evaluator{};
   }();
   return c;
 }
-
-inline const compiled_evaluator& default_exit_code_evaluator() {
-  static const compiled_evaluator c = [] {
-    evaluate_config cfg;
-    cfg.type = evaluator_type::exit_code;
-    auto r = compile_evaluator(cfg);
-    return r ? std::move(*r) : compiled_evaluator{};
-  }();
-  return c;
+inline const compiled_evaluator& default_evaluator_for(action_kind kind) {
+  switch (kind) {
+    case action_kind::prompt:
+    case action_kind::slash_command: return default_compiled_evaluator<evaluator_type::llm_structured>();
+    case action_kind::mcp_tool: return default_compiled_evaluator<evaluator_type::mcp_result>();
+    case action_kind::shell: break;
+  }
+  return default_compiled_evaluator<evaluator_type::exit_code>();
 }
 
 // The text of the number after the last `KEY =` (spaces allowed around `=`) in `input`.
@@ -9384,7 +11091,7 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
 inline evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
                                     evaluator_type type) {
   if (dialect != loop_dialect::current || type == evaluator_type::llm_structured ||
-      type == evaluator_type::classify)
+      type == evaluator_type::classify || type == evaluator_type::mcp_result)
     return r;
   if (r.verdict == "success") r.verdict = "yes";
   else if (r.verdict == "failure") r.verdict = "no";
@@ -9395,7 +11102,8 @@ inline evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
 // the output of an action that exited non-zero; the verdict is `error`.
 inline bool blind_to_exit(evaluator_type type) noexcept {
   return type != evaluator_type::exit_code && type != evaluator_type::llm_structured &&
-         type != evaluator_type::harbor_scorer && !is_stall_evaluator(type);
+         type != evaluator_type::harbor_scorer && type != evaluator_type::mcp_result &&
+         !is_stall_evaluator(type);
 }
 
 inline evaluation_result blind_result(int exit_code) {
@@ -9428,6 +11136,7 @@ inline std::optional<evaluation_result> judge_cut_output(const compiled_evaluato
     case evaluator_type::output_json:
     case evaluator_type::convergence:
     case evaluator_type::harbor_scorer:
+    case evaluator_type::mcp_result:
     case evaluator_type::classify: return cut();
     case evaluator_type::output_contains: {
       evaluation_result r = run_output_contains(c, input, ctx);
@@ -9478,15 +11187,13 @@ class basic_evaluator {
   /// `error`); the expected is kept for the Evaluator concept.
   expected<evaluation_result, error> evaluate(const evaluation_request& request) {
     const action_result* action = request.action;
-    if (detail::has_fixed_verdict(action, request.config != nullptr))
+    if (detail::has_fixed_verdict(action, request.config != nullptr,
+                                  detail::judges_own_failure(request.config, request.kind)))
       return detail::fixed_verdict(action, request.dialect);
 
     const compiled_evaluator* compiled = request.compiled;
     if (!request.config) {
-      compiled = (request.kind == action_kind::prompt ||
-                  request.kind == action_kind::slash_command)
-                     ? &detail::default_llm_evaluator()
-                     : &detail::default_exit_code_evaluator();
+      compiled = &detail::default_evaluator_for(request.kind);
     } else if (!compiled) {
       // Not compiled by the host: compile it for this evaluation.
       auto c = compile_evaluator(*request.config);
@@ -9544,6 +11251,8 @@ class basic_evaluator {
         return ask_judge(request, *compiled, input);
       case evaluator_type::harbor_scorer:
         return evaluate_harbor_scorer(input, action ? action->exit_code : 0);
+      case evaluator_type::mcp_result:
+        return evaluate_mcp_result(input, action ? action->exit_code : 0);
       case evaluator_type::diff_stall:
       case evaluator_type::score_stall:
       case evaluator_type::open_question_stall:
@@ -9777,7 +11486,8 @@ struct loop_complete_event {
 /// `retry` (the state runs again after `delay_ms`; `attempt` counts this failure's retries,
 /// `waited_ms` the time waited for it so far), `catch` (a failure of `error_class` went to
 /// `target`), `wait` (a per-state `backoff`), `cycle_detected` (`max_edge_revisits`) or
-/// `stall_detected` (`circuit`; `target` is `abort` or the recovery state).
+/// `stall_detected` (`circuit`; `target` is `abort` or the recovery state) or
+/// `rate_limit_storm` (after a rate limit's retries were spent `attempt` times in a row).
 struct resilience_event {
   static constexpr std::string_view name = "resilience";
   event_time ts;
@@ -9792,15 +11502,71 @@ struct resilience_event {
   std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
 };
 
+/// The throttle of a state acted (throttle.hpp; the reference's events): `throttle_warn
+/// {state, count, normal_max, warn_max, hard_max}` at warn_max, `throttle_hard {state, count,
+/// hard_max, next}` when the state leaves for `next`, `throttle_stop {state, count,
+/// hard_max}` when the run ends. `name` is one of the three.
+struct throttle_event {
+  std::string_view name = "throttle_warn";
+  event_time ts;
+  std::string_view state;
+  std::int64_t count = 0;
+  std::int64_t normal_max = 0;
+  std::int64_t warn_max = 0;
+  std::int64_t hard_max = 0;
+  std::string_view next;
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
+};
+
+/// A learning state's progress (learning.hpp; the reference's events, `name` one of them):
+/// `learning_target_stale {state, target, cause}` (`missing` or `stale`),
+/// `learning_explore_invoked {state, target, attempt}`, `learning_target_refuted {state,
+/// target}`, `learning_target_proven {state, target}`, `learning_blocked {state, target,
+/// reason}` (`refuted` or `retries_exhausted`), `learning_complete {state, targets}`.
+struct learning_event {
+  std::string_view name = "learning_complete";
+  event_time ts;
+  std::string_view state;
+  std::string_view target;
+  std::string_view detail;  ///< `cause` (stale) or `reason` (blocked)
+  std::int64_t attempt = 0;
+  const std::vector<std::string>* targets = nullptr;  ///< learning_complete
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
+};
+
+/// `guard {state, kind, ...}`: a test guard or a sub-loop worktree acted (design §6.3).
+/// `kind` is `tamper_guard` (test files changed while the state ran: `findings` of them,
+/// `reverted` restored, `passed` as the policy judged), `prepatch_check_flagged` (the host
+/// found the patch's tests passing before it too; policy `fail` or `warn`), or
+/// `sub_loop_worktree_attached` / `_detached` / `_error` (a sub-loop state's worktree:
+/// `branch`, `path`; `message`: what failed). `target`: where a `fail` policy sends the run.
+struct guard_event {
+  static constexpr std::string_view name = "guard";
+  event_time ts;
+  std::string_view state;
+  std::string_view kind;
+  std::string_view policy;
+  bool passed = true;
+  std::int64_t findings = 0;
+  std::int64_t reverted = 0;
+  std::string_view verdict;
+  std::string_view target;
+  std::string_view message;
+  std::string_view branch{};  ///< a worktree's branch
+  std::string_view path{};    ///< a worktree's directory
+  std::uint32_t depth = 0;  ///< sub-loop depth: 0 for the top loop, 1 for its child, …
+};
+
 /// Every event the executor emits. Sinks receive this variant.
 using loop_event = std::variant<loop_start_event, loop_resume_event, state_enter_event,
                                 action_start_event, action_complete_event, evaluate_event,
                                 route_event, max_iterations_event, handoff_event, error_event,
-                                loop_complete_event, resilience_event>;
+                                loop_complete_event, resilience_event, throttle_event,
+                                learning_event, guard_event>;
 
 /// The name of an event (`"loop_start"`, `"route"`, …): the JSON `event` field.
 inline std::string_view event_name(const loop_event& e) noexcept {
-  return std::visit([](const auto& ev) noexcept { return std::decay_t<decltype(ev)>::name; }, e);
+  return std::visit([](const auto& ev) noexcept { return std::string_view(ev.name); }, e);
 }
 
 /// The time stamp of an event.
@@ -10019,6 +11785,52 @@ inline void write_event(W& w, const resilience_event& e) {
   if (e.kind == "retry" || e.kind == "wait") w.integer("delay_ms", e.delay_ms);
   if (e.waited_ms != 0) w.integer("waited_ms", e.waited_ms);
   if (!e.target.empty()) w.string("target", e.target);
+  if (!e.message.empty()) w.string("message", e.message);
+}
+
+template <class W>
+inline void write_event(W& w, const throttle_event& e) {
+  w.string("state", e.state);
+  w.integer("count", e.count);
+  if (e.name == "throttle_warn") {
+    w.integer("normal_max", e.normal_max);
+    w.integer("warn_max", e.warn_max);
+  }
+  w.integer("hard_max", e.hard_max);
+  if (e.name != "throttle_hard") return;
+  if (e.next.empty())
+    w.null("next");  // neither on_throttle_hard nor on_error: the state goes on
+  else
+    w.string("next", e.next);
+}
+
+template <class W>
+inline void write_event(W& w, const learning_event& e) {
+  w.string("state", e.state);
+  if (e.name == "learning_complete") {
+    w.value("targets", e.targets != nullptr ? json(*e.targets) : json::array());
+    return;
+  }
+  w.string("target", e.target);
+  if (e.name == "learning_target_stale") w.string("cause", e.detail);
+  if (e.name == "learning_blocked") w.string("reason", e.detail);
+  if (e.name == "learning_explore_invoked") w.integer("attempt", e.attempt);
+}
+
+template <class W>
+inline void write_event(W& w, const guard_event& e) {
+  w.string("state", e.state);
+  w.string("kind", e.kind);
+  if (!e.policy.empty()) w.string("policy", e.policy);
+  if (e.kind == "tamper_guard") {
+    w.boolean("passed", e.passed);
+    w.integer("findings", e.findings);
+    w.integer("reverted", e.reverted);
+  }
+  if (!e.verdict.empty()) w.string("verdict", e.verdict);
+  if (!e.target.empty()) w.string("target", e.target);
+  if (!e.branch.empty()) w.string("branch", e.branch);
+  if (!e.path.empty()) w.string("path", e.path);
   if (!e.message.empty()) w.string("message", e.message);
 }
 
@@ -10717,8 +12529,9 @@ struct snapshot {
   ordered_map<std::string, double> convergence;  ///< `convergence`: state → previous value
   std::int64_t elapsed_ms = 0;             ///< `elapsed_ms`: run time before the snapshot
   std::string started_at;                  ///< `started_at`: ISO 8601 start of the first run
-  /// `counters` (written only when set): max_retries streaks, cannot_judge holds and full
-  /// passes, `{passes, entered, retries: {state: n}, holds: {state: n}}`; null when none.
+  /// `counters` (written only when set): max_retries streaks, cannot_judge holds, full
+  /// passes and the throttle's visit, `{passes, entered, retries: {state: n}, holds: {state:
+  /// n}, throttle: {state, calls}}`; null when none.
   json counters;
   /// `frames` (version 2, written only when set): a run inside sub-loops. The members above
   /// are the top loop's (its current state is the sub-loop state); each entry is a child
@@ -11153,9 +12966,17 @@ struct compiled_state {
   std::optional<int> max_retries;          ///< direct self re-entries allowed
   std::optional<compiled_target> retry_exhausted;  ///< `on_retry_exhausted` (a state name)
   std::vector<int> retryable_exit_codes;   ///< exit codes `on_error` retries
+  /// The throttle counts this state's actions (throttle.hpp): every action state in the
+  /// current dialect, in the seed dialect one that writes `throttle:` or `on_throttle_hard`.
+  bool throttled = false;
+  bool throttle_exempt = false;                    ///< `type: learning`: never made to leave
+  throttle_limits throttle;                        ///< its thresholds
+  std::optional<compiled_target> throttle_hard;    ///< `on_throttle_hard` (a state name)
 
   /// True when the action runs as an LLM prompt (prompt or slash command).
-  [[nodiscard]] bool is_prompt() const noexcept { return kind != action_kind::shell; }
+  [[nodiscard]] bool is_prompt() const noexcept {
+    return kind == action_kind::prompt || kind == action_kind::slash_command;
+  }
 };
 
 /// @brief A loop compiled for execution: validated, every template and evaluator compiled,
@@ -11333,6 +13154,12 @@ class compiled_loop {
       s.retry_exhausted = static_target(*cfg.on_retry_exhausted, *cfg.on_retry_exhausted,
                                         base + ".on_retry_exhausted");
     s.retryable_exit_codes = cfg.retryable_exit_codes;
+    s.throttled = dialect_ == loop_dialect::current || cfg.throttle || cfg.on_throttle_hard;
+    s.throttle_exempt = cfg.type == "learning";
+    s.throttle = effective_throttle(cfg.throttle);
+    if (cfg.on_throttle_hard)
+      s.throttle_hard = static_target(*cfg.on_throttle_hard, *cfg.on_throttle_hard,
+                                      base + ".on_throttle_hard");
     // 0: the runner's default (seed 002); none: the loop's default_timeout, if any.
     const std::optional<double> timeout = cfg.timeout ? cfg.timeout : loop_.default_timeout;
     if (timeout && *timeout > 0)
@@ -11466,131 +13293,16 @@ expected<T, error> call_host(Call&& call, errc code, std::string_view who) {
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/host_calls.hpp>
-// #include <little_loops/detail/failure_type.hpp>
+// #include <little_loops/detail/host_requests.hpp>
+// Part of the executor: the host settings of a state (host_settings.hpp) turned into the
+// fields of its action_request, and the session chain of `session_mode: continue`, a
+// per-run memory carried by sub-loop frames and snapshots (in `counters`).
+
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/host_settings.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
-
-#include <algorithm>
-#include <array>
-#include <cctype>
-#include <string>
-#include <string_view>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-inline bool contains_word(std::string_view text, std::string_view word) noexcept {
-  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (std::size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
-    const bool left = at == 0 || !is_word(text[at - 1]);
-    const std::size_t end = at + word.size();
-    if (left && (end == text.size() || !is_word(text[end]))) return true;
-  }
-  return false;
-}
-
-/// The reference's failure patterns (lower case), by kind.
-inline constexpr std::array<std::string_view, 9> rate_limit_patterns{
-    "out of extra usage", "rate limit", "quota exceeded", "too many requests", "api limit",
-    "usage limit", "429", "resource exhausted", "resourceexhausted"};
-inline constexpr std::array<std::string_view, 9> network_patterns{
-    "connection refused", "connection timeout", "network error", "dns resolution",
-    "connection reset", "service unavailable", "502 bad gateway", "503 service unavailable",
-    "504 gateway timeout"};
-inline constexpr std::array<std::string_view, 8> auth_patterns{
-    "401", "403", "unauthorized", "forbidden", "authentication", "invalid api key",
-    "invalid_api_key", "expired token"};
-inline constexpr std::array<std::string_view, 6> api_error_patterns{
-    "the server had an error", "internal server error", "overloaded_error", "overloaded", "529",
-    "api error"};
-
-/// `output + "\n" + stderr`, lower-cased.
-inline std::string lowered_failure_text(std::string_view output, std::string_view stderr_text) {
-  std::string text(output);
-  text += '\n';
-  text += stderr_text;
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-template <std::size_t N>
-bool contains_any(std::string_view text, const std::array<std::string_view, N>& needles) {
-  return std::any_of(needles.begin(), needles.end(),
-                     [text](std::string_view n) { return text.find(n) != std::string_view::npos; });
-}
-
-inline bool is_network_failure(std::string_view text) {
-  return contains_any(text, network_patterns) || contains_word(text, "econnrefused") ||
-         contains_word(text, "enotfound") || contains_word(text, "etimedout");
-}
-
-/// The reference's failure classes, first match wins, on the lower-cased `output + "\n" +
-/// stderr`: `transient` (quota, network, timeouts, resources, server errors, context
-/// length, sessions, a missing command, a kill, tool errors, Python tracebacks),
-/// `non_recoverable` (authentication), else `real`. An action that exited 0 has none ("").
-inline std::string failure_type_of(int exit_code, std::string_view output, std::string_view stderr_text) {
-  if (exit_code == 0) return {};
-  std::string raw(output);
-  raw += '\n';
-  raw += stderr_text;
-  if (raw.find("<tool_use_error>") != std::string::npos) return "transient";
-  const std::string text = lowered_failure_text(output, stderr_text);
-  auto any = [&text](std::initializer_list<std::string_view> needles) {
-    return std::any_of(needles.begin(), needles.end(),
-                       [&text](std::string_view n) { return text.find(n) != std::string::npos; });
-  };
-  if (contains_any(text, rate_limit_patterns) || is_network_failure(text)) return "transient";
-  if (any({"timeout", "timed out", "deadline exceeded", "disk full", "no space left",
-           "resource temporarily unavailable", "too many open files", "memory allocation failed",
-           "out of memory"}))
-    return "transient";
-  if (contains_any(text, auth_patterns)) return "non_recoverable";
-  if (contains_any(text, api_error_patterns) ||
-      any({"prompt is too long", "context length exceeded", "context window",
-           "maximum context", "requires a valid session id", "requires a valid session title",
-           "command not found", "read-only variable", "file \"<string>\"", "file \"<stdin>\""}) ||
-      contains_word(text, "killed"))
-    return "transient";
-  return "real";
-}
-
-/// The error class (resilience.hpp) of a failed action by the same patterns as
-/// failure_type_of(), first match wins: `rate_limit`, `network`, `timeout` (text),
-/// `auth`, `api_error`, else `exit_code`.
-inline std::string_view error_class_of(std::string_view output, std::string_view stderr_text) {
-  const std::string text = lowered_failure_text(output, stderr_text);
-  if (contains_any(text, rate_limit_patterns)) return "rate_limit";
-  if (is_network_failure(text)) return "network";
-  if (text.find("timed out") != std::string::npos || text.find("deadline exceeded") != std::string::npos)
-    return "timeout";
-  if (contains_any(text, auth_patterns)) return "auth";
-  if (contains_any(text, api_error_patterns)) return "api_error";
-  return "exit_code";
-}
-
-// captured.X.failure_type and timeout_kind (design §6.3): a timed-out action counts as exit
-// 124, with `Action timed out` for text when it wrote no stderr.
-inline void record_failure(captured_record& rec, const action_result& a) {
-  rec.timeout_kind = !a.timed_out ? "" : a.idle_timeout ? "idle" : "wall";
-  if (a.exit_code == 0 && !a.abnormal()) {
-    rec.failure_type.clear();
-    return;
-  }
-  const std::string_view idle = "Action idle-timed out";
-  const std::string_view wall = "Action timed out";
-  const std::string_view err = !a.stderr_output.empty() ? std::string_view(a.stderr_output)
-                               : a.timed_out            ? (a.idle_timeout ? idle : wall)
-                                                        : std::string_view();
-  const int code = a.timed_out ? 124 : (a.exit_code == 0 ? 1 : a.exit_code);
-  rec.failure_type = failure_type_of(code, a.output, err);
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/failure_type.hpp>
-// #include <little_loops/detail/output_signal_scan.hpp>
-// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
 // #include <little_loops/output_signal.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
 
@@ -11636,64 +13348,15 @@ inline std::vector<output_signal> default_output_signals() {
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/output_signal.hpp>
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
+// #include <little_loops/detail/numbers.hpp> (already inlined above)
+// #include <little_loops/detail/subloop_calls.hpp>
+// Part of the executor (detail/subloop_frames.hpp runs the frames). A sub-loop state
+// (`loop:`) finds its child, builds the context the child starts with, bounds its time, and
+// when the child ends turns its outcome into the state's verdict and `captured.<state>`
+// record (design §6.5; the reference's executor.py `_execute_sub_loop`).
 
-#include <cstddef>
-#include <optional>
-#include <string_view>
-#include <vector>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-// A signal found in an output: its kind and its payload (a view into the output).
-struct found_signal {
-  signal_kind kind;
-  std::string_view payload;
-};
-
-inline std::optional<found_signal> find_output_signal(std::string_view out,
-                                                      const std::vector<output_signal>& signals) {
-  constexpr std::string_view ws = " \t\r\n\f\v";
-  if (out.empty()) return std::nullopt;  // markers are never empty
-  for (const auto& sig : signals) {
-    if (sig.marker.empty()) continue;
-    std::size_t from = 0;
-    while (true) {
-      const auto pos = out.find(sig.marker, from);
-      if (pos == std::string_view::npos) break;
-      std::string_view rest = out.substr(pos + sig.marker.size());
-      const auto b = rest.find_first_not_of(ws);
-      std::string_view payload;
-      if (b != std::string_view::npos) {
-        rest.remove_prefix(b);
-        payload = rest.substr(0, rest.find('\n'));
-        const auto e = payload.find_last_not_of(ws);
-        payload = payload.substr(0, e + 1);
-      } else if (rest.find_first_not_of('\n') != std::string_view::npos) {
-        // Only whitespace follows, but not only newlines (`MARKER: `, a CRLF line end): the
-        // original's `MARKER\s*(.+)` still matches, with an empty (stripped) payload.
-        return found_signal{sig.kind, payload};
-      }
-      if (!payload.empty() || !sig.payload_required) return found_signal{sig.kind, payload};
-      from = pos + 1;
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/output_signal_scan.hpp>
-// #include <little_loops/detail/resilience_runtime.hpp>
-// What the executor remembers for `retry:`/`catch:`, `max_edge_revisits` and `circuit:`
-// (design §6.6), and what it decides from it. Everything is kept by state name in the
-// snapshot (snapshot::counters, key `resilience`), so a resumed run goes on counting. The
-// executor waits and emits; this class only counts and decides.
-
-// #include <little_loops/compiled_loop.hpp> (already inlined above)
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/events.hpp> (already inlined above)
-// #include <little_loops/executor_options.hpp>
 // #include <little_loops/child_loops.hpp>
 // A sub-loop state (`loop: NAME`) runs another loop inside the same executor (design §6.5).
 // The executor reads no files: it asks the host's child_loop_resolver
@@ -11732,6 +13395,107 @@ class child_loop_resolver {
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/child_loops.hpp>
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/run_records.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/execution_result.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/output_signal.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/snapshot.hpp> (already inlined above)
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+
+/// Why a run ended (design §3.12).
+enum class termination {
+  terminal,        ///< a terminal state was reached (see execution_result::failure)
+  max_iterations,  ///< the `max_iterations` cap (after `on_max_iterations`, if any)
+  timeout,         ///< the loop `timeout` passed
+  cancelled,       ///< a stop was requested (request_stop, stop token, `LOOP_STOP:`)
+  error,           ///< an unrouted error, a bad route target, or `FATAL_ERROR:`
+  handoff,         ///< `CONTEXT_HANDOFF:`: paused with a resumable snapshot
+};
+
+/// `"terminal"`, `"max_iterations"`, `"timeout"`, `"cancelled"`, `"error"`, `"handoff"`.
+inline std::string_view to_string(termination t) noexcept {
+  switch (t) {
+    case termination::terminal: return "terminal";
+    case termination::max_iterations: return "max_iterations";
+    case termination::timeout: return "timeout";
+    case termination::cancelled: return "cancelled";
+    case termination::error: return "error";
+    case termination::handoff: return "handoff";
+  }
+  return "unknown";
+}
+
+/// The outcome of a run (seed 002's ExecutionResult plus design §3.12–§3.14).
+struct execution_result {
+  std::string final_state;                 ///< the state the run ended in
+  std::int64_t iterations = 0;             ///< state executions (maintain restarts count)
+  termination terminated_by = termination::error;
+  bool failure = false;                    ///< ended in a terminal marked `failure: true`
+  std::int64_t duration_ms = 0;            ///< total run time, across resumes
+  captured_map captured;                   ///< `captured.*` at the end
+  std::optional<little_loops::error> error;  ///< why the run failed (terminated_by error)
+  std::optional<signal_kind> signal;       ///< the output signal that ended the run, if any
+  std::string signal_payload;              ///< its payload (handoff: the continuation)
+  handoff_policy on_handoff = handoff_policy::pause;  ///< the loop's `on_handoff`
+  /// Where to go on from: set for every ending except `terminal` and `error` (an error ends
+  /// the run after its state ran, with nowhere to go: resuming would run that state again).
+  std::optional<little_loops::snapshot> snapshot;
+
+  /// True when the run reached a terminal state that is not marked `failure`.
+  [[nodiscard]] bool succeeded() const noexcept {
+    return terminated_by == termination::terminal && !failure;
+  }
+};
+
+/// JSON of a result: `{final_state, iterations, terminated_by, failure, duration_ms, captured,
+/// [error, error_code], [signal, continuation, on_handoff, handoff, continuation_prompt],
+/// [snapshot]}`. `error` and `error_code` are present only when the run has an error (as the
+/// seed's `to_dict()` omits an `error` that is None); a handoff also has the original's
+/// `handoff: true` and `continuation_prompt`.
+inline json to_json(const execution_result& r) {
+  json j = json::object();
+  j["final_state"] = r.final_state;
+  j["iterations"] = r.iterations;
+  j["terminated_by"] = to_string(r.terminated_by);
+  j["failure"] = r.failure;
+  j["duration_ms"] = r.duration_ms;
+  j["captured"] = detail::captured_to_json(r.captured);
+  if (r.error) {
+    j["error"] = r.error->message;
+    j["error_code"] = error_id(r.error->code);
+  }
+  if (r.signal) {
+    j["signal"] = to_string(*r.signal);
+    if (*r.signal == signal_kind::handoff) {
+      j["continuation"] = r.signal_payload;
+      j["on_handoff"] = to_string(r.on_handoff);
+      j["handoff"] = true;
+      j["continuation_prompt"] = r.signal_payload;
+    } else {
+      j["signal_payload"] = r.signal_payload;
+    }
+  }
+  if (r.snapshot) j["snapshot"] = to_json(*r.snapshot);
+  return j;
+}
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/execution_result.hpp>
+// #include <little_loops/executor_options.hpp>
+// #include <little_loops/child_loops.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/executor_clock.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
@@ -11814,17 +13578,160 @@ class manual_clock final : public executor_clock {
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/executor_clock.hpp>
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/guards.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/learning.hpp> (already inlined above)
 // #include <little_loops/output_signal.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
 
-// #include <little_loops/detail/failure_type.hpp> (already inlined above)
+// #include <little_loops/detail/failure_type.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+inline bool contains_word(std::string_view text, std::string_view word) noexcept {
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
+    const bool left = at == 0 || !is_word(text[at - 1]);
+    const std::size_t end = at + word.size();
+    if (left && (end == text.size() || !is_word(text[end]))) return true;
+  }
+  return false;
+}
+
+/// The reference's failure patterns (lower case), by kind.
+inline constexpr std::array<std::string_view, 9> rate_limit_patterns{
+    "out of extra usage", "rate limit", "quota exceeded", "too many requests", "api limit",
+    "usage limit", "429", "resource exhausted", "resourceexhausted"};
+inline constexpr std::array<std::string_view, 9> network_patterns{
+    "connection refused", "connection timeout", "network error", "dns resolution",
+    "connection reset", "service unavailable", "502 bad gateway", "503 service unavailable",
+    "504 gateway timeout"};
+inline constexpr std::array<std::string_view, 8> auth_patterns{
+    "401", "403", "unauthorized", "forbidden", "authentication", "invalid api key",
+    "invalid_api_key", "expired token"};
+inline constexpr std::array<std::string_view, 6> api_error_patterns{
+    "the server had an error", "internal server error", "overloaded_error", "overloaded", "529",
+    "api error"};
+
+/// `output + "\n" + stderr`, lower-cased.
+inline std::string lowered_failure_text(std::string_view output, std::string_view stderr_text) {
+  std::string text(output);
+  text += '\n';
+  text += stderr_text;
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+template <std::size_t N>
+bool contains_any(std::string_view text, const std::array<std::string_view, N>& needles) {
+  return std::any_of(needles.begin(), needles.end(),
+                     [text](std::string_view n) { return text.find(n) != std::string_view::npos; });
+}
+
+inline bool is_network_failure(std::string_view text) {
+  return contains_any(text, network_patterns) || contains_word(text, "econnrefused") ||
+         contains_word(text, "enotfound") || contains_word(text, "etimedout");
+}
+
+/// Whether `output` holds a stream-json `result` event (a line of JSON whose `type` is
+/// `result`), which an agent CLI writes when its turn ends.
+inline bool result_event_seen(std::string_view output) noexcept {
+  for (std::string_view key : {"\"type\":\"result\"", "\"type\": \"result\""})
+    if (output.find(key) != std::string_view::npos) return true;
+  return false;
+}
+
+/// Exit 143 (SIGTERM) after a `result` event: the agent's process group was torn down once
+/// its turn ended, a re-runnable infrastructure kill (the reference's INFRA_RETRY).
+inline bool is_infra_teardown(int exit_code, std::string_view output) noexcept {
+  return exit_code == 143 && result_event_seen(output);
+}
+
+/// The reference's failure classes, first match wins, on the lower-cased `output + "\n" +
+/// stderr`: `transient` (quota, network, timeouts, resources, server errors, context
+/// length, sessions, a missing command, a kill, tool errors, Python tracebacks),
+/// `non_recoverable` (authentication), else `real`; before them `infra_retry` for an infra
+/// teardown (is_infra_teardown). An action that exited 0 has none ("").
+inline std::string failure_type_of(int exit_code, std::string_view output, std::string_view stderr_text) {
+  if (exit_code == 0) return {};
+  if (is_infra_teardown(exit_code, output)) return "infra_retry";
+  std::string raw(output);
+  raw += '\n';
+  raw += stderr_text;
+  if (raw.find("<tool_use_error>") != std::string::npos) return "transient";
+  const std::string text = lowered_failure_text(output, stderr_text);
+  auto any = [&text](std::initializer_list<std::string_view> needles) {
+    return std::any_of(needles.begin(), needles.end(),
+                       [&text](std::string_view n) { return text.find(n) != std::string::npos; });
+  };
+  if (contains_any(text, rate_limit_patterns) || is_network_failure(text)) return "transient";
+  if (any({"timeout", "timed out", "deadline exceeded", "disk full", "no space left",
+           "resource temporarily unavailable", "too many open files", "memory allocation failed",
+           "out of memory"}))
+    return "transient";
+  if (contains_any(text, auth_patterns)) return "non_recoverable";
+  if (contains_any(text, api_error_patterns) ||
+      any({"prompt is too long", "context length exceeded", "context window",
+           "maximum context", "requires a valid session id", "requires a valid session title",
+           "command not found", "read-only variable", "file \"<string>\"", "file \"<stdin>\""}) ||
+      contains_word(text, "killed"))
+    return "transient";
+  return "real";
+}
+
+/// The error class (resilience.hpp) of a failed action by the same patterns as
+/// failure_type_of(), first match wins: `rate_limit`, `network`, `timeout` (text),
+/// `auth`, `api_error`, else `exit_code`.
+inline std::string_view error_class_of(std::string_view output, std::string_view stderr_text) {
+  const std::string text = lowered_failure_text(output, stderr_text);
+  if (contains_any(text, rate_limit_patterns)) return "rate_limit";
+  if (is_network_failure(text)) return "network";
+  if (text.find("timed out") != std::string::npos || text.find("deadline exceeded") != std::string::npos)
+    return "timeout";
+  if (contains_any(text, auth_patterns)) return "auth";
+  if (contains_any(text, api_error_patterns)) return "api_error";
+  return "exit_code";
+}
+
+// captured.X.failure_type and timeout_kind (design §6.3): a timed-out action counts as exit
+// 124, with `Action timed out` for text when it wrote no stderr.
+inline void record_failure(captured_record& rec, const action_result& a) {
+  rec.timeout_kind = !a.timed_out ? "" : a.idle_timeout ? "idle" : "wall";
+  if (a.exit_code == 0 && !a.abnormal()) {
+    rec.failure_type.clear();
+    return;
+  }
+  const std::string_view idle = "Action idle-timed out";
+  const std::string_view wall = "Action timed out";
+  const std::string_view err = !a.stderr_output.empty() ? std::string_view(a.stderr_output)
+                               : a.timed_out            ? (a.idle_timeout ? idle : wall)
+                                                        : std::string_view();
+  const int code = a.timed_out ? 124 : (a.exit_code == 0 ? 1 : a.exit_code);
+  rec.failure_type = failure_type_of(code, a.output, err);
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/failure_type.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
@@ -11866,10 +13773,34 @@ struct executor_options {
   /// Uniform numbers in [0, 1) for retry jitter (unset: a random engine); tests inject a
   /// constant.
   std::function<double()> random_source;
+  /// The learning-test registry (learning.hpp): what it holds for a target. Called by a
+  /// learning state for each target, before and after each exploration; an error (or an
+  /// exception) is the state's `error` verdict. Unset: a learning state's verdict is `error`
+  /// ("no learning registry").
+  std::function<expected<learning_status, error>(std::string_view target)> learning_registry;
+  /// Globs of the test files `tamper_guard:` watches (paths relative to the working
+  /// directory; `**/` matches any leading directories, `*` stays in one segment).
+  std::vector<std::string> test_file_patterns{default_test_file_patterns.begin(),
+                                              default_test_file_patterns.end()};
+  /// The host's pre-patch check of `prepatch_check:` (guards.hpp): given the patch of a
+  /// guarded state's green exit, whether its candidate tests passed before it too. Unset:
+  /// every check is `skipped`.
+  std::function<prepatch_verdict(const prepatch_request&)> prepatch_checker;
+  /// The branch a patch is measured from: its merge base with HEAD, else the branch itself.
+  std::string prepatch_base_branch = "main";
+  /// `worktree:` of a sub-loop state: attaches a scratch git worktree to the existing branch
+  /// `branch` and returns its path, where the child's actions and probes run (or why it
+  /// could not). It may adjust the child's context (ll-loop anchors a relative `run_dir` to
+  /// the main tree). Unset: such a state's verdict is `error`.
+  std::function<expected<std::string, std::string>(std::string_view branch, json& child_context)>
+      attach_worktree;
+  /// Removes a worktree attach_worktree() made (its branch stays).
+  std::function<void(std::string_view path)> detach_worktree;
 };
 
 /// The default error classifier: `timeout` (the runner timed the action out), `signal` (it
-/// was killed), nothing for exit 0, else by the reference's patterns in the output and
+/// was killed), nothing for exit 0, `infra` for exit 143 after a stream-json `result` event
+/// (the reference's infra teardown), else by the reference's patterns in the output and
 /// stderr (lower-cased): `rate_limit` (429, quota, usage limit, too many requests),
 /// `network` (connection refused or reset, DNS, 502–504), `auth` (401, 403, unauthorized,
 /// invalid API key), `api_error` (internal server error, overloaded, 529, "api error"),
@@ -11878,6 +13809,7 @@ inline std::string default_error_class(const action_result& a) {
   if (a.timed_out) return "timeout";
   if (a.signal != 0) return "signal";
   if (a.exit_code == 0) return {};
+  if (detail::is_infra_teardown(a.exit_code, a.output)) return "infra";
   return std::string(detail::error_class_of(a.output, a.stderr_output));
 }
 
@@ -11892,6 +13824,1051 @@ inline void inject_missing(json& context, const json& injected) {
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/executor_options.hpp>
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// How a child ended, as its parent sees it.
+struct child_end {
+  termination how = termination::terminal;
+  bool failure = false;          ///< ended on a failure terminal
+  std::string final_state;
+  std::optional<error> failed;   ///< why it ended `error`
+  json output;                   ///< the terminal's rendered `output:` (null: none)
+};
+
+/// `value` with every string in it rendered against `ctx` (keys stay as written).
+inline expected<json, error> render_value(const json& value, const interpolation_context& ctx) {
+  if (value.is_string()) {
+    auto text = interpolate(value.get_ref<const std::string&>(), ctx);
+    if (!text) return unexpected(std::move(text.error()));
+    return json(std::move(*text));
+  }
+  if (!value.is_object() && !value.is_array()) return value;
+  json out = value;
+  for (auto it = out.begin(); it != out.end(); ++it) {
+    auto v = render_value(it.value(), ctx);
+    if (!v) return unexpected(std::move(v.error()));
+    it.value() = std::move(*v);
+  }
+  return out;
+}
+
+/// The values of a `with:` or `output:` table, rendered.
+inline expected<json, error> render_table(const ordered_table<std::string, json>& table,
+                                          const interpolation_context& ctx) {
+  json out = json::object();
+  for (const auto& [key, value] : table) {
+    auto v = render_value(value, ctx);
+    if (!v) return unexpected(std::move(v.error()));
+    out[key] = std::move(*v);
+  }
+  return out;
+}
+
+/// The child a sub-loop state names: its name rendered, found through the host's resolver,
+/// within the depth limit (`depth`: how many loops would then run). The error is the
+/// state's `error` verdict, its message naming the child.
+inline expected<child_loop, error> find_child(const state_config& cfg, const interpolation_context& ctx,
+                                              const executor_options& options, std::size_t depth,
+                                              std::string_view referrer) {
+  auto name = interpolate(*cfg.loop, ctx);
+  if (!name)
+    return unexpected(error{errc::missing_variable, "sub-loop name: " + name.error().message});
+  if (depth > options.max_subloop_depth)
+    return unexpected(error{errc::invalid_loop,
+                            fmt::format("sub-loop '{}' would run {} loops deep (max_subloop_depth {})",
+                                        *name, depth, options.max_subloop_depth)});
+  if (options.child_loops == nullptr)
+    return unexpected(error{errc::invalid_loop,
+                            fmt::format("sub-loop '{}': the host gave no child loop resolver", *name)});
+  auto child = options.child_loops->load(*name, referrer);
+  if (!child)
+    return unexpected(error{child.error().code,
+                            fmt::format("sub-loop '{}': {}", *name, child.error().message)});
+  return child;
+}
+
+/// The context a child starts with. `with:` → the child's `context:`, the rendered bindings
+/// over it, then the defaults of its unbound parameters (a required one unbound is an
+/// error); `context_passthrough` → the parent's context and its captures (a capture as its
+/// output, a sub-loop record as it is) under the child's own `context:`, which wins;
+/// neither → the child's `context:`. The host's injected keys then fill what is missing.
+inline expected<json, error> child_context(const state_config& cfg, const child_loop& child,
+                                           const interpolation_context& ctx, const json& injected) {
+  json context = child.loop->loop().context;
+  if (!cfg.with.empty()) {
+    auto bound = render_table(cfg.with, ctx);
+    if (!bound) return unexpected(std::move(bound.error()));
+    for (auto it = bound->begin(); it != bound->end(); ++it) context[it.key()] = std::move(it.value());
+    for (auto it = child.parameters.begin(); it != child.parameters.end(); ++it) {
+      if (bound->contains(it.key()) || !it.value().is_object()) continue;
+      const auto dflt = it.value().find("default");
+      if (dflt != it.value().end() && !dflt->is_null()) {
+        context[it.key()] = *dflt;
+      } else if (it.value().value("required", false) && !injected.contains(it.key())) {
+        return unexpected(error{errc::missing_variable,
+                                fmt::format("sub-loop requires parameter '{}' but it is not bound in 'with'",
+                                            it.key())});
+      }
+    }
+  } else if (cfg.context_passthrough) {
+    json merged = ctx.context != nullptr && ctx.context->is_object() ? *ctx.context : json::object();
+    if (ctx.captured != nullptr)
+      for (const auto& [name, rec] : *ctx.captured)
+        merged[name] = rec.subloop.is_null() ? json(rec.output) : rec.subloop;
+    for (auto it = context.begin(); it != context.end(); ++it) merged[it.key()] = it.value();
+    context = std::move(merged);
+  }
+  inject_missing(context, injected);
+  return context;
+}
+
+/// The child's time limit (ms): the smallest of its own `timeout`, the calling state's
+/// `timeout` and the time the parent has left (at least 1 ms); nullopt when none is set.
+inline std::optional<std::int64_t> child_timeout_ms(std::optional<double> own, std::optional<double> state,
+                                                    std::optional<std::int64_t> parent_left) {
+  std::optional<std::int64_t> limit;
+  const auto take = [&limit](std::int64_t ms) { limit = limit ? std::min(*limit, ms) : ms; };
+  if (own && *own > 0) take(static_cast<std::int64_t>(*own * 1000.0));
+  if (state && *state > 0) take(static_cast<std::int64_t>(*state * 1000.0));
+  if (parent_left) take(std::max<std::int64_t>(1, *parent_left));
+  return limit;
+}
+
+/// Whether `st` routes `verdict` itself (a shorthand, a route-table key or `_error`).
+inline bool routes_verdict(const compiled_state& st, std::string_view verdict) {
+  const auto named = [verdict](const auto& entry) { return entry.first == verdict; };
+  if (std::any_of(st.on.begin(), st.on.end(), named)) return true;
+  if (std::any_of(st.routes.begin(), st.routes.end(), named)) return true;
+  return verdict == "error" && st.route_error.has_value();
+}
+
+/// The calling state's verdict for how its child ended (design §6.5): a terminal → `yes`; a
+/// failure terminal → `no`; `error` → `error` where the state routes it, else `no`; the
+/// child's time or step cap → `timeout` where the state routes it, else `no`.
+inline std::string_view subloop_verdict(const compiled_state& st, const child_end& end) {
+  switch (end.how) {
+    case termination::terminal: return end.failure ? "no" : "yes";
+    case termination::error: return routes_verdict(st, "error") ? "error" : "no";
+    case termination::timeout:
+    case termination::max_iterations: return routes_verdict(st, "timeout") ? "timeout" : "no";
+    default: return "no";
+  }
+}
+
+/// `captured.<state>` of a sub-loop state: the child's captures (with `with:` or
+/// `context_passthrough`), then `terminated_by`, `final_state`, `failure_terminal`,
+/// `error` and the terminal's `output`.
+inline json subloop_record(const state_config& cfg, const child_end& end, const captured_map& child) {
+  json rec = json::object();
+  if (!cfg.with.empty() || cfg.context_passthrough)
+    for (const auto& [name, c] : child) {
+      if (!c.subloop.is_null()) {
+        rec[name] = c.subloop;
+        continue;
+      }
+      json_object_writer w;
+      write_captured_record(w, c);
+      rec[name] = w.take();
+    }
+  rec["terminated_by"] = std::string(to_string(end.how));
+  rec["final_state"] = end.final_state;
+  if (end.failure) rec["failure_terminal"] = true;
+  if (end.failed) rec["error"] = end.failed->message;
+  if (!end.output.is_null()) rec["output"] = end.output;
+  return rec;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/subloop_calls.hpp>
+// #include <little_loops/detail/utf8.hpp> (already inlined above)
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// True for the kinds the host runs as an LLM prompt (prompt, slash_command).
+constexpr bool is_prompt_kind(action_kind kind) noexcept {
+  return kind == action_kind::prompt || kind == action_kind::slash_command;
+}
+
+/// The heading a continued prompt starts with, before the prior chained state's summary.
+inline constexpr std::string_view continuity_heading =
+    "## Continuity summary from the prior chained state\n\n";
+/// The most characters of a summary kept (its end: where a prompt's answer concludes).
+inline constexpr std::size_t continuity_summary_limit = 8000;
+
+/// @brief The session chain of one running loop (`session_mode: continue`).
+///
+/// A prompt action that ends normally (exit 0) in a `continue` state leaves its output as
+/// the summary the next prompt action takes; that one, when it is `continue` too, is sent
+/// the summary first, and either way the summary is gone (a `fresh` prompt breaks the
+/// chain). Shell and MCP actions between them neither take nor leave one. A handoff drops
+/// it: the chain never crosses into a continuation session.
+class session_chain {
+ public:
+  /// The text prompt action `text` of a state in `mode` is sent: with a pending summary
+  /// and `continue`, the heading, the summary, a rule and `text` (built in `buffer`), else
+  /// `text`. The pending summary is taken either way.
+  std::string_view take(session_mode mode, std::string_view text, std::string& buffer) {
+    if (mode == session_mode::continued && !summary_.empty()) {
+      std::string joined;  // `text` may view `buffer`
+      joined.reserve(continuity_heading.size() + summary_.size() + 7 + text.size());
+      joined.append(continuity_heading).append(summary_).append("\n\n---\n\n").append(text);
+      buffer = std::move(joined);
+      text = buffer;
+    }
+    summary_.clear();
+    return text;
+  }
+
+  /// After an action of `kind` in a state in `mode`: a `continue` prompt that exited 0
+  /// leaves its output (trimmed, at most continuity_summary_limit characters, its end) as
+  /// the summary; a `handoff` (the output's CONTEXT_HANDOFF signal) drops it.
+  void leave(action_kind kind, session_mode mode, const action_result& a, bool handoff) {
+    if (handoff) {
+      summary_.clear();
+      return;
+    }
+    if (!is_prompt_kind(kind) || mode != session_mode::continued || a.exit_code != 0 || a.abnormal())
+      return;
+    summary_.assign(utf8_suffix(trim_py(a.output), continuity_summary_limit));
+  }
+  /// leave() for `state` of `loop`, after its action's output `signal` (if any) was found.
+  template <class Signal>
+  void leave(action_kind kind, const fsm_loop& loop, const state_config& state,
+             const action_result& a, const Signal& signal) {
+    leave(kind, effective_session_mode(loop.host, state.host), a,
+          signal && signal->kind == signal_kind::handoff);
+  }
+
+  /// The pending summary (empty: none).
+  [[nodiscard]] const std::string& summary() const noexcept { return summary_; }
+  void clear() noexcept { summary_.clear(); }
+
+  /// `counters` with the pending summary as `session_summary` (unchanged when none).
+  [[nodiscard]] json into(json counters) const {
+    if (summary_.empty()) return counters;
+    if (!counters.is_object()) counters = json::object();
+    counters["session_summary"] = summary_;
+    return counters;
+  }
+  /// The pending summary of a snapshot's `counters`.
+  void restore(const json& counters) {
+    summary_.clear();
+    if (!counters.is_object()) return;
+    const auto it = counters.find("session_summary");
+    if (it != counters.end() && it->is_string()) summary_ = it->get<std::string>();
+  }
+
+ private:
+  std::string summary_;
+};
+
+/// An mcp_tool action's text (`server/tool`) and its `params:` rendered against `ctx` (every
+/// string in them a template, as the reference's interpolate_dict) as compact JSON, both in
+/// `buffer`, in `req.params`; the text to send, or why the params could not be rendered.
+inline expected<std::string_view, std::string> prepare_mcp_request(
+    action_request& req, const state_config& state, std::string_view text, std::string& buffer,
+    const interpolation_context& ctx) {
+  const expected<json, error> params =
+      state.host.params ? render_value(*state.host.params, ctx) : expected<json, error>(json::object());
+  if (!params) return unexpected("params: " + params.error().message);
+  std::string joined(text);  // `text` may view `buffer`
+  joined += params->dump(-1, ' ', false, json::error_handler_t::replace);
+  buffer = std::move(joined);
+  req.params = std::string_view(buffer).substr(text.size());
+  return std::string_view(buffer).substr(0, text.size());
+}
+
+/// @brief Fills the host fields of `req` (its `kind` set) for `state` of `loop` and returns
+/// the text to send: a prompt action gets the state's agent and automation profile and
+/// takes the session chain's summary (session_chain::take, `buffer` holding a joined text);
+/// an mcp_tool action gets its rendered params (prepare_mcp_request); a shell action gets
+/// none and `text` as it is.
+inline expected<std::string_view, std::string> prepare_host_request(
+    action_request& req, const fsm_loop& loop, const state_config& state, session_chain& chain,
+    std::string_view text, std::string& buffer, const interpolation_context& ctx) {
+  const bool prompt = is_prompt_kind(req.kind);
+  req.agent = prompt && state.host.agent ? std::string_view(*state.host.agent) : std::string_view{};
+  req.automation_profile = prompt ? automation_profile_of(loop.host, state.host) : std::string_view{};
+  req.params = {};
+  if (req.kind == action_kind::mcp_tool) return prepare_mcp_request(req, state, text, buffer, ctx);
+  if (!prompt) return text;
+  return chain.take(effective_session_mode(loop.host, state.host), text, buffer);
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/host_requests.hpp>
+// #include <little_loops/detail/failure_type.hpp> (already inlined above)
+// #include <little_loops/detail/guard_steps.hpp>
+// Part of fsm_executor (executor.hpp), as a base it befriends: the steps that probe the
+// working tree around a state's action. Before it runs, the tamper guard's snapshot; after
+// its verdict, the fingerprint of the circuit's progress paths (design §6.6), the pre-patch
+// check and then the tamper check (so the patch is read before a `revert` rewrites it), and
+// where a `fail` policy sends the run (the tamper guard's first), before every other route
+// (design §6.3).
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/prepatch_check.hpp>
+// `prepatch_check:` (guards.hpp; the reference's executor). On the exit of a guarded state
+// whose action succeeded, a probe of the host's runner gives the pre-patch base (`git
+// merge-base HEAD <branch>`, else the branch) and the patch since it (`git diff <base>`, and
+// a `/dev/null` diff of each untracked file); the host's checker
+// (executor_options::prepatch_checker) says whether the candidate tests of that patch passed
+// before it too (`flagged`). A red exit records a skip and asks nothing. Each check appends
+// its record to `${context._prepatch_check}`; the same (patch, base) within a run reuses the
+// verdict (`memoized`). `fail` sends a flagged run to its failure terminal, `warn` reports
+// it (a `prepatch_check_flagged` guard event), `allow` only records.
+
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/executor_options.hpp> (already inlined above)
+// #include <little_loops/guards.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+// #include <little_loops/detail/tamper_guard.hpp>
+// `tamper_guard:` (guards.hpp; the reference's executor and its test_tamper_guard module).
+// Before a guarded state's action runs, the test files (the host's test-file patterns) and
+// the pytest configuration the working directory reads are hashed; after it, the same files
+// and every test file git sees changed or untracked are hashed again. A difference is a
+// finding (`modified`, `deleted`, `added`; `is_config` for the pytest configuration). The
+// policy then acts: `revert` restores the tracked files modified or deleted (`git
+// checkout`), `fail` sends the run to its failure terminal (failure_target()), `allow`
+// only records. Every check appends its record to `${context._tamper_guard}`.
+//
+// All of it runs as probes of the host's ActionRunner (shell requests marked `probe`), so
+// the core spawns nothing and reads no file: a simulating host answers them with nothing,
+// and a state then has nothing to find.
+
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/events.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/guards.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/detail/stall_memory.hpp>
+// `diff_stall`, `score_stall`, `open_question_stall`, `action_stall` (design §6.6, the
+// reference's evaluators.py). What they read comes through the host's ActionRunner as a
+// probe (stall_probe(): `git diff --stat -- <scope>`, or the history file printed by `cat`),
+// so the core spawns nothing and reads no file; what they remember between rounds is kept
+// here, by the reference's keys (the sorted scope, the sorted tracked keys), and goes into
+// the snapshot with the rest of the resilience memory.
+
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/evaluators.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/detail/numbers.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+// #include <little_loops/detail/utf8.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// A POSIX shell word for `text` (single-quoted).
+inline std::string shell_word(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  out += '\'';
+  return out;
+}
+
+/// The history file of score_stall / open_question_stall (rendered; as the reference, the
+/// text as written when it cannot be rendered).
+inline std::string history_path(const evaluate_config& c, const interpolation_context& ctx) {
+  std::string path = c.stall.history_file.value_or(
+      c.type == evaluator_type::score_stall ? "${context.run_dir}/.score_history"
+                                            : "${context.run_dir}/.open_questions_history");
+  if (auto rendered = interpolate(path, ctx)) return *rendered;
+  return path;
+}
+
+/// The probe command a stall evaluator reads, or nullopt (action_stall reads none).
+inline std::optional<std::string> stall_probe(const evaluate_config& c,
+                                              const interpolation_context& ctx) {
+  if (c.type == evaluator_type::diff_stall) {
+    std::string cmd = "git diff --stat";
+    if (c.stall.scope && !c.stall.scope->empty()) {
+      cmd += " --";
+      for (const auto& p : *c.stall.scope) cmd += " " + shell_word(p);
+    }
+    return cmd;
+  }
+  if (c.type == evaluator_type::action_stall) return std::nullopt;
+  return "cat -- " + shell_word(history_path(c, ctx)) + " 2>/dev/null || true";
+}
+
+/// The numbers of a history file, one per line (blank and unreadable lines skipped).
+inline std::vector<double> history_numbers(std::string_view text) {
+  std::vector<double> out;
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    const std::string token(trim_py(text.substr(0, end)));
+    text.remove_prefix(std::min(end + 1, text.size()));
+    if (token.empty()) continue;
+    try {
+      std::size_t used = 0;
+      const double v = std::stod(token, &used);
+      if (used == token.size()) out.push_back(v);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): not a number, skipped as the reference does
+    }
+  }
+  return out;
+}
+
+/// score_stall (higher is better) and open_question_stall (lower is better): the rounds
+/// since the best-so-far last moved by more than epsilon.
+inline evaluation_result judge_history(const evaluate_config& c, std::string_view text) {
+  const bool lower = c.type == evaluator_type::open_question_stall;
+  const int max_stall = c.stall.max_stall.value_or(1);
+  const double epsilon = c.stall.epsilon.value_or(lower ? 0.0 : 0.5);
+  const std::vector<double> v = history_numbers(text);
+  evaluation_result r;
+  json details = {{"stall_count", 0}, {"max_stall", max_stall}, {"epsilon", number_json(epsilon)},
+                  {"rounds", v.size()}, {"best", v.empty() ? json() : number_json(v.back())}};
+  if (v.size() < 2) {
+    r.verdict = "yes";
+    r.details = std::move(details);
+    return r;
+  }
+  double best = v.front();
+  int stall = 0;
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    const bool progress = lower ? v[i] < best - epsilon : v[i] > best + epsilon;
+    if (!progress) ++stall;
+    else stall = 0;
+    best = lower ? std::min(best, v[i]) : std::max(best, v[i]);
+  }
+  details["stall_count"] = stall;
+  details["best"] = number_json(best);
+  r.verdict = stall >= max_stall ? "no" : "yes";
+  r.details = std::move(details);
+  return r;
+}
+
+/// The text action_stall compares: `key=value|…` over the tracked keys, each looked up as
+/// written when it has a dot, else as `context.`, `captured.`, `prev.`, `result.` KEY.
+inline std::string tracked_values(const evaluate_config& c, const interpolation_context& ctx) {
+  static const std::vector<std::string> default_track{"action"};
+  const std::vector<std::string>& track = c.stall.track ? *c.stall.track : default_track;
+  std::string out;
+  for (const auto& key : track) {
+    std::string value;
+    const auto lookup = [&](const std::string& name) {
+      auto v = interpolate("${" + name + "}", ctx);
+      if (v) value = std::move(*v);
+      return v.has_value();
+    };
+    if (key.find('.') != std::string::npos) {
+      lookup(key);
+    } else {
+      for (const char* ns : {"context.", "captured.", "prev.", "result."})
+        if (lookup(ns + key)) break;
+    }
+    out += (out.empty() ? "" : "|") + key + "=" + value;
+  }
+  return out;
+}
+
+/// The remembered side of diff_stall and action_stall.
+class stall_memory {
+ public:
+  void clear() { slots_.clear(); }
+
+  /// Judges `c` (a stall evaluator). `probe` is the probe's result (null: none was run, or
+  /// it could not be run: `error` text in `probe_error`).
+  evaluation_result judge(const evaluate_config& c, const interpolation_context& ctx,
+                          const action_result* probe, std::string_view probe_error) {
+    if (c.type == evaluator_type::score_stall || c.type == evaluator_type::open_question_stall)
+      return judge_history(c, probe ? std::string_view(probe->output) : std::string_view());
+    if (c.type == evaluator_type::action_stall)
+      return compare("action:" + sorted_key(c.stall.track, "action"), tracked_values(c, ctx),
+                     c.stall.max_repeat.value_or(2), "max_repeat", "hash_changed");
+    if (!probe || probe->exit_code != 0 || probe->timed_out) {
+      const std::string why = !probe ? std::string(probe_error)
+                              : probe->timed_out ? std::string("git diff timed out")
+                                                 : "git diff failed: " + std::string(utf8_prefix(probe->stderr_output, 200));
+      return error_result(why);
+    }
+    return compare("diff:" + sorted_key(c.stall.scope, "_root_"), probe->output,
+                   c.stall.max_stall.value_or(1), "max_stall", "diff_changed");
+  }
+
+  [[nodiscard]] json to_json() const {
+    if (slots_.empty()) return nullptr;
+    json out = json::object();
+    for (const auto& [key, s] : slots_) out[key] = {{"previous", s.previous}, {"count", s.count}};
+    return out;
+  }
+
+  void restore(const json& j) {
+    clear();
+    if (!j.is_object()) return;
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (it->is_object())
+        slots_[it.key()] = slot{it->value("previous", std::string{}), it->value("count", 0)};
+  }
+
+ private:
+  struct slot {
+    std::string previous;
+    int count = 0;
+  };
+
+  static std::string sorted_key(const std::optional<std::vector<std::string>>& names,
+                                std::string_view none) {
+    if (!names || names->empty()) return std::string(none);
+    std::vector<std::string> sorted = *names;
+    std::sort(sorted.begin(), sorted.end());
+    std::string out;
+    for (const auto& n : sorted) out += (out.empty() ? "" : "|") + n;
+    return out;
+  }
+
+  // The first round remembers and says `yes`; then the same text `limit` rounds in a row is
+  // `no`, a different one starts again.
+  evaluation_result compare(const std::string& key, std::string current, int limit,
+                            const char* limit_name, const char* changed_name) {
+    evaluation_result r;
+    const auto found = slots_.find(key);
+    bool changed = true;
+    int count = 0;
+    if (found != slots_.end() && found->second.previous == current) {
+      changed = false;
+      count = ++found->second.count;
+    } else {
+      slots_[key] = slot{std::move(current), 0};
+    }
+    r.verdict = !changed && count >= limit ? "no" : "yes";
+    r.details = json{{"stall_count", count}, {limit_name, limit}, {changed_name, changed}};
+    return r;
+  }
+
+  std::map<std::string, slot> slots_;
+};
+
+/// Judges the stall evaluator `req` asks for: runs its probe through `run` (an ActionRunner
+/// call: a shell request marked `probe`, 30 s at most), then asks `memory`.
+template <class Run>
+evaluation_result judge_stall(stall_memory& memory, const evaluation_request& req,
+                              std::optional<std::chrono::steady_clock::time_point> deadline,
+                              std::stop_token stop, Run&& run) {
+  const evaluate_config& cfg = *req.config;
+  std::optional<expected<action_result, error>> probe;
+  if (auto text = stall_probe(cfg, *req.context)) {
+    action_request probe_req;
+    probe_req.state = req.state;
+    probe_req.text = *text;
+    probe_req.timeout = std::chrono::seconds(30);
+    probe_req.deadline = deadline;
+    probe_req.stop = std::move(stop);
+    probe_req.probe = true;
+    probe = run(probe_req);
+  }
+  const action_result* answer = probe && *probe ? &**probe : nullptr;
+  return memory.judge(cfg, *req.context, answer,
+                      probe && !*probe ? std::string_view(probe->error().message) : "");
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/stall_memory.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// A guard's policy for `st`: its own value, else the loop's; nullopt when neither is one of
+/// `values` (unset, or a value validation warned about).
+template <class Values>
+std::optional<std::string_view> effective_guard(const std::optional<std::string>& own,
+                                                const std::optional<std::string>& loop_default,
+                                                const Values& values) {
+  const std::optional<std::string>& v = own && !own->empty() ? own : loop_default;
+  if (!v) return std::nullopt;
+  for (std::string_view name : values)
+    if (name == *v) return name;
+  return std::nullopt;
+}
+
+/// Whether `path` matches the glob `pattern`: `*` and `?` stay inside one path segment,
+/// `**/` matches any number of leading directories (none included), and any other `**`
+/// matches across segments.
+inline bool glob_match(std::string_view pattern, std::string_view path) {
+  if (pattern.empty()) return path.empty();
+  if (pattern.substr(0, 3) == "**/") {
+    const std::string_view rest = pattern.substr(3);
+    while (true) {  // after 0, 1, … leading directories
+      if (glob_match(rest, path)) return true;
+      const std::size_t slash = path.find('/');
+      if (slash == std::string_view::npos) return false;
+      path.remove_prefix(slash + 1);
+    }
+  }
+  if (pattern.substr(0, 2) == "**") {
+    for (std::size_t i = 0; i <= path.size(); ++i)
+      if (glob_match(pattern.substr(2), path.substr(i))) return true;
+    return false;
+  }
+  if (pattern.front() == '*') {
+    for (std::size_t i = 0; i <= path.size(); ++i) {
+      if (glob_match(pattern.substr(1), path.substr(i))) return true;
+      if (i < path.size() && path[i] == '/') return false;
+    }
+    return false;
+  }
+  if (path.empty()) return false;
+  if (pattern.front() == '?' ? path.front() == '/' : pattern.front() != path.front()) return false;
+  return glob_match(pattern.substr(1), path.substr(1));
+}
+
+/// Whether `path` is a test file by `patterns`.
+template <class Patterns>
+bool is_test_file(std::string_view path, const Patterns& patterns) {
+  return std::any_of(std::begin(patterns), std::end(patterns),
+                     [&](const auto& p) { return glob_match(p, path); });
+}
+
+/// The line a listing probe marks the pytest configuration with.
+inline constexpr std::string_view config_marker = ":pytest-config ";
+
+/// The shell text that prints the pytest configuration pytest reads here, as pytest finds
+/// it: `pytest.ini`, else `pyproject.toml` with `[tool.pytest.ini_options]`, else `tox.ini`
+/// with `[pytest]`, else `setup.cfg` with `[tool:pytest]`.
+inline std::string config_probe() {
+  const std::string m(config_marker);
+  return "if [ -f pytest.ini ]; then echo '" + m + "pytest.ini'; "
+         "elif grep -qs '^[[:space:]]*\\[tool\\.pytest\\.ini_options\\]' pyproject.toml; then echo '" + m + "pyproject.toml'; "
+         "elif grep -qsF '[pytest]' tox.ini; then echo '" + m + "tox.ini'; "
+         "elif grep -qsF '[tool:pytest]' setup.cfg; then echo '" + m + "setup.cfg'; fi";
+}
+
+/// The listing probe: the pytest configuration, then every file git tracks or sees
+/// untracked (`entry`), or only those changed against HEAD and the untracked ones (exit).
+inline std::string listing_probe(bool entry) {
+  std::string cmd = config_probe() + "; ";
+  cmd += entry ? "git -c core.quotepath=off ls-files --cached --others --exclude-standard 2>/dev/null"
+               : "git -c core.quotepath=off diff --name-only HEAD 2>/dev/null; "
+                 "git -c core.quotepath=off ls-files --others --exclude-standard 2>/dev/null";
+  return cmd;
+}
+
+/// A listing probe's answer.
+struct guard_listing {
+  std::vector<std::string> paths{};
+  std::optional<std::string> config{};  ///< the pytest configuration, if any
+};
+
+inline guard_listing parse_listing(std::string_view text) {
+  guard_listing out;
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    if (line.substr(0, config_marker.size()) == config_marker)
+      out.config = std::string(line.substr(config_marker.size()));
+    else
+      out.paths.emplace_back(line);
+  }
+  return out;
+}
+
+/// The hashing probe: one line per path, its git blob hash or `-` when it is no file. The
+/// pytest section of `pyproject.toml` is hashed alone (edits elsewhere in it are no finding).
+inline std::string hash_probe(const std::vector<std::string>& paths) {
+  std::string cmd = "for f in";
+  for (const auto& p : paths) cmd += " " + shell_word(p);
+  cmd += "; do if [ ! -f \"$f\" ]; then echo -; "
+         "elif [ \"$f\" = pyproject.toml ]; then awk '/^[[:space:]]*\\[/{s=($0 ~ "
+         "/^[[:space:]]*\\[tool\\.pytest\\.ini_options\\]/)} s' \"$f\" | git hash-object --stdin; "
+         "else git hash-object -- \"$f\" || echo '?'; fi; done";
+  return cmd;
+}
+
+/// The revert probe: restores each path git tracks (`git checkout --`); one line per path,
+/// `+` when restored, `-` when not (untracked: nothing to restore from).
+inline std::string revert_probe(const std::vector<std::string>& paths) {
+  std::string cmd = "for f in";
+  for (const auto& p : paths) cmd += " " + shell_word(p);
+  cmd += "; do if git ls-files --error-unmatch -- \"$f\" >/dev/null 2>&1 && "
+         "git checkout -- \"$f\" 2>/dev/null; then echo +; else echo -; fi; done";
+  return cmd;
+}
+
+/// The lines of a probe's answer, one per path asked about (nullopt: another count).
+inline std::optional<std::vector<std::string>> answer_lines(std::string_view text,
+                                                            std::size_t expected) {
+  std::vector<std::string> lines;
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    std::string_view line = text.substr(0, end);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.emplace_back(line);
+    text.remove_prefix(std::min(end + 1, text.size()));
+  }
+  if (lines.size() != expected) return std::nullopt;
+  return lines;
+}
+
+/// Hashes of test files by path (nullopt: no such file).
+using tamper_snapshot = std::map<std::string, std::optional<std::string>>;
+
+/// One difference between two snapshots.
+struct tamper_finding {
+  std::string path{};
+  std::string_view kind{};  ///< modified, deleted, added
+  bool is_config = false;
+};
+
+inline std::vector<tamper_finding> compare_snapshots(const tamper_snapshot& before,
+                                                     const tamper_snapshot& after,
+                                                     const std::optional<std::string>& config) {
+  std::set<std::string> paths;
+  for (const auto& e : before) paths.insert(e.first);
+  for (const auto& e : after) paths.insert(e.first);
+  std::vector<tamper_finding> out;
+  for (const auto& p : paths) {
+    const auto b = before.find(p);
+    const auto a = after.find(p);
+    const std::optional<std::string> bh = b == before.end() ? std::nullopt : b->second;
+    const std::optional<std::string> ah = a == after.end() ? std::nullopt : a->second;
+    if (bh == ah) continue;
+    out.push_back({p, !bh ? "added" : !ah ? "deleted" : "modified", config && *config == p});
+  }
+  return out;
+}
+
+/// The probes of the test guards for one state, through `run` (the host's runner): the
+/// tamper guard's snapshot taken on entry and its check on exit, and ask() for any other.
+template <class Run>
+class guard_probes {
+ public:
+  guard_probes(Run run, std::string_view state, std::stop_token stop,
+               std::optional<std::chrono::steady_clock::time_point> deadline)
+      : run_(std::move(run)), state_(state), stop_(std::move(stop)), deadline_(deadline) {}
+
+  /// Hashes the test files and the pytest configuration as they are now.
+  template <class Patterns>
+  tamper_snapshot snapshot_entry(const Patterns& patterns) {
+    const guard_listing l = list(true);
+    std::vector<std::string> paths;
+    for (const auto& p : l.paths)
+      if (is_test_file(p, patterns)) paths.push_back(p);
+    if (l.config) paths.push_back(*l.config);
+    return hash(paths);
+  }
+
+  /// Compares `before` with now and applies `policy`: the record appended to
+  /// `${context._tamper_guard}` (state, policy, passed, findings, reverted).
+  template <class Patterns>
+  json check_exit(const tamper_snapshot& before, std::string_view policy, const Patterns& patterns) {
+    const guard_listing l = list(false);
+    std::vector<std::string> paths;
+    for (const auto& e : before) paths.push_back(e.first);
+    for (const auto& p : l.paths)
+      if (is_test_file(p, patterns)) paths.push_back(p);
+    if (l.config) paths.push_back(*l.config);
+    std::sort(paths.begin(), paths.end());
+    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+    const std::vector<tamper_finding> findings = compare_snapshots(before, hash(paths), l.config);
+    json record = {{"state", state_}, {"policy", policy}, {"passed", true},
+                   {"findings", json::array()}, {"reverted", json::array()}};
+    std::vector<std::string> revertable;
+    for (const auto& f : findings) {
+      record["findings"].push_back({{"path", f.path}, {"kind", f.kind}, {"is_config", f.is_config}});
+      if (f.kind != "added") revertable.push_back(f.path);
+    }
+    if (findings.empty() || policy == "allow") return record;
+    if (policy == "fail") {
+      record["passed"] = false;
+      return record;
+    }
+    const json reverted = revert(revertable);
+    record["passed"] = reverted.size() == revertable.size();
+    record["reverted"] = reverted;
+    return record;
+  }
+
+  /// The output of the probe `text` (nullopt: it could not be run, or timed out).
+  std::optional<std::string> ask(const std::string& text) {
+    action_request req;
+    req.state = state_;
+    req.text = text;
+    req.timeout = std::chrono::seconds(30);
+    req.deadline = deadline_;
+    req.stop = stop_;
+    req.probe = true;
+    expected<action_result, error> r = run_(req);
+    if (!r || r->timed_out || r->cancelled) return std::nullopt;
+    return std::move(r->output);
+  }
+
+ private:
+  guard_listing list(bool entry) {
+    auto text = ask(listing_probe(entry));
+    return text ? parse_listing(*text) : guard_listing{};
+  }
+
+  // A path whose hash cannot be read counts as no file (the reference's unreadable file).
+  tamper_snapshot hash(const std::vector<std::string>& paths) {
+    tamper_snapshot out;
+    if (paths.empty()) return out;
+    const auto text = ask(hash_probe(paths));
+    const auto lines = text ? answer_lines(*text, paths.size()) : std::nullopt;
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      const bool known = lines && (*lines)[i] != "-" && (*lines)[i] != "?" && !(*lines)[i].empty();
+      out[paths[i]] = known ? std::optional<std::string>((*lines)[i]) : std::nullopt;
+    }
+    return out;
+  }
+
+  json revert(const std::vector<std::string>& paths) {
+    json out = json::array();
+    if (paths.empty()) return out;
+    const auto text = ask(revert_probe(paths));
+    const auto lines = text ? answer_lines(*text, paths.size()) : std::nullopt;
+    for (std::size_t i = 0; lines && i < paths.size(); ++i)
+      if ((*lines)[i] == "+") out.push_back(paths[i]);
+    return out;
+  }
+
+  Run run_;
+  std::string_view state_;
+  std::stop_token stop_;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+};
+
+/// Where a guard's `fail` policy sends the run from `st` (the reference's rule): its `on_no`
+/// when that is a failure terminal, else the first failure terminal by name, else its
+/// `on_no`; nullopt when there is none of them (the ordinary routes decide).
+inline std::optional<std::size_t> failure_target(const compiled_loop& loop,
+                                                 const state_config& st) {
+  const auto on_no = st.on.find("no");
+  std::optional<std::size_t> no;
+  if (on_no != st.on.end()) no = loop.find(on_no->second);
+  if (no && loop.state(*no).config->terminal && loop.state(*no).config->failure) return no;
+  std::optional<std::size_t> first;
+  for (std::size_t i = 0; i < loop.states().size(); ++i) {
+    const compiled_state& s = loop.state(i);
+    if (s.config->terminal && s.config->failure && (!first || s.name < loop.state(*first).name))
+      first = i;
+  }
+  return first ? first : no;
+}
+
+/// Appends `record` to the list `context[key]` (made a list when it is not one).
+inline void append_guard_record(json& context, std::string_view key, json record) {
+  json& list = context[std::string(key)];
+  if (!list.is_array()) list = json::array();
+  list.push_back(std::move(record));
+}
+
+/// `e` at time `ts`.
+inline guard_event stamped(guard_event e, event_time ts) {
+  e.ts = ts;
+  return e;
+}
+
+/// The tamper policy of the state `st` in `loop`, if a guard applies to it.
+inline std::optional<std::string_view> tamper_policy_of(const compiled_loop& loop,
+                                                        const compiled_state& st) {
+  return effective_guard(st.config->guards.tamper_guard, loop.loop().guards.tamper_guard,
+                         tamper_guard_values);
+}
+
+/// What a guard decided on a state's exit: where a `fail` policy sends the run, and the
+/// event to report (its time stamp left to the executor).
+struct guard_decision {
+  std::optional<std::size_t> target{};
+  guard_event event{};
+  bool report = false;  ///< the event is worth reporting
+};
+
+/// The tamper guard's exit of `st`: compares with `before`, applies the policy, appends the
+/// record to `context._tamper_guard`.
+template <class Run, class Patterns>
+guard_decision tamper_exit(guard_probes<Run> check, const compiled_loop& loop,
+                           const compiled_state& st, const tamper_snapshot& before,
+                           const Patterns& patterns, json& context) {
+  const std::string_view policy = *tamper_policy_of(loop, st);
+  json record = check.check_exit(before, policy, patterns);
+  guard_decision d;
+  d.event.state = st.name;
+  d.event.kind = "tamper_guard";
+  d.event.policy = policy;
+  d.event.passed = record["passed"].get<bool>();
+  d.event.findings = static_cast<std::int64_t>(record["findings"].size());
+  d.event.reverted = static_cast<std::int64_t>(record["reverted"].size());
+  d.report = d.event.findings != 0;
+  if (!d.event.passed && policy == "fail") d.target = failure_target(loop, *st.config);
+  if (d.target) d.event.target = loop.state(*d.target).name;
+  append_guard_record(context, "_tamper_guard", std::move(record));
+  return d;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/tamper_guard.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// The probe that prints the pre-patch base (first line), then the patch since it.
+inline std::string prepatch_diff_probe(std::string_view base_branch) {
+  const std::string b = shell_word(base_branch);
+  return "base=$(git merge-base HEAD " + b + " 2>/dev/null) || base=" + b +
+         "; echo \"$base\"; git diff \"$base\" 2>/dev/null; "
+         "git -c core.quotepath=off ls-files --others --exclude-standard 2>/dev/null | "
+         "while IFS= read -r f; do git diff --no-index -- /dev/null \"$f\"; done; true";
+}
+
+/// The prepatch policy of the state `st` in `loop`, if a check applies to it.
+inline std::optional<std::string_view> prepatch_policy_of(const compiled_loop& loop,
+                                                          const compiled_state& st) {
+  return effective_guard(st.config->guards.prepatch_check, loop.loop().guards.prepatch_check,
+                         prepatch_check_values);
+}
+
+/// Verdicts of one run by (hash of the patch, base), as the reference memoizes them.
+using prepatch_memo = std::map<std::pair<std::uint64_t, std::string>, prepatch_verdict>;
+
+/// The host's verdict on the patch of a green exit (skipped without a checker), through the
+/// memo; `memoized` tells whether it was there.
+template <class Run>
+prepatch_verdict judge_patch(guard_probes<Run>& probes, const compiled_state& st,
+                             const executor_options& options, prepatch_memo& memo,
+                             std::string& base_ref, bool& memoized) {
+  const std::optional<std::string> text = probes.ask(prepatch_diff_probe(options.prepatch_base_branch));
+  std::string_view out = text ? std::string_view(*text) : std::string_view();
+  const std::size_t eol = std::min(out.find('\n'), out.size());
+  base_ref = std::string(out.substr(0, eol));
+  if (base_ref.empty()) base_ref = options.prepatch_base_branch;
+  const std::string_view diff = out.substr(std::min(eol + 1, out.size()));
+  const auto key = std::make_pair(fnv1a_64(diff), base_ref);
+  if (const auto found = memo.find(key); found != memo.end()) {
+    memoized = true;
+    return found->second;
+  }
+  prepatch_verdict v;
+  v.skipped_reason = "no pre-patch checker in this host";
+  if (options.prepatch_checker) v = options.prepatch_checker(prepatch_request{st.name, base_ref, diff});
+  memo.emplace(key, v);
+  return v;
+}
+
+/// The pre-patch check of `st` on its exit (`green`: its action succeeded): the record in
+/// `context._prepatch_check`, and where a `fail` policy sends a flagged run.
+template <class Run>
+guard_decision prepatch_exit(guard_probes<Run> probes, const compiled_loop& loop,
+                             const compiled_state& st, bool green, const executor_options& options,
+                             prepatch_memo& memo, json& context) {
+  const std::string_view policy = *prepatch_policy_of(loop, st);
+  json record = {{"state", st.name}, {"policy", policy}};
+  guard_decision d;
+  if (!green) {
+    record["verdict"] = "skipped";
+    record["skipped_reason"] = "guarded state's action did not succeed (red path)";
+    record["memoized"] = false;
+    append_guard_record(context, "_prepatch_check", std::move(record));
+    return d;
+  }
+  std::string base_ref;
+  bool memoized = false;
+  const prepatch_verdict v = judge_patch(probes, st, options, memo, base_ref, memoized);
+  record["verdict"] = v.verdict;
+  record["base_ref"] = base_ref;
+  record["skipped_reason"] = v.verdict == "skipped" ? json(v.skipped_reason) : json();
+  record["memoized"] = memoized;
+  append_guard_record(context, "_prepatch_check", std::move(record));
+  if (v.verdict != "flagged" || policy == "allow") return d;
+  d.report = true;
+  d.event.state = st.name;
+  d.event.kind = "prepatch_check_flagged";
+  d.event.policy = policy;
+  d.event.verdict = "flagged";
+  if (policy == "fail") d.target = failure_target(loop, *st.config);
+  if (d.target) d.event.target = loop.state(*d.target).name;
+  return d;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/prepatch_check.hpp>
+// #include <little_loops/detail/resilience_runtime.hpp>
+// What the executor remembers for `retry:`/`catch:`, `max_edge_revisits` and `circuit:`
+// (design §6.6), and what it decides from it. Everything is kept by state name in the
+// snapshot (snapshot::counters, key `resilience`), so a resumed run goes on counting. The
+// executor waits and emits; this class only counts and decides.
+
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/events.hpp> (already inlined above)
+// #include <little_loops/executor_options.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/resilience.hpp> (already inlined above)
@@ -11928,6 +14905,9 @@ inline constexpr std::array<double, 4> default_long_wait_ladder{300, 900, 1800, 
 /// API server errors: 2 retries 30 s apart, then the ordinary routes.
 inline constexpr int default_api_error_retries = 2;
 inline constexpr double default_api_error_backoff = 30;
+/// Infra teardowns (exit 143 after the agent's result): 2 re-runs 5 s apart.
+inline constexpr int default_infra_retries = 2;
+inline constexpr double default_infra_backoff = 5;
 
 /// What a state runs with: retry entries in the order they are tried, catch entries.
 struct policy_set {
@@ -11995,15 +14975,18 @@ inline policy_set effective_policies(const state_config& s, loop_dialect dialect
   const bool defaults = dialect == loop_dialect::current && s.action.has_value() && !s.terminal;
   if ((has_rate_limit_keys(r) || defaults) && !retries_class(set.retry, "rate_limit"))
     add_rate_limit_tiers(r, set.retry);
-  if (defaults && !retries_class(set.retry, "api_error")) {
-    retry_policy api;
-    api.on = {"api_error"};
-    api.interval = default_api_error_backoff;
-    api.backoff_rate = 1;
-    api.max_attempts = default_api_error_retries;
-    api.written = false;
-    set.retry.push_back(std::move(api));
-  }
+  const auto add_flat = [&](std::string_view cls, double interval, int attempts) {
+    if (!defaults || retries_class(set.retry, cls)) return;
+    retry_policy p;
+    p.on = {std::string(cls)};
+    p.interval = interval;
+    p.backoff_rate = 1;
+    p.max_attempts = attempts;
+    p.written = false;
+    set.retry.push_back(std::move(p));
+  };
+  add_flat("api_error", default_api_error_backoff, default_api_error_retries);
+  add_flat("infra", default_infra_backoff, default_infra_retries);
   const std::string* on_error = on_error_of(s);
   if (!catches_class(set.catches, "rate_limit")) {
     if (r.on_rate_limit_exhausted)
@@ -12348,258 +15331,12 @@ inline route_outcome route(const route_query& q) {
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/routing.hpp>
-// #include <little_loops/detail/stall_memory.hpp>
-// `diff_stall`, `score_stall`, `open_question_stall`, `action_stall` (design §6.6, the
-// reference's evaluators.py). What they read comes through the host's ActionRunner as a
-// probe (stall_probe(): `git diff --stat -- <scope>`, or the history file printed by `cat`),
-// so the core spawns nothing and reads no file; what they remember between rounds is kept
-// here, by the reference's keys (the sorted scope, the sorted tracked keys), and goes into
-// the snapshot with the rest of the resilience memory.
-
-// #include <little_loops/compiled_loop.hpp> (already inlined above)
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/error.hpp> (already inlined above)
-// #include <little_loops/expected.hpp> (already inlined above)
-// #include <little_loops/evaluators.hpp> (already inlined above)
-// #include <little_loops/interpolation.hpp> (already inlined above)
-// #include <little_loops/json.hpp> (already inlined above)
-// #include <little_loops/results.hpp> (already inlined above)
-// #include <little_loops/schema.hpp> (already inlined above)
-// #include <little_loops/detail/numbers.hpp> (already inlined above)
-// #include <little_loops/detail/strings.hpp> (already inlined above)
-// #include <little_loops/detail/utf8.hpp> (already inlined above)
+// #include <little_loops/detail/stall_memory.hpp> (already inlined above)
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstddef>
-#include <functional>
-#include <map>
-#include <optional>
-#include <stop_token>
-#include <string>
-#include <string_view>
-#include <vector>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-/// A POSIX shell word for `text` (single-quoted).
-inline std::string shell_word(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  out += '\'';
-  return out;
-}
-
-/// The history file of score_stall / open_question_stall (rendered; as the reference, the
-/// text as written when it cannot be rendered).
-inline std::string history_path(const evaluate_config& c, const interpolation_context& ctx) {
-  std::string path = c.stall.history_file.value_or(
-      c.type == evaluator_type::score_stall ? "${context.run_dir}/.score_history"
-                                            : "${context.run_dir}/.open_questions_history");
-  if (auto rendered = interpolate(path, ctx)) return *rendered;
-  return path;
-}
-
-/// The probe command a stall evaluator reads, or nullopt (action_stall reads none).
-inline std::optional<std::string> stall_probe(const evaluate_config& c,
-                                              const interpolation_context& ctx) {
-  if (c.type == evaluator_type::diff_stall) {
-    std::string cmd = "git diff --stat";
-    if (c.stall.scope && !c.stall.scope->empty()) {
-      cmd += " --";
-      for (const auto& p : *c.stall.scope) cmd += " " + shell_word(p);
-    }
-    return cmd;
-  }
-  if (c.type == evaluator_type::action_stall) return std::nullopt;
-  return "cat -- " + shell_word(history_path(c, ctx)) + " 2>/dev/null || true";
-}
-
-/// The numbers of a history file, one per line (blank and unreadable lines skipped).
-inline std::vector<double> history_numbers(std::string_view text) {
-  std::vector<double> out;
-  while (!text.empty()) {
-    const std::size_t end = std::min(text.find('\n'), text.size());
-    const std::string token(trim_py(text.substr(0, end)));
-    text.remove_prefix(std::min(end + 1, text.size()));
-    if (token.empty()) continue;
-    try {
-      std::size_t used = 0;
-      const double v = std::stod(token, &used);
-      if (used == token.size()) out.push_back(v);
-    } catch (...) {  // NOLINT(bugprone-empty-catch): not a number, skipped as the reference does
-    }
-  }
-  return out;
-}
-
-/// score_stall (higher is better) and open_question_stall (lower is better): the rounds
-/// since the best-so-far last moved by more than epsilon.
-inline evaluation_result judge_history(const evaluate_config& c, std::string_view text) {
-  const bool lower = c.type == evaluator_type::open_question_stall;
-  const int max_stall = c.stall.max_stall.value_or(1);
-  const double epsilon = c.stall.epsilon.value_or(lower ? 0.0 : 0.5);
-  const std::vector<double> v = history_numbers(text);
-  evaluation_result r;
-  json details = {{"stall_count", 0}, {"max_stall", max_stall}, {"epsilon", number_json(epsilon)},
-                  {"rounds", v.size()}, {"best", v.empty() ? json() : number_json(v.back())}};
-  if (v.size() < 2) {
-    r.verdict = "yes";
-    r.details = std::move(details);
-    return r;
-  }
-  double best = v.front();
-  int stall = 0;
-  for (std::size_t i = 1; i < v.size(); ++i) {
-    const bool progress = lower ? v[i] < best - epsilon : v[i] > best + epsilon;
-    if (!progress) ++stall;
-    else stall = 0;
-    best = lower ? std::min(best, v[i]) : std::max(best, v[i]);
-  }
-  details["stall_count"] = stall;
-  details["best"] = number_json(best);
-  r.verdict = stall >= max_stall ? "no" : "yes";
-  r.details = std::move(details);
-  return r;
-}
-
-/// The text action_stall compares: `key=value|…` over the tracked keys, each looked up as
-/// written when it has a dot, else as `context.`, `captured.`, `prev.`, `result.` KEY.
-inline std::string tracked_values(const evaluate_config& c, const interpolation_context& ctx) {
-  static const std::vector<std::string> default_track{"action"};
-  const std::vector<std::string>& track = c.stall.track ? *c.stall.track : default_track;
-  std::string out;
-  for (const auto& key : track) {
-    std::string value;
-    const auto lookup = [&](const std::string& name) {
-      auto v = interpolate("${" + name + "}", ctx);
-      if (v) value = std::move(*v);
-      return v.has_value();
-    };
-    if (key.find('.') != std::string::npos) {
-      lookup(key);
-    } else {
-      for (const char* ns : {"context.", "captured.", "prev.", "result."})
-        if (lookup(ns + key)) break;
-    }
-    out += (out.empty() ? "" : "|") + key + "=" + value;
-  }
-  return out;
-}
-
-/// The remembered side of diff_stall and action_stall.
-class stall_memory {
- public:
-  void clear() { slots_.clear(); }
-
-  /// Judges `c` (a stall evaluator). `probe` is the probe's result (null: none was run, or
-  /// it could not be run: `error` text in `probe_error`).
-  evaluation_result judge(const evaluate_config& c, const interpolation_context& ctx,
-                          const action_result* probe, std::string_view probe_error) {
-    if (c.type == evaluator_type::score_stall || c.type == evaluator_type::open_question_stall)
-      return judge_history(c, probe ? std::string_view(probe->output) : std::string_view());
-    if (c.type == evaluator_type::action_stall)
-      return compare("action:" + sorted_key(c.stall.track, "action"), tracked_values(c, ctx),
-                     c.stall.max_repeat.value_or(2), "max_repeat", "hash_changed");
-    if (!probe || probe->exit_code != 0 || probe->timed_out) {
-      const std::string why = !probe ? std::string(probe_error)
-                              : probe->timed_out ? std::string("git diff timed out")
-                                                 : "git diff failed: " + std::string(utf8_prefix(probe->stderr_output, 200));
-      return error_result(why);
-    }
-    return compare("diff:" + sorted_key(c.stall.scope, "_root_"), probe->output,
-                   c.stall.max_stall.value_or(1), "max_stall", "diff_changed");
-  }
-
-  [[nodiscard]] json to_json() const {
-    if (slots_.empty()) return nullptr;
-    json out = json::object();
-    for (const auto& [key, s] : slots_) out[key] = {{"previous", s.previous}, {"count", s.count}};
-    return out;
-  }
-
-  void restore(const json& j) {
-    clear();
-    if (!j.is_object()) return;
-    for (auto it = j.begin(); it != j.end(); ++it)
-      if (it->is_object())
-        slots_[it.key()] = slot{it->value("previous", std::string{}), it->value("count", 0)};
-  }
-
- private:
-  struct slot {
-    std::string previous;
-    int count = 0;
-  };
-
-  static std::string sorted_key(const std::optional<std::vector<std::string>>& names,
-                                std::string_view none) {
-    if (!names || names->empty()) return std::string(none);
-    std::vector<std::string> sorted = *names;
-    std::sort(sorted.begin(), sorted.end());
-    std::string out;
-    for (const auto& n : sorted) out += (out.empty() ? "" : "|") + n;
-    return out;
-  }
-
-  // The first round remembers and says `yes`; then the same text `limit` rounds in a row is
-  // `no`, a different one starts again.
-  evaluation_result compare(const std::string& key, std::string current, int limit,
-                            const char* limit_name, const char* changed_name) {
-    evaluation_result r;
-    const auto found = slots_.find(key);
-    bool changed = true;
-    int count = 0;
-    if (found != slots_.end() && found->second.previous == current) {
-      changed = false;
-      count = ++found->second.count;
-    } else {
-      slots_[key] = slot{std::move(current), 0};
-    }
-    r.verdict = !changed && count >= limit ? "no" : "yes";
-    r.details = json{{"stall_count", count}, {limit_name, limit}, {changed_name, changed}};
-    return r;
-  }
-
-  std::map<std::string, slot> slots_;
-};
-
-/// Judges the stall evaluator `req` asks for: runs its probe through `run` (an ActionRunner
-/// call: a shell request marked `probe`, 30 s at most), then asks `memory`.
-template <class Run>
-evaluation_result judge_stall(stall_memory& memory, const evaluation_request& req,
-                              std::optional<std::chrono::steady_clock::time_point> deadline,
-                              std::stop_token stop, Run&& run) {
-  const evaluate_config& cfg = *req.config;
-  std::optional<expected<action_result, error>> probe;
-  if (auto text = stall_probe(cfg, *req.context)) {
-    action_request probe_req;
-    probe_req.state = req.state;
-    probe_req.text = *text;
-    probe_req.timeout = std::chrono::seconds(30);
-    probe_req.deadline = deadline;
-    probe_req.stop = std::move(stop);
-    probe_req.probe = true;
-    probe = run(probe_req);
-  }
-  const action_result* answer = probe && *probe ? &**probe : nullptr;
-  return memory.judge(cfg, *req.context, answer,
-                      probe && !*probe ? std::string_view(probe->error().message) : "");
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/stall_memory.hpp>
-
-#include <fmt/format.h>
-
-#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -12636,7 +15373,38 @@ struct resilience_decision {
   double delay = 0;          ///< seconds to wait first (retry)
   resilience_event event{};  ///< what to report (ts left to the executor)
   std::string error_class;   ///< the failure's class (event.error_class views it)
+  /// `rate_limit_storm`: the rate-limit retries of the last states were spent this many
+  /// times in a row (reported after `event`).
+  std::optional<resilience_event> storm{};
+
+  /// The events to report, in order (null entries: none).
+  [[nodiscard]] std::array<const resilience_event*, 2> reported() const noexcept {
+    return {event.kind.empty() ? nullptr : &event, storm ? &*storm : nullptr};
+  }
 };
+
+/// The probe that fingerprints the circuit's `progress_paths` (rendered in `ctx`; those
+/// equal to a rendered `exclude_paths` entry left out): one `mtime size` line per path,
+/// `0 0` for a missing one; nullopt when no path is left (no fingerprint, as the reference).
+inline std::optional<std::string> progress_probe(const repeated_failure_config& rf,
+                                                 const interpolation_context& ctx) {
+  std::vector<std::string> excluded;
+  for (const auto& raw : rf.exclude_paths)
+    if (auto v = interpolate(raw, ctx)) excluded.push_back(std::move(*v));
+  std::string cmd;
+  for (const auto& raw : rf.progress_paths) {
+    auto path = interpolate(raw, ctx);
+    if (!path || std::find(excluded.begin(), excluded.end(), *path) != excluded.end()) continue;
+    const std::string p = shell_word(*path);
+    cmd += "if [ -e " + p + " ]; then stat -c '%Y %s' -- " + p + " 2>/dev/null || stat -f '%m %z' -- " +
+           p + "; else echo '0 0'; fi; ";
+  }
+  if (cmd.empty()) return std::nullopt;
+  return cmd + "true";
+}
+
+/// Consecutive rate-limit exhaustions that make a storm (the reference's threshold).
+inline constexpr int rate_limit_storm_threshold = 3;
 
 class resilience_memory {
  public:
@@ -12651,6 +15419,9 @@ class resilience_memory {
 
   void clear() {
     pending_wait_ = 0;
+    progress_.reset();
+    fingerprints_.clear();
+    rate_limit_exhaustions_ = 0;
     stalls.clear();
     records_.clear();
     edges_.clear();
@@ -12704,6 +15475,25 @@ class resilience_memory {
     return give_up(set, name, error_class, rec, d);
   }
 
+  /// Counts the rate-limit exhaustions in a row (a result of another kind than a
+  /// rate limit, an API error, an infra teardown or an auth failure ends the row, as the
+  /// reference); from the threshold on, `d` reports a `rate_limit_storm` too.
+  void note_rate_limit(std::string_view error_class, resilience_decision& d) {
+    if (error_class != "rate_limit" && error_class != "api_error" && error_class != "infra" &&
+        error_class != "auth") {
+      rate_limit_exhaustions_ = 0;
+      return;
+    }
+    const bool spent = d.what == resilience_decision::kind::caught ||
+                       d.what == resilience_decision::kind::exhausted;
+    if (error_class != "rate_limit" || !spent) return;
+    if (++rate_limit_exhaustions_ < rate_limit_storm_threshold) return;
+    d.storm.emplace();
+    d.storm->kind = "rate_limit_storm";
+    d.storm->attempt = rate_limit_exhaustions_;
+    d.storm->error_class = "rate_limit";
+  }
+
   // ---- max_edge_revisits ----
 
   /// A run ended by `max_edge_revisits`: what to report and the error it ends with.
@@ -12734,10 +15524,22 @@ class resilience_memory {
 
   // ---- circuit.repeated_failure ----
 
+  /// The fingerprint of the circuit's progress paths after the state that ends next (its
+  /// progress_probe()'s answer): a change since that state's last one restarts the window.
+  void note_progress(std::string fingerprint) { progress_ = std::move(fingerprint); }
+
   /// Records one transition's (state, exit code, verdict); the decision when the circuit trips.
   resilience_decision record_transition(const repeated_failure_config& rf, std::string_view state,
                                         int exit_code, std::string_view verdict) {
     resilience_decision d;
+    if (auto fp = std::exchange(progress_, std::nullopt)) {  // the reference's reset on progress
+      const auto prev = fingerprints_.find(state);
+      if (prev != fingerprints_.end() && prev->second != *fp) {
+        window_.clear();
+        fingerprints_.clear();
+      }
+      fingerprints_[std::string(state)] = std::move(*fp);
+    }
     const std::string key = fmt::format("{}\x1f{}\x1f{}", state, exit_code, verdict);
     window_.push_back(key);
     while (window_.size() > static_cast<std::size_t>(rf.window)) window_.pop_front();
@@ -12769,9 +15571,11 @@ class resilience_memory {
   [[nodiscard]] json to_json(const compiled_loop& loop) const {
     json stall = stalls.to_json();
     if (records_.empty() && edges_.empty() && window_.empty() && recurrent_.empty() &&
-        stall.is_null() && pending_wait_ == 0)
+        stall.is_null() && pending_wait_ == 0 && rate_limit_exhaustions_ == 0 && fingerprints_.empty())
       return nullptr;
     json out = json::object();
+    if (!fingerprints_.empty()) out["progress"] = fingerprints_;
+    if (rate_limit_exhaustions_ > 0) out["rate_limit_exhaustions"] = rate_limit_exhaustions_;
     if (pending_wait_ > 0) out["pending_wait"] = number_json(pending_wait_);
     if (!stall.is_null()) out["stall"] = std::move(stall);
     if (!records_.empty()) {
@@ -12799,6 +15603,11 @@ class resilience_memory {
     clear();
     if (!j.is_object()) return;
     if (const auto st = j.find("stall"); st != j.end()) stalls.restore(*st);
+    if (const auto m = j.find("progress"); m != j.end() && m->is_object())
+      for (auto it = m->begin(); it != m->end(); ++it)
+        if (it->is_string()) fingerprints_[it.key()] = it->get<std::string>();
+    if (const auto n = j.find("rate_limit_exhaustions"); n != j.end() && n->is_number_integer())
+      rate_limit_exhaustions_ = std::max(0, n->get<int>());
     if (const auto w = j.find("pending_wait"); w != j.end() && w->is_number())
       pending_wait_ = std::clamp(w->get<double>(), 0.0, max_seconds);
     if (const auto r = j.find("retries"); r != j.end() && r->is_object())
@@ -12893,6 +15702,9 @@ class resilience_memory {
   std::string message_;
   std::optional<std::mt19937_64> engine_;
   double pending_wait_ = 0;
+  int rate_limit_exhaustions_ = 0;  // in a row (note_rate_limit)
+  std::optional<std::string> progress_;  // note_progress(), for the next transition
+  std::map<std::string, std::string, std::less<>> fingerprints_;  // state → last progress
 };
 
 /// The circuit, then `retry:`/`catch:`, after `state` gave `verdict` (design §6.6). `action`
@@ -12912,6 +15724,7 @@ inline resilience_decision decide_resilience(resilience_memory& memory, const co
   }
   if (!action) return {};
   auto d = memory.after_result(loop, state, error_class, code, options.random_source);
+  memory.note_rate_limit(error_class, d);
   d.error_class = error_class;  // the event views it
   memory.wait_before_next(d.delay);
   return d;
@@ -12966,6 +15779,428 @@ inline json with_resilience(json counters, json resilience) {
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/resilience_runtime.hpp>
+// #include <little_loops/detail/tamper_guard.hpp> (already inlined above)
+
+#include <cstddef>
+#include <optional>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+template <class Executor>
+class guard_steps {
+ protected:
+  // Before the action of `st`: the test files, when a tamper guard applies.
+  void enter_guards(const compiled_state& st) {
+    tamper_before_.reset();
+    Executor& ex = static_cast<Executor&>(*this);
+    if (tamper_policy_of(*ex.loop_, st))
+      tamper_before_ = probes(st).snapshot_entry(ex.options_.test_file_patterns);
+  }
+
+  // After the verdict of `st` (`action`: its result, null when none ran): the state a guard
+  // sends the run to, if any.
+  std::optional<std::size_t> leave_guards(const compiled_state& st, const action_result* action) {
+    Executor& ex = static_cast<Executor&>(*this);
+    if (const auto& rf = ex.loop_->loop().resilience.repeated_failure; rf && !rf->progress_paths.empty())
+      if (const auto text = progress_probe(*rf, ex.running_context(st)))
+        if (auto fp = probes(st).ask(*text)) ex.resilience_.note_progress(std::move(*fp));
+    std::optional<std::size_t> prepatch;
+    if (prepatch_policy_of(*ex.loop_, st)) {
+      const bool green = action ? action->exit_code == 0 && !action->abnormal() : !st.action;
+      prepatch = report(prepatch_exit(probes(st), *ex.loop_, st, green, ex.options_, memo_, ex.context_));
+    }
+    std::optional<std::size_t> tamper;
+    if (tamper_before_) {
+      const tamper_snapshot before = std::exchange(tamper_before_, std::nullopt).value();
+      tamper = report(tamper_exit(probes(st), *ex.loop_, st, before, ex.options_.test_file_patterns,
+                                  ex.context_));
+    }
+    if (tamper || prepatch) ex.route_reason_ = tamper ? "tamper_guard" : "prepatch_check";
+    return tamper ? tamper : prepatch;
+  }
+
+ private:
+  std::optional<std::size_t> report(const guard_decision& d) {
+    Executor& ex = static_cast<Executor&>(*this);
+    if constexpr (Executor::emits_events)
+      if (d.report) ex.emit(stamped(d.event, ex.wall()));
+    return d.target;
+  }
+
+  auto probes(const compiled_state& st) {
+    Executor& ex = static_cast<Executor&>(*this);
+    auto run = [&ex](const action_request& r) { return ex.call_runner(r); };
+    return guard_probes<decltype(run)>(run, st.name, ex.stop_.get_token(), ex.deadline_);
+  }
+
+  std::optional<tamper_snapshot> tamper_before_;  // the guarded test files on entry
+  prepatch_memo memo_;  // the pre-patch verdicts of this run by (patch, base)
+};
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/guard_steps.hpp>
+// #include <little_loops/detail/output_signal_scan.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/output_signal.hpp> (already inlined above)
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// A signal found in an output: its kind and its payload (a view into the output).
+struct found_signal {
+  signal_kind kind;
+  std::string_view payload;
+};
+
+inline std::optional<found_signal> find_output_signal(std::string_view out,
+                                                      const std::vector<output_signal>& signals) {
+  constexpr std::string_view ws = " \t\r\n\f\v";
+  if (out.empty()) return std::nullopt;  // markers are never empty
+  for (const auto& sig : signals) {
+    if (sig.marker.empty()) continue;
+    std::size_t from = 0;
+    while (true) {
+      const auto pos = out.find(sig.marker, from);
+      if (pos == std::string_view::npos) break;
+      std::string_view rest = out.substr(pos + sig.marker.size());
+      const auto b = rest.find_first_not_of(ws);
+      std::string_view payload;
+      if (b != std::string_view::npos) {
+        rest.remove_prefix(b);
+        payload = rest.substr(0, rest.find('\n'));
+        const auto e = payload.find_last_not_of(ws);
+        payload = payload.substr(0, e + 1);
+      } else if (rest.find_first_not_of('\n') != std::string_view::npos) {
+        // Only whitespace follows, but not only newlines (`MARKER: `, a CRLF line end): the
+        // original's `MARKER\s*(.+)` still matches, with an empty (stripped) payload.
+        return found_signal{sig.kind, payload};
+      }
+      if (!payload.empty() || !sig.payload_required) return found_signal{sig.kind, payload};
+      from = pos + 1;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/output_signal_scan.hpp>
+// #include <little_loops/detail/plugin_states.hpp>
+// Part of executor.hpp (a private base of fsm_executor, as subloop_frames is). The count of
+// the current visit lives in the executor's retry_counters, so sub-loop frames and snapshots
+// carry it with the other counters (retry_counters.hpp); the thresholds are compiled into
+// each state (compiled_loop.hpp). What the throttle does is the reference's `_check_throttle`
+// (throttle.hpp). A learning state (learning.hpp) runs here in one step, as the reference's
+// `_execute_learning_state`: the registry through executor_options::learning_registry, the
+// explorations through the runner; its verdict routes as a sub-loop state's does.
+
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/host_calls.hpp> (already inlined above)
+// #include <little_loops/detail/host_requests.hpp> (already inlined above)
+// #include <little_loops/detail/learning_plan.hpp>
+// Part of the executor's learning states (plugin_states.hpp). As the reference resolves
+// them: `targets_csv` rendered and split on commas (each stripped, empty ones dropped),
+// else `targets`; `max_retries_expr` rendered and read as Python's int() reads it, else
+// `max_retries`. A template that cannot be rendered, or a retry limit that is not an
+// integer, is an error (the state's `error` verdict).
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
+// #include <little_loops/learning.hpp> (already inlined above)
+// #include <little_loops/detail/numbers.hpp> (already inlined above)
+
+#include <charconv>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+struct learning_plan {
+  std::vector<std::string> targets;
+  int max_retries = 2;
+};
+
+// Python's int() of a string, for the values a retry limit takes: surrounding whitespace,
+// an optional sign, ASCII digits with single `_` between them.
+inline std::optional<int> python_int(std::string_view text) {
+  text = trim_py(text);
+  bool negative = false;
+  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
+    negative = text.front() == '-';
+    text.remove_prefix(1);
+  }
+  std::string digits;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c >= '0' && c <= '9')
+      digits += c;
+    else if (c != '_' || i == 0 || i + 1 == text.size() || text[i + 1] == '_')
+      return std::nullopt;
+  }
+  int value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
+  return negative ? -value : value;
+}
+
+// The targets, comma-separated in `csv`: each stripped, the empty ones dropped.
+inline std::vector<std::string> split_targets(std::string_view csv) {
+  std::vector<std::string> out;
+  while (true) {
+    const std::size_t comma = csv.find(',');
+    const std::string_view item = trim_py(csv.substr(0, comma));
+    if (!item.empty()) out.emplace_back(item);
+    if (comma == std::string_view::npos) return out;
+    csv.remove_prefix(comma + 1);
+  }
+}
+
+inline expected<learning_plan, std::string> learning_plan_of(const learning_config& cfg,
+                                                             const interpolation_context& ctx) {
+  learning_plan plan;
+  plan.max_retries = cfg.max_retries;
+  if (cfg.targets_csv) {
+    auto csv = interpolate(*cfg.targets_csv, ctx);
+    if (!csv) return unexpected("learning.targets_csv: " + csv.error().message);
+    plan.targets = split_targets(*csv);
+  } else {
+    plan.targets = cfg.targets;
+  }
+  if (cfg.max_retries_expr) {
+    auto text = interpolate(*cfg.max_retries_expr, ctx);
+    if (!text) return unexpected("learning.max_retries_expr: " + text.error().message);
+    const auto n = python_int(*text);
+    if (!n) return unexpected("learning.max_retries_expr: not an integer: \"" + *text + "\"");
+    plan.max_retries = *n;
+  }
+  return plan;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/learning_plan.hpp>
+// #include <little_loops/detail/routing.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/evaluators.hpp> (already inlined above)
+// #include <little_loops/events.hpp> (already inlined above)
+// #include <little_loops/execution_result.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
+// #include <little_loops/learning.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/throttle.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+template <class Executor>
+class plugin_states {
+ protected:
+  Executor& executor() noexcept { return static_cast<Executor&>(*this); }
+
+  // A state starts executing: a state other than the one entered last starts a new visit.
+  // True when the state was executed here (a learning state: nothing else to do).
+  bool visit_state(const compiled_state& st, interpolation_context& ctx) {
+    executor().counters_.visit(executor().current_);
+    if (!st.config->learning || st.config->type != "learning") return false;
+    run_learning(st, ctx);
+    return true;
+  }
+
+  // After an action of `st` ran: counts it, warns at warn_max, and at hard_max leaves the
+  // state (true: the step is over, without evaluating the action) or past it ends the run.
+  bool throttle_after_action(const compiled_state& st, interpolation_context& ctx) {
+    if (!st.throttled) return false;
+    Executor& ex = executor();
+    const int count = ex.counters_.count_call();
+    const throttle_limits& l = st.throttle;
+    if constexpr (Executor::emits_events)
+      if (throttle_warns(count, l))
+        ex.emit(throttle_event{"throttle_warn", ex.wall(), st.name, count, l.normal_max,
+                               l.warn_max, l.hard_max, {}});
+    switch (judge_throttle(count, l, st.throttle_exempt)) {
+      case throttle_step::pass: return false;
+      case throttle_step::hard: return throttle_leave(st, ctx, count);
+      case throttle_step::stop: break;
+    }
+    if constexpr (Executor::emits_events)
+      ex.emit(throttle_event{"throttle_stop", ex.wall(), st.name, count, l.normal_max,
+                             l.warn_max, l.hard_max, {}});
+    std::string message = fmt::format(
+        "Throttle stop: state '{}' exceeded hard_max={} tool calls with no on_throttle_hard target",
+        st.name, l.hard_max);
+    ex.report_error(st, "throttle", message);
+    ex.finish(termination::error,
+              little_loops::error{errc::cap_reached, std::move(message), "states." + st.name});
+    return true;
+  }
+
+ private:
+  // ---- learning states ----
+
+  void learning_emit(const compiled_state& st, std::string_view name, std::string_view target,
+                     std::string_view detail = {}, std::int64_t attempt = 0,
+                     const std::vector<std::string>* targets = nullptr) {
+    Executor& ex = executor();
+    if constexpr (Executor::emits_events)
+      ex.emit(learning_event{name, ex.wall(), st.name, target, detail, attempt, targets});
+  }
+
+  // Proves every target in order; the verdict is `yes` (all proven), `blocked` (`no` when
+  // the state has no on_blocked) or `error` (a template or the registry failed).
+  void run_learning(const compiled_state& st, interpolation_context& ctx) {
+    Executor& ex = executor();
+    auto plan = learning_plan_of(*st.config->learning, ctx);
+    if (!plan) return learning_verdict(st, ctx, error_result(std::move(plan.error())));
+    if (!ex.options_.learning_registry)
+      return learning_verdict(st, ctx, error_result("no learning registry: the host gives none"));
+    for (const std::string& target : plan->targets) {
+      auto outcome = prove_target(st, ctx, target, plan->max_retries);
+      if (!outcome) return learning_verdict(st, ctx, error_result(std::move(outcome.error())));
+      if (!*outcome) return;  // the run (or this child loop) ended while exploring
+      if ((*outcome)->empty()) continue;  // proven
+      const std::string& why = **outcome;
+      learning_emit(st, "learning_blocked", target, why);
+      evaluation_result blocked;
+      blocked.verdict = st.config->on.count("blocked") != 0 ? "blocked" : "no";
+      blocked.details = json{{"target", target}, {"reason", why}};
+      return learning_verdict(st, ctx, std::move(blocked));
+    }
+    learning_emit(st, "learning_complete", {}, {}, 0, &plan->targets);
+    evaluation_result done;
+    done.verdict = "yes";
+    done.details = json{{"targets", plan->targets}};
+    learning_verdict(st, ctx, std::move(done));
+  }
+
+  // One target: empty when proven, else why it blocks (`refuted`, `retries_exhausted`);
+  // nullopt when the run ended in an exploration; an error when the registry failed.
+  expected<std::optional<std::string>, std::string> prove_target(const compiled_state& st,
+                                                                 const interpolation_context& ctx,
+                                                                 const std::string& target,
+                                                                 int max_retries) {
+    auto status = lookup(target);
+    for (int attempts = 0; status && (*status == learning_status::missing ||
+                                      *status == learning_status::stale);) {
+      if (attempts >= max_retries) return std::string("retries_exhausted");
+      learning_emit(st, "learning_target_stale", target, to_string(*status));
+      learning_emit(st, "learning_explore_invoked", target, {}, ++attempts);
+      if (!explore(st, ctx, target)) return std::optional<std::string>();
+      status = lookup(target);
+    }
+    if (!status) return unexpected(std::move(status.error()));
+    if (*status == learning_status::refuted) {
+      learning_emit(st, "learning_target_refuted", target);
+      return std::string("refuted");
+    }
+    learning_emit(st, "learning_target_proven", target);
+    return std::string();
+  }
+
+  expected<learning_status, std::string> lookup(const std::string& target) {
+    auto r = call_host<learning_status>([&] { return executor().options_.learning_registry(target); },
+                                        errc::action_failed, "the learning registry");
+    if (!r) return unexpected("learning registry: " + r.error().message);
+    return *r;
+  }
+
+  // `/ll:explore-api <target>` through the runner, as a slash command with the state's host
+  // settings (agent:, pruning_profile:, session_mode:); its result is only reported. False when the run ended in it (cancelled, out of time).
+  bool explore(const compiled_state& st, const interpolation_context& ctx, const std::string& target) {
+    Executor& ex = executor();
+    const std::string command = "/ll:explore-api " + target;
+    action_request& req = ex.request_;
+    req.kind = action_kind::slash_command;
+    // The state's agent and profile, as for any prompt action (none left from another state).
+    auto sent = prepare_host_request(req, ex.loop_->loop(), *st.config, ex.session_, command,
+                                     ex.action_text_, ctx);
+    if (!sent) {  // a slash command has no params to render: not expected, reported if it is
+      ex.report_error(st, "interpolation", sent.error());
+      return true;
+    }
+    const std::string_view text = *sent;
+    if constexpr (Executor::emits_events) ex.emit(action_start_event{ex.wall(), st.name, text, true});
+    req.state = st.name;
+    req.text = text;
+    req.timeout = st.timeout ? st.timeout : ex.options_.default_action_timeout;
+    req.deadline = ex.deadline_;
+    auto res = ex.call_runner(req);
+    ex.stamp();
+    req.text = {};
+    if (!res) {
+      ex.report_error(st, "action", res.error().message);
+      return true;
+    }
+    return ex.finish_action(st, *res);
+  }
+
+  void learning_verdict(const compiled_state& st, interpolation_context& ctx, evaluation_result r) {
+    Executor& ex = executor();
+    if (r.verdict == "error") ex.report_error(st, "learning", r.details.to_json().value("error", ""));
+    ex.result_eval_ = std::move(r);
+    ex.history_.record(st, nullptr, ex.result_eval_, true);
+    ex.move_on(st, std::nullopt, ex.choose_next(st, ctx));
+  }
+
+  // hard_max reached: to `on_throttle_hard`, else `on_error`; with neither the state goes on
+  // as usual (the reference's `_check_throttle` returns no target then).
+  bool throttle_leave(const compiled_state& st, interpolation_context& ctx, int count) {
+    Executor& ex = executor();
+    const compiled_target* target = st.throttle_hard ? &*st.throttle_hard
+                                    : st.on_error    ? &st.on[*st.on_error].second
+                                                     : nullptr;
+    if (target == nullptr) {
+      if constexpr (Executor::emits_events)
+        ex.emit(throttle_event{"throttle_hard", ex.wall(), st.name, count, st.throttle.normal_max,
+                               st.throttle.warn_max, st.throttle.hard_max, {}});
+      return false;
+    }
+    route_query q{.loop = ex.loop_.get(), .current = ex.current_, .verdict = "error",
+                  .context = &ctx, .text = &ex.target_text_};
+    auto to = take(q, *target);
+    if (!to) {
+      ex.report_error(st, "route", to.error().error.message);
+      ex.finish(termination::error, std::move(to.error().error));
+      return true;
+    }
+    if constexpr (Executor::emits_events) {
+      const std::string_view next = ex.loop_->state(*to).name;
+      ex.emit(throttle_event{"throttle_hard", ex.wall(), st.name, count, st.throttle.normal_max,
+                             st.throttle.warn_max, st.throttle.hard_max, next});
+      ex.emit(route_event{ex.wall(), st.name, next, "throttle_hard"});
+    }
+    ex.current_ = *to;
+    return true;
+  }
+};
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/plugin_states.hpp>
+// #include <little_loops/detail/resilience_runtime.hpp> (already inlined above)
 // #include <little_loops/detail/retry_counters.hpp>
 // #include <little_loops/compiled_loop.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (already inlined above)
@@ -12984,7 +16219,8 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
 // `max_retries` counts direct self re-entries per state; the `cannot_judge` hold counts
-// consecutive abstentions per state; `passes` counts maintain restarts (the full-pass cap).
+// consecutive abstentions per state; `passes` counts maintain restarts (the full-pass cap);
+// the throttle counts the actions of the current visit.
 // The vectors are allocated on first use, so loops without these keys pay nothing.
 class retry_counters {
  public:
@@ -12993,7 +16229,19 @@ class retry_counters {
     retries_.clear();
     holds_.clear();
     passes = 0;
+    visited_.reset();
+    calls_ = 0;
   }
+
+  // The throttle (throttle.hpp) counts the actions of one visit: entering a state other than
+  // the one entered last starts the count again.
+  void visit(std::size_t state) noexcept {
+    if (visited_ == state) return;
+    visited_ = state;
+    calls_ = 0;
+  }
+  // One more action in the current visit; the visit's count.
+  int count_call() noexcept { return ++calls_; }
 
   // The run enters `state` (of `states` states): a re-entry of the state entered last counts
   // one retry, entering another clears the count of the one left. Returns the state's count.
@@ -13052,7 +16300,7 @@ class retry_counters {
 
   // The counters for a snapshot, by state name (null when there are none).
   [[nodiscard]] json to_json(const compiled_loop& loop) const {
-    if (passes == 0 && !entered_ && holds_.empty()) return nullptr;  // the common case
+    if (passes == 0 && !entered_ && holds_.empty() && calls_ == 0) return nullptr;  // the common case
     const auto named = [&loop](const std::vector<int>& counts) {
       json out = json::object();
       for (std::size_t i = 0; i < counts.size(); ++i)
@@ -13060,9 +16308,10 @@ class retry_counters {
       return out;
     };
     json retries = named(retries_), holds = named(holds_);
-    if (passes == 0 && retries.empty() && holds.empty() && !entered_) return nullptr;
+    if (passes == 0 && retries.empty() && holds.empty() && !entered_ && calls_ == 0) return nullptr;
     json out = {{"passes", passes}, {"retries", std::move(retries)}, {"holds", std::move(holds)}};
     if (entered_) out["entered"] = loop.state(*entered_).name;
+    if (calls_ != 0 && visited_) out["throttle"] = {{"state", loop.state(*visited_).name}, {"calls", calls_}};
     return out;
   }
 
@@ -13082,6 +16331,12 @@ class retry_counters {
     };
     fill("retries", retries_);
     fill("holds", holds_);
+    if (const auto t = j.find("throttle"); t != j.end() && t->is_object()) {
+      const json& st = t->value("state", json());
+      const json& n = t->value("calls", json());
+      visited_ = st.is_string() ? loop.find(st.get_ref<const std::string&>()) : std::nullopt;
+      calls_ = visited_ && n.is_number_integer() ? n.get<int>() : 0;
+    }
   }
 
   std::int64_t passes = 0;  // maintain restarts
@@ -13090,6 +16345,8 @@ class retry_counters {
   std::optional<std::size_t> entered_;
   std::vector<int> retries_;
   std::vector<int> holds_;
+  std::optional<std::size_t> visited_;  // the state of the throttle's current visit
+  int calls_ = 0;                       // its actions so far
 };
 
 }  // namespace detail
@@ -13313,133 +16570,270 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/detail/subloop_frames.hpp>
 // Part of executor.hpp (a private base of fsm_executor). The running loop lives in the
 // executor's members, so a step inside a child costs what a flat step costs. A sub-loop
-// state parks its loop's run here (swap_frame, the one list of a frame's members), and the
-// child starts in the members; when the child ends, its parent comes back and concludes the
+// state parks its loop's run here (swap_frame), and the child starts in the members; when the child ends, its parent comes back and concludes the
 // sub-loop state with the child's outcome as its verdict. A stop or a handoff inside a child
 // ends (or pauses) the whole run with every frame in place, so the snapshot holds the stack.
 
 // #include <little_loops/compiled_loop.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/frame_members.hpp>
+// Part of subloop_frames.hpp. A frame's per-run members are listed once, in
+// subloop_frames::frame_members(), each under a role; these visitors walk that list to swap
+// a frame in or out, start one, restore one from a snapshot, and view one as a snapshot.
+//
+// The roles (each call passes the running loop's member, then the parked frame's):
+//   kept(a, b)          the frame's loop (whose name and digest a view shows), identity and
+//                       clock: swapped only (who starts a frame sets them)
+//   position(c, pc, r, pr)  the current state and the state a paused run resumes at: the
+//                       snapshot's current_state
+//   field(a, b, &snapshot::m, &snapshot_view::m)  a plain value: value-initialised at start,
+//                       copied to and from the snapshot member `m`
+//   context(a, b)       the context: given at start, with the host's injected keys
+//   memory(a, b)        a run memory: how it starts, is restored and is viewed is given by
+//                       the overloads start_memory(), restore_memory() and view_memory()
+//   elapsed(a, b)       the run time before the frame's clock started
+//   cleared(a, b)       reset at start, in no snapshot
+//   limit(a, b)         the time limit the frame was started with
+
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/host_requests.hpp> (already inlined above)
 // #include <little_loops/detail/resilience_runtime.hpp> (already inlined above)
 // #include <little_loops/detail/retry_counters.hpp> (already inlined above)
 // #include <little_loops/detail/run_history.hpp> (already inlined above)
-// #include <little_loops/detail/subloop_calls.hpp>
-// Part of the executor (detail/subloop_frames.hpp runs the frames). A sub-loop state
-// (`loop:`) finds its child, builds the context the child starts with, bounds its time, and
-// when the child ends turns its outcome into the state's verdict and `captured.<state>`
-// record (design §6.5; the reference's executor.py `_execute_sub_loop`).
-
-// #include <little_loops/child_loops.hpp> (already inlined above)
-// #include <little_loops/compiled_loop.hpp> (already inlined above)
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/detail/run_records.hpp> (already inlined above)
-// #include <little_loops/error.hpp> (already inlined above)
-// #include <little_loops/execution_result.hpp>
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
-// #include <little_loops/output_signal.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
-// #include <little_loops/schema.hpp> (already inlined above)
 // #include <little_loops/snapshot.hpp> (already inlined above)
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
-#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
 
-/// Why a run ended (design §3.12).
-enum class termination {
-  terminal,        ///< a terminal state was reached (see execution_result::failure)
-  max_iterations,  ///< the `max_iterations` cap (after `on_max_iterations`, if any)
-  timeout,         ///< the loop `timeout` passed
-  cancelled,       ///< a stop was requested (request_stop, stop token, `LOOP_STOP:`)
-  error,           ///< an unrouted error, a bad route target, or `FATAL_ERROR:`
-  handoff,         ///< `CONTEXT_HANDOFF:`: paused with a resumable snapshot
+/// Every role, doing nothing: a visitor declares the roles it acts on.
+struct frame_visitor {
+  template <class... M>
+  void kept(M&&...) {}
+  template <class... M>
+  void position(M&&...) {}
+  template <class... M>
+  void field(M&&...) {}
+  template <class... M>
+  void context(M&&...) {}
+  template <class... M>
+  void memory(M&&...) {}
+  template <class... M>
+  void elapsed(M&&...) {}
+  template <class... M>
+  void cleared(M&&...) {}
+  template <class... M>
+  void limit(M&&...) {}
 };
 
-/// `"terminal"`, `"max_iterations"`, `"timeout"`, `"cancelled"`, `"error"`, `"handoff"`.
-inline std::string_view to_string(termination t) noexcept {
-  switch (t) {
-    case termination::terminal: return "terminal";
-    case termination::max_iterations: return "max_iterations";
-    case termination::timeout: return "timeout";
-    case termination::cancelled: return "cancelled";
-    case termination::error: return "error";
-    case termination::handoff: return "handoff";
+/// Exchanges the running loop's members with the parked frame's.
+struct frame_swapper {
+  template <class T, class... Rest>
+  void kept(T& a, T& b, Rest&&...) noexcept { swap_pair(a, b); }
+  template <class C, class R>
+  void position(C& c, C& pc, R& r, R& pr) noexcept {
+    swap_pair(c, pc);
+    swap_pair(r, pr);
   }
-  return "unknown";
-}
+  template <class T, class... Rest>
+  void field(T& a, T& b, Rest&&...) noexcept { swap_pair(a, b); }
+  template <class T>
+  void context(T& a, T& b) noexcept { swap_pair(a, b); }
+  template <class T>
+  void memory(T& a, T& b) noexcept { swap_pair(a, b); }
+  template <class T>
+  void elapsed(T& a, T& b) noexcept { swap_pair(a, b); }
+  template <class T>
+  void cleared(T& a, T& b) noexcept { swap_pair(a, b); }
+  template <class T>
+  void limit(T& a, T& b) noexcept { swap_pair(a, b); }
 
-/// The outcome of a run (seed 002's ExecutionResult plus design §3.12–§3.14).
-struct execution_result {
-  std::string final_state;                 ///< the state the run ended in
-  std::int64_t iterations = 0;             ///< state executions (maintain restarts count)
-  termination terminated_by = termination::error;
-  bool failure = false;                    ///< ended in a terminal marked `failure: true`
-  std::int64_t duration_ms = 0;            ///< total run time, across resumes
-  captured_map captured;                   ///< `captured.*` at the end
-  std::optional<little_loops::error> error;  ///< why the run failed (terminated_by error)
-  std::optional<signal_kind> signal;       ///< the output signal that ended the run, if any
-  std::string signal_payload;              ///< its payload (handoff: the continuation)
-  handoff_policy on_handoff = handoff_policy::pause;  ///< the loop's `on_handoff`
-  /// Where to go on from: set for every ending except `terminal` and `error` (an error ends
-  /// the run after its state ran, with nowhere to go: resuming would run that state again).
-  std::optional<little_loops::snapshot> snapshot;
-
-  /// True when the run reached a terminal state that is not marked `failure`.
-  [[nodiscard]] bool succeeded() const noexcept {
-    return terminated_by == termination::terminal && !failure;
+ private:
+  template <class T>
+  static void swap_pair(T& a, T& b) noexcept {
+    using std::swap;
+    swap(a, b);
   }
 };
 
-/// JSON of a result: `{final_state, iterations, terminated_by, failure, duration_ms, captured,
-/// [error, error_code], [signal, continuation, on_handoff, handoff, continuation_prompt],
-/// [snapshot]}`. `error` and `error_code` are present only when the run has an error (as the
-/// seed's `to_dict()` omits an `error` that is None); a handoff also has the original's
-/// `handoff: true` and `continuation_prompt`.
-inline json to_json(const execution_result& r) {
-  json j = json::object();
-  j["final_state"] = r.final_state;
-  j["iterations"] = r.iterations;
-  j["terminated_by"] = to_string(r.terminated_by);
-  j["failure"] = r.failure;
-  j["duration_ms"] = r.duration_ms;
-  j["captured"] = detail::captured_to_json(r.captured);
-  if (r.error) {
-    j["error"] = r.error->message;
-    j["error_code"] = error_id(r.error->code);
-  }
-  if (r.signal) {
-    j["signal"] = to_string(*r.signal);
-    if (*r.signal == signal_kind::handoff) {
-      j["continuation"] = r.signal_payload;
-      j["on_handoff"] = to_string(r.on_handoff);
-      j["handoff"] = true;
-      j["continuation_prompt"] = r.signal_payload;
-    } else {
-      j["signal_payload"] = r.signal_payload;
-    }
-  }
-  if (r.snapshot) j["snapshot"] = to_json(*r.snapshot);
-  return j;
+// ---- run memories: how each starts, comes back from a snapshot and shows in one ----
+// A new per-run memory type gets one overload of each (the compiler asks for them).
+
+/// What a frame starts from.
+struct frame_start_values {
+  const compiled_loop& loop;
+  json context;
+  const json& injected;
+  std::optional<std::int64_t> timeout_ms;
+};
+
+/// What a frame is restored from (`convergence` read and checked by the caller).
+struct frame_restore_values {
+  const compiled_loop& loop;
+  const snapshot& from;
+  std::size_t at;
+  convergence_memory& convergence;
+  const json& injected;
+};
+
+/// Where a frame's view goes: `counters` (null: left out) receives the counters' JSON.
+struct frame_view_values {
+  const compiled_loop& loop;
+  snapshot_view& out;
+  std::vector<std::pair<std::string_view, double>>& convergence;
+  json* counters;
+};
+
+inline void start_memory(captured_map& m, const frame_start_values&) { m.clear(); }
+inline void start_memory(run_history& m, const frame_start_values&) { m.clear(); }
+inline void start_memory(convergence_memory& m, const frame_start_values& v) { m.clear(v.loop.states().size()); }
+inline void start_memory(retry_counters& m, const frame_start_values&) { m.clear(); }
+inline void start_memory(resilience_memory& m, const frame_start_values&) { m.clear(); }
+inline void start_memory(session_chain& m, const frame_start_values&) { m.clear(); }
+
+inline void restore_memory(captured_map& m, const frame_restore_values& v) { m = captured_map(v.from.captured); }
+inline void restore_memory(run_history& m, const frame_restore_values& v) { m.restore(v.from); }
+inline void restore_memory(convergence_memory& m, const frame_restore_values& v) { m = std::move(v.convergence); }
+inline void restore_memory(retry_counters& m, const frame_restore_values& v) { m.restore(v.from.counters, v.loop); }
+inline void restore_memory(resilience_memory& m, const frame_restore_values& v) {
+  m.restore(v.from.counters.is_object() ? v.from.counters.value("resilience", json()) : json(), v.loop);
+}
+inline void restore_memory(session_chain& m, const frame_restore_values& v) { m.restore(v.from.counters); }
+
+inline void view_memory(const captured_map& m, const frame_view_values& v) { v.out.captured = &m; }
+inline void view_memory(const run_history& m, const frame_view_values& v) {
+  v.out.prev = m.prev();
+  v.out.last_evaluation = m.last_evaluation();
+}
+inline void view_memory(const convergence_memory& m, const frame_view_values& v) {
+  m.list(v.loop, v.convergence);
+  v.out.convergence = v.convergence;
+}
+// The counters' JSON: the retry counters', joined by the resilience memory's (listed after).
+inline void view_memory(const retry_counters& m, const frame_view_values& v) {
+  if (v.counters != nullptr) *v.counters = m.to_json(v.loop);
+}
+inline void view_memory(const resilience_memory& m, const frame_view_values& v) {
+  if (v.counters != nullptr) *v.counters = with_resilience(std::move(*v.counters), m.to_json(v.loop));
+}
+// The session chain's pending summary joins the counters' JSON (listed after resilience).
+inline void view_memory(const session_chain& m, const frame_view_values& v) {
+  if (v.counters != nullptr) *v.counters = m.into(std::move(*v.counters));
 }
 
+/// Starts the running loop's members (the parked frame's are not touched): the loop and its
+/// identity are set already.
+struct frame_starter : frame_visitor {
+  frame_start_values values;
+
+  template <class C, class R>
+  void position(C& c, const C&, R& r, const R&) {
+    c = values.loop.initial();
+    r.reset();
+  }
+  template <class T, class... Rest>
+  void field(T& a, const T&, Rest&&...) { a = T{}; }
+  void context(json& a, const json&) {
+    a = std::move(values.context);
+    inject_missing(a, values.injected);
+  }
+  template <class T>
+  void memory(T& a, const T&) { start_memory(a, values); }
+  template <class T>
+  void elapsed(T& a, const T&) { a = 0; }
+  template <class T>
+  void cleared(T& a, const T&) { a = T{}; }
+  template <class T>
+  void limit(T& a, const T&) { a = values.timeout_ms; }
+};
+
+/// The running loop's members from a snapshot (after frame_starter: what the snapshot does
+/// not hold keeps its start value).
+struct frame_restorer : frame_visitor {
+  frame_restore_values values;
+
+  template <class C, class R>
+  void position(C& c, const C&, R&, const R&) { c = values.at; }
+  template <class T, class S, class V>
+  void field(T& a, const T&, S snapshot_member, V) { a = values.from.*snapshot_member; }
+  void context(json& a, const json&) {
+    a = values.from.context;
+    inject_missing(a, values.injected);
+  }
+  template <class T>
+  void memory(T& a, const T&) { restore_memory(a, values); }
+  template <class T>
+  void elapsed(T& a, const T&) { a = values.from.elapsed_ms; }
+};
+
+/// A frame's members as a snapshot_view: the running loop's (`Parked` false) or the parked
+/// frame's. `elapsed_ms` is the frame's run time, which the caller reads from its clock.
+template <bool Parked>
+struct frame_viewer : frame_visitor {
+  frame_view_values values;
+  std::int64_t elapsed_ms = 0;
+
+  template <class T>
+  void kept(const T&, const T&) {}
+  void kept(const std::shared_ptr<const compiled_loop>& a, const std::shared_ptr<const compiled_loop>& b) {
+    const compiled_loop& loop = *pick(a, b);
+    values.out.loop_name = loop.loop().name;
+    values.out.digest = loop.digest();
+  }
+  template <class C, class R>
+  void position(const C& c, const C& pc, const R& r, const R& pr) {
+    const R& resume = pick(r, pr);
+    values.out.current_state = values.loop.state(resume ? *resume : pick(c, pc)).name;
+  }
+  template <class T, class S, class V>
+  void field(const T& a, const T& b, S, V view_member) { values.out.*view_member = pick(a, b); }
+  void context(const json& a, const json& b) { values.out.context = &pick(a, b); }
+  template <class T>
+  void memory(const T& a, const T& b) { view_memory(pick(a, b), values); }
+  template <class T>
+  void elapsed(const T&, const T&) { values.out.elapsed_ms = elapsed_ms; }
+
+ private:
+  template <class T>
+  static const T& pick(const T& running, const T& parked) {
+    if constexpr (Parked) return parked;
+    else return running;
+  }
+};
+
+}  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/execution_result.hpp>
+// end of <little_loops/detail/frame_members.hpp>
+// #include <little_loops/detail/resilience_runtime.hpp> (already inlined above)
+// #include <little_loops/detail/host_requests.hpp> (already inlined above)
+// #include <little_loops/detail/retry_counters.hpp> (already inlined above)
+// #include <little_loops/detail/run_history.hpp> (already inlined above)
+// #include <little_loops/detail/subloop_calls.hpp> (already inlined above)
+// #include <little_loops/detail/subloop_worktree.hpp>
+// Part of the sub-loop frames (subloop_frames.hpp): a `loop:` state's `worktree:` renders to
+// a branch name; the host attaches a scratch git worktree to that existing branch
+// (executor_options::attach_worktree) and every action and probe of the child, and of its
+// own children, runs there (action_request::working_dir); when the child ends, or the run
+// ends inside it, the host detaches it (its branch stays). Rendered empty: no worktree.
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/events.hpp> (already inlined above)
 // #include <little_loops/executor_options.hpp> (already inlined above)
 // #include <little_loops/expected.hpp> (already inlined above)
 // #include <little_loops/interpolation.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
-// #include <little_loops/results.hpp> (already inlined above)
-// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13447,161 +16841,58 @@ LITTLE_LOOPS_NAMESPACE_END
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
-/// How a child ended, as its parent sees it.
-struct child_end {
-  termination how = termination::terminal;
-  bool failure = false;          ///< ended on a failure terminal
-  std::string final_state;
-  std::optional<error> failed;   ///< why it ended `error`
-  json output;                   ///< the terminal's rendered `output:` (null: none)
+/// A worktree attached for a child loop.
+struct attached_worktree {
+  std::string branch{};
+  std::string path{};
 };
 
-/// `value` with every string in it rendered against `ctx` (keys stay as written).
-inline expected<json, error> render_value(const json& value, const interpolation_context& ctx) {
-  if (value.is_string()) {
-    auto text = interpolate(value.get_ref<const std::string&>(), ctx);
-    if (!text) return unexpected(std::move(text.error()));
-    return json(std::move(*text));
+/// Attaches the worktree of a sub-loop state whose `worktree:` is `text`: nullopt when it
+/// renders empty, else the worktree, or why there is none.
+inline expected<std::optional<attached_worktree>, std::string> attach_subloop_worktree(
+    const std::string& text, const interpolation_context& ctx, json& child_context,
+    const executor_options& options) {
+  auto rendered = interpolate(text, ctx);
+  if (!rendered) return unexpected("worktree: " + rendered.error().message);
+  const std::string branch(trim_py(*rendered));
+  if (branch.empty()) return std::optional<attached_worktree>();
+  if (!options.attach_worktree)
+    return unexpected("worktree \"" + branch + "\": the host attaches no worktrees");
+  std::optional<expected<std::string, std::string>> path;
+  try {
+    path = options.attach_worktree(branch, child_context);
+  } catch (const std::exception& e) {
+    return unexpected("worktree \"" + branch + "\": " + e.what());
   }
-  if (!value.is_object() && !value.is_array()) return value;
-  json out = value;
-  for (auto it = out.begin(); it != out.end(); ++it) {
-    auto v = render_value(it.value(), ctx);
-    if (!v) return unexpected(std::move(v.error()));
-    it.value() = std::move(*v);
-  }
-  return out;
+  if (!*path) return unexpected("worktree \"" + branch + "\": " + path->error());
+  return std::optional<attached_worktree>(attached_worktree{branch, std::move(**path)});
 }
 
-/// The values of a `with:` or `output:` table, rendered.
-inline expected<json, error> render_table(const ordered_table<std::string, json>& table,
-                                          const interpolation_context& ctx) {
-  json out = json::object();
-  for (const auto& [key, value] : table) {
-    auto v = render_value(value, ctx);
-    if (!v) return unexpected(std::move(v.error()));
-    out[key] = std::move(*v);
-  }
-  return out;
-}
-
-/// The child a sub-loop state names: its name rendered, found through the host's resolver,
-/// within the depth limit (`depth`: how many loops would then run). The error is the
-/// state's `error` verdict, its message naming the child.
-inline expected<child_loop, error> find_child(const state_config& cfg, const interpolation_context& ctx,
-                                              const executor_options& options, std::size_t depth,
-                                              std::string_view referrer) {
-  auto name = interpolate(*cfg.loop, ctx);
-  if (!name)
-    return unexpected(error{errc::missing_variable, "sub-loop name: " + name.error().message});
-  if (depth > options.max_subloop_depth)
-    return unexpected(error{errc::invalid_loop,
-                            fmt::format("sub-loop '{}' would run {} loops deep (max_subloop_depth {})",
-                                        *name, depth, options.max_subloop_depth)});
-  if (options.child_loops == nullptr)
-    return unexpected(error{errc::invalid_loop,
-                            fmt::format("sub-loop '{}': the host gave no child loop resolver", *name)});
-  auto child = options.child_loops->load(*name, referrer);
-  if (!child)
-    return unexpected(error{child.error().code,
-                            fmt::format("sub-loop '{}': {}", *name, child.error().message)});
-  return child;
-}
-
-/// The context a child starts with. `with:` → the child's `context:`, the rendered bindings
-/// over it, then the defaults of its unbound parameters (a required one unbound is an
-/// error); `context_passthrough` → the parent's context and its captures (a capture as its
-/// output, a sub-loop record as it is) under the child's own `context:`, which wins;
-/// neither → the child's `context:`. The host's injected keys then fill what is missing.
-inline expected<json, error> child_context(const state_config& cfg, const child_loop& child,
-                                           const interpolation_context& ctx, const json& injected) {
-  json context = child.loop->loop().context;
-  if (!cfg.with.empty()) {
-    auto bound = render_table(cfg.with, ctx);
-    if (!bound) return unexpected(std::move(bound.error()));
-    for (auto it = bound->begin(); it != bound->end(); ++it) context[it.key()] = std::move(it.value());
-    for (auto it = child.parameters.begin(); it != child.parameters.end(); ++it) {
-      if (bound->contains(it.key()) || !it.value().is_object()) continue;
-      const auto dflt = it.value().find("default");
-      if (dflt != it.value().end() && !dflt->is_null()) {
-        context[it.key()] = *dflt;
-      } else if (it.value().value("required", false) && !injected.contains(it.key())) {
-        return unexpected(error{errc::missing_variable,
-                                fmt::format("sub-loop requires parameter '{}' but it is not bound in 'with'",
-                                            it.key())});
-      }
-    }
-  } else if (cfg.context_passthrough) {
-    json merged = ctx.context != nullptr && ctx.context->is_object() ? *ctx.context : json::object();
-    if (ctx.captured != nullptr)
-      for (const auto& [name, rec] : *ctx.captured)
-        merged[name] = rec.subloop.is_null() ? json(rec.output) : rec.subloop;
-    for (auto it = context.begin(); it != context.end(); ++it) merged[it.key()] = it.value();
-    context = std::move(merged);
-  }
-  inject_missing(context, injected);
-  return context;
-}
-
-/// The child's time limit (ms): the smallest of its own `timeout`, the calling state's
-/// `timeout` and the time the parent has left (at least 1 ms); nullopt when none is set.
-inline std::optional<std::int64_t> child_timeout_ms(std::optional<double> own, std::optional<double> state,
-                                                    std::optional<std::int64_t> parent_left) {
-  std::optional<std::int64_t> limit;
-  const auto take = [&limit](std::int64_t ms) { limit = limit ? std::min(*limit, ms) : ms; };
-  if (own && *own > 0) take(static_cast<std::int64_t>(*own * 1000.0));
-  if (state && *state > 0) take(static_cast<std::int64_t>(*state * 1000.0));
-  if (parent_left) take(std::max<std::int64_t>(1, *parent_left));
-  return limit;
-}
-
-/// Whether `st` routes `verdict` itself (a shorthand, a route-table key or `_error`).
-inline bool routes_verdict(const compiled_state& st, std::string_view verdict) {
-  const auto named = [verdict](const auto& entry) { return entry.first == verdict; };
-  if (std::any_of(st.on.begin(), st.on.end(), named)) return true;
-  if (std::any_of(st.routes.begin(), st.routes.end(), named)) return true;
-  return verdict == "error" && st.route_error.has_value();
-}
-
-/// The calling state's verdict for how its child ended (design §6.5): a terminal → `yes`; a
-/// failure terminal → `no`; `error` → `error` where the state routes it, else `no`; the
-/// child's time or step cap → `timeout` where the state routes it, else `no`.
-inline std::string_view subloop_verdict(const compiled_state& st, const child_end& end) {
-  switch (end.how) {
-    case termination::terminal: return end.failure ? "no" : "yes";
-    case termination::error: return routes_verdict(st, "error") ? "error" : "no";
-    case termination::timeout:
-    case termination::max_iterations: return routes_verdict(st, "timeout") ? "timeout" : "no";
-    default: return "no";
+/// Detaches `w` through the host (a failure to detach is the host's to report).
+inline void detach_subloop_worktree(const attached_worktree& w, const executor_options& options) noexcept {
+  try {
+    if (options.detach_worktree) options.detach_worktree(w.path);
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a leaked scratch worktree must not end the run
   }
 }
 
-/// `captured.<state>` of a sub-loop state: the child's captures (with `with:` or
-/// `context_passthrough`), then `terminated_by`, `final_state`, `failure_terminal`,
-/// `error` and the terminal's `output`.
-inline json subloop_record(const state_config& cfg, const child_end& end, const captured_map& child) {
-  json rec = json::object();
-  if (!cfg.with.empty() || cfg.context_passthrough)
-    for (const auto& [name, c] : child) {
-      if (!c.subloop.is_null()) {
-        rec[name] = c.subloop;
-        continue;
-      }
-      json_object_writer w;
-      write_captured_record(w, c);
-      rec[name] = w.take();
-    }
-  rec["terminated_by"] = std::string(to_string(end.how));
-  rec["final_state"] = end.final_state;
-  if (end.failure) rec["failure_terminal"] = true;
-  if (end.failed) rec["error"] = end.failed->message;
-  if (!end.output.is_null()) rec["output"] = end.output;
-  return rec;
+/// The guard event of a worktree (`sub_loop_worktree_attached`, `_detached`, `_error`).
+inline guard_event worktree_event(event_time ts, std::string_view state, std::string_view kind,
+                                  std::string_view branch, std::string_view path,
+                                  std::string_view message = {}) {
+  guard_event e;
+  e.ts = ts;
+  e.state = state;
+  e.kind = kind;
+  e.branch = branch;
+  e.path = path;
+  e.message = message;
+  return e;
 }
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/subloop_calls.hpp>
+// end of <little_loops/detail/subloop_worktree.hpp>
 // #include <little_loops/events.hpp> (already inlined above)
 // #include <little_loops/evaluators.hpp> (already inlined above)
 // #include <little_loops/execution_result.hpp> (already inlined above)
@@ -13620,7 +16911,8 @@ LITTLE_LOOPS_NAMESPACE_END
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
-/// A loop waiting for its child: its run, as the executor's members held it.
+/// A loop waiting for its child: its run, as the executor's members held it. Each member is
+/// also in subloop_frames::frame_members(), the one list the frame operations walk.
 struct parked_frame {
   std::shared_ptr<const compiled_loop> loop;
   std::string loop_id;
@@ -13634,6 +16926,7 @@ struct parked_frame {
   convergence_memory convergence;
   retry_counters counters;
   resilience_memory resilience;
+  session_chain session;
   std::int64_t elapsed_offset_ms = 0;
   std::chrono::steady_clock::time_point start{};
   std::optional<std::chrono::steady_clock::time_point> deadline;
@@ -13641,6 +16934,8 @@ struct parked_frame {
   std::string started_at;
   /// The child's events as JSON Lines, kept when the sub-loop state has `capture:`.
   std::optional<std::string> child_events;
+  std::string working_dir{};  // where this loop's actions run (empty: the runner's own)
+  std::optional<attached_worktree> child_worktree{};  // the worktree its child runs in
 };
 
 template <class Executor>
@@ -13650,75 +16945,97 @@ class subloop_frames {
   std::string loop_id_;               // the running loop's id (the referrer of its children)
   std::optional<std::int64_t> timeout_ms_;  // the running loop's time limit
   std::shared_ptr<const compiled_loop> retired_;  // the child that just ended (its calls unwind)
+  std::string working_dir_;  // where the running loop's actions run (a sub-loop's worktree)
 
   Executor& self() noexcept { return static_cast<Executor&>(*this); }
   const Executor& self() const noexcept { return static_cast<const Executor&>(*this); }
 
+  // The one list of a frame's per-run members: the running loop's (the executor's, or this
+  // base's) beside the parked frame's `f`, each under its role (detail/frame_members.hpp).
+  // Per-run state goes here, once, and into parked_frame: swap_frame, start_frame,
+  // restore_frame, running_view and parked_snapshot all walk this list.
+  template <class V, class Ex, class Parked>
+  static void frame_members(V& v, Ex& ex, Parked& f) {
+    v.kept(ex.loop_, f.loop);
+    v.kept(ex.loop_id_, f.loop_id);
+    v.kept(ex.working_dir_, f.working_dir);  // a sub-loop's worktree: set by call_subloop()
+    v.kept(ex.start_, f.start);
+    v.position(ex.current_, f.current, ex.resume_state_, f.resume_state);
+    v.field(ex.iteration_, f.iteration, &snapshot::iteration, &snapshot_view::iteration);
+    v.field(ex.summary_executed_, f.summary_executed, &snapshot::summary_executed,
+            &snapshot_view::summary_executed);
+    v.field(ex.started_at_, f.started_at, &snapshot::started_at, &snapshot_view::started_at);
+    v.context(ex.context_, f.context);
+    v.memory(ex.captured_, f.captured);
+    v.memory(ex.history_, f.history);
+    v.memory(ex.convergence_, f.convergence);
+    v.memory(ex.counters_, f.counters);
+    v.memory(ex.resilience_, f.resilience);  // after counters_: it joins their JSON
+    v.memory(ex.session_, f.session);        // after resilience_: it joins the counters too
+    v.elapsed(ex.elapsed_offset_ms_, f.elapsed_offset_ms);
+    v.cleared(ex.deadline_, f.deadline);
+    v.limit(ex.timeout_ms_, f.timeout_ms);
+  }
+
+  // Stands in for the parked frame when a visitor reads or sets only the running loop's.
+  static const parked_frame& no_frame() {
+    static const parked_frame none;
+    return none;
+  }
+
   // Exchanges the running loop's members with `f`.
   void swap_frame(parked_frame& f) noexcept {
-    Executor& ex = self();
-    using std::swap;
-    swap(ex.loop_, f.loop);
-    swap(loop_id_, f.loop_id);
-    swap(ex.current_, f.current);
-    swap(ex.resume_state_, f.resume_state);
-    swap(ex.iteration_, f.iteration);
-    swap(ex.summary_executed_, f.summary_executed);
-    swap(ex.context_, f.context);
-    swap(ex.captured_, f.captured);
-    swap(ex.history_, f.history);
-    swap(ex.convergence_, f.convergence);
-    swap(ex.counters_, f.counters);
-    swap(ex.resilience_, f.resilience);
-    swap(ex.elapsed_offset_ms_, f.elapsed_offset_ms);
-    swap(ex.start_, f.start);
-    swap(ex.deadline_, f.deadline);
-    swap(timeout_ms_, f.timeout_ms);
-    swap(ex.started_at_, f.started_at);
+    frame_swapper v;
+    frame_members(v, self(), f);
+  }
+
+  // `req` in the running loop's working directory (the request itself outside a worktree).
+  const action_request& in_working_dir(const action_request& req) {
+    if (working_dir_.empty() || !req.working_dir.empty()) return req;
+    worktree_request_ = req;
+    worktree_request_.working_dir = working_dir_;
+    return worktree_request_;
   }
 
   // A loop starts in the members: the top loop (reset()), or a child (call_subloop()).
   void start_frame(json context, std::optional<std::int64_t> timeout_ms) {
     Executor& ex = self();
-    ex.current_ = ex.loop_->initial();
-    ex.iteration_ = 0;
-    ex.summary_executed_ = false;
-    ex.context_ = std::move(context);
-    inject_missing(ex.context_, ex.options_.injected_context);
-    ex.counters_.clear();
-    ex.resilience_.clear();
-    ex.captured_.clear();
-    ex.history_.clear();
-    ex.convergence_.clear(ex.loop_->states().size());
-    ex.elapsed_offset_ms_ = 0;
-    ex.started_at_.clear();
-    ex.resume_state_.reset();
-    ex.deadline_.reset();
-    timeout_ms_ = timeout_ms;
+    frame_starter v{{}, {*ex.loop_, std::move(context), ex.options_.injected_context, timeout_ms}};
+    frame_members(v, ex, no_frame());
   }
 
   // The running loop's members from `s` (resume(); a child's frame, resume_frames()).
   void restore_frame(const snapshot& s, std::size_t at, convergence_memory convergence) {
     Executor& ex = self();
-    ex.current_ = at;
-    ex.iteration_ = s.iteration;
-    ex.summary_executed_ = s.summary_executed;
-    ex.context_ = s.context;
-    inject_missing(ex.context_, ex.options_.injected_context);
-    ex.counters_.restore(s.counters, *ex.loop_);
-    ex.resilience_.restore(s.counters.is_object() ? s.counters.value("resilience", json()) : json(), *ex.loop_);
-    ex.captured_ = captured_map(s.captured);
-    ex.history_.restore(s);
-    ex.convergence_ = std::move(convergence);
-    ex.elapsed_offset_ms_ = s.elapsed_ms;
-    ex.started_at_ = s.started_at;
+    frame_restorer v{{}, {*ex.loop_, s, at, convergence, ex.options_.injected_context}};
+    frame_members(v, ex, no_frame());
   }
 
-  // Back to the top loop, every child dropped.
+  // Back to the top loop, every child dropped (and every worktree detached).
   void unwind_frames() noexcept {
+    detach_worktrees(false);
     while (!frames_.empty()) {
       swap_frame(frames_.back());
       frames_.pop_back();
+    }
+  }
+
+  // Detaches the worktree of every waiting frame's child, innermost first (with events:
+  // reported as `sub_loop_worktree_detached`).
+  void detach_worktrees(bool with_events) noexcept {
+    Executor& ex = self();
+    for (std::size_t i = frames_.size(); i-- > 0;) {
+      auto& w = frames_[i].child_worktree;
+      if (!w) continue;
+      detach_subloop_worktree(*w, ex.options_);
+      if constexpr (Executor::emits_events)
+        if (with_events) {
+          guard_event e = worktree_event(ex.wall(), frames_[i].loop->state(frames_[i].current).name,
+                                         "sub_loop_worktree_detached", w->branch, w->path);
+          e.depth = static_cast<std::uint32_t>(i);
+          ex.sink_.on_event(loop_event{e});
+        }
+      w.reset();
     }
   }
 
@@ -13731,12 +17048,22 @@ class subloop_frames {
     auto context = child_context(*st.config, *child, ctx, ex.options_.injected_context);
     if (!context) return fail_call(st, ctx, fmt::format("sub-loop '{}': {}", child->loop->loop().name,
                                                         context.error().message));
+    std::optional<attached_worktree> worktree;
+    if (st.config->worktree) {
+      auto w = attach_subloop_worktree(*st.config->worktree, ctx, *context, ex.options_);
+      if (!w) return fail_worktree(st, ctx, std::move(w.error()));
+      worktree = std::move(*w);
+      if constexpr (Executor::emits_events)
+        if (worktree) ex.emit(worktree_event(ex.wall(), st.name, "sub_loop_worktree_attached", worktree->branch, worktree->path));
+    }
     std::optional<std::int64_t> parent_left;
     if (timeout_ms_) parent_left = *timeout_ms_ - ex.elapsed_ms_now();
     const auto limit = child_timeout_ms(child->loop->loop().timeout, st.config->timeout, parent_left);
     parked_frame parked;
     if (st.capture) parked.child_events.emplace();
     swap_frame(parked);
+    parked.child_worktree = std::move(worktree);
+    working_dir_ = parked.child_worktree ? parked.child_worktree->path : parked.working_dir;
     frames_.push_back(std::move(parked));
     ex.loop_ = std::move(child->loop);
     loop_id_ = std::move(child->id);
@@ -13753,7 +17080,7 @@ class subloop_frames {
     const compiled_state& last = ex.loop_->state(ex.current_);
     child_end end{how, how == termination::terminal && last.failure, last.name, std::move(err), json()};
     if (how == termination::terminal && !last.config->output.empty()) {
-      auto out = render_table(last.config->output, ex.make_context(last));
+      auto out = render_table(last.config->output, running_context(last));
       if (out) {
         end.output = std::move(*out);
       } else {
@@ -13768,8 +17095,14 @@ class subloop_frames {
     retired_ = ex.loop_;
     swap_frame(frames_.back());
     std::optional<std::string> events = std::move(frames_.back().child_events);
+    const std::optional<attached_worktree> worktree = std::move(frames_.back().child_worktree);
     frames_.pop_back();
     const compiled_state& st = ex.loop_->state(ex.current_);
+    if (worktree) {
+      detach_subloop_worktree(*worktree, ex.options_);
+      if constexpr (Executor::emits_events)
+        ex.emit(worktree_event(ex.wall(), st.name, "sub_loop_worktree_detached", worktree->branch, worktree->path));
+    }
     if (st.capture) {
       captured_record& c = ex.captured_[*st.capture];
       c = captured_record{};
@@ -13781,7 +17114,7 @@ class subloop_frames {
     if (end.failure) details["failure_terminal"] = true;
     if (end.failed) details["error"] = end.failed->message;
     ex.result_eval_.details = std::move(details);
-    interpolation_context ctx = ex.make_context(st);
+    interpolation_context ctx = running_context(st);
     conclude_call(st, ctx);
   }
 
@@ -13813,28 +17146,41 @@ class subloop_frames {
     r.captured = captured_map(top.captured);
     r.error = std::move(err);
     r.on_handoff = top.loop->loop().on_handoff;
-    r.snapshot = ex.snapshot();
+    r.snapshot = ex.snapshot();  // with each worktree's branch: a resume attaches it again
+    detach_worktrees(how != termination::handoff);
   }
 
-  // The running loop's snapshot members (its convergence list in `convergence_storage`).
-  snapshot_view running_view(
-      std::vector<std::pair<std::string_view, double>>& convergence_storage) const {
+  // The running loop's snapshot members (its convergence list in `convergence_storage`, its
+  // counters' JSON in `counters`, which the view leaves for the caller to point at or move).
+  snapshot_view running_view(std::vector<std::pair<std::string_view, double>>& convergence_storage,
+                             json& counters) const {
     const Executor& ex = self();
     snapshot_view v;
-    v.loop_name = ex.loop_->loop().name;
-    v.digest = ex.loop_->digest();
-    v.current_state = ex.loop_->state(ex.resume_state_ ? *ex.resume_state_ : ex.current_).name;
-    v.iteration = ex.iteration_;
-    v.summary_executed = ex.summary_executed_;
-    v.context = &ex.context_;
-    v.captured = &ex.captured_;
-    v.prev = ex.history_.prev();
-    v.last_evaluation = ex.history_.last_evaluation();
-    ex.convergence_.list(*ex.loop_, convergence_storage);
-    v.convergence = convergence_storage;
-    v.elapsed_ms = ex.phase_ >= Executor::run_phase::running ? ex.elapsed_ms_now() : ex.elapsed_offset_ms_;
-    v.started_at = ex.started_at_;
+    frame_viewer<false> viewer{{}, {*ex.loop_, v, convergence_storage, &counters}};
+    viewer.elapsed_ms = ex.phase_ >= Executor::run_phase::running ? ex.elapsed_ms_now() : ex.elapsed_offset_ms_;
+    frame_members(viewer, ex, no_frame());
     return v;
+  }
+
+  // The running loop's interpolation context at state `st` (no `result` yet).
+  interpolation_context running_context(const compiled_state& st) const noexcept {
+    const Executor& ex = self();
+    interpolation_context ctx;
+    ctx.context = &ex.context_;
+    ctx.captured = &ex.captured_;
+    ctx.prev = ex.history_.prev();
+    ctx.last_evaluation = ex.history_.last_evaluation();
+    ctx.result = nullptr;
+    ctx.state_name = st.name;
+    ctx.iteration = ex.iteration_;
+    ctx.loop_name = ex.loop_->loop().name;
+    ctx.max_iterations = ex.loop_->loop().max_iterations;
+    ctx.started_at = ex.started_at_;
+    ctx.elapsed_ms = ex.elapsed_ms();
+    ctx.env = ex.options_.env;
+    ctx.env_user = ex.options_.env_user;
+    ctx.size_limit = ex.options_.render_size_limit;
+    return ctx;
   }
 
   // ---- snapshots of the stack (snapshot::frames) ----
@@ -13853,6 +17199,8 @@ class subloop_frames {
     for (std::size_t i = 1; i < frames_.size(); ++i)
       frames.push_back(frame_json(parked_snapshot(frames_[i]), frames_[i].loop_id, frames_[i].timeout_ms));
     frames.push_back(frame_json(s, loop_id_, timeout_ms_));
+    for (std::size_t i = 0; i < frames_.size(); ++i)  // frames[i] runs in frames_[i]'s child worktree
+      if (frames_[i].child_worktree) frames[i]["worktree"] = frames_[i].child_worktree->branch;
     s = parked_snapshot(frames_.front());
     s.frames = std::move(frames);
   }
@@ -13906,6 +17254,16 @@ class subloop_frames {
       if (timeout_ms_) ex.deadline_ = ex.start_ + std::chrono::milliseconds(*timeout_ms_ - ex.elapsed_offset_ms_);
       parked_frame parked;
       swap_frame(parked);
+      if (!frame->worktree.empty()) {  // attached again, where the snapshot was taken
+        json scratch = json::object();
+        auto w = attach_subloop_worktree(frame->worktree, interpolation_context{}, scratch, ex.options_);
+        if (!w || !*w) {
+          swap_frame(parked);
+          return unexpected(changed(w ? "its worktree branch is empty" : w.error()));
+        }
+        parked.child_worktree = std::move(**w);
+      }
+      working_dir_ = parked.child_worktree ? parked.child_worktree->path : parked.working_dir;
       frames_.push_back(std::move(parked));
       ex.loop_ = std::move(child->loop);
       loop_id_ = std::move(child->id);
@@ -13926,6 +17284,7 @@ class subloop_frames {
   }
 
  private:
+  action_request worktree_request_;  // in_working_dir()
   mutable snapshot stack_snapshot_;  // stack_view()
   mutable std::vector<std::pair<std::string_view, double>> stack_convergence_;
 
@@ -13934,6 +17293,7 @@ class subloop_frames {
     snapshot state;
     std::string id;
     std::optional<std::int64_t> timeout_ms;
+    std::string worktree{};  // the branch of the worktree it runs in
   };
 
   static expected<frame_entry, error> read_frame(const json& j, const std::string& path) {
@@ -13952,6 +17312,11 @@ class subloop_frames {
       out.timeout_ms = t->get<std::int64_t>();
       body.erase("timeout_ms");
     }
+    if (const auto w = body.find("worktree"); w != body.end()) {
+      if (!w->is_string()) return unexpected(bad("worktree", "must be a string"));
+      out.worktree = w->get<std::string>();
+      body.erase("worktree");
+    }
     auto state = snapshot_from_json(body);
     if (!state) {
       error e = std::move(state.error());
@@ -13964,23 +17329,15 @@ class subloop_frames {
 
   // A waiting loop's snapshot (its current state is the sub-loop state).
   snapshot parked_snapshot(const parked_frame& f) const {
-    snapshot s;
-    s.loop_name = f.loop->loop().name;
-    s.digest = f.loop->digest();
-    s.current_state = f.loop->state(f.resume_state ? *f.resume_state : f.current).name;
-    s.iteration = f.iteration;
-    s.summary_executed = f.summary_executed;
-    s.context = f.context;
-    s.captured = captured_map(f.captured);
-    if (const prev_record* p = f.history.prev()) s.prev = *p;
-    if (const prev_record* p = f.history.last_evaluation()) s.last_evaluation = *p;
+    snapshot_view v;
     std::vector<std::pair<std::string_view, double>> convergence;
-    f.convergence.list(*f.loop, convergence);
-    for (const auto& [state, value] : convergence) s.convergence[std::string(state)] = value;
-    s.elapsed_ms = f.elapsed_offset_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
-                                             self().clock_->now() - f.start).count();
-    s.started_at = f.started_at;
-    s.counters = with_resilience(f.counters.to_json(*f.loop), f.resilience.to_json(*f.loop));
+    json counters;
+    frame_viewer<true> viewer{{}, {*f.loop, v, convergence, &counters}};
+    viewer.elapsed_ms = f.elapsed_offset_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                  self().clock_->now() - f.start).count();
+    frame_members(viewer, self(), f);
+    snapshot s = v.materialize();
+    s.counters = std::move(counters);
     return s;
   }
 
@@ -13997,6 +17354,14 @@ class subloop_frames {
     ex.report_error(st, "subloop", message);
     ex.result_eval_ = error_result(std::move(message));
     conclude_call(st, ctx);
+  }
+
+  // A worktree that could not be attached: reported, and the state's `error` verdict.
+  void fail_worktree(const compiled_state& st, interpolation_context& ctx, std::string message) {
+    Executor& ex = self();
+    if constexpr (Executor::emits_events)
+      ex.emit(worktree_event(ex.wall(), st.name, "sub_loop_worktree_error", {}, {}, message));
+    fail_call(st, ctx, std::move(message));
   }
 
   // Records the sub-loop state's verdict as `prev` and routes it.
@@ -14062,10 +17427,14 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// @tparam Eval an Evaluator (default: default_evaluator, no LLM judge)
 /// @tparam Sink an EventSink (default: null_event_sink, which costs nothing)
 template <ActionRunner Runner, Evaluator Eval = default_evaluator, EventSink Sink = null_event_sink>
-class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, Sink>> {
+class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, Sink>>,
+                     private detail::plugin_states<fsm_executor<Runner, Eval, Sink>>,
+                     private detail::guard_steps<fsm_executor<Runner, Eval, Sink>> {
   static constexpr bool emits_events =
       !std::is_same_v<std::remove_cvref_t<Sink>, null_event_sink>;
   friend class detail::subloop_frames<fsm_executor>;
+  friend class detail::plugin_states<fsm_executor>;
+  friend class detail::guard_steps<fsm_executor>;
 
  public:
   using runner_type = Runner;
@@ -14096,8 +17465,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
 
   /// @brief Run until the loop ends (terminal, limit, timeout, stop, error or handoff).
   const execution_result& run() {
-    while (step()) {
-    }
+    while (step()) {}
     return result_;
   }
 
@@ -14146,8 +17514,9 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   [[nodiscard]] little_loops::snapshot snapshot() const {
     // Its own storage, not snapshot_view()'s: const callers may run at once.
     std::vector<std::pair<std::string_view, double>> convergence;
-    little_loops::snapshot s = this->running_view(convergence).materialize();
-    s.counters = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_));
+    json counters;
+    little_loops::snapshot s = this->running_view(convergence, counters).materialize();
+    s.counters = std::move(counters);
     if (!this->frames_.empty()) this->stack_into(s);  // the top loop's, the frames below it
     return s;
   }
@@ -14158,8 +17527,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   /// snapshot_view() call; unlike snapshot(), not to be called from two threads at once.
   [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
     if (!this->frames_.empty()) return this->stack_view();  // inside a child: copies
-    little_loops::snapshot_view v = this->running_view(convergence_view_);
-    counters_view_ = detail::with_resilience(counters_.to_json(*loop_), resilience_.to_json(*loop_));
+    little_loops::snapshot_view v = this->running_view(convergence_view_, counters_view_);
     if (!counters_view_.is_null()) v.counters = &counters_view_;
     return v;
   }
@@ -14349,24 +17717,6 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
 
   // ---- one state execution ----
 
-  interpolation_context make_context(const compiled_state& st) const noexcept {
-    interpolation_context ctx;
-    ctx.context = &context_;
-    ctx.captured = &captured_;
-    ctx.prev = history_.prev();
-    ctx.last_evaluation = history_.last_evaluation();
-    ctx.result = nullptr;
-    ctx.state_name = st.name;
-    ctx.iteration = iteration_;
-    ctx.loop_name = loop_->loop().name;
-    ctx.max_iterations = loop_->loop().max_iterations;
-    ctx.started_at = started_at_;
-    ctx.elapsed_ms = elapsed_ms();
-    ctx.env = options_.env;
-    ctx.env_user = options_.env_user;
-    ctx.size_limit = options_.render_size_limit;
-    return ctx;
-  }
 
   void report_error(const compiled_state& st, std::string_view kind, std::string_view message) {
     if constexpr (emits_events) emit(error_event{wall(), st.name, kind, message});
@@ -14375,7 +17725,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   // The host's runner and evaluator: an exception from either is the `error` verdict with
   // what it said (design §3.4), never an exception out of step().
   expected<action_result, error> call_runner(const action_request& req) {
-    return detail::call_host<action_result>([&] { return runner_.run(req); },
+    return detail::call_host<action_result>([&] { return runner_.run(this->in_working_dir(req)); },
                                             errc::action_failed, "the action runner");
   }
 
@@ -14392,7 +17742,8 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   void execute(const compiled_state& st) {
     ++iteration_;
     if constexpr (emits_events) emit(state_enter_event{wall(), st.name, iteration_});
-    interpolation_context ctx = make_context(st);
+    interpolation_context ctx = this->running_context(st);
+    if (this->visit_state(st, ctx)) return;  // the throttle's visit; a learning state
     if (st.config->loop) return this->call_subloop(st, ctx);
     if (!st.action) return conclude(st, ctx, nullptr);
     std::string_view text;
@@ -14406,20 +17757,21 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
       if (!r) return conclude_unrunnable(st, ctx, "interpolation", std::move(r.error().message));
       text = action_text_;
     }
-    const action_kind kind = !st.kind_from_rendered ? st.kind
-                             : is_slash_command_text(text) ? action_kind::slash_command
-                                                           : action_kind::shell;
-    if constexpr (emits_events)
-      emit(action_start_event{wall(), st.name, text, kind != action_kind::shell});
     action_request& req = request_;  // a member: its stop token is not copied per step
+    req.kind = !st.kind_from_rendered ? st.kind
+               : is_slash_command_text(text) ? action_kind::slash_command : action_kind::shell;
+    auto sent = detail::prepare_host_request(req, loop_->loop(), *st.config, session_, text, action_text_, ctx);
+    if (!sent) return conclude_unrunnable(st, ctx, "interpolation", std::move(sent.error()));
+    if constexpr (emits_events)
+      emit(action_start_event{wall(), st.name, *sent, detail::is_prompt_kind(req.kind)});
     req.state = st.name;
-    req.text = text;
-    req.kind = kind;
+    req.text = *sent;
     req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
     req.deadline = deadline_;
+    this->enter_guards(st);  // design §6.3
     expected<action_result, error> res = call_runner(req);
     stamp();
-    req.text = {};  // may view action_text_
+    req.text = req.params = {};  // they may view action_text_
     if (!res) return conclude_unrunnable(st, ctx, "action", std::move(res.error().message));
     conclude(st, ctx, &*res);
   }
@@ -14437,15 +17789,18 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   // result (null: no action ran; when the state has one, execute() set the `error` verdict).
   void conclude(const compiled_state& st, interpolation_context& ctx, action_result* action) {
     if (action && !finish_action(st, *action)) return;
+    if (action && this->throttle_after_action(st, ctx)) return;  // it left or ended the run
     retry_code_ = !action ? -1 : action->timed_out ? 124 : action->signal != 0 ? -1 : action->exit_code;
     const bool evaluated = decide_verdict(st, ctx, action);
     if (st.capture && action) captured_[*st.capture].verdict = result_eval_.verdict;
     history_.record(st, action, result_eval_, evaluated);
+    const std::optional<std::size_t> guarded = this->leave_guards(st, action);  // design §6.3
     std::optional<detail::found_signal> signal;  // design §3.14; payloads view prev's output
     if (action && !options_.signals.empty())
       signal = detail::find_output_signal(history_.prev()->output, options_.signals);
     if (signal && signal->kind == signal_kind::error) return fail_by_signal(st, signal->payload);
-    move_on(st, signal, resilient_next(st, ctx, action));
+    if (action) session_.leave(request_.kind, loop_->loop(), *st.config, *action, signal);
+    move_on(st, signal, guarded ? detail::route_outcome(*guarded) : resilient_next(st, ctx, action));
   }
 
   // Design §6.6, before the ordinary routes: the circuit, then `retry:`/`catch:` (waiting at
@@ -14454,7 +17809,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
                                        const action_result* action) {
     auto d = detail::decide_resilience(resilience_, *loop_, current_, action, result_eval_.verdict, options_);
     if constexpr (emits_events)
-      if (!d.event.kind.empty()) emit(detail::stamped(d.event, wall(), st.name, d.target, d.error_class));
+      for (const resilience_event* e : d.reported()) if (e) emit(detail::stamped(*e, wall(), st.name, d.target, d.error_class));
     auto routed = detail::resilience_route(d, *loop_, route_reason_);
     auto next = routed ? std::move(*routed) : choose_next(st, ctx);
     auto cycle = next ? resilience_.take_edge(*loop_, current_, *next) : std::nullopt;
@@ -14469,7 +17824,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     if constexpr (emits_events)
       emit(action_complete_event{wall(), st.name, a.exit_code,
                                  static_cast<std::int64_t>(a.duration.count()), a.output,
-                                 request_.kind != action_kind::shell, a.timed_out, a.cancelled,
+                                 detail::is_prompt_kind(request_.kind), a.timed_out, a.cancelled,
                                  a.signal, a.truncated, a.output_limit, a.stderr_output});
     if (a.cancelled || (a.abnormal() && stop_.stop_requested())) return end(termination::cancelled);
     if (a.timed_out && deadline_ && clock_->now() >= *deadline_) return end(termination::timeout);
@@ -14494,7 +17849,8 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
     if (!action && st.action) return report_verdict(st, !st.next, false);  // set by execute()
     // The verdicts no evaluator decides (abnormal action, nothing to evaluate) have their rule
     // in evaluators.hpp; they hold whatever Evaluator the host gave.
-    if (detail::has_fixed_verdict(action, st.evaluator && !st.next)) {
+    const bool own = !st.next && detail::judges_own_failure(st.evaluator, st.kind);
+    if (detail::has_fixed_verdict(action, st.evaluator && !st.next, own)) {
       result_eval_ = detail::fixed_verdict(action, loop_->dialect());
       return report_verdict(st, action && !st.next, false);
     }
@@ -14678,6 +18034,7 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   std::string target_text_;
   detail::retry_counters counters_;   // max_retries, cannot_judge holds, full passes
   detail::resilience_memory resilience_;  // retry attempts, edge counts, circuit, stalls
+  detail::session_chain session_;        // the pending summary of session_mode: continue
   int retry_code_ = -1;               // the exit code retryable_exit_codes sees
   std::string_view route_reason_;     // the reason of the next route event
   action_request request_;  // reused per action (keeps one stop token)
@@ -15068,13 +18425,10 @@ LITTLE_LOOPS_NAMESPACE_END
 
 #include <array>
 #include <cstddef>
-#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -15203,90 +18557,27 @@ inline state_config paradigm_terminal() {
   return s;
 }
 
-/// Where the compiled loop's parts came from in the spec: each compiled path (`states.fix.action`)
-/// with the spec path it was made from (`tools[1]`). validate() judges the compiled loop;
-/// its findings are moved back into the spec with this, so that they name (and the loaders
-/// place) what the user wrote.
-class paradigm_origins {
- public:
-  /// `compiled` (and every path below it) came from `spec`.
-  void add(std::string compiled, std::string spec) {
-    origins_.insert_or_assign(std::move(compiled), std::move(spec));
-  }
+/// A compiler's result, before validation: the compiled loop with the spec's findings and
+/// where each compiled part came from (validate_loop() judges it, in spec terms).
+inline loop_draft paradigm_draft(std::string_view title, fsm_loop loop, diagnostics found,
+                                 paradigm_origins origins = {}) {
+  return loop_draft_access::spec(title, std::move(loop), std::move(found), std::move(origins));
+}
 
-  /// `states.<state>.<field>` came from `spec`.
-  void add_state_field(std::string_view state, std::string_view field, std::string spec) {
-    add(member_path(member_path("states", state), field), std::move(spec));
+/// A compiler's result validated: the loop, or the error (errc::invalid_spec, at the spec
+/// paths; see validate_loop()). Warnings are appended to `warnings` when given, those of
+/// a refused spec too.
+inline expected<fsm_loop, error> finish_paradigm(loop_draft draft, diagnostics* warnings) {
+  auto validated = validate_loop(std::move(draft));
+  if (!validated) {
+    if (warnings != nullptr)
+      for (const auto& d : validated.error().details)
+        if (d.level == severity::warning) warnings->push_back(d);
+    return unexpected(std::move(validated.error()));
   }
-
-  /// Rewrites `path` by its longest recorded prefix (whole dotted segments); unchanged when
-  /// none is recorded.
-  void map(std::string& path) const {
-    std::size_t end = path.size();
-    while (end != 0) {
-      if (const auto it = origins_.find(std::string_view(path).substr(0, end));
-          it != origins_.end()) {
-        path = it->second + path.substr(end);
-        return;
-      }
-      end = path.rfind('.', end - 1);
-      if (end == std::string::npos) return;
-    }
-  }
-
- private:
-  struct text_hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view text) const noexcept {
-      return std::hash<std::string_view>{}(text);
-    }
-  };
-  std::unordered_map<std::string, std::string, text_hash, std::equal_to<>> origins_;
-};
-
-/// The result of a compiler: errc::invalid_spec with every spec diagnostic when there is an
-/// error; otherwise the loop goes through validate() like a hand-written one (errors there
-/// are errc::invalid_spec too, at the spec paths `origins` gives). Warnings are appended to
-/// `warnings` when given.
-inline expected<fsm_loop, error> finish_paradigm(std::string_view title, fsm_loop loop,
-                                                 diagnostics found, diagnostics* warnings,
-                                                 const paradigm_origins* origins = nullptr) {
-  if (!has_errors(found)) {
-    diagnostics checked = validate(loop);
-    if (origins != nullptr) {
-      // Two compiled parts may come from one spec value (a goal's single tool is both the
-      // check and the fix): its finding is reported once.
-      std::unordered_set<std::string> seen;
-      for (auto& d : checked) {
-        origins->map(d.path);
-        if (seen.insert(fmt::format("{}\n{}\n{}\n{}", static_cast<int>(d.level), d.path, d.code,
-                                    d.message))
-                .second)
-          found.push_back(std::move(d));
-      }
-    } else {
-      found.insert(found.end(), checked.begin(), checked.end());
-    }
-  }
-  if (!has_errors(found)) {
-    if (warnings != nullptr) warnings->insert(warnings->end(), found.begin(), found.end());
-    return loop;
-  }
-  std::size_t errors = 0;
-  const diagnostic* first = nullptr;
-  for (const auto& d : found)
-    if (d.level == severity::error && ++errors == 1) first = &d;
-  std::string message =
-      errors == 1 ? first->message
-                  : fmt::format("invalid {} paradigm spec: {} errors, first: {}", title, errors,
-                                first->message);
-  std::string where = first->path;
-  if (errors != 1) where.clear();
   if (warnings != nullptr)
-    for (const auto& d : found)
-      if (d.level == severity::warning) warnings->push_back(d);
-  return unexpected(error{errc::invalid_spec, std::move(message), std::move(where),
-                          std::move(found)});
+    warnings->insert(warnings->end(), validated->warnings().begin(), validated->warnings().end());
+  return std::move(*validated).release();
 }
 
 }  // namespace detail
@@ -15321,6 +18612,8 @@ inline std::optional<json> read_convergence_number(const json& field, const std:
   return field;
 }
 
+inline loop_draft draft_convergence(const json& spec);
+
 }  // namespace detail
 
 /// Compiles a convergence spec:
@@ -15347,14 +18640,19 @@ inline std::optional<json> read_convergence_number(const json& field, const std:
 /// `${context.tolerance}`. The previous value is the
 /// evaluator's own per-state memory (the original's `${prev.output}` would have read the
 /// fix's output).
-inline expected<fsm_loop, error> compile_convergence(const json& spec,
-                                                     diagnostics* warnings = nullptr) {
-  using namespace detail;
+inline expected<fsm_loop, error> compile_convergence(const json& spec, diagnostics* warnings = nullptr) {
+  return detail::finish_paradigm(detail::draft_convergence(spec), warnings);
+}
+
+namespace detail {
+
+/// compile_convergence() before validation: the compiled loop, the spec's findings and origins.
+inline loop_draft draft_convergence(const json& spec) {
   diagnostics out;
   fsm_loop loop;
   if (!spec.is_object()) {
     report_type(out, "", "a convergence spec (a JSON object)", spec);
-    return finish_paradigm("convergence", std::move(loop), std::move(out), warnings);
+    return paradigm_draft("convergence", std::move(loop), std::move(out));
   }
   require_paradigm_fields(spec, "Convergence", {"name", "check", "toward", "using"}, out);
   std::optional<std::string> name, check, fix;
@@ -15393,7 +18691,7 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
       report(out, member_path("context", reserved), "reserved-key",
              fmt::format("context key \"{}\" is set by the convergence paradigm", reserved));
   if (has_errors(out) || !name || !check || !fix || !toward)
-    return finish_paradigm("convergence", std::move(loop), std::move(out), warnings);
+    return paradigm_draft("convergence", std::move(loop), std::move(out));
 
   loop.name = std::move(*name);
   loop.paradigm = "convergence";
@@ -15432,503 +18730,16 @@ inline expected<fsm_loop, error> compile_convergence(const json& spec,
   state_config stalled = paradigm_terminal();
   stalled.failure = true;
   loop.states["stalled"] = std::move(stalled);
-  return finish_paradigm("convergence", std::move(loop), std::move(out), warnings, &origins);
+  return paradigm_draft("convergence", std::move(loop), std::move(out), std::move(origins));
 }
+
+}  // namespace detail
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/paradigms/convergence.hpp>
 // #include <little_loops/paradigms/goal.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/detail/slugify.hpp>
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/detail/utf8.hpp> (already inlined above)
-// #include <little_loops/detail/unicode_tables.hpp>
-// Generated by tools/gen_unicode_tables.py (from Python's own behaviour); do not edit.
-
-// #include <little_loops/config.hpp> (already inlined above)
-
-#include <cstdint>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail::unicode_tables {
-
-struct code_point_range {
-  char32_t lo, hi;
-};
-
-struct lower_run {
-  char32_t lo, hi;
-  std::int32_t delta;
-  std::uint32_t stride;
-};
-
-// non-ASCII code points matched by `\w` in a Python str pattern (730 ranges)
-inline constexpr code_point_range word[] = {
-    {0xAA, 0xAA}, {0xB2, 0xB3}, {0xB5, 0xB5}, {0xB9, 0xBA}, {0xBC, 0xBE}, {0xC0, 0xD6},
-    {0xD8, 0xF6}, {0xF8, 0x2C1}, {0x2C6, 0x2D1}, {0x2E0, 0x2E4}, {0x2EC, 0x2EC}, {0x2EE, 0x2EE},
-    {0x370, 0x374}, {0x376, 0x377}, {0x37A, 0x37D}, {0x37F, 0x37F}, {0x386, 0x386},
-    {0x388, 0x38A}, {0x38C, 0x38C}, {0x38E, 0x3A1}, {0x3A3, 0x3F5}, {0x3F7, 0x481},
-    {0x48A, 0x52F}, {0x531, 0x556}, {0x559, 0x559}, {0x560, 0x588}, {0x5D0, 0x5EA},
-    {0x5EF, 0x5F2}, {0x620, 0x64A}, {0x660, 0x669}, {0x66E, 0x66F}, {0x671, 0x6D3},
-    {0x6D5, 0x6D5}, {0x6E5, 0x6E6}, {0x6EE, 0x6FC}, {0x6FF, 0x6FF}, {0x710, 0x710},
-    {0x712, 0x72F}, {0x74D, 0x7A5}, {0x7B1, 0x7B1}, {0x7C0, 0x7EA}, {0x7F4, 0x7F5},
-    {0x7FA, 0x7FA}, {0x800, 0x815}, {0x81A, 0x81A}, {0x824, 0x824}, {0x828, 0x828},
-    {0x840, 0x858}, {0x860, 0x86A}, {0x870, 0x887}, {0x889, 0x88E}, {0x8A0, 0x8C9},
-    {0x904, 0x939}, {0x93D, 0x93D}, {0x950, 0x950}, {0x958, 0x961}, {0x966, 0x96F},
-    {0x971, 0x980}, {0x985, 0x98C}, {0x98F, 0x990}, {0x993, 0x9A8}, {0x9AA, 0x9B0},
-    {0x9B2, 0x9B2}, {0x9B6, 0x9B9}, {0x9BD, 0x9BD}, {0x9CE, 0x9CE}, {0x9DC, 0x9DD},
-    {0x9DF, 0x9E1}, {0x9E6, 0x9F1}, {0x9F4, 0x9F9}, {0x9FC, 0x9FC}, {0xA05, 0xA0A},
-    {0xA0F, 0xA10}, {0xA13, 0xA28}, {0xA2A, 0xA30}, {0xA32, 0xA33}, {0xA35, 0xA36},
-    {0xA38, 0xA39}, {0xA59, 0xA5C}, {0xA5E, 0xA5E}, {0xA66, 0xA6F}, {0xA72, 0xA74},
-    {0xA85, 0xA8D}, {0xA8F, 0xA91}, {0xA93, 0xAA8}, {0xAAA, 0xAB0}, {0xAB2, 0xAB3},
-    {0xAB5, 0xAB9}, {0xABD, 0xABD}, {0xAD0, 0xAD0}, {0xAE0, 0xAE1}, {0xAE6, 0xAEF},
-    {0xAF9, 0xAF9}, {0xB05, 0xB0C}, {0xB0F, 0xB10}, {0xB13, 0xB28}, {0xB2A, 0xB30},
-    {0xB32, 0xB33}, {0xB35, 0xB39}, {0xB3D, 0xB3D}, {0xB5C, 0xB5D}, {0xB5F, 0xB61},
-    {0xB66, 0xB6F}, {0xB71, 0xB77}, {0xB83, 0xB83}, {0xB85, 0xB8A}, {0xB8E, 0xB90},
-    {0xB92, 0xB95}, {0xB99, 0xB9A}, {0xB9C, 0xB9C}, {0xB9E, 0xB9F}, {0xBA3, 0xBA4},
-    {0xBA8, 0xBAA}, {0xBAE, 0xBB9}, {0xBD0, 0xBD0}, {0xBE6, 0xBF2}, {0xC05, 0xC0C},
-    {0xC0E, 0xC10}, {0xC12, 0xC28}, {0xC2A, 0xC39}, {0xC3D, 0xC3D}, {0xC58, 0xC5A},
-    {0xC5D, 0xC5D}, {0xC60, 0xC61}, {0xC66, 0xC6F}, {0xC78, 0xC7E}, {0xC80, 0xC80},
-    {0xC85, 0xC8C}, {0xC8E, 0xC90}, {0xC92, 0xCA8}, {0xCAA, 0xCB3}, {0xCB5, 0xCB9},
-    {0xCBD, 0xCBD}, {0xCDD, 0xCDE}, {0xCE0, 0xCE1}, {0xCE6, 0xCEF}, {0xCF1, 0xCF2},
-    {0xD04, 0xD0C}, {0xD0E, 0xD10}, {0xD12, 0xD3A}, {0xD3D, 0xD3D}, {0xD4E, 0xD4E},
-    {0xD54, 0xD56}, {0xD58, 0xD61}, {0xD66, 0xD78}, {0xD7A, 0xD7F}, {0xD85, 0xD96},
-    {0xD9A, 0xDB1}, {0xDB3, 0xDBB}, {0xDBD, 0xDBD}, {0xDC0, 0xDC6}, {0xDE6, 0xDEF},
-    {0xE01, 0xE30}, {0xE32, 0xE33}, {0xE40, 0xE46}, {0xE50, 0xE59}, {0xE81, 0xE82},
-    {0xE84, 0xE84}, {0xE86, 0xE8A}, {0xE8C, 0xEA3}, {0xEA5, 0xEA5}, {0xEA7, 0xEB0},
-    {0xEB2, 0xEB3}, {0xEBD, 0xEBD}, {0xEC0, 0xEC4}, {0xEC6, 0xEC6}, {0xED0, 0xED9},
-    {0xEDC, 0xEDF}, {0xF00, 0xF00}, {0xF20, 0xF33}, {0xF40, 0xF47}, {0xF49, 0xF6C},
-    {0xF88, 0xF8C}, {0x1000, 0x102A}, {0x103F, 0x1049}, {0x1050, 0x1055}, {0x105A, 0x105D},
-    {0x1061, 0x1061}, {0x1065, 0x1066}, {0x106E, 0x1070}, {0x1075, 0x1081}, {0x108E, 0x108E},
-    {0x1090, 0x1099}, {0x10A0, 0x10C5}, {0x10C7, 0x10C7}, {0x10CD, 0x10CD}, {0x10D0, 0x10FA},
-    {0x10FC, 0x1248}, {0x124A, 0x124D}, {0x1250, 0x1256}, {0x1258, 0x1258}, {0x125A, 0x125D},
-    {0x1260, 0x1288}, {0x128A, 0x128D}, {0x1290, 0x12B0}, {0x12B2, 0x12B5}, {0x12B8, 0x12BE},
-    {0x12C0, 0x12C0}, {0x12C2, 0x12C5}, {0x12C8, 0x12D6}, {0x12D8, 0x1310}, {0x1312, 0x1315},
-    {0x1318, 0x135A}, {0x1369, 0x137C}, {0x1380, 0x138F}, {0x13A0, 0x13F5}, {0x13F8, 0x13FD},
-    {0x1401, 0x166C}, {0x166F, 0x167F}, {0x1681, 0x169A}, {0x16A0, 0x16EA}, {0x16EE, 0x16F8},
-    {0x1700, 0x1711}, {0x171F, 0x1731}, {0x1740, 0x1751}, {0x1760, 0x176C}, {0x176E, 0x1770},
-    {0x1780, 0x17B3}, {0x17D7, 0x17D7}, {0x17DC, 0x17DC}, {0x17E0, 0x17E9}, {0x17F0, 0x17F9},
-    {0x1810, 0x1819}, {0x1820, 0x1878}, {0x1880, 0x1884}, {0x1887, 0x18A8}, {0x18AA, 0x18AA},
-    {0x18B0, 0x18F5}, {0x1900, 0x191E}, {0x1946, 0x196D}, {0x1970, 0x1974}, {0x1980, 0x19AB},
-    {0x19B0, 0x19C9}, {0x19D0, 0x19DA}, {0x1A00, 0x1A16}, {0x1A20, 0x1A54}, {0x1A80, 0x1A89},
-    {0x1A90, 0x1A99}, {0x1AA7, 0x1AA7}, {0x1B05, 0x1B33}, {0x1B45, 0x1B4C}, {0x1B50, 0x1B59},
-    {0x1B83, 0x1BA0}, {0x1BAE, 0x1BE5}, {0x1C00, 0x1C23}, {0x1C40, 0x1C49}, {0x1C4D, 0x1C7D},
-    {0x1C80, 0x1C88}, {0x1C90, 0x1CBA}, {0x1CBD, 0x1CBF}, {0x1CE9, 0x1CEC}, {0x1CEE, 0x1CF3},
-    {0x1CF5, 0x1CF6}, {0x1CFA, 0x1CFA}, {0x1D00, 0x1DBF}, {0x1E00, 0x1F15}, {0x1F18, 0x1F1D},
-    {0x1F20, 0x1F45}, {0x1F48, 0x1F4D}, {0x1F50, 0x1F57}, {0x1F59, 0x1F59}, {0x1F5B, 0x1F5B},
-    {0x1F5D, 0x1F5D}, {0x1F5F, 0x1F7D}, {0x1F80, 0x1FB4}, {0x1FB6, 0x1FBC}, {0x1FBE, 0x1FBE},
-    {0x1FC2, 0x1FC4}, {0x1FC6, 0x1FCC}, {0x1FD0, 0x1FD3}, {0x1FD6, 0x1FDB}, {0x1FE0, 0x1FEC},
-    {0x1FF2, 0x1FF4}, {0x1FF6, 0x1FFC}, {0x2070, 0x2071}, {0x2074, 0x2079}, {0x207F, 0x2089},
-    {0x2090, 0x209C}, {0x2102, 0x2102}, {0x2107, 0x2107}, {0x210A, 0x2113}, {0x2115, 0x2115},
-    {0x2119, 0x211D}, {0x2124, 0x2124}, {0x2126, 0x2126}, {0x2128, 0x2128}, {0x212A, 0x212D},
-    {0x212F, 0x2139}, {0x213C, 0x213F}, {0x2145, 0x2149}, {0x214E, 0x214E}, {0x2150, 0x2189},
-    {0x2460, 0x249B}, {0x24EA, 0x24FF}, {0x2776, 0x2793}, {0x2C00, 0x2CE4}, {0x2CEB, 0x2CEE},
-    {0x2CF2, 0x2CF3}, {0x2CFD, 0x2CFD}, {0x2D00, 0x2D25}, {0x2D27, 0x2D27}, {0x2D2D, 0x2D2D},
-    {0x2D30, 0x2D67}, {0x2D6F, 0x2D6F}, {0x2D80, 0x2D96}, {0x2DA0, 0x2DA6}, {0x2DA8, 0x2DAE},
-    {0x2DB0, 0x2DB6}, {0x2DB8, 0x2DBE}, {0x2DC0, 0x2DC6}, {0x2DC8, 0x2DCE}, {0x2DD0, 0x2DD6},
-    {0x2DD8, 0x2DDE}, {0x2E2F, 0x2E2F}, {0x3005, 0x3007}, {0x3021, 0x3029}, {0x3031, 0x3035},
-    {0x3038, 0x303C}, {0x3041, 0x3096}, {0x309D, 0x309F}, {0x30A1, 0x30FA}, {0x30FC, 0x30FF},
-    {0x3105, 0x312F}, {0x3131, 0x318E}, {0x3192, 0x3195}, {0x31A0, 0x31BF}, {0x31F0, 0x31FF},
-    {0x3220, 0x3229}, {0x3248, 0x324F}, {0x3251, 0x325F}, {0x3280, 0x3289}, {0x32B1, 0x32BF},
-    {0x3400, 0x4DBF}, {0x4E00, 0xA48C}, {0xA4D0, 0xA4FD}, {0xA500, 0xA60C}, {0xA610, 0xA62B},
-    {0xA640, 0xA66E}, {0xA67F, 0xA69D}, {0xA6A0, 0xA6EF}, {0xA717, 0xA71F}, {0xA722, 0xA788},
-    {0xA78B, 0xA7CA}, {0xA7D0, 0xA7D1}, {0xA7D3, 0xA7D3}, {0xA7D5, 0xA7D9}, {0xA7F2, 0xA801},
-    {0xA803, 0xA805}, {0xA807, 0xA80A}, {0xA80C, 0xA822}, {0xA830, 0xA835}, {0xA840, 0xA873},
-    {0xA882, 0xA8B3}, {0xA8D0, 0xA8D9}, {0xA8F2, 0xA8F7}, {0xA8FB, 0xA8FB}, {0xA8FD, 0xA8FE},
-    {0xA900, 0xA925}, {0xA930, 0xA946}, {0xA960, 0xA97C}, {0xA984, 0xA9B2}, {0xA9CF, 0xA9D9},
-    {0xA9E0, 0xA9E4}, {0xA9E6, 0xA9FE}, {0xAA00, 0xAA28}, {0xAA40, 0xAA42}, {0xAA44, 0xAA4B},
-    {0xAA50, 0xAA59}, {0xAA60, 0xAA76}, {0xAA7A, 0xAA7A}, {0xAA7E, 0xAAAF}, {0xAAB1, 0xAAB1},
-    {0xAAB5, 0xAAB6}, {0xAAB9, 0xAABD}, {0xAAC0, 0xAAC0}, {0xAAC2, 0xAAC2}, {0xAADB, 0xAADD},
-    {0xAAE0, 0xAAEA}, {0xAAF2, 0xAAF4}, {0xAB01, 0xAB06}, {0xAB09, 0xAB0E}, {0xAB11, 0xAB16},
-    {0xAB20, 0xAB26}, {0xAB28, 0xAB2E}, {0xAB30, 0xAB5A}, {0xAB5C, 0xAB69}, {0xAB70, 0xABE2},
-    {0xABF0, 0xABF9}, {0xAC00, 0xD7A3}, {0xD7B0, 0xD7C6}, {0xD7CB, 0xD7FB}, {0xF900, 0xFA6D},
-    {0xFA70, 0xFAD9}, {0xFB00, 0xFB06}, {0xFB13, 0xFB17}, {0xFB1D, 0xFB1D}, {0xFB1F, 0xFB28},
-    {0xFB2A, 0xFB36}, {0xFB38, 0xFB3C}, {0xFB3E, 0xFB3E}, {0xFB40, 0xFB41}, {0xFB43, 0xFB44},
-    {0xFB46, 0xFBB1}, {0xFBD3, 0xFD3D}, {0xFD50, 0xFD8F}, {0xFD92, 0xFDC7}, {0xFDF0, 0xFDFB},
-    {0xFE70, 0xFE74}, {0xFE76, 0xFEFC}, {0xFF10, 0xFF19}, {0xFF21, 0xFF3A}, {0xFF41, 0xFF5A},
-    {0xFF66, 0xFFBE}, {0xFFC2, 0xFFC7}, {0xFFCA, 0xFFCF}, {0xFFD2, 0xFFD7}, {0xFFDA, 0xFFDC},
-    {0x10000, 0x1000B}, {0x1000D, 0x10026}, {0x10028, 0x1003A}, {0x1003C, 0x1003D},
-    {0x1003F, 0x1004D}, {0x10050, 0x1005D}, {0x10080, 0x100FA}, {0x10107, 0x10133},
-    {0x10140, 0x10178}, {0x1018A, 0x1018B}, {0x10280, 0x1029C}, {0x102A0, 0x102D0},
-    {0x102E1, 0x102FB}, {0x10300, 0x10323}, {0x1032D, 0x1034A}, {0x10350, 0x10375},
-    {0x10380, 0x1039D}, {0x103A0, 0x103C3}, {0x103C8, 0x103CF}, {0x103D1, 0x103D5},
-    {0x10400, 0x1049D}, {0x104A0, 0x104A9}, {0x104B0, 0x104D3}, {0x104D8, 0x104FB},
-    {0x10500, 0x10527}, {0x10530, 0x10563}, {0x10570, 0x1057A}, {0x1057C, 0x1058A},
-    {0x1058C, 0x10592}, {0x10594, 0x10595}, {0x10597, 0x105A1}, {0x105A3, 0x105B1},
-    {0x105B3, 0x105B9}, {0x105BB, 0x105BC}, {0x10600, 0x10736}, {0x10740, 0x10755},
-    {0x10760, 0x10767}, {0x10780, 0x10785}, {0x10787, 0x107B0}, {0x107B2, 0x107BA},
-    {0x10800, 0x10805}, {0x10808, 0x10808}, {0x1080A, 0x10835}, {0x10837, 0x10838},
-    {0x1083C, 0x1083C}, {0x1083F, 0x10855}, {0x10858, 0x10876}, {0x10879, 0x1089E},
-    {0x108A7, 0x108AF}, {0x108E0, 0x108F2}, {0x108F4, 0x108F5}, {0x108FB, 0x1091B},
-    {0x10920, 0x10939}, {0x10980, 0x109B7}, {0x109BC, 0x109CF}, {0x109D2, 0x10A00},
-    {0x10A10, 0x10A13}, {0x10A15, 0x10A17}, {0x10A19, 0x10A35}, {0x10A40, 0x10A48},
-    {0x10A60, 0x10A7E}, {0x10A80, 0x10A9F}, {0x10AC0, 0x10AC7}, {0x10AC9, 0x10AE4},
-    {0x10AEB, 0x10AEF}, {0x10B00, 0x10B35}, {0x10B40, 0x10B55}, {0x10B58, 0x10B72},
-    {0x10B78, 0x10B91}, {0x10BA9, 0x10BAF}, {0x10C00, 0x10C48}, {0x10C80, 0x10CB2},
-    {0x10CC0, 0x10CF2}, {0x10CFA, 0x10D23}, {0x10D30, 0x10D39}, {0x10E60, 0x10E7E},
-    {0x10E80, 0x10EA9}, {0x10EB0, 0x10EB1}, {0x10F00, 0x10F27}, {0x10F30, 0x10F45},
-    {0x10F51, 0x10F54}, {0x10F70, 0x10F81}, {0x10FB0, 0x10FCB}, {0x10FE0, 0x10FF6},
-    {0x11003, 0x11037}, {0x11052, 0x1106F}, {0x11071, 0x11072}, {0x11075, 0x11075},
-    {0x11083, 0x110AF}, {0x110D0, 0x110E8}, {0x110F0, 0x110F9}, {0x11103, 0x11126},
-    {0x11136, 0x1113F}, {0x11144, 0x11144}, {0x11147, 0x11147}, {0x11150, 0x11172},
-    {0x11176, 0x11176}, {0x11183, 0x111B2}, {0x111C1, 0x111C4}, {0x111D0, 0x111DA},
-    {0x111DC, 0x111DC}, {0x111E1, 0x111F4}, {0x11200, 0x11211}, {0x11213, 0x1122B},
-    {0x11280, 0x11286}, {0x11288, 0x11288}, {0x1128A, 0x1128D}, {0x1128F, 0x1129D},
-    {0x1129F, 0x112A8}, {0x112B0, 0x112DE}, {0x112F0, 0x112F9}, {0x11305, 0x1130C},
-    {0x1130F, 0x11310}, {0x11313, 0x11328}, {0x1132A, 0x11330}, {0x11332, 0x11333},
-    {0x11335, 0x11339}, {0x1133D, 0x1133D}, {0x11350, 0x11350}, {0x1135D, 0x11361},
-    {0x11400, 0x11434}, {0x11447, 0x1144A}, {0x11450, 0x11459}, {0x1145F, 0x11461},
-    {0x11480, 0x114AF}, {0x114C4, 0x114C5}, {0x114C7, 0x114C7}, {0x114D0, 0x114D9},
-    {0x11580, 0x115AE}, {0x115D8, 0x115DB}, {0x11600, 0x1162F}, {0x11644, 0x11644},
-    {0x11650, 0x11659}, {0x11680, 0x116AA}, {0x116B8, 0x116B8}, {0x116C0, 0x116C9},
-    {0x11700, 0x1171A}, {0x11730, 0x1173B}, {0x11740, 0x11746}, {0x11800, 0x1182B},
-    {0x118A0, 0x118F2}, {0x118FF, 0x11906}, {0x11909, 0x11909}, {0x1190C, 0x11913},
-    {0x11915, 0x11916}, {0x11918, 0x1192F}, {0x1193F, 0x1193F}, {0x11941, 0x11941},
-    {0x11950, 0x11959}, {0x119A0, 0x119A7}, {0x119AA, 0x119D0}, {0x119E1, 0x119E1},
-    {0x119E3, 0x119E3}, {0x11A00, 0x11A00}, {0x11A0B, 0x11A32}, {0x11A3A, 0x11A3A},
-    {0x11A50, 0x11A50}, {0x11A5C, 0x11A89}, {0x11A9D, 0x11A9D}, {0x11AB0, 0x11AF8},
-    {0x11C00, 0x11C08}, {0x11C0A, 0x11C2E}, {0x11C40, 0x11C40}, {0x11C50, 0x11C6C},
-    {0x11C72, 0x11C8F}, {0x11D00, 0x11D06}, {0x11D08, 0x11D09}, {0x11D0B, 0x11D30},
-    {0x11D46, 0x11D46}, {0x11D50, 0x11D59}, {0x11D60, 0x11D65}, {0x11D67, 0x11D68},
-    {0x11D6A, 0x11D89}, {0x11D98, 0x11D98}, {0x11DA0, 0x11DA9}, {0x11EE0, 0x11EF2},
-    {0x11FB0, 0x11FB0}, {0x11FC0, 0x11FD4}, {0x12000, 0x12399}, {0x12400, 0x1246E},
-    {0x12480, 0x12543}, {0x12F90, 0x12FF0}, {0x13000, 0x1342E}, {0x14400, 0x14646},
-    {0x16800, 0x16A38}, {0x16A40, 0x16A5E}, {0x16A60, 0x16A69}, {0x16A70, 0x16ABE},
-    {0x16AC0, 0x16AC9}, {0x16AD0, 0x16AED}, {0x16B00, 0x16B2F}, {0x16B40, 0x16B43},
-    {0x16B50, 0x16B59}, {0x16B5B, 0x16B61}, {0x16B63, 0x16B77}, {0x16B7D, 0x16B8F},
-    {0x16E40, 0x16E96}, {0x16F00, 0x16F4A}, {0x16F50, 0x16F50}, {0x16F93, 0x16F9F},
-    {0x16FE0, 0x16FE1}, {0x16FE3, 0x16FE3}, {0x17000, 0x187F7}, {0x18800, 0x18CD5},
-    {0x18D00, 0x18D08}, {0x1AFF0, 0x1AFF3}, {0x1AFF5, 0x1AFFB}, {0x1AFFD, 0x1AFFE},
-    {0x1B000, 0x1B122}, {0x1B150, 0x1B152}, {0x1B164, 0x1B167}, {0x1B170, 0x1B2FB},
-    {0x1BC00, 0x1BC6A}, {0x1BC70, 0x1BC7C}, {0x1BC80, 0x1BC88}, {0x1BC90, 0x1BC99},
-    {0x1D2E0, 0x1D2F3}, {0x1D360, 0x1D378}, {0x1D400, 0x1D454}, {0x1D456, 0x1D49C},
-    {0x1D49E, 0x1D49F}, {0x1D4A2, 0x1D4A2}, {0x1D4A5, 0x1D4A6}, {0x1D4A9, 0x1D4AC},
-    {0x1D4AE, 0x1D4B9}, {0x1D4BB, 0x1D4BB}, {0x1D4BD, 0x1D4C3}, {0x1D4C5, 0x1D505},
-    {0x1D507, 0x1D50A}, {0x1D50D, 0x1D514}, {0x1D516, 0x1D51C}, {0x1D51E, 0x1D539},
-    {0x1D53B, 0x1D53E}, {0x1D540, 0x1D544}, {0x1D546, 0x1D546}, {0x1D54A, 0x1D550},
-    {0x1D552, 0x1D6A5}, {0x1D6A8, 0x1D6C0}, {0x1D6C2, 0x1D6DA}, {0x1D6DC, 0x1D6FA},
-    {0x1D6FC, 0x1D714}, {0x1D716, 0x1D734}, {0x1D736, 0x1D74E}, {0x1D750, 0x1D76E},
-    {0x1D770, 0x1D788}, {0x1D78A, 0x1D7A8}, {0x1D7AA, 0x1D7C2}, {0x1D7C4, 0x1D7CB},
-    {0x1D7CE, 0x1D7FF}, {0x1DF00, 0x1DF1E}, {0x1E100, 0x1E12C}, {0x1E137, 0x1E13D},
-    {0x1E140, 0x1E149}, {0x1E14E, 0x1E14E}, {0x1E290, 0x1E2AD}, {0x1E2C0, 0x1E2EB},
-    {0x1E2F0, 0x1E2F9}, {0x1E7E0, 0x1E7E6}, {0x1E7E8, 0x1E7EB}, {0x1E7ED, 0x1E7EE},
-    {0x1E7F0, 0x1E7FE}, {0x1E800, 0x1E8C4}, {0x1E8C7, 0x1E8CF}, {0x1E900, 0x1E943},
-    {0x1E94B, 0x1E94B}, {0x1E950, 0x1E959}, {0x1EC71, 0x1ECAB}, {0x1ECAD, 0x1ECAF},
-    {0x1ECB1, 0x1ECB4}, {0x1ED01, 0x1ED2D}, {0x1ED2F, 0x1ED3D}, {0x1EE00, 0x1EE03},
-    {0x1EE05, 0x1EE1F}, {0x1EE21, 0x1EE22}, {0x1EE24, 0x1EE24}, {0x1EE27, 0x1EE27},
-    {0x1EE29, 0x1EE32}, {0x1EE34, 0x1EE37}, {0x1EE39, 0x1EE39}, {0x1EE3B, 0x1EE3B},
-    {0x1EE42, 0x1EE42}, {0x1EE47, 0x1EE47}, {0x1EE49, 0x1EE49}, {0x1EE4B, 0x1EE4B},
-    {0x1EE4D, 0x1EE4F}, {0x1EE51, 0x1EE52}, {0x1EE54, 0x1EE54}, {0x1EE57, 0x1EE57},
-    {0x1EE59, 0x1EE59}, {0x1EE5B, 0x1EE5B}, {0x1EE5D, 0x1EE5D}, {0x1EE5F, 0x1EE5F},
-    {0x1EE61, 0x1EE62}, {0x1EE64, 0x1EE64}, {0x1EE67, 0x1EE6A}, {0x1EE6C, 0x1EE72},
-    {0x1EE74, 0x1EE77}, {0x1EE79, 0x1EE7C}, {0x1EE7E, 0x1EE7E}, {0x1EE80, 0x1EE89},
-    {0x1EE8B, 0x1EE9B}, {0x1EEA1, 0x1EEA3}, {0x1EEA5, 0x1EEA9}, {0x1EEAB, 0x1EEBB},
-    {0x1F100, 0x1F10C}, {0x1FBF0, 0x1FBF9}, {0x20000, 0x2A6DF}, {0x2A700, 0x2B738},
-    {0x2B740, 0x2B81D}, {0x2B820, 0x2CEA1}, {0x2CEB0, 0x2EBE0}, {0x2F800, 0x2FA1D},
-    {0x30000, 0x3134A},
-};
-
-// cased for the final-sigma rule of str.lower() (and not case-ignorable) (149 ranges)
-inline constexpr code_point_range cased[] = {
-    {0x41, 0x5A}, {0x61, 0x7A}, {0xAA, 0xAA}, {0xB5, 0xB5}, {0xBA, 0xBA}, {0xC0, 0xD6},
-    {0xD8, 0xF6}, {0xF8, 0x1BA}, {0x1BC, 0x1BF}, {0x1C4, 0x293}, {0x295, 0x2AF}, {0x370, 0x373},
-    {0x376, 0x377}, {0x37B, 0x37D}, {0x37F, 0x37F}, {0x386, 0x386}, {0x388, 0x38A},
-    {0x38C, 0x38C}, {0x38E, 0x3A1}, {0x3A3, 0x3F5}, {0x3F7, 0x481}, {0x48A, 0x52F},
-    {0x531, 0x556}, {0x560, 0x588}, {0x10A0, 0x10C5}, {0x10C7, 0x10C7}, {0x10CD, 0x10CD},
-    {0x10D0, 0x10FA}, {0x10FD, 0x10FF}, {0x13A0, 0x13F5}, {0x13F8, 0x13FD}, {0x1C80, 0x1C88},
-    {0x1C90, 0x1CBA}, {0x1CBD, 0x1CBF}, {0x1D00, 0x1D2B}, {0x1D6B, 0x1D77}, {0x1D79, 0x1D9A},
-    {0x1E00, 0x1F15}, {0x1F18, 0x1F1D}, {0x1F20, 0x1F45}, {0x1F48, 0x1F4D}, {0x1F50, 0x1F57},
-    {0x1F59, 0x1F59}, {0x1F5B, 0x1F5B}, {0x1F5D, 0x1F5D}, {0x1F5F, 0x1F7D}, {0x1F80, 0x1FB4},
-    {0x1FB6, 0x1FBC}, {0x1FBE, 0x1FBE}, {0x1FC2, 0x1FC4}, {0x1FC6, 0x1FCC}, {0x1FD0, 0x1FD3},
-    {0x1FD6, 0x1FDB}, {0x1FE0, 0x1FEC}, {0x1FF2, 0x1FF4}, {0x1FF6, 0x1FFC}, {0x2102, 0x2102},
-    {0x2107, 0x2107}, {0x210A, 0x2113}, {0x2115, 0x2115}, {0x2119, 0x211D}, {0x2124, 0x2124},
-    {0x2126, 0x2126}, {0x2128, 0x2128}, {0x212A, 0x212D}, {0x212F, 0x2134}, {0x2139, 0x2139},
-    {0x213C, 0x213F}, {0x2145, 0x2149}, {0x214E, 0x214E}, {0x2160, 0x217F}, {0x2183, 0x2184},
-    {0x24B6, 0x24E9}, {0x2C00, 0x2C7B}, {0x2C7E, 0x2CE4}, {0x2CEB, 0x2CEE}, {0x2CF2, 0x2CF3},
-    {0x2D00, 0x2D25}, {0x2D27, 0x2D27}, {0x2D2D, 0x2D2D}, {0xA640, 0xA66D}, {0xA680, 0xA69B},
-    {0xA722, 0xA76F}, {0xA771, 0xA787}, {0xA78B, 0xA78E}, {0xA790, 0xA7CA}, {0xA7D0, 0xA7D1},
-    {0xA7D3, 0xA7D3}, {0xA7D5, 0xA7D9}, {0xA7F5, 0xA7F6}, {0xA7FA, 0xA7FA}, {0xAB30, 0xAB5A},
-    {0xAB60, 0xAB68}, {0xAB70, 0xABBF}, {0xFB00, 0xFB06}, {0xFB13, 0xFB17}, {0xFF21, 0xFF3A},
-    {0xFF41, 0xFF5A}, {0x10400, 0x1044F}, {0x104B0, 0x104D3}, {0x104D8, 0x104FB},
-    {0x10570, 0x1057A}, {0x1057C, 0x1058A}, {0x1058C, 0x10592}, {0x10594, 0x10595},
-    {0x10597, 0x105A1}, {0x105A3, 0x105B1}, {0x105B3, 0x105B9}, {0x105BB, 0x105BC},
-    {0x10C80, 0x10CB2}, {0x10CC0, 0x10CF2}, {0x118A0, 0x118DF}, {0x16E40, 0x16E7F},
-    {0x1D400, 0x1D454}, {0x1D456, 0x1D49C}, {0x1D49E, 0x1D49F}, {0x1D4A2, 0x1D4A2},
-    {0x1D4A5, 0x1D4A6}, {0x1D4A9, 0x1D4AC}, {0x1D4AE, 0x1D4B9}, {0x1D4BB, 0x1D4BB},
-    {0x1D4BD, 0x1D4C3}, {0x1D4C5, 0x1D505}, {0x1D507, 0x1D50A}, {0x1D50D, 0x1D514},
-    {0x1D516, 0x1D51C}, {0x1D51E, 0x1D539}, {0x1D53B, 0x1D53E}, {0x1D540, 0x1D544},
-    {0x1D546, 0x1D546}, {0x1D54A, 0x1D550}, {0x1D552, 0x1D6A5}, {0x1D6A8, 0x1D6C0},
-    {0x1D6C2, 0x1D6DA}, {0x1D6DC, 0x1D6FA}, {0x1D6FC, 0x1D714}, {0x1D716, 0x1D734},
-    {0x1D736, 0x1D74E}, {0x1D750, 0x1D76E}, {0x1D770, 0x1D788}, {0x1D78A, 0x1D7A8},
-    {0x1D7AA, 0x1D7C2}, {0x1D7C4, 0x1D7CB}, {0x1DF00, 0x1DF09}, {0x1DF0B, 0x1DF1E},
-    {0x1E900, 0x1E943}, {0x1F130, 0x1F149}, {0x1F150, 0x1F169}, {0x1F170, 0x1F189},
-};
-
-// skipped by the final-sigma rule of str.lower() (427 ranges)
-inline constexpr code_point_range case_ignorable[] = {
-    {0x27, 0x27}, {0x2E, 0x2E}, {0x3A, 0x3A}, {0x5E, 0x5E}, {0x60, 0x60}, {0xA8, 0xA8},
-    {0xAD, 0xAD}, {0xAF, 0xAF}, {0xB4, 0xB4}, {0xB7, 0xB8}, {0x2B0, 0x36F}, {0x374, 0x375},
-    {0x37A, 0x37A}, {0x384, 0x385}, {0x387, 0x387}, {0x483, 0x489}, {0x559, 0x559},
-    {0x55F, 0x55F}, {0x591, 0x5BD}, {0x5BF, 0x5BF}, {0x5C1, 0x5C2}, {0x5C4, 0x5C5},
-    {0x5C7, 0x5C7}, {0x5F4, 0x5F4}, {0x600, 0x605}, {0x610, 0x61A}, {0x61C, 0x61C},
-    {0x640, 0x640}, {0x64B, 0x65F}, {0x670, 0x670}, {0x6D6, 0x6DD}, {0x6DF, 0x6E8},
-    {0x6EA, 0x6ED}, {0x70F, 0x70F}, {0x711, 0x711}, {0x730, 0x74A}, {0x7A6, 0x7B0},
-    {0x7EB, 0x7F5}, {0x7FA, 0x7FA}, {0x7FD, 0x7FD}, {0x816, 0x82D}, {0x859, 0x85B},
-    {0x888, 0x888}, {0x890, 0x891}, {0x898, 0x89F}, {0x8C9, 0x902}, {0x93A, 0x93A},
-    {0x93C, 0x93C}, {0x941, 0x948}, {0x94D, 0x94D}, {0x951, 0x957}, {0x962, 0x963},
-    {0x971, 0x971}, {0x981, 0x981}, {0x9BC, 0x9BC}, {0x9C1, 0x9C4}, {0x9CD, 0x9CD},
-    {0x9E2, 0x9E3}, {0x9FE, 0x9FE}, {0xA01, 0xA02}, {0xA3C, 0xA3C}, {0xA41, 0xA42},
-    {0xA47, 0xA48}, {0xA4B, 0xA4D}, {0xA51, 0xA51}, {0xA70, 0xA71}, {0xA75, 0xA75},
-    {0xA81, 0xA82}, {0xABC, 0xABC}, {0xAC1, 0xAC5}, {0xAC7, 0xAC8}, {0xACD, 0xACD},
-    {0xAE2, 0xAE3}, {0xAFA, 0xAFF}, {0xB01, 0xB01}, {0xB3C, 0xB3C}, {0xB3F, 0xB3F},
-    {0xB41, 0xB44}, {0xB4D, 0xB4D}, {0xB55, 0xB56}, {0xB62, 0xB63}, {0xB82, 0xB82},
-    {0xBC0, 0xBC0}, {0xBCD, 0xBCD}, {0xC00, 0xC00}, {0xC04, 0xC04}, {0xC3C, 0xC3C},
-    {0xC3E, 0xC40}, {0xC46, 0xC48}, {0xC4A, 0xC4D}, {0xC55, 0xC56}, {0xC62, 0xC63},
-    {0xC81, 0xC81}, {0xCBC, 0xCBC}, {0xCBF, 0xCBF}, {0xCC6, 0xCC6}, {0xCCC, 0xCCD},
-    {0xCE2, 0xCE3}, {0xD00, 0xD01}, {0xD3B, 0xD3C}, {0xD41, 0xD44}, {0xD4D, 0xD4D},
-    {0xD62, 0xD63}, {0xD81, 0xD81}, {0xDCA, 0xDCA}, {0xDD2, 0xDD4}, {0xDD6, 0xDD6},
-    {0xE31, 0xE31}, {0xE34, 0xE3A}, {0xE46, 0xE4E}, {0xEB1, 0xEB1}, {0xEB4, 0xEBC},
-    {0xEC6, 0xEC6}, {0xEC8, 0xECD}, {0xF18, 0xF19}, {0xF35, 0xF35}, {0xF37, 0xF37},
-    {0xF39, 0xF39}, {0xF71, 0xF7E}, {0xF80, 0xF84}, {0xF86, 0xF87}, {0xF8D, 0xF97},
-    {0xF99, 0xFBC}, {0xFC6, 0xFC6}, {0x102D, 0x1030}, {0x1032, 0x1037}, {0x1039, 0x103A},
-    {0x103D, 0x103E}, {0x1058, 0x1059}, {0x105E, 0x1060}, {0x1071, 0x1074}, {0x1082, 0x1082},
-    {0x1085, 0x1086}, {0x108D, 0x108D}, {0x109D, 0x109D}, {0x10FC, 0x10FC}, {0x135D, 0x135F},
-    {0x1712, 0x1714}, {0x1732, 0x1733}, {0x1752, 0x1753}, {0x1772, 0x1773}, {0x17B4, 0x17B5},
-    {0x17B7, 0x17BD}, {0x17C6, 0x17C6}, {0x17C9, 0x17D3}, {0x17D7, 0x17D7}, {0x17DD, 0x17DD},
-    {0x180B, 0x180F}, {0x1843, 0x1843}, {0x1885, 0x1886}, {0x18A9, 0x18A9}, {0x1920, 0x1922},
-    {0x1927, 0x1928}, {0x1932, 0x1932}, {0x1939, 0x193B}, {0x1A17, 0x1A18}, {0x1A1B, 0x1A1B},
-    {0x1A56, 0x1A56}, {0x1A58, 0x1A5E}, {0x1A60, 0x1A60}, {0x1A62, 0x1A62}, {0x1A65, 0x1A6C},
-    {0x1A73, 0x1A7C}, {0x1A7F, 0x1A7F}, {0x1AA7, 0x1AA7}, {0x1AB0, 0x1ACE}, {0x1B00, 0x1B03},
-    {0x1B34, 0x1B34}, {0x1B36, 0x1B3A}, {0x1B3C, 0x1B3C}, {0x1B42, 0x1B42}, {0x1B6B, 0x1B73},
-    {0x1B80, 0x1B81}, {0x1BA2, 0x1BA5}, {0x1BA8, 0x1BA9}, {0x1BAB, 0x1BAD}, {0x1BE6, 0x1BE6},
-    {0x1BE8, 0x1BE9}, {0x1BED, 0x1BED}, {0x1BEF, 0x1BF1}, {0x1C2C, 0x1C33}, {0x1C36, 0x1C37},
-    {0x1C78, 0x1C7D}, {0x1CD0, 0x1CD2}, {0x1CD4, 0x1CE0}, {0x1CE2, 0x1CE8}, {0x1CED, 0x1CED},
-    {0x1CF4, 0x1CF4}, {0x1CF8, 0x1CF9}, {0x1D2C, 0x1D6A}, {0x1D78, 0x1D78}, {0x1D9B, 0x1DFF},
-    {0x1FBD, 0x1FBD}, {0x1FBF, 0x1FC1}, {0x1FCD, 0x1FCF}, {0x1FDD, 0x1FDF}, {0x1FED, 0x1FEF},
-    {0x1FFD, 0x1FFE}, {0x200B, 0x200F}, {0x2018, 0x2019}, {0x2024, 0x2024}, {0x2027, 0x2027},
-    {0x202A, 0x202E}, {0x2060, 0x2064}, {0x2066, 0x206F}, {0x2071, 0x2071}, {0x207F, 0x207F},
-    {0x2090, 0x209C}, {0x20D0, 0x20F0}, {0x2C7C, 0x2C7D}, {0x2CEF, 0x2CF1}, {0x2D6F, 0x2D6F},
-    {0x2D7F, 0x2D7F}, {0x2DE0, 0x2DFF}, {0x2E2F, 0x2E2F}, {0x3005, 0x3005}, {0x302A, 0x302D},
-    {0x3031, 0x3035}, {0x303B, 0x303B}, {0x3099, 0x309E}, {0x30FC, 0x30FE}, {0xA015, 0xA015},
-    {0xA4F8, 0xA4FD}, {0xA60C, 0xA60C}, {0xA66F, 0xA672}, {0xA674, 0xA67D}, {0xA67F, 0xA67F},
-    {0xA69C, 0xA69F}, {0xA6F0, 0xA6F1}, {0xA700, 0xA721}, {0xA770, 0xA770}, {0xA788, 0xA78A},
-    {0xA7F2, 0xA7F4}, {0xA7F8, 0xA7F9}, {0xA802, 0xA802}, {0xA806, 0xA806}, {0xA80B, 0xA80B},
-    {0xA825, 0xA826}, {0xA82C, 0xA82C}, {0xA8C4, 0xA8C5}, {0xA8E0, 0xA8F1}, {0xA8FF, 0xA8FF},
-    {0xA926, 0xA92D}, {0xA947, 0xA951}, {0xA980, 0xA982}, {0xA9B3, 0xA9B3}, {0xA9B6, 0xA9B9},
-    {0xA9BC, 0xA9BD}, {0xA9CF, 0xA9CF}, {0xA9E5, 0xA9E6}, {0xAA29, 0xAA2E}, {0xAA31, 0xAA32},
-    {0xAA35, 0xAA36}, {0xAA43, 0xAA43}, {0xAA4C, 0xAA4C}, {0xAA70, 0xAA70}, {0xAA7C, 0xAA7C},
-    {0xAAB0, 0xAAB0}, {0xAAB2, 0xAAB4}, {0xAAB7, 0xAAB8}, {0xAABE, 0xAABF}, {0xAAC1, 0xAAC1},
-    {0xAADD, 0xAADD}, {0xAAEC, 0xAAED}, {0xAAF3, 0xAAF4}, {0xAAF6, 0xAAF6}, {0xAB5B, 0xAB5F},
-    {0xAB69, 0xAB6B}, {0xABE5, 0xABE5}, {0xABE8, 0xABE8}, {0xABED, 0xABED}, {0xFB1E, 0xFB1E},
-    {0xFBB2, 0xFBC2}, {0xFE00, 0xFE0F}, {0xFE13, 0xFE13}, {0xFE20, 0xFE2F}, {0xFE52, 0xFE52},
-    {0xFE55, 0xFE55}, {0xFEFF, 0xFEFF}, {0xFF07, 0xFF07}, {0xFF0E, 0xFF0E}, {0xFF1A, 0xFF1A},
-    {0xFF3E, 0xFF3E}, {0xFF40, 0xFF40}, {0xFF70, 0xFF70}, {0xFF9E, 0xFF9F}, {0xFFE3, 0xFFE3},
-    {0xFFF9, 0xFFFB}, {0x101FD, 0x101FD}, {0x102E0, 0x102E0}, {0x10376, 0x1037A},
-    {0x10780, 0x10785}, {0x10787, 0x107B0}, {0x107B2, 0x107BA}, {0x10A01, 0x10A03},
-    {0x10A05, 0x10A06}, {0x10A0C, 0x10A0F}, {0x10A38, 0x10A3A}, {0x10A3F, 0x10A3F},
-    {0x10AE5, 0x10AE6}, {0x10D24, 0x10D27}, {0x10EAB, 0x10EAC}, {0x10F46, 0x10F50},
-    {0x10F82, 0x10F85}, {0x11001, 0x11001}, {0x11038, 0x11046}, {0x11070, 0x11070},
-    {0x11073, 0x11074}, {0x1107F, 0x11081}, {0x110B3, 0x110B6}, {0x110B9, 0x110BA},
-    {0x110BD, 0x110BD}, {0x110C2, 0x110C2}, {0x110CD, 0x110CD}, {0x11100, 0x11102},
-    {0x11127, 0x1112B}, {0x1112D, 0x11134}, {0x11173, 0x11173}, {0x11180, 0x11181},
-    {0x111B6, 0x111BE}, {0x111C9, 0x111CC}, {0x111CF, 0x111CF}, {0x1122F, 0x11231},
-    {0x11234, 0x11234}, {0x11236, 0x11237}, {0x1123E, 0x1123E}, {0x112DF, 0x112DF},
-    {0x112E3, 0x112EA}, {0x11300, 0x11301}, {0x1133B, 0x1133C}, {0x11340, 0x11340},
-    {0x11366, 0x1136C}, {0x11370, 0x11374}, {0x11438, 0x1143F}, {0x11442, 0x11444},
-    {0x11446, 0x11446}, {0x1145E, 0x1145E}, {0x114B3, 0x114B8}, {0x114BA, 0x114BA},
-    {0x114BF, 0x114C0}, {0x114C2, 0x114C3}, {0x115B2, 0x115B5}, {0x115BC, 0x115BD},
-    {0x115BF, 0x115C0}, {0x115DC, 0x115DD}, {0x11633, 0x1163A}, {0x1163D, 0x1163D},
-    {0x1163F, 0x11640}, {0x116AB, 0x116AB}, {0x116AD, 0x116AD}, {0x116B0, 0x116B5},
-    {0x116B7, 0x116B7}, {0x1171D, 0x1171F}, {0x11722, 0x11725}, {0x11727, 0x1172B},
-    {0x1182F, 0x11837}, {0x11839, 0x1183A}, {0x1193B, 0x1193C}, {0x1193E, 0x1193E},
-    {0x11943, 0x11943}, {0x119D4, 0x119D7}, {0x119DA, 0x119DB}, {0x119E0, 0x119E0},
-    {0x11A01, 0x11A0A}, {0x11A33, 0x11A38}, {0x11A3B, 0x11A3E}, {0x11A47, 0x11A47},
-    {0x11A51, 0x11A56}, {0x11A59, 0x11A5B}, {0x11A8A, 0x11A96}, {0x11A98, 0x11A99},
-    {0x11C30, 0x11C36}, {0x11C38, 0x11C3D}, {0x11C3F, 0x11C3F}, {0x11C92, 0x11CA7},
-    {0x11CAA, 0x11CB0}, {0x11CB2, 0x11CB3}, {0x11CB5, 0x11CB6}, {0x11D31, 0x11D36},
-    {0x11D3A, 0x11D3A}, {0x11D3C, 0x11D3D}, {0x11D3F, 0x11D45}, {0x11D47, 0x11D47},
-    {0x11D90, 0x11D91}, {0x11D95, 0x11D95}, {0x11D97, 0x11D97}, {0x11EF3, 0x11EF4},
-    {0x13430, 0x13438}, {0x16AF0, 0x16AF4}, {0x16B30, 0x16B36}, {0x16B40, 0x16B43},
-    {0x16F4F, 0x16F4F}, {0x16F8F, 0x16F9F}, {0x16FE0, 0x16FE1}, {0x16FE3, 0x16FE4},
-    {0x1AFF0, 0x1AFF3}, {0x1AFF5, 0x1AFFB}, {0x1AFFD, 0x1AFFE}, {0x1BC9D, 0x1BC9E},
-    {0x1BCA0, 0x1BCA3}, {0x1CF00, 0x1CF2D}, {0x1CF30, 0x1CF46}, {0x1D167, 0x1D169},
-    {0x1D173, 0x1D182}, {0x1D185, 0x1D18B}, {0x1D1AA, 0x1D1AD}, {0x1D242, 0x1D244},
-    {0x1DA00, 0x1DA36}, {0x1DA3B, 0x1DA6C}, {0x1DA75, 0x1DA75}, {0x1DA84, 0x1DA84},
-    {0x1DA9B, 0x1DA9F}, {0x1DAA1, 0x1DAAF}, {0x1E000, 0x1E006}, {0x1E008, 0x1E018},
-    {0x1E01B, 0x1E021}, {0x1E023, 0x1E024}, {0x1E026, 0x1E02A}, {0x1E130, 0x1E13D},
-    {0x1E2AE, 0x1E2AE}, {0x1E2EC, 0x1E2EF}, {0x1E8D0, 0x1E8D6}, {0x1E944, 0x1E94B},
-    {0x1F3FB, 0x1F3FF}, {0xE0001, 0xE0001}, {0xE0020, 0xE007F}, {0xE0100, 0xE01EF},
-};
-
-// str.lower() of single code points (181 runs: c -> c + delta for c in lo..hi step stride)
-inline constexpr lower_run lower[] = {
-    {0x41, 0x5A, 32, 1}, {0xC0, 0xD6, 32, 1}, {0xD8, 0xDE, 32, 1}, {0x100, 0x12E, 1, 2},
-    {0x132, 0x136, 1, 2}, {0x139, 0x147, 1, 2}, {0x14A, 0x176, 1, 2}, {0x178, 0x178, -121, 1},
-    {0x179, 0x17D, 1, 2}, {0x181, 0x181, 210, 1}, {0x182, 0x184, 1, 2}, {0x186, 0x186, 206, 1},
-    {0x187, 0x187, 1, 1}, {0x189, 0x18A, 205, 1}, {0x18B, 0x18B, 1, 1}, {0x18E, 0x18E, 79, 1},
-    {0x18F, 0x18F, 202, 1}, {0x190, 0x190, 203, 1}, {0x191, 0x191, 1, 1},
-    {0x193, 0x193, 205, 1}, {0x194, 0x194, 207, 1}, {0x196, 0x196, 211, 1},
-    {0x197, 0x197, 209, 1}, {0x198, 0x198, 1, 1}, {0x19C, 0x19C, 211, 1},
-    {0x19D, 0x19D, 213, 1}, {0x19F, 0x19F, 214, 1}, {0x1A0, 0x1A4, 1, 2},
-    {0x1A6, 0x1A6, 218, 1}, {0x1A7, 0x1A7, 1, 1}, {0x1A9, 0x1A9, 218, 1}, {0x1AC, 0x1AC, 1, 1},
-    {0x1AE, 0x1AE, 218, 1}, {0x1AF, 0x1AF, 1, 1}, {0x1B1, 0x1B2, 217, 1}, {0x1B3, 0x1B5, 1, 2},
-    {0x1B7, 0x1B7, 219, 1}, {0x1B8, 0x1B8, 1, 1}, {0x1BC, 0x1BC, 1, 1}, {0x1C4, 0x1C4, 2, 1},
-    {0x1C5, 0x1C5, 1, 1}, {0x1C7, 0x1C7, 2, 1}, {0x1C8, 0x1C8, 1, 1}, {0x1CA, 0x1CA, 2, 1},
-    {0x1CB, 0x1DB, 1, 2}, {0x1DE, 0x1EE, 1, 2}, {0x1F1, 0x1F1, 2, 1}, {0x1F2, 0x1F4, 1, 2},
-    {0x1F6, 0x1F6, -97, 1}, {0x1F7, 0x1F7, -56, 1}, {0x1F8, 0x21E, 1, 2},
-    {0x220, 0x220, -130, 1}, {0x222, 0x232, 1, 2}, {0x23A, 0x23A, 10795, 1},
-    {0x23B, 0x23B, 1, 1}, {0x23D, 0x23D, -163, 1}, {0x23E, 0x23E, 10792, 1},
-    {0x241, 0x241, 1, 1}, {0x243, 0x243, -195, 1}, {0x244, 0x244, 69, 1}, {0x245, 0x245, 71, 1},
-    {0x246, 0x24E, 1, 2}, {0x370, 0x372, 1, 2}, {0x376, 0x376, 1, 1}, {0x37F, 0x37F, 116, 1},
-    {0x386, 0x386, 38, 1}, {0x388, 0x38A, 37, 1}, {0x38C, 0x38C, 64, 1}, {0x38E, 0x38F, 63, 1},
-    {0x391, 0x3A1, 32, 1}, {0x3A3, 0x3AB, 32, 1}, {0x3CF, 0x3CF, 8, 1}, {0x3D8, 0x3EE, 1, 2},
-    {0x3F4, 0x3F4, -60, 1}, {0x3F7, 0x3F7, 1, 1}, {0x3F9, 0x3F9, -7, 1}, {0x3FA, 0x3FA, 1, 1},
-    {0x3FD, 0x3FF, -130, 1}, {0x400, 0x40F, 80, 1}, {0x410, 0x42F, 32, 1}, {0x460, 0x480, 1, 2},
-    {0x48A, 0x4BE, 1, 2}, {0x4C0, 0x4C0, 15, 1}, {0x4C1, 0x4CD, 1, 2}, {0x4D0, 0x52E, 1, 2},
-    {0x531, 0x556, 48, 1}, {0x10A0, 0x10C5, 7264, 1}, {0x10C7, 0x10C7, 7264, 1},
-    {0x10CD, 0x10CD, 7264, 1}, {0x13A0, 0x13EF, 38864, 1}, {0x13F0, 0x13F5, 8, 1},
-    {0x1C90, 0x1CBA, -3008, 1}, {0x1CBD, 0x1CBF, -3008, 1}, {0x1E00, 0x1E94, 1, 2},
-    {0x1E9E, 0x1E9E, -7615, 1}, {0x1EA0, 0x1EFE, 1, 2}, {0x1F08, 0x1F0F, -8, 1},
-    {0x1F18, 0x1F1D, -8, 1}, {0x1F28, 0x1F2F, -8, 1}, {0x1F38, 0x1F3F, -8, 1},
-    {0x1F48, 0x1F4D, -8, 1}, {0x1F59, 0x1F5F, -8, 2}, {0x1F68, 0x1F6F, -8, 1},
-    {0x1F88, 0x1F8F, -8, 1}, {0x1F98, 0x1F9F, -8, 1}, {0x1FA8, 0x1FAF, -8, 1},
-    {0x1FB8, 0x1FB9, -8, 1}, {0x1FBA, 0x1FBB, -74, 1}, {0x1FBC, 0x1FBC, -9, 1},
-    {0x1FC8, 0x1FCB, -86, 1}, {0x1FCC, 0x1FCC, -9, 1}, {0x1FD8, 0x1FD9, -8, 1},
-    {0x1FDA, 0x1FDB, -100, 1}, {0x1FE8, 0x1FE9, -8, 1}, {0x1FEA, 0x1FEB, -112, 1},
-    {0x1FEC, 0x1FEC, -7, 1}, {0x1FF8, 0x1FF9, -128, 1}, {0x1FFA, 0x1FFB, -126, 1},
-    {0x1FFC, 0x1FFC, -9, 1}, {0x2126, 0x2126, -7517, 1}, {0x212A, 0x212A, -8383, 1},
-    {0x212B, 0x212B, -8262, 1}, {0x2132, 0x2132, 28, 1}, {0x2160, 0x216F, 16, 1},
-    {0x2183, 0x2183, 1, 1}, {0x24B6, 0x24CF, 26, 1}, {0x2C00, 0x2C2F, 48, 1},
-    {0x2C60, 0x2C60, 1, 1}, {0x2C62, 0x2C62, -10743, 1}, {0x2C63, 0x2C63, -3814, 1},
-    {0x2C64, 0x2C64, -10727, 1}, {0x2C67, 0x2C6B, 1, 2}, {0x2C6D, 0x2C6D, -10780, 1},
-    {0x2C6E, 0x2C6E, -10749, 1}, {0x2C6F, 0x2C6F, -10783, 1}, {0x2C70, 0x2C70, -10782, 1},
-    {0x2C72, 0x2C72, 1, 1}, {0x2C75, 0x2C75, 1, 1}, {0x2C7E, 0x2C7F, -10815, 1},
-    {0x2C80, 0x2CE2, 1, 2}, {0x2CEB, 0x2CED, 1, 2}, {0x2CF2, 0x2CF2, 1, 1},
-    {0xA640, 0xA66C, 1, 2}, {0xA680, 0xA69A, 1, 2}, {0xA722, 0xA72E, 1, 2},
-    {0xA732, 0xA76E, 1, 2}, {0xA779, 0xA77B, 1, 2}, {0xA77D, 0xA77D, -35332, 1},
-    {0xA77E, 0xA786, 1, 2}, {0xA78B, 0xA78B, 1, 1}, {0xA78D, 0xA78D, -42280, 1},
-    {0xA790, 0xA792, 1, 2}, {0xA796, 0xA7A8, 1, 2}, {0xA7AA, 0xA7AA, -42308, 1},
-    {0xA7AB, 0xA7AB, -42319, 1}, {0xA7AC, 0xA7AC, -42315, 1}, {0xA7AD, 0xA7AD, -42305, 1},
-    {0xA7AE, 0xA7AE, -42308, 1}, {0xA7B0, 0xA7B0, -42258, 1}, {0xA7B1, 0xA7B1, -42282, 1},
-    {0xA7B2, 0xA7B2, -42261, 1}, {0xA7B3, 0xA7B3, 928, 1}, {0xA7B4, 0xA7C2, 1, 2},
-    {0xA7C4, 0xA7C4, -48, 1}, {0xA7C5, 0xA7C5, -42307, 1}, {0xA7C6, 0xA7C6, -35384, 1},
-    {0xA7C7, 0xA7C9, 1, 2}, {0xA7D0, 0xA7D0, 1, 1}, {0xA7D6, 0xA7D8, 1, 2},
-    {0xA7F5, 0xA7F5, 1, 1}, {0xFF21, 0xFF3A, 32, 1}, {0x10400, 0x10427, 40, 1},
-    {0x104B0, 0x104D3, 40, 1}, {0x10570, 0x1057A, 39, 1}, {0x1057C, 0x1058A, 39, 1},
-    {0x1058C, 0x10592, 39, 1}, {0x10594, 0x10595, 39, 1}, {0x10C80, 0x10CB2, 64, 1},
-    {0x118A0, 0x118BF, 32, 1}, {0x16E40, 0x16E5F, 32, 1}, {0x1E900, 0x1E921, 34, 1},
-};
-
-}  // namespace detail::unicode_tables
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/unicode_tables.hpp>
-
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
-#include <iterator>
-#include <string>
-#include <string_view>
-#include <vector>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-/// Whitespace as Python's `str.isspace()` sees it (the `\s` of a str regex).
-inline bool slug_is_space(char32_t c) noexcept {
-  return c == U' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F) || c == 0x85 ||
-         c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 ||
-         c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
-}
-
-/// True when `c` is in `table` (sorted, disjoint ranges).
-template <std::size_t N>
-bool in_code_point_ranges(const unicode_tables::code_point_range (&table)[N], char32_t c) noexcept {
-  const auto* it = std::lower_bound(std::begin(table), std::end(table), c,
-                                    [](const unicode_tables::code_point_range& r, char32_t v) {
-                                      return r.hi < v;
-                                    });
-  return it != std::end(table) && it->lo <= c;
-}
-
-/// A "word" character: what `\w` matches in a Python str pattern (letters, digits and
-/// numerics of every script, and `_`), from the Unicode 14 tables Python 3.11 uses.
-inline bool slug_is_word(char32_t c) noexcept {
-  if (c < 0x80)
-    return (c >= U'a' && c <= U'z') || (c >= U'A' && c <= U'Z') || (c >= U'0' && c <= U'9') ||
-           c == U'_';
-  return in_code_point_ranges(unicode_tables::word, c);
-}
-
-/// Python's `str.lower()` of one code point that maps to one code point (every one but
-/// U+0130, which slugify() handles, and U+03A3 at the end of a word: see slug_final_sigma).
-inline char32_t slug_to_lower(char32_t c) noexcept {
-  const auto* it = std::lower_bound(std::begin(unicode_tables::lower), std::end(unicode_tables::lower), c,
-                                    [](const unicode_tables::lower_run& r, char32_t v) {
-                                      return r.hi < v;
-                                    });
-  if (it == std::end(unicode_tables::lower) || c < it->lo || (c - it->lo) % it->stride != 0) return c;
-  return static_cast<char32_t>(static_cast<std::int64_t>(c) + it->delta);
-}
-
-/// True when the capital sigma at `text[i]` lower-cases to the final form ς, as in Python's
-/// `str.lower()`: a cased letter before it and none after it, case-ignorable characters
-/// (marks, modifier letters, apostrophes…) skipped on both sides.
-inline bool slug_final_sigma(const std::vector<char32_t>& text, std::size_t begin,
-                             std::size_t end, std::size_t i) noexcept {
-  std::size_t j = i;
-  while (j > begin && in_code_point_ranges(unicode_tables::case_ignorable, text[j - 1])) --j;
-  if (j == begin || !in_code_point_ranges(unicode_tables::cased, text[j - 1])) return false;
-  j = i + 1;
-  while (j < end && in_code_point_ranges(unicode_tables::case_ignorable, text[j])) ++j;
-  return j == end || !in_code_point_ranges(unicode_tables::cased, text[j]);
-}
-
-/// The slug of `text`, as the original's `_slugify`: drop every character that is not a
-/// word character, whitespace or `-`; turn each run of whitespace and `-` into one `-`;
-/// trim `-` at both ends; lower-case; keep the first `max_length` characters (code points,
-/// so a cut never splits a UTF-8 sequence; it may leave a trailing `-`, as the original).
-/// `"No Type Errors in src/"` → `"no-type-errors-in-src"`.
-inline std::string slugify(std::string_view text, std::size_t max_length = 50) {
-  const std::vector<char32_t> in = utf8_decode(text);
-  std::vector<char32_t> kept;
-  kept.reserve(in.size());
-  bool in_run = false;
-  for (const char32_t c : in) {
-    const bool sep = c == U'-' || slug_is_space(c);
-    if (sep) {
-      if (!in_run) kept.push_back(U'-');
-      in_run = true;
-    } else if (slug_is_word(c)) {
-      kept.push_back(c);
-      in_run = false;
-    }
-    // Other characters are removed before runs are collapsed, so "a / b" → "a-b".
-  }
-  std::size_t begin = 0;
-  std::size_t end = kept.size();
-  while (begin < end && kept[begin] == U'-') ++begin;
-  while (end > begin && kept[end - 1] == U'-') --end;
-  std::vector<char32_t> lowered;
-  lowered.reserve(end - begin);
-  for (std::size_t i = begin; i < end; ++i) {
-    if (kept[i] == 0x130) {  // İ lower-cases to "i" + combining dot above, as in Python
-      lowered.push_back(U'i');
-      lowered.push_back(0x307);
-    } else if (kept[i] == 0x3A3) {  // Σ: ς at the end of a word, σ elsewhere
-      lowered.push_back(slug_final_sigma(kept, begin, end, i) ? 0x3C2 : 0x3C3);
-    } else {
-      lowered.push_back(slug_to_lower(kept[i]));
-    }
-  }
-  std::string out;
-  for (std::size_t i = 0; i < lowered.size() && i < max_length; ++i) utf8_append(out, lowered[i]);
-  return out;
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/slugify.hpp>
+// #include <little_loops/detail/slugify.hpp> (already inlined above)
 // #include <little_loops/paradigms/common.hpp> (already inlined above)
 
 #include <optional>
@@ -15992,6 +18803,8 @@ inline std::optional<goal_tool> read_goal_tool(const json& entry, const std::str
   return tool;
 }
 
+inline loop_draft draft_goal(const json& spec);
+
 }  // namespace detail
 
 /// Compiles a goal spec:
@@ -16009,12 +18822,18 @@ inline std::optional<goal_tool> read_goal_tool(const json& entry, const std::str
 /// The `evaluator` object is parsed by parse_evaluate_config() with paths below
 /// `evaluator` and kept whole, an explicit `exit_code` included; `null` or `{}` mean none.
 inline expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* warnings = nullptr) {
-  using namespace detail;
+  return detail::finish_paradigm(detail::draft_goal(spec), warnings);
+}
+
+namespace detail {
+
+/// compile_goal() before validation: the compiled loop, the spec's findings and origins.
+inline loop_draft draft_goal(const json& spec) {
   diagnostics out;
   fsm_loop loop;
   if (!spec.is_object()) {
     report_type(out, "", "a goal spec (a JSON object)", spec);
-    return finish_paradigm("goal", std::move(loop), std::move(out), warnings);
+    return paradigm_draft("goal", std::move(loop), std::move(out));
   }
   require_paradigm_fields(spec, "Goal", {"goal", "tools"}, out);
   std::optional<std::string> goal;
@@ -16055,7 +18874,7 @@ inline expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* war
     }
   }
   if (has_errors(out) || !goal || !check || !fix)
-    return finish_paradigm("goal", std::move(loop), std::move(out), warnings);
+    return paradigm_draft("goal", std::move(loop), std::move(out));
 
   loop.name = name ? std::move(*name) : "goal-" + slugify(*goal);
   loop.paradigm = "goal";
@@ -16084,8 +18903,10 @@ inline expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* war
   loop.states["fix"] = std::move(fix_state);
   loop.states["done"] = paradigm_terminal();
   loop.states[failed] = paradigm_failure_terminal();
-  return finish_paradigm("goal", std::move(loop), std::move(out), warnings, &origins);
+  return paradigm_draft("goal", std::move(loop), std::move(out), std::move(origins));
 }
+
+}  // namespace detail
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/paradigms/goal.hpp>
@@ -16099,6 +18920,10 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
+
+namespace detail {
+inline loop_draft draft_imperative(const json& spec);
+}  // namespace detail
 
 /// Compiles an imperative spec:
 /// ```yaml
@@ -16118,14 +18943,19 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// but does not change the routes: seed 001 and the original never read it, so a spec means
 /// the same everywhere; `passes: false` gets the warning `passes-ignored` (to end when a
 /// check fails, give the evaluator `negate: true` or invert the check, e.g. `! cmd`).
-inline expected<fsm_loop, error> compile_imperative(const json& spec,
-                                                    diagnostics* warnings = nullptr) {
-  using namespace detail;
+inline expected<fsm_loop, error> compile_imperative(const json& spec, diagnostics* warnings = nullptr) {
+  return detail::finish_paradigm(detail::draft_imperative(spec), warnings);
+}
+
+namespace detail {
+
+/// compile_imperative() before validation: the compiled loop, the spec's findings and origins.
+inline loop_draft draft_imperative(const json& spec) {
   diagnostics out;
   fsm_loop loop;
   if (!spec.is_object()) {
     report_type(out, "", "an imperative spec (a JSON object)", spec);
-    return finish_paradigm("imperative", std::move(loop), std::move(out), warnings);
+    return paradigm_draft("imperative", std::move(loop), std::move(out));
   }
   require_paradigm_fields(spec, "Imperative", {"name", "steps", "until"}, out);
   std::optional<std::string> name;
@@ -16182,7 +19012,7 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
     }
   }
   if (has_errors(out) || !name || !steps_ok || !until_check)
-    return finish_paradigm("imperative", std::move(loop), std::move(out), warnings);
+    return paradigm_draft("imperative", std::move(loop), std::move(out));
 
   loop.name = std::move(*name);
   loop.paradigm = "imperative";
@@ -16207,8 +19037,10 @@ inline expected<fsm_loop, error> compile_imperative(const json& spec,
   origins.add_state_field("check_done", "evaluate", "until.evaluator");
   loop.states["check_done"] = std::move(check);
   loop.states["done"] = paradigm_terminal();
-  return finish_paradigm("imperative", std::move(loop), std::move(out), warnings, &origins);
+  return paradigm_draft("imperative", std::move(loop), std::move(out), std::move(origins));
 }
+
+}  // namespace detail
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/paradigms/imperative.hpp>
@@ -16284,6 +19116,8 @@ inline std::optional<invariant_constraint> read_constraint(const json& entry, st
   return c;
 }
 
+inline loop_draft draft_invariants(const json& spec);
+
 }  // namespace detail
 
 /// Compiles an invariants spec:
@@ -16303,14 +19137,19 @@ inline std::optional<invariant_constraint> read_constraint(const json& entry, st
 /// `fix_<name>` (next → `check_<name>`), then `all_valid` (terminal; with maintain its
 /// `on_maintain` is the first check). Each constraint's evaluator is parsed by
 /// parse_evaluate_config() with paths such as `constraints[0].evaluator.operator`.
-inline expected<fsm_loop, error> compile_invariants(const json& spec,
-                                                    diagnostics* warnings = nullptr) {
-  using namespace detail;
+inline expected<fsm_loop, error> compile_invariants(const json& spec, diagnostics* warnings = nullptr) {
+  return detail::finish_paradigm(detail::draft_invariants(spec), warnings);
+}
+
+namespace detail {
+
+/// compile_invariants() before validation: the compiled loop, the spec's findings and origins.
+inline loop_draft draft_invariants(const json& spec) {
   diagnostics out;
   fsm_loop loop;
   if (!spec.is_object()) {
     report_type(out, "", "an invariants spec (a JSON object)", spec);
-    return finish_paradigm("invariants", std::move(loop), std::move(out), warnings);
+    return paradigm_draft("invariants", std::move(loop), std::move(out));
   }
   require_paradigm_fields(spec, "Invariants", {"name", "constraints"}, out);
   std::optional<std::string> name;
@@ -16356,7 +19195,7 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
     }
   }
   if (has_errors(out) || !name || !constraints_ok)
-    return finish_paradigm("invariants", std::move(loop), std::move(out), warnings);
+    return paradigm_draft("invariants", std::move(loop), std::move(out));
 
   loop.name = std::move(*name);
   loop.paradigm = "invariants";
@@ -16391,12 +19230,15 @@ inline expected<fsm_loop, error> compile_invariants(const json& spec,
   state_config all_valid = paradigm_terminal();
   if (loop.maintain) all_valid.on_maintain = escape_template(first_check);
   loop.states["all_valid"] = std::move(all_valid);
-  return finish_paradigm("invariants", std::move(loop), std::move(out), warnings, &origins);
+  return paradigm_draft("invariants", std::move(loop), std::move(out), std::move(origins));
 }
+
+}  // namespace detail
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/paradigms/invariants.hpp>
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <string_view>
@@ -16407,48 +19249,69 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 inline constexpr std::array<std::string_view, 5> paradigm_names{
     "convergence", "fsm", "goal", "imperative", "invariants"};
 
+namespace detail {
+
+/// The paradigm `spec` names, or "fsm" when the document is a loop: `paradigm: fsm`, no
+/// `paradigm` key, or an `initial` key (a loop compiled earlier keeps the paradigm it came
+/// from, as provenance, as the original's loader decides). errc::invalid_spec when `spec`
+/// is no object, `paradigm` no string, or names no paradigm.
+inline expected<std::string, error> spec_paradigm(const json& spec) {
+  diagnostics out;
+  const auto refuse = [&out](std::string path) {
+    std::string message = out.front().message;
+    return unexpected(error{errc::invalid_spec, std::move(message), std::move(path), std::move(out)});
+  };
+  if (!spec.is_object()) {
+    report_type(out, "", "a paradigm spec or loop document (a JSON object)", spec);
+    return refuse("");
+  }
+  std::string paradigm = "fsm";
+  if (const auto it = spec.find("paradigm"); it != spec.end()) {
+    if (auto v = read_string(*it, "paradigm", out)) paradigm = std::move(*v);
+    if (has_errors(out)) return refuse("paradigm");
+  }
+  if (paradigm == "fsm" || spec.contains("initial")) return std::string("fsm");
+  if (std::find(paradigm_names.begin(), paradigm_names.end(), paradigm) != paradigm_names.end())
+    return paradigm;
+  report(out, "paradigm", "unknown-paradigm",
+         fmt::format("Unknown paradigm: '{}'. Must be one of: {}{}", paradigm_excerpt(paradigm),
+                     fmt::join(paradigm_names, ", "), did_you_mean(paradigm, paradigm_names)));
+  return refuse("paradigm");
+}
+
+}  // namespace detail
+
+/// The first step of compile_paradigm(): a spec compiled by its paradigm's compiler, or a
+/// loop document read strictly (see spec_paradigm() for which), not validated yet, so that
+/// a host can change the loop before validate_loop(loop_draft) judges it, once (see
+/// loop_draft). Errors: errc::invalid_spec (not an object, unknown paradigm); a spec's or a
+/// loop's own findings come from validate_loop().
+inline expected<loop_draft, error> draft_paradigm(const json& spec) {
+  auto paradigm = detail::spec_paradigm(spec);
+  if (!paradigm) return unexpected(std::move(paradigm.error()));
+  if (*paradigm == "goal") return detail::draft_goal(spec);
+  if (*paradigm == "convergence") return detail::draft_convergence(spec);
+  if (*paradigm == "invariants") return detail::draft_invariants(spec);
+  if (*paradigm == "imperative") return detail::draft_imperative(spec);
+  return read_loop_draft(spec);  // keeps `paradigm` as provenance
+}
+
 /// Compiles any spec by its `paradigm:` key: `goal`, `convergence`, `invariants` and
 /// `imperative` go to their compilers, which record it in fsm_loop::paradigm; `fsm`, no
 /// `paradigm` key at all, or an `initial` key (a loop compiled earlier) mean the document
 /// is a loop and is read by load_loop(), which keeps `paradigm` as provenance. Every result
 /// has gone through validate(), once. Errors: errc::invalid_spec (paradigm specs, unknown
 /// paradigm) or errc::invalid_loop (fsm documents, see load_loop()), with every diagnostic
-/// in error::details. Validation warnings are appended to `warnings` if given.
+/// in error::details. Validation warnings are appended to `warnings` if given. To change
+/// the loop before its validation, use draft_paradigm() and validate_loop(loop_draft).
 inline expected<fsm_loop, error> compile_paradigm(const json& spec,
                                                   diagnostics* warnings = nullptr) {
-  using namespace detail;
-  if (!spec.is_object()) {
-    diagnostics out;
-    report_type(out, "", "a paradigm spec or loop document (a JSON object)", spec);
-    std::string message = out.front().message;
-    return unexpected(error{errc::invalid_spec, std::move(message), "", std::move(out)});
-  }
-  std::string paradigm = "fsm";
-  if (const auto it = spec.find("paradigm"); it != spec.end()) {
-    diagnostics out;
-    if (auto v = read_string(*it, "paradigm", out)) paradigm = std::move(*v);
-    if (has_errors(out)) {
-      std::string message = out.front().message;
-      return unexpected(error{errc::invalid_spec, std::move(message), "paradigm", std::move(out)});
-    }
-  }
-  // A document with `initial` is a loop whatever its `paradigm` says (a compiled loop keeps
-  // the paradigm it came from, as provenance), as the original's loader decides.
-  const bool is_loop = paradigm == "fsm" || spec.contains("initial");
-  if (!is_loop) {
-    if (paradigm == "goal") return compile_goal(spec, warnings);
-    if (paradigm == "convergence") return compile_convergence(spec, warnings);
-    if (paradigm == "invariants") return compile_invariants(spec, warnings);
-    if (paradigm == "imperative") return compile_imperative(spec, warnings);
-  } else {
-    return load_loop(spec, warnings);  // keeps `paradigm` as provenance
-  }
-  diagnostics out;
-  report(out, "paradigm", "unknown-paradigm",
-         fmt::format("Unknown paradigm: '{}'. Must be one of: {}{}", paradigm_excerpt(paradigm),
-                     fmt::join(paradigm_names, ", "), did_you_mean(paradigm, paradigm_names)));
-  std::string message = out.front().message;
-  return unexpected(error{errc::invalid_spec, std::move(message), "paradigm", std::move(out)});
+  auto paradigm = detail::spec_paradigm(spec);
+  if (!paradigm) return unexpected(std::move(paradigm.error()));
+  if (*paradigm == "fsm") return load_loop(spec, warnings);  // keeps `paradigm` as provenance
+  auto draft = draft_paradigm(spec);
+  if (!draft) return unexpected(std::move(draft.error()));
+  return detail::finish_paradigm(std::move(*draft), warnings);
 }
 
 /// compile_paradigm() of JSON text; syntax errors and duplicate keys are errc::parse_error.
@@ -16463,7 +19326,165 @@ LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/paradigms.hpp>
 // #include <little_loops/render.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/host_render.hpp>
+// Part of render.hpp: what each state asks of the host (host_settings.hpp), as it takes
+// effect (a state's own setting, else the loop's).
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/host_settings.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/detail/host_fields.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// What `state` asks of the host, as JSON: `agent`, `automation_profile` (the enabled
+/// profile's name), `pruning_profile` (the effective one, defaults omitted),
+/// `session_mode` (when `continue`) and `params`; empty when nothing.
+inline json state_host_json(const fsm_loop& loop, const state_config& state) {
+  json j = json::object();
+  if (runs_prompt_action(state)) {
+    if (state.host.agent) j["agent"] = *state.host.agent;
+    if (const pruning_profile* p = effective_pruning_profile(loop.host, state.host)) {
+      j["pruning_profile"] = pruning_profile_json(*p);
+      if (p->enabled) j["automation_profile"] = p->name;
+    }
+    if (effective_session_mode(loop.host, state.host) == session_mode::continued)
+      j["session_mode"] = "continue";
+  }
+  if (state.host.params) j["params"] = *state.host.params;
+  return j;
+}
+
+/// `validate --json`'s `host`: `{states: {name: state_host_json}}`, states asking nothing
+/// left out.
+inline json host_settings_json(const fsm_loop& loop) {
+  json states = json::object();
+  for (const auto& [name, state] : loop.states) {
+    json j = state_host_json(loop, state);
+    if (!j.empty()) states[name] = std::move(j);
+  }
+  return json{{"states", std::move(states)}};
+}
+
+/// The lines of `show`'s `Host settings:` block: per state that asks something of the host,
+/// its name and what it asks (`agent reviewer, automation profile ci, session continue`).
+inline std::vector<std::pair<std::string, std::string>> host_setting_lines(const fsm_loop& loop) {
+  std::vector<std::pair<std::string, std::string>> lines;
+  for (const auto& [name, state] : loop.states) {
+    const json j = state_host_json(loop, state);
+    if (j.empty()) continue;
+    std::vector<std::string> items;
+    if (j.contains("agent")) items.push_back("agent " + j["agent"].get<std::string>());
+    if (j.contains("automation_profile"))
+      items.push_back("automation profile " + j["automation_profile"].get<std::string>());
+    else if (j.contains("pruning_profile"))
+      items.emplace_back("pruning profile disabled");
+    if (j.contains("session_mode")) items.emplace_back("session continue");
+    if (j.contains("params")) items.push_back("params " + j["params"].dump());
+    lines.emplace_back(name, fmt::format("{}", fmt::join(items, ", ")));
+  }
+  return lines;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/host_render.hpp>
 // #include <little_loops/detail/json_path.hpp> (already inlined above)
+// #include <little_loops/detail/plugin_state_render.hpp>
+// Part of render.hpp: render_preview() appends plugin_states_text(); render_plugin_states_json()
+// (`validate --json`) is built from throttle_json().
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/throttle.hpp> (already inlined above)
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <string>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// True when the throttle counts the actions of `state` (compiled_loop.hpp says the same).
+inline bool throttles(const state_config& state, loop_dialect dialect) noexcept {
+  const bool runs_action = state.action && !state.action->empty() && !state.terminal && !state.loop;
+  return runs_action && (dialect == loop_dialect::current || state.throttle || state.on_throttle_hard);
+}
+
+// `{normal_max, warn_max, hard_max[, on_throttle_hard][, exempt]}` of one state.
+inline json throttle_json(const state_config& state) {
+  const throttle_limits l = effective_throttle(state.throttle);
+  json out = {{"normal_max", l.normal_max}, {"warn_max", l.warn_max}, {"hard_max", l.hard_max}};
+  if (state.on_throttle_hard) out["on_throttle_hard"] = *state.on_throttle_hard;
+  if (state.type == "learning") out["exempt"] = true;
+  return out;
+}
+
+// `{targets | targets_csv, max_retries | max_retries_expr}` of a learning state.
+inline json learning_json(const learning_config& l) {
+  json out = json::object();
+  if (l.targets_csv)
+    out["targets_csv"] = *l.targets_csv;
+  else
+    out["targets"] = l.targets;
+  if (l.max_retries_expr)
+    out["max_retries_expr"] = *l.max_retries_expr;
+  else
+    out["max_retries"] = l.max_retries;
+  return out;
+}
+
+// The `Learning:` lines of the preview, one per learning state.
+inline std::string learning_text(const fsm_loop& loop) {
+  std::string out;
+  for (const auto& [name, state] : loop.states) {
+    if (state.type != "learning" || !state.learning) continue;
+    const learning_config& l = *state.learning;
+    out += fmt::format("  {}: proves {} (explores each up to {} times with /ll:explore-api)\n", name,
+                       l.targets_csv ? *l.targets_csv : fmt::format("{}", fmt::join(l.targets, ", ")),
+                       l.max_retries_expr ? *l.max_retries_expr : std::to_string(l.max_retries));
+  }
+  return out.empty() ? out : "Learning states:\n" + out;
+}
+
+// The `Throttle:` lines of the preview: who is counted, and each state that writes its own.
+inline std::string plugin_states_text(const fsm_loop& loop) {
+  const loop_dialect dialect = dialect_of(loop);
+  std::string out;
+  bool any = false;
+  for (const auto& [name, state] : loop.states) {
+    if (!throttles(state, dialect)) continue;
+    any = true;
+    if (!state.throttle && !state.on_throttle_hard && state.type != "learning") continue;
+    const throttle_limits l = effective_throttle(state.throttle);
+    out += fmt::format("  {}: warn at {}, leave at {} \u2192 {}{}\n", name, l.warn_max, l.hard_max,
+                       state.on_throttle_hard ? *state.on_throttle_hard : std::string("on_error"),
+                       state.type == "learning" ? " (learning: never stopped)" : "");
+  }
+  if (!any) return {};
+  const throttle_limits d;
+  return fmt::format("Throttle ({}; actions per visit, default warn at {}, leave at {}, stop "
+                     "beyond):\n",
+                     dialect == loop_dialect::current ? "every state with an action"
+                                                      : "the states that write it",
+                     d.warn_max, d.hard_max) +
+         out;
+}
+
+}  // namespace detail
+
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/plugin_state_render.hpp>
 // #include <little_loops/detail/resilience_policy.hpp> (already inlined above)
 // #include <little_loops/detail/state_verdicts.hpp> (already inlined above)
 // #include <little_loops/detail/utf8.hpp> (already inlined above)
@@ -16496,7 +19517,8 @@ struct loop_transition {
 /// order; `_error` (labelled `error`) unless the table has an exact `error` key, which is
 /// checked first; `_` (labelled `_`); the `on_<verdict>` shorthands the route table does not
 /// shadow (a `_` default shadows all of them, `_error` or an `error` key shadows
-/// `on_error`); `on_maintain` (labelled `maintain`).
+/// `on_error`); `on_throttle_hard` (labelled `throttle_hard`); `on_maintain` (labelled
+/// `maintain`).
 inline std::vector<loop_transition> transitions_of(const std::string& name,
                                                    const state_config& state) {
   std::vector<loop_transition> out;
@@ -16528,6 +19550,7 @@ inline std::vector<loop_transition> transitions_of(const std::string& name,
       add(verdict, target);
     }
   }
+  if (state.on_throttle_hard) add("throttle_hard", *state.on_throttle_hard);
   if (state.on_maintain) add("maintain", *state.on_maintain);
   return out;
 }
@@ -16655,6 +19678,7 @@ inline std::string render_evaluator(const fsm_loop& loop, const state_config& s)
     case evaluator_type::open_question_stall:
     case evaluator_type::action_stall: render_stall_fields(e.stall, parts); break;
     case evaluator_type::harbor_scorer:
+    case evaluator_type::mcp_result:
     case evaluator_type::exit_code: break;
   }
   if (e.source) parts.push_back("source: " + render_visible(*e.source));
@@ -16663,9 +19687,12 @@ inline std::string render_evaluator(const fsm_loop& loop, const state_config& s)
   return out;
 }
 
-/// `[loop: <child>]` (the name as written, a template included).
+/// `[loop: <child>]` (the name as written, a template included), with `, worktree: <branch>`
+/// when the child runs in a worktree.
 inline std::string subloop_mark(const state_config& s) {
-  return "[loop: " + render_visible(s.loop ? *s.loop : std::string()) + "]";
+  std::string mark = "[loop: " + render_visible(s.loop ? *s.loop : std::string());
+  if (s.worktree) mark += ", worktree: " + render_visible(*s.worktree);
+  return mark + "]";
 }
 
 /// States whose verdict decides where the loop goes: an explicit `evaluate`, or an action
@@ -16758,6 +19785,20 @@ struct render_ids {
   }
 };
 
+
+/// `Guards:` of render_preview(), one line per guarded state; empty without guards.
+inline std::string render_guards(const fsm_loop& loop) {
+  const json g = guards_json(loop);
+  if (!g.contains("states")) return {};
+  std::string out = "Guards:\n";
+  for (auto it = g["states"].begin(); it != g["states"].end(); ++it) {
+    std::string line;
+    for (auto m = it->begin(); m != it->end(); ++m)
+      line += (line.empty() ? "" : ", ") + m.key() + " " + render_visible(m->get<std::string>());
+    out += "  " + render_visible(it.key()) + ": " + line + "\n";
+  }
+  return out;
+}
 }  // namespace detail
 
 /// The compiled-loop preview of seed 001 phase 7:
@@ -16777,7 +19818,8 @@ struct render_ids {
 /// `on_maintain`, else `initial`); a loop with
 /// `on_max_iterations` gets an `On max iterations: <state>` line after `Max iterations`. With several deciding states the last line becomes an
 /// `Evaluators:` block with one `<state>: <evaluator>` line each. Control characters in
-/// names are shown escaped (`\n`).
+/// names are shown escaped (`\n`). The policies (retry, catch, caps) and a `Guards:` block
+/// (the test guards of each guarded state) close it.
 inline std::string render_preview(const fsm_loop& loop) {
   std::string out = "States: ";
   bool first = true;
@@ -16818,14 +19860,53 @@ inline std::string render_preview(const fsm_loop& loop) {
     for (const auto& [name, text] : checks) out += "  " + name + ": " + text + "\n";
   }
   out += detail::render_policies(loop, dialect_of(loop));
+  out += detail::plugin_states_text(loop);
+  out += detail::learning_text(loop);
+  out += detail::render_guards(loop);
+  if (const auto host = detail::host_setting_lines(loop); !host.empty()) {
+    out += "Host settings:\n";
+    for (const auto& [name, items] : host)
+      out += "  " + detail::render_visible(name) + ": " + detail::render_visible(items) + "\n";
+  }
   return out;
 }
+
+/// What each state asks of the host, as JSON (`ll-loop validate --json`): `{states: {name:
+/// {agent, pruning_profile, automation_profile, session_mode, params}}}`, each as it takes
+/// effect (the state's own setting, else the loop's), states asking nothing left out.
+inline json render_host_settings_json(const fsm_loop& loop) { return detail::host_settings_json(loop); }
 
 /// The retry, catch, backoff, edge-cap and circuit policies `loop` runs with, as JSON
 /// (`ll-loop validate --json`): `{states: {name: {retry, catch, backoff}}, max_edge_revisits,
 /// circuit}`, built-in entries marked `built_in: true` (design §6.6).
 inline json render_policies_json(const fsm_loop& loop) {
   return detail::policies_json(loop, dialect_of(loop));
+}
+
+/// The throttles and learning states of `loop`, as JSON (`ll-loop validate --json`): `{throttle:
+/// {applies_to: "every_action_state" | "declared", states: {name: {normal_max, warn_max,
+/// hard_max[, on_throttle_hard][, exempt]}}}, learning: {name: {targets | targets_csv,
+/// max_retries | max_retries_expr}}}`: a state listed under `throttle` when the throttle
+/// counts its actions, under `learning` when it is a learning state.
+inline json render_plugin_states_json(const fsm_loop& loop) {
+  const loop_dialect dialect = dialect_of(loop);
+  json states = json::object();
+  for (const auto& [name, state] : loop.states)
+    if (detail::throttles(state, dialect)) states[name] = detail::throttle_json(state);
+  json throttle = {{"applies_to", dialect == loop_dialect::current ? "every_action_state" : "declared"},
+                   {"states", std::move(states)}};
+  json learning = json::object();
+  for (const auto& [name, state] : loop.states)
+    if (state.type == "learning" && state.learning) learning[name] = detail::learning_json(*state.learning);
+  return json{{"throttle", std::move(throttle)}, {"learning", std::move(learning)}};
+}
+
+/// The test guards each state with an action runs with (its own value, else the loop's), as
+/// JSON (`ll-loop validate --json`): `{tamper_guard, prepatch_check}` as the loop writes them,
+/// and `states: {name: {tamper_guard, prepatch_check}}`; a value a guard does not know is
+/// left out (the guard is off). Empty when no guard is written.
+inline json render_guards_json(const fsm_loop& loop) {
+  return detail::guards_json(loop);
 }
 
 /// Graphviz DOT of the loop. States are boxes, sub-loop states components labelled with
@@ -16996,6 +20077,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
@@ -17039,13 +20121,20 @@ inline json key_value_schema(std::string_view key) {
       {"max_stall", "integer"},    {"history_file", "string"},  {"epsilon", "number"},
       {"track", "array"},          {"max_repeat", "integer"},
       {"loop", "string"},          {"with", "object"},          {"output", "object"},
-      {"context_passthrough", "boolean"}};
+      {"context_passthrough", "boolean"}, {"agent", "string"},  {"params", "object"},
+      {"suppress_catalog", "boolean"}, {"suppress_claude_md", "boolean"},
+      {"worktree", "string"}};
   if (key == "type") return enum_schema<evaluator_type>();
   if (key == "operator") return enum_schema<comparison_op>();
   if (key == "direction") return enum_schema<convergence_direction>();
   if (key == "action_type") return enum_schema<action_kind>();
   if (key == "on_handoff") return enum_schema<handoff_policy>();
   if (key == "dialect") return enum_schema<loop_dialect>();
+  if (key == "tamper_guard")
+    return json{{"enum", json(std::vector<std::string>(tamper_guard_values.begin(), tamper_guard_values.end()))}};
+  if (key == "prepatch_check")
+    return json{{"enum", json(std::vector<std::string>(prepatch_check_values.begin(), prepatch_check_values.end()))}};
+  if (key == "session_mode") return enum_schema<session_mode>();
   if (key == "target" || key == "tolerance") return string_or_number();
   if (key.starts_with("on_")) return typed("string");
   for (const auto& [name, kind] : kinds)
@@ -17065,7 +20154,7 @@ json object_of(const Keys& keys) {
 
 /// @brief The JSON Schema of a loop file, in either dialect: the loop, state, route,
 /// evaluate and llm keys the reader accepts, the enums it parses, `on_<verdict>` shorthands,
-/// the accepted lint flags, the composition and the resilience keys. A paradigm spec (`paradigm:`) is only
+/// the accepted lint flags, the composition, the resilience and the host keys. A paradigm spec (`paradigm:`) is only
 /// checked to be an object. `ll-loop schema` prints it; docs/loop.schema.json is this, committed.
 inline json loop_json_schema() {
   json state = detail::object_of(detail::state_keys);
@@ -17075,6 +20164,16 @@ inline json loop_json_schema() {
   state["patternProperties"] = {{"^on_.+$", detail::typed("string")}};
   state["properties"]["evaluate"] = {{"$ref", "#/$defs/evaluate"}};
   state["properties"]["route"] = {{"$ref", "#/$defs/route"}};
+  state["properties"]["type"] = {{"enum", json::array({"learning"})}};
+  json throttle = detail::object_of(detail::throttle_keys);
+  for (auto& [key, value] : throttle["properties"].items()) value = {{"type", "integer"}, {"minimum", 1}};
+  state["properties"]["throttle"] = std::move(throttle);
+  json learning = detail::object_of(detail::learning_keys);
+  learning["properties"]["targets"] = {{"type", "array"}, {"items", detail::typed("string")}};
+  learning["properties"]["targets_csv"] = detail::typed("string");
+  learning["properties"]["max_retries"] = {{"type", "integer"}, {"minimum", 0}};
+  learning["properties"]["max_retries_expr"] = detail::typed("string");
+  state["properties"]["learning"] = std::move(learning);
   json route = {{"type", "object"},
                 {"description", "verdict: state; \"_\" is the default, \"_error\" the error route"},
                 {"additionalProperties", detail::typed("string")}};
@@ -17082,6 +20181,11 @@ inline json loop_json_schema() {
   for (const auto key : detail::lint_flag_keys) loop["properties"][std::string(key)] = detail::typed("boolean");
   for (const auto key : detail::composition_keys) loop["properties"][std::string(key)] = json::object();
   for (const auto key : detail::loop_resilience_keys) loop["properties"][std::string(key)] = detail::key_value_schema(key);
+  const json profile = detail::object_of(detail::pruning_profile_keys);
+  for (const auto key : detail::host_keys)
+    state["properties"][std::string(key)] = key == "pruning_profile" ? profile : detail::key_value_schema(key);
+  loop["properties"]["pruning_profile"] = profile;
+  loop["properties"]["session_mode"] = detail::key_value_schema("session_mode");
   loop["properties"]["states"] = {{"type", "object"},
                                   {"additionalProperties", {{"$ref", "#/$defs/state"}}}};
   loop["properties"]["llm"] = {{"$ref", "#/$defs/llm"}};

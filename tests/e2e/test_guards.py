@@ -112,6 +112,71 @@ states:
         expect(r.json()["guards"]["prepatch_check"] == "fail", "validate --json shows the guard", r)
 
 
+CHILD = """\
+name: child
+initial: work
+states:
+  work:
+    action: "pwd > '${context.run_dir}/where.txt' && git rev-parse --abbrev-ref HEAD >> '${context.run_dir}/where.txt' && echo from-child > made.txt && git add made.txt && git commit -q -m child"
+    on_yes: done
+    on_no: failed
+  done:
+    terminal: true
+  failed:
+    terminal: true
+"""
+
+PARENT = """\
+name: parent
+initial: delegate
+states:
+  delegate:
+    loop: child
+    worktree: "${context.branch}"
+    context_passthrough: true
+    on_yes: done
+    on_no: failed
+    on_error: failed
+  done:
+    terminal: true
+  failed:
+    terminal: true
+"""
+
+
+def test_a_sub_loop_runs_in_a_worktree_of_its_branch():
+    with Workdir() as wd:
+        repo(wd)
+        git(wd, "branch", "feature")
+        write(wd / "child.yaml", CHILD)
+        parent = write(wd / "parent.yaml", PARENT)
+        run_dir = wd / "out"
+        run_dir.mkdir()
+        r = ll("run", parent, "--context", "branch=feature", "--context", f"run_dir={run_dir}", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("sub_loop_worktree_attached: feature at", r.out, r)
+        expect_in("sub_loop_worktree_detached: feature at", r.out, r)
+        where, branch = (run_dir / "where.txt").read_text().split()
+        expect("/.loops/worktrees/" in where and where.endswith("-subloop-feature"), f"ran in {where}", r)
+        expect(branch == "feature", f"on branch {branch}", r)
+        expect(not Path(where).exists(), "the worktree is removed", r)
+        expect(not (wd / "made.txt").exists(), "the main checkout is untouched", r)
+        log = subprocess.run(["git", "log", "--format=%s", "feature"], cwd=wd, capture_output=True, text=True).stdout
+        expect(log.split()[0] == "child", "the child's commit is on the branch", r)
+        # an empty branch: no worktree, the child runs here
+        r = ll("run", parent, "--context", "branch=", "--context", f"run_dir={run_dir}", cwd=wd)
+        expect_exit(r, 0)
+        expect((run_dir / "where.txt").read_text().split()[0] == str(wd.resolve()) or
+               (run_dir / "where.txt").read_text().split()[0] == str(wd), "ran in place", r)
+        # a branch that does not exist: the state's error route
+        r = ll("run", parent, "--context", "branch=no-such-branch", "--json", cwd=wd)
+        expect_exit(r, 2)
+        expect(r.json()["final_state"] == "failed", "the error route", r)
+        r = ll("simulate", parent, "--context", "branch=feature", cwd=wd)
+        expect_exit(r, 0)
+        expect_in("[SIMULATED] Would attach a worktree to branch feature", r.out, r)
+
+
 def test_simulate_answers_the_probes_with_nothing():
     with Workdir() as wd:
         path = loop(wd, "fail", "edit the tests")

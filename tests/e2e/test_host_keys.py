@@ -3,7 +3,9 @@
 """`ll-loop run` hands a prompt state's agent to the prompt command (`--agent NAME`), sets
 LL_AUTOMATION / LL_AUTOMATION_PROFILE for a pruning profile, and sends a `continue` state
 the prior chained prompt's output first; `simulate`, `show` and `validate --json` report
-them."""
+them. An `mcp_tool` action runs `mcp-call SERVER/TOOL PARAMS` and mcp_result routes it."""
+
+import json
 
 from harness import Workdir, expect, expect_exit, expect_in, ll, main, write
 
@@ -93,6 +95,83 @@ def test_bad_host_keys_are_errors_with_file_line_col():
         expect_in("bad.yaml:11:5: error: states.plan.session_mode: unknown session_mode \"resume\"", out, r)
         expect_in("bad.yaml:21:7: error: states.build.pruning_profile.nmae: unknown key \"nmae\" "
                   "(did you mean \"name\"?)", out, r)
+
+
+MCP_LOOP = """\
+name: gate
+initial: check
+context:
+  port: 3000
+states:
+  check:
+    action_type: mcp_tool
+    action: "playwright/screenshot"
+    params:
+      url: "http://localhost:${context.port}"
+      full_page: true
+    capture: shot
+    route:
+      success: done
+      tool_error: retry
+      not_found: skipped
+      timeout: retry
+  retry:
+    terminal: true
+  skipped:
+    terminal: true
+  done:
+    terminal: true
+"""
+
+# A stand-in for mcp-call: records its arguments, answers as MCP_ANSWER / MCP_EXIT say.
+FAKE_MCP_CALL = """#!/bin/sh
+printf '%s\\n' "$@" > mcp-args.txt
+printf '%s' "${MCP_ANSWER-}"
+exit "${MCP_EXIT:-0}"
+"""
+
+
+def mcp_env(wd, answer, code):
+    import os
+    bin_dir = wd / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    fake = write(bin_dir / "mcp-call", FAKE_MCP_CALL)
+    fake.chmod(0o755)
+    return {"PATH": f"{bin_dir}:{os.environ['PATH']}", "MCP_ANSWER": answer, "MCP_EXIT": str(code)}
+
+
+def test_mcp_tool_runs_mcp_call_and_routes_on_its_result():
+    with Workdir() as wd:
+        loop = write(wd / "gate.yaml", MCP_LOOP)
+        for answer, code, final in (('{"content": [{"type": "text", "text": "ok"}]}', 0, "done"),
+                                    ('{"isError": true}', 0, "retry"),
+                                    ("", 127, "skipped")):
+            r = ll("run", loop, "--json", cwd=wd, env=mcp_env(wd, answer, code))
+            result = r.json()
+            expect(result["final_state"] == final, f"{answer!r} / exit {code} ends in {final}", r)
+        args = (wd / "mcp-args.txt").read_text().split("\n")
+        expect(args[0] == "playwright/screenshot", f"the tool is the first argument: {args}", r)
+        expect(json.loads(args[1]) == {"url": "http://localhost:3000", "full_page": True},
+               f"the rendered params are the second, as JSON: {args}", r)
+
+
+def test_mcp_tool_in_simulate_show_and_validate():
+    with Workdir() as wd:
+        loop = write(wd / "gate.yaml", MCP_LOOP)
+        r = ll("simulate", loop, cwd=wd)
+        expect_exit(r, 0)
+        expect_in("[SIMULATED] Would execute (MCP tool call): playwright/screenshot", r.out, r)
+        expect_in('[SIMULATED] Params: {"url":"http://localhost:3000","full_page":true}', r.out, r)
+        expect_in("Transition: check \u2192 done", r.out, r)
+        r = ll("validate", "--json", loop, cwd=wd)
+        expect_exit(r, 0)
+        expect(r.json()["host"]["states"]["check"]["params"]["full_page"] is True,
+               "validate --json reports the params", r)
+        bad = write(wd / "bad.yaml", MCP_LOOP.replace("action_type: mcp_tool", "action_type: shell"))
+        r = ll("validate", bad, cwd=wd)
+        expect_exit(r, 1)
+        expect_in("bad.yaml:9:5: error: states.check.params: 'params' field is only valid when "
+                  "action_type is 'mcp_tool'", r.out + r.err, r)
 
 
 if __name__ == "__main__":

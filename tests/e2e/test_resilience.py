@@ -159,5 +159,35 @@ def test_kill_9_between_two_attempts_keeps_counters_and_stall_memory():
         expect(r.json()["current_state"] == "stalled", "the stall memory ended it", r)
 
 
+
+CIRCUIT = """\
+name: circuit
+initial: work
+max_steps: 6
+circuit:
+  repeated_failure: {{window: 2, progress_paths: [out.txt]}}
+states:
+  work:
+    action: "{action}; exit 1"
+    on_yes: done
+    on_no: work
+    on_error: work
+  done:
+    terminal: true
+"""
+
+
+def test_progress_paths_keep_the_circuit_open_while_files_change():
+    with Workdir() as wd:
+        growing = write(wd / "growing.yaml", CIRCUIT.format(action="echo more >> out.txt"))
+        r = ll("run", growing, "--json", cwd=wd)
+        expect(r.json()["terminated_by"] == "max_iterations", "progress: no stall", r)
+        still = write(wd / "still.yaml", CIRCUIT.format(action="true"))
+        r = ll("run", still, "--json", cwd=wd)
+        doc = r.json()
+        expect(doc["terminated_by"] == "error" and "Stall detected" in (doc["error"] or ""),
+               "no progress: the circuit trips", r)
+
+
 if __name__ == "__main__":
     main()

@@ -511,16 +511,14 @@ TEST_SUITE("dialect") {
 
   TEST_CASE("plugin keys are errors naming the plugin; with_ gets a did-you-mean") {
     const std::string tail = std::string(", ") + std::string(done);
-    CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", "worktree": true})" + tail)) ==
-          "plugin-key: key \"worktree\" belongs to the little-loops plugin (per-state git worktree "
-          "delegation); this engine does not provide it");
-    for (const char* key : {"learning", "default_idle_timeout", "host_guard"})
+    CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", "host_guard": true})" + tail)) ==
+          "plugin-key: key \"host_guard\" belongs to the little-loops plugin (host guards); this "
+          "engine does not provide it");
+    for (const char* key : {"default_idle_timeout", "prompt_size_guard", "pairs"})
       CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", ")" + std::string(key) + R"(": 1})" + tail))
                 .starts_with("plugin-key"));
     CHECK(first_error(doc(R"("a": {"action": "x", "next": "done"})" + tail, R"("host_guard": true, )"))
               .starts_with("plugin-key"));
-    CHECK(first_error(doc(R"("a": {"action": "x", "action_type": "mcp_tool", "next": "done"})" + tail))
-              .find("little-loops plugin") != std::string::npos);
     CHECK(first_error(doc(R"("a": {"action": "x", "next": "done", "with_": {}})" + tail)) ==
           "unknown-key: unknown key \"with_\" (did you mean \"with\"?)");
     CHECK(first_error(doc(R"("a": {"action": "x", "evaluate": {"type": "exit_code", "command": "x"}, "next": "done"})" + tail))

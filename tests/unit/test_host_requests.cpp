@@ -174,3 +174,71 @@ TEST_CASE("session chain: a summary keeps the end of a long output") {
   CHECK(sent.ends_with("\n\n---\n\nviewed"));  // `text` may view the buffer it is built in
   CHECK(chain.summary().empty());
 }
+
+TEST_CASE("mcp_result reads the exit code, then the response envelope") {
+  const auto verdict = [](std::string_view out, int code) { return ll::evaluate_mcp_result(out, code).verdict; };
+  CHECK(verdict("", 127) == "not_found");
+  CHECK(verdict("{\"isError\": false}", 124) == "timeout");
+  CHECK(verdict("{\"content\": []}", 0) == "success");
+  CHECK(verdict("", 0) == "success");                       // no output: an empty envelope
+  CHECK(verdict("{\"isError\": true}", 0) == "tool_error");
+  CHECK(verdict("{\"isError\": false}", 1) == "success");   // isError wins over the exit code
+  CHECK(verdict("{\"content\": []}", 1) == "tool_error");   // without it, the exit code says
+  CHECK(verdict("{\"isError\": 0}", 1) == "success");       // Python's truth
+  CHECK(verdict("[1]", 2) == "tool_error");
+  const auto bad = ll::evaluate_mcp_result("not json", 0);
+  CHECK(bad.verdict == "tool_error");
+  CHECK(bad.details.to_json()["error"] == "Invalid JSON from mcp-call: not json");
+  const auto ok = ll::evaluate_mcp_result(" {\"content\": [{\"text\": \"hi\"}]} \n", 0);
+  CHECK(ok.details.to_json()["envelope"]["content"][0]["text"] == "hi");
+  CHECK(ok.details.to_json()["exit_code"] == 0);
+}
+
+TEST_CASE("mcp_tool: the runner gets the tool and its rendered params; mcp_result routes") {
+  constexpr std::string_view loop = R"({"name": "m", "initial": "call", "context": {"port": 3000},
+    "states": {
+      "call": {"action": "playwright/${context.kind:default=screenshot}", "action_type": "mcp_tool",
+               "params": {"url": "http://localhost:${context.port}", "n": 2, "nested": {"s": "${state.name}"}},
+               "capture": "shot", "agent": "ignored",
+               "route": {"success": "done", "tool_error": "retry", "not_found": "skipped", "timeout": "slow",
+                         "_error": "broken"}},
+      "retry": {"terminal": true}, "skipped": {"terminal": true}, "slow": {"terminal": true},
+      "broken": {"terminal": true}, "done": {"terminal": true}}})";
+  const auto run = [&](ll::scripted_response response, std::vector<std::string>* params = nullptr) {
+    ll::scripted_runner runner;
+    runner.on_call([params](const ll::action_request& r) {
+      CHECK(r.kind == ll::action_kind::mcp_tool);
+      CHECK(r.text == "playwright/screenshot");
+      CHECK(r.agent.empty());
+      if (params) params->emplace_back(r.params);
+    });
+    runner.otherwise(std::move(response));
+    auto ex = ll::make_executor(compiled(loop), runner);
+    REQUIRE(ex.has_value());
+    return ex->run().final_state;
+  };
+  std::vector<std::string> params;
+  CHECK(run(exit_with(0, "{\"content\": []}"), &params) == "done");
+  REQUIRE(params.size() == 1);
+  CHECK(json::parse(params[0]) == json{{"url", "http://localhost:3000"}, {"n", 2}, {"nested", {{"s", "call"}}}});
+  CHECK(run(exit_with(0, "{\"isError\": true}")) == "retry");
+  CHECK(run(exit_with(127)) == "skipped");
+  ll::scripted_response timed_out = exit_with(124);
+  timed_out.result.timed_out = true;  // a runner's timeout is mcp_result's `timeout`, not `error`
+  CHECK(run(timed_out) == "slow");
+  ll::scripted_response killed = exit_with(-9);
+  killed.result.signal = 9;
+  CHECK(run(killed) == "broken");
+}
+
+TEST_CASE("mcp_tool: params that cannot be rendered are the error verdict, the tool is not called") {
+  ll::scripted_runner runner;
+  auto ex = ll::make_executor(compiled(R"({"name": "m", "initial": "call", "states": {
+      "call": {"action": "srv/tool", "action_type": "mcp_tool", "params": {"q": "${captured.none.output}"},
+               "on_success": "done", "on_error": "broken"},
+      "done": {"terminal": true}, "broken": {"terminal": true}}})"),
+                              runner);
+  REQUIRE(ex.has_value());
+  CHECK(ex->run().final_state == "broken");
+  CHECK(runner.calls().empty());
+}

@@ -214,3 +214,55 @@ TEST_CASE("show and validate --json report the host settings as they take effect
   CHECK(j["states"]["ask"]["session_mode"] == "continue");
   CHECK_FALSE(j["states"].contains("run"));
 }
+
+TEST_CASE("mcp_tool actions: params are read, checked and shown") {
+  const json doc = json::parse(R"({"name": "m", "initial": "call", "states": {
+    "call": {"action": "playwright/screenshot", "action_type": "mcp_tool",
+             "params": {"url": "http://localhost:${context.port:default=3000}", "shots": [1, "${state.name}"]},
+             "route": {"success": "done", "tool_error": "done", "not_found": "done", "timeout": "done"}},
+    "done": {"terminal": true}}})");
+  const auto loop = host_parsed(doc);
+  const auto& call = loop.states.at("call");
+  CHECK(call.action_type == ll::action_kind::mcp_tool);
+  REQUIRE(call.host.params);
+  CHECK((*call.host.params)["shots"][0] == 1);
+  json written;
+  ll::to_json(written, loop);
+  CHECK(written["states"]["call"]["params"] == doc["states"]["call"]["params"]);
+  CHECK(host_parsed(written) == loop);
+  const auto found = ll::validate(loop);
+  INFO(dump_all(found));
+  CHECK(ll::detail::count_errors(found) == 0);
+  // mcp_result's verdicts are known: `error` (a killed call) is the one left unrouted.
+  const auto* unrouted = find_diagnostic(found, "states.call", "unrouted-verdict");
+  REQUIRE(unrouted);
+  CHECK(unrouted->message.find("\"error\"") != std::string::npos);
+  CHECK(ll::render_host_settings_json(loop)["states"]["call"]["params"] == doc["states"]["call"]["params"]);
+  CHECK(ll::render_preview(loop).find("  call: params {\"url\":") != std::string::npos);
+
+  SUBCASE("params must be an object") {
+    auto bad = doc;
+    bad["states"]["call"]["params"] = "url=x";
+    CHECK(find_diagnostic(host_errors(bad), "states.call.params", "wrong-type"));
+  }
+  SUBCASE("params are only for mcp_tool actions (an error, as in the reference)") {
+    auto bad = doc;
+    bad["states"]["call"]["action_type"] = "shell";
+    const auto errors = ll::validate(host_parsed(bad));
+    const auto* d = find_diagnostic(errors, "states.call.params", "params-without-mcp");
+    REQUIRE(d);
+    CHECK(d->level == ll::severity::error);
+  }
+  SUBCASE("the strings in params are checked as templates") {
+    auto bad = doc;
+    bad["states"]["call"]["params"]["url"] = "${nowhere.x}";
+    const auto errors = ll::validate(host_parsed(bad));
+    INFO(dump_all(errors));
+    CHECK(find_diagnostic(errors, "states.call.params.url", "template-unknown-namespace"));
+  }
+  SUBCASE("an mcp_tool state asks no agent, profile or session") {
+    auto odd = doc;
+    odd["states"]["call"]["agent"] = "a";
+    CHECK(find_diagnostic(ll::validate(host_parsed(odd)), "states.call.agent", "unused-state-field"));
+  }
+}

@@ -4,7 +4,11 @@
 
 #include <little_loops/render.hpp>
 
+#include <map>
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace executor_test;
@@ -21,12 +25,10 @@ std::string poll_loop(const std::string& extra, const std::string& dialect = "cu
     "done": {"terminal": true}, "failed": {"terminal": true}}})";
 }
 
-
 ll::diagnostics load_errors(const std::string& text) {
   auto loop = ll::load_loop_text(text);
   return loop ? ll::diagnostics{} : loop.error().details;
 }
-
 
 std::string dump(const ll::diagnostics& list) {
   std::string out;
@@ -194,3 +196,198 @@ TEST_SUITE("throttle") {
     CHECK(j["throttle"]["states"]["other"]["hard_max"] == 12);
   }
 }
+
+namespace {
+
+// A learning state `learn` (members `learning`, JSON) routing yes → planning, blocked →
+// blocked, no → failed, error → failed.
+std::string learning_loop(const std::string& learning, const std::string& routes =
+                              R"("on_yes": "planning", "on_blocked": "blocked", "on_no": "failed", "on_error": "failed")") {
+  return R"({"name": "l", "initial": "learn", "context": {"targets": "a, b ,, c", "retries": " 1 "}, "states": {
+    "learn": {"type": "learning", "learning": )" + learning + ", " + routes + R"(},
+    "planning": {"action": "plan", "on_yes": "done", "on_no": "done", "on_error": "done"},
+    "blocked": {"terminal": true}, "failed": {"terminal": true}, "done": {"terminal": true}}})";
+}
+
+// A registry: each target's statuses in turn (the last one repeats); lookups recorded.
+struct fake_registry {
+  std::map<std::string, std::vector<ll::learning_status>> statuses;
+  std::vector<std::string> lookups;
+
+  ll::expected<ll::learning_status, ll::error> operator()(std::string_view target) {
+    lookups.emplace_back(target);
+    auto it = statuses.find(std::string(target));
+    if (it == statuses.end()) return ll::learning_status::missing;
+    auto& list = it->second;
+    const ll::learning_status s = list.front();
+    if (list.size() > 1) list.erase(list.begin());
+    return s;
+  }
+};
+
+struct learning_run {
+  ll::scripted_runner runner;
+  ll::recording_event_sink sink;
+  fake_registry registry;
+  ll::executor_options opts;
+
+  ll::execution_result run(const std::string& text) {
+    runner.otherwise(exit_with(0));
+    opts.learning_registry = [this](std::string_view t) { return registry(t); };
+    auto ex = ll::make_executor(compiled(text), runner, ll::default_evaluator{}, sink, opts);
+    REQUIRE(ex.has_value());
+    return ex->run();
+  }
+  std::vector<std::string> learning_events() const {
+    std::vector<std::string> out;
+    for (const auto& e : sink.events) {
+      const std::string name = e.value("event", "");
+      if (name.rfind("learning_", 0) == 0) out.push_back(name + ":" + e.value("target", ""));
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("learning states") {
+  TEST_CASE("learning: read strictly, written back, validated as the reference") {
+    auto loop = loop_from(learning_loop(R"({"targets": ["A", "B"], "max_retries": 0})"));
+    const auto& learn = loop.states.at("learn");
+    REQUIRE(learn.learning);
+    CHECK(learn.learning->targets == std::vector<std::string>{"A", "B"});
+    CHECK(learn.learning->max_retries == 0);
+    ll::json back = loop;
+    CHECK(back["states"]["learn"]["learning"] == ll::json{{"targets", {"A", "B"}}, {"max_retries", 0}});
+    CHECK(back["states"]["learn"]["type"] == "learning");
+
+    auto errs = load_errors(learning_loop(R"({"target": ["A"], "max_retries": -1, "targets_csv": 3})"));
+    INFO(dump(errs));
+    CHECK(has_code(errs, "states.learn.learning.target", "unknown-key"));
+    CHECK(dump(errs).find("did you mean \"targets\"") != std::string::npos);
+    CHECK(has_code(errs, "states.learn.learning.max_retries", "out-of-range"));
+    CHECK(has_code(errs, "states.learn.learning.targets_csv", "wrong-type"));
+
+    errs = load_errors(learning_loop(R"({"targets": []})", R"("on_error": "failed")"));
+    INFO(dump(errs));
+    CHECK(has_code(errs, "states.learn.learning.targets", "learning-targets"));
+    CHECK(has_code(errs, "states.learn.on_yes", "learning-routes"));
+    CHECK(has_code(errs, "states.learn", "learning-routes"));
+    CHECK(has_code(load_errors(R"({"name": "l", "initial": "a", "states": {
+        "a": {"action": "x", "learning": {"targets": ["A"]}, "on_yes": "done", "on_no": "done"},
+        "done": {"terminal": true}}})"), "states.a.learning", "learning-without-type"));
+  }
+
+  TEST_CASE("learning: every target proven is `yes`; the registry is asked per target") {
+    learning_run t;
+    t.registry.statuses = {{"A", {ll::learning_status::proven}}, {"B", {ll::learning_status::proven}}};
+    const auto r = t.run(learning_loop(R"({"targets": ["A", "B"]})"));
+    CHECK(r.final_state == "done");
+    CHECK(t.registry.lookups == std::vector<std::string>{"A", "B"});
+    CHECK(t.learning_events() == std::vector<std::string>{"learning_target_proven:A",
+                                                          "learning_target_proven:B",
+                                                          "learning_complete:"});
+    CHECK(t.runner.calls().size() == 1);  // plan: nothing explored
+    for (const auto& e : t.sink.events)
+      if (e.value("event", "") == "learning_complete") CHECK(e["targets"] == ll::json{"A", "B"});
+  }
+
+  TEST_CASE("learning: a missing or stale target is explored, then looked up again") {
+    learning_run t;
+    t.registry.statuses = {{"A", {ll::learning_status::missing, ll::learning_status::stale,
+                                  ll::learning_status::proven}}};
+    const auto r = t.run(learning_loop(R"({"targets": ["A"], "max_retries": 2})"));
+    CHECK(r.final_state == "done");
+    REQUIRE(t.runner.calls().size() == 3);
+    CHECK(t.runner.calls()[0].text == "/ll:explore-api A");
+    CHECK(t.runner.calls()[0].kind == ll::action_kind::slash_command);
+    CHECK(t.learning_events() ==
+          std::vector<std::string>{"learning_target_stale:A", "learning_explore_invoked:A",
+                                   "learning_target_stale:A", "learning_explore_invoked:A",
+                                   "learning_target_proven:A", "learning_complete:"});
+    std::vector<std::string> causes;
+    for (const auto& e : t.sink.events)
+      if (e.value("event", "") == "learning_target_stale") causes.push_back(e["cause"]);
+    CHECK(causes == std::vector<std::string>{"missing", "stale"});
+  }
+
+  TEST_CASE("learning: retries exhausted or a refuted target blocks (on_blocked, else on_no)") {
+    learning_run t;
+    const auto r = t.run(learning_loop(R"({"targets": ["A"], "max_retries": 1})"));
+    CHECK(r.final_state == "blocked");
+    CHECK(t.runner.calls().size() == 1);
+    CHECK(t.learning_events().back() == "learning_blocked:A");
+    CHECK(t.sink.events[t.sink.events.size() - 3].value("reason", "") == "retries_exhausted");
+
+    learning_run refuted;
+    refuted.registry.statuses = {{"A", {ll::learning_status::proven}}, {"B", {ll::learning_status::refuted}}};
+    const auto r2 = refuted.run(learning_loop(R"({"targets": ["A", "B", "C"]})",
+                                               R"("on_yes": "planning", "on_no": "failed")"));
+    CHECK(r2.final_state == "failed");
+    CHECK(refuted.learning_events() == std::vector<std::string>{"learning_target_proven:A",
+                                                                "learning_target_refuted:B",
+                                                                "learning_blocked:B"});
+    CHECK(refuted.registry.lookups.size() == 2);  // C is never looked up
+  }
+
+  TEST_CASE("learning: targets_csv and max_retries_expr are rendered when the state runs") {
+    learning_run t;
+    t.registry.statuses = {{"a", {ll::learning_status::proven}}, {"b", {ll::learning_status::proven}},
+                           {"c", {ll::learning_status::missing, ll::learning_status::proven}}};
+    const auto r = t.run(learning_loop(
+        R"({"targets_csv": "${context.targets}", "max_retries_expr": "${context.retries}"})"));
+    CHECK(r.final_state == "done");
+    CHECK(t.registry.lookups == std::vector<std::string>{"a", "b", "c", "c"});
+
+    learning_run bad;
+    const auto r2 = bad.run(learning_loop(R"({"targets": ["a"], "max_retries_expr": "two"})"));
+    CHECK(r2.final_state == "failed");  // the error verdict → on_error
+    bool said = false;
+    for (const auto& e : bad.sink.events)
+      said = said || e.value("error", "").find("not an integer: \"two\"") != std::string::npos;
+    CHECK(said);
+  }
+
+  TEST_CASE("learning: without a registry, or when it fails, the verdict is error") {
+    ll::scripted_runner runner;
+    auto ex = ll::make_executor(compiled(learning_loop(R"({"targets": ["A"]})")), runner);
+    CHECK(ex->run().final_state == "failed");
+    ll::fsm_loop loop = loop_from(learning_loop(R"({"targets": ["A"]})"));
+    ll::executor_options opts;
+    opts.learning_registry = [](std::string_view) -> ll::expected<ll::learning_status, ll::error> {
+      throw std::runtime_error("disk on fire");
+    };
+    ll::recording_event_sink sink;
+    auto failing = ll::make_executor(*ll::compile_loop(loop), runner, ll::default_evaluator{}, sink, opts);
+    CHECK(failing->run().final_state == "failed");
+    bool said = false;
+    for (const auto& e : sink.events)
+      said = said || e.value("error", "").find("disk on fire") != std::string::npos;
+    CHECK(said);
+  }
+
+  TEST_CASE("learning: an exploration carries the learning state's agent, not another's") {
+    std::vector<std::string> agents;
+    ll::scripted_runner runner;
+    runner.on_call([&agents](const ll::action_request& r) { agents.emplace_back(r.agent); });
+    runner.otherwise(exit_with(0));
+    ll::executor_options opts;
+    opts.learning_registry = [](std::string_view) -> ll::expected<ll::learning_status, ll::error> {
+      return ll::learning_status::missing;
+    };
+    auto ex = ll::make_executor(compiled(R"({"name": "l", "initial": "ask", "states": {
+        "ask": {"action": "/ll:fix x", "agent": "reviewer", "next": "learn"},
+        "learn": {"type": "learning", "learning": {"targets": ["A"], "max_retries": 1},
+                  "agent": "explorer", "on_yes": "done", "on_no": "done"},
+        "done": {"terminal": true}}})"),
+                                runner, ll::default_evaluator{}, ll::null_event_sink{}, opts);
+    CHECK(ex->run().final_state == "done");
+    CHECK(agents == std::vector<std::string>{"reviewer", "explorer"});
+  }
+
+  TEST_CASE("learning: the slug of a target is the reference's") {
+    CHECK(ll::learning_slug("Anthropic SDK streaming") == "anthropic-sdk-streaming");
+    CHECK(ll::learning_slug("  @anthropic-ai/sdk tool_use -- v2 ") == "anthropic-aisdk-tool_use-v2");
+  }
+}
+

@@ -194,6 +194,35 @@ TEST_CASE("a prompt action's agent comes before its text; its automation profile
   CHECK(shell->output == "unset");
 }
 
+TEST_CASE("an mcp_tool action runs as mcp_command, its tool and its params; 30 s by default") {
+  CHECK(ll::posix_runner_options{}.mcp_command == std::vector<std::string>{"mcp-call"});
+  CHECK(ll::posix_runner_options{}.mcp_default_timeout == std::chrono::seconds(30));
+  ll::posix_runner_options opts;
+  opts.mcp_command = {"/bin/sh", "-c", "printf '%s|' \"$@\"", "fake-mcp-call"};
+  opts.mcp_default_timeout = std::chrono::milliseconds(200);
+  opts.default_timeout = std::chrono::seconds(60);
+  ll::action_request req;
+  req.kind = ll::action_kind::mcp_tool;
+  req.text = "playwright/screenshot";
+  req.params = R"({"url":"http://x"})";
+  req.agent = "not-for-mcp";
+  auto r = ll::posix_process_runner(opts).run(req);
+  REQUIRE(r.has_value());
+  CHECK(r->output == "playwright/screenshot|{\"url\":\"http://x\"}|");
+  req.params = {};
+  auto empty = ll::posix_process_runner(opts).run(req);
+  REQUIRE(empty.has_value());
+  CHECK(empty->output == "playwright/screenshot|{}|");
+  // Without a timeout of its own the call gets mcp_default_timeout, not default_timeout.
+  opts.mcp_command = {"/bin/sh", "-c", "sleep 5", "fake-mcp-call"};
+  const auto start = std::chrono::steady_clock::now();
+  auto slow = ll::posix_process_runner(opts).run(req);
+  REQUIRE(slow.has_value());
+  CHECK(slow->timed_out);
+  CHECK(slow->exit_code == 124);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(4));
+}
+
 TEST_CASE("killed by a signal: signal set, exit code -sig (Python's returncode)") {
   const ll::posix_process_runner runner;
   auto r = run_shell(runner, "kill -KILL $$");

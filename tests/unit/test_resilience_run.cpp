@@ -310,4 +310,79 @@ TEST_SUITE("resilience") {
     CHECK(ex->result().iterations == 3);  // first, same (1), same (2): no
     CHECK(runner.calls().size() == 3);    // no probe
   }
+
+  TEST_CASE("exit 143 after the agent's result event is an infra teardown: re-run twice, 5 s apart") {
+    harness h;
+    const std::string stream = R"({"type":"assistant"})" "\n" R"({"type":"result","result":"done"})" "\n";
+    h.runner.on_action("work", {exit_with(143, stream), exit_with(143, stream), exit_with(143, stream)});
+    auto ex = ll::make_executor(compiled(call_loop("")), h.runner, ll::default_evaluator{}, h.sink, h.opts);
+    CHECK(ex->run().final_state == "failed");  // spent: the ordinary routes
+    CHECK(h.runner.calls().size() == 3);
+    REQUIRE(h.clock.sleeps.size() == 2);
+    CHECK(h.clock.sleeps[0] == 5000ms);
+    const auto acted = h.events("resilience");
+    REQUIRE(acted.size() == 3);
+    CHECK(acted[0]["error_class"] == "infra");
+    CHECK(acted[2]["kind"] == "exhausted");
+    // without a result event, exit 143 is an ordinary failure
+    ll::action_result plain;
+    plain.exit_code = 143;
+    CHECK(ll::default_error_class(plain) == "exit_code");
+    plain.output = stream;
+    CHECK(ll::default_error_class(plain) == "infra");
+  }
+
+  TEST_CASE("three rate-limit exhaustions in a row are a rate_limit_storm") {
+    harness h;
+    h.runner.on_action("work", ll::scripted_response::exit(1, "", "HTTP 429 Too Many Requests"));
+    auto ex = ll::make_executor(
+        compiled(R"({"name": "s", "initial": "call", "dialect": "current", "states": {
+          "call": {"action": "work", "retry": [{"on": "rate_limit", "delays": [1], "max_attempts": 1}],
+                   "catch": {"rate_limit": "call2"}, "on_yes": "done", "on_no": "done"},
+          "call2": {"action": "work", "retry": [{"on": "rate_limit", "delays": [1], "max_attempts": 1}],
+                    "catch": {"rate_limit": "call3"}, "on_yes": "done", "on_no": "done"},
+          "call3": {"action": "work", "retry": [{"on": "rate_limit", "delays": [1], "max_attempts": 1}],
+                    "catch": {"rate_limit": "done"}, "on_yes": "done", "on_no": "done"},
+          "done": {"terminal": true}}})"),
+        h.runner, ll::default_evaluator{}, h.sink, h.opts);
+    REQUIRE(ex->step());
+    REQUIRE(ex->step());  // call: retried once, then caught
+    CHECK(ex->snapshot().counters["resilience"]["rate_limit_exhaustions"] == 1);
+    ex->run();
+    CHECK(ex->result().final_state == "done");
+    std::vector<std::string> kinds;
+    for (const auto& e : h.events("resilience")) kinds.push_back(e["kind"].get<std::string>());
+    CHECK(kinds == std::vector<std::string>{"retry", "catch", "retry", "catch", "retry", "catch", "rate_limit_storm"});
+    CHECK(h.events("resilience").back()["attempt"] == 3);
+  }
+
+  TEST_CASE("circuit progress_paths: a changed fingerprint restarts the window; excluded paths count not") {
+    const std::string text = R"({"name": "c", "initial": "call", "dialect": "current",
+        "circuit": {"repeated_failure": {"window": 2, "progress_paths": ["out.txt", "${context.log}"],
+                                         "exclude_paths": ["${context.log}"]}},
+        "context": {"log": "ledger.log"},
+        "states": {"call": {"action": "work", "on_yes": "done", "on_no": "call", "on_error": "call"},
+                   "done": {"terminal": true}}})";
+    ll::repeated_failure_config rf;
+    rf.progress_paths = {"out.txt", "ledger.log"};
+    rf.exclude_paths = {"ledger.log"};
+    const std::string probe = *ll::detail::progress_probe(rf, ll::interpolation_context{});
+    CHECK(probe.find("out.txt") != std::string::npos);
+    CHECK(probe.find("ledger.log") == std::string::npos);
+    harness h;
+    h.runner.on_action("work", exit_with(1));
+    h.runner.on_action(probe, {exit_with(0, "1 10\n"), exit_with(0, "2 11\n"), exit_with(0, "3 12\n"),
+                               exit_with(0, "3 12\n")});
+    auto ex = ll::make_executor(compiled(text), h.runner, ll::default_evaluator{}, h.sink, h.opts);
+    REQUIRE(ex->step());
+    REQUIRE(ex->step());  // progress: the same triple twice does not trip
+    REQUIRE(ex->step());
+    CHECK(ex->snapshot().counters["resilience"]["progress"]["call"] == "3 12\n");
+    ex->run();  // no progress: tripped
+    CHECK(ex->result().terminated_by == ll::termination::error);
+    CHECK(ex->result().iterations == 4);
+    const auto acted = h.events("resilience");
+    REQUIRE(!acted.empty());
+    CHECK(acted.back()["kind"] == "stall_detected");
+  }
 }

@@ -175,7 +175,9 @@ TEST_CASE("show writes the policy a state runs with") {
   CHECK(policies["states"]["work"]["catch"]["rate_limit"] == "slow");
   CHECK(policies["states"]["work"]["retry"][0]["max_attempts"] == 2);
   CHECK(policies["states"]["work"]["retry"][0]["built_in"] == true);
-  CHECK(policies["states"]["slow"]["retry"].size() == 3);  // the current dialect's built-ins
+  CHECK(policies["states"]["slow"]["retry"].size() == 4);  // the current dialect's built-ins
+  CHECK(policies["states"]["slow"]["retry"][3]["on"] == json::array({"infra"}));
+  CHECK(shown.find("retry infra: 5s, 2 attempts [built in]") != std::string::npos);
   CHECK(policies["max_edge_revisits"] == 100);
   CHECK(policies["circuit"].is_null());
 

@@ -71,19 +71,22 @@ TEST_CASE("the JSON Schema names the keys the loader accepts, in both dialects")
     CHECK_MESSAGE(defs["state"]["properties"].contains(key), key);
   CHECK(defs["state"]["patternProperties"].contains("^on_.+$"));
   CHECK(defs["state"]["properties"]["action_type"]["enum"] ==
-        ll::json::array({"shell", "prompt", "slash_command"}));
-  CHECK(defs["evaluate"]["properties"]["type"]["enum"].size() == 12);
+        ll::json::array({"shell", "prompt", "slash_command", "mcp_tool"}));
+  CHECK(defs["evaluate"]["properties"]["type"]["enum"].size() == 13);
   CHECK(defs["state"]["properties"]["retry"]["type"] == "array");
   CHECK(defs["state"]["properties"]["catch"]["type"] == "object");
   CHECK(defs["evaluate"]["properties"]["max_stall"]["type"] == "integer");
   CHECK(defs["loop"]["properties"]["circuit"]["type"] == "object");
   CHECK(defs["loop"]["properties"]["dialect"]["enum"] == ll::json::array({"seed", "current"}));
   CHECK(defs["llm"]["properties"].contains("max_tokens"));
-  CHECK_FALSE(defs["state"]["properties"].contains("worktree"));  // a plugin key is an error
+  CHECK_FALSE(defs["state"]["properties"].contains("host_guard"));  // a plugin key is an error
   CHECK(defs["state"]["properties"]["agent"]["type"] == "string");
   CHECK(defs["state"]["properties"]["session_mode"]["enum"] == ll::json::array({"fresh", "continue"}));
   CHECK(defs["loop"]["properties"]["pruning_profile"]["properties"]["suppress_catalog"]["type"] == "boolean");
   CHECK(defs["loop"]["properties"]["pruning_profile"]["additionalProperties"] == false);
+  CHECK(defs["state"]["properties"]["worktree"]["type"] == "string");
+  CHECK(defs["loop"]["properties"]["tamper_guard"]["enum"] == ll::json::array({"revert", "fail", "allow"}));
+  CHECK(defs["state"]["properties"]["prepatch_check"]["enum"] == ll::json::array({"fail", "warn", "allow"}));
 }
 
 TEST_CASE("enum names round-trip through to_string and the parse helpers") {

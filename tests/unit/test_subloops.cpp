@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: MIT
 #include "executor_test_support.hpp"
 
+#include <little_loops/render.hpp>
+
 #include <doctest/doctest.h>
 
 #include <map>
@@ -385,4 +387,108 @@ TEST_CASE("sub-loop snapshot: a child that changed since is refused, naming its 
   CHECK(resumed.error().code == ll::errc::snapshot_mismatch);
   CHECK(resumed.error().message.find("frame 2 (leaf) changed since the snapshot") != std::string::npos);
   CHECK(again->current_state() == "call");
+}
+
+TEST_CASE("sub-loop worktree: the child's actions run in the worktree the host attaches") {
+  child_table children;
+  children.add("child", R"({"name": "child", "initial": "a", "states": {
+      "a": {"action": "hand over", "next": "b"}, "b": {"action": "echo b", "next": "done"},
+      "done": {"terminal": true}}})");
+  const std::string parent = parent_text(
+      R"({"loop": "child", "worktree": "${context.x}-branch ", "on_yes": "after", "on_error": "broken"})",
+      R"(, "after": {"action": "echo after", "next": "end"})");
+  ll::executor_options opts = with_children(children);
+  std::vector<std::string> log;
+  opts.attach_worktree = [&](std::string_view branch, json& child) -> ll::expected<std::string, std::string> {
+    log.push_back("attach " + std::string(branch));
+    child["anchored"] = true;
+    return "/wt/" + std::string(branch);
+  };
+  opts.detach_worktree = [&](std::string_view path) { log.push_back("detach " + std::string(path)); };
+  ll::scripted_runner runner;
+  std::vector<std::string> dirs;
+  runner.on_call([&](const ll::action_request& r) { dirs.push_back(std::string(r.text) + "@" + std::string(r.working_dir)); })
+      .on_action("hand over", exit_with(0, "CONTEXT_HANDOFF: later"))
+      .otherwise(exit_with(0));
+  ll::recording_event_sink sink;
+  auto ex = ll::make_executor(compiled(parent), runner, ll::default_evaluator{}, sink, opts);
+  REQUIRE(ex.has_value());
+  const auto& paused = ex->run();
+  REQUIRE(paused.terminated_by == ll::termination::handoff);
+  CHECK(log == std::vector<std::string>{"attach apple-branch", "detach /wt/apple-branch"});
+  CHECK(dirs == std::vector<std::string>{"hand over@/wt/apple-branch"});
+  REQUIRE(paused.snapshot.has_value());
+  CHECK(paused.snapshot->frames[0]["worktree"] == "apple-branch");
+  CHECK(paused.snapshot->frames[0]["context"]["anchored"] == true);
+  bool attached_event = false;
+  for (const auto& e : sink.events)
+    attached_event |= e.value("kind", "") == "sub_loop_worktree_attached" && e["branch"] == "apple-branch" &&
+                      e["path"] == "/wt/apple-branch" && !e.contains("depth");
+  CHECK(attached_event);
+
+  // resume attaches the branch again; the parent's actions run where the host runs them
+  log.clear();
+  dirs.clear();
+  auto again = ll::make_executor(compiled(parent), runner, ll::default_evaluator{}, sink, opts);
+  REQUIRE(again->resume(*paused.snapshot).has_value());
+  CHECK(again->run().final_state == "end");
+  CHECK(log == std::vector<std::string>{"attach apple-branch", "detach /wt/apple-branch"});
+  REQUIRE(dirs.size() == 2);
+  CHECK(dirs[0] == "echo b@/wt/apple-branch");
+  CHECK(dirs[1].ends_with("@"));
+}
+
+TEST_CASE("sub-loop worktree: empty is none; without a host or on failure the state errs") {
+  child_table children;
+  children.add("child", child_loop_text);
+  SUBCASE("rendered empty: no worktree") {
+    ll::executor_options opts = with_children(children);
+    int attached = 0;
+    opts.attach_worktree = [&](std::string_view, json&) -> ll::expected<std::string, std::string> {
+      ++attached;
+      return std::string("/x");
+    };
+    ll::scripted_runner runner;
+    runner.otherwise(exit_with(0));
+    auto ex = ll::make_executor(compiled(parent_text(R"({"loop": "child", "worktree": "${context.none:default=}", "on_yes": "ok"})")),
+                                runner, ll::default_evaluator{}, ll::null_event_sink{}, opts);
+    CHECK(ex->run().final_state == "end");
+    CHECK(attached == 0);
+  }
+  SUBCASE("no host, then a failing host") {
+    for (const bool host : {false, true}) {
+      ll::executor_options opts = with_children(children);
+      if (host)
+        opts.attach_worktree = [](std::string_view, json&) -> ll::expected<std::string, std::string> {
+          return ll::unexpected(std::string("fatal: invalid reference: gone"));
+        };
+      ll::scripted_runner runner;
+      runner.record(true).otherwise(exit_with(0));
+      ll::recording_event_sink sink;
+      auto ex = ll::make_executor(compiled(parent_text(R"({"loop": "child", "worktree": "gone", "on_yes": "ok", "on_error": "broken"})")),
+                                  runner, ll::default_evaluator{}, sink, opts);
+      CHECK(ex->run().final_state == "broken");
+      CHECK(runner.calls().empty());
+      bool reported = false;
+      for (const auto& e : sink.events)
+        reported |= e.value("kind", "") == "sub_loop_worktree_error" &&
+                    e.value("message", "").find(host ? "invalid reference" : "attaches no worktrees") != std::string::npos;
+      CHECK(reported);
+    }
+  }
+  SUBCASE("worktree without loop is an error; the key is read and written back") {
+    auto bad = ll::parse_loop(json::parse(R"({"name": "p", "initial": "a", "states": {
+        "a": {"action": "x", "worktree": "b", "next": "d"}, "d": {"terminal": true}}})"));
+    REQUIRE(bad);
+    bool found = false;
+    for (const auto& d : ll::validate(*bad))
+      found |= d.path == "states.a.worktree" && d.code == "with-without-loop" && d.level == ll::severity::error;
+    CHECK(found);
+    auto good = ll::parse_loop(json::parse(parent_text(R"({"loop": "child", "worktree": "epic/${context.x}", "on_yes": "ok"})")));
+    REQUIRE(good);
+    json written;
+    ll::to_json(written, *good);
+    CHECK(written["states"]["call"]["worktree"] == "epic/${context.x}");
+    CHECK(ll::render_preview(*good).find("call: [loop: child, worktree: epic/${context.x}]") != std::string::npos);
+  }
 }

@@ -296,7 +296,7 @@ TEST_CASE("did-you-mean hints name the closest key or value") {
   CHECK(first_message(loop_doc(R"("a": {"action": "x", "action_type": "promt",
                                         "next": "done"})")) ==
         "unknown action_type \"promt\" (did you mean \"prompt\"?); expected one of: shell, "
-        "prompt, slash_command");
+        "prompt, slash_command, mcp_tool");
   CHECK(first_message(loop_doc(R"("a": {"action": "x", "next": "done"})",
                                R"("on_handof": "spawn", )")) ==
         "unknown key \"on_handof\" (did you mean \"on_handoff\"?)");
@@ -469,7 +469,7 @@ TEST_CASE("reference messages match the Python validator") {
   CHECK(first_message(loop_doc(R"("a": {"action": "x", "evaluate": {"type": "bogus"},
                                  "on_success": "done"})")) ==
         "Unknown evaluator type 'bogus'. Must be one of: action_stall, classify, convergence, "
-        "diff_stall, exit_code, harbor_scorer, llm_structured, open_question_stall, "
+        "diff_stall, exit_code, harbor_scorer, llm_structured, mcp_result, open_question_stall, "
         "output_contains, output_json, output_numeric, score_stall");
 }
 

@@ -60,12 +60,28 @@ inline bool is_network_failure(std::string_view text) {
          contains_word(text, "enotfound") || contains_word(text, "etimedout");
 }
 
+/// Whether `output` holds a stream-json `result` event (a line of JSON whose `type` is
+/// `result`), which an agent CLI writes when its turn ends.
+inline bool result_event_seen(std::string_view output) noexcept {
+  for (std::string_view key : {"\"type\":\"result\"", "\"type\": \"result\""})
+    if (output.find(key) != std::string_view::npos) return true;
+  return false;
+}
+
+/// Exit 143 (SIGTERM) after a `result` event: the agent's process group was torn down once
+/// its turn ended, a re-runnable infrastructure kill (the reference's INFRA_RETRY).
+inline bool is_infra_teardown(int exit_code, std::string_view output) noexcept {
+  return exit_code == 143 && result_event_seen(output);
+}
+
 /// The reference's failure classes, first match wins, on the lower-cased `output + "\n" +
 /// stderr`: `transient` (quota, network, timeouts, resources, server errors, context
 /// length, sessions, a missing command, a kill, tool errors, Python tracebacks),
-/// `non_recoverable` (authentication), else `real`. An action that exited 0 has none ("").
+/// `non_recoverable` (authentication), else `real`; before them `infra_retry` for an infra
+/// teardown (is_infra_teardown). An action that exited 0 has none ("").
 inline std::string failure_type_of(int exit_code, std::string_view output, std::string_view stderr_text) {
   if (exit_code == 0) return {};
+  if (is_infra_teardown(exit_code, output)) return "infra_retry";
   std::string raw(output);
   raw += '\n';
   raw += stderr_text;

@@ -25,10 +25,7 @@ struct foreign_key {
 };
 
 /// Keys of the little-loops plugin whose behaviour this engine does not provide.
-inline constexpr std::array<foreign_key, 10> plugin_keys{{
-    {"worktree", "per-state git worktree delegation"},
-    {"learning", "learning states"},
-    {"params", "MCP tool arguments"},
+inline constexpr std::array<foreign_key, 7> plugin_keys{{
     {"default_idle_timeout", "the default idle timeout of actions"},
     {"host_guard", "host guards"},
     {"prompt_size_guard", "prompt size guards"},
@@ -39,10 +36,7 @@ inline constexpr std::array<foreign_key, 10> plugin_keys{{
 }};
 
 /// Values of `type:`/`action_type:` that belong to the plugin.
-inline constexpr std::array<foreign_key, 5> plugin_values{{
-    {"mcp_tool", "MCP tool actions"},
-    {"learning", "learning states"},
-    {"mcp_result", "the MCP result evaluator"},
+inline constexpr std::array<foreign_key, 2> plugin_values{{
     {"comparator", "the comparator evaluator"},
     {"contract", "the contract evaluator"},
 }};

@@ -2,13 +2,16 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Part of fsm_executor (executor.hpp), as a base it befriends: before a state's action runs,
-// the tamper guard's snapshot; after its verdict, the pre-patch check and then the tamper
-// check (so the patch is read before a `revert` rewrites it), and where a `fail` policy
-// sends the run (the tamper guard's first), before every other route (design §6.3).
+// Part of fsm_executor (executor.hpp), as a base it befriends: the steps that probe the
+// working tree around a state's action. Before it runs, the tamper guard's snapshot; after
+// its verdict, the fingerprint of the circuit's progress paths (design §6.6), the pre-patch
+// check and then the tamper check (so the patch is read before a `revert` rewrites it), and
+// where a `fail` policy sends the run (the tamper guard's first), before every other route
+// (design §6.3).
 
 #include <little_loops/config.hpp>
 #include <little_loops/detail/prepatch_check.hpp>
+#include <little_loops/detail/resilience_runtime.hpp>
 #include <little_loops/detail/tamper_guard.hpp>
 
 #include <cstddef>
@@ -33,6 +36,9 @@ class guard_steps {
   // sends the run to, if any.
   std::optional<std::size_t> leave_guards(const compiled_state& st, const action_result* action) {
     Executor& ex = static_cast<Executor&>(*this);
+    if (const auto& rf = ex.loop_->loop().resilience.repeated_failure; rf && !rf->progress_paths.empty())
+      if (const auto text = progress_probe(*rf, ex.running_context(st)))
+        if (auto fp = probes(st).ask(*text)) ex.resilience_.note_progress(std::move(*fp));
     std::optional<std::size_t> prepatch;
     if (prepatch_policy_of(*ex.loop_, st)) {
       const bool green = action ? action->exit_code == 0 && !action->abnormal() : !st.action;

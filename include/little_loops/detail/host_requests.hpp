@@ -12,7 +12,10 @@
 #include <little_loops/results.hpp>
 #include <little_loops/schema.hpp>
 #include <little_loops/output_signal.hpp>
+#include <little_loops/expected.hpp>
+#include <little_loops/interpolation.hpp>
 #include <little_loops/detail/numbers.hpp>
+#include <little_loops/detail/subloop_calls.hpp>
 #include <little_loops/detail/utf8.hpp>
 
 #include <cstddef>
@@ -100,16 +103,35 @@ class session_chain {
   std::string summary_;
 };
 
+/// An mcp_tool action's text (`server/tool`) and its `params:` rendered against `ctx` (every
+/// string in them a template, as the reference's interpolate_dict) as compact JSON, both in
+/// `buffer`, in `req.params`; the text to send, or why the params could not be rendered.
+inline expected<std::string_view, std::string> prepare_mcp_request(
+    action_request& req, const state_config& state, std::string_view text, std::string& buffer,
+    const interpolation_context& ctx) {
+  const expected<json, error> params =
+      state.host.params ? render_value(*state.host.params, ctx) : expected<json, error>(json::object());
+  if (!params) return unexpected("params: " + params.error().message);
+  std::string joined(text);  // `text` may view `buffer`
+  joined += params->dump(-1, ' ', false, json::error_handler_t::replace);
+  buffer = std::move(joined);
+  req.params = std::string_view(buffer).substr(text.size());
+  return std::string_view(buffer).substr(0, text.size());
+}
+
 /// @brief Fills the host fields of `req` (its `kind` set) for `state` of `loop` and returns
 /// the text to send: a prompt action gets the state's agent and automation profile and
 /// takes the session chain's summary (session_chain::take, `buffer` holding a joined text);
-/// other kinds get none and `text` as it is.
-inline std::string_view prepare_host_request(action_request& req, const fsm_loop& loop,
-                                             const state_config& state, session_chain& chain,
-                                             std::string_view text, std::string& buffer) {
+/// an mcp_tool action gets its rendered params (prepare_mcp_request); a shell action gets
+/// none and `text` as it is.
+inline expected<std::string_view, std::string> prepare_host_request(
+    action_request& req, const fsm_loop& loop, const state_config& state, session_chain& chain,
+    std::string_view text, std::string& buffer, const interpolation_context& ctx) {
   const bool prompt = is_prompt_kind(req.kind);
   req.agent = prompt && state.host.agent ? std::string_view(*state.host.agent) : std::string_view{};
   req.automation_profile = prompt ? automation_profile_of(loop.host, state.host) : std::string_view{};
+  req.params = {};
+  if (req.kind == action_kind::mcp_tool) return prepare_mcp_request(req, state, text, buffer, ctx);
   if (!prompt) return text;
   return chain.take(effective_session_mode(loop.host, state.host), text, buffer);
 }

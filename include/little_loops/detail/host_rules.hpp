@@ -43,7 +43,8 @@ inline std::string_view invoked_skill(const state_config& state) noexcept {
 }
 
 /// `unused-state-field`: a host key the state's action does not read (agent, pruning_profile
-/// and session_mode: prompt actions; params: mcp_tool actions, an error as in the reference).
+/// and session_mode: prompt actions); `params-without-mcp`: `params` on a state whose
+/// action_type is not mcp_tool (an error, as in the reference).
 inline void check_host_fields_used(const state_config& state, const std::string& path,
                                    diagnostics& out) {
   const state_host_settings& host = state.host;
@@ -58,6 +59,9 @@ inline void check_host_fields_used(const state_config& state, const std::string&
   if (!prompt && host.agent) unused("agent");
   if (!prompt && host.pruning) unused("pruning_profile");
   if (!prompt && host.session) unused("session_mode");
+  if (host.params && state.action_type != action_kind::mcp_tool)
+    report(out, join_path(path, "params"), "params-without-mcp",
+           "'params' field is only valid when action_type is 'mcp_tool'");
 }
 
 /// The reference's MR-12 warnings for a state that invokes a `/ll:` skill: under a profile

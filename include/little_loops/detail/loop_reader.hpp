@@ -37,13 +37,14 @@ inline constexpr std::array<std::string_view, 17> evaluate_keys{
     "uncertain_suffix",   "source",         "previous",         "direction",
     "line",   "key",      "error_patterns"};
 
-inline constexpr std::array<std::string_view, 30> state_keys{
+inline constexpr std::array<std::string_view, 32> state_keys{
     "action",  "action_type", "evaluate",    "route",      "next",       "terminal",
     "failure", "capture",     "timeout",     "on_maintain", "on_success", "on_failure",
     "on_error", "on_yes",     "on_no",       "on_partial", "on_blocked", "description",
     "max_retries", "on_retry_exhausted", "retryable_exit_codes",
     "loop", "with", "context_passthrough", "output",
-    "type", "throttle", "on_throttle_hard", "tamper_guard", "prepatch_check"};
+    "type", "throttle", "on_throttle_hard", "learning", "tamper_guard", "prepatch_check",
+    "worktree"};
 
 inline constexpr std::array<std::string_view, 26> loop_keys{
     "name",    "description",    "initial", "states", "context",    "scope",
@@ -314,7 +315,7 @@ inline void read_value_table(const json& field, const std::string& field_path,
   }
 }
 
-// type, throttle, on_throttle_hard (defined in state_plugin_fields.hpp).
+// type, throttle, on_throttle_hard, learning (defined in state_plugin_fields.hpp).
 inline bool read_state_plugin_field(state_config& state, const std::string& key,
                                     const json& field, const std::string& path, diagnostics& out);
 
@@ -360,12 +361,17 @@ inline bool read_state_field(state_config& state, const std::string& key, const 
     read_subloop_name(field, field_path, state, out);
   } else if (key == "with") {
     read_value_table(field, field_path, state.with, out);
+  } else if (key == "worktree") {
+    if (auto v = read_string(field, field_path, out)) state.worktree = std::move(*v);
   } else if (key == "context_passthrough") {
     if (auto v = read_bool(field, field_path, out)) state.context_passthrough = *v;
   } else if (key == "output") {
     read_value_table(field, field_path, state.output, out);
+  } else if (key == "params") {  // an mcp_tool action's arguments: strings are templates
+    if (expect_object(field, field_path, out) && check_value_tree(field, field_path, out))
+      state.host.params = field;
   } else if (read_state_plugin_field(state, key, field, field_path, out)) {
-    // type, throttle, on_throttle_hard (state_plugin_fields.hpp)
+    // type, throttle, on_throttle_hard, learning (state_plugin_fields.hpp)
   } else if (read_test_guard(state.guards, key, field, field_path, out)) {
     // tamper_guard, prepatch_check (guard_fields.hpp)
   } else if (read_state_resilience(state.resilience, key, field, field_path, out)) {

@@ -11,6 +11,7 @@
 #include <little_loops/throttle.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <string>
 
@@ -30,6 +31,33 @@ inline json throttle_json(const state_config& state) {
   if (state.on_throttle_hard) out["on_throttle_hard"] = *state.on_throttle_hard;
   if (state.type == "learning") out["exempt"] = true;
   return out;
+}
+
+// `{targets | targets_csv, max_retries | max_retries_expr}` of a learning state.
+inline json learning_json(const learning_config& l) {
+  json out = json::object();
+  if (l.targets_csv)
+    out["targets_csv"] = *l.targets_csv;
+  else
+    out["targets"] = l.targets;
+  if (l.max_retries_expr)
+    out["max_retries_expr"] = *l.max_retries_expr;
+  else
+    out["max_retries"] = l.max_retries;
+  return out;
+}
+
+// The `Learning:` lines of the preview, one per learning state.
+inline std::string learning_text(const fsm_loop& loop) {
+  std::string out;
+  for (const auto& [name, state] : loop.states) {
+    if (state.type != "learning" || !state.learning) continue;
+    const learning_config& l = *state.learning;
+    out += fmt::format("  {}: proves {} (explores each up to {} times with /ll:explore-api)\n", name,
+                       l.targets_csv ? *l.targets_csv : fmt::format("{}", fmt::join(l.targets, ", ")),
+                       l.max_retries_expr ? *l.max_retries_expr : std::to_string(l.max_retries));
+  }
+  return out.empty() ? out : "Learning states:\n" + out;
 }
 
 // The `Throttle:` lines of the preview: who is counted, and each state that writes its own.

@@ -1,4 +1,4 @@
-// little_loops — the executor's throttle: per-visit action counts, warnings, limits
+// little_loops — the executor's throttle and learning states
 // SPDX-License-Identifier: MIT
 #pragma once
 
@@ -6,22 +6,33 @@
 // the current visit lives in the executor's retry_counters, so sub-loop frames and snapshots
 // carry it with the other counters (retry_counters.hpp); the thresholds are compiled into
 // each state (compiled_loop.hpp). What the throttle does is the reference's `_check_throttle`
-// (throttle.hpp).
+// (throttle.hpp). A learning state (learning.hpp) runs here in one step, as the reference's
+// `_execute_learning_state`: the registry through executor_options::learning_registry, the
+// explorations through the runner; its verdict routes as a sub-loop state's does.
 
 #include <little_loops/compiled_loop.hpp>
 #include <little_loops/config.hpp>
+#include <little_loops/detail/host_calls.hpp>
+#include <little_loops/detail/host_requests.hpp>
+#include <little_loops/detail/learning_plan.hpp>
 #include <little_loops/detail/routing.hpp>
 #include <little_loops/error.hpp>
+#include <little_loops/evaluators.hpp>
 #include <little_loops/events.hpp>
 #include <little_loops/execution_result.hpp>
 #include <little_loops/interpolation.hpp>
+#include <little_loops/learning.hpp>
+#include <little_loops/results.hpp>
 #include <little_loops/throttle.hpp>
 
 #include <fmt/format.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
@@ -32,10 +43,12 @@ class plugin_states {
   Executor& executor() noexcept { return static_cast<Executor&>(*this); }
 
   // A state starts executing: a state other than the one entered last starts a new visit.
-  // True when the state was executed here (nothing else to do for the step).
-  bool visit_state(const compiled_state&, interpolation_context&) {
+  // True when the state was executed here (a learning state: nothing else to do).
+  bool visit_state(const compiled_state& st, interpolation_context& ctx) {
     executor().counters_.visit(executor().current_);
-    return false;
+    if (!st.config->learning || st.config->type != "learning") return false;
+    run_learning(st, ctx);
+    return true;
   }
 
   // After an action of `st` ran: counts it, warns at warn_max, and at hard_max leaves the
@@ -67,6 +80,112 @@ class plugin_states {
   }
 
  private:
+  // ---- learning states ----
+
+  void learning_emit(const compiled_state& st, std::string_view name, std::string_view target,
+                     std::string_view detail = {}, std::int64_t attempt = 0,
+                     const std::vector<std::string>* targets = nullptr) {
+    Executor& ex = executor();
+    if constexpr (Executor::emits_events)
+      ex.emit(learning_event{name, ex.wall(), st.name, target, detail, attempt, targets});
+  }
+
+  // Proves every target in order; the verdict is `yes` (all proven), `blocked` (`no` when
+  // the state has no on_blocked) or `error` (a template or the registry failed).
+  void run_learning(const compiled_state& st, interpolation_context& ctx) {
+    Executor& ex = executor();
+    auto plan = learning_plan_of(*st.config->learning, ctx);
+    if (!plan) return learning_verdict(st, ctx, error_result(std::move(plan.error())));
+    if (!ex.options_.learning_registry)
+      return learning_verdict(st, ctx, error_result("no learning registry: the host gives none"));
+    for (const std::string& target : plan->targets) {
+      auto outcome = prove_target(st, ctx, target, plan->max_retries);
+      if (!outcome) return learning_verdict(st, ctx, error_result(std::move(outcome.error())));
+      if (!*outcome) return;  // the run (or this child loop) ended while exploring
+      if ((*outcome)->empty()) continue;  // proven
+      const std::string& why = **outcome;
+      learning_emit(st, "learning_blocked", target, why);
+      evaluation_result blocked;
+      blocked.verdict = st.config->on.count("blocked") != 0 ? "blocked" : "no";
+      blocked.details = json{{"target", target}, {"reason", why}};
+      return learning_verdict(st, ctx, std::move(blocked));
+    }
+    learning_emit(st, "learning_complete", {}, {}, 0, &plan->targets);
+    evaluation_result done;
+    done.verdict = "yes";
+    done.details = json{{"targets", plan->targets}};
+    learning_verdict(st, ctx, std::move(done));
+  }
+
+  // One target: empty when proven, else why it blocks (`refuted`, `retries_exhausted`);
+  // nullopt when the run ended in an exploration; an error when the registry failed.
+  expected<std::optional<std::string>, std::string> prove_target(const compiled_state& st,
+                                                                 const interpolation_context& ctx,
+                                                                 const std::string& target,
+                                                                 int max_retries) {
+    auto status = lookup(target);
+    for (int attempts = 0; status && (*status == learning_status::missing ||
+                                      *status == learning_status::stale);) {
+      if (attempts >= max_retries) return std::string("retries_exhausted");
+      learning_emit(st, "learning_target_stale", target, to_string(*status));
+      learning_emit(st, "learning_explore_invoked", target, {}, ++attempts);
+      if (!explore(st, ctx, target)) return std::optional<std::string>();
+      status = lookup(target);
+    }
+    if (!status) return unexpected(std::move(status.error()));
+    if (*status == learning_status::refuted) {
+      learning_emit(st, "learning_target_refuted", target);
+      return std::string("refuted");
+    }
+    learning_emit(st, "learning_target_proven", target);
+    return std::string();
+  }
+
+  expected<learning_status, std::string> lookup(const std::string& target) {
+    auto r = call_host<learning_status>([&] { return executor().options_.learning_registry(target); },
+                                        errc::action_failed, "the learning registry");
+    if (!r) return unexpected("learning registry: " + r.error().message);
+    return *r;
+  }
+
+  // `/ll:explore-api <target>` through the runner, as a slash command with the state's host
+  // settings (agent:, pruning_profile:, session_mode:); its result is only reported. False when the run ended in it (cancelled, out of time).
+  bool explore(const compiled_state& st, const interpolation_context& ctx, const std::string& target) {
+    Executor& ex = executor();
+    const std::string command = "/ll:explore-api " + target;
+    action_request& req = ex.request_;
+    req.kind = action_kind::slash_command;
+    // The state's agent and profile, as for any prompt action (none left from another state).
+    auto sent = prepare_host_request(req, ex.loop_->loop(), *st.config, ex.session_, command,
+                                     ex.action_text_, ctx);
+    if (!sent) {  // a slash command has no params to render: not expected, reported if it is
+      ex.report_error(st, "interpolation", sent.error());
+      return true;
+    }
+    const std::string_view text = *sent;
+    if constexpr (Executor::emits_events) ex.emit(action_start_event{ex.wall(), st.name, text, true});
+    req.state = st.name;
+    req.text = text;
+    req.timeout = st.timeout ? st.timeout : ex.options_.default_action_timeout;
+    req.deadline = ex.deadline_;
+    auto res = ex.call_runner(req);
+    ex.stamp();
+    req.text = {};
+    if (!res) {
+      ex.report_error(st, "action", res.error().message);
+      return true;
+    }
+    return ex.finish_action(st, *res);
+  }
+
+  void learning_verdict(const compiled_state& st, interpolation_context& ctx, evaluation_result r) {
+    Executor& ex = executor();
+    if (r.verdict == "error") ex.report_error(st, "learning", r.details.to_json().value("error", ""));
+    ex.result_eval_ = std::move(r);
+    ex.history_.record(st, nullptr, ex.result_eval_, true);
+    ex.move_on(st, std::nullopt, ex.choose_next(st, ctx));
+  }
+
   // hard_max reached: to `on_throttle_hard`, else `on_error`; with neither the state goes on
   // as usual (the reference's `_check_throttle` returns no target then).
   bool throttle_leave(const compiled_state& st, interpolation_context& ctx, int count) {

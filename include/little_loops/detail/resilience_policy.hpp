@@ -34,6 +34,9 @@ inline constexpr std::array<double, 4> default_long_wait_ladder{300, 900, 1800, 
 /// API server errors: 2 retries 30 s apart, then the ordinary routes.
 inline constexpr int default_api_error_retries = 2;
 inline constexpr double default_api_error_backoff = 30;
+/// Infra teardowns (exit 143 after the agent's result): 2 re-runs 5 s apart.
+inline constexpr int default_infra_retries = 2;
+inline constexpr double default_infra_backoff = 5;
 
 /// What a state runs with: retry entries in the order they are tried, catch entries.
 struct policy_set {
@@ -101,15 +104,18 @@ inline policy_set effective_policies(const state_config& s, loop_dialect dialect
   const bool defaults = dialect == loop_dialect::current && s.action.has_value() && !s.terminal;
   if ((has_rate_limit_keys(r) || defaults) && !retries_class(set.retry, "rate_limit"))
     add_rate_limit_tiers(r, set.retry);
-  if (defaults && !retries_class(set.retry, "api_error")) {
-    retry_policy api;
-    api.on = {"api_error"};
-    api.interval = default_api_error_backoff;
-    api.backoff_rate = 1;
-    api.max_attempts = default_api_error_retries;
-    api.written = false;
-    set.retry.push_back(std::move(api));
-  }
+  const auto add_flat = [&](std::string_view cls, double interval, int attempts) {
+    if (!defaults || retries_class(set.retry, cls)) return;
+    retry_policy p;
+    p.on = {std::string(cls)};
+    p.interval = interval;
+    p.backoff_rate = 1;
+    p.max_attempts = attempts;
+    p.written = false;
+    set.retry.push_back(std::move(p));
+  };
+  add_flat("api_error", default_api_error_backoff, default_api_error_retries);
+  add_flat("infra", default_infra_backoff, default_infra_retries);
   const std::string* on_error = on_error_of(s);
   if (!catches_class(set.catches, "rate_limit")) {
     if (r.on_rate_limit_exhausted)

@@ -11,6 +11,7 @@
 #include <little_loops/config.hpp>
 #include <little_loops/events.hpp>
 #include <little_loops/executor_options.hpp>
+#include <little_loops/interpolation.hpp>
 #include <little_loops/results.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/resilience.hpp>
@@ -21,6 +22,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -57,7 +59,38 @@ struct resilience_decision {
   double delay = 0;          ///< seconds to wait first (retry)
   resilience_event event{};  ///< what to report (ts left to the executor)
   std::string error_class;   ///< the failure's class (event.error_class views it)
+  /// `rate_limit_storm`: the rate-limit retries of the last states were spent this many
+  /// times in a row (reported after `event`).
+  std::optional<resilience_event> storm{};
+
+  /// The events to report, in order (null entries: none).
+  [[nodiscard]] std::array<const resilience_event*, 2> reported() const noexcept {
+    return {event.kind.empty() ? nullptr : &event, storm ? &*storm : nullptr};
+  }
 };
+
+/// The probe that fingerprints the circuit's `progress_paths` (rendered in `ctx`; those
+/// equal to a rendered `exclude_paths` entry left out): one `mtime size` line per path,
+/// `0 0` for a missing one; nullopt when no path is left (no fingerprint, as the reference).
+inline std::optional<std::string> progress_probe(const repeated_failure_config& rf,
+                                                 const interpolation_context& ctx) {
+  std::vector<std::string> excluded;
+  for (const auto& raw : rf.exclude_paths)
+    if (auto v = interpolate(raw, ctx)) excluded.push_back(std::move(*v));
+  std::string cmd;
+  for (const auto& raw : rf.progress_paths) {
+    auto path = interpolate(raw, ctx);
+    if (!path || std::find(excluded.begin(), excluded.end(), *path) != excluded.end()) continue;
+    const std::string p = shell_word(*path);
+    cmd += "if [ -e " + p + " ]; then stat -c '%Y %s' -- " + p + " 2>/dev/null || stat -f '%m %z' -- " +
+           p + "; else echo '0 0'; fi; ";
+  }
+  if (cmd.empty()) return std::nullopt;
+  return cmd + "true";
+}
+
+/// Consecutive rate-limit exhaustions that make a storm (the reference's threshold).
+inline constexpr int rate_limit_storm_threshold = 3;
 
 class resilience_memory {
  public:
@@ -72,6 +105,9 @@ class resilience_memory {
 
   void clear() {
     pending_wait_ = 0;
+    progress_.reset();
+    fingerprints_.clear();
+    rate_limit_exhaustions_ = 0;
     stalls.clear();
     records_.clear();
     edges_.clear();
@@ -125,6 +161,25 @@ class resilience_memory {
     return give_up(set, name, error_class, rec, d);
   }
 
+  /// Counts the rate-limit exhaustions in a row (a result of another kind than a
+  /// rate limit, an API error, an infra teardown or an auth failure ends the row, as the
+  /// reference); from the threshold on, `d` reports a `rate_limit_storm` too.
+  void note_rate_limit(std::string_view error_class, resilience_decision& d) {
+    if (error_class != "rate_limit" && error_class != "api_error" && error_class != "infra" &&
+        error_class != "auth") {
+      rate_limit_exhaustions_ = 0;
+      return;
+    }
+    const bool spent = d.what == resilience_decision::kind::caught ||
+                       d.what == resilience_decision::kind::exhausted;
+    if (error_class != "rate_limit" || !spent) return;
+    if (++rate_limit_exhaustions_ < rate_limit_storm_threshold) return;
+    d.storm.emplace();
+    d.storm->kind = "rate_limit_storm";
+    d.storm->attempt = rate_limit_exhaustions_;
+    d.storm->error_class = "rate_limit";
+  }
+
   // ---- max_edge_revisits ----
 
   /// A run ended by `max_edge_revisits`: what to report and the error it ends with.
@@ -155,10 +210,22 @@ class resilience_memory {
 
   // ---- circuit.repeated_failure ----
 
+  /// The fingerprint of the circuit's progress paths after the state that ends next (its
+  /// progress_probe()'s answer): a change since that state's last one restarts the window.
+  void note_progress(std::string fingerprint) { progress_ = std::move(fingerprint); }
+
   /// Records one transition's (state, exit code, verdict); the decision when the circuit trips.
   resilience_decision record_transition(const repeated_failure_config& rf, std::string_view state,
                                         int exit_code, std::string_view verdict) {
     resilience_decision d;
+    if (auto fp = std::exchange(progress_, std::nullopt)) {  // the reference's reset on progress
+      const auto prev = fingerprints_.find(state);
+      if (prev != fingerprints_.end() && prev->second != *fp) {
+        window_.clear();
+        fingerprints_.clear();
+      }
+      fingerprints_[std::string(state)] = std::move(*fp);
+    }
     const std::string key = fmt::format("{}\x1f{}\x1f{}", state, exit_code, verdict);
     window_.push_back(key);
     while (window_.size() > static_cast<std::size_t>(rf.window)) window_.pop_front();
@@ -190,9 +257,11 @@ class resilience_memory {
   [[nodiscard]] json to_json(const compiled_loop& loop) const {
     json stall = stalls.to_json();
     if (records_.empty() && edges_.empty() && window_.empty() && recurrent_.empty() &&
-        stall.is_null() && pending_wait_ == 0)
+        stall.is_null() && pending_wait_ == 0 && rate_limit_exhaustions_ == 0 && fingerprints_.empty())
       return nullptr;
     json out = json::object();
+    if (!fingerprints_.empty()) out["progress"] = fingerprints_;
+    if (rate_limit_exhaustions_ > 0) out["rate_limit_exhaustions"] = rate_limit_exhaustions_;
     if (pending_wait_ > 0) out["pending_wait"] = number_json(pending_wait_);
     if (!stall.is_null()) out["stall"] = std::move(stall);
     if (!records_.empty()) {
@@ -220,6 +289,11 @@ class resilience_memory {
     clear();
     if (!j.is_object()) return;
     if (const auto st = j.find("stall"); st != j.end()) stalls.restore(*st);
+    if (const auto m = j.find("progress"); m != j.end() && m->is_object())
+      for (auto it = m->begin(); it != m->end(); ++it)
+        if (it->is_string()) fingerprints_[it.key()] = it->get<std::string>();
+    if (const auto n = j.find("rate_limit_exhaustions"); n != j.end() && n->is_number_integer())
+      rate_limit_exhaustions_ = std::max(0, n->get<int>());
     if (const auto w = j.find("pending_wait"); w != j.end() && w->is_number())
       pending_wait_ = std::clamp(w->get<double>(), 0.0, max_seconds);
     if (const auto r = j.find("retries"); r != j.end() && r->is_object())
@@ -314,6 +388,9 @@ class resilience_memory {
   std::string message_;
   std::optional<std::mt19937_64> engine_;
   double pending_wait_ = 0;
+  int rate_limit_exhaustions_ = 0;  // in a row (note_rate_limit)
+  std::optional<std::string> progress_;  // note_progress(), for the next transition
+  std::map<std::string, std::string, std::less<>> fingerprints_;  // state → last progress
 };
 
 /// The circuit, then `retry:`/`catch:`, after `state` gave `verdict` (design §6.6). `action`
@@ -333,6 +410,7 @@ inline resilience_decision decide_resilience(resilience_memory& memory, const co
   }
   if (!action) return {};
   auto d = memory.after_result(loop, state, error_class, code, options.random_source);
+  memory.note_rate_limit(error_class, d);
   d.error_class = error_class;  // the event views it
   memory.wait_before_next(d.delay);
   return d;

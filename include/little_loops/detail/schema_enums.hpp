@@ -33,10 +33,10 @@ struct enum_info;
 
 template <>
 struct enum_info<evaluator_type> {
-  static constexpr std::array<std::string_view, 12> names{
+  static constexpr std::array<std::string_view, 13> names{
       "exit_code", "output_numeric", "output_json", "output_contains", "convergence",
       "llm_structured", "classify", "diff_stall", "score_stall", "open_question_stall",
-      "action_stall", "harbor_scorer"};
+      "action_stall", "harbor_scorer", "mcp_result"};
   static constexpr std::string_view what = "evaluator type";
 };
 template <>
@@ -51,7 +51,8 @@ struct enum_info<convergence_direction> {
 };
 template <>
 struct enum_info<action_kind> {
-  static constexpr std::array<std::string_view, 3> names{"shell", "prompt", "slash_command"};
+  static constexpr std::array<std::string_view, 4> names{"shell", "prompt", "slash_command",
+                                                         "mcp_tool"};
   static constexpr std::string_view what = "action_type";
 };
 template <>

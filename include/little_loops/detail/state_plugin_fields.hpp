@@ -1,4 +1,4 @@
-// little_loops — reading and writing a state's `type`, `throttle` and `on_throttle_hard`
+// little_loops — reading and writing a state's `type`, `throttle`, `on_throttle_hard`, `learning`
 // SPDX-License-Identifier: MIT
 #pragma once
 
@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,8 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
 inline constexpr std::array<std::string_view, 3> throttle_keys{"normal_max", "warn_max", "hard_max"};
+inline constexpr std::array<std::string_view, 4> learning_keys{"targets", "targets_csv", "max_retries",
+                                                              "max_retries_expr"};
 /// The values of a state's `type:`.
 inline constexpr std::array<std::string_view, 1> state_types{"learning"};
 
@@ -48,6 +51,40 @@ inline void read_throttle(const json& field, const std::string& path, state_conf
       *slot = *v;
   }
   state.throttle = t;
+}
+
+/// `learning.targets`: a list of strings.
+inline void read_learning_targets(const json& field, const std::string& path, learning_config& l,
+                                  diagnostics& out) {
+  if (!field.is_array()) {
+    report_type(out, path, "a list of strings", field);
+    return;
+  }
+  for (std::size_t i = 0; i < field.size(); ++i)
+    if (auto v = read_string(field[i], path + "[" + std::to_string(i) + "]", out))
+      l.targets.push_back(std::move(*v));
+}
+
+/// `learning: {targets, targets_csv, max_retries, max_retries_expr}`.
+inline void read_learning(const json& field, const std::string& path, state_config& state,
+                          diagnostics& out) {
+  if (!expect_object(field, path, out)) return;
+  learning_config l;
+  for (auto it = field.begin(); it != field.end(); ++it) {
+    const std::string& key = it.key();
+    const std::string at = member_path(path, key);
+    if (key == "targets") {
+      read_learning_targets(it.value(), at, l, out);
+    } else if (key == "targets_csv" || key == "max_retries_expr") {
+      auto v = read_string(it.value(), at, out);
+      if (v && !v->empty()) (key == "targets_csv" ? l.targets_csv : l.max_retries_expr) = std::move(*v);
+    } else if (key == "max_retries") {
+      if (auto v = read_int_at_least(it.value(), at, "learning.max_retries", 0, out)) l.max_retries = *v;
+    } else {
+      report_unknown_key(out, path, key, learning_keys);
+    }
+  }
+  state.learning = std::move(l);
 }
 
 /// `type:` — a string naming one of state_types.
@@ -75,6 +112,8 @@ inline bool read_state_plugin_field(state_config& state, const std::string& key,
     read_throttle(field, path, state, out);
   } else if (key == "on_throttle_hard") {
     if (auto v = read_string(field, path, out)) state.on_throttle_hard = std::move(*v);
+  } else if (key == "learning") {
+    read_learning(field, path, state, out);
   } else {
     return false;
   }
@@ -92,6 +131,12 @@ inline void write_state_plugins(json& j, const state_config& s) {
     j["throttle"] = std::move(t);
   }
   if (s.on_throttle_hard) j["on_throttle_hard"] = *s.on_throttle_hard;
+  if (const auto& l = s.learning) {
+    json out = {{"targets", l->targets}, {"max_retries", l->max_retries}};
+    if (l->targets_csv) out["targets_csv"] = *l->targets_csv;
+    if (l->max_retries_expr) out["max_retries_expr"] = *l->max_retries_expr;
+    j["learning"] = std::move(out);
+  }
 }
 
 }  // namespace detail

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <string_view>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
@@ -40,10 +41,44 @@ inline void check_throttle_fields(const state_config& state, const std::string& 
            severity::warning);
 }
 
+/// A learning state (the reference's rules): `learning-targets` (neither `targets` nor
+/// `targets_csv`), `learning-routes` (no `on_yes`; neither `on_blocked` nor `on_no`);
+/// `learning-without-type` (`learning:` on a state that is not `type: learning`, which
+/// would ignore it); `unused-state-field` for an action or evaluator a learning state never
+/// runs.
+inline void check_learning_fields(const state_config& state, const std::string& path,
+                                  diagnostics& out) {
+  if (state.learning && state.type != "learning")
+    report(out, join_path(path, "learning"), "learning-without-type",
+           "'learning' is read only on a state with 'type: learning'");
+  if (state.type != "learning" || !state.learning) return;
+  if (state.learning->targets.empty() && !state.learning->targets_csv)
+    report(out, join_path(path, "learning.targets"), "learning-targets",
+           "type=learning requires non-empty 'learning.targets' or 'learning.targets_csv'");
+  if (state.on.count("yes") == 0)
+    report(out, join_path(path, "on_yes"), "learning-routes",
+           "type=learning requires 'on_yes' (target for all-proven)");
+  if (state.on.count("blocked") == 0 && state.on.count("no") == 0)
+    report(out, path, "learning-routes",
+           "type=learning requires 'on_blocked' or 'on_no' (target for refuted / retries_exhausted)");
+  const auto unused = [&](std::string_view key, bool present) {
+    if (present)
+      report(out, join_path(path, key), "unused-state-field",
+             fmt::format("a learning state proves its targets and routes on the outcome: its '{}' "
+                         "is never used", key),
+             severity::warning);
+  };
+  unused("action", state.action.has_value());
+  unused("evaluate", state.evaluate.has_value());
+  unused("next", state.next.has_value());
+  unused("loop", state.loop.has_value());
+}
+
 /// The rules above, for one state.
 inline void check_state_plugins(const state_config& state, const std::string& path,
                                 diagnostics& out) {
   check_throttle_fields(state, path, out);
+  check_learning_fields(state, path, out);
 }
 
 }  // namespace detail

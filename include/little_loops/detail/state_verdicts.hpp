@@ -17,11 +17,12 @@ namespace detail {
 
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The evaluator that judges `state`: its `evaluate.type`, else the default (llm_structured
-/// for a prompt action, exit_code otherwise); nullopt for a state with neither action nor
-/// `evaluate`, which yields `success` (design §3.16).
+/// for a prompt action, mcp_result for an mcp_tool action, exit_code otherwise); nullopt for
+/// a state with neither action nor `evaluate`, which yields `success` (design §3.16).
 inline std::optional<evaluator_type> judging_evaluator(const state_config& state) {
   if (state.evaluate) return state.evaluate->type;
   if (!state.action || state.action->empty()) return std::nullopt;
+  if (state.action_type == action_kind::mcp_tool) return evaluator_type::mcp_result;
   return runs_prompt_action(state) ? evaluator_type::llm_structured : evaluator_type::exit_code;
 }
 
@@ -33,7 +34,8 @@ inline std::string_view verdict_source(const state_config& state) {
 }
 
 /// The verdicts `state` can give: exit_code, output_numeric, output_json, output_contains:
-/// success, failure, error; convergence: target, progress, stall, error; no action and no
+/// success, failure, error; convergence: target, progress, stall, error; mcp_result:
+/// success, tool_error, not_found, timeout, error (a killed call); no action and no
 /// evaluate: success; a sub-loop state: yes, no. nullopt when any verdict is possible (llm_structured, classify).
 inline std::optional<std::vector<std::string_view>> producible_verdicts(const state_config& state) {
   // A sub-loop state's verdict is its child's outcome: `yes` or `no`; its `error` and
@@ -45,6 +47,8 @@ inline std::optional<std::vector<std::string_view>> producible_verdicts(const st
     case evaluator_type::llm_structured:
     case evaluator_type::classify: return std::nullopt;
     case evaluator_type::convergence: return std::vector<std::string_view>{"target", "progress", "stall", "error"};
+    case evaluator_type::mcp_result:
+      return std::vector<std::string_view>{"success", "tool_error", "not_found", "timeout", "error"};
     default: return std::vector<std::string_view>{"success", "failure", "error"};
   }
 }

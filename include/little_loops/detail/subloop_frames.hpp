@@ -16,6 +16,7 @@
 #include <little_loops/detail/retry_counters.hpp>
 #include <little_loops/detail/run_history.hpp>
 #include <little_loops/detail/subloop_calls.hpp>
+#include <little_loops/detail/subloop_worktree.hpp>
 #include <little_loops/events.hpp>
 #include <little_loops/evaluators.hpp>
 #include <little_loops/execution_result.hpp>
@@ -57,6 +58,8 @@ struct parked_frame {
   std::string started_at;
   /// The child's events as JSON Lines, kept when the sub-loop state has `capture:`.
   std::optional<std::string> child_events;
+  std::string working_dir{};  // where this loop's actions run (empty: the runner's own)
+  std::optional<attached_worktree> child_worktree{};  // the worktree its child runs in
 };
 
 template <class Executor>
@@ -66,6 +69,7 @@ class subloop_frames {
   std::string loop_id_;               // the running loop's id (the referrer of its children)
   std::optional<std::int64_t> timeout_ms_;  // the running loop's time limit
   std::shared_ptr<const compiled_loop> retired_;  // the child that just ended (its calls unwind)
+  std::string working_dir_;  // where the running loop's actions run (a sub-loop's worktree)
 
   Executor& self() noexcept { return static_cast<Executor&>(*this); }
   const Executor& self() const noexcept { return static_cast<const Executor&>(*this); }
@@ -78,6 +82,7 @@ class subloop_frames {
   static void frame_members(V& v, Ex& ex, Parked& f) {
     v.kept(ex.loop_, f.loop);
     v.kept(ex.loop_id_, f.loop_id);
+    v.kept(ex.working_dir_, f.working_dir);  // a sub-loop's worktree: set by call_subloop()
     v.kept(ex.start_, f.start);
     v.position(ex.current_, f.current, ex.resume_state_, f.resume_state);
     v.field(ex.iteration_, f.iteration, &snapshot::iteration, &snapshot_view::iteration);
@@ -108,6 +113,14 @@ class subloop_frames {
     frame_members(v, self(), f);
   }
 
+  // `req` in the running loop's working directory (the request itself outside a worktree).
+  const action_request& in_working_dir(const action_request& req) {
+    if (working_dir_.empty() || !req.working_dir.empty()) return req;
+    worktree_request_ = req;
+    worktree_request_.working_dir = working_dir_;
+    return worktree_request_;
+  }
+
   // A loop starts in the members: the top loop (reset()), or a child (call_subloop()).
   void start_frame(json context, std::optional<std::int64_t> timeout_ms) {
     Executor& ex = self();
@@ -122,11 +135,31 @@ class subloop_frames {
     frame_members(v, ex, no_frame());
   }
 
-  // Back to the top loop, every child dropped.
+  // Back to the top loop, every child dropped (and every worktree detached).
   void unwind_frames() noexcept {
+    detach_worktrees(false);
     while (!frames_.empty()) {
       swap_frame(frames_.back());
       frames_.pop_back();
+    }
+  }
+
+  // Detaches the worktree of every waiting frame's child, innermost first (with events:
+  // reported as `sub_loop_worktree_detached`).
+  void detach_worktrees(bool with_events) noexcept {
+    Executor& ex = self();
+    for (std::size_t i = frames_.size(); i-- > 0;) {
+      auto& w = frames_[i].child_worktree;
+      if (!w) continue;
+      detach_subloop_worktree(*w, ex.options_);
+      if constexpr (Executor::emits_events)
+        if (with_events) {
+          guard_event e = worktree_event(ex.wall(), frames_[i].loop->state(frames_[i].current).name,
+                                         "sub_loop_worktree_detached", w->branch, w->path);
+          e.depth = static_cast<std::uint32_t>(i);
+          ex.sink_.on_event(loop_event{e});
+        }
+      w.reset();
     }
   }
 
@@ -139,12 +172,22 @@ class subloop_frames {
     auto context = child_context(*st.config, *child, ctx, ex.options_.injected_context);
     if (!context) return fail_call(st, ctx, fmt::format("sub-loop '{}': {}", child->loop->loop().name,
                                                         context.error().message));
+    std::optional<attached_worktree> worktree;
+    if (st.config->worktree) {
+      auto w = attach_subloop_worktree(*st.config->worktree, ctx, *context, ex.options_);
+      if (!w) return fail_worktree(st, ctx, std::move(w.error()));
+      worktree = std::move(*w);
+      if constexpr (Executor::emits_events)
+        if (worktree) ex.emit(worktree_event(ex.wall(), st.name, "sub_loop_worktree_attached", worktree->branch, worktree->path));
+    }
     std::optional<std::int64_t> parent_left;
     if (timeout_ms_) parent_left = *timeout_ms_ - ex.elapsed_ms_now();
     const auto limit = child_timeout_ms(child->loop->loop().timeout, st.config->timeout, parent_left);
     parked_frame parked;
     if (st.capture) parked.child_events.emplace();
     swap_frame(parked);
+    parked.child_worktree = std::move(worktree);
+    working_dir_ = parked.child_worktree ? parked.child_worktree->path : parked.working_dir;
     frames_.push_back(std::move(parked));
     ex.loop_ = std::move(child->loop);
     loop_id_ = std::move(child->id);
@@ -161,7 +204,7 @@ class subloop_frames {
     const compiled_state& last = ex.loop_->state(ex.current_);
     child_end end{how, how == termination::terminal && last.failure, last.name, std::move(err), json()};
     if (how == termination::terminal && !last.config->output.empty()) {
-      auto out = render_table(last.config->output, ex.make_context(last));
+      auto out = render_table(last.config->output, running_context(last));
       if (out) {
         end.output = std::move(*out);
       } else {
@@ -176,8 +219,14 @@ class subloop_frames {
     retired_ = ex.loop_;
     swap_frame(frames_.back());
     std::optional<std::string> events = std::move(frames_.back().child_events);
+    const std::optional<attached_worktree> worktree = std::move(frames_.back().child_worktree);
     frames_.pop_back();
     const compiled_state& st = ex.loop_->state(ex.current_);
+    if (worktree) {
+      detach_subloop_worktree(*worktree, ex.options_);
+      if constexpr (Executor::emits_events)
+        ex.emit(worktree_event(ex.wall(), st.name, "sub_loop_worktree_detached", worktree->branch, worktree->path));
+    }
     if (st.capture) {
       captured_record& c = ex.captured_[*st.capture];
       c = captured_record{};
@@ -189,7 +238,7 @@ class subloop_frames {
     if (end.failure) details["failure_terminal"] = true;
     if (end.failed) details["error"] = end.failed->message;
     ex.result_eval_.details = std::move(details);
-    interpolation_context ctx = ex.make_context(st);
+    interpolation_context ctx = running_context(st);
     conclude_call(st, ctx);
   }
 
@@ -221,19 +270,41 @@ class subloop_frames {
     r.captured = captured_map(top.captured);
     r.error = std::move(err);
     r.on_handoff = top.loop->loop().on_handoff;
-    r.snapshot = ex.snapshot();
+    r.snapshot = ex.snapshot();  // with each worktree's branch: a resume attaches it again
+    detach_worktrees(how != termination::handoff);
   }
 
-  // The running loop's snapshot members (its convergence list in `convergence_storage`;
-  // the counters are the executor's to add).
-  snapshot_view running_view(
-      std::vector<std::pair<std::string_view, double>>& convergence_storage) const {
+  // The running loop's snapshot members (its convergence list in `convergence_storage`, its
+  // counters' JSON in `counters`, which the view leaves for the caller to point at or move).
+  snapshot_view running_view(std::vector<std::pair<std::string_view, double>>& convergence_storage,
+                             json& counters) const {
     const Executor& ex = self();
     snapshot_view v;
-    frame_viewer<false> viewer{{}, {*ex.loop_, v, convergence_storage, nullptr}};
+    frame_viewer<false> viewer{{}, {*ex.loop_, v, convergence_storage, &counters}};
     viewer.elapsed_ms = ex.phase_ >= Executor::run_phase::running ? ex.elapsed_ms_now() : ex.elapsed_offset_ms_;
     frame_members(viewer, ex, no_frame());
     return v;
+  }
+
+  // The running loop's interpolation context at state `st` (no `result` yet).
+  interpolation_context running_context(const compiled_state& st) const noexcept {
+    const Executor& ex = self();
+    interpolation_context ctx;
+    ctx.context = &ex.context_;
+    ctx.captured = &ex.captured_;
+    ctx.prev = ex.history_.prev();
+    ctx.last_evaluation = ex.history_.last_evaluation();
+    ctx.result = nullptr;
+    ctx.state_name = st.name;
+    ctx.iteration = ex.iteration_;
+    ctx.loop_name = ex.loop_->loop().name;
+    ctx.max_iterations = ex.loop_->loop().max_iterations;
+    ctx.started_at = ex.started_at_;
+    ctx.elapsed_ms = ex.elapsed_ms();
+    ctx.env = ex.options_.env;
+    ctx.env_user = ex.options_.env_user;
+    ctx.size_limit = ex.options_.render_size_limit;
+    return ctx;
   }
 
   // ---- snapshots of the stack (snapshot::frames) ----
@@ -252,6 +323,8 @@ class subloop_frames {
     for (std::size_t i = 1; i < frames_.size(); ++i)
       frames.push_back(frame_json(parked_snapshot(frames_[i]), frames_[i].loop_id, frames_[i].timeout_ms));
     frames.push_back(frame_json(s, loop_id_, timeout_ms_));
+    for (std::size_t i = 0; i < frames_.size(); ++i)  // frames[i] runs in frames_[i]'s child worktree
+      if (frames_[i].child_worktree) frames[i]["worktree"] = frames_[i].child_worktree->branch;
     s = parked_snapshot(frames_.front());
     s.frames = std::move(frames);
   }
@@ -305,6 +378,16 @@ class subloop_frames {
       if (timeout_ms_) ex.deadline_ = ex.start_ + std::chrono::milliseconds(*timeout_ms_ - ex.elapsed_offset_ms_);
       parked_frame parked;
       swap_frame(parked);
+      if (!frame->worktree.empty()) {  // attached again, where the snapshot was taken
+        json scratch = json::object();
+        auto w = attach_subloop_worktree(frame->worktree, interpolation_context{}, scratch, ex.options_);
+        if (!w || !*w) {
+          swap_frame(parked);
+          return unexpected(changed(w ? "its worktree branch is empty" : w.error()));
+        }
+        parked.child_worktree = std::move(**w);
+      }
+      working_dir_ = parked.child_worktree ? parked.child_worktree->path : parked.working_dir;
       frames_.push_back(std::move(parked));
       ex.loop_ = std::move(child->loop);
       loop_id_ = std::move(child->id);
@@ -325,6 +408,7 @@ class subloop_frames {
   }
 
  private:
+  action_request worktree_request_;  // in_working_dir()
   mutable snapshot stack_snapshot_;  // stack_view()
   mutable std::vector<std::pair<std::string_view, double>> stack_convergence_;
 
@@ -333,6 +417,7 @@ class subloop_frames {
     snapshot state;
     std::string id;
     std::optional<std::int64_t> timeout_ms;
+    std::string worktree{};  // the branch of the worktree it runs in
   };
 
   static expected<frame_entry, error> read_frame(const json& j, const std::string& path) {
@@ -350,6 +435,11 @@ class subloop_frames {
       if (!t->is_number_integer()) return unexpected(bad("timeout_ms", "must be an integer"));
       out.timeout_ms = t->get<std::int64_t>();
       body.erase("timeout_ms");
+    }
+    if (const auto w = body.find("worktree"); w != body.end()) {
+      if (!w->is_string()) return unexpected(bad("worktree", "must be a string"));
+      out.worktree = w->get<std::string>();
+      body.erase("worktree");
     }
     auto state = snapshot_from_json(body);
     if (!state) {
@@ -388,6 +478,14 @@ class subloop_frames {
     ex.report_error(st, "subloop", message);
     ex.result_eval_ = error_result(std::move(message));
     conclude_call(st, ctx);
+  }
+
+  // A worktree that could not be attached: reported, and the state's `error` verdict.
+  void fail_worktree(const compiled_state& st, interpolation_context& ctx, std::string message) {
+    Executor& ex = self();
+    if constexpr (Executor::emits_events)
+      ex.emit(worktree_event(ex.wall(), st.name, "sub_loop_worktree_error", {}, {}, message));
+    fail_call(st, ctx, std::move(message));
   }
 
   // Records the sub-loop state's verdict as `prev` and routes it.

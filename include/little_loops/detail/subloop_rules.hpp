@@ -18,7 +18,7 @@
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
-/// `subloop-action`, `subloop-terminal`, `with-without-loop`, `with-and-passthrough`,
+/// `subloop-action`, `subloop-terminal`, `with-without-loop` (also `worktree`), `with-and-passthrough`,
 /// and `unused-state-field` for `evaluate` on a sub-loop state and `output` on a state
 /// that is not terminal.
 inline void check_subloop_fields(const state_config& state, const std::string& path,
@@ -32,6 +32,9 @@ inline void check_subloop_fields(const state_config& state, const std::string& p
            "a terminal state cannot run a sub-loop: the run ends when it enters a terminal state");
   if (!state.loop && !state.with.empty())
     report(out, join_path(path, "with"), "with-without-loop", "'with' is only valid when 'loop' is set");
+  if (!state.loop && state.worktree)
+    report(out, join_path(path, "worktree"), "with-without-loop",
+           "'worktree' is only valid when 'loop' is set: a worktree is attached for a sub-loop");
   if (!state.loop && state.context_passthrough)
     report(out, join_path(path, "context_passthrough"), "with-without-loop",
            "'context_passthrough' is only valid when 'loop' is set");

@@ -118,8 +118,8 @@ inline std::string listing_probe(bool entry) {
 
 /// A listing probe's answer.
 struct guard_listing {
-  std::vector<std::string> paths;
-  std::optional<std::string> config;  ///< the pytest configuration, if any
+  std::vector<std::string> paths{};
+  std::optional<std::string> config{};  ///< the pytest configuration, if any
 };
 
 inline guard_listing parse_listing(std::string_view text) {
@@ -180,8 +180,8 @@ using tamper_snapshot = std::map<std::string, std::optional<std::string>>;
 
 /// One difference between two snapshots.
 struct tamper_finding {
-  std::string path;
-  std::string_view kind;  ///< modified, deleted, added
+  std::string path{};
+  std::string_view kind{};  ///< modified, deleted, added
   bool is_config = false;
 };
 
@@ -344,7 +344,7 @@ inline std::optional<std::string_view> tamper_policy_of(const compiled_loop& loo
 /// What a guard decided on a state's exit: where a `fail` policy sends the run, and the
 /// event to report (its time stamp left to the executor).
 struct guard_decision {
-  std::optional<std::size_t> target;
+  std::optional<std::size_t> target{};
   guard_event event{};
   bool report = false;  ///< the event is worth reporting
 };

@@ -203,12 +203,14 @@ struct template_checker {
     for (const auto& [verdict, target] : state.on) check(target, member_path(base, "on_" + verdict));
     if (state.evaluate) check_evaluator(*state.evaluate, join_path(base, "evaluate"));
     if (state.loop) check(*state.loop, join_path(base, "loop"));
+    if (state.worktree) check(*state.worktree, join_path(base, "worktree"));
     for (const auto& [key, value] : state.with) check_value(value, member_path(join_path(base, "with"), key));
     for (const auto& [key, value] : state.output)
       check_value(value, member_path(join_path(base, "output"), key));
+    if (state.host.params) check_value(*state.host.params, join_path(base, "params"));
   }
 
-  // Every string inside a `with:` or `output:` value.
+  // Every string inside a `with:`, `output:` or `params:` value.
   void check_value(const json& value, const std::string& path) const {
     if (value.is_string()) {
       check(value.get_ref<const std::string&>(), path);

@@ -184,6 +184,7 @@ inline evaluator_uses check_required_fields(const evaluate_config& config,
       uses.line = true;
       break;
     case evaluator_type::harbor_scorer:
+    case evaluator_type::mcp_result:
       break;
     case evaluator_type::diff_stall:
     case evaluator_type::score_stall:

@@ -63,6 +63,11 @@ struct posix_runner_options {
   /// text (`claude --dangerously-skip-permissions -p --agent NAME TEXT`, as the reference's
   /// Claude runner passes it). Empty: the agent is not passed.
   std::string agent_option = "--agent";
+  /// argv prefix of `mcp_tool` actions: the action's `server/tool` and its params (JSON) are
+  /// appended as two arguments, as the reference runs `mcp-call SERVER/TOOL PARAMS`.
+  std::vector<std::string> mcp_command{"mcp-call"};
+  /// Timeout of `mcp_tool` actions whose request has none (the reference's 30 s).
+  std::optional<std::chrono::milliseconds> mcp_default_timeout = std::chrono::seconds(30);
   /// Working directory of every action; empty inherits the host's.
   std::string working_directory;
   /// Variables set (or overridden) in every action's environment. When any are given (or
@@ -110,7 +115,9 @@ process_request make_process_request(const posix_process_runner& runner, std::st
 /// slash-command actions as `prompt_command + [text]` (default `claude
 /// --dangerously-skip-permissions -p text`, no shell), with `agent_option` and the agent
 /// before the text when the request names one, and `LL_AUTOMATION=1`,
-/// `LL_AUTOMATION_PROFILE=<name>` in the environment when it names an automation profile. Each action gets its own process group
+/// `LL_AUTOMATION_PROFILE=<name>` in the environment when it names an automation profile;
+/// mcp_tool actions as `mcp_command + [text, params]` (default `mcp-call SERVER/TOOL JSON`,
+/// timeout 30 s unless the request has one). Each action gets its own process group
 /// (and, see process_containment, its own cgroup where ours is delegated to us); on timeout (request.timeout or options.default_timeout, and request.deadline — whichever
 /// comes first), idle timeout or a stop request the group receives SIGTERM, then SIGKILL
 /// after options.kill_grace. Exit status: the exit code, or -signal with `signal` set (as
@@ -131,6 +138,8 @@ class posix_process_runner {
       prefix = &options_.prompt_command;
     else if (request.kind == action_kind::slash_command)
       prefix = options_.slash_command.empty() ? &options_.prompt_command : &options_.slash_command;
+    else if (request.kind == action_kind::mcp_tool)
+      prefix = &options_.mcp_command;
     if (prefix->empty())
       return unexpected(error{errc::action_failed,
                               "not run: no command is configured for " +
@@ -138,14 +147,18 @@ class posix_process_runner {
                               std::string(request.state)});
 
     detail::process_request proc = detail::make_process_request(*this, request.stop);
+    const std::string working_dir(request.working_dir);  // a sub-loop's worktree
+    if (!working_dir.empty()) proc.working_directory = working_dir.c_str();
     proc.argv.reserve(prefix->size() + 3);
     proc.argv.assign(prefix->begin(), prefix->end());
-    const bool prompt = request.kind != action_kind::shell;
+    const bool prompt = request.kind == action_kind::prompt || request.kind == action_kind::slash_command;
     if (prompt && !request.agent.empty() && !options_.agent_option.empty()) {
       proc.argv.push_back(options_.agent_option);
       proc.argv.emplace_back(request.agent);
     }
     proc.argv.emplace_back(request.text);
+    if (request.kind == action_kind::mcp_tool)
+      proc.argv.emplace_back(request.params.empty() ? std::string_view("{}") : request.params);
     // A pruning profile: LL_AUTOMATION=1 and LL_AUTOMATION_PROFILE=<name> on top of the
     // environment actions get (what automation-aware hooks of the agent CLI read).
     std::optional<detail::env_block> profiled;
@@ -157,10 +170,12 @@ class posix_process_runner {
     }
 
     const auto now = std::chrono::steady_clock::now();
+    const auto& fallback =
+        request.kind == action_kind::mcp_tool ? options_.mcp_default_timeout : options_.default_timeout;
     if (request.timeout)
       proc.deadline = now + *request.timeout;
-    else if (options_.default_timeout)
-      proc.deadline = now + *options_.default_timeout;
+    else if (fallback)
+      proc.deadline = now + *fallback;
     if (request.deadline && (!proc.deadline || *request.deadline < *proc.deadline))
       proc.deadline = request.deadline;
     return detail::run_process(proc);

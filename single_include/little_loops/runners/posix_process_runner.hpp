@@ -433,12 +433,10 @@ struct env_block {
   std::vector<char*> pointers;
 };
 
-/// Builds the environment of spawned processes: the host's (optionally) with `overrides`
-/// set on top. Returns null when the host environment can be passed unchanged.
-inline std::shared_ptr<const env_block> make_env_block(
-    const std::vector<std::pair<std::string, std::string>>& overrides, bool inherit) {
-  if (inherit && overrides.empty()) return nullptr;
-  auto block = std::make_shared<env_block>();
+/// The environment `base` (null: none) with `overrides` set on top, as a block of its own.
+inline env_block build_env_block(char* const* base,
+                                 const std::vector<std::pair<std::string, std::string>>& overrides) {
+  env_block block;
   auto overridden = [&](std::string_view entry) {
     const auto eq = entry.find('=');
     const std::string_view name = entry.substr(0, eq);
@@ -446,22 +444,30 @@ inline std::shared_ptr<const env_block> make_env_block(
       if (k == name) return true;
     return false;
   };
-  if (inherit && environ != nullptr)
-    for (char** e = environ; *e != nullptr; ++e)
-      if (!overridden(*e)) block->entries.emplace_back(*e);
+  if (base != nullptr)
+    for (char* const* e = base; *e != nullptr; ++e)
+      if (!overridden(*e)) block.entries.emplace_back(*e);
   for (const auto& [k, v] : overrides) {
     bool seen = false;  // a later duplicate of the same name wins
-    for (auto& entry : block->entries)
+    for (auto& entry : block.entries)
       if (entry.size() > k.size() && entry.compare(0, k.size(), k) == 0 && entry[k.size()] == '=') {
         entry = k + "=" + v;
         seen = true;
       }
-    if (!seen) block->entries.push_back(k + "=" + v);
+    if (!seen) block.entries.push_back(k + "=" + v);
   }
-  block->pointers.reserve(block->entries.size() + 1);
-  for (auto& entry : block->entries) block->pointers.push_back(entry.data());
-  block->pointers.push_back(nullptr);
+  block.pointers.reserve(block.entries.size() + 1);
+  for (auto& entry : block.entries) block.pointers.push_back(entry.data());
+  block.pointers.push_back(nullptr);
   return block;
+}
+
+/// Builds the environment of spawned processes: the host's (optionally) with `overrides`
+/// set on top. Returns null when the host environment can be passed unchanged.
+inline std::shared_ptr<const env_block> make_env_block(
+    const std::vector<std::pair<std::string, std::string>>& overrides, bool inherit) {
+  if (inherit && overrides.empty()) return nullptr;
+  return std::make_shared<const env_block>(build_env_block(inherit ? environ : nullptr, overrides));
 }
 
 /// Where posix_spawnp() finds a program on PATH, remembered from one action to the next.
@@ -1667,6 +1673,16 @@ struct posix_runner_options {
   std::vector<std::string> prompt_command{"claude", "--dangerously-skip-permissions", "-p"};
   /// argv prefix of `slash_command` actions; empty means "same as prompt_command".
   std::vector<std::string> slash_command;
+  /// The option that gives a prompt or slash-command action its agent (a state's `agent:`,
+  /// action_request::agent): the argv is then the prefix, this option, the agent and the
+  /// text (`claude --dangerously-skip-permissions -p --agent NAME TEXT`, as the reference's
+  /// Claude runner passes it). Empty: the agent is not passed.
+  std::string agent_option = "--agent";
+  /// argv prefix of `mcp_tool` actions: the action's `server/tool` and its params (JSON) are
+  /// appended as two arguments, as the reference runs `mcp-call SERVER/TOOL PARAMS`.
+  std::vector<std::string> mcp_command{"mcp-call"};
+  /// Timeout of `mcp_tool` actions whose request has none (the reference's 30 s).
+  std::optional<std::chrono::milliseconds> mcp_default_timeout = std::chrono::seconds(30);
   /// Working directory of every action; empty inherits the host's.
   std::string working_directory;
   /// Variables set (or overridden) in every action's environment. When any are given (or
@@ -1712,7 +1728,11 @@ process_request make_process_request(const posix_process_runner& runner, std::st
 ///
 /// Shell actions run as `shell_command + [text]` (default `bash -c text`); prompt and
 /// slash-command actions as `prompt_command + [text]` (default `claude
-/// --dangerously-skip-permissions -p text`, no shell). Each action gets its own process group
+/// --dangerously-skip-permissions -p text`, no shell), with `agent_option` and the agent
+/// before the text when the request names one, and `LL_AUTOMATION=1`,
+/// `LL_AUTOMATION_PROFILE=<name>` in the environment when it names an automation profile;
+/// mcp_tool actions as `mcp_command + [text, params]` (default `mcp-call SERVER/TOOL JSON`,
+/// timeout 30 s unless the request has one). Each action gets its own process group
 /// (and, see process_containment, its own cgroup where ours is delegated to us); on timeout (request.timeout or options.default_timeout, and request.deadline — whichever
 /// comes first), idle timeout or a stop request the group receives SIGTERM, then SIGKILL
 /// after options.kill_grace. Exit status: the exit code, or -signal with `signal` set (as
@@ -1733,6 +1753,8 @@ class posix_process_runner {
       prefix = &options_.prompt_command;
     else if (request.kind == action_kind::slash_command)
       prefix = options_.slash_command.empty() ? &options_.prompt_command : &options_.slash_command;
+    else if (request.kind == action_kind::mcp_tool)
+      prefix = &options_.mcp_command;
     if (prefix->empty())
       return unexpected(error{errc::action_failed,
                               "not run: no command is configured for " +
@@ -1740,15 +1762,35 @@ class posix_process_runner {
                               std::string(request.state)});
 
     detail::process_request proc = detail::make_process_request(*this, request.stop);
-    proc.argv.reserve(prefix->size() + 1);
+    const std::string working_dir(request.working_dir);  // a sub-loop's worktree
+    if (!working_dir.empty()) proc.working_directory = working_dir.c_str();
+    proc.argv.reserve(prefix->size() + 3);
     proc.argv.assign(prefix->begin(), prefix->end());
+    const bool prompt = request.kind == action_kind::prompt || request.kind == action_kind::slash_command;
+    if (prompt && !request.agent.empty() && !options_.agent_option.empty()) {
+      proc.argv.push_back(options_.agent_option);
+      proc.argv.emplace_back(request.agent);
+    }
     proc.argv.emplace_back(request.text);
+    if (request.kind == action_kind::mcp_tool)
+      proc.argv.emplace_back(request.params.empty() ? std::string_view("{}") : request.params);
+    // A pruning profile: LL_AUTOMATION=1 and LL_AUTOMATION_PROFILE=<name> on top of the
+    // environment actions get (what automation-aware hooks of the agent CLI read).
+    std::optional<detail::env_block> profiled;
+    if (prompt && !request.automation_profile.empty()) {
+      profiled = detail::build_env_block(
+          proc.envp != nullptr ? proc.envp : environ,
+          {{"LL_AUTOMATION", "1"}, {"LL_AUTOMATION_PROFILE", std::string(request.automation_profile)}});
+      proc.envp = profiled->pointers.data();
+    }
 
     const auto now = std::chrono::steady_clock::now();
+    const auto& fallback =
+        request.kind == action_kind::mcp_tool ? options_.mcp_default_timeout : options_.default_timeout;
     if (request.timeout)
       proc.deadline = now + *request.timeout;
-    else if (options_.default_timeout)
-      proc.deadline = now + *options_.default_timeout;
+    else if (fallback)
+      proc.deadline = now + *fallback;
     if (request.deadline && (!proc.deadline || *request.deadline < *proc.deadline))
       proc.deadline = request.deadline;
     return detail::run_process(proc);
