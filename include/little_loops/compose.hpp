@@ -45,6 +45,10 @@ struct composed_loop {
 
 namespace detail {
 
+LITTLE_LOOPS_INLINE expected<composed_loop, error> compose_checked(loop_source top,
+                                                                   loop_resolver& resolver,
+                                                                   source_map* positions,
+                                                                   child_checks& checks);
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 inline bool needs_composition(const json& doc) {
   for (const char* key : {"from", "flow", "state_defs", "import", "fragments", "parameters"})
@@ -111,11 +115,6 @@ inline child_check check_child_loop(loop_source source, loop_resolver& resolver,
     if (d.code == "invalid-child" && !out.grandchild_failure) out.grandchild_failure = d.message;
   return out;
 }
-#else
-LITTLE_LOOPS_INLINE expected<composed_loop, error> compose_checked(loop_source top,
-                                                                   loop_resolver& resolver,
-                                                                   source_map* positions,
-                                                                   child_checks& checks);
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail

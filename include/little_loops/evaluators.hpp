@@ -81,7 +81,14 @@ struct compiled_evaluator {
 
 namespace detail {
 
-inline expected<void, error> compile_field(const std::optional<std::string>& text,
+LITTLE_LOOPS_INLINE expected<void, error> compile_field(const std::optional<std::string>& text,
+                                           std::optional<compiled_template>& out,
+                                           std::string_view field, const template_table* kept);
+LITTLE_LOOPS_INLINE expected<void, error> compile_json_field(const std::optional<json>& value,
+                                                std::optional<compiled_template>& out,
+                                                std::string_view field, const template_table* kept);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE expected<void, error> compile_field(const std::optional<std::string>& text,
                                            std::optional<compiled_template>& out,
                                            std::string_view field, const template_table* kept) {
   if (!text) return {};
@@ -95,20 +102,24 @@ inline expected<void, error> compile_field(const std::optional<std::string>& tex
   return {};
 }
 
-inline expected<void, error> compile_json_field(const std::optional<json>& value,
+LITTLE_LOOPS_INLINE expected<void, error> compile_json_field(const std::optional<json>& value,
                                                 std::optional<compiled_template>& out,
                                                 std::string_view field, const template_table* kept) {
   if (!value || !value->is_string()) return {};
   return compile_field(value->get<std::string>(), out, field, kept);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE expected<compiled_evaluator, error> compile_evaluator(const evaluate_config& config,
+                                                             const template_table* kept = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Prepares `config` for repeated evaluation (templates parsed, patterns compiled).
 /// @return errc::template_syntax (path `evaluate.<field>`) when a templated field is
 /// malformed. With `kept`, templates validation already parsed are taken from there.
-inline expected<compiled_evaluator, error> compile_evaluator(const evaluate_config& config,
-                                                             const template_table* kept = nullptr) {
+LITTLE_LOOPS_INLINE expected<compiled_evaluator, error> compile_evaluator(const evaluate_config& config,
+                                                             const template_table* kept) {
   compiled_evaluator c;
   c.config = config;
   expected<void, error> r;
@@ -135,12 +146,26 @@ inline expected<compiled_evaluator, error> compile_evaluator(const evaluate_conf
   if (c.path && c.path->is_literal()) c.json_path = detail::parse_json_path(c.path->literal());
   return c;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
+LITTLE_LOOPS_INLINE expected<std::string, error> render_field(const compiled_template& t,
+                                                 const interpolation_context* ctx);
+LITTLE_LOOPS_INLINE evaluation_result abnormal_action_result(const action_result& a);
+LITTLE_LOOPS_INLINE bool judges_own_failure(const evaluate_config* config, action_kind kind) noexcept;
+LITTLE_LOOPS_INLINE bool judges_own_failure(const std::optional<compiled_evaluator>& c, action_kind kind) noexcept;
+LITTLE_LOOPS_INLINE bool has_fixed_verdict(const action_result* action, bool has_evaluate,
+                              bool own_failure = false) noexcept;
+LITTLE_LOOPS_INLINE evaluation_result fixed_verdict(const action_result* action,
+                                       loop_dialect dialect = loop_dialect::seed);
+LITTLE_LOOPS_INLINE expected<std::optional<double>, std::string> resolve_number(
+    const std::optional<json>& value, const std::optional<compiled_template>& tpl,
+    const interpolation_context* ctx);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Renders an optional compiled template (literal fast path, no copy needed by callers that
 // only read). Missing context → an empty context.
-inline expected<std::string, error> render_field(const compiled_template& t,
+LITTLE_LOOPS_INLINE expected<std::string, error> render_field(const compiled_template& t,
                                                  const interpolation_context* ctx) {
   if (t.is_literal()) return std::string(t.literal());
   static const interpolation_context empty{};
@@ -148,7 +173,7 @@ inline expected<std::string, error> render_field(const compiled_template& t,
 }
 
 // The verdict for an action that did not exit normally (design §3.4).
-inline evaluation_result abnormal_action_result(const action_result& a) {
+LITTLE_LOOPS_INLINE evaluation_result abnormal_action_result(const action_result& a) {
   evaluation_result r;
   r.verdict = "error";
   r.details = json::object();
@@ -181,20 +206,20 @@ inline evaluation_result abnormal_action_result(const action_result& a) {
 // timeout (exit 124) and a program that could not start (127) itself, as the reference's:
 // for it only a cancelled or killed action has the fixed verdict.
 // has_fixed_verdict(): whether they apply (`action` null: no action ran).
-inline bool judges_own_failure(const evaluate_config* config, action_kind kind) noexcept {
+LITTLE_LOOPS_INLINE bool judges_own_failure(const evaluate_config* config, action_kind kind) noexcept {
   return config ? config->type == evaluator_type::mcp_result : kind == action_kind::mcp_tool;
 }
-inline bool judges_own_failure(const std::optional<compiled_evaluator>& c, action_kind kind) noexcept {
+LITTLE_LOOPS_INLINE bool judges_own_failure(const std::optional<compiled_evaluator>& c, action_kind kind) noexcept {
   return judges_own_failure(c ? &c->config : nullptr, kind);
 }
-inline bool has_fixed_verdict(const action_result* action, bool has_evaluate,
-                              bool own_failure = false) noexcept {
+LITTLE_LOOPS_INLINE bool has_fixed_verdict(const action_result* action, bool has_evaluate,
+                              bool own_failure) noexcept {
   if (!action) return !has_evaluate;
   return own_failure ? action->cancelled || action->signal != 0 : action->abnormal();
 }
 // fixed_verdict(): the verdict, when has_fixed_verdict().
-inline evaluation_result fixed_verdict(const action_result* action,
-                                       loop_dialect dialect = loop_dialect::seed) {
+LITTLE_LOOPS_INLINE evaluation_result fixed_verdict(const action_result* action,
+                                       loop_dialect dialect) {
   if (action) return abnormal_action_result(*action);
   return evaluation_result{dialect == loop_dialect::current ? "yes" : "success",
                            evaluation_details{}};
@@ -202,7 +227,7 @@ inline evaluation_result fixed_verdict(const action_result* action,
 
 // A number from a config field: JSON number/bool, or a (templated) string that parses.
 // `what` names the field in messages.
-inline expected<std::optional<double>, std::string> resolve_number(
+LITTLE_LOOPS_INLINE expected<std::optional<double>, std::string> resolve_number(
     const std::optional<json>& value, const std::optional<compiled_template>& tpl,
     const interpolation_context* ctx) {
   if (!value || value->is_null()) return std::optional<double>{};
@@ -217,6 +242,7 @@ inline expected<std::optional<double>, std::string> resolve_number(
   }
   return unexpected(std::string("not a number"));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // The compiled evaluator of a state without `evaluate:` whose action is of `kind`:
 // llm_structured for a prompt or slash command, mcp_result for an MCP tool call, exit_code
@@ -231,7 +257,9 @@ inline const compiled_evaluator& default_compiled_evaluator() {
   }();
   return c;
 }
-inline const compiled_evaluator& default_evaluator_for(action_kind kind) {
+LITTLE_LOOPS_INLINE const compiled_evaluator& default_evaluator_for(action_kind kind);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE const compiled_evaluator& default_evaluator_for(action_kind kind) {
   switch (kind) {
     case action_kind::prompt:
     case action_kind::slash_command: return default_compiled_evaluator<evaluator_type::llm_structured>();
@@ -240,9 +268,32 @@ inline const compiled_evaluator& default_evaluator_for(action_kind kind) {
   }
   return default_compiled_evaluator<evaluator_type::exit_code>();
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
+LITTLE_LOOPS_INLINE std::optional<std::string_view> keyed_number(std::string_view input, std::string_view key);
+LITTLE_LOOPS_INLINE evaluation_result run_output_numeric(const compiled_evaluator& c, std::string_view input,
+                                            const interpolation_context* ctx);
+LITTLE_LOOPS_INLINE evaluation_result run_output_json(const compiled_evaluator& c, std::string_view input,
+                                         const interpolation_context* ctx);
+LITTLE_LOOPS_INLINE evaluation_result with_error_patterns(evaluation_result r, const evaluate_config& cfg,
+                                             std::string_view input);
+LITTLE_LOOPS_INLINE evaluation_result search_output(const compiled_evaluator& c, std::string_view input,
+                                       const interpolation_context* ctx);
+LITTLE_LOOPS_INLINE evaluation_result run_output_contains(const compiled_evaluator& c, std::string_view input,
+                                             const interpolation_context* ctx);
+LITTLE_LOOPS_INLINE evaluation_result run_convergence(const compiled_evaluator& c, std::string_view input,
+                                         const interpolation_context* ctx,
+                                         std::optional<double>* memory);
+LITTLE_LOOPS_INLINE evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
+                                    evaluator_type type);
+LITTLE_LOOPS_INLINE bool blind_to_exit(evaluator_type type) noexcept;
+LITTLE_LOOPS_INLINE evaluation_result blind_result(int exit_code);
+LITTLE_LOOPS_INLINE std::optional<evaluation_result> judge_cut_output(const compiled_evaluator& c, std::string_view input,
+                                                         const interpolation_context* ctx,
+                                                         const action_result& a);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // The text of the number after the last `KEY =` (spaces allowed around `=`) in `input`.
-inline std::optional<std::string_view> keyed_number(std::string_view input, std::string_view key) {
+LITTLE_LOOPS_INLINE std::optional<std::string_view> keyed_number(std::string_view input, std::string_view key) {
   std::optional<std::string_view> found;
   for (std::size_t at = input.find(key); at != std::string_view::npos; at = input.find(key, at + 1)) {
     std::size_t i = at + key.size();
@@ -259,7 +310,7 @@ inline std::optional<std::string_view> keyed_number(std::string_view input, std:
   return found;
 }
 
-inline evaluation_result run_output_numeric(const compiled_evaluator& c, std::string_view input,
+LITTLE_LOOPS_INLINE evaluation_result run_output_numeric(const compiled_evaluator& c, std::string_view input,
                                             const interpolation_context* ctx) {
   if (c.config.key) {
     auto number = keyed_number(input, *c.config.key);
@@ -274,7 +325,7 @@ inline evaluation_result run_output_numeric(const compiled_evaluator& c, std::st
   return evaluate_output_numeric(input, op, target->value_or(0.0));
 }
 
-inline evaluation_result run_output_json(const compiled_evaluator& c, std::string_view input,
+LITTLE_LOOPS_INLINE evaluation_result run_output_json(const compiled_evaluator& c, std::string_view input,
                                          const interpolation_context* ctx) {
   std::string path_text;
   path_segments rendered_path;
@@ -316,7 +367,7 @@ inline evaluation_result run_output_json(const compiled_evaluator& c, std::strin
 
 // output_contains' `error_patterns`: a non-matching result becomes `error` when the output
 // holds one of them (checked in order, plain substrings).
-inline evaluation_result with_error_patterns(evaluation_result r, const evaluate_config& cfg,
+LITTLE_LOOPS_INLINE evaluation_result with_error_patterns(evaluation_result r, const evaluate_config& cfg,
                                              std::string_view input) {
   if (cfg.error_patterns.empty() || cfg.negate || r.verdict != "failure") return r;
   for (const auto& p : cfg.error_patterns) {
@@ -332,7 +383,7 @@ inline evaluation_result with_error_patterns(evaluation_result r, const evaluate
 }
 
 // The pattern search of output_contains.
-inline evaluation_result search_output(const compiled_evaluator& c, std::string_view input,
+LITTLE_LOOPS_INLINE evaluation_result search_output(const compiled_evaluator& c, std::string_view input,
                                        const interpolation_context* ctx) {
   if (c.matcher) {
     return contains_result(c.matcher->search(input), c.matcher->pattern(), c.config.negate);
@@ -347,12 +398,12 @@ inline evaluation_result search_output(const compiled_evaluator& c, std::string_
   return contains_result(true, "", c.config.negate);
 }
 
-inline evaluation_result run_output_contains(const compiled_evaluator& c, std::string_view input,
+LITTLE_LOOPS_INLINE evaluation_result run_output_contains(const compiled_evaluator& c, std::string_view input,
                                              const interpolation_context* ctx) {
   return with_error_patterns(search_output(c, input, ctx), c.config, input);
 }
 
-inline evaluation_result run_convergence(const compiled_evaluator& c, std::string_view input,
+LITTLE_LOOPS_INLINE evaluation_result run_convergence(const compiled_evaluator& c, std::string_view input,
                                          const interpolation_context* ctx,
                                          std::optional<double>* memory) {
   std::optional<double> previous;
@@ -380,7 +431,7 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
 
 // The current dialect's words for the seed's deterministic verdicts: success → yes,
 // failure → no (design §6.1). The judge's and classify's verdicts are their own words.
-inline evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
+LITTLE_LOOPS_INLINE evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
                                     evaluator_type type) {
   if (dialect != loop_dialect::current || type == evaluator_type::llm_structured ||
       type == evaluator_type::classify || type == evaluator_type::mcp_result)
@@ -392,13 +443,13 @@ inline evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
 
 // The current dialect's blind-evaluator rule: output_*, convergence and classify do not read
 // the output of an action that exited non-zero; the verdict is `error`.
-inline bool blind_to_exit(evaluator_type type) noexcept {
+LITTLE_LOOPS_INLINE bool blind_to_exit(evaluator_type type) noexcept {
   return type != evaluator_type::exit_code && type != evaluator_type::llm_structured &&
          type != evaluator_type::harbor_scorer && type != evaluator_type::mcp_result &&
          !is_stall_evaluator(type);
 }
 
-inline evaluation_result blind_result(int exit_code) {
+LITTLE_LOOPS_INLINE evaluation_result blind_result(int exit_code) {
   evaluation_result r;
   r.verdict = "error";
   r.details = json{{"exit_code", exit_code},
@@ -411,7 +462,7 @@ inline evaluation_result blind_result(int exit_code) {
 // output: `error`, saying it was cut. output_contains: a match found stands, nothing found
 // is `error` (the match may be in what was cut). exit_code does not read it. Each carries
 // `output_truncated` and `output_limit` in its details.
-inline std::optional<evaluation_result> judge_cut_output(const compiled_evaluator& c, std::string_view input,
+LITTLE_LOOPS_INLINE std::optional<evaluation_result> judge_cut_output(const compiled_evaluator& c, std::string_view input,
                                                          const interpolation_context* ctx,
                                                          const action_result& a) {
   const auto note = [&](evaluation_result r) {
@@ -446,6 +497,7 @@ inline std::optional<evaluation_result> judge_cut_output(const compiled_evaluato
   }
   return std::nullopt;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 

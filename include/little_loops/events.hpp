@@ -8,7 +8,9 @@
 #include <little_loops/detail/strings.hpp>
 #include <little_loops/json.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format
+#  include <fmt/format.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <chrono>
 #include <concepts>
@@ -288,10 +290,12 @@ struct recording_event_sink {
 
 namespace detail {
 
+LITTLE_LOOPS_INLINE void append_timestamp(std::string& out, event_time t);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Appends `t` as ISO 8601 UTC with microseconds (see format_timestamp). Digits are written
 /// directly (every event has a timestamp); years outside 0–9999 go through fmt. As Python's
 /// `datetime.isoformat()` (seed 002), the fraction is left out when it is zero.
-inline void append_timestamp(std::string& out, event_time t) {
+LITTLE_LOOPS_INLINE void append_timestamp(std::string& out, event_time t) {
   using namespace std::chrono;
   const auto us = floor<microseconds>(t);
   const auto day = floor<days>(us);
@@ -326,16 +330,13 @@ inline void append_timestamp(std::string& out, event_time t) {
   digits(20, 6, fraction);
   out.append(text, sizeof text);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
 /// `2026-11-22T05:06:21.123456+00:00` (UTC, microseconds; `2026-11-22T05:06:21+00:00` when
 /// the microseconds are 0, as Python's `datetime.isoformat()`).
-inline std::string format_timestamp(event_time t) {
-  std::string out;
-  detail::append_timestamp(out, t);
-  return out;
-}
+LITTLE_LOOPS_INLINE std::string format_timestamp(event_time t);
 
 namespace detail {
 
@@ -533,14 +534,25 @@ json to_json(const Event& e) {
 }
 
 /// Seed-002 JSON of any event: `{"event": name, "ts": ISO-8601, ...fields}`.
-inline json to_json(const loop_event& e) {
-  return std::visit([](const auto& ev) { return to_json(ev); }, e);
-}
+LITTLE_LOOPS_INLINE json to_json(const loop_event& e);
 
 /// Appends the event as one line of JSON Lines: the same text as
 /// `to_json(e).dump(-1, ' ', false, json::error_handler_t::replace)` followed by `\n`, written
 /// straight into `out` without building the JSON object (a journal writes one per event).
-inline void append_json_line(std::string& out, const loop_event& e) {
+LITTLE_LOOPS_INLINE void append_json_line(std::string& out, const loop_event& e);
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::string format_timestamp(event_time t) {
+  std::string out;
+  detail::append_timestamp(out, t);
+  return out;
+}
+
+LITTLE_LOOPS_INLINE json to_json(const loop_event& e) {
+  return std::visit([](const auto& ev) { return to_json(ev); }, e);
+}
+
+LITTLE_LOOPS_INLINE void append_json_line(std::string& out, const loop_event& e) {
   if (const auto* ev = std::get_if<evaluate_event>(&e); ev && detail::details_shadow_event_members(*ev)) {
     out += to_json(e).dump(-1, ' ', false, json::error_handler_t::replace);
     out += '\n';
@@ -556,11 +568,12 @@ inline void append_json_line(std::string& out, const loop_event& e) {
       e);
 }
 
-inline void recording_event_sink::on_event(const loop_event& e) noexcept {
+LITTLE_LOOPS_INLINE void recording_event_sink::on_event(const loop_event& e) noexcept {
   try {
     events.push_back(to_json(e));
   } catch (...) {  // NOLINT(bugprone-empty-catch): a sink must not throw
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

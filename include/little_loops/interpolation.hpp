@@ -50,10 +50,13 @@ class compiled_template {
   std::size_t variables_ = 0;
 };
 
+LITTLE_LOOPS_INLINE std::string escape_template(std::string_view text);
+LITTLE_LOOPS_INLINE expected<compiled_template, error> compile_template(std::string_view text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief The template text that renders `text` exactly: every `${` written as `$${` (the one
 /// escape, design §3.8). For generating loops: a state name used as a route target must not
 /// be read as a placeholder.
-inline std::string escape_template(std::string_view text) {
+LITTLE_LOOPS_INLINE std::string escape_template(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -72,7 +75,7 @@ inline std::string escape_template(std::string_view text) {
 /// @return the template, or errc::template_syntax for an unterminated or empty `${`, an
 /// unknown namespace, an unknown `state.`/`loop.` key without `?` or `:default=`, a missing
 /// `namespace.` prefix or a bash operator inside `${...}` (the message suggests `$${...}`).
-inline expected<compiled_template, error> compile_template(std::string_view text) {
+LITTLE_LOOPS_INLINE expected<compiled_template, error> compile_template(std::string_view text) {
   compiled_template t;
   t.source_ = std::string(text);
   auto variables = detail::parse_template(text, t.parts_);
@@ -80,25 +83,36 @@ inline expected<compiled_template, error> compile_template(std::string_view text
   t.variables_ = *variables;
   return t;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
+LITTLE_LOOPS_INLINE error too_large(const compiled_template& tpl, std::size_t limit);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The errc::template_too_large error of `tpl` (its source cut to 80 characters).
-inline error too_large(const compiled_template& tpl, std::size_t limit) {
+LITTLE_LOOPS_INLINE error too_large(const compiled_template& tpl, std::size_t limit) {
   const std::string_view shown = utf8_prefix(tpl.source(), 80);
   const bool cut = shown.size() < tpl.source().size();
   return error{errc::template_too_large,
                fmt::format("template \"{}{}\" renders to more than {} bytes (its size limit)", shown,
                            cut ? "…" : "", limit)};
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE expected<void, error> render_to(const compiled_template& tpl,
+                                       const interpolation_context& ctx, std::string& out);
+LITTLE_LOOPS_INLINE expected<std::string, error> render(const compiled_template& tpl,
+                                           const interpolation_context& ctx);
+LITTLE_LOOPS_INLINE expected<std::string, error> interpolate(std::string_view text,
+                                                const interpolation_context& ctx);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Renders `tpl` against `ctx`, appending to `out` (no parsing happens here).
 /// @return errc::missing_variable naming the template, the variable and the keys available
 /// where the lookup stopped, unless the variable has `?` or `:default=`;
 /// errc::template_too_large naming the template and `ctx.size_limit` when the rendering
 /// grows past that limit (checked after every part: memory stays within the limit plus one
 /// value). On error `out` keeps whatever was appended before the failing part.
-inline expected<void, error> render_to(const compiled_template& tpl,
+LITTLE_LOOPS_INLINE expected<void, error> render_to(const compiled_template& tpl,
                                        const interpolation_context& ctx, std::string& out) {
   const std::size_t base = out.size();
   for (const auto& p : tpl.parts_) {
@@ -130,7 +144,7 @@ inline expected<void, error> render_to(const compiled_template& tpl,
 }
 
 /// @brief Renders `tpl` into a new string.
-inline expected<std::string, error> render(const compiled_template& tpl,
+LITTLE_LOOPS_INLINE expected<std::string, error> render(const compiled_template& tpl,
                                            const interpolation_context& ctx) {
   if (tpl.is_literal()) return std::string(tpl.literal());
   std::string out;
@@ -140,12 +154,13 @@ inline expected<std::string, error> render(const compiled_template& tpl,
 }
 
 /// @brief Compiles and renders `text` in one go (convenience; parses every call).
-inline expected<std::string, error> interpolate(std::string_view text,
+LITTLE_LOOPS_INLINE expected<std::string, error> interpolate(std::string_view text,
                                                 const interpolation_context& ctx) {
   auto tpl = compile_template(text);
   if (!tpl) return unexpected(std::move(tpl.error()));
   return render(*tpl, ctx);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// True when `text` contains a `${` that is not the `$${` escape.
 inline bool has_template(std::string_view text) noexcept {
@@ -182,6 +197,8 @@ class template_table {
   detail::parsed_templates parsed_;
 };
 
+LITTLE_LOOPS_INLINE void validate_templates(const fsm_loop& loop, diagnostics& out, template_table* keep = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Template rules of validate(): every templated field (action, next, route targets,
 /// on_<verdict> targets, evaluator string fields) must compile; reports
 /// malformed templates (`template-syntax`), unknown namespaces
@@ -197,8 +214,9 @@ class template_table {
 /// loop does not define but close to a key it does (`template-unknown-context`, an error
 /// with a did-you-mean; not with `?` or `:default=`, nor for keys the host injects).
 /// With `keep`, every template that parses is kept there for compiling (see template_table).
-inline void validate_templates(const fsm_loop& loop, diagnostics& out, template_table* keep = nullptr) {
+LITTLE_LOOPS_INLINE void validate_templates(const fsm_loop& loop, diagnostics& out, template_table* keep) {
   detail::check_loop_templates(loop, out, keep != nullptr ? &keep->parsed_ : nullptr);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -31,8 +31,12 @@ namespace detail {
 // `dump(-1, ' ', false, json::error_handler_t::replace)`, byte for byte, for the records
 // written on the loop's path (event lines, journal records) without building JSON objects.
 
+LITTLE_LOOPS_INLINE void append_json_dump(std::string& out, const json& v);
+LITTLE_LOOPS_INLINE bool json_plain_ascii(std::string_view s) noexcept;
+LITTLE_LOOPS_INLINE bool append_json_string(std::string& out, std::string_view s);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Appends `v` exactly as nlohmann's serializer writes it (see append_json_text).
-inline void append_json_dump(std::string& out, const json& v) {
+LITTLE_LOOPS_INLINE void append_json_dump(std::string& out, const json& v) {
   out += v.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -40,7 +44,7 @@ inline void append_json_dump(std::string& out, const json& v) {
 /// that needs no escape). Eight bytes per test: a control byte borrows when 0x20 is
 /// subtracted, a byte with the high bit set is seen directly, and `"` or `\\` make a zero
 /// byte when xor-ed with their own value (borrows only ever follow a byte that matched).
-inline bool json_plain_ascii(std::string_view s) noexcept {
+LITTLE_LOOPS_INLINE bool json_plain_ascii(std::string_view s) noexcept {
   constexpr std::uint64_t ones = 0x0101010101010101ULL;
   constexpr std::uint64_t highs = 0x8080808080808080ULL;
   const auto has_zero_byte = [](std::uint64_t x) { return (x - ones) & ~x & highs; };
@@ -68,7 +72,7 @@ inline bool json_plain_ascii(std::string_view s) noexcept {
 /// start a sequence is one U+FFFD; a sequence cut short by a byte that cannot continue it
 /// is one U+FFFD and that byte is read again; one cut short by the end of `s` is one U+FFFD.
 /// Returns true when something was replaced (the text does not hold `s` exactly).
-inline bool append_json_string(std::string& out, std::string_view s) {
+LITTLE_LOOPS_INLINE bool append_json_string(std::string& out, std::string_view s) {
   static constexpr char hex[] = "0123456789abcdef";
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
@@ -115,6 +119,7 @@ inline bool append_json_string(std::string& out, std::string_view s) {
   out += '"';
   return replaced;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Appends an integer as that dump writes it.
 template <class Int>
@@ -125,13 +130,15 @@ void append_json_integer(std::string& out, Int v) {
   out.append(buf, end);
 }
 
+LITTLE_LOOPS_INLINE bool append_json_text(std::string& out, const json& v);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Appends `v` as that dump writes it. Containers, strings, integers, booleans and null are
 /// written here (no serializer is built per value: event details, contexts and records are
 /// written at every step); floating-point numbers and binary values go through nlohmann's
 /// serializer, whose number format this does not reimplement. Recursion follows the
 /// value's nesting, as the serializer's does. Returns true when a string (or key) that is
 /// not valid UTF-8 was written with replacements.
-inline bool append_json_text(std::string& out, const json& v) {
+LITTLE_LOOPS_INLINE bool append_json_text(std::string& out, const json& v) {
   using namespace std::string_view_literals;
   switch (v.type()) {
     case json::value_t::null:
@@ -180,6 +187,7 @@ inline bool append_json_text(std::string& out, const json& v) {
   append_json_dump(out, v);
   return false;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Appends `key` → `value` to an ordered map (e.g. a JSON object's `object_t`) without
 /// looking for `key` first, for callers that know it is new (the keys of one JSON object

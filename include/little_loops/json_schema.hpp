@@ -31,13 +31,17 @@ json enum_schema() {
   return json{{"enum", std::move(names)}};
 }
 
-inline json typed(std::string_view type) { return json{{"type", std::string(type)}}; }
+LITTLE_LOOPS_INLINE json typed(std::string_view type);
+LITTLE_LOOPS_INLINE json string_or_number();
+LITTLE_LOOPS_INLINE json key_value_schema(std::string_view key);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE json typed(std::string_view type) { return json{{"type", std::string(type)}}; }
 
-inline json string_or_number() { return json{{"type", json::array({"string", "number"})}}; }
+LITTLE_LOOPS_INLINE json string_or_number() { return json{{"type", json::array({"string", "number"})}}; }
 
 /// What a key's value looks like, where the reader reads one shape; {} (anything) for a key
 /// this table does not know yet, so a new key is at least completed by editors.
-inline json key_value_schema(std::string_view key) {
+LITTLE_LOOPS_INLINE json key_value_schema(std::string_view key) {
   static const std::pair<std::string_view, std::string_view> kinds[] = {
       {"name", "string"},          {"description", "string"},   {"initial", "string"},
       {"action", "string"},        {"next", "string"},          {"capture", "string"},
@@ -82,6 +86,7 @@ inline json key_value_schema(std::string_view key) {
     if (name == key) return typed(kind);
   return json::object();
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// An object schema whose properties are `keys`, each described by key_value_schema().
 template <class Keys>
@@ -93,11 +98,13 @@ json object_of(const Keys& keys) {
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE json loop_json_schema();
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief The JSON Schema of a loop file, in either dialect: the loop, state, route,
 /// evaluate and llm keys the reader accepts, the enums it parses, `on_<verdict>` shorthands,
 /// the accepted lint flags, the composition, the resilience and the host keys. A paradigm spec (`paradigm:`) is only
 /// checked to be an object. `ll-loop schema` prints it; docs/loop.schema.json is this, committed.
-inline json loop_json_schema() {
+LITTLE_LOOPS_INLINE json loop_json_schema() {
   json state = detail::object_of(detail::state_keys);
   for (const auto key : detail::state_resilience_keys) state["properties"][std::string(key)] = detail::key_value_schema(key);
   json evaluate = detail::object_of(detail::evaluate_keys);
@@ -147,5 +154,6 @@ inline json loop_json_schema() {
         {"evaluate", std::move(evaluate)},
         {"llm", detail::object_of(detail::llm_keys)}}}};
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

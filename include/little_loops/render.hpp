@@ -31,6 +31,19 @@ struct loop_transition {
   std::string to;     ///< target as written (`$current` already replaced by `from`)
 };
 
+LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const std::string& name,
+                                                                const state_config& state);
+LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const fsm_loop& loop,
+                                                                const std::string& name,
+                                                                const state_config& state);
+LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE std::string render_preview(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE json render_host_settings_json(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE json render_policies_json(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE json render_plugin_states_json(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE json render_guards_json(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE std::string render_dot(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE std::string render_mermaid(const fsm_loop& loop);
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The transitions of `state` (named `name`) that can actually be taken, in the order the
 /// renderers list them. A `next:` state: `next`, then `on_error` (labelled `error`: a failed
@@ -521,20 +534,6 @@ LITTLE_LOOPS_INLINE std::string render_mermaid(const fsm_loop& loop) {
   if (!subloop_ids.empty()) out += fmt::format("    class {} subloop\n", fmt::join(subloop_ids, ","));
   return out;
 }
-#else
-LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const std::string& name,
-                                                                const state_config& state);
-LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const fsm_loop& loop,
-                                                                const std::string& name,
-                                                                const state_config& state);
-LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const fsm_loop& loop);
-LITTLE_LOOPS_INLINE std::string render_preview(const fsm_loop& loop);
-LITTLE_LOOPS_INLINE json render_host_settings_json(const fsm_loop& loop);
-LITTLE_LOOPS_INLINE json render_policies_json(const fsm_loop& loop);
-LITTLE_LOOPS_INLINE json render_plugin_states_json(const fsm_loop& loop);
-LITTLE_LOOPS_INLINE json render_guards_json(const fsm_loop& loop);
-LITTLE_LOOPS_INLINE std::string render_dot(const fsm_loop& loop);
-LITTLE_LOOPS_INLINE std::string render_mermaid(const fsm_loop& loop);
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

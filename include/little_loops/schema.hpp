@@ -383,9 +383,11 @@ inline bool runs_prompt_action(const state_config& state) noexcept {
   return state.action && is_slash_command_text(*state.action);
 }
 
+LITTLE_LOOPS_INLINE loop_dialect dialect_of(const fsm_loop& loop);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The loop's dialect: as declared, else `current` when it writes `max_steps`, or a state
 /// has `on_yes`/`on_no` or a route key `yes`/`no`, else `seed` (design §6.1).
-inline loop_dialect dialect_of(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE loop_dialect dialect_of(const fsm_loop& loop) {
   if (loop.dialect) return *loop.dialect;
   if (loop.max_steps_spelling) return loop_dialect::current;
   for (const auto& [name, state] : loop.states) {
@@ -395,6 +397,7 @@ inline loop_dialect dialect_of(const fsm_loop& loop) {
   }
   return loop_dialect::seed;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // The document parser and the loop reader behind the entry points below, defined in
 // detail/json_document.hpp and detail/loop_reader.hpp (included at the end of this header:
@@ -408,11 +411,18 @@ LITTLE_LOOPS_INLINE error invalid_loop_error(diagnostics found);
 inline void write_state_plugins(json& j, const state_config& s);  // state_plugin_fields.hpp
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE std::optional<evaluate_config> parse_evaluate_config(const json& value,
+                                                            const std::string& path,
+                                                            diagnostics& out);
+LITTLE_LOOPS_INLINE expected<json, error> parse_json_text(std::string_view text);
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> parse_loop(const json& doc);
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> parse_loop_text(std::string_view json_text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Parses an `evaluate:` object strictly. `path` is the object's own path (e.g.
 /// `states.fix.evaluate`); findings are appended to `out` with paths below it. Returns
 /// std::nullopt when an error was reported. Field requirements per type (e.g. operator and
 /// target for output_numeric) are checked by validate(), not here.
-inline std::optional<evaluate_config> parse_evaluate_config(const json& value,
+LITTLE_LOOPS_INLINE std::optional<evaluate_config> parse_evaluate_config(const json& value,
                                                             const std::string& path,
                                                             diagnostics& out) {
   return detail::read_evaluate(value, path, out);
@@ -421,7 +431,7 @@ inline std::optional<evaluate_config> parse_evaluate_config(const json& value,
 /// Parses JSON text without exceptions. Syntax errors give errc::parse_error with the
 /// line, column and byte offset in the message (and one `parse-error` diagnostic);
 /// duplicate object keys give errc::parse_error with a `duplicate-key` diagnostic each.
-inline expected<json, error> parse_json_text(std::string_view text) {
+LITTLE_LOOPS_INLINE expected<json, error> parse_json_text(std::string_view text) {
   diagnostics duplicates;
   auto doc = detail::scan_json_text(text, duplicates);
   if (!doc) return doc;
@@ -437,7 +447,7 @@ inline expected<json, error> parse_json_text(std::string_view text) {
 /// string becomes a diagnostic; if there is any, the result is errc::invalid_loop with all
 /// of them in error::details. Structural rules (dangling targets, terminals, …) are
 /// validate()'s job.
-inline expected<fsm_loop, error> parse_loop(const json& doc) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> parse_loop(const json& doc) {
   diagnostics found;
   fsm_loop loop;
   detail::read_loop(doc, loop, found);
@@ -448,7 +458,7 @@ inline expected<fsm_loop, error> parse_loop(const json& doc) {
 /// Parses JSON text into a loop. Syntax errors are errc::parse_error (line, column and
 /// byte offset in the message); duplicate keys (`duplicate-key`) are reported with the
 /// other findings of parse_loop() as errc::invalid_loop.
-inline expected<fsm_loop, error> parse_loop_text(std::string_view json_text) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> parse_loop_text(std::string_view json_text) {
   diagnostics found;
   auto doc = detail::scan_json_text(json_text, found);
   if (!doc) return unexpected(std::move(doc.error()));
@@ -458,13 +468,20 @@ inline expected<fsm_loop, error> parse_loop_text(std::string_view json_text) {
     return unexpected(detail::invalid_loop_error(std::move(found)));
   return loop;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // ---------------------------------------------------------------------------------------
 // Serialisation (ADL to_json): defaults are omitted, so documents round-trip.
 // ---------------------------------------------------------------------------------------
 
+LITTLE_LOOPS_INLINE void to_json(json& j, const evaluate_config& c);
+LITTLE_LOOPS_INLINE void to_json(json& j, const route_config& r);
+LITTLE_LOOPS_INLINE void to_json(json& j, const state_config& s);
+LITTLE_LOOPS_INLINE void to_json(json& j, const llm_config& l);
+LITTLE_LOOPS_INLINE void to_json(json& j, const fsm_loop& loop);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `{"type": …, "operator": …, …}` with only non-default fields.
-inline void to_json(json& j, const evaluate_config& c) {
+LITTLE_LOOPS_INLINE void to_json(json& j, const evaluate_config& c) {
   j = json::object();
   j["type"] = std::string(to_string(c.type));
   if (c.op) j["operator"] = std::string(to_string(*c.op));
@@ -487,7 +504,7 @@ inline void to_json(json& j, const evaluate_config& c) {
 }
 
 /// The verdict routes in order, then `_` and `_error`.
-inline void to_json(json& j, const route_config& r) {
+LITTLE_LOOPS_INLINE void to_json(json& j, const route_config& r) {
   j = json::object();
   // Keys of an ordered_table are unique: appended without a search (O(n), not O(n²)).
   for (const auto& [verdict, target] : r.routes)
@@ -499,7 +516,7 @@ inline void to_json(json& j, const route_config& r) {
 /// action, action_type, evaluate, route, on_* shorthands, next, terminal, failure, capture,
 /// timeout, on_maintain, the retry keys, loop, with, context_passthrough, output — each only
 /// when set.
-inline void to_json(json& j, const state_config& s) {
+LITTLE_LOOPS_INLINE void to_json(json& j, const state_config& s) {
   j = json::object();
   if (s.action) j["action"] = *s.action;
   if (s.action_type) j["action_type"] = std::string(to_string(*s.action_type));
@@ -534,7 +551,7 @@ inline void to_json(json& j, const state_config& s) {
 }
 
 /// Only the fields that differ from the defaults (an empty object when all are default).
-inline void to_json(json& j, const llm_config& l) {
+LITTLE_LOOPS_INLINE void to_json(json& j, const llm_config& l) {
   const llm_config defaults;
   j = json::object();
   if (l.enabled != defaults.enabled) j["enabled"] = l.enabled;
@@ -546,7 +563,7 @@ inline void to_json(json& j, const llm_config& l) {
 /// name, paradigm, description, initial, states, context, scope, max_iterations (or
 /// max_steps), backoff, timeout, maintain, llm, on_handoff, on_max_iterations, dialect,
 /// metadata, inputs and lint flags — defaults omitted.
-inline void to_json(json& j, const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE void to_json(json& j, const fsm_loop& loop) {
   j = json::object();
   j["name"] = loop.name;
   if (loop.paradigm) j["paradigm"] = *loop.paradigm;
@@ -589,6 +606,7 @@ inline void to_json(json& j, const fsm_loop& loop) {
   detail::write_test_guards(j, loop.guards);
   detail::write_loop_host(j, loop.host);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
 

@@ -108,6 +108,7 @@ struct snapshot_view {
 
 namespace detail {
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 inline error snapshot_error(std::string path, std::string message) {
   return error{errc::invalid_snapshot, std::move(message), std::move(path)};
 }
@@ -163,6 +164,7 @@ inline expected<void, error> snapshot_keys(const json& obj, std::initializer_lis
   if (!key) return {};
   return unexpected(snapshot_error(join_path(path, *key), fmt::format("unknown key \"{}\"", *key)));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
@@ -182,15 +184,21 @@ std::string loop_digest(const Loop& loop) {
                      detail::fnv1a_64(canonical.dump(-1, ' ', false, json::error_handler_t::replace)));
 }
 
+LITTLE_LOOPS_INLINE json to_json(const captured_map& captured);
+LITTLE_LOOPS_INLINE json to_json(const snapshot& s);
+LITTLE_LOOPS_INLINE void to_json(json& j, const snapshot& s);
+LITTLE_LOOPS_INLINE void append_snapshot_json(std::string& out, const snapshot& s);
+LITTLE_LOOPS_INLINE void append_snapshot_json(std::string& out, const snapshot_view& v);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The JSON of a run's captured records (`execution_result::captured`, a snapshot's
 /// `captured`): `{NAME: {"output", "stderr", "exit_code", "duration_ms", "verdict"}, …}`.
-inline json to_json(const captured_map& captured) { return detail::captured_to_json(captured); }
+LITTLE_LOOPS_INLINE json to_json(const captured_map& captured) { return detail::captured_to_json(captured); }
 
 /// The snapshot's JSON: `{"version", "loop", "digest", "current_state", "iteration",
 /// "summary_executed", "context", "captured", "prev", ["last_evaluation",] "convergence",
 /// "elapsed_ms", "started_at"[, "raw_bytes"]}` (`last_evaluation` only when set;
 /// `raw_bytes` only when a string is not valid UTF-8: see detail/raw_bytes.hpp).
-inline json to_json(const snapshot& s) {
+LITTLE_LOOPS_INLINE json to_json(const snapshot& s) {
   detail::json_object_writer w;
   detail::write_snapshot(w, s);
   json j = w.take();
@@ -199,24 +207,31 @@ inline json to_json(const snapshot& s) {
 }
 
 /// ADL hook so `json j = snap;` works.
-inline void to_json(json& j, const snapshot& s) { j = to_json(s); }
+LITTLE_LOOPS_INLINE void to_json(json& j, const snapshot& s) { j = to_json(s); }
 
 /// Appends the snapshot's JSON text: the same bytes as
 /// `to_json(s).dump(-1, ' ', false, json::error_handler_t::replace)`, written straight from
 /// the typed snapshot (a journal writes one at every state boundary).
-inline void append_snapshot_json(std::string& out, const snapshot& s) {
+LITTLE_LOOPS_INLINE void append_snapshot_json(std::string& out, const snapshot& s) {
   detail::append_snapshot_json_of(out, s);
 }
 /// @copydoc append_snapshot_json(std::string&, const snapshot&)
 /// The same bytes as for `v.materialize()`.
-inline void append_snapshot_json(std::string& out, const snapshot_view& v) {
+LITTLE_LOOPS_INLINE void append_snapshot_json(std::string& out, const snapshot_view& v) {
   detail::append_snapshot_json_of(out, v);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
+LITTLE_LOOPS_INLINE expected<captured_record, error> read_captured_record(const json& v, const std::string& path);
+LITTLE_LOOPS_INLINE expected<prev_record, error> read_prev_record(const json& v, const std::string& path);
+LITTLE_LOOPS_INLINE expected<void, error> read_snapshot_head(const json& j, snapshot& s);
+LITTLE_LOOPS_INLINE expected<void, error> read_snapshot_records(const json& j, snapshot& s);
+LITTLE_LOOPS_INLINE expected<void, error> read_snapshot_tail(const json& j, snapshot& s);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // A captured record read back; `path` names it in errors.
-inline expected<captured_record, error> read_captured_record(const json& v, const std::string& path) {
+LITTLE_LOOPS_INLINE expected<captured_record, error> read_captured_record(const json& v, const std::string& path) {
   if (!v.is_object()) return unexpected(snapshot_error(path, "must be an object"));
   if (auto k = snapshot_keys(v, {"output", "stderr", "exit_code", "duration_ms", "verdict",
                                  "failure_type", "timeout_kind", "subloop"}, path); !k)
@@ -252,7 +267,7 @@ inline expected<captured_record, error> read_captured_record(const json& v, cons
 }
 
 // A `prev` record (also `last_evaluation`) read back; `path` names it in errors.
-inline expected<prev_record, error> read_prev_record(const json& v, const std::string& path) {
+LITTLE_LOOPS_INLINE expected<prev_record, error> read_prev_record(const json& v, const std::string& path) {
   if (!v.is_object()) return unexpected(snapshot_error(path, "must be an object or null"));
   if (auto k = snapshot_keys(
           v, {"state", "output", "stderr", "exit_code", "verdict", "details", "ran_action",
@@ -291,7 +306,7 @@ inline expected<prev_record, error> read_prev_record(const json& v, const std::s
 }
 
 // `loop`, `digest`, `current_state`, `iteration`, `summary_executed` and `context`.
-inline expected<void, error> read_snapshot_head(const json& j, snapshot& s) {
+LITTLE_LOOPS_INLINE expected<void, error> read_snapshot_head(const json& j, snapshot& s) {
   auto name = snapshot_string(j, "loop", "");
   if (!name) return unexpected(name.error());
   s.loop_name = std::move(*name);
@@ -317,7 +332,7 @@ inline expected<void, error> read_snapshot_head(const json& j, snapshot& s) {
 }
 
 // `captured`, `prev` and `last_evaluation`.
-inline expected<void, error> read_snapshot_records(const json& j, snapshot& s) {
+LITTLE_LOOPS_INLINE expected<void, error> read_snapshot_records(const json& j, snapshot& s) {
   auto captured = j.find("captured");
   if (captured == j.end() || !captured->is_object())
     return unexpected(snapshot_error("captured", "must be an object"));
@@ -342,7 +357,7 @@ inline expected<void, error> read_snapshot_records(const json& j, snapshot& s) {
 }
 
 // `convergence`, `elapsed_ms` and `started_at`.
-inline expected<void, error> read_snapshot_tail(const json& j, snapshot& s) {
+LITTLE_LOOPS_INLINE expected<void, error> read_snapshot_tail(const json& j, snapshot& s) {
   auto conv = j.find("convergence");
   if (conv == j.end() || !conv->is_object())
     return unexpected(snapshot_error("convergence", "must be an object"));
@@ -364,13 +379,17 @@ inline expected<void, error> read_snapshot_tail(const json& j, snapshot& s) {
   }
   return {};
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE expected<snapshot, error> snapshot_from_json(const json& j);
+LITTLE_LOOPS_INLINE expected<snapshot, error> snapshot_from_json_text(std::string_view text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Read a snapshot strictly: every key required, no unknown keys, types checked.
 /// Strings listed in `raw_bytes` get their exact bytes back (a checked entry per string).
 /// @return the snapshot, or `errc::invalid_snapshot` with the path of the offending field.
-inline expected<snapshot, error> snapshot_from_json(const json& j) {
+LITTLE_LOOPS_INLINE expected<snapshot, error> snapshot_from_json(const json& j) {
   using detail::snapshot_error;
   if (!j.is_object())
     return unexpected(snapshot_error("", "a snapshot must be a JSON object"));
@@ -407,11 +426,12 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
 }
 
 /// Parse snapshot text (`json::parse` without exceptions, then snapshot_from_json).
-inline expected<snapshot, error> snapshot_from_json_text(std::string_view text) {
+LITTLE_LOOPS_INLINE expected<snapshot, error> snapshot_from_json_text(std::string_view text) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded())
     return unexpected(error{errc::parse_error, "snapshot text is not valid JSON"});
   return snapshot_from_json(j);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

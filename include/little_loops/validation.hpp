@@ -101,8 +101,9 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 ///
 /// With `keep`, every template that parses is kept there, so compiling the loop does not parse
 /// it again (see template_table).
+LITTLE_LOOPS_INLINE diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr);
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
-LITTLE_LOOPS_INLINE diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr) {
+LITTLE_LOOPS_INLINE diagnostics validate(const fsm_loop& loop, template_table* keep) {
   diagnostics out;
   const detail::state_index index = detail::index_states(loop);
   detail::check_loop_shape(loop, index, out);
@@ -123,12 +124,15 @@ LITTLE_LOOPS_INLINE diagnostics validate(const fsm_loop& loop, template_table* k
 
   return out;
 }
-#else
-LITTLE_LOOPS_INLINE diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr);
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
+LITTLE_LOOPS_INLINE void validate_read(const fsm_loop& loop, diagnostics& found,
+                                       template_table* keep = nullptr);
+LITTLE_LOOPS_INLINE void read_and_validate(const json& doc, fsm_loop& loop, diagnostics& found);
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& found,
+                                                          diagnostics* warnings);
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Validates `loop`, read by read_loop() with its findings in `found`: every finding of
 /// both, as the original's validator reports a loop's problems together. When the parse
@@ -139,7 +143,7 @@ namespace detail {
 /// name), except routes to a state that does not exist; none about the document or its
 /// `states` as a whole (an unreadable `terminal` is not "no terminal state"). A parse error
 /// on the document or on `states` itself keeps none.
-LITTLE_LOOPS_INLINE void validate_read(const fsm_loop& loop, diagnostics& found, template_table* keep = nullptr) {
+LITTLE_LOOPS_INLINE void validate_read(const fsm_loop& loop, diagnostics& found, template_table* keep) {
   diagnostics checked = validate(loop, keep);
   if (count_errors(found) == 0) {
     for (auto& d : checked) found.push_back(std::move(d));
@@ -200,12 +204,6 @@ LITTLE_LOOPS_INLINE expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagn
     for (auto& d : found) warnings->push_back(std::move(d));
   return expected<fsm_loop, error>(std::move(loop));
 }
-#else
-LITTLE_LOOPS_INLINE void validate_read(const fsm_loop& loop, diagnostics& found,
-                                       template_table* keep = nullptr);
-LITTLE_LOOPS_INLINE void read_and_validate(const json& doc, fsm_loop& loop, diagnostics& found);
-LITTLE_LOOPS_INLINE expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& found,
-                                                          diagnostics* warnings);
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail

@@ -91,8 +91,19 @@ expected<Int, field_fault> integer_field(const json& value, bool whole_floats = 
   return unexpected(field_fault::wrong_type);
 }
 
+LITTLE_LOOPS_INLINE const std::string* first_unknown_key(const json& obj,
+                                            std::initializer_list<std::string_view> known);
+LITTLE_LOOPS_INLINE std::string_view json_kind(const json& value) noexcept;
+LITTLE_LOOPS_INLINE std::string describe_value(const json& value);
+LITTLE_LOOPS_INLINE void report(diagnostics& out, std::string path, std::string_view code,
+                   std::string message, severity level = severity::error);
+LITTLE_LOOPS_INLINE std::size_t count_errors(const diagnostics& list) noexcept;
+LITTLE_LOOPS_INLINE void report_type(diagnostics& out, const std::string& path, std::string_view expected,
+                        const json& found);
+LITTLE_LOOPS_INLINE std::string member_path(std::string_view base, std::string_view key);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The first key of object `obj` that is not in `known`, or nullptr.
-inline const std::string* first_unknown_key(const json& obj,
+LITTLE_LOOPS_INLINE const std::string* first_unknown_key(const json& obj,
                                             std::initializer_list<std::string_view> known) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     bool ok = false;
@@ -108,7 +119,7 @@ inline const std::string* first_unknown_key(const json& obj,
 // ---------------------------------------------------------------------------------------
 
 /// `object`, `array`, `string`, `integer`, `number`, `boolean`, `null`, `binary`.
-inline std::string_view json_kind(const json& value) noexcept {
+LITTLE_LOOPS_INLINE std::string_view json_kind(const json& value) noexcept {
   switch (value.type()) {
     case json::value_t::object: return "object";
     case json::value_t::array: return "array";
@@ -125,7 +136,7 @@ inline std::string_view json_kind(const json& value) noexcept {
 }
 
 /// `an array`, `string "abc"`, `integer 5` — how a found value is described in messages.
-inline std::string describe_value(const json& value) {
+LITTLE_LOOPS_INLINE std::string describe_value(const json& value) {
   switch (value.type()) {
     case json::value_t::object: return "an object";
     case json::value_t::array: return "an array";
@@ -141,12 +152,12 @@ inline std::string describe_value(const json& value) {
   }
 }
 
-inline void report(diagnostics& out, std::string path, std::string_view code,
-                   std::string message, severity level = severity::error) {
+LITTLE_LOOPS_INLINE void report(diagnostics& out, std::string path, std::string_view code,
+                   std::string message, severity level) {
   out.push_back(diagnostic{level, std::move(path), std::move(message), std::string(code)});
 }
 
-inline std::size_t count_errors(const diagnostics& list) noexcept {
+LITTLE_LOOPS_INLINE std::size_t count_errors(const diagnostics& list) noexcept {
   std::size_t n = 0;
   for (const auto& d : list)
     if (d.level == severity::error) ++n;
@@ -154,7 +165,7 @@ inline std::size_t count_errors(const diagnostics& list) noexcept {
 }
 
 /// Reports a value of the wrong JSON type: `null-value` for null, else `wrong-type`.
-inline void report_type(diagnostics& out, const std::string& path, std::string_view expected,
+LITTLE_LOOPS_INLINE void report_type(diagnostics& out, const std::string& path, std::string_view expected,
                         const json& found) {
   if (found.is_null())
     report(out, path, "null-value", fmt::format("expected {}, got null", expected));
@@ -164,10 +175,11 @@ inline void report_type(diagnostics& out, const std::string& path, std::string_v
 }
 
 /// The path of member `key` under `base`, with ill-formed UTF-8 in the key replaced.
-inline std::string member_path(std::string_view base, std::string_view key) {
+LITTLE_LOOPS_INLINE std::string member_path(std::string_view base, std::string_view key) {
   if (is_valid_utf8(key)) return join_path(base, key);  // (the common case: no copy)
   return join_path(base, sanitize_utf8(key));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Reports `key` under `base` as unknown, with a "did you mean" among `candidates` and an
 /// optional extra hint.
@@ -183,9 +195,12 @@ void report_unknown_key(diagnostics& out, std::string_view base, std::string_vie
   report(out, member_path(base, key), "unknown-key", std::move(message));
 }
 
+LITTLE_LOOPS_INLINE void report_fault(diagnostics& out, const std::string& path, field_fault fault,
+                         std::string_view expected, const json& value);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Reports `fault` for `value` at `path`; `expected` says what was wanted ("a string"). The
 /// range named for an integer is `int`'s, the one integer type these readers read.
-inline void report_fault(diagnostics& out, const std::string& path, field_fault fault,
+LITTLE_LOOPS_INLINE void report_fault(diagnostics& out, const std::string& path, field_fault fault,
                          std::string_view expected, const json& value) {
   switch (fault) {
     case field_fault::wrong_type: report_type(out, path, expected, value); return;
@@ -203,6 +218,7 @@ inline void report_fault(diagnostics& out, const std::string& path, field_fault 
       return;
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// The field read from `value`, or std::nullopt after reporting why not at `path`.
 template <class T>
@@ -213,44 +229,56 @@ std::optional<T> reported(expected<T, field_fault> field, const json& value,
   return std::nullopt;
 }
 
+LITTLE_LOOPS_INLINE std::optional<std::string> read_string(const json& value, const std::string& path,
+                                              diagnostics& out);
+LITTLE_LOOPS_INLINE std::optional<bool> read_bool(const json& value, const std::string& path,
+                                     diagnostics& out);
+LITTLE_LOOPS_INLINE std::optional<double> read_number(const json& value, const std::string& path,
+                                         diagnostics& out);
+LITTLE_LOOPS_INLINE std::optional<int> read_int(const json& value, const std::string& path,
+                                   diagnostics& out);
+LITTLE_LOOPS_INLINE bool expect_object(const json& value, const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE json number_json(double value);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// A well-formed UTF-8 string.
-inline std::optional<std::string> read_string(const json& value, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<std::string> read_string(const json& value, const std::string& path,
                                               diagnostics& out) {
   auto text = reported(string_field(value), value, path, "a string", out);
   if (!text) return std::nullopt;
   return std::string(*text);
 }
 
-inline std::optional<bool> read_bool(const json& value, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<bool> read_bool(const json& value, const std::string& path,
                                      diagnostics& out) {
   return reported(bool_field(value), value, path, "a boolean (true or false)", out);
 }
 
 /// A finite number (integer or floating point).
-inline std::optional<double> read_number(const json& value, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<double> read_number(const json& value, const std::string& path,
                                          diagnostics& out) {
   return reported(number_field(value), value, path, "a number", out);
 }
 
 /// An integer that fits an `int`; a whole floating-point number (`10.0`) is that integer.
-inline std::optional<int> read_int(const json& value, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<int> read_int(const json& value, const std::string& path,
                                    diagnostics& out) {
   return reported(integer_field<int>(value), value, path, "an integer", out);
 }
 
 /// `true` when `value` is a JSON object, else reports it.
-inline bool expect_object(const json& value, const std::string& path, diagnostics& out) {
+LITTLE_LOOPS_INLINE bool expect_object(const json& value, const std::string& path, diagnostics& out) {
   if (value.is_object()) return true;
   report_type(out, path, "an object", value);
   return false;
 }
 
 /// JSON for a double: an integer when the value is integral (so `30` stays `30`).
-inline json number_json(double value) {
+LITTLE_LOOPS_INLINE json number_json(double value) {
   if (std::isfinite(value) && std::floor(value) == value && std::fabs(value) < 9007199254740992.0)
     return json(static_cast<std::int64_t>(value));
   return json(value);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

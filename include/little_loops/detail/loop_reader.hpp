@@ -58,6 +58,10 @@ inline constexpr std::array<std::string_view, 4> llm_keys{"enabled", "model", "m
 
 inline constexpr std::array<std::string_view, 2> route_reserved_keys{"_", "_error"};
 
+LITTLE_LOOPS_INLINE bool check_value_tree(const json& root, const std::string& path,
+                                          diagnostics& out);
+LITTLE_LOOPS_INLINE llm_config parse_llm(const json& value, const std::string& path,
+                                         diagnostics& out);
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// null, boolean or number: nothing to check inside.
 inline bool is_plain_scalar(const json& value) noexcept {
@@ -640,11 +644,6 @@ LITTLE_LOOPS_INLINE error invalid_loop_error(diagnostics found) {
   return error{errc::invalid_loop, std::move(message), {}, std::move(found)};
 }
 
-#else
-LITTLE_LOOPS_INLINE bool check_value_tree(const json& root, const std::string& path,
-                                          diagnostics& out);
-LITTLE_LOOPS_INLINE llm_config parse_llm(const json& value, const std::string& path,
-                                         diagnostics& out);
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

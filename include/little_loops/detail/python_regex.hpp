@@ -66,6 +66,8 @@ struct py_regex_translation {
   bool unsupported = false;
 };
 
+LITTLE_LOOPS_INLINE py_regex_translation translate_python_regex(std::string_view pattern);
+LITTLE_LOOPS_INLINE std::string python_to_re2(std::string_view pattern);
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Python's classes are Unicode (a str pattern): `\d` is \p{Nd}, `\w` is [\p{L}\p{N}_]
 // (exactly, in Unicode 14; RE2's tables are a later Unicode, which adds letters) and `\s`
@@ -668,9 +670,6 @@ LITTLE_LOOPS_INLINE py_regex_translation translate_python_regex(std::string_view
 LITTLE_LOOPS_INLINE std::string python_to_re2(std::string_view pattern) {
   return translate_python_regex(pattern).re2;
 }
-#else
-LITTLE_LOOPS_INLINE py_regex_translation translate_python_regex(std::string_view pattern);
-LITTLE_LOOPS_INLINE std::string python_to_re2(std::string_view pattern);
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail

@@ -31,6 +31,7 @@ inline bool contains_substring(std::string_view text, std::string_view needle) n
 #endif
 }
 
+LITTLE_LOOPS_INLINE std::string required_literal(std::string_view pattern);
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Reads an RE2 pattern for required_literal(): one pass over the top-level concatenation,
 // keeping the literal run being read (`cur_`) and the longest one ended (`best_`). Each
@@ -165,8 +166,6 @@ class required_literal_reader {
 LITTLE_LOOPS_INLINE std::string required_literal(std::string_view pattern) {
                                                  return required_literal_reader(pattern).run();
 }
-#else
-LITTLE_LOOPS_INLINE std::string required_literal(std::string_view pattern);
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail

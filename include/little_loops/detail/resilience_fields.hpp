@@ -47,8 +47,38 @@ inline constexpr std::array<std::string_view, 5> repeated_failure_keys{
 /// durations cannot overflow).
 inline constexpr double max_seconds = 1e9;
 
+LITTLE_LOOPS_INLINE std::optional<double> read_seconds(const json& field, const std::string& path,
+                                          double minimum, diagnostics& out);
+LITTLE_LOOPS_INLINE std::optional<int> read_int_at_least(const json& field, const std::string& path,
+                                            std::string_view name, int minimum,
+                                            diagnostics& out);
+LITTLE_LOOPS_INLINE void read_seconds_list(const json& field, const std::string& path, double minimum,
+                              std::vector<double>& to, diagnostics& out);
+LITTLE_LOOPS_INLINE std::optional<std::vector<std::string>> read_names(const json& field,
+                                                          const std::string& path,
+                                                          diagnostics& out);
+LITTLE_LOOPS_INLINE void read_error_match(const json& item, const std::string& path, retry_policy& policy,
+                             diagnostics& out);
+LITTLE_LOOPS_INLINE void read_jitter(const json& field, const std::string& path, retry_policy& policy,
+                        diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_retry_field(retry_policy& p, const std::string& key, const json& field,
+                             const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE void read_retry_list(const json& field, const std::string& path,
+                            std::vector<retry_policy>& to, diagnostics& out);
+LITTLE_LOOPS_INLINE void read_catch_table(const json& field, const std::string& path,
+                             std::vector<std::pair<std::string, std::string>>& to,
+                             diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_state_resilience(state_resilience& r, const std::string& key, const json& field,
+                                  const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_stall_field(stall_config& s, const std::string& key, const json& field,
+                             const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE void read_circuit(const json& field, const std::string& path, loop_resilience& r,
+                         diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_loop_resilience(loop_resilience& r, const std::string& key, const json& field,
+                                 const std::string& path, diagnostics& out);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// A number of seconds in [minimum, max_seconds]; reported otherwise.
-inline std::optional<double> read_seconds(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<double> read_seconds(const json& field, const std::string& path,
                                           double minimum, diagnostics& out) {
   auto v = read_number(field, path, out);
   if (!v) return std::nullopt;
@@ -61,7 +91,7 @@ inline std::optional<double> read_seconds(const json& field, const std::string& 
 }
 
 /// An integer ≥ `minimum`; reported otherwise (the reference's `must be >= N, got M`).
-inline std::optional<int> read_int_at_least(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<int> read_int_at_least(const json& field, const std::string& path,
                                             std::string_view name, int minimum,
                                             diagnostics& out) {
   auto v = read_int(field, path, out);
@@ -74,7 +104,7 @@ inline std::optional<int> read_int_at_least(const json& field, const std::string
 }
 
 /// A list of seconds, each ≥ `minimum` (a ladder of waits).
-inline void read_seconds_list(const json& field, const std::string& path, double minimum,
+LITTLE_LOOPS_INLINE void read_seconds_list(const json& field, const std::string& path, double minimum,
                               std::vector<double>& to, diagnostics& out) {
   if (!field.is_array() || field.empty()) {
     report(out, path, field.is_array() ? "empty-value" : "wrong-type",
@@ -86,7 +116,7 @@ inline void read_seconds_list(const json& field, const std::string& path, double
 }
 
 /// A list of strings.
-inline std::optional<std::vector<std::string>> read_names(const json& field,
+LITTLE_LOOPS_INLINE std::optional<std::vector<std::string>> read_names(const json& field,
                                                           const std::string& path,
                                                           diagnostics& out) {
   if (!field.is_array()) {
@@ -100,7 +130,7 @@ inline std::optional<std::vector<std::string>> read_names(const json& field,
 }
 
 /// One error class (error_class_names) or an exit code from 1 to 255, into `policy`.
-inline void read_error_match(const json& item, const std::string& path, retry_policy& policy,
+LITTLE_LOOPS_INLINE void read_error_match(const json& item, const std::string& path, retry_policy& policy,
                              diagnostics& out) {
   if (item.is_number_integer()) {
     const auto code = item.get<std::int64_t>();
@@ -122,7 +152,7 @@ inline void read_error_match(const json& item, const std::string& path, retry_po
 }
 
 /// `jitter:` — `none`, `full`, or seconds.
-inline void read_jitter(const json& field, const std::string& path, retry_policy& policy,
+LITTLE_LOOPS_INLINE void read_jitter(const json& field, const std::string& path, retry_policy& policy,
                         diagnostics& out) {
   if (field.is_string()) {
     const auto& text = field.get_ref<const std::string&>();
@@ -140,7 +170,7 @@ inline void read_jitter(const json& field, const std::string& path, retry_policy
 }
 
 /// Member `key` of a `retry:` entry; false when unknown.
-inline bool read_retry_field(retry_policy& p, const std::string& key, const json& field,
+LITTLE_LOOPS_INLINE bool read_retry_field(retry_policy& p, const std::string& key, const json& field,
                              const std::string& path, diagnostics& out) {
   if (key == "on") {
     if (field.is_array()) {
@@ -171,7 +201,7 @@ inline bool read_retry_field(retry_policy& p, const std::string& key, const json
 }
 
 /// `retry:` — a list of entries, each with `on:`.
-inline void read_retry_list(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE void read_retry_list(const json& field, const std::string& path,
                             std::vector<retry_policy>& to, diagnostics& out) {
   if (!field.is_array()) {
     report_type(out, path, "a list of retry entries", field);
@@ -192,7 +222,7 @@ inline void read_retry_list(const json& field, const std::string& path,
 }
 
 /// `catch:` — error class → state.
-inline void read_catch_table(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE void read_catch_table(const json& field, const std::string& path,
                              std::vector<std::pair<std::string, std::string>>& to,
                              diagnostics& out) {
   if (!expect_object(field, path, out)) return;
@@ -210,7 +240,7 @@ inline void read_catch_table(const json& field, const std::string& path,
 }
 
 /// Member `key` of a state that is a resilience key; false otherwise.
-inline bool read_state_resilience(state_resilience& r, const std::string& key, const json& field,
+LITTLE_LOOPS_INLINE bool read_state_resilience(state_resilience& r, const std::string& key, const json& field,
                                   const std::string& path, diagnostics& out) {
   if (key == "retry") {
     read_retry_list(field, path, r.retry, out);
@@ -235,7 +265,7 @@ inline bool read_state_resilience(state_resilience& r, const std::string& key, c
 }
 
 /// Member `key` of an `evaluate:` object that is a stall evaluator's field; false otherwise.
-inline bool read_stall_field(stall_config& s, const std::string& key, const json& field,
+LITTLE_LOOPS_INLINE bool read_stall_field(stall_config& s, const std::string& key, const json& field,
                              const std::string& path, diagnostics& out) {
   if (key == "scope") {
     if (auto v = read_names(field, path, out)) s.scope = std::move(*v);
@@ -256,7 +286,7 @@ inline bool read_stall_field(stall_config& s, const std::string& key, const json
 }
 
 /// `circuit: {repeated_failure: {...}}`.
-inline void read_circuit(const json& field, const std::string& path, loop_resilience& r,
+LITTLE_LOOPS_INLINE void read_circuit(const json& field, const std::string& path, loop_resilience& r,
                          diagnostics& out) {
   if (!expect_object(field, path, out)) return;
   r.circuit = true;
@@ -291,7 +321,7 @@ inline void read_circuit(const json& field, const std::string& path, loop_resili
 }
 
 /// A top-level resilience key; false otherwise.
-inline bool read_loop_resilience(loop_resilience& r, const std::string& key, const json& field,
+LITTLE_LOOPS_INLINE bool read_loop_resilience(loop_resilience& r, const std::string& key, const json& field,
                                  const std::string& path, diagnostics& out) {
   if (key == "max_edge_revisits") {
     if (auto v = read_int_at_least(field, path, "max_edge_revisits", 1, out)) r.max_edge_revisits = *v;
@@ -302,10 +332,16 @@ inline bool read_loop_resilience(loop_resilience& r, const std::string& key, con
   }
   return true;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // ---- writing (to_json of the records, defaults omitted) ----
 
-inline json retry_policy_json(const retry_policy& p) {
+LITTLE_LOOPS_INLINE json retry_policy_json(const retry_policy& p);
+LITTLE_LOOPS_INLINE void write_state_resilience(json& j, const state_resilience& r);
+LITTLE_LOOPS_INLINE void write_stall_fields(json& j, const stall_config& s);
+LITTLE_LOOPS_INLINE void write_loop_resilience(json& j, const loop_resilience& r);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE json retry_policy_json(const retry_policy& p) {
   json j = json::object();
   json on = json::array();
   for (const auto& c : p.on) on.push_back(c);
@@ -328,7 +364,7 @@ inline json retry_policy_json(const retry_policy& p) {
 }
 
 /// Writes the state's resilience keys into its object `j`.
-inline void write_state_resilience(json& j, const state_resilience& r) {
+LITTLE_LOOPS_INLINE void write_state_resilience(json& j, const state_resilience& r) {
   if (!r.retry.empty()) {
     json list = json::array();
     for (const auto& p : r.retry) list.push_back(retry_policy_json(p));
@@ -354,7 +390,7 @@ inline void write_state_resilience(json& j, const state_resilience& r) {
 }
 
 /// Writes the stall fields into an `evaluate:` object `j`.
-inline void write_stall_fields(json& j, const stall_config& s) {
+LITTLE_LOOPS_INLINE void write_stall_fields(json& j, const stall_config& s) {
   if (s.scope) j["scope"] = *s.scope;
   if (s.max_stall) j["max_stall"] = *s.max_stall;
   if (s.history_file) j["history_file"] = *s.history_file;
@@ -364,7 +400,7 @@ inline void write_stall_fields(json& j, const stall_config& s) {
 }
 
 /// Writes `max_edge_revisits` and `circuit` into the loop object `j`.
-inline void write_loop_resilience(json& j, const loop_resilience& r) {
+LITTLE_LOOPS_INLINE void write_loop_resilience(json& j, const loop_resilience& r) {
   if (r.max_edge_revisits) j["max_edge_revisits"] = *r.max_edge_revisits;
   if (!r.circuit) return;
   json circuit = json::object();
@@ -379,6 +415,7 @@ inline void write_loop_resilience(json& j, const loop_resilience& r) {
   }
   j["circuit"] = std::move(circuit);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -44,14 +44,29 @@ struct policy_set {
   std::vector<std::pair<std::string, std::string>> catches;
 };
 
-inline bool names_class(const retry_policy& p, std::string_view cls) noexcept {
+LITTLE_LOOPS_INLINE bool names_class(const retry_policy& p, std::string_view cls) noexcept;
+LITTLE_LOOPS_INLINE void add_rate_limit_tiers(const state_resilience& r, std::vector<retry_policy>& to);
+LITTLE_LOOPS_INLINE bool has_rate_limit_keys(const state_resilience& r) noexcept;
+LITTLE_LOOPS_INLINE bool retries_class(const std::vector<retry_policy>& list, std::string_view cls);
+LITTLE_LOOPS_INLINE bool catches_class(const std::vector<std::pair<std::string, std::string>>& list,
+                          std::string_view cls);
+LITTLE_LOOPS_INLINE const std::string* on_error_of(const state_config& s);
+LITTLE_LOOPS_INLINE policy_set effective_policies(const state_config& s, loop_dialect dialect);
+LITTLE_LOOPS_INLINE std::optional<int> attempts_of(const retry_policy& p) noexcept;
+LITTLE_LOOPS_INLINE std::string describe_policy(const retry_policy& p);
+LITTLE_LOOPS_INLINE std::optional<int> edge_revisit_cap(const fsm_loop& loop, loop_dialect dialect) noexcept;
+LITTLE_LOOPS_INLINE std::string render_policies(const fsm_loop& loop, loop_dialect dialect);
+LITTLE_LOOPS_INLINE json policies_json(const fsm_loop& loop, loop_dialect dialect);
+LITTLE_LOOPS_INLINE void render_stall_fields(const stall_config& s, std::vector<std::string>& parts);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE bool names_class(const retry_policy& p, std::string_view cls) noexcept {
   for (const auto& c : p.on)
     if (c == cls || c == "any") return true;
   return false;
 }
 
 /// The two rate-limit tiers of the reference, from the state's keys (defaults where unset).
-inline void add_rate_limit_tiers(const state_resilience& r, std::vector<retry_policy>& to) {
+LITTLE_LOOPS_INLINE void add_rate_limit_tiers(const state_resilience& r, std::vector<retry_policy>& to) {
   retry_policy short_tier;
   short_tier.on = {"rate_limit"};
   short_tier.interval = r.rate_limit_backoff_base_seconds.value_or(default_rate_limit_base);
@@ -71,18 +86,18 @@ inline void add_rate_limit_tiers(const state_resilience& r, std::vector<retry_po
   to.push_back(std::move(long_tier));
 }
 
-inline bool has_rate_limit_keys(const state_resilience& r) noexcept {
+LITTLE_LOOPS_INLINE bool has_rate_limit_keys(const state_resilience& r) noexcept {
   return r.max_rate_limit_retries || r.on_rate_limit_exhausted || r.rate_limit_backoff_base_seconds ||
          r.rate_limit_max_wait_seconds || !r.rate_limit_long_wait_ladder.empty();
 }
 
-inline bool retries_class(const std::vector<retry_policy>& list, std::string_view cls) {
+LITTLE_LOOPS_INLINE bool retries_class(const std::vector<retry_policy>& list, std::string_view cls) {
   for (const auto& p : list)
     if (names_class(p, cls)) return true;
   return false;
 }
 
-inline bool catches_class(const std::vector<std::pair<std::string, std::string>>& list,
+LITTLE_LOOPS_INLINE bool catches_class(const std::vector<std::pair<std::string, std::string>>& list,
                           std::string_view cls) {
   for (const auto& [c, target] : list)
     if (c == cls || c == "any") return true;
@@ -90,13 +105,13 @@ inline bool catches_class(const std::vector<std::pair<std::string, std::string>>
 }
 
 /// The state's `on_error` shorthand, if it has one.
-inline const std::string* on_error_of(const state_config& s) {
+LITTLE_LOOPS_INLINE const std::string* on_error_of(const state_config& s) {
   const auto it = s.on.find("error");
   return it == s.on.end() ? nullptr : &it->second;
 }
 
 /// The effective policy of `s` in a loop of `dialect` (see the top of this file).
-inline policy_set effective_policies(const state_config& s, loop_dialect dialect) {
+LITTLE_LOOPS_INLINE policy_set effective_policies(const state_config& s, loop_dialect dialect) {
   const state_resilience& r = s.resilience;
   policy_set set;
   set.retry = r.retry;
@@ -129,14 +144,14 @@ inline policy_set effective_policies(const state_config& s, loop_dialect dialect
 }
 
 /// The most attempts an entry allows (nullopt: unbounded, when only max_duration ends it).
-inline std::optional<int> attempts_of(const retry_policy& p) noexcept {
+LITTLE_LOOPS_INLINE std::optional<int> attempts_of(const retry_policy& p) noexcept {
   if (p.max_attempts) return *p.max_attempts;
   if (p.max_duration) return std::nullopt;
   return 3;
 }
 
 /// `rate_limit: 30s ×2 (+≤30s jitter), 3 attempts` — one line of `show`.
-inline std::string describe_policy(const retry_policy& p) {
+LITTLE_LOOPS_INLINE std::string describe_policy(const retry_policy& p) {
   std::string on;
   for (const auto& c : p.on) on += (on.empty() ? "" : ", ") + c;
   for (int code : p.exit_codes) on += (on.empty() ? "" : ", ") + std::to_string(code);
@@ -160,7 +175,7 @@ inline std::string describe_policy(const retry_policy& p) {
 }
 
 /// The edge cap of a loop: as written, else 100 in the current dialect, none in the seed.
-inline std::optional<int> edge_revisit_cap(const fsm_loop& loop, loop_dialect dialect) noexcept {
+LITTLE_LOOPS_INLINE std::optional<int> edge_revisit_cap(const fsm_loop& loop, loop_dialect dialect) noexcept {
   if (loop.resilience.max_edge_revisits) return loop.resilience.max_edge_revisits;
   if (dialect == loop_dialect::current) return 100;
   return std::nullopt;
@@ -169,7 +184,7 @@ inline std::optional<int> edge_revisit_cap(const fsm_loop& loop, loop_dialect di
 /// The `Policies:` block of `show`: in the current dialect the built-in entries once, then
 /// per state the entries it writes or its rate-limit keys give; then `max_edge_revisits`
 /// and `circuit`. Empty when there is nothing to say.
-inline std::string render_policies(const fsm_loop& loop, loop_dialect dialect) {
+LITTLE_LOOPS_INLINE std::string render_policies(const fsm_loop& loop, loop_dialect dialect) {
   std::string out;
   for (const auto& [name, state] : loop.states) {
     const policy_set set = effective_policies(state, loop_dialect::seed);
@@ -205,7 +220,7 @@ inline std::string render_policies(const fsm_loop& loop, loop_dialect dialect) {
 /// The effective policies as JSON (`validate --json`): `states` maps each state with any to
 /// `{retry: [...], catch: {class: state}, backoff}` (built-in entries carry `built_in: true`);
 /// then `max_edge_revisits` (null: no cap) and `circuit` (null: none).
-inline json policies_json(const fsm_loop& loop, loop_dialect dialect) {
+LITTLE_LOOPS_INLINE json policies_json(const fsm_loop& loop, loop_dialect dialect) {
   json states = json::object();
   for (const auto& [name, state] : loop.states) {
     const policy_set set = effective_policies(state, dialect);
@@ -236,7 +251,7 @@ inline json policies_json(const fsm_loop& loop, loop_dialect dialect) {
 }
 
 /// The stall evaluator's fields for `show` (`max_stall: 2`, …).
-inline void render_stall_fields(const stall_config& s, std::vector<std::string>& parts) {
+LITTLE_LOOPS_INLINE void render_stall_fields(const stall_config& s, std::vector<std::string>& parts) {
   const auto list = [](const std::vector<std::string>& names) {
     std::string text;
     for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
@@ -249,6 +264,7 @@ inline void render_stall_fields(const stall_config& s, std::vector<std::string>&
   if (s.track) parts.push_back("track: " + list(*s.track));
   if (s.max_repeat) parts.push_back(fmt::format("max_repeat: {}", *s.max_repeat));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -23,6 +23,8 @@
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
+LITTLE_LOOPS_INLINE void check_loop_templates(const fsm_loop& loop, diagnostics& out,
+                                              parsed_templates* keep = nullptr);
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Classifies a compile_template() failure for its diagnostic code.
 inline std::string_view template_error_code(const std::string& message) {
@@ -264,7 +266,7 @@ inline void merge_repeated_diagnostics(diagnostics& out, std::size_t first) {
 }
 
 // Checks every templated field of `loop` (see validate_templates).
-LITTLE_LOOPS_INLINE void check_loop_templates(const fsm_loop& loop, diagnostics& out, parsed_templates* keep = nullptr) {
+LITTLE_LOOPS_INLINE void check_loop_templates(const fsm_loop& loop, diagnostics& out, parsed_templates* keep) {
   std::vector<std::string> captures;
   std::vector<std::string> subloops;
   for (const auto& entry : loop.states) {
@@ -284,9 +286,6 @@ LITTLE_LOOPS_INLINE void check_loop_templates(const fsm_loop& loop, diagnostics&
   for (const auto& [name, state] : loop.states) checker.check_state(name, state);
   merge_repeated_diagnostics(out, first);
 }
-#else
-LITTLE_LOOPS_INLINE void check_loop_templates(const fsm_loop& loop, diagnostics& out,
-                                              parsed_templates* keep = nullptr);
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail

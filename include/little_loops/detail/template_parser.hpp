@@ -218,6 +218,8 @@ struct parsed_template {
 // std::string_view without building a string.
 using parsed_templates = std::map<std::string, parsed_template, std::less<>>;
 
+LITTLE_LOOPS_INLINE expected<std::size_t, error> parse_template(std::string_view text,
+                                                                std::vector<template_part>& parts);
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Parses `text` into `parts` (literal runs and variables, in order); returns the number of
 // variables, or errc::template_syntax (see compile_template).
@@ -259,9 +261,6 @@ LITTLE_LOOPS_INLINE expected<std::size_t, error> parse_template(std::string_view
   flush();
   return variables;
 }
-#else
-LITTLE_LOOPS_INLINE expected<std::size_t, error> parse_template(std::string_view text,
-                                                                std::vector<template_part>& parts);
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail

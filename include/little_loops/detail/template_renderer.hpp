@@ -54,6 +54,10 @@ inline void append_json_value(std::string& out, const Json& v) {
   }
 }
 
+LITTLE_LOOPS_INLINE std::optional<std::string> resolve_other_part(std::string& out,
+                                                                  const template_part& p,
+                                                                  const interpolation_context& ctx);
+LITTLE_LOOPS_INLINE void shell_quote_tail(std::string& out, std::size_t start);
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Python's shlex.quote safe set: ASCII letters, digits and `_@%+=:,./-`.
 constexpr bool shell_safe_char(char c) noexcept {
@@ -313,11 +317,6 @@ LITTLE_LOOPS_INLINE std::optional<std::string> resolve_other_part(std::string& o
   }
   return std::string("unknown namespace");
 }
-#else
-LITTLE_LOOPS_INLINE std::optional<std::string> resolve_other_part(std::string& out,
-                                                                  const template_part& p,
-                                                                  const interpolation_context& ctx);
-LITTLE_LOOPS_INLINE void shell_quote_tail(std::string& out, std::size_t start);
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // True when the `n` bytes at `a` and `b` are equal: for up to 16 bytes (context keys) two

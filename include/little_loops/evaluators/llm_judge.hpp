@@ -32,9 +32,11 @@ inline constexpr std::string_view default_judge_prompt =
 /// The action output handed to the judge is cut to its last this-many characters.
 inline constexpr std::size_t judge_output_tail_chars = 4000;
 
+LITTLE_LOOPS_INLINE json default_judge_schema();
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief The default verdict schema: `verdict` ∈ success/failure/blocked/partial,
 /// `confidence` in [0, 1] and a short `reason`, all required.
-inline json default_judge_schema() {
+LITTLE_LOOPS_INLINE json default_judge_schema() {
   return json::parse(R"json({
   "type": "object",
   "properties": {
@@ -54,6 +56,7 @@ inline json default_judge_schema() {
   "required": ["verdict", "confidence", "reason"]
 })json");
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// What the library asks a judge backend.
 struct judge_request {
@@ -107,9 +110,11 @@ struct no_judge_backend {
 
 static_assert(JudgeBackend<no_judge_backend>);
 
+LITTLE_LOOPS_INLINE std::string build_judge_prompt(std::string_view instruction, std::string_view output);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief The user prompt sent to the judge: `<instruction>\n\n<action_output>\n<tail>\n
 /// </action_output>` with the output cut to its last 4000 characters.
-inline std::string build_judge_prompt(std::string_view instruction, std::string_view output) {
+LITTLE_LOOPS_INLINE std::string build_judge_prompt(std::string_view instruction, std::string_view output) {
   std::string_view tail = detail::utf8_suffix(output, judge_output_tail_chars);
   std::string p;
   p.reserve(instruction.size() + tail.size() + 40);
@@ -119,6 +124,7 @@ inline std::string build_judge_prompt(std::string_view instruction, std::string_
   p += "\n</action_output>";
   return p;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Outcome of parsing a judge reply.
 struct judge_reply {
@@ -130,6 +136,8 @@ struct judge_reply {
 
 namespace detail {
 
+LITTLE_LOOPS_INLINE std::optional<std::string> error_envelope_text(const json& j);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Finds the end (one past the matching `}`) of the object starting at `start`, skipping
 // braces inside strings. Returns npos when unbalanced.
 inline std::size_t match_object_end(std::string_view text, std::size_t start) noexcept {
@@ -179,7 +187,7 @@ inline bool truthy(const json& j) {
 
 /// The text of a CLI error envelope (`{"is_error": <truthy>, "result": ...}`), cut to 200
 /// bytes; nullopt when `j` is not one.
-inline std::optional<std::string> error_envelope_text(const json& j) {
+LITTLE_LOOPS_INLINE std::optional<std::string> error_envelope_text(const json& j) {
   if (!j.is_object()) return std::nullopt;
   const auto flag = j.find("is_error");
   if (flag == j.end() || !truthy(*flag)) return std::nullopt;
@@ -327,9 +335,12 @@ inline std::string confidence_text(const json& obj) {
   auto it = obj.find("confidence");
   return it == obj.end() ? std::string("none") : it->dump();
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE judge_reply parse_judge_reply(std::string_view raw);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Extracts the verdict object from a judge's raw reply, tolerantly: bare JSON, JSON in
 /// ``` fences, JSON after a preamble (string-aware brace matching), CLI envelopes
 /// (`{"result": ...}`, `{"structured_output": ...}`). Fails closed: empty or garbage replies,
@@ -337,7 +348,7 @@ inline std::string confidence_text(const json& obj) {
 /// or on the confidence: missing counts as 1.0), and a CLI
 /// envelope reporting an error (`"is_error"` set; then `backend_error` is true) all give an
 /// `error` text.
-inline judge_reply parse_judge_reply(std::string_view raw) {
+LITTLE_LOOPS_INLINE judge_reply parse_judge_reply(std::string_view raw) {
   judge_reply reply;
   if (detail::trim_py(raw).empty()) {
     reply.error = "empty judge reply";
@@ -392,11 +403,17 @@ inline judge_reply parse_judge_reply(std::string_view raw) {
   reply.object = *chosen;
   return reply;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
-inline evaluation_result judge_error_result(std::string message, const char* flag,
-                                            std::string_view raw = {}) {
+LITTLE_LOOPS_INLINE evaluation_result judge_error_result(std::string message, const char* flag,
+                                            std::string_view raw = {});
+LITTLE_LOOPS_INLINE evaluation_result judge_malformed_result(const std::string& why, std::string_view raw);
+LITTLE_LOOPS_INLINE std::string judge_reasons_shape_error(const json& obj);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE evaluation_result judge_error_result(std::string message, const char* flag,
+                                            std::string_view raw) {
   evaluation_result r;
   r.verdict = "error";
   r.details = json::object();
@@ -409,7 +426,7 @@ inline evaluation_result judge_error_result(std::string message, const char* fla
 
 // A reply that cannot be used: `error` keeps the original's "Failed to parse LLM response:
 // <why>"; `reason` says it as seed 003 does ("judge produced malformed JSON: <why>").
-inline evaluation_result judge_malformed_result(const std::string& why, std::string_view raw) {
+LITTLE_LOOPS_INLINE evaluation_result judge_malformed_result(const std::string& why, std::string_view raw) {
   evaluation_result r = judge_error_result("Failed to parse LLM response: " + why, "malformed", raw);
   r.details["reason"] = "judge produced malformed JSON: " + why;
   return r;
@@ -419,7 +436,7 @@ inline evaluation_result judge_malformed_result(const std::string& why, std::str
 // nothing is: `reason` must be a string (or null: the original reads it with .get()),
 // `reasons` an array of strings — absent is empty, but null is not (seed 003 reads it as a
 // serde `#[serde(default)] Vec<String>`, which rejects null: the reply is malformed).
-inline std::string judge_reasons_shape_error(const json& obj) {
+LITTLE_LOOPS_INLINE std::string judge_reasons_shape_error(const json& obj) {
   if (auto it = obj.find("reason"); it != obj.end() && !it->is_null() && !it->is_string())
     return "reason is not a string";
   if (auto it = obj.find("reasons"); it != obj.end()) {
@@ -429,9 +446,13 @@ inline std::string judge_reasons_shape_error(const json& obj) {
   }
   return {};
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE evaluation_result judge_verdict(std::string_view raw, double min_confidence,
+                                       bool uncertain_suffix);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Turns a judge's raw reply into a verdict: the reply's `verdict`, with
 /// `<verdict>_uncertain` when `uncertain_suffix` is set and `confidence < min_confidence`.
 /// Details `{"confidence", "confident", "reason", "raw"}` (`reason` is the reply's non-empty
@@ -443,7 +464,7 @@ inline std::string judge_reasons_shape_error(const json& obj) {
 /// number (numeric strings are numbers), is malformed; so are a `reason` that is not a string
 /// (or null) and a `reasons` that is not an array of strings, null included (fail closed). Verdict values are not
 /// checked against the schema's enum (verdicts are free strings).
-inline evaluation_result judge_verdict(std::string_view raw, double min_confidence,
+LITTLE_LOOPS_INLINE evaluation_result judge_verdict(std::string_view raw, double min_confidence,
                                        bool uncertain_suffix) {
   judge_reply reply = parse_judge_reply(raw);
   if (reply.backend_error) return detail::judge_error_result(reply.error, "api_error", raw);
@@ -488,6 +509,7 @@ inline evaluation_result judge_verdict(std::string_view raw, double min_confiden
   r.details["raw"] = obj;
   return r;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// @brief Runs an llm_structured evaluation against `judge`: builds the prompt from
 /// `instruction` (default prompt when empty) and the tail of `output`, asks the backend and
