@@ -11,7 +11,9 @@
 #include <little_loops/snapshot.hpp>
 #include <little_loops/validation.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format
+#  include <fmt/format.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <algorithm>
 #include <chrono>
@@ -101,19 +103,11 @@ class compiled_loop {
   /// @return the compiled loop, or `errc::invalid_loop` (all validation diagnostics in
   /// `details`), `errc::template_syntax`, `errc::unknown_state` (unknown `initial`), or an
   /// evaluator's compile error, each with the path of the offending field.
-  static expected<std::shared_ptr<const compiled_loop>, error> compile(fsm_loop loop) {
-    template_table templates;
-    diagnostics found = validate(loop, &templates);
-    for (const auto& d : found)
-      if (compile_blocking(d)) return unexpected(detail::invalid_loop_error(std::move(found)));
-    return make(std::move(loop), templates);
-  }
+  static expected<std::shared_ptr<const compiled_loop>, error> compile(fsm_loop loop);
 
   /// @brief Compile a loop validate_loop() accepted: no second validation, and the templates
   /// validation parsed are reused.
-  static expected<std::shared_ptr<const compiled_loop>, error> compile(validated_loop loop) {
-    return make(std::move(loop.loop_), loop.templates_);
-  }
+  static expected<std::shared_ptr<const compiled_loop>, error> compile(validated_loop loop);
 
   /// The loop definition this was compiled from.
   [[nodiscard]] const fsm_loop& loop() const noexcept { return loop_; }
@@ -158,6 +152,8 @@ class compiled_loop {
  private:
   explicit compiled_loop(fsm_loop loop) : loop_(std::move(loop)) {}
 
+  // Building: defined where the definitions are compiled (header-only, or the library).
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS
   static expected<std::shared_ptr<const compiled_loop>, error> make(fsm_loop loop,
                                                                     const template_table& templates) {
     std::shared_ptr<compiled_loop> out(new compiled_loop(std::move(loop)));
@@ -344,6 +340,19 @@ class compiled_loop {
     }
     return {};
   }
+#else
+  static expected<std::shared_ptr<const compiled_loop>, error> make(fsm_loop loop,
+                                                                    const template_table& templates);
+  static error at(errc code, std::string path, std::string message);
+  expected<std::size_t, error> lookup(std::string_view name, const std::string& path) const;
+  compiled_target static_target(std::string_view name, const std::string& source,
+                                const std::string& path) const;
+  expected<compiled_target, error> compile_target(const std::string& text, const std::string& path);
+  expected<void, error> build();
+  void index_states();
+  expected<void, error> build_state(compiled_state& s, const std::string& base);
+  expected<void, error> build_routes(compiled_state& s, const std::string& base);
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
   fsm_loop loop_;
   std::vector<compiled_state> states_;
@@ -358,8 +367,26 @@ class compiled_loop {
 };
 
 /// Validate and compile a loop (same as `compiled_loop::compile`).
-inline expected<std::shared_ptr<const compiled_loop>, error> compile_loop(fsm_loop loop) {
+LITTLE_LOOPS_INLINE expected<std::shared_ptr<const compiled_loop>, error> compile_loop(fsm_loop loop);
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE expected<std::shared_ptr<const compiled_loop>, error> compiled_loop::compile(
+    fsm_loop loop) {
+  template_table templates;
+  diagnostics found = validate(loop, &templates);
+  for (const auto& d : found)
+    if (compile_blocking(d)) return unexpected(detail::invalid_loop_error(std::move(found)));
+  return make(std::move(loop), templates);
+}
+
+LITTLE_LOOPS_INLINE expected<std::shared_ptr<const compiled_loop>, error> compiled_loop::compile(
+    validated_loop loop) {
+  return make(std::move(loop.loop_), loop.templates_);
+}
+
+LITTLE_LOOPS_INLINE expected<std::shared_ptr<const compiled_loop>, error> compile_loop(fsm_loop loop) {
   return compiled_loop::compile(std::move(loop));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -22,11 +22,13 @@ inline constexpr std::array<std::string_view, 5> paradigm_names{
 
 namespace detail {
 
+LITTLE_LOOPS_INLINE expected<std::string, error> spec_paradigm(const json& spec);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The paradigm `spec` names, or "fsm" when the document is a loop: `paradigm: fsm`, no
 /// `paradigm` key, or an `initial` key (a loop compiled earlier keeps the paradigm it came
 /// from, as provenance, as the original's loader decides). errc::invalid_spec when `spec`
 /// is no object, `paradigm` no string, or names no paradigm.
-inline expected<std::string, error> spec_paradigm(const json& spec) {
+LITTLE_LOOPS_INLINE expected<std::string, error> spec_paradigm(const json& spec) {
   diagnostics out;
   const auto refuse = [&out](std::string path) {
     std::string message = out.front().message;
@@ -49,15 +51,22 @@ inline expected<std::string, error> spec_paradigm(const json& spec) {
                      fmt::join(paradigm_names, ", "), did_you_mean(paradigm, paradigm_names)));
   return refuse("paradigm");
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE expected<loop_draft, error> draft_paradigm(const json& spec);
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_paradigm(const json& spec,
+                                                  diagnostics* warnings = nullptr);
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_paradigm_text(std::string_view json_text,
+                                                       diagnostics* warnings = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The first step of compile_paradigm(): a spec compiled by its paradigm's compiler, or a
 /// loop document read strictly (see spec_paradigm() for which), not validated yet, so that
 /// a host can change the loop before validate_loop(loop_draft) judges it, once (see
 /// loop_draft). Errors: errc::invalid_spec (not an object, unknown paradigm); a spec's or a
 /// loop's own findings come from validate_loop().
-inline expected<loop_draft, error> draft_paradigm(const json& spec) {
+LITTLE_LOOPS_INLINE expected<loop_draft, error> draft_paradigm(const json& spec) {
   auto paradigm = detail::spec_paradigm(spec);
   if (!paradigm) return unexpected(std::move(paradigm.error()));
   if (*paradigm == "goal") return detail::draft_goal(spec);
@@ -75,8 +84,8 @@ inline expected<loop_draft, error> draft_paradigm(const json& spec) {
 /// paradigm) or errc::invalid_loop (fsm documents, see load_loop()), with every diagnostic
 /// in error::details. Validation warnings are appended to `warnings` if given. To change
 /// the loop before its validation, use draft_paradigm() and validate_loop(loop_draft).
-inline expected<fsm_loop, error> compile_paradigm(const json& spec,
-                                                  diagnostics* warnings = nullptr) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_paradigm(const json& spec,
+                                                  diagnostics* warnings) {
   auto paradigm = detail::spec_paradigm(spec);
   if (!paradigm) return unexpected(std::move(paradigm.error()));
   if (*paradigm == "fsm") return load_loop(spec, warnings);  // keeps `paradigm` as provenance
@@ -86,11 +95,12 @@ inline expected<fsm_loop, error> compile_paradigm(const json& spec,
 }
 
 /// compile_paradigm() of JSON text; syntax errors and duplicate keys are errc::parse_error.
-inline expected<fsm_loop, error> compile_paradigm_text(std::string_view json_text,
-                                                       diagnostics* warnings = nullptr) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_paradigm_text(std::string_view json_text,
+                                                       diagnostics* warnings) {
   auto document = parse_json_text(json_text);
   if (!document) return unexpected(document.error());
   return compile_paradigm(*document, warnings);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

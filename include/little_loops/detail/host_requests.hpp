@@ -48,30 +48,12 @@ class session_chain {
   /// The text prompt action `text` of a state in `mode` is sent: with a pending summary
   /// and `continue`, the heading, the summary, a rule and `text` (built in `buffer`), else
   /// `text`. The pending summary is taken either way.
-  std::string_view take(session_mode mode, std::string_view text, std::string& buffer) {
-    if (mode == session_mode::continued && !summary_.empty()) {
-      std::string joined;  // `text` may view `buffer`
-      joined.reserve(continuity_heading.size() + summary_.size() + 7 + text.size());
-      joined.append(continuity_heading).append(summary_).append("\n\n---\n\n").append(text);
-      buffer = std::move(joined);
-      text = buffer;
-    }
-    summary_.clear();
-    return text;
-  }
+  std::string_view take(session_mode mode, std::string_view text, std::string& buffer);
 
   /// After an action of `kind` in a state in `mode`: a `continue` prompt that exited 0
   /// leaves its output (trimmed, at most continuity_summary_limit characters, its end) as
   /// the summary; a `handoff` (the output's CONTEXT_HANDOFF signal) drops it.
-  void leave(action_kind kind, session_mode mode, const action_result& a, bool handoff) {
-    if (handoff) {
-      summary_.clear();
-      return;
-    }
-    if (!is_prompt_kind(kind) || mode != session_mode::continued || a.exit_code != 0 || a.abnormal())
-      return;
-    summary_.assign(utf8_suffix(trim_py(a.output), continuity_summary_limit));
-  }
+  void leave(action_kind kind, session_mode mode, const action_result& a, bool handoff);
   /// leave() for `state` of `loop`, after its action's output `signal` (if any) was found.
   template <class Signal>
   void leave(action_kind kind, const fsm_loop& loop, const state_config& state,
@@ -85,28 +67,63 @@ class session_chain {
   void clear() noexcept { summary_.clear(); }
 
   /// `counters` with the pending summary as `session_summary` (unchanged when none).
-  [[nodiscard]] json into(json counters) const {
-    if (summary_.empty()) return counters;
-    if (!counters.is_object()) counters = json::object();
-    counters["session_summary"] = summary_;
-    return counters;
-  }
+  [[nodiscard]] json into(json counters) const;
   /// The pending summary of a snapshot's `counters`.
-  void restore(const json& counters) {
-    summary_.clear();
-    if (!counters.is_object()) return;
-    const auto it = counters.find("session_summary");
-    if (it != counters.end() && it->is_string()) summary_ = it->get<std::string>();
-  }
+  void restore(const json& counters);
 
  private:
   std::string summary_;
 };
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE auto session_chain::take(session_mode mode, std::string_view text, std::string& buffer) -> std::string_view {
+  if (mode == session_mode::continued && !summary_.empty()) {
+    std::string joined;  // `text` may view `buffer`
+    joined.reserve(continuity_heading.size() + summary_.size() + 7 + text.size());
+    joined.append(continuity_heading).append(summary_).append("\n\n---\n\n").append(text);
+    buffer = std::move(joined);
+    text = buffer;
+  }
+  summary_.clear();
+  return text;
+}
+
+LITTLE_LOOPS_INLINE auto session_chain::leave(action_kind kind, session_mode mode, const action_result& a, bool handoff) -> void {
+  if (handoff) {
+    summary_.clear();
+    return;
+  }
+  if (!is_prompt_kind(kind) || mode != session_mode::continued || a.exit_code != 0 || a.abnormal())
+    return;
+  summary_.assign(utf8_suffix(trim_py(a.output), continuity_summary_limit));
+}
+
+LITTLE_LOOPS_INLINE auto session_chain::into(json counters) const -> json {
+  if (summary_.empty()) return counters;
+  if (!counters.is_object()) counters = json::object();
+  counters["session_summary"] = summary_;
+  return counters;
+}
+
+LITTLE_LOOPS_INLINE auto session_chain::restore(const json& counters) -> void {
+  summary_.clear();
+  if (!counters.is_object()) return;
+  const auto it = counters.find("session_summary");
+  if (it != counters.end() && it->is_string()) summary_ = it->get<std::string>();
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+LITTLE_LOOPS_INLINE expected<std::string_view, std::string> prepare_mcp_request(
+    action_request& req, const state_config& state, std::string_view text, std::string& buffer,
+    const interpolation_context& ctx);
+LITTLE_LOOPS_INLINE expected<std::string_view, std::string> prepare_host_request(
+    action_request& req, const fsm_loop& loop, const state_config& state, session_chain& chain,
+    std::string_view text, std::string& buffer, const interpolation_context& ctx);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// An mcp_tool action's text (`server/tool`) and its `params:` rendered against `ctx` (every
 /// string in them a template, as the reference's interpolate_dict) as compact JSON, both in
 /// `buffer`, in `req.params`; the text to send, or why the params could not be rendered.
-inline expected<std::string_view, std::string> prepare_mcp_request(
+LITTLE_LOOPS_INLINE expected<std::string_view, std::string> prepare_mcp_request(
     action_request& req, const state_config& state, std::string_view text, std::string& buffer,
     const interpolation_context& ctx) {
   const expected<json, error> params =
@@ -124,7 +141,7 @@ inline expected<std::string_view, std::string> prepare_mcp_request(
 /// takes the session chain's summary (session_chain::take, `buffer` holding a joined text);
 /// an mcp_tool action gets its rendered params (prepare_mcp_request); a shell action gets
 /// none and `text` as it is.
-inline expected<std::string_view, std::string> prepare_host_request(
+LITTLE_LOOPS_INLINE expected<std::string_view, std::string> prepare_host_request(
     action_request& req, const fsm_loop& loop, const state_config& state, session_chain& chain,
     std::string_view text, std::string& buffer, const interpolation_context& ctx) {
   const bool prompt = is_prompt_kind(req.kind);
@@ -135,6 +152,7 @@ inline expected<std::string_view, std::string> prepare_host_request(
   if (!prompt) return text;
   return chain.take(effective_session_mode(loop.host, state.host), text, buffer);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -31,8 +31,10 @@ namespace detail {
 // an object with a key that is not UTF-8 cannot be pointed at reliably (written, that key
 // may equal another), and stay replaced.
 
+LITTLE_LOOPS_INLINE std::string json_pointer_child(std::string_view pointer, std::string_view key);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `pointer` + "/" + `key` with `~` and `/` escaped (RFC 6901).
-inline std::string json_pointer_child(std::string_view pointer, std::string_view key) {
+LITTLE_LOOPS_INLINE std::string json_pointer_child(std::string_view pointer, std::string_view key) {
   std::string out(pointer);
   out.reserve(out.size() + key.size() + 1);
   out += '/';
@@ -46,6 +48,7 @@ inline std::string json_pointer_child(std::string_view pointer, std::string_view
   }
   return out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // Calls `run(offset_written, bytes)` for each run of ill-formed sequences of `value`, in
 // order, until it returns false.
@@ -78,7 +81,10 @@ void for_each_ill_formed_run(std::string_view value, Run&& run) {
   }
 }
 
-inline void collect_raw_string(std::string_view value, std::string_view pointer, json& out) {
+LITTLE_LOOPS_INLINE void collect_raw_string(std::string_view value, std::string_view pointer, json& out);
+LITTLE_LOOPS_INLINE void collect_raw_bytes(const json& v, const std::string& pointer, json& out);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE void collect_raw_string(std::string_view value, std::string_view pointer, json& out) {
   if (is_valid_utf8(value)) return;
   // Patches when they are shorter than the whole string in base64 (a big output with a few
   // stray bytes). They are sized first, and given up as soon as they outgrow the base64 of
@@ -106,7 +112,7 @@ inline void collect_raw_string(std::string_view value, std::string_view pointer,
   out[std::string(pointer)] = std::move(patches);
 }
 
-inline void collect_raw_bytes(const json& v, const std::string& pointer, json& out) {
+LITTLE_LOOPS_INLINE void collect_raw_bytes(const json& v, const std::string& pointer, json& out) {
   if (v.is_string()) {
     collect_raw_string(v.get_ref<const json::string_t&>(), pointer, out);
   } else if (v.is_array()) {
@@ -119,6 +125,7 @@ inline void collect_raw_bytes(const json& v, const std::string& pointer, json& o
     for (const auto& [key, value] : members) collect_raw_bytes(value, json_pointer_child(pointer, key), out);
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// The writer of a record's members (detail/record_writer.hpp) that collects the record's
 /// `raw_bytes` entries: those of its strings that are not UTF-8, at their JSON Pointers.
@@ -175,8 +182,17 @@ struct raw_bytes_problem {
 /// Names the kind of a JSON value in messages ("an object", "a string", …).
 using json_kind_fn = std::string_view (*)(const json&);
 
+LITTLE_LOOPS_INLINE std::optional<std::string> json_pointer_token(std::string_view escaped);
+LITTLE_LOOPS_INLINE json* json_pointer_step(json& at, const std::string& token);
+LITTLE_LOOPS_INLINE json* find_json_pointer(json& root, std::string_view pointer, std::string& message);
+LITTLE_LOOPS_INLINE std::optional<raw_bytes_problem> apply_raw_patches(const json& patches, const std::string& text,
+                                                          const std::string& where, std::string& bytes);
+LITTLE_LOOPS_INLINE std::optional<raw_bytes_problem> restore_raw_string(json& j, const std::string& pointer,
+                                                           const json& entry, json_kind_fn kind);
+LITTLE_LOOPS_INLINE std::optional<raw_bytes_problem> restore_raw_bytes(json& j, const json& raw, json_kind_fn kind);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// One reference token of a JSON Pointer, unescaped; nullopt for a `~` not followed by 0 or 1.
-inline std::optional<std::string> json_pointer_token(std::string_view escaped) {
+LITTLE_LOOPS_INLINE std::optional<std::string> json_pointer_token(std::string_view escaped) {
   std::string token;
   for (std::size_t i = 0; i < escaped.size(); ++i) {
     if (escaped[i] != '~') {
@@ -192,7 +208,7 @@ inline std::optional<std::string> json_pointer_token(std::string_view escaped) {
 
 /// The member `token` names in `at`: an object's key, or an array's index written in
 /// decimal without leading zeros; null when it names nothing.
-inline json* json_pointer_step(json& at, const std::string& token) {
+LITTLE_LOOPS_INLINE json* json_pointer_step(json& at, const std::string& token) {
   if (at.is_object()) {
     if (auto found = at.find(token); found != at.end()) return &*found;
   } else if (at.is_array() && !token.empty() && token.size() < 10 &&
@@ -204,7 +220,7 @@ inline json* json_pointer_step(json& at, const std::string& token) {
 }
 
 /// The value `pointer` names in `root`; null, with `message` saying why, when it names none.
-inline json* find_json_pointer(json& root, std::string_view pointer, std::string& message) {
+LITTLE_LOOPS_INLINE json* find_json_pointer(json& root, std::string_view pointer, std::string& message) {
   if (pointer.empty() || pointer.front() != '/') {
     message = "the key is not a JSON Pointer to a string";
     return nullptr;
@@ -231,7 +247,7 @@ inline json* find_json_pointer(json& root, std::string_view pointer, std::string
 
 /// The bytes of `text` with the patches `[[OFFSET, BASE64], …]` applied, in order, each over
 /// U+FFFDs of the text; or why not (`where` names the entry).
-inline std::optional<raw_bytes_problem> apply_raw_patches(const json& patches, const std::string& text,
+LITTLE_LOOPS_INLINE std::optional<raw_bytes_problem> apply_raw_patches(const json& patches, const std::string& text,
                                                           const std::string& where, std::string& bytes) {
   if (patches.empty()) return raw_bytes_problem{where, "an empty list of patches"};
   std::size_t copied = 0;
@@ -259,7 +275,7 @@ inline std::optional<raw_bytes_problem> apply_raw_patches(const json& patches, c
 
 /// Puts the bytes of the `raw_bytes` entry `pointer` → `entry` back into the string of `j`
 /// it names, after checking that they are what the string replaced.
-inline std::optional<raw_bytes_problem> restore_raw_string(json& j, const std::string& pointer,
+LITTLE_LOOPS_INLINE std::optional<raw_bytes_problem> restore_raw_string(json& j, const std::string& pointer,
                                                            const json& entry, json_kind_fn kind) {
   const std::string where = "raw_bytes." + pointer;
   const auto fail = [&](std::string message) { return raw_bytes_problem{where, std::move(message)}; };
@@ -292,13 +308,14 @@ inline std::optional<raw_bytes_problem> restore_raw_string(json& j, const std::s
 
 /// Puts the bytes of a snapshot's `raw_bytes` back into (a copy of) its strings; `raw` is
 /// the member, `j` the snapshot object without it.
-inline std::optional<raw_bytes_problem> restore_raw_bytes(json& j, const json& raw, json_kind_fn kind) {
+LITTLE_LOOPS_INLINE std::optional<raw_bytes_problem> restore_raw_bytes(json& j, const json& raw, json_kind_fn kind) {
   if (!raw.is_object())
     return raw_bytes_problem{"raw_bytes", fmt::format("must be an object, not {}", kind(raw))};
   for (auto it = raw.begin(); it != raw.end(); ++it)
     if (auto problem = restore_raw_string(j, it.key(), *it, kind)) return problem;
   return std::nullopt;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

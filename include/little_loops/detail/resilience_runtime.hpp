@@ -103,18 +103,7 @@ class resilience_memory {
   double take_pending_wait() noexcept { return std::exchange(pending_wait_, 0.0); }
   void wait_before_next(double seconds) noexcept { pending_wait_ = seconds; }
 
-  void clear() {
-    pending_wait_ = 0;
-    progress_.reset();
-    fingerprints_.clear();
-    rate_limit_exhaustions_ = 0;
-    stalls.clear();
-    records_.clear();
-    edges_.clear();
-    window_.clear();
-    recurrent_.clear();
-    message_.clear();
-  }
+  void clear();
 
   // ---- retry: and catch: ----
 
@@ -122,63 +111,12 @@ class resilience_memory {
   /// which ends its streak) and exit code `code`.
   resilience_decision after_result(const compiled_loop& loop, std::size_t state,
                                    std::string_view error_class, int code,
-                                   const random_source& random) {
-    const std::string& name = loop.state(state).name;
-    resilience_decision d;
-    if (error_class.empty()) {
-      records_.erase(name);
-      return d;
-    }
-    const policy_set& set = policies(loop, state);
-    retry_record& rec = records_[name];
-    if (rec.error_class != error_class) rec = retry_record{std::string(error_class)};
-    std::vector<const retry_policy*> matching;
-    for (const auto& p : set.retry)
-      if (names_class(p, error_class) ||
-          std::find(p.exit_codes.begin(), p.exit_codes.end(), code) != p.exit_codes.end())
-        matching.push_back(&p);
-    while (rec.entry < static_cast<int>(matching.size())) {
-      const retry_policy& p = *matching[static_cast<std::size_t>(rec.entry)];
-      const auto limit = attempts_of(p);
-      if (limit && rec.attempts >= *limit) {
-        ++rec.entry;
-        rec.attempts = 0;
-        continue;
-      }
-      d.delay = next_delay(p, rec.attempts, random);
-      ++rec.attempts;
-      ++rec.total;
-      rec.waited += d.delay;
-      const bool spent = p.max_duration && rec.waited >= *p.max_duration;
-      fill(d, rec, spent ? "exhausted" : "retry");
-      if (!spent) {
-        d.what = resilience_decision::kind::retry;
-        d.target = name;
-        return d;
-      }
-      break;  // the reference waits out the last step of its ladder, then gives up
-    }
-    return give_up(set, name, error_class, rec, d);
-  }
+                                   const random_source& random);
 
   /// Counts the rate-limit exhaustions in a row (a result of another kind than a
   /// rate limit, an API error, an infra teardown or an auth failure ends the row, as the
   /// reference); from the threshold on, `d` reports a `rate_limit_storm` too.
-  void note_rate_limit(std::string_view error_class, resilience_decision& d) {
-    if (error_class != "rate_limit" && error_class != "api_error" && error_class != "infra" &&
-        error_class != "auth") {
-      rate_limit_exhaustions_ = 0;
-      return;
-    }
-    const bool spent = d.what == resilience_decision::kind::caught ||
-                       d.what == resilience_decision::kind::exhausted;
-    if (error_class != "rate_limit" || !spent) return;
-    if (++rate_limit_exhaustions_ < rate_limit_storm_threshold) return;
-    d.storm.emplace();
-    d.storm->kind = "rate_limit_storm";
-    d.storm->attempt = rate_limit_exhaustions_;
-    d.storm->error_class = "rate_limit";
-  }
+  void note_rate_limit(std::string_view error_class, resilience_decision& d);
 
   // ---- max_edge_revisits ----
 
@@ -192,21 +130,7 @@ class resilience_memory {
   /// Counts the edge from → to (state indexes of `loop`); past the loop's cap
   /// (edge_revisit_cap()), the cycle that ends the run. Allocates only for an edge's first
   /// traversal.
-  std::optional<cycle> take_edge(const compiled_loop& loop, std::size_t from, std::size_t to) {
-    const auto cap = edge_revisit_cap(loop.loop(), loop.dialect());
-    if (!cap) return std::nullopt;
-    const int count = ++edges_[{from, to}];
-    if (count <= *cap) return std::nullopt;
-    const std::string& to_name = loop.state(to).name;
-    message_ = fmt::format("Cycle detected: edge {}->{} traversed {} times (limit: {})",
-                           loop.state(from).name, to_name, count, *cap);
-    cycle c{resilience_event{}, to_name,
-            little_loops::error{errc::cap_reached, message_, "max_edge_revisits"}};
-    c.event.kind = "cycle_detected";
-    c.event.attempt = count;
-    c.event.message = message_;
-    return c;
-  }
+  std::optional<cycle> take_edge(const compiled_loop& loop, std::size_t from, std::size_t to);
 
   // ---- circuit.repeated_failure ----
 
@@ -216,169 +140,32 @@ class resilience_memory {
 
   /// Records one transition's (state, exit code, verdict); the decision when the circuit trips.
   resilience_decision record_transition(const repeated_failure_config& rf, std::string_view state,
-                                        int exit_code, std::string_view verdict) {
-    resilience_decision d;
-    if (auto fp = std::exchange(progress_, std::nullopt)) {  // the reference's reset on progress
-      const auto prev = fingerprints_.find(state);
-      if (prev != fingerprints_.end() && prev->second != *fp) {
-        window_.clear();
-        fingerprints_.clear();
-      }
-      fingerprints_[std::string(state)] = std::move(*fp);
-    }
-    const std::string key = fmt::format("{}\x1f{}\x1f{}", state, exit_code, verdict);
-    window_.push_back(key);
-    while (window_.size() > static_cast<std::size_t>(rf.window)) window_.pop_front();
-    const bool consecutive = window_.size() == static_cast<std::size_t>(rf.window) &&
-                             std::all_of(window_.begin(), window_.end(),
-                                         [&](const std::string& k) { return k == key; });
-    int recurrent = 0;
-    if (rf.recurrent_window) recurrent = ++recurrent_[key];
-    const bool tripped = consecutive || (rf.recurrent_window && recurrent >= *rf.recurrent_window);
-    if (!tripped) return d;
-    const int count = consecutive ? rf.window : recurrent;
-    message_ = fmt::format(
-        "Stall detected: state {} ended with exit code {} and verdict {} {} times{}", state,
-        exit_code, verdict, count, consecutive ? " in a row" : " in all");
-    window_.clear();
-    d.what = rf.on_repeated_failure == "abort" ? resilience_decision::kind::stall_abort
-                                               : resilience_decision::kind::stall_route;
-    d.target = rf.on_repeated_failure;
-    d.event.kind = "stall_detected";
-    d.event.attempt = count;
-    d.event.message = message_;
-    return d;
-  }
+                                        int exit_code, std::string_view verdict);
 
   // ---- snapshot ----
 
   /// The memory for snapshot::counters["resilience"], by state name (null when there is
   /// none).
-  [[nodiscard]] json to_json(const compiled_loop& loop) const {
-    json stall = stalls.to_json();
-    if (records_.empty() && edges_.empty() && window_.empty() && recurrent_.empty() &&
-        stall.is_null() && pending_wait_ == 0 && rate_limit_exhaustions_ == 0 && fingerprints_.empty())
-      return nullptr;
-    json out = json::object();
-    if (!fingerprints_.empty()) out["progress"] = fingerprints_;
-    if (rate_limit_exhaustions_ > 0) out["rate_limit_exhaustions"] = rate_limit_exhaustions_;
-    if (pending_wait_ > 0) out["pending_wait"] = number_json(pending_wait_);
-    if (!stall.is_null()) out["stall"] = std::move(stall);
-    if (!records_.empty()) {
-      json r = json::object();
-      for (const auto& [name, rec] : records_)
-        r[name] = {{"error_class", rec.error_class}, {"entry", rec.entry},
-                   {"attempts", rec.attempts},       {"total", rec.total},
-                   {"waited", number_json(rec.waited)}};
-      out["retries"] = std::move(r);
-    }
-    if (!edges_.empty()) {
-      json edges = json::object();
-      for (const auto& [edge, count] : edges_)
-        edges[loop.state(edge.first).name + "->" + loop.state(edge.second).name] = count;
-      out["edges"] = std::move(edges);
-    }
-    if (!window_.empty()) out["window"] = window_;
-    if (!recurrent_.empty()) out["recurrent"] = recurrent_;
-    return out;
-  }
+  [[nodiscard]] json to_json(const compiled_loop& loop) const;
 
   /// Restores to_json()'s memory (ill-typed members, and edges between states `loop` lacks,
   /// are skipped).
-  void restore(const json& j, const compiled_loop& loop) {
-    clear();
-    if (!j.is_object()) return;
-    if (const auto st = j.find("stall"); st != j.end()) stalls.restore(*st);
-    if (const auto m = j.find("progress"); m != j.end() && m->is_object())
-      for (auto it = m->begin(); it != m->end(); ++it)
-        if (it->is_string()) fingerprints_[it.key()] = it->get<std::string>();
-    if (const auto n = j.find("rate_limit_exhaustions"); n != j.end() && n->is_number_integer())
-      rate_limit_exhaustions_ = std::max(0, n->get<int>());
-    if (const auto w = j.find("pending_wait"); w != j.end() && w->is_number())
-      pending_wait_ = std::clamp(w->get<double>(), 0.0, max_seconds);
-    if (const auto r = j.find("retries"); r != j.end() && r->is_object())
-      for (auto it = r->begin(); it != r->end(); ++it) {
-        const json& v = it.value();
-        if (!v.is_object()) continue;
-        retry_record rec;
-        rec.error_class = v.value("error_class", std::string{});
-        rec.entry = v.value("entry", 0);
-        rec.attempts = v.value("attempts", 0);
-        rec.total = v.value("total", 0);
-        rec.waited = v.value("waited", 0.0);
-        records_[it.key()] = std::move(rec);
-      }
-    if (const auto m = j.find("recurrent"); m != j.end() && m->is_object())
-      for (auto it = m->begin(); it != m->end(); ++it)
-        if (it->is_number_integer()) recurrent_[it.key()] = it->get<int>();
-    if (const auto m = j.find("edges"); m != j.end() && m->is_object())
-      for (auto it = m->begin(); it != m->end(); ++it) {
-        const std::string& key = it.key();
-        const std::size_t arrow = key.find("->");
-        if (arrow == std::string::npos || !it->is_number_integer()) continue;
-        const auto from = loop.find(key.substr(0, arrow));
-        const auto to = loop.find(key.substr(arrow + 2));
-        if (from && to) edges_[{*from, *to}] = it->get<int>();
-      }
-    if (const auto w = j.find("window"); w != j.end() && w->is_array())
-      for (const auto& k : *w)
-        if (k.is_string()) window_.push_back(k.get<std::string>());
-  }
+  void restore(const json& j, const compiled_loop& loop);
 
  private:
-  const policy_set& policies(const compiled_loop& loop, std::size_t state) {
-    if (sets_.size() != loop.states().size()) sets_.assign(loop.states().size(), std::nullopt);
-    auto& slot = sets_[state];
-    if (!slot) slot = effective_policies(*loop.state(state).config, loop.dialect());
-    return *slot;
-  }
+  const policy_set& policies(const compiled_loop& loop, std::size_t state);
 
   // A uniform number in [0, 1): the host's source, else an engine seeded once per executor.
-  double uniform(const random_source& random) {
-    if (random) return std::clamp(random(), 0.0, 1.0);
-    if (!engine_) engine_.emplace(std::random_device{}());
-    return std::uniform_real_distribution<double>(0.0, 1.0)(*engine_);
-  }
+  double uniform(const random_source& random);
 
-  double next_delay(const retry_policy& p, int attempts, const random_source& random) {
-    double delay = 0;
-    if (!p.delays.empty())
-      delay = p.delays[std::min(static_cast<std::size_t>(attempts), p.delays.size() - 1)];
-    else
-      delay = p.interval * std::pow(p.backoff_rate, attempts);
-    if (p.max_delay) delay = std::min(delay, *p.max_delay);
-    const double u = p.full_jitter || p.jitter ? uniform(random) : 0;
-    if (p.full_jitter) delay *= u;
-    else if (p.jitter) delay += *p.jitter * u;
-    return std::min(delay, max_seconds);
-  }
+  double next_delay(const retry_policy& p, int attempts, const random_source& random);
 
-  static void fill(resilience_decision& d, const retry_record& rec, std::string_view kind) {
-    d.event.kind = kind;
-    d.event.attempt = rec.total;
-    d.event.delay_ms = static_cast<std::int64_t>(d.delay * 1000.0);
-    d.event.waited_ms = static_cast<std::int64_t>(rec.waited * 1000.0);
-  }
+  static void fill(resilience_decision& d, const retry_record& rec, std::string_view kind);
 
   // No retry is left: the catch entry for the class (or `any`), else the ordinary routes.
   resilience_decision give_up(const policy_set& set, const std::string& name,
                               std::string_view error_class, retry_record& rec,
-                              resilience_decision& d) {
-    const retry_record spent = rec;
-    records_.erase(name);
-    for (const auto& [cls, target] : set.catches) {
-      if (cls != error_class && cls != "any") continue;
-      d.what = resilience_decision::kind::caught;
-      d.target = target;
-      fill(d, spent, "catch");
-      return d;
-    }
-    if (spent.total > 0) {
-      d.what = resilience_decision::kind::exhausted;
-      fill(d, spent, "exhausted");
-    }
-    return d;
-  }
+                              resilience_decision& d);
 
   std::map<std::string, retry_record> records_;
   std::map<std::pair<std::size_t, std::size_t>, int> edges_;  // (from, to) → traversals
@@ -392,6 +179,245 @@ class resilience_memory {
   std::optional<std::string> progress_;  // note_progress(), for the next transition
   std::map<std::string, std::string, std::less<>> fingerprints_;  // state → last progress
 };
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE auto resilience_memory::clear() -> void {
+  pending_wait_ = 0;
+  progress_.reset();
+  fingerprints_.clear();
+  rate_limit_exhaustions_ = 0;
+  stalls.clear();
+  records_.clear();
+  edges_.clear();
+  window_.clear();
+  recurrent_.clear();
+  message_.clear();
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::after_result(const compiled_loop& loop, std::size_t state, std::string_view error_class, int code, const random_source& random) -> resilience_decision {
+  const std::string& name = loop.state(state).name;
+  resilience_decision d;
+  if (error_class.empty()) {
+    records_.erase(name);
+    return d;
+  }
+  const policy_set& set = policies(loop, state);
+  retry_record& rec = records_[name];
+  if (rec.error_class != error_class) rec = retry_record{std::string(error_class)};
+  std::vector<const retry_policy*> matching;
+  for (const auto& p : set.retry)
+    if (names_class(p, error_class) ||
+        std::find(p.exit_codes.begin(), p.exit_codes.end(), code) != p.exit_codes.end())
+      matching.push_back(&p);
+  while (rec.entry < static_cast<int>(matching.size())) {
+    const retry_policy& p = *matching[static_cast<std::size_t>(rec.entry)];
+    const auto limit = attempts_of(p);
+    if (limit && rec.attempts >= *limit) {
+      ++rec.entry;
+      rec.attempts = 0;
+      continue;
+    }
+    d.delay = next_delay(p, rec.attempts, random);
+    ++rec.attempts;
+    ++rec.total;
+    rec.waited += d.delay;
+    const bool spent = p.max_duration && rec.waited >= *p.max_duration;
+    fill(d, rec, spent ? "exhausted" : "retry");
+    if (!spent) {
+      d.what = resilience_decision::kind::retry;
+      d.target = name;
+      return d;
+    }
+    break;  // the reference waits out the last step of its ladder, then gives up
+  }
+  return give_up(set, name, error_class, rec, d);
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::note_rate_limit(std::string_view error_class, resilience_decision& d) -> void {
+  if (error_class != "rate_limit" && error_class != "api_error" && error_class != "infra" &&
+      error_class != "auth") {
+    rate_limit_exhaustions_ = 0;
+    return;
+  }
+  const bool spent = d.what == resilience_decision::kind::caught ||
+                     d.what == resilience_decision::kind::exhausted;
+  if (error_class != "rate_limit" || !spent) return;
+  if (++rate_limit_exhaustions_ < rate_limit_storm_threshold) return;
+  d.storm.emplace();
+  d.storm->kind = "rate_limit_storm";
+  d.storm->attempt = rate_limit_exhaustions_;
+  d.storm->error_class = "rate_limit";
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::take_edge(const compiled_loop& loop, std::size_t from, std::size_t to) -> std::optional<cycle> {
+  const auto cap = edge_revisit_cap(loop.loop(), loop.dialect());
+  if (!cap) return std::nullopt;
+  const int count = ++edges_[{from, to}];
+  if (count <= *cap) return std::nullopt;
+  const std::string& to_name = loop.state(to).name;
+  message_ = fmt::format("Cycle detected: edge {}->{} traversed {} times (limit: {})",
+                         loop.state(from).name, to_name, count, *cap);
+  cycle c{resilience_event{}, to_name,
+          little_loops::error{errc::cap_reached, message_, "max_edge_revisits"}};
+  c.event.kind = "cycle_detected";
+  c.event.attempt = count;
+  c.event.message = message_;
+  return c;
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::record_transition(const repeated_failure_config& rf, std::string_view state, int exit_code, std::string_view verdict) -> resilience_decision {
+  resilience_decision d;
+  if (auto fp = std::exchange(progress_, std::nullopt)) {  // the reference's reset on progress
+    const auto prev = fingerprints_.find(state);
+    if (prev != fingerprints_.end() && prev->second != *fp) {
+      window_.clear();
+      fingerprints_.clear();
+    }
+    fingerprints_[std::string(state)] = std::move(*fp);
+  }
+  const std::string key = fmt::format("{}\x1f{}\x1f{}", state, exit_code, verdict);
+  window_.push_back(key);
+  while (window_.size() > static_cast<std::size_t>(rf.window)) window_.pop_front();
+  const bool consecutive = window_.size() == static_cast<std::size_t>(rf.window) &&
+                           std::all_of(window_.begin(), window_.end(),
+                                       [&](const std::string& k) { return k == key; });
+  int recurrent = 0;
+  if (rf.recurrent_window) recurrent = ++recurrent_[key];
+  const bool tripped = consecutive || (rf.recurrent_window && recurrent >= *rf.recurrent_window);
+  if (!tripped) return d;
+  const int count = consecutive ? rf.window : recurrent;
+  message_ = fmt::format(
+      "Stall detected: state {} ended with exit code {} and verdict {} {} times{}", state,
+      exit_code, verdict, count, consecutive ? " in a row" : " in all");
+  window_.clear();
+  d.what = rf.on_repeated_failure == "abort" ? resilience_decision::kind::stall_abort
+                                             : resilience_decision::kind::stall_route;
+  d.target = rf.on_repeated_failure;
+  d.event.kind = "stall_detected";
+  d.event.attempt = count;
+  d.event.message = message_;
+  return d;
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::to_json(const compiled_loop& loop) const -> json {
+  json stall = stalls.to_json();
+  if (records_.empty() && edges_.empty() && window_.empty() && recurrent_.empty() &&
+      stall.is_null() && pending_wait_ == 0 && rate_limit_exhaustions_ == 0 && fingerprints_.empty())
+    return nullptr;
+  json out = json::object();
+  if (!fingerprints_.empty()) out["progress"] = fingerprints_;
+  if (rate_limit_exhaustions_ > 0) out["rate_limit_exhaustions"] = rate_limit_exhaustions_;
+  if (pending_wait_ > 0) out["pending_wait"] = number_json(pending_wait_);
+  if (!stall.is_null()) out["stall"] = std::move(stall);
+  if (!records_.empty()) {
+    json r = json::object();
+    for (const auto& [name, rec] : records_)
+      r[name] = {{"error_class", rec.error_class}, {"entry", rec.entry},
+                 {"attempts", rec.attempts},       {"total", rec.total},
+                 {"waited", number_json(rec.waited)}};
+    out["retries"] = std::move(r);
+  }
+  if (!edges_.empty()) {
+    json edges = json::object();
+    for (const auto& [edge, count] : edges_)
+      edges[loop.state(edge.first).name + "->" + loop.state(edge.second).name] = count;
+    out["edges"] = std::move(edges);
+  }
+  if (!window_.empty()) out["window"] = window_;
+  if (!recurrent_.empty()) out["recurrent"] = recurrent_;
+  return out;
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::restore(const json& j, const compiled_loop& loop) -> void {
+  clear();
+  if (!j.is_object()) return;
+  if (const auto st = j.find("stall"); st != j.end()) stalls.restore(*st);
+  if (const auto m = j.find("progress"); m != j.end() && m->is_object())
+    for (auto it = m->begin(); it != m->end(); ++it)
+      if (it->is_string()) fingerprints_[it.key()] = it->get<std::string>();
+  if (const auto n = j.find("rate_limit_exhaustions"); n != j.end() && n->is_number_integer())
+    rate_limit_exhaustions_ = std::max(0, n->get<int>());
+  if (const auto w = j.find("pending_wait"); w != j.end() && w->is_number())
+    pending_wait_ = std::clamp(w->get<double>(), 0.0, max_seconds);
+  if (const auto r = j.find("retries"); r != j.end() && r->is_object())
+    for (auto it = r->begin(); it != r->end(); ++it) {
+      const json& v = it.value();
+      if (!v.is_object()) continue;
+      retry_record rec;
+      rec.error_class = v.value("error_class", std::string{});
+      rec.entry = v.value("entry", 0);
+      rec.attempts = v.value("attempts", 0);
+      rec.total = v.value("total", 0);
+      rec.waited = v.value("waited", 0.0);
+      records_[it.key()] = std::move(rec);
+    }
+  if (const auto m = j.find("recurrent"); m != j.end() && m->is_object())
+    for (auto it = m->begin(); it != m->end(); ++it)
+      if (it->is_number_integer()) recurrent_[it.key()] = it->get<int>();
+  if (const auto m = j.find("edges"); m != j.end() && m->is_object())
+    for (auto it = m->begin(); it != m->end(); ++it) {
+      const std::string& key = it.key();
+      const std::size_t arrow = key.find("->");
+      if (arrow == std::string::npos || !it->is_number_integer()) continue;
+      const auto from = loop.find(key.substr(0, arrow));
+      const auto to = loop.find(key.substr(arrow + 2));
+      if (from && to) edges_[{*from, *to}] = it->get<int>();
+    }
+  if (const auto w = j.find("window"); w != j.end() && w->is_array())
+    for (const auto& k : *w)
+      if (k.is_string()) window_.push_back(k.get<std::string>());
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::policies(const compiled_loop& loop, std::size_t state) -> const policy_set& {
+  if (sets_.size() != loop.states().size()) sets_.assign(loop.states().size(), std::nullopt);
+  auto& slot = sets_[state];
+  if (!slot) slot = effective_policies(*loop.state(state).config, loop.dialect());
+  return *slot;
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::uniform(const random_source& random) -> double {
+  if (random) return std::clamp(random(), 0.0, 1.0);
+  if (!engine_) engine_.emplace(std::random_device{}());
+  return std::uniform_real_distribution<double>(0.0, 1.0)(*engine_);
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::next_delay(const retry_policy& p, int attempts, const random_source& random) -> double {
+  double delay = 0;
+  if (!p.delays.empty())
+    delay = p.delays[std::min(static_cast<std::size_t>(attempts), p.delays.size() - 1)];
+  else
+    delay = p.interval * std::pow(p.backoff_rate, attempts);
+  if (p.max_delay) delay = std::min(delay, *p.max_delay);
+  const double u = p.full_jitter || p.jitter ? uniform(random) : 0;
+  if (p.full_jitter) delay *= u;
+  else if (p.jitter) delay += *p.jitter * u;
+  return std::min(delay, max_seconds);
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::fill(resilience_decision& d, const retry_record& rec, std::string_view kind) -> void {
+  d.event.kind = kind;
+  d.event.attempt = rec.total;
+  d.event.delay_ms = static_cast<std::int64_t>(d.delay * 1000.0);
+  d.event.waited_ms = static_cast<std::int64_t>(rec.waited * 1000.0);
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::give_up(const policy_set& set, const std::string& name, std::string_view error_class, retry_record& rec, resilience_decision& d) -> resilience_decision {
+  const retry_record spent = rec;
+  records_.erase(name);
+  for (const auto& [cls, target] : set.catches) {
+    if (cls != error_class && cls != "any") continue;
+    d.what = resilience_decision::kind::caught;
+    d.target = target;
+    fill(d, spent, "catch");
+    return d;
+  }
+  if (spent.total > 0) {
+    d.what = resilience_decision::kind::exhausted;
+    fill(d, spent, "exhausted");
+  }
+  return d;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// The circuit, then `retry:`/`catch:`, after `state` gave `verdict` (design §6.6). `action`
 /// is null when no action ran (nothing to retry); `error_class` is its class (empty: no

@@ -34,59 +34,19 @@ class run_history {
     return has_prev_ && !prev_.evaluated && has_last_eval_ ? &last_eval_ : nullptr;
   }
 
-  void clear() {
-    has_prev_ = has_last_eval_ = false;
-    prev_ = prev_record{};
-    last_eval_ = prev_record{};
-  }
+  void clear();
 
-  void restore(const snapshot& s) {
-    has_prev_ = s.prev.has_value();
-    if (s.prev) prev_ = *s.prev;
-    has_last_eval_ = s.last_evaluation.has_value();
-    if (s.last_evaluation) last_eval_ = *s.last_evaluation;
-  }
+  void restore(const snapshot& s);
 
   // Records the state execution `st` as prev. `action`: its result (null: no action ran),
   // whose output moves into prev; `eval`: its verdict, whose details move too unless the
   // state's targets are templates (they read `result`). `evaluated`: the verdict counts as an
   // evaluation; an unevaluated state keeps the last evaluation aside (swapped, not copied).
   void record(const compiled_state& st, action_result* action, evaluation_result& eval,
-              bool evaluated) {
-    // Route targets see the state before this one as `prev` (seed 002 builds the context
-    // before the state runs): kept, as a copy, only for a state whose targets are templates.
-    had_prev_ = has_prev_;
-    if (st.dynamic_targets && has_prev_) route_prev_ = prev_;
-    if (!evaluated && has_prev_ && prev_.evaluated) {
-      std::swap(last_eval_, prev_);
-      has_last_eval_ = true;
-    }
-    prev_.state.assign(st.name);
-    prev_.evaluated = evaluated;
-    prev_.ran_action = action != nullptr;
-    if (action) {
-      take_text(prev_.output, action->output);
-      take_text(prev_.stderr_output, action->stderr_output);
-      prev_.exit_code = action->exit_code;
-    } else {
-      prev_.output.clear();
-      prev_.stderr_output.clear();
-      prev_.exit_code = 0;
-    }
-    prev_.verdict.assign(eval.verdict);
-    if (st.dynamic_targets)
-      prev_.details = eval.details;
-    else
-      prev_.details = std::move(eval.details);
-    has_prev_ = true;
-  }
+              bool evaluated);
 
   // Replaces the recorded verdict by `eval` (an `error` decided while routing).
-  void amend_verdict(const evaluation_result& eval) {
-    prev_.evaluated = true;
-    prev_.verdict.assign(eval.verdict);
-    prev_.details = eval.details;
-  }
+  void amend_verdict(const evaluation_result& eval);
 
   // `prev` and `${prev.evaluation}` as the route targets of the state just recorded see them:
   // for templated targets the state before it, else (static targets read nothing) prev.
@@ -108,6 +68,56 @@ class run_history {
   bool had_prev_ = false;       // route_prev_ holds a state
 };
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE auto run_history::clear() -> void {
+  has_prev_ = has_last_eval_ = false;
+  prev_ = prev_record{};
+  last_eval_ = prev_record{};
+}
+
+LITTLE_LOOPS_INLINE auto run_history::restore(const snapshot& s) -> void {
+  has_prev_ = s.prev.has_value();
+  if (s.prev) prev_ = *s.prev;
+  has_last_eval_ = s.last_evaluation.has_value();
+  if (s.last_evaluation) last_eval_ = *s.last_evaluation;
+}
+
+LITTLE_LOOPS_INLINE auto run_history::record(const compiled_state& st, action_result* action, evaluation_result& eval, bool evaluated) -> void {
+  // Route targets see the state before this one as `prev` (seed 002 builds the context
+  // before the state runs): kept, as a copy, only for a state whose targets are templates.
+  had_prev_ = has_prev_;
+  if (st.dynamic_targets && has_prev_) route_prev_ = prev_;
+  if (!evaluated && has_prev_ && prev_.evaluated) {
+    std::swap(last_eval_, prev_);
+    has_last_eval_ = true;
+  }
+  prev_.state.assign(st.name);
+  prev_.evaluated = evaluated;
+  prev_.ran_action = action != nullptr;
+  if (action) {
+    take_text(prev_.output, action->output);
+    take_text(prev_.stderr_output, action->stderr_output);
+    prev_.exit_code = action->exit_code;
+  } else {
+    prev_.output.clear();
+    prev_.stderr_output.clear();
+    prev_.exit_code = 0;
+  }
+  prev_.verdict.assign(eval.verdict);
+  if (st.dynamic_targets)
+    prev_.details = eval.details;
+  else
+    prev_.details = std::move(eval.details);
+  has_prev_ = true;
+}
+
+LITTLE_LOOPS_INLINE auto run_history::amend_verdict(const evaluation_result& eval) -> void {
+  prev_.evaluated = true;
+  prev_.verdict.assign(eval.verdict);
+  prev_.details = eval.details;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
 // The convergence evaluator's memory: the previous value per state (design §3.9), and the
 // states that have one, in state order, so snapshots list them without a pass over every
 // state at each boundary.
@@ -120,41 +130,49 @@ class convergence_memory {
   // The slot an evaluator of state `i` reads and writes.
   [[nodiscard]] std::optional<double>& slot(std::size_t i) noexcept { return values_[i]; }
   // Notes that the evaluator of state `i` ran (its slot may now hold a value).
-  void note(std::size_t i) {
-    if (!values_[i]) return;
-    const auto at = std::lower_bound(set_.begin(), set_.end(), i);
-    if (at == set_.end() || *at != i) set_.insert(at, i);
-  }
+  void note(std::size_t i);
   // Restores `s.convergence`; false (and unchanged) when it names a state not in `loop`,
   // whose name is then `unknown`.
-  bool restore(const compiled_loop& loop, const snapshot& s, std::string_view& unknown) {
-    std::vector<std::optional<double>> values(loop.states().size());
-    for (const auto& [name, value] : s.convergence) {
-      const auto i = loop.find(name);
-      if (!i) {
-        unknown = name;
-        return false;
-      }
-      values[*i] = value;
-    }
-    values_ = std::move(values);
-    set_.clear();
-    for (std::size_t i = 0; i < values_.size(); ++i)
-      if (values_[i]) set_.push_back(i);
-    return true;
-  }
+  bool restore(const compiled_loop& loop, const snapshot& s, std::string_view& unknown);
   // The memory as (state name, value) pairs into `out`.
   void list(const compiled_loop& loop,
-            std::vector<std::pair<std::string_view, double>>& out) const {
-    out.clear();
-    for (const std::size_t i : set_)
-      if (values_[i]) out.emplace_back(loop.state(i).name, *values_[i]);
-  }
+            std::vector<std::pair<std::string_view, double>>& out) const;
 
  private:
   std::vector<std::optional<double>> values_;
   std::vector<std::size_t> set_;
 };
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE auto convergence_memory::note(std::size_t i) -> void {
+  if (!values_[i]) return;
+  const auto at = std::lower_bound(set_.begin(), set_.end(), i);
+  if (at == set_.end() || *at != i) set_.insert(at, i);
+}
+
+LITTLE_LOOPS_INLINE auto convergence_memory::restore(const compiled_loop& loop, const snapshot& s, std::string_view& unknown) -> bool {
+  std::vector<std::optional<double>> values(loop.states().size());
+  for (const auto& [name, value] : s.convergence) {
+    const auto i = loop.find(name);
+    if (!i) {
+      unknown = name;
+      return false;
+    }
+    values[*i] = value;
+  }
+  values_ = std::move(values);
+  set_.clear();
+  for (std::size_t i = 0; i < values_.size(); ++i)
+    if (values_[i]) set_.push_back(i);
+  return true;
+}
+
+LITTLE_LOOPS_INLINE auto convergence_memory::list(const compiled_loop& loop, std::vector<std::pair<std::string_view, double>>& out) const -> void {
+  out.clear();
+  for (const std::size_t i : set_)
+    if (values_[i]) out.emplace_back(loop.state(i).name, *values_[i]);
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // The state a snapshot resumes at, once it is known to belong to `loop` (same name and
 // digest); else `errc::snapshot_mismatch` saying why.

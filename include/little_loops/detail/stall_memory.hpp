@@ -154,36 +154,11 @@ class stall_memory {
   /// Judges `c` (a stall evaluator). `probe` is the probe's result (null: none was run, or
   /// it could not be run: `error` text in `probe_error`).
   evaluation_result judge(const evaluate_config& c, const interpolation_context& ctx,
-                          const action_result* probe, std::string_view probe_error) {
-    if (c.type == evaluator_type::score_stall || c.type == evaluator_type::open_question_stall)
-      return judge_history(c, probe ? std::string_view(probe->output) : std::string_view());
-    if (c.type == evaluator_type::action_stall)
-      return compare("action:" + sorted_key(c.stall.track, "action"), tracked_values(c, ctx),
-                     c.stall.max_repeat.value_or(2), "max_repeat", "hash_changed");
-    if (!probe || probe->exit_code != 0 || probe->timed_out) {
-      const std::string why = !probe ? std::string(probe_error)
-                              : probe->timed_out ? std::string("git diff timed out")
-                                                 : "git diff failed: " + std::string(utf8_prefix(probe->stderr_output, 200));
-      return error_result(why);
-    }
-    return compare("diff:" + sorted_key(c.stall.scope, "_root_"), probe->output,
-                   c.stall.max_stall.value_or(1), "max_stall", "diff_changed");
-  }
+                          const action_result* probe, std::string_view probe_error);
 
-  [[nodiscard]] json to_json() const {
-    if (slots_.empty()) return nullptr;
-    json out = json::object();
-    for (const auto& [key, s] : slots_) out[key] = {{"previous", s.previous}, {"count", s.count}};
-    return out;
-  }
+  [[nodiscard]] json to_json() const;
 
-  void restore(const json& j) {
-    clear();
-    if (!j.is_object()) return;
-    for (auto it = j.begin(); it != j.end(); ++it)
-      if (it->is_object())
-        slots_[it.key()] = slot{it->value("previous", std::string{}), it->value("count", 0)};
-  }
+  void restore(const json& j);
 
  private:
   struct slot {
@@ -192,36 +167,73 @@ class stall_memory {
   };
 
   static std::string sorted_key(const std::optional<std::vector<std::string>>& names,
-                                std::string_view none) {
-    if (!names || names->empty()) return std::string(none);
-    std::vector<std::string> sorted = *names;
-    std::sort(sorted.begin(), sorted.end());
-    std::string out;
-    for (const auto& n : sorted) out += (out.empty() ? "" : "|") + n;
-    return out;
-  }
+                                std::string_view none);
 
   // The first round remembers and says `yes`; then the same text `limit` rounds in a row is
   // `no`, a different one starts again.
   evaluation_result compare(const std::string& key, std::string current, int limit,
-                            const char* limit_name, const char* changed_name) {
-    evaluation_result r;
-    const auto found = slots_.find(key);
-    bool changed = true;
-    int count = 0;
-    if (found != slots_.end() && found->second.previous == current) {
-      changed = false;
-      count = ++found->second.count;
-    } else {
-      slots_[key] = slot{std::move(current), 0};
-    }
-    r.verdict = !changed && count >= limit ? "no" : "yes";
-    r.details = json{{"stall_count", count}, {limit_name, limit}, {changed_name, changed}};
-    return r;
-  }
+                            const char* limit_name, const char* changed_name);
 
   std::map<std::string, slot> slots_;
 };
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE auto stall_memory::judge(const evaluate_config& c, const interpolation_context& ctx, const action_result* probe, std::string_view probe_error) -> evaluation_result {
+  if (c.type == evaluator_type::score_stall || c.type == evaluator_type::open_question_stall)
+    return judge_history(c, probe ? std::string_view(probe->output) : std::string_view());
+  if (c.type == evaluator_type::action_stall)
+    return compare("action:" + sorted_key(c.stall.track, "action"), tracked_values(c, ctx),
+                   c.stall.max_repeat.value_or(2), "max_repeat", "hash_changed");
+  if (!probe || probe->exit_code != 0 || probe->timed_out) {
+    const std::string why = !probe ? std::string(probe_error)
+                            : probe->timed_out ? std::string("git diff timed out")
+                                               : "git diff failed: " + std::string(utf8_prefix(probe->stderr_output, 200));
+    return error_result(why);
+  }
+  return compare("diff:" + sorted_key(c.stall.scope, "_root_"), probe->output,
+                 c.stall.max_stall.value_or(1), "max_stall", "diff_changed");
+}
+
+LITTLE_LOOPS_INLINE auto stall_memory::to_json() const -> json {
+  if (slots_.empty()) return nullptr;
+  json out = json::object();
+  for (const auto& [key, s] : slots_) out[key] = {{"previous", s.previous}, {"count", s.count}};
+  return out;
+}
+
+LITTLE_LOOPS_INLINE auto stall_memory::restore(const json& j) -> void {
+  clear();
+  if (!j.is_object()) return;
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it->is_object())
+      slots_[it.key()] = slot{it->value("previous", std::string{}), it->value("count", 0)};
+}
+
+LITTLE_LOOPS_INLINE auto stall_memory::sorted_key(const std::optional<std::vector<std::string>>& names, std::string_view none) -> std::string {
+  if (!names || names->empty()) return std::string(none);
+  std::vector<std::string> sorted = *names;
+  std::sort(sorted.begin(), sorted.end());
+  std::string out;
+  for (const auto& n : sorted) out += (out.empty() ? "" : "|") + n;
+  return out;
+}
+
+LITTLE_LOOPS_INLINE auto stall_memory::compare(const std::string& key, std::string current, int limit, const char* limit_name, const char* changed_name) -> evaluation_result {
+  evaluation_result r;
+  const auto found = slots_.find(key);
+  bool changed = true;
+  int count = 0;
+  if (found != slots_.end() && found->second.previous == current) {
+    changed = false;
+    count = ++found->second.count;
+  } else {
+    slots_[key] = slot{std::move(current), 0};
+  }
+  r.verdict = !changed && count >= limit ? "no" : "yes";
+  r.details = json{{"stall_count", count}, {limit_name, limit}, {changed_name, changed}};
+  return r;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Judges the stall evaluator `req` asks for: runs its probe through `run` (an ActionRunner
 /// call: a shell request marked `probe`, 30 s at most), then asks `memory`.

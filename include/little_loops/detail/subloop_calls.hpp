@@ -40,8 +40,22 @@ struct child_end {
   json output;                   ///< the terminal's rendered `output:` (null: none)
 };
 
+LITTLE_LOOPS_INLINE expected<json, error> render_value(const json& value, const interpolation_context& ctx);
+LITTLE_LOOPS_INLINE expected<json, error> render_table(const ordered_table<std::string, json>& table,
+                                          const interpolation_context& ctx);
+LITTLE_LOOPS_INLINE expected<child_loop, error> find_child(const state_config& cfg, const interpolation_context& ctx,
+                                              const executor_options& options, std::size_t depth,
+                                              std::string_view referrer);
+LITTLE_LOOPS_INLINE expected<json, error> child_context(const state_config& cfg, const child_loop& child,
+                                           const interpolation_context& ctx, const json& injected);
+LITTLE_LOOPS_INLINE std::optional<std::int64_t> child_timeout_ms(std::optional<double> own, std::optional<double> state,
+                                                    std::optional<std::int64_t> parent_left);
+LITTLE_LOOPS_INLINE bool routes_verdict(const compiled_state& st, std::string_view verdict);
+LITTLE_LOOPS_INLINE std::string_view subloop_verdict(const compiled_state& st, const child_end& end);
+LITTLE_LOOPS_INLINE json subloop_record(const state_config& cfg, const child_end& end, const captured_map& child);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `value` with every string in it rendered against `ctx` (keys stay as written).
-inline expected<json, error> render_value(const json& value, const interpolation_context& ctx) {
+LITTLE_LOOPS_INLINE expected<json, error> render_value(const json& value, const interpolation_context& ctx) {
   if (value.is_string()) {
     auto text = interpolate(value.get_ref<const std::string&>(), ctx);
     if (!text) return unexpected(std::move(text.error()));
@@ -58,7 +72,7 @@ inline expected<json, error> render_value(const json& value, const interpolation
 }
 
 /// The values of a `with:` or `output:` table, rendered.
-inline expected<json, error> render_table(const ordered_table<std::string, json>& table,
+LITTLE_LOOPS_INLINE expected<json, error> render_table(const ordered_table<std::string, json>& table,
                                           const interpolation_context& ctx) {
   json out = json::object();
   for (const auto& [key, value] : table) {
@@ -72,7 +86,7 @@ inline expected<json, error> render_table(const ordered_table<std::string, json>
 /// The child a sub-loop state names: its name rendered, found through the host's resolver,
 /// within the depth limit (`depth`: how many loops would then run). The error is the
 /// state's `error` verdict, its message naming the child.
-inline expected<child_loop, error> find_child(const state_config& cfg, const interpolation_context& ctx,
+LITTLE_LOOPS_INLINE expected<child_loop, error> find_child(const state_config& cfg, const interpolation_context& ctx,
                                               const executor_options& options, std::size_t depth,
                                               std::string_view referrer) {
   auto name = interpolate(*cfg.loop, ctx);
@@ -97,7 +111,7 @@ inline expected<child_loop, error> find_child(const state_config& cfg, const int
 /// error); `context_passthrough` → the parent's context and its captures (a capture as its
 /// output, a sub-loop record as it is) under the child's own `context:`, which wins;
 /// neither → the child's `context:`. The host's injected keys then fill what is missing.
-inline expected<json, error> child_context(const state_config& cfg, const child_loop& child,
+LITTLE_LOOPS_INLINE expected<json, error> child_context(const state_config& cfg, const child_loop& child,
                                            const interpolation_context& ctx, const json& injected) {
   json context = child.loop->loop().context;
   if (!cfg.with.empty()) {
@@ -129,7 +143,7 @@ inline expected<json, error> child_context(const state_config& cfg, const child_
 
 /// The child's time limit (ms): the smallest of its own `timeout`, the calling state's
 /// `timeout` and the time the parent has left (at least 1 ms); nullopt when none is set.
-inline std::optional<std::int64_t> child_timeout_ms(std::optional<double> own, std::optional<double> state,
+LITTLE_LOOPS_INLINE std::optional<std::int64_t> child_timeout_ms(std::optional<double> own, std::optional<double> state,
                                                     std::optional<std::int64_t> parent_left) {
   std::optional<std::int64_t> limit;
   const auto take = [&limit](std::int64_t ms) { limit = limit ? std::min(*limit, ms) : ms; };
@@ -140,7 +154,7 @@ inline std::optional<std::int64_t> child_timeout_ms(std::optional<double> own, s
 }
 
 /// Whether `st` routes `verdict` itself (a shorthand, a route-table key or `_error`).
-inline bool routes_verdict(const compiled_state& st, std::string_view verdict) {
+LITTLE_LOOPS_INLINE bool routes_verdict(const compiled_state& st, std::string_view verdict) {
   const auto named = [verdict](const auto& entry) { return entry.first == verdict; };
   if (std::any_of(st.on.begin(), st.on.end(), named)) return true;
   if (std::any_of(st.routes.begin(), st.routes.end(), named)) return true;
@@ -150,7 +164,7 @@ inline bool routes_verdict(const compiled_state& st, std::string_view verdict) {
 /// The calling state's verdict for how its child ended (design §6.5): a terminal → `yes`; a
 /// failure terminal → `no`; `error` → `error` where the state routes it, else `no`; the
 /// child's time or step cap → `timeout` where the state routes it, else `no`.
-inline std::string_view subloop_verdict(const compiled_state& st, const child_end& end) {
+LITTLE_LOOPS_INLINE std::string_view subloop_verdict(const compiled_state& st, const child_end& end) {
   switch (end.how) {
     case termination::terminal: return end.failure ? "no" : "yes";
     case termination::error: return routes_verdict(st, "error") ? "error" : "no";
@@ -163,7 +177,7 @@ inline std::string_view subloop_verdict(const compiled_state& st, const child_en
 /// `captured.<state>` of a sub-loop state: the child's captures (with `with:` or
 /// `context_passthrough`), then `terminated_by`, `final_state`, `failure_terminal`,
 /// `error` and the terminal's `output`.
-inline json subloop_record(const state_config& cfg, const child_end& end, const captured_map& child) {
+LITTLE_LOOPS_INLINE json subloop_record(const state_config& cfg, const child_end& end, const captured_map& child) {
   json rec = json::object();
   if (!cfg.with.empty() || cfg.context_passthrough)
     for (const auto& [name, c] : child) {
@@ -182,6 +196,7 @@ inline json subloop_record(const state_config& cfg, const child_end& end, const 
   if (!end.output.is_null()) rec["output"] = end.output;
   return rec;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

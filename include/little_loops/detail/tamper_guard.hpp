@@ -54,10 +54,12 @@ std::optional<std::string_view> effective_guard(const std::optional<std::string>
   return std::nullopt;
 }
 
+LITTLE_LOOPS_INLINE bool glob_match(std::string_view pattern, std::string_view path);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Whether `path` matches the glob `pattern`: `*` and `?` stay inside one path segment,
 /// `**/` matches any number of leading directories (none included), and any other `**`
 /// matches across segments.
-inline bool glob_match(std::string_view pattern, std::string_view path) {
+LITTLE_LOOPS_INLINE bool glob_match(std::string_view pattern, std::string_view path) {
   if (pattern.empty()) return path.empty();
   if (pattern.substr(0, 3) == "**/") {
     const std::string_view rest = pattern.substr(3);
@@ -84,6 +86,7 @@ inline bool glob_match(std::string_view pattern, std::string_view path) {
   if (pattern.front() == '?' ? path.front() == '/' : pattern.front() != path.front()) return false;
   return glob_match(pattern.substr(1), path.substr(1));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Whether `path` is a test file by `patterns`.
 template <class Patterns>
@@ -95,10 +98,13 @@ bool is_test_file(std::string_view path, const Patterns& patterns) {
 /// The line a listing probe marks the pytest configuration with.
 inline constexpr std::string_view config_marker = ":pytest-config ";
 
+LITTLE_LOOPS_INLINE std::string config_probe();
+LITTLE_LOOPS_INLINE std::string listing_probe(bool entry);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The shell text that prints the pytest configuration pytest reads here, as pytest finds
 /// it: `pytest.ini`, else `pyproject.toml` with `[tool.pytest.ini_options]`, else `tox.ini`
 /// with `[pytest]`, else `setup.cfg` with `[tool:pytest]`.
-inline std::string config_probe() {
+LITTLE_LOOPS_INLINE std::string config_probe() {
   const std::string m(config_marker);
   return "if [ -f pytest.ini ]; then echo '" + m + "pytest.ini'; "
          "elif grep -qs '^[[:space:]]*\\[tool\\.pytest\\.ini_options\\]' pyproject.toml; then echo '" + m + "pyproject.toml'; "
@@ -108,13 +114,14 @@ inline std::string config_probe() {
 
 /// The listing probe: the pytest configuration, then every file git tracks or sees
 /// untracked (`entry`), or only those changed against HEAD and the untracked ones (exit).
-inline std::string listing_probe(bool entry) {
+LITTLE_LOOPS_INLINE std::string listing_probe(bool entry) {
   std::string cmd = config_probe() + "; ";
   cmd += entry ? "git -c core.quotepath=off ls-files --cached --others --exclude-standard 2>/dev/null"
                : "git -c core.quotepath=off diff --name-only HEAD 2>/dev/null; "
                  "git -c core.quotepath=off ls-files --others --exclude-standard 2>/dev/null";
   return cmd;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// A listing probe's answer.
 struct guard_listing {
@@ -122,7 +129,9 @@ struct guard_listing {
   std::optional<std::string> config{};  ///< the pytest configuration, if any
 };
 
-inline guard_listing parse_listing(std::string_view text) {
+LITTLE_LOOPS_INLINE guard_listing parse_listing(std::string_view text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE guard_listing parse_listing(std::string_view text) {
   guard_listing out;
   while (!text.empty()) {
     const std::size_t end = std::min(text.find('\n'), text.size());
@@ -137,10 +146,16 @@ inline guard_listing parse_listing(std::string_view text) {
   }
   return out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
+LITTLE_LOOPS_INLINE std::string hash_probe(const std::vector<std::string>& paths);
+LITTLE_LOOPS_INLINE std::string revert_probe(const std::vector<std::string>& paths);
+LITTLE_LOOPS_INLINE std::optional<std::vector<std::string>> answer_lines(std::string_view text,
+                                                            std::size_t expected);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The hashing probe: one line per path, its git blob hash or `-` when it is no file. The
 /// pytest section of `pyproject.toml` is hashed alone (edits elsewhere in it are no finding).
-inline std::string hash_probe(const std::vector<std::string>& paths) {
+LITTLE_LOOPS_INLINE std::string hash_probe(const std::vector<std::string>& paths) {
   std::string cmd = "for f in";
   for (const auto& p : paths) cmd += " " + shell_word(p);
   cmd += "; do if [ ! -f \"$f\" ]; then echo -; "
@@ -152,7 +167,7 @@ inline std::string hash_probe(const std::vector<std::string>& paths) {
 
 /// The revert probe: restores each path git tracks (`git checkout --`); one line per path,
 /// `+` when restored, `-` when not (untracked: nothing to restore from).
-inline std::string revert_probe(const std::vector<std::string>& paths) {
+LITTLE_LOOPS_INLINE std::string revert_probe(const std::vector<std::string>& paths) {
   std::string cmd = "for f in";
   for (const auto& p : paths) cmd += " " + shell_word(p);
   cmd += "; do if git ls-files --error-unmatch -- \"$f\" >/dev/null 2>&1 && "
@@ -161,7 +176,7 @@ inline std::string revert_probe(const std::vector<std::string>& paths) {
 }
 
 /// The lines of a probe's answer, one per path asked about (nullopt: another count).
-inline std::optional<std::vector<std::string>> answer_lines(std::string_view text,
+LITTLE_LOOPS_INLINE std::optional<std::vector<std::string>> answer_lines(std::string_view text,
                                                             std::size_t expected) {
   std::vector<std::string> lines;
   while (!text.empty()) {
@@ -174,6 +189,7 @@ inline std::optional<std::vector<std::string>> answer_lines(std::string_view tex
   if (lines.size() != expected) return std::nullopt;
   return lines;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Hashes of test files by path (nullopt: no such file).
 using tamper_snapshot = std::map<std::string, std::optional<std::string>>;
@@ -185,7 +201,11 @@ struct tamper_finding {
   bool is_config = false;
 };
 
-inline std::vector<tamper_finding> compare_snapshots(const tamper_snapshot& before,
+LITTLE_LOOPS_INLINE std::vector<tamper_finding> compare_snapshots(const tamper_snapshot& before,
+                                                     const tamper_snapshot& after,
+                                                     const std::optional<std::string>& config);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::vector<tamper_finding> compare_snapshots(const tamper_snapshot& before,
                                                      const tamper_snapshot& after,
                                                      const std::optional<std::string>& config) {
   std::set<std::string> paths;
@@ -202,6 +222,7 @@ inline std::vector<tamper_finding> compare_snapshots(const tamper_snapshot& befo
   }
   return out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// The probes of the test guards for one state, through `run` (the host's runner): the
 /// tamper guard's snapshot taken on entry and its check on exit, and ask() for any other.
@@ -303,10 +324,17 @@ class guard_probes {
   std::optional<std::chrono::steady_clock::time_point> deadline_;
 };
 
+LITTLE_LOOPS_INLINE std::optional<std::size_t> failure_target(const compiled_loop& loop,
+                                                 const state_config& st);
+LITTLE_LOOPS_INLINE void append_guard_record(json& context, std::string_view key, json record);
+LITTLE_LOOPS_INLINE guard_event stamped(guard_event e, event_time ts);
+LITTLE_LOOPS_INLINE std::optional<std::string_view> tamper_policy_of(const compiled_loop& loop,
+                                                        const compiled_state& st);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Where a guard's `fail` policy sends the run from `st` (the reference's rule): its `on_no`
 /// when that is a failure terminal, else the first failure terminal by name, else its
 /// `on_no`; nullopt when there is none of them (the ordinary routes decide).
-inline std::optional<std::size_t> failure_target(const compiled_loop& loop,
+LITTLE_LOOPS_INLINE std::optional<std::size_t> failure_target(const compiled_loop& loop,
                                                  const state_config& st) {
   const auto on_no = st.on.find("no");
   std::optional<std::size_t> no;
@@ -322,24 +350,25 @@ inline std::optional<std::size_t> failure_target(const compiled_loop& loop,
 }
 
 /// Appends `record` to the list `context[key]` (made a list when it is not one).
-inline void append_guard_record(json& context, std::string_view key, json record) {
+LITTLE_LOOPS_INLINE void append_guard_record(json& context, std::string_view key, json record) {
   json& list = context[std::string(key)];
   if (!list.is_array()) list = json::array();
   list.push_back(std::move(record));
 }
 
 /// `e` at time `ts`.
-inline guard_event stamped(guard_event e, event_time ts) {
+LITTLE_LOOPS_INLINE guard_event stamped(guard_event e, event_time ts) {
   e.ts = ts;
   return e;
 }
 
 /// The tamper policy of the state `st` in `loop`, if a guard applies to it.
-inline std::optional<std::string_view> tamper_policy_of(const compiled_loop& loop,
+LITTLE_LOOPS_INLINE std::optional<std::string_view> tamper_policy_of(const compiled_loop& loop,
                                                         const compiled_state& st) {
   return effective_guard(st.config->guards.tamper_guard, loop.loop().guards.tamper_guard,
                          tamper_guard_values);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// What a guard decided on a state's exit: where a `fail` policy sends the run, and the
 /// event to report (its time stamp left to the executor).

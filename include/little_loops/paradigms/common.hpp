@@ -36,8 +36,26 @@ inline constexpr std::array<std::string_view, 10> paradigm_common_keys{
     "paradigm", "name",    "description", "max_iterations", "backoff",
     "timeout",  "context", "scope",       "llm",            "on_handoff"};
 
+LITTLE_LOOPS_INLINE std::vector<std::string_view> paradigm_keys(std::initializer_list<std::string_view> extra);
+LITTLE_LOOPS_INLINE std::string paradigm_index_path(std::string_view base, std::size_t index);
+LITTLE_LOOPS_INLINE bool read_paradigm_common(std::string_view expected_paradigm, const std::string& key,
+                                 const json& field, fsm_loop& loop, diagnostics& out);
+LITTLE_LOOPS_INLINE bool require_paradigm_fields(const json& spec, std::string_view title,
+                                    std::initializer_list<std::string_view> required,
+                                    diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_paradigm_evaluator(const json& field, const std::string& path,
+                                    std::optional<evaluate_config>& into, diagnostics& out);
+LITTLE_LOOPS_INLINE std::optional<std::string> read_paradigm_text(const json& field, const std::string& path,
+                                                     diagnostics& out);
+LITTLE_LOOPS_INLINE std::string paradigm_excerpt(std::string_view text);
+LITTLE_LOOPS_INLINE state_config paradigm_failure_terminal();
+LITTLE_LOOPS_INLINE state_config paradigm_terminal();
+LITTLE_LOOPS_INLINE loop_draft paradigm_draft(std::string_view title, fsm_loop loop, diagnostics found,
+                                 paradigm_origins origins = {});
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> finish_paradigm(loop_draft draft, diagnostics* warnings);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `key` with `extra` paradigm keys appended, for "did you mean" candidates.
-inline std::vector<std::string_view> paradigm_keys(std::initializer_list<std::string_view> extra) {
+LITTLE_LOOPS_INLINE std::vector<std::string_view> paradigm_keys(std::initializer_list<std::string_view> extra) {
   std::vector<std::string_view> keys(paradigm_common_keys.begin(), paradigm_common_keys.end());
   keys.insert(keys.end(), extra.begin(), extra.end());
   return keys;
@@ -45,14 +63,14 @@ inline std::vector<std::string_view> paradigm_keys(std::initializer_list<std::st
 
 /// Path of array element `index` under `base`, in the form every diagnostic uses:
 /// `constraints[0]`.
-inline std::string paradigm_index_path(std::string_view base, std::size_t index) {
+LITTLE_LOOPS_INLINE std::string paradigm_index_path(std::string_view base, std::size_t index) {
   return index_path(base, index);
 }
 
 /// Reads one of the keys every paradigm shares into `loop`. Returns false when `key` is not
 /// a shared key (the caller then tries its own keys). `paradigm` is checked against
 /// `expected_paradigm`; `name` is read by the caller because its default differs.
-inline bool read_paradigm_common(std::string_view expected_paradigm, const std::string& key,
+LITTLE_LOOPS_INLINE bool read_paradigm_common(std::string_view expected_paradigm, const std::string& key,
                                  const json& field, fsm_loop& loop, diagnostics& out) {
   const std::string path = member_path("", key);
   if (key == "paradigm") {
@@ -90,7 +108,7 @@ inline bool read_paradigm_common(std::string_view expected_paradigm, const std::
 
 /// Reports, as ONE diagnostic at the document root, every key of `required` that `spec`
 /// lacks: `Goal paradigm requires: goal, tools`. Returns true when none is missing.
-inline bool require_paradigm_fields(const json& spec, std::string_view title,
+LITTLE_LOOPS_INLINE bool require_paradigm_fields(const json& spec, std::string_view title,
                                     std::initializer_list<std::string_view> required,
                                     diagnostics& out) {
   std::vector<std::string_view> missing;
@@ -105,7 +123,7 @@ inline bool require_paradigm_fields(const json& spec, std::string_view title,
 /// An `evaluator:` field. `null` and `{}` mean no evaluator (the state's default one), as
 /// the original reads them (`if evaluator_spec:`); anything else is parsed strictly by
 /// parse_evaluate_config() and kept whole. Returns false when it is invalid.
-inline bool read_paradigm_evaluator(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE bool read_paradigm_evaluator(const json& field, const std::string& path,
                                     std::optional<evaluate_config>& into, diagnostics& out) {
   into.reset();
   if (field.is_null() || (field.is_object() && field.empty())) return true;
@@ -114,7 +132,7 @@ inline bool read_paradigm_evaluator(const json& field, const std::string& path,
 }
 
 /// A string-valued spec field that must not be empty (an action or a name).
-inline std::optional<std::string> read_paradigm_text(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<std::string> read_paradigm_text(const json& field, const std::string& path,
                                                      diagnostics& out) {
   auto v = read_string(field, path, out);
   if (v && v->empty()) {
@@ -125,13 +143,13 @@ inline std::optional<std::string> read_paradigm_text(const json& field, const st
 }
 
 /// `text` for a message: at most 60 bytes, without surrounding quotes.
-inline std::string paradigm_excerpt(std::string_view text) {
+LITTLE_LOOPS_INLINE std::string paradigm_excerpt(std::string_view text) {
   const std::string quoted = quote_excerpt(text);
   return quoted.substr(1, quoted.size() - 2);
 }
 
 /// A `failure: true` terminal.
-inline state_config paradigm_failure_terminal() {
+LITTLE_LOOPS_INLINE state_config paradigm_failure_terminal() {
   state_config s;
   s.terminal = true;
   s.failure = true;
@@ -139,7 +157,7 @@ inline state_config paradigm_failure_terminal() {
 }
 
 /// A plain terminal.
-inline state_config paradigm_terminal() {
+LITTLE_LOOPS_INLINE state_config paradigm_terminal() {
   state_config s;
   s.terminal = true;
   return s;
@@ -147,15 +165,15 @@ inline state_config paradigm_terminal() {
 
 /// A compiler's result, before validation: the compiled loop with the spec's findings and
 /// where each compiled part came from (validate_loop() judges it, in spec terms).
-inline loop_draft paradigm_draft(std::string_view title, fsm_loop loop, diagnostics found,
-                                 paradigm_origins origins = {}) {
+LITTLE_LOOPS_INLINE loop_draft paradigm_draft(std::string_view title, fsm_loop loop, diagnostics found,
+                                 paradigm_origins origins) {
   return loop_draft_access::spec(title, std::move(loop), std::move(found), std::move(origins));
 }
 
 /// A compiler's result validated: the loop, or the error (errc::invalid_spec, at the spec
 /// paths; see validate_loop()). Warnings are appended to `warnings` when given, those of
 /// a refused spec too.
-inline expected<fsm_loop, error> finish_paradigm(loop_draft draft, diagnostics* warnings) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> finish_paradigm(loop_draft draft, diagnostics* warnings) {
   auto validated = validate_loop(std::move(draft));
   if (!validated) {
     if (warnings != nullptr)
@@ -167,6 +185,7 @@ inline expected<fsm_loop, error> finish_paradigm(loop_draft draft, diagnostics* 
     warnings->insert(warnings->end(), validated->warnings().begin(), validated->warnings().end());
   return std::move(*validated).release();
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

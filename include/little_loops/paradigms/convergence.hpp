@@ -14,8 +14,11 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 
 namespace detail {
 
+LITTLE_LOOPS_INLINE std::optional<json> read_convergence_number(const json& field, const std::string& path,
+                                                   diagnostics& out);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `toward` / `tolerance`: a finite number (a string holding one is accepted and converted).
-inline std::optional<json> read_convergence_number(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<json> read_convergence_number(const json& field, const std::string& path,
                                                    diagnostics& out) {
   if (field.is_string()) {
     const auto& text = field.get_ref<const std::string&>();
@@ -29,11 +32,14 @@ inline std::optional<json> read_convergence_number(const json& field, const std:
   if (!read_number(field, path, out)) return std::nullopt;
   return field;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
-inline loop_draft draft_convergence(const json& spec);
+LITTLE_LOOPS_INLINE loop_draft draft_convergence(const json& spec);
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_convergence(const json& spec, diagnostics* warnings = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Compiles a convergence spec:
 /// ```yaml
 /// paradigm: convergence
@@ -58,14 +64,16 @@ inline loop_draft draft_convergence(const json& spec);
 /// `${context.tolerance}`. The previous value is the
 /// evaluator's own per-state memory (the original's `${prev.output}` would have read the
 /// fix's output).
-inline expected<fsm_loop, error> compile_convergence(const json& spec, diagnostics* warnings = nullptr) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_convergence(const json& spec, diagnostics* warnings) {
   return detail::finish_paradigm(detail::draft_convergence(spec), warnings);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// compile_convergence() before validation: the compiled loop, the spec's findings and origins.
-inline loop_draft draft_convergence(const json& spec) {
+LITTLE_LOOPS_INLINE loop_draft draft_convergence(const json& spec) {
   diagnostics out;
   fsm_loop loop;
   if (!spec.is_object()) {
@@ -150,6 +158,7 @@ inline loop_draft draft_convergence(const json& spec) {
   loop.states["stalled"] = std::move(stalled);
   return paradigm_draft("convergence", std::move(loop), std::move(out), std::move(origins));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 

@@ -21,8 +21,13 @@ struct goal_tool {
   std::string path;  ///< where the action is in the spec: `tools[0]` or `tools[0].tool`
 };
 
+LITTLE_LOOPS_INLINE std::optional<action_kind> read_tool_action_type(const json& field, const std::string& path,
+                                                        diagnostics& out);
+LITTLE_LOOPS_INLINE std::optional<goal_tool> read_goal_tool(const json& entry, const std::string& path,
+                                               diagnostics& out);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `action_type` of a tool entry, with the original's message for unknown kinds.
-inline std::optional<action_kind> read_tool_action_type(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<action_kind> read_tool_action_type(const json& field, const std::string& path,
                                                         diagnostics& out) {
   if (!field.is_string()) return parse_enum<action_kind>(field, path, out);
   const auto& text = field.get_ref<const std::string&>();
@@ -34,7 +39,7 @@ inline std::optional<action_kind> read_tool_action_type(const json& field, const
   return std::nullopt;
 }
 
-inline std::optional<goal_tool> read_goal_tool(const json& entry, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<goal_tool> read_goal_tool(const json& entry, const std::string& path,
                                                diagnostics& out) {
   if (entry.is_string()) {
     auto action = read_paradigm_text(entry, path, out);
@@ -66,11 +71,14 @@ inline std::optional<goal_tool> read_goal_tool(const json& entry, const std::str
   if (!ok) return std::nullopt;
   return tool;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
-inline loop_draft draft_goal(const json& spec);
+LITTLE_LOOPS_INLINE loop_draft draft_goal(const json& spec);
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* warnings = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Compiles a goal spec:
 /// ```yaml
 /// paradigm: goal
@@ -85,14 +93,16 @@ inline loop_draft draft_goal(const json& spec);
 /// `fix` (next → `evaluate`), `done` (terminal) and `failed` (failure terminal).
 /// The `evaluator` object is parsed by parse_evaluate_config() with paths below
 /// `evaluator` and kept whole, an explicit `exit_code` included; `null` or `{}` mean none.
-inline expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* warnings = nullptr) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* warnings) {
   return detail::finish_paradigm(detail::draft_goal(spec), warnings);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// compile_goal() before validation: the compiled loop, the spec's findings and origins.
-inline loop_draft draft_goal(const json& spec) {
+LITTLE_LOOPS_INLINE loop_draft draft_goal(const json& spec) {
   diagnostics out;
   fsm_loop loop;
   if (!spec.is_object()) {
@@ -169,6 +179,7 @@ inline loop_draft draft_goal(const json& spec) {
   loop.states[failed] = paradigm_failure_terminal();
   return paradigm_draft("goal", std::move(loop), std::move(out), std::move(origins));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 

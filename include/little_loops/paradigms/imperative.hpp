@@ -13,9 +13,11 @@
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
 namespace detail {
-inline loop_draft draft_imperative(const json& spec);
+LITTLE_LOOPS_INLINE loop_draft draft_imperative(const json& spec);
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_imperative(const json& spec, diagnostics* warnings = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Compiles an imperative spec:
 /// ```yaml
 /// paradigm: imperative
@@ -34,14 +36,16 @@ inline loop_draft draft_imperative(const json& spec);
 /// but does not change the routes: seed 001 and the original never read it, so a spec means
 /// the same everywhere; `passes: false` gets the warning `passes-ignored` (to end when a
 /// check fails, give the evaluator `negate: true` or invert the check, e.g. `! cmd`).
-inline expected<fsm_loop, error> compile_imperative(const json& spec, diagnostics* warnings = nullptr) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_imperative(const json& spec, diagnostics* warnings) {
   return detail::finish_paradigm(detail::draft_imperative(spec), warnings);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// compile_imperative() before validation: the compiled loop, the spec's findings and origins.
-inline loop_draft draft_imperative(const json& spec) {
+LITTLE_LOOPS_INLINE loop_draft draft_imperative(const json& spec) {
   diagnostics out;
   fsm_loop loop;
   if (!spec.is_object()) {
@@ -130,6 +134,7 @@ inline loop_draft draft_imperative(const json& spec) {
   loop.states["done"] = paradigm_terminal();
   return paradigm_draft("imperative", std::move(loop), std::move(out), std::move(origins));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 

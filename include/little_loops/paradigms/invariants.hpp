@@ -23,7 +23,11 @@ struct invariant_constraint {
   std::optional<evaluate_config> evaluator;
 };
 
-inline std::optional<invariant_constraint> read_constraint(const json& entry, std::size_t index,
+LITTLE_LOOPS_INLINE std::optional<invariant_constraint> read_constraint(const json& entry, std::size_t index,
+                                                           const std::string& path,
+                                                           diagnostics& out);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::optional<invariant_constraint> read_constraint(const json& entry, std::size_t index,
                                                            const std::string& path,
                                                            diagnostics& out) {
   if (!entry.is_object()) {
@@ -72,11 +76,14 @@ inline std::optional<invariant_constraint> read_constraint(const json& entry, st
   if (!ok) return std::nullopt;
   return c;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
-inline loop_draft draft_invariants(const json& spec);
+LITTLE_LOOPS_INLINE loop_draft draft_invariants(const json& spec);
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_invariants(const json& spec, diagnostics* warnings = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Compiles an invariants spec:
 /// ```yaml
 /// paradigm: invariants
@@ -94,14 +101,16 @@ inline loop_draft draft_invariants(const json& spec);
 /// `fix_<name>` (next → `check_<name>`), then `all_valid` (terminal; with maintain its
 /// `on_maintain` is the first check). Each constraint's evaluator is parsed by
 /// parse_evaluate_config() with paths such as `constraints[0].evaluator.operator`.
-inline expected<fsm_loop, error> compile_invariants(const json& spec, diagnostics* warnings = nullptr) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_invariants(const json& spec, diagnostics* warnings) {
   return detail::finish_paradigm(detail::draft_invariants(spec), warnings);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// compile_invariants() before validation: the compiled loop, the spec's findings and origins.
-inline loop_draft draft_invariants(const json& spec) {
+LITTLE_LOOPS_INLINE loop_draft draft_invariants(const json& spec) {
   diagnostics out;
   fsm_loop loop;
   if (!spec.is_object()) {
@@ -189,6 +198,7 @@ inline loop_draft draft_invariants(const json& spec) {
   loop.states["all_valid"] = std::move(all_valid);
   return paradigm_draft("invariants", std::move(loop), std::move(out), std::move(origins));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
