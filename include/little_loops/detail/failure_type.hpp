@@ -39,8 +39,10 @@ inline constexpr std::array<std::string_view, 6> api_error_patterns{
     "the server had an error", "internal server error", "overloaded_error", "overloaded", "529",
     "api error"};
 
+LITTLE_LOOPS_INLINE std::string lowered_failure_text(std::string_view output, std::string_view stderr_text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `output + "\n" + stderr`, lower-cased.
-inline std::string lowered_failure_text(std::string_view output, std::string_view stderr_text) {
+LITTLE_LOOPS_INLINE std::string lowered_failure_text(std::string_view output, std::string_view stderr_text) {
   std::string text(output);
   text += '\n';
   text += stderr_text;
@@ -48,6 +50,7 @@ inline std::string lowered_failure_text(std::string_view output, std::string_vie
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return text;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 template <std::size_t N>
 bool contains_any(std::string_view text, const std::array<std::string_view, N>& needles) {
@@ -55,14 +58,21 @@ bool contains_any(std::string_view text, const std::array<std::string_view, N>& 
                      [text](std::string_view n) { return text.find(n) != std::string_view::npos; });
 }
 
-inline bool is_network_failure(std::string_view text) {
+LITTLE_LOOPS_INLINE bool is_network_failure(std::string_view text);
+LITTLE_LOOPS_INLINE bool result_event_seen(std::string_view output) noexcept;
+LITTLE_LOOPS_INLINE bool is_infra_teardown(int exit_code, std::string_view output) noexcept;
+LITTLE_LOOPS_INLINE std::string failure_type_of(int exit_code, std::string_view output, std::string_view stderr_text);
+LITTLE_LOOPS_INLINE std::string_view error_class_of(std::string_view output, std::string_view stderr_text);
+LITTLE_LOOPS_INLINE void record_failure(captured_record& rec, const action_result& a);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE bool is_network_failure(std::string_view text) {
   return contains_any(text, network_patterns) || contains_word(text, "econnrefused") ||
          contains_word(text, "enotfound") || contains_word(text, "etimedout");
 }
 
 /// Whether `output` holds a stream-json `result` event (a line of JSON whose `type` is
 /// `result`), which an agent CLI writes when its turn ends.
-inline bool result_event_seen(std::string_view output) noexcept {
+LITTLE_LOOPS_INLINE bool result_event_seen(std::string_view output) noexcept {
   for (std::string_view key : {"\"type\":\"result\"", "\"type\": \"result\""})
     if (output.find(key) != std::string_view::npos) return true;
   return false;
@@ -70,7 +80,7 @@ inline bool result_event_seen(std::string_view output) noexcept {
 
 /// Exit 143 (SIGTERM) after a `result` event: the agent's process group was torn down once
 /// its turn ended, a re-runnable infrastructure kill (the reference's INFRA_RETRY).
-inline bool is_infra_teardown(int exit_code, std::string_view output) noexcept {
+LITTLE_LOOPS_INLINE bool is_infra_teardown(int exit_code, std::string_view output) noexcept {
   return exit_code == 143 && result_event_seen(output);
 }
 
@@ -79,7 +89,7 @@ inline bool is_infra_teardown(int exit_code, std::string_view output) noexcept {
 /// length, sessions, a missing command, a kill, tool errors, Python tracebacks),
 /// `non_recoverable` (authentication), else `real`; before them `infra_retry` for an infra
 /// teardown (is_infra_teardown). An action that exited 0 has none ("").
-inline std::string failure_type_of(int exit_code, std::string_view output, std::string_view stderr_text) {
+LITTLE_LOOPS_INLINE std::string failure_type_of(int exit_code, std::string_view output, std::string_view stderr_text) {
   if (exit_code == 0) return {};
   if (is_infra_teardown(exit_code, output)) return "infra_retry";
   std::string raw(output);
@@ -109,7 +119,7 @@ inline std::string failure_type_of(int exit_code, std::string_view output, std::
 /// The error class (resilience.hpp) of a failed action by the same patterns as
 /// failure_type_of(), first match wins: `rate_limit`, `network`, `timeout` (text),
 /// `auth`, `api_error`, else `exit_code`.
-inline std::string_view error_class_of(std::string_view output, std::string_view stderr_text) {
+LITTLE_LOOPS_INLINE std::string_view error_class_of(std::string_view output, std::string_view stderr_text) {
   const std::string text = lowered_failure_text(output, stderr_text);
   if (contains_any(text, rate_limit_patterns)) return "rate_limit";
   if (is_network_failure(text)) return "network";
@@ -122,7 +132,7 @@ inline std::string_view error_class_of(std::string_view output, std::string_view
 
 // captured.X.failure_type and timeout_kind (design §6.3): a timed-out action counts as exit
 // 124, with `Action timed out` for text when it wrote no stderr.
-inline void record_failure(captured_record& rec, const action_result& a) {
+LITTLE_LOOPS_INLINE void record_failure(captured_record& rec, const action_result& a) {
   rec.timeout_kind = !a.timed_out ? "" : a.idle_timeout ? "idle" : "wall";
   if (a.exit_code == 0 && !a.abnormal()) {
     rec.failure_type.clear();
@@ -136,6 +146,7 @@ inline void record_failure(captured_record& rec, const action_result& a) {
   const int code = a.timed_out ? 124 : (a.exit_code == 0 ? 1 : a.exit_code);
   rec.failure_type = failure_type_of(code, a.output, err);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -13,9 +13,11 @@
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
+LITTLE_LOOPS_INLINE void append_feedback_value(std::string& out, const json& v);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Compact, deterministic text of a JSON scalar for feedback sentences (strings raw,
 // floats as Python prints them).
-inline void append_feedback_value(std::string& out, const json& v) {
+LITTLE_LOOPS_INLINE void append_feedback_value(std::string& out, const json& v) {
   if (v.is_string()) {
     out += v.get_ref<const std::string&>();
   } else if (v.is_number_float()) {
@@ -26,6 +28,7 @@ inline void append_feedback_value(std::string& out, const json& v) {
     out += v.dump(-1, ' ', false, json::error_handler_t::replace);
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 inline std::string_view operator_symbol(std::string_view op) noexcept {
   if (op == "eq") return "==";
@@ -43,8 +46,10 @@ inline const json* find_key(const json& obj, std::string_view key) {
   return it == obj.end() ? nullptr : &*it;
 }
 
+LITTLE_LOOPS_INLINE std::string feedback_text(std::string_view verdict, const json& details);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // The human-readable `feedback` sentence for an evaluation (see feedback_record).
-inline std::string feedback_text(std::string_view verdict, const json& details) {
+LITTLE_LOOPS_INLINE std::string feedback_text(std::string_view verdict, const json& details) {
   std::string s;
   if (const json* e = find_key(details, "error"); e && e->is_string()) {
     s = e->get<std::string>();
@@ -110,9 +115,12 @@ inline std::string feedback_text(std::string_view verdict, const json& details) 
   s += verdict;
   return s;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE json feedback_record(const prev_record& prev);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief The seed-004 feedback record of an evaluation:
 /// `{success, feedback, details, scriptOutput{stdout, stderr, exitCode}}`; scriptOutput only
 /// when the state ran an action.
@@ -126,7 +134,7 @@ inline std::string feedback_text(std::string_view verdict, const json& details) 
 /// it as `${prev.evaluation}`. `details` is the evaluation's details; a judge's `metrics`,
 /// `violations` and `suggestions` from its reply (`details.raw`) are also put at its top, as
 /// seed 004's record has them (`${prev.evaluation.details.violations}`).
-inline json feedback_record(const prev_record& prev) {
+LITTLE_LOOPS_INLINE json feedback_record(const prev_record& prev) {
   json rec = json::object();
   const std::string_view v = prev.verdict;
   rec["success"] = v == "success" || v == "target" || v == "pass" || v == "yes";
@@ -150,5 +158,6 @@ inline json feedback_record(const prev_record& prev) {
   }
   return rec;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -30,9 +30,14 @@ struct learning_plan {
   int max_retries = 2;
 };
 
+LITTLE_LOOPS_INLINE std::optional<int> python_int(std::string_view text);
+LITTLE_LOOPS_INLINE std::vector<std::string> split_targets(std::string_view csv);
+LITTLE_LOOPS_INLINE expected<learning_plan, std::string> learning_plan_of(const learning_config& cfg,
+                                                             const interpolation_context& ctx);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Python's int() of a string, for the values a retry limit takes: surrounding whitespace,
 // an optional sign, ASCII digits with single `_` between them.
-inline std::optional<int> python_int(std::string_view text) {
+LITTLE_LOOPS_INLINE std::optional<int> python_int(std::string_view text) {
   text = trim_py(text);
   bool negative = false;
   if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
@@ -54,7 +59,7 @@ inline std::optional<int> python_int(std::string_view text) {
 }
 
 // The targets, comma-separated in `csv`: each stripped, the empty ones dropped.
-inline std::vector<std::string> split_targets(std::string_view csv) {
+LITTLE_LOOPS_INLINE std::vector<std::string> split_targets(std::string_view csv) {
   std::vector<std::string> out;
   while (true) {
     const std::size_t comma = csv.find(',');
@@ -65,7 +70,7 @@ inline std::vector<std::string> split_targets(std::string_view csv) {
   }
 }
 
-inline expected<learning_plan, std::string> learning_plan_of(const learning_config& cfg,
+LITTLE_LOOPS_INLINE expected<learning_plan, std::string> learning_plan_of(const learning_config& cfg,
                                                              const interpolation_context& ctx) {
   learning_plan plan;
   plan.max_retries = cfg.max_retries;
@@ -85,6 +90,7 @@ inline expected<learning_plan, std::string> learning_plan_of(const learning_conf
   }
   return plan;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -107,10 +107,12 @@ inline int unicode_decimal_value(char32_t c) noexcept {
   return offset < 10 ? static_cast<int>(offset) : -1;
 }
 
+LITTLE_LOOPS_INLINE std::optional<std::string> ascii_decimal_digits(std::string_view s);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // `s` with every non-ASCII decimal digit (UTF-8) replaced by its ASCII digit, as Python's
 // float() reads them (`float("٣")` is 3.0); std::nullopt when `s` holds any other non-ASCII
 // character or is not UTF-8.
-inline std::optional<std::string> ascii_decimal_digits(std::string_view s) {
+LITTLE_LOOPS_INLINE std::optional<std::string> ascii_decimal_digits(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   const auto* bytes = reinterpret_cast<const unsigned char*>(s.data());
@@ -128,13 +130,16 @@ inline std::optional<std::string> ascii_decimal_digits(std::string_view s) {
   }
   return out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
+LITTLE_LOOPS_INLINE std::optional<double> parse_number(std::string_view text) noexcept;
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Parses `text` like Python's float(): surrounding whitespace, an optional sign, decimal
 // digits (any Unicode decimal digit, as Python) with an optional fraction and exponent, or
 // inf/infinity/nan (any case). Unlike Python, digit-group underscores (`1_000`) are rejected
 // (design §3.9), and so are hex and anything else. Returns std::nullopt when the text is not
 // a number.
-inline std::optional<double> parse_number(std::string_view text) noexcept {
+LITTLE_LOOPS_INLINE std::optional<double> parse_number(std::string_view text) noexcept {
   std::string_view s = trim_py(text);
   if (s.empty()) return std::nullopt;
   for (const char c : s) {
@@ -202,6 +207,7 @@ inline std::optional<double> parse_number(std::string_view text) noexcept {
   }
   return negative ? -value : value;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // Three-way comparison of an integer with a double, exact as Python compares int and float
 // (the integer is never rounded to a double: 2**53 + 1 > 2.0**53). Returns -1, 0 or 1, or 2
@@ -228,13 +234,17 @@ inline int compare_int_double(std::uint64_t u, double d) noexcept {
   return d > t ? -1 : 0;  // d >= 0, so only a positive fraction is possible
 }
 
+LITTLE_LOOPS_INLINE bool append_short_decimal(std::string& out, double v);
+LITTLE_LOOPS_INLINE void append_py_float(std::string& out, double v);
+LITTLE_LOOPS_INLINE std::string py_float_string(double v);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Appends `v` in fixed notation when it is a decimal with at most 4 fractional digits and
 // |v| < 1e11 (ratios, durations, scores: most values a template prints) and returns true;
 // false when it is not. m / 10^k (both exact, one correctly rounded division) equal to `v`
 // means the k-decimal text reads back as `v`; the smallest such k gives the fewest digits;
 // below 1e11 the spacing of doubles is under 1e-4, so no other k-decimal text reads back
 // as `v`: the text is Python's shortest repr.
-inline bool append_short_decimal(std::string& out, double v) {
+LITTLE_LOOPS_INLINE bool append_short_decimal(std::string& out, double v) {
   constexpr double limit = 1e11;
   if (!(v > -limit && v < limit)) return false;
   constexpr std::array<double, 5> scale{1.0, 10.0, 100.0, 1000.0, 10000.0};
@@ -271,7 +281,7 @@ inline bool append_short_decimal(std::string& out, double v) {
 // decimals, fmt's default format of a double has the same digits and the same exponent
 // bounds and writes at least two exponent digits; it leaves out the ".0" of an integral
 // value, added here.
-inline void append_py_float(std::string& out, double v) {
+LITTLE_LOOPS_INLINE void append_py_float(std::string& out, double v) {
   if (std::isnan(v)) {
     out += "nan";
     return;
@@ -288,11 +298,12 @@ inline void append_py_float(std::string& out, double v) {
   if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
 }
 
-inline std::string py_float_string(double v) {
+LITTLE_LOOPS_INLINE std::string py_float_string(double v) {
   std::string s;
   append_py_float(s, v);
   return s;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 template <class Int>
 inline void append_integer(std::string& out, Int v) {

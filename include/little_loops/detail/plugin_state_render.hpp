@@ -10,8 +10,10 @@
 #include <little_loops/schema.hpp>
 #include <little_loops/throttle.hpp>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format
+#  include <fmt/format.h>
+#  include <fmt/ranges.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <string>
 
@@ -24,8 +26,13 @@ inline bool throttles(const state_config& state, loop_dialect dialect) noexcept 
   return runs_action && (dialect == loop_dialect::current || state.throttle || state.on_throttle_hard);
 }
 
+LITTLE_LOOPS_INLINE json throttle_json(const state_config& state);
+LITTLE_LOOPS_INLINE json learning_json(const learning_config& l);
+LITTLE_LOOPS_INLINE std::string learning_text(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE std::string plugin_states_text(const fsm_loop& loop);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // `{normal_max, warn_max, hard_max[, on_throttle_hard][, exempt]}` of one state.
-inline json throttle_json(const state_config& state) {
+LITTLE_LOOPS_INLINE json throttle_json(const state_config& state) {
   const throttle_limits l = effective_throttle(state.throttle);
   json out = {{"normal_max", l.normal_max}, {"warn_max", l.warn_max}, {"hard_max", l.hard_max}};
   if (state.on_throttle_hard) out["on_throttle_hard"] = *state.on_throttle_hard;
@@ -34,7 +41,7 @@ inline json throttle_json(const state_config& state) {
 }
 
 // `{targets | targets_csv, max_retries | max_retries_expr}` of a learning state.
-inline json learning_json(const learning_config& l) {
+LITTLE_LOOPS_INLINE json learning_json(const learning_config& l) {
   json out = json::object();
   if (l.targets_csv)
     out["targets_csv"] = *l.targets_csv;
@@ -48,7 +55,7 @@ inline json learning_json(const learning_config& l) {
 }
 
 // The `Learning:` lines of the preview, one per learning state.
-inline std::string learning_text(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE std::string learning_text(const fsm_loop& loop) {
   std::string out;
   for (const auto& [name, state] : loop.states) {
     if (state.type != "learning" || !state.learning) continue;
@@ -61,7 +68,7 @@ inline std::string learning_text(const fsm_loop& loop) {
 }
 
 // The `Throttle:` lines of the preview: who is counted, and each state that writes its own.
-inline std::string plugin_states_text(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE std::string plugin_states_text(const fsm_loop& loop) {
   const loop_dialect dialect = dialect_of(loop);
   std::string out;
   bool any = false;
@@ -83,6 +90,7 @@ inline std::string plugin_states_text(const fsm_loop& loop) {
                      d.warn_max, d.hard_max) +
          out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 

@@ -30,8 +30,12 @@
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
+LITTLE_LOOPS_INLINE std::string prepatch_diff_probe(std::string_view base_branch);
+LITTLE_LOOPS_INLINE std::optional<std::string_view> prepatch_policy_of(const compiled_loop& loop,
+                                                          const compiled_state& st);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The probe that prints the pre-patch base (first line), then the patch since it.
-inline std::string prepatch_diff_probe(std::string_view base_branch) {
+LITTLE_LOOPS_INLINE std::string prepatch_diff_probe(std::string_view base_branch) {
   const std::string b = shell_word(base_branch);
   return "base=$(git merge-base HEAD " + b + " 2>/dev/null) || base=" + b +
          "; echo \"$base\"; git diff \"$base\" 2>/dev/null; "
@@ -40,11 +44,12 @@ inline std::string prepatch_diff_probe(std::string_view base_branch) {
 }
 
 /// The prepatch policy of the state `st` in `loop`, if a check applies to it.
-inline std::optional<std::string_view> prepatch_policy_of(const compiled_loop& loop,
+LITTLE_LOOPS_INLINE std::optional<std::string_view> prepatch_policy_of(const compiled_loop& loop,
                                                           const compiled_state& st) {
   return effective_guard(st.config->guards.prepatch_check, loop.loop().guards.prepatch_check,
                          prepatch_check_values);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Verdicts of one run by (hash of the patch, base), as the reference memoizes them.
 using prepatch_memo = std::map<std::pair<std::uint64_t, std::string>, prepatch_verdict>;

@@ -51,9 +51,25 @@ struct route_failure {
 
 using route_outcome = expected<std::size_t, route_failure>;
 
+LITTLE_LOOPS_INLINE expected<std::size_t, little_loops::error> take_static(const compiled_state& st,
+                                                              const compiled_target& t,
+                                                              std::size_t current);
+LITTLE_LOOPS_INLINE route_outcome take_static_route(const compiled_state& st, const compiled_target& t,
+                                       std::size_t current);
+LITTLE_LOOPS_INLINE route_outcome take(const route_query& q, const compiled_target& t);
+LITTLE_LOOPS_INLINE little_loops::error no_transition_error(const compiled_state& st, std::string_view verdict,
+                                               const evaluation_details* details);
+LITTLE_LOOPS_INLINE const compiled_target* twin_entry(
+    const std::vector<std::pair<std::string, compiled_target>>& table, std::string_view twin) noexcept;
+LITTLE_LOOPS_INLINE bool not_retryable(const compiled_state& st, int code) noexcept;
+LITTLE_LOOPS_INLINE route_outcome take_retry_exhausted(const route_query& q, const compiled_state& st);
+LITTLE_LOOPS_INLINE bool routes_abstention(const compiled_state& st, std::string_view verdict) noexcept;
+LITTLE_LOOPS_INLINE route_outcome escalate_abstention(const route_query& q);
+LITTLE_LOOPS_INLINE route_outcome route(const route_query& q);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Resolves a target that needs no rendering (a state, `$current`, an unknown name) to a state
 // index; `st` is the state routed from, `current` its index.
-inline expected<std::size_t, little_loops::error> take_static(const compiled_state& st,
+LITTLE_LOOPS_INLINE expected<std::size_t, little_loops::error> take_static(const compiled_state& st,
                                                               const compiled_target& t,
                                                               std::size_t current) {
   switch (t.type) {
@@ -74,7 +90,7 @@ inline expected<std::size_t, little_loops::error> take_static(const compiled_sta
 }
 
 // take_static() as a routing outcome.
-inline route_outcome take_static_route(const compiled_state& st, const compiled_target& t,
+LITTLE_LOOPS_INLINE route_outcome take_static_route(const compiled_state& st, const compiled_target& t,
                                        std::size_t current) {
   auto to = take_static(st, t, current);
   if (!to) return unexpected(route_failure{std::move(to.error())});
@@ -83,7 +99,7 @@ inline route_outcome take_static_route(const compiled_state& st, const compiled_
 
 // Resolves any compiled target: an interpolated one is rendered into `*q.text` from
 // `*q.context`, then names `$current` or a state of the loop.
-inline route_outcome take(const route_query& q, const compiled_target& t) {
+LITTLE_LOOPS_INLINE route_outcome take(const route_query& q, const compiled_target& t) {
   if (t.type == compiled_target::kind::state) return t.index;  // the common case, inline
   const compiled_state& st = q.loop->state(q.current);
   if (t.type != compiled_target::kind::dynamic) return take_static_route(st, t, q.current);
@@ -108,7 +124,7 @@ inline route_outcome take(const route_query& q, const compiled_target& t) {
 // "No valid transition from state "s" for verdict "v"", followed for the `error` verdict by
 // its cause (the details' "error": runner error, interpolation failure, evaluator error,
 // timeout, ...) when there is one.
-inline little_loops::error no_transition_error(const compiled_state& st, std::string_view verdict,
+LITTLE_LOOPS_INLINE little_loops::error no_transition_error(const compiled_state& st, std::string_view verdict,
                                                const evaluation_details* details) {
   std::string message =
       fmt::format("No valid transition from state \"{}\" for verdict \"{}\"", st.name, verdict);
@@ -127,7 +143,7 @@ inline little_loops::error no_transition_error(const compiled_state& st, std::st
 
 // The entry of `table` (route keys or on_<verdict> shorthands) for `twin`, the twin of the
 // verdict (design §6.2: twin verdicts route alike after the exact key); null when none.
-inline const compiled_target* twin_entry(
+LITTLE_LOOPS_INLINE const compiled_target* twin_entry(
     const std::vector<std::pair<std::string, compiled_target>>& table, std::string_view twin) noexcept {
   if (twin.empty()) return nullptr;
   for (const auto& [key, target] : table)
@@ -136,7 +152,7 @@ inline const compiled_target* twin_entry(
 }
 
 // An error whose exit code the state's `retryable_exit_codes` does not list.
-inline bool not_retryable(const compiled_state& st, int code) noexcept {
+LITTLE_LOOPS_INLINE bool not_retryable(const compiled_state& st, int code) noexcept {
   if (st.retryable_exit_codes.empty() || code < 0) return false;
   return std::find(st.retryable_exit_codes.begin(), st.retryable_exit_codes.end(), code) ==
          st.retryable_exit_codes.end();
@@ -144,14 +160,14 @@ inline bool not_retryable(const compiled_state& st, int code) noexcept {
 
 // `on_retry_exhausted`, else `on_error` (validation makes sure there is one), for an error
 // that is not worth retrying.
-inline route_outcome take_retry_exhausted(const route_query& q, const compiled_state& st) {
+LITTLE_LOOPS_INLINE route_outcome take_retry_exhausted(const route_query& q, const compiled_state& st) {
   if (st.retry_exhausted) return take_static_route(st, *st.retry_exhausted, q.current);
   return take(q, st.on[*st.on_error].second);
 }
 
 // True when the state routes the abstention `verdict` by its own name (design §6.3: then it
 // is not held).
-inline bool routes_abstention(const compiled_state& st, std::string_view verdict) noexcept {
+LITTLE_LOOPS_INLINE bool routes_abstention(const compiled_state& st, std::string_view verdict) noexcept {
   for (const auto& entry : st.routes)
     if (entry.first == verdict) return true;
   for (const auto& entry : st.on)
@@ -161,7 +177,7 @@ inline bool routes_abstention(const compiled_state& st, std::string_view verdict
 
 // The route of an abstention held too long: `_error` with a route table, else `on_error`,
 // else unrouted (never `_` or `on_no`).
-inline route_outcome escalate_abstention(const route_query& q) {
+LITTLE_LOOPS_INLINE route_outcome escalate_abstention(const route_query& q) {
   const compiled_state& st = q.loop->state(q.current);
   const bool has_table = !st.routes.empty() || st.route_default || st.route_error;
   if (has_table && st.route_error) return take(q, *st.route_error);
@@ -176,7 +192,7 @@ inline route_outcome escalate_abstention(const route_query& q) {
 // `next:` state a failed action goes to on_error when there is one (on_retry_exhausted when
 // its exit code is not retryable), else to `next`; an action that could not be run at all
 // without on_error is unrouted. The cannot_judge hold is the executor's (it keeps counts).
-inline route_outcome route(const route_query& q) {
+LITTLE_LOOPS_INLINE route_outcome route(const route_query& q) {
   const compiled_state& st = q.loop->state(q.current);
   if (st.next) {
     if (q.failed_action && st.on_error) {
@@ -204,6 +220,7 @@ inline route_outcome route(const route_query& q) {
   if (q.loop->loop().maintain) return take_static_route(st, st.maintain_target, q.current);
   return unexpected(route_failure{no_transition_error(st, q.verdict, q.details)});
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -29,9 +29,17 @@ struct attached_worktree {
   std::string path{};
 };
 
+LITTLE_LOOPS_INLINE expected<std::optional<attached_worktree>, std::string> attach_subloop_worktree(
+    const std::string& text, const interpolation_context& ctx, json& child_context,
+    const executor_options& options);
+LITTLE_LOOPS_INLINE void detach_subloop_worktree(const attached_worktree& w, const executor_options& options) noexcept;
+LITTLE_LOOPS_INLINE guard_event worktree_event(event_time ts, std::string_view state, std::string_view kind,
+                                  std::string_view branch, std::string_view path,
+                                  std::string_view message = {});
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Attaches the worktree of a sub-loop state whose `worktree:` is `text`: nullopt when it
 /// renders empty, else the worktree, or why there is none.
-inline expected<std::optional<attached_worktree>, std::string> attach_subloop_worktree(
+LITTLE_LOOPS_INLINE expected<std::optional<attached_worktree>, std::string> attach_subloop_worktree(
     const std::string& text, const interpolation_context& ctx, json& child_context,
     const executor_options& options) {
   auto rendered = interpolate(text, ctx);
@@ -51,7 +59,7 @@ inline expected<std::optional<attached_worktree>, std::string> attach_subloop_wo
 }
 
 /// Detaches `w` through the host (a failure to detach is the host's to report).
-inline void detach_subloop_worktree(const attached_worktree& w, const executor_options& options) noexcept {
+LITTLE_LOOPS_INLINE void detach_subloop_worktree(const attached_worktree& w, const executor_options& options) noexcept {
   try {
     if (options.detach_worktree) options.detach_worktree(w.path);
   } catch (...) {  // NOLINT(bugprone-empty-catch): a leaked scratch worktree must not end the run
@@ -59,9 +67,9 @@ inline void detach_subloop_worktree(const attached_worktree& w, const executor_o
 }
 
 /// The guard event of a worktree (`sub_loop_worktree_attached`, `_detached`, `_error`).
-inline guard_event worktree_event(event_time ts, std::string_view state, std::string_view kind,
+LITTLE_LOOPS_INLINE guard_event worktree_event(event_time ts, std::string_view state, std::string_view kind,
                                   std::string_view branch, std::string_view path,
-                                  std::string_view message = {}) {
+                                  std::string_view message) {
   guard_event e;
   e.ts = ts;
   e.state = state;
@@ -71,6 +79,7 @@ inline guard_event worktree_event(event_time ts, std::string_view state, std::st
   e.message = message;
   return e;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -85,9 +85,12 @@ inline bool is_valid_utf8(std::string_view text) noexcept {
   return true;
 }
 
+LITTLE_LOOPS_INLINE std::vector<char32_t> utf8_decode(std::string_view text);
+LITTLE_LOOPS_INLINE void utf8_append(std::string& out, char32_t cp);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Decodes UTF-8 into code points; each byte that starts no well-formed sequence becomes
 /// U+FFFD.
-inline std::vector<char32_t> utf8_decode(std::string_view text) {
+LITTLE_LOOPS_INLINE std::vector<char32_t> utf8_decode(std::string_view text) {
   std::vector<char32_t> out;
   out.reserve(text.size());
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
@@ -102,7 +105,7 @@ inline std::vector<char32_t> utf8_decode(std::string_view text) {
 
 /// Appends the UTF-8 encoding of `cp` to `out`. A surrogate (U+D800–U+DFFF) gets the
 /// generalised 3-byte form ("WTF-8"), which is not valid UTF-8.
-inline void utf8_append(std::string& out, char32_t cp) {
+LITTLE_LOOPS_INLINE void utf8_append(std::string& out, char32_t cp) {
   if (cp < 0x80) {
     out.push_back(static_cast<char>(cp));
   } else if (cp < 0x800) {
@@ -119,6 +122,7 @@ inline void utf8_append(std::string& out, char32_t cp) {
     out.push_back(static_cast<char>(0x80U | (cp & 0x3FU)));
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // The first `n` code points of a UTF-8 string (Python's `s[:n]`).
 inline std::string_view utf8_prefix(std::string_view s, std::size_t n) noexcept {
@@ -153,9 +157,11 @@ inline std::size_t utf8_cut(std::string_view s, std::size_t max_bytes) noexcept 
   return cut;
 }
 
+LITTLE_LOOPS_INLINE std::string sanitize_utf8(std::string_view text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `text` with every byte that starts no well-formed UTF-8 sequence replaced by U+FFFD, so
 /// user data can be put into messages and paths that are later serialised as JSON.
-inline std::string sanitize_utf8(std::string_view text) {
+LITTLE_LOOPS_INLINE std::string sanitize_utf8(std::string_view text) {
   if (is_valid_utf8(text)) return std::string(text);
   std::string out;
   out.reserve(text.size() + 8);
@@ -173,6 +179,7 @@ inline std::string sanitize_utf8(std::string_view text) {
   }
   return out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -26,9 +26,11 @@ inline std::string_view trim_classify(std::string_view s) noexcept {
   return s;
 }
 
+LITTLE_LOOPS_INLINE std::vector<std::string_view> classify_lines(std::string_view text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The non-blank lines of `text`, split at `\n`, `\r\n`, `\r`, `\v` and `\f` (Python's
 /// splitlines for ASCII text), whitespace-only lines dropped.
-inline std::vector<std::string_view> classify_lines(std::string_view text) {
+LITTLE_LOOPS_INLINE std::vector<std::string_view> classify_lines(std::string_view text) {
   std::vector<std::string_view> lines;
   std::size_t start = 0;
   auto push = [&](std::size_t end) {
@@ -45,14 +47,17 @@ inline std::vector<std::string_view> classify_lines(std::string_view text) {
   if (start < text.size()) push(text.size());
   return lines;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE evaluation_result evaluate_classify(std::string_view output, const json& line);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief The classify evaluator: the verdict is one non-blank line of `output`, trimmed
 /// (case kept). `line` is `"first"`, `"last"` (also when null) or an index, 0-based and
 /// negative from the end. No line, or an index out of range, gives the empty verdict (which
 /// only `_` can route), with `error: "index out of range"` in the details for the latter.
-inline evaluation_result evaluate_classify(std::string_view output, const json& line) {
+LITTLE_LOOPS_INLINE evaluation_result evaluate_classify(std::string_view output, const json& line) {
   const auto lines = detail::classify_lines(output);
   const json line_value = line.is_null() ? json("last") : line;
   json details = json::object();
@@ -79,5 +84,6 @@ inline evaluation_result evaluate_classify(std::string_view output, const json& 
   details["token"] = token;
   return evaluation_result{std::move(token), std::move(details)};
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

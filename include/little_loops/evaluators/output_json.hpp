@@ -116,16 +116,19 @@ inline bool py_equal(const A& a, const B& b) {
   return false;
 }
 
+LITTLE_LOOPS_INLINE std::string shown_string(const std::string& s);
+LITTLE_LOOPS_INLINE json to_library_json(const output_document& v);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // A decoded output string as shown in details: a lone surrogate (see decode_json_string)
 // becomes U+FFFD. Strings are otherwise valid UTF-8 (json_value_builder checks).
-inline std::string shown_string(const std::string& s) {
+LITTLE_LOOPS_INLINE std::string shown_string(const std::string& s) {
   if (s.find('\xED') == std::string::npos || is_valid_utf8(s)) return s;
   return replace_lone_surrogates(s);
 }
 
 // Converts a parsed output value to the library json type (for details). Object members
 // are appended directly (keys are already unique), keeping the conversion linear.
-inline json to_library_json(const output_document& v) {
+LITTLE_LOOPS_INLINE json to_library_json(const output_document& v) {
   switch (v.type()) {
     case json::value_t::object: {
       json out = json::object();
@@ -152,6 +155,7 @@ inline json to_library_json(const output_document& v) {
     default: return json(nullptr);
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // Maximum nesting depth of an output document (Python's json module stops near 1000 too).
 inline constexpr std::size_t max_output_depth = 1000;
@@ -171,157 +175,179 @@ class json_value_builder {
   bool build(output_document& out) { return value(out); }
 
  private:
-  void skip_ws() noexcept {
-    while (i_ < s_.size() &&
-           (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
-      ++i_;
-  }
+  void skip_ws() noexcept;
 
-  bool value(output_document& out) {
-    switch (s_[i_]) {
-      case '{': return object(out);
-      case '[': return array(out);
-      case '"': {
-        std::string text;
-        if (!string(text)) return false;
-        out = std::move(text);
-        return true;
-      }
-      case 't': out = true; i_ += 4; break;
-      case 'f': out = false; i_ += 5; break;
-      case 'n': out = nullptr; i_ += 4; break;
-      case 'N': out = std::numeric_limits<double>::quiet_NaN(); i_ += 3; break;
-      case 'I': out = std::numeric_limits<double>::infinity(); i_ += 8; break;
-      default: number(out); break;
-    }
-    return true;
-  }
+  bool value(output_document& out);
 
-  void number(output_document& out) {
-    if (s_.compare(i_, 9, "-Infinity") == 0) {
-      i_ += 9;
-      out = -std::numeric_limits<double>::infinity();
-      return;
-    }
-    const std::size_t start = i_;
-    bool integral = true;
-    while (i_ < s_.size()) {
-      const char c = s_[i_];
-      if (c == '.' || c == 'e' || c == 'E' || c == '+') {
-        integral = false;
-      } else if (c != '-' && (c < '0' || c > '9')) {
-        break;
-      }
-      ++i_;
-    }
-    const std::string_view text = s_.substr(start, i_ - start);
-    if (integral) {
-      const char* first = text.data();
-      const char* last = text.data() + text.size();
-      if (text.front() == '-') {
-        std::int64_t v = 0;
-        if (std::from_chars(first, last, v).ec == std::errc{}) {
-          out = v;
-          return;
-        }
-      } else {
-        std::uint64_t v = 0;
-        if (std::from_chars(first, last, v).ec == std::errc{}) {
-          out = v;
-          return;
-        }
-      }
-    }
-    out = parse_number(text).value_or(0.0);  // valid JSON numbers always parse
-  }
+  void number(output_document& out);
 
   // Reads a string at the opening quote into `out`, decoded; false on ill-formed UTF-8.
-  bool string(std::string& out) {
-    const std::size_t body = ++i_;
-    bool escaped = false;
-    while (true) {
-      i_ = s_.find_first_of("\"\\", i_);
-      if (s_[i_] == '"') break;
-      escaped = true;
-      i_ += 2;
-    }
-    const std::string_view raw = s_.substr(body, i_ - body);
-    ++i_;
-    if (!is_valid_utf8(raw)) return false;  // escapes are ASCII: this checks the text
-    if (escaped)
-      decode_json_string(raw, out);
-    else
-      out.assign(raw);
-    return true;
-  }
+  bool string(std::string& out);
 
-  bool object(output_document& out) {
-    out = output_document::object();
-    auto& members = static_cast<json::object_t::Container&>(out.get_ref<json::object_t&>());
-    // A repeated key keeps its first place and takes the last value (Python's dict); up to
-    // `small` members it is found by a scan, beyond by hash.
-    constexpr std::size_t small = 16;
-    std::unordered_map<std::string, std::size_t> index;
-    ++i_;
-    skip_ws();
-    if (s_[i_] == '}') {
-      ++i_;
-      return true;
-    }
-    while (true) {
-      std::string key;
-      if (!string(key)) return false;
-      skip_ws();
-      ++i_;  // ':'
-      skip_ws();
-      std::size_t at = members.size();
-      if (members.size() <= small) {
-        for (std::size_t k = 0; k < members.size(); ++k)
-          if (members[k].first == key) at = k;
-      } else {
-        if (index.empty())
-          for (std::size_t k = 0; k < members.size(); ++k) index.emplace(members[k].first, k);
-        if (const auto it = index.find(key); it != index.end()) at = it->second;
-      }
-      if (at == members.size()) {
-        if (!index.empty()) index.emplace(key, at);
-        members.emplace_back(std::move(key), json());
-      }
-      if (!value(members[at].second)) return false;
-      skip_ws();
-      if (s_[i_++] == '}') return true;  // else ','
-      skip_ws();
-    }
-  }
+  bool object(output_document& out);
 
-  bool array(output_document& out) {
-    out = output_document::array();
-    auto& items = out.get_ref<output_document::array_t&>();
-    ++i_;
-    skip_ws();
-    if (s_[i_] == ']') {
-      ++i_;
-      return true;
-    }
-    while (true) {
-      items.emplace_back();
-      if (!value(items.back())) return false;
-      skip_ws();
-      if (s_[i_++] == ']') return true;  // else ','
-      skip_ws();
-    }
-  }
+  bool array(output_document& out);
 
   std::string_view s_;
   std::size_t i_ = 0;
 };
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE auto json_value_builder::skip_ws() noexcept -> void {
+  while (i_ < s_.size() &&
+         (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
+    ++i_;
+}
+
+LITTLE_LOOPS_INLINE auto json_value_builder::value(output_document& out) -> bool {
+  switch (s_[i_]) {
+    case '{': return object(out);
+    case '[': return array(out);
+    case '"': {
+      std::string text;
+      if (!string(text)) return false;
+      out = std::move(text);
+      return true;
+    }
+    case 't': out = true; i_ += 4; break;
+    case 'f': out = false; i_ += 5; break;
+    case 'n': out = nullptr; i_ += 4; break;
+    case 'N': out = std::numeric_limits<double>::quiet_NaN(); i_ += 3; break;
+    case 'I': out = std::numeric_limits<double>::infinity(); i_ += 8; break;
+    default: number(out); break;
+  }
+  return true;
+}
+
+LITTLE_LOOPS_INLINE auto json_value_builder::number(output_document& out) -> void {
+  if (s_.compare(i_, 9, "-Infinity") == 0) {
+    i_ += 9;
+    out = -std::numeric_limits<double>::infinity();
+    return;
+  }
+  const std::size_t start = i_;
+  bool integral = true;
+  while (i_ < s_.size()) {
+    const char c = s_[i_];
+    if (c == '.' || c == 'e' || c == 'E' || c == '+') {
+      integral = false;
+    } else if (c != '-' && (c < '0' || c > '9')) {
+      break;
+    }
+    ++i_;
+  }
+  const std::string_view text = s_.substr(start, i_ - start);
+  if (integral) {
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    if (text.front() == '-') {
+      std::int64_t v = 0;
+      if (std::from_chars(first, last, v).ec == std::errc{}) {
+        out = v;
+        return;
+      }
+    } else {
+      std::uint64_t v = 0;
+      if (std::from_chars(first, last, v).ec == std::errc{}) {
+        out = v;
+        return;
+      }
+    }
+  }
+  out = parse_number(text).value_or(0.0);  // valid JSON numbers always parse
+}
+
+LITTLE_LOOPS_INLINE auto json_value_builder::string(std::string& out) -> bool {
+  const std::size_t body = ++i_;
+  bool escaped = false;
+  while (true) {
+    i_ = s_.find_first_of("\"\\", i_);
+    if (s_[i_] == '"') break;
+    escaped = true;
+    i_ += 2;
+  }
+  const std::string_view raw = s_.substr(body, i_ - body);
+  ++i_;
+  if (!is_valid_utf8(raw)) return false;  // escapes are ASCII: this checks the text
+  if (escaped)
+    decode_json_string(raw, out);
+  else
+    out.assign(raw);
+  return true;
+}
+
+LITTLE_LOOPS_INLINE auto json_value_builder::object(output_document& out) -> bool {
+  out = output_document::object();
+  auto& members = static_cast<json::object_t::Container&>(out.get_ref<json::object_t&>());
+  // A repeated key keeps its first place and takes the last value (Python's dict); up to
+  // `small` members it is found by a scan, beyond by hash.
+  constexpr std::size_t small = 16;
+  std::unordered_map<std::string, std::size_t> index;
+  ++i_;
+  skip_ws();
+  if (s_[i_] == '}') {
+    ++i_;
+    return true;
+  }
+  while (true) {
+    std::string key;
+    if (!string(key)) return false;
+    skip_ws();
+    ++i_;  // ':'
+    skip_ws();
+    std::size_t at = members.size();
+    if (members.size() <= small) {
+      for (std::size_t k = 0; k < members.size(); ++k)
+        if (members[k].first == key) at = k;
+    } else {
+      if (index.empty())
+        for (std::size_t k = 0; k < members.size(); ++k) index.emplace(members[k].first, k);
+      if (const auto it = index.find(key); it != index.end()) at = it->second;
+    }
+    if (at == members.size()) {
+      if (!index.empty()) index.emplace(key, at);
+      members.emplace_back(std::move(key), json());
+    }
+    if (!value(members[at].second)) return false;
+    skip_ws();
+    if (s_[i_++] == '}') return true;  // else ','
+    skip_ws();
+  }
+}
+
+LITTLE_LOOPS_INLINE auto json_value_builder::array(output_document& out) -> bool {
+  out = output_document::array();
+  auto& items = out.get_ref<output_document::array_t&>();
+  ++i_;
+  skip_ws();
+  if (s_[i_] == ']') {
+    ++i_;
+    return true;
+  }
+  while (true) {
+    items.emplace_back();
+    if (!value(items.back())) return false;
+    skip_ws();
+    if (s_[i_++] == ']') return true;  // else ','
+    skip_ws();
+  }
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
 enum class json_extract { found, invalid, not_found };
 
+LITTLE_LOOPS_INLINE json_extract extract_json_path(std::string_view output, const path_segments& segs,
+                                      output_document& value, std::string& message);
+LITTLE_LOOPS_INLINE json_extract extract_json_path_of(std::string_view output, const path_segments& segs,
+                                         std::string_view path, output_document& value,
+                                         std::string& message);
+LITTLE_LOOPS_INLINE evaluation_result compare_json_value(const output_document& value, std::string_view path,
+                                            comparison_op op, const json& target);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Validates `output` as JSON and extracts the value at `segs` without building a DOM of the
 // whole document (only the selected value is materialised). On `invalid`, `message` says
 // where, in the words of Python's json module.
-inline json_extract extract_json_path(std::string_view output, const path_segments& segs,
+LITTLE_LOOPS_INLINE json_extract extract_json_path(std::string_view output, const path_segments& segs,
                                       output_document& value, std::string& message) {
   json_path_scanner scanner(output, segs, max_output_depth);
   if (!scanner.scan()) {
@@ -339,7 +365,7 @@ inline json_extract extract_json_path(std::string_view output, const path_segmen
 // extract_json_path of `segs`, the segments of `path`; when `[N]` segments find nothing,
 // the path read as the original reads it (split at dots only: `.a[0]` names the key
 // "a[0]") is tried too, so that keys holding brackets stay reachable.
-inline json_extract extract_json_path_of(std::string_view output, const path_segments& segs,
+LITTLE_LOOPS_INLINE json_extract extract_json_path_of(std::string_view output, const path_segments& segs,
                                          std::string_view path, output_document& value,
                                          std::string& message) {
   const json_extract first = extract_json_path(output, segs, value, message);
@@ -348,7 +374,7 @@ inline json_extract extract_json_path_of(std::string_view output, const path_seg
 }
 
 // The comparison step of output_json, given the extracted value.
-inline evaluation_result compare_json_value(const output_document& value, std::string_view path,
+LITTLE_LOOPS_INLINE evaluation_result compare_json_value(const output_document& value, std::string_view path,
                                             comparison_op op, const json& target) {
   evaluation_result r;
   r.details = json::object();
@@ -371,9 +397,13 @@ inline evaluation_result compare_json_value(const output_document& value, std::s
   return error_result(fmt::format("Operator {} not supported for non-numeric values",
                                   comparison_name(op)));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE evaluation_result evaluate_output_json(std::string_view output, std::string_view path,
+                                              comparison_op op, const json& target);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Parses `output` as JSON, extracts `path` (`.a.b`, `.a.0.b`, `.a[0].b`; `.` or `""`
 /// for the whole document) and compares it with `target` (seed 000).
 ///
@@ -384,7 +414,7 @@ inline evaluation_result compare_json_value(const output_document& value, std::s
 /// "operator"}` for numeric comparisons, `{"value", "path", "target"}` otherwise; `error` with
 /// `{"error": "Invalid JSON: ..."}`, `{"error": "Path not found: <path>"}` or
 /// `{"error": "Operator lt not supported for non-numeric values"}`.
-inline evaluation_result evaluate_output_json(std::string_view output, std::string_view path,
+LITTLE_LOOPS_INLINE evaluation_result evaluate_output_json(std::string_view output, std::string_view path,
                                               comparison_op op, const json& target) {
   auto segs = detail::parse_json_path(path);
   detail::output_document value;
@@ -397,5 +427,6 @@ inline evaluation_result evaluate_output_json(std::string_view output, std::stri
   }
   return detail::compare_json_value(value, path, op, target);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

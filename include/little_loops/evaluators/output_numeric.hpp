@@ -42,22 +42,28 @@ inline constexpr bool compare_values(T v, comparison_op op, T t) noexcept {
   return false;
 }
 
-inline evaluation_result error_result(std::string message) {
+LITTLE_LOOPS_INLINE evaluation_result error_result(std::string message);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE evaluation_result error_result(std::string message) {
   evaluation_result r;
   r.verdict = "error";
   r.details = json::object();
   r.details["error"] = std::move(message);
   return r;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE evaluation_result evaluate_output_numeric(std::string_view output, comparison_op op,
+                                                 double target);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Parses `output` as a number (Python float() grammar, surrounding whitespace allowed)
 /// and compares it with `target` (seed 000).
 ///
 /// Verdict `success`/`failure` with details `{"value", "target", "operator"}`; `error` with
 /// `{"error": "Cannot parse as number: <first 100 chars>"}` when the output is not a number.
-inline evaluation_result evaluate_output_numeric(std::string_view output, comparison_op op,
+LITTLE_LOOPS_INLINE evaluation_result evaluate_output_numeric(std::string_view output, comparison_op op,
                                                  double target) {
   auto value = detail::parse_number(output);
   if (!value) {
@@ -73,6 +79,7 @@ inline evaluation_result evaluate_output_numeric(std::string_view output, compar
   r.details["operator"] = detail::comparison_name(op);
   return r;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
@@ -91,10 +98,13 @@ inline bool cmp_matches(int c, comparison_op op) noexcept {
   return false;
 }
 
+LITTLE_LOOPS_INLINE evaluation_result evaluate_output_numeric_target(std::string_view output, comparison_op op,
+                                                        const json& target);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// evaluate_output_numeric() with the target as the document gave it: an integer target is
 /// compared exactly and kept an integer in the details (`"target": 5`, as the original
 /// reports it); any other number goes through the double overload.
-inline evaluation_result evaluate_output_numeric_target(std::string_view output, comparison_op op,
+LITTLE_LOOPS_INLINE evaluation_result evaluate_output_numeric_target(std::string_view output, comparison_op op,
                                                         const json& target) {
   if (!target.is_number_integer()) return evaluate_output_numeric(output, op, target.get<double>());
   evaluation_result r = evaluate_output_numeric(output, op, target.get<double>());
@@ -108,6 +118,7 @@ inline evaluation_result evaluate_output_numeric_target(std::string_view output,
   r.details["target"] = target;
   return r;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
