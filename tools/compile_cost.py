@@ -9,7 +9,13 @@ compiled with `g++ -std=c++20 -O0 -c` (CXX overrides g++), alternately, --rounds
 medians of the CPU time (user + system of the compiler) and their ratio to the reference are
 printed, then the one-time cost of the compiled library's source (src/little_loops.cpp).
 
-    python3 tools/compile_cost.py [--rounds 3] [--include include] [--flag=-O2]
+With --check, the compiled mode is also checked, which can fail (not on time): the library's
+source is compiled with -Wall -Wextra -Wpedantic -Werror and -Wmissing-declarations (a
+function the library defines for the hosts without the declaration their headers keep), and
+the compiled-mode host TU is linked against it and run. This costs one link and one run on
+top of the measurement.
+
+    python3 tools/compile_cost.py [--rounds 3] [--include include] [--flag=-O2] [--check]
 """
 import argparse
 import os
@@ -46,12 +52,32 @@ int main() {
 '''
 
 
-def compile_seconds(cxx, source, flags, out):
+def compile_seconds(cxx, source, flags, out, keep=False):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run([cxx, "-std=c++20", "-O0", "-c", source, "-o", out] + flags, check=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    os.remove(out)
+    if not keep:
+        os.remove(out)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def check_compiled(cxx, host_object, library_object, tmp):
+    """Links the compiled-mode host TU against the library and runs it; True when it runs."""
+    exe = os.path.join(tmp, "host")
+    link = subprocess.run([cxx, host_object, library_object, "-o", exe, "-lfmt", "-lre2", "-pthread"],
+                          capture_output=True, text=True)
+    if link.returncode != 0:
+        print("compile cost: --check: the compiled-mode host TU does not link against the library:\n"
+              + link.stderr, file=sys.stderr)
+        return False
+    run = subprocess.run([exe], capture_output=True, text=True)
+    if run.returncode != 0 or "after" not in run.stdout:
+        print(f"compile cost: --check: the linked host failed ({run.returncode}): {run.stdout}{run.stderr}",
+              file=sys.stderr)
+        return False
+    print(f"compile cost: --check: the compiled-mode host links against the library and runs: "
+          f"{run.stdout.strip()}")
+    return True
 
 
 def main():
@@ -59,6 +85,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--include", default=os.path.join(os.path.dirname(__file__), "..", "include"))
     parser.add_argument("--flag", action="append", default=[], help="extra compiler flag")
+    parser.add_argument("--check", action="store_true",
+                        help="also build the library with -Werror -Wmissing-declarations, link the "
+                             "compiled-mode host against it and run it (fails when that fails)")
     args = parser.parse_args()
     cxx = os.environ.get("CXX", "g++")
     flags = ["-I" + os.path.abspath(args.include)] + args.flag
@@ -71,18 +100,30 @@ def main():
                 path = os.path.join(tmp, f"tu{index}.cpp")
                 with open(path, "w") as f:
                     f.write(text)
-                times[name].append(compile_seconds(cxx, path, flags + extra, path + ".o"))
-    reference = statistics.median(times[kinds[0][0]])
-    for name, _, _ in kinds:
-        m = statistics.median(times[name])
-        print(f"compile cost: {name}: {m:.2f} s CPU (median of {args.rounds}), "
-              f"{m / reference:.2f}x the nlohmann-only TU")
-    library = os.path.join(os.path.abspath(args.include), "..", "src", "little_loops.cpp")
-    if os.path.exists(library):
-        with tempfile.TemporaryDirectory() as tmp:
-            seconds = compile_seconds(cxx, library, flags + ["-DLITTLE_LOOPS_COMPILED_LIB",
-                                      "-DLITTLE_LOOPS_BUILDING_LIB"], os.path.join(tmp, "lib.o"))
+                times[name].append(compile_seconds(cxx, path, flags + extra, path + ".o", keep=True))
+        reference = statistics.median(times[kinds[0][0]])
+        for name, _, _ in kinds:
+            m = statistics.median(times[name])
+            print(f"compile cost: {name}: {m:.2f} s CPU (median of {args.rounds}), "
+                  f"{m / reference:.2f}x the nlohmann-only TU")
+        library = os.path.join(os.path.abspath(args.include), "..", "src", "little_loops.cpp")
+        if not os.path.exists(library):
+            return 0
+        lib_flags = flags + ["-DLITTLE_LOOPS_COMPILED_LIB", "-DLITTLE_LOOPS_BUILDING_LIB"]
+        if args.check:
+            missing = "-Wmissing-prototypes" if "clang" in cxx else "-Wmissing-declarations"
+            lib_flags += ["-Wall", "-Wextra", "-Wpedantic", "-Werror", missing]
+        library_object = os.path.join(tmp, "lib.o")
+        try:
+            seconds = compile_seconds(cxx, library, lib_flags, library_object, keep=True)
+        except subprocess.CalledProcessError:
+            if args.check:
+                print("compile cost: --check: the compiled library does not build", file=sys.stderr)
+                return 1
+            raise
         print(f"compile cost: the compiled library (built once): {seconds:.2f} s CPU")
+        if args.check and not check_compiled(cxx, os.path.join(tmp, "tu2.cpp.o"), library_object, tmp):
+            return 1
     return 0
 
 
