@@ -41,8 +41,11 @@ enum class errc : int {
   io_error = 501,           ///< a file or process operation failed
 };
 
+LITTLE_LOOPS_INLINE std::string error_id(errc code);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The stable textual id of an error code, e.g. `LL-E102`.
-inline std::string error_id(errc code) { return fmt::format("LL-E{:03}", static_cast<int>(code)); }
+LITTLE_LOOPS_INLINE std::string error_id(errc code) { return fmt::format("LL-E{:03}", static_cast<int>(code)); }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Severity of a diagnostic.
 enum class severity { error, warning };
@@ -86,17 +89,21 @@ struct error {
       : code(c), message(std::move(msg)), path(std::move(where)), details(std::move(found)) {}
 };
 
+LITTLE_LOOPS_INLINE std::string to_string(const error& e);
+LITTLE_LOOPS_INLINE std::string to_string(const diagnostic& d);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `LL-E102 at states.fix: message`.
-inline std::string to_string(const error& e) {
+LITTLE_LOOPS_INLINE std::string to_string(const error& e) {
   if (e.path.empty()) return fmt::format("{}: {}", error_id(e.code), e.message);
   return fmt::format("{} at {}: {}", error_id(e.code), e.path, e.message);
 }
 
 /// `error: states.fix.evaluate.operator: unknown operator "eqq" (did you mean "eq"?)`
-inline std::string to_string(const diagnostic& d) {
+LITTLE_LOOPS_INLINE std::string to_string(const diagnostic& d) {
   if (d.path.empty()) return fmt::format("{}: {}", to_string(d.level), d.message);
   return fmt::format("{}: {}: {}", to_string(d.level), d.path, d.message);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
 

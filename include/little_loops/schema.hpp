@@ -408,7 +408,7 @@ LITTLE_LOOPS_INLINE std::optional<evaluate_config> read_evaluate(const json& val
                                                     diagnostics& out);
 LITTLE_LOOPS_INLINE void read_loop(const json& doc, fsm_loop& loop, diagnostics& out);
 LITTLE_LOOPS_INLINE error invalid_loop_error(diagnostics found);
-inline void write_state_plugins(json& j, const state_config& s);  // state_plugin_fields.hpp
+LITTLE_LOOPS_INLINE void write_state_plugins(json& j, const state_config& s);  // state_plugin_fields.hpp
 }  // namespace detail
 
 LITTLE_LOOPS_INLINE std::optional<evaluate_config> parse_evaluate_config(const json& value,

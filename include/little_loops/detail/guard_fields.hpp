@@ -27,8 +27,13 @@ namespace detail {
 
 inline constexpr std::array<std::string_view, 2> test_guard_keys{"tamper_guard", "prepatch_check"};
 
+LITTLE_LOOPS_INLINE bool read_test_guard(test_guards& g, const std::string& key, const json& field,
+                            const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE void write_test_guards(json& j, const test_guards& g);
+LITTLE_LOOPS_INLINE void check_test_guards(const test_guards& g, std::string_view base, diagnostics& out);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// A test-guard key (`tamper_guard`, `prepatch_check`) into `g`; false for another key.
-inline bool read_test_guard(test_guards& g, const std::string& key, const json& field,
+LITTLE_LOOPS_INLINE bool read_test_guard(test_guards& g, const std::string& key, const json& field,
                             const std::string& path, diagnostics& out) {
   std::optional<std::string>* slot = key == "tamper_guard"     ? &g.tamper_guard
                                      : key == "prepatch_check" ? &g.prepatch_check
@@ -39,14 +44,14 @@ inline bool read_test_guard(test_guards& g, const std::string& key, const json& 
 }
 
 /// Writes the test guards into a state or loop object `j`.
-inline void write_test_guards(json& j, const test_guards& g) {
+LITTLE_LOOPS_INLINE void write_test_guards(json& j, const test_guards& g) {
   if (g.tamper_guard) j["tamper_guard"] = *g.tamper_guard;
   if (g.prepatch_check) j["prepatch_check"] = *g.prepatch_check;
 }
 
 /// `unknown-tamper-guard` / `unknown-prepatch-check` (warnings) for the guards `g` at `base`
 /// ("" for the loop), each naming the values it may take.
-inline void check_test_guards(const test_guards& g, std::string_view base, diagnostics& out) {
+LITTLE_LOOPS_INLINE void check_test_guards(const test_guards& g, std::string_view base, diagnostics& out) {
   const auto check = [&](const std::optional<std::string>& value, std::string_view key,
                          const auto& values, std::string_view code) {
     if (!value || names_contain(values, *value)) return;
@@ -61,6 +66,7 @@ inline void check_test_guards(const test_guards& g, std::string_view base, diagn
   check(g.tamper_guard, "tamper_guard", tamper_guard_values, "unknown-tamper-guard");
   check(g.prepatch_check, "prepatch_check", prepatch_check_values, "unknown-prepatch-check");
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// The guards of every state that runs an action, as render_guards_json() (render.hpp).
 template <class Loop>

@@ -34,9 +34,26 @@ struct enum_info<session_mode> {
 inline constexpr std::array<std::string_view, 4> pruning_profile_keys{
     "enabled", "name", "suppress_catalog", "suppress_claude_md"};
 
+LITTLE_LOOPS_INLINE std::optional<std::string> read_host_name(const json& field, const std::string& path,
+                                                 std::string_view what, diagnostics& out);
+LITTLE_LOOPS_INLINE void read_pruning_profile(const json& field, const std::string& path,
+                                 std::optional<pruning_profile>& to, diagnostics& out);
+LITTLE_LOOPS_INLINE void read_session_mode(const json& field, const std::string& path,
+                              std::optional<session_mode>& to, diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_shared_host_key(std::optional<pruning_profile>& pruning,
+                                 std::optional<session_mode>& session, const std::string& key,
+                                 const json& field, const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_state_host(state_host_settings& host, const std::string& key, const json& field,
+                            const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_loop_host(loop_host_settings& host, const std::string& key, const json& field,
+                           const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE json pruning_profile_json(const pruning_profile& p);
+LITTLE_LOOPS_INLINE void write_state_host(json& j, const state_host_settings& host);
+LITTLE_LOOPS_INLINE void write_loop_host(json& j, const loop_host_settings& host);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// A name handed to the host process (an agent, a profile): not empty and without a NUL,
 /// which no argument or environment variable can carry.
-inline std::optional<std::string> read_host_name(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<std::string> read_host_name(const json& field, const std::string& path,
                                                  std::string_view what, diagnostics& out) {
   auto v = read_string(field, path, out);
   if (!v) return std::nullopt;
@@ -52,7 +69,7 @@ inline std::optional<std::string> read_host_name(const json& field, const std::s
 }
 
 /// Reads `pruning_profile:` strictly (null: unset, as the reference reads a loop's).
-inline void read_pruning_profile(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE void read_pruning_profile(const json& field, const std::string& path,
                                  std::optional<pruning_profile>& to, diagnostics& out) {
   if (field.is_null()) return;
   if (!expect_object(field, path, out)) return;
@@ -83,7 +100,7 @@ inline void read_pruning_profile(const json& field, const std::string& path,
 }
 
 /// Reads `session_mode:`: `fresh` or `continue`.
-inline void read_session_mode(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE void read_session_mode(const json& field, const std::string& path,
                               std::optional<session_mode>& to, diagnostics& out) {
   auto v = read_string(field, path, out);
   if (!v) return;
@@ -94,7 +111,7 @@ inline void read_session_mode(const json& field, const std::string& path,
 
 /// Reads `pruning_profile:` or `session_mode:`, which a state and a loop both write; false
 /// when `key` is neither.
-inline bool read_shared_host_key(std::optional<pruning_profile>& pruning,
+LITTLE_LOOPS_INLINE bool read_shared_host_key(std::optional<pruning_profile>& pruning,
                                  std::optional<session_mode>& session, const std::string& key,
                                  const json& field, const std::string& path, diagnostics& out) {
   if (key == "pruning_profile") read_pruning_profile(field, path, pruning, out);
@@ -105,7 +122,7 @@ inline bool read_shared_host_key(std::optional<pruning_profile>& pruning,
 
 /// Reads member `key` of a state into `host`; false when it is not a host key (`params`
 /// is read by the loop reader).
-inline bool read_state_host(state_host_settings& host, const std::string& key, const json& field,
+LITTLE_LOOPS_INLINE bool read_state_host(state_host_settings& host, const std::string& key, const json& field,
                             const std::string& path, diagnostics& out) {
   if (key != "agent") return read_shared_host_key(host.pruning, host.session, key, field, path, out);
   if (auto v = read_host_name(field, path, "an agent name", out)) host.agent = std::move(*v);
@@ -113,13 +130,13 @@ inline bool read_state_host(state_host_settings& host, const std::string& key, c
 }
 
 /// Reads top-level member `key` into `host`; false when it is not a loop host key.
-inline bool read_loop_host(loop_host_settings& host, const std::string& key, const json& field,
+LITTLE_LOOPS_INLINE bool read_loop_host(loop_host_settings& host, const std::string& key, const json& field,
                            const std::string& path, diagnostics& out) {
   return read_shared_host_key(host.pruning, host.session, key, field, path, out);
 }
 
 /// `{enabled, name, suppress_catalog, suppress_claude_md}`, defaults omitted.
-inline json pruning_profile_json(const pruning_profile& p) {
+LITTLE_LOOPS_INLINE json pruning_profile_json(const pruning_profile& p) {
   json j = json::object();
   if (!p.enabled) j["enabled"] = false;
   if (p.name != "default") j["name"] = p.name;
@@ -129,7 +146,7 @@ inline json pruning_profile_json(const pruning_profile& p) {
 }
 
 /// Writes the state's host keys into `j` (a state object), each only when set.
-inline void write_state_host(json& j, const state_host_settings& host) {
+LITTLE_LOOPS_INLINE void write_state_host(json& j, const state_host_settings& host) {
   if (host.agent) j["agent"] = *host.agent;
   if (host.pruning) j["pruning_profile"] = pruning_profile_json(*host.pruning);
   if (host.session) j["session_mode"] = std::string(to_string(*host.session));
@@ -137,10 +154,11 @@ inline void write_state_host(json& j, const state_host_settings& host) {
 }
 
 /// Writes the loop's host keys into `j` (a loop object), each only when set.
-inline void write_loop_host(json& j, const loop_host_settings& host) {
+LITTLE_LOOPS_INLINE void write_loop_host(json& j, const loop_host_settings& host) {
   if (host.pruning) j["pruning_profile"] = pruning_profile_json(*host.pruning);
   if (host.session) j["session_mode"] = std::string(to_string(*host.session));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -20,10 +20,14 @@
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
+LITTLE_LOOPS_INLINE json state_host_json(const fsm_loop& loop, const state_config& state);
+LITTLE_LOOPS_INLINE json host_settings_json(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE std::vector<std::pair<std::string, std::string>> host_setting_lines(const fsm_loop& loop);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// What `state` asks of the host, as JSON: `agent`, `automation_profile` (the enabled
 /// profile's name), `pruning_profile` (the effective one, defaults omitted),
 /// `session_mode` (when `continue`) and `params`; empty when nothing.
-inline json state_host_json(const fsm_loop& loop, const state_config& state) {
+LITTLE_LOOPS_INLINE json state_host_json(const fsm_loop& loop, const state_config& state) {
   json j = json::object();
   if (runs_prompt_action(state)) {
     if (state.host.agent) j["agent"] = *state.host.agent;
@@ -40,7 +44,7 @@ inline json state_host_json(const fsm_loop& loop, const state_config& state) {
 
 /// `validate --json`'s `host`: `{states: {name: state_host_json}}`, states asking nothing
 /// left out.
-inline json host_settings_json(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE json host_settings_json(const fsm_loop& loop) {
   json states = json::object();
   for (const auto& [name, state] : loop.states) {
     json j = state_host_json(loop, state);
@@ -51,7 +55,7 @@ inline json host_settings_json(const fsm_loop& loop) {
 
 /// The lines of `show`'s `Host settings:` block: per state that asks something of the host,
 /// its name and what it asks (`agent reviewer, automation profile ci, session continue`).
-inline std::vector<std::pair<std::string, std::string>> host_setting_lines(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE std::vector<std::pair<std::string, std::string>> host_setting_lines(const fsm_loop& loop) {
   std::vector<std::pair<std::string, std::string>> lines;
   for (const auto& [name, state] : loop.states) {
     const json j = state_host_json(loop, state);
@@ -68,6 +72,7 @@ inline std::vector<std::pair<std::string, std::string>> host_setting_lines(const
   }
   return lines;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

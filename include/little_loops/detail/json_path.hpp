@@ -59,11 +59,14 @@ inline std::optional<std::size_t> path_index(std::string_view key) noexcept {
   return value;
 }
 
+LITTLE_LOOPS_INLINE path_segments parse_json_path(std::string_view path, bool brackets = true);
+LITTLE_LOOPS_INLINE std::optional<path_segments> parse_member_path(std::string_view path, bool brackets = true);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Splits a path into segments. "" and "." select the root (no segments). A leading "." is
 // optional; `[N]` (digits only) is an index segment; any other `[` is part of a key.
 // Empty keys (`a..b`) are kept and simply never match. With `brackets` false, `[` is never
 // special: the path splits at dots only, as the original's (a key may hold `[0]`).
-inline path_segments parse_json_path(std::string_view path, bool brackets = true) {
+LITTLE_LOOPS_INLINE path_segments parse_json_path(std::string_view path, bool brackets) {
   path_segments out;
   if (path.empty() || path == ".") return out;
   if (path.front() == '.') path.remove_prefix(1);
@@ -102,7 +105,7 @@ inline path_segments parse_json_path(std::string_view path, bool brackets = true
 // root): split as parse_json_path splits it, but every segment must have a key, a leading
 // "." included (it is an empty segment, not the root). nullopt: an empty segment (`a..b`,
 // `a.`, `.a`) or an empty path, which name nothing.
-inline std::optional<path_segments> parse_member_path(std::string_view path, bool brackets = true) {
+LITTLE_LOOPS_INLINE std::optional<path_segments> parse_member_path(std::string_view path, bool brackets) {
   if (path.empty() || path.front() == '.') return std::nullopt;
   path_segments segs = parse_json_path(path, brackets);
   if (segs.empty()) return std::nullopt;
@@ -110,6 +113,7 @@ inline std::optional<path_segments> parse_member_path(std::string_view path, boo
     if (seg.key.empty()) return std::nullopt;
   return segs;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // True when a segment was written as `[N]`.
 inline bool has_bracket_segment(const path_segments& segs) noexcept {
@@ -155,8 +159,10 @@ path_lookup<Json> lookup_json_path(const Json& doc, const path_segments& segs,
   return {cur, nullptr, segs.size()};
 }
 
+LITTLE_LOOPS_INLINE std::string segments_text(const path_segments& segs, std::size_t n);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // `a.b[0].c` text of the first `n` segments (for messages).
-inline std::string segments_text(const path_segments& segs, std::size_t n) {
+LITTLE_LOOPS_INLINE std::string segments_text(const path_segments& segs, std::size_t n) {
   std::string s;
   for (std::size_t i = 0; i < n && i < segs.size(); ++i) {
     if (segs[i].bracket) {
@@ -170,6 +176,7 @@ inline std::string segments_text(const path_segments& segs, std::size_t n) {
   }
   return s;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

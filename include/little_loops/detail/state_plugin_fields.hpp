@@ -33,8 +33,21 @@ inline constexpr std::array<std::string_view, 4> learning_keys{"targets", "targe
 /// The values of a state's `type:`.
 inline constexpr std::array<std::string_view, 1> state_types{"learning"};
 
+LITTLE_LOOPS_INLINE void read_throttle(const json& field, const std::string& path, state_config& state,
+                          diagnostics& out);
+LITTLE_LOOPS_INLINE void read_learning_targets(const json& field, const std::string& path, learning_config& l,
+                                  diagnostics& out);
+LITTLE_LOOPS_INLINE void read_learning(const json& field, const std::string& path, state_config& state,
+                          diagnostics& out);
+LITTLE_LOOPS_INLINE void read_state_type(const json& field, const std::string& path, state_config& state,
+                            diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_state_plugin_field(state_config& state, const std::string& key,
+                                    const json& field, const std::string& path,
+                                    diagnostics& out);
+LITTLE_LOOPS_INLINE void write_state_plugins(json& j, const state_config& s);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `throttle: {normal_max, warn_max, hard_max}`, each an integer ≥ 1.
-inline void read_throttle(const json& field, const std::string& path, state_config& state,
+LITTLE_LOOPS_INLINE void read_throttle(const json& field, const std::string& path, state_config& state,
                           diagnostics& out) {
   if (!expect_object(field, path, out)) return;
   throttle_config t;
@@ -54,7 +67,7 @@ inline void read_throttle(const json& field, const std::string& path, state_conf
 }
 
 /// `learning.targets`: a list of strings.
-inline void read_learning_targets(const json& field, const std::string& path, learning_config& l,
+LITTLE_LOOPS_INLINE void read_learning_targets(const json& field, const std::string& path, learning_config& l,
                                   diagnostics& out) {
   if (!field.is_array()) {
     report_type(out, path, "a list of strings", field);
@@ -66,7 +79,7 @@ inline void read_learning_targets(const json& field, const std::string& path, le
 }
 
 /// `learning: {targets, targets_csv, max_retries, max_retries_expr}`.
-inline void read_learning(const json& field, const std::string& path, state_config& state,
+LITTLE_LOOPS_INLINE void read_learning(const json& field, const std::string& path, state_config& state,
                           diagnostics& out) {
   if (!expect_object(field, path, out)) return;
   learning_config l;
@@ -88,7 +101,7 @@ inline void read_learning(const json& field, const std::string& path, state_conf
 }
 
 /// `type:` — a string naming one of state_types.
-inline void read_state_type(const json& field, const std::string& path, state_config& state,
+LITTLE_LOOPS_INLINE void read_state_type(const json& field, const std::string& path, state_config& state,
                             diagnostics& out) {
   auto text = read_string(field, path, out);
   if (!text) return;
@@ -103,7 +116,7 @@ inline void read_state_type(const json& field, const std::string& path, state_co
 }
 
 /// Reads member `key` of a state when it is one of the keys above; false otherwise.
-inline bool read_state_plugin_field(state_config& state, const std::string& key,
+LITTLE_LOOPS_INLINE bool read_state_plugin_field(state_config& state, const std::string& key,
                                     const json& field, const std::string& path,
                                     diagnostics& out) {
   if (key == "type") {
@@ -121,7 +134,7 @@ inline bool read_state_plugin_field(state_config& state, const std::string& key,
 }
 
 /// The keys above, into the JSON form of a state (each only when set).
-inline void write_state_plugins(json& j, const state_config& s) {
+LITTLE_LOOPS_INLINE void write_state_plugins(json& j, const state_config& s) {
   if (s.type) j["type"] = *s.type;
   if (s.throttle) {
     json t = json::object();
@@ -138,6 +151,7 @@ inline void write_state_plugins(json& j, const state_config& s) {
     j["learning"] = std::move(out);
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
