@@ -20,6 +20,7 @@
 #include <concepts>
 #include <memory>
 #include <stop_token>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -141,15 +142,21 @@ class fsm_executor final : private detail::executor_core {
             .instant_verdicts = detail::is_basic_evaluator<std::remove_cvref_t<Eval>>};
   }
 
-  // The host hooks: the only code that depends on Runner, Eval and Sink.
+  // The host hooks: the only code that depends on Runner, Eval and Sink. Events are built
+  // here, for a sink that takes them (the core calls neither event hook for the null sink).
   expected<action_result, error> host_run(const action_request& req) override {
     return runner_.run(req);
   }
   expected<evaluation_result, error> host_evaluate(const evaluation_request& req) override {
     return eval_.evaluate(req);
   }
-  void host_deliver(const loop_event& e) noexcept override { sink_.on_event(e); }
+  void host_deliver(detail::event_ref e) noexcept override {
+    if constexpr (traits().emits_events) sink_.on_event(detail::to_loop_event(e));
+  }
   bool host_listens() const noexcept override { return detail::sink_listens(sink_); }
+  void host_capture(std::string& out, detail::event_ref e) override {
+    if constexpr (traits().emits_events) append_json_line(out, detail::to_loop_event(e));
+  }
 
   Runner runner_;
   Eval eval_;

@@ -50,11 +50,47 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
+
+/// An event the core emits, by reference: its address and its alternative in loop_event. The
+/// executor builds the loop_event for its sink (to_loop_event()), so a host whose executors
+/// have no sink compiles no event building at all.
+struct event_ref {
+  const void* event = nullptr;
+  std::size_t index = 0;
+};
+
+/// The index of `Event` among loop_event's alternatives.
+template <class Event, class... A>
+constexpr std::size_t alternative_index(const std::variant<A...>*) noexcept {
+  constexpr bool same[] = {std::is_same_v<Event, A>...};
+  std::size_t i = 0;
+  while (!same[i]) ++i;
+  return i;
+}
+
+template <class Event>
+event_ref event_ref_of(const Event& e) noexcept {
+  return {&e, alternative_index<Event>(static_cast<const loop_event*>(nullptr))};
+}
+
+/// The loop_event `e` refers to, copied (what a sink or an event capture receives).
+template <class Variant = loop_event>
+Variant to_loop_event(event_ref e) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    using make = Variant (*)(const void*);
+    static constexpr make table[] = {[](const void* p) {
+      return Variant(std::in_place_index<I>, *static_cast<const std::variant_alternative_t<I, Variant>*>(p));
+    }...};
+    return table[e.index](e.event);
+  }(std::make_index_sequence<std::variant_size_v<Variant>>{});
+}
 
 /// What an executor's host is, as the core sees it (fixed by fsm_executor's parameters).
 struct executor_host_traits {
@@ -95,11 +131,14 @@ class executor_core {
 
  private:
   // ---- the host: fsm_executor's runner, evaluator and sink ----
-  // Run an action; evaluate a verdict; deliver an event to the sink; whether it listens now.
+  // Run an action; evaluate a verdict; deliver an event to the sink; whether it listens now;
+  // append an event's JSON line to a sub-loop state's capture. The event hooks are called
+  // only when the sink is not null_event_sink.
   virtual expected<action_result, error> host_run(const action_request& req) = 0;
   virtual expected<evaluation_result, error> host_evaluate(const evaluation_request& req) = 0;
-  virtual void host_deliver(const loop_event& e) noexcept = 0;
+  virtual void host_deliver(event_ref e) noexcept = 0;
   virtual bool host_listens() const noexcept = 0;
+  virtual void host_capture(std::string& out, event_ref e) = 0;
 
   // Where the run is: before its first step (`fresh`, or `resumed` from a snapshot, which
   // emits loop_resume instead of loop_start), between steps, or ended.
@@ -177,8 +216,7 @@ class executor_core {
   void stack_into(little_loops::snapshot& s) const;
   little_loops::snapshot_view stack_view() const;
   expected<void, error> resume_frames(const json& frames);
-  template <class Event>
-  void note_child_event(const Event& e) noexcept;
+  void note_child_event(event_ref e) noexcept;
   static expected<frame_entry, error> read_frame(const json& j, const std::string& path);
   little_loops::snapshot parked_snapshot(const parked_frame& f) const;
   static json frame_json(const little_loops::snapshot& s, const std::string& id,

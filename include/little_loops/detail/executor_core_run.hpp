@@ -158,8 +158,8 @@ inline bool executor_core::past_timeout() const noexcept {
 template <class Event>
 void executor_core::emit(Event&& ev) noexcept {
   ev.depth = static_cast<std::uint32_t>(frames_.size());
-  if (!frames_.empty()) note_child_event(ev);
-  if (listening()) host_deliver(loop_event{std::forward<Event>(ev)});
+  if (!frames_.empty()) note_child_event(event_ref_of(ev));
+  if (listening()) host_deliver(event_ref_of(ev));
 }
 
 inline void executor_core::begin() {

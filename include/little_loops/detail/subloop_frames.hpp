@@ -108,7 +108,7 @@ inline void executor_core::detach_worktrees(bool with_events) noexcept {
       guard_event e = worktree_event(wall(), frames_[i].loop->state(frames_[i].current).name,
                                        "sub_loop_worktree_detached", w->branch, w->path);
         e.depth = static_cast<std::uint32_t>(i);
-        host_deliver(loop_event{e});
+        host_deliver(event_ref_of(e));
       }
     w.reset();
   }
@@ -202,7 +202,7 @@ inline void executor_core::finish_stack(termination how, std::optional<error> er
       const parked_frame& f = frames_[i];
       loop_complete_event e{wall(), f.loop->state(f.current).name, f.iteration, to_string(how)};
       e.depth = static_cast<std::uint32_t>(i);
-      host_deliver(loop_event{e});
+      host_deliver(event_ref_of(e));
     }
   }
   const parked_frame& top = frames_.front();
@@ -341,11 +341,10 @@ inline expected<void, error> executor_core::resume_frames(const json& frames) {
 }
 
 // Keeps `e` in the event capture of every waiting frame that has one.
-template <class Event>
-void executor_core::note_child_event(const Event& e) noexcept {
+inline void executor_core::note_child_event(event_ref e) noexcept {
   try {
     for (auto& f : frames_)
-      if (f.child_events) append_json_line(*f.child_events, loop_event{e});
+      if (f.child_events) host_capture(*f.child_events, e);
   } catch (...) {  // NOLINT(bugprone-empty-catch): an event capture is best effort
   }
 }
