@@ -75,12 +75,14 @@ constexpr std::size_t alternative_index(const std::variant<A...>*) noexcept {
   return i;
 }
 
+/// `e` by reference, for the event hooks.
 template <class Event>
 event_ref event_ref_of(const Event& e) noexcept {
   return {&e, alternative_index<Event>(static_cast<const loop_event*>(nullptr))};
 }
 
-/// The loop_event `e` refers to, copied (what a sink or an event capture receives).
+/// The loop_event `e` refers to, copied (what a sink or an event capture receives). A
+/// template, so that only a TU whose executor has a sink compiles it.
 template <class Variant = loop_event>
 Variant to_loop_event(event_ref e) {
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
