@@ -44,7 +44,8 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 ///
 /// Only the calls to the runner, the evaluator and the sink depend on the template
 /// arguments; the rest of the executor is compiled once for every kind of executor. An
-/// executor may be moved between steps (make_executor() returns one by value).
+/// executor may be moved between steps (make_executor() returns one by value) and goes on
+/// where it was; the moved-from one may only be assigned to or destroyed.
 ///
 /// @tparam Runner an ActionRunner (may be an lvalue reference type to borrow one)
 /// @tparam Eval an Evaluator (default: default_evaluator, no LLM judge)

@@ -3,7 +3,7 @@
 #pragma once
 
 // Part of executor.hpp: fsm_executor<Runner, Eval, Sink> derives from this class, owns the
-// runner, evaluator and sink, and implements the four host hooks. Everything else, the run's
+// runner, evaluator and sink, and implements the host hooks. Everything else, the run's
 // state and every step, is here, in no template: a host TU compiles it once however many
 // runners, evaluators and sinks it uses.
 //
