@@ -152,11 +152,13 @@ class fsm_executor final : private detail::executor_core {
     return eval_.evaluate(req);
   }
   void host_deliver(detail::event_ref e) noexcept override {
-    if constexpr (traits().emits_events) sink_.on_event(detail::to_loop_event(e));
+    if constexpr (traits().emits_events)
+      detail::with_loop_event(e, [this](const loop_event& ev) noexcept { sink_.on_event(ev); });
   }
   bool host_listens() const noexcept override { return detail::sink_listens(sink_); }
   void host_capture(std::string& out, detail::event_ref e) override {
-    if constexpr (traits().emits_events) append_json_line(out, detail::to_loop_event(e));
+    if constexpr (traits().emits_events)
+      detail::with_loop_event(e, [&out](const loop_event& ev) { append_json_line(out, ev); });
   }
 
   Runner runner_;

@@ -59,7 +59,7 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
 /// An event the core emits, by reference: its address and its alternative in loop_event. The
-/// executor builds the loop_event for its sink (to_loop_event()), so a host whose executors
+/// executor builds the loop_event for its sink (with_loop_event()), so a host whose executors
 /// have no sink compiles no event building at all.
 struct event_ref {
   const void* event = nullptr;
@@ -81,17 +81,18 @@ event_ref event_ref_of(const Event& e) noexcept {
   return {&e, alternative_index<Event>(static_cast<const loop_event*>(nullptr))};
 }
 
-/// The loop_event `e` refers to, copied (what a sink or an event capture receives). A
-/// template, so that only a TU whose executor has a sink compiles it.
-template <class Variant = loop_event>
-Variant to_loop_event(event_ref e) {
-  return [&]<std::size_t... I>(std::index_sequence<I...>) {
-    using make = Variant (*)(const void*);
-    static constexpr make table[] = {[](const void* p) {
-      return Variant(std::in_place_index<I>, *static_cast<const std::variant_alternative_t<I, Variant>*>(p));
-    }...};
-    return table[e.index](e.event);
-  }(std::make_index_sequence<std::variant_size_v<Variant>>{});
+/// Calls `f` with the loop_event `e` refers to (a copy), built where its alternative is
+/// known: `f` (the sink's on_event) is inlined with it. Only a TU whose executor has a sink
+/// instantiates it.
+template <class F>
+void with_loop_event(event_ref e, F&& f) {
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (void)((e.index == I &&
+            (f(loop_event(std::in_place_index<I>,
+                          *static_cast<const std::variant_alternative_t<I, loop_event>*>(e.event))),
+             true)) ||
+           ...);
+  }(std::make_index_sequence<std::variant_size_v<loop_event>>{});
 }
 
 /// What an executor's host is, as the core sees it (fixed by fsm_executor's parameters).
