@@ -7,7 +7,9 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <stop_token>
 #include <string>
+#include <vector>
 
 using namespace executor_test;
 using ll::json;
@@ -85,6 +87,58 @@ TEST_CASE("sub-loop: the child runs in the same executor and its outcome routes 
                         "action_complete@1", "evaluate@1", "route@1", "loop_complete@1", "route@0",
                         "state_enter@0", "action_start@0", "action_complete@0", "route@0", "loop_complete@0"});
   CHECK(ex->prev() != nullptr);
+}
+
+namespace {
+
+// Each event's name and depth, in order (what a moved executor must go on emitting).
+std::vector<std::string> names_at_depth(const ll::recording_event_sink& sink) {
+  std::vector<std::string> out;
+  for (const auto& e : sink.events) out.push_back(e["event"].get<std::string>() + "@" + std::to_string(e.value("depth", 0)));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("executor: a moved executor goes on where it was, inside a sub-loop too") {
+  child_table children;
+  children.add("child", child_loop_text);
+  const auto loop = compiled(parent_text(R"({"loop": "child", "with": {"item": "${context.x}"}, "on_yes": "ok", "on_no": "bad"})"));
+  const auto runner = [] {
+    ll::scripted_runner r;
+    r.otherwise(exit_with(0, "plan-1\n"));
+    return r;
+  };
+  auto plain = ll::make_executor(loop, runner(), ll::default_evaluator{}, ll::recording_event_sink{},
+                                 with_children(children));
+  REQUIRE(plain.has_value());
+  const ll::execution_result expected = plain->run();
+
+  // The runner, evaluator and sink are owned: they move with the executor.
+  auto ex = ll::make_executor(loop, runner(), ll::default_evaluator{}, ll::recording_event_sink{},
+                              with_children(children));
+  REQUIRE(ex.has_value());
+  REQUIRE(ex->step());
+  REQUIRE(ex->step());  // inside the child: a frame is parked
+  CHECK(ex->loop().loop().name == "child");
+  auto moved = std::move(*ex);
+  CHECK(moved.current_state() == "done");
+  const auto& r = moved.run();
+  CHECK(r.terminated_by == expected.terminated_by);
+  CHECK(r.final_state == expected.final_state);
+  CHECK(r.iterations == expected.iterations);
+  CHECK(moved.captured().at("call").subloop == plain->captured().at("call").subloop);
+  CHECK(moved.runner().calls().size() == plain->runner().calls().size());
+  CHECK(names_at_depth(moved.sink()) == names_at_depth(plain->sink()));
+
+  // Moved back by assignment: the executor runs again, and its stop source is its own.
+  *ex = std::move(moved);
+  ex->reset();
+  std::stop_source stop;
+  stop.request_stop();
+  CHECK(ex->run(stop.get_token()).terminated_by == ll::termination::cancelled);
+  ex->reset();
+  CHECK(ex->run().final_state == expected.final_state);
 }
 
 namespace {

@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-// Part of subloop_frames.hpp. A frame's per-run members are listed once, in
-// subloop_frames::frame_members(), each under a role; these visitors walk that list to swap
+// Part of the executor's sub-loop frames (subloop_frames.hpp). A frame's per-run members are
+// listed once, in executor_core::frame_members(), each under a role; these visitors walk that list to swap
 // a frame in or out, start one, restore one from a snapshot, and view one as a snapshot.
 //
 // The roles (each call passes the running loop's member, then the parked frame's):
@@ -26,20 +26,50 @@
 #include <little_loops/detail/resilience_runtime.hpp>
 #include <little_loops/detail/retry_counters.hpp>
 #include <little_loops/detail/run_history.hpp>
+#include <little_loops/detail/subloop_worktree.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/results.hpp>
 #include <little_loops/snapshot.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
+
+/// A loop waiting for its child: its run, as the executor's members held it. Each member is
+/// also in executor_core::frame_members(), the one list the frame operations walk.
+struct parked_frame {
+  std::shared_ptr<const compiled_loop> loop;
+  std::string loop_id;
+  std::size_t current = 0;  // the sub-loop state
+  std::optional<std::size_t> resume_state;
+  std::int64_t iteration = 0;
+  bool summary_executed = false;
+  json context;
+  captured_map captured;
+  run_history history;
+  convergence_memory convergence;
+  retry_counters counters;
+  resilience_memory resilience;
+  session_chain session;
+  std::int64_t elapsed_offset_ms = 0;
+  std::chrono::steady_clock::time_point start{};
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::optional<std::int64_t> timeout_ms;
+  std::string started_at;
+  /// The child's events as JSON Lines, kept when the sub-loop state has `capture:`.
+  std::optional<std::string> child_events;
+  std::string working_dir{};  // where this loop's actions run (empty: the runner's own)
+  std::optional<attached_worktree> child_worktree{};  // the worktree its child runs in
+};
 
 /// Every role, doing nothing: a visitor declares the roles it acts on.
 struct frame_visitor {
