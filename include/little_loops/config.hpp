@@ -48,8 +48,10 @@
 /// Compiled mode, in the manner of spdlog's SPDLOG_COMPILED_LIB: define
 /// LITTLE_LOOPS_COMPILED_LIB (linking the `little_loops::compiled` target does) and the
 /// headers carry only declarations of the non-template code — schema reading, validation,
-/// the regex translator, templates, rendering, composition — which the library holds,
-/// built once. Templates (the executor, the evaluators' dispatch) stay in the headers.
+/// paradigms, the regex translator, templates, rendering, composition, compiled loops, the
+/// evaluators and the executor's core with the run state it keeps — which the library holds,
+/// built once. Templates (fsm_executor over its core, the evaluators' dispatch) stay in the
+/// headers.
 /// Undefined (the default), the library is header-only. The library's own sources also
 /// define LITTLE_LOOPS_BUILDING_LIB, which brings the definitions back, without `inline`.
 #if defined(LITTLE_LOOPS_COMPILED_LIB) && !defined(LITTLE_LOOPS_BUILDING_LIB)

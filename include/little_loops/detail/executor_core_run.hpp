@@ -8,7 +8,9 @@
 
 #include <little_loops/detail/executor_core.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format
+#  include <fmt/format.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <chrono>
 #include <cstdint>
@@ -20,8 +22,9 @@
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 
-inline executor_core::executor_core(std::shared_ptr<const compiled_loop> loop,
+LITTLE_LOOPS_INLINE executor_core::executor_core(std::shared_ptr<const compiled_loop> loop,
                                     executor_options options, executor_host_traits traits)
     : loop_(std::move(loop)),
       options_(std::move(options)),
@@ -32,28 +35,28 @@ inline executor_core::executor_core(std::shared_ptr<const compiled_loop> loop,
   reset();
 }
 
-inline expected<action_result, error> executor_core::runner_call::operator()(
+LITTLE_LOOPS_INLINE expected<action_result, error> executor_core::runner_call::operator()(
     const action_request& req) const {
   return core->call_runner(req);
 }
 
-inline const execution_result& executor_core::run() {
+LITTLE_LOOPS_INLINE const execution_result& executor_core::run() {
   while (step()) {}
   return result_;
 }
 
-inline const execution_result& executor_core::run(std::stop_token token) {
+LITTLE_LOOPS_INLINE const execution_result& executor_core::run(std::stop_token token) {
   // Holds `this` only while it runs: the executor does not move meanwhile.
   std::stop_callback forward(token, [this]() noexcept { stop_.request_stop(); });
   return run();
 }
 
-inline bool executor_core::step() {
+LITTLE_LOOPS_INLINE bool executor_core::step() {
   advance();
   return !finished();
 }
 
-inline little_loops::snapshot executor_core::snapshot() const {
+LITTLE_LOOPS_INLINE little_loops::snapshot executor_core::snapshot() const {
   // Its own storage, not snapshot_view()'s: const callers may run at once.
   std::vector<std::pair<std::string_view, double>> convergence;
   json counters;
@@ -63,14 +66,14 @@ inline little_loops::snapshot executor_core::snapshot() const {
   return s;
 }
 
-inline little_loops::snapshot_view executor_core::snapshot_view() const {
+LITTLE_LOOPS_INLINE little_loops::snapshot_view executor_core::snapshot_view() const {
   if (!frames_.empty()) return stack_view();  // inside a child: copies
   little_loops::snapshot_view v = running_view(convergence_view_, counters_view_);
   if (!counters_view_.is_null()) v.counters = &counters_view_;
   return v;
 }
 
-inline expected<void, little_loops::error> executor_core::resume(const little_loops::snapshot& s) {
+LITTLE_LOOPS_INLINE expected<void, little_loops::error> executor_core::resume(const little_loops::snapshot& s) {
   unwind_frames();
   const auto at = resume_state(*loop_, s);
   if (!at) return unexpected(at.error());
@@ -91,7 +94,7 @@ inline expected<void, little_loops::error> executor_core::resume(const little_lo
   return {};
 }
 
-inline void executor_core::reset() {
+LITTLE_LOOPS_INLINE void executor_core::reset() {
   unwind_frames();
   loop_id_ = options_.loop_id;
   const auto& timeout = loop_->loop().timeout;
@@ -104,7 +107,7 @@ inline void executor_core::reset() {
   request_.stop = stop_.get_token();
 }
 
-inline bool executor_core::advance() {
+LITTLE_LOOPS_INLINE bool executor_core::advance() {
   if (phase_ == run_phase::finished) return false;
   stamp();
   if (phase_ != run_phase::running) begin();
@@ -134,20 +137,20 @@ inline bool executor_core::advance() {
 
 // ---- time ----
 
-inline void executor_core::stamp() noexcept {
+LITTLE_LOOPS_INLINE void executor_core::stamp() noexcept {
   if (recording()) event_ts_ = clock_->wall_now();
 }
 
-inline std::int64_t executor_core::elapsed_ms() const noexcept {
+LITTLE_LOOPS_INLINE std::int64_t executor_core::elapsed_ms() const noexcept {
   return elapsed_offset_ms_ + std::chrono::duration_cast<std::chrono::milliseconds>(now_ - start_).count();
 }
 
-inline std::int64_t executor_core::elapsed_ms_now() const noexcept {
+LITTLE_LOOPS_INLINE std::int64_t executor_core::elapsed_ms_now() const noexcept {
   return elapsed_offset_ms_ +
          std::chrono::duration_cast<std::chrono::milliseconds>(clock_->now() - start_).count();
 }
 
-inline bool executor_core::past_timeout() const noexcept {
+LITTLE_LOOPS_INLINE bool executor_core::past_timeout() const noexcept {
   return timeout_ms_ && elapsed_ms() > *timeout_ms_;
 }
 
@@ -162,7 +165,7 @@ void executor_core::emit(Event&& ev) noexcept {
   if (listening()) host_deliver(event_ref_of(ev));
 }
 
-inline void executor_core::begin() {
+LITTLE_LOOPS_INLINE void executor_core::begin() {
   const bool resumed = phase_ == run_phase::resumed;
   phase_ = run_phase::running;
   start_ = clock_->now();
@@ -180,7 +183,7 @@ inline void executor_core::begin() {
 
 // At a terminal state: a `maintain` loop restarts (until on_max_iterations ran), any other
 // loop ends. Returns whether the run goes on.
-inline bool executor_core::end_or_restart(const compiled_state& st) {
+LITTLE_LOOPS_INLINE bool executor_core::end_or_restart(const compiled_state& st) {
   if (!loop_->loop().maintain || summary_executed_)
     return end(summary_executed_ ? termination::max_iterations : termination::terminal);
   if (const auto& cap = loop_->loop().max_passes; cap && counters_.passes >= *cap)
@@ -199,7 +202,7 @@ inline bool executor_core::end_or_restart(const compiled_state& st) {
 
 // A cap is reached (the step cap, or at a terminal the full-pass cap): run its handler
 // (`key`) once (design §3.5, §6.2), else end. Returns whether the run goes on.
-inline bool executor_core::enter_summary(const std::optional<compiled_target>& summary,
+LITTLE_LOOPS_INLINE bool executor_core::enter_summary(const std::optional<compiled_target>& summary,
                                          std::string_view key) {
   if (!summary || summary_executed_) return end(termination::max_iterations);
   summary_executed_ = true;
@@ -218,7 +221,7 @@ inline bool executor_core::enter_summary(const std::optional<compiled_target>& s
 
 // `max_retries` (design §6.3): an exhausted state is not run; the run goes to
 // `on_retry_exhausted` without a step. True when it redirected.
-inline bool executor_core::redirect_exhausted() {
+LITTLE_LOOPS_INLINE bool executor_core::redirect_exhausted() {
   const compiled_state& st = loop_->state(current_);
   auto to = counters_.redirect(*loop_, current_);
   if (!to) return false;
@@ -234,12 +237,12 @@ inline bool executor_core::redirect_exhausted() {
 // ---- the end ----
 
 // finish(), returning false (the run does not go on).
-inline bool executor_core::end(termination how, std::optional<little_loops::error> err) {
+LITTLE_LOOPS_INLINE bool executor_core::end(termination how, std::optional<little_loops::error> err) {
   finish(how, std::move(err));
   return false;
 }
 
-inline void executor_core::finish(termination how, std::optional<little_loops::error> err) {
+LITTLE_LOOPS_INLINE void executor_core::finish(termination how, std::optional<little_loops::error> err) {
   if (!frames_.empty()) return end_child(how, std::move(err));
   phase_ = run_phase::finished;
   const compiled_state& st = loop_->state(current_);
@@ -259,5 +262,6 @@ inline void executor_core::finish(termination how, std::optional<little_loops::e
     emit(loop_complete_event{wall(), result_.final_state, iteration_, to_string(how)});
 }
 
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

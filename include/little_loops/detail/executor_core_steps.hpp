@@ -23,20 +23,21 @@
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 
-inline void executor_core::report_error(const compiled_state& st, std::string_view kind,
+LITTLE_LOOPS_INLINE void executor_core::report_error(const compiled_state& st, std::string_view kind,
                                         std::string_view message) {
   if (emits_events_) emit(error_event{wall(), st.name, kind, message});
 }
 
 // The host's runner and evaluator: an exception from either is the `error` verdict with
 // what it said (design §3.4), never an exception out of step().
-inline expected<action_result, error> executor_core::call_runner(const action_request& req) {
+LITTLE_LOOPS_INLINE expected<action_result, error> executor_core::call_runner(const action_request& req) {
   return call_host<action_result>([&] { return host_run(in_working_dir(req)); },
                                   errc::action_failed, "the action runner");
 }
 
-inline expected<evaluation_result, error> executor_core::call_evaluator(const evaluation_request& req) {
+LITTLE_LOOPS_INLINE expected<evaluation_result, error> executor_core::call_evaluator(const evaluation_request& req) {
   if (req.config && is_stall_evaluator(req.config->type))  // design §6.6: judged here
     return judge_stall(resilience_.stalls, req, deadline_, stop_.get_token(), runner_call{this});
   return call_host<evaluation_result>([&] { return host_evaluate(req); }, errc::evaluation_failed,
@@ -45,7 +46,7 @@ inline expected<evaluation_result, error> executor_core::call_evaluator(const ev
 
 // Executes one (non-terminal) state: renders and runs its action, then conclude(). The
 // runner's result stays where the runner returned it: it is not moved.
-inline void executor_core::execute(const compiled_state& st) {
+LITTLE_LOOPS_INLINE void executor_core::execute(const compiled_state& st) {
   ++iteration_;
   if (emits_events_) emit(state_enter_event{wall(), st.name, iteration_});
   interpolation_context ctx = running_context(st);
@@ -82,7 +83,7 @@ inline void executor_core::execute(const compiled_state& st) {
 }
 
 // The state's action could not be run at all (`kind`: why): its verdict is `error`.
-inline void executor_core::conclude_unrunnable(const compiled_state& st, interpolation_context& ctx,
+LITTLE_LOOPS_INLINE void executor_core::conclude_unrunnable(const compiled_state& st, interpolation_context& ctx,
                                                std::string_view kind, std::string message) {
   report_error(st, kind, message);
   result_eval_ = error_result(std::move(message));
@@ -92,7 +93,7 @@ inline void executor_core::conclude_unrunnable(const compiled_state& st, interpo
 // The rest of a state execution, one phase after the other: finish the action, decide the
 // verdict, record history, choose the next state, apply signals. `action` is the action's
 // result (null: no action ran; when the state has one, execute() set the `error` verdict).
-inline void executor_core::conclude(const compiled_state& st, interpolation_context& ctx,
+LITTLE_LOOPS_INLINE void executor_core::conclude(const compiled_state& st, interpolation_context& ctx,
                                     action_result* action) {
   if (action && !finish_action(st, *action)) return;
   if (action && throttle_after_action(st, ctx)) return;  // it left or ended the run
@@ -111,7 +112,7 @@ inline void executor_core::conclude(const compiled_state& st, interpolation_cont
 
 // Design §6.6, before the ordinary routes: the circuit, then `retry:`/`catch:` (waiting at
 // the next step, after the boundary); then `max_edge_revisits` on the route chosen.
-inline route_outcome executor_core::resilient_next(const compiled_state& st, interpolation_context& ctx,
+LITTLE_LOOPS_INLINE route_outcome executor_core::resilient_next(const compiled_state& st, interpolation_context& ctx,
                                                    const action_result* action) {
   auto d = decide_resilience(resilience_, *loop_, current_, action, result_eval_.verdict, options_);
   if (emits_events_)
@@ -127,7 +128,7 @@ inline route_outcome executor_core::resilient_next(const compiled_state& st, int
 
 // Reports the completed action and fills its capture. Returns false when the action ended
 // the run: cancelled (re-run on resume), or the loop deadline expired inside it.
-inline bool executor_core::finish_action(const compiled_state& st, const action_result& a) {
+LITTLE_LOOPS_INLINE bool executor_core::finish_action(const compiled_state& st, const action_result& a) {
   if (emits_events_)
     emit(action_complete_event{wall(), st.name, a.exit_code,
                                static_cast<std::int64_t>(a.duration.count()), a.output,
@@ -151,7 +152,7 @@ inline bool executor_core::finish_action(const compiled_state& st, const action_
 // evaluation (what `${prev.evaluation}` reads). A `next:` state is never evaluated (seed 002
 // and the original at every version: the action runs, then `next`; the verdict only picks
 // on_error); validation warns about an `evaluate:` there.
-inline bool executor_core::decide_verdict(const compiled_state& st, interpolation_context& ctx,
+LITTLE_LOOPS_INLINE bool executor_core::decide_verdict(const compiled_state& st, interpolation_context& ctx,
                                           const action_result* action) {
   if (!action && st.action) return report_verdict(st, !st.next, false);  // set by execute()
   // The verdicts no evaluator decides (abnormal action, nothing to evaluate) have their rule
@@ -169,7 +170,7 @@ inline bool executor_core::decide_verdict(const compiled_state& st, interpolatio
 }
 
 // Runs the state's evaluator (its `evaluate:`, or the default for its action kind).
-inline bool executor_core::ask_evaluator(const compiled_state& st, interpolation_context& ctx,
+LITTLE_LOOPS_INLINE bool executor_core::ask_evaluator(const compiled_state& st, interpolation_context& ctx,
                                          const action_result* action) {
   evaluation_request req;
   req.state = st.name;
@@ -199,7 +200,7 @@ inline bool executor_core::ask_evaluator(const compiled_state& st, interpolation
 }
 
 // Emits the evaluate event when `evaluated` (the default evaluator's is {type, verdict}).
-inline bool executor_core::report_verdict(const compiled_state& st, bool evaluated,
+LITTLE_LOOPS_INLINE bool executor_core::report_verdict(const compiled_state& st, bool evaluated,
                                           bool default_evaluation) {
   if (emits_events_ && evaluated && recording())
     emit(evaluate_event{wall(), st.name, st.evaluator_name, result_eval_.verdict,
@@ -210,7 +211,7 @@ inline bool executor_core::report_verdict(const compiled_state& st, bool evaluat
 // Routes the verdict (design §3.3). Targets see `result` (this evaluation) and, as `prev`,
 // the state before this one. A target that cannot be interpolated makes the verdict `error`
 // (design §3.4), which routes like any verdict; only an unrouted one ends the run.
-inline route_outcome executor_core::choose_next(const compiled_state& st, interpolation_context& ctx) {
+LITTLE_LOOPS_INLINE route_outcome executor_core::choose_next(const compiled_state& st, interpolation_context& ctx) {
   ctx.prev = history_.route_prev(st);
   ctx.last_evaluation = history_.route_last_evaluation(st);
   ctx.result = &result_eval_;
@@ -242,7 +243,7 @@ inline route_outcome executor_core::choose_next(const compiled_state& st, interp
 }
 
 // FATAL_ERROR: ends the run before routing.
-inline void executor_core::fail_by_signal(const compiled_state& st, std::string_view signal_payload) {
+LITTLE_LOOPS_INLINE void executor_core::fail_by_signal(const compiled_state& st, std::string_view signal_payload) {
   const std::string payload(signal_payload);
   report_error(st, "signal", payload);
   result_.signal = signal_kind::error;
@@ -255,7 +256,7 @@ inline void executor_core::fail_by_signal(const compiled_state& st, std::string_
 // even without a route (the original checks its stop request before reporting "No valid
 // transition"); otherwise an unrouted verdict ends the run as `error`, even when the loop
 // timeout passed meanwhile. Then the loop's `backoff` sleep.
-inline void executor_core::move_on(const compiled_state& st, const std::optional<found_signal>& signal,
+LITTLE_LOOPS_INLINE void executor_core::move_on(const compiled_state& st, const std::optional<found_signal>& signal,
                                    route_outcome next) {
   if (signal && signal->kind == signal_kind::handoff) {
     const std::string payload(signal->payload);
@@ -283,5 +284,6 @@ inline void executor_core::move_on(const compiled_state& st, const std::optional
     clock_->sleep_for(seconds_to_ns(backoff), stop_.get_token());
 }
 
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

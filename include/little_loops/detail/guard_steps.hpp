@@ -21,21 +21,22 @@
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 
 // The probes of `st`, through the host's runner.
-inline guard_probes<executor_core::runner_call> executor_core::probes(const compiled_state& st) {
+LITTLE_LOOPS_INLINE guard_probes<executor_core::runner_call> executor_core::probes(const compiled_state& st) {
   return guard_probes<runner_call>(runner_call{this}, st.name, stop_.get_token(), deadline_);
 }
 
 // Before the action of `st`: the test files, when a tamper guard applies.
-inline void executor_core::enter_guards(const compiled_state& st) {
+LITTLE_LOOPS_INLINE void executor_core::enter_guards(const compiled_state& st) {
   tamper_before_.reset();
   if (tamper_policy_of(*loop_, st)) tamper_before_ = probes(st).snapshot_entry(options_.test_file_patterns);
 }
 
 // After the verdict of `st` (`action`: its result, null when none ran): the state a guard
 // sends the run to, if any.
-inline std::optional<std::size_t> executor_core::leave_guards(const compiled_state& st,
+LITTLE_LOOPS_INLINE std::optional<std::size_t> executor_core::leave_guards(const compiled_state& st,
                                                               const action_result* action) {
   if (const auto& rf = loop_->loop().resilience.repeated_failure; rf && !rf->progress_paths.empty())
     if (const auto text = progress_probe(*rf, running_context(st)))
@@ -56,10 +57,11 @@ inline std::optional<std::size_t> executor_core::leave_guards(const compiled_sta
 }
 
 // Reports a guard's decision (when it has something to say); the state it sends the run to.
-inline std::optional<std::size_t> executor_core::guard_report(const guard_decision& d) {
+LITTLE_LOOPS_INLINE std::optional<std::size_t> executor_core::guard_report(const guard_decision& d) {
   if (emits_events_ && d.report) emit(stamped(d.event, wall()));
   return d.target;
 }
 
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

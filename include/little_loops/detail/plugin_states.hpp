@@ -26,7 +26,9 @@
 #include <little_loops/results.hpp>
 #include <little_loops/throttle.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format
+#  include <fmt/format.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <cstddef>
 #include <cstdint>
@@ -37,10 +39,11 @@
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 
 // A state starts executing: a state other than the one entered last starts a new visit.
 // True when the state was executed here (a learning state: nothing else to do).
-inline bool executor_core::visit_state(const compiled_state& st, interpolation_context& ctx) {
+LITTLE_LOOPS_INLINE bool executor_core::visit_state(const compiled_state& st, interpolation_context& ctx) {
   counters_.visit(current_);
   if (!st.config->learning || st.config->type != "learning") return false;
   run_learning(st, ctx);
@@ -49,7 +52,7 @@ inline bool executor_core::visit_state(const compiled_state& st, interpolation_c
 
 // After an action of `st` ran: counts it, warns at warn_max, and at hard_max leaves the
 // state (true: the step is over, without evaluating the action) or past it ends the run.
-inline bool executor_core::throttle_after_action(const compiled_state& st, interpolation_context& ctx) {
+LITTLE_LOOPS_INLINE bool executor_core::throttle_after_action(const compiled_state& st, interpolation_context& ctx) {
   if (!st.throttled) return false;
   const int count = counters_.count_call();
   const throttle_limits& l = st.throttle;
@@ -74,7 +77,7 @@ inline bool executor_core::throttle_after_action(const compiled_state& st, inter
 
 // ---- learning states ----
 
-inline void executor_core::learning_emit(const compiled_state& st, std::string_view name,
+LITTLE_LOOPS_INLINE void executor_core::learning_emit(const compiled_state& st, std::string_view name,
                                          std::string_view target, std::string_view detail,
                                          std::int64_t attempt, const std::vector<std::string>* targets) {
   if (emits_events_) emit(learning_event{name, wall(), st.name, target, detail, attempt, targets});
@@ -82,7 +85,7 @@ inline void executor_core::learning_emit(const compiled_state& st, std::string_v
 
 // Proves every target in order; the verdict is `yes` (all proven), `blocked` (`no` when
 // the state has no on_blocked) or `error` (a template or the registry failed).
-inline void executor_core::run_learning(const compiled_state& st, interpolation_context& ctx) {
+LITTLE_LOOPS_INLINE void executor_core::run_learning(const compiled_state& st, interpolation_context& ctx) {
   auto plan = learning_plan_of(*st.config->learning, ctx);
   if (!plan) return learning_verdict(st, ctx, error_result(std::move(plan.error())));
   if (!options_.learning_registry)
@@ -108,7 +111,7 @@ inline void executor_core::run_learning(const compiled_state& st, interpolation_
 
 // One target: empty when proven, else why it blocks (`refuted`, `retries_exhausted`);
 // nullopt when the run ended in an exploration; an error when the registry failed.
-inline expected<std::optional<std::string>, std::string> executor_core::prove_target(
+LITTLE_LOOPS_INLINE expected<std::optional<std::string>, std::string> executor_core::prove_target(
     const compiled_state& st, const interpolation_context& ctx, const std::string& target,
     int max_retries) {
   auto status = lookup(target);
@@ -129,7 +132,7 @@ inline expected<std::optional<std::string>, std::string> executor_core::prove_ta
   return std::string();
 }
 
-inline expected<learning_status, std::string> executor_core::lookup(const std::string& target) {
+LITTLE_LOOPS_INLINE expected<learning_status, std::string> executor_core::lookup(const std::string& target) {
   auto r = call_host<learning_status>([&] { return options_.learning_registry(target); },
                                       errc::action_failed, "the learning registry");
   if (!r) return unexpected("learning registry: " + r.error().message);
@@ -139,7 +142,7 @@ inline expected<learning_status, std::string> executor_core::lookup(const std::s
 // `/ll:explore-api <target>` through the runner, as a slash command with the state's host
 // settings (agent:, pruning_profile:, session_mode:); its result is only reported. False
 // when the run ended in it (cancelled, out of time).
-inline bool executor_core::explore(const compiled_state& st, const interpolation_context& ctx,
+LITTLE_LOOPS_INLINE bool executor_core::explore(const compiled_state& st, const interpolation_context& ctx,
                                    const std::string& target) {
   const std::string command = "/ll:explore-api " + target;
   action_request& req = request_;
@@ -167,7 +170,7 @@ inline bool executor_core::explore(const compiled_state& st, const interpolation
   return finish_action(st, *res);
 }
 
-inline void executor_core::learning_verdict(const compiled_state& st, interpolation_context& ctx,
+LITTLE_LOOPS_INLINE void executor_core::learning_verdict(const compiled_state& st, interpolation_context& ctx,
                                             evaluation_result r) {
   if (r.verdict == "error") report_error(st, "learning", r.details.to_json().value("error", ""));
   result_eval_ = std::move(r);
@@ -177,7 +180,7 @@ inline void executor_core::learning_verdict(const compiled_state& st, interpolat
 
 // hard_max reached: to `on_throttle_hard`, else `on_error`; with neither the state goes on
 // as usual (the reference's `_check_throttle` returns no target then).
-inline bool executor_core::throttle_leave(const compiled_state& st, interpolation_context& ctx, int count) {
+LITTLE_LOOPS_INLINE bool executor_core::throttle_leave(const compiled_state& st, interpolation_context& ctx, int count) {
   const compiled_target* target = st.throttle_hard ? &*st.throttle_hard
                                   : st.on_error    ? &st.on[*st.on_error].second
                                                    : nullptr;
@@ -205,5 +208,6 @@ inline bool executor_core::throttle_leave(const compiled_state& st, interpolatio
   return true;
 }
 
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END

@@ -13,7 +13,9 @@
 #include <little_loops/detail/subloop_calls.hpp>
 #include <little_loops/detail/subloop_worktree.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format
+#  include <fmt/format.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <chrono>
 #include <cstdint>
@@ -25,6 +27,7 @@
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 
 // The one list of a frame's per-run members: the running loop's (the core's, `ex`, const or
 // not) beside the parked frame's `f`, each under its role (detail/frame_members.hpp).
@@ -56,19 +59,19 @@ void executor_core::frame_members(V& v, Core& ex, Parked& f) {
 }
 
 // Stands in for the parked frame when a visitor reads or sets only the running loop's.
-inline const parked_frame& executor_core::no_frame() {
+LITTLE_LOOPS_INLINE const parked_frame& executor_core::no_frame() {
   static const parked_frame none;
   return none;
 }
 
 // Exchanges the running loop's members with `f`.
-inline void executor_core::swap_frame(parked_frame& f) noexcept {
+LITTLE_LOOPS_INLINE void executor_core::swap_frame(parked_frame& f) noexcept {
   frame_swapper v;
   frame_members(v, *this, f);
 }
 
 // `req` in the running loop's working directory (the request itself outside a worktree).
-inline const action_request& executor_core::in_working_dir(const action_request& req) {
+LITTLE_LOOPS_INLINE const action_request& executor_core::in_working_dir(const action_request& req) {
   if (working_dir_.empty() || !req.working_dir.empty()) return req;
   worktree_request_ = req;
   worktree_request_.working_dir = working_dir_;
@@ -76,20 +79,20 @@ inline const action_request& executor_core::in_working_dir(const action_request&
 }
 
 // A loop starts in the members: the top loop (reset()), or a child (call_subloop()).
-inline void executor_core::start_frame(json context, std::optional<std::int64_t> timeout_ms) {
+LITTLE_LOOPS_INLINE void executor_core::start_frame(json context, std::optional<std::int64_t> timeout_ms) {
   frame_starter v{{}, {*loop_, std::move(context), options_.injected_context, timeout_ms}};
   frame_members(v, *this, no_frame());
 }
 
 // The running loop's members from `s` (resume(); a child's frame, resume_frames()).
-inline void executor_core::restore_frame(const little_loops::snapshot& s, std::size_t at,
+LITTLE_LOOPS_INLINE void executor_core::restore_frame(const little_loops::snapshot& s, std::size_t at,
                                          convergence_memory convergence) {
   frame_restorer v{{}, {*loop_, s, at, convergence, options_.injected_context}};
   frame_members(v, *this, no_frame());
 }
 
 // Back to the top loop, every child dropped (and every worktree detached).
-inline void executor_core::unwind_frames() noexcept {
+LITTLE_LOOPS_INLINE void executor_core::unwind_frames() noexcept {
   detach_worktrees(false);
   while (!frames_.empty()) {
     swap_frame(frames_.back());
@@ -99,7 +102,7 @@ inline void executor_core::unwind_frames() noexcept {
 
 // Detaches the worktree of every waiting frame's child, innermost first (with events:
 // reported as `sub_loop_worktree_detached`).
-inline void executor_core::detach_worktrees(bool with_events) noexcept {
+LITTLE_LOOPS_INLINE void executor_core::detach_worktrees(bool with_events) noexcept {
   for (std::size_t i = frames_.size(); i-- > 0;) {
     auto& w = frames_[i].child_worktree;
     if (!w) continue;
@@ -116,7 +119,7 @@ inline void executor_core::detach_worktrees(bool with_events) noexcept {
 
 // Runs the sub-loop state `st`: its child becomes the running loop, whose first state is
 // the next step. A child that cannot start is the state's `error` verdict.
-inline void executor_core::call_subloop(const compiled_state& st, interpolation_context& ctx) {
+LITTLE_LOOPS_INLINE void executor_core::call_subloop(const compiled_state& st, interpolation_context& ctx) {
   auto child = find_child(*st.config, ctx, options_, frames_.size() + 2, loop_id_);
   if (!child) return fail_call(st, ctx, std::move(child.error().message));
   auto context = child_context(*st.config, *child, ctx, options_.injected_context);
@@ -149,7 +152,7 @@ inline void executor_core::call_subloop(const compiled_state& st, interpolation_
 }
 
 // The child ended (`how`): its parent runs again and concludes the sub-loop state.
-inline void executor_core::return_to_parent(termination how, std::optional<error> err) {
+LITTLE_LOOPS_INLINE void executor_core::return_to_parent(termination how, std::optional<error> err) {
   const compiled_state& last = loop_->state(current_);
   child_end end{how, how == termination::terminal && last.failure, last.name, std::move(err), json()};
   if (how == termination::terminal && !last.config->output.empty()) {
@@ -193,7 +196,7 @@ inline void executor_core::return_to_parent(termination how, std::optional<error
 
 // A stop or a handoff inside a child: the run ends (or pauses) with every frame in place;
 // each frame reports its end, innermost first, and the result is the top loop's.
-inline void executor_core::finish_stack(termination how, std::optional<error> err) {
+LITTLE_LOOPS_INLINE void executor_core::finish_stack(termination how, std::optional<error> err) {
   if (!resume_state_) resume_state_ = current_;
   phase_ = run_phase::finished;
   if (emits_events_ && how != termination::handoff) {
@@ -222,7 +225,7 @@ inline void executor_core::finish_stack(termination how, std::optional<error> er
 
 // The running loop's snapshot members (its convergence list in `convergence_storage`, its
 // counters' JSON in `counters`, which the view leaves for the caller to point at or move).
-inline little_loops::snapshot_view executor_core::running_view(
+LITTLE_LOOPS_INLINE little_loops::snapshot_view executor_core::running_view(
     std::vector<std::pair<std::string_view, double>>& convergence_storage, json& counters) const {
   little_loops::snapshot_view v;
   frame_viewer<false> viewer{{}, {*loop_, v, convergence_storage, &counters}};
@@ -232,7 +235,7 @@ inline little_loops::snapshot_view executor_core::running_view(
 }
 
 // The running loop's interpolation context at state `st` (no `result` yet).
-inline interpolation_context executor_core::running_context(const compiled_state& st) const noexcept {
+LITTLE_LOOPS_INLINE interpolation_context executor_core::running_context(const compiled_state& st) const noexcept {
   interpolation_context ctx;
   ctx.context = &context_;
   ctx.captured = &captured_;
@@ -254,7 +257,7 @@ inline interpolation_context executor_core::running_context(const compiled_state
 // ---- snapshots of the stack (snapshot::frames) ----
 
 // A child ended (`how`): its parent goes on, unless the run stops or pauses.
-inline void executor_core::end_child(termination how, std::optional<error> err) {
+LITTLE_LOOPS_INLINE void executor_core::end_child(termination how, std::optional<error> err) {
   if (how == termination::cancelled || how == termination::handoff) return finish_stack(how, std::move(err));
   return_to_parent(how, std::move(err));
 }
@@ -262,7 +265,7 @@ inline void executor_core::end_child(termination how, std::optional<error> err) 
 
 // `s` (the running loop's snapshot) becomes the whole stack's: the top loop's members,
 // and `frames` the loops below it, the running one last.
-inline void executor_core::stack_into(little_loops::snapshot& s) const {
+LITTLE_LOOPS_INLINE void executor_core::stack_into(little_loops::snapshot& s) const {
   json frames = json::array();
   for (std::size_t i = 1; i < frames_.size(); ++i)
     frames.push_back(frame_json(parked_snapshot(frames_[i]), frames_[i].loop_id, frames_[i].timeout_ms));
@@ -274,7 +277,7 @@ inline void executor_core::stack_into(little_loops::snapshot& s) const {
 }
 
 // snapshot_view() inside a child: the stack's snapshot, copied (kept until the next call).
-inline little_loops::snapshot_view executor_core::stack_view() const {
+LITTLE_LOOPS_INLINE little_loops::snapshot_view executor_core::stack_view() const {
   stack_snapshot_ = snapshot();
   const little_loops::snapshot& s = stack_snapshot_;
   little_loops::snapshot_view v;
@@ -299,7 +302,7 @@ inline little_loops::snapshot_view executor_core::stack_view() const {
 
 // Re-enters the children of a snapshot's `frames`, each reloaded by its id, the running
 // one last; the executor's members then hold the innermost.
-inline expected<void, error> executor_core::resume_frames(const json& frames) {
+LITTLE_LOOPS_INLINE expected<void, error> executor_core::resume_frames(const json& frames) {
   for (std::size_t i = 0; i < frames.size(); ++i) {
     auto frame = read_frame(frames[i], fmt::format("frames[{}]", i));
     if (!frame) return unexpected(std::move(frame.error()));
@@ -341,7 +344,7 @@ inline expected<void, error> executor_core::resume_frames(const json& frames) {
 }
 
 // Keeps `e` in the event capture of every waiting frame that has one.
-inline void executor_core::note_child_event(event_ref e) noexcept {
+LITTLE_LOOPS_INLINE void executor_core::note_child_event(event_ref e) noexcept {
   try {
     for (auto& f : frames_)
       if (f.child_events) host_capture(*f.child_events, e);
@@ -349,7 +352,7 @@ inline void executor_core::note_child_event(event_ref e) noexcept {
   }
 }
 
-inline expected<executor_core::frame_entry, error> executor_core::read_frame(const json& j,
+LITTLE_LOOPS_INLINE expected<executor_core::frame_entry, error> executor_core::read_frame(const json& j,
                                                                             const std::string& path) {
   const auto bad = [&](std::string_view key, std::string_view what) {
     return error{errc::invalid_snapshot, std::string(what), join_path(path, key)};
@@ -382,7 +385,7 @@ inline expected<executor_core::frame_entry, error> executor_core::read_frame(con
 }
 
 // A waiting loop's snapshot (its current state is the sub-loop state).
-inline little_loops::snapshot executor_core::parked_snapshot(const parked_frame& f) const {
+LITTLE_LOOPS_INLINE little_loops::snapshot executor_core::parked_snapshot(const parked_frame& f) const {
   little_loops::snapshot_view v;
   std::vector<std::pair<std::string_view, double>> convergence;
   json counters;
@@ -395,7 +398,7 @@ inline little_loops::snapshot executor_core::parked_snapshot(const parked_frame&
   return s;
 }
 
-inline json executor_core::frame_json(const little_loops::snapshot& s, const std::string& id,
+LITTLE_LOOPS_INLINE json executor_core::frame_json(const little_loops::snapshot& s, const std::string& id,
                                       std::optional<std::int64_t> timeout_ms) {
   json j = to_json(s);
   j["loop_id"] = id;
@@ -404,7 +407,7 @@ inline json executor_core::frame_json(const little_loops::snapshot& s, const std
 }
 
 // A child that could not start: the state's `error` verdict.
-inline void executor_core::fail_call(const compiled_state& st, interpolation_context& ctx,
+LITTLE_LOOPS_INLINE void executor_core::fail_call(const compiled_state& st, interpolation_context& ctx,
                                      std::string message) {
   report_error(st, "subloop", message);
   result_eval_ = error_result(std::move(message));
@@ -412,7 +415,7 @@ inline void executor_core::fail_call(const compiled_state& st, interpolation_con
 }
 
 // A worktree that could not be attached: reported, and the state's `error` verdict.
-inline void executor_core::fail_worktree(const compiled_state& st, interpolation_context& ctx,
+LITTLE_LOOPS_INLINE void executor_core::fail_worktree(const compiled_state& st, interpolation_context& ctx,
                                          std::string message) {
   if (emits_events_)
     emit(worktree_event(wall(), st.name, "sub_loop_worktree_error", {}, {}, message));
@@ -420,11 +423,12 @@ inline void executor_core::fail_worktree(const compiled_state& st, interpolation
 }
 
 // Records the sub-loop state's verdict as `prev` and routes it.
-inline void executor_core::conclude_call(const compiled_state& st, interpolation_context& ctx) {
+LITTLE_LOOPS_INLINE void executor_core::conclude_call(const compiled_state& st, interpolation_context& ctx) {
   if (st.capture) captured_[*st.capture].verdict = result_eval_.verdict;
   history_.record(st, nullptr, result_eval_, true);
   move_on(st, std::nullopt, choose_next(st, ctx));
 }
 
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
