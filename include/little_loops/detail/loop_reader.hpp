@@ -320,8 +320,9 @@ inline void read_value_table(const json& field, const std::string& field_path,
 }
 
 // type, throttle, on_throttle_hard, learning (defined in state_plugin_fields.hpp).
-inline bool read_state_plugin_field(state_config& state, const std::string& key,
-                                    const json& field, const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_state_plugin_field(state_config& state, const std::string& key,
+                                                 const json& field, const std::string& path,
+                                                 diagnostics& out);
 
 /// Reads member `key` of a state into `state`; false when the key is unknown.
 inline bool read_state_field(state_config& state, const std::string& key, const json& field,
