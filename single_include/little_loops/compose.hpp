@@ -219,6 +219,7 @@ bool is_one_of(const Names& names, std::string_view name) {
   return std::find(std::begin(names), std::end(names), name) != std::end(names);
 }
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The keys of an object, sorted, comma-separated ("(none)" when there are none).
 inline std::string sorted_keys(const json& object) {
   std::vector<std::string> keys;
@@ -424,6 +425,7 @@ inline void fold_parameters_in(json& value, const json& values, const std::strin
       fold_parameters_in(value[i], values, index_path(path, i), out);
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -462,6 +464,7 @@ struct child_checks {
 /// (defined in compose.hpp, after compose_loop).
 child_check check_child_loop(loop_source source, loop_resolver& resolver, child_checks& checks);
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `child loop 'n' is invalid: FIRST (+N more)`.
 inline std::string invalid_child_message(std::string_view name, const error& why) {
   std::size_t errors = 0;
@@ -529,6 +532,7 @@ inline void check_children(const composing& doc, std::string_view referrer, loop
     found.take(problems, doc.positions);
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -574,6 +578,7 @@ struct placed_value {
   std::string path;
 };
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Records in `to` the position of `from`'s value and of every value inside it, each at
 /// the same relative path under `to_path`.
 inline void copy_positions(const placed_value& from, source_map& to, const std::string& to_path) {
@@ -619,6 +624,7 @@ inline json deep_merge(const placed_value& base, const placed_value& over, sourc
   }
   return result;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -641,6 +647,7 @@ struct flow_entry {
   std::optional<std::pair<std::string, std::string>> branches;
 };
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Parses entry `text`; nullopt after reporting at `path`.
 inline std::optional<flow_entry> parse_flow_entry(const std::string& text, const std::string& path,
                                                   diagnostics& out) {
@@ -757,6 +764,7 @@ inline composing expand_flow(composing doc, compose_findings& found) {
   out.value["states"] = std::move(states);
   return out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -795,6 +803,7 @@ namespace detail {
 inline constexpr std::array<std::string_view, 4> library_keys{"fragments", "name", "description",
                                                               "category"};
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// A fragment and the document it is written in.
 struct fragment_ref {
   const json* body = nullptr;
@@ -958,6 +967,7 @@ composing expand_fragments(composing doc, std::string_view referrer, Resolver& r
   }
   return out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -997,6 +1007,7 @@ struct chain_link {
 /// The most parents a chain may have.
 inline constexpr std::size_t max_from_depth = 32;
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `flow:` and `states:` written in the same document contradict each other.
 inline void check_flow_and_states(const composing& doc, compose_findings& found) {
   if (doc.value.contains("flow") && doc.value.contains("states"))
@@ -1061,6 +1072,7 @@ composing inherit(composing doc, Resolver& resolver, std::vector<chain_link>& ch
                             merged.positions, "");
   return merged;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -1093,6 +1105,11 @@ struct composed_loop {
 
 namespace detail {
 
+LITTLE_LOOPS_INLINE expected<composed_loop, error> compose_checked(loop_source top,
+                                                                   loop_resolver& resolver,
+                                                                   source_map* positions,
+                                                                   child_checks& checks);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 inline bool needs_composition(const json& doc) {
   for (const char* key : {"from", "flow", "state_defs", "import", "fragments", "parameters"})
     if (doc.contains(key)) return true;
@@ -1104,7 +1121,7 @@ inline bool needs_composition(const json& doc) {
 }
 
 // compose_loop(), with the children checked so far during this load.
-inline expected<composed_loop, error> compose_checked(loop_source top, loop_resolver& resolver,
+LITTLE_LOOPS_INLINE expected<composed_loop, error> compose_checked(loop_source top, loop_resolver& resolver,
                                                       source_map* positions, child_checks& checks) {
   composed_loop result;
   if (!top.document.is_object() || !detail::needs_composition(top.document)) {
@@ -1158,6 +1175,7 @@ inline child_check check_child_loop(loop_source source, loop_resolver& resolver,
     if (d.code == "invalid-child" && !out.grandchild_failure) out.grandchild_failure = d.message;
   return out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 

@@ -56,6 +56,28 @@
 #define LITTLE_LOOPS_NAMESPACE_END                                                         \
   }                                                                                        \
   }
+
+/// Compiled mode, in the manner of spdlog's SPDLOG_COMPILED_LIB: define
+/// LITTLE_LOOPS_COMPILED_LIB (linking the `little_loops::compiled` target does) and the
+/// headers carry only declarations of the non-template code — schema reading, validation,
+/// paradigms, the regex translator, templates, rendering, composition, compiled loops, the
+/// evaluators and the executor's core with the run state it keeps — which the library holds,
+/// built once. Templates (fsm_executor over its core, the evaluators' dispatch) stay in the
+/// headers.
+/// Undefined (the default), the library is header-only. The library's own sources also
+/// define LITTLE_LOOPS_BUILDING_LIB, which brings the definitions back, without `inline`.
+#if defined(LITTLE_LOOPS_COMPILED_LIB) && !defined(LITTLE_LOOPS_BUILDING_LIB)
+#  define LITTLE_LOOPS_DETAIL_DEFINITIONS 0
+#else
+#  define LITTLE_LOOPS_DETAIL_DEFINITIONS 1
+#endif
+/// `inline` header-only; empty in compiled mode, where the library defines each function
+/// once. Marks the functions of the compiled code that the headers declare.
+#if defined(LITTLE_LOOPS_COMPILED_LIB)
+#  define LITTLE_LOOPS_INLINE
+#else
+#  define LITTLE_LOOPS_INLINE inline
+#endif
 // end of <little_loops/config.hpp>
 // #include <little_loops/expected.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
@@ -175,9 +197,12 @@ inline bool is_valid_utf8(std::string_view text) noexcept {
   return true;
 }
 
+LITTLE_LOOPS_INLINE std::vector<char32_t> utf8_decode(std::string_view text);
+LITTLE_LOOPS_INLINE void utf8_append(std::string& out, char32_t cp);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Decodes UTF-8 into code points; each byte that starts no well-formed sequence becomes
 /// U+FFFD.
-inline std::vector<char32_t> utf8_decode(std::string_view text) {
+LITTLE_LOOPS_INLINE std::vector<char32_t> utf8_decode(std::string_view text) {
   std::vector<char32_t> out;
   out.reserve(text.size());
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
@@ -192,7 +217,7 @@ inline std::vector<char32_t> utf8_decode(std::string_view text) {
 
 /// Appends the UTF-8 encoding of `cp` to `out`. A surrogate (U+D800–U+DFFF) gets the
 /// generalised 3-byte form ("WTF-8"), which is not valid UTF-8.
-inline void utf8_append(std::string& out, char32_t cp) {
+LITTLE_LOOPS_INLINE void utf8_append(std::string& out, char32_t cp) {
   if (cp < 0x80) {
     out.push_back(static_cast<char>(cp));
   } else if (cp < 0x800) {
@@ -209,6 +234,7 @@ inline void utf8_append(std::string& out, char32_t cp) {
     out.push_back(static_cast<char>(0x80U | (cp & 0x3FU)));
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // The first `n` code points of a UTF-8 string (Python's `s[:n]`).
 inline std::string_view utf8_prefix(std::string_view s, std::size_t n) noexcept {
@@ -243,9 +269,11 @@ inline std::size_t utf8_cut(std::string_view s, std::size_t max_bytes) noexcept 
   return cut;
 }
 
+LITTLE_LOOPS_INLINE std::string sanitize_utf8(std::string_view text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `text` with every byte that starts no well-formed UTF-8 sequence replaced by U+FFFD, so
 /// user data can be put into messages and paths that are later serialised as JSON.
-inline std::string sanitize_utf8(std::string_view text) {
+LITTLE_LOOPS_INLINE std::string sanitize_utf8(std::string_view text) {
   if (is_valid_utf8(text)) return std::string(text);
   std::string out;
   out.reserve(text.size() + 8);
@@ -263,6 +291,7 @@ inline std::string sanitize_utf8(std::string_view text) {
   }
   return out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -294,8 +323,12 @@ namespace detail {
 // `dump(-1, ' ', false, json::error_handler_t::replace)`, byte for byte, for the records
 // written on the loop's path (event lines, journal records) without building JSON objects.
 
+LITTLE_LOOPS_INLINE void append_json_dump(std::string& out, const json& v);
+LITTLE_LOOPS_INLINE bool json_plain_ascii(std::string_view s) noexcept;
+LITTLE_LOOPS_INLINE bool append_json_string(std::string& out, std::string_view s);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Appends `v` exactly as nlohmann's serializer writes it (see append_json_text).
-inline void append_json_dump(std::string& out, const json& v) {
+LITTLE_LOOPS_INLINE void append_json_dump(std::string& out, const json& v) {
   out += v.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -303,7 +336,7 @@ inline void append_json_dump(std::string& out, const json& v) {
 /// that needs no escape). Eight bytes per test: a control byte borrows when 0x20 is
 /// subtracted, a byte with the high bit set is seen directly, and `"` or `\\` make a zero
 /// byte when xor-ed with their own value (borrows only ever follow a byte that matched).
-inline bool json_plain_ascii(std::string_view s) noexcept {
+LITTLE_LOOPS_INLINE bool json_plain_ascii(std::string_view s) noexcept {
   constexpr std::uint64_t ones = 0x0101010101010101ULL;
   constexpr std::uint64_t highs = 0x8080808080808080ULL;
   const auto has_zero_byte = [](std::uint64_t x) { return (x - ones) & ~x & highs; };
@@ -331,7 +364,7 @@ inline bool json_plain_ascii(std::string_view s) noexcept {
 /// start a sequence is one U+FFFD; a sequence cut short by a byte that cannot continue it
 /// is one U+FFFD and that byte is read again; one cut short by the end of `s` is one U+FFFD.
 /// Returns true when something was replaced (the text does not hold `s` exactly).
-inline bool append_json_string(std::string& out, std::string_view s) {
+LITTLE_LOOPS_INLINE bool append_json_string(std::string& out, std::string_view s) {
   static constexpr char hex[] = "0123456789abcdef";
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
@@ -378,6 +411,7 @@ inline bool append_json_string(std::string& out, std::string_view s) {
   out += '"';
   return replaced;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Appends an integer as that dump writes it.
 template <class Int>
@@ -388,13 +422,15 @@ void append_json_integer(std::string& out, Int v) {
   out.append(buf, end);
 }
 
+LITTLE_LOOPS_INLINE bool append_json_text(std::string& out, const json& v);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Appends `v` as that dump writes it. Containers, strings, integers, booleans and null are
 /// written here (no serializer is built per value: event details, contexts and records are
 /// written at every step); floating-point numbers and binary values go through nlohmann's
 /// serializer, whose number format this does not reimplement. Recursion follows the
 /// value's nesting, as the serializer's does. Returns true when a string (or key) that is
 /// not valid UTF-8 was written with replacements.
-inline bool append_json_text(std::string& out, const json& v) {
+LITTLE_LOOPS_INLINE bool append_json_text(std::string& out, const json& v) {
   using namespace std::string_view_literals;
   switch (v.type()) {
     case json::value_t::null:
@@ -443,6 +479,7 @@ inline bool append_json_text(std::string& out, const json& v) {
   append_json_dump(out, v);
   return false;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Appends `key` → `value` to an ordered map (e.g. a JSON object's `object_t`) without
 /// looking for `key` first, for callers that know it is new (the keys of one JSON object
@@ -496,8 +533,11 @@ enum class errc : int {
   io_error = 501,           ///< a file or process operation failed
 };
 
+LITTLE_LOOPS_INLINE std::string error_id(errc code);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The stable textual id of an error code, e.g. `LL-E102`.
-inline std::string error_id(errc code) { return fmt::format("LL-E{:03}", static_cast<int>(code)); }
+LITTLE_LOOPS_INLINE std::string error_id(errc code) { return fmt::format("LL-E{:03}", static_cast<int>(code)); }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Severity of a diagnostic.
 enum class severity { error, warning };
@@ -541,17 +581,21 @@ struct error {
       : code(c), message(std::move(msg)), path(std::move(where)), details(std::move(found)) {}
 };
 
+LITTLE_LOOPS_INLINE std::string to_string(const error& e);
+LITTLE_LOOPS_INLINE std::string to_string(const diagnostic& d);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `LL-E102 at states.fix: message`.
-inline std::string to_string(const error& e) {
+LITTLE_LOOPS_INLINE std::string to_string(const error& e) {
   if (e.path.empty()) return fmt::format("{}: {}", error_id(e.code), e.message);
   return fmt::format("{} at {}: {}", error_id(e.code), e.path, e.message);
 }
 
 /// `error: states.fix.evaluate.operator: unknown operator "eqq" (did you mean "eq"?)`
-inline std::string to_string(const diagnostic& d) {
+LITTLE_LOOPS_INLINE std::string to_string(const diagnostic& d) {
   if (d.path.empty()) return fmt::format("{}: {}", to_string(d.level), d.message);
   return fmt::format("{}: {}: {}", to_string(d.level), d.path, d.message);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
 
@@ -1722,8 +1766,19 @@ expected<Int, field_fault> integer_field(const json& value, bool whole_floats = 
   return unexpected(field_fault::wrong_type);
 }
 
+LITTLE_LOOPS_INLINE const std::string* first_unknown_key(const json& obj,
+                                            std::initializer_list<std::string_view> known);
+LITTLE_LOOPS_INLINE std::string_view json_kind(const json& value) noexcept;
+LITTLE_LOOPS_INLINE std::string describe_value(const json& value);
+LITTLE_LOOPS_INLINE void report(diagnostics& out, std::string path, std::string_view code,
+                   std::string message, severity level = severity::error);
+LITTLE_LOOPS_INLINE std::size_t count_errors(const diagnostics& list) noexcept;
+LITTLE_LOOPS_INLINE void report_type(diagnostics& out, const std::string& path, std::string_view expected,
+                        const json& found);
+LITTLE_LOOPS_INLINE std::string member_path(std::string_view base, std::string_view key);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The first key of object `obj` that is not in `known`, or nullptr.
-inline const std::string* first_unknown_key(const json& obj,
+LITTLE_LOOPS_INLINE const std::string* first_unknown_key(const json& obj,
                                             std::initializer_list<std::string_view> known) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     bool ok = false;
@@ -1739,7 +1794,7 @@ inline const std::string* first_unknown_key(const json& obj,
 // ---------------------------------------------------------------------------------------
 
 /// `object`, `array`, `string`, `integer`, `number`, `boolean`, `null`, `binary`.
-inline std::string_view json_kind(const json& value) noexcept {
+LITTLE_LOOPS_INLINE std::string_view json_kind(const json& value) noexcept {
   switch (value.type()) {
     case json::value_t::object: return "object";
     case json::value_t::array: return "array";
@@ -1756,7 +1811,7 @@ inline std::string_view json_kind(const json& value) noexcept {
 }
 
 /// `an array`, `string "abc"`, `integer 5` — how a found value is described in messages.
-inline std::string describe_value(const json& value) {
+LITTLE_LOOPS_INLINE std::string describe_value(const json& value) {
   switch (value.type()) {
     case json::value_t::object: return "an object";
     case json::value_t::array: return "an array";
@@ -1772,12 +1827,12 @@ inline std::string describe_value(const json& value) {
   }
 }
 
-inline void report(diagnostics& out, std::string path, std::string_view code,
-                   std::string message, severity level = severity::error) {
+LITTLE_LOOPS_INLINE void report(diagnostics& out, std::string path, std::string_view code,
+                   std::string message, severity level) {
   out.push_back(diagnostic{level, std::move(path), std::move(message), std::string(code)});
 }
 
-inline std::size_t count_errors(const diagnostics& list) noexcept {
+LITTLE_LOOPS_INLINE std::size_t count_errors(const diagnostics& list) noexcept {
   std::size_t n = 0;
   for (const auto& d : list)
     if (d.level == severity::error) ++n;
@@ -1785,7 +1840,7 @@ inline std::size_t count_errors(const diagnostics& list) noexcept {
 }
 
 /// Reports a value of the wrong JSON type: `null-value` for null, else `wrong-type`.
-inline void report_type(diagnostics& out, const std::string& path, std::string_view expected,
+LITTLE_LOOPS_INLINE void report_type(diagnostics& out, const std::string& path, std::string_view expected,
                         const json& found) {
   if (found.is_null())
     report(out, path, "null-value", fmt::format("expected {}, got null", expected));
@@ -1795,10 +1850,11 @@ inline void report_type(diagnostics& out, const std::string& path, std::string_v
 }
 
 /// The path of member `key` under `base`, with ill-formed UTF-8 in the key replaced.
-inline std::string member_path(std::string_view base, std::string_view key) {
+LITTLE_LOOPS_INLINE std::string member_path(std::string_view base, std::string_view key) {
   if (is_valid_utf8(key)) return join_path(base, key);  // (the common case: no copy)
   return join_path(base, sanitize_utf8(key));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Reports `key` under `base` as unknown, with a "did you mean" among `candidates` and an
 /// optional extra hint.
@@ -1814,9 +1870,12 @@ void report_unknown_key(diagnostics& out, std::string_view base, std::string_vie
   report(out, member_path(base, key), "unknown-key", std::move(message));
 }
 
+LITTLE_LOOPS_INLINE void report_fault(diagnostics& out, const std::string& path, field_fault fault,
+                         std::string_view expected, const json& value);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Reports `fault` for `value` at `path`; `expected` says what was wanted ("a string"). The
 /// range named for an integer is `int`'s, the one integer type these readers read.
-inline void report_fault(diagnostics& out, const std::string& path, field_fault fault,
+LITTLE_LOOPS_INLINE void report_fault(diagnostics& out, const std::string& path, field_fault fault,
                          std::string_view expected, const json& value) {
   switch (fault) {
     case field_fault::wrong_type: report_type(out, path, expected, value); return;
@@ -1834,6 +1893,7 @@ inline void report_fault(diagnostics& out, const std::string& path, field_fault 
       return;
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// The field read from `value`, or std::nullopt after reporting why not at `path`.
 template <class T>
@@ -1844,44 +1904,56 @@ std::optional<T> reported(expected<T, field_fault> field, const json& value,
   return std::nullopt;
 }
 
+LITTLE_LOOPS_INLINE std::optional<std::string> read_string(const json& value, const std::string& path,
+                                              diagnostics& out);
+LITTLE_LOOPS_INLINE std::optional<bool> read_bool(const json& value, const std::string& path,
+                                     diagnostics& out);
+LITTLE_LOOPS_INLINE std::optional<double> read_number(const json& value, const std::string& path,
+                                         diagnostics& out);
+LITTLE_LOOPS_INLINE std::optional<int> read_int(const json& value, const std::string& path,
+                                   diagnostics& out);
+LITTLE_LOOPS_INLINE bool expect_object(const json& value, const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE json number_json(double value);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// A well-formed UTF-8 string.
-inline std::optional<std::string> read_string(const json& value, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<std::string> read_string(const json& value, const std::string& path,
                                               diagnostics& out) {
   auto text = reported(string_field(value), value, path, "a string", out);
   if (!text) return std::nullopt;
   return std::string(*text);
 }
 
-inline std::optional<bool> read_bool(const json& value, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<bool> read_bool(const json& value, const std::string& path,
                                      diagnostics& out) {
   return reported(bool_field(value), value, path, "a boolean (true or false)", out);
 }
 
 /// A finite number (integer or floating point).
-inline std::optional<double> read_number(const json& value, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<double> read_number(const json& value, const std::string& path,
                                          diagnostics& out) {
   return reported(number_field(value), value, path, "a number", out);
 }
 
 /// An integer that fits an `int`; a whole floating-point number (`10.0`) is that integer.
-inline std::optional<int> read_int(const json& value, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<int> read_int(const json& value, const std::string& path,
                                    diagnostics& out) {
   return reported(integer_field<int>(value), value, path, "an integer", out);
 }
 
 /// `true` when `value` is a JSON object, else reports it.
-inline bool expect_object(const json& value, const std::string& path, diagnostics& out) {
+LITTLE_LOOPS_INLINE bool expect_object(const json& value, const std::string& path, diagnostics& out) {
   if (value.is_object()) return true;
   report_type(out, path, "an object", value);
   return false;
 }
 
 /// JSON for a double: an integer when the value is integral (so `30` stays `30`).
-inline json number_json(double value) {
+LITTLE_LOOPS_INLINE json number_json(double value) {
   if (std::isfinite(value) && std::floor(value) == value && std::fabs(value) < 9007199254740992.0)
     return json(static_cast<std::int64_t>(value));
   return json(value);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -2026,8 +2098,13 @@ namespace detail {
 
 inline constexpr std::array<std::string_view, 2> test_guard_keys{"tamper_guard", "prepatch_check"};
 
+LITTLE_LOOPS_INLINE bool read_test_guard(test_guards& g, const std::string& key, const json& field,
+                            const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE void write_test_guards(json& j, const test_guards& g);
+LITTLE_LOOPS_INLINE void check_test_guards(const test_guards& g, std::string_view base, diagnostics& out);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// A test-guard key (`tamper_guard`, `prepatch_check`) into `g`; false for another key.
-inline bool read_test_guard(test_guards& g, const std::string& key, const json& field,
+LITTLE_LOOPS_INLINE bool read_test_guard(test_guards& g, const std::string& key, const json& field,
                             const std::string& path, diagnostics& out) {
   std::optional<std::string>* slot = key == "tamper_guard"     ? &g.tamper_guard
                                      : key == "prepatch_check" ? &g.prepatch_check
@@ -2038,14 +2115,14 @@ inline bool read_test_guard(test_guards& g, const std::string& key, const json& 
 }
 
 /// Writes the test guards into a state or loop object `j`.
-inline void write_test_guards(json& j, const test_guards& g) {
+LITTLE_LOOPS_INLINE void write_test_guards(json& j, const test_guards& g) {
   if (g.tamper_guard) j["tamper_guard"] = *g.tamper_guard;
   if (g.prepatch_check) j["prepatch_check"] = *g.prepatch_check;
 }
 
 /// `unknown-tamper-guard` / `unknown-prepatch-check` (warnings) for the guards `g` at `base`
 /// ("" for the loop), each naming the values it may take.
-inline void check_test_guards(const test_guards& g, std::string_view base, diagnostics& out) {
+LITTLE_LOOPS_INLINE void check_test_guards(const test_guards& g, std::string_view base, diagnostics& out) {
   const auto check = [&](const std::optional<std::string>& value, std::string_view key,
                          const auto& values, std::string_view code) {
     if (!value || names_contain(values, *value)) return;
@@ -2060,6 +2137,7 @@ inline void check_test_guards(const test_guards& g, std::string_view base, diagn
   check(g.tamper_guard, "tamper_guard", tamper_guard_values, "unknown-tamper-guard");
   check(g.prepatch_check, "prepatch_check", prepatch_check_values, "unknown-prepatch-check");
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// The guards of every state that runs an action, as render_guards_json() (render.hpp).
 template <class Loop>
@@ -2223,9 +2301,26 @@ struct enum_info<session_mode> {
 inline constexpr std::array<std::string_view, 4> pruning_profile_keys{
     "enabled", "name", "suppress_catalog", "suppress_claude_md"};
 
+LITTLE_LOOPS_INLINE std::optional<std::string> read_host_name(const json& field, const std::string& path,
+                                                 std::string_view what, diagnostics& out);
+LITTLE_LOOPS_INLINE void read_pruning_profile(const json& field, const std::string& path,
+                                 std::optional<pruning_profile>& to, diagnostics& out);
+LITTLE_LOOPS_INLINE void read_session_mode(const json& field, const std::string& path,
+                              std::optional<session_mode>& to, diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_shared_host_key(std::optional<pruning_profile>& pruning,
+                                 std::optional<session_mode>& session, const std::string& key,
+                                 const json& field, const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_state_host(state_host_settings& host, const std::string& key, const json& field,
+                            const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_loop_host(loop_host_settings& host, const std::string& key, const json& field,
+                           const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE json pruning_profile_json(const pruning_profile& p);
+LITTLE_LOOPS_INLINE void write_state_host(json& j, const state_host_settings& host);
+LITTLE_LOOPS_INLINE void write_loop_host(json& j, const loop_host_settings& host);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// A name handed to the host process (an agent, a profile): not empty and without a NUL,
 /// which no argument or environment variable can carry.
-inline std::optional<std::string> read_host_name(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<std::string> read_host_name(const json& field, const std::string& path,
                                                  std::string_view what, diagnostics& out) {
   auto v = read_string(field, path, out);
   if (!v) return std::nullopt;
@@ -2241,7 +2336,7 @@ inline std::optional<std::string> read_host_name(const json& field, const std::s
 }
 
 /// Reads `pruning_profile:` strictly (null: unset, as the reference reads a loop's).
-inline void read_pruning_profile(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE void read_pruning_profile(const json& field, const std::string& path,
                                  std::optional<pruning_profile>& to, diagnostics& out) {
   if (field.is_null()) return;
   if (!expect_object(field, path, out)) return;
@@ -2272,7 +2367,7 @@ inline void read_pruning_profile(const json& field, const std::string& path,
 }
 
 /// Reads `session_mode:`: `fresh` or `continue`.
-inline void read_session_mode(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE void read_session_mode(const json& field, const std::string& path,
                               std::optional<session_mode>& to, diagnostics& out) {
   auto v = read_string(field, path, out);
   if (!v) return;
@@ -2283,7 +2378,7 @@ inline void read_session_mode(const json& field, const std::string& path,
 
 /// Reads `pruning_profile:` or `session_mode:`, which a state and a loop both write; false
 /// when `key` is neither.
-inline bool read_shared_host_key(std::optional<pruning_profile>& pruning,
+LITTLE_LOOPS_INLINE bool read_shared_host_key(std::optional<pruning_profile>& pruning,
                                  std::optional<session_mode>& session, const std::string& key,
                                  const json& field, const std::string& path, diagnostics& out) {
   if (key == "pruning_profile") read_pruning_profile(field, path, pruning, out);
@@ -2294,7 +2389,7 @@ inline bool read_shared_host_key(std::optional<pruning_profile>& pruning,
 
 /// Reads member `key` of a state into `host`; false when it is not a host key (`params`
 /// is read by the loop reader).
-inline bool read_state_host(state_host_settings& host, const std::string& key, const json& field,
+LITTLE_LOOPS_INLINE bool read_state_host(state_host_settings& host, const std::string& key, const json& field,
                             const std::string& path, diagnostics& out) {
   if (key != "agent") return read_shared_host_key(host.pruning, host.session, key, field, path, out);
   if (auto v = read_host_name(field, path, "an agent name", out)) host.agent = std::move(*v);
@@ -2302,13 +2397,13 @@ inline bool read_state_host(state_host_settings& host, const std::string& key, c
 }
 
 /// Reads top-level member `key` into `host`; false when it is not a loop host key.
-inline bool read_loop_host(loop_host_settings& host, const std::string& key, const json& field,
+LITTLE_LOOPS_INLINE bool read_loop_host(loop_host_settings& host, const std::string& key, const json& field,
                            const std::string& path, diagnostics& out) {
   return read_shared_host_key(host.pruning, host.session, key, field, path, out);
 }
 
 /// `{enabled, name, suppress_catalog, suppress_claude_md}`, defaults omitted.
-inline json pruning_profile_json(const pruning_profile& p) {
+LITTLE_LOOPS_INLINE json pruning_profile_json(const pruning_profile& p) {
   json j = json::object();
   if (!p.enabled) j["enabled"] = false;
   if (p.name != "default") j["name"] = p.name;
@@ -2318,7 +2413,7 @@ inline json pruning_profile_json(const pruning_profile& p) {
 }
 
 /// Writes the state's host keys into `j` (a state object), each only when set.
-inline void write_state_host(json& j, const state_host_settings& host) {
+LITTLE_LOOPS_INLINE void write_state_host(json& j, const state_host_settings& host) {
   if (host.agent) j["agent"] = *host.agent;
   if (host.pruning) j["pruning_profile"] = pruning_profile_json(*host.pruning);
   if (host.session) j["session_mode"] = std::string(to_string(*host.session));
@@ -2326,10 +2421,11 @@ inline void write_state_host(json& j, const state_host_settings& host) {
 }
 
 /// Writes the loop's host keys into `j` (a loop object), each only when set.
-inline void write_loop_host(json& j, const loop_host_settings& host) {
+LITTLE_LOOPS_INLINE void write_loop_host(json& j, const loop_host_settings& host) {
   if (host.pruning) j["pruning_profile"] = pruning_profile_json(*host.pruning);
   if (host.session) j["session_mode"] = std::string(to_string(*host.session));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -2380,8 +2476,38 @@ inline constexpr std::array<std::string_view, 5> repeated_failure_keys{
 /// durations cannot overflow).
 inline constexpr double max_seconds = 1e9;
 
+LITTLE_LOOPS_INLINE std::optional<double> read_seconds(const json& field, const std::string& path,
+                                          double minimum, diagnostics& out);
+LITTLE_LOOPS_INLINE std::optional<int> read_int_at_least(const json& field, const std::string& path,
+                                            std::string_view name, int minimum,
+                                            diagnostics& out);
+LITTLE_LOOPS_INLINE void read_seconds_list(const json& field, const std::string& path, double minimum,
+                              std::vector<double>& to, diagnostics& out);
+LITTLE_LOOPS_INLINE std::optional<std::vector<std::string>> read_names(const json& field,
+                                                          const std::string& path,
+                                                          diagnostics& out);
+LITTLE_LOOPS_INLINE void read_error_match(const json& item, const std::string& path, retry_policy& policy,
+                             diagnostics& out);
+LITTLE_LOOPS_INLINE void read_jitter(const json& field, const std::string& path, retry_policy& policy,
+                        diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_retry_field(retry_policy& p, const std::string& key, const json& field,
+                             const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE void read_retry_list(const json& field, const std::string& path,
+                            std::vector<retry_policy>& to, diagnostics& out);
+LITTLE_LOOPS_INLINE void read_catch_table(const json& field, const std::string& path,
+                             std::vector<std::pair<std::string, std::string>>& to,
+                             diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_state_resilience(state_resilience& r, const std::string& key, const json& field,
+                                  const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_stall_field(stall_config& s, const std::string& key, const json& field,
+                             const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE void read_circuit(const json& field, const std::string& path, loop_resilience& r,
+                         diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_loop_resilience(loop_resilience& r, const std::string& key, const json& field,
+                                 const std::string& path, diagnostics& out);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// A number of seconds in [minimum, max_seconds]; reported otherwise.
-inline std::optional<double> read_seconds(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<double> read_seconds(const json& field, const std::string& path,
                                           double minimum, diagnostics& out) {
   auto v = read_number(field, path, out);
   if (!v) return std::nullopt;
@@ -2394,7 +2520,7 @@ inline std::optional<double> read_seconds(const json& field, const std::string& 
 }
 
 /// An integer ≥ `minimum`; reported otherwise (the reference's `must be >= N, got M`).
-inline std::optional<int> read_int_at_least(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<int> read_int_at_least(const json& field, const std::string& path,
                                             std::string_view name, int minimum,
                                             diagnostics& out) {
   auto v = read_int(field, path, out);
@@ -2407,7 +2533,7 @@ inline std::optional<int> read_int_at_least(const json& field, const std::string
 }
 
 /// A list of seconds, each ≥ `minimum` (a ladder of waits).
-inline void read_seconds_list(const json& field, const std::string& path, double minimum,
+LITTLE_LOOPS_INLINE void read_seconds_list(const json& field, const std::string& path, double minimum,
                               std::vector<double>& to, diagnostics& out) {
   if (!field.is_array() || field.empty()) {
     report(out, path, field.is_array() ? "empty-value" : "wrong-type",
@@ -2419,7 +2545,7 @@ inline void read_seconds_list(const json& field, const std::string& path, double
 }
 
 /// A list of strings.
-inline std::optional<std::vector<std::string>> read_names(const json& field,
+LITTLE_LOOPS_INLINE std::optional<std::vector<std::string>> read_names(const json& field,
                                                           const std::string& path,
                                                           diagnostics& out) {
   if (!field.is_array()) {
@@ -2433,7 +2559,7 @@ inline std::optional<std::vector<std::string>> read_names(const json& field,
 }
 
 /// One error class (error_class_names) or an exit code from 1 to 255, into `policy`.
-inline void read_error_match(const json& item, const std::string& path, retry_policy& policy,
+LITTLE_LOOPS_INLINE void read_error_match(const json& item, const std::string& path, retry_policy& policy,
                              diagnostics& out) {
   if (item.is_number_integer()) {
     const auto code = item.get<std::int64_t>();
@@ -2455,7 +2581,7 @@ inline void read_error_match(const json& item, const std::string& path, retry_po
 }
 
 /// `jitter:` — `none`, `full`, or seconds.
-inline void read_jitter(const json& field, const std::string& path, retry_policy& policy,
+LITTLE_LOOPS_INLINE void read_jitter(const json& field, const std::string& path, retry_policy& policy,
                         diagnostics& out) {
   if (field.is_string()) {
     const auto& text = field.get_ref<const std::string&>();
@@ -2473,7 +2599,7 @@ inline void read_jitter(const json& field, const std::string& path, retry_policy
 }
 
 /// Member `key` of a `retry:` entry; false when unknown.
-inline bool read_retry_field(retry_policy& p, const std::string& key, const json& field,
+LITTLE_LOOPS_INLINE bool read_retry_field(retry_policy& p, const std::string& key, const json& field,
                              const std::string& path, diagnostics& out) {
   if (key == "on") {
     if (field.is_array()) {
@@ -2504,7 +2630,7 @@ inline bool read_retry_field(retry_policy& p, const std::string& key, const json
 }
 
 /// `retry:` — a list of entries, each with `on:`.
-inline void read_retry_list(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE void read_retry_list(const json& field, const std::string& path,
                             std::vector<retry_policy>& to, diagnostics& out) {
   if (!field.is_array()) {
     report_type(out, path, "a list of retry entries", field);
@@ -2525,7 +2651,7 @@ inline void read_retry_list(const json& field, const std::string& path,
 }
 
 /// `catch:` — error class → state.
-inline void read_catch_table(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE void read_catch_table(const json& field, const std::string& path,
                              std::vector<std::pair<std::string, std::string>>& to,
                              diagnostics& out) {
   if (!expect_object(field, path, out)) return;
@@ -2543,7 +2669,7 @@ inline void read_catch_table(const json& field, const std::string& path,
 }
 
 /// Member `key` of a state that is a resilience key; false otherwise.
-inline bool read_state_resilience(state_resilience& r, const std::string& key, const json& field,
+LITTLE_LOOPS_INLINE bool read_state_resilience(state_resilience& r, const std::string& key, const json& field,
                                   const std::string& path, diagnostics& out) {
   if (key == "retry") {
     read_retry_list(field, path, r.retry, out);
@@ -2568,7 +2694,7 @@ inline bool read_state_resilience(state_resilience& r, const std::string& key, c
 }
 
 /// Member `key` of an `evaluate:` object that is a stall evaluator's field; false otherwise.
-inline bool read_stall_field(stall_config& s, const std::string& key, const json& field,
+LITTLE_LOOPS_INLINE bool read_stall_field(stall_config& s, const std::string& key, const json& field,
                              const std::string& path, diagnostics& out) {
   if (key == "scope") {
     if (auto v = read_names(field, path, out)) s.scope = std::move(*v);
@@ -2589,7 +2715,7 @@ inline bool read_stall_field(stall_config& s, const std::string& key, const json
 }
 
 /// `circuit: {repeated_failure: {...}}`.
-inline void read_circuit(const json& field, const std::string& path, loop_resilience& r,
+LITTLE_LOOPS_INLINE void read_circuit(const json& field, const std::string& path, loop_resilience& r,
                          diagnostics& out) {
   if (!expect_object(field, path, out)) return;
   r.circuit = true;
@@ -2624,7 +2750,7 @@ inline void read_circuit(const json& field, const std::string& path, loop_resili
 }
 
 /// A top-level resilience key; false otherwise.
-inline bool read_loop_resilience(loop_resilience& r, const std::string& key, const json& field,
+LITTLE_LOOPS_INLINE bool read_loop_resilience(loop_resilience& r, const std::string& key, const json& field,
                                  const std::string& path, diagnostics& out) {
   if (key == "max_edge_revisits") {
     if (auto v = read_int_at_least(field, path, "max_edge_revisits", 1, out)) r.max_edge_revisits = *v;
@@ -2635,10 +2761,16 @@ inline bool read_loop_resilience(loop_resilience& r, const std::string& key, con
   }
   return true;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // ---- writing (to_json of the records, defaults omitted) ----
 
-inline json retry_policy_json(const retry_policy& p) {
+LITTLE_LOOPS_INLINE json retry_policy_json(const retry_policy& p);
+LITTLE_LOOPS_INLINE void write_state_resilience(json& j, const state_resilience& r);
+LITTLE_LOOPS_INLINE void write_stall_fields(json& j, const stall_config& s);
+LITTLE_LOOPS_INLINE void write_loop_resilience(json& j, const loop_resilience& r);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE json retry_policy_json(const retry_policy& p) {
   json j = json::object();
   json on = json::array();
   for (const auto& c : p.on) on.push_back(c);
@@ -2661,7 +2793,7 @@ inline json retry_policy_json(const retry_policy& p) {
 }
 
 /// Writes the state's resilience keys into its object `j`.
-inline void write_state_resilience(json& j, const state_resilience& r) {
+LITTLE_LOOPS_INLINE void write_state_resilience(json& j, const state_resilience& r) {
   if (!r.retry.empty()) {
     json list = json::array();
     for (const auto& p : r.retry) list.push_back(retry_policy_json(p));
@@ -2687,7 +2819,7 @@ inline void write_state_resilience(json& j, const state_resilience& r) {
 }
 
 /// Writes the stall fields into an `evaluate:` object `j`.
-inline void write_stall_fields(json& j, const stall_config& s) {
+LITTLE_LOOPS_INLINE void write_stall_fields(json& j, const stall_config& s) {
   if (s.scope) j["scope"] = *s.scope;
   if (s.max_stall) j["max_stall"] = *s.max_stall;
   if (s.history_file) j["history_file"] = *s.history_file;
@@ -2697,7 +2829,7 @@ inline void write_stall_fields(json& j, const stall_config& s) {
 }
 
 /// Writes `max_edge_revisits` and `circuit` into the loop object `j`.
-inline void write_loop_resilience(json& j, const loop_resilience& r) {
+LITTLE_LOOPS_INLINE void write_loop_resilience(json& j, const loop_resilience& r) {
   if (r.max_edge_revisits) j["max_edge_revisits"] = *r.max_edge_revisits;
   if (!r.circuit) return;
   json circuit = json::object();
@@ -2712,6 +2844,7 @@ inline void write_loop_resilience(json& j, const loop_resilience& r) {
   }
   j["circuit"] = std::move(circuit);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -3084,9 +3217,11 @@ inline bool runs_prompt_action(const state_config& state) noexcept {
   return state.action && is_slash_command_text(*state.action);
 }
 
+LITTLE_LOOPS_INLINE loop_dialect dialect_of(const fsm_loop& loop);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The loop's dialect: as declared, else `current` when it writes `max_steps`, or a state
 /// has `on_yes`/`on_no` or a route key `yes`/`no`, else `seed` (design §6.1).
-inline loop_dialect dialect_of(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE loop_dialect dialect_of(const fsm_loop& loop) {
   if (loop.dialect) return *loop.dialect;
   if (loop.max_steps_spelling) return loop_dialect::current;
   for (const auto& [name, state] : loop.states) {
@@ -3096,24 +3231,32 @@ inline loop_dialect dialect_of(const fsm_loop& loop) {
   }
   return loop_dialect::seed;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // The document parser and the loop reader behind the entry points below, defined in
 // detail/json_document.hpp and detail/loop_reader.hpp (included at the end of this header:
 // they build the types above and use the limits and parse_enum).
 namespace detail {
-inline expected<json, error> scan_json_text(std::string_view text, diagnostics& duplicates);
-inline std::optional<evaluate_config> read_evaluate(const json& value, const std::string& path,
+LITTLE_LOOPS_INLINE expected<json, error> scan_json_text(std::string_view text, diagnostics& duplicates);
+LITTLE_LOOPS_INLINE std::optional<evaluate_config> read_evaluate(const json& value, const std::string& path,
                                                     diagnostics& out);
-inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out);
-inline error invalid_loop_error(diagnostics found);
-inline void write_state_plugins(json& j, const state_config& s);  // state_plugin_fields.hpp
+LITTLE_LOOPS_INLINE void read_loop(const json& doc, fsm_loop& loop, diagnostics& out);
+LITTLE_LOOPS_INLINE error invalid_loop_error(diagnostics found);
+LITTLE_LOOPS_INLINE void write_state_plugins(json& j, const state_config& s);  // state_plugin_fields.hpp
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE std::optional<evaluate_config> parse_evaluate_config(const json& value,
+                                                            const std::string& path,
+                                                            diagnostics& out);
+LITTLE_LOOPS_INLINE expected<json, error> parse_json_text(std::string_view text);
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> parse_loop(const json& doc);
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> parse_loop_text(std::string_view json_text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Parses an `evaluate:` object strictly. `path` is the object's own path (e.g.
 /// `states.fix.evaluate`); findings are appended to `out` with paths below it. Returns
 /// std::nullopt when an error was reported. Field requirements per type (e.g. operator and
 /// target for output_numeric) are checked by validate(), not here.
-inline std::optional<evaluate_config> parse_evaluate_config(const json& value,
+LITTLE_LOOPS_INLINE std::optional<evaluate_config> parse_evaluate_config(const json& value,
                                                             const std::string& path,
                                                             diagnostics& out) {
   return detail::read_evaluate(value, path, out);
@@ -3122,7 +3265,7 @@ inline std::optional<evaluate_config> parse_evaluate_config(const json& value,
 /// Parses JSON text without exceptions. Syntax errors give errc::parse_error with the
 /// line, column and byte offset in the message (and one `parse-error` diagnostic);
 /// duplicate object keys give errc::parse_error with a `duplicate-key` diagnostic each.
-inline expected<json, error> parse_json_text(std::string_view text) {
+LITTLE_LOOPS_INLINE expected<json, error> parse_json_text(std::string_view text) {
   diagnostics duplicates;
   auto doc = detail::scan_json_text(text, duplicates);
   if (!doc) return doc;
@@ -3138,7 +3281,7 @@ inline expected<json, error> parse_json_text(std::string_view text) {
 /// string becomes a diagnostic; if there is any, the result is errc::invalid_loop with all
 /// of them in error::details. Structural rules (dangling targets, terminals, …) are
 /// validate()'s job.
-inline expected<fsm_loop, error> parse_loop(const json& doc) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> parse_loop(const json& doc) {
   diagnostics found;
   fsm_loop loop;
   detail::read_loop(doc, loop, found);
@@ -3149,7 +3292,7 @@ inline expected<fsm_loop, error> parse_loop(const json& doc) {
 /// Parses JSON text into a loop. Syntax errors are errc::parse_error (line, column and
 /// byte offset in the message); duplicate keys (`duplicate-key`) are reported with the
 /// other findings of parse_loop() as errc::invalid_loop.
-inline expected<fsm_loop, error> parse_loop_text(std::string_view json_text) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> parse_loop_text(std::string_view json_text) {
   diagnostics found;
   auto doc = detail::scan_json_text(json_text, found);
   if (!doc) return unexpected(std::move(doc.error()));
@@ -3159,13 +3302,20 @@ inline expected<fsm_loop, error> parse_loop_text(std::string_view json_text) {
     return unexpected(detail::invalid_loop_error(std::move(found)));
   return loop;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // ---------------------------------------------------------------------------------------
 // Serialisation (ADL to_json): defaults are omitted, so documents round-trip.
 // ---------------------------------------------------------------------------------------
 
+LITTLE_LOOPS_INLINE void to_json(json& j, const evaluate_config& c);
+LITTLE_LOOPS_INLINE void to_json(json& j, const route_config& r);
+LITTLE_LOOPS_INLINE void to_json(json& j, const state_config& s);
+LITTLE_LOOPS_INLINE void to_json(json& j, const llm_config& l);
+LITTLE_LOOPS_INLINE void to_json(json& j, const fsm_loop& loop);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `{"type": …, "operator": …, …}` with only non-default fields.
-inline void to_json(json& j, const evaluate_config& c) {
+LITTLE_LOOPS_INLINE void to_json(json& j, const evaluate_config& c) {
   j = json::object();
   j["type"] = std::string(to_string(c.type));
   if (c.op) j["operator"] = std::string(to_string(*c.op));
@@ -3188,7 +3338,7 @@ inline void to_json(json& j, const evaluate_config& c) {
 }
 
 /// The verdict routes in order, then `_` and `_error`.
-inline void to_json(json& j, const route_config& r) {
+LITTLE_LOOPS_INLINE void to_json(json& j, const route_config& r) {
   j = json::object();
   // Keys of an ordered_table are unique: appended without a search (O(n), not O(n²)).
   for (const auto& [verdict, target] : r.routes)
@@ -3200,7 +3350,7 @@ inline void to_json(json& j, const route_config& r) {
 /// action, action_type, evaluate, route, on_* shorthands, next, terminal, failure, capture,
 /// timeout, on_maintain, the retry keys, loop, with, context_passthrough, output — each only
 /// when set.
-inline void to_json(json& j, const state_config& s) {
+LITTLE_LOOPS_INLINE void to_json(json& j, const state_config& s) {
   j = json::object();
   if (s.action) j["action"] = *s.action;
   if (s.action_type) j["action_type"] = std::string(to_string(*s.action_type));
@@ -3235,7 +3385,7 @@ inline void to_json(json& j, const state_config& s) {
 }
 
 /// Only the fields that differ from the defaults (an empty object when all are default).
-inline void to_json(json& j, const llm_config& l) {
+LITTLE_LOOPS_INLINE void to_json(json& j, const llm_config& l) {
   const llm_config defaults;
   j = json::object();
   if (l.enabled != defaults.enabled) j["enabled"] = l.enabled;
@@ -3247,7 +3397,7 @@ inline void to_json(json& j, const llm_config& l) {
 /// name, paradigm, description, initial, states, context, scope, max_iterations (or
 /// max_steps), backoff, timeout, maintain, llm, on_handoff, on_max_iterations, dialect,
 /// metadata, inputs and lint flags — defaults omitted.
-inline void to_json(json& j, const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE void to_json(json& j, const fsm_loop& loop) {
   j = json::object();
   j["name"] = loop.name;
   if (loop.paradigm) j["paradigm"] = *loop.paradigm;
@@ -3290,6 +3440,7 @@ inline void to_json(json& j, const fsm_loop& loop) {
   detail::write_test_guards(j, loop.guards);
   detail::write_loop_host(j, loop.host);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
 
@@ -3316,6 +3467,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <utility>
 #include <vector>
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
@@ -3518,7 +3670,7 @@ class document_builder : public json_sax_types {
 
 /// Parses `text`; syntax errors are returned as errc::parse_error, duplicate keys are
 /// appended to `duplicates` (the document keeps the last value of each).
-inline expected<json, error> scan_json_text(std::string_view text, diagnostics& duplicates) {
+LITTLE_LOOPS_INLINE expected<json, error> scan_json_text(std::string_view text, diagnostics& duplicates) {
   document_scanner scanner;
   const bool ok = json::sax_parse(text.begin(), text.end(), &scanner,
                                   nlohmann::detail::input_format_t::json, true);
@@ -3560,6 +3712,7 @@ inline expected<json, error> scan_json_text(std::string_view text, diagnostics& 
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 // end of <little_loops/detail/json_document.hpp>
 // #include <little_loops/detail/loop_reader.hpp>
 // Part of schema.hpp (included there after the value types and parse_enum): the readers
@@ -3606,8 +3759,21 @@ inline constexpr std::array<std::string_view, 4> learning_keys{"targets", "targe
 /// The values of a state's `type:`.
 inline constexpr std::array<std::string_view, 1> state_types{"learning"};
 
+LITTLE_LOOPS_INLINE void read_throttle(const json& field, const std::string& path, state_config& state,
+                          diagnostics& out);
+LITTLE_LOOPS_INLINE void read_learning_targets(const json& field, const std::string& path, learning_config& l,
+                                  diagnostics& out);
+LITTLE_LOOPS_INLINE void read_learning(const json& field, const std::string& path, state_config& state,
+                          diagnostics& out);
+LITTLE_LOOPS_INLINE void read_state_type(const json& field, const std::string& path, state_config& state,
+                            diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_state_plugin_field(state_config& state, const std::string& key,
+                                    const json& field, const std::string& path,
+                                    diagnostics& out);
+LITTLE_LOOPS_INLINE void write_state_plugins(json& j, const state_config& s);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `throttle: {normal_max, warn_max, hard_max}`, each an integer ≥ 1.
-inline void read_throttle(const json& field, const std::string& path, state_config& state,
+LITTLE_LOOPS_INLINE void read_throttle(const json& field, const std::string& path, state_config& state,
                           diagnostics& out) {
   if (!expect_object(field, path, out)) return;
   throttle_config t;
@@ -3627,7 +3793,7 @@ inline void read_throttle(const json& field, const std::string& path, state_conf
 }
 
 /// `learning.targets`: a list of strings.
-inline void read_learning_targets(const json& field, const std::string& path, learning_config& l,
+LITTLE_LOOPS_INLINE void read_learning_targets(const json& field, const std::string& path, learning_config& l,
                                   diagnostics& out) {
   if (!field.is_array()) {
     report_type(out, path, "a list of strings", field);
@@ -3639,7 +3805,7 @@ inline void read_learning_targets(const json& field, const std::string& path, le
 }
 
 /// `learning: {targets, targets_csv, max_retries, max_retries_expr}`.
-inline void read_learning(const json& field, const std::string& path, state_config& state,
+LITTLE_LOOPS_INLINE void read_learning(const json& field, const std::string& path, state_config& state,
                           diagnostics& out) {
   if (!expect_object(field, path, out)) return;
   learning_config l;
@@ -3661,7 +3827,7 @@ inline void read_learning(const json& field, const std::string& path, state_conf
 }
 
 /// `type:` — a string naming one of state_types.
-inline void read_state_type(const json& field, const std::string& path, state_config& state,
+LITTLE_LOOPS_INLINE void read_state_type(const json& field, const std::string& path, state_config& state,
                             diagnostics& out) {
   auto text = read_string(field, path, out);
   if (!text) return;
@@ -3676,7 +3842,7 @@ inline void read_state_type(const json& field, const std::string& path, state_co
 }
 
 /// Reads member `key` of a state when it is one of the keys above; false otherwise.
-inline bool read_state_plugin_field(state_config& state, const std::string& key,
+LITTLE_LOOPS_INLINE bool read_state_plugin_field(state_config& state, const std::string& key,
                                     const json& field, const std::string& path,
                                     diagnostics& out) {
   if (key == "type") {
@@ -3694,7 +3860,7 @@ inline bool read_state_plugin_field(state_config& state, const std::string& key,
 }
 
 /// The keys above, into the JSON form of a state (each only when set).
-inline void write_state_plugins(json& j, const state_config& s) {
+LITTLE_LOOPS_INLINE void write_state_plugins(json& j, const state_config& s) {
   if (s.type) j["type"] = *s.type;
   if (s.throttle) {
     json t = json::object();
@@ -3711,6 +3877,7 @@ inline void write_state_plugins(json& j, const state_config& s) {
     j["learning"] = std::move(out);
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -3758,6 +3925,11 @@ inline constexpr std::array<std::string_view, 4> llm_keys{"enabled", "model", "m
 
 inline constexpr std::array<std::string_view, 2> route_reserved_keys{"_", "_error"};
 
+LITTLE_LOOPS_INLINE bool check_value_tree(const json& root, const std::string& path,
+                                          diagnostics& out);
+LITTLE_LOOPS_INLINE llm_config parse_llm(const json& value, const std::string& path,
+                                         diagnostics& out);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// null, boolean or number: nothing to check inside.
 inline bool is_plain_scalar(const json& value) noexcept {
   return value.is_null() || value.is_boolean() || value.is_number();
@@ -3767,7 +3939,7 @@ inline bool is_plain_scalar(const json& value) noexcept {
 /// most max_value_depth, every string and key well-formed UTF-8 and every number finite (a
 /// YAML `.inf`, `.nan` or `1e400`: JSON, and so a compiled loop or a journal, has no way to
 /// write it). Iterative (no recursion). Returns false after reporting.
-inline bool check_value_tree(const json& root, const std::string& path, diagnostics& out) {
+LITTLE_LOOPS_INLINE bool check_value_tree(const json& root, const std::string& path, diagnostics& out) {
   struct frame {
     const json* value;
     std::size_t depth;
@@ -3925,7 +4097,7 @@ inline bool read_evaluate_field(evaluate_config& config, const std::string& key,
 }
 
 /// Reads an `evaluate:` object (parse_evaluate_config()).
-inline std::optional<evaluate_config> read_evaluate(const json& value, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<evaluate_config> read_evaluate(const json& value, const std::string& path,
                                                     diagnostics& out) {
   const std::size_t errors_before = count_errors(out);
   if (!expect_object(value, path, out)) return std::nullopt;
@@ -4015,8 +4187,9 @@ inline void read_value_table(const json& field, const std::string& field_path,
 }
 
 // type, throttle, on_throttle_hard, learning (defined in state_plugin_fields.hpp).
-inline bool read_state_plugin_field(state_config& state, const std::string& key,
-                                    const json& field, const std::string& path, diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_state_plugin_field(state_config& state, const std::string& key,
+                                                 const json& field, const std::string& path,
+                                                 diagnostics& out);
 
 /// Reads member `key` of a state into `state`; false when the key is unknown.
 inline bool read_state_field(state_config& state, const std::string& key, const json& field,
@@ -4104,7 +4277,7 @@ inline state_config parse_state(const json& value, const std::string& path, diag
   return state;
 }
 
-inline llm_config parse_llm(const json& value, const std::string& path, diagnostics& out) {
+LITTLE_LOOPS_INLINE llm_config parse_llm(const json& value, const std::string& path, diagnostics& out) {
   llm_config llm;
   if (!expect_object(value, path, out)) return llm;
   for (auto it = value.begin(); it != value.end(); ++it) {
@@ -4313,7 +4486,7 @@ inline void report_missing_loop_keys(const json& doc, const fsm_loop& loop, diag
 }
 
 /// Reads a loop document into `loop`, appending every finding to `out`.
-inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
+LITTLE_LOOPS_INLINE void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
   if (!doc.is_object()) {
     report_type(out, "", "a loop document (a JSON object)", doc);
     return;
@@ -4327,7 +4500,7 @@ inline void read_loop(const json& doc, fsm_loop& loop, diagnostics& out) {
   report_missing_loop_keys(doc, loop, out);
 }
 
-inline error invalid_loop_error(diagnostics found) {
+LITTLE_LOOPS_INLINE error invalid_loop_error(diagnostics found) {
   const std::size_t errors = count_errors(found);
   std::string message = fmt::format("invalid loop document: {} error{}", errors,
                                     errors == 1 ? "" : "s");
@@ -4339,6 +4512,7 @@ inline error invalid_loop_error(diagnostics found) {
   return error{errc::invalid_loop, std::move(message), {}, std::move(found)};
 }
 
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/loop_reader.hpp>
@@ -4451,10 +4625,12 @@ inline int unicode_decimal_value(char32_t c) noexcept {
   return offset < 10 ? static_cast<int>(offset) : -1;
 }
 
+LITTLE_LOOPS_INLINE std::optional<std::string> ascii_decimal_digits(std::string_view s);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // `s` with every non-ASCII decimal digit (UTF-8) replaced by its ASCII digit, as Python's
 // float() reads them (`float("٣")` is 3.0); std::nullopt when `s` holds any other non-ASCII
 // character or is not UTF-8.
-inline std::optional<std::string> ascii_decimal_digits(std::string_view s) {
+LITTLE_LOOPS_INLINE std::optional<std::string> ascii_decimal_digits(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   const auto* bytes = reinterpret_cast<const unsigned char*>(s.data());
@@ -4472,13 +4648,16 @@ inline std::optional<std::string> ascii_decimal_digits(std::string_view s) {
   }
   return out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
+LITTLE_LOOPS_INLINE std::optional<double> parse_number(std::string_view text) noexcept;
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Parses `text` like Python's float(): surrounding whitespace, an optional sign, decimal
 // digits (any Unicode decimal digit, as Python) with an optional fraction and exponent, or
 // inf/infinity/nan (any case). Unlike Python, digit-group underscores (`1_000`) are rejected
 // (design §3.9), and so are hex and anything else. Returns std::nullopt when the text is not
 // a number.
-inline std::optional<double> parse_number(std::string_view text) noexcept {
+LITTLE_LOOPS_INLINE std::optional<double> parse_number(std::string_view text) noexcept {
   std::string_view s = trim_py(text);
   if (s.empty()) return std::nullopt;
   for (const char c : s) {
@@ -4546,6 +4725,7 @@ inline std::optional<double> parse_number(std::string_view text) noexcept {
   }
   return negative ? -value : value;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // Three-way comparison of an integer with a double, exact as Python compares int and float
 // (the integer is never rounded to a double: 2**53 + 1 > 2.0**53). Returns -1, 0 or 1, or 2
@@ -4572,13 +4752,17 @@ inline int compare_int_double(std::uint64_t u, double d) noexcept {
   return d > t ? -1 : 0;  // d >= 0, so only a positive fraction is possible
 }
 
+LITTLE_LOOPS_INLINE bool append_short_decimal(std::string& out, double v);
+LITTLE_LOOPS_INLINE void append_py_float(std::string& out, double v);
+LITTLE_LOOPS_INLINE std::string py_float_string(double v);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Appends `v` in fixed notation when it is a decimal with at most 4 fractional digits and
 // |v| < 1e11 (ratios, durations, scores: most values a template prints) and returns true;
 // false when it is not. m / 10^k (both exact, one correctly rounded division) equal to `v`
 // means the k-decimal text reads back as `v`; the smallest such k gives the fewest digits;
 // below 1e11 the spacing of doubles is under 1e-4, so no other k-decimal text reads back
 // as `v`: the text is Python's shortest repr.
-inline bool append_short_decimal(std::string& out, double v) {
+LITTLE_LOOPS_INLINE bool append_short_decimal(std::string& out, double v) {
   constexpr double limit = 1e11;
   if (!(v > -limit && v < limit)) return false;
   constexpr std::array<double, 5> scale{1.0, 10.0, 100.0, 1000.0, 10000.0};
@@ -4615,7 +4799,7 @@ inline bool append_short_decimal(std::string& out, double v) {
 // decimals, fmt's default format of a double has the same digits and the same exponent
 // bounds and writes at least two exponent digits; it leaves out the ".0" of an integral
 // value, added here.
-inline void append_py_float(std::string& out, double v) {
+LITTLE_LOOPS_INLINE void append_py_float(std::string& out, double v) {
   if (std::isnan(v)) {
     out += "nan";
     return;
@@ -4632,11 +4816,12 @@ inline void append_py_float(std::string& out, double v) {
   if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
 }
 
-inline std::string py_float_string(double v) {
+LITTLE_LOOPS_INLINE std::string py_float_string(double v) {
   std::string s;
   append_py_float(s, v);
   return s;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 template <class Int>
 inline void append_integer(std::string& out, Int v) {
@@ -4881,6 +5066,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <string>
 #include <unordered_map>
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
@@ -4930,6 +5116,7 @@ void check_circuit(const fsm_loop& loop, const Index& index, diagnostics& out) {
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 // end of <little_loops/detail/resilience_rules.hpp>
 // #include <little_loops/detail/json_fields.hpp> (already inlined above)
 // #include <little_loops/detail/numbers.hpp> (already inlined above)
@@ -5030,6 +5217,7 @@ LITTLE_LOOPS_NAMESPACE_END
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The evaluator that judges `state`: its `evaluate.type`, else the default (llm_structured
 /// for a prompt action, mcp_result for an mcp_tool action, exit_code otherwise); nullopt for
 /// a state with neither action nor `evaluate`, which yields `success` (design §3.16).
@@ -5091,6 +5279,7 @@ inline std::optional<std::vector<std::string_view>> unrouted_verdicts(const stat
   std::erase_if(*verdicts, [&](std::string_view v) { return verdict_routed(state, v); });
   return verdicts;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -5109,6 +5298,7 @@ LITTLE_LOOPS_NAMESPACE_END
 
 #include <string>
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
@@ -5148,6 +5338,7 @@ inline void check_subloop_fields(const state_config& state, const std::string& p
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 // end of <little_loops/detail/subloop_rules.hpp>
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/evaluators/output_contains.hpp>
@@ -5217,6 +5408,9 @@ struct py_regex_translation {
   bool unsupported = false;
 };
 
+LITTLE_LOOPS_INLINE py_regex_translation translate_python_regex(std::string_view pattern);
+LITTLE_LOOPS_INLINE std::string python_to_re2(std::string_view pattern);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Python's classes are Unicode (a str pattern): `\d` is \p{Nd}, `\w` is [\p{L}\p{N}_]
 // (exactly, in Unicode 14; RE2's tables are a later Unicode, which adds letters) and `\s`
 // is str.isspace(); RE2's own `\d`, `\w`, `\s` are ASCII. The members of `\s`:
@@ -5810,14 +6004,15 @@ class py_regex_translator {
 };
 
 // See py_regex_translator.
-inline py_regex_translation translate_python_regex(std::string_view pattern) {
+LITTLE_LOOPS_INLINE py_regex_translation translate_python_regex(std::string_view pattern) {
   return py_regex_translator(pattern).run();
 }
 
 // The RE2 text of translate_python_regex() (without its verdict on validity).
-inline std::string python_to_re2(std::string_view pattern) {
+LITTLE_LOOPS_INLINE std::string python_to_re2(std::string_view pattern) {
   return translate_python_regex(pattern).re2;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -5854,6 +6049,8 @@ inline bool contains_substring(std::string_view text, std::string_view needle) n
 #endif
 }
 
+LITTLE_LOOPS_INLINE std::string required_literal(std::string_view pattern);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Reads an RE2 pattern for required_literal(): one pass over the top-level concatenation,
 // keeping the literal run being read (`cur_`) and the longest one ended (`best_`). Each
 // reader leaves `i_` on the last character of its construct, or returns false when the
@@ -5984,9 +6181,10 @@ class required_literal_reader {
 // `{0}`) is dropped from its run and ends it; escapes with arguments (`\x41`, `\x{41}`,
 // `\pL`, `\p{Greek}`, octal `\123`, `\Q…\E`) are skipped whole. Alternation and inline
 // flags (`(?i)`) anywhere give "", and so does anything unexpected.
-inline std::string required_literal(std::string_view pattern) {
-  return required_literal_reader(pattern).run();
+LITTLE_LOOPS_INLINE std::string required_literal(std::string_view pattern) {
+                                                 return required_literal_reader(pattern).run();
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -6308,7 +6506,9 @@ struct evaluation_request {
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/results.hpp>
 
-#include <re2/re2.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions run RE2
+#  include <re2/re2.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <cstddef>
 #include <memory>
@@ -6316,6 +6516,10 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <string>
 #include <string_view>
 #include <utility>
+
+namespace re2 {
+class RE2;  // <re2/re2.h>, which only the definitions include
+}  // namespace re2
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
@@ -6336,59 +6540,16 @@ class pattern_matcher {
   /// How the pattern is matched.
   enum class mode { literal, regex, substring_fallback };
 
-  explicit pattern_matcher(std::string pattern) : pattern_(std::move(pattern)) {
-    if (detail::is_literal_pattern(pattern_)) {
-      mode_ = mode::literal;
-      return;
-    }
-    // A pattern Python rejects (re.error) and one RE2 cannot compile both fall back.
-    detail::py_regex_translation translated = detail::translate_python_regex(pattern_);
-    if (!translated.error.empty()) {
-      mode_ = mode::substring_fallback;
-      regex_error_ = std::move(translated.error);
-      python_rejects_ = !translated.unsupported;
-      return;
-    }
-    RE2::Options opts;
-    opts.set_log_errors(false);
-    auto re = std::make_shared<RE2>(translated.re2, opts);
-    if (!re->ok()) {
-      mode_ = mode::substring_fallback;
-      regex_error_ = re->error();
-      return;
-    }
-    mode_ = mode::regex;
-    required_ = detail::required_literal(translated.re2);
-    re_ = std::move(re);
-  }
+  explicit pattern_matcher(std::string pattern);
 
   /// True when the pattern occurs in `text` (Python `re.search` semantics as far as RE2
   /// allows; `$` also matches before a final newline, as in Python: see
   /// detail::translate_python_regex).
-  [[nodiscard]] bool search(std::string_view text) const {
-    switch (mode_) {
-      case mode::literal:
-      case mode::substring_fallback: return detail::contains_substring(text, pattern_);
-      case mode::regex:
-        if (!required_.empty() && !detail::contains_substring(text, required_)) return false;
-        return RE2::PartialMatch(text, *re_);
-    }
-    return false;
-  }
+  [[nodiscard]] bool search(std::string_view text) const;
 
   /// Where the pattern first occurs in `text`: {offset, length} of the match (as search()
   /// finds it); nullopt when it does not occur. For showing what matched, not for speed.
-  [[nodiscard]] std::optional<std::pair<std::size_t, std::size_t>> find(std::string_view text) const {
-    if (mode_ != mode::regex) {
-      const std::size_t at = text.find(pattern_);
-      if (at == std::string_view::npos) return std::nullopt;
-      return std::pair{at, pattern_.size()};
-    }
-    re2::StringPiece match;
-    if (!re_->Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED, &match, 1))
-      return std::nullopt;
-    return std::pair{static_cast<std::size_t>(match.data() - text.data()), match.size()};
-  }
+  [[nodiscard]] std::optional<std::pair<std::size_t, std::size_t>> find(std::string_view text) const;
 
   /// The pattern as written.
   [[nodiscard]] const std::string& pattern() const noexcept { return pattern_; }
@@ -6407,15 +6568,71 @@ class pattern_matcher {
  private:
   std::string pattern_;
   mode mode_ = mode::literal;
-  std::shared_ptr<const RE2> re_;
+  std::shared_ptr<const re2::RE2> re_;
   std::string regex_error_;
   bool python_rejects_ = false;
   std::string required_;  // literal every match contains (prefilter), may be empty
 };
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE pattern_matcher::pattern_matcher(std::string pattern) : pattern_(std::move(pattern)) {
+  if (detail::is_literal_pattern(pattern_)) {
+    mode_ = mode::literal;
+    return;
+  }
+  // A pattern Python rejects (re.error) and one RE2 cannot compile both fall back.
+  detail::py_regex_translation translated = detail::translate_python_regex(pattern_);
+  if (!translated.error.empty()) {
+    mode_ = mode::substring_fallback;
+    regex_error_ = std::move(translated.error);
+    python_rejects_ = !translated.unsupported;
+    return;
+  }
+  RE2::Options opts;
+  opts.set_log_errors(false);
+  auto re = std::make_shared<RE2>(translated.re2, opts);
+  if (!re->ok()) {
+    mode_ = mode::substring_fallback;
+    regex_error_ = re->error();
+    return;
+  }
+  mode_ = mode::regex;
+  required_ = detail::required_literal(translated.re2);
+  re_ = std::move(re);
+}
+
+LITTLE_LOOPS_INLINE auto pattern_matcher::search(std::string_view text) const -> bool {
+  switch (mode_) {
+    case mode::literal:
+    case mode::substring_fallback: return detail::contains_substring(text, pattern_);
+    case mode::regex:
+      if (!required_.empty() && !detail::contains_substring(text, required_)) return false;
+      return RE2::PartialMatch(text, *re_);
+  }
+  return false;
+}
+
+LITTLE_LOOPS_INLINE auto pattern_matcher::find(std::string_view text) const -> std::optional<std::pair<std::size_t, std::size_t>> {
+  if (mode_ != mode::regex) {
+    const std::size_t at = text.find(pattern_);
+    if (at == std::string_view::npos) return std::nullopt;
+    return std::pair{at, pattern_.size()};
+  }
+  re2::StringPiece match;
+  if (!re_->Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED, &match, 1))
+    return std::nullopt;
+  return std::pair{static_cast<std::size_t>(match.data() - text.data()), match.size()};
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+LITTLE_LOOPS_INLINE evaluation_result contains_result(bool matched, std::string_view pattern, bool negate);
+LITTLE_LOOPS_INLINE evaluation_result evaluate_output_contains(std::string_view output,
+                                                  std::string_view pattern,
+                                                  bool negate = false);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Verdict of a match (seed 000): found → `success` (`failure` when negated), not
 /// found → `failure` (`success` when negated); details `{"matched", "pattern", "negate"}`.
-inline evaluation_result contains_result(bool matched, std::string_view pattern, bool negate) {
+LITTLE_LOOPS_INLINE evaluation_result contains_result(bool matched, std::string_view pattern, bool negate) {
   evaluation_result r;
   r.verdict = (matched != negate) ? "success" : "failure";
   r.details = json::object();
@@ -6427,12 +6644,13 @@ inline evaluation_result contains_result(bool matched, std::string_view pattern,
 
 /// @brief Searches `output` for `pattern` (compiles the pattern on every call; the default
 /// evaluator compiles it once at load instead).
-inline evaluation_result evaluate_output_contains(std::string_view output,
+LITTLE_LOOPS_INLINE evaluation_result evaluate_output_contains(std::string_view output,
                                                   std::string_view pattern,
-                                                  bool negate = false) {
+                                                  bool negate) {
   pattern_matcher m{std::string(pattern)};
   return contains_result(m.search(output), pattern, negate);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/evaluators/output_contains.hpp>
@@ -6502,11 +6720,14 @@ inline std::optional<std::size_t> path_index(std::string_view key) noexcept {
   return value;
 }
 
+LITTLE_LOOPS_INLINE path_segments parse_json_path(std::string_view path, bool brackets = true);
+LITTLE_LOOPS_INLINE std::optional<path_segments> parse_member_path(std::string_view path, bool brackets = true);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Splits a path into segments. "" and "." select the root (no segments). A leading "." is
 // optional; `[N]` (digits only) is an index segment; any other `[` is part of a key.
 // Empty keys (`a..b`) are kept and simply never match. With `brackets` false, `[` is never
 // special: the path splits at dots only, as the original's (a key may hold `[0]`).
-inline path_segments parse_json_path(std::string_view path, bool brackets = true) {
+LITTLE_LOOPS_INLINE path_segments parse_json_path(std::string_view path, bool brackets) {
   path_segments out;
   if (path.empty() || path == ".") return out;
   if (path.front() == '.') path.remove_prefix(1);
@@ -6545,7 +6766,7 @@ inline path_segments parse_json_path(std::string_view path, bool brackets = true
 // root): split as parse_json_path splits it, but every segment must have a key, a leading
 // "." included (it is an empty segment, not the root). nullopt: an empty segment (`a..b`,
 // `a.`, `.a`) or an empty path, which name nothing.
-inline std::optional<path_segments> parse_member_path(std::string_view path, bool brackets = true) {
+LITTLE_LOOPS_INLINE std::optional<path_segments> parse_member_path(std::string_view path, bool brackets) {
   if (path.empty() || path.front() == '.') return std::nullopt;
   path_segments segs = parse_json_path(path, brackets);
   if (segs.empty()) return std::nullopt;
@@ -6553,6 +6774,7 @@ inline std::optional<path_segments> parse_member_path(std::string_view path, boo
     if (seg.key.empty()) return std::nullopt;
   return segs;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // True when a segment was written as `[N]`.
 inline bool has_bracket_segment(const path_segments& segs) noexcept {
@@ -6598,8 +6820,10 @@ path_lookup<Json> lookup_json_path(const Json& doc, const path_segments& segs,
   return {cur, nullptr, segs.size()};
 }
 
+LITTLE_LOOPS_INLINE std::string segments_text(const path_segments& segs, std::size_t n);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // `a.b[0].c` text of the first `n` segments (for messages).
-inline std::string segments_text(const path_segments& segs, std::size_t n) {
+LITTLE_LOOPS_INLINE std::string segments_text(const path_segments& segs, std::size_t n) {
   std::string s;
   for (std::size_t i = 0; i < n && i < segs.size(); ++i) {
     if (segs[i].bracket) {
@@ -6613,6 +6837,7 @@ inline std::string segments_text(const path_segments& segs, std::size_t n) {
   }
   return s;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -6681,6 +6906,7 @@ constexpr std::size_t key_index(const std::array<std::string_view, N>& names, st
   return template_part::no_key;
 }
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // The key table of a namespace's fixed fields, and which path segment names the field.
 inline void resolve_fixed_key(template_part& part) {
   const auto& path = part.path;
@@ -6818,6 +7044,8 @@ inline std::optional<std::string> parse_variable(std::string_view expr, template
   return check_fixed_keys(part, rest, expr);
 }
 
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
 // A template text parsed once: its parts and how many of them are variables.
 struct parsed_template {
   std::vector<template_part> parts;
@@ -6828,9 +7056,12 @@ struct parsed_template {
 // std::string_view without building a string.
 using parsed_templates = std::map<std::string, parsed_template, std::less<>>;
 
+LITTLE_LOOPS_INLINE expected<std::size_t, error> parse_template(std::string_view text,
+                                                                std::vector<template_part>& parts);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Parses `text` into `parts` (literal runs and variables, in order); returns the number of
 // variables, or errc::template_syntax (see compile_template).
-inline expected<std::size_t, error> parse_template(std::string_view text, std::vector<template_part>& parts) {
+LITTLE_LOOPS_INLINE expected<std::size_t, error> parse_template(std::string_view text, std::vector<template_part>& parts) {
   std::string literal;
   std::size_t variables = 0;
   auto flush = [&] {
@@ -6868,6 +7099,7 @@ inline expected<std::size_t, error> parse_template(std::string_view text, std::v
   flush();
   return variables;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -6889,6 +7121,9 @@ LITTLE_LOOPS_NAMESPACE_END
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
+LITTLE_LOOPS_INLINE void check_loop_templates(const fsm_loop& loop, diagnostics& out,
+                                              parsed_templates* keep = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Classifies a compile_template() failure for its diagnostic code.
 inline std::string_view template_error_code(const std::string& message) {
   if (message.find("bash operator") != std::string::npos) return "template-bash-operator";
@@ -7129,7 +7364,7 @@ inline void merge_repeated_diagnostics(diagnostics& out, std::size_t first) {
 }
 
 // Checks every templated field of `loop` (see validate_templates).
-inline void check_loop_templates(const fsm_loop& loop, diagnostics& out, parsed_templates* keep = nullptr) {
+LITTLE_LOOPS_INLINE void check_loop_templates(const fsm_loop& loop, diagnostics& out, parsed_templates* keep) {
   std::vector<std::string> captures;
   std::vector<std::string> subloops;
   for (const auto& entry : loop.states) {
@@ -7149,6 +7384,7 @@ inline void check_loop_templates(const fsm_loop& loop, diagnostics& out, parsed_
   for (const auto& [name, state] : loop.states) checker.check_state(name, state);
   merge_repeated_diagnostics(out, first);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -7168,9 +7404,11 @@ LITTLE_LOOPS_NAMESPACE_END
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
+LITTLE_LOOPS_INLINE void append_feedback_value(std::string& out, const json& v);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Compact, deterministic text of a JSON scalar for feedback sentences (strings raw,
 // floats as Python prints them).
-inline void append_feedback_value(std::string& out, const json& v) {
+LITTLE_LOOPS_INLINE void append_feedback_value(std::string& out, const json& v) {
   if (v.is_string()) {
     out += v.get_ref<const std::string&>();
   } else if (v.is_number_float()) {
@@ -7181,6 +7419,7 @@ inline void append_feedback_value(std::string& out, const json& v) {
     out += v.dump(-1, ' ', false, json::error_handler_t::replace);
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 inline std::string_view operator_symbol(std::string_view op) noexcept {
   if (op == "eq") return "==";
@@ -7198,8 +7437,10 @@ inline const json* find_key(const json& obj, std::string_view key) {
   return it == obj.end() ? nullptr : &*it;
 }
 
+LITTLE_LOOPS_INLINE std::string feedback_text(std::string_view verdict, const json& details);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // The human-readable `feedback` sentence for an evaluation (see feedback_record).
-inline std::string feedback_text(std::string_view verdict, const json& details) {
+LITTLE_LOOPS_INLINE std::string feedback_text(std::string_view verdict, const json& details) {
   std::string s;
   if (const json* e = find_key(details, "error"); e && e->is_string()) {
     s = e->get<std::string>();
@@ -7265,9 +7506,12 @@ inline std::string feedback_text(std::string_view verdict, const json& details) 
   s += verdict;
   return s;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE json feedback_record(const prev_record& prev);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief The seed-004 feedback record of an evaluation:
 /// `{success, feedback, details, scriptOutput{stdout, stderr, exitCode}}`; scriptOutput only
 /// when the state ran an action.
@@ -7281,7 +7525,7 @@ inline std::string feedback_text(std::string_view verdict, const json& details) 
 /// it as `${prev.evaluation}`. `details` is the evaluation's details; a judge's `metrics`,
 /// `violations` and `suggestions` from its reply (`details.raw`) are also put at its top, as
 /// seed 004's record has them (`${prev.evaluation.details.violations}`).
-inline json feedback_record(const prev_record& prev) {
+LITTLE_LOOPS_INLINE json feedback_record(const prev_record& prev) {
   json rec = json::object();
   const std::string_view v = prev.verdict;
   rec["success"] = v == "success" || v == "target" || v == "pass" || v == "yes";
@@ -7305,6 +7549,7 @@ inline json feedback_record(const prev_record& prev) {
   }
   return rec;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/feedback.hpp>
@@ -7517,6 +7762,11 @@ inline void append_json_value(std::string& out, const Json& v) {
   }
 }
 
+LITTLE_LOOPS_INLINE std::optional<std::string> resolve_other_part(std::string& out,
+                                                                  const template_part& p,
+                                                                  const interpolation_context& ctx);
+LITTLE_LOOPS_INLINE void shell_quote_tail(std::string& out, std::size_t start);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Python's shlex.quote safe set: ASCII letters, digits and `_@%+=:,./-`.
 constexpr bool shell_safe_char(char c) noexcept {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -7526,7 +7776,7 @@ constexpr bool shell_safe_char(char c) noexcept {
 
 // Quotes out[start..] in place exactly as Python's shlex.quote: empty → `''`; only safe
 // characters → unchanged; otherwise `'…'` with each `'` written as `'"'"'`.
-inline void shell_quote_tail(std::string& out, std::size_t start) {
+LITTLE_LOOPS_INLINE void shell_quote_tail(std::string& out, std::size_t start) {
   const std::size_t end = out.size();
   if (start == end) {
     out += "''";
@@ -7758,7 +8008,7 @@ inline std::optional<std::string> resolve_env(std::string& out, const std::strin
 
 // Appends the value of a variable that append_common_variable() does not take; returns an
 // error message when it is missing.
-inline std::optional<std::string> resolve_other_part(std::string& out, const template_part& p,
+LITTLE_LOOPS_INLINE std::optional<std::string> resolve_other_part(std::string& out, const template_part& p,
                                                      const interpolation_context& ctx) {
   switch (p.ns) {
     case template_namespace::context:
@@ -7775,6 +8025,7 @@ inline std::optional<std::string> resolve_other_part(std::string& out, const tem
   }
   return std::string("unknown namespace");
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // True when the `n` bytes at `a` and `b` are equal: for up to 16 bytes (context keys) two
 // overlapping word loads each, without the call memcmp() costs.
@@ -7876,10 +8127,13 @@ class compiled_template {
   std::size_t variables_ = 0;
 };
 
+LITTLE_LOOPS_INLINE std::string escape_template(std::string_view text);
+LITTLE_LOOPS_INLINE expected<compiled_template, error> compile_template(std::string_view text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief The template text that renders `text` exactly: every `${` written as `$${` (the one
 /// escape, design §3.8). For generating loops: a state name used as a route target must not
 /// be read as a placeholder.
-inline std::string escape_template(std::string_view text) {
+LITTLE_LOOPS_INLINE std::string escape_template(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -7898,7 +8152,7 @@ inline std::string escape_template(std::string_view text) {
 /// @return the template, or errc::template_syntax for an unterminated or empty `${`, an
 /// unknown namespace, an unknown `state.`/`loop.` key without `?` or `:default=`, a missing
 /// `namespace.` prefix or a bash operator inside `${...}` (the message suggests `$${...}`).
-inline expected<compiled_template, error> compile_template(std::string_view text) {
+LITTLE_LOOPS_INLINE expected<compiled_template, error> compile_template(std::string_view text) {
   compiled_template t;
   t.source_ = std::string(text);
   auto variables = detail::parse_template(text, t.parts_);
@@ -7906,25 +8160,36 @@ inline expected<compiled_template, error> compile_template(std::string_view text
   t.variables_ = *variables;
   return t;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
+LITTLE_LOOPS_INLINE error too_large(const compiled_template& tpl, std::size_t limit);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The errc::template_too_large error of `tpl` (its source cut to 80 characters).
-inline error too_large(const compiled_template& tpl, std::size_t limit) {
+LITTLE_LOOPS_INLINE error too_large(const compiled_template& tpl, std::size_t limit) {
   const std::string_view shown = utf8_prefix(tpl.source(), 80);
   const bool cut = shown.size() < tpl.source().size();
   return error{errc::template_too_large,
                fmt::format("template \"{}{}\" renders to more than {} bytes (its size limit)", shown,
                            cut ? "…" : "", limit)};
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE expected<void, error> render_to(const compiled_template& tpl,
+                                       const interpolation_context& ctx, std::string& out);
+LITTLE_LOOPS_INLINE expected<std::string, error> render(const compiled_template& tpl,
+                                           const interpolation_context& ctx);
+LITTLE_LOOPS_INLINE expected<std::string, error> interpolate(std::string_view text,
+                                                const interpolation_context& ctx);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Renders `tpl` against `ctx`, appending to `out` (no parsing happens here).
 /// @return errc::missing_variable naming the template, the variable and the keys available
 /// where the lookup stopped, unless the variable has `?` or `:default=`;
 /// errc::template_too_large naming the template and `ctx.size_limit` when the rendering
 /// grows past that limit (checked after every part: memory stays within the limit plus one
 /// value). On error `out` keeps whatever was appended before the failing part.
-inline expected<void, error> render_to(const compiled_template& tpl,
+LITTLE_LOOPS_INLINE expected<void, error> render_to(const compiled_template& tpl,
                                        const interpolation_context& ctx, std::string& out) {
   const std::size_t base = out.size();
   for (const auto& p : tpl.parts_) {
@@ -7956,7 +8221,7 @@ inline expected<void, error> render_to(const compiled_template& tpl,
 }
 
 /// @brief Renders `tpl` into a new string.
-inline expected<std::string, error> render(const compiled_template& tpl,
+LITTLE_LOOPS_INLINE expected<std::string, error> render(const compiled_template& tpl,
                                            const interpolation_context& ctx) {
   if (tpl.is_literal()) return std::string(tpl.literal());
   std::string out;
@@ -7966,12 +8231,13 @@ inline expected<std::string, error> render(const compiled_template& tpl,
 }
 
 /// @brief Compiles and renders `text` in one go (convenience; parses every call).
-inline expected<std::string, error> interpolate(std::string_view text,
+LITTLE_LOOPS_INLINE expected<std::string, error> interpolate(std::string_view text,
                                                 const interpolation_context& ctx) {
   auto tpl = compile_template(text);
   if (!tpl) return unexpected(std::move(tpl.error()));
   return render(*tpl, ctx);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// True when `text` contains a `${` that is not the `$${` escape.
 inline bool has_template(std::string_view text) noexcept {
@@ -8008,6 +8274,8 @@ class template_table {
   detail::parsed_templates parsed_;
 };
 
+LITTLE_LOOPS_INLINE void validate_templates(const fsm_loop& loop, diagnostics& out, template_table* keep = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Template rules of validate(): every templated field (action, next, route targets,
 /// on_<verdict> targets, evaluator string fields) must compile; reports
 /// malformed templates (`template-syntax`), unknown namespaces
@@ -8023,9 +8291,10 @@ class template_table {
 /// loop does not define but close to a key it does (`template-unknown-context`, an error
 /// with a did-you-mean; not with `?` or `:default=`, nor for keys the host injects).
 /// With `keep`, every template that parses is kept there for compiling (see template_table).
-inline void validate_templates(const fsm_loop& loop, diagnostics& out, template_table* keep = nullptr) {
+LITTLE_LOOPS_INLINE void validate_templates(const fsm_loop& loop, diagnostics& out, template_table* keep) {
   detail::check_loop_templates(loop, out, keep != nullptr ? &keep->parsed_ : nullptr);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/interpolation.hpp>
@@ -8043,6 +8312,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <unordered_map>
 #include <vector>
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
@@ -8702,6 +8972,7 @@ inline void check_reachability(const fsm_loop& loop, const state_index& index,
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 // end of <little_loops/detail/validation_rules.hpp>
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/evaluators/output_contains.hpp> (already inlined above)
@@ -8796,7 +9067,9 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 ///
 /// With `keep`, every template that parses is kept there, so compiling the loop does not parse
 /// it again (see template_table).
-inline diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr) {
+LITTLE_LOOPS_INLINE diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE diagnostics validate(const fsm_loop& loop, template_table* keep) {
   diagnostics out;
   const detail::state_index index = detail::index_states(loop);
   detail::check_loop_shape(loop, index, out);
@@ -8817,9 +9090,16 @@ inline diagnostics validate(const fsm_loop& loop, template_table* keep = nullptr
 
   return out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
+LITTLE_LOOPS_INLINE void validate_read(const fsm_loop& loop, diagnostics& found,
+                                       template_table* keep = nullptr);
+LITTLE_LOOPS_INLINE void read_and_validate(const json& doc, fsm_loop& loop, diagnostics& found);
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& found,
+                                                          diagnostics* warnings);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Validates `loop`, read by read_loop() with its findings in `found`: every finding of
 /// both, as the original's validator reports a loop's problems together. When the parse
 /// found errors, the loop holds only what could be read, so the validator's findings are
@@ -8829,7 +9109,7 @@ namespace detail {
 /// name), except routes to a state that does not exist; none about the document or its
 /// `states` as a whole (an unreadable `terminal` is not "no terminal state"). A parse error
 /// on the document or on `states` itself keeps none.
-inline void validate_read(const fsm_loop& loop, diagnostics& found, template_table* keep = nullptr) {
+LITTLE_LOOPS_INLINE void validate_read(const fsm_loop& loop, diagnostics& found, template_table* keep) {
   diagnostics checked = validate(loop, keep);
   if (count_errors(found) == 0) {
     for (auto& d : checked) found.push_back(std::move(d));
@@ -8869,7 +9149,7 @@ inline void validate_read(const fsm_loop& loop, diagnostics& found, template_tab
     if (d.code == "unknown-state" || unreadable.count(container(d.path)) == 0) found.push_back(std::move(d));
   }
 }
-inline void read_and_validate(const json& doc, fsm_loop& loop, diagnostics& found) {
+LITTLE_LOOPS_INLINE void read_and_validate(const json& doc, fsm_loop& loop, diagnostics& found) {
   read_loop(doc, loop, found);
   validate_read(loop, found);
 }
@@ -8877,7 +9157,7 @@ inline void read_and_validate(const json& doc, fsm_loop& loop, diagnostics& foun
 /// The result of read_and_validate(): errc::invalid_loop (invalid_loop_error(); error::path
 /// is the path of the error when there is one) with every finding when there is an error;
 /// else the loop, its warnings appended to `*warnings` when given.
-inline expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& found,
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& found,
                                              diagnostics* warnings) {
   if (has_errors(found)) {
     error e = invalid_loop_error(std::move(found));
@@ -8890,6 +9170,7 @@ inline expected<fsm_loop, error> loaded_loop(fsm_loop&& loop, diagnostics&& foun
     for (auto& d : found) warnings->push_back(std::move(d));
   return expected<fsm_loop, error>(std::move(loop));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
@@ -9049,7 +9330,11 @@ LITTLE_LOOPS_NAMESPACE_END
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
-inline int json_hex_digit(char c) noexcept {
+LITTLE_LOOPS_INLINE int json_hex_digit(char c) noexcept;
+LITTLE_LOOPS_INLINE void decode_json_string(std::string_view raw, std::string& out);
+LITTLE_LOOPS_INLINE std::string replace_lone_surrogates(std::string_view text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE int json_hex_digit(char c) noexcept {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
@@ -9063,7 +9348,7 @@ inline int json_hex_digit(char c) noexcept {
 // ("WTF-8"): that is not valid UTF-8, so it never equals a well-formed string, just as
 // Python's lone-surrogate str differs from every string that can be written in a loop
 // file. See replace_lone_surrogates().
-inline void decode_json_string(std::string_view raw, std::string& out) {
+LITTLE_LOOPS_INLINE void decode_json_string(std::string_view raw, std::string& out) {
   out.reserve(out.size() + raw.size());
   const auto hex4 = [&](std::size_t at) {
     unsigned cp = 0;
@@ -9104,7 +9389,7 @@ inline void decode_json_string(std::string_view raw, std::string& out) {
 
 // `text` with every lone surrogate decode_json_string produced (ED A0–BF 80–BF) replaced by
 // U+FFFD, so the value can be shown in details (which must be valid UTF-8).
-inline std::string replace_lone_surrogates(std::string_view text) {
+LITTLE_LOOPS_INLINE std::string replace_lone_surrogates(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t k = 0; k < text.size(); ++k) {
@@ -9119,6 +9404,7 @@ inline std::string replace_lone_surrogates(std::string_view text) {
   }
   return out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // Scans a whole JSON document (RFC 8259 grammar plus the `NaN`, `Infinity` and `-Infinity`
 // that Python's json module accepts; nesting limited to `max_depth`), and
@@ -9133,15 +9419,7 @@ class json_path_scanner {
       : s_(text), path_(path), max_depth_(max_depth) {}
 
   // True when the document is valid; then found() tells whether the path exists.
-  bool scan() {
-    if (s_.starts_with("\xEF\xBB\xBF"))
-      return fail("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0);
-    skip_ws();
-    if (!value(0, 0)) return false;
-    skip_ws();
-    if (i_ != s_.size()) return fail("Extra data", i_);
-    return true;
-  }
+  bool scan();
 
   [[nodiscard]] bool found() const noexcept { return found_; }
   [[nodiscard]] std::string_view match() const noexcept {
@@ -9161,213 +9439,32 @@ class json_path_scanner {
   }
 
   // Python's json module reports positions in characters (code points), not bytes.
-  bool fail(std::string_view what, std::size_t pos) {
-    std::size_t line = 1, col = 1, chars = 0;
-    for (std::size_t k = 0; k < pos && k < s_.size(); k += char_length(k)) {
-      ++chars;
-      if (s_[k] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    error_ = fmt::format("{}: line {} column {} (char {})", what, line, col, chars);
-    return false;
-  }
+  bool fail(std::string_view what, std::size_t pos);
 
-  void skip_ws() noexcept {
-    while (i_ < s_.size()) {
-      const char c = s_[i_];
-      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
-      ++i_;
-    }
-  }
+  void skip_ws() noexcept;
 
   // `matched`: number of path segments matched by the position of this value, or off_path.
-  bool value(std::size_t matched, std::size_t depth) {
-    const bool target = matched == path_.size();
-    const std::size_t begin = i_;
-    if (!any_value(target ? off_path : matched, depth)) return false;
-    if (target) {
-      found_ = true;
-      match_begin_ = begin;
-      match_end_ = i_;
-    }
-    return true;
-  }
+  bool value(std::size_t matched, std::size_t depth);
 
-  bool any_value(std::size_t matched, std::size_t depth) {
-    if (i_ >= s_.size()) return fail("Expecting value", i_);
-    const char c = s_[i_];
-    switch (c) {
-      case '{': return object(matched, depth + 1);
-      case '[': return array(matched, depth + 1);
-      case '"': return string(nullptr);
-      case 't': return literal("true");
-      case 'f': return literal("false");
-      case 'n': return literal("null");
-      case 'N': return literal("NaN");  // Python's json.loads accepts NaN and ±Infinity
-      case 'I': return literal("Infinity");
-      default: return number();
-    }
-  }
+  bool any_value(std::size_t matched, std::size_t depth);
 
-  bool literal(std::string_view word) {
-    if (s_.compare(i_, word.size(), word) != 0) return fail("Expecting value", i_);
-    i_ += word.size();
-    return true;
-  }
+  bool literal(std::string_view word);
 
   static bool digit(char c) noexcept { return c >= '0' && c <= '9'; }
 
-  bool number() {
-    const std::size_t start = i_;
-    if (s_.compare(i_, 9, "-Infinity") == 0) {
-      i_ += 9;
-      return true;
-    }
-    if (i_ < s_.size() && s_[i_] == '-') ++i_;
-    if (i_ >= s_.size() || !digit(s_[i_])) return fail("Expecting value", start);
-    if (s_[i_] == '0') {
-      ++i_;
-    } else {
-      while (i_ < s_.size() && digit(s_[i_])) ++i_;
-    }
-    if (i_ < s_.size() && s_[i_] == '.' && i_ + 1 < s_.size() && digit(s_[i_ + 1])) {
-      ++i_;
-      while (i_ < s_.size() && digit(s_[i_])) ++i_;
-    }
-    if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
-      std::size_t k = i_ + 1;
-      if (k < s_.size() && (s_[k] == '+' || s_[k] == '-')) ++k;
-      if (k < s_.size() && digit(s_[k])) {
-        i_ = k;
-        while (i_ < s_.size() && digit(s_[i_])) ++i_;
-      }
-    }
-    return true;
-  }
+  bool number();
 
   static int hex(char c) noexcept { return json_hex_digit(c); }
 
   // Scans a string starting at the opening quote. When `raw` is given, stores the contents
   // between the quotes (escapes not decoded; see key_matches()).
-  bool string(std::string_view* raw) {
-    const std::size_t start = i_;
-    ++i_;
-    const std::size_t body = i_;
-    while (i_ < s_.size()) {
-      const char c = s_[i_];
-      if (c == '"') {
-        if (raw) *raw = s_.substr(body, i_ - body);
-        ++i_;
-        return true;
-      }
-      if (c == '\\') {
-        if (i_ + 1 >= s_.size()) break;
-        const char e = s_[i_ + 1];
-        if (e == 'u') {
-          // Python requires a character after the four digits (its `end >= len` test), so
-          // `"\u1234` at the end of the text is an invalid escape, not an unterminated string.
-          if (i_ + 6 >= s_.size() || hex(s_[i_ + 2]) < 0 || hex(s_[i_ + 3]) < 0 ||
-              hex(s_[i_ + 4]) < 0 || hex(s_[i_ + 5]) < 0)
-            return fail("Invalid \\uXXXX escape", i_ + 1);  // Python points at the `u`
-          i_ += 6;
-          continue;
-        }
-        if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' && e != 'r' &&
-            e != 't')
-          return fail("Invalid \\escape", i_);
-        i_ += 2;
-        continue;
-      }
-      if (static_cast<unsigned char>(c) < 0x20) return fail("Invalid control character at", i_);
-      ++i_;
-    }
-    return fail("Unterminated string starting at", start);
-  }
+  bool string(std::string_view* raw);
 
-  bool key_matches(std::string_view raw, std::size_t matched) const {
-    const std::string& want = path_[matched].key;
-    if (raw.find('\\') == std::string_view::npos) return raw == want;
-    std::string key;
-    decode_json_string(raw, key);
-    return key == want;
-  }
+  bool key_matches(std::string_view raw, std::size_t matched) const;
 
-  bool object(std::size_t matched, std::size_t depth) {
-    if (depth > max_depth_) return fail("Nesting too deep", i_);
-    ++i_;
-    skip_ws();
-    if (i_ < s_.size() && s_[i_] == '}') {
-      ++i_;
-      return true;
-    }
-    while (true) {
-      if (i_ >= s_.size() || s_[i_] != '"')
-        return fail("Expecting property name enclosed in double quotes", i_);
-      std::string_view raw;
-      if (!string(&raw)) return false;
-      skip_ws();
-      if (i_ >= s_.size() || s_[i_] != ':') return fail("Expecting ':' delimiter", i_);
-      ++i_;
-      skip_ws();
-      std::size_t child = off_path;
-      if (matched != off_path && key_matches(raw, matched)) {
-        child = matched + 1;
-        // json.loads keeps the last copy of a repeated key, so this copy replaces whatever an
-        // earlier copy of the same key matched ({"a": {"b": 1}, "a": 5} has no `.a.b`). Only
-        // an earlier copy can have set found_: this object is reached through the last copy
-        // seen so far of each ancestor key (an earlier ancestor copy was forgotten the same
-        // way), array indices are unique, and off-path keys never get here.
-        found_ = false;
-      }
-      if (!value(child, depth)) return false;
-      skip_ws();
-      if (i_ < s_.size() && s_[i_] == ',') {
-        ++i_;
-        skip_ws();
-        continue;
-      }
-      if (i_ < s_.size() && s_[i_] == '}') {
-        ++i_;
-        return true;
-      }
-      return fail("Expecting ',' delimiter", i_);
-    }
-  }
+  bool object(std::size_t matched, std::size_t depth);
 
-  bool array(std::size_t matched, std::size_t depth) {
-    if (depth > max_depth_) return fail("Nesting too deep", i_);
-    ++i_;
-    skip_ws();
-    if (i_ < s_.size() && s_[i_] == ']') {
-      ++i_;
-      return true;
-    }
-    // The wanted index, if this array is on the path.
-    std::size_t want = off_path;
-    if (matched != off_path) {
-      if (const auto idx = path_index(path_[matched].key); idx && *idx != off_path) want = *idx;
-    }
-    std::size_t index = 0;
-    while (true) {
-      if (!value(index == want ? matched + 1 : off_path, depth)) return false;
-      ++index;
-      skip_ws();
-      if (i_ < s_.size() && s_[i_] == ',') {
-        ++i_;
-        skip_ws();
-        continue;
-      }
-      if (i_ < s_.size() && s_[i_] == ']') {
-        ++i_;
-        return true;
-      }
-      return fail("Expecting ',' delimiter", i_);
-    }
-  }
+  bool array(std::size_t matched, std::size_t depth);
 
   std::string_view s_;
   const path_segments& path_;
@@ -9378,6 +9475,219 @@ class json_path_scanner {
   std::size_t match_end_ = 0;
   std::string error_;
 };
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE auto json_path_scanner::scan() -> bool {
+  if (s_.starts_with("\xEF\xBB\xBF"))
+    return fail("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0);
+  skip_ws();
+  if (!value(0, 0)) return false;
+  skip_ws();
+  if (i_ != s_.size()) return fail("Extra data", i_);
+  return true;
+}
+
+LITTLE_LOOPS_INLINE auto json_path_scanner::fail(std::string_view what, std::size_t pos) -> bool {
+  std::size_t line = 1, col = 1, chars = 0;
+  for (std::size_t k = 0; k < pos && k < s_.size(); k += char_length(k)) {
+    ++chars;
+    if (s_[k] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  error_ = fmt::format("{}: line {} column {} (char {})", what, line, col, chars);
+  return false;
+}
+
+LITTLE_LOOPS_INLINE auto json_path_scanner::skip_ws() noexcept -> void {
+  while (i_ < s_.size()) {
+    const char c = s_[i_];
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
+    ++i_;
+  }
+}
+
+LITTLE_LOOPS_INLINE auto json_path_scanner::value(std::size_t matched, std::size_t depth) -> bool {
+  const bool target = matched == path_.size();
+  const std::size_t begin = i_;
+  if (!any_value(target ? off_path : matched, depth)) return false;
+  if (target) {
+    found_ = true;
+    match_begin_ = begin;
+    match_end_ = i_;
+  }
+  return true;
+}
+
+LITTLE_LOOPS_INLINE auto json_path_scanner::any_value(std::size_t matched, std::size_t depth) -> bool {
+  if (i_ >= s_.size()) return fail("Expecting value", i_);
+  const char c = s_[i_];
+  switch (c) {
+    case '{': return object(matched, depth + 1);
+    case '[': return array(matched, depth + 1);
+    case '"': return string(nullptr);
+    case 't': return literal("true");
+    case 'f': return literal("false");
+    case 'n': return literal("null");
+    case 'N': return literal("NaN");  // Python's json.loads accepts NaN and ±Infinity
+    case 'I': return literal("Infinity");
+    default: return number();
+  }
+}
+
+LITTLE_LOOPS_INLINE auto json_path_scanner::literal(std::string_view word) -> bool {
+  if (s_.compare(i_, word.size(), word) != 0) return fail("Expecting value", i_);
+  i_ += word.size();
+  return true;
+}
+
+LITTLE_LOOPS_INLINE auto json_path_scanner::number() -> bool {
+  const std::size_t start = i_;
+  if (s_.compare(i_, 9, "-Infinity") == 0) {
+    i_ += 9;
+    return true;
+  }
+  if (i_ < s_.size() && s_[i_] == '-') ++i_;
+  if (i_ >= s_.size() || !digit(s_[i_])) return fail("Expecting value", start);
+  if (s_[i_] == '0') {
+    ++i_;
+  } else {
+    while (i_ < s_.size() && digit(s_[i_])) ++i_;
+  }
+  if (i_ < s_.size() && s_[i_] == '.' && i_ + 1 < s_.size() && digit(s_[i_ + 1])) {
+    ++i_;
+    while (i_ < s_.size() && digit(s_[i_])) ++i_;
+  }
+  if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
+    std::size_t k = i_ + 1;
+    if (k < s_.size() && (s_[k] == '+' || s_[k] == '-')) ++k;
+    if (k < s_.size() && digit(s_[k])) {
+      i_ = k;
+      while (i_ < s_.size() && digit(s_[i_])) ++i_;
+    }
+  }
+  return true;
+}
+
+LITTLE_LOOPS_INLINE auto json_path_scanner::string(std::string_view* raw) -> bool {
+  const std::size_t start = i_;
+  ++i_;
+  const std::size_t body = i_;
+  while (i_ < s_.size()) {
+    const char c = s_[i_];
+    if (c == '"') {
+      if (raw) *raw = s_.substr(body, i_ - body);
+      ++i_;
+      return true;
+    }
+    if (c == '\\') {
+      if (i_ + 1 >= s_.size()) break;
+      const char e = s_[i_ + 1];
+      if (e == 'u') {
+        // Python requires a character after the four digits (its `end >= len` test), so
+        // `"\u1234` at the end of the text is an invalid escape, not an unterminated string.
+        if (i_ + 6 >= s_.size() || hex(s_[i_ + 2]) < 0 || hex(s_[i_ + 3]) < 0 ||
+            hex(s_[i_ + 4]) < 0 || hex(s_[i_ + 5]) < 0)
+          return fail("Invalid \\uXXXX escape", i_ + 1);  // Python points at the `u`
+        i_ += 6;
+        continue;
+      }
+      if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' && e != 'r' &&
+          e != 't')
+        return fail("Invalid \\escape", i_);
+      i_ += 2;
+      continue;
+    }
+    if (static_cast<unsigned char>(c) < 0x20) return fail("Invalid control character at", i_);
+    ++i_;
+  }
+  return fail("Unterminated string starting at", start);
+}
+
+LITTLE_LOOPS_INLINE auto json_path_scanner::key_matches(std::string_view raw, std::size_t matched) const -> bool {
+  const std::string& want = path_[matched].key;
+  if (raw.find('\\') == std::string_view::npos) return raw == want;
+  std::string key;
+  decode_json_string(raw, key);
+  return key == want;
+}
+
+LITTLE_LOOPS_INLINE auto json_path_scanner::object(std::size_t matched, std::size_t depth) -> bool {
+  if (depth > max_depth_) return fail("Nesting too deep", i_);
+  ++i_;
+  skip_ws();
+  if (i_ < s_.size() && s_[i_] == '}') {
+    ++i_;
+    return true;
+  }
+  while (true) {
+    if (i_ >= s_.size() || s_[i_] != '"')
+      return fail("Expecting property name enclosed in double quotes", i_);
+    std::string_view raw;
+    if (!string(&raw)) return false;
+    skip_ws();
+    if (i_ >= s_.size() || s_[i_] != ':') return fail("Expecting ':' delimiter", i_);
+    ++i_;
+    skip_ws();
+    std::size_t child = off_path;
+    if (matched != off_path && key_matches(raw, matched)) {
+      child = matched + 1;
+      // json.loads keeps the last copy of a repeated key, so this copy replaces whatever an
+      // earlier copy of the same key matched ({"a": {"b": 1}, "a": 5} has no `.a.b`). Only
+      // an earlier copy can have set found_: this object is reached through the last copy
+      // seen so far of each ancestor key (an earlier ancestor copy was forgotten the same
+      // way), array indices are unique, and off-path keys never get here.
+      found_ = false;
+    }
+    if (!value(child, depth)) return false;
+    skip_ws();
+    if (i_ < s_.size() && s_[i_] == ',') {
+      ++i_;
+      skip_ws();
+      continue;
+    }
+    if (i_ < s_.size() && s_[i_] == '}') {
+      ++i_;
+      return true;
+    }
+    return fail("Expecting ',' delimiter", i_);
+  }
+}
+
+LITTLE_LOOPS_INLINE auto json_path_scanner::array(std::size_t matched, std::size_t depth) -> bool {
+  if (depth > max_depth_) return fail("Nesting too deep", i_);
+  ++i_;
+  skip_ws();
+  if (i_ < s_.size() && s_[i_] == ']') {
+    ++i_;
+    return true;
+  }
+  // The wanted index, if this array is on the path.
+  std::size_t want = off_path;
+  if (matched != off_path) {
+    if (const auto idx = path_index(path_[matched].key); idx && *idx != off_path) want = *idx;
+  }
+  std::size_t index = 0;
+  while (true) {
+    if (!value(index == want ? matched + 1 : off_path, depth)) return false;
+    ++index;
+    skip_ws();
+    if (i_ < s_.size() && s_[i_] == ',') {
+      ++i_;
+      skip_ws();
+      continue;
+    }
+    if (i_ < s_.size() && s_[i_] == ']') {
+      ++i_;
+      return true;
+    }
+    return fail("Expecting ',' delimiter", i_);
+  }
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -9409,9 +9719,11 @@ inline std::string_view trim_classify(std::string_view s) noexcept {
   return s;
 }
 
+LITTLE_LOOPS_INLINE std::vector<std::string_view> classify_lines(std::string_view text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The non-blank lines of `text`, split at `\n`, `\r\n`, `\r`, `\v` and `\f` (Python's
 /// splitlines for ASCII text), whitespace-only lines dropped.
-inline std::vector<std::string_view> classify_lines(std::string_view text) {
+LITTLE_LOOPS_INLINE std::vector<std::string_view> classify_lines(std::string_view text) {
   std::vector<std::string_view> lines;
   std::size_t start = 0;
   auto push = [&](std::size_t end) {
@@ -9428,14 +9740,17 @@ inline std::vector<std::string_view> classify_lines(std::string_view text) {
   if (start < text.size()) push(text.size());
   return lines;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE evaluation_result evaluate_classify(std::string_view output, const json& line);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief The classify evaluator: the verdict is one non-blank line of `output`, trimmed
 /// (case kept). `line` is `"first"`, `"last"` (also when null) or an index, 0-based and
 /// negative from the end. No line, or an index out of range, gives the empty verdict (which
 /// only `_` can route), with `error: "index out of range"` in the details for the latter.
-inline evaluation_result evaluate_classify(std::string_view output, const json& line) {
+LITTLE_LOOPS_INLINE evaluation_result evaluate_classify(std::string_view output, const json& line) {
   const auto lines = detail::classify_lines(output);
   const json line_value = line.is_null() ? json("last") : line;
   json details = json::object();
@@ -9462,6 +9777,7 @@ inline evaluation_result evaluate_classify(std::string_view output, const json& 
   details["token"] = token;
   return evaluation_result{std::move(token), std::move(details)};
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/evaluators/classify.hpp>
@@ -9636,22 +9952,28 @@ inline constexpr bool compare_values(T v, comparison_op op, T t) noexcept {
   return false;
 }
 
-inline evaluation_result error_result(std::string message) {
+LITTLE_LOOPS_INLINE evaluation_result error_result(std::string message);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE evaluation_result error_result(std::string message) {
   evaluation_result r;
   r.verdict = "error";
   r.details = json::object();
   r.details["error"] = std::move(message);
   return r;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE evaluation_result evaluate_output_numeric(std::string_view output, comparison_op op,
+                                                 double target);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Parses `output` as a number (Python float() grammar, surrounding whitespace allowed)
 /// and compares it with `target` (seed 000).
 ///
 /// Verdict `success`/`failure` with details `{"value", "target", "operator"}`; `error` with
 /// `{"error": "Cannot parse as number: <first 100 chars>"}` when the output is not a number.
-inline evaluation_result evaluate_output_numeric(std::string_view output, comparison_op op,
+LITTLE_LOOPS_INLINE evaluation_result evaluate_output_numeric(std::string_view output, comparison_op op,
                                                  double target) {
   auto value = detail::parse_number(output);
   if (!value) {
@@ -9667,6 +9989,7 @@ inline evaluation_result evaluate_output_numeric(std::string_view output, compar
   r.details["operator"] = detail::comparison_name(op);
   return r;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
@@ -9685,10 +10008,13 @@ inline bool cmp_matches(int c, comparison_op op) noexcept {
   return false;
 }
 
+LITTLE_LOOPS_INLINE evaluation_result evaluate_output_numeric_target(std::string_view output, comparison_op op,
+                                                        const json& target);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// evaluate_output_numeric() with the target as the document gave it: an integer target is
 /// compared exactly and kept an integer in the details (`"target": 5`, as the original
 /// reports it); any other number goes through the double overload.
-inline evaluation_result evaluate_output_numeric_target(std::string_view output, comparison_op op,
+LITTLE_LOOPS_INLINE evaluation_result evaluate_output_numeric_target(std::string_view output, comparison_op op,
                                                         const json& target) {
   if (!target.is_number_integer()) return evaluate_output_numeric(output, op, target.get<double>());
   evaluation_result r = evaluate_output_numeric(output, op, target.get<double>());
@@ -9702,6 +10028,7 @@ inline evaluation_result evaluate_output_numeric_target(std::string_view output,
   r.details["target"] = target;
   return r;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
@@ -9732,9 +10059,11 @@ inline constexpr std::string_view default_judge_prompt =
 /// The action output handed to the judge is cut to its last this-many characters.
 inline constexpr std::size_t judge_output_tail_chars = 4000;
 
+LITTLE_LOOPS_INLINE json default_judge_schema();
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief The default verdict schema: `verdict` ∈ success/failure/blocked/partial,
 /// `confidence` in [0, 1] and a short `reason`, all required.
-inline json default_judge_schema() {
+LITTLE_LOOPS_INLINE json default_judge_schema() {
   return json::parse(R"json({
   "type": "object",
   "properties": {
@@ -9754,6 +10083,7 @@ inline json default_judge_schema() {
   "required": ["verdict", "confidence", "reason"]
 })json");
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// What the library asks a judge backend.
 struct judge_request {
@@ -9807,9 +10137,11 @@ struct no_judge_backend {
 
 static_assert(JudgeBackend<no_judge_backend>);
 
+LITTLE_LOOPS_INLINE std::string build_judge_prompt(std::string_view instruction, std::string_view output);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief The user prompt sent to the judge: `<instruction>\n\n<action_output>\n<tail>\n
 /// </action_output>` with the output cut to its last 4000 characters.
-inline std::string build_judge_prompt(std::string_view instruction, std::string_view output) {
+LITTLE_LOOPS_INLINE std::string build_judge_prompt(std::string_view instruction, std::string_view output) {
   std::string_view tail = detail::utf8_suffix(output, judge_output_tail_chars);
   std::string p;
   p.reserve(instruction.size() + tail.size() + 40);
@@ -9819,6 +10151,7 @@ inline std::string build_judge_prompt(std::string_view instruction, std::string_
   p += "\n</action_output>";
   return p;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Outcome of parsing a judge reply.
 struct judge_reply {
@@ -9830,6 +10163,8 @@ struct judge_reply {
 
 namespace detail {
 
+LITTLE_LOOPS_INLINE std::optional<std::string> error_envelope_text(const json& j);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Finds the end (one past the matching `}`) of the object starting at `start`, skipping
 // braces inside strings. Returns npos when unbalanced.
 inline std::size_t match_object_end(std::string_view text, std::size_t start) noexcept {
@@ -9879,7 +10214,7 @@ inline bool truthy(const json& j) {
 
 /// The text of a CLI error envelope (`{"is_error": <truthy>, "result": ...}`), cut to 200
 /// bytes; nullopt when `j` is not one.
-inline std::optional<std::string> error_envelope_text(const json& j) {
+LITTLE_LOOPS_INLINE std::optional<std::string> error_envelope_text(const json& j) {
   if (!j.is_object()) return std::nullopt;
   const auto flag = j.find("is_error");
   if (flag == j.end() || !truthy(*flag)) return std::nullopt;
@@ -10027,9 +10362,12 @@ inline std::string confidence_text(const json& obj) {
   auto it = obj.find("confidence");
   return it == obj.end() ? std::string("none") : it->dump();
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE judge_reply parse_judge_reply(std::string_view raw);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Extracts the verdict object from a judge's raw reply, tolerantly: bare JSON, JSON in
 /// ``` fences, JSON after a preamble (string-aware brace matching), CLI envelopes
 /// (`{"result": ...}`, `{"structured_output": ...}`). Fails closed: empty or garbage replies,
@@ -10037,7 +10375,7 @@ inline std::string confidence_text(const json& obj) {
 /// or on the confidence: missing counts as 1.0), and a CLI
 /// envelope reporting an error (`"is_error"` set; then `backend_error` is true) all give an
 /// `error` text.
-inline judge_reply parse_judge_reply(std::string_view raw) {
+LITTLE_LOOPS_INLINE judge_reply parse_judge_reply(std::string_view raw) {
   judge_reply reply;
   if (detail::trim_py(raw).empty()) {
     reply.error = "empty judge reply";
@@ -10092,11 +10430,17 @@ inline judge_reply parse_judge_reply(std::string_view raw) {
   reply.object = *chosen;
   return reply;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
-inline evaluation_result judge_error_result(std::string message, const char* flag,
-                                            std::string_view raw = {}) {
+LITTLE_LOOPS_INLINE evaluation_result judge_error_result(std::string message, const char* flag,
+                                            std::string_view raw = {});
+LITTLE_LOOPS_INLINE evaluation_result judge_malformed_result(const std::string& why, std::string_view raw);
+LITTLE_LOOPS_INLINE std::string judge_reasons_shape_error(const json& obj);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE evaluation_result judge_error_result(std::string message, const char* flag,
+                                            std::string_view raw) {
   evaluation_result r;
   r.verdict = "error";
   r.details = json::object();
@@ -10109,7 +10453,7 @@ inline evaluation_result judge_error_result(std::string message, const char* fla
 
 // A reply that cannot be used: `error` keeps the original's "Failed to parse LLM response:
 // <why>"; `reason` says it as seed 003 does ("judge produced malformed JSON: <why>").
-inline evaluation_result judge_malformed_result(const std::string& why, std::string_view raw) {
+LITTLE_LOOPS_INLINE evaluation_result judge_malformed_result(const std::string& why, std::string_view raw) {
   evaluation_result r = judge_error_result("Failed to parse LLM response: " + why, "malformed", raw);
   r.details["reason"] = "judge produced malformed JSON: " + why;
   return r;
@@ -10119,7 +10463,7 @@ inline evaluation_result judge_malformed_result(const std::string& why, std::str
 // nothing is: `reason` must be a string (or null: the original reads it with .get()),
 // `reasons` an array of strings — absent is empty, but null is not (seed 003 reads it as a
 // serde `#[serde(default)] Vec<String>`, which rejects null: the reply is malformed).
-inline std::string judge_reasons_shape_error(const json& obj) {
+LITTLE_LOOPS_INLINE std::string judge_reasons_shape_error(const json& obj) {
   if (auto it = obj.find("reason"); it != obj.end() && !it->is_null() && !it->is_string())
     return "reason is not a string";
   if (auto it = obj.find("reasons"); it != obj.end()) {
@@ -10129,9 +10473,13 @@ inline std::string judge_reasons_shape_error(const json& obj) {
   }
   return {};
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE evaluation_result judge_verdict(std::string_view raw, double min_confidence,
+                                       bool uncertain_suffix);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Turns a judge's raw reply into a verdict: the reply's `verdict`, with
 /// `<verdict>_uncertain` when `uncertain_suffix` is set and `confidence < min_confidence`.
 /// Details `{"confidence", "confident", "reason", "raw"}` (`reason` is the reply's non-empty
@@ -10143,7 +10491,7 @@ inline std::string judge_reasons_shape_error(const json& obj) {
 /// number (numeric strings are numbers), is malformed; so are a `reason` that is not a string
 /// (or null) and a `reasons` that is not an array of strings, null included (fail closed). Verdict values are not
 /// checked against the schema's enum (verdicts are free strings).
-inline evaluation_result judge_verdict(std::string_view raw, double min_confidence,
+LITTLE_LOOPS_INLINE evaluation_result judge_verdict(std::string_view raw, double min_confidence,
                                        bool uncertain_suffix) {
   judge_reply reply = parse_judge_reply(raw);
   if (reply.backend_error) return detail::judge_error_result(reply.error, "api_error", raw);
@@ -10188,6 +10536,7 @@ inline evaluation_result judge_verdict(std::string_view raw, double min_confiden
   r.details["raw"] = obj;
   return r;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// @brief Runs an llm_structured evaluation against `judge`: builds the prompt from
 /// `instruction` (default prompt when empty) and the tail of `output`, asks the backend and
@@ -10380,16 +10729,19 @@ inline bool py_equal(const A& a, const B& b) {
   return false;
 }
 
+LITTLE_LOOPS_INLINE std::string shown_string(const std::string& s);
+LITTLE_LOOPS_INLINE json to_library_json(const output_document& v);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // A decoded output string as shown in details: a lone surrogate (see decode_json_string)
 // becomes U+FFFD. Strings are otherwise valid UTF-8 (json_value_builder checks).
-inline std::string shown_string(const std::string& s) {
+LITTLE_LOOPS_INLINE std::string shown_string(const std::string& s) {
   if (s.find('\xED') == std::string::npos || is_valid_utf8(s)) return s;
   return replace_lone_surrogates(s);
 }
 
 // Converts a parsed output value to the library json type (for details). Object members
 // are appended directly (keys are already unique), keeping the conversion linear.
-inline json to_library_json(const output_document& v) {
+LITTLE_LOOPS_INLINE json to_library_json(const output_document& v) {
   switch (v.type()) {
     case json::value_t::object: {
       json out = json::object();
@@ -10416,6 +10768,7 @@ inline json to_library_json(const output_document& v) {
     default: return json(nullptr);
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // Maximum nesting depth of an output document (Python's json module stops near 1000 too).
 inline constexpr std::size_t max_output_depth = 1000;
@@ -10435,157 +10788,179 @@ class json_value_builder {
   bool build(output_document& out) { return value(out); }
 
  private:
-  void skip_ws() noexcept {
-    while (i_ < s_.size() &&
-           (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
-      ++i_;
-  }
+  void skip_ws() noexcept;
 
-  bool value(output_document& out) {
-    switch (s_[i_]) {
-      case '{': return object(out);
-      case '[': return array(out);
-      case '"': {
-        std::string text;
-        if (!string(text)) return false;
-        out = std::move(text);
-        return true;
-      }
-      case 't': out = true; i_ += 4; break;
-      case 'f': out = false; i_ += 5; break;
-      case 'n': out = nullptr; i_ += 4; break;
-      case 'N': out = std::numeric_limits<double>::quiet_NaN(); i_ += 3; break;
-      case 'I': out = std::numeric_limits<double>::infinity(); i_ += 8; break;
-      default: number(out); break;
-    }
-    return true;
-  }
+  bool value(output_document& out);
 
-  void number(output_document& out) {
-    if (s_.compare(i_, 9, "-Infinity") == 0) {
-      i_ += 9;
-      out = -std::numeric_limits<double>::infinity();
-      return;
-    }
-    const std::size_t start = i_;
-    bool integral = true;
-    while (i_ < s_.size()) {
-      const char c = s_[i_];
-      if (c == '.' || c == 'e' || c == 'E' || c == '+') {
-        integral = false;
-      } else if (c != '-' && (c < '0' || c > '9')) {
-        break;
-      }
-      ++i_;
-    }
-    const std::string_view text = s_.substr(start, i_ - start);
-    if (integral) {
-      const char* first = text.data();
-      const char* last = text.data() + text.size();
-      if (text.front() == '-') {
-        std::int64_t v = 0;
-        if (std::from_chars(first, last, v).ec == std::errc{}) {
-          out = v;
-          return;
-        }
-      } else {
-        std::uint64_t v = 0;
-        if (std::from_chars(first, last, v).ec == std::errc{}) {
-          out = v;
-          return;
-        }
-      }
-    }
-    out = parse_number(text).value_or(0.0);  // valid JSON numbers always parse
-  }
+  void number(output_document& out);
 
   // Reads a string at the opening quote into `out`, decoded; false on ill-formed UTF-8.
-  bool string(std::string& out) {
-    const std::size_t body = ++i_;
-    bool escaped = false;
-    while (true) {
-      i_ = s_.find_first_of("\"\\", i_);
-      if (s_[i_] == '"') break;
-      escaped = true;
-      i_ += 2;
-    }
-    const std::string_view raw = s_.substr(body, i_ - body);
-    ++i_;
-    if (!is_valid_utf8(raw)) return false;  // escapes are ASCII: this checks the text
-    if (escaped)
-      decode_json_string(raw, out);
-    else
-      out.assign(raw);
-    return true;
-  }
+  bool string(std::string& out);
 
-  bool object(output_document& out) {
-    out = output_document::object();
-    auto& members = static_cast<json::object_t::Container&>(out.get_ref<json::object_t&>());
-    // A repeated key keeps its first place and takes the last value (Python's dict); up to
-    // `small` members it is found by a scan, beyond by hash.
-    constexpr std::size_t small = 16;
-    std::unordered_map<std::string, std::size_t> index;
-    ++i_;
-    skip_ws();
-    if (s_[i_] == '}') {
-      ++i_;
-      return true;
-    }
-    while (true) {
-      std::string key;
-      if (!string(key)) return false;
-      skip_ws();
-      ++i_;  // ':'
-      skip_ws();
-      std::size_t at = members.size();
-      if (members.size() <= small) {
-        for (std::size_t k = 0; k < members.size(); ++k)
-          if (members[k].first == key) at = k;
-      } else {
-        if (index.empty())
-          for (std::size_t k = 0; k < members.size(); ++k) index.emplace(members[k].first, k);
-        if (const auto it = index.find(key); it != index.end()) at = it->second;
-      }
-      if (at == members.size()) {
-        if (!index.empty()) index.emplace(key, at);
-        members.emplace_back(std::move(key), json());
-      }
-      if (!value(members[at].second)) return false;
-      skip_ws();
-      if (s_[i_++] == '}') return true;  // else ','
-      skip_ws();
-    }
-  }
+  bool object(output_document& out);
 
-  bool array(output_document& out) {
-    out = output_document::array();
-    auto& items = out.get_ref<output_document::array_t&>();
-    ++i_;
-    skip_ws();
-    if (s_[i_] == ']') {
-      ++i_;
-      return true;
-    }
-    while (true) {
-      items.emplace_back();
-      if (!value(items.back())) return false;
-      skip_ws();
-      if (s_[i_++] == ']') return true;  // else ','
-      skip_ws();
-    }
-  }
+  bool array(output_document& out);
 
   std::string_view s_;
   std::size_t i_ = 0;
 };
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE auto json_value_builder::skip_ws() noexcept -> void {
+  while (i_ < s_.size() &&
+         (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
+    ++i_;
+}
+
+LITTLE_LOOPS_INLINE auto json_value_builder::value(output_document& out) -> bool {
+  switch (s_[i_]) {
+    case '{': return object(out);
+    case '[': return array(out);
+    case '"': {
+      std::string text;
+      if (!string(text)) return false;
+      out = std::move(text);
+      return true;
+    }
+    case 't': out = true; i_ += 4; break;
+    case 'f': out = false; i_ += 5; break;
+    case 'n': out = nullptr; i_ += 4; break;
+    case 'N': out = std::numeric_limits<double>::quiet_NaN(); i_ += 3; break;
+    case 'I': out = std::numeric_limits<double>::infinity(); i_ += 8; break;
+    default: number(out); break;
+  }
+  return true;
+}
+
+LITTLE_LOOPS_INLINE auto json_value_builder::number(output_document& out) -> void {
+  if (s_.compare(i_, 9, "-Infinity") == 0) {
+    i_ += 9;
+    out = -std::numeric_limits<double>::infinity();
+    return;
+  }
+  const std::size_t start = i_;
+  bool integral = true;
+  while (i_ < s_.size()) {
+    const char c = s_[i_];
+    if (c == '.' || c == 'e' || c == 'E' || c == '+') {
+      integral = false;
+    } else if (c != '-' && (c < '0' || c > '9')) {
+      break;
+    }
+    ++i_;
+  }
+  const std::string_view text = s_.substr(start, i_ - start);
+  if (integral) {
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    if (text.front() == '-') {
+      std::int64_t v = 0;
+      if (std::from_chars(first, last, v).ec == std::errc{}) {
+        out = v;
+        return;
+      }
+    } else {
+      std::uint64_t v = 0;
+      if (std::from_chars(first, last, v).ec == std::errc{}) {
+        out = v;
+        return;
+      }
+    }
+  }
+  out = parse_number(text).value_or(0.0);  // valid JSON numbers always parse
+}
+
+LITTLE_LOOPS_INLINE auto json_value_builder::string(std::string& out) -> bool {
+  const std::size_t body = ++i_;
+  bool escaped = false;
+  while (true) {
+    i_ = s_.find_first_of("\"\\", i_);
+    if (s_[i_] == '"') break;
+    escaped = true;
+    i_ += 2;
+  }
+  const std::string_view raw = s_.substr(body, i_ - body);
+  ++i_;
+  if (!is_valid_utf8(raw)) return false;  // escapes are ASCII: this checks the text
+  if (escaped)
+    decode_json_string(raw, out);
+  else
+    out.assign(raw);
+  return true;
+}
+
+LITTLE_LOOPS_INLINE auto json_value_builder::object(output_document& out) -> bool {
+  out = output_document::object();
+  auto& members = static_cast<json::object_t::Container&>(out.get_ref<json::object_t&>());
+  // A repeated key keeps its first place and takes the last value (Python's dict); up to
+  // `small` members it is found by a scan, beyond by hash.
+  constexpr std::size_t small = 16;
+  std::unordered_map<std::string, std::size_t> index;
+  ++i_;
+  skip_ws();
+  if (s_[i_] == '}') {
+    ++i_;
+    return true;
+  }
+  while (true) {
+    std::string key;
+    if (!string(key)) return false;
+    skip_ws();
+    ++i_;  // ':'
+    skip_ws();
+    std::size_t at = members.size();
+    if (members.size() <= small) {
+      for (std::size_t k = 0; k < members.size(); ++k)
+        if (members[k].first == key) at = k;
+    } else {
+      if (index.empty())
+        for (std::size_t k = 0; k < members.size(); ++k) index.emplace(members[k].first, k);
+      if (const auto it = index.find(key); it != index.end()) at = it->second;
+    }
+    if (at == members.size()) {
+      if (!index.empty()) index.emplace(key, at);
+      members.emplace_back(std::move(key), json());
+    }
+    if (!value(members[at].second)) return false;
+    skip_ws();
+    if (s_[i_++] == '}') return true;  // else ','
+    skip_ws();
+  }
+}
+
+LITTLE_LOOPS_INLINE auto json_value_builder::array(output_document& out) -> bool {
+  out = output_document::array();
+  auto& items = out.get_ref<output_document::array_t&>();
+  ++i_;
+  skip_ws();
+  if (s_[i_] == ']') {
+    ++i_;
+    return true;
+  }
+  while (true) {
+    items.emplace_back();
+    if (!value(items.back())) return false;
+    skip_ws();
+    if (s_[i_++] == ']') return true;  // else ','
+    skip_ws();
+  }
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
 enum class json_extract { found, invalid, not_found };
 
+LITTLE_LOOPS_INLINE json_extract extract_json_path(std::string_view output, const path_segments& segs,
+                                      output_document& value, std::string& message);
+LITTLE_LOOPS_INLINE json_extract extract_json_path_of(std::string_view output, const path_segments& segs,
+                                         std::string_view path, output_document& value,
+                                         std::string& message);
+LITTLE_LOOPS_INLINE evaluation_result compare_json_value(const output_document& value, std::string_view path,
+                                            comparison_op op, const json& target);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Validates `output` as JSON and extracts the value at `segs` without building a DOM of the
 // whole document (only the selected value is materialised). On `invalid`, `message` says
 // where, in the words of Python's json module.
-inline json_extract extract_json_path(std::string_view output, const path_segments& segs,
+LITTLE_LOOPS_INLINE json_extract extract_json_path(std::string_view output, const path_segments& segs,
                                       output_document& value, std::string& message) {
   json_path_scanner scanner(output, segs, max_output_depth);
   if (!scanner.scan()) {
@@ -10603,7 +10978,7 @@ inline json_extract extract_json_path(std::string_view output, const path_segmen
 // extract_json_path of `segs`, the segments of `path`; when `[N]` segments find nothing,
 // the path read as the original reads it (split at dots only: `.a[0]` names the key
 // "a[0]") is tried too, so that keys holding brackets stay reachable.
-inline json_extract extract_json_path_of(std::string_view output, const path_segments& segs,
+LITTLE_LOOPS_INLINE json_extract extract_json_path_of(std::string_view output, const path_segments& segs,
                                          std::string_view path, output_document& value,
                                          std::string& message) {
   const json_extract first = extract_json_path(output, segs, value, message);
@@ -10612,7 +10987,7 @@ inline json_extract extract_json_path_of(std::string_view output, const path_seg
 }
 
 // The comparison step of output_json, given the extracted value.
-inline evaluation_result compare_json_value(const output_document& value, std::string_view path,
+LITTLE_LOOPS_INLINE evaluation_result compare_json_value(const output_document& value, std::string_view path,
                                             comparison_op op, const json& target) {
   evaluation_result r;
   r.details = json::object();
@@ -10635,9 +11010,13 @@ inline evaluation_result compare_json_value(const output_document& value, std::s
   return error_result(fmt::format("Operator {} not supported for non-numeric values",
                                   comparison_name(op)));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE evaluation_result evaluate_output_json(std::string_view output, std::string_view path,
+                                              comparison_op op, const json& target);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Parses `output` as JSON, extracts `path` (`.a.b`, `.a.0.b`, `.a[0].b`; `.` or `""`
 /// for the whole document) and compares it with `target` (seed 000).
 ///
@@ -10648,7 +11027,7 @@ inline evaluation_result compare_json_value(const output_document& value, std::s
 /// "operator"}` for numeric comparisons, `{"value", "path", "target"}` otherwise; `error` with
 /// `{"error": "Invalid JSON: ..."}`, `{"error": "Path not found: <path>"}` or
 /// `{"error": "Operator lt not supported for non-numeric values"}`.
-inline evaluation_result evaluate_output_json(std::string_view output, std::string_view path,
+LITTLE_LOOPS_INLINE evaluation_result evaluate_output_json(std::string_view output, std::string_view path,
                                               comparison_op op, const json& target) {
   auto segs = detail::parse_json_path(path);
   detail::output_document value;
@@ -10661,6 +11040,7 @@ inline evaluation_result evaluate_output_json(std::string_view output, std::stri
   }
   return detail::compare_json_value(value, path, op, target);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/evaluators/output_json.hpp>
@@ -10789,7 +11169,14 @@ struct compiled_evaluator {
 
 namespace detail {
 
-inline expected<void, error> compile_field(const std::optional<std::string>& text,
+LITTLE_LOOPS_INLINE expected<void, error> compile_field(const std::optional<std::string>& text,
+                                           std::optional<compiled_template>& out,
+                                           std::string_view field, const template_table* kept);
+LITTLE_LOOPS_INLINE expected<void, error> compile_json_field(const std::optional<json>& value,
+                                                std::optional<compiled_template>& out,
+                                                std::string_view field, const template_table* kept);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE expected<void, error> compile_field(const std::optional<std::string>& text,
                                            std::optional<compiled_template>& out,
                                            std::string_view field, const template_table* kept) {
   if (!text) return {};
@@ -10803,20 +11190,24 @@ inline expected<void, error> compile_field(const std::optional<std::string>& tex
   return {};
 }
 
-inline expected<void, error> compile_json_field(const std::optional<json>& value,
+LITTLE_LOOPS_INLINE expected<void, error> compile_json_field(const std::optional<json>& value,
                                                 std::optional<compiled_template>& out,
                                                 std::string_view field, const template_table* kept) {
   if (!value || !value->is_string()) return {};
   return compile_field(value->get<std::string>(), out, field, kept);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE expected<compiled_evaluator, error> compile_evaluator(const evaluate_config& config,
+                                                             const template_table* kept = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Prepares `config` for repeated evaluation (templates parsed, patterns compiled).
 /// @return errc::template_syntax (path `evaluate.<field>`) when a templated field is
 /// malformed. With `kept`, templates validation already parsed are taken from there.
-inline expected<compiled_evaluator, error> compile_evaluator(const evaluate_config& config,
-                                                             const template_table* kept = nullptr) {
+LITTLE_LOOPS_INLINE expected<compiled_evaluator, error> compile_evaluator(const evaluate_config& config,
+                                                             const template_table* kept) {
   compiled_evaluator c;
   c.config = config;
   expected<void, error> r;
@@ -10843,12 +11234,26 @@ inline expected<compiled_evaluator, error> compile_evaluator(const evaluate_conf
   if (c.path && c.path->is_literal()) c.json_path = detail::parse_json_path(c.path->literal());
   return c;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
+LITTLE_LOOPS_INLINE expected<std::string, error> render_field(const compiled_template& t,
+                                                 const interpolation_context* ctx);
+LITTLE_LOOPS_INLINE evaluation_result abnormal_action_result(const action_result& a);
+LITTLE_LOOPS_INLINE bool judges_own_failure(const evaluate_config* config, action_kind kind) noexcept;
+LITTLE_LOOPS_INLINE bool judges_own_failure(const std::optional<compiled_evaluator>& c, action_kind kind) noexcept;
+LITTLE_LOOPS_INLINE bool has_fixed_verdict(const action_result* action, bool has_evaluate,
+                              bool own_failure = false) noexcept;
+LITTLE_LOOPS_INLINE evaluation_result fixed_verdict(const action_result* action,
+                                       loop_dialect dialect = loop_dialect::seed);
+LITTLE_LOOPS_INLINE expected<std::optional<double>, std::string> resolve_number(
+    const std::optional<json>& value, const std::optional<compiled_template>& tpl,
+    const interpolation_context* ctx);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // Renders an optional compiled template (literal fast path, no copy needed by callers that
 // only read). Missing context → an empty context.
-inline expected<std::string, error> render_field(const compiled_template& t,
+LITTLE_LOOPS_INLINE expected<std::string, error> render_field(const compiled_template& t,
                                                  const interpolation_context* ctx) {
   if (t.is_literal()) return std::string(t.literal());
   static const interpolation_context empty{};
@@ -10856,7 +11261,7 @@ inline expected<std::string, error> render_field(const compiled_template& t,
 }
 
 // The verdict for an action that did not exit normally (design §3.4).
-inline evaluation_result abnormal_action_result(const action_result& a) {
+LITTLE_LOOPS_INLINE evaluation_result abnormal_action_result(const action_result& a) {
   evaluation_result r;
   r.verdict = "error";
   r.details = json::object();
@@ -10889,20 +11294,20 @@ inline evaluation_result abnormal_action_result(const action_result& a) {
 // timeout (exit 124) and a program that could not start (127) itself, as the reference's:
 // for it only a cancelled or killed action has the fixed verdict.
 // has_fixed_verdict(): whether they apply (`action` null: no action ran).
-inline bool judges_own_failure(const evaluate_config* config, action_kind kind) noexcept {
+LITTLE_LOOPS_INLINE bool judges_own_failure(const evaluate_config* config, action_kind kind) noexcept {
   return config ? config->type == evaluator_type::mcp_result : kind == action_kind::mcp_tool;
 }
-inline bool judges_own_failure(const std::optional<compiled_evaluator>& c, action_kind kind) noexcept {
+LITTLE_LOOPS_INLINE bool judges_own_failure(const std::optional<compiled_evaluator>& c, action_kind kind) noexcept {
   return judges_own_failure(c ? &c->config : nullptr, kind);
 }
-inline bool has_fixed_verdict(const action_result* action, bool has_evaluate,
-                              bool own_failure = false) noexcept {
+LITTLE_LOOPS_INLINE bool has_fixed_verdict(const action_result* action, bool has_evaluate,
+                              bool own_failure) noexcept {
   if (!action) return !has_evaluate;
   return own_failure ? action->cancelled || action->signal != 0 : action->abnormal();
 }
 // fixed_verdict(): the verdict, when has_fixed_verdict().
-inline evaluation_result fixed_verdict(const action_result* action,
-                                       loop_dialect dialect = loop_dialect::seed) {
+LITTLE_LOOPS_INLINE evaluation_result fixed_verdict(const action_result* action,
+                                       loop_dialect dialect) {
   if (action) return abnormal_action_result(*action);
   return evaluation_result{dialect == loop_dialect::current ? "yes" : "success",
                            evaluation_details{}};
@@ -10910,7 +11315,7 @@ inline evaluation_result fixed_verdict(const action_result* action,
 
 // A number from a config field: JSON number/bool, or a (templated) string that parses.
 // `what` names the field in messages.
-inline expected<std::optional<double>, std::string> resolve_number(
+LITTLE_LOOPS_INLINE expected<std::optional<double>, std::string> resolve_number(
     const std::optional<json>& value, const std::optional<compiled_template>& tpl,
     const interpolation_context* ctx) {
   if (!value || value->is_null()) return std::optional<double>{};
@@ -10925,6 +11330,7 @@ inline expected<std::optional<double>, std::string> resolve_number(
   }
   return unexpected(std::string("not a number"));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // The compiled evaluator of a state without `evaluate:` whose action is of `kind`:
 // llm_structured for a prompt or slash command, mcp_result for an MCP tool call, exit_code
@@ -10939,7 +11345,9 @@ inline const compiled_evaluator& default_compiled_evaluator() {
   }();
   return c;
 }
-inline const compiled_evaluator& default_evaluator_for(action_kind kind) {
+LITTLE_LOOPS_INLINE const compiled_evaluator& default_evaluator_for(action_kind kind);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE const compiled_evaluator& default_evaluator_for(action_kind kind) {
   switch (kind) {
     case action_kind::prompt:
     case action_kind::slash_command: return default_compiled_evaluator<evaluator_type::llm_structured>();
@@ -10948,9 +11356,32 @@ inline const compiled_evaluator& default_evaluator_for(action_kind kind) {
   }
   return default_compiled_evaluator<evaluator_type::exit_code>();
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
+LITTLE_LOOPS_INLINE std::optional<std::string_view> keyed_number(std::string_view input, std::string_view key);
+LITTLE_LOOPS_INLINE evaluation_result run_output_numeric(const compiled_evaluator& c, std::string_view input,
+                                            const interpolation_context* ctx);
+LITTLE_LOOPS_INLINE evaluation_result run_output_json(const compiled_evaluator& c, std::string_view input,
+                                         const interpolation_context* ctx);
+LITTLE_LOOPS_INLINE evaluation_result with_error_patterns(evaluation_result r, const evaluate_config& cfg,
+                                             std::string_view input);
+LITTLE_LOOPS_INLINE evaluation_result search_output(const compiled_evaluator& c, std::string_view input,
+                                       const interpolation_context* ctx);
+LITTLE_LOOPS_INLINE evaluation_result run_output_contains(const compiled_evaluator& c, std::string_view input,
+                                             const interpolation_context* ctx);
+LITTLE_LOOPS_INLINE evaluation_result run_convergence(const compiled_evaluator& c, std::string_view input,
+                                         const interpolation_context* ctx,
+                                         std::optional<double>* memory);
+LITTLE_LOOPS_INLINE evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
+                                    evaluator_type type);
+LITTLE_LOOPS_INLINE bool blind_to_exit(evaluator_type type) noexcept;
+LITTLE_LOOPS_INLINE evaluation_result blind_result(int exit_code);
+LITTLE_LOOPS_INLINE std::optional<evaluation_result> judge_cut_output(const compiled_evaluator& c, std::string_view input,
+                                                         const interpolation_context* ctx,
+                                                         const action_result& a);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // The text of the number after the last `KEY =` (spaces allowed around `=`) in `input`.
-inline std::optional<std::string_view> keyed_number(std::string_view input, std::string_view key) {
+LITTLE_LOOPS_INLINE std::optional<std::string_view> keyed_number(std::string_view input, std::string_view key) {
   std::optional<std::string_view> found;
   for (std::size_t at = input.find(key); at != std::string_view::npos; at = input.find(key, at + 1)) {
     std::size_t i = at + key.size();
@@ -10967,7 +11398,7 @@ inline std::optional<std::string_view> keyed_number(std::string_view input, std:
   return found;
 }
 
-inline evaluation_result run_output_numeric(const compiled_evaluator& c, std::string_view input,
+LITTLE_LOOPS_INLINE evaluation_result run_output_numeric(const compiled_evaluator& c, std::string_view input,
                                             const interpolation_context* ctx) {
   if (c.config.key) {
     auto number = keyed_number(input, *c.config.key);
@@ -10982,7 +11413,7 @@ inline evaluation_result run_output_numeric(const compiled_evaluator& c, std::st
   return evaluate_output_numeric(input, op, target->value_or(0.0));
 }
 
-inline evaluation_result run_output_json(const compiled_evaluator& c, std::string_view input,
+LITTLE_LOOPS_INLINE evaluation_result run_output_json(const compiled_evaluator& c, std::string_view input,
                                          const interpolation_context* ctx) {
   std::string path_text;
   path_segments rendered_path;
@@ -11024,7 +11455,7 @@ inline evaluation_result run_output_json(const compiled_evaluator& c, std::strin
 
 // output_contains' `error_patterns`: a non-matching result becomes `error` when the output
 // holds one of them (checked in order, plain substrings).
-inline evaluation_result with_error_patterns(evaluation_result r, const evaluate_config& cfg,
+LITTLE_LOOPS_INLINE evaluation_result with_error_patterns(evaluation_result r, const evaluate_config& cfg,
                                              std::string_view input) {
   if (cfg.error_patterns.empty() || cfg.negate || r.verdict != "failure") return r;
   for (const auto& p : cfg.error_patterns) {
@@ -11040,7 +11471,7 @@ inline evaluation_result with_error_patterns(evaluation_result r, const evaluate
 }
 
 // The pattern search of output_contains.
-inline evaluation_result search_output(const compiled_evaluator& c, std::string_view input,
+LITTLE_LOOPS_INLINE evaluation_result search_output(const compiled_evaluator& c, std::string_view input,
                                        const interpolation_context* ctx) {
   if (c.matcher) {
     return contains_result(c.matcher->search(input), c.matcher->pattern(), c.config.negate);
@@ -11055,12 +11486,12 @@ inline evaluation_result search_output(const compiled_evaluator& c, std::string_
   return contains_result(true, "", c.config.negate);
 }
 
-inline evaluation_result run_output_contains(const compiled_evaluator& c, std::string_view input,
+LITTLE_LOOPS_INLINE evaluation_result run_output_contains(const compiled_evaluator& c, std::string_view input,
                                              const interpolation_context* ctx) {
   return with_error_patterns(search_output(c, input, ctx), c.config, input);
 }
 
-inline evaluation_result run_convergence(const compiled_evaluator& c, std::string_view input,
+LITTLE_LOOPS_INLINE evaluation_result run_convergence(const compiled_evaluator& c, std::string_view input,
                                          const interpolation_context* ctx,
                                          std::optional<double>* memory) {
   std::optional<double> previous;
@@ -11088,7 +11519,7 @@ inline evaluation_result run_convergence(const compiled_evaluator& c, std::strin
 
 // The current dialect's words for the seed's deterministic verdicts: success → yes,
 // failure → no (design §6.1). The judge's and classify's verdicts are their own words.
-inline evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
+LITTLE_LOOPS_INLINE evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
                                     evaluator_type type) {
   if (dialect != loop_dialect::current || type == evaluator_type::llm_structured ||
       type == evaluator_type::classify || type == evaluator_type::mcp_result)
@@ -11100,13 +11531,13 @@ inline evaluation_result in_dialect(evaluation_result r, loop_dialect dialect,
 
 // The current dialect's blind-evaluator rule: output_*, convergence and classify do not read
 // the output of an action that exited non-zero; the verdict is `error`.
-inline bool blind_to_exit(evaluator_type type) noexcept {
+LITTLE_LOOPS_INLINE bool blind_to_exit(evaluator_type type) noexcept {
   return type != evaluator_type::exit_code && type != evaluator_type::llm_structured &&
          type != evaluator_type::harbor_scorer && type != evaluator_type::mcp_result &&
          !is_stall_evaluator(type);
 }
 
-inline evaluation_result blind_result(int exit_code) {
+LITTLE_LOOPS_INLINE evaluation_result blind_result(int exit_code) {
   evaluation_result r;
   r.verdict = "error";
   r.details = json{{"exit_code", exit_code},
@@ -11119,7 +11550,7 @@ inline evaluation_result blind_result(int exit_code) {
 // output: `error`, saying it was cut. output_contains: a match found stands, nothing found
 // is `error` (the match may be in what was cut). exit_code does not read it. Each carries
 // `output_truncated` and `output_limit` in its details.
-inline std::optional<evaluation_result> judge_cut_output(const compiled_evaluator& c, std::string_view input,
+LITTLE_LOOPS_INLINE std::optional<evaluation_result> judge_cut_output(const compiled_evaluator& c, std::string_view input,
                                                          const interpolation_context* ctx,
                                                          const action_result& a) {
   const auto note = [&](evaluation_result r) {
@@ -11154,6 +11585,7 @@ inline std::optional<evaluation_result> judge_cut_output(const compiled_evaluato
   }
   return std::nullopt;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
@@ -11331,7 +11763,9 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/detail/strings.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format
+#  include <fmt/format.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <chrono>
 #include <concepts>
@@ -11611,10 +12045,12 @@ struct recording_event_sink {
 
 namespace detail {
 
+LITTLE_LOOPS_INLINE void append_timestamp(std::string& out, event_time t);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Appends `t` as ISO 8601 UTC with microseconds (see format_timestamp). Digits are written
 /// directly (every event has a timestamp); years outside 0–9999 go through fmt. As Python's
 /// `datetime.isoformat()` (seed 002), the fraction is left out when it is zero.
-inline void append_timestamp(std::string& out, event_time t) {
+LITTLE_LOOPS_INLINE void append_timestamp(std::string& out, event_time t) {
   using namespace std::chrono;
   const auto us = floor<microseconds>(t);
   const auto day = floor<days>(us);
@@ -11649,16 +12085,13 @@ inline void append_timestamp(std::string& out, event_time t) {
   digits(20, 6, fraction);
   out.append(text, sizeof text);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
 /// `2026-11-22T05:06:21.123456+00:00` (UTC, microseconds; `2026-11-22T05:06:21+00:00` when
 /// the microseconds are 0, as Python's `datetime.isoformat()`).
-inline std::string format_timestamp(event_time t) {
-  std::string out;
-  detail::append_timestamp(out, t);
-  return out;
-}
+LITTLE_LOOPS_INLINE std::string format_timestamp(event_time t);
 
 namespace detail {
 
@@ -11856,14 +12289,25 @@ json to_json(const Event& e) {
 }
 
 /// Seed-002 JSON of any event: `{"event": name, "ts": ISO-8601, ...fields}`.
-inline json to_json(const loop_event& e) {
-  return std::visit([](const auto& ev) { return to_json(ev); }, e);
-}
+LITTLE_LOOPS_INLINE json to_json(const loop_event& e);
 
 /// Appends the event as one line of JSON Lines: the same text as
 /// `to_json(e).dump(-1, ' ', false, json::error_handler_t::replace)` followed by `\n`, written
 /// straight into `out` without building the JSON object (a journal writes one per event).
-inline void append_json_line(std::string& out, const loop_event& e) {
+LITTLE_LOOPS_INLINE void append_json_line(std::string& out, const loop_event& e);
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::string format_timestamp(event_time t) {
+  std::string out;
+  detail::append_timestamp(out, t);
+  return out;
+}
+
+LITTLE_LOOPS_INLINE json to_json(const loop_event& e) {
+  return std::visit([](const auto& ev) { return to_json(ev); }, e);
+}
+
+LITTLE_LOOPS_INLINE void append_json_line(std::string& out, const loop_event& e) {
   if (const auto* ev = std::get_if<evaluate_event>(&e); ev && detail::details_shadow_event_members(*ev)) {
     out += to_json(e).dump(-1, ' ', false, json::error_handler_t::replace);
     out += '\n';
@@ -11879,12 +12323,13 @@ inline void append_json_line(std::string& out, const loop_event& e) {
       e);
 }
 
-inline void recording_event_sink::on_event(const loop_event& e) noexcept {
+LITTLE_LOOPS_INLINE void recording_event_sink::on_event(const loop_event& e) noexcept {
   try {
     events.push_back(to_json(e));
   } catch (...) {  // NOLINT(bugprone-empty-catch): a sink must not throw
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/events.hpp>
@@ -12112,8 +12557,10 @@ namespace detail {
 // an object with a key that is not UTF-8 cannot be pointed at reliably (written, that key
 // may equal another), and stay replaced.
 
+LITTLE_LOOPS_INLINE std::string json_pointer_child(std::string_view pointer, std::string_view key);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `pointer` + "/" + `key` with `~` and `/` escaped (RFC 6901).
-inline std::string json_pointer_child(std::string_view pointer, std::string_view key) {
+LITTLE_LOOPS_INLINE std::string json_pointer_child(std::string_view pointer, std::string_view key) {
   std::string out(pointer);
   out.reserve(out.size() + key.size() + 1);
   out += '/';
@@ -12127,6 +12574,7 @@ inline std::string json_pointer_child(std::string_view pointer, std::string_view
   }
   return out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // Calls `run(offset_written, bytes)` for each run of ill-formed sequences of `value`, in
 // order, until it returns false.
@@ -12159,7 +12607,10 @@ void for_each_ill_formed_run(std::string_view value, Run&& run) {
   }
 }
 
-inline void collect_raw_string(std::string_view value, std::string_view pointer, json& out) {
+LITTLE_LOOPS_INLINE void collect_raw_string(std::string_view value, std::string_view pointer, json& out);
+LITTLE_LOOPS_INLINE void collect_raw_bytes(const json& v, const std::string& pointer, json& out);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE void collect_raw_string(std::string_view value, std::string_view pointer, json& out) {
   if (is_valid_utf8(value)) return;
   // Patches when they are shorter than the whole string in base64 (a big output with a few
   // stray bytes). They are sized first, and given up as soon as they outgrow the base64 of
@@ -12187,7 +12638,7 @@ inline void collect_raw_string(std::string_view value, std::string_view pointer,
   out[std::string(pointer)] = std::move(patches);
 }
 
-inline void collect_raw_bytes(const json& v, const std::string& pointer, json& out) {
+LITTLE_LOOPS_INLINE void collect_raw_bytes(const json& v, const std::string& pointer, json& out) {
   if (v.is_string()) {
     collect_raw_string(v.get_ref<const json::string_t&>(), pointer, out);
   } else if (v.is_array()) {
@@ -12200,6 +12651,7 @@ inline void collect_raw_bytes(const json& v, const std::string& pointer, json& o
     for (const auto& [key, value] : members) collect_raw_bytes(value, json_pointer_child(pointer, key), out);
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// The writer of a record's members (detail/record_writer.hpp) that collects the record's
 /// `raw_bytes` entries: those of its strings that are not UTF-8, at their JSON Pointers.
@@ -12256,8 +12708,17 @@ struct raw_bytes_problem {
 /// Names the kind of a JSON value in messages ("an object", "a string", …).
 using json_kind_fn = std::string_view (*)(const json&);
 
+LITTLE_LOOPS_INLINE std::optional<std::string> json_pointer_token(std::string_view escaped);
+LITTLE_LOOPS_INLINE json* json_pointer_step(json& at, const std::string& token);
+LITTLE_LOOPS_INLINE json* find_json_pointer(json& root, std::string_view pointer, std::string& message);
+LITTLE_LOOPS_INLINE std::optional<raw_bytes_problem> apply_raw_patches(const json& patches, const std::string& text,
+                                                          const std::string& where, std::string& bytes);
+LITTLE_LOOPS_INLINE std::optional<raw_bytes_problem> restore_raw_string(json& j, const std::string& pointer,
+                                                           const json& entry, json_kind_fn kind);
+LITTLE_LOOPS_INLINE std::optional<raw_bytes_problem> restore_raw_bytes(json& j, const json& raw, json_kind_fn kind);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// One reference token of a JSON Pointer, unescaped; nullopt for a `~` not followed by 0 or 1.
-inline std::optional<std::string> json_pointer_token(std::string_view escaped) {
+LITTLE_LOOPS_INLINE std::optional<std::string> json_pointer_token(std::string_view escaped) {
   std::string token;
   for (std::size_t i = 0; i < escaped.size(); ++i) {
     if (escaped[i] != '~') {
@@ -12273,7 +12734,7 @@ inline std::optional<std::string> json_pointer_token(std::string_view escaped) {
 
 /// The member `token` names in `at`: an object's key, or an array's index written in
 /// decimal without leading zeros; null when it names nothing.
-inline json* json_pointer_step(json& at, const std::string& token) {
+LITTLE_LOOPS_INLINE json* json_pointer_step(json& at, const std::string& token) {
   if (at.is_object()) {
     if (auto found = at.find(token); found != at.end()) return &*found;
   } else if (at.is_array() && !token.empty() && token.size() < 10 &&
@@ -12285,7 +12746,7 @@ inline json* json_pointer_step(json& at, const std::string& token) {
 }
 
 /// The value `pointer` names in `root`; null, with `message` saying why, when it names none.
-inline json* find_json_pointer(json& root, std::string_view pointer, std::string& message) {
+LITTLE_LOOPS_INLINE json* find_json_pointer(json& root, std::string_view pointer, std::string& message) {
   if (pointer.empty() || pointer.front() != '/') {
     message = "the key is not a JSON Pointer to a string";
     return nullptr;
@@ -12312,7 +12773,7 @@ inline json* find_json_pointer(json& root, std::string_view pointer, std::string
 
 /// The bytes of `text` with the patches `[[OFFSET, BASE64], …]` applied, in order, each over
 /// U+FFFDs of the text; or why not (`where` names the entry).
-inline std::optional<raw_bytes_problem> apply_raw_patches(const json& patches, const std::string& text,
+LITTLE_LOOPS_INLINE std::optional<raw_bytes_problem> apply_raw_patches(const json& patches, const std::string& text,
                                                           const std::string& where, std::string& bytes) {
   if (patches.empty()) return raw_bytes_problem{where, "an empty list of patches"};
   std::size_t copied = 0;
@@ -12340,7 +12801,7 @@ inline std::optional<raw_bytes_problem> apply_raw_patches(const json& patches, c
 
 /// Puts the bytes of the `raw_bytes` entry `pointer` → `entry` back into the string of `j`
 /// it names, after checking that they are what the string replaced.
-inline std::optional<raw_bytes_problem> restore_raw_string(json& j, const std::string& pointer,
+LITTLE_LOOPS_INLINE std::optional<raw_bytes_problem> restore_raw_string(json& j, const std::string& pointer,
                                                            const json& entry, json_kind_fn kind) {
   const std::string where = "raw_bytes." + pointer;
   const auto fail = [&](std::string message) { return raw_bytes_problem{where, std::move(message)}; };
@@ -12373,13 +12834,14 @@ inline std::optional<raw_bytes_problem> restore_raw_string(json& j, const std::s
 
 /// Puts the bytes of a snapshot's `raw_bytes` back into (a copy of) its strings; `raw` is
 /// the member, `j` the snapshot object without it.
-inline std::optional<raw_bytes_problem> restore_raw_bytes(json& j, const json& raw, json_kind_fn kind) {
+LITTLE_LOOPS_INLINE std::optional<raw_bytes_problem> restore_raw_bytes(json& j, const json& raw, json_kind_fn kind) {
   if (!raw.is_object())
     return raw_bytes_problem{"raw_bytes", fmt::format("must be an object, not {}", kind(raw))};
   for (auto it = raw.begin(); it != raw.end(); ++it)
     if (auto problem = restore_raw_string(j, it.key(), *it, kind)) return problem;
   return std::nullopt;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -12589,6 +13051,7 @@ struct snapshot_view {
 
 namespace detail {
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 inline error snapshot_error(std::string path, std::string message) {
   return error{errc::invalid_snapshot, std::move(message), std::move(path)};
 }
@@ -12644,6 +13107,7 @@ inline expected<void, error> snapshot_keys(const json& obj, std::initializer_lis
   if (!key) return {};
   return unexpected(snapshot_error(join_path(path, *key), fmt::format("unknown key \"{}\"", *key)));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
@@ -12663,15 +13127,21 @@ std::string loop_digest(const Loop& loop) {
                      detail::fnv1a_64(canonical.dump(-1, ' ', false, json::error_handler_t::replace)));
 }
 
+LITTLE_LOOPS_INLINE json to_json(const captured_map& captured);
+LITTLE_LOOPS_INLINE json to_json(const snapshot& s);
+LITTLE_LOOPS_INLINE void to_json(json& j, const snapshot& s);
+LITTLE_LOOPS_INLINE void append_snapshot_json(std::string& out, const snapshot& s);
+LITTLE_LOOPS_INLINE void append_snapshot_json(std::string& out, const snapshot_view& v);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The JSON of a run's captured records (`execution_result::captured`, a snapshot's
 /// `captured`): `{NAME: {"output", "stderr", "exit_code", "duration_ms", "verdict"}, …}`.
-inline json to_json(const captured_map& captured) { return detail::captured_to_json(captured); }
+LITTLE_LOOPS_INLINE json to_json(const captured_map& captured) { return detail::captured_to_json(captured); }
 
 /// The snapshot's JSON: `{"version", "loop", "digest", "current_state", "iteration",
 /// "summary_executed", "context", "captured", "prev", ["last_evaluation",] "convergence",
 /// "elapsed_ms", "started_at"[, "raw_bytes"]}` (`last_evaluation` only when set;
 /// `raw_bytes` only when a string is not valid UTF-8: see detail/raw_bytes.hpp).
-inline json to_json(const snapshot& s) {
+LITTLE_LOOPS_INLINE json to_json(const snapshot& s) {
   detail::json_object_writer w;
   detail::write_snapshot(w, s);
   json j = w.take();
@@ -12680,24 +13150,31 @@ inline json to_json(const snapshot& s) {
 }
 
 /// ADL hook so `json j = snap;` works.
-inline void to_json(json& j, const snapshot& s) { j = to_json(s); }
+LITTLE_LOOPS_INLINE void to_json(json& j, const snapshot& s) { j = to_json(s); }
 
 /// Appends the snapshot's JSON text: the same bytes as
 /// `to_json(s).dump(-1, ' ', false, json::error_handler_t::replace)`, written straight from
 /// the typed snapshot (a journal writes one at every state boundary).
-inline void append_snapshot_json(std::string& out, const snapshot& s) {
+LITTLE_LOOPS_INLINE void append_snapshot_json(std::string& out, const snapshot& s) {
   detail::append_snapshot_json_of(out, s);
 }
 /// @copydoc append_snapshot_json(std::string&, const snapshot&)
 /// The same bytes as for `v.materialize()`.
-inline void append_snapshot_json(std::string& out, const snapshot_view& v) {
+LITTLE_LOOPS_INLINE void append_snapshot_json(std::string& out, const snapshot_view& v) {
   detail::append_snapshot_json_of(out, v);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
+LITTLE_LOOPS_INLINE expected<captured_record, error> read_captured_record(const json& v, const std::string& path);
+LITTLE_LOOPS_INLINE expected<prev_record, error> read_prev_record(const json& v, const std::string& path);
+LITTLE_LOOPS_INLINE expected<void, error> read_snapshot_head(const json& j, snapshot& s);
+LITTLE_LOOPS_INLINE expected<void, error> read_snapshot_records(const json& j, snapshot& s);
+LITTLE_LOOPS_INLINE expected<void, error> read_snapshot_tail(const json& j, snapshot& s);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // A captured record read back; `path` names it in errors.
-inline expected<captured_record, error> read_captured_record(const json& v, const std::string& path) {
+LITTLE_LOOPS_INLINE expected<captured_record, error> read_captured_record(const json& v, const std::string& path) {
   if (!v.is_object()) return unexpected(snapshot_error(path, "must be an object"));
   if (auto k = snapshot_keys(v, {"output", "stderr", "exit_code", "duration_ms", "verdict",
                                  "failure_type", "timeout_kind", "subloop"}, path); !k)
@@ -12733,7 +13210,7 @@ inline expected<captured_record, error> read_captured_record(const json& v, cons
 }
 
 // A `prev` record (also `last_evaluation`) read back; `path` names it in errors.
-inline expected<prev_record, error> read_prev_record(const json& v, const std::string& path) {
+LITTLE_LOOPS_INLINE expected<prev_record, error> read_prev_record(const json& v, const std::string& path) {
   if (!v.is_object()) return unexpected(snapshot_error(path, "must be an object or null"));
   if (auto k = snapshot_keys(
           v, {"state", "output", "stderr", "exit_code", "verdict", "details", "ran_action",
@@ -12772,7 +13249,7 @@ inline expected<prev_record, error> read_prev_record(const json& v, const std::s
 }
 
 // `loop`, `digest`, `current_state`, `iteration`, `summary_executed` and `context`.
-inline expected<void, error> read_snapshot_head(const json& j, snapshot& s) {
+LITTLE_LOOPS_INLINE expected<void, error> read_snapshot_head(const json& j, snapshot& s) {
   auto name = snapshot_string(j, "loop", "");
   if (!name) return unexpected(name.error());
   s.loop_name = std::move(*name);
@@ -12798,7 +13275,7 @@ inline expected<void, error> read_snapshot_head(const json& j, snapshot& s) {
 }
 
 // `captured`, `prev` and `last_evaluation`.
-inline expected<void, error> read_snapshot_records(const json& j, snapshot& s) {
+LITTLE_LOOPS_INLINE expected<void, error> read_snapshot_records(const json& j, snapshot& s) {
   auto captured = j.find("captured");
   if (captured == j.end() || !captured->is_object())
     return unexpected(snapshot_error("captured", "must be an object"));
@@ -12823,7 +13300,7 @@ inline expected<void, error> read_snapshot_records(const json& j, snapshot& s) {
 }
 
 // `convergence`, `elapsed_ms` and `started_at`.
-inline expected<void, error> read_snapshot_tail(const json& j, snapshot& s) {
+LITTLE_LOOPS_INLINE expected<void, error> read_snapshot_tail(const json& j, snapshot& s) {
   auto conv = j.find("convergence");
   if (conv == j.end() || !conv->is_object())
     return unexpected(snapshot_error("convergence", "must be an object"));
@@ -12845,13 +13322,17 @@ inline expected<void, error> read_snapshot_tail(const json& j, snapshot& s) {
   }
   return {};
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE expected<snapshot, error> snapshot_from_json(const json& j);
+LITTLE_LOOPS_INLINE expected<snapshot, error> snapshot_from_json_text(std::string_view text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief Read a snapshot strictly: every key required, no unknown keys, types checked.
 /// Strings listed in `raw_bytes` get their exact bytes back (a checked entry per string).
 /// @return the snapshot, or `errc::invalid_snapshot` with the path of the offending field.
-inline expected<snapshot, error> snapshot_from_json(const json& j) {
+LITTLE_LOOPS_INLINE expected<snapshot, error> snapshot_from_json(const json& j) {
   using detail::snapshot_error;
   if (!j.is_object())
     return unexpected(snapshot_error("", "a snapshot must be a JSON object"));
@@ -12888,12 +13369,13 @@ inline expected<snapshot, error> snapshot_from_json(const json& j) {
 }
 
 /// Parse snapshot text (`json::parse` without exceptions, then snapshot_from_json).
-inline expected<snapshot, error> snapshot_from_json_text(std::string_view text) {
+LITTLE_LOOPS_INLINE expected<snapshot, error> snapshot_from_json_text(std::string_view text) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded())
     return unexpected(error{errc::parse_error, "snapshot text is not valid JSON"});
   return snapshot_from_json(j);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/snapshot.hpp>
@@ -12907,7 +13389,9 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/snapshot.hpp> (already inlined above)
 // #include <little_loops/validation.hpp> (already inlined above)
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format
+#  include <fmt/format.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <algorithm>
 #include <chrono>
@@ -12997,19 +13481,11 @@ class compiled_loop {
   /// @return the compiled loop, or `errc::invalid_loop` (all validation diagnostics in
   /// `details`), `errc::template_syntax`, `errc::unknown_state` (unknown `initial`), or an
   /// evaluator's compile error, each with the path of the offending field.
-  static expected<std::shared_ptr<const compiled_loop>, error> compile(fsm_loop loop) {
-    template_table templates;
-    diagnostics found = validate(loop, &templates);
-    for (const auto& d : found)
-      if (compile_blocking(d)) return unexpected(detail::invalid_loop_error(std::move(found)));
-    return make(std::move(loop), templates);
-  }
+  static expected<std::shared_ptr<const compiled_loop>, error> compile(fsm_loop loop);
 
   /// @brief Compile a loop validate_loop() accepted: no second validation, and the templates
   /// validation parsed are reused.
-  static expected<std::shared_ptr<const compiled_loop>, error> compile(validated_loop loop) {
-    return make(std::move(loop.loop_), loop.templates_);
-  }
+  static expected<std::shared_ptr<const compiled_loop>, error> compile(validated_loop loop);
 
   /// The loop definition this was compiled from.
   [[nodiscard]] const fsm_loop& loop() const noexcept { return loop_; }
@@ -13054,6 +13530,8 @@ class compiled_loop {
  private:
   explicit compiled_loop(fsm_loop loop) : loop_(std::move(loop)) {}
 
+  // Building: defined where the definitions are compiled (header-only, or the library).
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS
   static expected<std::shared_ptr<const compiled_loop>, error> make(fsm_loop loop,
                                                                     const template_table& templates) {
     std::shared_ptr<compiled_loop> out(new compiled_loop(std::move(loop)));
@@ -13240,6 +13718,19 @@ class compiled_loop {
     }
     return {};
   }
+#else
+  static expected<std::shared_ptr<const compiled_loop>, error> make(fsm_loop loop,
+                                                                    const template_table& templates);
+  static error at(errc code, std::string path, std::string message);
+  expected<std::size_t, error> lookup(std::string_view name, const std::string& path) const;
+  compiled_target static_target(std::string_view name, const std::string& source,
+                                const std::string& path) const;
+  expected<compiled_target, error> compile_target(const std::string& text, const std::string& path);
+  expected<void, error> build();
+  void index_states();
+  expected<void, error> build_state(compiled_state& s, const std::string& base);
+  expected<void, error> build_routes(compiled_state& s, const std::string& base);
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
   fsm_loop loop_;
   std::vector<compiled_state> states_;
@@ -13254,9 +13745,27 @@ class compiled_loop {
 };
 
 /// Validate and compile a loop (same as `compiled_loop::compile`).
-inline expected<std::shared_ptr<const compiled_loop>, error> compile_loop(fsm_loop loop) {
+LITTLE_LOOPS_INLINE expected<std::shared_ptr<const compiled_loop>, error> compile_loop(fsm_loop loop);
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE expected<std::shared_ptr<const compiled_loop>, error> compiled_loop::compile(
+    fsm_loop loop) {
+  template_table templates;
+  diagnostics found = validate(loop, &templates);
+  for (const auto& d : found)
+    if (compile_blocking(d)) return unexpected(detail::invalid_loop_error(std::move(found)));
+  return make(std::move(loop), templates);
+}
+
+LITTLE_LOOPS_INLINE expected<std::shared_ptr<const compiled_loop>, error> compiled_loop::compile(
+    validated_loop loop) {
+  return make(std::move(loop.loop_), loop.templates_);
+}
+
+LITTLE_LOOPS_INLINE expected<std::shared_ptr<const compiled_loop>, error> compile_loop(fsm_loop loop) {
   return compiled_loop::compile(std::move(loop));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/compiled_loop.hpp>
@@ -13264,35 +13773,45 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/compiled_loop.hpp> (already inlined above)
 // #include <little_loops/concepts.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/detail/host_calls.hpp>
+// #include <little_loops/detail/executor_core.hpp>
+// Part of executor.hpp: fsm_executor<Runner, Eval, Sink> derives from this class, owns the
+// runner, evaluator and sink, and implements the host hooks. Everything else, the run's
+// state and every step, is here, in no template: a host TU compiles it once however many
+// runners, evaluators and sinks it uses.
+//
+// The class is declared here and defined in the files named after each job, included at
+// the end: the run (executor_core_run.hpp), one state execution (executor_core_steps.hpp),
+// the sub-loop frames (subloop_frames.hpp), the throttle and learning states
+// (plugin_states.hpp), and the test guards' steps (guard_steps.hpp).
+//
+// A sub-loop state runs its child in the same members: the running loop's run lives in them,
+// and the loops waiting for a child are parked in `frames_` (detail/frame_members.hpp lists
+// a frame's members once). Nothing here keeps a pointer to the executor itself, so an
+// executor can be moved at any boundary.
+
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/error.hpp> (already inlined above)
-// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/detail/frame_members.hpp>
+// Part of the executor's sub-loop frames (subloop_frames.hpp). A frame's per-run members are
+// listed once, in executor_core::frame_members(), each under a role; these visitors walk that list to swap
+// a frame in or out, start one, restore one from a snapshot, and view one as a snapshot.
+//
+// The roles (each call passes the running loop's member, then the parked frame's):
+//   kept(a, b)          the frame's loop (whose name and digest a view shows), identity and
+//                       clock: swapped only (who starts a frame sets them)
+//   position(c, pc, r, pr)  the current state and the state a paused run resumes at: the
+//                       snapshot's current_state
+//   field(a, b, &snapshot::m, &snapshot_view::m)  a plain value: value-initialised at start,
+//                       copied to and from the snapshot member `m`
+//   context(a, b)       the context: given at start, with the host's injected keys
+//   memory(a, b)        a run memory: how it starts, is restored and is viewed is given by
+//                       the overloads start_memory(), restore_memory() and view_memory()
+//   elapsed(a, b)       the run time before the frame's clock started
+//   cleared(a, b)       reset at start, in no snapshot
+//   limit(a, b)         the time limit the frame was started with
 
-#include <exception>
-#include <string>
-#include <string_view>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-// Calls `call()` (host code returning something convertible to expected<T, error>); an
-// exception it throws becomes an error with `code`, saying that `who` threw and what. The
-// result is declared with its type, so a host returning it exactly constructs it in place.
-template <class T, class Call>
-expected<T, error> call_host(Call&& call, errc code, std::string_view who) {
-  try {
-    return call();
-  } catch (const std::exception& e) {
-    return unexpected(error{code, std::string(who) + " threw: " + e.what()});
-  } catch (...) {
-    return unexpected(error{code, std::string(who) + " threw an exception"});
-  }
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/host_calls.hpp>
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/detail/host_requests.hpp>
 // Part of the executor: the host settings of a state (host_settings.hpp) turned into the
 // fields of its action_request, and the session chain of `session_mode: continue`, a
@@ -13624,8 +14143,10 @@ inline constexpr std::array<std::string_view, 6> api_error_patterns{
     "the server had an error", "internal server error", "overloaded_error", "overloaded", "529",
     "api error"};
 
+LITTLE_LOOPS_INLINE std::string lowered_failure_text(std::string_view output, std::string_view stderr_text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `output + "\n" + stderr`, lower-cased.
-inline std::string lowered_failure_text(std::string_view output, std::string_view stderr_text) {
+LITTLE_LOOPS_INLINE std::string lowered_failure_text(std::string_view output, std::string_view stderr_text) {
   std::string text(output);
   text += '\n';
   text += stderr_text;
@@ -13633,6 +14154,7 @@ inline std::string lowered_failure_text(std::string_view output, std::string_vie
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return text;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 template <std::size_t N>
 bool contains_any(std::string_view text, const std::array<std::string_view, N>& needles) {
@@ -13640,14 +14162,21 @@ bool contains_any(std::string_view text, const std::array<std::string_view, N>& 
                      [text](std::string_view n) { return text.find(n) != std::string_view::npos; });
 }
 
-inline bool is_network_failure(std::string_view text) {
+LITTLE_LOOPS_INLINE bool is_network_failure(std::string_view text);
+LITTLE_LOOPS_INLINE bool result_event_seen(std::string_view output) noexcept;
+LITTLE_LOOPS_INLINE bool is_infra_teardown(int exit_code, std::string_view output) noexcept;
+LITTLE_LOOPS_INLINE std::string failure_type_of(int exit_code, std::string_view output, std::string_view stderr_text);
+LITTLE_LOOPS_INLINE std::string_view error_class_of(std::string_view output, std::string_view stderr_text);
+LITTLE_LOOPS_INLINE void record_failure(captured_record& rec, const action_result& a);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE bool is_network_failure(std::string_view text) {
   return contains_any(text, network_patterns) || contains_word(text, "econnrefused") ||
          contains_word(text, "enotfound") || contains_word(text, "etimedout");
 }
 
 /// Whether `output` holds a stream-json `result` event (a line of JSON whose `type` is
 /// `result`), which an agent CLI writes when its turn ends.
-inline bool result_event_seen(std::string_view output) noexcept {
+LITTLE_LOOPS_INLINE bool result_event_seen(std::string_view output) noexcept {
   for (std::string_view key : {"\"type\":\"result\"", "\"type\": \"result\""})
     if (output.find(key) != std::string_view::npos) return true;
   return false;
@@ -13655,7 +14184,7 @@ inline bool result_event_seen(std::string_view output) noexcept {
 
 /// Exit 143 (SIGTERM) after a `result` event: the agent's process group was torn down once
 /// its turn ended, a re-runnable infrastructure kill (the reference's INFRA_RETRY).
-inline bool is_infra_teardown(int exit_code, std::string_view output) noexcept {
+LITTLE_LOOPS_INLINE bool is_infra_teardown(int exit_code, std::string_view output) noexcept {
   return exit_code == 143 && result_event_seen(output);
 }
 
@@ -13664,7 +14193,7 @@ inline bool is_infra_teardown(int exit_code, std::string_view output) noexcept {
 /// length, sessions, a missing command, a kill, tool errors, Python tracebacks),
 /// `non_recoverable` (authentication), else `real`; before them `infra_retry` for an infra
 /// teardown (is_infra_teardown). An action that exited 0 has none ("").
-inline std::string failure_type_of(int exit_code, std::string_view output, std::string_view stderr_text) {
+LITTLE_LOOPS_INLINE std::string failure_type_of(int exit_code, std::string_view output, std::string_view stderr_text) {
   if (exit_code == 0) return {};
   if (is_infra_teardown(exit_code, output)) return "infra_retry";
   std::string raw(output);
@@ -13694,7 +14223,7 @@ inline std::string failure_type_of(int exit_code, std::string_view output, std::
 /// The error class (resilience.hpp) of a failed action by the same patterns as
 /// failure_type_of(), first match wins: `rate_limit`, `network`, `timeout` (text),
 /// `auth`, `api_error`, else `exit_code`.
-inline std::string_view error_class_of(std::string_view output, std::string_view stderr_text) {
+LITTLE_LOOPS_INLINE std::string_view error_class_of(std::string_view output, std::string_view stderr_text) {
   const std::string text = lowered_failure_text(output, stderr_text);
   if (contains_any(text, rate_limit_patterns)) return "rate_limit";
   if (is_network_failure(text)) return "network";
@@ -13707,7 +14236,7 @@ inline std::string_view error_class_of(std::string_view output, std::string_view
 
 // captured.X.failure_type and timeout_kind (design §6.3): a timed-out action counts as exit
 // 124, with `Action timed out` for text when it wrote no stderr.
-inline void record_failure(captured_record& rec, const action_result& a) {
+LITTLE_LOOPS_INLINE void record_failure(captured_record& rec, const action_result& a) {
   rec.timeout_kind = !a.timed_out ? "" : a.idle_timeout ? "idle" : "wall";
   if (a.exit_code == 0 && !a.abnormal()) {
     rec.failure_type.clear();
@@ -13721,6 +14250,7 @@ inline void record_failure(captured_record& rec, const action_result& a) {
   const int code = a.timed_out ? 124 : (a.exit_code == 0 ? 1 : a.exit_code);
   rec.failure_type = failure_type_of(code, a.output, err);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -13850,8 +14380,22 @@ struct child_end {
   json output;                   ///< the terminal's rendered `output:` (null: none)
 };
 
+LITTLE_LOOPS_INLINE expected<json, error> render_value(const json& value, const interpolation_context& ctx);
+LITTLE_LOOPS_INLINE expected<json, error> render_table(const ordered_table<std::string, json>& table,
+                                          const interpolation_context& ctx);
+LITTLE_LOOPS_INLINE expected<child_loop, error> find_child(const state_config& cfg, const interpolation_context& ctx,
+                                              const executor_options& options, std::size_t depth,
+                                              std::string_view referrer);
+LITTLE_LOOPS_INLINE expected<json, error> child_context(const state_config& cfg, const child_loop& child,
+                                           const interpolation_context& ctx, const json& injected);
+LITTLE_LOOPS_INLINE std::optional<std::int64_t> child_timeout_ms(std::optional<double> own, std::optional<double> state,
+                                                    std::optional<std::int64_t> parent_left);
+LITTLE_LOOPS_INLINE bool routes_verdict(const compiled_state& st, std::string_view verdict);
+LITTLE_LOOPS_INLINE std::string_view subloop_verdict(const compiled_state& st, const child_end& end);
+LITTLE_LOOPS_INLINE json subloop_record(const state_config& cfg, const child_end& end, const captured_map& child);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `value` with every string in it rendered against `ctx` (keys stay as written).
-inline expected<json, error> render_value(const json& value, const interpolation_context& ctx) {
+LITTLE_LOOPS_INLINE expected<json, error> render_value(const json& value, const interpolation_context& ctx) {
   if (value.is_string()) {
     auto text = interpolate(value.get_ref<const std::string&>(), ctx);
     if (!text) return unexpected(std::move(text.error()));
@@ -13868,7 +14412,7 @@ inline expected<json, error> render_value(const json& value, const interpolation
 }
 
 /// The values of a `with:` or `output:` table, rendered.
-inline expected<json, error> render_table(const ordered_table<std::string, json>& table,
+LITTLE_LOOPS_INLINE expected<json, error> render_table(const ordered_table<std::string, json>& table,
                                           const interpolation_context& ctx) {
   json out = json::object();
   for (const auto& [key, value] : table) {
@@ -13882,7 +14426,7 @@ inline expected<json, error> render_table(const ordered_table<std::string, json>
 /// The child a sub-loop state names: its name rendered, found through the host's resolver,
 /// within the depth limit (`depth`: how many loops would then run). The error is the
 /// state's `error` verdict, its message naming the child.
-inline expected<child_loop, error> find_child(const state_config& cfg, const interpolation_context& ctx,
+LITTLE_LOOPS_INLINE expected<child_loop, error> find_child(const state_config& cfg, const interpolation_context& ctx,
                                               const executor_options& options, std::size_t depth,
                                               std::string_view referrer) {
   auto name = interpolate(*cfg.loop, ctx);
@@ -13907,7 +14451,7 @@ inline expected<child_loop, error> find_child(const state_config& cfg, const int
 /// error); `context_passthrough` → the parent's context and its captures (a capture as its
 /// output, a sub-loop record as it is) under the child's own `context:`, which wins;
 /// neither → the child's `context:`. The host's injected keys then fill what is missing.
-inline expected<json, error> child_context(const state_config& cfg, const child_loop& child,
+LITTLE_LOOPS_INLINE expected<json, error> child_context(const state_config& cfg, const child_loop& child,
                                            const interpolation_context& ctx, const json& injected) {
   json context = child.loop->loop().context;
   if (!cfg.with.empty()) {
@@ -13939,7 +14483,7 @@ inline expected<json, error> child_context(const state_config& cfg, const child_
 
 /// The child's time limit (ms): the smallest of its own `timeout`, the calling state's
 /// `timeout` and the time the parent has left (at least 1 ms); nullopt when none is set.
-inline std::optional<std::int64_t> child_timeout_ms(std::optional<double> own, std::optional<double> state,
+LITTLE_LOOPS_INLINE std::optional<std::int64_t> child_timeout_ms(std::optional<double> own, std::optional<double> state,
                                                     std::optional<std::int64_t> parent_left) {
   std::optional<std::int64_t> limit;
   const auto take = [&limit](std::int64_t ms) { limit = limit ? std::min(*limit, ms) : ms; };
@@ -13950,7 +14494,7 @@ inline std::optional<std::int64_t> child_timeout_ms(std::optional<double> own, s
 }
 
 /// Whether `st` routes `verdict` itself (a shorthand, a route-table key or `_error`).
-inline bool routes_verdict(const compiled_state& st, std::string_view verdict) {
+LITTLE_LOOPS_INLINE bool routes_verdict(const compiled_state& st, std::string_view verdict) {
   const auto named = [verdict](const auto& entry) { return entry.first == verdict; };
   if (std::any_of(st.on.begin(), st.on.end(), named)) return true;
   if (std::any_of(st.routes.begin(), st.routes.end(), named)) return true;
@@ -13960,7 +14504,7 @@ inline bool routes_verdict(const compiled_state& st, std::string_view verdict) {
 /// The calling state's verdict for how its child ended (design §6.5): a terminal → `yes`; a
 /// failure terminal → `no`; `error` → `error` where the state routes it, else `no`; the
 /// child's time or step cap → `timeout` where the state routes it, else `no`.
-inline std::string_view subloop_verdict(const compiled_state& st, const child_end& end) {
+LITTLE_LOOPS_INLINE std::string_view subloop_verdict(const compiled_state& st, const child_end& end) {
   switch (end.how) {
     case termination::terminal: return end.failure ? "no" : "yes";
     case termination::error: return routes_verdict(st, "error") ? "error" : "no";
@@ -13973,7 +14517,7 @@ inline std::string_view subloop_verdict(const compiled_state& st, const child_en
 /// `captured.<state>` of a sub-loop state: the child's captures (with `with:` or
 /// `context_passthrough`), then `terminated_by`, `final_state`, `failure_terminal`,
 /// `error` and the terminal's `output`.
-inline json subloop_record(const state_config& cfg, const child_end& end, const captured_map& child) {
+LITTLE_LOOPS_INLINE json subloop_record(const state_config& cfg, const child_end& end, const captured_map& child) {
   json rec = json::object();
   if (!cfg.with.empty() || cfg.context_passthrough)
     for (const auto& [name, c] : child) {
@@ -13992,6 +14536,7 @@ inline json subloop_record(const state_config& cfg, const child_end& end, const 
   if (!end.output.is_null()) rec["output"] = end.output;
   return rec;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -14028,30 +14573,12 @@ class session_chain {
   /// The text prompt action `text` of a state in `mode` is sent: with a pending summary
   /// and `continue`, the heading, the summary, a rule and `text` (built in `buffer`), else
   /// `text`. The pending summary is taken either way.
-  std::string_view take(session_mode mode, std::string_view text, std::string& buffer) {
-    if (mode == session_mode::continued && !summary_.empty()) {
-      std::string joined;  // `text` may view `buffer`
-      joined.reserve(continuity_heading.size() + summary_.size() + 7 + text.size());
-      joined.append(continuity_heading).append(summary_).append("\n\n---\n\n").append(text);
-      buffer = std::move(joined);
-      text = buffer;
-    }
-    summary_.clear();
-    return text;
-  }
+  std::string_view take(session_mode mode, std::string_view text, std::string& buffer);
 
   /// After an action of `kind` in a state in `mode`: a `continue` prompt that exited 0
   /// leaves its output (trimmed, at most continuity_summary_limit characters, its end) as
   /// the summary; a `handoff` (the output's CONTEXT_HANDOFF signal) drops it.
-  void leave(action_kind kind, session_mode mode, const action_result& a, bool handoff) {
-    if (handoff) {
-      summary_.clear();
-      return;
-    }
-    if (!is_prompt_kind(kind) || mode != session_mode::continued || a.exit_code != 0 || a.abnormal())
-      return;
-    summary_.assign(utf8_suffix(trim_py(a.output), continuity_summary_limit));
-  }
+  void leave(action_kind kind, session_mode mode, const action_result& a, bool handoff);
   /// leave() for `state` of `loop`, after its action's output `signal` (if any) was found.
   template <class Signal>
   void leave(action_kind kind, const fsm_loop& loop, const state_config& state,
@@ -14065,28 +14592,63 @@ class session_chain {
   void clear() noexcept { summary_.clear(); }
 
   /// `counters` with the pending summary as `session_summary` (unchanged when none).
-  [[nodiscard]] json into(json counters) const {
-    if (summary_.empty()) return counters;
-    if (!counters.is_object()) counters = json::object();
-    counters["session_summary"] = summary_;
-    return counters;
-  }
+  [[nodiscard]] json into(json counters) const;
   /// The pending summary of a snapshot's `counters`.
-  void restore(const json& counters) {
-    summary_.clear();
-    if (!counters.is_object()) return;
-    const auto it = counters.find("session_summary");
-    if (it != counters.end() && it->is_string()) summary_ = it->get<std::string>();
-  }
+  void restore(const json& counters);
 
  private:
   std::string summary_;
 };
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE auto session_chain::take(session_mode mode, std::string_view text, std::string& buffer) -> std::string_view {
+  if (mode == session_mode::continued && !summary_.empty()) {
+    std::string joined;  // `text` may view `buffer`
+    joined.reserve(continuity_heading.size() + summary_.size() + 7 + text.size());
+    joined.append(continuity_heading).append(summary_).append("\n\n---\n\n").append(text);
+    buffer = std::move(joined);
+    text = buffer;
+  }
+  summary_.clear();
+  return text;
+}
+
+LITTLE_LOOPS_INLINE auto session_chain::leave(action_kind kind, session_mode mode, const action_result& a, bool handoff) -> void {
+  if (handoff) {
+    summary_.clear();
+    return;
+  }
+  if (!is_prompt_kind(kind) || mode != session_mode::continued || a.exit_code != 0 || a.abnormal())
+    return;
+  summary_.assign(utf8_suffix(trim_py(a.output), continuity_summary_limit));
+}
+
+LITTLE_LOOPS_INLINE auto session_chain::into(json counters) const -> json {
+  if (summary_.empty()) return counters;
+  if (!counters.is_object()) counters = json::object();
+  counters["session_summary"] = summary_;
+  return counters;
+}
+
+LITTLE_LOOPS_INLINE auto session_chain::restore(const json& counters) -> void {
+  summary_.clear();
+  if (!counters.is_object()) return;
+  const auto it = counters.find("session_summary");
+  if (it != counters.end() && it->is_string()) summary_ = it->get<std::string>();
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+LITTLE_LOOPS_INLINE expected<std::string_view, std::string> prepare_mcp_request(
+    action_request& req, const state_config& state, std::string_view text, std::string& buffer,
+    const interpolation_context& ctx);
+LITTLE_LOOPS_INLINE expected<std::string_view, std::string> prepare_host_request(
+    action_request& req, const fsm_loop& loop, const state_config& state, session_chain& chain,
+    std::string_view text, std::string& buffer, const interpolation_context& ctx);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// An mcp_tool action's text (`server/tool`) and its `params:` rendered against `ctx` (every
 /// string in them a template, as the reference's interpolate_dict) as compact JSON, both in
 /// `buffer`, in `req.params`; the text to send, or why the params could not be rendered.
-inline expected<std::string_view, std::string> prepare_mcp_request(
+LITTLE_LOOPS_INLINE expected<std::string_view, std::string> prepare_mcp_request(
     action_request& req, const state_config& state, std::string_view text, std::string& buffer,
     const interpolation_context& ctx) {
   const expected<json, error> params =
@@ -14104,7 +14666,7 @@ inline expected<std::string_view, std::string> prepare_mcp_request(
 /// takes the session chain's summary (session_chain::take, `buffer` holding a joined text);
 /// an mcp_tool action gets its rendered params (prepare_mcp_request); a shell action gets
 /// none and `text` as it is.
-inline expected<std::string_view, std::string> prepare_host_request(
+LITTLE_LOOPS_INLINE expected<std::string_view, std::string> prepare_host_request(
     action_request& req, const fsm_loop& loop, const state_config& state, session_chain& chain,
     std::string_view text, std::string& buffer, const interpolation_context& ctx) {
   const bool prompt = is_prompt_kind(req.kind);
@@ -14115,60 +14677,517 @@ inline expected<std::string_view, std::string> prepare_host_request(
   if (!prompt) return text;
   return chain.take(effective_session_mode(loop.host, state.host), text, buffer);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/host_requests.hpp>
-// #include <little_loops/detail/failure_type.hpp> (already inlined above)
-// #include <little_loops/detail/guard_steps.hpp>
-// Part of fsm_executor (executor.hpp), as a base it befriends: the steps that probe the
-// working tree around a state's action. Before it runs, the tamper guard's snapshot; after
-// its verdict, the fingerprint of the circuit's progress paths (design §6.6), the pre-patch
-// check and then the tamper check (so the patch is read before a `revert` rewrites it), and
-// where a `fail` policy sends the run (the tamper guard's first), before every other route
-// (design §6.3).
-
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/detail/prepatch_check.hpp>
-// `prepatch_check:` (guards.hpp; the reference's executor). On the exit of a guarded state
-// whose action succeeded, a probe of the host's runner gives the pre-patch base (`git
-// merge-base HEAD <branch>`, else the branch) and the patch since it (`git diff <base>`, and
-// a `/dev/null` diff of each untracked file); the host's checker
-// (executor_options::prepatch_checker) says whether the candidate tests of that patch passed
-// before it too (`flagged`). A red exit records a skip and asks nothing. Each check appends
-// its record to `${context._prepatch_check}`; the same (patch, base) within a run reuses the
-// verdict (`memoized`). `fail` sends a flagged run to its failure terminal, `warn` reports
-// it (a `prepatch_check_flagged` guard event), `allow` only records.
+// #include <little_loops/detail/resilience_runtime.hpp>
+// What the executor remembers for `retry:`/`catch:`, `max_edge_revisits` and `circuit:`
+// (design §6.6), and what it decides from it. Everything is kept by state name in the
+// snapshot (snapshot::counters, key `resilience`), so a resumed run goes on counting. The
+// executor waits and emits; this class only counts and decides.
 
 // #include <little_loops/compiled_loop.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/events.hpp> (already inlined above)
 // #include <little_loops/executor_options.hpp> (already inlined above)
-// #include <little_loops/guards.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
-// #include <little_loops/detail/strings.hpp> (already inlined above)
-// #include <little_loops/detail/tamper_guard.hpp>
-// `tamper_guard:` (guards.hpp; the reference's executor and its test_tamper_guard module).
-// Before a guarded state's action runs, the test files (the host's test-file patterns) and
-// the pytest configuration the working directory reads are hashed; after it, the same files
-// and every test file git sees changed or untracked are hashed again. A difference is a
-// finding (`modified`, `deleted`, `added`; `is_config` for the pytest configuration). The
-// policy then acts: `revert` restores the tracked files modified or deleted (`git
-// checkout`), `fail` sends the run to its failure terminal (failure_target()), `allow`
-// only records. Every check appends its record to `${context._tamper_guard}`.
-//
-// All of it runs as probes of the host's ActionRunner (shell requests marked `probe`), so
-// the core spawns nothing and reads no file: a simulating host answers them with nothing,
-// and a state then has nothing to find.
+// #include <little_loops/resilience.hpp> (already inlined above)
+// #include <little_loops/detail/resilience_policy.hpp>
+// A state's effective policy (design §6.6) is, in order: its written `retry:` entries; the
+// entries its reference rate-limit keys map onto; and, in the current dialect, for a state
+// with an action, the reference's built-in ladders for the error classes nothing above
+// names. `catch:` likewise: written entries first, then `rate_limit` → on_rate_limit_exhausted
+// (else on_error) and `auth` → on_error. The executor (resilience_runtime.hpp) and `show`
+// (render.hpp) read the same policy.
 
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/resilience.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/detail/foreign_keys.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// The reference's rate-limit defaults (executor.py): 3 short retries of 30 s doubling with
+/// up to 30 s of jitter, then waits of 300, 900, 1800 and 3600 s until 21600 s were waited.
+inline constexpr int default_rate_limit_retries = 3;
+inline constexpr double default_rate_limit_base = 30;
+inline constexpr double default_rate_limit_max_wait = 21600;
+inline constexpr std::array<double, 4> default_long_wait_ladder{300, 900, 1800, 3600};
+/// API server errors: 2 retries 30 s apart, then the ordinary routes.
+inline constexpr int default_api_error_retries = 2;
+inline constexpr double default_api_error_backoff = 30;
+/// Infra teardowns (exit 143 after the agent's result): 2 re-runs 5 s apart.
+inline constexpr int default_infra_retries = 2;
+inline constexpr double default_infra_backoff = 5;
+
+/// What a state runs with: retry entries in the order they are tried, catch entries.
+struct policy_set {
+  std::vector<retry_policy> retry;
+  std::vector<std::pair<std::string, std::string>> catches;
+};
+
+LITTLE_LOOPS_INLINE bool names_class(const retry_policy& p, std::string_view cls) noexcept;
+LITTLE_LOOPS_INLINE void add_rate_limit_tiers(const state_resilience& r, std::vector<retry_policy>& to);
+LITTLE_LOOPS_INLINE bool has_rate_limit_keys(const state_resilience& r) noexcept;
+LITTLE_LOOPS_INLINE bool retries_class(const std::vector<retry_policy>& list, std::string_view cls);
+LITTLE_LOOPS_INLINE bool catches_class(const std::vector<std::pair<std::string, std::string>>& list,
+                          std::string_view cls);
+LITTLE_LOOPS_INLINE const std::string* on_error_of(const state_config& s);
+LITTLE_LOOPS_INLINE policy_set effective_policies(const state_config& s, loop_dialect dialect);
+LITTLE_LOOPS_INLINE std::optional<int> attempts_of(const retry_policy& p) noexcept;
+LITTLE_LOOPS_INLINE std::string describe_policy(const retry_policy& p);
+LITTLE_LOOPS_INLINE std::optional<int> edge_revisit_cap(const fsm_loop& loop, loop_dialect dialect) noexcept;
+LITTLE_LOOPS_INLINE std::string render_policies(const fsm_loop& loop, loop_dialect dialect);
+LITTLE_LOOPS_INLINE json policies_json(const fsm_loop& loop, loop_dialect dialect);
+LITTLE_LOOPS_INLINE void render_stall_fields(const stall_config& s, std::vector<std::string>& parts);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE bool names_class(const retry_policy& p, std::string_view cls) noexcept {
+  for (const auto& c : p.on)
+    if (c == cls || c == "any") return true;
+  return false;
+}
+
+/// The two rate-limit tiers of the reference, from the state's keys (defaults where unset).
+LITTLE_LOOPS_INLINE void add_rate_limit_tiers(const state_resilience& r, std::vector<retry_policy>& to) {
+  retry_policy short_tier;
+  short_tier.on = {"rate_limit"};
+  short_tier.interval = r.rate_limit_backoff_base_seconds.value_or(default_rate_limit_base);
+  short_tier.backoff_rate = 2;
+  short_tier.jitter = short_tier.interval;
+  short_tier.max_attempts = r.max_rate_limit_retries.value_or(default_rate_limit_retries);
+  short_tier.written = false;
+  retry_policy long_tier;
+  long_tier.on = {"rate_limit"};
+  if (r.rate_limit_long_wait_ladder.empty())
+    long_tier.delays.assign(default_long_wait_ladder.begin(), default_long_wait_ladder.end());
+  else
+    long_tier.delays = r.rate_limit_long_wait_ladder;
+  long_tier.max_duration = r.rate_limit_max_wait_seconds.value_or(default_rate_limit_max_wait);
+  long_tier.written = false;
+  to.push_back(std::move(short_tier));
+  to.push_back(std::move(long_tier));
+}
+
+LITTLE_LOOPS_INLINE bool has_rate_limit_keys(const state_resilience& r) noexcept {
+  return r.max_rate_limit_retries || r.on_rate_limit_exhausted || r.rate_limit_backoff_base_seconds ||
+         r.rate_limit_max_wait_seconds || !r.rate_limit_long_wait_ladder.empty();
+}
+
+LITTLE_LOOPS_INLINE bool retries_class(const std::vector<retry_policy>& list, std::string_view cls) {
+  for (const auto& p : list)
+    if (names_class(p, cls)) return true;
+  return false;
+}
+
+LITTLE_LOOPS_INLINE bool catches_class(const std::vector<std::pair<std::string, std::string>>& list,
+                          std::string_view cls) {
+  for (const auto& [c, target] : list)
+    if (c == cls || c == "any") return true;
+  return false;
+}
+
+/// The state's `on_error` shorthand, if it has one.
+LITTLE_LOOPS_INLINE const std::string* on_error_of(const state_config& s) {
+  const auto it = s.on.find("error");
+  return it == s.on.end() ? nullptr : &it->second;
+}
+
+/// The effective policy of `s` in a loop of `dialect` (see the top of this file).
+LITTLE_LOOPS_INLINE policy_set effective_policies(const state_config& s, loop_dialect dialect) {
+  const state_resilience& r = s.resilience;
+  policy_set set;
+  set.retry = r.retry;
+  set.catches = r.catches;
+  const bool defaults = dialect == loop_dialect::current && s.action.has_value() && !s.terminal;
+  if ((has_rate_limit_keys(r) || defaults) && !retries_class(set.retry, "rate_limit"))
+    add_rate_limit_tiers(r, set.retry);
+  const auto add_flat = [&](std::string_view cls, double interval, int attempts) {
+    if (!defaults || retries_class(set.retry, cls)) return;
+    retry_policy p;
+    p.on = {std::string(cls)};
+    p.interval = interval;
+    p.backoff_rate = 1;
+    p.max_attempts = attempts;
+    p.written = false;
+    set.retry.push_back(std::move(p));
+  };
+  add_flat("api_error", default_api_error_backoff, default_api_error_retries);
+  add_flat("infra", default_infra_backoff, default_infra_retries);
+  const std::string* on_error = on_error_of(s);
+  if (!catches_class(set.catches, "rate_limit")) {
+    if (r.on_rate_limit_exhausted)
+      set.catches.emplace_back("rate_limit", *r.on_rate_limit_exhausted);
+    else if (on_error && (defaults || has_rate_limit_keys(r)))
+      set.catches.emplace_back("rate_limit", *on_error);
+  }
+  if (defaults && on_error && !catches_class(set.catches, "auth"))
+    set.catches.emplace_back("auth", *on_error);
+  return set;
+}
+
+/// The most attempts an entry allows (nullopt: unbounded, when only max_duration ends it).
+LITTLE_LOOPS_INLINE std::optional<int> attempts_of(const retry_policy& p) noexcept {
+  if (p.max_attempts) return *p.max_attempts;
+  if (p.max_duration) return std::nullopt;
+  return 3;
+}
+
+/// `rate_limit: 30s ×2 (+≤30s jitter), 3 attempts` — one line of `show`.
+LITTLE_LOOPS_INLINE std::string describe_policy(const retry_policy& p) {
+  std::string on;
+  for (const auto& c : p.on) on += (on.empty() ? "" : ", ") + c;
+  for (int code : p.exit_codes) on += (on.empty() ? "" : ", ") + std::to_string(code);
+  std::string text = on + ": ";
+  if (!p.delays.empty()) {
+    text += "waits";
+    for (std::size_t i = 0; i < p.delays.size(); ++i)
+      text += fmt::format("{}{}s", i == 0 ? " " : ", ", p.delays[i]);
+    text += " (the last repeats)";
+  } else {
+    text += fmt::format("{}s", p.interval);
+    if (p.backoff_rate != 1) text += fmt::format(" \u00d7{}", p.backoff_rate);
+  }
+  if (p.max_delay) text += fmt::format(", at most {}s each", *p.max_delay);
+  if (p.full_jitter) text += ", full jitter";
+  else if (p.jitter && *p.jitter > 0) text += fmt::format(" (+\u2264{}s jitter)", *p.jitter);
+  if (const auto n = attempts_of(p)) text += fmt::format(", {} attempt{}", *n, *n == 1 ? "" : "s");
+  if (p.max_duration) text += fmt::format(", until {}s waited", *p.max_duration);
+  if (!p.written) text += " [built in]";
+  return text;
+}
+
+/// The edge cap of a loop: as written, else 100 in the current dialect, none in the seed.
+LITTLE_LOOPS_INLINE std::optional<int> edge_revisit_cap(const fsm_loop& loop, loop_dialect dialect) noexcept {
+  if (loop.resilience.max_edge_revisits) return loop.resilience.max_edge_revisits;
+  if (dialect == loop_dialect::current) return 100;
+  return std::nullopt;
+}
+
+/// The `Policies:` block of `show`: in the current dialect the built-in entries once, then
+/// per state the entries it writes or its rate-limit keys give; then `max_edge_revisits`
+/// and `circuit`. Empty when there is nothing to say.
+LITTLE_LOOPS_INLINE std::string render_policies(const fsm_loop& loop, loop_dialect dialect) {
+  std::string out;
+  for (const auto& [name, state] : loop.states) {
+    const policy_set set = effective_policies(state, loop_dialect::seed);
+    std::vector<std::string> items;
+    for (const auto& p : set.retry) items.push_back("retry " + describe_policy(p));
+    for (const auto& [cls, target] : set.catches) items.push_back("catch " + cls + "\u2192" + target);
+    if (state.resilience.backoff) items.push_back(fmt::format("backoff {}s", *state.resilience.backoff));
+    if (items.empty()) continue;
+    out += "  " + name + ":\n";
+    for (const auto& item : items) out += "    " + item + "\n";
+  }
+  if (dialect == loop_dialect::current && !loop.states.empty()) {
+    state_config probe;
+    probe.action = "";
+    std::string built_in;
+    for (const auto& p : effective_policies(probe, dialect).retry)
+      built_in += "    retry " + describe_policy(p) + "\n";
+    out = "  every state with an action, unless it names the class:\n" + built_in +
+          "    catch rate_limit, auth\u2192its on_error\n" + out;
+  }
+  if (!out.empty()) out = "Policies:\n" + out;
+  const auto& lr = loop.resilience;
+  if (const auto cap = edge_revisit_cap(loop, dialect))
+    out += fmt::format("Max edge revisits: {}{}\n", *cap, lr.max_edge_revisits ? "" : " (built in)");
+  if (const auto& rf = lr.repeated_failure) {
+    out += fmt::format("Circuit: the same (state, exit code, verdict) {} times in a row", rf->window);
+    if (rf->recurrent_window) out += fmt::format(" or {} times in all", *rf->recurrent_window);
+    out += " \u2192 " + rf->on_repeated_failure + "\n";
+  }
+  return out;
+}
+
+/// The effective policies as JSON (`validate --json`): `states` maps each state with any to
+/// `{retry: [...], catch: {class: state}, backoff}` (built-in entries carry `built_in: true`);
+/// then `max_edge_revisits` (null: no cap) and `circuit` (null: none).
+LITTLE_LOOPS_INLINE json policies_json(const fsm_loop& loop, loop_dialect dialect) {
+  json states = json::object();
+  for (const auto& [name, state] : loop.states) {
+    const policy_set set = effective_policies(state, dialect);
+    json entry = json::object();
+    if (!set.retry.empty()) {
+      json list = json::array();
+      for (const auto& p : set.retry) {
+        json j = retry_policy_json(p);
+        if (!p.written) j["built_in"] = true;
+        list.push_back(std::move(j));
+      }
+      entry["retry"] = std::move(list);
+    }
+    if (!set.catches.empty()) {
+      json table = json::object();
+      for (const auto& [cls, target] : set.catches) table[cls] = target;
+      entry["catch"] = std::move(table);
+    }
+    if (state.resilience.backoff) entry["backoff"] = number_json(*state.resilience.backoff);
+    if (!entry.empty()) states[name] = std::move(entry);
+  }
+  json circuit = nullptr;
+  write_loop_resilience(circuit, loop.resilience);  // writes `circuit` when there is one
+  const auto cap = edge_revisit_cap(loop, dialect);
+  return json{{"states", std::move(states)},
+              {"max_edge_revisits", cap ? json(*cap) : json(nullptr)},
+              {"circuit", circuit.is_object() && circuit.contains("circuit") ? circuit["circuit"] : json(nullptr)}};
+}
+
+/// The stall evaluator's fields for `show` (`max_stall: 2`, …).
+LITTLE_LOOPS_INLINE void render_stall_fields(const stall_config& s, std::vector<std::string>& parts) {
+  const auto list = [](const std::vector<std::string>& names) {
+    std::string text;
+    for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
+    return text;
+  };
+  if (s.scope) parts.push_back("scope: " + list(*s.scope));
+  if (s.max_stall) parts.push_back(fmt::format("max_stall: {}", *s.max_stall));
+  if (s.history_file) parts.push_back("history_file: " + *s.history_file);
+  if (s.epsilon) parts.push_back(fmt::format("epsilon: {}", *s.epsilon));
+  if (s.track) parts.push_back("track: " + list(*s.track));
+  if (s.max_repeat) parts.push_back(fmt::format("max_repeat: {}", *s.max_repeat));
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/resilience_policy.hpp>
+// #include <little_loops/detail/routing.hpp>
 // #include <little_loops/compiled_loop.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
-// #include <little_loops/events.hpp> (already inlined above)
 // #include <little_loops/expected.hpp> (already inlined above)
-// #include <little_loops/guards.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
-// #include <little_loops/schema.hpp> (already inlined above)
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// One routing decision: the state routed from, its verdict, and what its targets read.
+struct route_query {
+  const compiled_loop* loop = nullptr;
+  std::size_t current = 0;  // the state routed from; `$current` re-enters it
+  std::string_view verdict;
+  // The action failed (non-zero exit, killed, timed out) or the verdict is `error`: a `next:`
+  // state then goes to its on_error, when it has one.
+  bool failed_action = false;
+  // The state's action could not be run at all: a `next:` state without on_error is unrouted.
+  bool unrunnable = false;
+  // The evaluation's details: an unrouted `error` verdict names their "error" as its cause.
+  const evaluation_details* details = nullptr;
+  // What interpolated targets render from, and the buffer they render into.
+  const interpolation_context* context = nullptr;
+  std::string* text = nullptr;
+  // The exit code `retryable_exit_codes` is matched against (a timeout is 124); -1 for a
+  // signal death, a cancelled or an unrunnable action, which match nothing.
+  int retry_code = -1;
+};
+
+// Why routing found no state. `unrenderable`: an interpolated target could not be rendered
+// (design §3.4 makes that the verdict `error`, which the caller routes again).
+struct route_failure {
+  little_loops::error error;
+  bool unrenderable = false;
+};
+
+using route_outcome = expected<std::size_t, route_failure>;
+
+LITTLE_LOOPS_INLINE expected<std::size_t, little_loops::error> take_static(const compiled_state& st,
+                                                              const compiled_target& t,
+                                                              std::size_t current);
+LITTLE_LOOPS_INLINE route_outcome take_static_route(const compiled_state& st, const compiled_target& t,
+                                       std::size_t current);
+LITTLE_LOOPS_INLINE route_outcome take(const route_query& q, const compiled_target& t);
+LITTLE_LOOPS_INLINE little_loops::error no_transition_error(const compiled_state& st, std::string_view verdict,
+                                               const evaluation_details* details);
+LITTLE_LOOPS_INLINE const compiled_target* twin_entry(
+    const std::vector<std::pair<std::string, compiled_target>>& table, std::string_view twin) noexcept;
+LITTLE_LOOPS_INLINE bool not_retryable(const compiled_state& st, int code) noexcept;
+LITTLE_LOOPS_INLINE route_outcome take_retry_exhausted(const route_query& q, const compiled_state& st);
+LITTLE_LOOPS_INLINE bool routes_abstention(const compiled_state& st, std::string_view verdict) noexcept;
+LITTLE_LOOPS_INLINE route_outcome escalate_abstention(const route_query& q);
+LITTLE_LOOPS_INLINE route_outcome route(const route_query& q);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+// Resolves a target that needs no rendering (a state, `$current`, an unknown name) to a state
+// index; `st` is the state routed from, `current` its index.
+LITTLE_LOOPS_INLINE expected<std::size_t, little_loops::error> take_static(const compiled_state& st,
+                                                              const compiled_target& t,
+                                                              std::size_t current) {
+  switch (t.type) {
+    case compiled_target::kind::state: return t.index;
+    case compiled_target::kind::current: return current;
+    case compiled_target::kind::dynamic: break;
+    case compiled_target::kind::unknown:
+      return unexpected(little_loops::error{
+          errc::unknown_state,
+          fmt::format("route target \"{}\" of state \"{}\" is not a state ({})", t.source, st.name,
+                      t.path),
+          t.path});
+  }
+  return unexpected(little_loops::error{
+      errc::unknown_state,
+      fmt::format("route target \"{}\" of state \"{}\" is not resolved", t.source, st.name),
+      t.path});
+}
+
+// take_static() as a routing outcome.
+LITTLE_LOOPS_INLINE route_outcome take_static_route(const compiled_state& st, const compiled_target& t,
+                                       std::size_t current) {
+  auto to = take_static(st, t, current);
+  if (!to) return unexpected(route_failure{std::move(to.error())});
+  return *to;
+}
+
+// Resolves any compiled target: an interpolated one is rendered into `*q.text` from
+// `*q.context`, then names `$current` or a state of the loop.
+LITTLE_LOOPS_INLINE route_outcome take(const route_query& q, const compiled_target& t) {
+  if (t.type == compiled_target::kind::state) return t.index;  // the common case, inline
+  const compiled_state& st = q.loop->state(q.current);
+  if (t.type != compiled_target::kind::dynamic) return take_static_route(st, t, q.current);
+  std::string& text = *q.text;
+  text.clear();
+  if (auto r = render_to(t.tmpl, *q.context, text); !r)
+    return unexpected(route_failure{
+        little_loops::error{r.error().code,
+                            fmt::format("route target \"{}\" of state \"{}\": {}", t.source,
+                                        st.name, r.error().message),
+                            "states." + st.name},
+        true});
+  if (text == "$current") return q.current;
+  if (auto i = q.loop->find(text)) return *i;
+  return unexpected(route_failure{little_loops::error{
+      errc::unknown_state,
+      fmt::format("route target \"{}\" of state \"{}\" resolved to \"{}\", which is not a state",
+                  t.source, st.name, text),
+      "states." + st.name}});
+}
+
+// "No valid transition from state "s" for verdict "v"", followed for the `error` verdict by
+// its cause (the details' "error": runner error, interpolation failure, evaluator error,
+// timeout, ...) when there is one.
+LITTLE_LOOPS_INLINE little_loops::error no_transition_error(const compiled_state& st, std::string_view verdict,
+                                               const evaluation_details* details) {
+  std::string message =
+      fmt::format("No valid transition from state \"{}\" for verdict \"{}\"", st.name, verdict);
+  if (verdict == "error" && details) {
+    details->visit([&message](const json& d) {
+      if (const auto it = d.find("error");
+          it != d.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
+        message += ": ";
+        message += it->get_ref<const std::string&>();
+      }
+      return 0;
+    });
+  }
+  return little_loops::error{errc::no_transition, std::move(message), "states." + st.name};
+}
+
+// The entry of `table` (route keys or on_<verdict> shorthands) for `twin`, the twin of the
+// verdict (design §6.2: twin verdicts route alike after the exact key); null when none.
+LITTLE_LOOPS_INLINE const compiled_target* twin_entry(
+    const std::vector<std::pair<std::string, compiled_target>>& table, std::string_view twin) noexcept {
+  if (twin.empty()) return nullptr;
+  for (const auto& [key, target] : table)
+    if (key == twin) return &target;
+  return nullptr;
+}
+
+// An error whose exit code the state's `retryable_exit_codes` does not list.
+LITTLE_LOOPS_INLINE bool not_retryable(const compiled_state& st, int code) noexcept {
+  if (st.retryable_exit_codes.empty() || code < 0) return false;
+  return std::find(st.retryable_exit_codes.begin(), st.retryable_exit_codes.end(), code) ==
+         st.retryable_exit_codes.end();
+}
+
+// `on_retry_exhausted`, else `on_error` (validation makes sure there is one), for an error
+// that is not worth retrying.
+LITTLE_LOOPS_INLINE route_outcome take_retry_exhausted(const route_query& q, const compiled_state& st) {
+  if (st.retry_exhausted) return take_static_route(st, *st.retry_exhausted, q.current);
+  return take(q, st.on[*st.on_error].second);
+}
+
+// True when the state routes the abstention `verdict` by its own name (design §6.3: then it
+// is not held).
+LITTLE_LOOPS_INLINE bool routes_abstention(const compiled_state& st, std::string_view verdict) noexcept {
+  for (const auto& entry : st.routes)
+    if (entry.first == verdict) return true;
+  for (const auto& entry : st.on)
+    if (entry.first == verdict) return true;
+  return false;
+}
+
+// The route of an abstention held too long: `_error` with a route table, else `on_error`,
+// else unrouted (never `_` or `on_no`).
+LITTLE_LOOPS_INLINE route_outcome escalate_abstention(const route_query& q) {
+  const compiled_state& st = q.loop->state(q.current);
+  const bool has_table = !st.routes.empty() || st.route_default || st.route_error;
+  if (has_table && st.route_error) return take(q, *st.route_error);
+  if (!has_table && st.on_error) return take(q, st.on[*st.on_error].second);
+  return unexpected(route_failure{no_transition_error(st, q.verdict, q.details)});
+}
+
+// Design §3.3 and §6.1–6.3: next (happy path) → retryable_exit_codes bypass (an `error`
+// whose exit code is not listed) → route key (exact, then twin) → `_error` → `_` →
+// on_<verdict> (exact, then twin) → in the current dialect, `no` to `_error`/on_error →
+// maintain fallback → error naming state and verdict (and, for `error`, its cause). In a
+// `next:` state a failed action goes to on_error when there is one (on_retry_exhausted when
+// its exit code is not retryable), else to `next`; an action that could not be run at all
+// without on_error is unrouted. The cannot_judge hold is the executor's (it keeps counts).
+LITTLE_LOOPS_INLINE route_outcome route(const route_query& q) {
+  const compiled_state& st = q.loop->state(q.current);
+  if (st.next) {
+    if (q.failed_action && st.on_error) {
+      if (not_retryable(st, q.retry_code)) return take_retry_exhausted(q, st);
+      return take(q, st.on[*st.on_error].second);
+    }
+    if (!q.unrunnable) return take(q, *st.next);
+  } else {
+    if (q.verdict == "error" && not_retryable(st, q.retry_code)) return take_retry_exhausted(q, st);
+    for (const auto& [key, target] : st.routes)
+      if (key == q.verdict) return take(q, target);
+    if (!st.routes.empty())
+      if (const auto* t = twin_entry(st.routes, twin_verdict(q.verdict))) return take(q, *t);
+    if (st.route_error && q.verdict == "error") return take(q, *st.route_error);
+    if (st.route_default) return take(q, *st.route_default);
+    for (const auto& [key, target] : st.on)
+      if (key == q.verdict) return take(q, target);
+    if (const auto* t = twin_entry(st.on, twin_verdict(q.verdict))) return take(q, *t);
+    // The current dialect: an unrouted `no` takes the error route.
+    if (q.loop->dialect() == loop_dialect::current && (q.verdict == "no" || q.verdict == "failure")) {
+      if (st.route_error) return take(q, *st.route_error);
+      if (st.on_error) return take(q, st.on[*st.on_error].second);
+    }
+  }
+  if (q.loop->loop().maintain) return take_static_route(st, st.maintain_target, q.current);
+  return unexpected(route_failure{no_transition_error(st, q.verdict, q.details)});
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/routing.hpp>
 // #include <little_loops/detail/stall_memory.hpp>
 // `diff_stall`, `score_stall`, `open_question_stall`, `action_stall` (design §6.6, the
 // reference's evaluators.py). What they read comes through the host's ActionRunner as a
@@ -14322,36 +15341,11 @@ class stall_memory {
   /// Judges `c` (a stall evaluator). `probe` is the probe's result (null: none was run, or
   /// it could not be run: `error` text in `probe_error`).
   evaluation_result judge(const evaluate_config& c, const interpolation_context& ctx,
-                          const action_result* probe, std::string_view probe_error) {
-    if (c.type == evaluator_type::score_stall || c.type == evaluator_type::open_question_stall)
-      return judge_history(c, probe ? std::string_view(probe->output) : std::string_view());
-    if (c.type == evaluator_type::action_stall)
-      return compare("action:" + sorted_key(c.stall.track, "action"), tracked_values(c, ctx),
-                     c.stall.max_repeat.value_or(2), "max_repeat", "hash_changed");
-    if (!probe || probe->exit_code != 0 || probe->timed_out) {
-      const std::string why = !probe ? std::string(probe_error)
-                              : probe->timed_out ? std::string("git diff timed out")
-                                                 : "git diff failed: " + std::string(utf8_prefix(probe->stderr_output, 200));
-      return error_result(why);
-    }
-    return compare("diff:" + sorted_key(c.stall.scope, "_root_"), probe->output,
-                   c.stall.max_stall.value_or(1), "max_stall", "diff_changed");
-  }
+                          const action_result* probe, std::string_view probe_error);
 
-  [[nodiscard]] json to_json() const {
-    if (slots_.empty()) return nullptr;
-    json out = json::object();
-    for (const auto& [key, s] : slots_) out[key] = {{"previous", s.previous}, {"count", s.count}};
-    return out;
-  }
+  [[nodiscard]] json to_json() const;
 
-  void restore(const json& j) {
-    clear();
-    if (!j.is_object()) return;
-    for (auto it = j.begin(); it != j.end(); ++it)
-      if (it->is_object())
-        slots_[it.key()] = slot{it->value("previous", std::string{}), it->value("count", 0)};
-  }
+  void restore(const json& j);
 
  private:
   struct slot {
@@ -14360,36 +15354,73 @@ class stall_memory {
   };
 
   static std::string sorted_key(const std::optional<std::vector<std::string>>& names,
-                                std::string_view none) {
-    if (!names || names->empty()) return std::string(none);
-    std::vector<std::string> sorted = *names;
-    std::sort(sorted.begin(), sorted.end());
-    std::string out;
-    for (const auto& n : sorted) out += (out.empty() ? "" : "|") + n;
-    return out;
-  }
+                                std::string_view none);
 
   // The first round remembers and says `yes`; then the same text `limit` rounds in a row is
   // `no`, a different one starts again.
   evaluation_result compare(const std::string& key, std::string current, int limit,
-                            const char* limit_name, const char* changed_name) {
-    evaluation_result r;
-    const auto found = slots_.find(key);
-    bool changed = true;
-    int count = 0;
-    if (found != slots_.end() && found->second.previous == current) {
-      changed = false;
-      count = ++found->second.count;
-    } else {
-      slots_[key] = slot{std::move(current), 0};
-    }
-    r.verdict = !changed && count >= limit ? "no" : "yes";
-    r.details = json{{"stall_count", count}, {limit_name, limit}, {changed_name, changed}};
-    return r;
-  }
+                            const char* limit_name, const char* changed_name);
 
   std::map<std::string, slot> slots_;
 };
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE auto stall_memory::judge(const evaluate_config& c, const interpolation_context& ctx, const action_result* probe, std::string_view probe_error) -> evaluation_result {
+  if (c.type == evaluator_type::score_stall || c.type == evaluator_type::open_question_stall)
+    return judge_history(c, probe ? std::string_view(probe->output) : std::string_view());
+  if (c.type == evaluator_type::action_stall)
+    return compare("action:" + sorted_key(c.stall.track, "action"), tracked_values(c, ctx),
+                   c.stall.max_repeat.value_or(2), "max_repeat", "hash_changed");
+  if (!probe || probe->exit_code != 0 || probe->timed_out) {
+    const std::string why = !probe ? std::string(probe_error)
+                            : probe->timed_out ? std::string("git diff timed out")
+                                               : "git diff failed: " + std::string(utf8_prefix(probe->stderr_output, 200));
+    return error_result(why);
+  }
+  return compare("diff:" + sorted_key(c.stall.scope, "_root_"), probe->output,
+                 c.stall.max_stall.value_or(1), "max_stall", "diff_changed");
+}
+
+LITTLE_LOOPS_INLINE auto stall_memory::to_json() const -> json {
+  if (slots_.empty()) return nullptr;
+  json out = json::object();
+  for (const auto& [key, s] : slots_) out[key] = {{"previous", s.previous}, {"count", s.count}};
+  return out;
+}
+
+LITTLE_LOOPS_INLINE auto stall_memory::restore(const json& j) -> void {
+  clear();
+  if (!j.is_object()) return;
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it->is_object())
+      slots_[it.key()] = slot{it->value("previous", std::string{}), it->value("count", 0)};
+}
+
+LITTLE_LOOPS_INLINE auto stall_memory::sorted_key(const std::optional<std::vector<std::string>>& names, std::string_view none) -> std::string {
+  if (!names || names->empty()) return std::string(none);
+  std::vector<std::string> sorted = *names;
+  std::sort(sorted.begin(), sorted.end());
+  std::string out;
+  for (const auto& n : sorted) out += (out.empty() ? "" : "|") + n;
+  return out;
+}
+
+LITTLE_LOOPS_INLINE auto stall_memory::compare(const std::string& key, std::string current, int limit, const char* limit_name, const char* changed_name) -> evaluation_result {
+  evaluation_result r;
+  const auto found = slots_.find(key);
+  bool changed = true;
+  int count = 0;
+  if (found != slots_.end() && found->second.previous == current) {
+    changed = false;
+    count = ++found->second.count;
+  } else {
+    slots_[key] = slot{std::move(current), 0};
+  }
+  r.verdict = !changed && count >= limit ? "no" : "yes";
+  r.details = json{{"stall_count", count}, {limit_name, limit}, {changed_name, changed}};
+  return r;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Judges the stall evaluator `req` asks for: runs its probe through `run` (an ActionRunner
 /// call: a shell request marked `probe`, 30 s at most), then asks `memory`.
@@ -14417,921 +15448,6 @@ evaluation_result judge_stall(stall_memory& memory, const evaluation_request& re
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/stall_memory.hpp>
-
-#include <algorithm>
-#include <chrono>
-#include <cstddef>
-#include <cstdint>
-#include <map>
-#include <optional>
-#include <set>
-#include <stop_token>
-#include <string>
-#include <string_view>
-#include <vector>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-/// A guard's policy for `st`: its own value, else the loop's; nullopt when neither is one of
-/// `values` (unset, or a value validation warned about).
-template <class Values>
-std::optional<std::string_view> effective_guard(const std::optional<std::string>& own,
-                                                const std::optional<std::string>& loop_default,
-                                                const Values& values) {
-  const std::optional<std::string>& v = own && !own->empty() ? own : loop_default;
-  if (!v) return std::nullopt;
-  for (std::string_view name : values)
-    if (name == *v) return name;
-  return std::nullopt;
-}
-
-/// Whether `path` matches the glob `pattern`: `*` and `?` stay inside one path segment,
-/// `**/` matches any number of leading directories (none included), and any other `**`
-/// matches across segments.
-inline bool glob_match(std::string_view pattern, std::string_view path) {
-  if (pattern.empty()) return path.empty();
-  if (pattern.substr(0, 3) == "**/") {
-    const std::string_view rest = pattern.substr(3);
-    while (true) {  // after 0, 1, … leading directories
-      if (glob_match(rest, path)) return true;
-      const std::size_t slash = path.find('/');
-      if (slash == std::string_view::npos) return false;
-      path.remove_prefix(slash + 1);
-    }
-  }
-  if (pattern.substr(0, 2) == "**") {
-    for (std::size_t i = 0; i <= path.size(); ++i)
-      if (glob_match(pattern.substr(2), path.substr(i))) return true;
-    return false;
-  }
-  if (pattern.front() == '*') {
-    for (std::size_t i = 0; i <= path.size(); ++i) {
-      if (glob_match(pattern.substr(1), path.substr(i))) return true;
-      if (i < path.size() && path[i] == '/') return false;
-    }
-    return false;
-  }
-  if (path.empty()) return false;
-  if (pattern.front() == '?' ? path.front() == '/' : pattern.front() != path.front()) return false;
-  return glob_match(pattern.substr(1), path.substr(1));
-}
-
-/// Whether `path` is a test file by `patterns`.
-template <class Patterns>
-bool is_test_file(std::string_view path, const Patterns& patterns) {
-  return std::any_of(std::begin(patterns), std::end(patterns),
-                     [&](const auto& p) { return glob_match(p, path); });
-}
-
-/// The line a listing probe marks the pytest configuration with.
-inline constexpr std::string_view config_marker = ":pytest-config ";
-
-/// The shell text that prints the pytest configuration pytest reads here, as pytest finds
-/// it: `pytest.ini`, else `pyproject.toml` with `[tool.pytest.ini_options]`, else `tox.ini`
-/// with `[pytest]`, else `setup.cfg` with `[tool:pytest]`.
-inline std::string config_probe() {
-  const std::string m(config_marker);
-  return "if [ -f pytest.ini ]; then echo '" + m + "pytest.ini'; "
-         "elif grep -qs '^[[:space:]]*\\[tool\\.pytest\\.ini_options\\]' pyproject.toml; then echo '" + m + "pyproject.toml'; "
-         "elif grep -qsF '[pytest]' tox.ini; then echo '" + m + "tox.ini'; "
-         "elif grep -qsF '[tool:pytest]' setup.cfg; then echo '" + m + "setup.cfg'; fi";
-}
-
-/// The listing probe: the pytest configuration, then every file git tracks or sees
-/// untracked (`entry`), or only those changed against HEAD and the untracked ones (exit).
-inline std::string listing_probe(bool entry) {
-  std::string cmd = config_probe() + "; ";
-  cmd += entry ? "git -c core.quotepath=off ls-files --cached --others --exclude-standard 2>/dev/null"
-               : "git -c core.quotepath=off diff --name-only HEAD 2>/dev/null; "
-                 "git -c core.quotepath=off ls-files --others --exclude-standard 2>/dev/null";
-  return cmd;
-}
-
-/// A listing probe's answer.
-struct guard_listing {
-  std::vector<std::string> paths{};
-  std::optional<std::string> config{};  ///< the pytest configuration, if any
-};
-
-inline guard_listing parse_listing(std::string_view text) {
-  guard_listing out;
-  while (!text.empty()) {
-    const std::size_t end = std::min(text.find('\n'), text.size());
-    std::string_view line = text.substr(0, end);
-    text.remove_prefix(std::min(end + 1, text.size()));
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) continue;
-    if (line.substr(0, config_marker.size()) == config_marker)
-      out.config = std::string(line.substr(config_marker.size()));
-    else
-      out.paths.emplace_back(line);
-  }
-  return out;
-}
-
-/// The hashing probe: one line per path, its git blob hash or `-` when it is no file. The
-/// pytest section of `pyproject.toml` is hashed alone (edits elsewhere in it are no finding).
-inline std::string hash_probe(const std::vector<std::string>& paths) {
-  std::string cmd = "for f in";
-  for (const auto& p : paths) cmd += " " + shell_word(p);
-  cmd += "; do if [ ! -f \"$f\" ]; then echo -; "
-         "elif [ \"$f\" = pyproject.toml ]; then awk '/^[[:space:]]*\\[/{s=($0 ~ "
-         "/^[[:space:]]*\\[tool\\.pytest\\.ini_options\\]/)} s' \"$f\" | git hash-object --stdin; "
-         "else git hash-object -- \"$f\" || echo '?'; fi; done";
-  return cmd;
-}
-
-/// The revert probe: restores each path git tracks (`git checkout --`); one line per path,
-/// `+` when restored, `-` when not (untracked: nothing to restore from).
-inline std::string revert_probe(const std::vector<std::string>& paths) {
-  std::string cmd = "for f in";
-  for (const auto& p : paths) cmd += " " + shell_word(p);
-  cmd += "; do if git ls-files --error-unmatch -- \"$f\" >/dev/null 2>&1 && "
-         "git checkout -- \"$f\" 2>/dev/null; then echo +; else echo -; fi; done";
-  return cmd;
-}
-
-/// The lines of a probe's answer, one per path asked about (nullopt: another count).
-inline std::optional<std::vector<std::string>> answer_lines(std::string_view text,
-                                                            std::size_t expected) {
-  std::vector<std::string> lines;
-  while (!text.empty()) {
-    const std::size_t end = std::min(text.find('\n'), text.size());
-    std::string_view line = text.substr(0, end);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.emplace_back(line);
-    text.remove_prefix(std::min(end + 1, text.size()));
-  }
-  if (lines.size() != expected) return std::nullopt;
-  return lines;
-}
-
-/// Hashes of test files by path (nullopt: no such file).
-using tamper_snapshot = std::map<std::string, std::optional<std::string>>;
-
-/// One difference between two snapshots.
-struct tamper_finding {
-  std::string path{};
-  std::string_view kind{};  ///< modified, deleted, added
-  bool is_config = false;
-};
-
-inline std::vector<tamper_finding> compare_snapshots(const tamper_snapshot& before,
-                                                     const tamper_snapshot& after,
-                                                     const std::optional<std::string>& config) {
-  std::set<std::string> paths;
-  for (const auto& e : before) paths.insert(e.first);
-  for (const auto& e : after) paths.insert(e.first);
-  std::vector<tamper_finding> out;
-  for (const auto& p : paths) {
-    const auto b = before.find(p);
-    const auto a = after.find(p);
-    const std::optional<std::string> bh = b == before.end() ? std::nullopt : b->second;
-    const std::optional<std::string> ah = a == after.end() ? std::nullopt : a->second;
-    if (bh == ah) continue;
-    out.push_back({p, !bh ? "added" : !ah ? "deleted" : "modified", config && *config == p});
-  }
-  return out;
-}
-
-/// The probes of the test guards for one state, through `run` (the host's runner): the
-/// tamper guard's snapshot taken on entry and its check on exit, and ask() for any other.
-template <class Run>
-class guard_probes {
- public:
-  guard_probes(Run run, std::string_view state, std::stop_token stop,
-               std::optional<std::chrono::steady_clock::time_point> deadline)
-      : run_(std::move(run)), state_(state), stop_(std::move(stop)), deadline_(deadline) {}
-
-  /// Hashes the test files and the pytest configuration as they are now.
-  template <class Patterns>
-  tamper_snapshot snapshot_entry(const Patterns& patterns) {
-    const guard_listing l = list(true);
-    std::vector<std::string> paths;
-    for (const auto& p : l.paths)
-      if (is_test_file(p, patterns)) paths.push_back(p);
-    if (l.config) paths.push_back(*l.config);
-    return hash(paths);
-  }
-
-  /// Compares `before` with now and applies `policy`: the record appended to
-  /// `${context._tamper_guard}` (state, policy, passed, findings, reverted).
-  template <class Patterns>
-  json check_exit(const tamper_snapshot& before, std::string_view policy, const Patterns& patterns) {
-    const guard_listing l = list(false);
-    std::vector<std::string> paths;
-    for (const auto& e : before) paths.push_back(e.first);
-    for (const auto& p : l.paths)
-      if (is_test_file(p, patterns)) paths.push_back(p);
-    if (l.config) paths.push_back(*l.config);
-    std::sort(paths.begin(), paths.end());
-    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
-    const std::vector<tamper_finding> findings = compare_snapshots(before, hash(paths), l.config);
-    json record = {{"state", state_}, {"policy", policy}, {"passed", true},
-                   {"findings", json::array()}, {"reverted", json::array()}};
-    std::vector<std::string> revertable;
-    for (const auto& f : findings) {
-      record["findings"].push_back({{"path", f.path}, {"kind", f.kind}, {"is_config", f.is_config}});
-      if (f.kind != "added") revertable.push_back(f.path);
-    }
-    if (findings.empty() || policy == "allow") return record;
-    if (policy == "fail") {
-      record["passed"] = false;
-      return record;
-    }
-    const json reverted = revert(revertable);
-    record["passed"] = reverted.size() == revertable.size();
-    record["reverted"] = reverted;
-    return record;
-  }
-
-  /// The output of the probe `text` (nullopt: it could not be run, or timed out).
-  std::optional<std::string> ask(const std::string& text) {
-    action_request req;
-    req.state = state_;
-    req.text = text;
-    req.timeout = std::chrono::seconds(30);
-    req.deadline = deadline_;
-    req.stop = stop_;
-    req.probe = true;
-    expected<action_result, error> r = run_(req);
-    if (!r || r->timed_out || r->cancelled) return std::nullopt;
-    return std::move(r->output);
-  }
-
- private:
-  guard_listing list(bool entry) {
-    auto text = ask(listing_probe(entry));
-    return text ? parse_listing(*text) : guard_listing{};
-  }
-
-  // A path whose hash cannot be read counts as no file (the reference's unreadable file).
-  tamper_snapshot hash(const std::vector<std::string>& paths) {
-    tamper_snapshot out;
-    if (paths.empty()) return out;
-    const auto text = ask(hash_probe(paths));
-    const auto lines = text ? answer_lines(*text, paths.size()) : std::nullopt;
-    for (std::size_t i = 0; i < paths.size(); ++i) {
-      const bool known = lines && (*lines)[i] != "-" && (*lines)[i] != "?" && !(*lines)[i].empty();
-      out[paths[i]] = known ? std::optional<std::string>((*lines)[i]) : std::nullopt;
-    }
-    return out;
-  }
-
-  json revert(const std::vector<std::string>& paths) {
-    json out = json::array();
-    if (paths.empty()) return out;
-    const auto text = ask(revert_probe(paths));
-    const auto lines = text ? answer_lines(*text, paths.size()) : std::nullopt;
-    for (std::size_t i = 0; lines && i < paths.size(); ++i)
-      if ((*lines)[i] == "+") out.push_back(paths[i]);
-    return out;
-  }
-
-  Run run_;
-  std::string_view state_;
-  std::stop_token stop_;
-  std::optional<std::chrono::steady_clock::time_point> deadline_;
-};
-
-/// Where a guard's `fail` policy sends the run from `st` (the reference's rule): its `on_no`
-/// when that is a failure terminal, else the first failure terminal by name, else its
-/// `on_no`; nullopt when there is none of them (the ordinary routes decide).
-inline std::optional<std::size_t> failure_target(const compiled_loop& loop,
-                                                 const state_config& st) {
-  const auto on_no = st.on.find("no");
-  std::optional<std::size_t> no;
-  if (on_no != st.on.end()) no = loop.find(on_no->second);
-  if (no && loop.state(*no).config->terminal && loop.state(*no).config->failure) return no;
-  std::optional<std::size_t> first;
-  for (std::size_t i = 0; i < loop.states().size(); ++i) {
-    const compiled_state& s = loop.state(i);
-    if (s.config->terminal && s.config->failure && (!first || s.name < loop.state(*first).name))
-      first = i;
-  }
-  return first ? first : no;
-}
-
-/// Appends `record` to the list `context[key]` (made a list when it is not one).
-inline void append_guard_record(json& context, std::string_view key, json record) {
-  json& list = context[std::string(key)];
-  if (!list.is_array()) list = json::array();
-  list.push_back(std::move(record));
-}
-
-/// `e` at time `ts`.
-inline guard_event stamped(guard_event e, event_time ts) {
-  e.ts = ts;
-  return e;
-}
-
-/// The tamper policy of the state `st` in `loop`, if a guard applies to it.
-inline std::optional<std::string_view> tamper_policy_of(const compiled_loop& loop,
-                                                        const compiled_state& st) {
-  return effective_guard(st.config->guards.tamper_guard, loop.loop().guards.tamper_guard,
-                         tamper_guard_values);
-}
-
-/// What a guard decided on a state's exit: where a `fail` policy sends the run, and the
-/// event to report (its time stamp left to the executor).
-struct guard_decision {
-  std::optional<std::size_t> target{};
-  guard_event event{};
-  bool report = false;  ///< the event is worth reporting
-};
-
-/// The tamper guard's exit of `st`: compares with `before`, applies the policy, appends the
-/// record to `context._tamper_guard`.
-template <class Run, class Patterns>
-guard_decision tamper_exit(guard_probes<Run> check, const compiled_loop& loop,
-                           const compiled_state& st, const tamper_snapshot& before,
-                           const Patterns& patterns, json& context) {
-  const std::string_view policy = *tamper_policy_of(loop, st);
-  json record = check.check_exit(before, policy, patterns);
-  guard_decision d;
-  d.event.state = st.name;
-  d.event.kind = "tamper_guard";
-  d.event.policy = policy;
-  d.event.passed = record["passed"].get<bool>();
-  d.event.findings = static_cast<std::int64_t>(record["findings"].size());
-  d.event.reverted = static_cast<std::int64_t>(record["reverted"].size());
-  d.report = d.event.findings != 0;
-  if (!d.event.passed && policy == "fail") d.target = failure_target(loop, *st.config);
-  if (d.target) d.event.target = loop.state(*d.target).name;
-  append_guard_record(context, "_tamper_guard", std::move(record));
-  return d;
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/tamper_guard.hpp>
-
-#include <cstdint>
-#include <map>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <utility>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-/// The probe that prints the pre-patch base (first line), then the patch since it.
-inline std::string prepatch_diff_probe(std::string_view base_branch) {
-  const std::string b = shell_word(base_branch);
-  return "base=$(git merge-base HEAD " + b + " 2>/dev/null) || base=" + b +
-         "; echo \"$base\"; git diff \"$base\" 2>/dev/null; "
-         "git -c core.quotepath=off ls-files --others --exclude-standard 2>/dev/null | "
-         "while IFS= read -r f; do git diff --no-index -- /dev/null \"$f\"; done; true";
-}
-
-/// The prepatch policy of the state `st` in `loop`, if a check applies to it.
-inline std::optional<std::string_view> prepatch_policy_of(const compiled_loop& loop,
-                                                          const compiled_state& st) {
-  return effective_guard(st.config->guards.prepatch_check, loop.loop().guards.prepatch_check,
-                         prepatch_check_values);
-}
-
-/// Verdicts of one run by (hash of the patch, base), as the reference memoizes them.
-using prepatch_memo = std::map<std::pair<std::uint64_t, std::string>, prepatch_verdict>;
-
-/// The host's verdict on the patch of a green exit (skipped without a checker), through the
-/// memo; `memoized` tells whether it was there.
-template <class Run>
-prepatch_verdict judge_patch(guard_probes<Run>& probes, const compiled_state& st,
-                             const executor_options& options, prepatch_memo& memo,
-                             std::string& base_ref, bool& memoized) {
-  const std::optional<std::string> text = probes.ask(prepatch_diff_probe(options.prepatch_base_branch));
-  std::string_view out = text ? std::string_view(*text) : std::string_view();
-  const std::size_t eol = std::min(out.find('\n'), out.size());
-  base_ref = std::string(out.substr(0, eol));
-  if (base_ref.empty()) base_ref = options.prepatch_base_branch;
-  const std::string_view diff = out.substr(std::min(eol + 1, out.size()));
-  const auto key = std::make_pair(fnv1a_64(diff), base_ref);
-  if (const auto found = memo.find(key); found != memo.end()) {
-    memoized = true;
-    return found->second;
-  }
-  prepatch_verdict v;
-  v.skipped_reason = "no pre-patch checker in this host";
-  if (options.prepatch_checker) v = options.prepatch_checker(prepatch_request{st.name, base_ref, diff});
-  memo.emplace(key, v);
-  return v;
-}
-
-/// The pre-patch check of `st` on its exit (`green`: its action succeeded): the record in
-/// `context._prepatch_check`, and where a `fail` policy sends a flagged run.
-template <class Run>
-guard_decision prepatch_exit(guard_probes<Run> probes, const compiled_loop& loop,
-                             const compiled_state& st, bool green, const executor_options& options,
-                             prepatch_memo& memo, json& context) {
-  const std::string_view policy = *prepatch_policy_of(loop, st);
-  json record = {{"state", st.name}, {"policy", policy}};
-  guard_decision d;
-  if (!green) {
-    record["verdict"] = "skipped";
-    record["skipped_reason"] = "guarded state's action did not succeed (red path)";
-    record["memoized"] = false;
-    append_guard_record(context, "_prepatch_check", std::move(record));
-    return d;
-  }
-  std::string base_ref;
-  bool memoized = false;
-  const prepatch_verdict v = judge_patch(probes, st, options, memo, base_ref, memoized);
-  record["verdict"] = v.verdict;
-  record["base_ref"] = base_ref;
-  record["skipped_reason"] = v.verdict == "skipped" ? json(v.skipped_reason) : json();
-  record["memoized"] = memoized;
-  append_guard_record(context, "_prepatch_check", std::move(record));
-  if (v.verdict != "flagged" || policy == "allow") return d;
-  d.report = true;
-  d.event.state = st.name;
-  d.event.kind = "prepatch_check_flagged";
-  d.event.policy = policy;
-  d.event.verdict = "flagged";
-  if (policy == "fail") d.target = failure_target(loop, *st.config);
-  if (d.target) d.event.target = loop.state(*d.target).name;
-  return d;
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/prepatch_check.hpp>
-// #include <little_loops/detail/resilience_runtime.hpp>
-// What the executor remembers for `retry:`/`catch:`, `max_edge_revisits` and `circuit:`
-// (design §6.6), and what it decides from it. Everything is kept by state name in the
-// snapshot (snapshot::counters, key `resilience`), so a resumed run goes on counting. The
-// executor waits and emits; this class only counts and decides.
-
-// #include <little_loops/compiled_loop.hpp> (already inlined above)
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/events.hpp> (already inlined above)
-// #include <little_loops/executor_options.hpp> (already inlined above)
-// #include <little_loops/interpolation.hpp> (already inlined above)
-// #include <little_loops/results.hpp> (already inlined above)
-// #include <little_loops/json.hpp> (already inlined above)
-// #include <little_loops/resilience.hpp> (already inlined above)
-// #include <little_loops/detail/resilience_policy.hpp>
-// A state's effective policy (design §6.6) is, in order: its written `retry:` entries; the
-// entries its reference rate-limit keys map onto; and, in the current dialect, for a state
-// with an action, the reference's built-in ladders for the error classes nothing above
-// names. `catch:` likewise: written entries first, then `rate_limit` → on_rate_limit_exhausted
-// (else on_error) and `auth` → on_error. The executor (resilience_runtime.hpp) and `show`
-// (render.hpp) read the same policy.
-
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/resilience.hpp> (already inlined above)
-// #include <little_loops/schema.hpp> (already inlined above)
-// #include <little_loops/detail/foreign_keys.hpp> (already inlined above)
-
-#include <fmt/format.h>
-
-#include <optional>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-/// The reference's rate-limit defaults (executor.py): 3 short retries of 30 s doubling with
-/// up to 30 s of jitter, then waits of 300, 900, 1800 and 3600 s until 21600 s were waited.
-inline constexpr int default_rate_limit_retries = 3;
-inline constexpr double default_rate_limit_base = 30;
-inline constexpr double default_rate_limit_max_wait = 21600;
-inline constexpr std::array<double, 4> default_long_wait_ladder{300, 900, 1800, 3600};
-/// API server errors: 2 retries 30 s apart, then the ordinary routes.
-inline constexpr int default_api_error_retries = 2;
-inline constexpr double default_api_error_backoff = 30;
-/// Infra teardowns (exit 143 after the agent's result): 2 re-runs 5 s apart.
-inline constexpr int default_infra_retries = 2;
-inline constexpr double default_infra_backoff = 5;
-
-/// What a state runs with: retry entries in the order they are tried, catch entries.
-struct policy_set {
-  std::vector<retry_policy> retry;
-  std::vector<std::pair<std::string, std::string>> catches;
-};
-
-inline bool names_class(const retry_policy& p, std::string_view cls) noexcept {
-  for (const auto& c : p.on)
-    if (c == cls || c == "any") return true;
-  return false;
-}
-
-/// The two rate-limit tiers of the reference, from the state's keys (defaults where unset).
-inline void add_rate_limit_tiers(const state_resilience& r, std::vector<retry_policy>& to) {
-  retry_policy short_tier;
-  short_tier.on = {"rate_limit"};
-  short_tier.interval = r.rate_limit_backoff_base_seconds.value_or(default_rate_limit_base);
-  short_tier.backoff_rate = 2;
-  short_tier.jitter = short_tier.interval;
-  short_tier.max_attempts = r.max_rate_limit_retries.value_or(default_rate_limit_retries);
-  short_tier.written = false;
-  retry_policy long_tier;
-  long_tier.on = {"rate_limit"};
-  if (r.rate_limit_long_wait_ladder.empty())
-    long_tier.delays.assign(default_long_wait_ladder.begin(), default_long_wait_ladder.end());
-  else
-    long_tier.delays = r.rate_limit_long_wait_ladder;
-  long_tier.max_duration = r.rate_limit_max_wait_seconds.value_or(default_rate_limit_max_wait);
-  long_tier.written = false;
-  to.push_back(std::move(short_tier));
-  to.push_back(std::move(long_tier));
-}
-
-inline bool has_rate_limit_keys(const state_resilience& r) noexcept {
-  return r.max_rate_limit_retries || r.on_rate_limit_exhausted || r.rate_limit_backoff_base_seconds ||
-         r.rate_limit_max_wait_seconds || !r.rate_limit_long_wait_ladder.empty();
-}
-
-inline bool retries_class(const std::vector<retry_policy>& list, std::string_view cls) {
-  for (const auto& p : list)
-    if (names_class(p, cls)) return true;
-  return false;
-}
-
-inline bool catches_class(const std::vector<std::pair<std::string, std::string>>& list,
-                          std::string_view cls) {
-  for (const auto& [c, target] : list)
-    if (c == cls || c == "any") return true;
-  return false;
-}
-
-/// The state's `on_error` shorthand, if it has one.
-inline const std::string* on_error_of(const state_config& s) {
-  const auto it = s.on.find("error");
-  return it == s.on.end() ? nullptr : &it->second;
-}
-
-/// The effective policy of `s` in a loop of `dialect` (see the top of this file).
-inline policy_set effective_policies(const state_config& s, loop_dialect dialect) {
-  const state_resilience& r = s.resilience;
-  policy_set set;
-  set.retry = r.retry;
-  set.catches = r.catches;
-  const bool defaults = dialect == loop_dialect::current && s.action.has_value() && !s.terminal;
-  if ((has_rate_limit_keys(r) || defaults) && !retries_class(set.retry, "rate_limit"))
-    add_rate_limit_tiers(r, set.retry);
-  const auto add_flat = [&](std::string_view cls, double interval, int attempts) {
-    if (!defaults || retries_class(set.retry, cls)) return;
-    retry_policy p;
-    p.on = {std::string(cls)};
-    p.interval = interval;
-    p.backoff_rate = 1;
-    p.max_attempts = attempts;
-    p.written = false;
-    set.retry.push_back(std::move(p));
-  };
-  add_flat("api_error", default_api_error_backoff, default_api_error_retries);
-  add_flat("infra", default_infra_backoff, default_infra_retries);
-  const std::string* on_error = on_error_of(s);
-  if (!catches_class(set.catches, "rate_limit")) {
-    if (r.on_rate_limit_exhausted)
-      set.catches.emplace_back("rate_limit", *r.on_rate_limit_exhausted);
-    else if (on_error && (defaults || has_rate_limit_keys(r)))
-      set.catches.emplace_back("rate_limit", *on_error);
-  }
-  if (defaults && on_error && !catches_class(set.catches, "auth"))
-    set.catches.emplace_back("auth", *on_error);
-  return set;
-}
-
-/// The most attempts an entry allows (nullopt: unbounded, when only max_duration ends it).
-inline std::optional<int> attempts_of(const retry_policy& p) noexcept {
-  if (p.max_attempts) return *p.max_attempts;
-  if (p.max_duration) return std::nullopt;
-  return 3;
-}
-
-/// `rate_limit: 30s ×2 (+≤30s jitter), 3 attempts` — one line of `show`.
-inline std::string describe_policy(const retry_policy& p) {
-  std::string on;
-  for (const auto& c : p.on) on += (on.empty() ? "" : ", ") + c;
-  for (int code : p.exit_codes) on += (on.empty() ? "" : ", ") + std::to_string(code);
-  std::string text = on + ": ";
-  if (!p.delays.empty()) {
-    text += "waits";
-    for (std::size_t i = 0; i < p.delays.size(); ++i)
-      text += fmt::format("{}{}s", i == 0 ? " " : ", ", p.delays[i]);
-    text += " (the last repeats)";
-  } else {
-    text += fmt::format("{}s", p.interval);
-    if (p.backoff_rate != 1) text += fmt::format(" \u00d7{}", p.backoff_rate);
-  }
-  if (p.max_delay) text += fmt::format(", at most {}s each", *p.max_delay);
-  if (p.full_jitter) text += ", full jitter";
-  else if (p.jitter && *p.jitter > 0) text += fmt::format(" (+\u2264{}s jitter)", *p.jitter);
-  if (const auto n = attempts_of(p)) text += fmt::format(", {} attempt{}", *n, *n == 1 ? "" : "s");
-  if (p.max_duration) text += fmt::format(", until {}s waited", *p.max_duration);
-  if (!p.written) text += " [built in]";
-  return text;
-}
-
-/// The edge cap of a loop: as written, else 100 in the current dialect, none in the seed.
-inline std::optional<int> edge_revisit_cap(const fsm_loop& loop, loop_dialect dialect) noexcept {
-  if (loop.resilience.max_edge_revisits) return loop.resilience.max_edge_revisits;
-  if (dialect == loop_dialect::current) return 100;
-  return std::nullopt;
-}
-
-/// The `Policies:` block of `show`: in the current dialect the built-in entries once, then
-/// per state the entries it writes or its rate-limit keys give; then `max_edge_revisits`
-/// and `circuit`. Empty when there is nothing to say.
-inline std::string render_policies(const fsm_loop& loop, loop_dialect dialect) {
-  std::string out;
-  for (const auto& [name, state] : loop.states) {
-    const policy_set set = effective_policies(state, loop_dialect::seed);
-    std::vector<std::string> items;
-    for (const auto& p : set.retry) items.push_back("retry " + describe_policy(p));
-    for (const auto& [cls, target] : set.catches) items.push_back("catch " + cls + "\u2192" + target);
-    if (state.resilience.backoff) items.push_back(fmt::format("backoff {}s", *state.resilience.backoff));
-    if (items.empty()) continue;
-    out += "  " + name + ":\n";
-    for (const auto& item : items) out += "    " + item + "\n";
-  }
-  if (dialect == loop_dialect::current && !loop.states.empty()) {
-    state_config probe;
-    probe.action = "";
-    std::string built_in;
-    for (const auto& p : effective_policies(probe, dialect).retry)
-      built_in += "    retry " + describe_policy(p) + "\n";
-    out = "  every state with an action, unless it names the class:\n" + built_in +
-          "    catch rate_limit, auth\u2192its on_error\n" + out;
-  }
-  if (!out.empty()) out = "Policies:\n" + out;
-  const auto& lr = loop.resilience;
-  if (const auto cap = edge_revisit_cap(loop, dialect))
-    out += fmt::format("Max edge revisits: {}{}\n", *cap, lr.max_edge_revisits ? "" : " (built in)");
-  if (const auto& rf = lr.repeated_failure) {
-    out += fmt::format("Circuit: the same (state, exit code, verdict) {} times in a row", rf->window);
-    if (rf->recurrent_window) out += fmt::format(" or {} times in all", *rf->recurrent_window);
-    out += " \u2192 " + rf->on_repeated_failure + "\n";
-  }
-  return out;
-}
-
-/// The effective policies as JSON (`validate --json`): `states` maps each state with any to
-/// `{retry: [...], catch: {class: state}, backoff}` (built-in entries carry `built_in: true`);
-/// then `max_edge_revisits` (null: no cap) and `circuit` (null: none).
-inline json policies_json(const fsm_loop& loop, loop_dialect dialect) {
-  json states = json::object();
-  for (const auto& [name, state] : loop.states) {
-    const policy_set set = effective_policies(state, dialect);
-    json entry = json::object();
-    if (!set.retry.empty()) {
-      json list = json::array();
-      for (const auto& p : set.retry) {
-        json j = retry_policy_json(p);
-        if (!p.written) j["built_in"] = true;
-        list.push_back(std::move(j));
-      }
-      entry["retry"] = std::move(list);
-    }
-    if (!set.catches.empty()) {
-      json table = json::object();
-      for (const auto& [cls, target] : set.catches) table[cls] = target;
-      entry["catch"] = std::move(table);
-    }
-    if (state.resilience.backoff) entry["backoff"] = number_json(*state.resilience.backoff);
-    if (!entry.empty()) states[name] = std::move(entry);
-  }
-  json circuit = nullptr;
-  write_loop_resilience(circuit, loop.resilience);  // writes `circuit` when there is one
-  const auto cap = edge_revisit_cap(loop, dialect);
-  return json{{"states", std::move(states)},
-              {"max_edge_revisits", cap ? json(*cap) : json(nullptr)},
-              {"circuit", circuit.is_object() && circuit.contains("circuit") ? circuit["circuit"] : json(nullptr)}};
-}
-
-/// The stall evaluator's fields for `show` (`max_stall: 2`, …).
-inline void render_stall_fields(const stall_config& s, std::vector<std::string>& parts) {
-  const auto list = [](const std::vector<std::string>& names) {
-    std::string text;
-    for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
-    return text;
-  };
-  if (s.scope) parts.push_back("scope: " + list(*s.scope));
-  if (s.max_stall) parts.push_back(fmt::format("max_stall: {}", *s.max_stall));
-  if (s.history_file) parts.push_back("history_file: " + *s.history_file);
-  if (s.epsilon) parts.push_back(fmt::format("epsilon: {}", *s.epsilon));
-  if (s.track) parts.push_back("track: " + list(*s.track));
-  if (s.max_repeat) parts.push_back(fmt::format("max_repeat: {}", *s.max_repeat));
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/resilience_policy.hpp>
-// #include <little_loops/detail/routing.hpp>
-// #include <little_loops/compiled_loop.hpp> (already inlined above)
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/error.hpp> (already inlined above)
-// #include <little_loops/expected.hpp> (already inlined above)
-// #include <little_loops/interpolation.hpp> (already inlined above)
-// #include <little_loops/json.hpp> (already inlined above)
-// #include <little_loops/results.hpp> (already inlined above)
-
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cstddef>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <utility>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-// One routing decision: the state routed from, its verdict, and what its targets read.
-struct route_query {
-  const compiled_loop* loop = nullptr;
-  std::size_t current = 0;  // the state routed from; `$current` re-enters it
-  std::string_view verdict;
-  // The action failed (non-zero exit, killed, timed out) or the verdict is `error`: a `next:`
-  // state then goes to its on_error, when it has one.
-  bool failed_action = false;
-  // The state's action could not be run at all: a `next:` state without on_error is unrouted.
-  bool unrunnable = false;
-  // The evaluation's details: an unrouted `error` verdict names their "error" as its cause.
-  const evaluation_details* details = nullptr;
-  // What interpolated targets render from, and the buffer they render into.
-  const interpolation_context* context = nullptr;
-  std::string* text = nullptr;
-  // The exit code `retryable_exit_codes` is matched against (a timeout is 124); -1 for a
-  // signal death, a cancelled or an unrunnable action, which match nothing.
-  int retry_code = -1;
-};
-
-// Why routing found no state. `unrenderable`: an interpolated target could not be rendered
-// (design §3.4 makes that the verdict `error`, which the caller routes again).
-struct route_failure {
-  little_loops::error error;
-  bool unrenderable = false;
-};
-
-using route_outcome = expected<std::size_t, route_failure>;
-
-// Resolves a target that needs no rendering (a state, `$current`, an unknown name) to a state
-// index; `st` is the state routed from, `current` its index.
-inline expected<std::size_t, little_loops::error> take_static(const compiled_state& st,
-                                                              const compiled_target& t,
-                                                              std::size_t current) {
-  switch (t.type) {
-    case compiled_target::kind::state: return t.index;
-    case compiled_target::kind::current: return current;
-    case compiled_target::kind::dynamic: break;
-    case compiled_target::kind::unknown:
-      return unexpected(little_loops::error{
-          errc::unknown_state,
-          fmt::format("route target \"{}\" of state \"{}\" is not a state ({})", t.source, st.name,
-                      t.path),
-          t.path});
-  }
-  return unexpected(little_loops::error{
-      errc::unknown_state,
-      fmt::format("route target \"{}\" of state \"{}\" is not resolved", t.source, st.name),
-      t.path});
-}
-
-// take_static() as a routing outcome.
-inline route_outcome take_static_route(const compiled_state& st, const compiled_target& t,
-                                       std::size_t current) {
-  auto to = take_static(st, t, current);
-  if (!to) return unexpected(route_failure{std::move(to.error())});
-  return *to;
-}
-
-// Resolves any compiled target: an interpolated one is rendered into `*q.text` from
-// `*q.context`, then names `$current` or a state of the loop.
-inline route_outcome take(const route_query& q, const compiled_target& t) {
-  if (t.type == compiled_target::kind::state) return t.index;  // the common case, inline
-  const compiled_state& st = q.loop->state(q.current);
-  if (t.type != compiled_target::kind::dynamic) return take_static_route(st, t, q.current);
-  std::string& text = *q.text;
-  text.clear();
-  if (auto r = render_to(t.tmpl, *q.context, text); !r)
-    return unexpected(route_failure{
-        little_loops::error{r.error().code,
-                            fmt::format("route target \"{}\" of state \"{}\": {}", t.source,
-                                        st.name, r.error().message),
-                            "states." + st.name},
-        true});
-  if (text == "$current") return q.current;
-  if (auto i = q.loop->find(text)) return *i;
-  return unexpected(route_failure{little_loops::error{
-      errc::unknown_state,
-      fmt::format("route target \"{}\" of state \"{}\" resolved to \"{}\", which is not a state",
-                  t.source, st.name, text),
-      "states." + st.name}});
-}
-
-// "No valid transition from state "s" for verdict "v"", followed for the `error` verdict by
-// its cause (the details' "error": runner error, interpolation failure, evaluator error,
-// timeout, ...) when there is one.
-inline little_loops::error no_transition_error(const compiled_state& st, std::string_view verdict,
-                                               const evaluation_details* details) {
-  std::string message =
-      fmt::format("No valid transition from state \"{}\" for verdict \"{}\"", st.name, verdict);
-  if (verdict == "error" && details) {
-    details->visit([&message](const json& d) {
-      if (const auto it = d.find("error");
-          it != d.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
-        message += ": ";
-        message += it->get_ref<const std::string&>();
-      }
-      return 0;
-    });
-  }
-  return little_loops::error{errc::no_transition, std::move(message), "states." + st.name};
-}
-
-// The entry of `table` (route keys or on_<verdict> shorthands) for `twin`, the twin of the
-// verdict (design §6.2: twin verdicts route alike after the exact key); null when none.
-inline const compiled_target* twin_entry(
-    const std::vector<std::pair<std::string, compiled_target>>& table, std::string_view twin) noexcept {
-  if (twin.empty()) return nullptr;
-  for (const auto& [key, target] : table)
-    if (key == twin) return &target;
-  return nullptr;
-}
-
-// An error whose exit code the state's `retryable_exit_codes` does not list.
-inline bool not_retryable(const compiled_state& st, int code) noexcept {
-  if (st.retryable_exit_codes.empty() || code < 0) return false;
-  return std::find(st.retryable_exit_codes.begin(), st.retryable_exit_codes.end(), code) ==
-         st.retryable_exit_codes.end();
-}
-
-// `on_retry_exhausted`, else `on_error` (validation makes sure there is one), for an error
-// that is not worth retrying.
-inline route_outcome take_retry_exhausted(const route_query& q, const compiled_state& st) {
-  if (st.retry_exhausted) return take_static_route(st, *st.retry_exhausted, q.current);
-  return take(q, st.on[*st.on_error].second);
-}
-
-// True when the state routes the abstention `verdict` by its own name (design §6.3: then it
-// is not held).
-inline bool routes_abstention(const compiled_state& st, std::string_view verdict) noexcept {
-  for (const auto& entry : st.routes)
-    if (entry.first == verdict) return true;
-  for (const auto& entry : st.on)
-    if (entry.first == verdict) return true;
-  return false;
-}
-
-// The route of an abstention held too long: `_error` with a route table, else `on_error`,
-// else unrouted (never `_` or `on_no`).
-inline route_outcome escalate_abstention(const route_query& q) {
-  const compiled_state& st = q.loop->state(q.current);
-  const bool has_table = !st.routes.empty() || st.route_default || st.route_error;
-  if (has_table && st.route_error) return take(q, *st.route_error);
-  if (!has_table && st.on_error) return take(q, st.on[*st.on_error].second);
-  return unexpected(route_failure{no_transition_error(st, q.verdict, q.details)});
-}
-
-// Design §3.3 and §6.1–6.3: next (happy path) → retryable_exit_codes bypass (an `error`
-// whose exit code is not listed) → route key (exact, then twin) → `_error` → `_` →
-// on_<verdict> (exact, then twin) → in the current dialect, `no` to `_error`/on_error →
-// maintain fallback → error naming state and verdict (and, for `error`, its cause). In a
-// `next:` state a failed action goes to on_error when there is one (on_retry_exhausted when
-// its exit code is not retryable), else to `next`; an action that could not be run at all
-// without on_error is unrouted. The cannot_judge hold is the executor's (it keeps counts).
-inline route_outcome route(const route_query& q) {
-  const compiled_state& st = q.loop->state(q.current);
-  if (st.next) {
-    if (q.failed_action && st.on_error) {
-      if (not_retryable(st, q.retry_code)) return take_retry_exhausted(q, st);
-      return take(q, st.on[*st.on_error].second);
-    }
-    if (!q.unrunnable) return take(q, *st.next);
-  } else {
-    if (q.verdict == "error" && not_retryable(st, q.retry_code)) return take_retry_exhausted(q, st);
-    for (const auto& [key, target] : st.routes)
-      if (key == q.verdict) return take(q, target);
-    if (!st.routes.empty())
-      if (const auto* t = twin_entry(st.routes, twin_verdict(q.verdict))) return take(q, *t);
-    if (st.route_error && q.verdict == "error") return take(q, *st.route_error);
-    if (st.route_default) return take(q, *st.route_default);
-    for (const auto& [key, target] : st.on)
-      if (key == q.verdict) return take(q, target);
-    if (const auto* t = twin_entry(st.on, twin_verdict(q.verdict))) return take(q, *t);
-    // The current dialect: an unrouted `no` takes the error route.
-    if (q.loop->dialect() == loop_dialect::current && (q.verdict == "no" || q.verdict == "failure")) {
-      if (st.route_error) return take(q, *st.route_error);
-      if (st.on_error) return take(q, st.on[*st.on_error].second);
-    }
-  }
-  if (q.loop->loop().maintain) return take_static_route(st, st.maintain_target, q.current);
-  return unexpected(route_failure{no_transition_error(st, q.verdict, q.details)});
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/routing.hpp>
-// #include <little_loops/detail/stall_memory.hpp> (already inlined above)
 
 #include <fmt/format.h>
 
@@ -15417,18 +15533,7 @@ class resilience_memory {
   double take_pending_wait() noexcept { return std::exchange(pending_wait_, 0.0); }
   void wait_before_next(double seconds) noexcept { pending_wait_ = seconds; }
 
-  void clear() {
-    pending_wait_ = 0;
-    progress_.reset();
-    fingerprints_.clear();
-    rate_limit_exhaustions_ = 0;
-    stalls.clear();
-    records_.clear();
-    edges_.clear();
-    window_.clear();
-    recurrent_.clear();
-    message_.clear();
-  }
+  void clear();
 
   // ---- retry: and catch: ----
 
@@ -15436,63 +15541,12 @@ class resilience_memory {
   /// which ends its streak) and exit code `code`.
   resilience_decision after_result(const compiled_loop& loop, std::size_t state,
                                    std::string_view error_class, int code,
-                                   const random_source& random) {
-    const std::string& name = loop.state(state).name;
-    resilience_decision d;
-    if (error_class.empty()) {
-      records_.erase(name);
-      return d;
-    }
-    const policy_set& set = policies(loop, state);
-    retry_record& rec = records_[name];
-    if (rec.error_class != error_class) rec = retry_record{std::string(error_class)};
-    std::vector<const retry_policy*> matching;
-    for (const auto& p : set.retry)
-      if (names_class(p, error_class) ||
-          std::find(p.exit_codes.begin(), p.exit_codes.end(), code) != p.exit_codes.end())
-        matching.push_back(&p);
-    while (rec.entry < static_cast<int>(matching.size())) {
-      const retry_policy& p = *matching[static_cast<std::size_t>(rec.entry)];
-      const auto limit = attempts_of(p);
-      if (limit && rec.attempts >= *limit) {
-        ++rec.entry;
-        rec.attempts = 0;
-        continue;
-      }
-      d.delay = next_delay(p, rec.attempts, random);
-      ++rec.attempts;
-      ++rec.total;
-      rec.waited += d.delay;
-      const bool spent = p.max_duration && rec.waited >= *p.max_duration;
-      fill(d, rec, spent ? "exhausted" : "retry");
-      if (!spent) {
-        d.what = resilience_decision::kind::retry;
-        d.target = name;
-        return d;
-      }
-      break;  // the reference waits out the last step of its ladder, then gives up
-    }
-    return give_up(set, name, error_class, rec, d);
-  }
+                                   const random_source& random);
 
   /// Counts the rate-limit exhaustions in a row (a result of another kind than a
   /// rate limit, an API error, an infra teardown or an auth failure ends the row, as the
   /// reference); from the threshold on, `d` reports a `rate_limit_storm` too.
-  void note_rate_limit(std::string_view error_class, resilience_decision& d) {
-    if (error_class != "rate_limit" && error_class != "api_error" && error_class != "infra" &&
-        error_class != "auth") {
-      rate_limit_exhaustions_ = 0;
-      return;
-    }
-    const bool spent = d.what == resilience_decision::kind::caught ||
-                       d.what == resilience_decision::kind::exhausted;
-    if (error_class != "rate_limit" || !spent) return;
-    if (++rate_limit_exhaustions_ < rate_limit_storm_threshold) return;
-    d.storm.emplace();
-    d.storm->kind = "rate_limit_storm";
-    d.storm->attempt = rate_limit_exhaustions_;
-    d.storm->error_class = "rate_limit";
-  }
+  void note_rate_limit(std::string_view error_class, resilience_decision& d);
 
   // ---- max_edge_revisits ----
 
@@ -15506,21 +15560,7 @@ class resilience_memory {
   /// Counts the edge from → to (state indexes of `loop`); past the loop's cap
   /// (edge_revisit_cap()), the cycle that ends the run. Allocates only for an edge's first
   /// traversal.
-  std::optional<cycle> take_edge(const compiled_loop& loop, std::size_t from, std::size_t to) {
-    const auto cap = edge_revisit_cap(loop.loop(), loop.dialect());
-    if (!cap) return std::nullopt;
-    const int count = ++edges_[{from, to}];
-    if (count <= *cap) return std::nullopt;
-    const std::string& to_name = loop.state(to).name;
-    message_ = fmt::format("Cycle detected: edge {}->{} traversed {} times (limit: {})",
-                           loop.state(from).name, to_name, count, *cap);
-    cycle c{resilience_event{}, to_name,
-            little_loops::error{errc::cap_reached, message_, "max_edge_revisits"}};
-    c.event.kind = "cycle_detected";
-    c.event.attempt = count;
-    c.event.message = message_;
-    return c;
-  }
+  std::optional<cycle> take_edge(const compiled_loop& loop, std::size_t from, std::size_t to);
 
   // ---- circuit.repeated_failure ----
 
@@ -15530,169 +15570,32 @@ class resilience_memory {
 
   /// Records one transition's (state, exit code, verdict); the decision when the circuit trips.
   resilience_decision record_transition(const repeated_failure_config& rf, std::string_view state,
-                                        int exit_code, std::string_view verdict) {
-    resilience_decision d;
-    if (auto fp = std::exchange(progress_, std::nullopt)) {  // the reference's reset on progress
-      const auto prev = fingerprints_.find(state);
-      if (prev != fingerprints_.end() && prev->second != *fp) {
-        window_.clear();
-        fingerprints_.clear();
-      }
-      fingerprints_[std::string(state)] = std::move(*fp);
-    }
-    const std::string key = fmt::format("{}\x1f{}\x1f{}", state, exit_code, verdict);
-    window_.push_back(key);
-    while (window_.size() > static_cast<std::size_t>(rf.window)) window_.pop_front();
-    const bool consecutive = window_.size() == static_cast<std::size_t>(rf.window) &&
-                             std::all_of(window_.begin(), window_.end(),
-                                         [&](const std::string& k) { return k == key; });
-    int recurrent = 0;
-    if (rf.recurrent_window) recurrent = ++recurrent_[key];
-    const bool tripped = consecutive || (rf.recurrent_window && recurrent >= *rf.recurrent_window);
-    if (!tripped) return d;
-    const int count = consecutive ? rf.window : recurrent;
-    message_ = fmt::format(
-        "Stall detected: state {} ended with exit code {} and verdict {} {} times{}", state,
-        exit_code, verdict, count, consecutive ? " in a row" : " in all");
-    window_.clear();
-    d.what = rf.on_repeated_failure == "abort" ? resilience_decision::kind::stall_abort
-                                               : resilience_decision::kind::stall_route;
-    d.target = rf.on_repeated_failure;
-    d.event.kind = "stall_detected";
-    d.event.attempt = count;
-    d.event.message = message_;
-    return d;
-  }
+                                        int exit_code, std::string_view verdict);
 
   // ---- snapshot ----
 
   /// The memory for snapshot::counters["resilience"], by state name (null when there is
   /// none).
-  [[nodiscard]] json to_json(const compiled_loop& loop) const {
-    json stall = stalls.to_json();
-    if (records_.empty() && edges_.empty() && window_.empty() && recurrent_.empty() &&
-        stall.is_null() && pending_wait_ == 0 && rate_limit_exhaustions_ == 0 && fingerprints_.empty())
-      return nullptr;
-    json out = json::object();
-    if (!fingerprints_.empty()) out["progress"] = fingerprints_;
-    if (rate_limit_exhaustions_ > 0) out["rate_limit_exhaustions"] = rate_limit_exhaustions_;
-    if (pending_wait_ > 0) out["pending_wait"] = number_json(pending_wait_);
-    if (!stall.is_null()) out["stall"] = std::move(stall);
-    if (!records_.empty()) {
-      json r = json::object();
-      for (const auto& [name, rec] : records_)
-        r[name] = {{"error_class", rec.error_class}, {"entry", rec.entry},
-                   {"attempts", rec.attempts},       {"total", rec.total},
-                   {"waited", number_json(rec.waited)}};
-      out["retries"] = std::move(r);
-    }
-    if (!edges_.empty()) {
-      json edges = json::object();
-      for (const auto& [edge, count] : edges_)
-        edges[loop.state(edge.first).name + "->" + loop.state(edge.second).name] = count;
-      out["edges"] = std::move(edges);
-    }
-    if (!window_.empty()) out["window"] = window_;
-    if (!recurrent_.empty()) out["recurrent"] = recurrent_;
-    return out;
-  }
+  [[nodiscard]] json to_json(const compiled_loop& loop) const;
 
   /// Restores to_json()'s memory (ill-typed members, and edges between states `loop` lacks,
   /// are skipped).
-  void restore(const json& j, const compiled_loop& loop) {
-    clear();
-    if (!j.is_object()) return;
-    if (const auto st = j.find("stall"); st != j.end()) stalls.restore(*st);
-    if (const auto m = j.find("progress"); m != j.end() && m->is_object())
-      for (auto it = m->begin(); it != m->end(); ++it)
-        if (it->is_string()) fingerprints_[it.key()] = it->get<std::string>();
-    if (const auto n = j.find("rate_limit_exhaustions"); n != j.end() && n->is_number_integer())
-      rate_limit_exhaustions_ = std::max(0, n->get<int>());
-    if (const auto w = j.find("pending_wait"); w != j.end() && w->is_number())
-      pending_wait_ = std::clamp(w->get<double>(), 0.0, max_seconds);
-    if (const auto r = j.find("retries"); r != j.end() && r->is_object())
-      for (auto it = r->begin(); it != r->end(); ++it) {
-        const json& v = it.value();
-        if (!v.is_object()) continue;
-        retry_record rec;
-        rec.error_class = v.value("error_class", std::string{});
-        rec.entry = v.value("entry", 0);
-        rec.attempts = v.value("attempts", 0);
-        rec.total = v.value("total", 0);
-        rec.waited = v.value("waited", 0.0);
-        records_[it.key()] = std::move(rec);
-      }
-    if (const auto m = j.find("recurrent"); m != j.end() && m->is_object())
-      for (auto it = m->begin(); it != m->end(); ++it)
-        if (it->is_number_integer()) recurrent_[it.key()] = it->get<int>();
-    if (const auto m = j.find("edges"); m != j.end() && m->is_object())
-      for (auto it = m->begin(); it != m->end(); ++it) {
-        const std::string& key = it.key();
-        const std::size_t arrow = key.find("->");
-        if (arrow == std::string::npos || !it->is_number_integer()) continue;
-        const auto from = loop.find(key.substr(0, arrow));
-        const auto to = loop.find(key.substr(arrow + 2));
-        if (from && to) edges_[{*from, *to}] = it->get<int>();
-      }
-    if (const auto w = j.find("window"); w != j.end() && w->is_array())
-      for (const auto& k : *w)
-        if (k.is_string()) window_.push_back(k.get<std::string>());
-  }
+  void restore(const json& j, const compiled_loop& loop);
 
  private:
-  const policy_set& policies(const compiled_loop& loop, std::size_t state) {
-    if (sets_.size() != loop.states().size()) sets_.assign(loop.states().size(), std::nullopt);
-    auto& slot = sets_[state];
-    if (!slot) slot = effective_policies(*loop.state(state).config, loop.dialect());
-    return *slot;
-  }
+  const policy_set& policies(const compiled_loop& loop, std::size_t state);
 
   // A uniform number in [0, 1): the host's source, else an engine seeded once per executor.
-  double uniform(const random_source& random) {
-    if (random) return std::clamp(random(), 0.0, 1.0);
-    if (!engine_) engine_.emplace(std::random_device{}());
-    return std::uniform_real_distribution<double>(0.0, 1.0)(*engine_);
-  }
+  double uniform(const random_source& random);
 
-  double next_delay(const retry_policy& p, int attempts, const random_source& random) {
-    double delay = 0;
-    if (!p.delays.empty())
-      delay = p.delays[std::min(static_cast<std::size_t>(attempts), p.delays.size() - 1)];
-    else
-      delay = p.interval * std::pow(p.backoff_rate, attempts);
-    if (p.max_delay) delay = std::min(delay, *p.max_delay);
-    const double u = p.full_jitter || p.jitter ? uniform(random) : 0;
-    if (p.full_jitter) delay *= u;
-    else if (p.jitter) delay += *p.jitter * u;
-    return std::min(delay, max_seconds);
-  }
+  double next_delay(const retry_policy& p, int attempts, const random_source& random);
 
-  static void fill(resilience_decision& d, const retry_record& rec, std::string_view kind) {
-    d.event.kind = kind;
-    d.event.attempt = rec.total;
-    d.event.delay_ms = static_cast<std::int64_t>(d.delay * 1000.0);
-    d.event.waited_ms = static_cast<std::int64_t>(rec.waited * 1000.0);
-  }
+  static void fill(resilience_decision& d, const retry_record& rec, std::string_view kind);
 
   // No retry is left: the catch entry for the class (or `any`), else the ordinary routes.
   resilience_decision give_up(const policy_set& set, const std::string& name,
                               std::string_view error_class, retry_record& rec,
-                              resilience_decision& d) {
-    const retry_record spent = rec;
-    records_.erase(name);
-    for (const auto& [cls, target] : set.catches) {
-      if (cls != error_class && cls != "any") continue;
-      d.what = resilience_decision::kind::caught;
-      d.target = target;
-      fill(d, spent, "catch");
-      return d;
-    }
-    if (spent.total > 0) {
-      d.what = resilience_decision::kind::exhausted;
-      fill(d, spent, "exhausted");
-    }
-    return d;
-  }
+                              resilience_decision& d);
 
   std::map<std::string, retry_record> records_;
   std::map<std::pair<std::size_t, std::size_t>, int> edges_;  // (from, to) → traversals
@@ -15706,6 +15609,245 @@ class resilience_memory {
   std::optional<std::string> progress_;  // note_progress(), for the next transition
   std::map<std::string, std::string, std::less<>> fingerprints_;  // state → last progress
 };
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE auto resilience_memory::clear() -> void {
+  pending_wait_ = 0;
+  progress_.reset();
+  fingerprints_.clear();
+  rate_limit_exhaustions_ = 0;
+  stalls.clear();
+  records_.clear();
+  edges_.clear();
+  window_.clear();
+  recurrent_.clear();
+  message_.clear();
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::after_result(const compiled_loop& loop, std::size_t state, std::string_view error_class, int code, const random_source& random) -> resilience_decision {
+  const std::string& name = loop.state(state).name;
+  resilience_decision d;
+  if (error_class.empty()) {
+    records_.erase(name);
+    return d;
+  }
+  const policy_set& set = policies(loop, state);
+  retry_record& rec = records_[name];
+  if (rec.error_class != error_class) rec = retry_record{std::string(error_class)};
+  std::vector<const retry_policy*> matching;
+  for (const auto& p : set.retry)
+    if (names_class(p, error_class) ||
+        std::find(p.exit_codes.begin(), p.exit_codes.end(), code) != p.exit_codes.end())
+      matching.push_back(&p);
+  while (rec.entry < static_cast<int>(matching.size())) {
+    const retry_policy& p = *matching[static_cast<std::size_t>(rec.entry)];
+    const auto limit = attempts_of(p);
+    if (limit && rec.attempts >= *limit) {
+      ++rec.entry;
+      rec.attempts = 0;
+      continue;
+    }
+    d.delay = next_delay(p, rec.attempts, random);
+    ++rec.attempts;
+    ++rec.total;
+    rec.waited += d.delay;
+    const bool spent = p.max_duration && rec.waited >= *p.max_duration;
+    fill(d, rec, spent ? "exhausted" : "retry");
+    if (!spent) {
+      d.what = resilience_decision::kind::retry;
+      d.target = name;
+      return d;
+    }
+    break;  // the reference waits out the last step of its ladder, then gives up
+  }
+  return give_up(set, name, error_class, rec, d);
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::note_rate_limit(std::string_view error_class, resilience_decision& d) -> void {
+  if (error_class != "rate_limit" && error_class != "api_error" && error_class != "infra" &&
+      error_class != "auth") {
+    rate_limit_exhaustions_ = 0;
+    return;
+  }
+  const bool spent = d.what == resilience_decision::kind::caught ||
+                     d.what == resilience_decision::kind::exhausted;
+  if (error_class != "rate_limit" || !spent) return;
+  if (++rate_limit_exhaustions_ < rate_limit_storm_threshold) return;
+  d.storm.emplace();
+  d.storm->kind = "rate_limit_storm";
+  d.storm->attempt = rate_limit_exhaustions_;
+  d.storm->error_class = "rate_limit";
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::take_edge(const compiled_loop& loop, std::size_t from, std::size_t to) -> std::optional<cycle> {
+  const auto cap = edge_revisit_cap(loop.loop(), loop.dialect());
+  if (!cap) return std::nullopt;
+  const int count = ++edges_[{from, to}];
+  if (count <= *cap) return std::nullopt;
+  const std::string& to_name = loop.state(to).name;
+  message_ = fmt::format("Cycle detected: edge {}->{} traversed {} times (limit: {})",
+                         loop.state(from).name, to_name, count, *cap);
+  cycle c{resilience_event{}, to_name,
+          little_loops::error{errc::cap_reached, message_, "max_edge_revisits"}};
+  c.event.kind = "cycle_detected";
+  c.event.attempt = count;
+  c.event.message = message_;
+  return c;
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::record_transition(const repeated_failure_config& rf, std::string_view state, int exit_code, std::string_view verdict) -> resilience_decision {
+  resilience_decision d;
+  if (auto fp = std::exchange(progress_, std::nullopt)) {  // the reference's reset on progress
+    const auto prev = fingerprints_.find(state);
+    if (prev != fingerprints_.end() && prev->second != *fp) {
+      window_.clear();
+      fingerprints_.clear();
+    }
+    fingerprints_[std::string(state)] = std::move(*fp);
+  }
+  const std::string key = fmt::format("{}\x1f{}\x1f{}", state, exit_code, verdict);
+  window_.push_back(key);
+  while (window_.size() > static_cast<std::size_t>(rf.window)) window_.pop_front();
+  const bool consecutive = window_.size() == static_cast<std::size_t>(rf.window) &&
+                           std::all_of(window_.begin(), window_.end(),
+                                       [&](const std::string& k) { return k == key; });
+  int recurrent = 0;
+  if (rf.recurrent_window) recurrent = ++recurrent_[key];
+  const bool tripped = consecutive || (rf.recurrent_window && recurrent >= *rf.recurrent_window);
+  if (!tripped) return d;
+  const int count = consecutive ? rf.window : recurrent;
+  message_ = fmt::format(
+      "Stall detected: state {} ended with exit code {} and verdict {} {} times{}", state,
+      exit_code, verdict, count, consecutive ? " in a row" : " in all");
+  window_.clear();
+  d.what = rf.on_repeated_failure == "abort" ? resilience_decision::kind::stall_abort
+                                             : resilience_decision::kind::stall_route;
+  d.target = rf.on_repeated_failure;
+  d.event.kind = "stall_detected";
+  d.event.attempt = count;
+  d.event.message = message_;
+  return d;
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::to_json(const compiled_loop& loop) const -> json {
+  json stall = stalls.to_json();
+  if (records_.empty() && edges_.empty() && window_.empty() && recurrent_.empty() &&
+      stall.is_null() && pending_wait_ == 0 && rate_limit_exhaustions_ == 0 && fingerprints_.empty())
+    return nullptr;
+  json out = json::object();
+  if (!fingerprints_.empty()) out["progress"] = fingerprints_;
+  if (rate_limit_exhaustions_ > 0) out["rate_limit_exhaustions"] = rate_limit_exhaustions_;
+  if (pending_wait_ > 0) out["pending_wait"] = number_json(pending_wait_);
+  if (!stall.is_null()) out["stall"] = std::move(stall);
+  if (!records_.empty()) {
+    json r = json::object();
+    for (const auto& [name, rec] : records_)
+      r[name] = {{"error_class", rec.error_class}, {"entry", rec.entry},
+                 {"attempts", rec.attempts},       {"total", rec.total},
+                 {"waited", number_json(rec.waited)}};
+    out["retries"] = std::move(r);
+  }
+  if (!edges_.empty()) {
+    json edges = json::object();
+    for (const auto& [edge, count] : edges_)
+      edges[loop.state(edge.first).name + "->" + loop.state(edge.second).name] = count;
+    out["edges"] = std::move(edges);
+  }
+  if (!window_.empty()) out["window"] = window_;
+  if (!recurrent_.empty()) out["recurrent"] = recurrent_;
+  return out;
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::restore(const json& j, const compiled_loop& loop) -> void {
+  clear();
+  if (!j.is_object()) return;
+  if (const auto st = j.find("stall"); st != j.end()) stalls.restore(*st);
+  if (const auto m = j.find("progress"); m != j.end() && m->is_object())
+    for (auto it = m->begin(); it != m->end(); ++it)
+      if (it->is_string()) fingerprints_[it.key()] = it->get<std::string>();
+  if (const auto n = j.find("rate_limit_exhaustions"); n != j.end() && n->is_number_integer())
+    rate_limit_exhaustions_ = std::max(0, n->get<int>());
+  if (const auto w = j.find("pending_wait"); w != j.end() && w->is_number())
+    pending_wait_ = std::clamp(w->get<double>(), 0.0, max_seconds);
+  if (const auto r = j.find("retries"); r != j.end() && r->is_object())
+    for (auto it = r->begin(); it != r->end(); ++it) {
+      const json& v = it.value();
+      if (!v.is_object()) continue;
+      retry_record rec;
+      rec.error_class = v.value("error_class", std::string{});
+      rec.entry = v.value("entry", 0);
+      rec.attempts = v.value("attempts", 0);
+      rec.total = v.value("total", 0);
+      rec.waited = v.value("waited", 0.0);
+      records_[it.key()] = std::move(rec);
+    }
+  if (const auto m = j.find("recurrent"); m != j.end() && m->is_object())
+    for (auto it = m->begin(); it != m->end(); ++it)
+      if (it->is_number_integer()) recurrent_[it.key()] = it->get<int>();
+  if (const auto m = j.find("edges"); m != j.end() && m->is_object())
+    for (auto it = m->begin(); it != m->end(); ++it) {
+      const std::string& key = it.key();
+      const std::size_t arrow = key.find("->");
+      if (arrow == std::string::npos || !it->is_number_integer()) continue;
+      const auto from = loop.find(key.substr(0, arrow));
+      const auto to = loop.find(key.substr(arrow + 2));
+      if (from && to) edges_[{*from, *to}] = it->get<int>();
+    }
+  if (const auto w = j.find("window"); w != j.end() && w->is_array())
+    for (const auto& k : *w)
+      if (k.is_string()) window_.push_back(k.get<std::string>());
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::policies(const compiled_loop& loop, std::size_t state) -> const policy_set& {
+  if (sets_.size() != loop.states().size()) sets_.assign(loop.states().size(), std::nullopt);
+  auto& slot = sets_[state];
+  if (!slot) slot = effective_policies(*loop.state(state).config, loop.dialect());
+  return *slot;
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::uniform(const random_source& random) -> double {
+  if (random) return std::clamp(random(), 0.0, 1.0);
+  if (!engine_) engine_.emplace(std::random_device{}());
+  return std::uniform_real_distribution<double>(0.0, 1.0)(*engine_);
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::next_delay(const retry_policy& p, int attempts, const random_source& random) -> double {
+  double delay = 0;
+  if (!p.delays.empty())
+    delay = p.delays[std::min(static_cast<std::size_t>(attempts), p.delays.size() - 1)];
+  else
+    delay = p.interval * std::pow(p.backoff_rate, attempts);
+  if (p.max_delay) delay = std::min(delay, *p.max_delay);
+  const double u = p.full_jitter || p.jitter ? uniform(random) : 0;
+  if (p.full_jitter) delay *= u;
+  else if (p.jitter) delay += *p.jitter * u;
+  return std::min(delay, max_seconds);
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::fill(resilience_decision& d, const retry_record& rec, std::string_view kind) -> void {
+  d.event.kind = kind;
+  d.event.attempt = rec.total;
+  d.event.delay_ms = static_cast<std::int64_t>(d.delay * 1000.0);
+  d.event.waited_ms = static_cast<std::int64_t>(rec.waited * 1000.0);
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::give_up(const policy_set& set, const std::string& name, std::string_view error_class, retry_record& rec, resilience_decision& d) -> resilience_decision {
+  const retry_record spent = rec;
+  records_.erase(name);
+  for (const auto& [cls, target] : set.catches) {
+    if (cls != error_class && cls != "any") continue;
+    d.what = resilience_decision::kind::caught;
+    d.target = target;
+    fill(d, spent, "catch");
+    return d;
+  }
+  if (spent.total > 0) {
+    d.what = resilience_decision::kind::exhausted;
+    fill(d, spent, "exhausted");
+  }
+  return d;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// The circuit, then `retry:`/`catch:`, after `state` gave `verdict` (design §6.6). `action`
 /// is null when no action ran (nothing to retry); `error_class` is its class (empty: no
@@ -15779,428 +15921,6 @@ inline json with_resilience(json counters, json resilience) {
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/resilience_runtime.hpp>
-// #include <little_loops/detail/tamper_guard.hpp> (already inlined above)
-
-#include <cstddef>
-#include <optional>
-#include <utility>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-template <class Executor>
-class guard_steps {
- protected:
-  // Before the action of `st`: the test files, when a tamper guard applies.
-  void enter_guards(const compiled_state& st) {
-    tamper_before_.reset();
-    Executor& ex = static_cast<Executor&>(*this);
-    if (tamper_policy_of(*ex.loop_, st))
-      tamper_before_ = probes(st).snapshot_entry(ex.options_.test_file_patterns);
-  }
-
-  // After the verdict of `st` (`action`: its result, null when none ran): the state a guard
-  // sends the run to, if any.
-  std::optional<std::size_t> leave_guards(const compiled_state& st, const action_result* action) {
-    Executor& ex = static_cast<Executor&>(*this);
-    if (const auto& rf = ex.loop_->loop().resilience.repeated_failure; rf && !rf->progress_paths.empty())
-      if (const auto text = progress_probe(*rf, ex.running_context(st)))
-        if (auto fp = probes(st).ask(*text)) ex.resilience_.note_progress(std::move(*fp));
-    std::optional<std::size_t> prepatch;
-    if (prepatch_policy_of(*ex.loop_, st)) {
-      const bool green = action ? action->exit_code == 0 && !action->abnormal() : !st.action;
-      prepatch = report(prepatch_exit(probes(st), *ex.loop_, st, green, ex.options_, memo_, ex.context_));
-    }
-    std::optional<std::size_t> tamper;
-    if (tamper_before_) {
-      const tamper_snapshot before = std::exchange(tamper_before_, std::nullopt).value();
-      tamper = report(tamper_exit(probes(st), *ex.loop_, st, before, ex.options_.test_file_patterns,
-                                  ex.context_));
-    }
-    if (tamper || prepatch) ex.route_reason_ = tamper ? "tamper_guard" : "prepatch_check";
-    return tamper ? tamper : prepatch;
-  }
-
- private:
-  std::optional<std::size_t> report(const guard_decision& d) {
-    Executor& ex = static_cast<Executor&>(*this);
-    if constexpr (Executor::emits_events)
-      if (d.report) ex.emit(stamped(d.event, ex.wall()));
-    return d.target;
-  }
-
-  auto probes(const compiled_state& st) {
-    Executor& ex = static_cast<Executor&>(*this);
-    auto run = [&ex](const action_request& r) { return ex.call_runner(r); };
-    return guard_probes<decltype(run)>(run, st.name, ex.stop_.get_token(), ex.deadline_);
-  }
-
-  std::optional<tamper_snapshot> tamper_before_;  // the guarded test files on entry
-  prepatch_memo memo_;  // the pre-patch verdicts of this run by (patch, base)
-};
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/guard_steps.hpp>
-// #include <little_loops/detail/output_signal_scan.hpp>
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/output_signal.hpp> (already inlined above)
-
-#include <cstddef>
-#include <optional>
-#include <string_view>
-#include <vector>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-// A signal found in an output: its kind and its payload (a view into the output).
-struct found_signal {
-  signal_kind kind;
-  std::string_view payload;
-};
-
-inline std::optional<found_signal> find_output_signal(std::string_view out,
-                                                      const std::vector<output_signal>& signals) {
-  constexpr std::string_view ws = " \t\r\n\f\v";
-  if (out.empty()) return std::nullopt;  // markers are never empty
-  for (const auto& sig : signals) {
-    if (sig.marker.empty()) continue;
-    std::size_t from = 0;
-    while (true) {
-      const auto pos = out.find(sig.marker, from);
-      if (pos == std::string_view::npos) break;
-      std::string_view rest = out.substr(pos + sig.marker.size());
-      const auto b = rest.find_first_not_of(ws);
-      std::string_view payload;
-      if (b != std::string_view::npos) {
-        rest.remove_prefix(b);
-        payload = rest.substr(0, rest.find('\n'));
-        const auto e = payload.find_last_not_of(ws);
-        payload = payload.substr(0, e + 1);
-      } else if (rest.find_first_not_of('\n') != std::string_view::npos) {
-        // Only whitespace follows, but not only newlines (`MARKER: `, a CRLF line end): the
-        // original's `MARKER\s*(.+)` still matches, with an empty (stripped) payload.
-        return found_signal{sig.kind, payload};
-      }
-      if (!payload.empty() || !sig.payload_required) return found_signal{sig.kind, payload};
-      from = pos + 1;
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/output_signal_scan.hpp>
-// #include <little_loops/detail/plugin_states.hpp>
-// Part of executor.hpp (a private base of fsm_executor, as subloop_frames is). The count of
-// the current visit lives in the executor's retry_counters, so sub-loop frames and snapshots
-// carry it with the other counters (retry_counters.hpp); the thresholds are compiled into
-// each state (compiled_loop.hpp). What the throttle does is the reference's `_check_throttle`
-// (throttle.hpp). A learning state (learning.hpp) runs here in one step, as the reference's
-// `_execute_learning_state`: the registry through executor_options::learning_registry, the
-// explorations through the runner; its verdict routes as a sub-loop state's does.
-
-// #include <little_loops/compiled_loop.hpp> (already inlined above)
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/detail/host_calls.hpp> (already inlined above)
-// #include <little_loops/detail/host_requests.hpp> (already inlined above)
-// #include <little_loops/detail/learning_plan.hpp>
-// Part of the executor's learning states (plugin_states.hpp). As the reference resolves
-// them: `targets_csv` rendered and split on commas (each stripped, empty ones dropped),
-// else `targets`; `max_retries_expr` rendered and read as Python's int() reads it, else
-// `max_retries`. A template that cannot be rendered, or a retry limit that is not an
-// integer, is an error (the state's `error` verdict).
-
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/expected.hpp> (already inlined above)
-// #include <little_loops/interpolation.hpp> (already inlined above)
-// #include <little_loops/learning.hpp> (already inlined above)
-// #include <little_loops/detail/numbers.hpp> (already inlined above)
-
-#include <charconv>
-#include <cstddef>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <system_error>
-#include <vector>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-struct learning_plan {
-  std::vector<std::string> targets;
-  int max_retries = 2;
-};
-
-// Python's int() of a string, for the values a retry limit takes: surrounding whitespace,
-// an optional sign, ASCII digits with single `_` between them.
-inline std::optional<int> python_int(std::string_view text) {
-  text = trim_py(text);
-  bool negative = false;
-  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
-    negative = text.front() == '-';
-    text.remove_prefix(1);
-  }
-  std::string digits;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c >= '0' && c <= '9')
-      digits += c;
-    else if (c != '_' || i == 0 || i + 1 == text.size() || text[i + 1] == '_')
-      return std::nullopt;
-  }
-  int value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
-  return negative ? -value : value;
-}
-
-// The targets, comma-separated in `csv`: each stripped, the empty ones dropped.
-inline std::vector<std::string> split_targets(std::string_view csv) {
-  std::vector<std::string> out;
-  while (true) {
-    const std::size_t comma = csv.find(',');
-    const std::string_view item = trim_py(csv.substr(0, comma));
-    if (!item.empty()) out.emplace_back(item);
-    if (comma == std::string_view::npos) return out;
-    csv.remove_prefix(comma + 1);
-  }
-}
-
-inline expected<learning_plan, std::string> learning_plan_of(const learning_config& cfg,
-                                                             const interpolation_context& ctx) {
-  learning_plan plan;
-  plan.max_retries = cfg.max_retries;
-  if (cfg.targets_csv) {
-    auto csv = interpolate(*cfg.targets_csv, ctx);
-    if (!csv) return unexpected("learning.targets_csv: " + csv.error().message);
-    plan.targets = split_targets(*csv);
-  } else {
-    plan.targets = cfg.targets;
-  }
-  if (cfg.max_retries_expr) {
-    auto text = interpolate(*cfg.max_retries_expr, ctx);
-    if (!text) return unexpected("learning.max_retries_expr: " + text.error().message);
-    const auto n = python_int(*text);
-    if (!n) return unexpected("learning.max_retries_expr: not an integer: \"" + *text + "\"");
-    plan.max_retries = *n;
-  }
-  return plan;
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/learning_plan.hpp>
-// #include <little_loops/detail/routing.hpp> (already inlined above)
-// #include <little_loops/error.hpp> (already inlined above)
-// #include <little_loops/evaluators.hpp> (already inlined above)
-// #include <little_loops/events.hpp> (already inlined above)
-// #include <little_loops/execution_result.hpp> (already inlined above)
-// #include <little_loops/interpolation.hpp> (already inlined above)
-// #include <little_loops/learning.hpp> (already inlined above)
-// #include <little_loops/results.hpp> (already inlined above)
-// #include <little_loops/throttle.hpp> (already inlined above)
-
-#include <fmt/format.h>
-
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-template <class Executor>
-class plugin_states {
- protected:
-  Executor& executor() noexcept { return static_cast<Executor&>(*this); }
-
-  // A state starts executing: a state other than the one entered last starts a new visit.
-  // True when the state was executed here (a learning state: nothing else to do).
-  bool visit_state(const compiled_state& st, interpolation_context& ctx) {
-    executor().counters_.visit(executor().current_);
-    if (!st.config->learning || st.config->type != "learning") return false;
-    run_learning(st, ctx);
-    return true;
-  }
-
-  // After an action of `st` ran: counts it, warns at warn_max, and at hard_max leaves the
-  // state (true: the step is over, without evaluating the action) or past it ends the run.
-  bool throttle_after_action(const compiled_state& st, interpolation_context& ctx) {
-    if (!st.throttled) return false;
-    Executor& ex = executor();
-    const int count = ex.counters_.count_call();
-    const throttle_limits& l = st.throttle;
-    if constexpr (Executor::emits_events)
-      if (throttle_warns(count, l))
-        ex.emit(throttle_event{"throttle_warn", ex.wall(), st.name, count, l.normal_max,
-                               l.warn_max, l.hard_max, {}});
-    switch (judge_throttle(count, l, st.throttle_exempt)) {
-      case throttle_step::pass: return false;
-      case throttle_step::hard: return throttle_leave(st, ctx, count);
-      case throttle_step::stop: break;
-    }
-    if constexpr (Executor::emits_events)
-      ex.emit(throttle_event{"throttle_stop", ex.wall(), st.name, count, l.normal_max,
-                             l.warn_max, l.hard_max, {}});
-    std::string message = fmt::format(
-        "Throttle stop: state '{}' exceeded hard_max={} tool calls with no on_throttle_hard target",
-        st.name, l.hard_max);
-    ex.report_error(st, "throttle", message);
-    ex.finish(termination::error,
-              little_loops::error{errc::cap_reached, std::move(message), "states." + st.name});
-    return true;
-  }
-
- private:
-  // ---- learning states ----
-
-  void learning_emit(const compiled_state& st, std::string_view name, std::string_view target,
-                     std::string_view detail = {}, std::int64_t attempt = 0,
-                     const std::vector<std::string>* targets = nullptr) {
-    Executor& ex = executor();
-    if constexpr (Executor::emits_events)
-      ex.emit(learning_event{name, ex.wall(), st.name, target, detail, attempt, targets});
-  }
-
-  // Proves every target in order; the verdict is `yes` (all proven), `blocked` (`no` when
-  // the state has no on_blocked) or `error` (a template or the registry failed).
-  void run_learning(const compiled_state& st, interpolation_context& ctx) {
-    Executor& ex = executor();
-    auto plan = learning_plan_of(*st.config->learning, ctx);
-    if (!plan) return learning_verdict(st, ctx, error_result(std::move(plan.error())));
-    if (!ex.options_.learning_registry)
-      return learning_verdict(st, ctx, error_result("no learning registry: the host gives none"));
-    for (const std::string& target : plan->targets) {
-      auto outcome = prove_target(st, ctx, target, plan->max_retries);
-      if (!outcome) return learning_verdict(st, ctx, error_result(std::move(outcome.error())));
-      if (!*outcome) return;  // the run (or this child loop) ended while exploring
-      if ((*outcome)->empty()) continue;  // proven
-      const std::string& why = **outcome;
-      learning_emit(st, "learning_blocked", target, why);
-      evaluation_result blocked;
-      blocked.verdict = st.config->on.count("blocked") != 0 ? "blocked" : "no";
-      blocked.details = json{{"target", target}, {"reason", why}};
-      return learning_verdict(st, ctx, std::move(blocked));
-    }
-    learning_emit(st, "learning_complete", {}, {}, 0, &plan->targets);
-    evaluation_result done;
-    done.verdict = "yes";
-    done.details = json{{"targets", plan->targets}};
-    learning_verdict(st, ctx, std::move(done));
-  }
-
-  // One target: empty when proven, else why it blocks (`refuted`, `retries_exhausted`);
-  // nullopt when the run ended in an exploration; an error when the registry failed.
-  expected<std::optional<std::string>, std::string> prove_target(const compiled_state& st,
-                                                                 const interpolation_context& ctx,
-                                                                 const std::string& target,
-                                                                 int max_retries) {
-    auto status = lookup(target);
-    for (int attempts = 0; status && (*status == learning_status::missing ||
-                                      *status == learning_status::stale);) {
-      if (attempts >= max_retries) return std::string("retries_exhausted");
-      learning_emit(st, "learning_target_stale", target, to_string(*status));
-      learning_emit(st, "learning_explore_invoked", target, {}, ++attempts);
-      if (!explore(st, ctx, target)) return std::optional<std::string>();
-      status = lookup(target);
-    }
-    if (!status) return unexpected(std::move(status.error()));
-    if (*status == learning_status::refuted) {
-      learning_emit(st, "learning_target_refuted", target);
-      return std::string("refuted");
-    }
-    learning_emit(st, "learning_target_proven", target);
-    return std::string();
-  }
-
-  expected<learning_status, std::string> lookup(const std::string& target) {
-    auto r = call_host<learning_status>([&] { return executor().options_.learning_registry(target); },
-                                        errc::action_failed, "the learning registry");
-    if (!r) return unexpected("learning registry: " + r.error().message);
-    return *r;
-  }
-
-  // `/ll:explore-api <target>` through the runner, as a slash command with the state's host
-  // settings (agent:, pruning_profile:, session_mode:); its result is only reported. False when the run ended in it (cancelled, out of time).
-  bool explore(const compiled_state& st, const interpolation_context& ctx, const std::string& target) {
-    Executor& ex = executor();
-    const std::string command = "/ll:explore-api " + target;
-    action_request& req = ex.request_;
-    req.kind = action_kind::slash_command;
-    // The state's agent and profile, as for any prompt action (none left from another state).
-    auto sent = prepare_host_request(req, ex.loop_->loop(), *st.config, ex.session_, command,
-                                     ex.action_text_, ctx);
-    if (!sent) {  // a slash command has no params to render: not expected, reported if it is
-      ex.report_error(st, "interpolation", sent.error());
-      return true;
-    }
-    const std::string_view text = *sent;
-    if constexpr (Executor::emits_events) ex.emit(action_start_event{ex.wall(), st.name, text, true});
-    req.state = st.name;
-    req.text = text;
-    req.timeout = st.timeout ? st.timeout : ex.options_.default_action_timeout;
-    req.deadline = ex.deadline_;
-    auto res = ex.call_runner(req);
-    ex.stamp();
-    req.text = {};
-    if (!res) {
-      ex.report_error(st, "action", res.error().message);
-      return true;
-    }
-    return ex.finish_action(st, *res);
-  }
-
-  void learning_verdict(const compiled_state& st, interpolation_context& ctx, evaluation_result r) {
-    Executor& ex = executor();
-    if (r.verdict == "error") ex.report_error(st, "learning", r.details.to_json().value("error", ""));
-    ex.result_eval_ = std::move(r);
-    ex.history_.record(st, nullptr, ex.result_eval_, true);
-    ex.move_on(st, std::nullopt, ex.choose_next(st, ctx));
-  }
-
-  // hard_max reached: to `on_throttle_hard`, else `on_error`; with neither the state goes on
-  // as usual (the reference's `_check_throttle` returns no target then).
-  bool throttle_leave(const compiled_state& st, interpolation_context& ctx, int count) {
-    Executor& ex = executor();
-    const compiled_target* target = st.throttle_hard ? &*st.throttle_hard
-                                    : st.on_error    ? &st.on[*st.on_error].second
-                                                     : nullptr;
-    if (target == nullptr) {
-      if constexpr (Executor::emits_events)
-        ex.emit(throttle_event{"throttle_hard", ex.wall(), st.name, count, st.throttle.normal_max,
-                               st.throttle.warn_max, st.throttle.hard_max, {}});
-      return false;
-    }
-    route_query q{.loop = ex.loop_.get(), .current = ex.current_, .verdict = "error",
-                  .context = &ctx, .text = &ex.target_text_};
-    auto to = take(q, *target);
-    if (!to) {
-      ex.report_error(st, "route", to.error().error.message);
-      ex.finish(termination::error, std::move(to.error().error));
-      return true;
-    }
-    if constexpr (Executor::emits_events) {
-      const std::string_view next = ex.loop_->state(*to).name;
-      ex.emit(throttle_event{"throttle_hard", ex.wall(), st.name, count, st.throttle.normal_max,
-                             st.throttle.warn_max, st.throttle.hard_max, next});
-      ex.emit(route_event{ex.wall(), st.name, next, "throttle_hard"});
-    }
-    ex.current_ = *to;
-    return true;
-  }
-};
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/plugin_states.hpp>
-// #include <little_loops/detail/resilience_runtime.hpp> (already inlined above)
 // #include <little_loops/detail/retry_counters.hpp>
 // #include <little_loops/compiled_loop.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (already inlined above)
@@ -16224,36 +15944,17 @@ namespace detail {
 // The vectors are allocated on first use, so loops without these keys pay nothing.
 class retry_counters {
  public:
-  void clear() noexcept {
-    entered_.reset();
-    retries_.clear();
-    holds_.clear();
-    passes = 0;
-    visited_.reset();
-    calls_ = 0;
-  }
+  void clear() noexcept;
 
   // The throttle (throttle.hpp) counts the actions of one visit: entering a state other than
   // the one entered last starts the count again.
-  void visit(std::size_t state) noexcept {
-    if (visited_ == state) return;
-    visited_ = state;
-    calls_ = 0;
-  }
+  void visit(std::size_t state) noexcept;
   // One more action in the current visit; the visit's count.
   int count_call() noexcept { return ++calls_; }
 
   // The run enters `state` (of `states` states): a re-entry of the state entered last counts
   // one retry, entering another clears the count of the one left. Returns the state's count.
-  int enter(std::size_t state, std::size_t states) {
-    if (retries_.empty()) retries_.assign(states, 0);
-    if (entered_ && *entered_ == state)
-      ++retries_[state];
-    else if (entered_)
-      retries_[*entered_] = 0;
-    entered_ = state;
-    return retries_[state];
-  }
+  int enter(std::size_t state, std::size_t states);
 
   // The state's retry streak is over (redirected to on_retry_exhausted).
   void exhausted(std::size_t state) noexcept {
@@ -16262,12 +15963,7 @@ class retry_counters {
 
   // One more abstention of `state`: true to hold (re-enter it: at most `limit` in a row),
   // false to escalate (the count starts again).
-  bool hold(std::size_t state, std::size_t states, int limit) {
-    if (holds_.empty()) holds_.assign(states, 0);
-    if (++holds_[state] <= limit) return true;
-    holds_[state] = 0;
-    return false;
-  }
+  bool hold(std::size_t state, std::size_t states, int limit);
 
   // `state` gave a verdict that is not an abstention.
   void judged(std::size_t state) noexcept {
@@ -16277,67 +15973,18 @@ class retry_counters {
   // Entering `state` (max_retries): past its limit of direct self re-entries, the target of
   // its `on_retry_exhausted` (or why it is none); nullopt while the state may run.
   std::optional<expected<std::size_t, little_loops::error>> redirect(const compiled_loop& loop,
-                                                                     std::size_t state) {
-    const compiled_state& st = loop.state(state);
-    const int retries = enter(state, loop.states().size());
-    if (!st.max_retries || retries <= *st.max_retries || !st.retry_exhausted) return std::nullopt;
-    exhausted(state);
-    return take_static(st, *st.retry_exhausted, state);
-  }
+                                                                     std::size_t state);
 
   // The cannot_judge hold (design §6.3): an abstention the state does not route by its own
   // name re-enters it (`reason` set) up to twice in a row, the third takes the error route.
   // nullopt for any other verdict, which ends the state's streak.
-  std::optional<route_outcome> abstention_route(const route_query& q, std::string_view& reason) {
-    if (!is_abstention_verdict(q.verdict) || routes_abstention(q.loop->state(q.current), q.verdict)) {
-      judged(q.current);
-      return std::nullopt;
-    }
-    if (!hold(q.current, q.loop->states().size(), 2)) return escalate_abstention(q);
-    reason = "cannot_judge_hold";
-    return route_outcome(q.current);
-  }
+  std::optional<route_outcome> abstention_route(const route_query& q, std::string_view& reason);
 
   // The counters for a snapshot, by state name (null when there are none).
-  [[nodiscard]] json to_json(const compiled_loop& loop) const {
-    if (passes == 0 && !entered_ && holds_.empty() && calls_ == 0) return nullptr;  // the common case
-    const auto named = [&loop](const std::vector<int>& counts) {
-      json out = json::object();
-      for (std::size_t i = 0; i < counts.size(); ++i)
-        if (counts[i] != 0) out[loop.state(i).name] = counts[i];
-      return out;
-    };
-    json retries = named(retries_), holds = named(holds_);
-    if (passes == 0 && retries.empty() && holds.empty() && !entered_ && calls_ == 0) return nullptr;
-    json out = {{"passes", passes}, {"retries", std::move(retries)}, {"holds", std::move(holds)}};
-    if (entered_) out["entered"] = loop.state(*entered_).name;
-    if (calls_ != 0 && visited_) out["throttle"] = {{"state", loop.state(*visited_).name}, {"calls", calls_}};
-    return out;
-  }
+  [[nodiscard]] json to_json(const compiled_loop& loop) const;
 
   // Restores the counters of snapshot::counters (states the loop lacks are skipped).
-  void restore(const json& j, const compiled_loop& loop) {
-    clear();
-    if (!j.is_object()) return;
-    if (const auto p = j.find("passes"); p != j.end() && p->is_number_integer()) passes = p->get<std::int64_t>();
-    if (const auto e = j.find("entered"); e != j.end() && e->is_string())
-      entered_ = loop.find(e->get_ref<const std::string&>());
-    const auto fill = [&](const char* key, std::vector<int>& counts) {
-      const auto m = j.find(key);
-      if (m == j.end() || !m->is_object()) return;
-      counts.assign(loop.states().size(), 0);
-      for (auto it = m->begin(); it != m->end(); ++it)
-        if (const auto i = loop.find(it.key()); i && it->is_number_integer()) counts[*i] = it->get<int>();
-    };
-    fill("retries", retries_);
-    fill("holds", holds_);
-    if (const auto t = j.find("throttle"); t != j.end() && t->is_object()) {
-      const json& st = t->value("state", json());
-      const json& n = t->value("calls", json());
-      visited_ = st.is_string() ? loop.find(st.get_ref<const std::string&>()) : std::nullopt;
-      calls_ = visited_ && n.is_number_integer() ? n.get<int>() : 0;
-    }
-  }
+  void restore(const json& j, const compiled_loop& loop);
 
   std::int64_t passes = 0;  // maintain restarts
 
@@ -16349,10 +15996,100 @@ class retry_counters {
   int calls_ = 0;                       // its actions so far
 };
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE auto retry_counters::clear() noexcept -> void {
+  entered_.reset();
+  retries_.clear();
+  holds_.clear();
+  passes = 0;
+  visited_.reset();
+  calls_ = 0;
+}
+
+LITTLE_LOOPS_INLINE auto retry_counters::visit(std::size_t state) noexcept -> void {
+  if (visited_ == state) return;
+  visited_ = state;
+  calls_ = 0;
+}
+
+LITTLE_LOOPS_INLINE auto retry_counters::enter(std::size_t state, std::size_t states) -> int {
+  if (retries_.empty()) retries_.assign(states, 0);
+  if (entered_ && *entered_ == state)
+    ++retries_[state];
+  else if (entered_)
+    retries_[*entered_] = 0;
+  entered_ = state;
+  return retries_[state];
+}
+
+LITTLE_LOOPS_INLINE auto retry_counters::hold(std::size_t state, std::size_t states, int limit) -> bool {
+  if (holds_.empty()) holds_.assign(states, 0);
+  if (++holds_[state] <= limit) return true;
+  holds_[state] = 0;
+  return false;
+}
+
+LITTLE_LOOPS_INLINE auto retry_counters::redirect(const compiled_loop& loop, std::size_t state) -> std::optional<expected<std::size_t, little_loops::error>> {
+  const compiled_state& st = loop.state(state);
+  const int retries = enter(state, loop.states().size());
+  if (!st.max_retries || retries <= *st.max_retries || !st.retry_exhausted) return std::nullopt;
+  exhausted(state);
+  return take_static(st, *st.retry_exhausted, state);
+}
+
+LITTLE_LOOPS_INLINE auto retry_counters::abstention_route(const route_query& q, std::string_view& reason) -> std::optional<route_outcome> {
+  if (!is_abstention_verdict(q.verdict) || routes_abstention(q.loop->state(q.current), q.verdict)) {
+    judged(q.current);
+    return std::nullopt;
+  }
+  if (!hold(q.current, q.loop->states().size(), 2)) return escalate_abstention(q);
+  reason = "cannot_judge_hold";
+  return route_outcome(q.current);
+}
+
+LITTLE_LOOPS_INLINE auto retry_counters::to_json(const compiled_loop& loop) const -> json {
+  if (passes == 0 && !entered_ && holds_.empty() && calls_ == 0) return nullptr;  // the common case
+  const auto named = [&loop](const std::vector<int>& counts) {
+    json out = json::object();
+    for (std::size_t i = 0; i < counts.size(); ++i)
+      if (counts[i] != 0) out[loop.state(i).name] = counts[i];
+    return out;
+  };
+  json retries = named(retries_), holds = named(holds_);
+  if (passes == 0 && retries.empty() && holds.empty() && !entered_ && calls_ == 0) return nullptr;
+  json out = {{"passes", passes}, {"retries", std::move(retries)}, {"holds", std::move(holds)}};
+  if (entered_) out["entered"] = loop.state(*entered_).name;
+  if (calls_ != 0 && visited_) out["throttle"] = {{"state", loop.state(*visited_).name}, {"calls", calls_}};
+  return out;
+}
+
+LITTLE_LOOPS_INLINE auto retry_counters::restore(const json& j, const compiled_loop& loop) -> void {
+  clear();
+  if (!j.is_object()) return;
+  if (const auto p = j.find("passes"); p != j.end() && p->is_number_integer()) passes = p->get<std::int64_t>();
+  if (const auto e = j.find("entered"); e != j.end() && e->is_string())
+    entered_ = loop.find(e->get_ref<const std::string&>());
+  const auto fill = [&](const char* key, std::vector<int>& counts) {
+    const auto m = j.find(key);
+    if (m == j.end() || !m->is_object()) return;
+    counts.assign(loop.states().size(), 0);
+    for (auto it = m->begin(); it != m->end(); ++it)
+      if (const auto i = loop.find(it.key()); i && it->is_number_integer()) counts[*i] = it->get<int>();
+  };
+  fill("retries", retries_);
+  fill("holds", holds_);
+  if (const auto t = j.find("throttle"); t != j.end() && t->is_object()) {
+    const json& st = t->value("state", json());
+    const json& n = t->value("calls", json());
+    visited_ = st.is_string() ? loop.find(st.get_ref<const std::string&>()) : std::nullopt;
+    calls_ = visited_ && n.is_number_integer() ? n.get<int>() : 0;
+  }
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/retry_counters.hpp>
-// #include <little_loops/detail/routing.hpp> (already inlined above)
 // #include <little_loops/detail/run_history.hpp>
 // #include <little_loops/compiled_loop.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (already inlined above)
@@ -16426,59 +16163,19 @@ class run_history {
     return has_prev_ && !prev_.evaluated && has_last_eval_ ? &last_eval_ : nullptr;
   }
 
-  void clear() {
-    has_prev_ = has_last_eval_ = false;
-    prev_ = prev_record{};
-    last_eval_ = prev_record{};
-  }
+  void clear();
 
-  void restore(const snapshot& s) {
-    has_prev_ = s.prev.has_value();
-    if (s.prev) prev_ = *s.prev;
-    has_last_eval_ = s.last_evaluation.has_value();
-    if (s.last_evaluation) last_eval_ = *s.last_evaluation;
-  }
+  void restore(const snapshot& s);
 
   // Records the state execution `st` as prev. `action`: its result (null: no action ran),
   // whose output moves into prev; `eval`: its verdict, whose details move too unless the
   // state's targets are templates (they read `result`). `evaluated`: the verdict counts as an
   // evaluation; an unevaluated state keeps the last evaluation aside (swapped, not copied).
   void record(const compiled_state& st, action_result* action, evaluation_result& eval,
-              bool evaluated) {
-    // Route targets see the state before this one as `prev` (seed 002 builds the context
-    // before the state runs): kept, as a copy, only for a state whose targets are templates.
-    had_prev_ = has_prev_;
-    if (st.dynamic_targets && has_prev_) route_prev_ = prev_;
-    if (!evaluated && has_prev_ && prev_.evaluated) {
-      std::swap(last_eval_, prev_);
-      has_last_eval_ = true;
-    }
-    prev_.state.assign(st.name);
-    prev_.evaluated = evaluated;
-    prev_.ran_action = action != nullptr;
-    if (action) {
-      take_text(prev_.output, action->output);
-      take_text(prev_.stderr_output, action->stderr_output);
-      prev_.exit_code = action->exit_code;
-    } else {
-      prev_.output.clear();
-      prev_.stderr_output.clear();
-      prev_.exit_code = 0;
-    }
-    prev_.verdict.assign(eval.verdict);
-    if (st.dynamic_targets)
-      prev_.details = eval.details;
-    else
-      prev_.details = std::move(eval.details);
-    has_prev_ = true;
-  }
+              bool evaluated);
 
   // Replaces the recorded verdict by `eval` (an `error` decided while routing).
-  void amend_verdict(const evaluation_result& eval) {
-    prev_.evaluated = true;
-    prev_.verdict.assign(eval.verdict);
-    prev_.details = eval.details;
-  }
+  void amend_verdict(const evaluation_result& eval);
 
   // `prev` and `${prev.evaluation}` as the route targets of the state just recorded see them:
   // for templated targets the state before it, else (static targets read nothing) prev.
@@ -16500,6 +16197,56 @@ class run_history {
   bool had_prev_ = false;       // route_prev_ holds a state
 };
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE auto run_history::clear() -> void {
+  has_prev_ = has_last_eval_ = false;
+  prev_ = prev_record{};
+  last_eval_ = prev_record{};
+}
+
+LITTLE_LOOPS_INLINE auto run_history::restore(const snapshot& s) -> void {
+  has_prev_ = s.prev.has_value();
+  if (s.prev) prev_ = *s.prev;
+  has_last_eval_ = s.last_evaluation.has_value();
+  if (s.last_evaluation) last_eval_ = *s.last_evaluation;
+}
+
+LITTLE_LOOPS_INLINE auto run_history::record(const compiled_state& st, action_result* action, evaluation_result& eval, bool evaluated) -> void {
+  // Route targets see the state before this one as `prev` (seed 002 builds the context
+  // before the state runs): kept, as a copy, only for a state whose targets are templates.
+  had_prev_ = has_prev_;
+  if (st.dynamic_targets && has_prev_) route_prev_ = prev_;
+  if (!evaluated && has_prev_ && prev_.evaluated) {
+    std::swap(last_eval_, prev_);
+    has_last_eval_ = true;
+  }
+  prev_.state.assign(st.name);
+  prev_.evaluated = evaluated;
+  prev_.ran_action = action != nullptr;
+  if (action) {
+    take_text(prev_.output, action->output);
+    take_text(prev_.stderr_output, action->stderr_output);
+    prev_.exit_code = action->exit_code;
+  } else {
+    prev_.output.clear();
+    prev_.stderr_output.clear();
+    prev_.exit_code = 0;
+  }
+  prev_.verdict.assign(eval.verdict);
+  if (st.dynamic_targets)
+    prev_.details = eval.details;
+  else
+    prev_.details = std::move(eval.details);
+  has_prev_ = true;
+}
+
+LITTLE_LOOPS_INLINE auto run_history::amend_verdict(const evaluation_result& eval) -> void {
+  prev_.evaluated = true;
+  prev_.verdict.assign(eval.verdict);
+  prev_.details = eval.details;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
 // The convergence evaluator's memory: the previous value per state (design §3.9), and the
 // states that have one, in state order, so snapshots list them without a pass over every
 // state at each boundary.
@@ -16512,41 +16259,49 @@ class convergence_memory {
   // The slot an evaluator of state `i` reads and writes.
   [[nodiscard]] std::optional<double>& slot(std::size_t i) noexcept { return values_[i]; }
   // Notes that the evaluator of state `i` ran (its slot may now hold a value).
-  void note(std::size_t i) {
-    if (!values_[i]) return;
-    const auto at = std::lower_bound(set_.begin(), set_.end(), i);
-    if (at == set_.end() || *at != i) set_.insert(at, i);
-  }
+  void note(std::size_t i);
   // Restores `s.convergence`; false (and unchanged) when it names a state not in `loop`,
   // whose name is then `unknown`.
-  bool restore(const compiled_loop& loop, const snapshot& s, std::string_view& unknown) {
-    std::vector<std::optional<double>> values(loop.states().size());
-    for (const auto& [name, value] : s.convergence) {
-      const auto i = loop.find(name);
-      if (!i) {
-        unknown = name;
-        return false;
-      }
-      values[*i] = value;
-    }
-    values_ = std::move(values);
-    set_.clear();
-    for (std::size_t i = 0; i < values_.size(); ++i)
-      if (values_[i]) set_.push_back(i);
-    return true;
-  }
+  bool restore(const compiled_loop& loop, const snapshot& s, std::string_view& unknown);
   // The memory as (state name, value) pairs into `out`.
   void list(const compiled_loop& loop,
-            std::vector<std::pair<std::string_view, double>>& out) const {
-    out.clear();
-    for (const std::size_t i : set_)
-      if (values_[i]) out.emplace_back(loop.state(i).name, *values_[i]);
-  }
+            std::vector<std::pair<std::string_view, double>>& out) const;
 
  private:
   std::vector<std::optional<double>> values_;
   std::vector<std::size_t> set_;
 };
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE auto convergence_memory::note(std::size_t i) -> void {
+  if (!values_[i]) return;
+  const auto at = std::lower_bound(set_.begin(), set_.end(), i);
+  if (at == set_.end() || *at != i) set_.insert(at, i);
+}
+
+LITTLE_LOOPS_INLINE auto convergence_memory::restore(const compiled_loop& loop, const snapshot& s, std::string_view& unknown) -> bool {
+  std::vector<std::optional<double>> values(loop.states().size());
+  for (const auto& [name, value] : s.convergence) {
+    const auto i = loop.find(name);
+    if (!i) {
+      unknown = name;
+      return false;
+    }
+    values[*i] = value;
+  }
+  values_ = std::move(values);
+  set_.clear();
+  for (std::size_t i = 0; i < values_.size(); ++i)
+    if (values_[i]) set_.push_back(i);
+  return true;
+}
+
+LITTLE_LOOPS_INLINE auto convergence_memory::list(const compiled_loop& loop, std::vector<std::pair<std::string_view, double>>& out) const -> void {
+  out.clear();
+  for (const std::size_t i : set_)
+    if (values_[i]) out.emplace_back(loop.state(i).name, *values_[i]);
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // The state a snapshot resumes at, once it is known to belong to `loop` (same name and
 // digest); else `errc::snapshot_mismatch` saying why.
@@ -16567,54 +16322,132 @@ inline expected<std::size_t, error> resume_state(const compiled_loop& loop, cons
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/run_history.hpp>
-// #include <little_loops/detail/subloop_frames.hpp>
-// Part of executor.hpp (a private base of fsm_executor). The running loop lives in the
-// executor's members, so a step inside a child costs what a flat step costs. A sub-loop
-// state parks its loop's run here (swap_frame), and the child starts in the members; when the child ends, its parent comes back and concludes the
-// sub-loop state with the child's outcome as its verdict. A stop or a handoff inside a child
-// ends (or pauses) the whole run with every frame in place, so the snapshot holds the stack.
+// #include <little_loops/detail/subloop_worktree.hpp>
+// Part of the sub-loop frames (subloop_frames.hpp): a `loop:` state's `worktree:` renders to
+// a branch name; the host attaches a scratch git worktree to that existing branch
+// (executor_options::attach_worktree) and every action and probe of the child, and of its
+// own children, runs there (action_request::working_dir); when the child ends, or the run
+// ends inside it, the host detaches it (its branch stays). Rendered empty: no worktree.
 
-// #include <little_loops/compiled_loop.hpp> (already inlined above)
 // #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/detail/frame_members.hpp>
-// Part of subloop_frames.hpp. A frame's per-run members are listed once, in
-// subloop_frames::frame_members(), each under a role; these visitors walk that list to swap
-// a frame in or out, start one, restore one from a snapshot, and view one as a snapshot.
-//
-// The roles (each call passes the running loop's member, then the parked frame's):
-//   kept(a, b)          the frame's loop (whose name and digest a view shows), identity and
-//                       clock: swapped only (who starts a frame sets them)
-//   position(c, pc, r, pr)  the current state and the state a paused run resumes at: the
-//                       snapshot's current_state
-//   field(a, b, &snapshot::m, &snapshot_view::m)  a plain value: value-initialised at start,
-//                       copied to and from the snapshot member `m`
-//   context(a, b)       the context: given at start, with the host's injected keys
-//   memory(a, b)        a run memory: how it starts, is restored and is viewed is given by
-//                       the overloads start_memory(), restore_memory() and view_memory()
-//   elapsed(a, b)       the run time before the frame's clock started
-//   cleared(a, b)       reset at start, in no snapshot
-//   limit(a, b)         the time limit the frame was started with
+// #include <little_loops/events.hpp> (already inlined above)
+// #include <little_loops/executor_options.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
 
-// #include <little_loops/compiled_loop.hpp> (already inlined above)
-// #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/detail/host_requests.hpp> (already inlined above)
-// #include <little_loops/detail/resilience_runtime.hpp> (already inlined above)
-// #include <little_loops/detail/retry_counters.hpp> (already inlined above)
-// #include <little_loops/detail/run_history.hpp> (already inlined above)
+#include <optional>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// A worktree attached for a child loop.
+struct attached_worktree {
+  std::string branch{};
+  std::string path{};
+};
+
+LITTLE_LOOPS_INLINE expected<std::optional<attached_worktree>, std::string> attach_subloop_worktree(
+    const std::string& text, const interpolation_context& ctx, json& child_context,
+    const executor_options& options);
+LITTLE_LOOPS_INLINE void detach_subloop_worktree(const attached_worktree& w, const executor_options& options) noexcept;
+LITTLE_LOOPS_INLINE guard_event worktree_event(event_time ts, std::string_view state, std::string_view kind,
+                                  std::string_view branch, std::string_view path,
+                                  std::string_view message = {});
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+/// Attaches the worktree of a sub-loop state whose `worktree:` is `text`: nullopt when it
+/// renders empty, else the worktree, or why there is none.
+LITTLE_LOOPS_INLINE expected<std::optional<attached_worktree>, std::string> attach_subloop_worktree(
+    const std::string& text, const interpolation_context& ctx, json& child_context,
+    const executor_options& options) {
+  auto rendered = interpolate(text, ctx);
+  if (!rendered) return unexpected("worktree: " + rendered.error().message);
+  const std::string branch(trim_py(*rendered));
+  if (branch.empty()) return std::optional<attached_worktree>();
+  if (!options.attach_worktree)
+    return unexpected("worktree \"" + branch + "\": the host attaches no worktrees");
+  std::optional<expected<std::string, std::string>> path;
+  try {
+    path = options.attach_worktree(branch, child_context);
+  } catch (const std::exception& e) {
+    return unexpected("worktree \"" + branch + "\": " + e.what());
+  }
+  if (!*path) return unexpected("worktree \"" + branch + "\": " + path->error());
+  return std::optional<attached_worktree>(attached_worktree{branch, std::move(**path)});
+}
+
+/// Detaches `w` through the host (a failure to detach is the host's to report).
+LITTLE_LOOPS_INLINE void detach_subloop_worktree(const attached_worktree& w, const executor_options& options) noexcept {
+  try {
+    if (options.detach_worktree) options.detach_worktree(w.path);
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a leaked scratch worktree must not end the run
+  }
+}
+
+/// The guard event of a worktree (`sub_loop_worktree_attached`, `_detached`, `_error`).
+LITTLE_LOOPS_INLINE guard_event worktree_event(event_time ts, std::string_view state, std::string_view kind,
+                                  std::string_view branch, std::string_view path,
+                                  std::string_view message) {
+  guard_event e;
+  e.ts = ts;
+  e.state = state;
+  e.kind = kind;
+  e.branch = branch;
+  e.path = path;
+  e.message = message;
+  return e;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/subloop_worktree.hpp>
 // #include <little_loops/json.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
 // #include <little_loops/snapshot.hpp> (already inlined above)
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
+
+/// A loop waiting for its child: its run, as the executor's members held it. Each member is
+/// also in executor_core::frame_members(), the one list the frame operations walk.
+struct parked_frame {
+  std::shared_ptr<const compiled_loop> loop;
+  std::string loop_id;
+  std::size_t current = 0;  // the sub-loop state
+  std::optional<std::size_t> resume_state;
+  std::int64_t iteration = 0;
+  bool summary_executed = false;
+  json context;
+  captured_map captured;
+  run_history history;
+  convergence_memory convergence;
+  retry_counters counters;
+  resilience_memory resilience;
+  session_chain session;
+  std::int64_t elapsed_offset_ms = 0;
+  std::chrono::steady_clock::time_point start{};
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::optional<std::int64_t> timeout_ms;
+  std::string started_at;
+  /// The child's events as JSON Lines, kept when the sub-loop state has `capture:`.
+  std::optional<std::string> child_events;
+  std::string working_dir{};  // where this loop's actions run (empty: the runner's own)
+  std::optional<attached_worktree> child_worktree{};  // the worktree its child runs in
+};
 
 /// Every role, doing nothing: a visitor declares the roles it acts on.
 struct frame_visitor {
@@ -16814,569 +16647,579 @@ struct frame_viewer : frame_visitor {
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/detail/frame_members.hpp>
-// #include <little_loops/detail/resilience_runtime.hpp> (already inlined above)
 // #include <little_loops/detail/host_requests.hpp> (already inlined above)
-// #include <little_loops/detail/retry_counters.hpp> (already inlined above)
-// #include <little_loops/detail/run_history.hpp> (already inlined above)
-// #include <little_loops/detail/subloop_calls.hpp> (already inlined above)
-// #include <little_loops/detail/subloop_worktree.hpp>
-// Part of the sub-loop frames (subloop_frames.hpp): a `loop:` state's `worktree:` renders to
-// a branch name; the host attaches a scratch git worktree to that existing branch
-// (executor_options::attach_worktree) and every action and probe of the child, and of its
-// own children, runs there (action_request::working_dir); when the child ends, or the run
-// ends inside it, the host detaches it (its branch stays). Rendered empty: no worktree.
-
+// #include <little_loops/detail/output_signal_scan.hpp>
 // #include <little_loops/config.hpp> (already inlined above)
-// #include <little_loops/events.hpp> (already inlined above)
-// #include <little_loops/executor_options.hpp> (already inlined above)
-// #include <little_loops/expected.hpp> (already inlined above)
-// #include <little_loops/interpolation.hpp> (already inlined above)
-// #include <little_loops/json.hpp> (already inlined above)
-// #include <little_loops/detail/strings.hpp> (already inlined above)
+// #include <little_loops/output_signal.hpp> (already inlined above)
 
+#include <cstddef>
 #include <optional>
-#include <string>
 #include <string_view>
-
-LITTLE_LOOPS_NAMESPACE_BEGIN
-namespace detail {
-
-/// A worktree attached for a child loop.
-struct attached_worktree {
-  std::string branch{};
-  std::string path{};
-};
-
-/// Attaches the worktree of a sub-loop state whose `worktree:` is `text`: nullopt when it
-/// renders empty, else the worktree, or why there is none.
-inline expected<std::optional<attached_worktree>, std::string> attach_subloop_worktree(
-    const std::string& text, const interpolation_context& ctx, json& child_context,
-    const executor_options& options) {
-  auto rendered = interpolate(text, ctx);
-  if (!rendered) return unexpected("worktree: " + rendered.error().message);
-  const std::string branch(trim_py(*rendered));
-  if (branch.empty()) return std::optional<attached_worktree>();
-  if (!options.attach_worktree)
-    return unexpected("worktree \"" + branch + "\": the host attaches no worktrees");
-  std::optional<expected<std::string, std::string>> path;
-  try {
-    path = options.attach_worktree(branch, child_context);
-  } catch (const std::exception& e) {
-    return unexpected("worktree \"" + branch + "\": " + e.what());
-  }
-  if (!*path) return unexpected("worktree \"" + branch + "\": " + path->error());
-  return std::optional<attached_worktree>(attached_worktree{branch, std::move(**path)});
-}
-
-/// Detaches `w` through the host (a failure to detach is the host's to report).
-inline void detach_subloop_worktree(const attached_worktree& w, const executor_options& options) noexcept {
-  try {
-    if (options.detach_worktree) options.detach_worktree(w.path);
-  } catch (...) {  // NOLINT(bugprone-empty-catch): a leaked scratch worktree must not end the run
-  }
-}
-
-/// The guard event of a worktree (`sub_loop_worktree_attached`, `_detached`, `_error`).
-inline guard_event worktree_event(event_time ts, std::string_view state, std::string_view kind,
-                                  std::string_view branch, std::string_view path,
-                                  std::string_view message = {}) {
-  guard_event e;
-  e.ts = ts;
-  e.state = state;
-  e.kind = kind;
-  e.branch = branch;
-  e.path = path;
-  e.message = message;
-  return e;
-}
-
-}  // namespace detail
-LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/subloop_worktree.hpp>
-// #include <little_loops/events.hpp> (already inlined above)
-// #include <little_loops/evaluators.hpp> (already inlined above)
-// #include <little_loops/execution_result.hpp> (already inlined above)
-// #include <little_loops/json.hpp> (already inlined above)
-// #include <little_loops/results.hpp> (already inlined above)
-// #include <little_loops/snapshot.hpp> (already inlined above)
-
-#include <chrono>
-#include <cstdint>
-#include <memory>
-#include <optional>
-#include <string>
-#include <utility>
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
-/// A loop waiting for its child: its run, as the executor's members held it. Each member is
-/// also in subloop_frames::frame_members(), the one list the frame operations walk.
-struct parked_frame {
-  std::shared_ptr<const compiled_loop> loop;
-  std::string loop_id;
-  std::size_t current = 0;  // the sub-loop state
-  std::optional<std::size_t> resume_state;
-  std::int64_t iteration = 0;
-  bool summary_executed = false;
-  json context;
-  captured_map captured;
-  run_history history;
-  convergence_memory convergence;
-  retry_counters counters;
-  resilience_memory resilience;
-  session_chain session;
-  std::int64_t elapsed_offset_ms = 0;
-  std::chrono::steady_clock::time_point start{};
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-  std::optional<std::int64_t> timeout_ms;
-  std::string started_at;
-  /// The child's events as JSON Lines, kept when the sub-loop state has `capture:`.
-  std::optional<std::string> child_events;
-  std::string working_dir{};  // where this loop's actions run (empty: the runner's own)
-  std::optional<attached_worktree> child_worktree{};  // the worktree its child runs in
+// A signal found in an output: its kind and its payload (a view into the output).
+struct found_signal {
+  signal_kind kind;
+  std::string_view payload;
 };
 
-template <class Executor>
-class subloop_frames {
- protected:
-  std::vector<parked_frame> frames_;  // the loops waiting, outermost first
-  std::string loop_id_;               // the running loop's id (the referrer of its children)
-  std::optional<std::int64_t> timeout_ms_;  // the running loop's time limit
-  std::shared_ptr<const compiled_loop> retired_;  // the child that just ended (its calls unwind)
-  std::string working_dir_;  // where the running loop's actions run (a sub-loop's worktree)
-
-  Executor& self() noexcept { return static_cast<Executor&>(*this); }
-  const Executor& self() const noexcept { return static_cast<const Executor&>(*this); }
-
-  // The one list of a frame's per-run members: the running loop's (the executor's, or this
-  // base's) beside the parked frame's `f`, each under its role (detail/frame_members.hpp).
-  // Per-run state goes here, once, and into parked_frame: swap_frame, start_frame,
-  // restore_frame, running_view and parked_snapshot all walk this list.
-  template <class V, class Ex, class Parked>
-  static void frame_members(V& v, Ex& ex, Parked& f) {
-    v.kept(ex.loop_, f.loop);
-    v.kept(ex.loop_id_, f.loop_id);
-    v.kept(ex.working_dir_, f.working_dir);  // a sub-loop's worktree: set by call_subloop()
-    v.kept(ex.start_, f.start);
-    v.position(ex.current_, f.current, ex.resume_state_, f.resume_state);
-    v.field(ex.iteration_, f.iteration, &snapshot::iteration, &snapshot_view::iteration);
-    v.field(ex.summary_executed_, f.summary_executed, &snapshot::summary_executed,
-            &snapshot_view::summary_executed);
-    v.field(ex.started_at_, f.started_at, &snapshot::started_at, &snapshot_view::started_at);
-    v.context(ex.context_, f.context);
-    v.memory(ex.captured_, f.captured);
-    v.memory(ex.history_, f.history);
-    v.memory(ex.convergence_, f.convergence);
-    v.memory(ex.counters_, f.counters);
-    v.memory(ex.resilience_, f.resilience);  // after counters_: it joins their JSON
-    v.memory(ex.session_, f.session);        // after resilience_: it joins the counters too
-    v.elapsed(ex.elapsed_offset_ms_, f.elapsed_offset_ms);
-    v.cleared(ex.deadline_, f.deadline);
-    v.limit(ex.timeout_ms_, f.timeout_ms);
-  }
-
-  // Stands in for the parked frame when a visitor reads or sets only the running loop's.
-  static const parked_frame& no_frame() {
-    static const parked_frame none;
-    return none;
-  }
-
-  // Exchanges the running loop's members with `f`.
-  void swap_frame(parked_frame& f) noexcept {
-    frame_swapper v;
-    frame_members(v, self(), f);
-  }
-
-  // `req` in the running loop's working directory (the request itself outside a worktree).
-  const action_request& in_working_dir(const action_request& req) {
-    if (working_dir_.empty() || !req.working_dir.empty()) return req;
-    worktree_request_ = req;
-    worktree_request_.working_dir = working_dir_;
-    return worktree_request_;
-  }
-
-  // A loop starts in the members: the top loop (reset()), or a child (call_subloop()).
-  void start_frame(json context, std::optional<std::int64_t> timeout_ms) {
-    Executor& ex = self();
-    frame_starter v{{}, {*ex.loop_, std::move(context), ex.options_.injected_context, timeout_ms}};
-    frame_members(v, ex, no_frame());
-  }
-
-  // The running loop's members from `s` (resume(); a child's frame, resume_frames()).
-  void restore_frame(const snapshot& s, std::size_t at, convergence_memory convergence) {
-    Executor& ex = self();
-    frame_restorer v{{}, {*ex.loop_, s, at, convergence, ex.options_.injected_context}};
-    frame_members(v, ex, no_frame());
-  }
-
-  // Back to the top loop, every child dropped (and every worktree detached).
-  void unwind_frames() noexcept {
-    detach_worktrees(false);
-    while (!frames_.empty()) {
-      swap_frame(frames_.back());
-      frames_.pop_back();
-    }
-  }
-
-  // Detaches the worktree of every waiting frame's child, innermost first (with events:
-  // reported as `sub_loop_worktree_detached`).
-  void detach_worktrees(bool with_events) noexcept {
-    Executor& ex = self();
-    for (std::size_t i = frames_.size(); i-- > 0;) {
-      auto& w = frames_[i].child_worktree;
-      if (!w) continue;
-      detach_subloop_worktree(*w, ex.options_);
-      if constexpr (Executor::emits_events)
-        if (with_events) {
-          guard_event e = worktree_event(ex.wall(), frames_[i].loop->state(frames_[i].current).name,
-                                         "sub_loop_worktree_detached", w->branch, w->path);
-          e.depth = static_cast<std::uint32_t>(i);
-          ex.sink_.on_event(loop_event{e});
-        }
-      w.reset();
-    }
-  }
-
-  // Runs the sub-loop state `st`: its child becomes the running loop, whose first state is
-  // the next step. A child that cannot start is the state's `error` verdict.
-  void call_subloop(const compiled_state& st, interpolation_context& ctx) {
-    Executor& ex = self();
-    auto child = find_child(*st.config, ctx, ex.options_, frames_.size() + 2, loop_id_);
-    if (!child) return fail_call(st, ctx, std::move(child.error().message));
-    auto context = child_context(*st.config, *child, ctx, ex.options_.injected_context);
-    if (!context) return fail_call(st, ctx, fmt::format("sub-loop '{}': {}", child->loop->loop().name,
-                                                        context.error().message));
-    std::optional<attached_worktree> worktree;
-    if (st.config->worktree) {
-      auto w = attach_subloop_worktree(*st.config->worktree, ctx, *context, ex.options_);
-      if (!w) return fail_worktree(st, ctx, std::move(w.error()));
-      worktree = std::move(*w);
-      if constexpr (Executor::emits_events)
-        if (worktree) ex.emit(worktree_event(ex.wall(), st.name, "sub_loop_worktree_attached", worktree->branch, worktree->path));
-    }
-    std::optional<std::int64_t> parent_left;
-    if (timeout_ms_) parent_left = *timeout_ms_ - ex.elapsed_ms_now();
-    const auto limit = child_timeout_ms(child->loop->loop().timeout, st.config->timeout, parent_left);
-    parked_frame parked;
-    if (st.capture) parked.child_events.emplace();
-    swap_frame(parked);
-    parked.child_worktree = std::move(worktree);
-    working_dir_ = parked.child_worktree ? parked.child_worktree->path : parked.working_dir;
-    frames_.push_back(std::move(parked));
-    ex.loop_ = std::move(child->loop);
-    loop_id_ = std::move(child->id);
-    start_frame(std::move(*context), limit);
-    ex.start_ = ex.now_ = ex.clock_->now();
-    ex.started_at_ = format_timestamp(ex.clock_->wall_now());
-    if (limit) ex.deadline_ = ex.start_ + std::chrono::milliseconds(*limit);
-    if constexpr (Executor::emits_events) ex.emit(loop_start_event{ex.wall(), ex.loop_->loop().name});
-  }
-
-  // The child ended (`how`): its parent runs again and concludes the sub-loop state.
-  void return_to_parent(termination how, std::optional<error> err) {
-    Executor& ex = self();
-    const compiled_state& last = ex.loop_->state(ex.current_);
-    child_end end{how, how == termination::terminal && last.failure, last.name, std::move(err), json()};
-    if (how == termination::terminal && !last.config->output.empty()) {
-      auto out = render_table(last.config->output, running_context(last));
-      if (out) {
-        end.output = std::move(*out);
-      } else {
-        ex.report_error(last, "output", out.error().message);
-        end.how = termination::error;
-        end.failed = std::move(out.error());
+inline std::optional<found_signal> find_output_signal(std::string_view out,
+                                                      const std::vector<output_signal>& signals) {
+  constexpr std::string_view ws = " \t\r\n\f\v";
+  if (out.empty()) return std::nullopt;  // markers are never empty
+  for (const auto& sig : signals) {
+    if (sig.marker.empty()) continue;
+    std::size_t from = 0;
+    while (true) {
+      const auto pos = out.find(sig.marker, from);
+      if (pos == std::string_view::npos) break;
+      std::string_view rest = out.substr(pos + sig.marker.size());
+      const auto b = rest.find_first_not_of(ws);
+      std::string_view payload;
+      if (b != std::string_view::npos) {
+        rest.remove_prefix(b);
+        payload = rest.substr(0, rest.find('\n'));
+        const auto e = payload.find_last_not_of(ws);
+        payload = payload.substr(0, e + 1);
+      } else if (rest.find_first_not_of('\n') != std::string_view::npos) {
+        // Only whitespace follows, but not only newlines (`MARKER: `, a CRLF line end): the
+        // original's `MARKER\s*(.+)` still matches, with an empty (stripped) payload.
+        return found_signal{sig.kind, payload};
       }
-    }
-    if constexpr (Executor::emits_events)
-      ex.emit(loop_complete_event{ex.wall(), last.name, ex.iteration_, to_string(end.how)});
-    captured_map child_captured = std::move(ex.captured_);
-    retired_ = ex.loop_;
-    swap_frame(frames_.back());
-    std::optional<std::string> events = std::move(frames_.back().child_events);
-    const std::optional<attached_worktree> worktree = std::move(frames_.back().child_worktree);
-    frames_.pop_back();
-    const compiled_state& st = ex.loop_->state(ex.current_);
-    if (worktree) {
-      detach_subloop_worktree(*worktree, ex.options_);
-      if constexpr (Executor::emits_events)
-        ex.emit(worktree_event(ex.wall(), st.name, "sub_loop_worktree_detached", worktree->branch, worktree->path));
-    }
-    if (st.capture) {
-      captured_record& c = ex.captured_[*st.capture];
-      c = captured_record{};
-      if (events) c.output = std::move(*events);
-    }
-    ex.captured_[st.name].subloop = subloop_record(*st.config, end, child_captured);
-    ex.result_eval_.verdict.assign(subloop_verdict(st, end));
-    json details = {{"terminated_by", to_string(end.how)}, {"final_state", end.final_state}};
-    if (end.failure) details["failure_terminal"] = true;
-    if (end.failed) details["error"] = end.failed->message;
-    ex.result_eval_.details = std::move(details);
-    interpolation_context ctx = running_context(st);
-    conclude_call(st, ctx);
-  }
-
-  // A stop or a handoff inside a child: the run ends (or pauses) with every frame in place;
-  // each frame reports its end, innermost first, and the result is the top loop's.
-  void finish_stack(termination how, std::optional<error> err) {
-    Executor& ex = self();
-    if (!ex.resume_state_) ex.resume_state_ = ex.current_;
-    ex.phase_ = Executor::run_phase::finished;
-    if constexpr (Executor::emits_events) {
-      if (how != termination::handoff) {
-        ex.emit(loop_complete_event{ex.wall(), ex.loop_->state(ex.current_).name, ex.iteration_, to_string(how)});
-        for (std::size_t i = frames_.size(); i-- > 0;) {
-          const parked_frame& f = frames_[i];
-          loop_complete_event e{ex.wall(), f.loop->state(f.current).name, f.iteration, to_string(how)};
-          e.depth = static_cast<std::uint32_t>(i);
-          ex.sink_.on_event(loop_event{e});
-        }
-      }
-    }
-    const parked_frame& top = frames_.front();
-    execution_result& r = ex.result_;
-    r.final_state = top.loop->state(top.current).name;
-    r.iterations = top.iteration;
-    r.terminated_by = how;
-    r.failure = false;
-    r.duration_ms = top.elapsed_offset_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                ex.clock_->now() - top.start).count();
-    r.captured = captured_map(top.captured);
-    r.error = std::move(err);
-    r.on_handoff = top.loop->loop().on_handoff;
-    r.snapshot = ex.snapshot();  // with each worktree's branch: a resume attaches it again
-    detach_worktrees(how != termination::handoff);
-  }
-
-  // The running loop's snapshot members (its convergence list in `convergence_storage`, its
-  // counters' JSON in `counters`, which the view leaves for the caller to point at or move).
-  snapshot_view running_view(std::vector<std::pair<std::string_view, double>>& convergence_storage,
-                             json& counters) const {
-    const Executor& ex = self();
-    snapshot_view v;
-    frame_viewer<false> viewer{{}, {*ex.loop_, v, convergence_storage, &counters}};
-    viewer.elapsed_ms = ex.phase_ >= Executor::run_phase::running ? ex.elapsed_ms_now() : ex.elapsed_offset_ms_;
-    frame_members(viewer, ex, no_frame());
-    return v;
-  }
-
-  // The running loop's interpolation context at state `st` (no `result` yet).
-  interpolation_context running_context(const compiled_state& st) const noexcept {
-    const Executor& ex = self();
-    interpolation_context ctx;
-    ctx.context = &ex.context_;
-    ctx.captured = &ex.captured_;
-    ctx.prev = ex.history_.prev();
-    ctx.last_evaluation = ex.history_.last_evaluation();
-    ctx.result = nullptr;
-    ctx.state_name = st.name;
-    ctx.iteration = ex.iteration_;
-    ctx.loop_name = ex.loop_->loop().name;
-    ctx.max_iterations = ex.loop_->loop().max_iterations;
-    ctx.started_at = ex.started_at_;
-    ctx.elapsed_ms = ex.elapsed_ms();
-    ctx.env = ex.options_.env;
-    ctx.env_user = ex.options_.env_user;
-    ctx.size_limit = ex.options_.render_size_limit;
-    return ctx;
-  }
-
-  // ---- snapshots of the stack (snapshot::frames) ----
-
-  // A child ended (`how`): its parent goes on, unless the run stops or pauses.
-  void end_child(termination how, std::optional<error> err) {
-    if (how == termination::cancelled || how == termination::handoff) return finish_stack(how, std::move(err));
-    return_to_parent(how, std::move(err));
-  }
-
-
-  // `s` (the running loop's snapshot) becomes the whole stack's: the top loop's members,
-  // and `frames` the loops below it, the running one last.
-  void stack_into(snapshot& s) const {
-    json frames = json::array();
-    for (std::size_t i = 1; i < frames_.size(); ++i)
-      frames.push_back(frame_json(parked_snapshot(frames_[i]), frames_[i].loop_id, frames_[i].timeout_ms));
-    frames.push_back(frame_json(s, loop_id_, timeout_ms_));
-    for (std::size_t i = 0; i < frames_.size(); ++i)  // frames[i] runs in frames_[i]'s child worktree
-      if (frames_[i].child_worktree) frames[i]["worktree"] = frames_[i].child_worktree->branch;
-    s = parked_snapshot(frames_.front());
-    s.frames = std::move(frames);
-  }
-
-  // snapshot_view() inside a child: the stack's snapshot, copied (kept until the next call).
-  snapshot_view stack_view() const {
-    stack_snapshot_ = self().snapshot();
-    const snapshot& s = stack_snapshot_;
-    snapshot_view v;
-    v.loop_name = s.loop_name;
-    v.digest = s.digest;
-    v.current_state = s.current_state;
-    v.iteration = s.iteration;
-    v.summary_executed = s.summary_executed;
-    v.context = &s.context;
-    v.captured = &s.captured;
-    v.prev = s.prev ? &*s.prev : nullptr;
-    v.last_evaluation = s.last_evaluation ? &*s.last_evaluation : nullptr;
-    stack_convergence_.clear();
-    for (const auto& [state, value] : s.convergence) stack_convergence_.emplace_back(state, value);
-    v.convergence = stack_convergence_;
-    v.elapsed_ms = s.elapsed_ms;
-    v.started_at = s.started_at;
-    v.counters = s.counters.is_null() ? nullptr : &s.counters;
-    v.frames = &s.frames;
-    return v;
-  }
-
-  // Re-enters the children of a snapshot's `frames`, each reloaded by its id, the running
-  // one last; the executor's members then hold the innermost.
-  expected<void, error> resume_frames(const json& frames) {
-    Executor& ex = self();
-    for (std::size_t i = 0; i < frames.size(); ++i) {
-      auto frame = read_frame(frames[i], fmt::format("frames[{}]", i));
-      if (!frame) return unexpected(std::move(frame.error()));
-      if (ex.options_.child_loops == nullptr)
-        return unexpected(error{errc::snapshot_mismatch, "the snapshot runs sub-loops and the host gave no child loop resolver"});
-      auto child = ex.options_.child_loops->load(frame->id, loop_id_);
-      const auto changed = [&](const std::string& why) {
-        return error{errc::snapshot_mismatch,
-                     fmt::format("frame {} ({}) changed since the snapshot: {}", i + 1, frame->id, why),
-                     fmt::format("frames[{}]", i)};
-      };
-      if (!child) return unexpected(changed(child.error().message));
-      const auto at = resume_state(*child->loop, frame->state);
-      if (!at) return unexpected(changed(at.error().message));
-      convergence_memory convergence;
-      if (std::string_view unknown; !convergence.restore(*child->loop, frame->state, unknown))
-        return unexpected(changed(fmt::format("convergence memory of unknown state \"{}\"", unknown)));
-      ex.start_ = ex.clock_->now();  // the parent waits from now on, with the time it had
-      if (timeout_ms_) ex.deadline_ = ex.start_ + std::chrono::milliseconds(*timeout_ms_ - ex.elapsed_offset_ms_);
-      parked_frame parked;
-      swap_frame(parked);
-      if (!frame->worktree.empty()) {  // attached again, where the snapshot was taken
-        json scratch = json::object();
-        auto w = attach_subloop_worktree(frame->worktree, interpolation_context{}, scratch, ex.options_);
-        if (!w || !*w) {
-          swap_frame(parked);
-          return unexpected(changed(w ? "its worktree branch is empty" : w.error()));
-        }
-        parked.child_worktree = std::move(**w);
-      }
-      working_dir_ = parked.child_worktree ? parked.child_worktree->path : parked.working_dir;
-      frames_.push_back(std::move(parked));
-      ex.loop_ = std::move(child->loop);
-      loop_id_ = std::move(child->id);
-      start_frame(json::object(), frame->timeout_ms);
-      restore_frame(frame->state, *at, std::move(convergence));
-    }
-    return {};
-  }
-
-  // Keeps `e` in the event capture of every waiting frame that has one.
-  template <class Event>
-  void note_child_event(const Event& e) noexcept {
-    try {
-      for (auto& f : frames_)
-        if (f.child_events) append_json_line(*f.child_events, loop_event{e});
-    } catch (...) {  // NOLINT(bugprone-empty-catch): an event capture is best effort
+      if (!payload.empty() || !sig.payload_required) return found_signal{sig.kind, payload};
+      from = pos + 1;
     }
   }
-
- private:
-  action_request worktree_request_;  // in_working_dir()
-  mutable snapshot stack_snapshot_;  // stack_view()
-  mutable std::vector<std::pair<std::string_view, double>> stack_convergence_;
-
-  // One entry of snapshot::frames, read back.
-  struct frame_entry {
-    snapshot state;
-    std::string id;
-    std::optional<std::int64_t> timeout_ms;
-    std::string worktree{};  // the branch of the worktree it runs in
-  };
-
-  static expected<frame_entry, error> read_frame(const json& j, const std::string& path) {
-    const auto bad = [&](std::string_view key, std::string_view what) {
-      return error{errc::invalid_snapshot, std::string(what), join_path(path, key)};
-    };
-    if (!j.is_object()) return unexpected(bad("", "must be an object"));
-    const auto id = j.find("loop_id");
-    if (id == j.end() || !id->is_string()) return unexpected(bad("loop_id", "must be a string"));
-    frame_entry out;
-    out.id = id->get<std::string>();
-    json body = j;
-    body.erase("loop_id");
-    if (const auto t = body.find("timeout_ms"); t != body.end()) {
-      if (!t->is_number_integer()) return unexpected(bad("timeout_ms", "must be an integer"));
-      out.timeout_ms = t->get<std::int64_t>();
-      body.erase("timeout_ms");
-    }
-    if (const auto w = body.find("worktree"); w != body.end()) {
-      if (!w->is_string()) return unexpected(bad("worktree", "must be a string"));
-      out.worktree = w->get<std::string>();
-      body.erase("worktree");
-    }
-    auto state = snapshot_from_json(body);
-    if (!state) {
-      error e = std::move(state.error());
-      e.path = join_path(path, e.path);
-      return unexpected(std::move(e));
-    }
-    out.state = std::move(*state);
-    return out;
-  }
-
-  // A waiting loop's snapshot (its current state is the sub-loop state).
-  snapshot parked_snapshot(const parked_frame& f) const {
-    snapshot_view v;
-    std::vector<std::pair<std::string_view, double>> convergence;
-    json counters;
-    frame_viewer<true> viewer{{}, {*f.loop, v, convergence, &counters}};
-    viewer.elapsed_ms = f.elapsed_offset_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                  self().clock_->now() - f.start).count();
-    frame_members(viewer, self(), f);
-    snapshot s = v.materialize();
-    s.counters = std::move(counters);
-    return s;
-  }
-
-  static json frame_json(const snapshot& s, const std::string& id, std::optional<std::int64_t> timeout_ms) {
-    json j = to_json(s);
-    j["loop_id"] = id;
-    if (timeout_ms) j["timeout_ms"] = *timeout_ms;
-    return j;
-  }
-
-  // A child that could not start: the state's `error` verdict.
-  void fail_call(const compiled_state& st, interpolation_context& ctx, std::string message) {
-    Executor& ex = self();
-    ex.report_error(st, "subloop", message);
-    ex.result_eval_ = error_result(std::move(message));
-    conclude_call(st, ctx);
-  }
-
-  // A worktree that could not be attached: reported, and the state's `error` verdict.
-  void fail_worktree(const compiled_state& st, interpolation_context& ctx, std::string message) {
-    Executor& ex = self();
-    if constexpr (Executor::emits_events)
-      ex.emit(worktree_event(ex.wall(), st.name, "sub_loop_worktree_error", {}, {}, message));
-    fail_call(st, ctx, std::move(message));
-  }
-
-  // Records the sub-loop state's verdict as `prev` and routes it.
-  void conclude_call(const compiled_state& st, interpolation_context& ctx) {
-    Executor& ex = self();
-    if (st.capture) ex.captured_[*st.capture].verdict = ex.result_eval_.verdict;
-    ex.history_.record(st, nullptr, ex.result_eval_, true);
-    ex.move_on(st, std::nullopt, ex.choose_next(st, ctx));
-  }
-};
+  return std::nullopt;
+}
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
-// end of <little_loops/detail/subloop_frames.hpp>
-// #include <little_loops/detail/text_transfer.hpp> (already inlined above)
+// end of <little_loops/detail/output_signal_scan.hpp>
+// #include <little_loops/detail/prepatch_check.hpp>
+// `prepatch_check:` (guards.hpp; the reference's executor). On the exit of a guarded state
+// whose action succeeded, a probe of the host's runner gives the pre-patch base (`git
+// merge-base HEAD <branch>`, else the branch) and the patch since it (`git diff <base>`, and
+// a `/dev/null` diff of each untracked file); the host's checker
+// (executor_options::prepatch_checker) says whether the candidate tests of that patch passed
+// before it too (`flagged`). A red exit records a skip and asks nothing. Each check appends
+// its record to `${context._prepatch_check}`; the same (patch, base) within a run reuses the
+// verdict (`memoized`). `fail` sends a flagged run to its failure terminal, `warn` reports
+// it (a `prepatch_check_flagged` guard event), `allow` only records.
+
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/executor_options.hpp> (already inlined above)
+// #include <little_loops/guards.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/detail/strings.hpp> (already inlined above)
+// #include <little_loops/detail/tamper_guard.hpp>
+// `tamper_guard:` (guards.hpp; the reference's executor and its test_tamper_guard module).
+// Before a guarded state's action runs, the test files (the host's test-file patterns) and
+// the pytest configuration the working directory reads are hashed; after it, the same files
+// and every test file git sees changed or untracked are hashed again. A difference is a
+// finding (`modified`, `deleted`, `added`; `is_config` for the pytest configuration). The
+// policy then acts: `revert` restores the tracked files modified or deleted (`git
+// checkout`), `fail` sends the run to its failure terminal (failure_target()), `allow`
+// only records. Every check appends its record to `${context._tamper_guard}`.
+//
+// All of it runs as probes of the host's ActionRunner (shell requests marked `probe`), so
+// the core spawns nothing and reads no file: a simulating host answers them with nothing,
+// and a state then has nothing to find.
+
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/events.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/guards.hpp> (already inlined above)
+// #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/detail/stall_memory.hpp> (already inlined above)
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// A guard's policy for `st`: its own value, else the loop's; nullopt when neither is one of
+/// `values` (unset, or a value validation warned about).
+template <class Values>
+std::optional<std::string_view> effective_guard(const std::optional<std::string>& own,
+                                                const std::optional<std::string>& loop_default,
+                                                const Values& values) {
+  const std::optional<std::string>& v = own && !own->empty() ? own : loop_default;
+  if (!v) return std::nullopt;
+  for (std::string_view name : values)
+    if (name == *v) return name;
+  return std::nullopt;
+}
+
+LITTLE_LOOPS_INLINE bool glob_match(std::string_view pattern, std::string_view path);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+/// Whether `path` matches the glob `pattern`: `*` and `?` stay inside one path segment,
+/// `**/` matches any number of leading directories (none included), and any other `**`
+/// matches across segments.
+LITTLE_LOOPS_INLINE bool glob_match(std::string_view pattern, std::string_view path) {
+  if (pattern.empty()) return path.empty();
+  if (pattern.substr(0, 3) == "**/") {
+    const std::string_view rest = pattern.substr(3);
+    while (true) {  // after 0, 1, … leading directories
+      if (glob_match(rest, path)) return true;
+      const std::size_t slash = path.find('/');
+      if (slash == std::string_view::npos) return false;
+      path.remove_prefix(slash + 1);
+    }
+  }
+  if (pattern.substr(0, 2) == "**") {
+    for (std::size_t i = 0; i <= path.size(); ++i)
+      if (glob_match(pattern.substr(2), path.substr(i))) return true;
+    return false;
+  }
+  if (pattern.front() == '*') {
+    for (std::size_t i = 0; i <= path.size(); ++i) {
+      if (glob_match(pattern.substr(1), path.substr(i))) return true;
+      if (i < path.size() && path[i] == '/') return false;
+    }
+    return false;
+  }
+  if (path.empty()) return false;
+  if (pattern.front() == '?' ? path.front() == '/' : pattern.front() != path.front()) return false;
+  return glob_match(pattern.substr(1), path.substr(1));
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+/// Whether `path` is a test file by `patterns`.
+template <class Patterns>
+bool is_test_file(std::string_view path, const Patterns& patterns) {
+  return std::any_of(std::begin(patterns), std::end(patterns),
+                     [&](const auto& p) { return glob_match(p, path); });
+}
+
+/// The line a listing probe marks the pytest configuration with.
+inline constexpr std::string_view config_marker = ":pytest-config ";
+
+LITTLE_LOOPS_INLINE std::string config_probe();
+LITTLE_LOOPS_INLINE std::string listing_probe(bool entry);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+/// The shell text that prints the pytest configuration pytest reads here, as pytest finds
+/// it: `pytest.ini`, else `pyproject.toml` with `[tool.pytest.ini_options]`, else `tox.ini`
+/// with `[pytest]`, else `setup.cfg` with `[tool:pytest]`.
+LITTLE_LOOPS_INLINE std::string config_probe() {
+  const std::string m(config_marker);
+  return "if [ -f pytest.ini ]; then echo '" + m + "pytest.ini'; "
+         "elif grep -qs '^[[:space:]]*\\[tool\\.pytest\\.ini_options\\]' pyproject.toml; then echo '" + m + "pyproject.toml'; "
+         "elif grep -qsF '[pytest]' tox.ini; then echo '" + m + "tox.ini'; "
+         "elif grep -qsF '[tool:pytest]' setup.cfg; then echo '" + m + "setup.cfg'; fi";
+}
+
+/// The listing probe: the pytest configuration, then every file git tracks or sees
+/// untracked (`entry`), or only those changed against HEAD and the untracked ones (exit).
+LITTLE_LOOPS_INLINE std::string listing_probe(bool entry) {
+  std::string cmd = config_probe() + "; ";
+  cmd += entry ? "git -c core.quotepath=off ls-files --cached --others --exclude-standard 2>/dev/null"
+               : "git -c core.quotepath=off diff --name-only HEAD 2>/dev/null; "
+                 "git -c core.quotepath=off ls-files --others --exclude-standard 2>/dev/null";
+  return cmd;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+/// A listing probe's answer.
+struct guard_listing {
+  std::vector<std::string> paths{};
+  std::optional<std::string> config{};  ///< the pytest configuration, if any
+};
+
+LITTLE_LOOPS_INLINE guard_listing parse_listing(std::string_view text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE guard_listing parse_listing(std::string_view text) {
+  guard_listing out;
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    if (line.substr(0, config_marker.size()) == config_marker)
+      out.config = std::string(line.substr(config_marker.size()));
+    else
+      out.paths.emplace_back(line);
+  }
+  return out;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+LITTLE_LOOPS_INLINE std::string hash_probe(const std::vector<std::string>& paths);
+LITTLE_LOOPS_INLINE std::string revert_probe(const std::vector<std::string>& paths);
+LITTLE_LOOPS_INLINE std::optional<std::vector<std::string>> answer_lines(std::string_view text,
+                                                            std::size_t expected);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+/// The hashing probe: one line per path, its git blob hash or `-` when it is no file. The
+/// pytest section of `pyproject.toml` is hashed alone (edits elsewhere in it are no finding).
+LITTLE_LOOPS_INLINE std::string hash_probe(const std::vector<std::string>& paths) {
+  std::string cmd = "for f in";
+  for (const auto& p : paths) cmd += " " + shell_word(p);
+  cmd += "; do if [ ! -f \"$f\" ]; then echo -; "
+         "elif [ \"$f\" = pyproject.toml ]; then awk '/^[[:space:]]*\\[/{s=($0 ~ "
+         "/^[[:space:]]*\\[tool\\.pytest\\.ini_options\\]/)} s' \"$f\" | git hash-object --stdin; "
+         "else git hash-object -- \"$f\" || echo '?'; fi; done";
+  return cmd;
+}
+
+/// The revert probe: restores each path git tracks (`git checkout --`); one line per path,
+/// `+` when restored, `-` when not (untracked: nothing to restore from).
+LITTLE_LOOPS_INLINE std::string revert_probe(const std::vector<std::string>& paths) {
+  std::string cmd = "for f in";
+  for (const auto& p : paths) cmd += " " + shell_word(p);
+  cmd += "; do if git ls-files --error-unmatch -- \"$f\" >/dev/null 2>&1 && "
+         "git checkout -- \"$f\" 2>/dev/null; then echo +; else echo -; fi; done";
+  return cmd;
+}
+
+/// The lines of a probe's answer, one per path asked about (nullopt: another count).
+LITTLE_LOOPS_INLINE std::optional<std::vector<std::string>> answer_lines(std::string_view text,
+                                                            std::size_t expected) {
+  std::vector<std::string> lines;
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    std::string_view line = text.substr(0, end);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.emplace_back(line);
+    text.remove_prefix(std::min(end + 1, text.size()));
+  }
+  if (lines.size() != expected) return std::nullopt;
+  return lines;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+/// Hashes of test files by path (nullopt: no such file).
+using tamper_snapshot = std::map<std::string, std::optional<std::string>>;
+
+/// One difference between two snapshots.
+struct tamper_finding {
+  std::string path{};
+  std::string_view kind{};  ///< modified, deleted, added
+  bool is_config = false;
+};
+
+LITTLE_LOOPS_INLINE std::vector<tamper_finding> compare_snapshots(const tamper_snapshot& before,
+                                                     const tamper_snapshot& after,
+                                                     const std::optional<std::string>& config);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::vector<tamper_finding> compare_snapshots(const tamper_snapshot& before,
+                                                     const tamper_snapshot& after,
+                                                     const std::optional<std::string>& config) {
+  std::set<std::string> paths;
+  for (const auto& e : before) paths.insert(e.first);
+  for (const auto& e : after) paths.insert(e.first);
+  std::vector<tamper_finding> out;
+  for (const auto& p : paths) {
+    const auto b = before.find(p);
+    const auto a = after.find(p);
+    const std::optional<std::string> bh = b == before.end() ? std::nullopt : b->second;
+    const std::optional<std::string> ah = a == after.end() ? std::nullopt : a->second;
+    if (bh == ah) continue;
+    out.push_back({p, !bh ? "added" : !ah ? "deleted" : "modified", config && *config == p});
+  }
+  return out;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+/// The probes of the test guards for one state, through `run` (the host's runner): the
+/// tamper guard's snapshot taken on entry and its check on exit, and ask() for any other.
+template <class Run>
+class guard_probes {
+ public:
+  guard_probes(Run run, std::string_view state, std::stop_token stop,
+               std::optional<std::chrono::steady_clock::time_point> deadline)
+      : run_(std::move(run)), state_(state), stop_(std::move(stop)), deadline_(deadline) {}
+
+  /// Hashes the test files and the pytest configuration as they are now.
+  template <class Patterns>
+  tamper_snapshot snapshot_entry(const Patterns& patterns) {
+    const guard_listing l = list(true);
+    std::vector<std::string> paths;
+    for (const auto& p : l.paths)
+      if (is_test_file(p, patterns)) paths.push_back(p);
+    if (l.config) paths.push_back(*l.config);
+    return hash(paths);
+  }
+
+  /// Compares `before` with now and applies `policy`: the record appended to
+  /// `${context._tamper_guard}` (state, policy, passed, findings, reverted).
+  template <class Patterns>
+  json check_exit(const tamper_snapshot& before, std::string_view policy, const Patterns& patterns) {
+    const guard_listing l = list(false);
+    std::vector<std::string> paths;
+    for (const auto& e : before) paths.push_back(e.first);
+    for (const auto& p : l.paths)
+      if (is_test_file(p, patterns)) paths.push_back(p);
+    if (l.config) paths.push_back(*l.config);
+    std::sort(paths.begin(), paths.end());
+    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+    const std::vector<tamper_finding> findings = compare_snapshots(before, hash(paths), l.config);
+    json record = {{"state", state_}, {"policy", policy}, {"passed", true},
+                   {"findings", json::array()}, {"reverted", json::array()}};
+    std::vector<std::string> revertable;
+    for (const auto& f : findings) {
+      record["findings"].push_back({{"path", f.path}, {"kind", f.kind}, {"is_config", f.is_config}});
+      if (f.kind != "added") revertable.push_back(f.path);
+    }
+    if (findings.empty() || policy == "allow") return record;
+    if (policy == "fail") {
+      record["passed"] = false;
+      return record;
+    }
+    const json reverted = revert(revertable);
+    record["passed"] = reverted.size() == revertable.size();
+    record["reverted"] = reverted;
+    return record;
+  }
+
+  /// The output of the probe `text` (nullopt: it could not be run, or timed out).
+  std::optional<std::string> ask(const std::string& text) {
+    action_request req;
+    req.state = state_;
+    req.text = text;
+    req.timeout = std::chrono::seconds(30);
+    req.deadline = deadline_;
+    req.stop = stop_;
+    req.probe = true;
+    expected<action_result, error> r = run_(req);
+    if (!r || r->timed_out || r->cancelled) return std::nullopt;
+    return std::move(r->output);
+  }
+
+ private:
+  guard_listing list(bool entry) {
+    auto text = ask(listing_probe(entry));
+    return text ? parse_listing(*text) : guard_listing{};
+  }
+
+  // A path whose hash cannot be read counts as no file (the reference's unreadable file).
+  tamper_snapshot hash(const std::vector<std::string>& paths) {
+    tamper_snapshot out;
+    if (paths.empty()) return out;
+    const auto text = ask(hash_probe(paths));
+    const auto lines = text ? answer_lines(*text, paths.size()) : std::nullopt;
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      const bool known = lines && (*lines)[i] != "-" && (*lines)[i] != "?" && !(*lines)[i].empty();
+      out[paths[i]] = known ? std::optional<std::string>((*lines)[i]) : std::nullopt;
+    }
+    return out;
+  }
+
+  json revert(const std::vector<std::string>& paths) {
+    json out = json::array();
+    if (paths.empty()) return out;
+    const auto text = ask(revert_probe(paths));
+    const auto lines = text ? answer_lines(*text, paths.size()) : std::nullopt;
+    for (std::size_t i = 0; lines && i < paths.size(); ++i)
+      if ((*lines)[i] == "+") out.push_back(paths[i]);
+    return out;
+  }
+
+  Run run_;
+  std::string_view state_;
+  std::stop_token stop_;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+};
+
+LITTLE_LOOPS_INLINE std::optional<std::size_t> failure_target(const compiled_loop& loop,
+                                                 const state_config& st);
+LITTLE_LOOPS_INLINE void append_guard_record(json& context, std::string_view key, json record);
+LITTLE_LOOPS_INLINE guard_event stamped(guard_event e, event_time ts);
+LITTLE_LOOPS_INLINE std::optional<std::string_view> tamper_policy_of(const compiled_loop& loop,
+                                                        const compiled_state& st);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+/// Where a guard's `fail` policy sends the run from `st` (the reference's rule): its `on_no`
+/// when that is a failure terminal, else the first failure terminal by name, else its
+/// `on_no`; nullopt when there is none of them (the ordinary routes decide).
+LITTLE_LOOPS_INLINE std::optional<std::size_t> failure_target(const compiled_loop& loop,
+                                                 const state_config& st) {
+  const auto on_no = st.on.find("no");
+  std::optional<std::size_t> no;
+  if (on_no != st.on.end()) no = loop.find(on_no->second);
+  if (no && loop.state(*no).config->terminal && loop.state(*no).config->failure) return no;
+  std::optional<std::size_t> first;
+  for (std::size_t i = 0; i < loop.states().size(); ++i) {
+    const compiled_state& s = loop.state(i);
+    if (s.config->terminal && s.config->failure && (!first || s.name < loop.state(*first).name))
+      first = i;
+  }
+  return first ? first : no;
+}
+
+/// Appends `record` to the list `context[key]` (made a list when it is not one).
+LITTLE_LOOPS_INLINE void append_guard_record(json& context, std::string_view key, json record) {
+  json& list = context[std::string(key)];
+  if (!list.is_array()) list = json::array();
+  list.push_back(std::move(record));
+}
+
+/// `e` at time `ts`.
+LITTLE_LOOPS_INLINE guard_event stamped(guard_event e, event_time ts) {
+  e.ts = ts;
+  return e;
+}
+
+/// The tamper policy of the state `st` in `loop`, if a guard applies to it.
+LITTLE_LOOPS_INLINE std::optional<std::string_view> tamper_policy_of(const compiled_loop& loop,
+                                                        const compiled_state& st) {
+  return effective_guard(st.config->guards.tamper_guard, loop.loop().guards.tamper_guard,
+                         tamper_guard_values);
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+/// What a guard decided on a state's exit: where a `fail` policy sends the run, and the
+/// event to report (its time stamp left to the executor).
+struct guard_decision {
+  std::optional<std::size_t> target{};
+  guard_event event{};
+  bool report = false;  ///< the event is worth reporting
+};
+
+/// The tamper guard's exit of `st`: compares with `before`, applies the policy, appends the
+/// record to `context._tamper_guard`.
+template <class Run, class Patterns>
+guard_decision tamper_exit(guard_probes<Run> check, const compiled_loop& loop,
+                           const compiled_state& st, const tamper_snapshot& before,
+                           const Patterns& patterns, json& context) {
+  const std::string_view policy = *tamper_policy_of(loop, st);
+  json record = check.check_exit(before, policy, patterns);
+  guard_decision d;
+  d.event.state = st.name;
+  d.event.kind = "tamper_guard";
+  d.event.policy = policy;
+  d.event.passed = record["passed"].get<bool>();
+  d.event.findings = static_cast<std::int64_t>(record["findings"].size());
+  d.event.reverted = static_cast<std::int64_t>(record["reverted"].size());
+  d.report = d.event.findings != 0;
+  if (!d.event.passed && policy == "fail") d.target = failure_target(loop, *st.config);
+  if (d.target) d.event.target = loop.state(*d.target).name;
+  append_guard_record(context, "_tamper_guard", std::move(record));
+  return d;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/tamper_guard.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+LITTLE_LOOPS_INLINE std::string prepatch_diff_probe(std::string_view base_branch);
+LITTLE_LOOPS_INLINE std::optional<std::string_view> prepatch_policy_of(const compiled_loop& loop,
+                                                          const compiled_state& st);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+/// The probe that prints the pre-patch base (first line), then the patch since it.
+LITTLE_LOOPS_INLINE std::string prepatch_diff_probe(std::string_view base_branch) {
+  const std::string b = shell_word(base_branch);
+  return "base=$(git merge-base HEAD " + b + " 2>/dev/null) || base=" + b +
+         "; echo \"$base\"; git diff \"$base\" 2>/dev/null; "
+         "git -c core.quotepath=off ls-files --others --exclude-standard 2>/dev/null | "
+         "while IFS= read -r f; do git diff --no-index -- /dev/null \"$f\"; done; true";
+}
+
+/// The prepatch policy of the state `st` in `loop`, if a check applies to it.
+LITTLE_LOOPS_INLINE std::optional<std::string_view> prepatch_policy_of(const compiled_loop& loop,
+                                                          const compiled_state& st) {
+  return effective_guard(st.config->guards.prepatch_check, loop.loop().guards.prepatch_check,
+                         prepatch_check_values);
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+/// Verdicts of one run by (hash of the patch, base), as the reference memoizes them.
+using prepatch_memo = std::map<std::pair<std::uint64_t, std::string>, prepatch_verdict>;
+
+/// The host's verdict on the patch of a green exit (skipped without a checker), through the
+/// memo; `memoized` tells whether it was there.
+template <class Run>
+prepatch_verdict judge_patch(guard_probes<Run>& probes, const compiled_state& st,
+                             const executor_options& options, prepatch_memo& memo,
+                             std::string& base_ref, bool& memoized) {
+  const std::optional<std::string> text = probes.ask(prepatch_diff_probe(options.prepatch_base_branch));
+  std::string_view out = text ? std::string_view(*text) : std::string_view();
+  const std::size_t eol = std::min(out.find('\n'), out.size());
+  base_ref = std::string(out.substr(0, eol));
+  if (base_ref.empty()) base_ref = options.prepatch_base_branch;
+  const std::string_view diff = out.substr(std::min(eol + 1, out.size()));
+  const auto key = std::make_pair(fnv1a_64(diff), base_ref);
+  if (const auto found = memo.find(key); found != memo.end()) {
+    memoized = true;
+    return found->second;
+  }
+  prepatch_verdict v;
+  v.skipped_reason = "no pre-patch checker in this host";
+  if (options.prepatch_checker) v = options.prepatch_checker(prepatch_request{st.name, base_ref, diff});
+  memo.emplace(key, v);
+  return v;
+}
+
+/// The pre-patch check of `st` on its exit (`green`: its action succeeded): the record in
+/// `context._prepatch_check`, and where a `fail` policy sends a flagged run.
+template <class Run>
+guard_decision prepatch_exit(guard_probes<Run> probes, const compiled_loop& loop,
+                             const compiled_state& st, bool green, const executor_options& options,
+                             prepatch_memo& memo, json& context) {
+  const std::string_view policy = *prepatch_policy_of(loop, st);
+  json record = {{"state", st.name}, {"policy", policy}};
+  guard_decision d;
+  if (!green) {
+    record["verdict"] = "skipped";
+    record["skipped_reason"] = "guarded state's action did not succeed (red path)";
+    record["memoized"] = false;
+    append_guard_record(context, "_prepatch_check", std::move(record));
+    return d;
+  }
+  std::string base_ref;
+  bool memoized = false;
+  const prepatch_verdict v = judge_patch(probes, st, options, memo, base_ref, memoized);
+  record["verdict"] = v.verdict;
+  record["base_ref"] = base_ref;
+  record["skipped_reason"] = v.verdict == "skipped" ? json(v.skipped_reason) : json();
+  record["memoized"] = memoized;
+  append_guard_record(context, "_prepatch_check", std::move(record));
+  if (v.verdict != "flagged" || policy == "allow") return d;
+  d.report = true;
+  d.event.state = st.name;
+  d.event.kind = "prepatch_check_flagged";
+  d.event.policy = policy;
+  d.event.verdict = "flagged";
+  if (policy == "fail") d.target = failure_target(loop, *st.config);
+  if (d.target) d.event.target = loop.state(*d.target).name;
+  return d;
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/prepatch_check.hpp>
+// #include <little_loops/detail/resilience_runtime.hpp> (already inlined above)
+// #include <little_loops/detail/retry_counters.hpp> (already inlined above)
+// #include <little_loops/detail/routing.hpp> (already inlined above)
+// #include <little_loops/detail/run_history.hpp> (already inlined above)
+// #include <little_loops/detail/tamper_guard.hpp> (already inlined above)
 // #include <little_loops/error.hpp> (already inlined above)
 // #include <little_loops/evaluators.hpp> (already inlined above)
 // #include <little_loops/events.hpp> (already inlined above)
@@ -17386,14 +17229,11 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/expected.hpp> (already inlined above)
 // #include <little_loops/interpolation.hpp> (already inlined above)
 // #include <little_loops/json.hpp> (already inlined above)
+// #include <little_loops/learning.hpp> (already inlined above)
 // #include <little_loops/output_signal.hpp> (already inlined above)
 // #include <little_loops/results.hpp> (already inlined above)
-// #include <little_loops/schema.hpp> (already inlined above)
 // #include <little_loops/snapshot.hpp> (already inlined above)
 
-#include <fmt/format.h>
-
-#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -17404,7 +17244,1663 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+/// An event the core emits, by reference: its address and its alternative in loop_event. The
+/// executor builds the loop_event for its sink (with_loop_event()), so a host whose executors
+/// have no sink compiles no event building at all.
+struct event_ref {
+  const void* event = nullptr;
+  std::size_t index = 0;
+};
+
+/// The index of `Event` among loop_event's alternatives.
+template <class Event, class... A>
+constexpr std::size_t alternative_index(const std::variant<A...>*) noexcept {
+  constexpr bool same[] = {std::is_same_v<Event, A>...};
+  std::size_t i = 0;
+  while (!same[i]) ++i;
+  return i;
+}
+
+/// `e` by reference, for the event hooks.
+template <class Event>
+event_ref event_ref_of(const Event& e) noexcept {
+  return {&e, alternative_index<Event>(static_cast<const loop_event*>(nullptr))};
+}
+
+/// Calls `f` with the loop_event `e` refers to (a copy), built where its alternative is
+/// known: `f` (the sink's on_event) is inlined with it. Only a TU whose executor has a sink
+/// instantiates it.
+template <class F>
+void with_loop_event(event_ref e, F&& f) {
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (void)((e.index == I &&
+            (f(loop_event(std::in_place_index<I>,
+                          *static_cast<const std::variant_alternative_t<I, loop_event>*>(e.event))),
+             true)) ||
+           ...);
+  }(std::make_index_sequence<std::variant_size_v<loop_event>>{});
+}
+
+/// What an executor's host is, as the core sees it (fixed by fsm_executor's parameters).
+struct executor_host_traits {
+  bool emits_events = false;     ///< the sink is not null_event_sink: events are built
+  bool sink_asked = false;        ///< the sink says when it listens (sink_listens())
+  bool instant_verdicts = false;  ///< the evaluator is a library one (evaluators.hpp)
+};
+
+/// The executor without its host: fsm_executor's state and steps. Its member functions are
+/// fsm_executor's (see executor.hpp for what each does to a host).
+class executor_core {
+ protected:
+  executor_core(std::shared_ptr<const compiled_loop> loop, executor_options options,
+                executor_host_traits traits);
+  executor_core(const executor_core&) = default;
+  executor_core(executor_core&&) = default;
+  executor_core& operator=(const executor_core&) = default;
+  executor_core& operator=(executor_core&&) = default;
+  ~executor_core() = default;
+
+  // ---- the run, as fsm_executor offers it ----
+  const execution_result& run();
+  const execution_result& run(std::stop_token token);
+  bool step();
+  void request_stop() noexcept { stop_.request_stop(); }
+  [[nodiscard]] std::stop_token stop_token() const noexcept { return stop_.get_token(); }
+  [[nodiscard]] bool finished() const noexcept { return phase_ == run_phase::finished; }
+  [[nodiscard]] const execution_result& result() const noexcept { return result_; }
+  [[nodiscard]] std::string_view current_state() const noexcept { return loop_->state(current_).name; }
+  [[nodiscard]] std::int64_t iteration() const noexcept { return iteration_; }
+  [[nodiscard]] const captured_map& captured() const noexcept { return captured_; }
+  [[nodiscard]] const prev_record* prev() const noexcept { return history_.prev(); }
+  [[nodiscard]] const compiled_loop& loop() const noexcept { return *loop_; }
+  [[nodiscard]] little_loops::snapshot snapshot() const;
+  [[nodiscard]] little_loops::snapshot_view snapshot_view() const;
+  expected<void, little_loops::error> resume(const little_loops::snapshot& s);
+  void reset();
+
+ private:
+  // ---- the host: fsm_executor's runner, evaluator and sink ----
+  // Run an action; evaluate a verdict; deliver an event to the sink; whether it listens now;
+  // append an event's JSON line to a sub-loop state's capture. The event hooks are called
+  // only when the sink is not null_event_sink.
+  virtual expected<action_result, error> host_run(const action_request& req) = 0;
+  virtual expected<evaluation_result, error> host_evaluate(const evaluation_request& req) = 0;
+  virtual void host_deliver(event_ref e) noexcept = 0;
+  virtual bool host_listens() const noexcept = 0;
+  virtual void host_capture(std::string& out, event_ref e) = 0;
+
+  // Where the run is: before its first step (`fresh`, or `resumed` from a snapshot, which
+  // emits loop_resume instead of loop_start), between steps, or ended.
+  enum class run_phase : unsigned char { fresh, resumed, running, finished };
+
+  // The host's runner as a callable, for the probes that run commands (guards, stall).
+  struct runner_call {
+    executor_core* core;
+    expected<action_result, error> operator()(const action_request& req) const;
+  };
+
+  // ---- the run (executor_core_run.hpp) ----
+  bool advance();  // one step of step(); false when the step ended its loop
+  // Events carry the wall time read as a step starts and after each host call that can take
+  // time (the runner, an evaluator): events of one phase share a reading.
+  event_time wall() const noexcept { return event_ts_; }
+  void stamp() noexcept;
+  bool listening() const noexcept { return emits_events_ && (!sink_asked_ || host_listens()); }
+  // Whether events are built: for the sink, or for a sub-loop state's `capture:` of its child.
+  bool recording() const noexcept { return listening() || (emits_events_ && !frames_.empty()); }
+  std::int64_t elapsed_ms() const noexcept;
+  std::int64_t elapsed_ms_now() const noexcept;
+  bool past_timeout() const noexcept;  // as of the last clock reading, now_
+  template <class Event>
+  void emit(Event&& ev) noexcept;
+  void begin();
+  bool end_or_restart(const compiled_state& st);
+  bool enter_summary(const std::optional<compiled_target>& summary, std::string_view key);
+  bool redirect_exhausted();
+  bool end(termination how, std::optional<little_loops::error> err = std::nullopt);
+  void finish(termination how, std::optional<little_loops::error> err = std::nullopt);
+
+  // ---- one state execution (executor_core_steps.hpp) ----
+  void report_error(const compiled_state& st, std::string_view kind, std::string_view message);
+  expected<action_result, error> call_runner(const action_request& req);
+  expected<evaluation_result, error> call_evaluator(const evaluation_request& req);
+  void execute(const compiled_state& st);
+  void conclude_unrunnable(const compiled_state& st, interpolation_context& ctx,
+                           std::string_view kind, std::string message);
+  void conclude(const compiled_state& st, interpolation_context& ctx, action_result* action);
+  route_outcome resilient_next(const compiled_state& st, interpolation_context& ctx,
+                               const action_result* action);
+  bool finish_action(const compiled_state& st, const action_result& a);
+  bool decide_verdict(const compiled_state& st, interpolation_context& ctx, const action_result* action);
+  bool ask_evaluator(const compiled_state& st, interpolation_context& ctx, const action_result* action);
+  bool report_verdict(const compiled_state& st, bool evaluated, bool default_evaluation);
+  route_outcome choose_next(const compiled_state& st, interpolation_context& ctx);
+  void fail_by_signal(const compiled_state& st, std::string_view signal_payload);
+  void move_on(const compiled_state& st, const std::optional<found_signal>& signal, route_outcome next);
+
+  // ---- sub-loop frames (subloop_frames.hpp) ----
+  // One entry of snapshot::frames, read back.
+  struct frame_entry {
+    little_loops::snapshot state;
+    std::string id;
+    std::optional<std::int64_t> timeout_ms;
+    std::string worktree{};  // the branch of the worktree it runs in
+  };
+  template <class V, class Core, class Parked>
+  static void frame_members(V& v, Core& ex, Parked& f);
+  static const parked_frame& no_frame();
+  void swap_frame(parked_frame& f) noexcept;
+  const action_request& in_working_dir(const action_request& req);
+  void start_frame(json context, std::optional<std::int64_t> timeout_ms);
+  void restore_frame(const little_loops::snapshot& s, std::size_t at, convergence_memory convergence);
+  void unwind_frames() noexcept;
+  void detach_worktrees(bool with_events) noexcept;
+  void call_subloop(const compiled_state& st, interpolation_context& ctx);
+  void return_to_parent(termination how, std::optional<error> err);
+  void finish_stack(termination how, std::optional<error> err);
+  little_loops::snapshot_view running_view(
+      std::vector<std::pair<std::string_view, double>>& convergence_storage, json& counters) const;
+  interpolation_context running_context(const compiled_state& st) const noexcept;
+  void end_child(termination how, std::optional<error> err);
+  void stack_into(little_loops::snapshot& s) const;
+  little_loops::snapshot_view stack_view() const;
+  expected<void, error> resume_frames(const json& frames);
+  void note_child_event(event_ref e) noexcept;
+  static expected<frame_entry, error> read_frame(const json& j, const std::string& path);
+  little_loops::snapshot parked_snapshot(const parked_frame& f) const;
+  static json frame_json(const little_loops::snapshot& s, const std::string& id,
+                         std::optional<std::int64_t> timeout_ms);
+  void fail_call(const compiled_state& st, interpolation_context& ctx, std::string message);
+  void fail_worktree(const compiled_state& st, interpolation_context& ctx, std::string message);
+  void conclude_call(const compiled_state& st, interpolation_context& ctx);
+
+  // ---- throttle and learning states (plugin_states.hpp) ----
+  bool visit_state(const compiled_state& st, interpolation_context& ctx);
+  bool throttle_after_action(const compiled_state& st, interpolation_context& ctx);
+  bool throttle_leave(const compiled_state& st, interpolation_context& ctx, int count);
+  void learning_emit(const compiled_state& st, std::string_view name, std::string_view target,
+                     std::string_view detail = {}, std::int64_t attempt = 0,
+                     const std::vector<std::string>* targets = nullptr);
+  void run_learning(const compiled_state& st, interpolation_context& ctx);
+  expected<std::optional<std::string>, std::string> prove_target(
+      const compiled_state& st, const interpolation_context& ctx, const std::string& target, int max_retries);
+  expected<learning_status, std::string> lookup(const std::string& target);
+  bool explore(const compiled_state& st, const interpolation_context& ctx, const std::string& target);
+  void learning_verdict(const compiled_state& st, interpolation_context& ctx, evaluation_result r);
+
+  // ---- test guards (guard_steps.hpp) ----
+  void enter_guards(const compiled_state& st);
+  std::optional<std::size_t> leave_guards(const compiled_state& st, const action_result* action);
+  std::optional<std::size_t> guard_report(const guard_decision& d);
+  guard_probes<runner_call> probes(const compiled_state& st);
+
+  // ---- the host's choices ----
+  std::shared_ptr<const compiled_loop> loop_;  // the running loop (a child's, inside one)
+  executor_options options_;
+  executor_clock* clock_;
+  bool emits_events_ = false;     // executor_host_traits::emits_events
+  bool sink_asked_ = false;       // executor_host_traits::sink_asked
+  bool instant_verdicts_ = false;  // executor_host_traits::instant_verdicts
+
+  // ---- the running loop's run (each is in frame_members(): a frame parks it) ----
+  std::size_t current_ = 0;
+  std::optional<std::size_t> resume_state_;  // where a snapshot goes on (handoff/finish)
+  std::int64_t iteration_ = 0;
+  run_phase phase_ = run_phase::fresh;
+  bool summary_executed_ = false;  // the on_max_iterations state ran
+  json context_;
+  captured_map captured_;
+  run_history history_;
+  convergence_memory convergence_;
+  std::int64_t elapsed_offset_ms_ = 0;
+  std::chrono::steady_clock::time_point start_{};
+  std::chrono::steady_clock::time_point now_{};
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+  std::string started_at_;
+  retry_counters counters_;        // max_retries, cannot_judge holds, full passes
+  resilience_memory resilience_;   // retry attempts, edge counts, circuit, stalls
+  session_chain session_;          // the pending summary of session_mode: continue
+  std::string loop_id_;            // the running loop's id (the referrer of its children)
+  std::optional<std::int64_t> timeout_ms_;  // the running loop's time limit
+  std::string working_dir_;  // where the running loop's actions run (a sub-loop's worktree)
+
+  // ---- the loops waiting for a child ----
+  std::vector<parked_frame> frames_;  // outermost first
+  std::shared_ptr<const compiled_loop> retired_;  // the child that just ended (its calls unwind)
+
+  // ---- reused per step ----
+  std::string action_text_;
+  std::string target_text_;
+  int retry_code_ = -1;            // the exit code retryable_exit_codes sees
+  std::string_view route_reason_;  // the reason of the next route event
+  action_request request_;         // reused per action (keeps one stop token)
+  action_request worktree_request_;  // in_working_dir()
+  evaluation_result result_eval_;
+  json event_details_;     // the evaluate event's compact details (evaluation_details::view)
+  event_time event_ts_{};  // the wall time events carry (see wall())
+  std::optional<tamper_snapshot> tamper_before_;  // the guarded test files on entry
+  prepatch_memo memo_;  // the pre-patch verdicts of this run by (patch, base)
+
+  // ---- what snapshot_view() points into ----
+  mutable std::vector<std::pair<std::string_view, double>> convergence_view_;
+  mutable json counters_view_;
+  mutable little_loops::snapshot stack_snapshot_;  // stack_view()
+  mutable std::vector<std::pair<std::string_view, double>> stack_convergence_;
+
+  std::stop_source stop_;
+  execution_result result_;
+};
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+
+// The definitions, by job.
+// #include <little_loops/detail/executor_core_run.hpp>
+// Part of executor_core (detail/executor_core.hpp): what run(), step(), snapshot(), resume()
+// and reset() do, a step's order of checks (stop, timeout, terminal, caps), the events a run
+// emits, and how it ends. One state's execution is in executor_core_steps.hpp.
+
+// #include <little_loops/detail/executor_core.hpp> (already inlined above)
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format
+#  include <fmt/format.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+
+LITTLE_LOOPS_INLINE executor_core::executor_core(std::shared_ptr<const compiled_loop> loop,
+                                    executor_options options, executor_host_traits traits)
+    : loop_(std::move(loop)),
+      options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : &default_executor_clock()),
+      emits_events_(traits.emits_events),
+      sink_asked_(traits.sink_asked),
+      instant_verdicts_(traits.instant_verdicts) {
+  reset();
+}
+
+LITTLE_LOOPS_INLINE expected<action_result, error> executor_core::runner_call::operator()(
+    const action_request& req) const {
+  return core->call_runner(req);
+}
+
+LITTLE_LOOPS_INLINE const execution_result& executor_core::run() {
+  while (step()) {}
+  return result_;
+}
+
+LITTLE_LOOPS_INLINE const execution_result& executor_core::run(std::stop_token token) {
+  // Holds `this` only while it runs: the executor does not move meanwhile.
+  std::stop_callback forward(token, [this]() noexcept { stop_.request_stop(); });
+  return run();
+}
+
+LITTLE_LOOPS_INLINE bool executor_core::step() {
+  advance();
+  return !finished();
+}
+
+LITTLE_LOOPS_INLINE little_loops::snapshot executor_core::snapshot() const {
+  // Its own storage, not snapshot_view()'s: const callers may run at once.
+  std::vector<std::pair<std::string_view, double>> convergence;
+  json counters;
+  little_loops::snapshot s = running_view(convergence, counters).materialize();
+  s.counters = std::move(counters);
+  if (!frames_.empty()) stack_into(s);  // the top loop's, the frames below it
+  return s;
+}
+
+LITTLE_LOOPS_INLINE little_loops::snapshot_view executor_core::snapshot_view() const {
+  if (!frames_.empty()) return stack_view();  // inside a child: copies
+  little_loops::snapshot_view v = running_view(convergence_view_, counters_view_);
+  if (!counters_view_.is_null()) v.counters = &counters_view_;
+  return v;
+}
+
+LITTLE_LOOPS_INLINE expected<void, little_loops::error> executor_core::resume(const little_loops::snapshot& s) {
+  unwind_frames();
+  const auto at = resume_state(*loop_, s);
+  if (!at) return unexpected(at.error());
+  convergence_memory convergence;
+  if (std::string_view unknown; !convergence.restore(*loop_, s, unknown))
+    return unexpected(little_loops::error{
+        errc::snapshot_mismatch, fmt::format("convergence memory of unknown state \"{}\"", unknown),
+        "convergence." + std::string(unknown)});
+  reset();
+  restore_frame(s, *at, std::move(convergence));
+  if (!s.frames.is_null()) {
+    if (auto children = resume_frames(s.frames); !children) {
+      reset();
+      return unexpected(std::move(children.error()));
+    }
+  }
+  phase_ = run_phase::resumed;
+  return {};
+}
+
+LITTLE_LOOPS_INLINE void executor_core::reset() {
+  unwind_frames();
+  loop_id_ = options_.loop_id;
+  const auto& timeout = loop_->loop().timeout;
+  start_frame(loop_->loop().context,
+              timeout ? std::optional(static_cast<std::int64_t>(*timeout * 1000.0)) : std::nullopt);
+  phase_ = run_phase::fresh;
+  result_ = execution_result{};
+  if (stop_.stop_requested()) stop_ = std::stop_source{};
+  request_ = action_request{};
+  request_.stop = stop_.get_token();
+}
+
+LITTLE_LOOPS_INLINE bool executor_core::advance() {
+  if (phase_ == run_phase::finished) return false;
+  stamp();
+  if (phase_ != run_phase::running) begin();
+  if (stop_.stop_requested()) return end(termination::cancelled);
+  const fsm_loop& def = loop_->loop();
+  const compiled_state& st = loop_->state(current_);
+  // The loop timeout before the terminal, as in seed 002 (a terminal reached after the
+  // deadline ends as `timeout`, final state the terminal); design §3.5 reverses only the
+  // cap: a terminal reached on the last allowed step ends as `terminal`. A maintain
+  // restart is an iteration, so it obeys the cap.
+  if (st.terminal && timeout_ms_) {
+    now_ = clock_->now();
+    if (past_timeout()) return end(termination::timeout);
+  }
+  if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations)) return end_or_restart(st);
+  if (iteration_ >= def.max_iterations &&
+      !enter_summary(loop_->on_max_iterations(), def.max_steps_spelling ? "on_max_steps" : "on_max_iterations"))
+    return false;
+  now_ = clock_->now();
+  if (past_timeout()) return end(termination::timeout);
+  if (loop_->counts_retries() && redirect_exhausted()) return !finished();
+  if (const double wait = resilience_.take_pending_wait(); wait > 0)  // a retry's (§6.6)
+    clock_->sleep_for(seconds_to_ns(wait), stop_.get_token());
+  execute(loop_->state(current_));
+  return !finished();
+}
+
+// ---- time ----
+
+LITTLE_LOOPS_INLINE void executor_core::stamp() noexcept {
+  if (recording()) event_ts_ = clock_->wall_now();
+}
+
+LITTLE_LOOPS_INLINE std::int64_t executor_core::elapsed_ms() const noexcept {
+  return elapsed_offset_ms_ + std::chrono::duration_cast<std::chrono::milliseconds>(now_ - start_).count();
+}
+
+LITTLE_LOOPS_INLINE std::int64_t executor_core::elapsed_ms_now() const noexcept {
+  return elapsed_offset_ms_ +
+         std::chrono::duration_cast<std::chrono::milliseconds>(clock_->now() - start_).count();
+}
+
+LITTLE_LOOPS_INLINE bool executor_core::past_timeout() const noexcept {
+  return timeout_ms_ && elapsed_ms() > *timeout_ms_;
+}
+
+// ---- events ----
+
+// The event at the running loop's depth: kept by every waiting frame that captures its
+// child's events, and delivered when the sink listens.
+template <class Event>
+void executor_core::emit(Event&& ev) noexcept {
+  ev.depth = static_cast<std::uint32_t>(frames_.size());
+  if (!frames_.empty()) note_child_event(event_ref_of(ev));
+  if (listening()) host_deliver(event_ref_of(ev));
+}
+
+LITTLE_LOOPS_INLINE void executor_core::begin() {
+  const bool resumed = phase_ == run_phase::resumed;
+  phase_ = run_phase::running;
+  start_ = clock_->now();
+  now_ = start_;
+  if (started_at_.empty()) started_at_ = format_timestamp(clock_->wall_now());
+  if (timeout_ms_) deadline_ = start_ + std::chrono::milliseconds(*timeout_ms_ - elapsed_offset_ms_);
+  if (!emits_events_) return;
+  if (resumed)
+    emit(loop_resume_event{wall(), loop_->loop().name, loop_->state(current_).name, iteration_});
+  else
+    emit(loop_start_event{wall(), loop_->loop().name});
+}
+
+// ---- boundaries: terminal states and the iteration cap ----
+
+// At a terminal state: a `maintain` loop restarts (until on_max_iterations ran), any other
+// loop ends. Returns whether the run goes on.
+LITTLE_LOOPS_INLINE bool executor_core::end_or_restart(const compiled_state& st) {
+  if (!loop_->loop().maintain || summary_executed_)
+    return end(summary_executed_ ? termination::max_iterations : termination::terminal);
+  if (const auto& cap = loop_->loop().max_passes; cap && counters_.passes >= *cap)
+    return enter_summary(loop_->on_max_passes(), "on_max_iterations");
+  auto target = take_static(st, st.maintain_target, current_);
+  if (!target) {  // `on_maintain` names no state
+    report_error(st, "route", target.error().message);
+    return end(termination::error, std::move(target.error()));
+  }
+  ++iteration_;  // a maintain restart counts as one iteration (design §3.16) and one pass
+  ++counters_.passes;
+  if (emits_events_) emit(route_event{wall(), st.name, loop_->state(*target).name, "maintain"});
+  current_ = *target;
+  return true;
+}
+
+// A cap is reached (the step cap, or at a terminal the full-pass cap): run its handler
+// (`key`) once (design §3.5, §6.2), else end. Returns whether the run goes on.
+LITTLE_LOOPS_INLINE bool executor_core::enter_summary(const std::optional<compiled_target>& summary,
+                                         std::string_view key) {
+  if (!summary || summary_executed_) return end(termination::max_iterations);
+  summary_executed_ = true;
+  if (summary->type != compiled_target::kind::state) {
+    little_loops::error err{errc::unknown_state,
+                            fmt::format("{} names \"{}\", which is not a state", key, summary->source),
+                            summary->path};
+    report_error(loop_->state(current_), "route", err.message);
+    return end(termination::error, std::move(err));
+  }
+  if (emits_events_) emit(max_iterations_event{wall(), loop_->state(summary->index).name, iteration_});
+  current_ = summary->index;
+  if (loop_->state(current_).terminal) return end(termination::max_iterations);
+  return true;
+}
+
+// `max_retries` (design §6.3): an exhausted state is not run; the run goes to
+// `on_retry_exhausted` without a step. True when it redirected.
+LITTLE_LOOPS_INLINE bool executor_core::redirect_exhausted() {
+  const compiled_state& st = loop_->state(current_);
+  auto to = counters_.redirect(*loop_, current_);
+  if (!to) return false;
+  if (!*to) {
+    report_error(st, "route", to->error().message);
+    return !end(termination::error, std::move(to->error()));
+  }
+  if (emits_events_) emit(route_event{wall(), st.name, loop_->state(**to).name, "retry_exhausted"});
+  current_ = **to;
+  return true;
+}
+
+// ---- the end ----
+
+// finish(), returning false (the run does not go on).
+LITTLE_LOOPS_INLINE bool executor_core::end(termination how, std::optional<little_loops::error> err) {
+  finish(how, std::move(err));
+  return false;
+}
+
+LITTLE_LOOPS_INLINE void executor_core::finish(termination how, std::optional<little_loops::error> err) {
+  if (!frames_.empty()) return end_child(how, std::move(err));
+  phase_ = run_phase::finished;
+  const compiled_state& st = loop_->state(current_);
+  if (!resume_state_ && how != termination::terminal) resume_state_ = current_;
+  result_.final_state = st.name;
+  result_.iterations = iteration_;
+  result_.terminated_by = how;
+  result_.failure = how == termination::terminal && st.failure;
+  result_.duration_ms = elapsed_ms_now();
+  result_.captured = captured_map(captured_);
+  result_.error = std::move(err);
+  result_.on_handoff = loop_->loop().on_handoff;
+  if (how != termination::terminal && how != termination::error) result_.snapshot = snapshot();
+  // A handoff's last event is handoff_detected (as in the original, which returns the
+  // handoff result without finishing the run: the loop goes on after a resume).
+  if (emits_events_ && how != termination::handoff)
+    emit(loop_complete_event{wall(), result_.final_state, iteration_, to_string(how)});
+}
+
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/executor_core_run.hpp>
+// #include <little_loops/detail/executor_core_steps.hpp>
+// Part of executor_core (detail/executor_core.hpp): one (non-terminal) state's execution,
+// one phase after the other. Per step it renders the state's compiled action template into
+// a reused buffer, calls the runner and the evaluator through the host hooks, and follows a
+// precomputed route: no parsing, no map lookups by name for static targets, no heap
+// allocation of its own in steady state.
+
+// #include <little_loops/detail/executor_core.hpp> (already inlined above)
+// #include <little_loops/detail/failure_type.hpp> (already inlined above)
+// #include <little_loops/detail/host_calls.hpp>
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+
+#include <exception>
+#include <string>
+#include <string_view>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+// Calls `call()` (host code returning something convertible to expected<T, error>); an
+// exception it throws becomes an error with `code`, saying that `who` threw and what. The
+// result is declared with its type, so a host returning it exactly constructs it in place.
+template <class T, class Call>
+expected<T, error> call_host(Call&& call, errc code, std::string_view who) {
+  try {
+    return call();
+  } catch (const std::exception& e) {
+    return unexpected(error{code, std::string(who) + " threw: " + e.what()});
+  } catch (...) {
+    return unexpected(error{code, std::string(who) + " threw an exception"});
+  }
+}
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/host_calls.hpp>
+// #include <little_loops/detail/output_signal_scan.hpp> (already inlined above)
+// #include <little_loops/detail/text_transfer.hpp> (already inlined above)
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+
+LITTLE_LOOPS_INLINE void executor_core::report_error(const compiled_state& st, std::string_view kind,
+                                        std::string_view message) {
+  if (emits_events_) emit(error_event{wall(), st.name, kind, message});
+}
+
+// The host's runner and evaluator: an exception from either is the `error` verdict with
+// what it said (design §3.4), never an exception out of step().
+LITTLE_LOOPS_INLINE expected<action_result, error> executor_core::call_runner(const action_request& req) {
+  return call_host<action_result>([&] { return host_run(in_working_dir(req)); },
+                                  errc::action_failed, "the action runner");
+}
+
+LITTLE_LOOPS_INLINE expected<evaluation_result, error> executor_core::call_evaluator(const evaluation_request& req) {
+  if (req.config && is_stall_evaluator(req.config->type))  // design §6.6: judged here
+    return judge_stall(resilience_.stalls, req, deadline_, stop_.get_token(), runner_call{this});
+  return call_host<evaluation_result>([&] { return host_evaluate(req); }, errc::evaluation_failed,
+                                      "the evaluator");
+}
+
+// Executes one (non-terminal) state: renders and runs its action, then conclude(). The
+// runner's result stays where the runner returned it: it is not moved.
+LITTLE_LOOPS_INLINE void executor_core::execute(const compiled_state& st) {
+  ++iteration_;
+  if (emits_events_) emit(state_enter_event{wall(), st.name, iteration_});
+  interpolation_context ctx = running_context(st);
+  if (visit_state(st, ctx)) return;  // the throttle's visit; a learning state
+  if (st.config->loop) return call_subloop(st, ctx);
+  if (!st.action) return conclude(st, ctx, nullptr);
+  std::string_view text;
+  if (st.action->is_literal()) {
+    text = st.action->literal();
+  } else {
+    action_text_.clear();
+    ctx.size_limit = options_.action_size_limit;
+    auto r = render_to(*st.action, ctx, action_text_);
+    ctx.size_limit = options_.render_size_limit;
+    if (!r) return conclude_unrunnable(st, ctx, "interpolation", std::move(r.error().message));
+    text = action_text_;
+  }
+  action_request& req = request_;  // a member: its stop token is not copied per step
+  req.kind = !st.kind_from_rendered ? st.kind
+             : is_slash_command_text(text) ? action_kind::slash_command : action_kind::shell;
+  auto sent = prepare_host_request(req, loop_->loop(), *st.config, session_, text, action_text_, ctx);
+  if (!sent) return conclude_unrunnable(st, ctx, "interpolation", std::move(sent.error()));
+  if (emits_events_) emit(action_start_event{wall(), st.name, *sent, is_prompt_kind(req.kind)});
+  req.state = st.name;
+  req.text = *sent;
+  req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
+  req.deadline = deadline_;
+  enter_guards(st);  // design §6.3
+  expected<action_result, error> res = call_runner(req);
+  stamp();
+  req.text = req.params = {};  // they may view action_text_
+  if (!res) return conclude_unrunnable(st, ctx, "action", std::move(res.error().message));
+  conclude(st, ctx, &*res);
+}
+
+// The state's action could not be run at all (`kind`: why): its verdict is `error`.
+LITTLE_LOOPS_INLINE void executor_core::conclude_unrunnable(const compiled_state& st, interpolation_context& ctx,
+                                               std::string_view kind, std::string message) {
+  report_error(st, kind, message);
+  result_eval_ = error_result(std::move(message));
+  conclude(st, ctx, nullptr);
+}
+
+// The rest of a state execution, one phase after the other: finish the action, decide the
+// verdict, record history, choose the next state, apply signals. `action` is the action's
+// result (null: no action ran; when the state has one, execute() set the `error` verdict).
+LITTLE_LOOPS_INLINE void executor_core::conclude(const compiled_state& st, interpolation_context& ctx,
+                                    action_result* action) {
+  if (action && !finish_action(st, *action)) return;
+  if (action && throttle_after_action(st, ctx)) return;  // it left or ended the run
+  retry_code_ = !action ? -1 : action->timed_out ? 124 : action->signal != 0 ? -1 : action->exit_code;
+  const bool evaluated = decide_verdict(st, ctx, action);
+  if (st.capture && action) captured_[*st.capture].verdict = result_eval_.verdict;
+  history_.record(st, action, result_eval_, evaluated);
+  const std::optional<std::size_t> guarded = leave_guards(st, action);  // design §6.3
+  std::optional<found_signal> signal;  // design §3.14; payloads view prev's output
+  if (action && !options_.signals.empty())
+    signal = find_output_signal(history_.prev()->output, options_.signals);
+  if (signal && signal->kind == signal_kind::error) return fail_by_signal(st, signal->payload);
+  if (action) session_.leave(request_.kind, loop_->loop(), *st.config, *action, signal);
+  move_on(st, signal, guarded ? route_outcome(*guarded) : resilient_next(st, ctx, action));
+}
+
+// Design §6.6, before the ordinary routes: the circuit, then `retry:`/`catch:` (waiting at
+// the next step, after the boundary); then `max_edge_revisits` on the route chosen.
+LITTLE_LOOPS_INLINE route_outcome executor_core::resilient_next(const compiled_state& st, interpolation_context& ctx,
+                                                   const action_result* action) {
+  auto d = decide_resilience(resilience_, *loop_, current_, action, result_eval_.verdict, options_);
+  if (emits_events_)
+    for (const resilience_event* e : d.reported())
+      if (e) emit(stamped(*e, wall(), st.name, d.target, d.error_class));
+  auto routed = resilience_route(d, *loop_, route_reason_);
+  auto next = routed ? std::move(*routed) : choose_next(st, ctx);
+  auto cycle = next ? resilience_.take_edge(*loop_, current_, *next) : std::nullopt;
+  if (!cycle) return next;
+  if (emits_events_) emit(stamped(cycle->event, wall(), st.name, cycle->target));
+  return unexpected(route_failure{cycle->error});
+}
+
+// Reports the completed action and fills its capture. Returns false when the action ended
+// the run: cancelled (re-run on resume), or the loop deadline expired inside it.
+LITTLE_LOOPS_INLINE bool executor_core::finish_action(const compiled_state& st, const action_result& a) {
+  if (emits_events_)
+    emit(action_complete_event{wall(), st.name, a.exit_code,
+                               static_cast<std::int64_t>(a.duration.count()), a.output,
+                               is_prompt_kind(request_.kind), a.timed_out, a.cancelled, a.signal,
+                               a.truncated, a.output_limit, a.stderr_output});
+  if (a.cancelled || (a.abnormal() && stop_.stop_requested())) return end(termination::cancelled);
+  if (a.timed_out && deadline_ && clock_->now() >= *deadline_) return end(termination::timeout);
+  if (st.capture) {
+    captured_record& rec = captured_[*st.capture];
+    rec.output.assign(strip_trailing_newlines(a.output));
+    rec.stderr_output.assign(a.stderr_output);
+    rec.exit_code = a.exit_code;
+    rec.duration_ms = static_cast<std::int64_t>(a.duration.count());
+    rec.verdict.clear();
+    record_failure(rec, a);
+  }
+  return true;
+}
+
+// Decides the verdict into result_eval_ and reports it. Returns whether it counts as an
+// evaluation (what `${prev.evaluation}` reads). A `next:` state is never evaluated (seed 002
+// and the original at every version: the action runs, then `next`; the verdict only picks
+// on_error); validation warns about an `evaluate:` there.
+LITTLE_LOOPS_INLINE bool executor_core::decide_verdict(const compiled_state& st, interpolation_context& ctx,
+                                          const action_result* action) {
+  if (!action && st.action) return report_verdict(st, !st.next, false);  // set by execute()
+  // The verdicts no evaluator decides (abnormal action, nothing to evaluate) have their rule
+  // in evaluators.hpp; they hold whatever Evaluator the host gave.
+  const bool own = !st.next && judges_own_failure(st.evaluator, st.kind);
+  if (has_fixed_verdict(action, st.evaluator && !st.next, own)) {
+    result_eval_ = fixed_verdict(action, loop_->dialect());
+    return report_verdict(st, action && !st.next, false);
+  }
+  if (!st.next) return ask_evaluator(st, ctx, action);
+  // A `next:` state: the exit code decides, silently (seed 002).
+  result_eval_.verdict.assign(exit_code_verdict(action->exit_code, loop_->dialect()));
+  result_eval_.details = evaluation_details{};
+  return false;
+}
+
+// Runs the state's evaluator (its `evaluate:`, or the default for its action kind).
+LITTLE_LOOPS_INLINE bool executor_core::ask_evaluator(const compiled_state& st, interpolation_context& ctx,
+                                         const action_result* action) {
+  evaluation_request req;
+  req.state = st.name;
+  req.config = st.evaluator ? &*st.config->evaluate : nullptr;
+  req.compiled = st.evaluator ? &*st.evaluator : nullptr;
+  req.kind = st.kind;
+  req.action = action;
+  req.context = &ctx;
+  req.llm = &loop_->loop().llm;
+  req.dialect = loop_->dialect();
+  if (deadline_)
+    req.time_left = std::max(std::chrono::milliseconds(0),
+                             std::chrono::duration_cast<std::chrono::milliseconds>(*deadline_ - clock_->now()));
+  req.convergence_memory = &convergence_.slot(current_);
+  expected<evaluation_result, error> ev = call_evaluator(req);
+  // A library evaluator's exit-code verdict is decided at once: no new clock reading.
+  if (!(instant_verdicts_ && instant_verdict<default_evaluator>(req))) stamp();
+  convergence_.note(current_);
+  if (!ev) {
+    report_error(st, "evaluator", ev.error().message);
+    result_eval_ = error_result(ev.error().message);
+    return report_verdict(st, true, false);
+  }
+  result_eval_.verdict = std::move(ev->verdict);
+  result_eval_.details = std::move(ev->details);
+  return report_verdict(st, true, !st.evaluator);
+}
+
+// Emits the evaluate event when `evaluated` (the default evaluator's is {type, verdict}).
+LITTLE_LOOPS_INLINE bool executor_core::report_verdict(const compiled_state& st, bool evaluated,
+                                          bool default_evaluation) {
+  if (emits_events_ && evaluated && recording())
+    emit(evaluate_event{wall(), st.name, st.evaluator_name, result_eval_.verdict,
+                        &result_eval_.details.view(event_details_), !default_evaluation});
+  return evaluated;
+}
+
+// Routes the verdict (design §3.3). Targets see `result` (this evaluation) and, as `prev`,
+// the state before this one. A target that cannot be interpolated makes the verdict `error`
+// (design §3.4), which routes like any verdict; only an unrouted one ends the run.
+LITTLE_LOOPS_INLINE route_outcome executor_core::choose_next(const compiled_state& st, interpolation_context& ctx) {
+  ctx.prev = history_.route_prev(st);
+  ctx.last_evaluation = history_.route_last_evaluation(st);
+  ctx.result = &result_eval_;
+  const prev_record& rec = *history_.prev();
+  route_query q{.loop = loop_.get(),
+                .current = current_,
+                .verdict = result_eval_.verdict,
+                .failed_action = (rec.ran_action && rec.exit_code != 0) || result_eval_.verdict == "error",
+                .unrunnable = st.action.has_value() && !rec.ran_action,
+                .details = &rec.details,
+                .context = &ctx,
+                .text = &target_text_,
+                .retry_code = retry_code_};
+  route_reason_ = {};
+  if (is_abstention_verdict(q.verdict)) {
+    if (auto held = counters_.abstention_route(q, route_reason_)) return std::move(*held);
+  } else {
+    counters_.judged(current_);
+  }
+  auto next = route(q);
+  if (next || !next.error().unrenderable || q.verdict == "error") return next;
+  report_error(st, "interpolation", next.error().error.message);
+  result_eval_ = error_result(next.error().error.message);
+  history_.amend_verdict(result_eval_);
+  if (st.capture && rec.ran_action) captured_[*st.capture].verdict = result_eval_.verdict;
+  q.verdict = result_eval_.verdict;
+  q.failed_action = true;
+  return route(q);
+}
+
+// FATAL_ERROR: ends the run before routing.
+LITTLE_LOOPS_INLINE void executor_core::fail_by_signal(const compiled_state& st, std::string_view signal_payload) {
+  const std::string payload(signal_payload);
+  report_error(st, "signal", payload);
+  result_.signal = signal_kind::error;
+  result_.signal_payload = payload;
+  finish(termination::error, little_loops::error{errc::action_failed, payload, st.name});
+}
+
+// Applies the route and the output signal: a handoff pauses (resume goes where routing
+// leads, or re-runs an unroutable state); LOOP_STOP stops after routing and is honoured
+// even without a route (the original checks its stop request before reporting "No valid
+// transition"); otherwise an unrouted verdict ends the run as `error`, even when the loop
+// timeout passed meanwhile. Then the loop's `backoff` sleep.
+LITTLE_LOOPS_INLINE void executor_core::move_on(const compiled_state& st, const std::optional<found_signal>& signal,
+                                   route_outcome next) {
+  if (signal && signal->kind == signal_kind::handoff) {
+    const std::string payload(signal->payload);
+    if (emits_events_) emit(handoff_event{wall(), st.name, iteration_, payload});
+    result_.signal = signal_kind::handoff;
+    result_.signal_payload = payload;
+    resume_state_ = next ? *next : current_;
+    return finish(termination::handoff);
+  }
+  const bool stop = signal && signal->kind == signal_kind::stop;
+  if (!next && !stop) {
+    report_error(st, "route", next.error().error.message);
+    return finish(termination::error, std::move(next.error().error));
+  }
+  if (next) {
+    if (emits_events_) emit(route_event{wall(), st.name, loop_->state(*next).name, route_reason_});
+    current_ = *next;
+  }
+  if (stop) {
+    result_.signal = signal_kind::stop;
+    result_.signal_payload.assign(signal->payload);
+    return finish(termination::cancelled);
+  }
+  if (const auto backoff = backoff_after(st, loop_->loop()); backoff > 0)
+    clock_->sleep_for(seconds_to_ns(backoff), stop_.get_token());
+}
+
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/executor_core_steps.hpp>
+// #include <little_loops/detail/subloop_frames.hpp>
+// Part of executor_core (detail/executor_core.hpp). The running loop lives in the core's
+// members, so a step inside a child costs what a flat step costs. A sub-loop state parks its
+// loop's run in `frames_` (swap_frame), and the child starts in the members; when the child
+// ends, its parent comes back and concludes the sub-loop state with the child's outcome as
+// its verdict. A stop or a handoff inside a child ends (or pauses) the whole run with every
+// frame in place, so the snapshot holds the stack.
+
+// #include <little_loops/detail/executor_core.hpp> (already inlined above)
+// #include <little_loops/detail/subloop_calls.hpp> (already inlined above)
+// #include <little_loops/detail/subloop_worktree.hpp> (already inlined above)
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format
+#  include <fmt/format.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+
+// The one list of a frame's per-run members: the running loop's (the core's, `ex`, const or
+// not) beside the parked frame's `f`, each under its role (detail/frame_members.hpp).
+// Per-run state goes here, once, and into parked_frame: swap_frame, start_frame,
+// restore_frame, running_view and parked_snapshot all walk this list.
+template <class V, class Core, class Parked>
+void executor_core::frame_members(V& v, Core& ex, Parked& f) {
+  v.kept(ex.loop_, f.loop);
+  v.kept(ex.loop_id_, f.loop_id);
+  v.kept(ex.working_dir_, f.working_dir);  // a sub-loop's worktree: set by call_subloop()
+  v.kept(ex.start_, f.start);
+  v.position(ex.current_, f.current, ex.resume_state_, f.resume_state);
+  v.field(ex.iteration_, f.iteration, &little_loops::snapshot::iteration,
+          &little_loops::snapshot_view::iteration);
+  v.field(ex.summary_executed_, f.summary_executed, &little_loops::snapshot::summary_executed,
+          &little_loops::snapshot_view::summary_executed);
+  v.field(ex.started_at_, f.started_at, &little_loops::snapshot::started_at,
+          &little_loops::snapshot_view::started_at);
+  v.context(ex.context_, f.context);
+  v.memory(ex.captured_, f.captured);
+  v.memory(ex.history_, f.history);
+  v.memory(ex.convergence_, f.convergence);
+  v.memory(ex.counters_, f.counters);
+  v.memory(ex.resilience_, f.resilience);  // after counters_: it joins their JSON
+  v.memory(ex.session_, f.session);        // after resilience_: it joins the counters too
+  v.elapsed(ex.elapsed_offset_ms_, f.elapsed_offset_ms);
+  v.cleared(ex.deadline_, f.deadline);
+  v.limit(ex.timeout_ms_, f.timeout_ms);
+}
+
+// Stands in for the parked frame when a visitor reads or sets only the running loop's.
+LITTLE_LOOPS_INLINE const parked_frame& executor_core::no_frame() {
+  static const parked_frame none;
+  return none;
+}
+
+// Exchanges the running loop's members with `f`.
+LITTLE_LOOPS_INLINE void executor_core::swap_frame(parked_frame& f) noexcept {
+  frame_swapper v;
+  frame_members(v, *this, f);
+}
+
+// `req` in the running loop's working directory (the request itself outside a worktree).
+LITTLE_LOOPS_INLINE const action_request& executor_core::in_working_dir(const action_request& req) {
+  if (working_dir_.empty() || !req.working_dir.empty()) return req;
+  worktree_request_ = req;
+  worktree_request_.working_dir = working_dir_;
+  return worktree_request_;
+}
+
+// A loop starts in the members: the top loop (reset()), or a child (call_subloop()).
+LITTLE_LOOPS_INLINE void executor_core::start_frame(json context, std::optional<std::int64_t> timeout_ms) {
+  frame_starter v{{}, {*loop_, std::move(context), options_.injected_context, timeout_ms}};
+  frame_members(v, *this, no_frame());
+}
+
+// The running loop's members from `s` (resume(); a child's frame, resume_frames()).
+LITTLE_LOOPS_INLINE void executor_core::restore_frame(const little_loops::snapshot& s, std::size_t at,
+                                         convergence_memory convergence) {
+  frame_restorer v{{}, {*loop_, s, at, convergence, options_.injected_context}};
+  frame_members(v, *this, no_frame());
+}
+
+// Back to the top loop, every child dropped (and every worktree detached).
+LITTLE_LOOPS_INLINE void executor_core::unwind_frames() noexcept {
+  detach_worktrees(false);
+  while (!frames_.empty()) {
+    swap_frame(frames_.back());
+    frames_.pop_back();
+  }
+}
+
+// Detaches the worktree of every waiting frame's child, innermost first (with events:
+// reported as `sub_loop_worktree_detached`).
+LITTLE_LOOPS_INLINE void executor_core::detach_worktrees(bool with_events) noexcept {
+  for (std::size_t i = frames_.size(); i-- > 0;) {
+    auto& w = frames_[i].child_worktree;
+    if (!w) continue;
+    detach_subloop_worktree(*w, options_);
+    if (emits_events_ && with_events) {
+      guard_event e = worktree_event(wall(), frames_[i].loop->state(frames_[i].current).name,
+                                       "sub_loop_worktree_detached", w->branch, w->path);
+        e.depth = static_cast<std::uint32_t>(i);
+        host_deliver(event_ref_of(e));
+      }
+    w.reset();
+  }
+}
+
+// Runs the sub-loop state `st`: its child becomes the running loop, whose first state is
+// the next step. A child that cannot start is the state's `error` verdict.
+LITTLE_LOOPS_INLINE void executor_core::call_subloop(const compiled_state& st, interpolation_context& ctx) {
+  auto child = find_child(*st.config, ctx, options_, frames_.size() + 2, loop_id_);
+  if (!child) return fail_call(st, ctx, std::move(child.error().message));
+  auto context = child_context(*st.config, *child, ctx, options_.injected_context);
+  if (!context) return fail_call(st, ctx, fmt::format("sub-loop '{}': {}", child->loop->loop().name,
+                                                      context.error().message));
+  std::optional<attached_worktree> worktree;
+  if (st.config->worktree) {
+    auto w = attach_subloop_worktree(*st.config->worktree, ctx, *context, options_);
+    if (!w) return fail_worktree(st, ctx, std::move(w.error()));
+    worktree = std::move(*w);
+    if (emits_events_ && worktree)
+      emit(worktree_event(wall(), st.name, "sub_loop_worktree_attached", worktree->branch, worktree->path));
+  }
+  std::optional<std::int64_t> parent_left;
+  if (timeout_ms_) parent_left = *timeout_ms_ - elapsed_ms_now();
+  const auto limit = child_timeout_ms(child->loop->loop().timeout, st.config->timeout, parent_left);
+  parked_frame parked;
+  if (st.capture) parked.child_events.emplace();
+  swap_frame(parked);
+  parked.child_worktree = std::move(worktree);
+  working_dir_ = parked.child_worktree ? parked.child_worktree->path : parked.working_dir;
+  frames_.push_back(std::move(parked));
+  loop_ = std::move(child->loop);
+  loop_id_ = std::move(child->id);
+  start_frame(std::move(*context), limit);
+  start_ = now_ = clock_->now();
+  started_at_ = format_timestamp(clock_->wall_now());
+  if (limit) deadline_ = start_ + std::chrono::milliseconds(*limit);
+  if (emits_events_) emit(loop_start_event{wall(), loop_->loop().name});
+}
+
+// The child ended (`how`): its parent runs again and concludes the sub-loop state.
+LITTLE_LOOPS_INLINE void executor_core::return_to_parent(termination how, std::optional<error> err) {
+  const compiled_state& last = loop_->state(current_);
+  child_end end{how, how == termination::terminal && last.failure, last.name, std::move(err), json()};
+  if (how == termination::terminal && !last.config->output.empty()) {
+    auto out = render_table(last.config->output, running_context(last));
+    if (out) {
+      end.output = std::move(*out);
+    } else {
+      report_error(last, "output", out.error().message);
+      end.how = termination::error;
+      end.failed = std::move(out.error());
+    }
+  }
+  if (emits_events_)
+    emit(loop_complete_event{wall(), last.name, iteration_, to_string(end.how)});
+  captured_map child_captured = std::move(captured_);
+  retired_ = loop_;
+  swap_frame(frames_.back());
+  std::optional<std::string> events = std::move(frames_.back().child_events);
+  const std::optional<attached_worktree> worktree = std::move(frames_.back().child_worktree);
+  frames_.pop_back();
+  const compiled_state& st = loop_->state(current_);
+  if (worktree) {
+    detach_subloop_worktree(*worktree, options_);
+    if (emits_events_)
+      emit(worktree_event(wall(), st.name, "sub_loop_worktree_detached", worktree->branch, worktree->path));
+  }
+  if (st.capture) {
+    captured_record& c = captured_[*st.capture];
+    c = captured_record{};
+    if (events) c.output = std::move(*events);
+  }
+  captured_[st.name].subloop = subloop_record(*st.config, end, child_captured);
+  result_eval_.verdict.assign(subloop_verdict(st, end));
+  json details = {{"terminated_by", to_string(end.how)}, {"final_state", end.final_state}};
+  if (end.failure) details["failure_terminal"] = true;
+  if (end.failed) details["error"] = end.failed->message;
+  result_eval_.details = std::move(details);
+  interpolation_context ctx = running_context(st);
+  conclude_call(st, ctx);
+}
+
+// A stop or a handoff inside a child: the run ends (or pauses) with every frame in place;
+// each frame reports its end, innermost first, and the result is the top loop's.
+LITTLE_LOOPS_INLINE void executor_core::finish_stack(termination how, std::optional<error> err) {
+  if (!resume_state_) resume_state_ = current_;
+  phase_ = run_phase::finished;
+  if (emits_events_ && how != termination::handoff) {
+    emit(loop_complete_event{wall(), loop_->state(current_).name, iteration_, to_string(how)});
+    for (std::size_t i = frames_.size(); i-- > 0;) {
+      const parked_frame& f = frames_[i];
+      loop_complete_event e{wall(), f.loop->state(f.current).name, f.iteration, to_string(how)};
+      e.depth = static_cast<std::uint32_t>(i);
+      host_deliver(event_ref_of(e));
+    }
+  }
+  const parked_frame& top = frames_.front();
+  execution_result& r = result_;
+  r.final_state = top.loop->state(top.current).name;
+  r.iterations = top.iteration;
+  r.terminated_by = how;
+  r.failure = false;
+  r.duration_ms = top.elapsed_offset_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
+                                              clock_->now() - top.start).count();
+  r.captured = captured_map(top.captured);
+  r.error = std::move(err);
+  r.on_handoff = top.loop->loop().on_handoff;
+  r.snapshot = snapshot();  // with each worktree's branch: a resume attaches it again
+  detach_worktrees(how != termination::handoff);
+}
+
+// The running loop's snapshot members (its convergence list in `convergence_storage`, its
+// counters' JSON in `counters`, which the view leaves for the caller to point at or move).
+LITTLE_LOOPS_INLINE little_loops::snapshot_view executor_core::running_view(
+    std::vector<std::pair<std::string_view, double>>& convergence_storage, json& counters) const {
+  little_loops::snapshot_view v;
+  frame_viewer<false> viewer{{}, {*loop_, v, convergence_storage, &counters}};
+  viewer.elapsed_ms = phase_ >= run_phase::running ? elapsed_ms_now() : elapsed_offset_ms_;
+  frame_members(viewer, *this, no_frame());
+  return v;
+}
+
+// The running loop's interpolation context at state `st` (no `result` yet).
+LITTLE_LOOPS_INLINE interpolation_context executor_core::running_context(const compiled_state& st) const noexcept {
+  interpolation_context ctx;
+  ctx.context = &context_;
+  ctx.captured = &captured_;
+  ctx.prev = history_.prev();
+  ctx.last_evaluation = history_.last_evaluation();
+  ctx.result = nullptr;
+  ctx.state_name = st.name;
+  ctx.iteration = iteration_;
+  ctx.loop_name = loop_->loop().name;
+  ctx.max_iterations = loop_->loop().max_iterations;
+  ctx.started_at = started_at_;
+  ctx.elapsed_ms = elapsed_ms();
+  ctx.env = options_.env;
+  ctx.env_user = options_.env_user;
+  ctx.size_limit = options_.render_size_limit;
+  return ctx;
+}
+
+// ---- snapshots of the stack (snapshot::frames) ----
+
+// A child ended (`how`): its parent goes on, unless the run stops or pauses.
+LITTLE_LOOPS_INLINE void executor_core::end_child(termination how, std::optional<error> err) {
+  if (how == termination::cancelled || how == termination::handoff) return finish_stack(how, std::move(err));
+  return_to_parent(how, std::move(err));
+}
+
+
+// `s` (the running loop's snapshot) becomes the whole stack's: the top loop's members,
+// and `frames` the loops below it, the running one last.
+LITTLE_LOOPS_INLINE void executor_core::stack_into(little_loops::snapshot& s) const {
+  json frames = json::array();
+  for (std::size_t i = 1; i < frames_.size(); ++i)
+    frames.push_back(frame_json(parked_snapshot(frames_[i]), frames_[i].loop_id, frames_[i].timeout_ms));
+  frames.push_back(frame_json(s, loop_id_, timeout_ms_));
+  for (std::size_t i = 0; i < frames_.size(); ++i)  // frames[i] runs in frames_[i]'s child worktree
+    if (frames_[i].child_worktree) frames[i]["worktree"] = frames_[i].child_worktree->branch;
+  s = parked_snapshot(frames_.front());
+  s.frames = std::move(frames);
+}
+
+// snapshot_view() inside a child: the stack's snapshot, copied (kept until the next call).
+LITTLE_LOOPS_INLINE little_loops::snapshot_view executor_core::stack_view() const {
+  stack_snapshot_ = snapshot();
+  const little_loops::snapshot& s = stack_snapshot_;
+  little_loops::snapshot_view v;
+  v.loop_name = s.loop_name;
+  v.digest = s.digest;
+  v.current_state = s.current_state;
+  v.iteration = s.iteration;
+  v.summary_executed = s.summary_executed;
+  v.context = &s.context;
+  v.captured = &s.captured;
+  v.prev = s.prev ? &*s.prev : nullptr;
+  v.last_evaluation = s.last_evaluation ? &*s.last_evaluation : nullptr;
+  stack_convergence_.clear();
+  for (const auto& [state, value] : s.convergence) stack_convergence_.emplace_back(state, value);
+  v.convergence = stack_convergence_;
+  v.elapsed_ms = s.elapsed_ms;
+  v.started_at = s.started_at;
+  v.counters = s.counters.is_null() ? nullptr : &s.counters;
+  v.frames = &s.frames;
+  return v;
+}
+
+// Re-enters the children of a snapshot's `frames`, each reloaded by its id, the running
+// one last; the executor's members then hold the innermost.
+LITTLE_LOOPS_INLINE expected<void, error> executor_core::resume_frames(const json& frames) {
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    auto frame = read_frame(frames[i], fmt::format("frames[{}]", i));
+    if (!frame) return unexpected(std::move(frame.error()));
+    if (options_.child_loops == nullptr)
+      return unexpected(error{errc::snapshot_mismatch, "the snapshot runs sub-loops and the host gave no child loop resolver"});
+    auto child = options_.child_loops->load(frame->id, loop_id_);
+    const auto changed = [&](const std::string& why) {
+      return error{errc::snapshot_mismatch,
+                   fmt::format("frame {} ({}) changed since the snapshot: {}", i + 1, frame->id, why),
+                   fmt::format("frames[{}]", i)};
+    };
+    if (!child) return unexpected(changed(child.error().message));
+    const auto at = resume_state(*child->loop, frame->state);
+    if (!at) return unexpected(changed(at.error().message));
+    convergence_memory convergence;
+    if (std::string_view unknown; !convergence.restore(*child->loop, frame->state, unknown))
+      return unexpected(changed(fmt::format("convergence memory of unknown state \"{}\"", unknown)));
+    start_ = clock_->now();  // the parent waits from now on, with the time it had
+    if (timeout_ms_) deadline_ = start_ + std::chrono::milliseconds(*timeout_ms_ - elapsed_offset_ms_);
+    parked_frame parked;
+    swap_frame(parked);
+    if (!frame->worktree.empty()) {  // attached again, where the snapshot was taken
+      json scratch = json::object();
+      auto w = attach_subloop_worktree(frame->worktree, interpolation_context{}, scratch, options_);
+      if (!w || !*w) {
+        swap_frame(parked);
+        return unexpected(changed(w ? "its worktree branch is empty" : w.error()));
+      }
+      parked.child_worktree = std::move(**w);
+    }
+    working_dir_ = parked.child_worktree ? parked.child_worktree->path : parked.working_dir;
+    frames_.push_back(std::move(parked));
+    loop_ = std::move(child->loop);
+    loop_id_ = std::move(child->id);
+    start_frame(json::object(), frame->timeout_ms);
+    restore_frame(frame->state, *at, std::move(convergence));
+  }
+  return {};
+}
+
+// Keeps `e` in the event capture of every waiting frame that has one.
+LITTLE_LOOPS_INLINE void executor_core::note_child_event(event_ref e) noexcept {
+  try {
+    for (auto& f : frames_)
+      if (f.child_events) host_capture(*f.child_events, e);
+  } catch (...) {  // NOLINT(bugprone-empty-catch): an event capture is best effort
+  }
+}
+
+LITTLE_LOOPS_INLINE expected<executor_core::frame_entry, error> executor_core::read_frame(const json& j,
+                                                                            const std::string& path) {
+  const auto bad = [&](std::string_view key, std::string_view what) {
+    return error{errc::invalid_snapshot, std::string(what), join_path(path, key)};
+  };
+  if (!j.is_object()) return unexpected(bad("", "must be an object"));
+  const auto id = j.find("loop_id");
+  if (id == j.end() || !id->is_string()) return unexpected(bad("loop_id", "must be a string"));
+  frame_entry out;
+  out.id = id->get<std::string>();
+  json body = j;
+  body.erase("loop_id");
+  if (const auto t = body.find("timeout_ms"); t != body.end()) {
+    if (!t->is_number_integer()) return unexpected(bad("timeout_ms", "must be an integer"));
+    out.timeout_ms = t->get<std::int64_t>();
+    body.erase("timeout_ms");
+  }
+  if (const auto w = body.find("worktree"); w != body.end()) {
+    if (!w->is_string()) return unexpected(bad("worktree", "must be a string"));
+    out.worktree = w->get<std::string>();
+    body.erase("worktree");
+  }
+  auto state = snapshot_from_json(body);
+  if (!state) {
+    error e = std::move(state.error());
+    e.path = join_path(path, e.path);
+    return unexpected(std::move(e));
+  }
+  out.state = std::move(*state);
+  return out;
+}
+
+// A waiting loop's snapshot (its current state is the sub-loop state).
+LITTLE_LOOPS_INLINE little_loops::snapshot executor_core::parked_snapshot(const parked_frame& f) const {
+  little_loops::snapshot_view v;
+  std::vector<std::pair<std::string_view, double>> convergence;
+  json counters;
+  frame_viewer<true> viewer{{}, {*f.loop, v, convergence, &counters}};
+  viewer.elapsed_ms = f.elapsed_offset_ms + std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                clock_->now() - f.start).count();
+  frame_members(viewer, *this, f);
+  little_loops::snapshot s = v.materialize();
+  s.counters = std::move(counters);
+  return s;
+}
+
+LITTLE_LOOPS_INLINE json executor_core::frame_json(const little_loops::snapshot& s, const std::string& id,
+                                      std::optional<std::int64_t> timeout_ms) {
+  json j = to_json(s);
+  j["loop_id"] = id;
+  if (timeout_ms) j["timeout_ms"] = *timeout_ms;
+  return j;
+}
+
+// A child that could not start: the state's `error` verdict.
+LITTLE_LOOPS_INLINE void executor_core::fail_call(const compiled_state& st, interpolation_context& ctx,
+                                     std::string message) {
+  report_error(st, "subloop", message);
+  result_eval_ = error_result(std::move(message));
+  conclude_call(st, ctx);
+}
+
+// A worktree that could not be attached: reported, and the state's `error` verdict.
+LITTLE_LOOPS_INLINE void executor_core::fail_worktree(const compiled_state& st, interpolation_context& ctx,
+                                         std::string message) {
+  if (emits_events_)
+    emit(worktree_event(wall(), st.name, "sub_loop_worktree_error", {}, {}, message));
+  fail_call(st, ctx, std::move(message));
+}
+
+// Records the sub-loop state's verdict as `prev` and routes it.
+LITTLE_LOOPS_INLINE void executor_core::conclude_call(const compiled_state& st, interpolation_context& ctx) {
+  if (st.capture) captured_[*st.capture].verdict = result_eval_.verdict;
+  history_.record(st, nullptr, result_eval_, true);
+  move_on(st, std::nullopt, choose_next(st, ctx));
+}
+
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/subloop_frames.hpp>
+// #include <little_loops/detail/plugin_states.hpp>
+// Part of executor_core (detail/executor_core.hpp), as the sub-loop frames are. The count of
+// the current visit lives in the executor's retry_counters, so sub-loop frames and snapshots
+// carry it with the other counters (retry_counters.hpp); the thresholds are compiled into
+// each state (compiled_loop.hpp). What the throttle does is the reference's `_check_throttle`
+// (throttle.hpp). A learning state (learning.hpp) runs here in one step, as the reference's
+// `_execute_learning_state`: the registry through executor_options::learning_registry, the
+// explorations through the runner; its verdict routes as a sub-loop state's does.
+
+// #include <little_loops/compiled_loop.hpp> (already inlined above)
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/executor_core.hpp> (already inlined above)
+// #include <little_loops/detail/host_calls.hpp> (already inlined above)
+// #include <little_loops/detail/host_requests.hpp> (already inlined above)
+// #include <little_loops/detail/learning_plan.hpp>
+// Part of the executor's learning states (plugin_states.hpp). As the reference resolves
+// them: `targets_csv` rendered and split on commas (each stripped, empty ones dropped),
+// else `targets`; `max_retries_expr` rendered and read as Python's int() reads it, else
+// `max_retries`. A template that cannot be rendered, or a retry limit that is not an
+// integer, is an error (the state's `error` verdict).
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
+// #include <little_loops/learning.hpp> (already inlined above)
+// #include <little_loops/detail/numbers.hpp> (already inlined above)
+
+#include <charconv>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+
+struct learning_plan {
+  std::vector<std::string> targets;
+  int max_retries = 2;
+};
+
+LITTLE_LOOPS_INLINE std::optional<int> python_int(std::string_view text);
+LITTLE_LOOPS_INLINE std::vector<std::string> split_targets(std::string_view csv);
+LITTLE_LOOPS_INLINE expected<learning_plan, std::string> learning_plan_of(const learning_config& cfg,
+                                                             const interpolation_context& ctx);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+// Python's int() of a string, for the values a retry limit takes: surrounding whitespace,
+// an optional sign, ASCII digits with single `_` between them.
+LITTLE_LOOPS_INLINE std::optional<int> python_int(std::string_view text) {
+  text = trim_py(text);
+  bool negative = false;
+  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
+    negative = text.front() == '-';
+    text.remove_prefix(1);
+  }
+  std::string digits;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c >= '0' && c <= '9')
+      digits += c;
+    else if (c != '_' || i == 0 || i + 1 == text.size() || text[i + 1] == '_')
+      return std::nullopt;
+  }
+  int value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
+  return negative ? -value : value;
+}
+
+// The targets, comma-separated in `csv`: each stripped, the empty ones dropped.
+LITTLE_LOOPS_INLINE std::vector<std::string> split_targets(std::string_view csv) {
+  std::vector<std::string> out;
+  while (true) {
+    const std::size_t comma = csv.find(',');
+    const std::string_view item = trim_py(csv.substr(0, comma));
+    if (!item.empty()) out.emplace_back(item);
+    if (comma == std::string_view::npos) return out;
+    csv.remove_prefix(comma + 1);
+  }
+}
+
+LITTLE_LOOPS_INLINE expected<learning_plan, std::string> learning_plan_of(const learning_config& cfg,
+                                                             const interpolation_context& ctx) {
+  learning_plan plan;
+  plan.max_retries = cfg.max_retries;
+  if (cfg.targets_csv) {
+    auto csv = interpolate(*cfg.targets_csv, ctx);
+    if (!csv) return unexpected("learning.targets_csv: " + csv.error().message);
+    plan.targets = split_targets(*csv);
+  } else {
+    plan.targets = cfg.targets;
+  }
+  if (cfg.max_retries_expr) {
+    auto text = interpolate(*cfg.max_retries_expr, ctx);
+    if (!text) return unexpected("learning.max_retries_expr: " + text.error().message);
+    const auto n = python_int(*text);
+    if (!n) return unexpected("learning.max_retries_expr: not an integer: \"" + *text + "\"");
+    plan.max_retries = *n;
+  }
+  return plan;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/learning_plan.hpp>
+// #include <little_loops/detail/routing.hpp> (already inlined above)
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/evaluators.hpp> (already inlined above)
+// #include <little_loops/events.hpp> (already inlined above)
+// #include <little_loops/execution_result.hpp> (already inlined above)
+// #include <little_loops/interpolation.hpp> (already inlined above)
+// #include <little_loops/learning.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/throttle.hpp> (already inlined above)
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format
+#  include <fmt/format.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+
+// A state starts executing: a state other than the one entered last starts a new visit.
+// True when the state was executed here (a learning state: nothing else to do).
+LITTLE_LOOPS_INLINE bool executor_core::visit_state(const compiled_state& st, interpolation_context& ctx) {
+  counters_.visit(current_);
+  if (!st.config->learning || st.config->type != "learning") return false;
+  run_learning(st, ctx);
+  return true;
+}
+
+// After an action of `st` ran: counts it, warns at warn_max, and at hard_max leaves the
+// state (true: the step is over, without evaluating the action) or past it ends the run.
+LITTLE_LOOPS_INLINE bool executor_core::throttle_after_action(const compiled_state& st, interpolation_context& ctx) {
+  if (!st.throttled) return false;
+  const int count = counters_.count_call();
+  const throttle_limits& l = st.throttle;
+  if (emits_events_ && throttle_warns(count, l))
+    emit(throttle_event{"throttle_warn", wall(), st.name, count, l.normal_max, l.warn_max,
+                        l.hard_max, {}});
+  switch (judge_throttle(count, l, st.throttle_exempt)) {
+    case throttle_step::pass: return false;
+    case throttle_step::hard: return throttle_leave(st, ctx, count);
+    case throttle_step::stop: break;
+  }
+  if (emits_events_)
+    emit(throttle_event{"throttle_stop", wall(), st.name, count, l.normal_max, l.warn_max,
+                        l.hard_max, {}});
+  std::string message = fmt::format(
+      "Throttle stop: state '{}' exceeded hard_max={} tool calls with no on_throttle_hard target",
+      st.name, l.hard_max);
+  report_error(st, "throttle", message);
+  finish(termination::error, little_loops::error{errc::cap_reached, std::move(message), "states." + st.name});
+  return true;
+}
+
+// ---- learning states ----
+
+LITTLE_LOOPS_INLINE void executor_core::learning_emit(const compiled_state& st, std::string_view name,
+                                         std::string_view target, std::string_view detail,
+                                         std::int64_t attempt, const std::vector<std::string>* targets) {
+  if (emits_events_) emit(learning_event{name, wall(), st.name, target, detail, attempt, targets});
+}
+
+// Proves every target in order; the verdict is `yes` (all proven), `blocked` (`no` when
+// the state has no on_blocked) or `error` (a template or the registry failed).
+LITTLE_LOOPS_INLINE void executor_core::run_learning(const compiled_state& st, interpolation_context& ctx) {
+  auto plan = learning_plan_of(*st.config->learning, ctx);
+  if (!plan) return learning_verdict(st, ctx, error_result(std::move(plan.error())));
+  if (!options_.learning_registry)
+    return learning_verdict(st, ctx, error_result("no learning registry: the host gives none"));
+  for (const std::string& target : plan->targets) {
+    auto outcome = prove_target(st, ctx, target, plan->max_retries);
+    if (!outcome) return learning_verdict(st, ctx, error_result(std::move(outcome.error())));
+    if (!*outcome) return;  // the run (or this child loop) ended while exploring
+    if ((*outcome)->empty()) continue;  // proven
+    const std::string& why = **outcome;
+    learning_emit(st, "learning_blocked", target, why);
+    evaluation_result blocked;
+    blocked.verdict = st.config->on.count("blocked") != 0 ? "blocked" : "no";
+    blocked.details = json{{"target", target}, {"reason", why}};
+    return learning_verdict(st, ctx, std::move(blocked));
+  }
+  learning_emit(st, "learning_complete", {}, {}, 0, &plan->targets);
+  evaluation_result done;
+  done.verdict = "yes";
+  done.details = json{{"targets", plan->targets}};
+  learning_verdict(st, ctx, std::move(done));
+}
+
+// One target: empty when proven, else why it blocks (`refuted`, `retries_exhausted`);
+// nullopt when the run ended in an exploration; an error when the registry failed.
+LITTLE_LOOPS_INLINE expected<std::optional<std::string>, std::string> executor_core::prove_target(
+    const compiled_state& st, const interpolation_context& ctx, const std::string& target,
+    int max_retries) {
+  auto status = lookup(target);
+  for (int attempts = 0; status && (*status == learning_status::missing ||
+                                    *status == learning_status::stale);) {
+    if (attempts >= max_retries) return std::string("retries_exhausted");
+    learning_emit(st, "learning_target_stale", target, to_string(*status));
+    learning_emit(st, "learning_explore_invoked", target, {}, ++attempts);
+    if (!explore(st, ctx, target)) return std::optional<std::string>();
+    status = lookup(target);
+  }
+  if (!status) return unexpected(std::move(status.error()));
+  if (*status == learning_status::refuted) {
+    learning_emit(st, "learning_target_refuted", target);
+    return std::string("refuted");
+  }
+  learning_emit(st, "learning_target_proven", target);
+  return std::string();
+}
+
+LITTLE_LOOPS_INLINE expected<learning_status, std::string> executor_core::lookup(const std::string& target) {
+  auto r = call_host<learning_status>([&] { return options_.learning_registry(target); },
+                                      errc::action_failed, "the learning registry");
+  if (!r) return unexpected("learning registry: " + r.error().message);
+  return *r;
+}
+
+// `/ll:explore-api <target>` through the runner, as a slash command with the state's host
+// settings (agent:, pruning_profile:, session_mode:); its result is only reported. False
+// when the run ended in it (cancelled, out of time).
+LITTLE_LOOPS_INLINE bool executor_core::explore(const compiled_state& st, const interpolation_context& ctx,
+                                   const std::string& target) {
+  const std::string command = "/ll:explore-api " + target;
+  action_request& req = request_;
+  req.kind = action_kind::slash_command;
+  // The state's agent and profile, as for any prompt action (none left from another state).
+  auto sent = prepare_host_request(req, loop_->loop(), *st.config, session_, command,
+                                   action_text_, ctx);
+  if (!sent) {  // a slash command has no params to render: not expected, reported if it is
+    report_error(st, "interpolation", sent.error());
+    return true;
+  }
+  const std::string_view text = *sent;
+  if (emits_events_) emit(action_start_event{wall(), st.name, text, true});
+  req.state = st.name;
+  req.text = text;
+  req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
+  req.deadline = deadline_;
+  auto res = call_runner(req);
+  stamp();
+  req.text = {};
+  if (!res) {
+    report_error(st, "action", res.error().message);
+    return true;
+  }
+  return finish_action(st, *res);
+}
+
+LITTLE_LOOPS_INLINE void executor_core::learning_verdict(const compiled_state& st, interpolation_context& ctx,
+                                            evaluation_result r) {
+  if (r.verdict == "error") report_error(st, "learning", r.details.to_json().value("error", ""));
+  result_eval_ = std::move(r);
+  history_.record(st, nullptr, result_eval_, true);
+  move_on(st, std::nullopt, choose_next(st, ctx));
+}
+
+// hard_max reached: to `on_throttle_hard`, else `on_error`; with neither the state goes on
+// as usual (the reference's `_check_throttle` returns no target then).
+LITTLE_LOOPS_INLINE bool executor_core::throttle_leave(const compiled_state& st, interpolation_context& ctx, int count) {
+  const compiled_target* target = st.throttle_hard ? &*st.throttle_hard
+                                  : st.on_error    ? &st.on[*st.on_error].second
+                                                   : nullptr;
+  if (target == nullptr) {
+    if (emits_events_)
+      emit(throttle_event{"throttle_hard", wall(), st.name, count, st.throttle.normal_max,
+                          st.throttle.warn_max, st.throttle.hard_max, {}});
+    return false;
+  }
+  route_query q{.loop = loop_.get(), .current = current_, .verdict = "error",
+                .context = &ctx, .text = &target_text_};
+  auto to = take(q, *target);
+  if (!to) {
+    report_error(st, "route", to.error().error.message);
+    finish(termination::error, std::move(to.error().error));
+    return true;
+  }
+  if (emits_events_) {
+    const std::string_view next = loop_->state(*to).name;
+    emit(throttle_event{"throttle_hard", wall(), st.name, count, st.throttle.normal_max,
+                        st.throttle.warn_max, st.throttle.hard_max, next});
+    emit(route_event{wall(), st.name, next, "throttle_hard"});
+  }
+  current_ = *to;
+  return true;
+}
+
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/plugin_states.hpp>
+// #include <little_loops/detail/guard_steps.hpp>
+// Part of executor_core (detail/executor_core.hpp): the steps that probe the working tree
+// around a state's action. Before it runs, the tamper guard's snapshot; after its verdict,
+// the fingerprint of the circuit's progress paths (design §6.6), the pre-patch check and
+// then the tamper check (so the patch is read before a `revert` rewrites it), and where a
+// `fail` policy sends the run (the tamper guard's first), before every other route (design
+// §6.3).
+
+// #include <little_loops/config.hpp> (already inlined above)
+// #include <little_loops/detail/executor_core.hpp> (already inlined above)
+// #include <little_loops/detail/prepatch_check.hpp> (already inlined above)
+// #include <little_loops/detail/resilience_runtime.hpp> (already inlined above)
+// #include <little_loops/detail/tamper_guard.hpp> (already inlined above)
+
+#include <cstddef>
+#include <optional>
+#include <utility>
+
+LITTLE_LOOPS_NAMESPACE_BEGIN
+namespace detail {
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+
+// The probes of `st`, through the host's runner.
+LITTLE_LOOPS_INLINE guard_probes<executor_core::runner_call> executor_core::probes(const compiled_state& st) {
+  return guard_probes<runner_call>(runner_call{this}, st.name, stop_.get_token(), deadline_);
+}
+
+// Before the action of `st`: the test files, when a tamper guard applies.
+LITTLE_LOOPS_INLINE void executor_core::enter_guards(const compiled_state& st) {
+  tamper_before_.reset();
+  if (tamper_policy_of(*loop_, st)) tamper_before_ = probes(st).snapshot_entry(options_.test_file_patterns);
+}
+
+// After the verdict of `st` (`action`: its result, null when none ran): the state a guard
+// sends the run to, if any.
+LITTLE_LOOPS_INLINE std::optional<std::size_t> executor_core::leave_guards(const compiled_state& st,
+                                                              const action_result* action) {
+  if (const auto& rf = loop_->loop().resilience.repeated_failure; rf && !rf->progress_paths.empty())
+    if (const auto text = progress_probe(*rf, running_context(st)))
+      if (auto fp = probes(st).ask(*text)) resilience_.note_progress(std::move(*fp));
+  std::optional<std::size_t> prepatch;
+  if (prepatch_policy_of(*loop_, st)) {
+    const bool green = action ? action->exit_code == 0 && !action->abnormal() : !st.action;
+    prepatch = guard_report(prepatch_exit(probes(st), *loop_, st, green, options_, memo_, context_));
+  }
+  std::optional<std::size_t> tamper;
+  if (tamper_before_) {
+    const tamper_snapshot before = std::exchange(tamper_before_, std::nullopt).value();
+    tamper = guard_report(
+        tamper_exit(probes(st), *loop_, st, before, options_.test_file_patterns, context_));
+  }
+  if (tamper || prepatch) route_reason_ = tamper ? "tamper_guard" : "prepatch_check";
+  return tamper ? tamper : prepatch;
+}
+
+// Reports a guard's decision (when it has something to say); the state it sends the run to.
+LITTLE_LOOPS_INLINE std::optional<std::size_t> executor_core::guard_report(const guard_decision& d) {
+  if (emits_events_ && d.report) emit(stamped(d.event, wall()));
+  return d.target;
+}
+
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+}  // namespace detail
+LITTLE_LOOPS_NAMESPACE_END
+// end of <little_loops/detail/guard_steps.hpp>
+// end of <little_loops/detail/executor_core.hpp>
+// #include <little_loops/error.hpp> (already inlined above)
+// #include <little_loops/evaluators.hpp> (already inlined above)
+// #include <little_loops/events.hpp> (already inlined above)
+// #include <little_loops/execution_result.hpp> (already inlined above)
+// #include <little_loops/executor_clock.hpp> (already inlined above)
+// #include <little_loops/executor_options.hpp> (already inlined above)
+// #include <little_loops/expected.hpp> (already inlined above)
+// #include <little_loops/results.hpp> (already inlined above)
+// #include <little_loops/schema.hpp> (already inlined above)
+// #include <little_loops/snapshot.hpp> (already inlined above)
+
+#include <concepts>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
@@ -17423,18 +18919,17 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// calls the runner and the evaluator, and follows a precomputed route: no parsing, no map
 /// lookups by name for static targets, no heap allocation of its own in steady state.
 ///
+/// Only the calls to the runner, the evaluator and the sink depend on the template
+/// arguments; the rest of the executor is compiled once for every kind of executor. An
+/// executor may be moved between steps (make_executor() returns one by value) and goes on
+/// where it was; the moved-from one may only be assigned to or destroyed.
+///
 /// @tparam Runner an ActionRunner (may be an lvalue reference type to borrow one)
 /// @tparam Eval an Evaluator (default: default_evaluator, no LLM judge)
 /// @tparam Sink an EventSink (default: null_event_sink, which costs nothing)
 template <ActionRunner Runner, Evaluator Eval = default_evaluator, EventSink Sink = null_event_sink>
-class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, Sink>>,
-                     private detail::plugin_states<fsm_executor<Runner, Eval, Sink>>,
-                     private detail::guard_steps<fsm_executor<Runner, Eval, Sink>> {
-  static constexpr bool emits_events =
-      !std::is_same_v<std::remove_cvref_t<Sink>, null_event_sink>;
-  friend class detail::subloop_frames<fsm_executor>;
-  friend class detail::plugin_states<fsm_executor>;
-  friend class detail::guard_steps<fsm_executor>;
+class fsm_executor final : private detail::executor_core {
+  using core = detail::executor_core;
 
  public:
   using runner_type = Runner;
@@ -17444,14 +18939,10 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   /// Build an executor over an already compiled loop (cheap; shares the compiled loop).
   fsm_executor(std::shared_ptr<const compiled_loop> loop, Runner runner, Eval eval = Eval{},
                Sink sink = Sink{}, executor_options options = {})
-      : loop_(std::move(loop)),
+      : core(std::move(loop), std::move(options), traits()),
         runner_(std::forward<Runner>(runner)),
         eval_(std::forward<Eval>(eval)),
-        sink_(std::forward<Sink>(sink)),
-        options_(std::move(options)),
-        clock_(options_.clock != nullptr ? options_.clock : &default_executor_clock()) {
-    reset();
-  }
+        sink_(std::forward<Sink>(sink)) {}
 
   /// Validate and compile `loop`, then build an executor.
   static expected<fsm_executor, little_loops::error> create(const fsm_loop& loop, Runner runner,
@@ -17464,46 +18955,33 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   }
 
   /// @brief Run until the loop ends (terminal, limit, timeout, stop, error or handoff).
-  const execution_result& run() {
-    while (step()) {}
-    return result_;
-  }
-
-  /// Run, also stopping when `token` is requested.
-  const execution_result& run(std::stop_token token) {
-    std::stop_callback forward(token, [this]() noexcept { stop_.request_stop(); });
-    return run();
-  }
+  /// `run(std::stop_token)` also stops when the token is requested.
+  using core::run;
 
   /// @brief Advance by one state execution (or one maintain restart, or the final check),
   /// in the running loop: the top one, or the child a sub-loop state runs.
   /// @return true while the run goes on; false once finished (see result()).
-  bool step() {
-    advance();
-    return !finished();
-  }
+  using core::step;
 
   /// Ask the run to stop at the next state boundary; the running action gets the stop token.
-  void request_stop() noexcept { stop_.request_stop(); }
+  using core::request_stop;
   /// The executor's stop token (given to the runner in every request).
-  [[nodiscard]] std::stop_token stop_token() const noexcept { return stop_.get_token(); }
+  using core::stop_token;
 
   /// True once the run ended.
-  [[nodiscard]] bool finished() const noexcept { return phase_ == run_phase::finished; }
+  using core::finished;
   /// The outcome (meaningful once finished()).
-  [[nodiscard]] const execution_result& result() const noexcept { return result_; }
+  using core::result;
   /// The state that runs next (or the final state once finished).
-  [[nodiscard]] std::string_view current_state() const noexcept {
-    return loop_->state(current_).name;
-  }
+  using core::current_state;
   /// State executions so far.
-  [[nodiscard]] std::int64_t iteration() const noexcept { return iteration_; }
+  using core::iteration;
   /// `captured.*` so far.
-  [[nodiscard]] const captured_map& captured() const noexcept { return captured_; }
+  using core::captured;
   /// `prev` (null before the first state ran).
-  [[nodiscard]] const prev_record* prev() const noexcept { return history_.prev(); }
+  using core::prev;
   /// The compiled loop.
-  [[nodiscard]] const compiled_loop& loop() const noexcept { return *loop_; }
+  using core::loop;
   /// The runner, evaluator and sink.
   [[nodiscard]] std::remove_reference_t<Runner>& runner() noexcept { return runner_; }
   [[nodiscard]] std::remove_reference_t<Eval>& evaluator() noexcept { return eval_; }
@@ -17511,26 +18989,13 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
 
   /// @brief The run's state at the current boundary: resuming it continues with
   /// current_state() and never re-runs a completed action.
-  [[nodiscard]] little_loops::snapshot snapshot() const {
-    // Its own storage, not snapshot_view()'s: const callers may run at once.
-    std::vector<std::pair<std::string_view, double>> convergence;
-    json counters;
-    little_loops::snapshot s = this->running_view(convergence, counters).materialize();
-    s.counters = std::move(counters);
-    if (!this->frames_.empty()) this->stack_into(s);  // the top loop's, the frames below it
-    return s;
-  }
+  using core::snapshot;
 
   /// @brief snapshot() by reference to the executor's state, without copying it (what a
   /// journal writes at every boundary: `loop_journal::save(record, ex.snapshot_view())`).
   /// Valid until the executor next changes (step(), run(), resume(), reset()) or the next
   /// snapshot_view() call; unlike snapshot(), not to be called from two threads at once.
-  [[nodiscard]] little_loops::snapshot_view snapshot_view() const {
-    if (!this->frames_.empty()) return this->stack_view();  // inside a child: copies
-    little_loops::snapshot_view v = this->running_view(convergence_view_, counters_view_);
-    if (!counters_view_.is_null()) v.counters = &counters_view_;
-    return v;
-  }
+  using core::snapshot_view;
 
   /// @brief Restore a snapshot; the next step()/run() continues from it (emitting
   /// `loop_resume` instead of `loop_start`).
@@ -17539,510 +19004,43 @@ class fsm_executor : private detail::subloop_frames<fsm_executor<Runner, Eval, S
   /// snapshot taken inside sub-loops (`frames`) reloads each child through
   /// executor_options::child_loops and continues in the innermost; a child that changed is
   /// errc::snapshot_mismatch naming its frame (the executor is then reset).
-  expected<void, little_loops::error> resume(const little_loops::snapshot& s) {
-    this->unwind_frames();
-    const auto at = detail::resume_state(*loop_, s);
-    if (!at) return unexpected(at.error());
-    detail::convergence_memory convergence;
-    if (std::string_view unknown; !convergence.restore(*loop_, s, unknown))
-      return unexpected(little_loops::error{
-          errc::snapshot_mismatch,
-          fmt::format("convergence memory of unknown state \"{}\"", unknown),
-          "convergence." + std::string(unknown)});
-    reset();
-    this->restore_frame(s, *at, std::move(convergence));
-    if (!s.frames.is_null()) {
-      if (auto children = this->resume_frames(s.frames); !children) {
-        reset();
-        return unexpected(std::move(children.error()));
-      }
-    }
-    phase_ = run_phase::resumed;
-    return {};
-  }
+  using core::resume;
 
   /// Forget the run: the next step() starts again from the initial state.
-  void reset() {
-    this->unwind_frames();
-    this->loop_id_ = options_.loop_id;
-    const auto& timeout = loop_->loop().timeout;
-    this->start_frame(loop_->loop().context,
-                timeout ? std::optional(static_cast<std::int64_t>(*timeout * 1000.0)) : std::nullopt);
-    phase_ = run_phase::fresh;
-    result_ = execution_result{};
-    if (stop_.stop_requested()) stop_ = std::stop_source{};
-    request_ = action_request{};
-    request_.stop = stop_.get_token();
-  }
+  using core::reset;
 
  private:
-  // Where the run is: before its first step (`fresh`, or `resumed` from a snapshot, which
-  // emits loop_resume instead of loop_start), between steps, or ended.
-  enum class run_phase : unsigned char { fresh, resumed, running, finished };
-
-  // One step of step(); returns false when the step ended its loop.
-  bool advance() {
-    if (phase_ == run_phase::finished) return false;
-    stamp();
-    if (phase_ != run_phase::running) begin();
-    if (stop_.stop_requested()) return end(termination::cancelled);
-    const fsm_loop& def = loop_->loop();
-    const compiled_state& st = loop_->state(current_);
-    // The loop timeout before the terminal, as in seed 002 (a terminal reached after the
-    // deadline ends as `timeout`, final state the terminal); design §3.5 reverses only the
-    // cap: a terminal reached on the last allowed step ends as `terminal`. A maintain
-    // restart is an iteration, so it obeys the cap.
-    if (st.terminal && this->timeout_ms_) {
-      now_ = clock_->now();
-      if (past_timeout()) return end(termination::timeout);
-    }
-    if (st.terminal && !(def.maintain && iteration_ >= def.max_iterations))
-      return end_or_restart(st);
-    if (iteration_ >= def.max_iterations &&
-        !enter_summary(loop_->on_max_iterations(), def.max_steps_spelling ? "on_max_steps" : "on_max_iterations"))
-      return false;
-    now_ = clock_->now();
-    if (past_timeout()) return end(termination::timeout);
-    if (loop_->counts_retries() && redirect_exhausted()) return !finished();
-    if (const double wait = resilience_.take_pending_wait(); wait > 0)  // a retry's (§6.6)
-      clock_->sleep_for(detail::seconds_to_ns(wait), stop_.get_token());
-    execute(loop_->state(current_));
-    return !finished();
+  // A sink with wants_events() is asked before each event (detail::sink_listens()); any
+  // other listens always, without a call.
+  static constexpr detail::executor_host_traits traits() noexcept {
+    return {.emits_events = !std::is_same_v<std::remove_cvref_t<Sink>, null_event_sink>,
+            .sink_asked = requires(const std::remove_reference_t<Sink>& s) {
+              { s.wants_events() } noexcept -> std::convertible_to<bool>;
+            },
+            .instant_verdicts = detail::is_basic_evaluator<std::remove_cvref_t<Eval>>};
   }
 
-  // ---- time ----
-  // Events carry the wall time read as a step starts and after each host call that can take
-  // time (the runner, an evaluator): events of one phase share a reading.
-  event_time wall() const noexcept { return event_ts_; }
-  void stamp() noexcept {
-    if (recording()) event_ts_ = clock_->wall_now();
+  // The host hooks: the only code that depends on Runner, Eval and Sink. Events are built
+  // here, for a sink that takes them (the core calls neither event hook for the null sink).
+  expected<action_result, error> host_run(const action_request& req) override {
+    return runner_.run(req);
   }
-  bool listening() const noexcept { return emits_events && detail::sink_listens(sink_); }
-  // Whether events are built: for the sink, or for a sub-loop state's `capture:` of its child.
-  bool recording() const noexcept { return listening() || (emits_events && !this->frames_.empty()); }
-  std::int64_t elapsed_ms() const noexcept {
-    return elapsed_offset_ms_ +
-           std::chrono::duration_cast<std::chrono::milliseconds>(now_ - start_).count();
+  expected<evaluation_result, error> host_evaluate(const evaluation_request& req) override {
+    return eval_.evaluate(req);
   }
-  std::int64_t elapsed_ms_now() const noexcept {
-    return elapsed_offset_ms_ +
-           std::chrono::duration_cast<std::chrono::milliseconds>(clock_->now() - start_).count();
+  void host_deliver(detail::event_ref e) noexcept override {
+    if constexpr (traits().emits_events)
+      detail::with_loop_event(e, [this](const loop_event& ev) noexcept { sink_.on_event(ev); });
   }
-  // The loop `timeout` has passed (as of the last clock reading, now_).
-  bool past_timeout() const noexcept {
-    return this->timeout_ms_ && elapsed_ms() > *this->timeout_ms_;
+  bool host_listens() const noexcept override { return detail::sink_listens(sink_); }
+  void host_capture(std::string& out, detail::event_ref e) override {
+    if constexpr (traits().emits_events)
+      detail::with_loop_event(e, [&out](const loop_event& ev) { append_json_line(out, ev); });
   }
 
-  template <class Event>
-  void emit(Event&& ev) noexcept {
-    ev.depth = static_cast<std::uint32_t>(this->frames_.size());
-    if (!this->frames_.empty()) this->note_child_event(ev);
-    if (listening()) sink_.on_event(loop_event{std::forward<Event>(ev)});
-  }
-
-  void begin() {
-    const bool resumed = phase_ == run_phase::resumed;
-    phase_ = run_phase::running;
-    start_ = clock_->now();
-    now_ = start_;
-    if (started_at_.empty()) started_at_ = format_timestamp(clock_->wall_now());
-    if (this->timeout_ms_)
-      deadline_ = start_ + std::chrono::milliseconds(*this->timeout_ms_ - elapsed_offset_ms_);
-    if constexpr (emits_events) {
-      if (resumed)
-        emit(loop_resume_event{wall(), loop_->loop().name, loop_->state(current_).name,
-                               iteration_});
-      else
-        emit(loop_start_event{wall(), loop_->loop().name});
-    }
-  }
-
-  // ---- boundaries: terminal states and the iteration cap ----
-
-  // At a terminal state: a `maintain` loop restarts (until on_max_iterations ran), any other
-  // loop ends. Returns whether the run goes on.
-  bool end_or_restart(const compiled_state& st) {
-    if (!loop_->loop().maintain || summary_executed_)
-      return end(summary_executed_ ? termination::max_iterations : termination::terminal);
-    if (const auto& cap = loop_->loop().max_passes; cap && counters_.passes >= *cap)
-      return enter_summary(loop_->on_max_passes(), "on_max_iterations");
-    auto target = detail::take_static(st, st.maintain_target, current_);
-    if (!target) {  // `on_maintain` names no state
-      report_error(st, "route", target.error().message);
-      return end(termination::error, std::move(target.error()));
-    }
-    ++iteration_;  // a maintain restart counts as one iteration (design §3.16) and one pass
-    ++counters_.passes;
-    if constexpr (emits_events)
-      emit(route_event{wall(), st.name, loop_->state(*target).name, "maintain"});
-    current_ = *target;
-    return true;
-  }
-
-  // A cap is reached (the step cap, or at a terminal the full-pass cap): run its handler
-  // (`key`) once (design §3.5, §6.2), else end. Returns whether the run goes on.
-  bool enter_summary(const std::optional<compiled_target>& summary, std::string_view key) {
-    if (!summary || summary_executed_) return end(termination::max_iterations);
-    summary_executed_ = true;
-    if (summary->type != compiled_target::kind::state) {
-      little_loops::error err{
-          errc::unknown_state,
-          fmt::format("{} names \"{}\", which is not a state", key, summary->source),
-          summary->path};
-      report_error(loop_->state(current_), "route", err.message);
-      return end(termination::error, std::move(err));
-    }
-    if constexpr (emits_events)
-      emit(max_iterations_event{wall(), loop_->state(summary->index).name, iteration_});
-    current_ = summary->index;
-    if (loop_->state(current_).terminal) return end(termination::max_iterations);
-    return true;
-  }
-
-  // `max_retries` (design §6.3): an exhausted state is not run; the run goes to
-  // `on_retry_exhausted` without a step. True when it redirected.
-  bool redirect_exhausted() {
-    const compiled_state& st = loop_->state(current_);
-    auto to = counters_.redirect(*loop_, current_);
-    if (!to) return false;
-    if (!*to) {
-      report_error(st, "route", to->error().message);
-      return !end(termination::error, std::move(to->error()));
-    }
-    if constexpr (emits_events)
-      emit(route_event{wall(), st.name, loop_->state(**to).name, "retry_exhausted"});
-    current_ = **to;
-    return true;
-  }
-
-  // ---- one state execution ----
-
-
-  void report_error(const compiled_state& st, std::string_view kind, std::string_view message) {
-    if constexpr (emits_events) emit(error_event{wall(), st.name, kind, message});
-  }
-
-  // The host's runner and evaluator: an exception from either is the `error` verdict with
-  // what it said (design §3.4), never an exception out of step().
-  expected<action_result, error> call_runner(const action_request& req) {
-    return detail::call_host<action_result>([&] { return runner_.run(this->in_working_dir(req)); },
-                                            errc::action_failed, "the action runner");
-  }
-
-  expected<evaluation_result, error> call_evaluator(const evaluation_request& req) {
-    if (req.config && is_stall_evaluator(req.config->type))  // design §6.6: judged here
-      return detail::judge_stall(resilience_.stalls, req, deadline_, stop_.get_token(),
-                                 [this](const action_request& r) { return call_runner(r); });
-    return detail::call_host<evaluation_result>([&] { return eval_.evaluate(req); },
-                                                errc::evaluation_failed, "the evaluator");
-  }
-
-  // Executes one (non-terminal) state: renders and runs its action, then conclude(). The
-  // runner's result stays where the runner returned it: it is not moved.
-  void execute(const compiled_state& st) {
-    ++iteration_;
-    if constexpr (emits_events) emit(state_enter_event{wall(), st.name, iteration_});
-    interpolation_context ctx = this->running_context(st);
-    if (this->visit_state(st, ctx)) return;  // the throttle's visit; a learning state
-    if (st.config->loop) return this->call_subloop(st, ctx);
-    if (!st.action) return conclude(st, ctx, nullptr);
-    std::string_view text;
-    if (st.action->is_literal()) {
-      text = st.action->literal();
-    } else {
-      action_text_.clear();
-      ctx.size_limit = options_.action_size_limit;
-      auto r = render_to(*st.action, ctx, action_text_);
-      ctx.size_limit = options_.render_size_limit;
-      if (!r) return conclude_unrunnable(st, ctx, "interpolation", std::move(r.error().message));
-      text = action_text_;
-    }
-    action_request& req = request_;  // a member: its stop token is not copied per step
-    req.kind = !st.kind_from_rendered ? st.kind
-               : is_slash_command_text(text) ? action_kind::slash_command : action_kind::shell;
-    auto sent = detail::prepare_host_request(req, loop_->loop(), *st.config, session_, text, action_text_, ctx);
-    if (!sent) return conclude_unrunnable(st, ctx, "interpolation", std::move(sent.error()));
-    if constexpr (emits_events)
-      emit(action_start_event{wall(), st.name, *sent, detail::is_prompt_kind(req.kind)});
-    req.state = st.name;
-    req.text = *sent;
-    req.timeout = st.timeout ? st.timeout : options_.default_action_timeout;
-    req.deadline = deadline_;
-    this->enter_guards(st);  // design §6.3
-    expected<action_result, error> res = call_runner(req);
-    stamp();
-    req.text = req.params = {};  // they may view action_text_
-    if (!res) return conclude_unrunnable(st, ctx, "action", std::move(res.error().message));
-    conclude(st, ctx, &*res);
-  }
-
-  // The state's action could not be run at all (`kind`: why): its verdict is `error`.
-  void conclude_unrunnable(const compiled_state& st, interpolation_context& ctx,
-                           std::string_view kind, std::string message) {
-    report_error(st, kind, message);
-    result_eval_ = detail::error_result(std::move(message));
-    conclude(st, ctx, nullptr);
-  }
-
-  // The rest of a state execution, one phase after the other: finish the action, decide the
-  // verdict, record history, choose the next state, apply signals. `action` is the action's
-  // result (null: no action ran; when the state has one, execute() set the `error` verdict).
-  void conclude(const compiled_state& st, interpolation_context& ctx, action_result* action) {
-    if (action && !finish_action(st, *action)) return;
-    if (action && this->throttle_after_action(st, ctx)) return;  // it left or ended the run
-    retry_code_ = !action ? -1 : action->timed_out ? 124 : action->signal != 0 ? -1 : action->exit_code;
-    const bool evaluated = decide_verdict(st, ctx, action);
-    if (st.capture && action) captured_[*st.capture].verdict = result_eval_.verdict;
-    history_.record(st, action, result_eval_, evaluated);
-    const std::optional<std::size_t> guarded = this->leave_guards(st, action);  // design §6.3
-    std::optional<detail::found_signal> signal;  // design §3.14; payloads view prev's output
-    if (action && !options_.signals.empty())
-      signal = detail::find_output_signal(history_.prev()->output, options_.signals);
-    if (signal && signal->kind == signal_kind::error) return fail_by_signal(st, signal->payload);
-    if (action) session_.leave(request_.kind, loop_->loop(), *st.config, *action, signal);
-    move_on(st, signal, guarded ? detail::route_outcome(*guarded) : resilient_next(st, ctx, action));
-  }
-
-  // Design §6.6, before the ordinary routes: the circuit, then `retry:`/`catch:` (waiting at
-  // the next step, after the boundary); then `max_edge_revisits` on the route chosen.
-  detail::route_outcome resilient_next(const compiled_state& st, interpolation_context& ctx,
-                                       const action_result* action) {
-    auto d = detail::decide_resilience(resilience_, *loop_, current_, action, result_eval_.verdict, options_);
-    if constexpr (emits_events)
-      for (const resilience_event* e : d.reported()) if (e) emit(detail::stamped(*e, wall(), st.name, d.target, d.error_class));
-    auto routed = detail::resilience_route(d, *loop_, route_reason_);
-    auto next = routed ? std::move(*routed) : choose_next(st, ctx);
-    auto cycle = next ? resilience_.take_edge(*loop_, current_, *next) : std::nullopt;
-    if (!cycle) return next;
-    if constexpr (emits_events) emit(detail::stamped(cycle->event, wall(), st.name, cycle->target));
-    return unexpected(detail::route_failure{cycle->error});
-  }
-
-  // Reports the completed action and fills its capture. Returns false when the action ended
-  // the run: cancelled (re-run on resume), or the loop deadline expired inside it.
-  bool finish_action(const compiled_state& st, const action_result& a) {
-    if constexpr (emits_events)
-      emit(action_complete_event{wall(), st.name, a.exit_code,
-                                 static_cast<std::int64_t>(a.duration.count()), a.output,
-                                 detail::is_prompt_kind(request_.kind), a.timed_out, a.cancelled,
-                                 a.signal, a.truncated, a.output_limit, a.stderr_output});
-    if (a.cancelled || (a.abnormal() && stop_.stop_requested())) return end(termination::cancelled);
-    if (a.timed_out && deadline_ && clock_->now() >= *deadline_) return end(termination::timeout);
-    if (st.capture) {
-      captured_record& rec = captured_[*st.capture];
-      rec.output.assign(detail::strip_trailing_newlines(a.output));
-      rec.stderr_output.assign(a.stderr_output);
-      rec.exit_code = a.exit_code;
-      rec.duration_ms = static_cast<std::int64_t>(a.duration.count());
-      rec.verdict.clear();
-      detail::record_failure(rec, a);
-    }
-    return true;
-  }
-
-  // Decides the verdict into result_eval_ and reports it. Returns whether it counts as an
-  // evaluation (what `${prev.evaluation}` reads). A `next:` state is never evaluated (seed 002
-  // and the original at every version: the action runs, then `next`; the verdict only picks
-  // on_error); validation warns about an `evaluate:` there.
-  bool decide_verdict(const compiled_state& st, interpolation_context& ctx,
-                      const action_result* action) {
-    if (!action && st.action) return report_verdict(st, !st.next, false);  // set by execute()
-    // The verdicts no evaluator decides (abnormal action, nothing to evaluate) have their rule
-    // in evaluators.hpp; they hold whatever Evaluator the host gave.
-    const bool own = !st.next && detail::judges_own_failure(st.evaluator, st.kind);
-    if (detail::has_fixed_verdict(action, st.evaluator && !st.next, own)) {
-      result_eval_ = detail::fixed_verdict(action, loop_->dialect());
-      return report_verdict(st, action && !st.next, false);
-    }
-    if (!st.next) return ask_evaluator(st, ctx, action);
-    // A `next:` state: the exit code decides, silently (seed 002).
-    result_eval_.verdict.assign(exit_code_verdict(action->exit_code, loop_->dialect()));
-    result_eval_.details = evaluation_details{};
-    return false;
-  }
-
-  // Runs the state's evaluator (its `evaluate:`, or the default for its action kind).
-  bool ask_evaluator(const compiled_state& st, interpolation_context& ctx,
-                     const action_result* action) {
-    evaluation_request req;
-    req.state = st.name;
-    req.config = st.evaluator ? &*st.config->evaluate : nullptr;
-    req.compiled = st.evaluator ? &*st.evaluator : nullptr;
-    req.kind = st.kind;
-    req.action = action;
-    req.context = &ctx;
-    req.llm = &loop_->loop().llm;
-    req.dialect = loop_->dialect();
-    if (deadline_)
-      req.time_left = std::max(std::chrono::milliseconds(0),
-                               std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   *deadline_ - clock_->now()));
-    req.convergence_memory = &convergence_.slot(current_);
-    expected<evaluation_result, error> ev = call_evaluator(req);
-    if (!detail::instant_verdict<std::remove_cvref_t<Eval>>(req)) stamp();
-    convergence_.note(current_);
-    if (!ev) {
-      report_error(st, "evaluator", ev.error().message);
-      result_eval_ = detail::error_result(ev.error().message);
-      return report_verdict(st, true, false);
-    }
-    result_eval_.verdict = std::move(ev->verdict);
-    result_eval_.details = std::move(ev->details);
-    return report_verdict(st, true, !st.evaluator);
-  }
-
-  // Emits the evaluate event when `evaluated` (the default evaluator's is {type, verdict}).
-  bool report_verdict(const compiled_state& st, bool evaluated, bool default_evaluation) {
-    if constexpr (emits_events)
-      if (evaluated && recording())
-        emit(evaluate_event{wall(), st.name, st.evaluator_name, result_eval_.verdict,
-                            &result_eval_.details.view(event_details_), !default_evaluation});
-    return evaluated;
-  }
-
-  // Routes the verdict (design §3.3). Targets see `result` (this evaluation) and, as `prev`,
-  // the state before this one. A target that cannot be interpolated makes the verdict `error`
-  // (design §3.4), which routes like any verdict; only an unrouted one ends the run.
-  detail::route_outcome choose_next(const compiled_state& st, interpolation_context& ctx) {
-    ctx.prev = history_.route_prev(st);
-    ctx.last_evaluation = history_.route_last_evaluation(st);
-    ctx.result = &result_eval_;
-    const prev_record& rec = *history_.prev();
-    detail::route_query q{.loop = loop_.get(),
-                          .current = current_,
-                          .verdict = result_eval_.verdict,
-                          .failed_action = (rec.ran_action && rec.exit_code != 0) ||
-                                           result_eval_.verdict == "error",
-                          .unrunnable = st.action.has_value() && !rec.ran_action,
-                          .details = &rec.details,
-                          .context = &ctx,
-                          .text = &target_text_,
-                          .retry_code = retry_code_};
-    route_reason_ = {};
-    if (is_abstention_verdict(q.verdict)) {
-      if (auto held = counters_.abstention_route(q, route_reason_)) return std::move(*held);
-    } else {
-      counters_.judged(current_);
-    }
-    auto next = detail::route(q);
-    if (next || !next.error().unrenderable || q.verdict == "error") return next;
-    report_error(st, "interpolation", next.error().error.message);
-    result_eval_ = detail::error_result(next.error().error.message);
-    history_.amend_verdict(result_eval_);
-    if (st.capture && rec.ran_action) captured_[*st.capture].verdict = result_eval_.verdict;
-    q.verdict = result_eval_.verdict;
-    q.failed_action = true;
-    return detail::route(q);
-  }
-
-  // FATAL_ERROR: ends the run before routing.
-  void fail_by_signal(const compiled_state& st, std::string_view signal_payload) {
-    const std::string payload(signal_payload);
-    report_error(st, "signal", payload);
-    result_.signal = signal_kind::error;
-    result_.signal_payload = payload;
-    finish(termination::error, little_loops::error{errc::action_failed, payload, st.name});
-  }
-
-  // Applies the route and the output signal: a handoff pauses (resume goes where routing
-  // leads, or re-runs an unroutable state); LOOP_STOP stops after routing and is honoured
-  // even without a route (the original checks its stop request before reporting "No valid
-  // transition"); otherwise an unrouted verdict ends the run as `error`, even when the loop
-  // timeout passed meanwhile. Then the loop's `backoff` sleep.
-  void move_on(const compiled_state& st, const std::optional<detail::found_signal>& signal,
-               detail::route_outcome next) {
-    if (signal && signal->kind == signal_kind::handoff) {
-      const std::string payload(signal->payload);
-      if constexpr (emits_events) emit(handoff_event{wall(), st.name, iteration_, payload});
-      result_.signal = signal_kind::handoff;
-      result_.signal_payload = payload;
-      resume_state_ = next ? *next : current_;
-      return finish(termination::handoff);
-    }
-    const bool stop = signal && signal->kind == signal_kind::stop;
-    if (!next && !stop) {
-      report_error(st, "route", next.error().error.message);
-      return finish(termination::error, std::move(next.error().error));
-    }
-    if (next) {
-      if constexpr (emits_events)
-        emit(route_event{wall(), st.name, loop_->state(*next).name, route_reason_});
-      current_ = *next;
-    }
-    if (stop) {
-      result_.signal = signal_kind::stop;
-      result_.signal_payload.assign(signal->payload);
-      return finish(termination::cancelled);
-    }
-    if (const auto backoff = detail::backoff_after(st, loop_->loop()); backoff > 0)
-      clock_->sleep_for(detail::seconds_to_ns(backoff), stop_.get_token());
-  }
-
-  // ---- the end ----
-
-  // finish(), returning false (the run does not go on).
-  bool end(termination how, std::optional<little_loops::error> err = std::nullopt) {
-    finish(how, std::move(err));
-    return false;
-  }
-
-  void finish(termination how, std::optional<little_loops::error> err = std::nullopt) {
-    if (!this->frames_.empty()) return this->end_child(how, std::move(err));
-    phase_ = run_phase::finished;
-    const compiled_state& st = loop_->state(current_);
-    if (!resume_state_ && how != termination::terminal) resume_state_ = current_;
-    result_.final_state = st.name;
-    result_.iterations = iteration_;
-    result_.terminated_by = how;
-    result_.failure = how == termination::terminal && st.failure;
-    result_.duration_ms = elapsed_ms_now();
-    result_.captured = captured_map(captured_);
-    result_.error = std::move(err);
-    result_.on_handoff = loop_->loop().on_handoff;
-    if (how != termination::terminal && how != termination::error) result_.snapshot = snapshot();
-    // A handoff's last event is handoff_detected (as in the original, which returns the
-    // handoff result without finishing the run: the loop goes on after a resume).
-    if constexpr (emits_events)
-      if (how != termination::handoff)
-        emit(loop_complete_event{wall(), result_.final_state, iteration_, to_string(how)});
-  }
-
-  std::shared_ptr<const compiled_loop> loop_;
   Runner runner_;
   Eval eval_;
   Sink sink_;
-  executor_options options_;
-  executor_clock* clock_;
-
-  std::size_t current_ = 0;
-  std::optional<std::size_t> resume_state_;  // where a snapshot goes on (handoff/finish)
-  std::int64_t iteration_ = 0;
-  run_phase phase_ = run_phase::fresh;
-  bool summary_executed_ = false;  // the on_max_iterations state ran
-  json context_;
-  captured_map captured_;
-  detail::run_history history_;
-  detail::convergence_memory convergence_;
-  mutable std::vector<std::pair<std::string_view, double>> convergence_view_;  // snapshot_view()
-  mutable json counters_view_;  // snapshot_view()
-  std::int64_t elapsed_offset_ms_ = 0;
-  std::chrono::steady_clock::time_point start_{};
-  std::chrono::steady_clock::time_point now_{};
-  std::optional<std::chrono::steady_clock::time_point> deadline_;
-  std::string started_at_;
-  std::string action_text_;
-  std::string target_text_;
-  detail::retry_counters counters_;   // max_retries, cannot_judge holds, full passes
-  detail::resilience_memory resilience_;  // retry attempts, edge counts, circuit, stalls
-  detail::session_chain session_;        // the pending summary of session_mode: continue
-  int retry_code_ = -1;               // the exit code retryable_exit_codes sees
-  std::string_view route_reason_;     // the reason of the next route event
-  action_request request_;  // reused per action (keeps one stop token)
-  evaluation_result result_eval_;
-  json event_details_;  // the evaluate event's compact details (evaluation_details::view)
-  event_time event_ts_{};  // the wall time events carry (see wall())
-  std::stop_source stop_;
-  execution_result result_;
 };
 
 LITTLE_LOOPS_NAMESPACE_END
@@ -18234,34 +19232,7 @@ class scripted_runner {
   }
 
   /// The ActionRunner entry point.
-  expected<action_result, error> run(const action_request& request) {
-    if (hook_) hook_(request);
-    if (record_)
-      calls_.push_back(recorded_call{std::string(request.state), std::string(request.text),
-                                     request.kind, request.timeout,
-                                     request.deadline.has_value()});
-    const std::size_t index = call_count_++;
-    const scripted_response* chosen = &default_;
-    // A per-action list is indexed by the action's own call count (its k-th entry on its k-th
-    // call), which counts the calls `by_index` answered too.
-    const scripted_response* by_action = nullptr;
-    if (auto it = per_action_.find(request.text); it != per_action_.end()) {
-      auto& entry = it->second;
-      if (!entry.responses.empty()) {
-        const std::size_t n = entry.next < entry.responses.size() ? entry.next
-                                                                  : entry.responses.size() - 1;
-        ++entry.next;
-        by_action = &entry.responses[n];
-      }
-    }
-    if (index < sequence_.size())
-      chosen = &sequence_[index];
-    else if (by_action != nullptr)
-      chosen = by_action;
-    last_scripted_ = chosen != &default_;
-    if (chosen->failure) return unexpected(*chosen->failure);
-    return chosen->result;
-  }
+  expected<action_result, error> run(const action_request& request);
 
   /// Every call so far, in order.
   [[nodiscard]] const std::vector<recorded_call>& calls() const noexcept { return calls_; }
@@ -18274,12 +19245,7 @@ class scripted_runner {
     return calls_.empty() ? std::string_view{} : std::string_view{calls_.back().text};
   }
   /// Forget the calls and restart every script from its first entry.
-  void reset() {
-    calls_.clear();
-    call_count_ = 0;
-    last_scripted_ = false;
-    for (auto& [text, entry] : per_action_) entry.next = 0;
-  }
+  void reset();
 
   /// @brief Build a runner from JSON (the `--responses` file of `ll-loop simulate`).
   ///
@@ -18287,57 +19253,7 @@ class scripted_runner {
   /// `R = {"output": str, "stderr": str, "exit_code": int, "duration_ms": int,
   /// "timed_out": bool, "signal": int, "error": str}` (all optional; `error` makes the runner
   /// fail with that message). A bare integer R is an exit code. Unknown keys are errors.
-  static expected<scripted_runner, error> from_json(const json& doc) {
-    if (!doc.is_object())
-      return unexpected(error{errc::parse_error, "responses must be a JSON object"});
-    scripted_runner runner;
-    for (auto it = doc.begin(); it != doc.end(); ++it) {
-      const std::string& key = it.key();
-      if (key == "by_index") {
-        if (!it.value().is_array())
-          return unexpected(error{errc::parse_error, "must be an array", "by_index"});
-        std::size_t i = 0;
-        for (const auto& item : it.value()) {
-          auto r = parse_response(item, "by_index." + std::to_string(i++));
-          if (!r) return unexpected(r.error());
-          runner.sequence_.push_back(std::move(*r));
-        }
-      } else if (key == "by_action") {
-        if (!it.value().is_object())
-          return unexpected(error{errc::parse_error, "must be an object", "by_action"});
-        for (auto a = it.value().begin(); a != it.value().end(); ++a) {
-          std::vector<scripted_response> list;
-          const std::string path = "by_action." + a.key();
-          if (a.value().is_array()) {
-            if (a.value().empty())
-              return unexpected(error{errc::parse_error,
-                                      "must not be an empty list (give at least one response)",
-                                      path});
-            std::size_t i = 0;
-            for (const auto& item : a.value()) {
-              auto r = parse_response(item, path + "." + std::to_string(i++));
-              if (!r) return unexpected(r.error());
-              list.push_back(std::move(*r));
-            }
-          } else {
-            auto r = parse_response(a.value(), path);
-            if (!r) return unexpected(r.error());
-            list.push_back(std::move(*r));
-          }
-          runner.on_action(a.key(), std::move(list));
-        }
-      } else if (key == "default") {
-        auto r = parse_response(it.value(), "default");
-        if (!r) return unexpected(r.error());
-        runner.default_ = std::move(*r);
-      } else {
-        return unexpected(error{errc::parse_error,
-                                "unknown key \"" + key + "\" (expected by_index, by_action, default)",
-                                key});
-      }
-    }
-    return runner;
-  }
+  static expected<scripted_runner, error> from_json(const json& doc);
 
  private:
   struct per_action_entry {
@@ -18346,56 +19262,9 @@ class scripted_runner {
   };
 
   // An integer JSON value between `min` and INT_MAX (never wrapped).
-  static expected<int, error> int_in_range(const json& v, const std::string& path, int min) {
-    const bool fits = v.is_number_unsigned()
-                          ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT_MAX)
-                          : v.get<std::int64_t>() >= min && v.get<std::int64_t>() <= INT_MAX;
-    if (!fits)
-      return unexpected(error{errc::parse_error,
-                              fmt::format("{} is out of range ({} to {})", v.dump(), min, INT_MAX),
-                              path});
-    return static_cast<int>(v.get<std::int64_t>());
-  }
+  static expected<int, error> int_in_range(const json& v, const std::string& path, int min);
 
-  static expected<scripted_response, error> parse_response(const json& j, const std::string& path) {
-    if (j.is_number_integer()) {
-      auto code = int_in_range(j, path, INT_MIN);
-      if (!code) return unexpected(code.error());
-      return scripted_response::exit(*code);
-    }
-    if (!j.is_object())
-      return unexpected(error{errc::parse_error, "must be an object or an exit code", path});
-    scripted_response out;
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      const std::string& k = it.key();
-      const json& v = it.value();
-      const std::string where = path + "." + k;
-      if (k == "output" || k == "stderr" || k == "error") {
-        if (!v.is_string()) return unexpected(error{errc::parse_error, "must be a string", where});
-        if (k == "output") out.result.output = v.get<std::string>();
-        else if (k == "stderr") out.result.stderr_output = v.get<std::string>();
-        else out.failure = error{errc::action_failed, v.get<std::string>()};
-      } else if (k == "exit_code" || k == "signal" || k == "duration_ms") {
-        if (!v.is_number_integer())
-          return unexpected(error{errc::parse_error, "must be an integer", where});
-        auto n = int_in_range(v, where, k == "exit_code" ? INT_MIN : 0);
-        if (!n) return unexpected(n.error());
-        if (k == "exit_code") out.result.exit_code = *n;
-        else if (k == "signal") out.result.signal = *n;
-        else out.result.duration = std::chrono::milliseconds(*n);
-      } else if (k == "timed_out") {
-        if (!v.is_boolean()) return unexpected(error{errc::parse_error, "must be a boolean", where});
-        out.result.timed_out = v.get<bool>();
-      } else {
-        return unexpected(error{errc::parse_error,
-                                "unknown key \"" + k +
-                                    "\" (expected output, stderr, exit_code, duration_ms, "
-                                    "timed_out, signal, error)",
-                                where});
-      }
-    }
-    return out;
-  }
+  static expected<scripted_response, error> parse_response(const json& j, const std::string& path);
 
   std::vector<scripted_response> sequence_;
   std::map<std::string, per_action_entry, std::less<>> per_action_;
@@ -18406,6 +19275,147 @@ class scripted_runner {
   bool record_ = true;
   bool last_scripted_ = false;
 };
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE auto scripted_runner::run(const action_request& request) -> expected<action_result, error> {
+  if (hook_) hook_(request);
+  if (record_)
+    calls_.push_back(recorded_call{std::string(request.state), std::string(request.text),
+                                   request.kind, request.timeout,
+                                   request.deadline.has_value()});
+  const std::size_t index = call_count_++;
+  const scripted_response* chosen = &default_;
+  // A per-action list is indexed by the action's own call count (its k-th entry on its k-th
+  // call), which counts the calls `by_index` answered too.
+  const scripted_response* by_action = nullptr;
+  if (auto it = per_action_.find(request.text); it != per_action_.end()) {
+    auto& entry = it->second;
+    if (!entry.responses.empty()) {
+      const std::size_t n = entry.next < entry.responses.size() ? entry.next
+                                                                : entry.responses.size() - 1;
+      ++entry.next;
+      by_action = &entry.responses[n];
+    }
+  }
+  if (index < sequence_.size())
+    chosen = &sequence_[index];
+  else if (by_action != nullptr)
+    chosen = by_action;
+  last_scripted_ = chosen != &default_;
+  if (chosen->failure) return unexpected(*chosen->failure);
+  return chosen->result;
+}
+
+LITTLE_LOOPS_INLINE auto scripted_runner::reset() -> void {
+  calls_.clear();
+  call_count_ = 0;
+  last_scripted_ = false;
+  for (auto& [text, entry] : per_action_) entry.next = 0;
+}
+
+LITTLE_LOOPS_INLINE auto scripted_runner::from_json(const json& doc) -> expected<scripted_runner, error> {
+  if (!doc.is_object())
+    return unexpected(error{errc::parse_error, "responses must be a JSON object"});
+  scripted_runner runner;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    const std::string& key = it.key();
+    if (key == "by_index") {
+      if (!it.value().is_array())
+        return unexpected(error{errc::parse_error, "must be an array", "by_index"});
+      std::size_t i = 0;
+      for (const auto& item : it.value()) {
+        auto r = parse_response(item, "by_index." + std::to_string(i++));
+        if (!r) return unexpected(r.error());
+        runner.sequence_.push_back(std::move(*r));
+      }
+    } else if (key == "by_action") {
+      if (!it.value().is_object())
+        return unexpected(error{errc::parse_error, "must be an object", "by_action"});
+      for (auto a = it.value().begin(); a != it.value().end(); ++a) {
+        std::vector<scripted_response> list;
+        const std::string path = "by_action." + a.key();
+        if (a.value().is_array()) {
+          if (a.value().empty())
+            return unexpected(error{errc::parse_error,
+                                    "must not be an empty list (give at least one response)",
+                                    path});
+          std::size_t i = 0;
+          for (const auto& item : a.value()) {
+            auto r = parse_response(item, path + "." + std::to_string(i++));
+            if (!r) return unexpected(r.error());
+            list.push_back(std::move(*r));
+          }
+        } else {
+          auto r = parse_response(a.value(), path);
+          if (!r) return unexpected(r.error());
+          list.push_back(std::move(*r));
+        }
+        runner.on_action(a.key(), std::move(list));
+      }
+    } else if (key == "default") {
+      auto r = parse_response(it.value(), "default");
+      if (!r) return unexpected(r.error());
+      runner.default_ = std::move(*r);
+    } else {
+      return unexpected(error{errc::parse_error,
+                              "unknown key \"" + key + "\" (expected by_index, by_action, default)",
+                              key});
+    }
+  }
+  return runner;
+}
+
+LITTLE_LOOPS_INLINE auto scripted_runner::int_in_range(const json& v, const std::string& path, int min) -> expected<int, error> {
+  const bool fits = v.is_number_unsigned()
+                        ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(INT_MAX)
+                        : v.get<std::int64_t>() >= min && v.get<std::int64_t>() <= INT_MAX;
+  if (!fits)
+    return unexpected(error{errc::parse_error,
+                            fmt::format("{} is out of range ({} to {})", v.dump(), min, INT_MAX),
+                            path});
+  return static_cast<int>(v.get<std::int64_t>());
+}
+
+LITTLE_LOOPS_INLINE auto scripted_runner::parse_response(const json& j, const std::string& path) -> expected<scripted_response, error> {
+  if (j.is_number_integer()) {
+    auto code = int_in_range(j, path, INT_MIN);
+    if (!code) return unexpected(code.error());
+    return scripted_response::exit(*code);
+  }
+  if (!j.is_object())
+    return unexpected(error{errc::parse_error, "must be an object or an exit code", path});
+  scripted_response out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    const json& v = it.value();
+    const std::string where = path + "." + k;
+    if (k == "output" || k == "stderr" || k == "error") {
+      if (!v.is_string()) return unexpected(error{errc::parse_error, "must be a string", where});
+      if (k == "output") out.result.output = v.get<std::string>();
+      else if (k == "stderr") out.result.stderr_output = v.get<std::string>();
+      else out.failure = error{errc::action_failed, v.get<std::string>()};
+    } else if (k == "exit_code" || k == "signal" || k == "duration_ms") {
+      if (!v.is_number_integer())
+        return unexpected(error{errc::parse_error, "must be an integer", where});
+      auto n = int_in_range(v, where, k == "exit_code" ? INT_MIN : 0);
+      if (!n) return unexpected(n.error());
+      if (k == "exit_code") out.result.exit_code = *n;
+      else if (k == "signal") out.result.signal = *n;
+      else out.result.duration = std::chrono::milliseconds(*n);
+    } else if (k == "timed_out") {
+      if (!v.is_boolean()) return unexpected(error{errc::parse_error, "must be a boolean", where});
+      out.result.timed_out = v.get<bool>();
+    } else {
+      return unexpected(error{errc::parse_error,
+                              "unknown key \"" + k +
+                                  "\" (expected output, stderr, exit_code, duration_ms, "
+                                  "timed_out, signal, error)",
+                              where});
+    }
+  }
+  return out;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 static_assert(ActionRunner<scripted_runner>);
 
@@ -18448,8 +19458,26 @@ inline constexpr std::array<std::string_view, 10> paradigm_common_keys{
     "paradigm", "name",    "description", "max_iterations", "backoff",
     "timeout",  "context", "scope",       "llm",            "on_handoff"};
 
+LITTLE_LOOPS_INLINE std::vector<std::string_view> paradigm_keys(std::initializer_list<std::string_view> extra);
+LITTLE_LOOPS_INLINE std::string paradigm_index_path(std::string_view base, std::size_t index);
+LITTLE_LOOPS_INLINE bool read_paradigm_common(std::string_view expected_paradigm, const std::string& key,
+                                 const json& field, fsm_loop& loop, diagnostics& out);
+LITTLE_LOOPS_INLINE bool require_paradigm_fields(const json& spec, std::string_view title,
+                                    std::initializer_list<std::string_view> required,
+                                    diagnostics& out);
+LITTLE_LOOPS_INLINE bool read_paradigm_evaluator(const json& field, const std::string& path,
+                                    std::optional<evaluate_config>& into, diagnostics& out);
+LITTLE_LOOPS_INLINE std::optional<std::string> read_paradigm_text(const json& field, const std::string& path,
+                                                     diagnostics& out);
+LITTLE_LOOPS_INLINE std::string paradigm_excerpt(std::string_view text);
+LITTLE_LOOPS_INLINE state_config paradigm_failure_terminal();
+LITTLE_LOOPS_INLINE state_config paradigm_terminal();
+LITTLE_LOOPS_INLINE loop_draft paradigm_draft(std::string_view title, fsm_loop loop, diagnostics found,
+                                 paradigm_origins origins = {});
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> finish_paradigm(loop_draft draft, diagnostics* warnings);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `key` with `extra` paradigm keys appended, for "did you mean" candidates.
-inline std::vector<std::string_view> paradigm_keys(std::initializer_list<std::string_view> extra) {
+LITTLE_LOOPS_INLINE std::vector<std::string_view> paradigm_keys(std::initializer_list<std::string_view> extra) {
   std::vector<std::string_view> keys(paradigm_common_keys.begin(), paradigm_common_keys.end());
   keys.insert(keys.end(), extra.begin(), extra.end());
   return keys;
@@ -18457,14 +19485,14 @@ inline std::vector<std::string_view> paradigm_keys(std::initializer_list<std::st
 
 /// Path of array element `index` under `base`, in the form every diagnostic uses:
 /// `constraints[0]`.
-inline std::string paradigm_index_path(std::string_view base, std::size_t index) {
+LITTLE_LOOPS_INLINE std::string paradigm_index_path(std::string_view base, std::size_t index) {
   return index_path(base, index);
 }
 
 /// Reads one of the keys every paradigm shares into `loop`. Returns false when `key` is not
 /// a shared key (the caller then tries its own keys). `paradigm` is checked against
 /// `expected_paradigm`; `name` is read by the caller because its default differs.
-inline bool read_paradigm_common(std::string_view expected_paradigm, const std::string& key,
+LITTLE_LOOPS_INLINE bool read_paradigm_common(std::string_view expected_paradigm, const std::string& key,
                                  const json& field, fsm_loop& loop, diagnostics& out) {
   const std::string path = member_path("", key);
   if (key == "paradigm") {
@@ -18502,7 +19530,7 @@ inline bool read_paradigm_common(std::string_view expected_paradigm, const std::
 
 /// Reports, as ONE diagnostic at the document root, every key of `required` that `spec`
 /// lacks: `Goal paradigm requires: goal, tools`. Returns true when none is missing.
-inline bool require_paradigm_fields(const json& spec, std::string_view title,
+LITTLE_LOOPS_INLINE bool require_paradigm_fields(const json& spec, std::string_view title,
                                     std::initializer_list<std::string_view> required,
                                     diagnostics& out) {
   std::vector<std::string_view> missing;
@@ -18517,7 +19545,7 @@ inline bool require_paradigm_fields(const json& spec, std::string_view title,
 /// An `evaluator:` field. `null` and `{}` mean no evaluator (the state's default one), as
 /// the original reads them (`if evaluator_spec:`); anything else is parsed strictly by
 /// parse_evaluate_config() and kept whole. Returns false when it is invalid.
-inline bool read_paradigm_evaluator(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE bool read_paradigm_evaluator(const json& field, const std::string& path,
                                     std::optional<evaluate_config>& into, diagnostics& out) {
   into.reset();
   if (field.is_null() || (field.is_object() && field.empty())) return true;
@@ -18526,7 +19554,7 @@ inline bool read_paradigm_evaluator(const json& field, const std::string& path,
 }
 
 /// A string-valued spec field that must not be empty (an action or a name).
-inline std::optional<std::string> read_paradigm_text(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<std::string> read_paradigm_text(const json& field, const std::string& path,
                                                      diagnostics& out) {
   auto v = read_string(field, path, out);
   if (v && v->empty()) {
@@ -18537,13 +19565,13 @@ inline std::optional<std::string> read_paradigm_text(const json& field, const st
 }
 
 /// `text` for a message: at most 60 bytes, without surrounding quotes.
-inline std::string paradigm_excerpt(std::string_view text) {
+LITTLE_LOOPS_INLINE std::string paradigm_excerpt(std::string_view text) {
   const std::string quoted = quote_excerpt(text);
   return quoted.substr(1, quoted.size() - 2);
 }
 
 /// A `failure: true` terminal.
-inline state_config paradigm_failure_terminal() {
+LITTLE_LOOPS_INLINE state_config paradigm_failure_terminal() {
   state_config s;
   s.terminal = true;
   s.failure = true;
@@ -18551,7 +19579,7 @@ inline state_config paradigm_failure_terminal() {
 }
 
 /// A plain terminal.
-inline state_config paradigm_terminal() {
+LITTLE_LOOPS_INLINE state_config paradigm_terminal() {
   state_config s;
   s.terminal = true;
   return s;
@@ -18559,15 +19587,15 @@ inline state_config paradigm_terminal() {
 
 /// A compiler's result, before validation: the compiled loop with the spec's findings and
 /// where each compiled part came from (validate_loop() judges it, in spec terms).
-inline loop_draft paradigm_draft(std::string_view title, fsm_loop loop, diagnostics found,
-                                 paradigm_origins origins = {}) {
+LITTLE_LOOPS_INLINE loop_draft paradigm_draft(std::string_view title, fsm_loop loop, diagnostics found,
+                                 paradigm_origins origins) {
   return loop_draft_access::spec(title, std::move(loop), std::move(found), std::move(origins));
 }
 
 /// A compiler's result validated: the loop, or the error (errc::invalid_spec, at the spec
 /// paths; see validate_loop()). Warnings are appended to `warnings` when given, those of
 /// a refused spec too.
-inline expected<fsm_loop, error> finish_paradigm(loop_draft draft, diagnostics* warnings) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> finish_paradigm(loop_draft draft, diagnostics* warnings) {
   auto validated = validate_loop(std::move(draft));
   if (!validated) {
     if (warnings != nullptr)
@@ -18579,6 +19607,7 @@ inline expected<fsm_loop, error> finish_paradigm(loop_draft draft, diagnostics* 
     warnings->insert(warnings->end(), validated->warnings().begin(), validated->warnings().end());
   return std::move(*validated).release();
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -18596,8 +19625,11 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 
 namespace detail {
 
+LITTLE_LOOPS_INLINE std::optional<json> read_convergence_number(const json& field, const std::string& path,
+                                                   diagnostics& out);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `toward` / `tolerance`: a finite number (a string holding one is accepted and converted).
-inline std::optional<json> read_convergence_number(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<json> read_convergence_number(const json& field, const std::string& path,
                                                    diagnostics& out) {
   if (field.is_string()) {
     const auto& text = field.get_ref<const std::string&>();
@@ -18611,11 +19643,14 @@ inline std::optional<json> read_convergence_number(const json& field, const std:
   if (!read_number(field, path, out)) return std::nullopt;
   return field;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
-inline loop_draft draft_convergence(const json& spec);
+LITTLE_LOOPS_INLINE loop_draft draft_convergence(const json& spec);
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_convergence(const json& spec, diagnostics* warnings = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Compiles a convergence spec:
 /// ```yaml
 /// paradigm: convergence
@@ -18640,14 +19675,16 @@ inline loop_draft draft_convergence(const json& spec);
 /// `${context.tolerance}`. The previous value is the
 /// evaluator's own per-state memory (the original's `${prev.output}` would have read the
 /// fix's output).
-inline expected<fsm_loop, error> compile_convergence(const json& spec, diagnostics* warnings = nullptr) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_convergence(const json& spec, diagnostics* warnings) {
   return detail::finish_paradigm(detail::draft_convergence(spec), warnings);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// compile_convergence() before validation: the compiled loop, the spec's findings and origins.
-inline loop_draft draft_convergence(const json& spec) {
+LITTLE_LOOPS_INLINE loop_draft draft_convergence(const json& spec) {
   diagnostics out;
   fsm_loop loop;
   if (!spec.is_object()) {
@@ -18732,6 +19769,7 @@ inline loop_draft draft_convergence(const json& spec) {
   loop.states["stalled"] = std::move(stalled);
   return paradigm_draft("convergence", std::move(loop), std::move(out), std::move(origins));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
@@ -18757,8 +19795,13 @@ struct goal_tool {
   std::string path;  ///< where the action is in the spec: `tools[0]` or `tools[0].tool`
 };
 
+LITTLE_LOOPS_INLINE std::optional<action_kind> read_tool_action_type(const json& field, const std::string& path,
+                                                        diagnostics& out);
+LITTLE_LOOPS_INLINE std::optional<goal_tool> read_goal_tool(const json& entry, const std::string& path,
+                                               diagnostics& out);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// `action_type` of a tool entry, with the original's message for unknown kinds.
-inline std::optional<action_kind> read_tool_action_type(const json& field, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<action_kind> read_tool_action_type(const json& field, const std::string& path,
                                                         diagnostics& out) {
   if (!field.is_string()) return parse_enum<action_kind>(field, path, out);
   const auto& text = field.get_ref<const std::string&>();
@@ -18770,7 +19813,7 @@ inline std::optional<action_kind> read_tool_action_type(const json& field, const
   return std::nullopt;
 }
 
-inline std::optional<goal_tool> read_goal_tool(const json& entry, const std::string& path,
+LITTLE_LOOPS_INLINE std::optional<goal_tool> read_goal_tool(const json& entry, const std::string& path,
                                                diagnostics& out) {
   if (entry.is_string()) {
     auto action = read_paradigm_text(entry, path, out);
@@ -18802,11 +19845,14 @@ inline std::optional<goal_tool> read_goal_tool(const json& entry, const std::str
   if (!ok) return std::nullopt;
   return tool;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
-inline loop_draft draft_goal(const json& spec);
+LITTLE_LOOPS_INLINE loop_draft draft_goal(const json& spec);
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* warnings = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Compiles a goal spec:
 /// ```yaml
 /// paradigm: goal
@@ -18821,14 +19867,16 @@ inline loop_draft draft_goal(const json& spec);
 /// `fix` (next → `evaluate`), `done` (terminal) and `failed` (failure terminal).
 /// The `evaluator` object is parsed by parse_evaluate_config() with paths below
 /// `evaluator` and kept whole, an explicit `exit_code` included; `null` or `{}` mean none.
-inline expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* warnings = nullptr) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_goal(const json& spec, diagnostics* warnings) {
   return detail::finish_paradigm(detail::draft_goal(spec), warnings);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// compile_goal() before validation: the compiled loop, the spec's findings and origins.
-inline loop_draft draft_goal(const json& spec) {
+LITTLE_LOOPS_INLINE loop_draft draft_goal(const json& spec) {
   diagnostics out;
   fsm_loop loop;
   if (!spec.is_object()) {
@@ -18905,6 +19953,7 @@ inline loop_draft draft_goal(const json& spec) {
   loop.states[failed] = paradigm_failure_terminal();
   return paradigm_draft("goal", std::move(loop), std::move(out), std::move(origins));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
@@ -18922,9 +19971,11 @@ LITTLE_LOOPS_NAMESPACE_END
 LITTLE_LOOPS_NAMESPACE_BEGIN
 
 namespace detail {
-inline loop_draft draft_imperative(const json& spec);
+LITTLE_LOOPS_INLINE loop_draft draft_imperative(const json& spec);
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_imperative(const json& spec, diagnostics* warnings = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Compiles an imperative spec:
 /// ```yaml
 /// paradigm: imperative
@@ -18943,14 +19994,16 @@ inline loop_draft draft_imperative(const json& spec);
 /// but does not change the routes: seed 001 and the original never read it, so a spec means
 /// the same everywhere; `passes: false` gets the warning `passes-ignored` (to end when a
 /// check fails, give the evaluator `negate: true` or invert the check, e.g. `! cmd`).
-inline expected<fsm_loop, error> compile_imperative(const json& spec, diagnostics* warnings = nullptr) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_imperative(const json& spec, diagnostics* warnings) {
   return detail::finish_paradigm(detail::draft_imperative(spec), warnings);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// compile_imperative() before validation: the compiled loop, the spec's findings and origins.
-inline loop_draft draft_imperative(const json& spec) {
+LITTLE_LOOPS_INLINE loop_draft draft_imperative(const json& spec) {
   diagnostics out;
   fsm_loop loop;
   if (!spec.is_object()) {
@@ -19039,6 +20092,7 @@ inline loop_draft draft_imperative(const json& spec) {
   loop.states["done"] = paradigm_terminal();
   return paradigm_draft("imperative", std::move(loop), std::move(out), std::move(origins));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
@@ -19066,7 +20120,11 @@ struct invariant_constraint {
   std::optional<evaluate_config> evaluator;
 };
 
-inline std::optional<invariant_constraint> read_constraint(const json& entry, std::size_t index,
+LITTLE_LOOPS_INLINE std::optional<invariant_constraint> read_constraint(const json& entry, std::size_t index,
+                                                           const std::string& path,
+                                                           diagnostics& out);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::optional<invariant_constraint> read_constraint(const json& entry, std::size_t index,
                                                            const std::string& path,
                                                            diagnostics& out) {
   if (!entry.is_object()) {
@@ -19115,11 +20173,14 @@ inline std::optional<invariant_constraint> read_constraint(const json& entry, st
   if (!ok) return std::nullopt;
   return c;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
-inline loop_draft draft_invariants(const json& spec);
+LITTLE_LOOPS_INLINE loop_draft draft_invariants(const json& spec);
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_invariants(const json& spec, diagnostics* warnings = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Compiles an invariants spec:
 /// ```yaml
 /// paradigm: invariants
@@ -19137,14 +20198,16 @@ inline loop_draft draft_invariants(const json& spec);
 /// `fix_<name>` (next → `check_<name>`), then `all_valid` (terminal; with maintain its
 /// `on_maintain` is the first check). Each constraint's evaluator is parsed by
 /// parse_evaluate_config() with paths such as `constraints[0].evaluator.operator`.
-inline expected<fsm_loop, error> compile_invariants(const json& spec, diagnostics* warnings = nullptr) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_invariants(const json& spec, diagnostics* warnings) {
   return detail::finish_paradigm(detail::draft_invariants(spec), warnings);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// compile_invariants() before validation: the compiled loop, the spec's findings and origins.
-inline loop_draft draft_invariants(const json& spec) {
+LITTLE_LOOPS_INLINE loop_draft draft_invariants(const json& spec) {
   diagnostics out;
   fsm_loop loop;
   if (!spec.is_object()) {
@@ -19232,6 +20295,7 @@ inline loop_draft draft_invariants(const json& spec) {
   loop.states["all_valid"] = std::move(all_valid);
   return paradigm_draft("invariants", std::move(loop), std::move(out), std::move(origins));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
@@ -19251,11 +20315,13 @@ inline constexpr std::array<std::string_view, 5> paradigm_names{
 
 namespace detail {
 
+LITTLE_LOOPS_INLINE expected<std::string, error> spec_paradigm(const json& spec);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The paradigm `spec` names, or "fsm" when the document is a loop: `paradigm: fsm`, no
 /// `paradigm` key, or an `initial` key (a loop compiled earlier keeps the paradigm it came
 /// from, as provenance, as the original's loader decides). errc::invalid_spec when `spec`
 /// is no object, `paradigm` no string, or names no paradigm.
-inline expected<std::string, error> spec_paradigm(const json& spec) {
+LITTLE_LOOPS_INLINE expected<std::string, error> spec_paradigm(const json& spec) {
   diagnostics out;
   const auto refuse = [&out](std::string path) {
     std::string message = out.front().message;
@@ -19278,15 +20344,22 @@ inline expected<std::string, error> spec_paradigm(const json& spec) {
                      fmt::join(paradigm_names, ", "), did_you_mean(paradigm, paradigm_names)));
   return refuse("paradigm");
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE expected<loop_draft, error> draft_paradigm(const json& spec);
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_paradigm(const json& spec,
+                                                  diagnostics* warnings = nullptr);
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_paradigm_text(std::string_view json_text,
+                                                       diagnostics* warnings = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The first step of compile_paradigm(): a spec compiled by its paradigm's compiler, or a
 /// loop document read strictly (see spec_paradigm() for which), not validated yet, so that
 /// a host can change the loop before validate_loop(loop_draft) judges it, once (see
 /// loop_draft). Errors: errc::invalid_spec (not an object, unknown paradigm); a spec's or a
 /// loop's own findings come from validate_loop().
-inline expected<loop_draft, error> draft_paradigm(const json& spec) {
+LITTLE_LOOPS_INLINE expected<loop_draft, error> draft_paradigm(const json& spec) {
   auto paradigm = detail::spec_paradigm(spec);
   if (!paradigm) return unexpected(std::move(paradigm.error()));
   if (*paradigm == "goal") return detail::draft_goal(spec);
@@ -19304,8 +20377,8 @@ inline expected<loop_draft, error> draft_paradigm(const json& spec) {
 /// paradigm) or errc::invalid_loop (fsm documents, see load_loop()), with every diagnostic
 /// in error::details. Validation warnings are appended to `warnings` if given. To change
 /// the loop before its validation, use draft_paradigm() and validate_loop(loop_draft).
-inline expected<fsm_loop, error> compile_paradigm(const json& spec,
-                                                  diagnostics* warnings = nullptr) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_paradigm(const json& spec,
+                                                  diagnostics* warnings) {
   auto paradigm = detail::spec_paradigm(spec);
   if (!paradigm) return unexpected(std::move(paradigm.error()));
   if (*paradigm == "fsm") return load_loop(spec, warnings);  // keeps `paradigm` as provenance
@@ -19315,12 +20388,13 @@ inline expected<fsm_loop, error> compile_paradigm(const json& spec,
 }
 
 /// compile_paradigm() of JSON text; syntax errors and duplicate keys are errc::parse_error.
-inline expected<fsm_loop, error> compile_paradigm_text(std::string_view json_text,
-                                                       diagnostics* warnings = nullptr) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> compile_paradigm_text(std::string_view json_text,
+                                                       diagnostics* warnings) {
   auto document = parse_json_text(json_text);
   if (!document) return unexpected(document.error());
   return compile_paradigm(*document, warnings);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/paradigms.hpp>
@@ -19345,10 +20419,14 @@ LITTLE_LOOPS_NAMESPACE_END
 LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
+LITTLE_LOOPS_INLINE json state_host_json(const fsm_loop& loop, const state_config& state);
+LITTLE_LOOPS_INLINE json host_settings_json(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE std::vector<std::pair<std::string, std::string>> host_setting_lines(const fsm_loop& loop);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// What `state` asks of the host, as JSON: `agent`, `automation_profile` (the enabled
 /// profile's name), `pruning_profile` (the effective one, defaults omitted),
 /// `session_mode` (when `continue`) and `params`; empty when nothing.
-inline json state_host_json(const fsm_loop& loop, const state_config& state) {
+LITTLE_LOOPS_INLINE json state_host_json(const fsm_loop& loop, const state_config& state) {
   json j = json::object();
   if (runs_prompt_action(state)) {
     if (state.host.agent) j["agent"] = *state.host.agent;
@@ -19365,7 +20443,7 @@ inline json state_host_json(const fsm_loop& loop, const state_config& state) {
 
 /// `validate --json`'s `host`: `{states: {name: state_host_json}}`, states asking nothing
 /// left out.
-inline json host_settings_json(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE json host_settings_json(const fsm_loop& loop) {
   json states = json::object();
   for (const auto& [name, state] : loop.states) {
     json j = state_host_json(loop, state);
@@ -19376,7 +20454,7 @@ inline json host_settings_json(const fsm_loop& loop) {
 
 /// The lines of `show`'s `Host settings:` block: per state that asks something of the host,
 /// its name and what it asks (`agent reviewer, automation profile ci, session continue`).
-inline std::vector<std::pair<std::string, std::string>> host_setting_lines(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE std::vector<std::pair<std::string, std::string>> host_setting_lines(const fsm_loop& loop) {
   std::vector<std::pair<std::string, std::string>> lines;
   for (const auto& [name, state] : loop.states) {
     const json j = state_host_json(loop, state);
@@ -19393,6 +20471,7 @@ inline std::vector<std::pair<std::string, std::string>> host_setting_lines(const
   }
   return lines;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
@@ -19407,8 +20486,10 @@ LITTLE_LOOPS_NAMESPACE_END
 // #include <little_loops/schema.hpp> (already inlined above)
 // #include <little_loops/throttle.hpp> (already inlined above)
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format
+#  include <fmt/format.h>
+#  include <fmt/ranges.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <string>
 
@@ -19421,8 +20502,13 @@ inline bool throttles(const state_config& state, loop_dialect dialect) noexcept 
   return runs_action && (dialect == loop_dialect::current || state.throttle || state.on_throttle_hard);
 }
 
+LITTLE_LOOPS_INLINE json throttle_json(const state_config& state);
+LITTLE_LOOPS_INLINE json learning_json(const learning_config& l);
+LITTLE_LOOPS_INLINE std::string learning_text(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE std::string plugin_states_text(const fsm_loop& loop);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 // `{normal_max, warn_max, hard_max[, on_throttle_hard][, exempt]}` of one state.
-inline json throttle_json(const state_config& state) {
+LITTLE_LOOPS_INLINE json throttle_json(const state_config& state) {
   const throttle_limits l = effective_throttle(state.throttle);
   json out = {{"normal_max", l.normal_max}, {"warn_max", l.warn_max}, {"hard_max", l.hard_max}};
   if (state.on_throttle_hard) out["on_throttle_hard"] = *state.on_throttle_hard;
@@ -19431,7 +20517,7 @@ inline json throttle_json(const state_config& state) {
 }
 
 // `{targets | targets_csv, max_retries | max_retries_expr}` of a learning state.
-inline json learning_json(const learning_config& l) {
+LITTLE_LOOPS_INLINE json learning_json(const learning_config& l) {
   json out = json::object();
   if (l.targets_csv)
     out["targets_csv"] = *l.targets_csv;
@@ -19445,7 +20531,7 @@ inline json learning_json(const learning_config& l) {
 }
 
 // The `Learning:` lines of the preview, one per learning state.
-inline std::string learning_text(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE std::string learning_text(const fsm_loop& loop) {
   std::string out;
   for (const auto& [name, state] : loop.states) {
     if (state.type != "learning" || !state.learning) continue;
@@ -19458,7 +20544,7 @@ inline std::string learning_text(const fsm_loop& loop) {
 }
 
 // The `Throttle:` lines of the preview: who is counted, and each state that writes its own.
-inline std::string plugin_states_text(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE std::string plugin_states_text(const fsm_loop& loop) {
   const loop_dialect dialect = dialect_of(loop);
   std::string out;
   bool any = false;
@@ -19480,6 +20566,7 @@ inline std::string plugin_states_text(const fsm_loop& loop) {
                      d.warn_max, d.hard_max) +
          out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
@@ -19510,6 +20597,20 @@ struct loop_transition {
   std::string to;     ///< target as written (`$current` already replaced by `from`)
 };
 
+LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const std::string& name,
+                                                                const state_config& state);
+LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const fsm_loop& loop,
+                                                                const std::string& name,
+                                                                const state_config& state);
+LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE std::string render_preview(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE json render_host_settings_json(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE json render_policies_json(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE json render_plugin_states_json(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE json render_guards_json(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE std::string render_dot(const fsm_loop& loop);
+LITTLE_LOOPS_INLINE std::string render_mermaid(const fsm_loop& loop);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The transitions of `state` (named `name`) that can actually be taken, in the order the
 /// renderers list them. A `next:` state: `next`, then `on_error` (labelled `error`: a failed
 /// action goes there), then `on_maintain`; its route table and other shorthands are never
@@ -19519,7 +20620,7 @@ struct loop_transition {
 /// shadow (a `_` default shadows all of them, `_error` or an `error` key shadows
 /// `on_error`); `on_throttle_hard` (labelled `throttle_hard`); `on_maintain` (labelled
 /// `maintain`).
-inline std::vector<loop_transition> transitions_of(const std::string& name,
+LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const std::string& name,
                                                    const state_config& state) {
   std::vector<loop_transition> out;
   const auto add = [&](std::string label, const std::string& target) {
@@ -19571,7 +20672,7 @@ inline bool has_unrouted_verdict(const state_config& state) {
 /// used), where every terminal restarts at its `on_maintain` or `initial`, and so does a
 /// state (other than a `next:` state) for the verdicts its routes leave out (see
 /// detail::has_unrouted_verdict), instead of ending the run (labelled `maintain`).
-inline std::vector<loop_transition> transitions_of(const fsm_loop& loop, const std::string& name,
+LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const fsm_loop& loop, const std::string& name,
                                                    const state_config& state) {
   auto out = transitions_of(name, state);
   std::erase_if(out, [](const loop_transition& t) { return t.label == "maintain"; });
@@ -19584,7 +20685,7 @@ inline std::vector<loop_transition> transitions_of(const fsm_loop& loop, const s
 }
 
 /// Every transition of `loop`, state by state in document order.
-inline std::vector<loop_transition> transitions_of(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE std::vector<loop_transition> transitions_of(const fsm_loop& loop) {
   std::vector<loop_transition> out;
   for (const auto& [name, state] : loop.states) {
     auto part = transitions_of(loop, name, state);
@@ -19820,7 +20921,7 @@ inline std::string render_guards(const fsm_loop& loop) {
 /// `Evaluators:` block with one `<state>: <evaluator>` line each. Control characters in
 /// names are shown escaped (`\n`). The policies (retry, catch, caps) and a `Guards:` block
 /// (the test guards of each guarded state) close it.
-inline std::string render_preview(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE std::string render_preview(const fsm_loop& loop) {
   std::string out = "States: ";
   bool first = true;
   for (const auto& [name, state] : loop.states) {
@@ -19874,12 +20975,12 @@ inline std::string render_preview(const fsm_loop& loop) {
 /// What each state asks of the host, as JSON (`ll-loop validate --json`): `{states: {name:
 /// {agent, pruning_profile, automation_profile, session_mode, params}}}`, each as it takes
 /// effect (the state's own setting, else the loop's), states asking nothing left out.
-inline json render_host_settings_json(const fsm_loop& loop) { return detail::host_settings_json(loop); }
+LITTLE_LOOPS_INLINE json render_host_settings_json(const fsm_loop& loop) { return detail::host_settings_json(loop); }
 
 /// The retry, catch, backoff, edge-cap and circuit policies `loop` runs with, as JSON
 /// (`ll-loop validate --json`): `{states: {name: {retry, catch, backoff}}, max_edge_revisits,
 /// circuit}`, built-in entries marked `built_in: true` (design §6.6).
-inline json render_policies_json(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE json render_policies_json(const fsm_loop& loop) {
   return detail::policies_json(loop, dialect_of(loop));
 }
 
@@ -19888,7 +20989,7 @@ inline json render_policies_json(const fsm_loop& loop) {
 /// hard_max[, on_throttle_hard][, exempt]}}}, learning: {name: {targets | targets_csv,
 /// max_retries | max_retries_expr}}}`: a state listed under `throttle` when the throttle
 /// counts its actions, under `learning` when it is a learning state.
-inline json render_plugin_states_json(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE json render_plugin_states_json(const fsm_loop& loop) {
   const loop_dialect dialect = dialect_of(loop);
   json states = json::object();
   for (const auto& [name, state] : loop.states)
@@ -19905,7 +21006,7 @@ inline json render_plugin_states_json(const fsm_loop& loop) {
 /// JSON (`ll-loop validate --json`): `{tamper_guard, prepatch_check}` as the loop writes them,
 /// and `states: {name: {tamper_guard, prepatch_check}}`; a value a guard does not know is
 /// left out (the guard is off). Empty when no guard is written.
-inline json render_guards_json(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE json render_guards_json(const fsm_loop& loop) {
   return detail::guards_json(loop);
 }
 
@@ -19917,7 +21018,7 @@ inline json render_guards_json(const fsm_loop& loop) {
 /// from the start point by a dashed `max iterations` edge; targets that name no state
 /// (interpolated) become dashed note nodes. Every name is escaped, so any state name gives
 /// a graph `dot` accepts.
-inline std::string render_dot(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE std::string render_dot(const fsm_loop& loop) {
   detail::render_ids ids{loop};
   std::string out = "digraph " + detail::dot_quote(loop.name) + " {\n";
   out += "  graph [rankdir=LR, labelloc=t, label=" + detail::dot_quote(loop.name) + "];\n";
@@ -19963,7 +21064,7 @@ inline std::string render_dot(const fsm_loop& loop) {
 /// `max iterations`, the `on_max_iterations` state), `--> [*]` every terminal; classes `initial`, `terminal` and `failure` style them distinctly;
 /// transitions between the same two states are one edge whose label lists every verdict.
 /// Names and labels are escaped with Mermaid entity codes (`#34;`).
-inline std::string render_mermaid(const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE std::string render_mermaid(const fsm_loop& loop) {
   detail::render_ids ids{loop};
   std::string out = "stateDiagram-v2\n";
   std::vector<std::string> initial_ids, terminal_ids, failure_ids, subloop_ids;
@@ -19999,6 +21100,7 @@ inline std::string render_mermaid(const fsm_loop& loop) {
   if (!subloop_ids.empty()) out += fmt::format("    class {} subloop\n", fmt::join(subloop_ids, ","));
   return out;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/render.hpp>
@@ -20090,13 +21192,17 @@ json enum_schema() {
   return json{{"enum", std::move(names)}};
 }
 
-inline json typed(std::string_view type) { return json{{"type", std::string(type)}}; }
+LITTLE_LOOPS_INLINE json typed(std::string_view type);
+LITTLE_LOOPS_INLINE json string_or_number();
+LITTLE_LOOPS_INLINE json key_value_schema(std::string_view key);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE json typed(std::string_view type) { return json{{"type", std::string(type)}}; }
 
-inline json string_or_number() { return json{{"type", json::array({"string", "number"})}}; }
+LITTLE_LOOPS_INLINE json string_or_number() { return json{{"type", json::array({"string", "number"})}}; }
 
 /// What a key's value looks like, where the reader reads one shape; {} (anything) for a key
 /// this table does not know yet, so a new key is at least completed by editors.
-inline json key_value_schema(std::string_view key) {
+LITTLE_LOOPS_INLINE json key_value_schema(std::string_view key) {
   static const std::pair<std::string_view, std::string_view> kinds[] = {
       {"name", "string"},          {"description", "string"},   {"initial", "string"},
       {"action", "string"},        {"next", "string"},          {"capture", "string"},
@@ -20141,6 +21247,7 @@ inline json key_value_schema(std::string_view key) {
     if (name == key) return typed(kind);
   return json::object();
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// An object schema whose properties are `keys`, each described by key_value_schema().
 template <class Keys>
@@ -20152,11 +21259,13 @@ json object_of(const Keys& keys) {
 
 }  // namespace detail
 
+LITTLE_LOOPS_INLINE json loop_json_schema();
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// @brief The JSON Schema of a loop file, in either dialect: the loop, state, route,
 /// evaluate and llm keys the reader accepts, the enums it parses, `on_<verdict>` shorthands,
 /// the accepted lint flags, the composition, the resilience and the host keys. A paradigm spec (`paradigm:`) is only
 /// checked to be an object. `ll-loop schema` prints it; docs/loop.schema.json is this, committed.
-inline json loop_json_schema() {
+LITTLE_LOOPS_INLINE json loop_json_schema() {
   json state = detail::object_of(detail::state_keys);
   for (const auto key : detail::state_resilience_keys) state["properties"][std::string(key)] = detail::key_value_schema(key);
   json evaluate = detail::object_of(detail::evaluate_keys);
@@ -20206,6 +21315,7 @@ inline json loop_json_schema() {
         {"evaluate", std::move(evaluate)},
         {"llm", detail::object_of(detail::llm_keys)}}}};
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
 // end of <little_loops/json_schema.hpp>
