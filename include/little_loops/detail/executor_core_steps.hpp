@@ -114,11 +114,12 @@ LITTLE_LOOPS_INLINE void executor_core::conclude(const compiled_state& st, inter
 // the next step, after the boundary); then `max_edge_revisits` on the route chosen.
 LITTLE_LOOPS_INLINE route_outcome executor_core::resilient_next(const compiled_state& st, interpolation_context& ctx,
                                                    const action_result* action) {
-  auto d = decide_resilience(resilience_, *loop_, current_, action, result_eval_.verdict, options_);
-  if (emits_events_)
-    for (const resilience_event* e : d.reported())
-      if (e) emit(stamped(*e, wall(), st.name, d.target, d.error_class));
-  auto routed = resilience_route(d, *loop_, route_reason_);
+  const auto d =
+      decide_resilience(resilience_, *loop_, current_, action, result_eval_.verdict, options_);
+  if (d && emits_events_)
+    for (const resilience_event* e : d->reported())
+      if (e) emit(stamped(*e, wall(), st.name, d->target, d->error_class));
+  auto routed = d ? resilience_route(*d, *loop_, route_reason_) : std::nullopt;
   auto next = routed ? std::move(*routed) : choose_next(st, ctx);
   auto cycle = next ? resilience_.take_edge(*loop_, current_, *next) : std::nullopt;
   if (!cycle) return next;

@@ -118,6 +118,10 @@ class resilience_memory {
   /// reference); from the threshold on, `d` reports a `rate_limit_storm` too.
   void note_rate_limit(std::string_view error_class, resilience_decision& d);
 
+  /// What after_result() and note_rate_limit() do for a result that did not fail, without
+  /// building a decision: `state`'s retry streak and the rate-limit row end, nothing waits.
+  void after_success(const compiled_loop& loop, std::size_t state);
+
   // ---- max_edge_revisits ----
 
   /// A run ended by `max_edge_revisits`: what to report and the error it ends with.
@@ -231,6 +235,12 @@ LITTLE_LOOPS_INLINE auto resilience_memory::after_result(const compiled_loop& lo
     break;  // the reference waits out the last step of its ladder, then gives up
   }
   return give_up(set, name, error_class, rec, d);
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::after_success(const compiled_loop& loop, std::size_t state) -> void {
+  if (!records_.empty()) records_.erase(loop.state(state).name);
+  rate_limit_exhaustions_ = 0;
+  pending_wait_ = 0;
 }
 
 LITTLE_LOOPS_INLINE auto resilience_memory::note_rate_limit(std::string_view error_class, resilience_decision& d) -> void {
@@ -421,11 +431,11 @@ LITTLE_LOOPS_INLINE auto resilience_memory::give_up(const policy_set& set, const
 
 /// The circuit, then `retry:`/`catch:`, after `state` gave `verdict` (design §6.6). `action`
 /// is null when no action ran (nothing to retry); `error_class` is its class (empty: no
-/// failure).
-inline resilience_decision decide_resilience(resilience_memory& memory, const compiled_loop& loop,
-                                             std::size_t state, const action_result* action,
-                                             std::string_view verdict,
-                                             const executor_options& options) {
+/// failure). nullopt when there is nothing to decide (no action, or it did not fail and no
+/// circuit watches): the common step builds no decision.
+inline std::optional<resilience_decision> decide_resilience(
+    resilience_memory& memory, const compiled_loop& loop, std::size_t state,
+    const action_result* action, std::string_view verdict, const executor_options& options) {
   const std::string error_class = !action                    ? std::string()
                                   : options.error_classifier ? options.error_classifier(*action)
                                                              : default_error_class(*action);
@@ -434,7 +444,11 @@ inline resilience_decision decide_resilience(resilience_memory& memory, const co
     auto d = memory.record_transition(*rf, loop.state(state).name, code, verdict);
     if (d.what != resilience_decision::kind::none) return d;
   }
-  if (!action) return {};
+  if (!action) return std::nullopt;
+  if (error_class.empty()) {  // the common step: it ends the state's streak, decides nothing
+    memory.after_success(loop, state);
+    return std::nullopt;
+  }
   auto d = memory.after_result(loop, state, error_class, code, options.random_source);
   memory.note_rate_limit(error_class, d);
   d.error_class = error_class;  // the event views it
