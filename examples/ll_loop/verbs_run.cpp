@@ -1124,7 +1124,11 @@ namespace {
 std::string simulated_output(const ll::action_request& request) {
   if (request.kind == ll::action_kind::mcp_tool)
     return ll::json{{"simulated", std::string(request.text)}}.dump(-1, ' ', false, ll::json::error_handler_t::replace);
-  return fmt::format("[simulated output for: {}]", request.text);
+  constexpr std::string_view head = "[simulated output for: ";  // appended: once per step
+  std::string out;
+  out.reserve(head.size() + request.text.size() + 1);
+  out.append(head).append(request.text) += ']';
+  return out;
 }
 
 /// What a simulated action is, in the trace.
