@@ -157,7 +157,10 @@ LITTLE_LOOPS_INLINE std::optional<std::vector<std::string>> answer_lines(std::st
 /// pytest section of `pyproject.toml` is hashed alone (edits elsewhere in it are no finding).
 LITTLE_LOOPS_INLINE std::string hash_probe(const std::vector<std::string>& paths) {
   std::string cmd = "for f in";
-  for (const auto& p : paths) cmd += " " + shell_word(p);
+  for (const auto& p : paths) {
+    cmd += ' ';
+    cmd += shell_word(p);
+  }
   cmd += "; do if [ ! -f \"$f\" ]; then echo -; "
          "elif [ \"$f\" = pyproject.toml ]; then awk '/^[[:space:]]*\\[/{s=($0 ~ "
          "/^[[:space:]]*\\[tool\\.pytest\\.ini_options\\]/)} s' \"$f\" | git hash-object --stdin; "
@@ -169,7 +172,10 @@ LITTLE_LOOPS_INLINE std::string hash_probe(const std::vector<std::string>& paths
 /// `+` when restored, `-` when not (untracked: nothing to restore from).
 LITTLE_LOOPS_INLINE std::string revert_probe(const std::vector<std::string>& paths) {
   std::string cmd = "for f in";
-  for (const auto& p : paths) cmd += " " + shell_word(p);
+  for (const auto& p : paths) {
+    cmd += ' ';
+    cmd += shell_word(p);
+  }
   cmd += "; do if git ls-files --error-unmatch -- \"$f\" >/dev/null 2>&1 && "
          "git checkout -- \"$f\" 2>/dev/null; then echo +; else echo -; fi; done";
   return cmd;
