@@ -75,10 +75,19 @@ void* operator new(std::size_t n, std::align_val_t a) {
   return p;
 }
 void* operator new[](std::size_t n, std::align_val_t a) { return ::operator new(n, a); }
+// Optimising GCC inlines this replacement into callers of operator new and then takes the
+// free() below for a mismatched deallocation (-Wmismatched-new-delete); the pair is ours.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 void operator delete(void* p) noexcept {
   little_loops_fuzz::note_release(p);
   std::free(p);
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 void operator delete[](void* p) noexcept { ::operator delete(p); }
 void operator delete(void* p, std::size_t) noexcept { ::operator delete(p); }
 void operator delete[](void* p, std::size_t) noexcept { ::operator delete(p); }
