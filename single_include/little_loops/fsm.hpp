@@ -15548,6 +15548,10 @@ class resilience_memory {
   /// reference); from the threshold on, `d` reports a `rate_limit_storm` too.
   void note_rate_limit(std::string_view error_class, resilience_decision& d);
 
+  /// What after_result() and note_rate_limit() do for a result that did not fail, without
+  /// building a decision: `state`'s retry streak and the rate-limit row end, nothing waits.
+  void after_success(const compiled_loop& loop, std::size_t state);
+
   // ---- max_edge_revisits ----
 
   /// A run ended by `max_edge_revisits`: what to report and the error it ends with.
@@ -15661,6 +15665,12 @@ LITTLE_LOOPS_INLINE auto resilience_memory::after_result(const compiled_loop& lo
     break;  // the reference waits out the last step of its ladder, then gives up
   }
   return give_up(set, name, error_class, rec, d);
+}
+
+LITTLE_LOOPS_INLINE auto resilience_memory::after_success(const compiled_loop& loop, std::size_t state) -> void {
+  if (!records_.empty()) records_.erase(loop.state(state).name);
+  rate_limit_exhaustions_ = 0;
+  pending_wait_ = 0;
 }
 
 LITTLE_LOOPS_INLINE auto resilience_memory::note_rate_limit(std::string_view error_class, resilience_decision& d) -> void {
@@ -15851,11 +15861,11 @@ LITTLE_LOOPS_INLINE auto resilience_memory::give_up(const policy_set& set, const
 
 /// The circuit, then `retry:`/`catch:`, after `state` gave `verdict` (design §6.6). `action`
 /// is null when no action ran (nothing to retry); `error_class` is its class (empty: no
-/// failure).
-inline resilience_decision decide_resilience(resilience_memory& memory, const compiled_loop& loop,
-                                             std::size_t state, const action_result* action,
-                                             std::string_view verdict,
-                                             const executor_options& options) {
+/// failure). nullopt when there is nothing to decide (no action, or it did not fail and no
+/// circuit watches): the common step builds no decision.
+inline std::optional<resilience_decision> decide_resilience(
+    resilience_memory& memory, const compiled_loop& loop, std::size_t state,
+    const action_result* action, std::string_view verdict, const executor_options& options) {
   const std::string error_class = !action                    ? std::string()
                                   : options.error_classifier ? options.error_classifier(*action)
                                                              : default_error_class(*action);
@@ -15864,7 +15874,11 @@ inline resilience_decision decide_resilience(resilience_memory& memory, const co
     auto d = memory.record_transition(*rf, loop.state(state).name, code, verdict);
     if (d.what != resilience_decision::kind::none) return d;
   }
-  if (!action) return {};
+  if (!action) return std::nullopt;
+  if (error_class.empty()) {  // the common step: it ends the state's streak, decides nothing
+    memory.after_success(loop, state);
+    return std::nullopt;
+  }
   auto d = memory.after_result(loop, state, error_class, code, options.random_source);
   memory.note_rate_limit(error_class, d);
   d.error_class = error_class;  // the event views it
@@ -16872,7 +16886,10 @@ LITTLE_LOOPS_INLINE std::optional<std::vector<std::string>> answer_lines(std::st
 /// pytest section of `pyproject.toml` is hashed alone (edits elsewhere in it are no finding).
 LITTLE_LOOPS_INLINE std::string hash_probe(const std::vector<std::string>& paths) {
   std::string cmd = "for f in";
-  for (const auto& p : paths) cmd += " " + shell_word(p);
+  for (const auto& p : paths) {
+    cmd += ' ';
+    cmd += shell_word(p);
+  }
   cmd += "; do if [ ! -f \"$f\" ]; then echo -; "
          "elif [ \"$f\" = pyproject.toml ]; then awk '/^[[:space:]]*\\[/{s=($0 ~ "
          "/^[[:space:]]*\\[tool\\.pytest\\.ini_options\\]/)} s' \"$f\" | git hash-object --stdin; "
@@ -16884,7 +16901,10 @@ LITTLE_LOOPS_INLINE std::string hash_probe(const std::vector<std::string>& paths
 /// `+` when restored, `-` when not (untracked: nothing to restore from).
 LITTLE_LOOPS_INLINE std::string revert_probe(const std::vector<std::string>& paths) {
   std::string cmd = "for f in";
-  for (const auto& p : paths) cmd += " " + shell_word(p);
+  for (const auto& p : paths) {
+    cmd += ' ';
+    cmd += shell_word(p);
+  }
   cmd += "; do if git ls-files --error-unmatch -- \"$f\" >/dev/null 2>&1 && "
          "git checkout -- \"$f\" 2>/dev/null; then echo +; else echo -; fi; done";
   return cmd;
@@ -17907,11 +17927,12 @@ LITTLE_LOOPS_INLINE void executor_core::conclude(const compiled_state& st, inter
 // the next step, after the boundary); then `max_edge_revisits` on the route chosen.
 LITTLE_LOOPS_INLINE route_outcome executor_core::resilient_next(const compiled_state& st, interpolation_context& ctx,
                                                    const action_result* action) {
-  auto d = decide_resilience(resilience_, *loop_, current_, action, result_eval_.verdict, options_);
-  if (emits_events_)
-    for (const resilience_event* e : d.reported())
-      if (e) emit(stamped(*e, wall(), st.name, d.target, d.error_class));
-  auto routed = resilience_route(d, *loop_, route_reason_);
+  const auto d =
+      decide_resilience(resilience_, *loop_, current_, action, result_eval_.verdict, options_);
+  if (d && emits_events_)
+    for (const resilience_event* e : d->reported())
+      if (e) emit(stamped(*e, wall(), st.name, d->target, d->error_class));
+  auto routed = d ? resilience_route(*d, *loop_, route_reason_) : std::nullopt;
   auto next = routed ? std::move(*routed) : choose_next(st, ctx);
   auto cycle = next ? resilience_.take_edge(*loop_, current_, *next) : std::nullopt;
   if (!cycle) return next;
