@@ -15,11 +15,14 @@ function the library defines for the hosts without the declaration their headers
 the compiled-mode host TU is linked against it and run. This costs one link and one run on
 top of the measurement.
 
+With --jobs N, N compilers run at once (each one's own CPU time is still what is measured,
+from wait4; sharing the machine's caches makes it a little higher): CI uses 2.
+
     python3 tools/compile_cost.py [--rounds 3] [--include include] [--flag=-O2] [--check]
+                                  [--jobs 2]
 """
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -52,13 +55,25 @@ int main() {
 '''
 
 
-def compile_seconds(cxx, source, flags, out, keep=False):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([cxx, "-std=c++20", "-O0", "-c", source, "-o", out] + flags, check=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if not keep:
-        os.remove(out)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+def compile_all(cxx, tasks, jobs):
+    """Compiles each (key, source, flags, out) task, `jobs` at a time. Returns the CPU time
+    (user + system of each compiler and its children, from wait4) by key, and the keys whose
+    compile failed."""
+    pending, running, seconds, failed = list(tasks), {}, {}, []
+    while pending or running:
+        while pending and len(running) < max(1, jobs):
+            key, source, flags, out = pending.pop(0)
+            proc = subprocess.Popen([cxx, "-std=c++20", "-O0", "-c", source, "-o", out] + flags)
+            running[proc.pid] = (key, proc)
+        pid, status, usage = os.wait4(-1, 0)
+        if pid not in running:
+            continue
+        key, proc = running.pop(pid)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            failed.append(key)
+        seconds[key] = usage.ru_utime + usage.ru_stime
+    return seconds, failed
 
 
 def check_compiled(cxx, host_object, library_object, tmp):
@@ -85,6 +100,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--include", default=os.path.join(os.path.dirname(__file__), "..", "include"))
     parser.add_argument("--flag", action="append", default=[], help="extra compiler flag")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="compilers run at once (each one's own CPU time is measured; "
+                             "1, the default, for the steadiest figures)")
     parser.add_argument("--check", action="store_true",
                         help="also build the library with -Werror -Wmissing-declarations, link the "
                              "compiled-mode host against it and run it (fails when that fails)")
@@ -93,36 +111,40 @@ def main():
     flags = ["-I" + os.path.abspath(args.include)] + args.flag
     kinds = [("nlohmann-only TU", REFERENCE, []), ("host TU, header-only", HOST, []),
              ("host TU, compiled mode", HOST, ["-DLITTLE_LOOPS_COMPILED_LIB"])]
-    times = {name: [] for name, _, _ in kinds}
+    library = os.path.join(os.path.abspath(args.include), "..", "src", "little_loops.cpp")
+    lib_flags = flags + ["-DLITTLE_LOOPS_COMPILED_LIB", "-DLITTLE_LOOPS_BUILDING_LIB"]
+    if args.check:
+        missing = "-Wmissing-prototypes" if "clang" in cxx else "-Wmissing-declarations"
+        lib_flags += ["-Wall", "-Wextra", "-Wpedantic", "-Werror", missing]
     with tempfile.TemporaryDirectory() as tmp:
-        for round_ in range(args.rounds):
-            for index, (name, text, extra) in enumerate(kinds):
+        tasks = []
+        if os.path.exists(library):  # the longest first: it overlaps the others with --jobs 2
+            tasks.append(("library", library, lib_flags, os.path.join(tmp, "lib.o")))
+        for index, (_, text, _) in enumerate(kinds):
+            with open(os.path.join(tmp, f"tu{index}.cpp"), "w") as f:
+                f.write(text)
+        for round_ in range(args.rounds):  # the kinds alternate
+            for index, (name, _, extra) in enumerate(kinds):
                 path = os.path.join(tmp, f"tu{index}.cpp")
-                with open(path, "w") as f:
-                    f.write(text)
-                times[name].append(compile_seconds(cxx, path, flags + extra, path + ".o", keep=True))
+                tasks.append(((name, round_), path, flags + extra, f"{path}.{round_}.o"))
+        seconds, failed = compile_all(cxx, tasks, args.jobs)
+        if "library" in failed and args.check:
+            print("compile cost: --check: the compiled library does not build", file=sys.stderr)
+            return 1
+        if failed:
+            print(f"compile cost: these did not compile: {failed}", file=sys.stderr)
+            return 1
+        times = {name: [seconds[(name, r)] for r in range(args.rounds)] for name, _, _ in kinds}
         reference = statistics.median(times[kinds[0][0]])
         for name, _, _ in kinds:
             m = statistics.median(times[name])
             print(f"compile cost: {name}: {m:.2f} s CPU (median of {args.rounds}), "
                   f"{m / reference:.2f}x the nlohmann-only TU")
-        library = os.path.join(os.path.abspath(args.include), "..", "src", "little_loops.cpp")
-        if not os.path.exists(library):
+        if "library" not in seconds:
             return 0
-        lib_flags = flags + ["-DLITTLE_LOOPS_COMPILED_LIB", "-DLITTLE_LOOPS_BUILDING_LIB"]
-        if args.check:
-            missing = "-Wmissing-prototypes" if "clang" in cxx else "-Wmissing-declarations"
-            lib_flags += ["-Wall", "-Wextra", "-Wpedantic", "-Werror", missing]
-        library_object = os.path.join(tmp, "lib.o")
-        try:
-            seconds = compile_seconds(cxx, library, lib_flags, library_object, keep=True)
-        except subprocess.CalledProcessError:
-            if args.check:
-                print("compile cost: --check: the compiled library does not build", file=sys.stderr)
-                return 1
-            raise
-        print(f"compile cost: the compiled library (built once): {seconds:.2f} s CPU")
-        if args.check and not check_compiled(cxx, os.path.join(tmp, "tu2.cpp.o"), library_object, tmp):
+        print(f"compile cost: the compiled library (built once): {seconds['library']:.2f} s CPU")
+        host = os.path.join(tmp, "tu2.cpp.0.o")
+        if args.check and not check_compiled(cxx, host, os.path.join(tmp, "lib.o"), tmp):
             return 1
     return 0
 
