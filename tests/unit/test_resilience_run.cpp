@@ -64,6 +64,28 @@ TEST_SUITE("resilience") {
     CHECK(retries[1]["waited_ms"] == 9000);
   }
 
+  TEST_CASE("a result that did not fail ends the state's retry streak") {
+    harness h;
+    h.runner.on_action("work", {exit_with(3), exit_with(0), exit_with(3), exit_with(3)});
+    h.runner.on_action("bump", exit_with(0));
+    auto ex = ll::make_executor(compiled(R"({"name": "r", "initial": "call", "dialect": "current",
+      "states": {
+        "call": {"action": "work", "on_yes": "bump", "on_no": "failed", "on_error": "failed",
+                 "retry": [{"on": [3], "interval": 1, "max_attempts": 1}]},
+        "bump": {"action": "bump", "next": "call"},
+        "failed": {"terminal": true}}})"),
+                                h.runner, ll::default_evaluator{}, h.sink, h.opts);
+    const auto& r = ex->run();
+    CHECK(r.final_state == "failed");
+    CHECK(h.runner.calls().size() == 5);  // work ×2, bump, work ×2
+    const auto acted = h.events("resilience");
+    REQUIRE(acted.size() == 3);
+    CHECK(acted[0]["kind"] == "retry");
+    CHECK(acted[1]["kind"] == "retry");  // a fresh streak after the success
+    CHECK(acted[1]["attempt"] == 1);
+    CHECK(acted[2]["kind"] == "exhausted");
+  }
+
   TEST_CASE("spent retries go to the catch entry of the error class") {
     harness h;
     h.runner.on_action("work", ll::scripted_response::exit(1, "", "HTTP 429 Too Many Requests"));
