@@ -15537,8 +15537,8 @@ class resilience_memory {
 
   // ---- retry: and catch: ----
 
-  /// Decides after `state` (of `loop`) failed with `error_class` (empty: it did not fail,
-  /// which ends its streak) and exit code `code`.
+  /// Decides after `state` (of `loop`) failed with `error_class` (not empty) and exit code
+  /// `code`; a result that did not fail goes to after_success().
   resilience_decision after_result(const compiled_loop& loop, std::size_t state,
                                    std::string_view error_class, int code,
                                    const random_source& random);
@@ -15548,8 +15548,7 @@ class resilience_memory {
   /// reference); from the threshold on, `d` reports a `rate_limit_storm` too.
   void note_rate_limit(std::string_view error_class, resilience_decision& d);
 
-  /// What after_result() and note_rate_limit() do for a result that did not fail, without
-  /// building a decision: `state`'s retry streak and the rate-limit row end, nothing waits.
+  /// After `state` did not fail: its retry streak and the rate-limit row end, nothing waits.
   void after_success(const compiled_loop& loop, std::size_t state);
 
   // ---- max_edge_revisits ----
@@ -15631,10 +15630,6 @@ LITTLE_LOOPS_INLINE auto resilience_memory::clear() -> void {
 LITTLE_LOOPS_INLINE auto resilience_memory::after_result(const compiled_loop& loop, std::size_t state, std::string_view error_class, int code, const random_source& random) -> resilience_decision {
   const std::string& name = loop.state(state).name;
   resilience_decision d;
-  if (error_class.empty()) {
-    records_.erase(name);
-    return d;
-  }
   const policy_set& set = policies(loop, state);
   retry_record& rec = records_[name];
   if (rec.error_class != error_class) rec = retry_record{std::string(error_class)};
