@@ -6,7 +6,9 @@
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS
+#  include <fmt/format.h>
+#endif
 
 #include <chrono>
 #include <cstddef>
@@ -75,12 +77,7 @@ struct action_result {
 /// Where an action's output was cut, for messages: "output cut at 16 MiB" for an
 /// action_result::output_limit of 16 << 20 (whole MiB or KiB when the limit is one, bytes
 /// otherwise).
-inline std::string output_cut_text(std::size_t n) {
-  if (n == 0) return "output cut at the runner's output limit";
-  if (n % (std::size_t{1} << 20) == 0) return fmt::format("output cut at {} MiB", n >> 20);
-  if (n % (std::size_t{1} << 10) == 0) return fmt::format("output cut at {} KiB", n >> 10);
-  return fmt::format("output cut at {} bytes", n);
-}
+LITTLE_LOOPS_INLINE std::string output_cut_text(std::size_t n);
 
 /// @brief An evaluation's details (a JSON object, seed 000), built only when someone reads
 /// them.
@@ -99,22 +96,13 @@ class evaluation_details {
   /// Empty details: `{}`.
   evaluation_details() noexcept = default;
   /// Details given as JSON (an object; a null value means empty).
-  evaluation_details(json value) noexcept {  // NOLINT: implicit, as a json member was
-    if (!value.is_null()) value_.emplace(std::move(value));
-  }
+  evaluation_details(json value) noexcept;  // NOLINT: implicit, as a json member was
   /// Details written as a braced JSON literal, as with `json` (`{{"key", value}}`).
-  evaluation_details(json::initializer_list_t init) : evaluation_details(json(init)) {}
+  evaluation_details(json::initializer_list_t init);
   /// Replace the details by `value`.
-  evaluation_details& operator=(json value) noexcept {
-    if (value.is_null())
-      value_.reset();
-    else
-      value_ = std::move(value);
-    has_exit_code_ = false;
-    return *this;
-  }
+  evaluation_details& operator=(json value) noexcept;
   /// Replace the details by a braced JSON literal.
-  evaluation_details& operator=(json::initializer_list_t init) { return *this = json(init); }
+  evaluation_details& operator=(json::initializer_list_t init);
 
   /// `{"exit_code": code}` without allocating.
   [[nodiscard]] static evaluation_details exit_code(int code) noexcept {
@@ -125,12 +113,7 @@ class evaluation_details {
   }
 
   /// The JSON the details read as (a new value).
-  [[nodiscard]] json to_json() const {
-    if (value_) return *value_;
-    json j = json::object();
-    if (has_exit_code_) j["exit_code"] = exit_code_;
-    return j;
-  }
+  [[nodiscard]] json to_json() const;
 
   /// Calls `f(const json&)` with the details, building them only for the compact forms, and
   /// returns what `f` returns. `f` must return a value, never a reference or view into its
@@ -145,58 +128,25 @@ class evaluation_details {
 
   /// The details as a stored JSON value (compact forms are built in place; empty details stay
   /// unallocated and are lent as a shared `{}`).
-  const json& materialize() {
-    if (!value_) {
-      if (!has_exit_code_) return empty_object();
-      value_.emplace(to_json());
-      has_exit_code_ = false;
-    }
-    return *value_;
-  }
+  const json& materialize();
 
   /// The details as JSON without storing them: the stored value, a shared `{}`, or the
   /// compact forms written into `scratch`, which allocates only while it has another shape
   /// (an event sink that keeps scratch across calls gets the exit-code form for free).
-  const json& view(json& scratch) const {
-    if (value_) return *value_;
-    if (!has_exit_code_) return empty_object();
-    if (!scratch.is_object() || scratch.size() != 1 || !scratch.contains("exit_code"))
-      scratch = json::object({{"exit_code", exit_code_}});
-    else
-      scratch.front() = exit_code_;
-    return scratch;
-  }
+  const json& view(json& scratch) const;
 
   /// Member `key` of the details, inserted when missing (the details become a stored
   /// object first, as with `json::operator[]`).
-  json& operator[](std::string_view key) {
-    if (!value_) {
-      value_.emplace(to_json());
-      has_exit_code_ = false;
-    }
-    return (*value_)[key];
-  }
+  json& operator[](std::string_view key);
 
   /// `to_json().dump(indent)`.
-  [[nodiscard]] std::string dump(int indent = -1) const {
-    return visit([indent](const json& j) { return j.dump(indent); });
-  }
+  [[nodiscard]] std::string dump(int indent = -1) const;
 
-  friend bool operator==(const evaluation_details& a, const evaluation_details& b) {
-    if (!a.value_ && !b.value_)
-      return a.has_exit_code_ == b.has_exit_code_ &&
-             (!a.has_exit_code_ || a.exit_code_ == b.exit_code_);
-    return a.visit([&b](const json& ja) { return b == ja; });
-  }
-  friend bool operator==(const evaluation_details& a, const json& b) {
-    return a.visit([&b](const json& ja) { return ja == b; });
-  }
+  friend bool operator==(const evaluation_details& a, const evaluation_details& b);
+  friend bool operator==(const evaluation_details& a, const json& b);
 
  private:
-  static const json& empty_object() {
-    static const json empty = json::object();
-    return empty;
-  }
+  static const json& empty_object();
 
   // Engaged: the stored form. Disengaged: empty or the exit-code form. (An optional rather
   // than a null json: moving and destroying compact details then never calls into json.)
@@ -204,6 +154,90 @@ class evaluation_details {
   int exit_code_ = 0;
   bool has_exit_code_ = false;
 };
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::string output_cut_text(std::size_t n) {
+  if (n == 0) return "output cut at the runner's output limit";
+  if (n % (std::size_t{1} << 20) == 0) return fmt::format("output cut at {} MiB", n >> 20);
+  if (n % (std::size_t{1} << 10) == 0) return fmt::format("output cut at {} KiB", n >> 10);
+  return fmt::format("output cut at {} bytes", n);
+}
+
+LITTLE_LOOPS_INLINE evaluation_details::evaluation_details(json value) noexcept {
+  if (!value.is_null()) value_.emplace(std::move(value));
+}
+
+LITTLE_LOOPS_INLINE evaluation_details::evaluation_details(json::initializer_list_t init)
+    : evaluation_details(json(init)) {}
+
+LITTLE_LOOPS_INLINE evaluation_details& evaluation_details::operator=(json value) noexcept {
+  if (value.is_null())
+    value_.reset();
+  else
+    value_ = std::move(value);
+  has_exit_code_ = false;
+  return *this;
+}
+
+LITTLE_LOOPS_INLINE evaluation_details& evaluation_details::operator=(
+    json::initializer_list_t init) {
+  return *this = json(init);
+}
+
+LITTLE_LOOPS_INLINE json evaluation_details::to_json() const {
+  if (value_) return *value_;
+  json j = json::object();
+  if (has_exit_code_) j["exit_code"] = exit_code_;
+  return j;
+}
+
+LITTLE_LOOPS_INLINE const json& evaluation_details::materialize() {
+  if (!value_) {
+    if (!has_exit_code_) return empty_object();
+    value_.emplace(to_json());
+    has_exit_code_ = false;
+  }
+  return *value_;
+}
+
+LITTLE_LOOPS_INLINE const json& evaluation_details::view(json& scratch) const {
+  if (value_) return *value_;
+  if (!has_exit_code_) return empty_object();
+  if (!scratch.is_object() || scratch.size() != 1 || !scratch.contains("exit_code"))
+    scratch = json::object({{"exit_code", exit_code_}});
+  else
+    scratch.front() = exit_code_;
+  return scratch;
+}
+
+LITTLE_LOOPS_INLINE json& evaluation_details::operator[](std::string_view key) {
+  if (!value_) {
+    value_.emplace(to_json());
+    has_exit_code_ = false;
+  }
+  return (*value_)[key];
+}
+
+LITTLE_LOOPS_INLINE std::string evaluation_details::dump(int indent) const {
+  return visit([indent](const json& j) { return j.dump(indent); });
+}
+
+LITTLE_LOOPS_INLINE bool operator==(const evaluation_details& a, const evaluation_details& b) {
+  if (!a.value_ && !b.value_)
+    return a.has_exit_code_ == b.has_exit_code_ &&
+           (!a.has_exit_code_ || a.exit_code_ == b.exit_code_);
+  return a.visit([&b](const json& ja) { return b == ja; });
+}
+
+LITTLE_LOOPS_INLINE bool operator==(const evaluation_details& a, const json& b) {
+  return a.visit([&b](const json& ja) { return ja == b; });
+}
+
+LITTLE_LOOPS_INLINE const json& evaluation_details::empty_object() {
+  static const json empty = json::object();
+  return empty;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// An evaluator's verdict and its evaluator-specific details (a JSON object, see
 /// evaluation_details).
