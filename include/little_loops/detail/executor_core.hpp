@@ -108,11 +108,14 @@ class executor_core {
  protected:
   executor_core(std::shared_ptr<const compiled_loop> loop, executor_options options,
                 executor_host_traits traits);
-  executor_core(const executor_core&) = default;
-  executor_core(executor_core&&) = default;
-  executor_core& operator=(const executor_core&) = default;
-  executor_core& operator=(executor_core&&) = default;
-  ~executor_core() = default;
+  // Defaulted where the definitions are (executor_core_run.hpp): a compiled-mode host then
+  // compiles no copy, move or destruction of the members. Copy assignment is deleted: the
+  // captures' and convergence's ordered maps cannot be copy-assigned.
+  executor_core(const executor_core&);
+  executor_core(executor_core&&);
+  executor_core& operator=(const executor_core&) = delete;
+  executor_core& operator=(executor_core&&) noexcept;
+  ~executor_core();
 
   // ---- the run, as fsm_executor offers it ----
   const execution_result& run();

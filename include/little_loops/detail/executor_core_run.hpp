@@ -35,6 +35,11 @@ LITTLE_LOOPS_INLINE executor_core::executor_core(std::shared_ptr<const compiled_
   reset();
 }
 
+LITTLE_LOOPS_INLINE executor_core::executor_core(const executor_core&) = default;
+LITTLE_LOOPS_INLINE executor_core::executor_core(executor_core&&) = default;
+LITTLE_LOOPS_INLINE executor_core& executor_core::operator=(executor_core&&) noexcept = default;
+LITTLE_LOOPS_INLINE executor_core::~executor_core() = default;
+
 LITTLE_LOOPS_INLINE expected<action_result, error> executor_core::runner_call::operator()(
     const action_request& req) const {
   return core->call_runner(req);
