@@ -24,12 +24,13 @@ namespace detail {
 /// Builds the record as a JSON object, member by member.
 class json_object_writer {
  public:
-  void string(std::string_view key, std::string_view value) { j_[std::string(key)] = value; }
-  void integer(std::string_view key, std::int64_t value) { j_[std::string(key)] = value; }
-  void number(std::string_view key, double value) { j_[std::string(key)] = value; }
-  void boolean(std::string_view key, bool value) { j_[std::string(key)] = value; }
-  void null(std::string_view key) { j_[std::string(key)] = nullptr; }
-  void value(std::string_view key, const json& v) { j_[std::string(key)] = v; }
+  json_object_writer();  // an empty object
+  void string(std::string_view key, std::string_view value);
+  void integer(std::string_view key, std::int64_t value);
+  void number(std::string_view key, double value);
+  void boolean(std::string_view key, bool value);
+  void null(std::string_view key);
+  void value(std::string_view key, const json& v);
   template <class Members>
   void object(std::string_view key, Members&& members) {
     json_object_writer inner;
@@ -37,10 +38,10 @@ class json_object_writer {
     j_[std::string(key)] = inner.take();
   }
   /// The object built.
-  json take() { return std::move(j_); }
+  json take();
 
  private:
-  json j_ = json::object();
+  json j_;
 };
 
 /// Appends the record's JSON text, member by member: `{` now, `}` at finish().
@@ -48,32 +49,12 @@ class json_text_writer {
  public:
   explicit json_text_writer(std::string& out) : out_(out) { out_ += '{'; }
 
-  void string(std::string_view key, std::string_view value) {
-    name(key);
-    replaced_ |= append_json_string(out_, value);
-  }
-  void integer(std::string_view key, std::int64_t value) {
-    name(key);
-    append_json_integer(out_, value);
-  }
-  void number(std::string_view key, double value) {
-    name(key);
-    append_json_text(out_, json(value));
-  }
-  void boolean(std::string_view key, bool value) {
-    using namespace std::string_view_literals;
-    name(key);
-    out_ += value ? "true"sv : "false"sv;
-  }
-  void null(std::string_view key) {
-    using namespace std::string_view_literals;
-    name(key);
-    out_ += "null"sv;
-  }
-  void value(std::string_view key, const json& v) {
-    name(key);
-    replaced_ |= append_json_text(out_, v);
-  }
+  void string(std::string_view key, std::string_view value);
+  void integer(std::string_view key, std::int64_t value);
+  void number(std::string_view key, double value);
+  void boolean(std::string_view key, bool value);
+  void null(std::string_view key);
+  void value(std::string_view key, const json& v);
   template <class Members>
   void object(std::string_view key, Members&& members) {
     name(key);
@@ -90,12 +71,7 @@ class json_text_writer {
 
  protected:
   /// Writes `"key":`, after a comma from the second member on.
-  void name(std::string_view key) {
-    if (!first_) out_ += ',';
-    first_ = false;
-    replaced_ |= append_json_string(out_, key);
-    out_ += ':';
-  }
+  void name(std::string_view key);
 
   std::string& out_;
 
@@ -103,6 +79,64 @@ class json_text_writer {
   bool first_ = true;
   bool replaced_ = false;
 };
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+
+LITTLE_LOOPS_INLINE json_object_writer::json_object_writer() : j_(json::object()) {}
+LITTLE_LOOPS_INLINE void json_object_writer::string(std::string_view key, std::string_view value) {
+  j_[std::string(key)] = value;
+}
+LITTLE_LOOPS_INLINE void json_object_writer::integer(std::string_view key, std::int64_t value) {
+  j_[std::string(key)] = value;
+}
+LITTLE_LOOPS_INLINE void json_object_writer::number(std::string_view key, double value) {
+  j_[std::string(key)] = value;
+}
+LITTLE_LOOPS_INLINE void json_object_writer::boolean(std::string_view key, bool value) {
+  j_[std::string(key)] = value;
+}
+LITTLE_LOOPS_INLINE void json_object_writer::null(std::string_view key) {
+  j_[std::string(key)] = nullptr;
+}
+LITTLE_LOOPS_INLINE void json_object_writer::value(std::string_view key, const json& v) {
+  j_[std::string(key)] = v;
+}
+LITTLE_LOOPS_INLINE json json_object_writer::take() { return std::move(j_); }
+
+LITTLE_LOOPS_INLINE void json_text_writer::string(std::string_view key, std::string_view value) {
+  name(key);
+  replaced_ |= append_json_string(out_, value);
+}
+LITTLE_LOOPS_INLINE void json_text_writer::integer(std::string_view key, std::int64_t value) {
+  name(key);
+  append_json_integer(out_, value);
+}
+LITTLE_LOOPS_INLINE void json_text_writer::number(std::string_view key, double value) {
+  name(key);
+  append_json_text(out_, json(value));
+}
+LITTLE_LOOPS_INLINE void json_text_writer::boolean(std::string_view key, bool value) {
+  using namespace std::string_view_literals;
+  name(key);
+  out_ += value ? "true"sv : "false"sv;
+}
+LITTLE_LOOPS_INLINE void json_text_writer::null(std::string_view key) {
+  using namespace std::string_view_literals;
+  name(key);
+  out_ += "null"sv;
+}
+LITTLE_LOOPS_INLINE void json_text_writer::value(std::string_view key, const json& v) {
+  name(key);
+  replaced_ |= append_json_text(out_, v);
+}
+LITTLE_LOOPS_INLINE void json_text_writer::name(std::string_view key) {
+  if (!first_) out_ += ',';
+  first_ = false;
+  replaced_ |= append_json_string(out_, key);
+  out_ += ':';
+}
+
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
