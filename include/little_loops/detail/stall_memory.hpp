@@ -22,9 +22,10 @@
 #include <little_loops/detail/strings.hpp>
 #include <little_loops/detail/utf8.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions sort
+#  include <algorithm>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
-#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -39,117 +40,31 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 namespace detail {
 
 /// A POSIX shell word for `text` (single-quoted).
-inline std::string shell_word(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  out += '\'';
-  return out;
-}
+LITTLE_LOOPS_INLINE std::string shell_word(std::string_view text);
 
 /// The history file of score_stall / open_question_stall (rendered; as the reference, the
 /// text as written when it cannot be rendered).
-inline std::string history_path(const evaluate_config& c, const interpolation_context& ctx) {
-  std::string path = c.stall.history_file.value_or(
-      c.type == evaluator_type::score_stall ? "${context.run_dir}/.score_history"
-                                            : "${context.run_dir}/.open_questions_history");
-  if (auto rendered = interpolate(path, ctx)) return *rendered;
-  return path;
-}
+LITTLE_LOOPS_INLINE std::string history_path(const evaluate_config& c, const interpolation_context& ctx);
 
 /// The probe command a stall evaluator reads, or nullopt (action_stall reads none).
-inline std::optional<std::string> stall_probe(const evaluate_config& c,
-                                              const interpolation_context& ctx) {
-  if (c.type == evaluator_type::diff_stall) {
-    std::string cmd = "git diff --stat";
-    if (c.stall.scope && !c.stall.scope->empty()) {
-      cmd += " --";
-      for (const auto& p : *c.stall.scope) cmd += " " + shell_word(p);
-    }
-    return cmd;
-  }
-  if (c.type == evaluator_type::action_stall) return std::nullopt;
-  return "cat -- " + shell_word(history_path(c, ctx)) + " 2>/dev/null || true";
-}
+LITTLE_LOOPS_INLINE std::optional<std::string> stall_probe(const evaluate_config& c,
+                                                           const interpolation_context& ctx);
 
 /// The numbers of a history file, one per line (blank and unreadable lines skipped).
-inline std::vector<double> history_numbers(std::string_view text) {
-  std::vector<double> out;
-  while (!text.empty()) {
-    const std::size_t end = std::min(text.find('\n'), text.size());
-    const std::string token(trim_py(text.substr(0, end)));
-    text.remove_prefix(std::min(end + 1, text.size()));
-    if (token.empty()) continue;
-    try {
-      std::size_t used = 0;
-      const double v = std::stod(token, &used);
-      if (used == token.size()) out.push_back(v);
-    } catch (...) {  // NOLINT(bugprone-empty-catch): not a number, skipped as the reference does
-    }
-  }
-  return out;
-}
+LITTLE_LOOPS_INLINE std::vector<double> history_numbers(std::string_view text);
 
 /// score_stall (higher is better) and open_question_stall (lower is better): the rounds
 /// since the best-so-far last moved by more than epsilon.
-inline evaluation_result judge_history(const evaluate_config& c, std::string_view text) {
-  const bool lower = c.type == evaluator_type::open_question_stall;
-  const int max_stall = c.stall.max_stall.value_or(1);
-  const double epsilon = c.stall.epsilon.value_or(lower ? 0.0 : 0.5);
-  const std::vector<double> v = history_numbers(text);
-  evaluation_result r;
-  json details = {{"stall_count", 0}, {"max_stall", max_stall}, {"epsilon", number_json(epsilon)},
-                  {"rounds", v.size()}, {"best", v.empty() ? json() : number_json(v.back())}};
-  if (v.size() < 2) {
-    r.verdict = "yes";
-    r.details = std::move(details);
-    return r;
-  }
-  double best = v.front();
-  int stall = 0;
-  for (std::size_t i = 1; i < v.size(); ++i) {
-    const bool progress = lower ? v[i] < best - epsilon : v[i] > best + epsilon;
-    if (!progress) ++stall;
-    else stall = 0;
-    best = lower ? std::min(best, v[i]) : std::max(best, v[i]);
-  }
-  details["stall_count"] = stall;
-  details["best"] = number_json(best);
-  r.verdict = stall >= max_stall ? "no" : "yes";
-  r.details = std::move(details);
-  return r;
-}
+LITTLE_LOOPS_INLINE evaluation_result judge_history(const evaluate_config& c, std::string_view text);
 
 /// The text action_stall compares: `key=value|…` over the tracked keys, each looked up as
 /// written when it has a dot, else as `context.`, `captured.`, `prev.`, `result.` KEY.
-inline std::string tracked_values(const evaluate_config& c, const interpolation_context& ctx) {
-  static const std::vector<std::string> default_track{"action"};
-  const std::vector<std::string>& track = c.stall.track ? *c.stall.track : default_track;
-  std::string out;
-  for (const auto& key : track) {
-    std::string value;
-    const auto lookup = [&](const std::string& name) {
-      auto v = interpolate("${" + name + "}", ctx);
-      if (v) value = std::move(*v);
-      return v.has_value();
-    };
-    if (key.find('.') != std::string::npos) {
-      lookup(key);
-    } else {
-      for (const char* ns : {"context.", "captured.", "prev.", "result."})
-        if (lookup(ns + key)) break;
-    }
-    out += (out.empty() ? "" : "|") + key + "=" + value;
-  }
-  return out;
-}
+LITTLE_LOOPS_INLINE std::string tracked_values(const evaluate_config& c, const interpolation_context& ctx);
 
 /// The remembered side of diff_stall and action_stall.
 class stall_memory {
  public:
-  void clear() { slots_.clear(); }
+  void clear();
 
   /// Judges `c` (a stall evaluator). `probe` is the probe's result (null: none was run, or
   /// it could not be run: `error` text in `probe_error`).
@@ -178,6 +93,107 @@ class stall_memory {
 };
 
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::string shell_word(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  out += '\'';
+  return out;
+}
+
+LITTLE_LOOPS_INLINE std::string history_path(const evaluate_config& c, const interpolation_context& ctx) {
+  std::string path = c.stall.history_file.value_or(
+      c.type == evaluator_type::score_stall ? "${context.run_dir}/.score_history"
+                                            : "${context.run_dir}/.open_questions_history");
+  if (auto rendered = interpolate(path, ctx)) return *rendered;
+  return path;
+}
+
+LITTLE_LOOPS_INLINE std::optional<std::string> stall_probe(const evaluate_config& c,
+                                                           const interpolation_context& ctx) {
+  if (c.type == evaluator_type::diff_stall) {
+    std::string cmd = "git diff --stat";
+    if (c.stall.scope && !c.stall.scope->empty()) {
+      cmd += " --";
+      for (const auto& p : *c.stall.scope) cmd += " " + shell_word(p);
+    }
+    return cmd;
+  }
+  if (c.type == evaluator_type::action_stall) return std::nullopt;
+  return "cat -- " + shell_word(history_path(c, ctx)) + " 2>/dev/null || true";
+}
+
+LITTLE_LOOPS_INLINE std::vector<double> history_numbers(std::string_view text) {
+  std::vector<double> out;
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    const std::string token(trim_py(text.substr(0, end)));
+    text.remove_prefix(std::min(end + 1, text.size()));
+    if (token.empty()) continue;
+    try {
+      std::size_t used = 0;
+      const double v = std::stod(token, &used);
+      if (used == token.size()) out.push_back(v);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): not a number, skipped as the reference does
+    }
+  }
+  return out;
+}
+
+LITTLE_LOOPS_INLINE evaluation_result judge_history(const evaluate_config& c, std::string_view text) {
+  const bool lower = c.type == evaluator_type::open_question_stall;
+  const int max_stall = c.stall.max_stall.value_or(1);
+  const double epsilon = c.stall.epsilon.value_or(lower ? 0.0 : 0.5);
+  const std::vector<double> v = history_numbers(text);
+  evaluation_result r;
+  json details = {{"stall_count", 0}, {"max_stall", max_stall}, {"epsilon", number_json(epsilon)},
+                  {"rounds", v.size()}, {"best", v.empty() ? json() : number_json(v.back())}};
+  if (v.size() < 2) {
+    r.verdict = "yes";
+    r.details = std::move(details);
+    return r;
+  }
+  double best = v.front();
+  int stall = 0;
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    const bool progress = lower ? v[i] < best - epsilon : v[i] > best + epsilon;
+    if (!progress) ++stall;
+    else stall = 0;
+    best = lower ? std::min(best, v[i]) : std::max(best, v[i]);
+  }
+  details["stall_count"] = stall;
+  details["best"] = number_json(best);
+  r.verdict = stall >= max_stall ? "no" : "yes";
+  r.details = std::move(details);
+  return r;
+}
+
+LITTLE_LOOPS_INLINE std::string tracked_values(const evaluate_config& c, const interpolation_context& ctx) {
+  static const std::vector<std::string> default_track{"action"};
+  const std::vector<std::string>& track = c.stall.track ? *c.stall.track : default_track;
+  std::string out;
+  for (const auto& key : track) {
+    std::string value;
+    const auto lookup = [&](const std::string& name) {
+      auto v = interpolate("${" + name + "}", ctx);
+      if (v) value = std::move(*v);
+      return v.has_value();
+    };
+    if (key.find('.') != std::string::npos) {
+      lookup(key);
+    } else {
+      for (const char* ns : {"context.", "captured.", "prev.", "result."})
+        if (lookup(ns + key)) break;
+    }
+    out += (out.empty() ? "" : "|") + key + "=" + value;
+  }
+  return out;
+}
+
+LITTLE_LOOPS_INLINE auto stall_memory::clear() -> void { slots_.clear(); }
+
 LITTLE_LOOPS_INLINE auto stall_memory::judge(const evaluate_config& c, const interpolation_context& ctx, const action_result* probe, std::string_view probe_error) -> evaluation_result {
   if (c.type == evaluator_type::score_stall || c.type == evaluator_type::open_question_stall)
     return judge_history(c, probe ? std::string_view(probe->output) : std::string_view());
