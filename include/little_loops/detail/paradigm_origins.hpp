@@ -10,14 +10,16 @@
 #include <little_loops/detail/json_fields.hpp>
 #include <little_loops/error.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format and dedupe
+#  include <fmt/format.h>
+#  include <unordered_set>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN
@@ -28,29 +30,14 @@ namespace detail {
 class paradigm_origins {
  public:
   /// `compiled` (and every path below it) came from `spec`.
-  void add(std::string compiled, std::string spec) {
-    origins_.insert_or_assign(std::move(compiled), std::move(spec));
-  }
+  void add(std::string compiled, std::string spec);
 
   /// `states.<state>.<field>` came from `spec`.
-  void add_state_field(std::string_view state, std::string_view field, std::string spec) {
-    add(member_path(member_path("states", state), field), std::move(spec));
-  }
+  void add_state_field(std::string_view state, std::string_view field, std::string spec);
 
   /// Rewrites `path` by its longest recorded prefix (whole dotted segments); unchanged when
   /// none is recorded.
-  void map(std::string& path) const {
-    std::size_t end = path.size();
-    while (end != 0) {
-      if (const auto it = origins_.find(std::string_view(path).substr(0, end));
-          it != origins_.end()) {
-        path = it->second + path.substr(end);
-        return;
-      }
-      end = path.rfind('.', end - 1);
-      if (end == std::string::npos) return;
-    }
-  }
+  void map(std::string& path) const;
 
  private:
   struct text_hash {
@@ -65,7 +52,40 @@ class paradigm_origins {
 /// Appends the compiled loop's findings `checked` to the spec's `found`, each at the spec
 /// path `origins` gives. Two compiled parts may come from one spec value (a goal's single
 /// tool is both the check and the fix): its finding is reported once.
-inline void add_spec_findings(diagnostics checked, const paradigm_origins& origins,
+LITTLE_LOOPS_INLINE void add_spec_findings(diagnostics checked, const paradigm_origins& origins,
+                              diagnostics& found);
+
+/// errc::invalid_spec for the `title` paradigm's spec with the error-level findings in
+/// `found` (every finding in error::details): the error's own message when there is one,
+/// else a count and the first; error::path is the error's path when there is one.
+LITTLE_LOOPS_INLINE error invalid_spec_error(std::string_view title, diagnostics found);
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+
+LITTLE_LOOPS_INLINE void paradigm_origins::add(std::string compiled, std::string spec) {
+  origins_.insert_or_assign(std::move(compiled), std::move(spec));
+}
+
+LITTLE_LOOPS_INLINE void paradigm_origins::add_state_field(std::string_view state,
+                                                           std::string_view field,
+                                                           std::string spec) {
+  add(member_path(member_path("states", state), field), std::move(spec));
+}
+
+LITTLE_LOOPS_INLINE void paradigm_origins::map(std::string& path) const {
+  std::size_t end = path.size();
+  while (end != 0) {
+    if (const auto it = origins_.find(std::string_view(path).substr(0, end));
+        it != origins_.end()) {
+      path = it->second + path.substr(end);
+      return;
+    }
+    end = path.rfind('.', end - 1);
+    if (end == std::string::npos) return;
+  }
+}
+
+LITTLE_LOOPS_INLINE void add_spec_findings(diagnostics checked, const paradigm_origins& origins,
                               diagnostics& found) {
   std::unordered_set<std::string> seen;
   for (auto& d : checked) {
@@ -77,10 +97,7 @@ inline void add_spec_findings(diagnostics checked, const paradigm_origins& origi
   }
 }
 
-/// errc::invalid_spec for the `title` paradigm's spec with the error-level findings in
-/// `found` (every finding in error::details): the error's own message when there is one,
-/// else a count and the first; error::path is the error's path when there is one.
-inline error invalid_spec_error(std::string_view title, diagnostics found) {
+LITTLE_LOOPS_INLINE error invalid_spec_error(std::string_view title, diagnostics found) {
   std::size_t errors = 0;
   const diagnostic* first = nullptr;
   for (const auto& d : found)
@@ -92,6 +109,8 @@ inline error invalid_spec_error(std::string_view title, diagnostics found) {
   std::string where = errors == 1 ? first->path : std::string();
   return error{errc::invalid_spec, std::move(message), std::move(where), std::move(found)};
 }
+
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
