@@ -53,7 +53,7 @@ class paradigm_origins {
 /// path `origins` gives. Two compiled parts may come from one spec value (a goal's single
 /// tool is both the check and the fix): its finding is reported once.
 LITTLE_LOOPS_INLINE void add_spec_findings(diagnostics checked, const paradigm_origins& origins,
-                              diagnostics& found);
+                                           diagnostics& found);
 
 /// errc::invalid_spec for the `title` paradigm's spec with the error-level findings in
 /// `found` (every finding in error::details): the error's own message when there is one,
@@ -86,7 +86,7 @@ LITTLE_LOOPS_INLINE void paradigm_origins::map(std::string& path) const {
 }
 
 LITTLE_LOOPS_INLINE void add_spec_findings(diagnostics checked, const paradigm_origins& origins,
-                              diagnostics& found) {
+                                           diagnostics& found) {
   std::unordered_set<std::string> seen;
   for (auto& d : checked) {
     origins.map(d.path);
