@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace executor_test;
@@ -406,5 +407,36 @@ TEST_SUITE("resilience") {
     const auto acted = h.events("resilience");
     REQUIRE(!acted.empty());
     CHECK(acted.back()["kind"] == "stall_detected");
+  }
+
+  TEST_CASE("without a random source, jitter draws from the executor's engine; a copy goes on alike") {
+    ll::detail::jitter_engine engine;
+    const double first = engine.uniform();
+    CHECK(first >= 0.0);
+    CHECK(first < 1.0);
+    const ll::detail::jitter_engine copy = engine;
+    ll::detail::jitter_engine moved = copy;
+    for (int i = 0; i < 4; ++i) {
+      const double a = engine.uniform();
+      CHECK(a >= 0.0);
+      CHECK(a < 1.0);
+      CHECK(moved.uniform() == a);
+    }
+    ll::detail::jitter_engine assigned;
+    assigned = moved;
+    ll::detail::jitter_engine taken = std::move(moved);
+    CHECK(taken.uniform() == assigned.uniform());
+    CHECK(ll::detail::jitter_engine(ll::detail::jitter_engine{}).uniform() < 1.0);
+
+    harness h;
+    h.opts.random_source = nullptr;
+    h.runner.on_action("work", {exit_with(3, "boom"), exit_with(0)});
+    auto ex = ll::make_executor(
+        compiled(call_loop(R"(, "retry": [{"on": [3], "interval": 2, "jitter": 1}])")), h.runner,
+        ll::default_evaluator{}, h.sink, h.opts);
+    CHECK(ex->run().final_state == "done");
+    REQUIRE(h.clock.sleeps.size() == 1);
+    CHECK(h.clock.sleeps[0] >= 2000ms);
+    CHECK(h.clock.sleeps[0] < 3000ms);
   }
 }

@@ -19,19 +19,23 @@
 #include <little_loops/detail/routing.hpp>
 #include <little_loops/detail/stall_memory.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format, search and draw
+#  include <fmt/format.h>
 
-#include <algorithm>
+#  include <algorithm>
+#  include <cmath>
+#  include <random>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
 #include <array>
 #include <chrono>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -72,25 +76,30 @@ struct resilience_decision {
 /// The probe that fingerprints the circuit's `progress_paths` (rendered in `ctx`; those
 /// equal to a rendered `exclude_paths` entry left out): one `mtime size` line per path,
 /// `0 0` for a missing one; nullopt when no path is left (no fingerprint, as the reference).
-inline std::optional<std::string> progress_probe(const repeated_failure_config& rf,
-                                                 const interpolation_context& ctx) {
-  std::vector<std::string> excluded;
-  for (const auto& raw : rf.exclude_paths)
-    if (auto v = interpolate(raw, ctx)) excluded.push_back(std::move(*v));
-  std::string cmd;
-  for (const auto& raw : rf.progress_paths) {
-    auto path = interpolate(raw, ctx);
-    if (!path || std::find(excluded.begin(), excluded.end(), *path) != excluded.end()) continue;
-    const std::string p = shell_word(*path);
-    cmd += "if [ -e " + p + " ]; then stat -c '%Y %s' -- " + p + " 2>/dev/null || stat -f '%m %z' -- " +
-           p + "; else echo '0 0'; fi; ";
-  }
-  if (cmd.empty()) return std::nullopt;
-  return cmd + "true";
-}
+LITTLE_LOOPS_INLINE std::optional<std::string> progress_probe(const repeated_failure_config& rf,
+                                                              const interpolation_context& ctx);
 
 /// Consecutive rate-limit exhaustions that make a storm (the reference's threshold).
 inline constexpr int rate_limit_storm_threshold = 3;
+
+/// The random engine of an executor's jitter, made (and seeded) on its first use; a copy
+/// goes on from the same state.
+class jitter_engine {
+ public:
+  jitter_engine() noexcept = default;
+  jitter_engine(const jitter_engine& other);
+  jitter_engine(jitter_engine&& other) noexcept;
+  jitter_engine& operator=(const jitter_engine& other);
+  jitter_engine& operator=(jitter_engine&& other) noexcept;
+  ~jitter_engine();
+
+  /// A uniform number in [0, 1).
+  double uniform();
+
+ private:
+  struct state;  // the engine, defined with the definitions (<random> stays out of the header)
+  std::unique_ptr<state> state_;
+};
 
 class resilience_memory {
  public:
@@ -176,7 +185,7 @@ class resilience_memory {
   std::map<std::string, int> recurrent_;
   std::vector<std::optional<policy_set>> sets_;
   std::string message_;
-  std::optional<std::mt19937_64> engine_;
+  jitter_engine engine_;
   double pending_wait_ = 0;
   int rate_limit_exhaustions_ = 0;  // in a row (note_rate_limit)
   std::optional<std::string> progress_;  // note_progress(), for the next transition
@@ -184,6 +193,25 @@ class resilience_memory {
 };
 
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+struct jitter_engine::state {
+  std::mt19937_64 engine;
+};
+
+LITTLE_LOOPS_INLINE jitter_engine::jitter_engine(const jitter_engine& other)
+    : state_(other.state_ ? std::make_unique<state>(*other.state_) : nullptr) {}
+LITTLE_LOOPS_INLINE jitter_engine::jitter_engine(jitter_engine&& other) noexcept = default;
+LITTLE_LOOPS_INLINE jitter_engine& jitter_engine::operator=(const jitter_engine& other) {
+  if (this != &other) state_ = other.state_ ? std::make_unique<state>(*other.state_) : nullptr;
+  return *this;
+}
+LITTLE_LOOPS_INLINE jitter_engine& jitter_engine::operator=(jitter_engine&& other) noexcept = default;
+LITTLE_LOOPS_INLINE jitter_engine::~jitter_engine() = default;
+
+LITTLE_LOOPS_INLINE double jitter_engine::uniform() {
+  if (!state_) state_ = std::make_unique<state>(state{std::mt19937_64(std::random_device{}())});
+  return std::uniform_real_distribution<double>(0.0, 1.0)(state_->engine);
+}
+
 LITTLE_LOOPS_INLINE auto resilience_memory::clear() -> void {
   pending_wait_ = 0;
   progress_.reset();
@@ -382,8 +410,7 @@ LITTLE_LOOPS_INLINE auto resilience_memory::policies(const compiled_loop& loop, 
 
 LITTLE_LOOPS_INLINE auto resilience_memory::uniform(const random_source& random) -> double {
   if (random) return std::clamp(random(), 0.0, 1.0);
-  if (!engine_) engine_.emplace(std::random_device{}());
-  return std::uniform_real_distribution<double>(0.0, 1.0)(*engine_);
+  return engine_.uniform();
 }
 
 LITTLE_LOOPS_INLINE auto resilience_memory::next_delay(const retry_policy& p, int attempts, const random_source& random) -> double {
@@ -428,7 +455,50 @@ LITTLE_LOOPS_INLINE auto resilience_memory::give_up(const policy_set& set, const
 /// is null when no action ran (nothing to retry); `error_class` is its class (empty: no
 /// failure). nullopt when there is nothing to decide (no action, or it did not fail and no
 /// circuit watches): the common step builds no decision.
-inline std::optional<resilience_decision> decide_resilience(
+LITTLE_LOOPS_INLINE std::optional<resilience_decision> decide_resilience(
+    resilience_memory& memory, const compiled_loop& loop, std::size_t state,
+    const action_result* action, std::string_view verdict, const executor_options& options);
+
+/// `event` with its time, state, target and error class (views).
+LITTLE_LOOPS_INLINE resilience_event stamped(resilience_event event, event_time ts,
+                                             std::string_view state, std::string_view target,
+                                             std::string_view error_class = {});
+
+/// Where a decision goes: the retry or catch target, the circuit's recovery state, or for a
+/// tripped circuit an error that ends the run (errc::cap_reached); an empty outcome
+/// (nullopt) leaves the ordinary routes to decide. Sets `reason` for the route event.
+LITTLE_LOOPS_INLINE std::optional<route_outcome> resilience_route(const resilience_decision& d,
+                                                                  const compiled_loop& loop,
+                                                                  std::string_view& reason);
+
+/// Seconds as a clock duration.
+LITTLE_LOOPS_INLINE std::chrono::nanoseconds seconds_to_ns(double seconds);
+
+/// The wait after `st`: its own `backoff`, else the loop's.
+LITTLE_LOOPS_INLINE double backoff_after(const compiled_state& st, const fsm_loop& loop);
+
+/// snapshot::counters with the resilience memory under `resilience` (null when both are).
+LITTLE_LOOPS_INLINE json with_resilience(json counters, json resilience);
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::optional<std::string> progress_probe(const repeated_failure_config& rf,
+                                                              const interpolation_context& ctx) {
+  std::vector<std::string> excluded;
+  for (const auto& raw : rf.exclude_paths)
+    if (auto v = interpolate(raw, ctx)) excluded.push_back(std::move(*v));
+  std::string cmd;
+  for (const auto& raw : rf.progress_paths) {
+    auto path = interpolate(raw, ctx);
+    if (!path || std::find(excluded.begin(), excluded.end(), *path) != excluded.end()) continue;
+    const std::string p = shell_word(*path);
+    cmd += "if [ -e " + p + " ]; then stat -c '%Y %s' -- " + p + " 2>/dev/null || stat -f '%m %z' -- " +
+           p + "; else echo '0 0'; fi; ";
+  }
+  if (cmd.empty()) return std::nullopt;
+  return cmd + "true";
+}
+
+LITTLE_LOOPS_INLINE std::optional<resilience_decision> decide_resilience(
     resilience_memory& memory, const compiled_loop& loop, std::size_t state,
     const action_result* action, std::string_view verdict, const executor_options& options) {
   const std::string error_class = !action                    ? std::string()
@@ -451,9 +521,9 @@ inline std::optional<resilience_decision> decide_resilience(
   return d;
 }
 
-/// `event` with its time, state, target and error class (views).
-inline resilience_event stamped(resilience_event event, event_time ts, std::string_view state,
-                                std::string_view target, std::string_view error_class = {}) {
+LITTLE_LOOPS_INLINE resilience_event stamped(resilience_event event, event_time ts,
+                                             std::string_view state, std::string_view target,
+                                             std::string_view error_class) {
   event.ts = ts;
   event.state = state;
   event.target = target;
@@ -461,12 +531,9 @@ inline resilience_event stamped(resilience_event event, event_time ts, std::stri
   return event;
 }
 
-/// Where a decision goes: the retry or catch target, the circuit's recovery state, or for a
-/// tripped circuit an error that ends the run (errc::cap_reached); an empty outcome
-/// (nullopt) leaves the ordinary routes to decide. Sets `reason` for the route event.
-inline std::optional<route_outcome> resilience_route(const resilience_decision& d,
-                                                     const compiled_loop& loop,
-                                                     std::string_view& reason) {
+LITTLE_LOOPS_INLINE std::optional<route_outcome> resilience_route(const resilience_decision& d,
+                                                                  const compiled_loop& loop,
+                                                                  std::string_view& reason) {
   using k = resilience_decision::kind;
   if (d.what == k::stall_abort)
     return route_outcome(unexpected(route_failure{little_loops::error{
@@ -478,24 +545,22 @@ inline std::optional<route_outcome> resilience_route(const resilience_decision& 
       errc::unknown_state, fmt::format("\"{}\" is not a state", d.target), {}}}));
 }
 
-/// Seconds as a clock duration.
-inline std::chrono::nanoseconds seconds_to_ns(double seconds) {
+LITTLE_LOOPS_INLINE std::chrono::nanoseconds seconds_to_ns(double seconds) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(seconds));
 }
 
-/// The wait after `st`: its own `backoff`, else the loop's.
-inline double backoff_after(const compiled_state& st, const fsm_loop& loop) {
+LITTLE_LOOPS_INLINE double backoff_after(const compiled_state& st, const fsm_loop& loop) {
   if (st.config != nullptr && st.config->resilience.backoff) return *st.config->resilience.backoff;
   return loop.backoff.value_or(0);
 }
 
-/// snapshot::counters with the resilience memory under `resilience` (null when both are).
-inline json with_resilience(json counters, json resilience) {
+LITTLE_LOOPS_INLINE json with_resilience(json counters, json resilience) {
   if (resilience.is_null()) return counters;
   if (!counters.is_object()) counters = json::object();
   counters["resilience"] = std::move(resilience);
   return counters;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
