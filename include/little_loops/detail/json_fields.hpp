@@ -8,7 +8,9 @@
 #include <little_loops/json.hpp>
 #include <little_loops/detail/strings.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format
+#  include <fmt/format.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <cmath>
 #include <cstddef>
@@ -39,27 +41,36 @@ enum class field_fault {
 };
 
 /// The string in `value`, checked to be well-formed UTF-8 when `check_utf8`.
-inline expected<std::string_view, field_fault> string_field(const json& value,
-                                                            bool check_utf8 = true) {
+LITTLE_LOOPS_INLINE expected<std::string_view, field_fault> string_field(const json& value,
+                                                                         bool check_utf8 = true);
+
+/// The boolean in `value`.
+LITTLE_LOOPS_INLINE expected<bool, field_fault> bool_field(const json& value);
+
+/// The finite number (integer or floating point) in `value`.
+LITTLE_LOOPS_INLINE expected<double, field_fault> number_field(const json& value);
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE expected<std::string_view, field_fault> string_field(const json& value,
+                                                                         bool check_utf8) {
   if (!value.is_string()) return unexpected(field_fault::wrong_type);
   const auto& text = value.get_ref<const std::string&>();
   if (check_utf8 && !is_valid_utf8(text)) return unexpected(field_fault::invalid_utf8);
   return std::string_view(text);
 }
 
-/// The boolean in `value`.
-inline expected<bool, field_fault> bool_field(const json& value) {
+LITTLE_LOOPS_INLINE expected<bool, field_fault> bool_field(const json& value) {
   if (!value.is_boolean()) return unexpected(field_fault::wrong_type);
   return value.get<bool>();
 }
 
-/// The finite number (integer or floating point) in `value`.
-inline expected<double, field_fault> number_field(const json& value) {
+LITTLE_LOOPS_INLINE expected<double, field_fault> number_field(const json& value) {
   if (!value.is_number()) return unexpected(field_fault::wrong_type);
   const double number = value.get<double>();
   if (!std::isfinite(number)) return unexpected(field_fault::not_finite);
   return number;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// The integer in `value` that fits an `Int`. With `whole_floats`, a floating-point value
 /// that is a whole number (`10.0`, as JSON Schema's `integer` and Python take it) is that
@@ -92,19 +103,19 @@ expected<Int, field_fault> integer_field(const json& value, bool whole_floats = 
 }
 
 LITTLE_LOOPS_INLINE const std::string* first_unknown_key(const json& obj,
-                                            std::initializer_list<std::string_view> known);
+                                                         std::initializer_list<std::string_view> known);
 LITTLE_LOOPS_INLINE std::string_view json_kind(const json& value) noexcept;
 LITTLE_LOOPS_INLINE std::string describe_value(const json& value);
 LITTLE_LOOPS_INLINE void report(diagnostics& out, std::string path, std::string_view code,
-                   std::string message, severity level = severity::error);
+                                std::string message, severity level = severity::error);
 LITTLE_LOOPS_INLINE std::size_t count_errors(const diagnostics& list) noexcept;
 LITTLE_LOOPS_INLINE void report_type(diagnostics& out, const std::string& path, std::string_view expected,
-                        const json& found);
+                                     const json& found);
 LITTLE_LOOPS_INLINE std::string member_path(std::string_view base, std::string_view key);
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// The first key of object `obj` that is not in `known`, or nullptr.
 LITTLE_LOOPS_INLINE const std::string* first_unknown_key(const json& obj,
-                                            std::initializer_list<std::string_view> known) {
+                                                         std::initializer_list<std::string_view> known) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     bool ok = false;
     for (auto k : known) ok = ok || it.key() == k;
@@ -153,7 +164,7 @@ LITTLE_LOOPS_INLINE std::string describe_value(const json& value) {
 }
 
 LITTLE_LOOPS_INLINE void report(diagnostics& out, std::string path, std::string_view code,
-                   std::string message, severity level) {
+                                std::string message, severity level) {
   out.push_back(diagnostic{level, std::move(path), std::move(message), std::string(code)});
 }
 
@@ -166,7 +177,7 @@ LITTLE_LOOPS_INLINE std::size_t count_errors(const diagnostics& list) noexcept {
 
 /// Reports a value of the wrong JSON type: `null-value` for null, else `wrong-type`.
 LITTLE_LOOPS_INLINE void report_type(diagnostics& out, const std::string& path, std::string_view expected,
-                        const json& found) {
+                                     const json& found) {
   if (found.is_null())
     report(out, path, "null-value", fmt::format("expected {}, got null", expected));
   else
@@ -196,12 +207,12 @@ void report_unknown_key(diagnostics& out, std::string_view base, std::string_vie
 }
 
 LITTLE_LOOPS_INLINE void report_fault(diagnostics& out, const std::string& path, field_fault fault,
-                         std::string_view expected, const json& value);
+                                      std::string_view expected, const json& value);
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// Reports `fault` for `value` at `path`; `expected` says what was wanted ("a string"). The
 /// range named for an integer is `int`'s, the one integer type these readers read.
 LITTLE_LOOPS_INLINE void report_fault(diagnostics& out, const std::string& path, field_fault fault,
-                         std::string_view expected, const json& value) {
+                                      std::string_view expected, const json& value) {
   switch (fault) {
     case field_fault::wrong_type: report_type(out, path, expected, value); return;
     case field_fault::invalid_utf8:
@@ -230,38 +241,38 @@ std::optional<T> reported(expected<T, field_fault> field, const json& value,
 }
 
 LITTLE_LOOPS_INLINE std::optional<std::string> read_string(const json& value, const std::string& path,
-                                              diagnostics& out);
+                                                           diagnostics& out);
 LITTLE_LOOPS_INLINE std::optional<bool> read_bool(const json& value, const std::string& path,
-                                     diagnostics& out);
+                                                  diagnostics& out);
 LITTLE_LOOPS_INLINE std::optional<double> read_number(const json& value, const std::string& path,
-                                         diagnostics& out);
+                                                      diagnostics& out);
 LITTLE_LOOPS_INLINE std::optional<int> read_int(const json& value, const std::string& path,
-                                   diagnostics& out);
+                                                diagnostics& out);
 LITTLE_LOOPS_INLINE bool expect_object(const json& value, const std::string& path, diagnostics& out);
 LITTLE_LOOPS_INLINE json number_json(double value);
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 /// A well-formed UTF-8 string.
 LITTLE_LOOPS_INLINE std::optional<std::string> read_string(const json& value, const std::string& path,
-                                              diagnostics& out) {
+                                                           diagnostics& out) {
   auto text = reported(string_field(value), value, path, "a string", out);
   if (!text) return std::nullopt;
   return std::string(*text);
 }
 
 LITTLE_LOOPS_INLINE std::optional<bool> read_bool(const json& value, const std::string& path,
-                                     diagnostics& out) {
+                                                  diagnostics& out) {
   return reported(bool_field(value), value, path, "a boolean (true or false)", out);
 }
 
 /// A finite number (integer or floating point).
 LITTLE_LOOPS_INLINE std::optional<double> read_number(const json& value, const std::string& path,
-                                         diagnostics& out) {
+                                                      diagnostics& out) {
   return reported(number_field(value), value, path, "a number", out);
 }
 
 /// An integer that fits an `int`; a whole floating-point number (`10.0`) is that integer.
 LITTLE_LOOPS_INLINE std::optional<int> read_int(const json& value, const std::string& path,
-                                   diagnostics& out) {
+                                                diagnostics& out) {
   return reported(integer_field<int>(value), value, path, "an integer", out);
 }
 
