@@ -7,7 +7,9 @@
 #include <little_loops/detail/strings.hpp>
 #include <little_loops/json.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format
+#  include <fmt/format.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <cstddef>
 #include <cstdint>
@@ -132,16 +134,10 @@ LITTLE_LOOPS_INLINE void collect_raw_bytes(const json& v, const std::string& poi
 class raw_bytes_writer {
  public:
   /// Entries are added to `out` (an object); `pointer` is the record's own.
-  raw_bytes_writer(json& out, std::string pointer)
-      : out_(out), pointer_(std::move(pointer)), mark_(out.size()) {}
+  raw_bytes_writer(json& out, std::string pointer);
 
-  void string(std::string_view key, std::string_view value) {
-    if (member(key) && !is_valid_utf8(value))
-      collect_raw_string(value, json_pointer_child(pointer_, key), out_);
-  }
-  void value(std::string_view key, const json& v) {
-    if (member(key)) collect_raw_bytes(v, json_pointer_child(pointer_, key), out_);
-  }
+  void string(std::string_view key, std::string_view value);
+  void value(std::string_view key, const json& v);
   void integer(std::string_view key, std::int64_t /*value*/) { member(key); }
   void number(std::string_view key, double /*value*/) { member(key); }
   void boolean(std::string_view key, bool /*value*/) { member(key); }
@@ -156,20 +152,36 @@ class raw_bytes_writer {
  private:
   // False from the first key that is not UTF-8 on: the object's strings then stay replaced
   // (see above), and the entries already collected for it are dropped.
-  bool member(std::string_view key) {
-    if (dropped_) return false;
-    if (is_valid_utf8(key)) return true;
-    dropped_ = true;
-    auto& entries = out_.get_ref<json::object_t&>();
-    while (entries.size() > mark_) entries.Container::pop_back();
-    return false;
-  }
+  bool member(std::string_view key);
 
   json& out_;
   std::string pointer_;
   std::size_t mark_;
   bool dropped_ = false;
 };
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE raw_bytes_writer::raw_bytes_writer(json& out, std::string pointer)
+    : out_(out), pointer_(std::move(pointer)), mark_(out.size()) {}
+
+LITTLE_LOOPS_INLINE void raw_bytes_writer::string(std::string_view key, std::string_view value) {
+  if (member(key) && !is_valid_utf8(value))
+    collect_raw_string(value, json_pointer_child(pointer_, key), out_);
+}
+
+LITTLE_LOOPS_INLINE void raw_bytes_writer::value(std::string_view key, const json& v) {
+  if (member(key)) collect_raw_bytes(v, json_pointer_child(pointer_, key), out_);
+}
+
+LITTLE_LOOPS_INLINE bool raw_bytes_writer::member(std::string_view key) {
+  if (dropped_) return false;
+  if (is_valid_utf8(key)) return true;
+  dropped_ = true;
+  auto& entries = out_.get_ref<json::object_t&>();
+  while (entries.size() > mark_) entries.Container::pop_back();
+  return false;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // --- Reading `raw_bytes` back ---------------------------------------------------------
 
