@@ -149,42 +149,29 @@ struct frame_view_values {
   json* counters;
 };
 
-inline void start_memory(captured_map& m, const frame_start_values&) { m.clear(); }
-inline void start_memory(run_history& m, const frame_start_values&) { m.clear(); }
-inline void start_memory(convergence_memory& m, const frame_start_values& v) { m.clear(v.loop.states().size()); }
-inline void start_memory(retry_counters& m, const frame_start_values&) { m.clear(); }
-inline void start_memory(resilience_memory& m, const frame_start_values&) { m.clear(); }
-inline void start_memory(session_chain& m, const frame_start_values&) { m.clear(); }
+// Defined with the definitions (the executor core is their one user).
+LITTLE_LOOPS_INLINE void start_memory(captured_map& m, const frame_start_values&);
+LITTLE_LOOPS_INLINE void start_memory(run_history& m, const frame_start_values&);
+LITTLE_LOOPS_INLINE void start_memory(convergence_memory& m, const frame_start_values& v);
+LITTLE_LOOPS_INLINE void start_memory(retry_counters& m, const frame_start_values&);
+LITTLE_LOOPS_INLINE void start_memory(resilience_memory& m, const frame_start_values&);
+LITTLE_LOOPS_INLINE void start_memory(session_chain& m, const frame_start_values&);
 
-inline void restore_memory(captured_map& m, const frame_restore_values& v) { m = captured_map(v.from.captured); }
-inline void restore_memory(run_history& m, const frame_restore_values& v) { m.restore(v.from); }
-inline void restore_memory(convergence_memory& m, const frame_restore_values& v) { m = std::move(v.convergence); }
-inline void restore_memory(retry_counters& m, const frame_restore_values& v) { m.restore(v.from.counters, v.loop); }
-inline void restore_memory(resilience_memory& m, const frame_restore_values& v) {
-  m.restore(v.from.counters.is_object() ? v.from.counters.value("resilience", json()) : json(), v.loop);
-}
-inline void restore_memory(session_chain& m, const frame_restore_values& v) { m.restore(v.from.counters); }
+LITTLE_LOOPS_INLINE void restore_memory(captured_map& m, const frame_restore_values& v);
+LITTLE_LOOPS_INLINE void restore_memory(run_history& m, const frame_restore_values& v);
+LITTLE_LOOPS_INLINE void restore_memory(convergence_memory& m, const frame_restore_values& v);
+LITTLE_LOOPS_INLINE void restore_memory(retry_counters& m, const frame_restore_values& v);
+LITTLE_LOOPS_INLINE void restore_memory(resilience_memory& m, const frame_restore_values& v);
+LITTLE_LOOPS_INLINE void restore_memory(session_chain& m, const frame_restore_values& v);
 
-inline void view_memory(const captured_map& m, const frame_view_values& v) { v.out.captured = &m; }
-inline void view_memory(const run_history& m, const frame_view_values& v) {
-  v.out.prev = m.prev();
-  v.out.last_evaluation = m.last_evaluation();
-}
-inline void view_memory(const convergence_memory& m, const frame_view_values& v) {
-  m.list(v.loop, v.convergence);
-  v.out.convergence = v.convergence;
-}
+LITTLE_LOOPS_INLINE void view_memory(const captured_map& m, const frame_view_values& v);
+LITTLE_LOOPS_INLINE void view_memory(const run_history& m, const frame_view_values& v);
+LITTLE_LOOPS_INLINE void view_memory(const convergence_memory& m, const frame_view_values& v);
 // The counters' JSON: the retry counters', joined by the resilience memory's (listed after).
-inline void view_memory(const retry_counters& m, const frame_view_values& v) {
-  if (v.counters != nullptr) *v.counters = m.to_json(v.loop);
-}
-inline void view_memory(const resilience_memory& m, const frame_view_values& v) {
-  if (v.counters != nullptr) *v.counters = with_resilience(std::move(*v.counters), m.to_json(v.loop));
-}
+LITTLE_LOOPS_INLINE void view_memory(const retry_counters& m, const frame_view_values& v);
+LITTLE_LOOPS_INLINE void view_memory(const resilience_memory& m, const frame_view_values& v);
 // The session chain's pending summary joins the counters' JSON (listed after resilience).
-inline void view_memory(const session_chain& m, const frame_view_values& v) {
-  if (v.counters != nullptr) *v.counters = m.into(std::move(*v.counters));
-}
+LITTLE_LOOPS_INLINE void view_memory(const session_chain& m, const frame_view_values& v);
 
 /// Starts the running loop's members (the parked frame's are not touched): the loop and its
 /// identity are set already.
@@ -198,10 +185,7 @@ struct frame_starter : frame_visitor {
   }
   template <class T, class... Rest>
   void field(T& a, const T&, Rest&&...) { a = T{}; }
-  void context(json& a, const json&) {
-    a = std::move(values.context);
-    inject_missing(a, values.injected);
-  }
+  void context(json& a, const json&);
   template <class T>
   void memory(T& a, const T&) { start_memory(a, values); }
   template <class T>
@@ -221,10 +205,7 @@ struct frame_restorer : frame_visitor {
   void position(C& c, const C&, R&, const R&) { c = values.at; }
   template <class T, class S, class V>
   void field(T& a, const T&, S snapshot_member, V) { a = values.from.*snapshot_member; }
-  void context(json& a, const json&) {
-    a = values.from.context;
-    inject_missing(a, values.injected);
-  }
+  void context(json& a, const json&);
   template <class T>
   void memory(T& a, const T&) { restore_memory(a, values); }
   template <class T>
@@ -265,6 +246,67 @@ struct frame_viewer : frame_visitor {
     else return running;
   }
 };
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE void start_memory(captured_map& m, const frame_start_values&) { m.clear(); }
+LITTLE_LOOPS_INLINE void start_memory(run_history& m, const frame_start_values&) { m.clear(); }
+LITTLE_LOOPS_INLINE void start_memory(convergence_memory& m, const frame_start_values& v) {
+  m.clear(v.loop.states().size());
+}
+LITTLE_LOOPS_INLINE void start_memory(retry_counters& m, const frame_start_values&) { m.clear(); }
+LITTLE_LOOPS_INLINE void start_memory(resilience_memory& m, const frame_start_values&) {
+  m.clear();
+}
+LITTLE_LOOPS_INLINE void start_memory(session_chain& m, const frame_start_values&) { m.clear(); }
+LITTLE_LOOPS_INLINE void restore_memory(captured_map& m, const frame_restore_values& v) {
+  m = captured_map(v.from.captured);
+}
+LITTLE_LOOPS_INLINE void restore_memory(run_history& m, const frame_restore_values& v) {
+  m.restore(v.from);
+}
+LITTLE_LOOPS_INLINE void restore_memory(convergence_memory& m, const frame_restore_values& v) {
+  m = std::move(v.convergence);
+}
+LITTLE_LOOPS_INLINE void restore_memory(retry_counters& m, const frame_restore_values& v) {
+  m.restore(v.from.counters, v.loop);
+}
+LITTLE_LOOPS_INLINE void restore_memory(resilience_memory& m, const frame_restore_values& v) {
+  m.restore(v.from.counters.is_object() ? v.from.counters.value("resilience", json()) : json(), v.loop);
+}
+LITTLE_LOOPS_INLINE void restore_memory(session_chain& m, const frame_restore_values& v) {
+  m.restore(v.from.counters);
+}
+LITTLE_LOOPS_INLINE void view_memory(const captured_map& m, const frame_view_values& v) {
+  v.out.captured = &m;
+}
+LITTLE_LOOPS_INLINE void view_memory(const run_history& m, const frame_view_values& v) {
+  v.out.prev = m.prev();
+  v.out.last_evaluation = m.last_evaluation();
+}
+LITTLE_LOOPS_INLINE void view_memory(const convergence_memory& m, const frame_view_values& v) {
+  m.list(v.loop, v.convergence);
+  v.out.convergence = v.convergence;
+}
+LITTLE_LOOPS_INLINE void view_memory(const retry_counters& m, const frame_view_values& v) {
+  if (v.counters != nullptr) *v.counters = m.to_json(v.loop);
+}
+LITTLE_LOOPS_INLINE void view_memory(const resilience_memory& m, const frame_view_values& v) {
+  if (v.counters != nullptr) *v.counters = with_resilience(std::move(*v.counters), m.to_json(v.loop));
+}
+LITTLE_LOOPS_INLINE void view_memory(const session_chain& m, const frame_view_values& v) {
+  if (v.counters != nullptr) *v.counters = m.into(std::move(*v.counters));
+}
+
+LITTLE_LOOPS_INLINE void frame_starter::context(json& a, const json&) {
+  a = std::move(values.context);
+  inject_missing(a, values.injected);
+}
+
+LITTLE_LOOPS_INLINE void frame_restorer::context(json& a, const json&) {
+  a = values.from.context;
+  inject_missing(a, values.injected);
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
