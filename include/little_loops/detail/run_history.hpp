@@ -10,9 +10,12 @@
 #include <little_loops/results.hpp>
 #include <little_loops/snapshot.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format and search
+#  include <fmt/format.h>
 
-#include <algorithm>
+#  include <algorithm>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
 #include <cstddef>
 #include <optional>
 #include <string_view>
@@ -123,10 +126,7 @@ LITTLE_LOOPS_INLINE auto run_history::amend_verdict(const evaluation_result& eva
 // state at each boundary.
 class convergence_memory {
  public:
-  void clear(std::size_t states) {
-    values_.assign(states, std::nullopt);
-    set_.clear();
-  }
+  void clear(std::size_t states);
   // The slot an evaluator of state `i` reads and writes.
   [[nodiscard]] std::optional<double>& slot(std::size_t i) noexcept { return values_[i]; }
   // Notes that the evaluator of state `i` ran (its slot may now hold a value).
@@ -144,6 +144,11 @@ class convergence_memory {
 };
 
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE auto convergence_memory::clear(std::size_t states) -> void {
+  values_.assign(states, std::nullopt);
+  set_.clear();
+}
+
 LITTLE_LOOPS_INLINE auto convergence_memory::note(std::size_t i) -> void {
   if (!values_[i]) return;
   const auto at = std::lower_bound(set_.begin(), set_.end(), i);
@@ -176,7 +181,12 @@ LITTLE_LOOPS_INLINE auto convergence_memory::list(const compiled_loop& loop, std
 
 // The state a snapshot resumes at, once it is known to belong to `loop` (same name and
 // digest); else `errc::snapshot_mismatch` saying why.
-inline expected<std::size_t, error> resume_state(const compiled_loop& loop, const snapshot& s) {
+LITTLE_LOOPS_INLINE expected<std::size_t, error> resume_state(const compiled_loop& loop,
+                                                                const snapshot& s);
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE expected<std::size_t, error> resume_state(const compiled_loop& loop,
+                                                                const snapshot& s) {
   if (s.digest != loop.digest() || s.loop_name != loop.loop().name)
     return unexpected(error{
         errc::snapshot_mismatch,
@@ -189,6 +199,7 @@ inline expected<std::size_t, error> resume_state(const compiled_loop& loop, cons
                                       s.current_state, loop.loop().name),
                           "current_state"});
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
