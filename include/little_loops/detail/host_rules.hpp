@@ -14,7 +14,9 @@
 #include <little_loops/detail/json_fields.hpp>
 #include <little_loops/detail/strings.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format
+#  include <fmt/format.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <string>
 #include <string_view>
@@ -25,7 +27,32 @@ namespace detail {
 /// The skill a state's action invokes, as the reference finds it: an action that starts
 /// (after leading whitespace) with `/` and holds `/ll:<skill>` (letters, digits, `_`, `-`);
 /// empty when there is none.
-inline std::string_view invoked_skill(const state_config& state) noexcept {
+LITTLE_LOOPS_INLINE std::string_view invoked_skill(const state_config& state) noexcept;
+
+/// `unused-state-field`: a host key the state's action does not read (agent, pruning_profile
+/// and session_mode: prompt actions); `params-without-mcp`: `params` on a state whose
+/// action_type is not mcp_tool (an error, as in the reference).
+LITTLE_LOOPS_INLINE void check_host_fields_used(const state_config& state, const std::string& path,
+                                                diagnostics& out);
+
+/// The reference's MR-12 warnings for a state that invokes a `/ll:` skill: under a profile
+/// with `suppress_catalog: true` (`pruning-profile-catalog`: the host may not find the skill),
+/// or under no profile at all (`pruning-profile-missing`). `pruning_profile_ok` silences
+/// both.
+LITTLE_LOOPS_INLINE void check_pruning_profile(const fsm_loop& loop, const std::string& name,
+                                               const state_config& state, diagnostics& out);
+
+/// `session-mode-evaluator`: an llm_structured state that continues a session chain gets
+/// the prior state's summary in its prompt, so its judgment is not independent (the
+/// reference's rule; `session_mode_ok` silences it).
+LITTLE_LOOPS_INLINE void check_session_mode(const fsm_loop& loop, const std::string& name,
+                                            const state_config& state, diagnostics& out);
+
+/// The host-setting rules of every state, in document order.
+LITTLE_LOOPS_INLINE void check_host_settings(const fsm_loop& loop, diagnostics& out);
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::string_view invoked_skill(const state_config& state) noexcept {
   if (!state.action) return {};
   const std::string_view text = *state.action;
   const auto first = text.find_first_not_of(" \t\r\n\f\v");
@@ -42,11 +69,8 @@ inline std::string_view invoked_skill(const state_config& state) noexcept {
   return {};
 }
 
-/// `unused-state-field`: a host key the state's action does not read (agent, pruning_profile
-/// and session_mode: prompt actions); `params-without-mcp`: `params` on a state whose
-/// action_type is not mcp_tool (an error, as in the reference).
-inline void check_host_fields_used(const state_config& state, const std::string& path,
-                                   diagnostics& out) {
+LITTLE_LOOPS_INLINE void check_host_fields_used(const state_config& state, const std::string& path,
+                                                diagnostics& out) {
   const state_host_settings& host = state.host;
   const bool prompt = runs_prompt_action(state) && !state.terminal;
   const auto unused = [&](std::string_view key) {
@@ -64,12 +88,8 @@ inline void check_host_fields_used(const state_config& state, const std::string&
            "'params' field is only valid when action_type is 'mcp_tool'");
 }
 
-/// The reference's MR-12 warnings for a state that invokes a `/ll:` skill: under a profile
-/// with `suppress_catalog: true` (`pruning-profile-catalog`: the host may not find the skill),
-/// or under no profile at all (`pruning-profile-missing`). `pruning_profile_ok` silences
-/// both.
-inline void check_pruning_profile(const fsm_loop& loop, const std::string& name,
-                                  const state_config& state, diagnostics& out) {
+LITTLE_LOOPS_INLINE void check_pruning_profile(const fsm_loop& loop, const std::string& name,
+                                               const state_config& state, diagnostics& out) {
   const std::string_view skill = invoked_skill(state);
   if (skill.empty()) return;
   const std::string path = member_path("states", name);
@@ -90,11 +110,8 @@ inline void check_pruning_profile(const fsm_loop& loop, const std::string& name,
            severity::warning);
 }
 
-/// `session-mode-evaluator`: an llm_structured state that continues a session chain gets
-/// the prior state's summary in its prompt, so its judgment is not independent (the
-/// reference's rule; `session_mode_ok` silences it).
-inline void check_session_mode(const fsm_loop& loop, const std::string& name,
-                               const state_config& state, diagnostics& out) {
+LITTLE_LOOPS_INLINE void check_session_mode(const fsm_loop& loop, const std::string& name,
+                                            const state_config& state, diagnostics& out) {
   if (!state.evaluate || state.evaluate->type != evaluator_type::llm_structured) return;
   if (effective_session_mode(loop.host, state.host) != session_mode::continued) return;
   report(out, join_path(member_path("states", name), "session_mode"), "session-mode-evaluator",
@@ -104,14 +121,14 @@ inline void check_session_mode(const fsm_loop& loop, const std::string& name,
          severity::warning);
 }
 
-/// The host-setting rules of every state, in document order.
-inline void check_host_settings(const fsm_loop& loop, diagnostics& out) {
+LITTLE_LOOPS_INLINE void check_host_settings(const fsm_loop& loop, diagnostics& out) {
   for (const auto& [name, state] : loop.states) {
     check_host_fields_used(state, member_path("states", name), out);
     check_pruning_profile(loop, name, state, out);
     check_session_mode(loop, name, state, out);
   }
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
