@@ -13,11 +13,14 @@
 #include <little_loops/json.hpp>
 #include <little_loops/results.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format and read the environment
+#  include <fmt/format.h>
+
+#  include <cstdlib>
+#  include <cstring>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -317,7 +320,6 @@ LITTLE_LOOPS_INLINE std::optional<std::string> resolve_other_part(std::string& o
   }
   return std::string("unknown namespace");
 }
-#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // True when the `n` bytes at `a` and `b` are equal: for up to 16 bytes (context keys) two
 // overlapping word loads each, without the call memcmp() costs.
@@ -371,6 +373,7 @@ inline std::optional<std::string> resolve_part(std::string& out, const template_
   if (append_common_variable(out, p, ctx)) return std::nullopt;
   return resolve_other_part(out, p, ctx);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
