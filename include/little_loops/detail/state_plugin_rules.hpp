@@ -11,7 +11,9 @@
 #include <little_loops/error.hpp>
 #include <little_loops/schema.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions format
+#  include <fmt/format.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <string>
 #include <string_view>
@@ -21,8 +23,24 @@ namespace detail {
 
 /// `throttle-order`: normal_max < warn_max and warn_max < hard_max, where both are written.
 /// `unused-state-field`: a throttle on a state that runs no action (nothing is counted).
-inline void check_throttle_fields(const state_config& state, const std::string& path,
-                                  diagnostics& out) {
+LITTLE_LOOPS_INLINE void check_throttle_fields(const state_config& state, const std::string& path,
+                                               diagnostics& out);
+
+/// A learning state (the reference's rules): `learning-targets` (neither `targets` nor
+/// `targets_csv`), `learning-routes` (no `on_yes`; neither `on_blocked` nor `on_no`);
+/// `learning-without-type` (`learning:` on a state that is not `type: learning`, which
+/// would ignore it); `unused-state-field` for an action or evaluator a learning state never
+/// runs.
+LITTLE_LOOPS_INLINE void check_learning_fields(const state_config& state, const std::string& path,
+                                               diagnostics& out);
+
+/// The rules above, for one state.
+LITTLE_LOOPS_INLINE void check_state_plugins(const state_config& state, const std::string& path,
+                                             diagnostics& out);
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE void check_throttle_fields(const state_config& state, const std::string& path,
+                                               diagnostics& out) {
   if (const auto& t = state.throttle) {
     if (t->normal_max && t->warn_max && *t->normal_max >= *t->warn_max)
       report(out, join_path(path, "throttle"), "throttle-order",
@@ -41,13 +59,8 @@ inline void check_throttle_fields(const state_config& state, const std::string& 
            severity::warning);
 }
 
-/// A learning state (the reference's rules): `learning-targets` (neither `targets` nor
-/// `targets_csv`), `learning-routes` (no `on_yes`; neither `on_blocked` nor `on_no`);
-/// `learning-without-type` (`learning:` on a state that is not `type: learning`, which
-/// would ignore it); `unused-state-field` for an action or evaluator a learning state never
-/// runs.
-inline void check_learning_fields(const state_config& state, const std::string& path,
-                                  diagnostics& out) {
+LITTLE_LOOPS_INLINE void check_learning_fields(const state_config& state, const std::string& path,
+                                               diagnostics& out) {
   if (state.learning && state.type != "learning")
     report(out, join_path(path, "learning"), "learning-without-type",
            "'learning' is read only on a state with 'type: learning'");
@@ -74,12 +87,12 @@ inline void check_learning_fields(const state_config& state, const std::string& 
   unused("loop", state.loop.has_value());
 }
 
-/// The rules above, for one state.
-inline void check_state_plugins(const state_config& state, const std::string& path,
-                                diagnostics& out) {
+LITTLE_LOOPS_INLINE void check_state_plugins(const state_config& state, const std::string& path,
+                                             diagnostics& out) {
   check_throttle_fields(state, path, out);
   check_learning_fields(state, path, out);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
