@@ -19,8 +19,12 @@ struct found_signal {
   std::string_view payload;
 };
 
-inline std::optional<found_signal> find_output_signal(std::string_view out,
-                                                      const std::vector<output_signal>& signals) {
+LITTLE_LOOPS_INLINE std::optional<found_signal> find_output_signal(
+    std::string_view out, const std::vector<output_signal>& signals);
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::optional<found_signal> find_output_signal(
+    std::string_view out, const std::vector<output_signal>& signals) {
   constexpr std::string_view ws = " \t\r\n\f\v";
   if (out.empty()) return std::nullopt;  // markers are never empty
   for (const auto& sig : signals) {
@@ -48,6 +52,7 @@ inline std::optional<found_signal> find_output_signal(std::string_view out,
   }
   return std::nullopt;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
