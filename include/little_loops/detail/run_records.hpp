@@ -47,11 +47,15 @@ void write_prev_record(W& w, const prev_record& p) {
 }
 
 // `{NAME: record, …}`; public as to_json(const captured_map&) (snapshot.hpp).
-inline json captured_to_json(const captured_map& m) {
+LITTLE_LOOPS_INLINE json captured_to_json(const captured_map& m);
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE json captured_to_json(const captured_map& m) {
   json_object_writer w;
   write_captured(w, m);
   return w.take();
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 LITTLE_LOOPS_NAMESPACE_END
