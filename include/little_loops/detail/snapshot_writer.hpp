@@ -24,10 +24,7 @@ inline constexpr int snapshot_format_version = 2;
 
 // A snapshot's members, from a snapshot or a snapshot_view.
 inline const json& snapshot_member(const json& j) noexcept { return j; }
-inline const json& snapshot_member(const json* j) noexcept {
-  static const json empty = json::object();
-  return j != nullptr ? *j : empty;
-}
+LITTLE_LOOPS_INLINE const json& snapshot_member(const json* j) noexcept;  // null: `{}`
 inline const prev_record* snapshot_ptr(const std::optional<prev_record>& p) noexcept { return p ? &*p : nullptr; }
 inline const prev_record* snapshot_ptr(const prev_record* p) noexcept { return p; }
 inline const json* snapshot_counters(const json& j) noexcept { return &j; }
@@ -35,10 +32,19 @@ inline const json* snapshot_frames(const json& j) noexcept { return j.is_null() 
 inline const json* snapshot_frames(const json* j) noexcept { return j; }
 inline const json* snapshot_counters(const json* j) noexcept { return j; }
 inline const captured_map& snapshot_member(const captured_map& c) noexcept { return c; }
-inline const captured_map& snapshot_member(const captured_map* c) noexcept {
+LITTLE_LOOPS_INLINE const captured_map& snapshot_member(const captured_map* c) noexcept;
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE const json& snapshot_member(const json* j) noexcept {
+  static const json empty = json::object();
+  return j != nullptr ? *j : empty;
+}
+
+LITTLE_LOOPS_INLINE const captured_map& snapshot_member(const captured_map* c) noexcept {
   static const captured_map empty;
   return c != nullptr ? *c : empty;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 // The snapshot's members but `raw_bytes` (`S`: snapshot or snapshot_view).
 template <class W, class S>
