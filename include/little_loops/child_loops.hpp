@@ -25,7 +25,7 @@ class compiled_loop;
 struct child_loop {
   std::shared_ptr<const compiled_loop> loop;
   std::string id;                     ///< identity (a file's absolute path): the referrer of its own children
-  json parameters = json::object();  ///< its `parameters:` declarations (defaults, required)
+  json parameters = detail::empty_json_object();  ///< its `parameters:` declarations (defaults, required)
 };
 
 /// Finds the loop a sub-loop state names. `referrer` is the id of the loop holding the

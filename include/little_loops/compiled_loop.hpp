@@ -118,12 +118,7 @@ class compiled_loop {
     return states_[index];
   }
   /// The index of the state called `name`, if any.
-  [[nodiscard]] std::optional<std::size_t> find(std::string_view name) const noexcept {
-    auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
-                               [](const auto& entry, std::string_view n) { return entry.first < n; });
-    if (it == by_name_.end() || it->first != name) return std::nullopt;
-    return it->second;
-  }
+  [[nodiscard]] std::optional<std::size_t> find(std::string_view name) const noexcept;
   /// The index of the initial state.
   [[nodiscard]] std::size_t initial() const noexcept { return initial_; }
   /// The dialect the loop runs in (dialect_of()).
@@ -370,6 +365,13 @@ class compiled_loop {
 LITTLE_LOOPS_INLINE expected<std::shared_ptr<const compiled_loop>, error> compile_loop(fsm_loop loop);
 
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::optional<std::size_t> compiled_loop::find(std::string_view name) const noexcept {
+  auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
+                             [](const auto& entry, std::string_view n) { return entry.first < n; });
+  if (it == by_name_.end() || it->first != name) return std::nullopt;
+  return it->second;
+}
+
 LITTLE_LOOPS_INLINE expected<std::shared_ptr<const compiled_loop>, error> compiled_loop::compile(
     fsm_loop loop) {
   template_table templates;

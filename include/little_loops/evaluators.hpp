@@ -3,10 +3,7 @@
 #pragma once
 
 #include <little_loops/config.hpp>
-#include <little_loops/detail/feedback.hpp>
 #include <little_loops/detail/json_path.hpp>
-#include <little_loops/detail/json_scan.hpp>
-#include <little_loops/detail/numbers.hpp>
 #include <little_loops/error.hpp>
 #include <little_loops/evaluators/classify.hpp>
 #include <little_loops/evaluators/convergence.hpp>
@@ -25,6 +22,12 @@
 
 #include <fmt/format.h>
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions use these
+#  include <little_loops/detail/feedback.hpp>
+#  include <little_loops/detail/json_scan.hpp>
+#  include <little_loops/detail/numbers.hpp>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
 #include <algorithm>
 #include <memory>
 #include <mutex>
@@ -42,15 +45,7 @@ namespace detail {
 // Small cache of matchers for templated patterns, keyed by the rendered pattern text.
 class pattern_cache {
  public:
-  std::shared_ptr<const pattern_matcher> get(const std::string& pattern) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& e : entries_)
-      if (e.first == pattern) return e.second;
-    auto m = std::make_shared<const pattern_matcher>(pattern);
-    if (entries_.size() >= capacity) entries_.erase(entries_.begin());
-    entries_.emplace_back(pattern, m);
-    return m;
-  }
+  std::shared_ptr<const pattern_matcher> get(const std::string& pattern);
 
   static constexpr std::size_t capacity = 8;
 
@@ -58,6 +53,18 @@ class pattern_cache {
   std::mutex mutex_;
   std::vector<std::pair<std::string, std::shared_ptr<const pattern_matcher>>> entries_;
 };
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::shared_ptr<const pattern_matcher> pattern_cache::get(const std::string& pattern) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& e : entries_)
+    if (e.first == pattern) return e.second;
+  auto m = std::make_shared<const pattern_matcher>(pattern);
+  if (entries_.size() >= capacity) entries_.erase(entries_.begin());
+  entries_.emplace_back(pattern, m);
+  return m;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 

@@ -244,14 +244,10 @@ using loop_event = std::variant<loop_start_event, loop_resume_event, state_enter
                                 learning_event, guard_event>;
 
 /// The name of an event (`"loop_start"`, `"route"`, …): the JSON `event` field.
-inline std::string_view event_name(const loop_event& e) noexcept {
-  return std::visit([](const auto& ev) noexcept { return std::string_view(ev.name); }, e);
-}
+LITTLE_LOOPS_INLINE std::string_view event_name(const loop_event& e) noexcept;
 
 /// The time stamp of an event.
-inline event_time event_timestamp(const loop_event& e) noexcept {
-  return std::visit([](const auto& ev) noexcept { return ev.ts; }, e);
-}
+LITTLE_LOOPS_INLINE event_time event_timestamp(const loop_event& e) noexcept;
 
 /// The EventSink that discards everything. The executor detects it and skips building
 /// events and reading the wall clock, so it costs nothing.
@@ -280,12 +276,7 @@ struct recording_event_sink {
 
   void on_event(const loop_event& e) noexcept;
   /// The `event` names, in order.
-  [[nodiscard]] std::vector<std::string> names() const {
-    std::vector<std::string> out;
-    out.reserve(events.size());
-    for (const auto& e : events) out.push_back(e.value("event", std::string{}));
-    return out;
-  }
+  [[nodiscard]] std::vector<std::string> names() const;
 };
 
 namespace detail {
@@ -357,26 +348,14 @@ namespace detail {
 /// Builds the `{"event", "ts", ...}` object member by member.
 class event_json_builder : public json_object_writer {
  public:
-  event_json_builder(std::string_view name, event_time ts) {
-    string("event", name);
-    string("ts", format_timestamp(ts));
-  }
+  event_json_builder(std::string_view name, event_time ts);
 };
 
 /// Appends the text of one event object member by member, as one line.
 class event_line_writer : public json_text_writer {
  public:
-  event_line_writer(std::string& out, std::string_view name, event_time ts) : json_text_writer(out) {
-    string("event", name);
-    this->name("ts");
-    out_ += '"';
-    append_timestamp(out_, ts);
-    out_ += '"';
-  }
-  void finish() {
-    json_text_writer::finish();
-    out_ += '\n';
-  }
+  event_line_writer(std::string& out, std::string_view name, event_time ts);
+  void finish();
 };
 
 template <class W>
@@ -514,12 +493,35 @@ inline void write_event(W& w, const guard_event& e) {
 
 /// True when evaluation details would overwrite a member of the evaluate event itself (the
 /// JSON object then keeps the member's first position, which the line writer cannot).
-inline bool details_shadow_event_members(const evaluate_event& e) {
+LITTLE_LOOPS_INLINE bool details_shadow_event_members(const evaluate_event& e);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE bool details_shadow_event_members(const evaluate_event& e) {
   if (!e.details_in_json || e.details == nullptr || !e.details->is_object()) return false;
   for (std::string_view k : {"event", "ts", "type", "verdict"})
     if (e.details->contains(k)) return true;
   return false;
 }
+
+LITTLE_LOOPS_INLINE event_json_builder::event_json_builder(std::string_view name, event_time ts) {
+  string("event", name);
+  string("ts", format_timestamp(ts));
+}
+
+LITTLE_LOOPS_INLINE event_line_writer::event_line_writer(std::string& out, std::string_view name,
+                                                         event_time ts)
+    : json_text_writer(out) {
+  string("event", name);
+  this->name("ts");
+  out_ += '"';
+  append_timestamp(out_, ts);
+  out_ += '"';
+}
+
+LITTLE_LOOPS_INLINE void event_line_writer::finish() {
+  json_text_writer::finish();
+  out_ += '\n';
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 }  // namespace detail
 
@@ -542,6 +544,21 @@ LITTLE_LOOPS_INLINE json to_json(const loop_event& e);
 LITTLE_LOOPS_INLINE void append_json_line(std::string& out, const loop_event& e);
 
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::string_view event_name(const loop_event& e) noexcept {
+  return std::visit([](const auto& ev) noexcept { return std::string_view(ev.name); }, e);
+}
+
+LITTLE_LOOPS_INLINE event_time event_timestamp(const loop_event& e) noexcept {
+  return std::visit([](const auto& ev) noexcept { return ev.ts; }, e);
+}
+
+LITTLE_LOOPS_INLINE std::vector<std::string> recording_event_sink::names() const {
+  std::vector<std::string> out;
+  out.reserve(events.size());
+  for (const auto& e : events) out.push_back(e.value("event", std::string{}));
+  return out;
+}
+
 LITTLE_LOOPS_INLINE std::string format_timestamp(event_time t) {
   std::string out;
   detail::append_timestamp(out, t);

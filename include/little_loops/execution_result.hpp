@@ -67,7 +67,9 @@ struct execution_result {
 /// [snapshot]}`. `error` and `error_code` are present only when the run has an error (as the
 /// seed's `to_dict()` omits an `error` that is None); a handoff also has the original's
 /// `handoff: true` and `continuation_prompt`.
-inline json to_json(const execution_result& r) {
+LITTLE_LOOPS_INLINE json to_json(const execution_result& r);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE json to_json(const execution_result& r) {
   json j = json::object();
   j["final_state"] = r.final_state;
   j["iterations"] = r.iterations;
@@ -93,5 +95,6 @@ inline json to_json(const execution_result& r) {
   if (r.snapshot) j["snapshot"] = to_json(*r.snapshot);
   return j;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -5,9 +5,12 @@
 #include <little_loops/config.hpp>
 #include <little_loops/events.hpp>
 
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions sleep
+#  include <condition_variable>
+#  include <mutex>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <stop_token>
 #include <vector>
 
@@ -34,19 +37,25 @@ class system_executor_clock final : public executor_clock {
     return std::chrono::steady_clock::now();
   }
   event_time wall_now() noexcept override { return std::chrono::system_clock::now(); }
-  void sleep_for(std::chrono::nanoseconds d, std::stop_token stop) override {
-    std::mutex m;
-    std::condition_variable_any cv;
-    std::unique_lock lock(m);
-    cv.wait_for(lock, stop, d, [] { return false; });
-  }
+  void sleep_for(std::chrono::nanoseconds d, std::stop_token stop) override;
 };
 
 /// The process-wide system clock used when executor_options::clock is null.
-inline executor_clock& default_executor_clock() noexcept {
+LITTLE_LOOPS_INLINE executor_clock& default_executor_clock() noexcept;
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE void system_executor_clock::sleep_for(std::chrono::nanoseconds d, std::stop_token stop) {
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock lock(m);
+  cv.wait_for(lock, stop, d, [] { return false; });
+}
+
+LITTLE_LOOPS_INLINE executor_clock& default_executor_clock() noexcept {
   static system_executor_clock clock;
   return clock;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// @brief A clock that only moves when told to: `advance()`, or `sleep_for` (which advances
 /// instead of sleeping and records the request). Also `auto_advance` per `now()` call.

@@ -13,7 +13,9 @@
 #include <little_loops/output_signal.hpp>
 #include <little_loops/results.hpp>
 
-#include <little_loops/detail/failure_type.hpp>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions classify failures
+#  include <little_loops/detail/failure_type.hpp>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <chrono>
 #include <cstddef>
@@ -39,7 +41,7 @@ struct executor_options {
   /// Context the host injects (an object): when a run starts or resumes, each key is set in
   /// `context` only if absent, so the loop's `context:` and the host's own overrides win.
   /// ll-loop injects `run_dir`, `input_hash` and `max_steps` (design §6.3).
-  json injected_context = json::object();
+  json injected_context = detail::empty_json_object();
   /// The most bytes a rendered action may have: past it the state's verdict is `error`
   /// (errc::template_too_large), found while rendering. The default is the argument limit
   /// of Linux's exec (default_action_size_limit); a runner that takes longer actions may
@@ -94,21 +96,27 @@ struct executor_options {
 /// `network` (connection refused or reset, DNS, 502–504), `auth` (401, 403, unauthorized,
 /// invalid API key), `api_error` (internal server error, overloaded, 529, "api error"),
 /// else `exit_code`.
-inline std::string default_error_class(const action_result& a) {
+LITTLE_LOOPS_INLINE std::string default_error_class(const action_result& a);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::string default_error_class(const action_result& a) {
   if (a.timed_out) return "timeout";
   if (a.signal != 0) return "signal";
   if (a.exit_code == 0) return {};
   if (detail::is_infra_teardown(a.exit_code, a.output)) return "infra";
   return std::string(detail::error_class_of(a.output, a.stderr_output));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 // Sets in `context` each key of `injected` it lacks (executor_options::injected_context).
-inline void inject_missing(json& context, const json& injected) {
+LITTLE_LOOPS_INLINE void inject_missing(json& context, const json& injected);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE void inject_missing(json& context, const json& injected) {
   if (!injected.is_object() || injected.empty() || !context.is_object()) return;
   for (auto it = injected.begin(); it != injected.end(); ++it)
     if (!context.contains(it.key())) context[it.key()] = it.value();
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 }  // namespace detail
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -180,15 +180,7 @@ inline bool has_template(std::string_view text) noexcept {
 class template_table {
  public:
   /// The compiled template of `text`: the one validation kept, else compiled now.
-  [[nodiscard]] expected<compiled_template, error> compile(std::string_view text) const {
-    const auto it = parsed_.find(text);
-    if (it == parsed_.end()) return compile_template(text);
-    compiled_template t;
-    t.source_ = std::string(text);
-    t.parts_ = it->second.parts;
-    t.variables_ = it->second.variables;
-    return t;
-  }
+  [[nodiscard]] expected<compiled_template, error> compile(std::string_view text) const;
   /// How many distinct template texts are kept.
   [[nodiscard]] std::size_t size() const noexcept { return parsed_.size(); }
 
@@ -199,6 +191,16 @@ class template_table {
 
 LITTLE_LOOPS_INLINE void validate_templates(const fsm_loop& loop, diagnostics& out, template_table* keep = nullptr);
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE expected<compiled_template, error> template_table::compile(std::string_view text) const {
+  const auto it = parsed_.find(text);
+  if (it == parsed_.end()) return compile_template(text);
+  compiled_template t;
+  t.source_ = std::string(text);
+  t.parts_ = it->second.parts;
+  t.variables_ = it->second.variables;
+  return t;
+}
+
 /// @brief Template rules of validate(): every templated field (action, next, route targets,
 /// on_<verdict> targets, evaluator string fields) must compile; reports
 /// malformed templates (`template-syntax`), unknown namespaces

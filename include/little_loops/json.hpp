@@ -189,6 +189,14 @@ LITTLE_LOOPS_INLINE bool append_json_text(std::string& out, const json& v) {
 }
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
+/// An empty JSON object: the default of the `json` members that start as `{}`. A member
+/// initialised with `json::object()` makes every includer instantiate its initializer-list
+/// construction; a call of this function keeps that work in its one definition.
+LITTLE_LOOPS_INLINE json empty_json_object();
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE json empty_json_object() { return json::object(); }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
 /// Appends `key` → `value` to an ordered map (e.g. a JSON object's `object_t`) without
 /// looking for `key` first, for callers that know it is new (the keys of one JSON object
 /// are unique): n keys cost O(n), where `map[key] = value` costs O(n²) in all.

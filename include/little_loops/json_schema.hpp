@@ -11,9 +11,12 @@
 #include <little_loops/config.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
-#include <little_loops/detail/foreign_keys.hpp>
-#include <little_loops/detail/loop_reader.hpp>
 #include <little_loops/detail/schema_enums.hpp>
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions read the key tables
+#  include <little_loops/detail/foreign_keys.hpp>
+#  include <little_loops/detail/loop_reader.hpp>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <string>
 #include <string_view>

@@ -11,7 +11,9 @@
 // learning_registry; ll-loop reads `.ll/learning-tests/<slug>.md`).
 
 #include <little_loops/config.hpp>
-#include <little_loops/detail/slugify.hpp>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definition makes slugs
+#  include <little_loops/detail/slugify.hpp>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <cstddef>
 #include <limits>
@@ -51,8 +53,11 @@ constexpr std::string_view to_string(learning_status s) noexcept {
 /// The registry's name of a target, as the reference's `slugify`: characters other than
 /// word characters, whitespace and `-` dropped, runs of whitespace and `-` made one `-`,
 /// `-` trimmed, lower-cased. `"Anthropic SDK streaming"` → `"anthropic-sdk-streaming"`.
-inline std::string learning_slug(std::string_view target) {
+LITTLE_LOOPS_INLINE std::string learning_slug(std::string_view target);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::string learning_slug(std::string_view target) {
   return detail::slugify(target, std::numeric_limits<std::size_t>::max());
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -38,10 +38,13 @@ struct output_signal {
 
 /// The default signals, checked in this order: `CONTEXT_HANDOFF:` (handoff), `FATAL_ERROR:`
 /// (error), `LOOP_STOP:` (stop, payload optional).
-inline std::vector<output_signal> default_output_signals() {
+LITTLE_LOOPS_INLINE std::vector<output_signal> default_output_signals();
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::vector<output_signal> default_output_signals() {
   return {output_signal{"CONTEXT_HANDOFF:", signal_kind::handoff, true},
           output_signal{"FATAL_ERROR:", signal_kind::error, true},
           output_signal{"LOOP_STOP:", signal_kind::stop, false}};
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

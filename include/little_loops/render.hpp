@@ -3,23 +3,25 @@
 #pragma once
 
 #include <little_loops/config.hpp>
-#include <little_loops/detail/host_render.hpp>
-#include <little_loops/detail/json_path.hpp>
-#include <little_loops/detail/plugin_state_render.hpp>
-#include <little_loops/detail/resilience_policy.hpp>
-#include <little_loops/detail/state_verdicts.hpp>
-#include <little_loops/detail/utf8.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions render
+#  include <little_loops/detail/host_render.hpp>
+#  include <little_loops/detail/json_path.hpp>
+#  include <little_loops/detail/plugin_state_render.hpp>
+#  include <little_loops/detail/resilience_policy.hpp>
+#  include <little_loops/detail/state_verdicts.hpp>
+#  include <little_loops/detail/utf8.hpp>
+#  include <fmt/format.h>
+#  include <cstddef>
+#  include <functional>
+#  include <map>
+#  include <utility>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
-#include <cstddef>
-#include <functional>
-#include <map>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 LITTLE_LOOPS_NAMESPACE_BEGIN

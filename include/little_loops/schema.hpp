@@ -12,10 +12,12 @@
 #include <little_loops/resilience.hpp>
 #include <little_loops/throttle.hpp>
 #include <little_loops/detail/json_fields.hpp>
-#include <little_loops/detail/guard_fields.hpp>
-#include <little_loops/detail/host_fields.hpp>
-#include <little_loops/detail/resilience_fields.hpp>
 #include <little_loops/detail/schema_enums.hpp>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions read and write these sections
+#  include <little_loops/detail/guard_fields.hpp>
+#  include <little_loops/detail/host_fields.hpp>
+#  include <little_loops/detail/resilience_fields.hpp>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 #include <little_loops/detail/strings.hpp>
 
 #include <cstddef>
@@ -224,7 +226,7 @@ struct fsm_loop {
   std::optional<std::string> description;
   std::string initial;
   ordered_table<std::string, state_config> states;  ///< in document order
-  json context = json::object();                   ///< user variables, `${context.*}`
+  json context = detail::empty_json_object();                ///< user variables, `${context.*}`
   /// Paths the loop works on (`${context.KEY}` allowed): a host does not run two loops
   /// whose scopes overlap at once; empty means the whole working directory (journal.hpp:
   /// resolve_scope(), loop_journal::claim_scope(); ll-loop run/resume, `--queue`).
@@ -610,5 +612,7 @@ LITTLE_LOOPS_INLINE void to_json(json& j, const fsm_loop& loop) {
 
 LITTLE_LOOPS_NAMESPACE_END
 
-#include <little_loops/detail/json_document.hpp>
-#include <little_loops/detail/loop_reader.hpp>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions parse documents
+#  include <little_loops/detail/json_document.hpp>
+#  include <little_loops/detail/loop_reader.hpp>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS

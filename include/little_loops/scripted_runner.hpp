@@ -35,21 +35,9 @@ struct scripted_response {
 
   /// An action that exited with `exit_code` and printed `output`.
   static scripted_response exit(int exit_code, std::string output = {},
-                                std::string stderr_output = {}) {
-    action_result r;
-    r.exit_code = exit_code;
-    r.output = std::move(output);
-    r.stderr_output = std::move(stderr_output);
-    return r;
-  }
+                                std::string stderr_output = {});
   /// An action stopped by its timeout (exit code 124, `timed_out`).
-  static scripted_response timeout(std::string output = {}) {
-    action_result r;
-    r.exit_code = 124;
-    r.timed_out = true;
-    r.output = std::move(output);
-    return r;
-  }
+  static scripted_response timeout(std::string output = {});
 };
 
 /// What a scripted_runner was asked to run (copied from the request).
@@ -83,29 +71,15 @@ struct recorded_call {
 class scripted_runner {
  public:
   /// Results by global call index (call k gets entry k; beyond the end the other rules apply).
-  scripted_runner& by_index(std::vector<scripted_response> responses) {
-    sequence_ = std::move(responses);
-    return *this;
-  }
+  scripted_runner& by_index(std::vector<scripted_response> responses);
   /// Results for one exact (interpolated) action text; the last entry repeats.
-  scripted_runner& on_action(std::string text, std::vector<scripted_response> responses) {
-    per_action_[std::move(text)] = per_action_entry{std::move(responses), 0};
-    return *this;
-  }
+  scripted_runner& on_action(std::string text, std::vector<scripted_response> responses);
   /// Convenience: one result for an action text, returned for every call.
-  scripted_runner& on_action(std::string text, scripted_response response) {
-    return on_action(std::move(text), std::vector<scripted_response>{std::move(response)});
-  }
+  scripted_runner& on_action(std::string text, scripted_response response);
   /// The result when no other rule applies.
-  scripted_runner& otherwise(scripted_response response) {
-    default_ = std::move(response);
-    return *this;
-  }
+  scripted_runner& otherwise(scripted_response response);
   /// A hook called with each request before the scripted result is chosen.
-  scripted_runner& on_call(std::function<void(const action_request&)> hook) {
-    hook_ = std::move(hook);
-    return *this;
-  }
+  scripted_runner& on_call(std::function<void(const action_request&)> hook);
   /// Whether calls are recorded (default true; turn off for benchmarks).
   scripted_runner& record(bool on) {
     record_ = on;
@@ -158,6 +132,47 @@ class scripted_runner {
 };
 
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE scripted_response scripted_response::exit(int exit_code, std::string output,
+                                                         std::string stderr_output) {
+  action_result r;
+  r.exit_code = exit_code;
+  r.output = std::move(output);
+  r.stderr_output = std::move(stderr_output);
+  return r;
+}
+
+LITTLE_LOOPS_INLINE scripted_response scripted_response::timeout(std::string output) {
+  action_result r;
+  r.exit_code = 124;
+  r.timed_out = true;
+  r.output = std::move(output);
+  return r;
+}
+
+LITTLE_LOOPS_INLINE scripted_runner& scripted_runner::by_index(std::vector<scripted_response> responses) {
+  sequence_ = std::move(responses);
+  return *this;
+}
+
+LITTLE_LOOPS_INLINE scripted_runner& scripted_runner::on_action(std::string text, std::vector<scripted_response> responses) {
+  per_action_[std::move(text)] = per_action_entry{std::move(responses), 0};
+  return *this;
+}
+
+LITTLE_LOOPS_INLINE scripted_runner& scripted_runner::on_action(std::string text, scripted_response response) {
+  return on_action(std::move(text), std::vector<scripted_response>{std::move(response)});
+}
+
+LITTLE_LOOPS_INLINE scripted_runner& scripted_runner::otherwise(scripted_response response) {
+  default_ = std::move(response);
+  return *this;
+}
+
+LITTLE_LOOPS_INLINE scripted_runner& scripted_runner::on_call(std::function<void(const action_request&)> hook) {
+  hook_ = std::move(hook);
+  return *this;
+}
+
 LITTLE_LOOPS_INLINE auto scripted_runner::run(const action_request& request) -> expected<action_result, error> {
   if (hook_) hook_(request);
   if (record_)

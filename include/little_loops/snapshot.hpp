@@ -86,25 +86,29 @@ struct snapshot_view {
   const json* frames = nullptr;            ///< see snapshot::frames (null: none)
 
   /// The snapshot itself (copies everything).
-  [[nodiscard]] snapshot materialize() const {
-    snapshot s;
-    s.loop_name = loop_name;
-    s.digest = digest;
-    s.current_state = current_state;
-    s.iteration = iteration;
-    s.summary_executed = summary_executed;
-    if (context != nullptr) s.context = *context;
-    if (captured != nullptr) s.captured = captured_map(*captured);
-    if (prev != nullptr) s.prev = *prev;
-    if (last_evaluation != nullptr) s.last_evaluation = *last_evaluation;
-    for (const auto& [state, value] : convergence) s.convergence[std::string(state)] = value;
-    s.elapsed_ms = elapsed_ms;
-    s.started_at = started_at;
-    if (counters != nullptr) s.counters = *counters;
-    if (frames != nullptr) s.frames = *frames;
-    return s;
-  }
+  [[nodiscard]] snapshot materialize() const;
 };
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE snapshot snapshot_view::materialize() const {
+  snapshot s;
+  s.loop_name = loop_name;
+  s.digest = digest;
+  s.current_state = current_state;
+  s.iteration = iteration;
+  s.summary_executed = summary_executed;
+  if (context != nullptr) s.context = *context;
+  if (captured != nullptr) s.captured = captured_map(*captured);
+  if (prev != nullptr) s.prev = *prev;
+  if (last_evaluation != nullptr) s.last_evaluation = *last_evaluation;
+  for (const auto& [state, value] : convergence) s.convergence[std::string(state)] = value;
+  s.elapsed_ms = elapsed_ms;
+  s.started_at = started_at;
+  if (counters != nullptr) s.counters = *counters;
+  if (frames != nullptr) s.frames = *frames;
+  return s;
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 namespace detail {
 

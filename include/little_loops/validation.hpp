@@ -3,19 +3,21 @@
 #pragma once
 
 #include <little_loops/config.hpp>
-#include <little_loops/detail/numbers.hpp>
 #include <little_loops/detail/paradigm_origins.hpp>
-#include <little_loops/detail/strings.hpp>
-#include <little_loops/detail/host_rules.hpp>
-#include <little_loops/detail/validation_rules.hpp>
 #include <little_loops/error.hpp>
-#include <little_loops/evaluators/output_contains.hpp>
 #include <little_loops/expected.hpp>
 #include <little_loops/interpolation.hpp>
 #include <little_loops/json.hpp>
 #include <little_loops/schema.hpp>
 
-#include <fmt/format.h>
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // only the definitions check loops
+#  include <little_loops/detail/host_rules.hpp>
+#  include <little_loops/detail/numbers.hpp>
+#  include <little_loops/detail/strings.hpp>
+#  include <little_loops/detail/validation_rules.hpp>
+#  include <little_loops/evaluators/output_contains.hpp>
+#  include <fmt/format.h>
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 #include <array>
 #include <charconv>
@@ -261,25 +263,56 @@ class loop_draft {
 namespace detail {
 /// Makes loop_drafts: the reader's (a loop document) and the paradigm compilers' (a spec).
 struct loop_draft_access {
-  static loop_draft document(fsm_loop loop, diagnostics found) {
-    loop_draft d;
-    d.loop_ = std::move(loop);
-    d.found_ = std::move(found);
-    return d;
-  }
+  static loop_draft document(fsm_loop loop, diagnostics found);
   static loop_draft spec(std::string_view title, fsm_loop loop, diagnostics found,
-                         paradigm_origins origins) {
-    loop_draft d = document(std::move(loop), std::move(found));
-    d.spec_title_ = title;
-    d.origins_ = std::move(origins);
-    return d;
-  }
+                         paradigm_origins origins);
 };
 }  // namespace detail
 
 /// @brief validate() as a step of the load pipeline: the validated loop, or errc::invalid_loop
 /// with every finding (as load_loop() reports it) when there is an error-level one.
-inline expected<validated_loop, error> validate_loop(fsm_loop loop) {
+LITTLE_LOOPS_INLINE expected<validated_loop, error> validate_loop(fsm_loop loop);
+
+/// @brief The one validation of a draft, with the reader's findings: a loop document's as
+/// load_loop() reports them (errc::invalid_loop), a paradigm spec's at the spec's paths
+/// (errc::invalid_spec; a spec the compiler refused is not validated). The templates
+/// validation parsed are kept for compiled_loop::compile(validated_loop).
+LITTLE_LOOPS_INLINE expected<validated_loop, error> validate_loop(loop_draft draft);
+
+/// parse_loop() as the first step of the load pipeline: the loop as read, with the reader's
+/// findings, for validate_loop(loop_draft) (see load_loop(), the two together).
+LITTLE_LOOPS_INLINE loop_draft read_loop_draft(const json& doc);
+
+/// parse_loop() followed by validate(). Any error-level finding gives errc::invalid_loop
+/// with every diagnostic (warnings included) in error::details — the validator's findings
+/// too when the parse found errors, except those restating them (see
+/// detail::read_and_validate); on success the warnings are appended to `*warnings` when it
+/// is given.
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> load_loop(const json& doc, diagnostics* warnings = nullptr);
+
+/// parse_loop_text() followed by validate(); see load_loop().
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> load_loop_text(std::string_view json_text,
+                                                diagnostics* warnings = nullptr);
+
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+namespace detail {
+LITTLE_LOOPS_INLINE loop_draft loop_draft_access::document(fsm_loop loop, diagnostics found) {
+  loop_draft d;
+  d.loop_ = std::move(loop);
+  d.found_ = std::move(found);
+  return d;
+}
+
+LITTLE_LOOPS_INLINE loop_draft loop_draft_access::spec(std::string_view title, fsm_loop loop,
+                                                       diagnostics found, paradigm_origins origins) {
+  loop_draft d = document(std::move(loop), std::move(found));
+  d.spec_title_ = title;
+  d.origins_ = std::move(origins);
+  return d;
+}
+}  // namespace detail
+
+LITTLE_LOOPS_INLINE expected<validated_loop, error> validate_loop(fsm_loop loop) {
   validated_loop out;
   diagnostics found = validate(loop, &out.templates_);
   auto checked = detail::loaded_loop(std::move(loop), std::move(found), &out.warnings_);
@@ -288,11 +321,7 @@ inline expected<validated_loop, error> validate_loop(fsm_loop loop) {
   return out;
 }
 
-/// @brief The one validation of a draft, with the reader's findings: a loop document's as
-/// load_loop() reports them (errc::invalid_loop), a paradigm spec's at the spec's paths
-/// (errc::invalid_spec; a spec the compiler refused is not validated). The templates
-/// validation parsed are kept for compiled_loop::compile(validated_loop).
-inline expected<validated_loop, error> validate_loop(loop_draft draft) {
+LITTLE_LOOPS_INLINE expected<validated_loop, error> validate_loop(loop_draft draft) {
   validated_loop out;
   diagnostics found = std::move(draft.found_);
   if (draft.spec_title_.empty()) {
@@ -310,30 +339,22 @@ inline expected<validated_loop, error> validate_loop(loop_draft draft) {
   return out;
 }
 
-/// parse_loop() as the first step of the load pipeline: the loop as read, with the reader's
-/// findings, for validate_loop(loop_draft) (see load_loop(), the two together).
-inline loop_draft read_loop_draft(const json& doc) {
+LITTLE_LOOPS_INLINE loop_draft read_loop_draft(const json& doc) {
   diagnostics found;
   fsm_loop loop;
   detail::read_loop(doc, loop, found);
   return detail::loop_draft_access::document(std::move(loop), std::move(found));
 }
 
-/// parse_loop() followed by validate(). Any error-level finding gives errc::invalid_loop
-/// with every diagnostic (warnings included) in error::details — the validator's findings
-/// too when the parse found errors, except those restating them (see
-/// detail::read_and_validate); on success the warnings are appended to `*warnings` when it
-/// is given.
-inline expected<fsm_loop, error> load_loop(const json& doc, diagnostics* warnings = nullptr) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> load_loop(const json& doc, diagnostics* warnings) {
   diagnostics found;
   fsm_loop loop;
   detail::read_and_validate(doc, loop, found);
   return detail::loaded_loop(std::move(loop), std::move(found), warnings);
 }
 
-/// parse_loop_text() followed by validate(); see load_loop().
-inline expected<fsm_loop, error> load_loop_text(std::string_view json_text,
-                                                diagnostics* warnings = nullptr) {
+LITTLE_LOOPS_INLINE expected<fsm_loop, error> load_loop_text(std::string_view json_text,
+                                                diagnostics* warnings) {
   diagnostics found;
   auto doc = detail::scan_json_text(json_text, found);
   if (!doc) return unexpected(std::move(doc.error()));
@@ -341,5 +362,6 @@ inline expected<fsm_loop, error> load_loop_text(std::string_view json_text,
   detail::read_and_validate(*doc, loop, found);
   return detail::loaded_loop(std::move(loop), std::move(found), warnings);
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

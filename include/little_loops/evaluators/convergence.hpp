@@ -18,10 +18,14 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// - no previous value → `progress`, details `{current, previous: null, target, delta: null}`;
 /// - otherwise `progress` when the value moved in `direction` (minimize: down, maximize: up),
 ///   else `stall`; details `{current, previous, target, delta, direction}`.
-inline evaluation_result evaluate_convergence(double current, std::optional<double> previous,
+LITTLE_LOOPS_INLINE evaluation_result evaluate_convergence(double current, std::optional<double> previous,
                                               double target, double tolerance = 0,
                                               convergence_direction direction =
-                                                  convergence_direction::minimize) {
+                                                  convergence_direction::minimize);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE evaluation_result evaluate_convergence(double current, std::optional<double> previous,
+                                              double target, double tolerance,
+                                              convergence_direction direction) {
   evaluation_result r;
   r.details = json::object();
   if (std::fabs(current - target) <= tolerance) {
@@ -50,5 +54,6 @@ inline evaluation_result evaluate_convergence(double current, std::optional<doub
   r.details["direction"] = direction == convergence_direction::minimize ? "minimize" : "maximize";
   return r;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -24,11 +24,14 @@ constexpr std::string_view exit_code_verdict(int exit_code, loop_dialect dialect
                           : std::string_view("error");
 }
 
-inline evaluation_result evaluate_exit_code(int exit_code) {
+LITTLE_LOOPS_INLINE evaluation_result evaluate_exit_code(int exit_code);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE evaluation_result evaluate_exit_code(int exit_code) {
   const std::string_view verdict = exit_code == 0   ? std::string_view("success")
                                    : exit_code == 1 ? std::string_view("failure")
                                                     : std::string_view("error");
   return evaluation_result{std::string(verdict), evaluation_details::exit_code(exit_code)};
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

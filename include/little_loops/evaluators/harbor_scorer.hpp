@@ -19,7 +19,9 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// allowed) is `yes` (`{score, exit_code: 0}`); exit 0 with anything else is `error`
 /// (`Scorer stdout is not a float: <first 200 characters>`). It reads the exit code, so a
 /// non-zero exit is not the blind-evaluator `error`.
-inline evaluation_result evaluate_harbor_scorer(std::string_view output, int exit_code) {
+LITTLE_LOOPS_INLINE evaluation_result evaluate_harbor_scorer(std::string_view output, int exit_code);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE evaluation_result evaluate_harbor_scorer(std::string_view output, int exit_code) {
   evaluation_result r;
   if (exit_code != 0) {
     r.verdict = "no";
@@ -37,5 +39,6 @@ inline evaluation_result evaluate_harbor_scorer(std::string_view output, int exi
                                  detail::sanitize_utf8(detail::utf8_prefix(output, 200))}};
   return r;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END

@@ -22,7 +22,9 @@ LITTLE_LOOPS_NAMESPACE_BEGIN
 /// `isError` (or an envelope that is not an object) a non-zero exit means an error. Output
 /// that is not JSON is `tool_error` (`Invalid JSON from mcp-call: <first 200 characters>`). Details: `{exit_code, envelope}` or `{exit_code,
 /// error}`. Its verdicts are its own words in both dialects.
-inline evaluation_result evaluate_mcp_result(std::string_view output, int exit_code) {
+LITTLE_LOOPS_INLINE evaluation_result evaluate_mcp_result(std::string_view output, int exit_code);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE evaluation_result evaluate_mcp_result(std::string_view output, int exit_code) {
   evaluation_result r;
   if (exit_code == 127 || exit_code == 124) {
     r.verdict = exit_code == 127 ? "not_found" : "timeout";
@@ -61,5 +63,6 @@ inline evaluation_result evaluate_mcp_result(std::string_view output, int exit_c
   r.details = json{{"exit_code", exit_code}, {"envelope", std::move(envelope)}};
   return r;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
