@@ -6,3 +6,6 @@
 // little_loops::compiled see only their declarations.
 #include <little_loops/fsm.hpp>
 #include <little_loops/compose.hpp>
+
+// The default evaluator, which evaluators.hpp declares `extern template` for the hosts.
+template class little_loops::basic_evaluator<little_loops::no_judge_backend>;

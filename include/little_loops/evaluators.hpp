@@ -657,6 +657,11 @@ class basic_evaluator {
 /// ("no judge backend").
 using default_evaluator = basic_evaluator<no_judge_backend>;
 
+#if !LITTLE_LOOPS_DETAIL_DEFINITIONS
+// Compiled mode: the library instantiates the default evaluator once (src/little_loops.cpp).
+extern template class basic_evaluator<no_judge_backend>;
+#endif
+
 namespace detail {
 /// True for the library's evaluators, whose default verdict of a shell action (no
 /// `evaluate:`) is its exit code, decided at once without calling anything.
