@@ -70,6 +70,15 @@ struct recorded_call {
 /// @endcode
 class scripted_runner {
  public:
+  // Special members are defined with the rest (compiled mode: in the library, so a host does
+  // not compile the destruction and copies of the script's maps and vectors).
+  scripted_runner();
+  ~scripted_runner();
+  scripted_runner(const scripted_runner&);
+  scripted_runner(scripted_runner&&) noexcept;
+  scripted_runner& operator=(const scripted_runner&);
+  scripted_runner& operator=(scripted_runner&&) noexcept;
+
   /// Results by global call index (call k gets entry k; beyond the end the other rules apply).
   scripted_runner& by_index(std::vector<scripted_response> responses);
   /// Results for one exact (interpolated) action text; the last entry repeats.
@@ -132,6 +141,15 @@ class scripted_runner {
 };
 
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+
+LITTLE_LOOPS_INLINE scripted_runner::scripted_runner() = default;
+LITTLE_LOOPS_INLINE scripted_runner::~scripted_runner() = default;
+LITTLE_LOOPS_INLINE scripted_runner::scripted_runner(const scripted_runner&) = default;
+LITTLE_LOOPS_INLINE scripted_runner::scripted_runner(scripted_runner&&) noexcept = default;
+LITTLE_LOOPS_INLINE scripted_runner& scripted_runner::operator=(const scripted_runner&) = default;
+LITTLE_LOOPS_INLINE scripted_runner& scripted_runner::operator=(scripted_runner&&) noexcept =
+    default;
+
 LITTLE_LOOPS_INLINE scripted_response scripted_response::exit(int exit_code, std::string output,
                                                          std::string stderr_output) {
   action_result r;
