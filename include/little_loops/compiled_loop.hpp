@@ -364,6 +364,13 @@ class compiled_loop {
 /// Validate and compile a loop (same as `compiled_loop::compile`).
 LITTLE_LOOPS_INLINE expected<std::shared_ptr<const compiled_loop>, error> compile_loop(fsm_loop loop);
 
+namespace detail {
+/// compiled_loop::compile() of a copy of `loop`: the executors' factories call it, so that a
+/// compiled-mode host does not compile the copy of every schema type.
+LITTLE_LOOPS_INLINE expected<std::shared_ptr<const compiled_loop>, error> compile_copy(
+    const fsm_loop& loop);
+}  // namespace detail
+
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 LITTLE_LOOPS_INLINE std::optional<std::size_t> compiled_loop::find(std::string_view name) const noexcept {
   auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
@@ -388,6 +395,11 @@ LITTLE_LOOPS_INLINE expected<std::shared_ptr<const compiled_loop>, error> compil
 
 LITTLE_LOOPS_INLINE expected<std::shared_ptr<const compiled_loop>, error> compile_loop(fsm_loop loop) {
   return compiled_loop::compile(std::move(loop));
+}
+
+LITTLE_LOOPS_INLINE expected<std::shared_ptr<const compiled_loop>, error> detail::compile_copy(
+    const fsm_loop& loop) {
+  return compiled_loop::compile(loop);
 }
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 

@@ -71,7 +71,7 @@ class fsm_executor final : private detail::executor_core {
   static expected<fsm_executor, little_loops::error> create(const fsm_loop& loop, Runner runner,
                                                             Eval eval = Eval{}, Sink sink = Sink{},
                                                             executor_options options = {}) {
-    auto compiled = compiled_loop::compile(loop);
+    auto compiled = detail::compile_copy(loop);
     if (!compiled) return unexpected(compiled.error());
     return fsm_executor(std::move(*compiled), std::forward<Runner>(runner),
                         std::forward<Eval>(eval), std::forward<Sink>(sink), std::move(options));

@@ -65,7 +65,7 @@ auto make_executor(const fsm_loop& loop, Runner&& runner, Eval&& eval = Eval{}, 
                                              std::forward<Runner>(runner), std::forward<Eval>(eval),
                                              std::forward<Sink>(sink)));
   if constexpr (!std::is_void_v<result_type>) {
-    auto compiled = compiled_loop::compile(loop);
+    auto compiled = detail::compile_copy(loop);
     if (!compiled) return result_type(unexpected(std::move(compiled.error())));
     return make_executor(std::move(*compiled), std::forward<Runner>(runner),
                          std::forward<Eval>(eval), std::forward<Sink>(sink), std::move(options));
