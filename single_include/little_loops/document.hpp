@@ -292,18 +292,23 @@ class source_map {
 
 /// `file:line:col: error: path: message` (the position of `d.path` looked up in `map`);
 /// without a position, `file: error: path: message`; without a map, to_string(d).
-inline std::string format_diagnostic(const diagnostic& d, const source_map* map) {
+LITTLE_LOOPS_INLINE std::string format_diagnostic(const diagnostic& d, const source_map* map);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE std::string format_diagnostic(const diagnostic& d, const source_map* map) {
   if (map == nullptr) return to_string(d);
   if (const auto at = map->locate(d.path))
     return fmt::format("{}:{}:{}: {}", at->file, at->line, at->column, to_string(d));
   if (map->file_name().empty()) return to_string(d);
   return fmt::format("{}: {}", map->file_name(), to_string(d));
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Prefixes `e.message` with the position of the error (its path, else its first error
 /// diagnostic's path) and sets `e.path` to the file name when it was empty. Diagnostics in
 /// `e.details` are left unchanged (format each with format_diagnostic()).
-inline error annotate_error(error e, const source_map& map) {
+LITTLE_LOOPS_INLINE error annotate_error(error e, const source_map& map);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE error annotate_error(error e, const source_map& map) {
   std::optional<source_location> at;
   if (!e.path.empty()) at = map.locate(e.path);
   if (!at)
@@ -318,13 +323,16 @@ inline error annotate_error(error e, const source_map& map) {
     e.message = fmt::format("{}: {}", map.file_name(), e.message);
   return e;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// How a document file is read: by extension `.yaml`/`.yml` → YAML, `.json` → JSON; any
 /// other extension is JSON when its first non-blank character is `{`, else YAML.
 enum class document_format { yaml, json };
 
 /// Guesses the format of `path` (see document_format).
-inline document_format detect_document_format(const std::filesystem::path& path, std::string_view text) {
+LITTLE_LOOPS_INLINE document_format detect_document_format(const std::filesystem::path& path, std::string_view text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE document_format detect_document_format(const std::filesystem::path& path, std::string_view text) {
   const std::string ext = path.extension().string();
   if (ext == ".yaml" || ext == ".yml" || ext == ".YAML" || ext == ".YML") return document_format::yaml;
   if (ext == ".json" || ext == ".JSON") return document_format::json;
@@ -332,6 +340,7 @@ inline document_format detect_document_format(const std::filesystem::path& path,
   return first != std::string_view::npos && text[first] == '{' ? document_format::json
                                                                : document_format::yaml;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// The largest document file read_text_file() reads: far above any loop (a 2,000-state loop
 /// is about 100 KB), far below what would exhaust memory while parsing.
@@ -340,7 +349,9 @@ inline constexpr std::uintmax_t max_document_file_bytes = std::uintmax_t{64} << 
 /// Reads a whole regular file. errc::io_error (path = the file) when it does not exist, is
 /// not a regular file (a directory; a FIFO or device, whose reading may block or never
 /// end), is larger than max_document_file_bytes, or cannot be read.
-inline expected<std::string, error> read_text_file(const std::filesystem::path& path) {
+LITTLE_LOOPS_INLINE expected<std::string, error> read_text_file(const std::filesystem::path& path);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE expected<std::string, error> read_text_file(const std::filesystem::path& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
@@ -378,12 +389,16 @@ inline expected<std::string, error> read_text_file(const std::filesystem::path& 
                             path.string()});
   return text;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Parses JSON text with the strict JSON reader (parse_json_text). When it is accepted and
 /// `map` is given, the position of every value goes to `*map`, read from the same text.
 /// Errors: errc::parse_error, the message prefixed with `file_name: `, error::path the file.
-inline expected<json, error> parse_json_document(std::string_view text, std::string_view file_name,
-                                                 source_map* map = nullptr) {
+LITTLE_LOOPS_INLINE expected<json, error> parse_json_document(std::string_view text, std::string_view file_name,
+                                                 source_map* map = nullptr);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE expected<json, error> parse_json_document(std::string_view text, std::string_view file_name,
+                                                 source_map* map) {
   if (map != nullptr) {
     map->clear();
     map->set_file_name(std::string(file_name));
@@ -400,5 +415,6 @@ inline expected<json, error> parse_json_document(std::string_view text, std::str
         [&](std::string path, int line, int column) { map->add(std::move(path), line, column); });
   return doc;
 }
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 LITTLE_LOOPS_NAMESPACE_END
