@@ -226,7 +226,7 @@ struct fsm_loop {
   std::optional<std::string> description;
   std::string initial;
   ordered_table<std::string, state_config> states;  ///< in document order
-  json context = detail::empty_json_object();                ///< user variables, `${context.*}`
+  json context = detail::empty_json_object();       ///< user variables, `${context.*}`
   /// Paths the loop works on (`${context.KEY}` allowed): a host does not run two loops
   /// whose scopes overlap at once; empty means the whole working directory (journal.hpp:
   /// resolve_scope(), loop_journal::claim_scope(); ll-loop run/resume, `--queue`).
