@@ -356,7 +356,7 @@ LITTLE_LOOPS_INLINE evaluation_result run_output_json(const compiled_evaluator& 
     if (!t) return error_result("Cannot resolve target: " + t.error().message);
     // A templated target that renders as a JSON number or boolean compares as one (a
     // context `true` renders "true"); any other text compares as a string.
-    json parsed = json::parse(*t, nullptr, false);
+    json parsed = detail::parse_json_or_discarded(*t);
     target = (!parsed.is_discarded() && (parsed.is_number() || parsed.is_boolean()))
                  ? std::move(parsed)
                  : json(*t);

@@ -197,6 +197,30 @@ LITTLE_LOOPS_INLINE json empty_json_object();
 LITTLE_LOOPS_INLINE json empty_json_object() { return json::object(); }
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
+/// Parses `text` as one JSON document; text that is not JSON gives a discarded value
+/// (`is_discarded()`), never an exception. The library parses text only through this
+/// function and sax_parse_json, so that each includer instantiates one parser: the one over
+/// a range of chars.
+LITTLE_LOOPS_INLINE json parse_json_or_discarded(std::string_view text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE json parse_json_or_discarded(std::string_view text) {
+  return json::parse(text.data(), text.data() + text.size(), nullptr, false);
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+/// Runs nlohmann's JSON parser over `text`, reporting to the SAX consumer `sax`; with
+/// `strict`, the whole text must be one value. Returns false when the consumer stopped the
+/// parse or the text is not JSON. `json::sax_parse` would also instantiate, per consumer,
+/// the readers of the binary formats (CBOR, MessagePack, UBJSON, BSON: about 45 KB of code
+/// in each includer) that the library never reads; nlohmann's parser of JSON text is the
+/// same one `json::sax_parse` runs for text.
+template <class Sax>
+bool sax_parse_json(std::string_view text, Sax& sax, bool strict = true) {
+  const char* first = text.data();
+  auto input = nlohmann::detail::input_adapter(first, first + text.size());
+  return nlohmann::detail::parser<json, decltype(input)>(std::move(input)).sax_parse(&sax, strict);
+}
+
 /// Appends `key` → `value` to an ordered map (e.g. a JSON object's `object_t`) without
 /// looking for `key` first, for callers that know it is new (the keys of one JSON object
 /// are unique): n keys cost O(n), where `map[key] = value` costs O(n²) in all.

@@ -429,9 +429,9 @@ LITTLE_LOOPS_INLINE expected<snapshot, error> snapshot_from_json(const json& j) 
   return s;
 }
 
-/// Parse snapshot text (`json::parse` without exceptions, then snapshot_from_json).
+/// Parse snapshot text (detail::parse_json_or_discarded, then snapshot_from_json).
 LITTLE_LOOPS_INLINE expected<snapshot, error> snapshot_from_json_text(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
+  json j = detail::parse_json_or_discarded(text);
   if (j.is_discarded())
     return unexpected(error{errc::parse_error, "snapshot text is not valid JSON"});
   return snapshot_from_json(j);

@@ -229,8 +229,7 @@ class document_builder : public json_sax_types {
 /// appended to `duplicates` (the document keeps the last value of each).
 LITTLE_LOOPS_INLINE expected<json, error> scan_json_text(std::string_view text, diagnostics& duplicates) {
   document_scanner scanner;
-  const bool ok = json::sax_parse(text.begin(), text.end(), &scanner,
-                                  nlohmann::detail::input_format_t::json, true);
+  const bool ok = sax_parse_json(text, scanner);
   if (scanner.too_deep_path) {
     std::string message =
         fmt::format("JSON nested deeper than {} levels at {}", max_document_depth,
@@ -258,7 +257,7 @@ LITTLE_LOOPS_INLINE expected<json, error> scan_json_text(std::string_view text, 
     return unexpected(error{errc::parse_error, std::move(message), {}, std::move(found)});
   }
   document_builder builder(!scanner.duplicates.empty());
-  if (!json::sax_parse(text.begin(), text.end(), &builder, nlohmann::detail::input_format_t::json, true))
+  if (!sax_parse_json(text, builder))
     return unexpected(error{errc::parse_error, "invalid JSON", {},
                             diagnostics{diagnostic{severity::error, "", "invalid JSON",
                                                    "parse-error"}}});

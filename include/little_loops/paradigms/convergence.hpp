@@ -22,7 +22,7 @@ LITTLE_LOOPS_INLINE std::optional<json> read_convergence_number(const json& fiel
                                                    diagnostics& out) {
   if (field.is_string()) {
     const auto& text = field.get_ref<const std::string&>();
-    const json parsed = json::parse(text, nullptr, false);
+    const json parsed = detail::parse_json_or_discarded(text);
     if (!parsed.is_discarded() && parsed.is_number() && std::isfinite(parsed.get<double>()))
       return parsed;
     report(out, path, "wrong-type",
