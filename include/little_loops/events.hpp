@@ -295,10 +295,10 @@ LITTLE_LOOPS_INLINE void append_timestamp(std::string& out, event_time t) {
   const int y = static_cast<int>(ymd.year());
   const long long fraction = hms.subseconds().count();
   if (y < 0 || y > 9999) {
-    fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", y,
-                   static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                   hms.hours().count(), hms.minutes().count(), hms.seconds().count());
-    if (fraction != 0) fmt::format_to(std::back_inserter(out), ".{:06}", fraction);
+    out += fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", y,
+                       static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                       hms.hours().count(), hms.minutes().count(), hms.seconds().count());
+    if (fraction != 0) out += fmt::format(".{:06}", fraction);
     out += "+00:00";
     return;
   }

@@ -291,11 +291,11 @@ LITTLE_LOOPS_INLINE void append_py_float(std::string& out, double v) {
     return;
   }
   if (append_short_decimal(out, v)) return;
-  char buf[32];  // the longest shortest form, "-2.2250738585072014e-308", has 24
-  const char* end = fmt::format_to(buf, "{}", v);
-  const std::string_view text(buf, static_cast<std::size_t>(end - buf));
-  out += text;
-  if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
+  // fmt::format, not format_to: fmt's compiled library holds vformat, while format_to would
+  // instantiate fmt's whole formatting engine in each includer.
+  const std::size_t start = out.size();
+  out += fmt::format("{}", v);
+  if (out.find_first_of(".e", start) == std::string::npos) out += ".0";
 }
 
 LITTLE_LOOPS_INLINE std::string py_float_string(double v) {
