@@ -38,6 +38,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -70,6 +71,9 @@ struct parked_frame {
   std::string working_dir{};  // where this loop's actions run (empty: the runner's own)
   std::optional<attached_worktree> child_worktree{};  // the worktree its child runs in
 };
+// The frame stack grows by moves: a copy of a frame (its context, memories and history) would
+// cost each push, and each includer the code of copying every member.
+static_assert(std::is_nothrow_move_constructible_v<parked_frame>);
 
 /// Every role, doing nothing: a visitor declares the roles it acts on.
 struct frame_visitor {

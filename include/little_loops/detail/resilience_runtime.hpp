@@ -31,7 +31,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -181,7 +180,10 @@ class resilience_memory {
 
   std::map<std::string, retry_record> records_;
   std::map<std::pair<std::size_t, std::size_t>, int> edges_;  // (from, to) → traversals
-  std::deque<std::string> window_;
+  // The last transitions, oldest first. A vector (each push already costs O(window) in the
+  // check that follows it) keeps the memory's moves noexcept: a sub-loop's parked frame is
+  // then moved, never copied, when the frame stack grows.
+  std::vector<std::string> window_;
   std::map<std::string, int> recurrent_;
   std::vector<std::optional<policy_set>> sets_;
   std::string message_;
@@ -310,7 +312,8 @@ LITTLE_LOOPS_INLINE auto resilience_memory::record_transition(const repeated_fai
   }
   const std::string key = fmt::format("{}\x1f{}\x1f{}", state, exit_code, verdict);
   window_.push_back(key);
-  while (window_.size() > static_cast<std::size_t>(rf.window)) window_.pop_front();
+  if (const auto keep = static_cast<std::size_t>(rf.window); window_.size() > keep)
+    window_.erase(window_.begin(), window_.end() - static_cast<std::ptrdiff_t>(keep));
   const bool consecutive = window_.size() == static_cast<std::size_t>(rf.window) &&
                            std::all_of(window_.begin(), window_.end(),
                                        [&](const std::string& k) { return k == key; });
