@@ -489,6 +489,30 @@ LITTLE_LOOPS_INLINE json empty_json_object();
 LITTLE_LOOPS_INLINE json empty_json_object() { return json::object(); }
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
+/// Parses `text` as one JSON document; text that is not JSON gives a discarded value
+/// (`is_discarded()`), never an exception. The library parses text only through this
+/// function and sax_parse_json, so that each includer instantiates one parser: the one over
+/// a range of chars.
+LITTLE_LOOPS_INLINE json parse_json_or_discarded(std::string_view text);
+#if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
+LITTLE_LOOPS_INLINE json parse_json_or_discarded(std::string_view text) {
+  return json::parse(text.data(), text.data() + text.size(), nullptr, false);
+}
+#endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
+
+/// Runs nlohmann's JSON parser over `text`, reporting to the SAX consumer `sax`; with
+/// `strict`, the whole text must be one value. Returns false when the consumer stopped the
+/// parse or the text is not JSON. `json::sax_parse` would also instantiate, per consumer,
+/// the readers of the binary formats (CBOR, MessagePack, UBJSON, BSON: about 45 KB of code
+/// in each includer) that the library never reads; nlohmann's parser of JSON text is the
+/// same one `json::sax_parse` runs for text.
+template <class Sax>
+bool sax_parse_json(std::string_view text, Sax& sax, bool strict = true) {
+  const char* first = text.data();
+  auto input = nlohmann::detail::input_adapter(first, first + text.size());
+  return nlohmann::detail::parser<json, decltype(input)>(std::move(input)).sax_parse(&sax, strict);
+}
+
 /// Appends `key` → `value` to an ordered map (e.g. a JSON object's `object_t`) without
 /// looking for `key` first, for callers that know it is new (the keys of one JSON object
 /// are unique): n keys cost O(n), where `map[key] = value` costs O(n²) in all.
@@ -3731,8 +3755,7 @@ class document_builder : public json_sax_types {
 /// appended to `duplicates` (the document keeps the last value of each).
 LITTLE_LOOPS_INLINE expected<json, error> scan_json_text(std::string_view text, diagnostics& duplicates) {
   document_scanner scanner;
-  const bool ok = json::sax_parse(text.begin(), text.end(), &scanner,
-                                  nlohmann::detail::input_format_t::json, true);
+  const bool ok = sax_parse_json(text, scanner);
   if (scanner.too_deep_path) {
     std::string message =
         fmt::format("JSON nested deeper than {} levels at {}", max_document_depth,
@@ -3760,7 +3783,7 @@ LITTLE_LOOPS_INLINE expected<json, error> scan_json_text(std::string_view text, 
     return unexpected(error{errc::parse_error, std::move(message), {}, std::move(found)});
   }
   document_builder builder(!scanner.duplicates.empty());
-  if (!json::sax_parse(text.begin(), text.end(), &builder, nlohmann::detail::input_format_t::json, true))
+  if (!sax_parse_json(text, builder))
     return unexpected(error{errc::parse_error, "invalid JSON", {},
                             diagnostics{diagnostic{severity::error, "", "invalid JSON",
                                                    "parse-error"}}});
@@ -4995,11 +5018,11 @@ LITTLE_LOOPS_INLINE void append_py_float(std::string& out, double v) {
     return;
   }
   if (append_short_decimal(out, v)) return;
-  char buf[32];  // the longest shortest form, "-2.2250738585072014e-308", has 24
-  const char* end = fmt::format_to(buf, "{}", v);
-  const std::string_view text(buf, static_cast<std::size_t>(end - buf));
-  out += text;
-  if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
+  // fmt::format, not format_to: fmt's compiled library holds vformat, while format_to would
+  // instantiate fmt's whole formatting engine in each includer.
+  const std::size_t start = out.size();
+  out += fmt::format("{}", v);
+  if (out.find_first_of(".e", start) == std::string::npos) out += ".0";
 }
 
 LITTLE_LOOPS_INLINE std::string py_float_string(double v) {
@@ -11666,7 +11689,7 @@ LITTLE_LOOPS_INLINE evaluation_result run_output_json(const compiled_evaluator& 
     if (!t) return error_result("Cannot resolve target: " + t.error().message);
     // A templated target that renders as a JSON number or boolean compares as one (a
     // context `true` renders "true"); any other text compares as a string.
-    json parsed = json::parse(*t, nullptr, false);
+    json parsed = detail::parse_json_or_discarded(*t);
     target = (!parsed.is_discarded() && (parsed.is_number() || parsed.is_boolean()))
                  ? std::move(parsed)
                  : json(*t);
@@ -12284,10 +12307,10 @@ LITTLE_LOOPS_INLINE void append_timestamp(std::string& out, event_time t) {
   const int y = static_cast<int>(ymd.year());
   const long long fraction = hms.subseconds().count();
   if (y < 0 || y > 9999) {
-    fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", y,
-                   static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                   hms.hours().count(), hms.minutes().count(), hms.seconds().count());
-    if (fraction != 0) fmt::format_to(std::back_inserter(out), ".{:06}", fraction);
+    out += fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", y,
+                       static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                       hms.hours().count(), hms.minutes().count(), hms.seconds().count());
+    if (fraction != 0) out += fmt::format(".{:06}", fraction);
     out += "+00:00";
     return;
   }
@@ -13641,9 +13664,9 @@ LITTLE_LOOPS_INLINE expected<snapshot, error> snapshot_from_json(const json& j) 
   return s;
 }
 
-/// Parse snapshot text (`json::parse` without exceptions, then snapshot_from_json).
+/// Parse snapshot text (detail::parse_json_or_discarded, then snapshot_from_json).
 LITTLE_LOOPS_INLINE expected<snapshot, error> snapshot_from_json_text(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
+  json j = detail::parse_json_or_discarded(text);
   if (j.is_discarded())
     return unexpected(error{errc::parse_error, "snapshot text is not valid JSON"});
   return snapshot_from_json(j);
@@ -15787,7 +15810,6 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15937,7 +15959,10 @@ class resilience_memory {
 
   std::map<std::string, retry_record> records_;
   std::map<std::pair<std::size_t, std::size_t>, int> edges_;  // (from, to) → traversals
-  std::deque<std::string> window_;
+  // The last transitions, oldest first. A vector (each push already costs O(window) in the
+  // check that follows it) keeps the memory's moves noexcept: a sub-loop's parked frame is
+  // then moved, never copied, when the frame stack grows.
+  std::vector<std::string> window_;
   std::map<std::string, int> recurrent_;
   std::vector<std::optional<policy_set>> sets_;
   std::string message_;
@@ -16066,7 +16091,8 @@ LITTLE_LOOPS_INLINE auto resilience_memory::record_transition(const repeated_fai
   }
   const std::string key = fmt::format("{}\x1f{}\x1f{}", state, exit_code, verdict);
   window_.push_back(key);
-  while (window_.size() > static_cast<std::size_t>(rf.window)) window_.pop_front();
+  if (const auto keep = static_cast<std::size_t>(rf.window); window_.size() > keep)
+    window_.erase(window_.begin(), window_.end() - static_cast<std::ptrdiff_t>(keep));
   const bool consecutive = window_.size() == static_cast<std::size_t>(rf.window) &&
                            std::all_of(window_.begin(), window_.end(),
                                        [&](const std::string& k) { return k == key; });
@@ -16827,6 +16853,7 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -16859,6 +16886,9 @@ struct parked_frame {
   std::string working_dir{};  // where this loop's actions run (empty: the runner's own)
   std::optional<attached_worktree> child_worktree{};  // the worktree its child runs in
 };
+// The frame stack grows by moves: a copy of a frame (its context, memories and history) would
+// cost each push, and each includer the code of copying every member.
+static_assert(std::is_nothrow_move_constructible_v<parked_frame>);
 
 /// Every role, doing nothing: a visitor declares the roles it acts on.
 struct frame_visitor {
@@ -20139,7 +20169,7 @@ LITTLE_LOOPS_INLINE std::optional<json> read_convergence_number(const json& fiel
                                                    diagnostics& out) {
   if (field.is_string()) {
     const auto& text = field.get_ref<const std::string&>();
-    const json parsed = json::parse(text, nullptr, false);
+    const json parsed = detail::parse_json_or_discarded(text);
     if (!parsed.is_discarded() && parsed.is_number() && std::isfinite(parsed.get<double>()))
       return parsed;
     report(out, path, "wrong-type",

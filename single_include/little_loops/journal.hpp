@@ -1310,7 +1310,7 @@ class record_head_reader final : public nlohmann::json_sax<json> {
 /// (not a record this journal wrote, or not JSON).
 inline std::optional<journal_record> record_from_head(std::string_view text) {
   record_head_reader reader;
-  (void)json::sax_parse(text, &reader, nlohmann::detail::input_format_t::json, false);
+  (void)detail::sax_parse_json(text, reader, false);
   if (!reader.reached_snapshot) return std::nullopt;
   auto record = journal_record::from_json(reader.head);
   if (!record) return std::nullopt;

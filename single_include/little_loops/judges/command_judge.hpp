@@ -144,10 +144,10 @@ class command_judge {
   // The error text of a CLI error envelope: the whole of stdout, else its last non-blank
   // line (a JSONL stream ends with the envelope).
   static std::optional<std::string> envelope_error(std::string_view text) {
-    json envelope = json::parse(text, nullptr, false);
+    json envelope = detail::parse_json_or_discarded(text);
     if (envelope.is_discarded()) {
       const std::string last = trimmed(last_line(text), std::string::npos);
-      envelope = json::parse(last, nullptr, false);
+      envelope = detail::parse_json_or_discarded(last);
     }
     if (envelope.is_discarded()) return std::nullopt;
     return detail::error_envelope_text(envelope);
