@@ -15,7 +15,6 @@
 #include <chrono>
 #include <concepts>
 #include <cstdint>
-#include <iterator>
 #include <string>
 #include <string_view>
 #include <type_traits>

@@ -198,9 +198,9 @@ LITTLE_LOOPS_INLINE json empty_json_object() { return json::object(); }
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Parses `text` as one JSON document; text that is not JSON gives a discarded value
-/// (`is_discarded()`), never an exception. The library parses text only through this
-/// function and sax_parse_json, so that each includer instantiates one parser: the one over
-/// a range of chars.
+/// (`is_discarded()`), never an exception. It parses a range of chars, as sax_parse_json and
+/// every other parse in the library do: `json::parse` of a `std::string` would instantiate
+/// a second parser and lexer in each includer.
 LITTLE_LOOPS_INLINE json parse_json_or_discarded(std::string_view text);
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 LITTLE_LOOPS_INLINE json parse_json_or_discarded(std::string_view text) {

@@ -490,9 +490,9 @@ LITTLE_LOOPS_INLINE json empty_json_object() { return json::object(); }
 #endif  // LITTLE_LOOPS_DETAIL_DEFINITIONS
 
 /// Parses `text` as one JSON document; text that is not JSON gives a discarded value
-/// (`is_discarded()`), never an exception. The library parses text only through this
-/// function and sax_parse_json, so that each includer instantiates one parser: the one over
-/// a range of chars.
+/// (`is_discarded()`), never an exception. It parses a range of chars, as sax_parse_json and
+/// every other parse in the library do: `json::parse` of a `std::string` would instantiate
+/// a second parser and lexer in each includer.
 LITTLE_LOOPS_INLINE json parse_json_or_discarded(std::string_view text);
 #if LITTLE_LOOPS_DETAIL_DEFINITIONS  // header-only, or building the compiled library
 LITTLE_LOOPS_INLINE json parse_json_or_discarded(std::string_view text) {
@@ -12027,7 +12027,6 @@ LITTLE_LOOPS_NAMESPACE_END
 #include <chrono>
 #include <concepts>
 #include <cstdint>
-#include <iterator>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -16091,9 +16090,10 @@ LITTLE_LOOPS_INLINE auto resilience_memory::record_transition(const repeated_fai
   }
   const std::string key = fmt::format("{}\x1f{}\x1f{}", state, exit_code, verdict);
   window_.push_back(key);
-  if (const auto keep = static_cast<std::size_t>(rf.window); window_.size() > keep)
+  const auto keep = static_cast<std::size_t>(rf.window);
+  if (window_.size() > keep)
     window_.erase(window_.begin(), window_.end() - static_cast<std::ptrdiff_t>(keep));
-  const bool consecutive = window_.size() == static_cast<std::size_t>(rf.window) &&
+  const bool consecutive = window_.size() == keep &&
                            std::all_of(window_.begin(), window_.end(),
                                        [&](const std::string& k) { return k == key; });
   int recurrent = 0;

@@ -312,9 +312,10 @@ LITTLE_LOOPS_INLINE auto resilience_memory::record_transition(const repeated_fai
   }
   const std::string key = fmt::format("{}\x1f{}\x1f{}", state, exit_code, verdict);
   window_.push_back(key);
-  if (const auto keep = static_cast<std::size_t>(rf.window); window_.size() > keep)
+  const auto keep = static_cast<std::size_t>(rf.window);
+  if (window_.size() > keep)
     window_.erase(window_.begin(), window_.end() - static_cast<std::ptrdiff_t>(keep));
-  const bool consecutive = window_.size() == static_cast<std::size_t>(rf.window) &&
+  const bool consecutive = window_.size() == keep &&
                            std::all_of(window_.begin(), window_.end(),
                                        [&](const std::string& k) { return k == key; });
   int recurrent = 0;
